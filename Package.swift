@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, lowest first. An arrow is an allowed import:
+//   ferry (CLI) -> Ferry -> FerryHTTP, FerryPostgres, FerryMemcached, FerryRank
+// The lower layers know nothing of Ferry's domain.
+let package = Package(
+    name: "Ferry",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "ferry", targets: ["ferry"]),
+        .library(name: "FerryRank", targets: ["FerryRank"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CLibMemcached", pkgConfig: "libmemcached", providers: [.apt(["libmemcached-dev"])]),
+        .target(name: "FerryHTTP", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "FerryPostgres", dependencies: ["CLibPQ"]),
+        .target(name: "FerryMemcached", dependencies: ["CLibMemcached"]),
+        .target(name: "FerryRank"),
+        .target(
+            name: "Ferry",
+            dependencies: [
+                "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryRank",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "ferry",
+            dependencies: [
+                "Ferry",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP"]),
+        .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres"]),
+        .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached"]),
+        .testTarget(name: "FerryRankTests", dependencies: ["FerryRank"]),
+        .testTarget(name: "FerryTests", dependencies: ["Ferry", "FerryHTTP", "FerryPostgres", "FerryMemcached"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+#include <libmemcached/memcached.h>

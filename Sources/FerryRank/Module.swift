@@ -1,0 +1,1 @@
+// Placeholder so the target builds; replaced as the module grows.

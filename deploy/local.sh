@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Manages a project-local PostgreSQL 15 and memcached for development and CI.
+#
+#   deploy/local.sh install   apt-get the server packages (idempotent)
+#   deploy/local.sh start     initdb if needed, start both, create roles and the database
+#   deploy/local.sh stop      stop both
+#   deploy/local.sh status    say what runs; exit 0 only when both answer
+#   deploy/local.sh env       print the URLs as shell exports
+#
+# Everything lives under $FERRY_LOCAL_DIR (default: <repo>/.local). PostgreSQL
+# listens on 127.0.0.1 and a unix socket in that directory only; memcached on
+# 127.0.0.1. Running it twice is safe: start skips what already runs.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LOCAL=${FERRY_LOCAL_DIR:-$ROOT/.local}
+PG_PORT=${FERRY_PG_PORT:-54329}
+MC_PORT=${FERRY_MC_PORT:-11299}
+PGDATA=$LOCAL/pgdata
+SOCK=$LOCAL/run
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1 || true)
+
+# Development credentials only; production roles are set up as deploy/README.md says.
+OWNER_PASSWORD=${FERRY_OWNER_PASSWORD:-ferry_owner}
+APP_PASSWORD=${FERRY_APP_PASSWORD:-ferry_app}
+
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+install() {
+  local need=()
+  [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] || need+=(postgresql postgresql-contrib)
+  command -v memcached >/dev/null || need+=(memcached)
+  dpkg -s libpq-dev >/dev/null 2>&1 || need+=(libpq-dev)
+  dpkg -s libmemcached-dev >/dev/null 2>&1 || need+=(libmemcached-dev)
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "installing: ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
+}
+
+pg_running() { [ -f "$PGDATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; }
+mc_running() { [ -f "$LOCAL/mc/memcached.pid" ] && kill -0 "$(cat "$LOCAL/mc/memcached.pid")" 2>/dev/null; }
+
+start() {
+  install
+  mkdir -p "$LOCAL" "$SOCK" "$PGDATA" "$LOCAL/mc"
+  if [ "$(id -u)" = 0 ]; then
+    chown postgres:postgres "$SOCK" "$PGDATA"
+    chmod 700 "$PGDATA"
+    chown nobody "$LOCAL/mc"
+  fi
+  if [ ! -f "$PGDATA/PG_VERSION" ]; then
+    as_pg "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >/dev/null
+  fi
+  if ! pg_running; then
+    as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$SOCK/postgres.log" -w -o \
+      "-c listen_addresses=127.0.0.1 -p $PG_PORT -c unix_socket_directories=$SOCK -c max_connections=300 -c shared_buffers=256MB -c fsync=${FERRY_PG_FSYNC:-on}" start >/dev/null
+  fi
+  psql_su() { as_pg psql -h "$SOCK" -p "$PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
+  psql_su <<SQL
+DO \$\$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ferry_owner') THEN
+    CREATE ROLE ferry_owner LOGIN CREATEDB PASSWORD '$OWNER_PASSWORD';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ferry_app') THEN
+    CREATE ROLE ferry_app LOGIN NOBYPASSRLS PASSWORD '$APP_PASSWORD';
+  END IF;
+END \$\$;
+SQL
+  if [ "$(psql_su -c "SELECT count(*) FROM pg_database WHERE datname = 'ferry'")" = 0 ]; then
+    psql_su -c "CREATE DATABASE ferry OWNER ferry_owner"
+  fi
+  if ! mc_running; then
+    local user_flag=()
+    [ "$(id -u)" = 0 ] && user_flag=(-u nobody)
+    memcached -d -l 127.0.0.1 -p "$MC_PORT" -U 0 -m 256 -c 4096 -P "$LOCAL/mc/memcached.pid" "${user_flag[@]}"
+    for _ in $(seq 50); do mc_running && break; sleep 0.1; done
+  fi
+  status
+}
+
+stop() {
+  if pg_running; then as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null; fi
+  if mc_running; then kill "$(cat "$LOCAL/mc/memcached.pid")"; rm -f "$LOCAL/mc/memcached.pid"; fi
+  echo "stopped"
+}
+
+status() {
+  local ok=0
+  if pg_running; then echo "postgresql: running on 127.0.0.1:$PG_PORT (socket $SOCK)"; else echo "postgresql: stopped"; ok=1; fi
+  if mc_running; then echo "memcached: running on 127.0.0.1:$MC_PORT"; else echo "memcached: stopped"; ok=1; fi
+  return $ok
+}
+
+env_exports() {
+  echo "export FERRY_DATABASE_URL='postgresql://ferry_app:$APP_PASSWORD@127.0.0.1:$PG_PORT/ferry'"
+  echo "export FERRY_DATABASE_MIGRATION_URL='postgresql://ferry_owner:$OWNER_PASSWORD@127.0.0.1:$PG_PORT/ferry'"
+  echo "export FERRY_MEMCACHED_SERVERS='127.0.0.1:$MC_PORT'"
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  env) env_exports ;;
+  *) echo "usage: $0 install|start|stop|status|env" >&2; exit 2 ;;
+esac

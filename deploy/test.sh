@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs Ferry's whole test suite against a real, project-local PostgreSQL and
+# memcached (started by deploy/local.sh, left running afterwards).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+bash deploy/local.sh start
+eval "$(bash deploy/local.sh env)"
+export FERRY_TEST_OWNER_URL="$FERRY_DATABASE_MIGRATION_URL"
+export FERRY_TEST_APP_URL="$FERRY_DATABASE_URL"
+export FERRY_TEST_MEMCACHED="$FERRY_MEMCACHED_SERVERS"
+export FERRY_TEST_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
+swift build --build-tests
+swift test --skip-build "$@"
