@@ -18,7 +18,9 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CLibMemcached", pkgConfig: "libmemcached", providers: [.apt(["libmemcached-dev"])]),
-        .target(name: "FerryHTTP", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // Swift's Glibc module does not expose sys/epoll.h; this map does.
+        .systemLibrary(name: "CEpoll"),
+        .target(name: "FerryHTTP", dependencies: ["CEpoll", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FerryPostgres", dependencies: ["CLibPQ"]),
         .target(name: "FerryMemcached", dependencies: ["CLibMemcached"]),
         .target(name: "FerryRank"),

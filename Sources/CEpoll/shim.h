@@ -1,0 +1,2 @@
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
