@@ -1,0 +1,70 @@
+extension ConfigurationKey {
+    /// Every key Ferry accepts, in the order the reference lists them.
+    public static let all: [ConfigurationKey] = [
+        .string("listen.host", \.listen.host, "Address to bind: 127.0.0.1, 0.0.0.0, :: or ::1."),
+        .int("listen.port", \.listen.port, min: 0, max: 65_535, "TCP port; 0 picks a free one."),
+        .int("listen.io_threads", \.listen.ioThreads, min: 0, max: 256, "I/O event loops; 0 means one per core."),
+        .int("listen.worker_threads", \.listen.workerThreads, min: 1, max: 1_024,
+             "Threads that run handlers (blocking database work)."),
+
+        .string("database.url", \.database.url, "URL or conninfo of the RLS-subject role that serves requests."),
+        .string("database.migration_url", \.database.migrationURL,
+                "URL or conninfo of the owner role that runs `ferry migrate` and `ferry purge`."),
+        .string("database.schema", \.database.schema, "Schema whose sync-enabled tables become resources."),
+        .int("database.pool_size", \.database.poolSize, min: 1, max: 1_000, "Connections in the serve pool."),
+        .int("database.acquire_timeout_ms", \.database.acquireTimeoutMs, min: 1, max: 600_000,
+             "How long a request waits for a pooled connection before it gets 503."),
+        .int("database.statement_timeout_ms", \.database.statementTimeoutMs, min: 0, max: 3_600_000,
+             "statement_timeout of each serve connection; 0 disables it."),
+        .bool("database.prepared_statements", \.database.preparedStatements,
+              "Use named prepared statements (needs PgBouncer 1.21+ in transaction mode)."),
+
+        .list("memcached.servers", \.memcached.servers, allowEmpty: false,
+              "host:port of each memcached; keys spread by ketama consistent hashing. Environment: comma-separated."),
+        .int("memcached.connect_timeout_ms", \.memcached.connectTimeoutMs, min: 1, max: 60_000, "Connect timeout."),
+        .int("memcached.poll_timeout_ms", \.memcached.pollTimeoutMs, min: 1, max: 60_000, "Send/receive timeout."),
+        .int("memcached.retry_timeout_seconds", \.memcached.retryTimeoutSeconds, min: 0, max: 3_600,
+             "A failed server is retried after this."),
+        .int("memcached.pool_size", \.memcached.poolSize, min: 1, max: 1_000, "memcached client handles."),
+
+        .int("limits.max_body_bytes", \.limits.maxBodyBytes, min: 1, "Largest request body (413 beyond)."),
+        .int("limits.max_request_line_bytes", \.limits.maxRequestLineBytes, min: 64, "Longest request line (414)."),
+        .int("limits.max_header_bytes", \.limits.maxHeaderBytes, min: 256, "Largest header section (431)."),
+        .int("limits.max_header_count", \.limits.maxHeaderCount, min: 1, "Most header fields (431)."),
+        .seconds("limits.header_timeout_seconds", \.limits.headerTimeoutSeconds,
+                 "Time for a whole header section to arrive (slowloris defence)."),
+        .seconds("limits.idle_timeout_seconds", \.limits.idleTimeoutSeconds, "Idle keep-alive connections close after this."),
+        .seconds("limits.body_timeout_seconds", \.limits.bodyTimeoutSeconds, "A stalled body read is cut off after this."),
+        .seconds("limits.write_timeout_seconds", \.limits.writeTimeoutSeconds, "A stalled response write is cut off after this."),
+        .int("limits.max_connections", \.limits.maxConnections, min: 1, "Most open connections (503 beyond)."),
+        .seconds("limits.shutdown_grace_seconds", \.limits.shutdownGraceSeconds,
+                 "Time in-flight requests get to finish on SIGTERM/SIGINT."),
+        .int("limits.max_bulk_items", \.limits.maxBulkItems, min: 1, max: 100_000,
+             "Most items in one bulk create, update or delete (422 too_many_items beyond)."),
+        .int("limits.max_batch_operations", \.limits.maxBatchOperations, min: 1, max: 10_000,
+             "Most operations in one POST /v1/batch."),
+
+        .int("paging.default_limit", \.paging.defaultLimit, min: 1, max: 100_000, "Page size without ?limit=."),
+        .int("paging.max_limit", \.paging.maxLimit, min: 1, max: 100_000, "Largest accepted ?limit=."),
+        .int("paging.token_ttl_seconds", \.paging.tokenTTLSeconds, min: 1, max: 30 * 86_400,
+             "Lifetime of a paging snapshot in memcached."),
+
+        .int("auth.token_ttl_seconds", \.auth.tokenTTLSeconds, min: 60, max: 366 * 86_400, "Lifetime of an issued token."),
+        .bool("auth.allow_signup", \.auth.allowSignup, "Whether POST /v1/users (sign-up) exists."),
+
+        .int("tombstones.retention_days", \.tombstones.retentionDays, min: 1, max: 36_500,
+             "Tombstones older than this are purged; older change cursors get 410."),
+        .int("tombstones.purge_interval_seconds", \.tombstones.purgeIntervalSeconds, min: 0, max: 86_400 * 7,
+             "How often the server purges; 0 disables the in-server purge."),
+
+        .int("idempotency.ttl_hours", \.idempotency.ttlHours, min: 1, max: 24 * 30,
+             "How long a completed response is kept for Idempotency-Key replays."),
+
+        .string("logging.level", \.logging.level,
+                oneOf: ["trace", "debug", "info", "notice", "warning", "error", "critical"], "Least severe level logged."),
+        .string("logging.format", \.logging.format, oneOf: ["text", "json"], "Log line format."),
+
+        .list("cors.allowed_origins", \.cors.allowedOrigins, allowEmpty: true,
+              "Origins allowed to call the API from a browser; none by default. Environment: comma-separated."),
+    ]
+}

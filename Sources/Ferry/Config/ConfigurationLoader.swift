@@ -1,0 +1,130 @@
+import Foundation
+
+/// Builds a ``FerryConfiguration`` from defaults, an optional JSON file, and
+/// `FERRY_*` environment variables, in that order of precedence (lowest first).
+///
+/// Strict on purpose: an unknown key, a wrong type or an out-of-range value
+/// is an error naming the key, so a typo in production config cannot silently
+/// fall back to a default.
+public enum ConfigurationLoader {
+    /// Loads the configuration.
+    /// - Parameters:
+    ///   - path: a JSON file, or nil for defaults plus environment.
+    ///   - environment: the process environment (injectable for tests).
+    public static func load(
+        path: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> FerryConfiguration {
+        var config = FerryConfiguration()
+        if let path {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw ConfigurationError(key: path, reason: "cannot read the file (\(error.localizedDescription))")
+            }
+            try apply(json: data, source: path, to: &config)
+        }
+        try applyEnvironment(environment, to: &config)
+        try validate(config)
+        return config
+    }
+
+    /// Applies a JSON document's keys on top of `config`.
+    static func apply(json data: Data, source: String, to config: inout FerryConfiguration) throws(ConfigurationError) {
+        let root: JSONConfigValue
+        do {
+            root = try JSONDecoder().decode(JSONConfigValue.self, from: data)
+        } catch {
+            throw ConfigurationError(key: source, reason: "not valid JSON (\(describe(error)))")
+        }
+        guard case .object(let sections) = root else {
+            throw ConfigurationError(key: source, reason: "the top level must be a JSON object")
+        }
+        let keys = Dictionary(uniqueKeysWithValues: ConfigurationKey.all.map { ($0.name, $0) })
+        for (sectionName, sectionValue) in sections.sorted(by: { $0.key < $1.key }) {
+            guard keys.keys.contains(where: { $0.hasPrefix(sectionName + ".") }) else {
+                throw ConfigurationError(key: sectionName, reason: "unknown key")
+            }
+            guard case .object(let members) = sectionValue else {
+                throw ConfigurationError(key: sectionName, reason: "expected an object")
+            }
+            for (member, value) in members.sorted(by: { $0.key < $1.key }) {
+                let name = sectionName + "." + member
+                guard let key = keys[name] else { throw ConfigurationError(key: name, reason: "unknown key") }
+                guard let converted = value.configurationValue(for: key.kind) else {
+                    throw ConfigurationError(key: name, reason: "expected \(article(key.kind))")
+                }
+                if let reason = key.store(&config, converted) { throw ConfigurationError(key: name, reason: reason) }
+            }
+        }
+    }
+
+    /// Applies `FERRY_<SECTION>_<KEY>` variables. Variables that match no key
+    /// are ignored, since `FERRY_` also prefixes tooling variables.
+    static func applyEnvironment(_ environment: [String: String], to config: inout FerryConfiguration) throws(ConfigurationError) {
+        for key in ConfigurationKey.all {
+            let variable = key.environmentVariable
+            guard let raw = environment[variable] else { continue }
+            guard let value = parseEnvironment(raw, kind: key.kind) else {
+                throw ConfigurationError(key: variable, reason: "expected \(article(key.kind)), got \"\(raw)\"")
+            }
+            if let reason = key.store(&config, value) { throw ConfigurationError(key: variable, reason: reason) }
+        }
+    }
+
+    /// Checks that hold across keys.
+    static func validate(_ config: FerryConfiguration) throws(ConfigurationError) {
+        if config.paging.defaultLimit > config.paging.maxLimit {
+            throw ConfigurationError(key: "paging.default_limit", reason: "must not exceed paging.max_limit")
+        }
+        for server in config.memcached.servers where MemcachedAddress(server) == nil {
+            throw ConfigurationError(key: "memcached.servers", reason: "\"\(server)\" is not host:port")
+        }
+        for origin in config.cors.allowedOrigins where origin.isEmpty || origin.contains(" ") {
+            throw ConfigurationError(key: "cors.allowed_origins", reason: "\"\(origin)\" is not an origin")
+        }
+    }
+
+    static func parseEnvironment(_ raw: String, kind: ConfigurationKey.Kind) -> ConfigurationValue? {
+        let trimmed = raw.trimmingCharacters(in: .whitespaces)
+        switch kind {
+        case .integer: return Int(trimmed).map { .integer($0) }
+        case .number: return Double(trimmed).map { .number($0) }
+        case .boolean:
+            switch trimmed.lowercased() {
+            case "true", "1", "yes", "on": return .boolean(true)
+            case "false", "0", "no", "off": return .boolean(false)
+            default: return nil
+            }
+        case .string: return .string(raw)
+        case .stringList:
+            return .stringList(trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty })
+        }
+    }
+
+    private static func article(_ kind: ConfigurationKey.Kind) -> String {
+        kind == .integer ? "an integer" : kind == .stringList ? "a list of strings" : "a \(kind.rawValue)"
+    }
+
+    private static func describe(_ error: Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            return (context.underlyingError as NSError?)?.localizedDescription ?? context.debugDescription
+        }
+        return String(describing: error)
+    }
+}
+
+/// `host:port` with a port number, as memcached servers are written.
+struct MemcachedAddress {
+    let host: String
+    let port: Int
+
+    init?(_ text: String) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+              (1...65_535).contains(port) else { return nil }
+        host = String(text[..<colon])
+        self.port = port
+        if host.isEmpty { return nil }
+    }
+}

@@ -1,0 +1,148 @@
+/// Everything `ferry serve` can be told, with the documented defaults.
+///
+/// Loaded from JSON by ``ConfigurationLoader``; every key is listed, with its
+/// default and meaning, in ``ConfigurationKey/all``, which is also the source
+/// of the README's configuration reference.
+public struct FerryConfiguration: Sendable, Equatable {
+    /// Where the HTTP server listens.
+    public struct Listen: Sendable, Equatable {
+        /// Address to bind: `127.0.0.1`, `0.0.0.0`, `::` or `::1`.
+        public var host = "127.0.0.1"
+        /// TCP port; 0 picks a free one.
+        public var port = 8080
+        /// I/O event loops; 0 means one per core.
+        public var ioThreads = 0
+        /// Threads that run handlers (blocking database work).
+        public var workerThreads = 32
+    }
+
+    /// PostgreSQL connection settings.
+    public struct Database: Sendable, Equatable {
+        /// URL or conninfo of the RLS-subject role that serves requests.
+        public var url = "postgresql://ferry_app@127.0.0.1:5432/ferry"
+        /// URL or conninfo of the owner role that runs migrations and purges.
+        public var migrationURL = "postgresql://ferry_owner@127.0.0.1:5432/ferry"
+        /// The schema whose sync-enabled tables become resources.
+        public var schema = "app"
+        /// Connections in the serve pool.
+        public var poolSize = 16
+        /// How long a request waits for a pooled connection before 503.
+        public var acquireTimeoutMs = 2_000
+        /// `statement_timeout` for each serve connection; 0 disables it.
+        public var statementTimeoutMs = 10_000
+        /// Whether to use named prepared statements (off for PgBouncer < 1.21).
+        public var preparedStatements = false
+    }
+
+    /// memcached settings (paging snapshots).
+    public struct Memcached: Sendable, Equatable {
+        /// `host:port` of each server; keys spread by ketama consistent hashing.
+        public var servers = ["127.0.0.1:11211"]
+        /// Connect timeout per server.
+        public var connectTimeoutMs = 100
+        /// Send/receive poll timeout.
+        public var pollTimeoutMs = 100
+        /// How long a failed server is left alone before it is tried again.
+        public var retryTimeoutSeconds = 2
+        /// Client handles in the pool.
+        public var poolSize = 16
+    }
+
+    /// Size, time and count limits.
+    public struct Limits: Sendable, Equatable {
+        /// Largest request body, after de-chunking.
+        public var maxBodyBytes = 10 * 1024 * 1024
+        /// Longest request line.
+        public var maxRequestLineBytes = 8 * 1024
+        /// Largest header section.
+        public var maxHeaderBytes = 16 * 1024
+        /// Most header fields.
+        public var maxHeaderCount = 100
+        /// Time for a whole header section to arrive.
+        public var headerTimeoutSeconds = 10.0
+        /// Idle keep-alive connections close after this.
+        public var idleTimeoutSeconds = 60.0
+        /// A body read stalled this long is cut off.
+        public var bodyTimeoutSeconds = 30.0
+        /// A response write stalled this long is cut off.
+        public var writeTimeoutSeconds = 30.0
+        /// Most open client connections.
+        public var maxConnections = 10_000
+        /// Time in-flight requests get to finish on SIGTERM.
+        public var shutdownGraceSeconds = 10.0
+        /// Most items in one bulk create, update or delete.
+        public var maxBulkItems = 1_000
+        /// Most operations in one batch.
+        public var maxBatchOperations = 100
+    }
+
+    /// Index paging.
+    public struct Paging: Sendable, Equatable {
+        /// Page size when `?limit=` is absent.
+        public var defaultLimit = 100
+        /// Largest accepted `?limit=`.
+        public var maxLimit = 1_000
+        /// Lifetime of a paging snapshot.
+        public var tokenTTLSeconds = 300
+    }
+
+    /// Authentication.
+    public struct Auth: Sendable, Equatable {
+        /// Lifetime of an issued token.
+        public var tokenTTLSeconds = 30 * 24 * 3600
+        /// Whether `POST /v1/users` (sign-up) exists.
+        public var allowSignup = false
+    }
+
+    /// Tombstone retention.
+    public struct Tombstones: Sendable, Equatable {
+        /// Tombstones older than this are purged.
+        public var retentionDays = 30
+        /// How often the server purges; 0 disables the in-server purge.
+        public var purgeIntervalSeconds = 3_600
+    }
+
+    /// Idempotency keys.
+    public struct Idempotency: Sendable, Equatable {
+        /// How long a completed response is kept for replay.
+        public var ttlHours = 24
+    }
+
+    /// Logging.
+    public struct Logging: Sendable, Equatable {
+        /// trace, debug, info, notice, warning, error or critical.
+        public var level = "info"
+        /// `text` or `json`.
+        public var format = "text"
+    }
+
+    /// Cross-origin requests from browser apps.
+    public struct CORS: Sendable, Equatable {
+        /// Origins allowed to call the API; none by default.
+        public var allowedOrigins: [String] = []
+    }
+
+    /// Listening.
+    public var listen = Listen()
+    /// PostgreSQL.
+    public var database = Database()
+    /// memcached.
+    public var memcached = Memcached()
+    /// Limits.
+    public var limits = Limits()
+    /// Paging.
+    public var paging = Paging()
+    /// Authentication.
+    public var auth = Auth()
+    /// Tombstones.
+    public var tombstones = Tombstones()
+    /// Idempotency.
+    public var idempotency = Idempotency()
+    /// Logging.
+    public var logging = Logging()
+    /// CORS.
+    public var cors = CORS()
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// The `ferry` command: serve the API, migrate the database, manage users and tokens.
+@main
+struct FerryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ferry",
+        abstract: "Ferry, an offline-first sync server for PostgreSQL.",
+        subcommands: [ServeCommand.self, VersionCommand.self, ConfigCommand.self],
+        defaultSubcommand: nil
+    )
+}

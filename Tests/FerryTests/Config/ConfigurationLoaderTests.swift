@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import Ferry
+
+@Suite struct ConfigurationLoaderTests {
+    private func load(_ json: String, env: [String: String] = [:]) throws(ConfigurationError) -> FerryConfiguration {
+        var config = FerryConfiguration()
+        try ConfigurationLoader.apply(json: Data(json.utf8), source: "test.json", to: &config)
+        try ConfigurationLoader.applyEnvironment(env, to: &config)
+        try ConfigurationLoader.validate(config)
+        return config
+    }
+
+    @Test func defaultsNeedNoFile() throws {
+        let config = try ConfigurationLoader.load(path: nil, environment: [:])
+        #expect(config == FerryConfiguration())
+        #expect(config.paging.tokenTTLSeconds == 300)
+        #expect(config.idempotency.ttlHours == 24)
+    }
+
+    @Test func fileValuesApply() throws {
+        let config = try load(#"{"listen": {"port": 9000}, "limits": {"header_timeout_seconds": 2.5}, "memcached": {"servers": ["a:1", "b:2"]}}"#)
+        #expect(config.listen.port == 9000)
+        #expect(config.limits.headerTimeoutSeconds == 2.5)
+        #expect(config.memcached.servers == ["a:1", "b:2"])
+    }
+
+    @Test func environmentOverridesFile() throws {
+        let config = try load(#"{"listen": {"port": 9000}}"#, env: [
+            "FERRY_LISTEN_PORT": "9100", "FERRY_DATABASE_URL": "postgresql://x@y/z",
+            "FERRY_MEMCACHED_SERVERS": "h1:11211, h2:11212", "FERRY_AUTH_ALLOW_SIGNUP": "true",
+            "FERRY_TEST_SOMETHING": "ignored",
+        ])
+        #expect(config.listen.port == 9100)
+        #expect(config.database.url == "postgresql://x@y/z")
+        #expect(config.memcached.servers == ["h1:11211", "h2:11212"])
+        #expect(config.auth.allowSignup)
+    }
+
+    @Test(arguments: [
+        (#"{"limits": {"max_bodyx": 1}}"#, "limits.max_bodyx", "unknown key"),
+        (#"{"nonsense": {}}"#, "nonsense.", ""),
+        (#"{"limits": {"max_body_bytes": "10"}}"#, "limits.max_body_bytes", "expected an integer"),
+        (#"{"limits": {"max_body_bytes": 1.5}}"#, "limits.max_body_bytes", "expected an integer"),
+        (#"{"auth": {"allow_signup": 1}}"#, "auth.allow_signup", "expected a boolean"),
+        (#"{"listen": {"port": 70000}}"#, "listen.port", "between"),
+        (#"{"listen": 5}"#, "listen", "expected an object"),
+        (#"{"logging": {"format": "xml"}}"#, "logging.format", "one of"),
+        (#"{"memcached": {"servers": ["nohost"]}}"#, "memcached.servers", "host:port"),
+        (#"{"memcached": {"servers": [1]}}"#, "memcached.servers", "list of strings"),
+        (#"{"paging": {"default_limit": 500, "max_limit": 100}}"#, "paging.default_limit", "max_limit"),
+        (#"[1]"#, "test.json", "object"),
+        (#"{"limits": {"#, "test.json", "not valid JSON"),
+    ])
+    func badConfigurationNamesTheKey(json: String, key: String, reason: String) {
+        do {
+            _ = try load(json)
+            Issue.record("accepted \(json)")
+        } catch {
+            #expect(error.key.hasPrefix(key.hasSuffix(".") ? String(key.dropLast()) : key), "\(error)")
+            #expect(reason.isEmpty || error.reason.contains(reason), "\(error)")
+        }
+    }
+
+    @Test func badEnvironmentValueNamesTheVariable() {
+        #expect(throws: ConfigurationError(key: "FERRY_LISTEN_PORT", reason: "expected an integer, got \"abc\"")) {
+            _ = try load("{}", env: ["FERRY_LISTEN_PORT": "abc"])
+        }
+    }
+
+    @Test func unreadableFileIsAnError() {
+        #expect(throws: ConfigurationError.self) { _ = try ConfigurationLoader.load(path: "/nonexistent/ferry.json", environment: [:]) }
+    }
+
+    /// config.example.json documents every key with its default; it must not drift from the code.
+    @Test func exampleFileMatchesTheKeyTable() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let committed = try String(contentsOf: root.appendingPathComponent("config.example.json"), encoding: .utf8)
+        #expect(committed == ConfigurationKey.exampleJSON())
+        // And it loads back to the defaults.
+        var config = FerryConfiguration()
+        try ConfigurationLoader.apply(json: Data(committed.utf8), source: "example", to: &config)
+        #expect(config == FerryConfiguration())
+    }
+}
