@@ -6,7 +6,10 @@ import Testing
     static let inserts = 1000
     /// Adjacent digits, a "z"-ended key, and long fixed keys (the long fixed neighbour is
     /// mistaken for the recently generated one until new keys outgrow it).
-    static let neighbours: [(String, String)] = [("V", "W"), ("1", "2"), ("a1b2c3", "a1b2c4"), ("Vz", "W"), ("Vabcdefghijklmnopqrst", "W"), ("V", "Vabcdefghijklmnopqrst")]
+    static let neighbours: [(String, String)] = [
+        ("V", "W"), ("1", "2"), ("a1b2c3", "a1b2c4"), ("Vz", "W"),
+        ("Vabcdefghijklmnopqrst", "W"), ("V", "Vabcdefghijklmnopqrst"),
+    ]
 
     /// Runs `step` `inserts` times on a list that starts as `initial`, checks order after
     /// each insert, and returns the longest key.
