@@ -454,6 +454,9 @@ BEGIN
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %s (last_modified) WHERE is_deleted',
                    left(v_name, 45) || '_ferry_tombstones_idx', p_table);
 
+    -- Forget dropped tables first, so a reused OID cannot inherit a registration.
+    DELETE FROM ferry.synced_tables s
+     WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = s.table_oid);
     INSERT INTO ferry.synced_tables (table_oid, schema_name, table_name)
          VALUES (p_table, v_schema, v_name)
     ON CONFLICT (table_oid) DO NOTHING;
