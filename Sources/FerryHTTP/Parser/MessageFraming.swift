@@ -17,12 +17,13 @@ struct MessageFraming {
     /// Repeated Content-Length values that are all equal (`5, 5` or two fields of `5`)
     /// are accepted as RFC 9110 §8.6 allows; differing ones are refused.
     static func resolve(headers: HTTPHeaders, version: HTTPVersion, limits: HTTPLimits) throws(HTTPError) -> MessageFraming {
-        let hosts = headers.values("Host").count
+        let fields = FramingFields(headers)
+        let hosts = fields.hostCount
         if hosts > 1 { throw .badRequest("More than one Host header field.") }
         if hosts == 0, version.minor >= 1 { throw .badRequest("An HTTP/1.1 request needs a Host header field.") }
 
-        let transferEncodings = headers.values("Transfer-Encoding")
-        let contentLengths = headers.values("Content-Length")
+        let transferEncodings = fields.transferEncoding
+        let contentLengths = fields.contentLength
         let body: BodyFraming
         if !transferEncodings.isEmpty {
             if !contentLengths.isEmpty {
@@ -40,7 +41,7 @@ struct MessageFraming {
             body = .length(0)
         }
 
-        let connection = listElements(headers.values("Connection"))
+        let connection = listElements(fields.connection)
         let keepAlive: Bool
         if connection.contains(where: { equalsIgnoringCase($0, "close") }) {
             keepAlive = false
@@ -53,7 +54,7 @@ struct MessageFraming {
         // RFC 9110 §10.1.1: a 100-continue expectation in an HTTP/1.0 request is ignored.
         let expects =
             version.minor >= 1 && body != .length(0)
-            && listElements(headers.values("Expect")).contains { equalsIgnoringCase($0, "100-continue") }
+            && listElements(fields.expect).contains { equalsIgnoringCase($0, "100-continue") }
         return MessageFraming(body: body, keepAlive: keepAlive, expectsContinue: expects)
     }
 

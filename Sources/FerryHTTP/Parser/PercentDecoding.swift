@@ -4,6 +4,8 @@ enum PercentDecoding {
     /// (NUL, CR, LF... which could be smuggled into logs or headers) and invalid
     /// UTF-8 are refused.
     static func path(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTPError) -> String {
+        // The request line only lets visible ASCII through, so without escapes there is nothing to check.
+        guard bytes.contains(ASCII.percent) else { return String(decoding: bytes, as: UTF8.self) }
         let decoded = try decode(bytes, plusIsSpace: false, part: "path")
         guard !decoded.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw .badRequest("The path contains an encoded control character.")

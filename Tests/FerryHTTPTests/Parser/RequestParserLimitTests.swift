@@ -156,6 +156,8 @@ struct RequestParserLimitTests {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
+    /// Process CPU time counts every thread, and other tests run in parallel; the best of a few
+    /// runs measures the parser rather than its neighbours, and still fails if the parser is slow.
     @Test(
         "a 1 MiB line without CRLF is refused in well under 10 ms of CPU",
         arguments: [("", 414), ("GET / HTTP/1.1\r\nX-Long: ", 431)])
@@ -163,20 +165,23 @@ struct RequestParserLimitTests {
         var input = wire(prefix)
         input += [UInt8](repeating: UInt8(ascii: "a"), count: 1024 * 1024 - input.count)
         let pieces = stride(from: 0, to: input.count, by: 64 * 1024).map { Array(input[$0..<min(input.count, $0 + 64 * 1024)]) }
-        var parser = RequestParser(limits: HTTPLimits())
-        var refusedAt: Int?
-        var got = 0
-        let start = Self.cpuTime()
-        for (i, piece) in pieces.enumerated() {
-            parser.append(piece)
-            if case .error(let e) = parser.next(), refusedAt == nil {
-                refusedAt = i
-                got = e.status
+        var best = Double.infinity
+        for _ in 0..<5 {
+            var parser = RequestParser(limits: HTTPLimits())
+            var refusedAt: Int?
+            var got = 0
+            let start = Self.cpuTime()
+            for (i, piece) in pieces.enumerated() {
+                parser.append(piece)
+                if case .error(let e) = parser.next(), refusedAt == nil {
+                    refusedAt = i
+                    got = e.status
+                }
             }
+            best = min(best, Self.cpuTime() - start)
+            #expect(refusedAt == 0, "refused as soon as the limit is crossed")
+            #expect(got == status)
         }
-        let elapsed = Self.cpuTime() - start
-        #expect(refusedAt == 0, "refused as soon as the limit is crossed")
-        #expect(got == status)
-        #expect(elapsed < 0.010, "took \(elapsed * 1000) ms of CPU")
+        #expect(best < 0.010, "took \(best * 1000) ms of CPU")
     }
 }
