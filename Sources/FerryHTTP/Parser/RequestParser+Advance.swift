@@ -72,6 +72,7 @@ extension RequestParser {
         headerBytes = 0
         fieldCount = 0
         leadingEmptyLines = 0
+        chunkExtensionBytes = 0
         return done
     }
 }

@@ -22,8 +22,14 @@ extension RequestParser {
         case .tooLong:
             throw .badRequest("A chunk size line exceeds \(Self.maxChunkLineBytes) bytes.")
         case .line(let content, let next):
-            let size = try ChunkSizeLine.parse(bytes(p, content))
+            let (size, extensionBytes) = try ChunkSizeLine.parse(bytes(p, content))
             consume(upTo: next)
+            // Without a total, tiny chunks with long extensions would let a client stream far
+            // more than maxBodyBytes through the parser while staying under the body limit.
+            chunkExtensionBytes += extensionBytes
+            guard chunkExtensionBytes <= Self.maxChunkExtensionBytes else {
+                throw .badRequest("Chunk extensions exceed \(Self.maxChunkExtensionBytes) bytes in total.")
+            }
             if size == 0 {
                 phase = .trailers
             } else {

@@ -8,6 +8,12 @@
 /// feeding one byte at a time stays linear.
 ///
 /// Every refusal closes the connection and leaves the parser dead.
+///
+/// Accounting: the request line limit counts the line without its CRLF. The
+/// header limit counts every header and trailer field line with its CRLF, but
+/// not the empty line ending a section. Lines must end in CRLF; bare LF and
+/// bare CR are refused: RFC 9112 §2.2 merely allows a bare LF, and two parsers
+/// that disagree on line endings are how requests get smuggled.
 public struct RequestParser: Sendable {
     /// The limits this parser enforces.
     public let limits: HTTPLimits
@@ -16,6 +22,8 @@ public struct RequestParser: Sendable {
     static let maxLeadingEmptyLines = 8
     /// Longest chunk-size line, extensions and CRLF included.
     static let maxChunkLineBytes = 4096
+    /// Most bytes of chunk extensions in one request, all chunks together.
+    static let maxChunkExtensionBytes = 64 * 1024
     /// Consumed bytes at the buffer front that justify moving the rest down.
     static let compactionThreshold = 4096
     /// A drained buffer with more capacity than this is freed rather than kept.
@@ -44,6 +52,8 @@ public struct RequestParser: Sendable {
     /// Header and trailer fields so far, dropped trailers included.
     var fieldCount = 0
     var leadingEmptyLines = 0
+    /// Bytes of chunk extensions in the current request.
+    var chunkExtensionBytes = 0
     /// Set once a request is refused; the parser is dead from then on.
     var failure: HTTPError?
 

@@ -111,6 +111,36 @@ struct RequestParserLimitTests {
         }
     }
 
+    @Test("chunk extensions: 64 KiB in total are accepted, one byte more is 400", arguments: [0, 1])
+    func chunkExtensionTotal(over: Int) {
+        let ext = ";" + String(repeating: "e", count: 2047)
+        var chunks = String(repeating: "1\(ext)\r\nz\r\n", count: 31)
+        chunks += "1\(ext)\(over == 1 ? "e" : "")\r\nz\r\n0\r\n\r\n"
+        let input = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks
+        let (outcomes, _) = parse(wire(input), feed: .whole)
+        if over == 0 {
+            guard case .request(let r) = outcomes.first else { Issue.record("\(outcomes)"); return }
+            #expect(r.body.count == 32)
+        } else {
+            #expect(outcomes == [.error(status: 400, code: "bad_request", close: true)])
+        }
+    }
+
+    @Test("the LF search resumes where it stopped, so byte-by-byte feeding is linear")
+    func scanResumes() {
+        var parser = RequestParser(limits: HTTPLimits())
+        parser.append(wire("GET / HTTP/1.1\r\nHost: h\r\nX-Long: "))
+        #expect(isNeedMore(parser.next()))
+        for _ in 0..<5000 {
+            parser.append([UInt8(ascii: "v")])
+            #expect(isNeedMore(parser.next()))
+            #expect(parser.scanIndex == parser.buffer.count)
+        }
+        parser.append(wire("\r\n\r\n"))
+        guard case .request(let r) = parser.next() else { Issue.record("expected a request"); return }
+        #expect(r.headers["X-Long"]?.utf8.count == 5000)
+    }
+
     @Test("the parser is dead after a closing error")
     func deadAfterError() {
         var parser = RequestParser(limits: HTTPLimits())

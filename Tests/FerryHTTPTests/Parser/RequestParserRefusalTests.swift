@@ -68,6 +68,7 @@ let refusals: [Refusal] = [
     Refusal("chunk size trailing space", chunked + "5 \r\nhello\r\n0\r\n\r\n", 400),
     Refusal("chunk extension with control char", chunked + "5;a=\u{1}\r\nhello\r\n0\r\n\r\n", 400),
     Refusal("chunk extension too long", chunked + "5;" + String(repeating: "e", count: 5000) + "\r\nhello\r\n0\r\n\r\n", 400),
+    Refusal("chunk extensions over their total", chunked + String(repeating: "1;" + String(repeating: "e", count: 4000) + "\r\nz\r\n", count: 17) + "0\r\n\r\n", 400),
     Refusal("chunk size bare LF", chunked + "5\nhello\r\n0\r\n\r\n", 400),
     Refusal("junk after chunk data", chunked + "5\r\nhelloX\r\n0\r\n\r\n", 400),
     Refusal("bare LF after chunk data", chunked + "5\r\nhello\n0\r\n\r\n", 400),
