@@ -1,5 +1,5 @@
 /// How a response body is delimited on the wire.
-enum BodyFraming: Equatable {
+enum ResponseFraming: Equatable {
     /// `Content-Length: n`.
     case length(Int)
     /// `Transfer-Encoding: chunked`.
@@ -24,7 +24,7 @@ enum ResponseSerializer {
 
     /// Appends the status line and header section.
     static func writeHead(
-        status: Int, headers: HTTPHeaders, framing: BodyFraming, keepAlive: Bool, http10: Bool,
+        status: Int, headers: HTTPHeaders, framing: ResponseFraming, keepAlive: Bool, http10: Bool,
         requestID: String, date: [UInt8], into out: inout [UInt8]
     ) {
         if (100...599).contains(status) {

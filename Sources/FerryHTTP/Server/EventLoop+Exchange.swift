@@ -65,7 +65,7 @@ extension EventLoop {
             complete(connection)
         case .stream(let producer):
             // HTTP/1.0 has no chunked coding: the body ends with the connection.
-            let framing: BodyFraming = noBody ? .none : (exchange.http10 ? .closeDelimited : .chunked)
+            let framing: ResponseFraming = noBody ? .none : (exchange.http10 ? .closeDelimited : .chunked)
             if framing == .closeDelimited { keepAlive = false }
             ResponseSerializer.writeHead(
                 status: response.status, headers: response.headers, framing: framing, keepAlive: keepAlive,

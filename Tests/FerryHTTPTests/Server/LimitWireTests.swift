@@ -22,7 +22,7 @@ struct LimitWireTests {
         let server = try TestServer.start()
         defer { server.shutdown() }
         let client = try WireClient(port: server.port)
-        try client.send("GET /" + String(repeating: "a", count: 2000) + " HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n")
+        try client.send("GET /" + String(repeating: "a", count: 2000) + " HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         try expectClosedAfter(client, status: 414)
     }
 
@@ -48,15 +48,15 @@ struct LimitWireTests {
         defer { server.shutdown() }
         let first = try WireClient(port: server.port)
         let second = try WireClient(port: server.port)
-        try first.send("GET /healthz HTTP/1.1\r\n\r\n")
+        try first.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try first.readResponse().status == 200)
-        try second.send("GET /healthz HTTP/1.1\r\n\r\n")
+        try second.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try second.readResponse().status == 200)
         let third = try WireClient(port: server.port)
-        try third.send("GET /healthz HTTP/1.1\r\n\r\n")
+        try third.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         try expectClosedAfter(third, status: 503, code: "unavailable")
         // The first two are still served.
-        try first.send("GET /healthz HTTP/1.1\r\n\r\n")
+        try first.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try first.readResponse().text == "ok")
     }
 
@@ -76,7 +76,7 @@ struct LimitWireTests {
         let client = try WireClient(port: server.port)
         try client.send(
             "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 30\r\n\r\n"
-                + "helloGET /healthz HTTP/1.1\r\n\r\n")
+                + "helloGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         try expectClosedAfter(client, status: 400)
     }
 

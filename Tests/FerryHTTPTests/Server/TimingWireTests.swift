@@ -18,7 +18,7 @@ struct TimingWireTests {
             var poller = pollfd(fd: slow.fd, events: Int16(POLLIN), revents: 0)
             if poll(&poller, 1, 0) > 0 { break }
             try slow.send([byte])
-            try normal.send("GET /healthz HTTP/1.1\r\n\r\n")
+            try normal.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try normal.readResponse().text == "ok")
             served += 1
             usleep(40_000)
@@ -35,7 +35,7 @@ struct TimingWireTests {
         let server = try TestServer.start(limits: TestServer.limits { $0.idleTimeoutSeconds = 0.3 })
         defer { server.shutdown() }
         let client = try WireClient(port: server.port)
-        try client.send("GET /healthz HTTP/1.1\r\n\r\n")
+        try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try client.readResponse().text == "ok")
         let start = MonotonicClock.now()
         #expect(client.isClosedWithNothingMore())
@@ -59,14 +59,14 @@ struct TimingWireTests {
         let port = server.port
         let slowResult = Background<Int> {
             guard let client = try? WireClient(port: port) else { return -1 }
-            try? client.send("GET /slow?ms=1000 HTTP/1.1\r\n\r\n")
+            try? client.send("GET /slow?ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n")
             return (try? client.readResponse().status) ?? -1
         }
         for _ in 0..<200 where server.inFlightRequests == 0 { usleep(10_000) }
         #expect(server.inFlightRequests == 1)
         let start = MonotonicClock.now()
         let other = try WireClient(port: port)
-        try other.send("GET /v1/sets/1 HTTP/1.1\r\n\r\n")
+        try other.send("GET /v1/sets/1 HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try other.readResponse().status == 200)
         #expect(MonotonicClock.now() - start < 0.5)
         #expect(slowResult.wait() == 200)
@@ -76,10 +76,10 @@ struct TimingWireTests {
         let server = try TestServer.start(limits: TestServer.limits { $0.shutdownGraceSeconds = 5 })
         let port = server.port
         let idle = try WireClient(port: port)
-        try idle.send("GET /healthz HTTP/1.1\r\n\r\n")
+        try idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try idle.readResponse().status == 200)
         let slow = try WireClient(port: port)
-        try slow.send("GET /slow?ms=700 HTTP/1.1\r\n\r\n")
+        try slow.send("GET /slow?ms=700 HTTP/1.1\r\nHost: x\r\n\r\n")
         usleep(200_000)
         #expect(server.openConnections == 2)
         let start = MonotonicClock.now()
@@ -101,7 +101,7 @@ struct TimingWireTests {
     @Test func shutdownGraceCutsOffHandlersThatRunTooLong() throws {
         let server = try TestServer.start(limits: TestServer.limits { $0.shutdownGraceSeconds = 0.3 })
         let slow = try WireClient(port: server.port)
-        try slow.send("GET /slow?ms=1500 HTTP/1.1\r\n\r\n")
+        try slow.send("GET /slow?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n")
         usleep(100_000)
         let start = MonotonicClock.now()
         server.shutdown()
