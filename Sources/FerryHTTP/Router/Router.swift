@@ -1,0 +1,132 @@
+/// Routes requests by method and path pattern to responders.
+///
+/// Patterns are `/`-separated segments; a segment `:name` captures one path
+/// segment. Literal segments win over parameters. A path that matches no
+/// pattern answers 404 `not_found`; a path that matches with another method
+/// answers 405 `method_not_allowed` with `Allow`. HEAD falls back to GET.
+/// The router is itself an `HTTPResponder`, and puts the pattern and the
+/// parameters into the handler's `RequestContext`.
+public struct Router: HTTPResponder {
+    struct Route: Sendable {
+        let pattern: String
+        let responder: any HTTPResponder
+        let inline: Bool
+    }
+
+    private var root = RouteNode()
+
+    /// An empty router.
+    public init() {}
+
+    /// Adds a route. `inline: true` lets it run on the I/O thread; only for
+    /// handlers that never block (see `HTTPResponder.runsInline`).
+    public mutating func add(_ method: String, _ pattern: String, inline: Bool = false, responder: some HTTPResponder) {
+        let segments = Self.split(pattern)
+        root.insert(segments[...], method: method, route: Route(pattern: pattern, responder: responder, inline: inline))
+    }
+
+    /// Adds a route answered by a closure. An `HTTPError` it throws answers
+    /// as that problem; any other error answers 500 `internal_error`.
+    public mutating func add(
+        _ method: String, _ pattern: String, inline: Bool = false,
+        _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
+    ) {
+        add(method, pattern, inline: inline, responder: ThrowingResponder(handler))
+    }
+
+    /// Adds a GET route (HEAD is answered by it too).
+    public mutating func get(
+        _ pattern: String, inline: Bool = false,
+        _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
+    ) { add("GET", pattern, inline: inline, handler) }
+
+    /// Adds a POST route.
+    public mutating func post(
+        _ pattern: String, inline: Bool = false,
+        _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
+    ) { add("POST", pattern, inline: inline, handler) }
+
+    /// Adds a PUT route.
+    public mutating func put(
+        _ pattern: String, inline: Bool = false,
+        _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
+    ) { add("PUT", pattern, inline: inline, handler) }
+
+    /// Adds a PATCH route.
+    public mutating func patch(
+        _ pattern: String, inline: Bool = false,
+        _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
+    ) { add("PATCH", pattern, inline: inline, handler) }
+
+    /// Adds a DELETE route.
+    public mutating func delete(
+        _ pattern: String, inline: Bool = false,
+        _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
+    ) { add("DELETE", pattern, inline: inline, handler) }
+
+    /// The outcome of routing one method and path.
+    public enum Match {
+        /// A route answers: its pattern and captured parameters.
+        case found(pattern: String, parameters: RouteParameters)
+        /// The path exists but not for this method; the methods that would answer.
+        case methodNotAllowed(allow: [String])
+        /// No pattern matches the path.
+        case notFound
+    }
+
+    /// Routes a method and decoded path without answering.
+    public func match(method: String, path: String) -> Match {
+        switch resolve(method: method, path: path) {
+        case .found(let route, let parameters): .found(pattern: route.pattern, parameters: parameters)
+        case .methodNotAllowed(let allow): .methodNotAllowed(allow: allow)
+        case .notFound: .notFound
+        }
+    }
+
+    public func respond(to request: HTTPRequest, context: RequestContext) -> HTTPResponse {
+        switch resolve(method: request.method, path: request.path) {
+        case .found(let route, let parameters):
+            var context = context
+            context.routePattern = route.pattern
+            context.parameters = parameters
+            return route.responder.respond(to: request, context: context)
+        case .methodNotAllowed(let allow):
+            let list = allow.joined(separator: ", ")
+            return .problem(
+                status: 405, code: "method_not_allowed",
+                detail: "\(request.method) is not allowed here; allowed: \(list).",
+                headers: HTTPHeaders([("Allow", list)]))
+        case .notFound:
+            return .problem(status: 404, code: "not_found", detail: "No route matches \(request.path).")
+        }
+    }
+
+    /// Inline when the route says so; 404 and 405 answers are always cheap.
+    public func runsInline(_ request: HTTPRequest) -> Bool {
+        if case .found(let route, _) = resolve(method: request.method, path: request.path) { return route.inline }
+        return true
+    }
+
+    enum Resolution {
+        case found(Route, RouteParameters)
+        case methodNotAllowed([String])
+        case notFound
+    }
+
+    func resolve(method: String, path: String) -> Resolution {
+        let segments = Self.split(path)
+        var parameters = RouteParameters()
+        if case let (_, route?)? = root.find(segments[...], method: method, parameters: &parameters) {
+            return .found(route, parameters)
+        }
+        var ignored = RouteParameters()
+        if let (node, _) = root.find(segments[...], method: nil, parameters: &ignored) {
+            return .methodNotAllowed(node.allowedMethods)
+        }
+        return .notFound
+    }
+
+    static func split(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+}

@@ -1,0 +1,77 @@
+import CEpoll
+import Glibc
+
+extension EventLoop {
+    /// Accepts what is pending (bounded, for fairness with existing connections).
+    func acceptConnections() {
+        guard !stopping else { return }
+        for _ in 0..<64 {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept4(shared.listenerFD, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                }
+            }
+            if fd < 0 {
+                switch errno {
+                case EAGAIN, EWOULDBLOCK:
+                    return
+                case EINTR, ECONNABORTED, EPROTO, EPERM:
+                    continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    if now - lastDescriptorWarning > 5 {
+                        lastDescriptorWarning = now
+                        shared.logger.error("accept: out of file descriptors; refusing new connections until some close")
+                    }
+                    shared.shedPendingConnection()
+                    return
+                default:
+                    shared.logger.error("accept failed: errno \(errno)")
+                    return
+                }
+            }
+            Socket.setNoDelay(fd)
+            let previouslyOpen = shared.openConnections.wrappingAdd(1, ordering: .relaxed).oldValue
+            let connection = register(fd: fd, remoteAddress: Socket.address(of: storage))
+            guard let connection else { continue }
+            if previouslyOpen >= limits.maxConnections {
+                reject(connection)
+            }
+            drive(connection)
+        }
+    }
+
+    private func register(fd: Int32, remoteAddress: (text: String, port: Int)) -> Connection? {
+        nextSerial &+= 1
+        let connection = Connection(
+            fd: fd, serial: nextSerial, remoteAddress: "\(remoteAddress.text):\(remoteAddress.port)",
+            limits: limits, now: now)
+        if Int(fd) >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - connections.count))
+        }
+        connections[Int(fd)] = connection
+        liveConnections += 1
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+        event.data.fd = fd
+        guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
+            shared.logger.error("epoll_ctl(ADD) failed: errno \(errno)")
+            close(connection)
+            return nil
+        }
+        return connection
+    }
+
+    /// Over the connection cap: answer 503 and close.
+    private func reject(_ connection: Connection) {
+        connection.current = Exchange(
+            method: "-", path: "-", requestID: requestIDs.next(), startedAt: now,
+            isHEAD: false, keepAlive: false, http10: false)
+        finish(
+            connection,
+            .problem(
+                status: 503, code: "unavailable", detail: "Too many open connections; retry later.",
+                headers: HTTPHeaders([("Retry-After", "1")])))
+    }
+}

@@ -1,0 +1,127 @@
+import Logging
+
+extension EventLoop {
+    /// Hands a parsed request to the responder: inline when it allows, else to a worker.
+    func startRequest(_ connection: Connection, _ request: HTTPRequest) {
+        connection.headStartedAt = nil
+        let requestID = RequestIDGenerator.accepted(request.headers["X-Request-Id"]) ?? requestIDs.next()
+        connection.current = Exchange(
+            method: request.method, path: request.path, requestID: requestID, startedAt: now,
+            isHEAD: request.method == "HEAD", keepAlive: request.keepAlive,
+            http10: request.version == .http1_0)
+        let context = RequestContext(
+            requestID: requestID, remoteAddress: connection.remoteAddress, logger: shared.logger, receivedAt: now)
+        let shared = self.shared
+        shared.inFlightRequests.add(1, ordering: .relaxed)
+        if shared.responder.runsInline(request) {
+            let response = shared.responder.respond(to: request, context: context)
+            shared.inFlightRequests.subtract(1, ordering: .relaxed)
+            finish(connection, response)
+            return
+        }
+        connection.phase = .handling
+        let fd = connection.fd
+        let serial = connection.serial
+        let handle = self.handle
+        shared.workers.submit {
+            let response = shared.responder.respond(to: request, context: context)
+            shared.inFlightRequests.subtract(1, ordering: .relaxed)
+            handle.post(.response(fd: fd, serial: serial, response))
+        }
+    }
+
+    /// Answers a refused request with its problem; closes after it when the error says so.
+    func refuse(_ connection: Connection, _ error: HTTPError) {
+        connection.current = Exchange(
+            method: "-", path: "-", requestID: requestIDs.next(), startedAt: now,
+            isHEAD: false, keepAlive: !error.closeConnection, http10: false)
+        finish(connection, .problem(error))
+    }
+
+    /// Serializes a response for the current exchange and queues it.
+    func finish(_ connection: Connection, _ response: HTTPResponse) {
+        guard var exchange = connection.current else { return }
+        exchange.status = response.status
+        let noBody = HTTPStatus.forbidsBody(response.status)
+        var keepAlive = exchange.keepAlive && !stopping && !connection.readEOF
+        var head: [UInt8] = []
+        head.reserveCapacity(256)
+        switch response.body {
+        case .bytes(let bytes):
+            ResponseSerializer.writeHead(
+                status: response.status, headers: response.headers, framing: noBody ? .none : .length(bytes.count),
+                keepAlive: keepAlive, http10: exchange.http10, requestID: exchange.requestID, date: date.bytes,
+                into: &head)
+            let sendBody = !noBody && !exchange.isHEAD && !bytes.isEmpty
+            if sendBody && bytes.count <= 16 * 1024 { head.append(contentsOf: bytes) }
+            connection.enqueue(head)
+            if sendBody && bytes.count > 16 * 1024 {
+                connection.outBody = bytes
+                connection.outBodyOffset = 0
+            }
+            exchange.bodyBytes = sendBody ? bytes.count : 0
+            exchange.keepAlive = keepAlive
+            connection.current = exchange
+            complete(connection)
+        case .stream(let producer):
+            // HTTP/1.0 has no chunked coding: the body ends with the connection.
+            let framing: ResponseFraming = noBody ? .none : (exchange.http10 ? .closeDelimited : .chunked)
+            if framing == .closeDelimited { keepAlive = false }
+            ResponseSerializer.writeHead(
+                status: response.status, headers: response.headers, framing: framing, keepAlive: keepAlive,
+                http10: exchange.http10, requestID: exchange.requestID, date: date.bytes, into: &head)
+            connection.enqueue(head)
+            exchange.keepAlive = keepAlive
+            connection.current = exchange
+            if noBody || exchange.isHEAD {
+                complete(connection)
+            } else {
+                connection.phase = .streaming
+                startPump(connection, producer, chunked: framing == .chunked)
+            }
+        }
+    }
+
+    /// The exchange is fully queued: log it and get ready for the next request.
+    func complete(_ connection: Connection) {
+        if let exchange = connection.current {
+            if shared.configuration.accessLog { logAccess(exchange) }
+            if !exchange.keepAlive { connection.closeAfterWrite = true }
+        }
+        connection.current = nil
+        connection.phase = .reading
+        connection.idleSince = now
+    }
+
+    private func logAccess(_ exchange: Exchange) {
+        let micros = Int((MonotonicClock.now() - exchange.startedAt) * 1_000_000)
+        shared.logger.info(
+            "\(exchange.method) \(exchange.path) \(exchange.status) \(exchange.bodyBytes)B \(micros)us id=\(exchange.requestID)")
+    }
+
+    /// Runs a body producer on a worker; each segment waits until the loop has written it.
+    private func startPump(_ connection: Connection, _ producer: @escaping HTTPBodyProducer, chunked: Bool) {
+        let fd = connection.fd
+        let serial = connection.serial
+        let handle = self.handle
+        shared.workers.submit {
+            let channel = StreamChannel()
+            var writer = HTTPBodyWriter(chunked: chunked) { segment in
+                guard handle.post(.segment(fd: fd, serial: serial, segment, channel)) else { throw StreamCancelled() }
+                channel.acknowledged.wait()
+                if channel.cancelled.load(ordering: .relaxed) { throw StreamCancelled() }
+            }
+            var failed = false
+            do {
+                try producer(&writer)
+                try writer.finish()
+            } catch {
+                failed = true
+            }
+            handle.post(.streamEnd(fd: fd, serial: serial, failed: failed, bytes: writer.bytesWritten))
+        }
+    }
+}
+
+/// The client went away while a body was being streamed.
+struct StreamCancelled: Error {}

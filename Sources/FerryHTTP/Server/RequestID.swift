@@ -1,0 +1,47 @@
+import Glibc
+
+/// Request ids: a safe client-sent `X-Request-Id`, or a generated one.
+struct RequestIDGenerator {
+    private var counter: UInt64
+    private let prefix: [UInt8]
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// A generator whose ids start with 8 random hex digits, unique per loop.
+    init() {
+        let random = UInt64.random(in: 0...UInt64.max)
+        var prefix: [UInt8] = []
+        for shift in stride(from: 60, through: 32, by: -4) { prefix.append(Self.hex[Int((random >> UInt64(shift)) & 0xF)]) }
+        self.prefix = prefix
+        counter = random & 0xFFFF_FFFF
+    }
+
+    /// The next id: 8 hex digits of loop prefix and 12 of counter.
+    mutating func next() -> String {
+        counter &+= 1
+        var bytes = prefix
+        bytes.reserveCapacity(20)
+        var shift = 44
+        while shift >= 0 {
+            bytes.append(Self.hex[Int((counter >> UInt64(shift)) & 0xF)])
+            shift -= 4
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The client's id when it is 1...128 characters of `A-Z a-z 0-9 - _ . :`, else nil,
+    /// so that nothing a client sends can forge log lines or headers.
+    static func accepted(_ value: String?) -> String? {
+        guard let value, !value.isEmpty, value.utf8.count <= 128 else { return nil }
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                UInt8(ascii: "."), UInt8(ascii: ":"):
+                continue
+            default:
+                return nil
+            }
+        }
+        return value
+    }
+}

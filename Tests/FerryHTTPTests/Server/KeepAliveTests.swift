@@ -1,0 +1,115 @@
+import FerryHTTP
+import Foundation
+import Testing
+
+@Suite("Server: keep-alive, pipelining, framing")
+struct KeepAliveTests {
+    @Test func keepAliveServesManyRequestsOnOneConnection() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        for _ in 0..<3 {
+            try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text == "ok")
+            #expect(response.header("Content-Length") == "2")
+            #expect(response.header("Server") == "ferry")
+            #expect(response.header("Date")?.hasSuffix(" GMT") == true)
+            #expect(response.header("Connection") == nil)
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        // The first goes to a worker and is slow; the others are inline: order must hold.
+        try client.send(
+            "GET /slow?ms=200 HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/sets/7 HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().text == "slow done")
+        #expect(try client.readResponse().text == "param sets 7 /v1/:resource/:id")
+        #expect(try client.readResponse().text == "ok")
+    }
+
+    @Test func chunkedRequestBodyIsDechunked() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text == "hello world")
+        try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().text == "ok")
+    }
+
+    @Test func expectContinueGetsInterimResponseThenAnswer() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        let interim = try client.readResponse()
+        #expect(interim.status == 100)
+        try client.send("ping")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text == "ping")
+    }
+
+    @Test func headHasHeadersOnlyWithGetsLength() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        try client.send("HEAD /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try client.readResponse(head: true)
+        #expect(response.status == 200)
+        #expect(response.header("Content-Length") == "100000")
+        // The canary proves no body bytes followed the HEAD response.
+        try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().text == "ok")
+    }
+
+    @Test func largeAndStreamedBodiesArrive() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().body == [UInt8](repeating: 65, count: 100_000))
+        let streamed = try client.readResponse()
+        #expect(streamed.header("Transfer-Encoding") == "chunked")
+        #expect(streamed.text == "part0;part1;part2;part3;part4;")
+        try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().text == "ok")
+    }
+
+    @Test func connectionCloseIsHonoured() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.header("Connection") == "close")
+        #expect(client.isClosedWithNothingMore())
+    }
+
+    @Test func http10KeepAliveAndIPv6() throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "::", port: 0, limits: TestServer.limits(), ioThreads: 1, workerThreads: 1),
+            responder: TestServer.router(), logger: logger)
+        try server.start()
+        defer { server.shutdown() }
+        let v6 = try WireClient(port: server.port, host: "::1")
+        try v6.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        let response = try v6.readResponse()
+        #expect(response.header("Connection") == "keep-alive")
+        let v4 = try WireClient(port: server.port, host: "127.0.0.1")
+        try v4.send("GET /healthz HTTP/1.0\r\n\r\n")
+        #expect(try v4.readResponse().header("Connection") == "close")
+        #expect(v4.isClosedWithNothingMore())
+    }
+}
+
+import Logging

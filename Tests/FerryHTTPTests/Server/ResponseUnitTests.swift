@@ -1,0 +1,59 @@
+import FerryHTTP
+import Foundation
+import Testing
+
+@Suite("Responses and router without sockets")
+struct ResponseUnitTests {
+    @Test func problemHasMembersInOrderAndExtras() throws {
+        let response = HTTPResponse.problem(
+            status: 409, code: "revision_conflict", detail: "stale \"x\"",
+            extra: [("current", .raw(Array(#"{"id":1}"#.utf8))), ("conflicting_fields", ["title"])])
+        #expect(response.status == 409)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+        guard case .bytes(let bytes) = response.body else {
+            Issue.record("not bytes")
+            return
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"type":"about:blank","title":"Conflict","status":409,"code":"revision_conflict","detail":"stale \"x\"""#))
+        let object = try #require(JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect((object["current"] as? [String: Any])?["id"] as? Int == 1)
+        #expect(object["conflicting_fields"] as? [String] == ["title"])
+    }
+
+    @Test func routerMatchesLiteralFirstAndReportsAllow() {
+        var router = Router()
+        router.get("/v1/:resource") { _, _ in .text("") }
+        router.post("/v1/:resource") { _, _ in .text("") }
+        router.get("/v1/changes") { _, _ in .text("") }
+        guard case .found(let pattern, let parameters) = router.match(method: "GET", path: "/v1/terms") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(pattern == "/v1/:resource")
+        #expect(parameters["resource"] == "terms")
+        if case .found(let pattern, _) = router.match(method: "GET", path: "/v1/changes") {
+            #expect(pattern == "/v1/changes")
+        } else {
+            Issue.record("literal did not match")
+        }
+        // POST falls through the literal to the parameter route.
+        if case .found(let pattern, _) = router.match(method: "POST", path: "/v1/changes") {
+            #expect(pattern == "/v1/:resource")
+        } else {
+            Issue.record("POST did not match")
+        }
+        if case .methodNotAllowed(let allow) = router.match(method: "DELETE", path: "/v1/x") {
+            #expect(allow == ["GET", "HEAD", "POST"])
+        } else {
+            Issue.record("expected 405")
+        }
+        if case .notFound = router.match(method: "GET", path: "/v2/x") {} else { Issue.record("expected 404") }
+        if case .found = router.match(method: "HEAD", path: "/v1/x") {} else { Issue.record("HEAD should use GET") }
+    }
+
+    @Test func jsonStringsAreEscaped() {
+        let value: JSONValue = .string("a\"b\\c\n\u{01}")
+        #expect(String(decoding: value.bytes, as: UTF8.self) == #""a\"b\\c\n\u0001""#)
+    }
+}

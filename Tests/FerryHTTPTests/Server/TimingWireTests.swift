@@ -1,0 +1,111 @@
+import Dispatch
+import FerryHTTP
+import Foundation
+import Testing
+
+@Suite("Server: timeouts, workers, shutdown")
+struct TimingWireTests {
+    @Test func slowlorisIsCutOffWhileOthersAreServed() throws {
+        let server = try TestServer.start(limits: TestServer.limits { $0.headerTimeoutSeconds = 0.6 })
+        defer { server.shutdown() }
+        let slow = try WireClient(port: server.port)
+        let normal = try WireClient(port: server.port)
+        let head = Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\r\n".utf8)
+        let start = MonotonicClock.now()
+        var served = 0
+        for byte in head {
+            // Stop trickling once the server has answered the slow client.
+            var poller = pollfd(fd: slow.fd, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, 0) > 0 { break }
+            try slow.send([byte])
+            try normal.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try normal.readResponse().text == "ok")
+            served += 1
+            usleep(40_000)
+        }
+        let response = try slow.readResponse()
+        let elapsed = MonotonicClock.now() - start
+        #expect(response.status == 408)
+        #expect(slow.isClosedWithNothingMore())
+        #expect(elapsed > 0.5 && elapsed < 1.3)
+        #expect(served >= 5)
+    }
+
+    @Test func idleConnectionIsClosed() throws {
+        let server = try TestServer.start(limits: TestServer.limits { $0.idleTimeoutSeconds = 0.3 })
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().text == "ok")
+        let start = MonotonicClock.now()
+        #expect(client.isClosedWithNothingMore())
+        let waited = MonotonicClock.now() - start
+        #expect(waited > 0.2 && waited < 2)
+    }
+
+    @Test func stalledBodyIsCutOff() throws {
+        let server = try TestServer.start(limits: TestServer.limits { $0.bodyTimeoutSeconds = 0.3 })
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        let response = try client.readResponse()
+        #expect(response.status == 408)
+        #expect(client.isClosedWithNothingMore())
+    }
+
+    @Test func blockingHandlerDoesNotStallOtherConnections() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        let port = server.port
+        let slowResult = Background<Int> {
+            guard let client = try? WireClient(port: port) else { return -1 }
+            try? client.send("GET /slow?ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n")
+            return (try? client.readResponse().status) ?? -1
+        }
+        for _ in 0..<200 where server.inFlightRequests == 0 { usleep(10_000) }
+        #expect(server.inFlightRequests == 1)
+        let start = MonotonicClock.now()
+        let other = try WireClient(port: port)
+        try other.send("GET /v1/sets/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try other.readResponse().status == 200)
+        #expect(MonotonicClock.now() - start < 0.5)
+        #expect(slowResult.wait() == 200)
+    }
+
+    @Test func gracefulShutdownFinishesInFlightRequest() throws {
+        let server = try TestServer.start(limits: TestServer.limits { $0.shutdownGraceSeconds = 5 })
+        let port = server.port
+        let idle = try WireClient(port: port)
+        try idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try idle.readResponse().status == 200)
+        let slow = try WireClient(port: port)
+        try slow.send("GET /slow?ms=700 HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(200_000)
+        #expect(server.openConnections == 2)
+        let start = MonotonicClock.now()
+        let stopped = Background<Double> {
+            server.shutdown()
+            return MonotonicClock.now()
+        }
+        let response = try slow.readResponse()
+        #expect(response.text == "slow done")
+        #expect(response.header("Connection") == "close")
+        #expect(slow.isClosedWithNothingMore())
+        #expect(idle.isClosedWithNothingMore())
+        let stoppedAt = try #require(stopped.wait())
+        #expect(stoppedAt - start < 3)
+        #expect(throws: (any Error).self) { _ = try WireClient(port: port, timeoutSeconds: 1).readResponse() }
+        print("graceful: \(MonotonicClock.now() - start)")
+    }
+
+    @Test func shutdownGraceCutsOffHandlersThatRunTooLong() throws {
+        let server = try TestServer.start(limits: TestServer.limits { $0.shutdownGraceSeconds = 0.3 })
+        let slow = try WireClient(port: server.port)
+        try slow.send("GET /slow?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(100_000)
+        let start = MonotonicClock.now()
+        server.shutdown()
+        #expect(MonotonicClock.now() - start < 1.2)
+        #expect(slow.isClosedWithNothingMore())
+    }
+}
