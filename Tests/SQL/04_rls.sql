@@ -188,7 +188,9 @@ DO $do$
 BEGIN
     PERFORM pg_temp.check((SELECT count(*) FROM app.study_sets WHERE id = pg_temp.id('set_a')) = 0, 'removed B no longer sees the set');
     PERFORM pg_temp.check((SELECT count(*) FROM app.terms WHERE set_id = pg_temp.id('set_a')) = 0, 'removed B no longer sees the terms');
-    PERFORM pg_temp.check((SELECT count(*) FROM app.set_collaborators) = 0, 'removed B no longer sees collaborators');
+    PERFORM pg_temp.check((SELECT count(*) FROM app.set_collaborators) = 1, 'removed B sees only his own collaborator row');
+    PERFORM pg_temp.check((SELECT is_deleted FROM app.set_collaborators WHERE id = pg_temp.id('collab_b')),
+                          'and it is a tombstone: that is how B learns of the removal');
     PERFORM pg_temp.check(pg_temp.affected(format($$UPDATE app.terms SET word = 'late' WHERE id = %L$$, pg_temp.id('term3'))) = 0,
                           'removed B cannot edit the term he created');
     -- His folder link to the set stays his: visible, and removable, but not re-addable.
@@ -206,6 +208,9 @@ SELECT pg_temp.expect_error(format($$INSERT INTO app.set_collaborators (set_id, 
                                    pg_temp.id('set_a'), pg_temp.id('b')), '23505');
 SELECT pg_temp.act_as('b');
 SELECT pg_temp.check((SELECT count(*) FROM app.terms WHERE set_id = pg_temp.id('set_a')) = 3, 're-added B sees the terms again');
+SELECT pg_temp.act_as('c');
+SELECT pg_temp.check((SELECT count(*) FROM app.set_collaborators) = 0, 'C sees nobody''s collaborator rows');
+SELECT pg_temp.check((SELECT count(*) FROM app.study_sets) = 0, 'C sees no sets');
 
 -- Folder links likewise: remove, then add the same pair again.
 SELECT pg_temp.act_as('a');
