@@ -35,9 +35,11 @@ url_for() {
   local url=$1 db=$2 base query=""
   base=${url%%\?*}
   [[ "$url" == *\?* ]] && query="?${url#*\?}"
-  [[ "$base" =~ ^[a-z]+://[^/]*/ ]] || fail_setup "URL must name a database: ${base%%@*}@..."
   echo "${base%/*}/$db$query"
 }
+for u in "$FERRY_TEST_OWNER_URL" "$FERRY_TEST_APP_URL"; do
+  [[ "${u%%\?*}" =~ ^postgres(ql)?://[^/]*/[^/]+$ ]] || fail_setup "URL must be postgresql://user:password@host:port/dbname: ${u%%:*}://..."
+done
 OWNER_URL=$(url_for "$FERRY_TEST_OWNER_URL" "$DB")
 APP_URL=$(url_for "$FERRY_TEST_APP_URL" "$DB")
 OWNER_URL2=$(url_for "$FERRY_TEST_OWNER_URL" "$DB2")
