@@ -14,7 +14,8 @@
 --                      that owner can access (checked on write).
 --   set_collaborators  written (added, soft-removed) only by the set's
 --                      creator; readable by everyone with access to the set,
---                      so collaborators see who else is on it.
+--                      so collaborators see who else is on it, and by the
+--                      collaborator named in the row, even once removed.
 -- Tombstones stay readable under the same rules: no policy looks at the
 -- row's own is_deleted, only at whether a collaborator row is live.
 --
@@ -159,8 +160,11 @@ CREATE POLICY folder_sets_write ON app.folder_sets FOR UPDATE
     WITH CHECK (folder_id IN (SELECT f.id FROM app.folders f WHERE f.owner_id = ferry.current_user_id())
                 AND (is_deleted OR set_id IN (SELECT app.accessible_set_ids())));
 
+-- Everyone on a set sees its collaborator rows; a user also keeps seeing
+-- their own rows after removal (as tombstones), which is how their client
+-- and the changes feed learn that access was revoked.
 CREATE POLICY set_collaborators_read ON app.set_collaborators FOR SELECT
-    USING (set_id IN (SELECT app.accessible_set_ids()));
+    USING (user_id = ferry.current_user_id() OR set_id IN (SELECT app.accessible_set_ids()));
 CREATE POLICY set_collaborators_create ON app.set_collaborators FOR INSERT
     WITH CHECK (set_id IN (SELECT app.created_set_ids()));
 CREATE POLICY set_collaborators_write ON app.set_collaborators FOR UPDATE

@@ -8,7 +8,8 @@
 # exports both. Creates a scratch database as the owner, applies every
 # migrations/NNNN_*.sql in order (each with psql --single-transaction, as
 # `ferry migrate` will), runs each Tests/SQL/NN_*.sql file as the role named
-# on its first line (`-- role: owner` or `-- role: app`), then applies the
+# on its first line (`-- role: owner` or `-- role: app`) and each NN_*.sh
+# (tests needing concurrent sessions, given both URLs), then applies the
 # migrations once more to a second fresh database. Prints `N passed, N failed`,
 # drops the scratch databases, and exits non-zero on any failure.
 set -uo pipefail
@@ -34,9 +35,11 @@ url_for() {
   local url=$1 db=$2 base query=""
   base=${url%%\?*}
   [[ "$url" == *\?* ]] && query="?${url#*\?}"
-  [[ "$base" =~ ^[a-z]+://[^/]*/ ]] || fail_setup "URL must name a database: ${base%%@*}@..."
   echo "${base%/*}/$db$query"
 }
+for u in "$FERRY_TEST_OWNER_URL" "$FERRY_TEST_APP_URL"; do
+  [[ "${u%%\?*}" =~ ^postgres(ql)?://[^/]*/[^/]+$ ]] || fail_setup "URL must be postgresql://user:password@host:port/dbname: ${u%%:*}://..."
+done
 OWNER_URL=$(url_for "$FERRY_TEST_OWNER_URL" "$DB")
 APP_URL=$(url_for "$FERRY_TEST_APP_URL" "$DB")
 OWNER_URL2=$(url_for "$FERRY_TEST_OWNER_URL" "$DB2")
@@ -77,14 +80,20 @@ if [ $st != 0 ]; then
   exit 1
 fi
 
-for t in "$HERE"/[0-9][0-9]_*.sql; do
-  role=$(head -n1 "$t" | sed -n 's/^-- role: *\([a-z]*\).*/\1/p')
+for t in "$HERE"/[0-9][0-9]_*.sql "$HERE"/[0-9][0-9]_*.sh; do
+  [ -e "$t" ] || continue
+  role=$(grep -m1 '^\(--\|#\) role:' "$t" | sed -n 's/^\(--\|#\) role: *\([a-z]*\).*/\2/p')
   case "$role" in
     owner) url=$OWNER_URL ;;
     app) url=$APP_URL ;;
-    *) report "$(basename "$t")" 1 "first line must be '-- role: owner' or '-- role: app'"; continue ;;
+    *) report "$(basename "$t")" 1 "needs a '-- role: owner|app' line ('# role:' in shell tests)"; continue ;;
   esac
-  out=$("$PSQL" -X -q -tA -v ON_ERROR_STOP=1 -f "$t" "$url" 2>&1); st=$?
+  if [[ "$t" == *.sh ]]; then
+    # Shell tests drive several sessions at once; they get both URLs.
+    out=$(SQLTEST_OWNER_URL=$OWNER_URL SQLTEST_APP_URL=$APP_URL PSQL=$PSQL bash "$t" 2>&1); st=$?
+  else
+    out=$("$PSQL" -X -q -tA -v ON_ERROR_STOP=1 -f "$t" "$url" 2>&1); st=$?
+  fi
   if [ $st = 0 ] && ! grep -q '^PASS' <<<"$out"; then st=1; out="$out
 (no PASS line)"; fi
   report "$(basename "$t") as $role" $st "$out"
