@@ -45,7 +45,12 @@ let package = Package(
         .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres"]),
         .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached"]),
         .testTarget(name: "FerryRankTests", dependencies: ["FerryRank"]),
-        .testTarget(name: "FerryTests", dependencies: ["Ferry", "FerryHTTP", "FerryPostgres", "FerryMemcached"]),
+        // Shared by the test targets only: a raw-socket HTTP client and scratch databases.
+        .target(name: "FerryTestSupport", dependencies: ["Ferry", "FerryPostgres"]),
+        .testTarget(
+            name: "FerryTests",
+            dependencies: ["Ferry", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryTestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

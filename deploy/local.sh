@@ -70,6 +70,8 @@ DO \$\$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ferry_app') THEN
     CREATE ROLE ferry_app LOGIN NOBYPASSRLS PASSWORD '$APP_PASSWORD';
   END IF;
+  -- Lets tests drop their scratch databases even while a pool is still connected.
+  GRANT pg_signal_backend TO ferry_owner;
 END \$\$;
 SQL
   if [ "$(psql_su -c "SELECT count(*) FROM pg_database WHERE datname = 'ferry'")" = 0 ]; then

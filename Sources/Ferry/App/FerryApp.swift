@@ -1,0 +1,88 @@
+import FerryHTTP
+import FerryPostgres
+import Logging
+
+/// Ferry assembled: the database pool, the schema catalog and the routes.
+///
+/// `ferry serve` builds one, and so do the integration tests, which is why
+/// nothing here reads the environment or installs signal handlers.
+public final class FerryApp: Sendable {
+    /// The configuration in force.
+    public let configuration: FerryConfiguration
+    /// The serve role's database access.
+    public let database: Database
+    /// The resources, reloadable.
+    public let schema: SchemaCache
+    let logger: Logger
+
+    /// Connects the pool and reads the catalog; throws when PostgreSQL is
+    /// unreachable at start-up, so a misconfigured deployment fails loudly.
+    public init(configuration: FerryConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let db = configuration.database
+        let pool = PostgresPool(
+            url: db.url, size: db.poolSize, acquireTimeout: .milliseconds(db.acquireTimeoutMs),
+            statementTimeoutMs: db.statementTimeoutMs > 0 ? db.statementTimeoutMs : nil,
+            preparedStatements: db.preparedStatements
+        )
+        database = Database(pool: pool)
+        schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
+    }
+
+    /// Re-reads the catalog (SIGHUP); keeps the old one when the database cannot be read.
+    public func reloadSchema() {
+        do {
+            let catalog = try Self.loadCatalog(pool: database.pool, schema: configuration.database.schema, logger: logger)
+            if schema.replace(with: catalog) {
+                logger.notice("schema reloaded", metadata: ["resources": "\(catalog.names.joined(separator: ","))"])
+            }
+        } catch {
+            logger.error("schema reload failed; keeping the previous catalog", metadata: ["error": "\(error)"])
+        }
+    }
+
+    static func loadCatalog(pool: PostgresPool, schema: String, logger: Logger) throws -> SchemaCatalog {
+        let catalog = try pool.withConnection { try SchemaIntrospector.load(schema: schema, connection: $0) }
+        for name in catalog.skipped {
+            logger.warning("table \(schema).\(name) is sync-enabled but collides with a Ferry route; it is not exposed")
+        }
+        return catalog
+    }
+
+    /// The HTTP routes.
+    public func router() -> Router {
+        var router = Router()
+        let handle = RouteHandling(logger: logger)
+        router.get("/healthz", inline: true) { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
+        AuthRoutes(auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
+                   allowSignup: configuration.auth.allowSignup).register(on: &router, handle: handle)
+        CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
+        return router
+    }
+
+    /// The HTTP server settings from the configuration.
+    public var serverConfiguration: HTTPServerConfiguration {
+        let l = configuration.limits
+        var limits = HTTPLimits()
+        limits.maxRequestLineBytes = l.maxRequestLineBytes
+        limits.maxHeaderBytes = l.maxHeaderBytes
+        limits.maxHeaderCount = l.maxHeaderCount
+        limits.maxBodyBytes = l.maxBodyBytes
+        limits.headerTimeoutSeconds = l.headerTimeoutSeconds
+        limits.idleTimeoutSeconds = l.idleTimeoutSeconds
+        limits.bodyTimeoutSeconds = l.bodyTimeoutSeconds
+        limits.writeTimeoutSeconds = l.writeTimeoutSeconds
+        limits.maxConnections = l.maxConnections
+        limits.shutdownGraceSeconds = l.shutdownGraceSeconds
+        let listen = configuration.listen
+        return HTTPServerConfiguration(
+            host: listen.host, port: listen.port, limits: limits,
+            ioThreads: listen.ioThreads > 0 ? listen.ioThreads : HTTPServerConfiguration.coreCount,
+            workerThreads: listen.workerThreads
+        )
+    }
+
+    /// Closes the pool's connections.
+    public func close() { database.pool.close() }
+}

@@ -1,0 +1,72 @@
+import FerryHTTP
+import FerryPostgres
+
+/// `/v1/auth/token`, `/v1/auth/me` and `/v1/users`.
+struct AuthRoutes: Sendable {
+    let auth: AuthService
+    let allowSignup: Bool
+
+    func register(on router: inout Router, handle: RouteHandling) {
+        router.post("/v1/auth/token", handle { request, _ in try signIn(request) })
+        router.delete("/v1/auth/token", handle { request, _ in try revoke(request) })
+        router.get("/v1/auth/me", handle { request, _ in try me(request) })
+        if allowSignup {
+            router.post("/v1/users", handle { request, _ in try signUp(request) })
+        }
+    }
+
+    func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let credentials = BasicCredentials(request) else {
+            throw Problem(401, "unauthorized", "send the name and password with HTTP Basic authentication",
+                          headers: HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry", charset="UTF-8""#)]))
+        }
+        switch try auth.signIn(name: credentials.name, password: credentials.password) {
+        case .issued(let issued):
+            return .json(JSONValue.object([
+                ("token", .string(issued.token)), ("expires_at", .int(Int(issued.expiresAt))),
+                ("user_id", .string(issued.userID)),
+            ]).bytes, status: 201, headers: HTTPHeaders([("Cache-Control", "no-store")]))
+        case .invalid:
+            throw Problem(401, "unauthorized", "wrong name or password",
+                          headers: HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry", charset="UTF-8""#)]))
+        case .throttled(let ms):
+            let seconds = max(1, Int((ms + 999) / 1000))
+            throw Problem(429, "rate_limited", "too many failed sign-ins; retry later",
+                          headers: HTTPHeaders([("Retry-After", String(seconds))]))
+        }
+    }
+
+    func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
+        let hash = try Caller.tokenHash(request)
+        _ = try auth.database.asCaller(tokenHash: hash, [PostgresStatement("SELECT ferry.revoke_token($1::bytea)", [hash])])
+        return HTTPResponse(status: 204)
+    }
+
+    func me(_ request: HTTPRequest) throws -> HTTPResponse {
+        let hash = try Caller.tokenHash(request)
+        let result = try auth.database.asCaller(tokenHash: hash, [
+            PostgresStatement("SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) FROM ferry.me()")
+        ])[0]
+        guard let json = result.first?[0] else { throw Problem.unauthorized() }
+        return .json(Array(json.utf8))
+    }
+
+    func signUp(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try RequestBody.smallObject(request)
+        guard let name = body["name"] as? String, let password = body["password"] as? String else {
+            throw Problem(422, "validation_failed", "name and password are required strings",
+                          extra: [("errors", .array([.object([("field", "name")]), .object([("field", "password")])]))])
+        }
+        let id = try AuthService.createUser(name: name, password: password) { try auth.database.anonymous($0) }
+        return .json(JSONValue.object([("id", .string(id)), ("name", .string(name))]).bytes, status: 201)
+    }
+}
+
+/// Who is calling, as far as the request itself says.
+enum Caller {
+    /// The hash of the request's bearer token; 401 when there is none.
+    static func tokenHash(_ request: HTTPRequest) throws -> String {
+        guard let token = BearerToken.from(request) else { throw Problem.unauthorized() }
+        return BearerToken.hash(token)
+    }
+}

@@ -1,0 +1,33 @@
+import FerryHTTP
+
+/// `GET /v1`: the resources and their columns, for clients and tooling.
+struct CatalogRoutes: Sendable {
+    let database: Database
+    let schema: SchemaCache
+
+    func register(on router: inout Router, handle: RouteHandling) {
+        router.get("/v1", handle { request, _ in
+            // Every /v1 route needs a valid token, this listing included.
+            _ = try database.asCaller(tokenHash: try Caller.tokenHash(request), [])
+            return .json(Self.listing(schema.catalog).bytes)
+        })
+    }
+
+    static func listing(_ catalog: SchemaCatalog) -> JSONValue {
+        .object([("resources", .array(catalog.names.compactMap { catalog[$0] }.map { resource in
+            .object([
+                ("name", .string(resource.name)),
+                ("path", .string("/v1/\(resource.name)")),
+                ("join_table", .bool(resource.isJoinTable)),
+                ("ranked", .bool(resource.isRanked)),
+                ("columns", .array(resource.columns.map { column in
+                    .object([
+                        ("name", .string(column.name)), ("type", .string(column.type)),
+                        ("nullable", .bool(column.nullable)), ("writable", .bool(column.writable)),
+                        ("references", column.references.map { .string($0) } ?? .null),
+                    ])
+                })),
+            ])
+        }))])
+    }
+}

@@ -1,0 +1,47 @@
+import FerryPostgres
+import Foundation
+
+/// Reads the resources from PostgreSQL's catalog in one query.
+///
+/// It runs as the serve role, so "insertable" and "updatable" come from that
+/// role's real column privileges: what the API offers is what the database
+/// will allow.
+public enum SchemaIntrospector {
+    /// The catalog query; `$1` is the app schema. Builds JSON in PostgreSQL so
+    /// that one round trip returns everything.
+    static let query = """
+        SELECT coalesce(json_agg(t ORDER BY t.name), '[]') FROM (
+          SELECT c.relname AS name, n.nspname AS schema,
+            (SELECT json_agg(json_build_object(
+                'name', a.attname,
+                'type', format_type(a.atttypid, a.atttypmod),
+                'nullable', NOT a.attnotnull,
+                'has_default', a.atthasdef OR a.attidentity <> '',
+                'insertable', has_column_privilege(c.oid, a.attnum, 'INSERT'),
+                'updatable', has_column_privilege(c.oid, a.attnum, 'UPDATE'),
+                'references', (SELECT fc.relname FROM pg_constraint f JOIN pg_class fc ON fc.oid = f.confrelid
+                               WHERE f.conrelid = c.oid AND f.contype = 'f' AND f.conkey = ARRAY[a.attnum]
+                               LIMIT 1)
+              ) ORDER BY a.attnum)
+             FROM pg_attribute a
+             WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+               AND a.attname NOT LIKE '\\_ferry\\_%') AS columns,
+            (SELECT coalesce(json_agg((SELECT json_agg(ka.attname ORDER BY ka.attnum)
+                                       FROM pg_attribute ka
+                                       WHERE ka.attrelid = c.oid AND ka.attnum = ANY(i.indkey))), '[]')
+             FROM pg_index i WHERE i.indrelid = c.oid AND i.indisunique AND NOT i.indisprimary) AS unique_keys
+          FROM ferry.sync_resources s
+          JOIN pg_class c ON c.oid = s.table_oid
+          JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = $1 AND has_table_privilege(c.oid, 'SELECT')
+        ) t
+        """
+
+    /// Introspects `schema` over `connection`.
+    public static func load(schema: String, connection: PostgresConnection) throws -> SchemaCatalog {
+        let result = try connection.query(query, [schema])
+        let json = result.rows.first?[0] ?? "[]"
+        let tables = try JSONDecoder().decode([Resource].self, from: Data(json.utf8))
+        return SchemaCatalog(tables: tables)
+    }
+}

@@ -1,0 +1,45 @@
+import FerryPostgres
+import Foundation
+
+/// A fresh database for one test, with Ferry's migrations applied, dropped on `drop()`.
+public final class ScratchDatabase: Sendable {
+    /// The database name.
+    public let name: String
+    /// The owner role's URL for it.
+    public let ownerURL: String
+    /// The serve role's URL for it.
+    public let appURL: String
+
+    /// Creates `ferry_t_<random>` and applies `migrations/` as the owner.
+    public init(prefix: String = "ferry_t", migrate: Bool = true) throws {
+        let owner = try TestEnvironment.ownerURL()
+        let app = try TestEnvironment.appURL()
+        name = prefix + "_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        ownerURL = TestEnvironment.url(owner, database: name)
+        appURL = TestEnvironment.url(app, database: name)
+        let admin = try PostgresConnection(url: owner)
+        defer { admin.close() }
+        try admin.execute("CREATE DATABASE \"\(name)\"")
+        if migrate { try applyMigrations() }
+    }
+
+    /// Applies every `migrations/*.sql` file in order, each in a transaction.
+    public func applyMigrations() throws {
+        let directory = TestEnvironment.repositoryRoot.appendingPathComponent("migrations")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".sql") }.sorted()
+        let connection = try PostgresConnection(url: ownerURL)
+        defer { connection.close() }
+        for file in files {
+            let sql = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            try connection.execute("BEGIN;\n" + sql + "\nCOMMIT;")
+        }
+    }
+
+    /// Drops the database, disconnecting anyone still on it.
+    public func drop() {
+        guard let admin = try? PostgresConnection(url: (try? TestEnvironment.ownerURL()) ?? "") else { return }
+        defer { admin.close() }
+        _ = try? admin.execute("DROP DATABASE IF EXISTS \"\(name)\" WITH (FORCE)")
+    }
+}

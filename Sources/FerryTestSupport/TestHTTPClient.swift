@@ -1,0 +1,206 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A deliberately small, blocking HTTP/1.1 client over a real loopback socket,
+/// for tests. It sends exactly the bytes asked for, so tests can also send
+/// malformed requests, and it parses responses strictly.
+public final class TestHTTPClient {
+    /// One parsed response.
+    public struct Response: Sendable {
+        /// The status code.
+        public let status: Int
+        /// Header fields in order; names as sent.
+        public let headers: [(name: String, value: String)]
+        /// The body bytes (de-chunked).
+        public let body: [UInt8]
+
+        /// The first value of a header, case-insensitively.
+        public func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
+
+        /// The body as UTF-8 text.
+        public var text: String { String(decoding: body, as: UTF8.self) }
+
+        /// The body parsed as JSON (nil when it is not JSON).
+        public var json: Any? { try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) }
+
+        /// The body as a JSON object, or an empty one.
+        public var object: [String: Any] { json as? [String: Any] ?? [:] }
+    }
+
+    /// Why a request failed at the socket level.
+    public struct Failure: Error, CustomStringConvertible {
+        /// What happened.
+        public let description: String
+    }
+
+    private var fd: Int32 = -1
+    private var buffer: [UInt8] = []
+    private let port: Int
+    /// Seconds to wait for a response before failing.
+    public var timeout: Double
+
+    /// A client for `127.0.0.1:port`; connects lazily.
+    public init(port: Int, timeout: Double = 30) {
+        self.port = port
+        self.timeout = timeout
+    }
+
+    deinit { close() }
+
+    /// Closes the connection; the next request opens a new one.
+    public func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+        buffer.removeAll()
+    }
+
+    /// Sends a request with a JSON or raw body and reads its response.
+    @discardableResult
+    public func request(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        json: Any? = nil
+    ) throws -> Response {
+        var headers = headers
+        var payload = body
+        if let json {
+            payload = Array(try JSONSerialization.data(withJSONObject: json, options: [.fragmentsAllowed]))
+            if !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+                headers.append(("Content-Type", "application/json"))
+            }
+        }
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let payload { head += "Content-Length: \(payload.count)\r\n" }
+        head += "\r\n"
+        try send(Array(head.utf8) + (payload ?? []))
+        return try readResponse(method: method)
+    }
+
+    /// Sends raw bytes as they are.
+    public func send(_ bytes: [UInt8]) throws {
+        try connectIfNeeded()
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { throw Failure(description: "send failed: errno \(errno)") }
+            offset += n
+        }
+    }
+
+    /// Reads one response; `method` tells whether a body follows (HEAD has none).
+    public func readResponse(method: String = "GET") throws -> Response {
+        let headEnd = try readUntil([13, 10, 13, 10])
+        let headText = String(decoding: buffer[..<headEnd], as: UTF8.self)
+        buffer.removeFirst(headEnd + 4)
+        var lines = headText.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw Failure(description: "bad status line: \(headText.prefix(80))")
+        }
+        let headers: [(name: String, value: String)] = lines.compactMap { line in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        let find = { (name: String) in headers.first { $0.name.lowercased() == name }?.value }
+        var body: [UInt8] = []
+        if method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status) {
+            // no body
+        } else if find("transfer-encoding")?.lowercased() == "chunked" {
+            while true {
+                let lineEnd = try readUntil([13, 10])
+                let sizeText = String(decoding: buffer[..<lineEnd], as: UTF8.self).split(separator: ";")[0]
+                buffer.removeFirst(lineEnd + 2)
+                guard let size = Int(sizeText, radix: 16) else { throw Failure(description: "bad chunk size") }
+                try fill(size + 2)
+                body += buffer[..<size]
+                buffer.removeFirst(size + 2)
+                if size == 0 { break }
+            }
+        } else if let length = find("content-length").flatMap({ Int($0) }) {
+            try fill(length)
+            body = Array(buffer[..<length])
+            buffer.removeFirst(length)
+        } else {
+            while try readMore() {}
+            body = buffer
+            buffer.removeAll()
+        }
+        if find("connection")?.lowercased() == "close" { close() }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// Whether the server has closed the connection (reads EOF within `within` seconds).
+    public func isClosedByPeer(within seconds: Double = 2) -> Bool {
+        guard fd >= 0 else { return true }
+        let saved = timeout
+        timeout = seconds
+        defer { timeout = saved }
+        do {
+            while try readMore() {}
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private func connectIfNeeded() throws {
+        guard fd < 0 else { return }
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if rc != 0 {
+            let code = errno
+            close()
+            throw Failure(description: "connect to port \(port) failed: errno \(code)")
+        }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    private func readUntil(_ marker: [UInt8]) throws -> Int {
+        var searchFrom = 0
+        while true {
+            if buffer.count >= marker.count {
+                var i = searchFrom
+                while i + marker.count <= buffer.count {
+                    if buffer[i] == marker[0], Array(buffer[i..<(i + marker.count)]) == marker { return i }
+                    i += 1
+                }
+                searchFrom = max(0, buffer.count - marker.count + 1)
+            }
+            guard try readMore() else { throw Failure(description: "connection closed before a complete response") }
+        }
+    }
+
+    private func fill(_ count: Int) throws {
+        while buffer.count < count {
+            guard try readMore() else { throw Failure(description: "connection closed mid-body") }
+        }
+    }
+
+    /// Reads what is available; false at EOF. Throws on timeout.
+    private func readMore() throws -> Bool {
+        guard fd >= 0 else { return false }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pfd, 1, Int32(timeout * 1000))
+        if ready == 0 { throw Failure(description: "timed out after \(timeout) s waiting for the server") }
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n < 0 {
+            if errno == ECONNRESET { return false }
+            throw Failure(description: "recv failed: errno \(errno)")
+        }
+        if n == 0 { return false }
+        buffer += chunk[..<n]
+        return true
+    }
+}
