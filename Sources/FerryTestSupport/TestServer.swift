@@ -1,0 +1,73 @@
+import Ferry
+import FerryHTTP
+import FerryPostgres
+import Foundation
+import Logging
+
+/// A real Ferry server for one test: a scratch database with the migrations
+/// applied, the app on an ephemeral loopback port, and helpers to make users.
+public final class TestServer: Sendable {
+    /// The scratch database.
+    public let database: ScratchDatabase
+    /// The app under test.
+    public let app: FerryApp
+    /// The HTTP server.
+    public let server: HTTPServer
+
+    /// Starts Ferry; `configure` may adjust the configuration first.
+    public init(_ configure: (inout FerryConfiguration) -> Void = { _ in }) throws {
+        database = try ScratchDatabase()
+        var config = FerryConfiguration()
+        config.listen.port = 0
+        config.listen.ioThreads = 2
+        config.listen.workerThreads = 8
+        config.database.url = database.appURL
+        config.database.migrationURL = database.ownerURL
+        config.database.poolSize = 4
+        config.memcached.servers = [(try? TestEnvironment.memcached()) ?? "127.0.0.1:11211"]
+        configure(&config)
+        var logger = Logger(label: "ferry-test")
+        logger.logLevel = .warning
+        do {
+            app = try FerryApp(configuration: config, logger: logger)
+            var serverConfig = app.serverConfiguration
+            serverConfig.accessLog = false
+            server = HTTPServer(configuration: serverConfig, responder: app.router(), logger: logger)
+            try server.start()
+        } catch {
+            database.drop()
+            throw error
+        }
+    }
+
+    /// The bound port.
+    public var port: Int { server.port }
+
+    /// A new client connection to this server.
+    public func client() -> TestHTTPClient { TestHTTPClient(port: port) }
+
+    /// Creates a user directly in the database and returns a bearer token for it.
+    public func user(_ name: String, password: String = "correct-horse") throws -> (id: String, token: String) {
+        let connection = try PostgresConnection(url: database.ownerURL)
+        defer { connection.close() }
+        let id = try connection.query("SELECT ferry.create_user($1, $2)", [name, password]).rows[0][0] ?? ""
+        guard let issued = try AuthService.issueToken(name: name, ttlSeconds: 3600, connection: connection) else {
+            throw TestEnvironment.Missing(description: "could not issue a token for \(name)")
+        }
+        return (id, issued.token)
+    }
+
+    /// Runs SQL as the owner (bypassing RLS), e.g. to write "from psql".
+    public func ownerQuery(_ sql: String, _ params: [String?] = []) throws -> PostgresResult {
+        let connection = try PostgresConnection(url: database.ownerURL)
+        defer { connection.close() }
+        return try connection.query(sql, params)
+    }
+
+    /// Stops the server, closes the pool and drops the database.
+    public func stop() {
+        server.shutdown()
+        app.close()
+        database.drop()
+    }
+}
