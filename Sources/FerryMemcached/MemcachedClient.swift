@@ -13,8 +13,8 @@ import Darwin
 /// - A server that refuses or times out a connect is *ejected*: for
 ///   `retryTimeoutSeconds` its keys are routed to the other servers, then it is tried
 ///   again (and taken back once it answers). A call that meets a freshly failed server
-///   is retried on the new route, at most twice, so while one server is alive calls
-///   keep working. With a single server, calls fail fast with `.unavailable` until it
+///   is retried on the new route (see `maxAttempts`), so while one server is alive
+///   calls keep working. With a single server, calls fail fast with `.unavailable` until it
 ///   is back.
 /// - A server that accepts connections but never answers (hung, `SIGSTOP`) costs a call
 ///   about `pollTimeoutMs` and yields `.unavailable`; it is not ejected, because
@@ -28,9 +28,12 @@ public final class MemcachedClient: Sendable {
     let addresses: [MemcachedServerAddress]
     let pool: MemcachedHandlePool
 
-    /// How often a call is attempted when the server it went to has just failed to
-    /// connect (the retry goes to the server libmemcached routes to next).
-    static let maxAttempts = 3
+    /// How often a call is attempted while libmemcached discovers a dead server. The
+    /// worst case needs all four: the pooled connection turns out closed, the reconnect
+    /// is refused (server marked failed), the next attempt ejects it, the last one goes
+    /// to the server the key is rerouted to. Only the reconnect can take time, and a
+    /// connect timeout is not retried, so this stays within about `connectTimeoutMs`.
+    static let maxAttempts = 4
 
     /// Checks the configuration and prepares `poolSize` connection sets. Connects lazily:
     /// a server that is down now does not make this fail.
