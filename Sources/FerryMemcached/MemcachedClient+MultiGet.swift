@@ -67,6 +67,17 @@ extension MemcachedClient {
         // mget skips a server it cannot connect to, and a server that times out mid-fetch
         // ends the loop like an END would.
         try throwLastError(of: handle, context: "get_multi fetch")
+        // When no server answers within the poll timeout, the fetch loop simply stops,
+        // recording nothing; the unanswered requests are still counted per server.
+        for index in 0..<memcached_server_count(handle.raw) {
+            guard let instance = memcached_server_instance_by_position(handle.raw, index),
+                  memcached_server_response_count(instance) > 0
+            else { continue }
+            let name = "\(String(cString: memcached_server_name(instance))):\(memcached_server_port(instance))"
+            throw MemcachedError(
+                kind: .unavailable, returnCode: Int(MEMCACHED_TIMEOUT.rawValue),
+                message: "get_multi fetch: \(name) did not answer in time")
+        }
         return found
     }
 }

@@ -64,7 +64,26 @@ final class MemcachedProcess: @unchecked Sendable {
     }
 
     /// Freezes the process: its kernel still accepts connections, it never answers.
-    func pause() { if let process { Glibc.kill(process.processIdentifier, SIGSTOP) } }
+    /// Returns once every thread is really stopped (SIGSTOP takes effect asynchronously).
+    func pause() {
+        guard let process else { return }
+        let pid = process.processIdentifier
+        Glibc.kill(pid, SIGSTOP)
+        let deadline = Date().addingTimeInterval(2)
+        while Date() < deadline, !Self.allThreadsStopped(pid) { usleep(1000) }
+    }
+
+    private static func allThreadsStopped(_ pid: Int32) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return !tasks.isEmpty && tasks.allSatisfy { task in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")")
+            else { return false }
+            // The state letter follows "pid (comm) ".
+            let state = stat[stat.index(after: close)...].dropFirst().first
+            return state == "T" || state == "t"
+        }
+    }
     /// Lets a paused process run again.
     func resume() { if let process { Glibc.kill(process.processIdentifier, SIGCONT) } }
 
