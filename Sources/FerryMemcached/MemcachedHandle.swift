@@ -43,7 +43,16 @@ final class MemcachedHandle: @unchecked Sendable {
     /// command on it would read that stale answer. Dead-server bookkeeping survives.
     func dropConnections() { memcached_quit(raw) }
 
-    /// The behaviours every handle gets; see the README of this module for the reasons.
+    /// The behaviours every handle gets, and why:
+    /// - MD5 ketama (`KETAMA_WEIGHTED`, equal weights): consistent hashing compatible
+    ///   with other libketama clients; adding a server moves ~`1/(n+1)` of the keys.
+    /// - Text protocol (libmemcached's default): memcached 1.6 deprecates the binary one.
+    /// - `NO_BLOCK` + connect/poll/send/receive timeouts: no socket wait exceeds them.
+    /// - `SERVER_FAILURE_LIMIT` 1 + `REMOVE_FAILED_SERVERS` + `DEAD_TIMEOUT` =
+    ///   `RETRY_TIMEOUT`: one failed connect takes a server out of the continuum for
+    ///   the retry timeout, then it is tried again. Its keys meanwhile live on the other
+    ///   servers; for write-once snapshots a lost part just means "gone".
+    /// - `TCP_NODELAY`: requests are small and latency-bound.
     static func behaviors(
         _ configuration: MemcachedConfiguration, ejectFailedServers: Bool
     ) -> [(memcached_behavior_t, UInt64)] {

@@ -5,7 +5,7 @@ import Testing
 @Suite struct BasicOperationTests {
     @Test func setGetDeleteRoundTrip() throws {
         let server = try MemcachedProcess()
-        let client = try MemcachedClient(configuration: .init(servers: [server.address]))
+        let client = try MemcachedClient(configuration: .relaxed([server.address]))
         let value = randomBytes(1000)
         try client.set("alpha", value, ttlSeconds: 60)
         #expect(try client.get("alpha") == value)
@@ -18,7 +18,7 @@ import Testing
 
     @Test func emptyValueIsNotAMiss() throws {
         let server = try MemcachedProcess()
-        let client = try MemcachedClient(configuration: .init(servers: [server.address]))
+        let client = try MemcachedClient(configuration: .relaxed([server.address]))
         try client.set("empty", [], ttlSeconds: 60)
         #expect(try client.get("empty") == [])
         #expect(try client.getMany(["empty"]) == ["empty": []])
@@ -26,7 +26,7 @@ import Testing
 
     @Test func missIsNilButOutageIsUnavailable() throws {
         let server = try MemcachedProcess()
-        let live = try MemcachedClient(configuration: .init(servers: [server.address]))
+        let live = try MemcachedClient(configuration: .relaxed([server.address]))
         #expect(try live.get("never-set") == nil)
 
         let nobody = try freeLoopbackPort()  // nothing listens there
@@ -47,7 +47,7 @@ import Testing
 
     @Test func ttlExpires() async throws {
         let server = try MemcachedProcess()
-        let client = try MemcachedClient(configuration: .init(servers: [server.address]))
+        let client = try MemcachedClient(configuration: .relaxed([server.address]))
         try client.set("short", [7], ttlSeconds: 1)
         try client.set("long", [8], ttlSeconds: 60)
         #expect(try client.get("short") == [7])
@@ -59,7 +59,7 @@ import Testing
 
     @Test func ttlOutOfRangeIsRefused() throws {
         let server = try MemcachedProcess()
-        let client = try MemcachedClient(configuration: .init(servers: [server.address]))
+        let client = try MemcachedClient(configuration: .relaxed([server.address]))
         for ttl in [-1, 2_592_001] {
             let error = #expect(throws: MemcachedError.self) { try client.set("k", [1], ttlSeconds: ttl) }
             #expect(error?.kind == .invalidArgument)
@@ -68,7 +68,7 @@ import Testing
 
     @Test func valuesNearTheItemLimit() throws {
         let server = try MemcachedProcess()
-        let client = try MemcachedClient(configuration: .init(servers: [server.address]))
+        let client = try MemcachedClient(configuration: .relaxed([server.address]))
         let mib = 1 << 20
         let big = randomBytes(mib - 4096)
         try client.set("big", big, ttlSeconds: 60)
@@ -110,7 +110,7 @@ import Testing
 
     @Test func longestValidKeyWorks() throws {
         let server = try MemcachedProcess()
-        let client = try MemcachedClient(configuration: .init(servers: [server.address]))
+        let client = try MemcachedClient(configuration: .relaxed([server.address]))
         let key = String(repeating: "k", count: 250)
         try client.set(key, [1], ttlSeconds: 60)
         #expect(try client.get(key) == [1])

@@ -31,9 +31,9 @@ import Testing
         let a = try MemcachedProcess()
         let b = try MemcachedProcess()
         let c = try MemcachedProcess()
-        let two = try MemcachedClient(configuration: .init(servers: [a.address, b.address]))
+        let two = try MemcachedClient(configuration: .relaxed([a.address, b.address]))
         for key in keys { try two.set(key, [1], ttlSeconds: 60) }
-        let three = try MemcachedClient(configuration: .init(servers: [a.address, b.address, c.address]))
+        let three = try MemcachedClient(configuration: .relaxed([a.address, b.address, c.address]))
         let found = try three.getMany(keys)
         #expect(found.count >= 500 && found.count < 900, "still found \(found.count) of 1000")
     }

@@ -5,7 +5,7 @@ import Testing
     @Test func multiGetAcrossTwoServers() throws {
         let a = try MemcachedProcess()
         let b = try MemcachedProcess()
-        let client = try MemcachedClient(configuration: .init(servers: [a.address, b.address]))
+        let client = try MemcachedClient(configuration: .relaxed([a.address, b.address]))
         let keys = (0..<60).map { "chunk:\($0)" }
         var expected: [String: [UInt8]] = [:]
         for key in keys {
@@ -14,8 +14,8 @@ import Testing
             expected[key] = value
         }
         // The keys really landed on both servers: ask each one alone.
-        let onlyA = try MemcachedClient(configuration: .init(servers: [a.address]))
-        let onlyB = try MemcachedClient(configuration: .init(servers: [b.address]))
+        let onlyA = try MemcachedClient(configuration: .relaxed([a.address]))
+        let onlyB = try MemcachedClient(configuration: .relaxed([b.address]))
         let onA = try onlyA.getMany(keys)
         let onB = try onlyB.getMany(keys)
         #expect(onA.count > 10 && onB.count > 10)
@@ -35,7 +35,7 @@ import Testing
     @Test func multiGetOfManyKeys() throws {
         let a = try MemcachedProcess()
         let b = try MemcachedProcess()
-        let client = try MemcachedClient(configuration: .init(servers: [a.address, b.address]))
+        let client = try MemcachedClient(configuration: .relaxed([a.address, b.address]))
         let keys = (0..<2000).map { "k\($0)" }
         for key in keys where key.hasSuffix("7") {
             try client.set(key, Array(key.utf8), ttlSeconds: 60)

@@ -1,4 +1,5 @@
 import Foundation
+@testable import FerryMemcached
 
 /// Seconds `body` took, with what it returned or threw.
 func timed<R>(_ body: () throws -> R) -> (Result<R, Error>, Double) {
@@ -41,4 +42,12 @@ func randomBytes(_ count: Int) -> [UInt8] {
 /// A key unique to this run, so tests against a shared server never collide.
 func uniqueKey(_ prefix: String) -> String {
     "\(prefix):\(UUID().uuidString)"
+}
+
+extension MemcachedConfiguration {
+    /// Generous timeouts for tests that check correctness, not latency, so a loaded CI
+    /// machine cannot turn a slow answer into a spurious `.unavailable`.
+    static func relaxed(_ servers: [String]) -> MemcachedConfiguration {
+        MemcachedConfiguration(servers: servers, connectTimeoutMs: 1000, pollTimeoutMs: 1000)
+    }
 }
