@@ -10,5 +10,6 @@ export FERRY_TEST_OWNER_URL="$FERRY_DATABASE_MIGRATION_URL"
 export FERRY_TEST_APP_URL="$FERRY_DATABASE_URL"
 export FERRY_TEST_MEMCACHED="$FERRY_MEMCACHED_SERVERS"
 export FERRY_TEST_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
+bash Tests/SQL/run.sh
 swift build --build-tests
 swift test --skip-build "$@"

@@ -1,0 +1,101 @@
+-- role: owner
+-- ferry.enable_sync: idempotent, refuses tables it cannot sync, and adopts
+-- tables that already hold rows.
+
+CREATE FUNCTION pg_temp.check(ok boolean, what text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF ok IS NOT TRUE THEN RAISE EXCEPTION 'check failed: %', what; END IF;
+END $$;
+
+-- A fingerprint of everything enable_sync creates on the app tables.
+CREATE FUNCTION pg_temp.sync_shape() RETURNS text LANGUAGE sql AS $$
+    SELECT string_agg(x, ';' ORDER BY x) FROM (
+        SELECT format('col %s.%s %s %s %s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod),
+                      a.attnotnull, pg_get_expr(d.adbin, d.adrelid)) AS x
+          FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+         WHERE a.attrelid::regclass::text LIKE 'app.%' AND a.attnum > 0 AND NOT a.attisdropped
+        UNION ALL
+        SELECT format('trg %s.%s', tgrelid::regclass, tgname) FROM pg_trigger WHERE tgrelid::regclass::text LIKE 'app.%'
+        UNION ALL
+        SELECT format('idx %s', indexrelid::regclass) FROM pg_index WHERE indrelid::regclass::text LIKE 'app.%'
+        UNION ALL
+        SELECT format('reg %s %s', table_oid, enabled_at) FROM ferry.synced_tables
+    ) t;
+$$;
+
+-- Calling it again on every app table changes nothing.
+DO $$
+DECLARE before text := pg_temp.sync_shape(); t regclass;
+BEGIN
+    FOR t IN SELECT table_oid FROM ferry.sync_resources WHERE schema_name = 'app' LOOP
+        PERFORM ferry.enable_sync(t);
+        PERFORM ferry.enable_sync(t);
+    END LOOP;
+    PERFORM pg_temp.check(pg_temp.sync_shape() = before, 'enable_sync twice leaves the same columns, triggers, indexes, registry');
+    PERFORM pg_temp.check((SELECT count(*) FROM pg_trigger WHERE tgrelid = 'app.terms'::regclass AND tgname LIKE 'zz_ferry_%') = 4,
+                          'four ferry triggers on app.terms');
+    PERFORM pg_temp.check((SELECT array_agg(table_name::text ORDER BY table_name) FROM ferry.sync_resources WHERE schema_name = 'app')
+                          = ARRAY['folder_sets', 'folders', 'set_collaborators', 'study_sets', 'terms'],
+                          'the five app tables are registered');
+END $$;
+
+-- Tables it cannot sync get clear errors.
+CREATE SCHEMA enabletest;
+CREATE TABLE enabletest.no_pk (id int, x text);
+CREATE TABLE enabletest.composite (id int, k int, PRIMARY KEY (id, k));
+CREATE TABLE enabletest.other_pk (key int PRIMARY KEY);
+CREATE TABLE enabletest.bad_revision (id int PRIMARY KEY, revision text);
+CREATE VIEW enabletest.a_view AS SELECT 1 AS id;
+
+CREATE FUNCTION pg_temp.expect_error(p_table text, p_state text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE st text;
+BEGIN
+    BEGIN
+        PERFORM ferry.enable_sync(p_table::regclass);
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE;
+        PERFORM pg_temp.check(st = p_state, format('%s: expected %s, got %s (%s)', p_table, p_state, st, SQLERRM));
+        RETURN;
+    END;
+    RAISE EXCEPTION 'check failed: enable_sync(%) succeeded', p_table;
+END $$;
+
+SELECT pg_temp.expect_error('enabletest.no_pk', '42P16');
+SELECT pg_temp.expect_error('enabletest.composite', '42P16');
+SELECT pg_temp.expect_error('enabletest.other_pk', '42P16');
+SELECT pg_temp.expect_error('enabletest.bad_revision', '42804');
+SELECT pg_temp.expect_error('enabletest.a_view', '42809');
+
+-- A table with rows already in it: the rows get sync columns at once.
+CREATE TABLE enabletest.existing (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, x text);
+INSERT INTO enabletest.existing (x) SELECT 'row' || g FROM generate_series(1, 50) g;
+SELECT ferry.enable_sync('enabletest.existing');
+DO $$
+BEGIN
+    PERFORM pg_temp.check((SELECT count(*) FROM enabletest.existing
+                            WHERE revision = 1 AND NOT is_deleted AND last_modified > 1000000000000
+                              AND _ferry_field_revisions = '{}') = 50, 'existing rows adopted');
+    PERFORM pg_temp.check((SELECT count(DISTINCT _ferry_xid) FROM enabletest.existing) = 1, 'existing rows share one _ferry_xid');
+    PERFORM pg_temp.check((SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef
+                            WHERE adrelid = 'enabletest.existing'::regclass
+                              AND adnum = (SELECT attnum FROM pg_attribute WHERE attrelid = 'enabletest.existing'::regclass AND attname = '_ferry_xid'))
+                          = 'pg_current_xact_id()', '_ferry_xid default is the writing transaction');
+    UPDATE enabletest.existing SET x = 'changed' WHERE id = 1;
+    PERFORM pg_temp.check((SELECT revision FROM enabletest.existing WHERE id = 1) = 2, 'adopted row updates to revision 2');
+END $$;
+
+-- A renamed table keeps its registration; the view shows the current name.
+ALTER TABLE enabletest.existing RENAME TO renamed;
+DO $$
+BEGIN
+    PERFORM pg_temp.check(EXISTS (SELECT 1 FROM ferry.sync_resources WHERE schema_name = 'enabletest' AND table_name = 'renamed'),
+                          'sync_resources follows a rename');
+END $$;
+DROP TABLE enabletest.renamed;
+DO $$
+BEGIN
+    PERFORM pg_temp.check(NOT EXISTS (SELECT 1 FROM ferry.sync_resources WHERE schema_name = 'enabletest'),
+                          'a dropped table leaves sync_resources');
+END $$;
+
+SELECT 'PASS 02_enable_sync';

@@ -1,0 +1,172 @@
+-- role: app
+-- Users, passwords, throttling and tokens, through the functions the server
+-- (connected as ferry_app) calls.
+
+CREATE FUNCTION pg_temp.check(ok boolean, what text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF ok IS NOT TRUE THEN RAISE EXCEPTION 'check failed: %', what; END IF;
+END $$;
+
+-- Runs a statement and checks that it fails with the given SQLSTATE.
+CREATE FUNCTION pg_temp.expect_error(p_sql text, p_state text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE st text;
+BEGIN
+    BEGIN
+        EXECUTE p_sql;
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE;
+        PERFORM pg_temp.check(st = p_state, format('%s: expected %s, got %s (%s)', p_sql, p_state, st, SQLERRM));
+        RETURN;
+    END;
+    RAISE EXCEPTION 'check failed: % succeeded, expected %', p_sql, p_state;
+END $$;
+
+-- Users.
+SELECT set_config('authtest.alice', ferry.create_user('alice', 'correct horse')::text, false);
+SELECT pg_temp.expect_error($$SELECT ferry.create_user('alice', 'other')$$, '23505');
+SELECT pg_temp.expect_error($$SELECT ferry.create_user('bad name!', 'pw')$$, '23514');
+SELECT pg_temp.expect_error($$SELECT ferry.create_user('', 'pw')$$, '23514');
+SELECT pg_temp.expect_error($$SELECT ferry.create_user('bob', '')$$, '22023');
+DO $$
+BEGIN
+    PERFORM pg_temp.check((SELECT id FROM ferry.user_by_name('alice')) = current_setting('authtest.alice')::uuid, 'user_by_name finds alice');
+    PERFORM pg_temp.check(NOT EXISTS (SELECT 1 FROM ferry.user_by_name('nobody')), 'user_by_name: unknown is empty');
+END $$;
+
+-- The app role reaches users, tokens and login failures only through functions.
+SELECT pg_temp.expect_error('SELECT * FROM ferry.users', '42501');
+SELECT pg_temp.expect_error('SELECT * FROM ferry.tokens', '42501');
+SELECT pg_temp.expect_error('SELECT * FROM ferry.login_failures', '42501');
+SELECT pg_temp.expect_error($$UPDATE ferry.purge_horizon SET horizon_xid = '0'$$, '42501');
+SELECT pg_temp.expect_error($$SELECT ferry.enable_sync('app.terms')$$, '42501');
+
+-- Authentication: success, wrong password and unknown user look the same.
+DO $$
+DECLARE r record; alice uuid := current_setting('authtest.alice')::uuid;
+BEGIN
+    SELECT * INTO r FROM ferry.authenticate('alice', 'correct horse');
+    PERFORM pg_temp.check(r.user_id = alice AND r.retry_after_ms = 0, 'correct password: (alice, 0)');
+    SELECT * INTO r FROM ferry.authenticate('alice', 'wrong');
+    PERFORM pg_temp.check(r.user_id IS NULL AND r.retry_after_ms = 0, 'wrong password: (null, 0)');
+    SELECT * INTO r FROM ferry.authenticate('nobody', 'wrong');
+    PERFORM pg_temp.check(r.user_id IS NULL AND r.retry_after_ms = 0, 'unknown user: (null, 0)');
+    SELECT * INTO r FROM ferry.authenticate(repeat('x', 1000), 'wrong');
+    PERFORM pg_temp.check(r.user_id IS NULL AND r.retry_after_ms = 0, 'absurd name: (null, 0)');
+    SELECT * INTO r FROM ferry.authenticate('alice', NULL);
+    PERFORM pg_temp.check(r.user_id IS NULL AND r.retry_after_ms = 0, 'null password: (null, 0)');
+    -- One failure then a success resets the counter.
+    SELECT * INTO r FROM ferry.authenticate('alice', 'correct horse');
+    PERFORM pg_temp.check(r.user_id = alice, 'success after one failure');
+END $$;
+
+-- An unknown name costs a bcrypt like a known one (no timing oracle).
+DO $$
+DECLARE t0 timestamptz; known interval := '1 hour'; unknown interval := '1 hour';
+BEGIN
+    FOR i IN 1..3 LOOP
+        t0 := clock_timestamp(); PERFORM ferry.authenticate('alice', 'correct horse'); known := least(known, clock_timestamp() - t0);
+        t0 := clock_timestamp(); PERFORM ferry.authenticate('ghost_' || i, 'x'); unknown := least(unknown, clock_timestamp() - t0);
+    END LOOP;
+    RAISE NOTICE 'authenticate: known user % , unknown user %', known, unknown;
+    PERFORM pg_temp.check(known > interval '10 ms', 'bcrypt is slow: ' || known);
+    PERFORM pg_temp.check(unknown > known * 0.3, format('unknown (%s) costs about as much as known (%s)', unknown, known));
+END $$;
+
+-- Throttling: the 5th consecutive failure locks the name; while locked even
+-- the right password is refused without being checked; the lock expires.
+SELECT ferry.create_user('carol', 'carol pw');
+DO $$
+DECLARE r record;
+BEGIN
+    FOR i IN 1..5 LOOP
+        SELECT * INTO r FROM ferry.authenticate('carol', 'bad ' || i);
+        PERFORM pg_temp.check(r.user_id IS NULL AND r.retry_after_ms = 0, 'failure ' || i || ': (null, 0)');
+    END LOOP;
+    SELECT * INTO r FROM ferry.authenticate('carol', 'carol pw');
+    PERFORM pg_temp.check(r.user_id IS NULL AND r.retry_after_ms > 0 AND r.retry_after_ms <= 1000,
+                          'locked after 5 failures, correct password refused, retry in ' || r.retry_after_ms || ' ms');
+END $$;
+SELECT pg_sleep(1.1);
+DO $$
+DECLARE r record;
+BEGIN
+    -- Lock over: a 6th failure locks again, for twice as long.
+    SELECT * INTO r FROM ferry.authenticate('carol', 'bad 6');
+    PERFORM pg_temp.check(r.user_id IS NULL AND r.retry_after_ms = 0, 'failure 6: (null, 0)');
+    SELECT * INTO r FROM ferry.authenticate('carol', 'carol pw');
+    PERFORM pg_temp.check(r.user_id IS NULL AND r.retry_after_ms > 1000 AND r.retry_after_ms <= 2000,
+                          'second lock doubles, retry in ' || r.retry_after_ms || ' ms');
+END $$;
+SELECT pg_sleep(2.1);
+DO $$
+DECLARE r record;
+BEGIN
+    SELECT * INTO r FROM ferry.authenticate('carol', 'carol pw');
+    PERFORM pg_temp.check(r.user_id IS NOT NULL AND r.retry_after_ms = 0, 'after the lock the right password works');
+    SELECT * INTO r FROM ferry.authenticate('carol', 'bad again');
+    SELECT * INTO r FROM ferry.authenticate('carol', 'carol pw');
+    PERFORM pg_temp.check(r.user_id IS NOT NULL, 'success reset the counter: one new failure does not lock');
+END $$;
+-- Unknown names are throttled the same way, so locking reveals nothing.
+DO $$
+DECLARE r record;
+BEGIN
+    FOR i IN 1..5 LOOP PERFORM ferry.authenticate('nobody_here', 'x'); END LOOP;
+    SELECT * INTO r FROM ferry.authenticate('nobody_here', 'x');
+    PERFORM pg_temp.check(r.user_id IS NULL AND r.retry_after_ms > 0, 'unknown names lock too');
+END $$;
+
+-- Tokens.
+DO $$
+DECLARE alice uuid := current_setting('authtest.alice')::uuid; exp timestamptz;
+BEGIN
+    exp := ferry.issue_token(alice, sha256('token-live'), 3600);
+    PERFORM pg_temp.check(exp BETWEEN now() + interval '59 minutes' AND now() + interval '61 minutes', 'issue_token returns expires_at');
+    PERFORM ferry.issue_token(alice, sha256('token-revoked'), 3600);
+    PERFORM ferry.issue_token(alice, sha256('token-expiring'), 1);
+END $$;
+SELECT pg_temp.expect_error($$SELECT ferry.issue_token(ferry.current_user_id(), sha256('x'), 0)$$, '22023');
+SELECT pg_temp.expect_error($$SELECT ferry.issue_token(current_setting('authtest.alice')::uuid, 'short', 60)$$, '23514');
+SELECT pg_temp.expect_error($$SELECT ferry.issue_token(gen_random_uuid(), sha256('nouser'), 60)$$, '23503');
+
+DO $$
+DECLARE alice uuid := current_setting('authtest.alice')::uuid; got uuid; me record;
+BEGIN
+    PERFORM pg_temp.check(ferry.current_user_id() IS NULL, 'no user before begin_request');
+    got := ferry.begin_request(sha256('token-live'));
+    PERFORM pg_temp.check(got = alice, 'begin_request returns the token''s user');
+    PERFORM pg_temp.check(current_setting('ferry.user_id') = alice::text, 'begin_request sets ferry.user_id');
+    PERFORM pg_temp.check(ferry.current_user_id() = alice, 'current_user_id() is alice');
+    SELECT * INTO me FROM ferry.me();
+    PERFORM pg_temp.check(me.id = alice AND me.name = 'alice' AND me.created_at > 1000000000000, 'me() returns alice with ms created_at');
+END $$;
+DO $$
+BEGIN
+    PERFORM pg_temp.check(ferry.current_user_id() IS NULL, 'ferry.user_id is transaction-local');
+    PERFORM pg_temp.check(NOT EXISTS (SELECT 1 FROM ferry.me()), 'me() is empty without a user');
+END $$;
+
+SELECT pg_temp.expect_error($$SELECT ferry.begin_request(sha256('never issued'))$$, 'FR401');
+SELECT pg_temp.expect_error($$SELECT ferry.begin_request(NULL)$$, 'FR401');
+DO $$
+BEGIN
+    PERFORM pg_temp.check(ferry.revoke_token(sha256('token-revoked')), 'revoke_token: true for a live token');
+    PERFORM pg_temp.check(NOT ferry.revoke_token(sha256('token-revoked')), 'revoke_token: false the second time');
+    PERFORM pg_temp.check(NOT ferry.revoke_token(sha256('never issued')), 'revoke_token: false for an unknown token');
+END $$;
+SELECT pg_temp.expect_error($$SELECT ferry.begin_request(sha256('token-revoked'))$$, 'FR401');
+SELECT pg_sleep(1.1);
+SELECT pg_temp.expect_error($$SELECT ferry.begin_request(sha256('token-expiring'))$$, 'FR401');
+SELECT pg_temp.check(ferry.begin_request(sha256('token-live')) IS NOT NULL, 'the live token still works');
+
+-- The error the server maps to 401.
+DO $$
+DECLARE msg text;
+BEGIN
+    PERFORM ferry.begin_request(sha256('never issued'));
+EXCEPTION WHEN SQLSTATE 'FR401' THEN
+    GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+    PERFORM pg_temp.check(msg = 'invalid token', 'FR401 message is "invalid token"');
+END $$;
+
+SELECT 'PASS 03_auth';

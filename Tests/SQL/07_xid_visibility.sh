@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# role: owner
+# The premise of the changes feed: rows are ordered by _ferry_xid and served
+# only below pg_snapshot_xmin(pg_current_snapshot()). A transaction that
+# starts first but commits last must hold back rows written (and committed)
+# after it started, so that a cursor never moves past it.
+# Run by run.sh with SQLTEST_OWNER_URL and PSQL set.
+set -euo pipefail
+q() { "$PSQL" -X -q -tA -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" -c "$1"; }
+fail() { echo "check failed: $*"; exit 1; }
+
+q "CREATE SCHEMA vis; CREATE TABLE vis.items (id int PRIMARY KEY, x text);"
+q "SELECT ferry.enable_sync('vis.items')" >/dev/null
+q "INSERT INTO vis.items (id, x) VALUES (1, 'a'), (2, 'b')"
+
+# T1: writes row 1 first, then stays open for a while.
+PGAPPNAME=ferry_vis_t1 "$PSQL" -X -q -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" >/dev/null <<'SQL' &
+BEGIN;
+UPDATE vis.items SET x = 't1' WHERE id = 1;
+SELECT pg_sleep(3);
+COMMIT;
+SQL
+t1=$!
+for _ in $(seq 100); do
+  [ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ferry_vis_t1' AND backend_xid IS NOT NULL")" = 1 ] && break
+  sleep 0.05
+done
+[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ferry_vis_t1' AND backend_xid IS NOT NULL")" = 1 ] \
+  || fail "T1 did not start writing"
+
+# T2: starts after T1, commits before it.
+q "UPDATE vis.items SET x = 't2' WHERE id = 2"
+[ "$(q "SELECT _ferry_xid >= pg_snapshot_xmin(pg_current_snapshot()) FROM vis.items WHERE id = 2")" = t ] \
+  || fail "row 2 (committed) must be held back while the older T1 runs"
+[ "$(q "SELECT x FROM vis.items WHERE id = 1")" = a ] || fail "T1's write is not visible yet"
+
+wait $t1 || fail "T1 failed"
+# xmin is cluster-wide: another open writing transaction anywhere in the
+# cluster holds it back too, so give unrelated sessions a few seconds.
+for _ in $(seq 100); do
+  [ "$(q "SELECT bool_and(_ferry_xid < pg_snapshot_xmin(pg_current_snapshot())) FROM vis.items")" = t ] && break
+  sleep 0.1
+done
+[ "$(q "SELECT bool_and(_ferry_xid < pg_snapshot_xmin(pg_current_snapshot())) FROM vis.items")" = t ] \
+  || fail "after T1 commits both rows are below xmin"
+[ "$(q "SELECT (SELECT _ferry_xid FROM vis.items WHERE id = 1) < (SELECT _ferry_xid FROM vis.items WHERE id = 2)")" = t ] \
+  || fail "T1's row sorts before T2's although it committed later"
+echo "PASS 07_xid_visibility"
