@@ -19,6 +19,8 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     case migrationFailed(MigrationFailure)
     /// Connecting, locking or bookkeeping failed (not a migration script).
     case database(operation: String, error: PostgresError)
+    /// A pending file contains a statement that begins or ends a transaction; nothing was run.
+    case transactionStatement(fileName: String, line: Int, statement: String)
     /// The file ended the transaction it runs in (a COMMIT, ROLLBACK or END of its own).
     case transactionControl(fileName: String)
     /// Another run held the migration lock for longer than the allowed wait.
@@ -66,6 +68,10 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
         case let .database(operation, error):
             return "\(operation) failed: \(error.message)"
                 + (error.sqlState.map { " (SQLSTATE \($0))" } ?? "")
+        case let .transactionStatement(fileName, line, statement):
+            return "migration \(fileName) has a \(statement) statement at line \(line) (nothing was run): "
+                + "ferry runs each file in a transaction of its own, so files must not begin, commit or roll back "
+                + "transactions. Remove it."
         case let .transactionControl(fileName):
             return "migration \(fileName) ended its transaction itself (COMMIT, ROLLBACK or END in the file), "
                 + "so it was not recorded as applied and the statements before that point may have been committed. "

@@ -31,7 +31,8 @@ public struct Migrator: Sendable {
     ///
     /// Takes the migration lock first (a dry run does not), then re-reads what is applied,
     /// so a run that waited for another finds only what that one left. Refuses to run
-    /// anything when an applied file has changed. Stops at the first failing file, whose
+    /// anything when an applied file has changed or a pending one contains its own
+    /// BEGIN/COMMIT/ROLLBACK. Stops at the first failing file, whose
     /// transaction is rolled back; the files before it stay applied.
     ///
     /// - Parameter progress: called for each event as it happens, on the calling thread.
@@ -50,6 +51,11 @@ public struct Migrator: Sendable {
 
         let plan = try currentPlan(on: connection)
         guard plan.changed.isEmpty else { throw .checksumMismatch(plan.changed) }
+        for file in plan.pending {
+            if let found = TransactionControlScanner.firstFinding(in: file.script) {
+                throw .transactionStatement(fileName: file.fileName, line: found.line, statement: found.statement)
+            }
+        }
         for record in plan.missing { progress(.missingFile(record)) }
 
         var summary = MigrationSummary(

@@ -193,12 +193,35 @@ import Testing
         #expect(after.line == "dry run: nothing to apply (3 already applied)")
     }
 
+    @Test func fileWithItsOwnCommitIsRefusedBeforeAnythingRuns() throws {
+        let database = try ScratchDatabase.create()
+        defer { database.drop() }
+        let fixture = try MigrationFixture([
+            "0001_fine.sql": "CREATE TABLE public.t (id int);\n",
+            "0002_tx.sql": "BEGIN;\nCREATE TABLE public.u (id int);\nCOMMIT;\n",
+        ])
+        defer { fixture.destroy() }
+        let error = #expect(throws: MigrationError.self) { try migrator(database, fixture).migrate() }
+        guard case let .transactionStatement(fileName, line, statement)? = error else {
+            Issue.record("expected transactionStatement, got \(String(describing: error))")
+            return
+        }
+        #expect((fileName, line, statement) == ("0002_tx.sql", 1, "BEGIN"))
+        #expect("\(error!)".contains("0002_tx.sql has a BEGIN statement at line 1 (nothing was run)"))
+        #expect(try database.column("SELECT to_regclass('public.t')::text") == [nil])
+    }
+
+    /// The safety net behind the scanner: a file that ends its transaction anyway (here
+    /// applied directly, bypassing the scan) is reported, not recorded.
     @Test func fileThatCommitsItselfIsReported() throws {
         let database = try ScratchDatabase.create()
         defer { database.drop() }
         let fixture = try MigrationFixture(["0001_tx.sql": "CREATE TABLE public.t (id int);\nCOMMIT;\nCREATE TABLE public.u (id int);\n"])
         defer { fixture.destroy() }
-        let error = #expect(throws: MigrationError.self) { try migrator(database, fixture).migrate() }
+        let migrator = try migrator(database, fixture)
+        let connection = try migrator.connect()
+        defer { connection.close() }
+        let error = #expect(throws: MigrationError.self) { try migrator.apply(migrator.files[0], on: connection) }
         guard case let .transactionControl(fileName)? = error else {
             Issue.record("expected transactionControl, got \(String(describing: error))")
             return
