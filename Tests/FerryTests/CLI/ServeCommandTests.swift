@@ -13,7 +13,7 @@ import Glibc
         defer { database.drop() }
         let port = FreePort.next()
         let process = Process()
-        process.executableURL = FerryProcess.binary
+        process.executableURL = try FerryProcess.binary
         process.arguments = ["serve"]
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
         env["FERRY_DATABASE_URL"] = database.appURL

@@ -10,17 +10,17 @@ import FerryTestSupport
         defer { server.stop() }
         let env = ["FERRY_DATABASE_MIGRATION_URL": server.database.ownerURL]
         let added = try FerryProcess.run(["user", "add", "ivy"], environment: env, input: "ivy-password\n")
-        #expect(added.status == 0, "\(added.error)")
-        #expect(added.output.contains("created user ivy"))
-        #expect(!added.output.contains("ivy-password") && !added.error.contains("ivy-password"))
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout.contains("created user ivy"))
+        #expect(!added.stdout.contains("ivy-password") && !added.stderr.contains("ivy-password"))
 
         let again = try FerryProcess.run(["user", "add", "ivy"], environment: env, input: "other-password\n")
         #expect(again.status != 0)
-        #expect(again.error.contains("exists"))
+        #expect(again.stderr.contains("exists"))
 
         let issued = try FerryProcess.run(["token", "issue", "ivy"], environment: env)
-        #expect(issued.status == 0, "\(issued.error)")
-        let token = issued.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(issued.status == 0, "\(issued.stderr)")
+        let token = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let me = try server.client().request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(token)")])
         #expect(me.status == 200)
         #expect(me.object["name"] as? String == "ivy")
@@ -36,12 +36,12 @@ import FerryTestSupport
         let env = ["FERRY_DATABASE_MIGRATION_URL": server.database.ownerURL]
         let noPassword = try FerryProcess.run(["user", "add", "jo"], environment: env, input: "")
         #expect(noPassword.status != 0)
-        #expect(noPassword.error.contains("no password"))
+        #expect(noPassword.stderr.contains("no password"))
         let unknown = try FerryProcess.run(["token", "issue", "nobody"], environment: env)
         #expect(unknown.status != 0)
-        #expect(unknown.error.contains("no user named nobody"))
+        #expect(unknown.stderr.contains("no user named nobody"))
         let badConfig = try FerryProcess.run(["token", "issue", "jo"], environment: ["FERRY_LISTEN_PORT": "x"])
         #expect(badConfig.status == 78)
-        #expect(badConfig.error.contains("FERRY_LISTEN_PORT"))
+        #expect(badConfig.stderr.contains("FERRY_LISTEN_PORT"))
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import FerryTestSupport
 @testable import Ferry
 
 @Suite struct DatabaseURLRedactionTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import FerryTestSupport
 @testable import Ferry
 
 @Suite struct MigrationPlanTests {

@@ -2,6 +2,7 @@ import Foundation
 import FerryPostgres
 import Synchronization
 import Testing
+import FerryTestSupport
 @testable import Ferry
 
 /// Runs blocking work on a thread of its own, so that waiting on PostgreSQL does not hold

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import FerryTestSupport
 @testable import Ferry
 
 /// The migrator against a real PostgreSQL, each test in a scratch database of its own.
