@@ -1,13 +1,16 @@
 import Dispatch
 import Glibc
+import Synchronization
 
 /// Turns SIGTERM and SIGINT into a graceful `HTTPServer.beginShutdown()`.
 /// A second signal while shutting down exits at once.
 public enum SignalShutdown {
-    /// Installs the handlers; keep the returned sources alive as long as they should work.
-    @discardableResult
-    public static func install(for server: HTTPServer, signals: [Int32] = [SIGTERM, SIGINT]) -> [any DispatchSourceSignal] {
-        signals.map { number in
+    /// Sources must outlive the call: a released source is cancelled.
+    private static let installed = Mutex<[SourceBox]>([])
+
+    /// Installs the handlers for the life of the process.
+    public static func install(for server: HTTPServer, signals: [Int32] = [SIGTERM, SIGINT]) {
+        let sources = signals.map { number in
             // The default action would kill the process before the source sees it.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -17,15 +20,22 @@ public enum SignalShutdown {
                 server.beginShutdown()
             }
             source.resume()
-            return source
+            return SourceBox(source)
         }
+        installed.withLock { $0.append(contentsOf: sources) }
     }
 }
-
-import Synchronization
 
 /// How often a signal has arrived.
 private final class SignalCount: Sendable {
     private let count = Atomic<Int>(0)
     func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
+}
+
+/// Keeps a signal source alive. `@unchecked Sendable`: the reference never
+/// changes after init and is only retained, never used, by the holder;
+/// Dispatch sources are thread-safe objects anyway.
+private final class SourceBox: @unchecked Sendable {
+    let source: any DispatchSourceSignal
+    init(_ source: any DispatchSourceSignal) { self.source = source }
 }
