@@ -93,29 +93,32 @@ import Testing
     }
 
     @Test func conninfoStringsWork() throws {
+        let owner = try OwnerAddress()
         let connection = try PostgresConnection(
-            url: "host=127.0.0.1 port=54329 user=ferry_owner password=ferry_owner dbname=ferry connect_timeout=3"
+            url: "host=\(owner.host) port=\(owner.port) user=\(owner.user) password='\(owner.password)' dbname=\(owner.database) connect_timeout=3"
         )
-        #expect(try connection.query("SELECT current_user").first?[0] == "ferry_owner")
+        #expect(try connection.query("SELECT current_user").first?[0] == owner.user)
         #expect(connection.parameter("connect_timeout") == "3")
         #expect(connection.parameter("application_name") == "ferry")
     }
 
     @Test func multiHostURLsPassThrough() throws {
+        let owner = try OwnerAddress()
         let deadPort = try TemporaryPostgres.freePort()
         let connection = try PostgresConnection(
-            url: "postgresql://ferry_owner:ferry_owner@127.0.0.1:\(deadPort),127.0.0.1:54329/ferry"
+            url: "postgresql://\(owner.user):\(owner.password)@127.0.0.1:\(deadPort),\(owner.host):\(owner.port)/\(owner.database)"
         )
         #expect(try connection.query("SELECT 1").first?[0] == "1")
     }
 
     @Test func connectionFailuresAreConnectionErrors() throws {
+        let owner = try OwnerAddress()
         let deadPort = try TemporaryPostgres.freePort()
-        let refused = postgresError { try PostgresConnection(url: "postgresql://ferry_owner@127.0.0.1:\(deadPort)/ferry") }
+        let refused = postgresError { try PostgresConnection(url: "postgresql://\(owner.user)@127.0.0.1:\(deadPort)/\(owner.database)") }
         #expect(refused?.kind == .connection)
 
         let wrongPassword = postgresError {
-            try PostgresConnection(url: "postgresql://ferry_owner:not-the-password-xyz@127.0.0.1:54329/ferry")
+            try PostgresConnection(url: "postgresql://\(owner.user):not-the-password-xyz@\(owner.host):\(owner.port)/\(owner.database)")
         }
         #expect(wrongPassword?.kind == .connection)
         #expect(wrongPassword?.message.contains("not-the-password-xyz") == false)

@@ -60,7 +60,7 @@ import Testing
     @Test func unreachableServerFailsFast() throws {
         let deadPort = try TemporaryPostgres.freePort()
         let pool = PostgresPool(
-            url: "postgresql://ferry_owner@127.0.0.1:\(deadPort)/ferry", size: 4,
+            url: "postgresql://nobody@127.0.0.1:\(deadPort)/nothing", size: 4,
             acquireTimeout: .seconds(10), statementTimeoutMs: nil
         )
         let started = ContinuousClock.now

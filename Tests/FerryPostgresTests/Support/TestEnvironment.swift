@@ -45,3 +45,25 @@ func postgresError<T>(
     }
     return nil
 }
+
+/// The pieces of `FERRY_TEST_OWNER_URL`, for tests that must rebuild it in another form
+/// (conninfo string, multi-host URL, wrong password).
+struct OwnerAddress {
+    let host: String
+    let port: Int
+    let user: String
+    let password: String
+    let database: String
+
+    init() throws {
+        let url = try TestEnvironment.ownerURL()
+        guard let parts = URLComponents(string: url), let host = parts.host, let user = parts.user else {
+            throw MissingEnvironment(variable: "FERRY_TEST_OWNER_URL (as postgresql://user:password@host:port/database)")
+        }
+        self.host = host
+        self.port = parts.port ?? 5432
+        self.user = user
+        self.password = parts.password ?? ""
+        self.database = String(parts.path.dropFirst())
+    }
+}
