@@ -91,9 +91,12 @@ import Testing
         #expect(pool.stats.discarded == 1)
     }
 
-    @Test func deadIdleConnectionIsReplacedBeforeUse() throws {
+    /// With the default idle check the dead socket is seen without a round trip; with
+    /// `idleCheckAfter: .zero` every reuse also pings the server first.
+    @Test(arguments: [Duration.seconds(30), .zero])
+    func deadIdleConnectionIsReplacedBeforeUse(idleCheckAfter: Duration) throws {
         let url = try TestEnvironment.ownerURL()
-        let pool = PostgresPool(url: url, size: 1, acquireTimeout: .seconds(5), statementTimeoutMs: nil)
+        let pool = PostgresPool(url: url, size: 1, acquireTimeout: .seconds(5), statementTimeoutMs: nil, idleCheckAfter: idleCheckAfter)
         defer { pool.close() }
         let firstPID = try pool.withConnection { $0.backendPID }
         let killer = try PostgresConnection(url: url)
