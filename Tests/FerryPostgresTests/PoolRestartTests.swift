@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import FerryTestSupport
 import Testing
 @testable import FerryPostgres
 

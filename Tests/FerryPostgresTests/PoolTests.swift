@@ -1,4 +1,5 @@
 import Foundation
+import FerryTestSupport
 import Testing
 @testable import FerryPostgres
 

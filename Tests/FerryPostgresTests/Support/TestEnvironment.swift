@@ -1,29 +1,7 @@
 import Foundation
 import Testing
+import FerryTestSupport
 @testable import FerryPostgres
-
-/// A required environment variable was missing; the test fails with this message.
-struct MissingEnvironment: Error, CustomStringConvertible {
-    let variable: String
-    var description: String { "\(variable) is not set; run the tests through deploy/test.sh (see helper docs)" }
-}
-
-/// Addresses of the services the integration tests use, read from the environment.
-enum TestEnvironment {
-    /// A required variable's value, or a thrown `MissingEnvironment` (never a silent skip).
-    static func require(_ variable: String) throws -> String {
-        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
-            throw MissingEnvironment(variable: variable)
-        }
-        return value
-    }
-
-    /// URL of the owner role on the shared dev database.
-    static func ownerURL() throws -> String { try require("FERRY_TEST_OWNER_URL") }
-
-    /// Directory holding initdb, pg_ctl and friends.
-    static func postgresBin() throws -> String { try require("FERRY_TEST_PG_BIN") }
-}
 
 /// A fresh connection to the shared dev database as the owner role.
 func ownerConnection(preparedStatements: Bool = false) throws -> PostgresConnection {
@@ -58,7 +36,7 @@ struct OwnerAddress {
     init() throws {
         let url = try TestEnvironment.ownerURL()
         guard let parts = URLComponents(string: url), let host = parts.host, let user = parts.user else {
-            throw MissingEnvironment(variable: "FERRY_TEST_OWNER_URL (as postgresql://user:password@host:port/database)")
+            throw TestEnvironment.Missing(description: "FERRY_TEST_OWNER_URL must be postgresql://user:password@host:port/database")
         }
         self.host = host
         self.port = parts.port ?? 5432

@@ -10,25 +10,27 @@ import Glibc
 /// created with the binaries in `FERRY_TEST_PG_BIN`. When the tests run as root, every
 /// server command goes through `runuser -u postgres --`, because PostgreSQL refuses to run
 /// as root. Call `destroy()` (typically in `defer`) to stop it and delete the directory.
-final class TemporaryPostgres: Sendable {
+public final class TemporaryPostgres: Sendable {
     /// Failure of a server command, with the tail of its output.
-    struct CommandFailed: Error, CustomStringConvertible {
+    public struct CommandFailed: Error, CustomStringConvertible {
         let command: String
         let output: String
-        var description: String { "\(command) failed:\n\(output)" }
+        public var description: String { "\(command) failed:\n\(output)" }
     }
 
-    let directory: String
-    let port: Int
+    /// The cluster's directory (data, log, socket).
+    public let directory: String
+    /// The TCP port on 127.0.0.1.
+    public let port: Int
     private let bin: String
     private var dataDirectory: String { directory + "/data" }
     private let runAsPostgres = getuid() == 0
 
     /// A libpq URL for the superuser's `postgres` database.
-    var url: String { "postgresql://postgres@127.0.0.1:\(port)/postgres" }
+    public var url: String { "postgresql://postgres@127.0.0.1:\(port)/postgres" }
 
     /// Creates, initialises and starts a cluster.
-    init() throws {
+    public init() throws {
         bin = try TestEnvironment.postgresBin()
         var template = Array("/tmp/ferry-pg-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw CommandFailed(command: "mkdtemp", output: String(cString: strerror(errno))) }
@@ -50,24 +52,24 @@ final class TemporaryPostgres: Sendable {
     }
 
     /// Starts the server and waits until it accepts connections.
-    func start() throws {
+    public func start() throws {
         let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=50"
         try run("pg_ctl", ["-D", dataDirectory, "-l", directory + "/server.log", "-o", options, "-w", "-t", "60", "start"])
     }
 
     /// Stops the server; `mode` is pg_ctl's shutdown mode ("smart", "fast", "immediate").
-    func stop(mode: String = "fast") throws {
+    public func stop(mode: String = "fast") throws {
         try run("pg_ctl", ["-D", dataDirectory, "-m", mode, "-w", "-t", "60", "stop"])
     }
 
     /// Restarts the server and waits until it accepts connections again.
-    func restart(mode: String = "fast") throws {
+    public func restart(mode: String = "fast") throws {
         try stop(mode: mode)
         try start()
     }
 
     /// Stops the server if it runs and deletes the directory. Never throws.
-    func destroy() {
+    public func destroy() {
         if FileManager.default.fileExists(atPath: dataDirectory + "/postmaster.pid") {
             try? stop(mode: "immediate")
         }
@@ -107,7 +109,7 @@ final class TemporaryPostgres: Sendable {
     }
 
     /// A TCP port on 127.0.0.1 that nothing listens on right now.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw CommandFailed(command: "socket", output: String(cString: strerror(errno))) }
         defer { close(fd) }
