@@ -87,7 +87,9 @@ struct UpdatePlan {
             u AS (\(updateStatement(table: table))),
             o AS (
               SELECT st.idx, st.raw_id,
-                     CASE WHEN st.status = 200 AND st.needs_write AND u."id" IS NULL THEN 404 ELSE st.status END AS status,
+                     CASE WHEN st.status = 200 AND st.needs_write AND u."id" IS NULL
+                               AND NOT EXISTS (SELECT 1 FROM st s2 WHERE s2.status <> 200) THEN 404
+                          ELSE st.status END AS status,
                      CASE WHEN u."id" IS NOT NULL THEN \(view(SQL.column("u"))) ELSE \(view(SQL.field("st.cur"))) END AS row,
                      coalesce(u."revision", (st.cur)."revision") AS revision,
                      coalesce(u."last_modified", (st.cur)."last_modified") AS last_modified
