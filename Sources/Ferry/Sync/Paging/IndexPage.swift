@@ -14,6 +14,10 @@ public struct IndexPage: Sendable {
     public var total: Int
     /// The next page's URL (path and query, relative to the server), nil on the last page.
     public var next: String?
+    /// The page's entity tag: `"i-<total>-<hash>"` on page 1 (the hash covers every
+    /// `(id, revision)` of the whole result), `"i<page>-<rows>-<hash>"` on later
+    /// pages (the hash covers the page's rows).
+    public var etag: String
 
     /// `{"data": [...], "paging": {"token", "page", "pages", "total", "next"}}`.
     public var body: [UInt8] {
@@ -29,9 +33,9 @@ public struct IndexPage: Sendable {
         ]).bytes
     }
 
-    /// `Link: <next>; rel="next"` when there is a next page.
+    /// `ETag`, and `Link: <next>; rel="next"` when there is a next page.
     public var headers: HTTPHeaders {
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaders([("ETag", etag)])
         if let next { headers.add("Link", "<\(next)>; rel=\"next\"") }
         return headers
     }

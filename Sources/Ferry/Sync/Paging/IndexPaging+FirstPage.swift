@@ -3,14 +3,18 @@ import FerryHTTP
 extension IndexPaging {
     /// Page 1: one statement builds the ordered id list, counts it and renders the
     /// first page; a result longer than one page is then stored as a snapshot.
-    func firstPage(request: HTTPRequest, tokenHash: String, query: PagedIndexQuery, binding: Binding) throws -> IndexPage {
+    func firstPage(
+        request: HTTPRequest, tokenHash: String, query: PagedIndexQuery, binding: Binding, notModified: (String) -> Bool
+    ) throws -> Answer {
         let results = try database.asCaller(tokenHash: tokenHash, [PagingSQL.firstPage(query, limit: binding.limit)])
         guard let row = results.first?.first, let userID = row["user_id"], let total = row["total"].flatMap({ Int($0) }),
               let data = row["data"]
         else { throw Problem(500, "internal_error", "the paging query returned no row") }
         let pages = max(1, (total + binding.limit - 1) / binding.limit)
+        let etag = "\"i-\(total)-\(row["hash"] ?? "0")\""
+        if notModified(etag) { return .notModified(etag: etag) }
         guard let snapshot = row["snapshot"] else {
-            return IndexPage(data: Array(data.utf8), token: nil, page: 1, pages: pages, total: total, next: nil)
+            return .page(IndexPage(data: Array(data.utf8), token: nil, page: 1, pages: pages, total: total, next: nil, etag: etag))
         }
         var ids: [UInt8] = []
         guard UUIDBytes.appendConcatenated(snapshot, to: &ids), ids.count == total * 16 else {
@@ -25,8 +29,8 @@ extension IndexPaging {
             throw PagingProblem.unavailable(retryAfter: retryAfterSeconds)
         }
         let text = token.text
-        return IndexPage(
+        return .page(IndexPage(
             data: Array(data.utf8), token: text, page: 1, pages: pages, total: total,
-            next: IndexPage.link(for: request, token: text, page: 2))
+            next: IndexPage.link(for: request, token: text, page: 2), etag: etag))
     }
 }

@@ -33,15 +33,15 @@ extension IndexPaging {
                 let userID = try callerID(tokenHash)
                 throw userID == header.userID ? PagingProblem.pageOutOfRange(page, pages: header.pages) : PagingProblem.notFound
             }
-            let statement = PagingSQL.laterPage(
-                table: query.table, rowJSON: query.rowJSON, ids: UUIDBytes.arrayLiteral(ids), userID: header.userID)
+            let statement = PagingSQL.laterPage(query, ids: UUIDBytes.arrayLiteral(ids), userID: header.userID)
             let results = try database.asCaller(tokenHash: tokenHash, [statement])
             guard let row = results.first?.first, row["user_id"] == header.userID, let data = row["data"] else {
                 throw PagingProblem.notFound
             }
             return IndexPage(
                 data: Array(data.utf8), token: text, page: page, pages: header.pages, total: header.total,
-                next: page < header.pages ? IndexPage.link(for: request, token: text, page: page + 1) : nil)
+                next: page < header.pages ? IndexPage.link(for: request, token: text, page: page + 1) : nil,
+                etag: "\"i\(page)-\(row["count"] ?? "0")-\(row["hash"] ?? "0")\"")
         }
     }
 }

@@ -35,19 +35,30 @@ public struct IndexPaging: Sendable {
     ///   - limit: The page size, already validated by Index.
     ///   - canonicalQuery: The filters and order in canonical form; by default
     ///     ``PagingFingerprint/canonicalQuery(_:)`` of the request's query.
+    ///   - notModified: Whether the client's validators match a page's ETag; when
+    ///     they match page 1, no snapshot is stored.
     public func page(
         request: HTTPRequest, tokenHash: String, resource: String, query: PagedIndexQuery, limit: Int,
-        canonicalQuery: String? = nil
-    ) throws -> IndexPage {
+        canonicalQuery: String? = nil, notModified: (String) -> Bool = { _ in false }
+    ) throws -> Answer {
         let paging = try PagingRequest(query: request.query)
         let binding = Binding(
             resource: resource, canonicalQuery: canonicalQuery ?? PagingFingerprint.canonicalQuery(request.query),
             limit: limit)
         if let token = paging.token {
-            return try laterPage(
+            let page = try laterPage(
                 request: request, tokenHash: tokenHash, token: token, page: paging.page, query: query, binding: binding)
+            return notModified(page.etag) ? .notModified(etag: page.etag) : .page(page)
         }
-        return try firstPage(request: request, tokenHash: tokenHash, query: query, binding: binding)
+        return try firstPage(request: request, tokenHash: tokenHash, query: query, binding: binding, notModified: notModified)
+    }
+
+    /// What a paged Index request answers.
+    public enum Answer: Sendable {
+        /// A page.
+        case page(IndexPage)
+        /// The client's copy is current (304 with this ETag).
+        case notModified(etag: String)
     }
 
     /// Everything a snapshot is bound to except the user, who is known only inside

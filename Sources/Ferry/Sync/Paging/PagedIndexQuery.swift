@@ -15,13 +15,23 @@ public struct PagedIndexQuery: Sendable {
     public var parameters: [String?]
     /// The JSON of row `t` as Index answers it: the tombstone when `t.is_deleted`.
     public var rowJSON: String
+    /// The version of row `t` (`t."revision"`), hashed with its id into the
+    /// collection ETag.
+    public var rowVersion: String
 
     /// A query from its parts.
-    public init(table: String, condition: String, orderBy: String, parameters: [String?], rowJSON: String) {
+    public init(
+        table: String, condition: String, orderBy: String, parameters: [String?], rowJSON: String,
+        rowVersion: String = #"t."revision""#
+    ) {
         self.table = table
         self.condition = condition
         self.orderBy = orderBy
         self.parameters = parameters
         self.rowJSON = rowJSON
+        self.rowVersion = rowVersion
     }
+
+    /// The order-independent hash of `(id, version)` that ETags are made of.
+    var versionHash: String { "hashtextextended(t.id::text || ':' || (\(rowVersion))::text, 0)" }
 }
