@@ -87,7 +87,9 @@ struct UpdatePlan {
             u AS (\(updateStatement(table: table))),
             o AS (
               SELECT st.idx, st.raw_id,
-                     CASE WHEN st.status = 200 AND st.needs_write AND u."id" IS NULL THEN 404 ELSE st.status END AS status,
+                     CASE WHEN st.status = 200 AND st.needs_write AND u."id" IS NULL
+                               AND NOT EXISTS (SELECT 1 FROM st s2 WHERE s2.status <> 200) THEN 404
+                          ELSE st.status END AS status,
                      CASE WHEN u."id" IS NOT NULL THEN \(view(SQL.column("u"))) ELSE \(view(SQL.field("st.cur"))) END AS row,
                      coalesce(u."revision", (st.cur)."revision") AS revision,
                      coalesce(u."last_modified", (st.cur)."last_modified") AS last_modified
@@ -125,17 +127,10 @@ struct UpdatePlan {
             """
     }
 
-    /// Sent fields that changed after the base revision and differ from the
-    /// current value (a PATCH with a stale body revision conflicts on these).
+    /// Sent fields that changed after the base revision (see MergeRule).
     private var conflicts: String {
-        guard mode == .patch, !updatable.isEmpty else { return "ARRAY[]::text[]" }
-        let cases = updatable.map { column -> String in
-            let name = SQL.literal(column.name)
-            return "CASE WHEN k.item ? \(name) AND coalesce(((c.cur).\"_ferry_field_revisions\" ->> \(name))::bigint, 1) > k.base AND "
-                + SQL.distinct("(c.m).\(SQL.id(column.name))", "(c.cur).\(SQL.id(column.name))", type: column.type)
-                + " THEN \(name) END"
-        }
-        return "array_remove(ARRAY[\(cases.joined(separator: ", "))]::text[], NULL)"
+        guard mode == .patch else { return "ARRAY[]::text[]" }
+        return MergeRule.conflictingFields(updatable, item: "k.item", current: "c.cur", merged: "c.m", base: "k.base")
     }
 
     /// Sent fields the caller may not change, with a value other than the current one.

@@ -6,6 +6,9 @@ import Testing
 /// One Ferry server shared by the resource suites (a TestServer costs about a
 /// second). Tests isolate themselves by making their own users, so they may
 /// run in parallel. The scratch database is dropped when the process exits.
+/// Namespace of the resource suites, so `swift test --filter Resources` selects them all.
+enum Resources {}
+
 enum ResourceFixture {
     private static let shared = Mutex<Result<TestServer, any Error>?>(nil)
 
