@@ -1,6 +1,6 @@
 /// The first item of a snapshot: what it is bound to and how it is split.
 ///
-/// Binary, 68 bytes: `FPS` + version 1, the fingerprint (32), the user id as text
+/// Binary, 92 bytes: `FPS` + version 1, the fingerprint (32), the user id as text
 /// (36), then big-endian `UInt32`s: total ids, chunk count, ids per chunk, page size,
 /// expiry (Unix seconds). It is written last, so a header means every chunk was
 /// stored.
