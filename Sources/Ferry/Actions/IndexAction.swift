@@ -19,6 +19,10 @@ extension ResourceActions {
             throw problem
         }
         if resource.idType == "uuid" { return try pagedIndex(request, hash: hash, resource: resource, query: query) }
+        if request.queryValue("paging_token") != nil || request.queryValue("page") != nil {
+            try checkToken(hash)
+            throw PagingProblem.notFound  // no snapshot is ever made for this resource
+        }
         let sql = plans.sql(resource, "index|" + query.shape) { IndexPlan(resource: resource, query: query).sql }
         let result: PostgresResult
         do {

@@ -15,8 +15,8 @@ public struct PagedIndexQuery: Sendable {
     public var parameters: [String?]
     /// The JSON of row `t` as Index answers it: the tombstone when `t.is_deleted`.
     public var rowJSON: String
-    /// The version of row `t` (`t."revision"`), hashed with its id into the
-    /// collection ETag.
+    /// The version of row `t` (`t."revision"`, an integer), hashed with its id into
+    /// the collection ETag.
     public var rowVersion: String
 
     /// A query from its parts.
@@ -32,6 +32,8 @@ public struct PagedIndexQuery: Sendable {
         self.rowVersion = rowVersion
     }
 
-    /// The order-independent hash of `(id, version)` that ETags are made of.
-    var versionHash: String { "hashtextextended(t.id::text || ':' || (\(rowVersion))::text, 0)" }
+    /// The hash of `(id, version)` whose sum over rows makes ETags: the id's
+    /// 64-bit hash seeded with the version (no text conversion, so cheap enough to
+    /// run over every row of a 100,000-row result).
+    var versionHash: String { "uuid_hash_extended(t.id, (\(rowVersion))::bigint)" }
 }

@@ -3,25 +3,27 @@ import FerryPostgres
 /// The two statements of paged Index: one builds page 1 and the snapshot, one reads
 /// a later page. Each is one statement in the request's transaction.
 enum PagingSQL {
-    /// Page 1: the complete ordered id list (one aggregate over the filtered,
-    /// RLS-checked rows, sorted once), its length, the list as text when it needs
-    /// a snapshot, the first page's rows as JSON, and the hash of every `(id,
-    /// revision)` of the result for the collection ETag. Columns: `user_id`, `total`,
-    /// `snapshot` (null when the result fits one page), `data`, `hash`.
+    /// Page 1: one aggregate over the filtered, RLS-checked rows, sorted once,
+    /// yields the complete ordered id list (16 bytes per id, `uuid_send`), its
+    /// length and the collection hash; the first page's rows are then read back by
+    /// primary key in that order. Columns: `user_id`, `total`, `snapshot` (the ids
+    /// as hex, null when the result fits one page), `data`, `hash`.
+    ///
+    /// `string_agg(uuid_send(id))` + `encode(hex)` is several times cheaper than
+    /// printing UUIDs as text (`array_to_string`) for 100,000 ids.
     static func firstPage(_ query: PagedIndexQuery, limit: Int) -> PostgresStatement {
         let limitParameter = "$\(query.parameters.count + 1)::int"
         let sql = """
             WITH s AS MATERIALIZED (
-              SELECT coalesce(array_agg(t.id ORDER BY \(query.orderBy)), '{}'::uuid[]) AS ids,
+              SELECT string_agg(uuid_send(t.id), ''::bytea ORDER BY \(query.orderBy)) AS ids, count(*) AS total,
                      coalesce(sum(\(query.versionHash)), 0)::text AS hash
                 FROM \(query.table) t WHERE \(query.condition)
             )
-            SELECT ferry.current_user_id()::text AS user_id,
-                   cardinality(s.ids) AS total,
-                   CASE WHEN cardinality(s.ids) > \(limitParameter) THEN array_to_string(s.ids, '') END AS snapshot,
+            SELECT ferry.current_user_id()::text AS user_id, s.total,
+                   CASE WHEN s.total > \(limitParameter) THEN encode(s.ids, 'hex') END AS snapshot,
                    (SELECT coalesce(json_agg(\(query.rowJSON) ORDER BY x.o), '[]'::json)
-                      FROM unnest(s.ids[1:\(limitParameter)]) WITH ORDINALITY AS x(id, o)
-                      JOIN \(query.table) t ON t.id = x.id) AS data,
+                      FROM generate_series(0, least(s.total::int, \(limitParameter)) - 1) AS x(o)
+                      JOIN \(query.table) t ON t.id = encode(substring(s.ids FROM x.o * 16 + 1 FOR 16), 'hex')::uuid) AS data,
                    s.hash
               FROM s
             """

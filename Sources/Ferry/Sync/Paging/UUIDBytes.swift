@@ -1,9 +1,8 @@
 /// UUIDs as 16 raw bytes, the form snapshots store (a third of the text form).
 enum UUIDBytes {
-    /// Appends the 16 bytes of every UUID in `text`, which holds UUIDs in
-    /// PostgreSQL's text form back to back with no separator (as
-    /// `array_to_string(ids, '')` prints them). Hyphens are skipped, so the text is
-    /// read as a run of hex digits, 32 per UUID. False when the text is not that.
+    /// Appends the 16 bytes of every UUID in `text`: UUIDs back to back as hex
+    /// (`encode(bytes, 'hex')`), with or without their hyphens, 32 digits per UUID.
+    /// False when the text is not that.
     static func appendConcatenated(_ text: String, to out: inout [UInt8]) -> Bool {
         var text = text
         return text.withUTF8 { utf8 -> Bool in
