@@ -6,8 +6,9 @@ extension IndexPaging {
     func firstPage(
         request: HTTPRequest, tokenHash: String, query: PagedIndexQuery, binding: Binding, notModified: (String) -> Bool
     ) throws -> Answer {
-        let results = try database.asCaller(tokenHash: tokenHash, [PagingSQL.firstPage(query, limit: binding.limit)])
-        guard let row = results.first?.first, let userID = row["user_id"], let total = row["total"].flatMap({ Int($0) }),
+        let results = try database.asCaller(
+            tokenHash: tokenHash, [PagingSQL.sortMemory, PagingSQL.firstPage(query, limit: binding.limit)])
+        guard let row = results.last?.first, let userID = row["user_id"], let total = row["total"].flatMap({ Int($0) }),
               let data = row["data"]
         else { throw Problem(500, "internal_error", "the paging query returned no row") }
         let pages = max(1, (total + binding.limit - 1) / binding.limit)
