@@ -39,7 +39,7 @@ PIDS=()
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$WORK"
+  [ -n "${BENCH_KEEP:-}" ] || rm -rf "$WORK"
   if [ -z "${BENCH_KEEP:-}" ]; then
     psql -X -q "$OWNER/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "DROP DATABASE IF EXISTS $KDB WITH (FORCE)" \
       >/dev/null 2>&1 || true
@@ -74,7 +74,7 @@ INSERT INTO app.study_sets (creator_id, title) SELECT '$USER_ID', 'set ' || g FR
 INSERT INTO app.terms (set_id, word, definition, rank)
   SELECT s.id, 'word ' || g, 'definition of word ' || g, lpad(g::text, 4, '0')
     FROM app.study_sets s, generate_series(1, 100) g;
-VACUUM ANALYZE;
+ANALYZE app.study_sets; ANALYZE app.terms;
 SQL
   psql_owner "$DB" -At -c "SELECT id FROM app.terms ORDER BY random() LIMIT 10000" > "$WORK/ids.txt"
   psql_owner "$DB" -At -c "SELECT id FROM app.study_sets" > "$WORK/sets.txt"

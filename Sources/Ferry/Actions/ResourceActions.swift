@@ -16,7 +16,12 @@ struct ResourceActions: Sendable {
 
     /// The resource named in the path, and the catalog it came from; 404 when
     /// there is none (after checking the token, so a bad token is still 401).
+    /// Ferry's own names (`users` when sign-up is off, ...) answer a plain 404
+    /// like any path without a route.
     func resource(_ request: HTTPRequest, _ context: RequestContext) throws -> (String, Resource, SchemaCatalog) {
+        if let name = context.parameters["resource"], SchemaCatalog.reservedNames.contains(name) {
+            throw Problem.notFound("no route for /v1/\(name)")
+        }
         let hash = try Caller.tokenHash(request)
         let catalog = schema.catalog
         guard let name = context.parameters["resource"], let resource = catalog[name] else {
