@@ -65,6 +65,9 @@ public final class PagingSnapshotStore: Sendable {
     func store(
         ids: [UInt8], fingerprint: PagingFingerprint, userID: String, pageSize: Int
     ) throws(MemcachedError) -> (PagingToken, PagingSnapshotHeader) {
+        guard userID.utf8.count == 36, ids.count % 16 == 0 else {
+            throw MemcachedError(kind: .invalidArgument, message: "a snapshot needs a UUID user id and 16 bytes per id")
+        }
         // Rounded up, so a token lives at least `ttlSeconds`.
         let expiresAt = UInt32((now() + Double(ttlSeconds)).rounded(.up))
         let token = PagingToken.issue(expiresAt: expiresAt, fingerprint: fingerprint)
