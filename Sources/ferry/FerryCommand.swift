@@ -6,7 +6,7 @@ struct FerryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ferry",
         abstract: "Ferry, an offline-first sync server for PostgreSQL.",
-        subcommands: [ServeCommand.self, VersionCommand.self, ConfigCommand.self],
+        subcommands: [ServeCommand.self, VersionCommand.self, ConfigCommand.self, PurgeCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -1,0 +1,68 @@
+import Ferry
+import FerryPostgres
+import FerryTestSupport
+import Foundation
+import Logging
+import Testing
+
+extension ChangesSuites {
+    /// Purging tombstones expires older cursors; a full sync still works.
+    @Suite struct RetentionTests {
+        @Test func purgeThenOldCursorIs410ThenFullSyncWorks() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let kim = try server.user("kim")
+            let set = try server.makeSet(for: kim.id)
+            let terms = try server.makeTerms(in: set, count: 4)
+            let feed = FeedFollower(server: server, token: kim.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let oldCursor = try #require(feed.cursor)
+
+            _ = try server.ownerQuery("DELETE FROM app.terms WHERE id = $1", [terms[0]])
+            _ = try server.ownerQuery("UPDATE app.terms SET last_modified = last_modified - 86400000 * 40 WHERE id = $1", [terms[0]])
+            let connection = try PostgresConnection(url: server.database.ownerURL)
+            defer { connection.close() }
+            var lines: [String] = []
+            let purged = try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 1,
+                                                 progress: { n, total in lines.append("\(n) \(total)") })
+            #expect(purged == 1)
+            #expect(lines == ["1 1", "0 1"])
+
+            let auth = ("Authorization", "Bearer \(kim.token)")
+            let expired = try feed.client.request("GET", "/v1/changes?since=\(oldCursor)", headers: [auth])
+            #expect(expired.status == 410)
+            #expect(expired.object["code"] as? String == "cursor_expired")
+            #expect(expired.header("Content-Type") == "application/problem+json")
+
+            let fresh = FeedFollower(server: server, token: kim.token)
+            try fresh.catchUp(pastXID: try server.maxXID())
+            #expect(Set(fresh.rows(of: "terms").keys) == Set(terms.dropFirst()))
+            // A cursor from after the purge keeps working.
+            let after = try #require(fresh.cursor)
+            #expect(try fresh.client.request("GET", "/v1/changes?since=\(after)", headers: [auth]).status == 200)
+        }
+
+        @Test func periodicPurgeRunsAsTheServeRole() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let lee = try server.user("lee")
+            let set = try server.makeSet(for: lee.id)
+            let terms = try server.makeTerms(in: set, count: 3)
+            _ = try server.ownerQuery("UPDATE app.terms SET is_deleted = true WHERE id = ANY($1::uuid[])", ["{\(terms.joined(separator: ","))}"])
+            _ = try server.ownerQuery("UPDATE app.terms SET last_modified = 0")
+            var logger = Logger(label: "purger-test")
+            logger.logLevel = .critical
+            let purger = TombstonePurger(pool: server.app.database.pool, retentionDays: 1, intervalSeconds: 0.2, batch: 2, logger: logger)
+            purger.start()
+            let deadline = Date().addingTimeInterval(20)
+            var left = 3
+            while left > 0, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.1)
+                left = Int(try server.ownerQuery("SELECT count(*) FROM app.terms").rows[0][0] ?? "9") ?? 9
+            }
+            purger.stop()
+            #expect(left == 0)
+            #expect(try server.ownerQuery("SELECT horizon_xid > '0' FROM ferry.purge_horizon").rows[0][0] == "t")
+        }
+    }
+}
