@@ -19,7 +19,7 @@ extension ChangesSuites {
             let oldCursor = try #require(feed.cursor)
 
             _ = try server.ownerQuery("DELETE FROM app.terms WHERE id = $1", [terms[0]])
-            _ = try server.ownerQuery("UPDATE app.terms SET last_modified = last_modified - 86400000 * 40 WHERE id = $1", [terms[0]])
+            try server.backdate("terms", ids: [terms[0]], days: 40)
             let connection = try PostgresConnection(url: server.database.ownerURL)
             defer { connection.close() }
             var lines: [String] = []
@@ -49,7 +49,7 @@ extension ChangesSuites {
             let set = try server.makeSet(for: lee.id)
             let terms = try server.makeTerms(in: set, count: 3)
             _ = try server.ownerQuery("UPDATE app.terms SET is_deleted = true WHERE id = ANY($1::uuid[])", ["{\(terms.joined(separator: ","))}"])
-            _ = try server.ownerQuery("UPDATE app.terms SET last_modified = 0")
+            try server.backdate("terms", ids: terms, days: 3)
             var logger = Logger(label: "purger-test")
             logger.logLevel = .critical
             let purger = TombstonePurger(pool: server.app.database.pool, retentionDays: 1, intervalSeconds: 0.2, batch: 2, logger: logger)

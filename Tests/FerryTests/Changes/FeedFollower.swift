@@ -91,6 +91,15 @@ extension TestServer {
         return UInt64(try ownerQuery(sql).rows[0][0] ?? "0") ?? 0
     }
 
+    /// Makes rows look `days` older, as if deleted long ago (the update
+    /// trigger, which keeps last_modified monotonic, is off meanwhile).
+    func backdate(_ table: String, ids: [String], days: Int) throws {
+        _ = try ownerQuery("ALTER TABLE app.\(table) DISABLE TRIGGER zz_ferry_sync_update")
+        defer { _ = try? ownerQuery("ALTER TABLE app.\(table) ENABLE TRIGGER zz_ferry_sync_update") }
+        _ = try ownerQuery("UPDATE app.\(table) SET last_modified = last_modified - $2::bigint * 86400000 WHERE id = ANY($1::uuid[])",
+                           ["{" + ids.joined(separator: ",") + "}", String(days)])
+    }
+
     /// Creates a set for `userID` as that user would; returns its id.
     func makeSet(for userID: String, title: String = "set") throws -> String {
         try ownerQuery("INSERT INTO app.study_sets (creator_id, title) VALUES ($1, $2) RETURNING id", [userID, title])

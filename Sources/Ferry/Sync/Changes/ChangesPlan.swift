@@ -35,7 +35,7 @@ struct ChangesPlan {
         }
         let sql = """
             WITH f AS MATERIALIZED (
-              SELECT s.frontier, e.expired,
+              SELECT s.frontier, e.expired, $2::text AS cursor_id,
                      CASE WHEN e.expired THEN '0'::xid8 ELSE s.frontier END AS upto
                 FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS frontier) s
                CROSS JOIN ferry.purge_horizon h
