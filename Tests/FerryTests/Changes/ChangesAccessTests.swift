@@ -1,4 +1,6 @@
+import Dispatch
 import Ferry
+import FerryPostgres
 import FerryTestSupport
 import Foundation
 import Testing
@@ -58,6 +60,53 @@ extension ChangesSuites {
             try feed.catchUp(pastXID: try server.maxXID())
             #expect(Set(feed.rows(of: "terms").keys) == Set(terms + hidden))
             #expect(feed.rows(of: "terms")[terms[1]]?["word"] as? String == "secret")
+        }
+
+        /// A term inserted by a transaction still in flight when the collaborator
+        /// is removed may reach them between the two commits; the revocation
+        /// must list it anyway (it waits for the insert, see 0004).
+        @Test func revocationListsARowInsertedConcurrently() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let owner = try server.user("kate")
+            let friend = try server.user("liam")
+            let set = try server.makeSet(for: owner.id)
+            let collab = try server.ownerQuery(
+                "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id", [set, friend.id]
+            ).rows[0][0] ?? ""
+            let feed = FeedFollower(server: server, token: friend.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+
+            let inserter = try PostgresConnection(url: server.database.ownerURL)
+            defer { inserter.close() }
+            try inserter.execute("BEGIN")
+            let late = UUID().uuidString.lowercased()
+            _ = try inserter.query("INSERT INTO app.terms (id, set_id, word) VALUES ($1, $2, 'late')", [late, set])
+            let insertXID = UInt64(try inserter.query("SELECT pg_current_xact_id()::text").rows[0][0] ?? "0") ?? 0
+
+            let ownerURL = server.database.ownerURL
+            let removed = DispatchSemaphore(value: 0)
+            let commitRemoval = DispatchSemaphore(value: 0)
+            let group = onThreads([{
+                guard let remover = try? PostgresConnection(url: ownerURL) else { removed.signal(); return }
+                defer { remover.close() }
+                _ = try? remover.execute("BEGIN")
+                _ = try? remover.query("UPDATE app.set_collaborators SET is_deleted = true WHERE id = $1", [collab])
+                removed.signal()
+                commitRemoval.wait()
+                _ = try? remover.execute("COMMIT")
+            }])
+            Thread.sleep(forTimeInterval: 0.3)
+            try inserter.execute("COMMIT")
+            removed.wait()
+            // The removal is still uncommitted: the friend still has access and gets the term.
+            try feed.catchUp(pastXID: insertXID)
+            #expect(feed.rows["terms/\(late)"] != nil)
+            commitRemoval.signal()
+            group.wait()
+            try feed.catchUp(pastXID: try server.maxXID())
+            #expect(feed.rows["terms/\(late)"] == nil, "the late term stayed with a removed collaborator")
+            #expect(feed.revoked.contains("terms/\(late)"))
         }
 
         /// The revoked stub has exactly the contract's shape.
