@@ -15,9 +15,13 @@ extension ChangesPlan {
             """]
         for scope in scopes where scope.member == resource.name {
             guard let scopeTable = catalog[scope.scope], let column = resource.column(scope.column) else { continue }
+            // LATERAL ... OFFSET 0 keeps this a nested loop driven by the few
+            // grants in the window (an index lookup per grant); as a plain join
+            // the planner may hash the whole member table.
             parts.append("""
                 (SELECT g.xid, t.id, \(row) FROM ferry.access_grants g
-                   JOIN \(q) t ON t.\(SQLIdentifier.quote(column.name)) = CAST(g.scope_id AS \(column.type))
+                  CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
+                         WHERE m.\(SQLIdentifier.quote(column.name)) = CAST(g.scope_id AS \(column.type)) OFFSET 0) t
                   WHERE g.user_id = ferry.current_user_id()
                     AND g.scope_table = \(SQLLiteral.quote(scopeTable.qualifiedName))::regclass
                     AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType))
@@ -30,7 +34,8 @@ extension ChangesPlan {
                 (SELECT v.xid, \(revokedID), CASE WHEN t.id IS NULL
                         THEN json_build_object('id', \(revokedID), 'is_deleted', true, 'revoked', true)
                         ELSE \(row) END
-                   FROM ferry.access_revocations v LEFT JOIN \(q) t ON t.id = \(revokedID)
+                   FROM ferry.access_revocations v
+                   LEFT JOIN LATERAL (SELECT m.* FROM \(q) m WHERE m.id = \(revokedID) OFFSET 0) t ON true
                   WHERE v.user_id = ferry.current_user_id()
                     AND v.table_oid = \(SQLLiteral.quote(q))::regclass
                     AND \(lower(resource.name, xid: "v.xid", id: revokedID, idType: idType))
