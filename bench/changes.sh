@@ -107,4 +107,7 @@ wrk -t2 -c16 -d"$DURATION" --latency -H "Authorization: Bearer $TOKEN" -H "If-No
 echo "-- empty page (200), same load"
 wrk -t2 -c16 -d"$DURATION" --latency -H "Authorization: Bearer $TOKEN" \
   "http://127.0.0.1:$PORT/v1/changes?since=$CURSOR" | grep -E 'Latency|requests in|Requests/sec|50%|99%|Non-2xx'
-echo "-- server time of one empty poll (EXPLAIN ANALYZE is in part 1); pg_stat_statements is not assumed"
+echo "-- baseline: GET /v1/auth/me (token check only, one transaction), same load"
+wrk -t2 -c16 -d"$DURATION" --latency -H "Authorization: Bearer $TOKEN" \
+  "http://127.0.0.1:$PORT/v1/auth/me" | grep -E 'Latency|requests in|Requests/sec|50%|99%|Non-2xx'
+echo "(server time of one empty poll: EXPLAIN ANALYZE in part 1)"
