@@ -124,64 +124,59 @@ BEGIN
 END
 $$;
 
--- Retention. purge_tombstones (0001) keeps its name and contract, and now also
--- forgets access log entries older than the same age: 0001's body is kept
--- under a new name and wrapped. Forgetting an entry is like purging a
--- tombstone: a cursor from before it could miss it, so the purge horizon
--- rises to the highest forgotten xid and such cursors get 410.
-ALTER FUNCTION ferry.purge_tombstones(bigint, int) RENAME TO purge_synced_tombstones;
-REVOKE EXECUTE ON FUNCTION ferry.purge_synced_tombstones(bigint, int) FROM ferry_app;
-
-CREATE FUNCTION ferry.purge_tombstones(p_older_than_ms bigint, p_batch int) RETURNS bigint
+-- Retention of the access logs, beside ferry.purge_tombstones (0001): the
+-- same age, the same batching (call until it returns less than p_batch; each
+-- call is one short transaction), and the same horizon. Forgetting an entry
+-- is like purging a tombstone: a cursor from before it could miss it, so the
+-- purge horizon rises to the highest forgotten xid and such cursors get 410.
+-- Returns the number of entries deleted.
+CREATE FUNCTION ferry.purge_access_log(p_older_than_ms bigint, p_batch int) RETURNS bigint
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, ferry, pg_temp
 AS $$
 DECLARE
-    v_total bigint;
     v_cutoff timestamptz;
     v_max xid8;
     v_n bigint;
+    v_total bigint := 0;
 BEGIN
-    v_total := ferry.purge_synced_tombstones(p_older_than_ms, p_batch);
-    IF v_total >= p_batch THEN
-        RETURN v_total;
+    IF p_older_than_ms IS NULL OR p_older_than_ms < 0 OR p_batch IS NULL OR p_batch < 1 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'purge_access_log needs a non-negative age and a positive batch size';
     END IF;
     v_cutoff := clock_timestamp() - make_interval(secs => p_older_than_ms / 1000.0);
     WITH g AS (
         DELETE FROM ferry.access_grants
          WHERE ctid IN (SELECT ctid FROM ferry.access_grants WHERE created_at < v_cutoff
-                         LIMIT p_batch - v_total FOR UPDATE SKIP LOCKED)
+                         LIMIT p_batch FOR UPDATE SKIP LOCKED)
         RETURNING xid)
     SELECT count(*), max(xid) INTO v_n, v_max FROM g;
-    v_total := v_total + v_n;
+    v_total := v_n;
     IF v_max IS NOT NULL THEN
         UPDATE ferry.purge_horizon SET horizon_xid = greatest(horizon_xid, v_max), purged_at = now();
     END IF;
-    IF v_total >= p_batch THEN
-        RETURN v_total;
-    END IF;
-    WITH r AS (
-        DELETE FROM ferry.access_revocations
-         WHERE ctid IN (SELECT ctid FROM ferry.access_revocations WHERE created_at < v_cutoff
-                         LIMIT p_batch - v_total FOR UPDATE SKIP LOCKED)
-        RETURNING xid)
-    SELECT count(*), max(xid) INTO v_n, v_max FROM r;
-    v_total := v_total + v_n;
-    IF v_max IS NOT NULL THEN
-        UPDATE ferry.purge_horizon SET horizon_xid = greatest(horizon_xid, v_max), purged_at = now();
+    IF v_total < p_batch THEN
+        WITH r AS (
+            DELETE FROM ferry.access_revocations
+             WHERE ctid IN (SELECT ctid FROM ferry.access_revocations WHERE created_at < v_cutoff
+                             LIMIT p_batch - v_total FOR UPDATE SKIP LOCKED)
+            RETURNING xid)
+        SELECT count(*), max(xid) INTO v_n, v_max FROM r;
+        v_total := v_total + v_n;
+        IF v_max IS NOT NULL THEN
+            UPDATE ferry.purge_horizon SET horizon_xid = greatest(horizon_xid, v_max), purged_at = now();
+        END IF;
     END IF;
     RETURN v_total;
 END
 $$;
-COMMENT ON FUNCTION ferry.purge_tombstones(bigint, int) IS
-    'Deletes at most p_batch tombstones and access log entries older than p_older_than_ms; call until it returns less than p_batch.';
 
 REVOKE EXECUTE ON FUNCTION
     ferry.record_access_grant(uuid, regclass, text),
     ferry.record_access_revocation(uuid, regclass, text),
-    ferry.purge_tombstones(bigint, int)
+    ferry.purge_access_log(bigint, int)
   FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ferry.purge_tombstones(bigint, int) TO ferry_app;
+GRANT EXECUTE ON FUNCTION ferry.purge_access_log(bigint, int) TO ferry_app;
 GRANT SELECT ON ferry.access_scopes, ferry.access_grants, ferry.access_revocations TO ferry_app;
 
 -- ---------------------------------------------------------------------------

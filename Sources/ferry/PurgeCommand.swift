@@ -10,7 +10,7 @@ struct PurgeCommand: ParsableCommand {
         commandName: "purge",
         abstract: "Delete tombstones older than tombstones.retention_days.",
         discussion: """
-            Connects as database.migration_url and calls ferry.purge_tombstones in batches until none are left. \
+            Connects as database.migration_url and calls ferry.purge_tombstones, then ferry.purge_access_log, in batches until none are left. \
             Change cursors from before the purged rows then answer 410 cursor_expired. The server also purges \
             every tombstones.purge_interval_seconds.
             """
@@ -40,7 +40,9 @@ struct PurgeCommand: ParsableCommand {
         print("purging tombstones older than \(days) days, \(batch) per batch")
         do {
             let total = try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: days), batch: batch,
-                                                    progress: { n, total in print("purged \(n) (total \(total))") })
+                                                    progress: { kind, n, total in
+                print("purged \(n) \(kind.rawValue) (\(total) so far)")
+            })
             print("done: \(total) purged")
         } catch let error as PostgresError {
             FileHandle.standardError.write(Data("ferry purge: \(error.message)\n".utf8))

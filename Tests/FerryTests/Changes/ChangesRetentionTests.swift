@@ -24,9 +24,9 @@ extension ChangesSuites {
             defer { connection.close() }
             var lines: [String] = []
             let purged = try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 1,
-                                                 progress: { n, total in lines.append("\(n) \(total)") })
+                                                 progress: { kind, n, total in lines.append("\(kind) \(n) \(total)") })
             #expect(purged == 1)
-            #expect(lines == ["1 1", "0 1"])
+            #expect(lines == ["tombstones 1 1", "tombstones 0 1", "accessLog 0 0"])
 
             let auth = ("Authorization", "Bearer \(kim.token)")
             let expired = try feed.client.request("GET", "/v1/changes?since=\(oldCursor)", headers: [auth])
@@ -40,6 +40,31 @@ extension ChangesSuites {
             // A cursor from after the purge keeps working.
             let after = try #require(fresh.cursor)
             #expect(try fresh.client.request("GET", "/v1/changes?since=\(after)", headers: [auth]).status == 200)
+        }
+
+        /// Forgetting old access log entries expires cursors from before them too.
+        @Test func purgedAccessLogExpiresOlderCursors() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let owner = try server.user("mia")
+            let friend = try server.user("ned")
+            let set = try server.makeSet(for: owner.id)
+            _ = try server.makeTerms(in: set, count: 2)
+            let feed = FeedFollower(server: server, token: friend.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let beforeGrant = try #require(feed.cursor)
+            _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [set, friend.id])
+            _ = try server.ownerQuery("UPDATE ferry.access_grants SET created_at = now() - interval '40 days'")
+            let connection = try PostgresConnection(url: server.database.ownerURL)
+            defer { connection.close() }
+            var purgedLog: Int64 = 0
+            try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 10,
+                                   progress: { kind, n, _ in if kind == .accessLog { purgedLog += n } })
+            #expect(purgedLog == 1)
+            let auth = ("Authorization", "Bearer \(friend.token)")
+            let expired = try feed.client.request("GET", "/v1/changes?since=\(beforeGrant)", headers: [auth])
+            #expect(expired.status == 410)
+            #expect(expired.object["code"] as? String == "cursor_expired")
         }
 
         @Test func periodicPurgeRunsAsTheServeRole() throws {
