@@ -145,22 +145,24 @@ BEGIN
             MESSAGE = 'purge_access_log needs a non-negative age and a positive batch size';
     END IF;
     v_cutoff := clock_timestamp() - make_interval(secs => p_older_than_ms / 1000.0);
-    WITH g AS (
-        DELETE FROM ferry.access_grants
-         WHERE ctid IN (SELECT ctid FROM ferry.access_grants WHERE created_at < v_cutoff
-                         LIMIT p_batch FOR UPDATE SKIP LOCKED)
-        RETURNING xid)
+    -- The victims are picked once (MATERIALIZED): a LIMIT ... SKIP LOCKED
+    -- subquery that a join re-scans would skip the rows just deleted and
+    -- pick more, so one call could delete far more than p_batch.
+    WITH v AS MATERIALIZED (
+        SELECT ctid FROM ferry.access_grants WHERE created_at < v_cutoff LIMIT p_batch FOR UPDATE SKIP LOCKED
+    ), g AS (
+        DELETE FROM ferry.access_grants a USING v WHERE a.ctid = v.ctid RETURNING a.xid)
     SELECT count(*), max(xid) INTO v_n, v_max FROM g;
     v_total := v_n;
     IF v_max IS NOT NULL THEN
         UPDATE ferry.purge_horizon SET horizon_xid = greatest(horizon_xid, v_max), purged_at = now();
     END IF;
     IF v_total < p_batch THEN
-        WITH r AS (
-            DELETE FROM ferry.access_revocations
-             WHERE ctid IN (SELECT ctid FROM ferry.access_revocations WHERE created_at < v_cutoff
-                             LIMIT p_batch - v_total FOR UPDATE SKIP LOCKED)
-            RETURNING xid)
+        WITH v AS MATERIALIZED (
+            SELECT ctid FROM ferry.access_revocations WHERE created_at < v_cutoff
+             LIMIT p_batch - v_total FOR UPDATE SKIP LOCKED
+        ), r AS (
+            DELETE FROM ferry.access_revocations a USING v WHERE a.ctid = v.ctid RETURNING a.xid)
         SELECT count(*), max(xid) INTO v_n, v_max FROM r;
         v_total := v_total + v_n;
         IF v_max IS NOT NULL THEN

@@ -38,6 +38,7 @@ public struct ChangeCursor: Sendable, Equatable {
     /// Whether this is the full-sync cursor.
     public var isStart: Bool { afterXID == 0 && position == nil }
 
+    /// Same position.
     public static func == (a: ChangeCursor, b: ChangeCursor) -> Bool {
         a.afterXID == b.afterXID && a.position?.resource == b.position?.resource && a.position?.id == b.position?.id
     }
