@@ -1,16 +1,27 @@
 import Ferry
+import FerryHTTP
 import Logging
+import Synchronization
 
 /// Process-wide logging, set up once from `logging.*`.
+///
+/// Lines go through a `LogBuffer` that a background thread flushes, so the
+/// per-request access log costs a memory append on the hot path, not a write
+/// system call.
 enum LogSetup {
+    private static let buffer = Mutex<LogBuffer?>(nil)
+
     static func bootstrap(_ config: FerryConfiguration.Logging) {
         let level = Logger.Level(rawValue: config.level) ?? .info
+        let logBuffer = LogBuffer()
+        buffer.withLock { $0 = logBuffer }
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            BufferedLogHandler(label: label, buffer: logBuffer, logLevel: level)
         }
     }
 
-    static func flush() {}
+    /// Writes out what is buffered; call before the process exits.
+    static func flush() {
+        buffer.withLock { $0?.close() }
+    }
 }

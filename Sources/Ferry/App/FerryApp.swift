@@ -59,6 +59,7 @@ public final class FerryApp: Sendable {
                    allowSignup: configuration.auth.allowSignup).register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
         ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema).register(on: &router, handle: handle)
+        ResourceRoutes(database: database, schema: schema, configuration: configuration).register(on: &router, handle: handle)
         return router
     }
 

@@ -6,7 +6,7 @@ extension ChangesPlan {
     func stream(_ resource: Resource, index: Int) -> String {
         let q = resource.qualifiedName
         let idType = resource.column("id")?.type ?? "text"
-        let row = RowJSON.expression(resource, alias: "t")
+        let row = RowJSON(resource: resource).view(SQL.column("t"))
         var parts = ["""
                 (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
                   WHERE \(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType))
@@ -23,7 +23,7 @@ extension ChangesPlan {
                   CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
                          WHERE m.\(SQLIdentifier.quote(column.name)) = CAST(g.scope_id AS \(column.type)) OFFSET 0) t
                   WHERE g.user_id = ferry.current_user_id()
-                    AND g.scope_table = \(SQLLiteral.quote(scopeTable.qualifiedName))::regclass
+                    AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
                     AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType))
                     AND g.xid < (SELECT upto FROM f)
                   ORDER BY g.xid, t.id LIMIT $3)
@@ -37,13 +37,13 @@ extension ChangesPlan {
                    FROM ferry.access_revocations v
                    LEFT JOIN LATERAL (SELECT m.* FROM \(q) m WHERE m.id = \(revokedID) OFFSET 0) t ON true
                   WHERE v.user_id = ferry.current_user_id()
-                    AND v.table_oid = \(SQLLiteral.quote(q))::regclass
+                    AND v.table_oid = \(SQL.literal(q))::regclass
                     AND \(lower(resource.name, xid: "v.xid", id: revokedID, idType: idType))
                     AND v.xid < (SELECT upto FROM f)
                   ORDER BY 1, 2 LIMIT $3)
             """)
         return """
-              SELECT d.x, \(index) AS ri, \(SQLLiteral.quote(resource.name))::text AS r,
+              SELECT d.x, \(index) AS ri, \(SQL.literal(resource.name))::text AS r,
                      row_number() OVER (ORDER BY d.x, d.id) AS ord, d.id::text AS id, d.data
                 FROM (SELECT DISTINCT ON (u.x, u.id) u.x, u.id, u.data FROM (
             \(parts.joined(separator: "\n    UNION ALL\n"))
