@@ -109,6 +109,30 @@ extension ChangesSuites {
             #expect(feed.revoked.contains("terms/\(late)"))
         }
 
+        /// The same through the REST API: the creator adds and removes a collaborator.
+        @Test func accessChangesMadeThroughTheAPI() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let owner = try server.user("olga")
+            let friend = try server.user("pete")
+            let set = try server.makeSet(for: owner.id)
+            let terms = try server.makeTerms(in: set, count: 3)
+            let feed = FeedFollower(server: server, token: friend.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let client = server.client()
+            let auth = ("Authorization", "Bearer \(owner.token)")
+            let added = try client.request("POST", "/v1/set_collaborators", headers: [auth], json: ["set_id": set, "user_id": friend.id])
+            #expect(added.status == 201, "\(added.text)")
+            let collab = try #require(added.object["id"] as? String)
+            try feed.catchUp(pastXID: try server.maxXID())
+            #expect(Set(feed.rows(of: "terms").keys) == Set(terms))
+            let removed = try client.request("DELETE", "/v1/set_collaborators/\(collab)", headers: [auth, ("If-Match", "\"1\"")])
+            #expect(removed.status == 200, "\(removed.text)")
+            try feed.catchUp(pastXID: try server.maxXID())
+            #expect(feed.rows(of: "terms").isEmpty)
+            #expect(feed.revoked.isSuperset(of: Set(terms.map { "terms/\($0)" })))
+        }
+
         /// The revoked stub has exactly the contract's shape.
         @Test func revokedStubShape() throws {
             let server = try TestServer()
