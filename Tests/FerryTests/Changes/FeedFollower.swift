@@ -29,7 +29,15 @@ final class FeedFollower {
         if let limit { query.append("limit=\(limit)") }
         if let resources { query.append("resources=\(resources)") }
         let path = "/v1/changes" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
-        let response = try client.request("GET", path, headers: [("Authorization", "Bearer \(token)")])
+        var response = try client.request("GET", path, headers: [("Authorization", "Bearer \(token)")])
+        // Like a real client, retry what the contract calls temporary (503 when
+        // the pool is exhausted on a loaded machine).
+        var retries = 0
+        while response.status == 503, retries < 50 {
+            retries += 1
+            Thread.sleep(forTimeInterval: 0.2)
+            response = try client.request("GET", path, headers: [("Authorization", "Bearer \(token)")])
+        }
         polls += 1
         guard response.status == 200 else {
             throw Failure(description: "GET \(path) answered \(response.status): \(response.text)")
