@@ -69,6 +69,7 @@ public final class FerryApp: Sendable {
         AuthRoutes(auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
                    allowSignup: configuration.auth.allowSignup).register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
+        ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema).register(on: &router, handle: handle)
         ResourceRoutes(database: database, schema: schema, configuration: configuration, paging: paging).register(on: &router, handle: handle)
         return router
     }
