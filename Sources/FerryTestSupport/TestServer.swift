@@ -14,8 +14,9 @@ public final class TestServer: Sendable {
     /// The HTTP server.
     public let server: HTTPServer
 
-    /// Starts Ferry; `configure` may adjust the configuration first.
-    public init(_ configure: (inout FerryConfiguration) -> Void = { _ in }) throws {
+    /// Starts Ferry; `configure` may adjust the configuration first. `logger`
+    /// replaces the default one (warnings and worse) when a test reads the logs.
+    public init(logger: Logger? = nil, _ configure: (inout FerryConfiguration) -> Void = { _ in }) throws {
         database = try ScratchDatabase()
         var config = FerryConfiguration()
         config.listen.port = 0
@@ -26,13 +27,16 @@ public final class TestServer: Sendable {
         config.database.poolSize = 4
         config.memcached.servers = [(try? TestEnvironment.memcached()) ?? "127.0.0.1:11211"]
         configure(&config)
-        var logger = Logger(label: "ferry-test")
-        logger.logLevel = .warning
+        let logger = logger ?? {
+            var logger = Logger(label: "ferry-test")
+            logger.logLevel = .warning
+            return logger
+        }()
         do {
             app = try FerryApp(configuration: config, logger: logger)
             var serverConfig = app.serverConfiguration
             serverConfig.accessLog = false
-            server = HTTPServer(configuration: serverConfig, responder: app.router(), logger: logger)
+            server = app.makeServer(serverConfig)
             try server.start()
         } catch {
             database.drop()

@@ -13,6 +13,8 @@ public final class FerryApp: Sendable {
     public let database: Database
     /// The resources, reloadable.
     public let schema: SchemaCache
+    /// Counters and gauges served at `/metrics`; features bump theirs here.
+    public let metrics = FerryMetrics()
     let logger: Logger
 
     /// Connects the pool and reads the catalog; throws when PostgreSQL is
@@ -79,7 +81,9 @@ public final class FerryApp: Sendable {
         return HTTPServerConfiguration(
             host: listen.host, port: listen.port, limits: limits,
             ioThreads: listen.ioThreads > 0 ? listen.ioThreads : HTTPServerConfiguration.coreCount,
-            workerThreads: listen.workerThreads
+            workerThreads: listen.workerThreads,
+            // RequestObserver writes the request line, with the user id and route pattern.
+            accessLog: false
         )
     }
 

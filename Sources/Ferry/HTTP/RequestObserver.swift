@@ -1,0 +1,57 @@
+import FerryHTTP
+import Logging
+
+/// Wraps the responder chain: counts every request in ``RequestMetrics`` by
+/// route pattern, and writes the one request log line with the request id,
+/// the caller's user id and the route pattern (never the raw path, which may
+/// carry ids).
+///
+/// It replaces the HTTP server's own access log (`accessLog = false`), which
+/// cannot know the caller or the pattern. Requests the server rejects before
+/// routing (malformed, too large) are not seen here.
+struct RequestObserver: HTTPResponder {
+    /// The label for requests no route matches, so raw paths never become series.
+    static let unmatched = "(unmatched)"
+
+    let router: Router
+    let inner: any HTTPResponder
+    let metrics: FerryMetrics
+    let logger: Logger
+
+    func respond(to request: HTTPRequest, context: RequestContext) -> HTTPResponse {
+        let trace = RequestTrace()
+        let response = RequestTrace.$current.withValue(trace) { inner.respond(to: request, context: context) }
+        let seconds = max(0, MonotonicClock.now() - context.receivedAt)
+        let route = trace.route ?? pattern(of: request)
+        metrics.requests.record(route: route, method: request.method, status: response.status, seconds: seconds)
+        if logger.logLevel <= .info {
+            var metadata: Logger.Metadata = [
+                "request_id": .string(context.requestID),
+                "method": .string(request.method),
+                "route": .string(route),
+                "status": .stringConvertible(response.status),
+                "duration_ms": .string(String(format3: seconds * 1000)),
+                "remote": .string(context.remoteAddress),
+            ]
+            if let user = trace.userID { metadata["user_id"] = .string(user) }
+            logger.info("request", metadata: metadata)
+        }
+        return response
+    }
+
+    func runsInline(_ request: HTTPRequest) -> Bool { inner.runsInline(request) }
+
+    private func pattern(of request: HTTPRequest) -> String {
+        if case .found(let pattern, _) = router.match(method: request.method, path: request.path) { return pattern }
+        return Self.unmatched
+    }
+}
+
+extension String {
+    /// A non-negative number with three decimals, without Foundation's formatter.
+    init(format3 value: Double) {
+        let thousandths = Int((value * 1000).rounded())
+        let fraction = String(thousandths % 1000)
+        self = "\(thousandths / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+}
