@@ -9,6 +9,8 @@ public final class ScratchDatabase: Sendable {
     public let ownerURL: String
     /// The serve role's URL for it.
     public let appURL: String
+    /// The owner role's URL (the name the migration tests use).
+    public var url: String { ownerURL }
 
     /// Creates `ferry_t_<random>` and applies `migrations/` as the owner.
     public init(prefix: String = "ferry_t", migrate: Bool = true) throws {
@@ -21,6 +23,21 @@ public final class ScratchDatabase: Sendable {
         defer { admin.close() }
         try admin.execute("CREATE DATABASE \"\(name)\"")
         if migrate { try applyMigrations() }
+    }
+
+    /// An empty scratch database (no migrations), for tests of the migrator itself.
+    public static func create(prefix: String = "ferry_mig") throws -> ScratchDatabase {
+        try ScratchDatabase(prefix: prefix, migrate: false)
+    }
+
+    /// A new owner-role connection; close it when done.
+    public func connect() throws -> PostgresConnection { try PostgresConnection(url: ownerURL) }
+
+    /// The first column of every row of a query, as the owner.
+    public func column(_ sql: String) throws -> [String?] {
+        let connection = try connect()
+        defer { connection.close() }
+        return try connection.query(sql).rows.map { $0[0] }
     }
 
     /// Applies every `migrations/*.sql` file in order, each in a transaction.

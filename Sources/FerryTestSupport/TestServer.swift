@@ -54,11 +54,9 @@ public final class TestServer: Sendable {
     public func user(_ name: String, password: String = "correct-horse") throws -> (id: String, token: String) {
         let connection = try PostgresConnection(url: database.ownerURL)
         defer { connection.close() }
-        let id = try connection.query("SELECT ferry.create_user($1, $2)", [name, password]).rows[0][0] ?? ""
-        guard let issued = try AuthService.issueToken(name: name, ttlSeconds: 3600, connection: connection) else {
-            throw TestEnvironment.Missing(description: "could not issue a token for \(name)")
-        }
-        return (id, issued.token)
+        let token = try TestServerless.token(connection, user: name, password: password)
+        let id = try connection.query("SELECT id FROM ferry.user_by_name($1)", [name]).rows[0][0] ?? ""
+        return (id, token)
     }
 
     /// Runs SQL as the owner (bypassing RLS), e.g. to write "from psql".

@@ -14,7 +14,14 @@ struct ConfigCommand: ParsableCommand {
     @Flag(help: "Print config.example.json (every key with its default) instead of checking.")
     var example = false
 
+    @Flag(help: "Print the configuration reference as a Markdown table.")
+    var reference = false
+
     func run() throws {
+        if reference {
+            print(ConfigurationKey.referenceMarkdown(), terminator: "")
+            return
+        }
         if example {
             print(ConfigurationKey.exampleJSON(), terminator: "")
             return

@@ -6,7 +6,10 @@ struct FerryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ferry",
         abstract: "Ferry, an offline-first sync server for PostgreSQL.",
-        subcommands: [ServeCommand.self, VersionCommand.self, ConfigCommand.self],
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, UserCommand.self, TokenCommand.self, VersionCommand.self,
+            ConfigCommand.self,
+        ],
         defaultSubcommand: nil
     )
 }

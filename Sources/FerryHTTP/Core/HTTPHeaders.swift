@@ -53,16 +53,17 @@ public struct HTTPHeaders: Sendable, Equatable {
             && zip(lhs.fields, rhs.fields).allSatisfy { equalNames($0.name, $1.name) && $0.value == $1.value }
     }
 
-    /// ASCII case-insensitive comparison; field names are tokens, so ASCII suffices.
+    /// ASCII case-insensitive comparison. Only letters are folded, so that
+    /// no two distinct token characters (such as `^` and `~`) compare equal.
     @inlinable
     public static func equalNames(_ a: String, _ b: String) -> Bool {
         var a = a, b = b
         return a.withUTF8 { ua in
             b.withUTF8 { ub in
                 guard ua.count == ub.count else { return false }
-                for i in 0..<ua.count where ua[i] | 0x20 != ub[i] | 0x20 {
-                    // Only letters may differ by case; `|0x20` folds them.
-                    return false
+                for i in 0..<ua.count where ua[i] != ub[i] {
+                    let x = ua[i] | 0x20
+                    guard x == ub[i] | 0x20, x >= 0x61, x <= 0x7a else { return false }
                 }
                 return true
             }

@@ -14,6 +14,11 @@
 /// not the empty line ending a section. Lines must end in CRLF; bare LF and
 /// bare CR are refused: RFC 9112 §2.2 merely allows a bare LF, and two parsers
 /// that disagree on line endings are how requests get smuggled.
+///
+/// Choices where the RFCs leave room: repeated Content-Length values that all
+/// agree (`5, 5`, or two fields of `5`) are accepted (RFC 9110 §8.6). Trailer
+/// fields are appended to the headers, except those that frame, route,
+/// authenticate or condition a request (RFC 9110 §6.5.1), which are dropped.
 public struct RequestParser: Sendable {
     /// The limits this parser enforces.
     public let limits: HTTPLimits

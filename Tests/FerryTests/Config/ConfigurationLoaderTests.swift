@@ -84,3 +84,13 @@ import Testing
         #expect(config == FerryConfiguration())
     }
 }
+
+@Suite struct ConfigurationReferenceTests {
+    /// The README's reference table is generated; it must not drift from the code.
+    @Test func readmeCarriesTheCurrentReference() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains(ConfigurationKey.referenceMarkdown()))
+    }
+}

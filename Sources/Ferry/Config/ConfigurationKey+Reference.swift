@@ -1,0 +1,23 @@
+import Foundation
+
+extension ConfigurationKey {
+    /// The README's configuration reference: a Markdown table of every key,
+    /// its environment variable, type, default and meaning. A test keeps the
+    /// README's copy equal to this.
+    public static func referenceMarkdown(_ config: FerryConfiguration = FerryConfiguration()) -> String {
+        var out = "| key | environment | type | default | meaning |\n|---|---|---|---|---|\n"
+        for key in all {
+            let value: String
+            switch key.read(config) {
+            case .integer(let v): value = String(v)
+            case .number(let v): value = v == v.rounded() ? String(Int(v)) : String(v)
+            case .boolean(let v): value = v ? "true" : "false"
+            case .string(let v): value = v
+            case .stringList(let v): value = "[" + v.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+            }
+            let help = key.help.replacingOccurrences(of: "|", with: "\\|")
+            out += "| `\(key.name)` | `\(key.environmentVariable)` | \(key.kind.rawValue) | `\(value)` | \(help) |\n"
+        }
+        return out
+    }
+}

@@ -1,0 +1,90 @@
+import FerryPostgres
+
+/// Why `ferry migrate` could not read its files, reach the database, or apply a file.
+///
+/// Every description names the file or directory concerned and never contains a
+/// password.
+public enum MigrationError: Error, Sendable, CustomStringConvertible {
+    /// The migrations directory is missing, not a directory, or cannot be listed.
+    case directoryUnreadable(path: String, reason: String)
+    /// A `.sql` file whose name is not `NNNN_name.sql`.
+    case badFileName(fileName: String, directory: String)
+    /// Two files share a version number.
+    case duplicateVersion(version: Int, fileNames: [String])
+    /// A file that cannot be read, is not UTF-8, or contains a NUL byte.
+    case unreadableFile(path: String, reason: String)
+    /// Applied files whose contents changed since; nothing was run.
+    case checksumMismatch([ChangedMigration])
+    /// A file failed and was rolled back; files before it stay applied.
+    case migrationFailed(MigrationFailure)
+    /// Connecting, locking or bookkeeping failed (not a migration script).
+    case database(operation: String, error: PostgresError)
+    /// A pending file contains a statement that begins or ends a transaction; nothing was run.
+    case transactionStatement(fileName: String, line: Int, statement: String)
+    /// The file ended the transaction it runs in (a COMMIT, ROLLBACK or END of its own).
+    case transactionControl(fileName: String)
+    /// Another run held the migration lock for longer than the allowed wait.
+    case lockTimeout(seconds: Double)
+
+    /// An applied file whose bytes no longer match what was applied.
+    public struct ChangedMigration: Sendable, Equatable {
+        /// The file on disk now.
+        public var fileName: String
+        /// The checksum recorded when it was applied.
+        public var appliedChecksum: String
+        /// The checksum of the file on disk now.
+        public var currentChecksum: String
+
+        /// Creates a record of a changed file.
+        public init(fileName: String, appliedChecksum: String, currentChecksum: String) {
+            self.fileName = fileName
+            self.appliedChecksum = appliedChecksum
+            self.currentChecksum = currentChecksum
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .directoryUnreadable(path, reason):
+            return "migrations directory \(path): \(reason)"
+        case let .badFileName(fileName, directory):
+            return "\(directory)/\(fileName): a migration file must be named NNNN_name.sql "
+                + "(1-9 digits, an underscore, then letters, digits, _ or -)"
+        case let .duplicateVersion(version, fileNames):
+            return "migration version \(version) is used by more than one file: "
+                + fileNames.joined(separator: ", ")
+        case let .unreadableFile(path, reason):
+            return "migration file \(path) cannot be used: \(reason)"
+        case let .checksumMismatch(changed):
+            let lines = changed.map {
+                "  \($0.fileName): applied \(Self.abbreviated($0.appliedChecksum)), now \(Self.abbreviated($0.currentChecksum))"
+            }
+            return "refusing to migrate: \(changed.count == 1 ? "an applied migration has" : "applied migrations have") "
+                + "changed since \(changed.count == 1 ? "it was" : "they were") applied (nothing was run):\n"
+                + lines.joined(separator: "\n")
+                + "\nRestore the original file\(changed.count == 1 ? "" : "s") and put the change in a new migration."
+        case let .migrationFailed(failure):
+            return failure.description
+        case let .database(operation, error):
+            return "\(operation) failed: \(error.message)"
+                + (error.sqlState.map { " (SQLSTATE \($0))" } ?? "")
+        case let .transactionStatement(fileName, line, statement):
+            return "migration \(fileName) has a \(statement) statement at line \(line) (nothing was run): "
+                + "ferry runs each file in a transaction of its own, so files must not begin, commit or roll back "
+                + "transactions. Remove it."
+        case let .transactionControl(fileName):
+            return "migration \(fileName) ended its transaction itself (COMMIT, ROLLBACK or END in the file), "
+                + "so it was not recorded as applied and the statements before that point may have been committed. "
+                + "Remove transaction control from the file: ferry runs each file in a transaction of its own."
+        case let .lockTimeout(seconds):
+            return "gave up after waiting \(Self.seconds(seconds)) for another migration to finish"
+        }
+    }
+
+    /// The first 12 hex digits of a checksum, enough to tell two apart at a glance.
+    public static func abbreviated(_ checksum: String) -> String { String(checksum.prefix(12)) }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    }
+}

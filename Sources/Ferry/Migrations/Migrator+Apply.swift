@@ -1,0 +1,74 @@
+import FerryPostgres
+
+extension Migrator {
+    /// Where in a file's transaction an error came from.
+    private enum Step: Error {
+        /// The file's own SQL failed.
+        case script(PostgresError)
+        /// Writing the `ferry.schema_migrations` row failed.
+        case bookkeeping(PostgresError)
+        /// The file committed or rolled back the transaction it was given.
+        case leftTransaction
+    }
+
+    /// Runs one file and records it, in one transaction.
+    func apply(_ file: MigrationFile, on connection: PostgresConnection) throws(MigrationError) {
+        do {
+            try connection.transaction { connection in
+                try Self.runAndRecord(file, on: connection)
+            }
+        } catch let step as Step {
+            switch step {
+            case let .script(error):
+                throw .migrationFailed(MigrationFailure(fileName: file.fileName, script: file.script, error: error))
+            case let .bookkeeping(error):
+                throw .database(operation: "recording \(file.fileName) in ferry.schema_migrations", error: error)
+            case .leftTransaction:
+                throw .transactionControl(fileName: file.fileName)
+            }
+        } catch let error as PostgresError {
+            // BEGIN or COMMIT failed. A failing COMMIT is the file's doing (a deferred
+            // constraint, a serialization failure), so it is reported as the file's failure.
+            throw .migrationFailed(MigrationFailure(fileName: file.fileName, location: nil, error: error))
+        } catch {
+            throw .database(
+                operation: "applying \(file.fileName)",
+                error: PostgresError(kind: .protocolError, message: "\(error)"))
+        }
+    }
+
+    /// The body of a file's transaction: the script, a check that the script left the
+    /// transaction open, and the bookkeeping row.
+    private static func runAndRecord(_ file: MigrationFile, on connection: PostgresConnection) throws(Step) {
+        let clock = ContinuousClock()
+        let transactionID = try transactionID(on: connection, assigning: true)
+        let start = clock.now
+        do {
+            try connection.execute(file.script)
+        } catch {
+            throw .script(error)
+        }
+        let durationMs = milliseconds(clock.now - start)
+        // A COMMIT or ROLLBACK inside the file ends this transaction early; the statements
+        // after it would then run outside it. That shows as a different transaction id.
+        guard try Self.transactionID(on: connection, assigning: false) == transactionID else {
+            throw .leftTransaction
+        }
+        do {
+            try MigrationHistory.record(file, durationMs: durationMs, on: connection)
+        } catch {
+            throw .bookkeeping(error)
+        }
+    }
+
+    /// The current transaction id, assigning one first when `assigning`; nil when none is
+    /// assigned (as in a fresh implicit transaction).
+    private static func transactionID(on connection: PostgresConnection, assigning: Bool) throws(Step) -> String? {
+        let function = assigning ? "txid_current()" : "txid_current_if_assigned()"
+        do {
+            return try connection.query("SELECT \(function)::text AS id").first?["id"]
+        } catch {
+            throw .bookkeeping(error)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// Turns SIGTERM and SIGINT into a graceful `HTTPServer.beginShutdown()`.
+/// A second signal while shutting down exits at once.
+public enum SignalShutdown {
+    /// Sources must outlive the call: a released source is cancelled.
+    private static let installed = Mutex<[SourceBox]>([])
+
+    /// Installs the handlers for the life of the process.
+    public static func install(for server: HTTPServer, signals: [Int32] = [SIGTERM, SIGINT]) {
+        let sources = signals.map { number in
+            // The default action would kill the process before the source sees it.
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let seen = SignalCount()
+            source.setEventHandler {
+                if seen.increment() > 1 { _exit(128 + number) }
+                server.beginShutdown()
+            }
+            source.resume()
+            return SourceBox(source)
+        }
+        installed.withLock { $0.append(contentsOf: sources) }
+    }
+}
+
+/// How often a signal has arrived.
+private final class SignalCount: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
+}
+
+/// Keeps a signal source alive. `@unchecked Sendable`: the reference never
+/// changes after init and is only retained, never used, by the holder;
+/// Dispatch sources are thread-safe objects anyway.
+private final class SourceBox: @unchecked Sendable {
+    let source: any DispatchSourceSignal
+    init(_ source: any DispatchSourceSignal) { self.source = source }
+}

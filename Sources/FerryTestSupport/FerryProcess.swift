@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+
+/// Runs the built `ferry` executable as a subprocess, for end-to-end CLI tests.
+public enum FerryProcess {
+    /// What a run printed and how it exited.
+    public struct Outcome: Sendable {
+        /// The exit status.
+        public let status: Int32
+        /// Standard output.
+        public let stdout: String
+        /// Standard error.
+        public let stderr: String
+    }
+
+    /// The `ferry` binary that `swift build` put near the test bundle.
+    public static var binary: URL {
+        get throws {
+            let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            var directory = testBinary.deletingLastPathComponent()
+            // The bundle may be a directory (FerryPackageTests.xctest/...); walk up to debug/.
+            for _ in 0..<4 {
+                let candidate = directory.appendingPathComponent("ferry")
+                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+                directory = directory.deletingLastPathComponent()
+            }
+            throw TestEnvironment.Missing(
+                description: "the ferry executable was not found near \(testBinary.path); run `swift build` before `swift test`")
+        }
+    }
+
+    /// Runs `ferry arguments…` with extra environment variables and optional
+    /// standard input. `FERRY_*` settings of the test process itself are not
+    /// passed on, so a run sees only what the test gives it.
+    public static func run(
+        _ arguments: [String], environment: [String: String] = [:], input: String? = nil, in directory: String? = nil
+    ) throws -> Outcome {
+        let process = Process()
+        process.executableURL = try binary
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory ?? TestEnvironment.repositoryRoot.path)
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") || $0.key.hasPrefix("FERRY_TEST_") }
+        env.merge(environment) { $1 }
+        process.environment = env
+        let out = Pipe(), err = Pipe(), stdin = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        // Read both pipes before waiting, so a full pipe cannot block the child.
+        let errData = Mutex<Data>(Data())
+        let reader = Thread { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
+        reader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !reader.isFinished { Thread.sleep(forTimeInterval: 0.005) }
+        return Outcome(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
+    }
+}

@@ -1,0 +1,29 @@
+import FerryHTTP
+import Glibc
+import Logging
+import Testing
+
+@Suite("BufferedLogHandler")
+struct BufferedLogHandlerTests {
+    @Test func linesAreBufferedThenFlushedInOrder() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        let buffer = LogBuffer(fd: fds[1], flushInterval: 10)
+        var logger = Logger(label: "t") { BufferedLogHandler(label: $0, buffer: buffer) }
+        logger[metadataKey: "request_id"] = "r1"
+        logger.info("first")
+        logger.debug("hidden")
+        logger.warning("second", metadata: ["k": "v"])
+        buffer.close()
+        close(fds[1])
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let n = read(fds[0], &bytes, bytes.count)
+        let text = String(decoding: bytes[0..<max(0, n)], as: UTF8.self)
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasSuffix("info t: first request_id=r1") == true)
+        #expect(lines.last?.hasSuffix("warning t: second request_id=r1 k=v") == true)
+        #expect(lines.first?.count ?? 0 > 24)
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import FerryTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `ferry serve` as a real process: it serves, reloads its tables on SIGHUP,
+/// and exits 0 on SIGTERM.
+@Suite struct ServeCommandTests {
+    @Test func reloadsOnSIGHUPAndStopsOnSIGTERM() throws {
+        let database = try ScratchDatabase()
+        defer { database.drop() }
+        let port = FreePort.next()
+        let process = Process()
+        process.executableURL = try FerryProcess.binary
+        process.arguments = ["serve"]
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
+        env["FERRY_DATABASE_URL"] = database.appURL
+        env["FERRY_LISTEN_PORT"] = String(port)
+        env["FERRY_LOGGING_LEVEL"] = "warning"
+        process.environment = env
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        let owner = try TestServerless.owner(database)
+        defer { owner.close() }
+        let client = TestHTTPClient(port: port, timeout: 5)
+        var health: TestHTTPClient.Response?
+        for _ in 0..<100 where health == nil {
+            health = try? client.request("GET", "/healthz")
+            if health == nil { usleep(100_000) }
+        }
+        #expect(health?.status == 200)
+
+        let token = try TestServerless.token(owner, user: "kim")
+        let auth = [("Authorization", "Bearer \(token)")]
+        let before = try client.request("GET", "/v1", headers: auth).text
+        #expect(!before.contains("\"notes\""))
+
+        _ = try owner.query("CREATE TABLE app.notes (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body text NOT NULL DEFAULT '')")
+        _ = try owner.query("SELECT ferry.enable_sync('app.notes')")
+        _ = try owner.query("GRANT SELECT, INSERT, UPDATE ON app.notes TO ferry_app")
+        kill(process.processIdentifier, SIGHUP)
+        var after = ""
+        for _ in 0..<50 {
+            after = try client.request("GET", "/v1", headers: auth).text
+            if after.contains("\"notes\"") { break }
+            usleep(100_000)
+        }
+        #expect(after.contains("\"name\":\"notes\""))
+
+        client.close()
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func unreachableDatabaseFailsAtStart() throws {
+        let outcome = try FerryProcess.run(["serve"], environment: [
+            "FERRY_DATABASE_URL": "postgresql://ferry_app@127.0.0.1:1/ferry", "FERRY_LISTEN_PORT": String(FreePort.next()),
+        ])
+        #expect(outcome.status != 0)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import FerryPostgres
+import Synchronization
+import Testing
+import FerryTestSupport
+@testable import Ferry
+
+/// Runs blocking work on a thread of its own, so that waiting on PostgreSQL does not hold
+/// one of the few threads of Swift's cooperative pool.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
+/// A flag one thread raises and another polls.
+final class Flag: Sendable {
+    private let value = Atomic(false)
+    func raise() { value.store(true, ordering: .releasing) }
+    var isRaised: Bool { value.load(ordering: .acquiring) }
+}
+
+/// The outcome of one run on a thread, with the events it reported.
+struct ThreadRun: Sendable {
+    var result: Result<MigrationSummary, MigrationError>
+    var events: [MigrationEvent]
+}
+
+@Suite struct MigratorConcurrencyTests {
+    static let files = [
+        "0001_log.sql": "CREATE TABLE public.log (file text NOT NULL);\n",
+        // The sleep keeps the first run inside its lock while the second one arrives.
+        "0002_slow.sql": "INSERT INTO public.log VALUES ('0002');\nSELECT pg_sleep(0.5);\n",
+        "0003_more.sql": "INSERT INTO public.log VALUES ('0003');\n",
+    ]
+
+    private static func run(_ migrator: Migrator, waiting: Flag? = nil) -> ThreadRun {
+        var events: [MigrationEvent] = []
+        let result = Result { () throws(MigrationError) in
+            try migrator.migrate { event in
+                events.append(event)
+                if event == .waitingForLock { waiting?.raise() }
+            }
+        }
+        return ThreadRun(result: result, events: events)
+    }
+
+    @Test func concurrentRunsTakeTurnsAndApplyEachFileOnce() async throws {
+        let database = try ScratchDatabase.create()
+        defer { database.drop() }
+        let fixture = try MigrationFixture(Self.files)
+        defer { fixture.destroy() }
+        let migrator = Migrator(databaseURL: database.url, files: try MigrationDirectory.load(path: fixture.path))
+
+        async let first = onThread { Self.run(migrator) }
+        async let second = onThread { Self.run(migrator) }
+        let runs = await [first, second]
+
+        var applied: [String] = []
+        for run in runs {
+            let summary = try run.result.get()
+            applied += summary.applied.map(\.fileName)
+        }
+        #expect(applied.sorted() == ["0001_log.sql", "0002_slow.sql", "0003_more.sql"])
+        // The lock is held for the whole run, so one run applies everything and the other none.
+        #expect(runs.map { (try? $0.result.get())?.applied.count ?? -1 }.sorted() == [0, 3])
+        #expect(try database.column("SELECT file FROM public.log ORDER BY file") == ["0002", "0003"])
+        #expect(try database.column("SELECT count(*) FROM ferry.schema_migrations") == ["3"])
+    }
+
+    @Test func runWaitsForTheLockThenFindsItsWork() async throws {
+        let database = try ScratchDatabase.create()
+        defer { database.drop() }
+        let fixture = try MigrationFixture(["0001_log.sql": Self.files["0001_log.sql"]!])
+        defer { fixture.destroy() }
+        let migrator = Migrator(databaseURL: database.url, files: try MigrationDirectory.load(path: fixture.path))
+
+        let holder = try database.connect()
+        defer { holder.close() }
+        _ = try holder.query("SELECT pg_advisory_lock($1::bigint)", [String(MigrationLock.key)])
+
+        let waiting = Flag()
+        let started = ContinuousClock.now
+        async let run = onThread { Self.run(migrator, waiting: waiting) }
+        while !waiting.isRaised {
+            guard ContinuousClock.now - started < .seconds(10) else {
+                Issue.record("the migrator never reported waiting for the lock")
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        // Still waiting: nothing may have been applied while another session holds the lock.
+        #expect(try database.column("SELECT to_regclass('ferry.schema_migrations')::text") == [nil])
+        _ = try holder.query("SELECT pg_advisory_unlock($1::bigint)", [String(MigrationLock.key)])
+
+        let outcome = await run
+        #expect(try outcome.result.get().applied.map(\.fileName) == ["0001_log.sql"])
+        #expect(outcome.events.first == .waitingForLock)
+        #expect(outcome.events.first?.line == "waiting for another migration to finish")
+    }
+
+    @Test func lockTimeoutGivesUpWithoutApplyingAnything() async throws {
+        let database = try ScratchDatabase.create()
+        defer { database.drop() }
+        let fixture = try MigrationFixture(["0001_log.sql": Self.files["0001_log.sql"]!])
+        defer { fixture.destroy() }
+        let files = try MigrationDirectory.load(path: fixture.path)
+        let migrator = Migrator(databaseURL: database.url, files: files, lockTimeout: 0.3)
+
+        let holder = try database.connect()
+        defer { holder.close() }
+        _ = try holder.query("SELECT pg_advisory_lock($1::bigint)", [String(MigrationLock.key)])
+
+        let started = ContinuousClock.now
+        let outcome = await onThread { Self.run(migrator) }
+        let elapsed = ContinuousClock.now - started
+        guard case .failure(.lockTimeout) = outcome.result else {
+            Issue.record("expected lockTimeout, got \(outcome.result)")
+            return
+        }
+        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(5))
+        #expect("\(MigrationError.lockTimeout(seconds: 0.3))" == "gave up after waiting 0.3 s for another migration to finish")
+        #expect(try database.column("SELECT to_regclass('ferry.schema_migrations')::text") == [nil])
+    }
+}
