@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds Ferry for production and lays out an install tree under PREFIX:
+#
+#   PREFIX/bin/ferry                    the server and CLI (Swift runtime linked statically)
+#   PREFIX/bin/ferry-healthcheck        the probe the Docker HEALTHCHECK runs
+#   PREFIX/share/ferry/migrations/      the SQL `ferry migrate` applies
+#   PREFIX/share/ferry/config.example.json
+#
+# The Dockerfile's builder stage runs exactly this script, and so does CI
+# (.ci/run), so the image's build steps are tested on every CI run.
+#
+#   deploy/build.sh PREFIX              FERRY_BUILD=debug for a faster, unoptimised build
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+PREFIX=${1:?usage: deploy/build.sh PREFIX}
+CONFIGURATION=${FERRY_BUILD:-release}
+
+# Static Swift runtime: the runtime image then needs only libpq5 and libmemcached11.
+swift build -c "$CONFIGURATION" --product ferry --static-swift-stdlib
+BIN=$(swift build -c "$CONFIGURATION" --show-bin-path)
+
+install -d "$PREFIX/bin" "$PREFIX/share/ferry/migrations"
+install -m 0755 "$BIN/ferry" "$PREFIX/bin/ferry"
+install -m 0755 deploy/healthcheck.sh "$PREFIX/bin/ferry-healthcheck"
+install -m 0644 migrations/*.sql "$PREFIX/share/ferry/migrations/"
+install -m 0644 config.example.json "$PREFIX/share/ferry/config.example.json"
+
+# Smoke test: the installed binary starts and knows its version.
+"$PREFIX/bin/ferry" version
+echo "installed into $PREFIX"
