@@ -16,9 +16,16 @@ cd "$ROOT"
 PREFIX=${1:?usage: deploy/build.sh PREFIX}
 CONFIGURATION=${FERRY_BUILD:-release}
 
-# Static Swift runtime: the runtime image then needs only libpq5 and libmemcached11.
-swift build -c "$CONFIGURATION" --product ferry --static-swift-stdlib
-BIN=$(swift build -c "$CONFIGURATION" --show-bin-path)
+# Static Swift runtime and Foundation: the runtime image then needs only the C
+# libraries (libpq5, libmemcached11 and its libmemcachedutil2). Swift 6.3's static
+# Foundation archives do not pull in their own dependencies, so name them.
+STATIC=(--static-swift-stdlib)
+for lib in FoundationInternationalization FoundationEssentials CoreFoundation _FoundationICU \
+           _FoundationCShims _FoundationCollections BlocksRuntime; do
+  STATIC+=(-Xlinker "-l$lib")
+done
+swift build -c "$CONFIGURATION" --product ferry "${STATIC[@]}"
+BIN=$(swift build -c "$CONFIGURATION" --show-bin-path "${STATIC[@]}")
 
 install -d "$PREFIX/bin" "$PREFIX/share/ferry/migrations"
 install -m 0755 "$BIN/ferry" "$PREFIX/bin/ferry"

@@ -24,8 +24,8 @@ import Testing
         #expect(dockerfile.contains("USER ferry"))
         #expect(dockerfile.contains("HEALTHCHECK") && dockerfile.contains("/readyz"))
         let local = try read("deploy/local.sh")
-        #expect(local.contains("runtime) apt_install $(missing_packages libpq5 libmemcached11) ;;"),
-                "the runtime image installs only libpq5 and libmemcached11")
+        #expect(local.contains("runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2) ;;"),
+                "the runtime image installs only the C libraries Ferry links")
     }
 
     @Test func scriptsAreValidBash() throws {
@@ -79,5 +79,31 @@ import Testing
         try main.write(toFile: mainPath, atomically: true, encoding: .utf8)
         let result = try Subprocess.run(["nginx", "-t", "-q", "-e", "\(directory.path)/error.log", "-c", mainPath])
         #expect(result.status == 0, "nginx -t rejected deploy/nginx/ferry.conf (is nginx installed? deploy/local.sh install):\n\(result.output)")
+    }
+
+    @Test func runtimePackagesCoverEveryLibraryTheBinaryLinks() throws {
+        // The image installs `deploy/local.sh install runtime` on bookworm-slim, whose base
+        // already has libc6, libstdc++6 and libgcc-s1; the Swift runtime is linked statically there.
+        let runtime = ["libpq5", "libmemcached11", "libmemcachedutil2"]
+        var allowed: Set<String> = Set(runtime + ["libc6", "libstdc++6", "libgcc-s1"])
+        // What apt pulls in with them is there too (libsasl2-2 comes with libmemcached11).
+        let depends = try Subprocess.run(["apt-cache", "depends", "--no-recommends", "--no-suggests"] + runtime)
+        for line in depends.output.split(separator: "\n") where line.contains("Depends: ") {
+            allowed.insert(String(line.split(separator: " ").last ?? "").replacingOccurrences(of: ":amd64", with: ""))
+        }
+        let binary = try FerryProcess.binary.path
+        let elf = try Subprocess.run(["readelf", "-d", binary])
+        try #require(elf.status == 0, "readelf: \(elf.output)")
+        let needed = elf.output.split(separator: "\n").compactMap { line -> String? in
+            guard line.contains("(NEEDED)"), let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]") else { return nil }
+            return String(line[line.index(after: open)..<close])
+        }
+        #expect(needed.contains { $0.hasPrefix("libpq.so") })
+        let swiftRuntime = ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime"]
+        for library in needed where !swiftRuntime.contains(where: { library.hasPrefix($0) }) {
+            let owner = try Subprocess.run(["dpkg", "-S", "*/\(library)"])
+            let package = owner.output.split(separator: ":").first.map(String.init) ?? "?"
+            #expect(allowed.contains(package), "\(library) comes from \(package), which the runtime image does not install")
+        }
     }
 }
