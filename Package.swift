@@ -42,7 +42,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP"]),
-        .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres"]),
+        .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres", "FerryTestSupport"]),
         .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached"]),
         .testTarget(name: "FerryRankTests", dependencies: ["FerryRank"]),
         // Shared by the test targets only: a raw-socket HTTP client and scratch databases.

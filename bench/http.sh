@@ -12,6 +12,8 @@
 #   FERRY_BENCH_BIN       server binary to run instead of .build/release/ferry serve
 #   FERRY_BENCH_ARGS      its arguments (default: the port)
 #   FERRY_BENCH_PEER_BIN  a peer server started with its port as the only argument
+#   FERRY_BENCH_SOAK      seconds of an extra keep-alive run after which RSS is compared
+#                         with the warm RSS (default 60; 0 skips it)
 #   Any FERRY_* configuration variables (database URL, ...) are passed on to ferry serve.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,8 +24,11 @@ command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"
 
 if [[ -z "${FERRY_BENCH_BIN:-}" ]]; then
   swift build -c release --product ferry
+  # ferry serve reads its tables at start, so it needs the local PostgreSQL.
+  bash deploy/local.sh start >/dev/null
+  eval "$(bash deploy/local.sh env)"
   server=(.build/release/ferry serve)
-  export FERRY_PORT="${FERRY_PORT:-$port}"
+  export FERRY_LISTEN_PORT="$port"
 else
   # shellcheck disable=SC2206
   server=("$FERRY_BENCH_BIN" ${FERRY_BENCH_ARGS:-$port})
@@ -45,6 +50,13 @@ measure() {  # name pid port
   echo "== $name Connection: close"
   wrk -t2 -c64 -d"${duration}s" --latency -H 'Connection: close' "http://127.0.0.1:$p/healthz" | grep -E "Requests/sec|50%|99%|Non-2xx|Socket errors" || true
   echo "== $name peak RSS: $(grep VmHWM "/proc/$pid/status" | awk '{print $2, $3}')"
+  local soak="${FERRY_BENCH_SOAK:-60}"
+  if [[ "$soak" -gt 0 ]]; then
+    local warm
+    warm=$(grep VmRSS "/proc/$pid/status" | awk '{print $2}')
+    wrk -t2 -c64 -d"${soak}s" "http://127.0.0.1:$p/healthz" >/dev/null
+    echo "== $name RSS: warm ${warm} kB, after ${soak} s more keep-alive load $(grep VmRSS "/proc/$pid/status" | awk '{print $2}') kB"
+  fi
 }
 
 pids=()

@@ -15,12 +15,15 @@ extension PostgresConnection {
     /// loss is possible too, so an empty query confirms the server still answers.
     func isUsableAfterIdle(roundTripAfter: Duration) -> Bool {
         guard let handle, !isBroken else { return false }
-        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-        let ready = poll(&descriptor, 1, 0)
-        if ready < 0 { return false }
-        if ready > 0 {
-            if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK { return false }
-            while let notice = PQnotifies(handle) { PQfreemem(notice) }
+        // A FATAL message and the end of the stream can arrive in separate reads, so keep
+        // consuming while the socket stays readable (bounded, in case of a notification flood).
+        for _ in 0..<4 {
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 0)
+            if ready < 0 { return false }
+            if ready == 0 { break }
+            if PQconsumeInput(handle) == 0 || isBroken { return false }
+            while let notification = PQnotifies(handle) { PQfreemem(notification) }
             if PQisBusy(handle) != 0 { return false }
         }
         guard ContinuousClock.now - idleSince >= roundTripAfter else { return true }

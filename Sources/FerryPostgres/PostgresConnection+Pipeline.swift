@@ -114,7 +114,8 @@ extension PostgresConnection {
         func record(_ error: PostgresError, _ slot: Slot) {
             var error = noting(error)
             error.statementIndex = slot.errorIndex(statementCount: statementCount)
-            if firstError == nil || error.kind == .connection { firstError = error }
+            // A lost connection outranks an ordinary error: it decides what the caller does.
+            if firstError == nil || (error.kind == .connection && firstError?.kind != .connection) { firstError = error }
         }
         for slot in slots {
             guard let result = PQgetResult(handle) else {

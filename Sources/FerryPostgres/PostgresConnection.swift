@@ -46,9 +46,19 @@ public final class PostgresConnection {
             PQfinish(connection)
             throw PostgresError(kind: .connection, message: error.message)
         }
-        // libpq prints notices (e.g. "relation already exists, skipping") to stderr by default.
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
+        // libpq prints notices (e.g. "relation already exists, skipping") to stderr by default;
+        // drop them, but notice a FATAL the server sent while the session sat idle (libpq
+        // routes those through the notice path), because the session is then gone.
+        // Unretained is safe: the receiver is only called from libpq calls made through this
+        // object, and `close()` (at the latest in deinit) finishes the PGconn first.
+        PQsetNoticeReceiver(connection, { context, result in
+            guard let context, let result, let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))) else { return }
+            let level = String(cString: severity)
+            if level == "FATAL" || level == "PANIC" {
+                Unmanaged<PostgresConnection>.fromOpaque(context).takeUnretainedValue().sawFatalError = true
+            }
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit { close() }
@@ -65,6 +75,25 @@ public final class PostgresConnection {
 
     /// The backend process id (useful to tell whether a pool reused a connection).
     public var backendPID: Int32 { handle.map { PQbackendPID($0) } ?? 0 }
+
+    /// True while the session is inside a transaction block (open or failed), or unknown.
+    public var inTransaction: Bool {
+        guard let handle else { return false }
+        return PQtransactionStatus(handle) != PQTRANS_IDLE
+    }
+
+    /// The value libpq uses for a connection parameter (e.g. "connect_timeout"), for tests
+    /// and diagnostics. Never exposes the password.
+    func parameter(_ keyword: String) -> String? {
+        guard keyword != "password", let handle, let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let key = option.pointee.keyword {
+            if String(cString: key) == keyword { return option.pointee.val.map { String(cString: $0) } }
+            option += 1
+        }
+        return nil
+    }
 
     /// Closes the connection. Safe to call more than once.
     public func close() {

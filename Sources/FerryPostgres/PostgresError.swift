@@ -3,7 +3,7 @@
 ///
 /// `kind` is what callers branch on (for example the HTTP layer answers 503 for
 /// `.connection` and `.poolTimeout`); `sqlState` is the precise server code.
-public struct PostgresError: Error, Sendable, CustomStringConvertible {
+public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The broad class of failure.
     public enum Kind: String, Sendable, Hashable {
         /// PostgreSQL is unreachable, refused the connection, or the session died

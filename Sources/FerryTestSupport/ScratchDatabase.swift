@@ -1,3 +1,4 @@
+import Ferry
 import FerryPostgres
 import Foundation
 
@@ -9,17 +10,25 @@ public final class ScratchDatabase: Sendable {
     public let ownerURL: String
     /// The serve role's URL for it.
     public let appURL: String
+    /// Where the database was created from (and is dropped through).
+    let adminURL: String
     /// The owner role's URL (the name the migration tests use).
     public var url: String { ownerURL }
 
-    /// Creates `ferry_t_<random>` and applies `migrations/` as the owner.
-    public init(prefix: String = "ferry_t", migrate: Bool = true) throws {
-        let owner = try TestEnvironment.ownerURL()
-        let app = try TestEnvironment.appURL()
+    /// Creates `<prefix>_<random>` on the shared test cluster and applies `migrations/` as the owner.
+    public convenience init(prefix: String = "ferry_t", migrate: Bool = true) throws {
+        try self.init(ownerBaseURL: try TestEnvironment.ownerURL(), appBaseURL: try TestEnvironment.appURL(),
+                      prefix: prefix, migrate: migrate)
+    }
+
+    /// Creates `<prefix>_<random>` through `ownerBaseURL` (a role with CREATEDB) and, when asked,
+    /// migrates it with `ferry migrate`'s own migrator, so test databases look like real ones.
+    public init(ownerBaseURL: String, appBaseURL: String, prefix: String = "ferry_t", migrate: Bool = true) throws {
         name = prefix + "_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
-        ownerURL = TestEnvironment.url(owner, database: name)
-        appURL = TestEnvironment.url(app, database: name)
-        let admin = try PostgresConnection(url: owner)
+        ownerURL = TestEnvironment.url(ownerBaseURL, database: name)
+        appURL = TestEnvironment.url(appBaseURL, database: name)
+        adminURL = ownerBaseURL
+        let admin = try PostgresConnection(url: ownerBaseURL)
         defer { admin.close() }
         try admin.execute("CREATE DATABASE \"\(name)\"")
         if migrate { try applyMigrations() }
@@ -40,22 +49,16 @@ public final class ScratchDatabase: Sendable {
         return try connection.query(sql).rows.map { $0[0] }
     }
 
-    /// Applies every `migrations/*.sql` file in order, each in a transaction.
+    /// Applies `migrations/` with the same migrator `ferry migrate` uses.
     public func applyMigrations() throws {
         let directory = TestEnvironment.repositoryRoot.appendingPathComponent("migrations")
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            .filter { $0.hasSuffix(".sql") }.sorted()
-        let connection = try PostgresConnection(url: ownerURL)
-        defer { connection.close() }
-        for file in files {
-            let sql = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
-            try connection.execute("BEGIN;\n" + sql + "\nCOMMIT;")
-        }
+        let files = try MigrationDirectory.load(path: directory.path)
+        _ = try Migrator(databaseURL: ownerURL, files: files).migrate()
     }
 
     /// Drops the database, disconnecting anyone still on it.
     public func drop() {
-        guard let admin = try? PostgresConnection(url: (try? TestEnvironment.ownerURL()) ?? "") else { return }
+        guard let admin = try? PostgresConnection(url: adminURL) else { return }
         defer { admin.close() }
         _ = try? admin.execute("DROP DATABASE IF EXISTS \"\(name)\" WITH (FORCE)")
     }

@@ -7,6 +7,9 @@ public enum TestEnvironment {
     public struct Missing: Error, CustomStringConvertible {
         /// The message.
         public let description: String
+
+        /// A missing-setup error with this message.
+        public init(description: String) { self.description = description }
     }
 
     /// A required variable's value.
@@ -23,6 +26,9 @@ public enum TestEnvironment {
     public static func appURL() throws -> String { try require("FERRY_TEST_APP_URL") }
     /// The shared memcached, `host:port`.
     public static func memcached() throws -> String { try require("FERRY_TEST_MEMCACHED") }
+
+    /// The directory of PostgreSQL's server binaries (initdb, pg_ctl).
+    public static func postgresBin() throws -> String { try require("FERRY_TEST_PG_BIN") }
 
     /// The repository root (where `migrations/` is), found from this file's path.
     public static var repositoryRoot: URL {

@@ -14,10 +14,14 @@ public final class TestServer: Sendable {
     /// The HTTP server.
     public let server: HTTPServer
 
-    /// Starts Ferry; `configure` may adjust the configuration first. `logger`
-    /// replaces the default one (warnings and worse) when a test reads the logs.
-    public init(logger: Logger? = nil, _ configure: (inout FerryConfiguration) -> Void = { _ in }) throws {
-        database = try ScratchDatabase()
+    /// Starts Ferry on `database` (a new migrated scratch database on the
+    /// shared test cluster by default); `configure` may adjust the configuration first.
+    /// `logger` replaces the default one (warnings and worse) when a test reads the logs.
+    public init(
+        database: ScratchDatabase? = nil, logger: Logger? = nil, _ configure: (inout FerryConfiguration) -> Void = { _ in }
+    ) throws {
+        let database = try database ?? ScratchDatabase()
+        self.database = database
         var config = FerryConfiguration()
         config.listen.port = 0
         config.listen.ioThreads = 2

@@ -1,9 +1,17 @@
 import Ferry
+import FerryHTTP
 import Logging
+import Synchronization
 
-/// Process-wide logging, set up once from `logging.*`: `text` lines from
-/// swift-log's stream handler, or `json`, one object per line.
+/// Process-wide logging, set up once from `logging.*`, on standard output.
+///
+/// `text` lines go through a `LogBuffer` that a background thread flushes, so
+/// the per-request line costs a memory append on the hot path, not a write
+/// system call. `json` lines (one object per line) are written whole, one
+/// write(2) each: `LogBuffer`'s append is not public to this module yet.
 enum LogSetup {
+    private static let buffer = Mutex<LogBuffer?>(nil)
+
     static func bootstrap(_ config: FerryConfiguration.Logging) {
         let level = Logger.Level(rawValue: config.level) ?? .info
         if config.format == "json" {
@@ -13,12 +21,15 @@ enum LogSetup {
             }
             return
         }
+        let logBuffer = LogBuffer()
+        buffer.withLock { $0 = logBuffer }
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            BufferedLogHandler(label: label, buffer: logBuffer, logLevel: level)
         }
     }
 
-    static func flush() {}
+    /// Writes out what is buffered; call before the process exits.
+    static func flush() {
+        buffer.withLock { $0?.close() }
+    }
 }

@@ -7,8 +7,8 @@ public final class LogLineWriter: Sendable {
     private let fd: Int32
     private let lock = Mutex(())
 
-    /// A writer to `fd` (default standard error).
-    public init(fd: Int32 = STDERR_FILENO) { self.fd = fd }
+    /// A writer to `fd` (default standard output, where the text logs go too).
+    public init(fd: Int32 = STDOUT_FILENO) { self.fd = fd }
 
     /// Writes `line`; a short write is retried, a failed one dropped (logging must not fail requests).
     public func write(_ line: [UInt8]) {

@@ -1,0 +1,127 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway PostgreSQL cluster for tests that must stop or restart the server.
+///
+/// Lives in a fresh temporary directory (data, log and unix socket), listens on a random
+/// free port on 127.0.0.1 with trust authentication for the `postgres` superuser, and is
+/// created with the binaries in `FERRY_TEST_PG_BIN`. When the tests run as root, every
+/// server command goes through `runuser -u postgres --`, because PostgreSQL refuses to run
+/// as root. Call `destroy()` (typically in `defer`) to stop it and delete the directory.
+public final class TemporaryPostgres: Sendable {
+    /// Failure of a server command, with the tail of its output.
+    public struct CommandFailed: Error, CustomStringConvertible {
+        let command: String
+        let output: String
+        public var description: String { "\(command) failed:\n\(output)" }
+    }
+
+    /// The cluster's directory (data, log, socket).
+    public let directory: String
+    /// The TCP port on 127.0.0.1.
+    public let port: Int
+    private let bin: String
+    private var dataDirectory: String { directory + "/data" }
+    private let runAsPostgres = getuid() == 0
+
+    /// A libpq URL for the superuser's `postgres` database.
+    public var url: String { "postgresql://postgres@127.0.0.1:\(port)/postgres" }
+
+    /// Creates, initialises and starts a cluster.
+    public init() throws {
+        bin = try TestEnvironment.postgresBin()
+        var template = Array("/tmp/ferry-pg-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw CommandFailed(command: "mkdtemp", output: String(cString: strerror(errno))) }
+        directory = String(cString: made)
+        port = try Self.freePort()
+        do {
+            if runAsPostgres {
+                guard let user = getpwnam("postgres") else {
+                    throw CommandFailed(command: "getpwnam(postgres)", output: "running as root but there is no postgres user")
+                }
+                chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
+            }
+            try run("initdb", ["-D", dataDirectory, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"])
+            try start()
+        } catch {
+            destroy()
+            throw error
+        }
+    }
+
+    /// Starts the server and waits until it accepts connections.
+    public func start() throws {
+        let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=50"
+        try run("pg_ctl", ["-D", dataDirectory, "-l", directory + "/server.log", "-o", options, "-w", "-t", "60", "start"])
+    }
+
+    /// Stops the server; `mode` is pg_ctl's shutdown mode ("smart", "fast", "immediate").
+    public func stop(mode: String = "fast") throws {
+        try run("pg_ctl", ["-D", dataDirectory, "-m", mode, "-w", "-t", "60", "stop"])
+    }
+
+    /// Restarts the server and waits until it accepts connections again.
+    public func restart(mode: String = "fast") throws {
+        try stop(mode: mode)
+        try start()
+    }
+
+    /// Stops the server if it runs and deletes the directory. Never throws.
+    public func destroy() {
+        if FileManager.default.fileExists(atPath: dataDirectory + "/postmaster.pid") {
+            try? stop(mode: "immediate")
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs one of the PostgreSQL binaries, as the postgres user when needed.
+    ///
+    /// Uses posix_spawn and waitpid rather than Foundation's `Process`, whose exit
+    /// monitoring hung here once `pg_ctl start` left a daemonised server behind.
+    private func run(_ tool: String, _ arguments: [String]) throws {
+        let toolPath = bin + "/" + tool
+        let argv = runAsPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", toolPath] + arguments : [toolPath] + arguments
+        // Output goes to a file, not a pipe: the daemonised server must not hold our pipe open.
+        let outputPath = directory + "/\(tool).out"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else {
+            throw CommandFailed(command: argv[0], output: String(cString: strerror(spawned)))
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // WIFEXITED && WEXITSTATUS == 0, spelled out because the C macros are not imported.
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+            throw CommandFailed(command: "\(tool) \(arguments.joined(separator: " "))", output: String((text + log).suffix(4000)))
+        }
+    }
+
+    /// A TCP port on 127.0.0.1 that nothing listens on right now.
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw CommandFailed(command: "socket", output: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw CommandFailed(command: "bind", output: String(cString: strerror(errno))) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
