@@ -30,7 +30,8 @@ struct RequestObserver: HTTPResponder {
                 "method": .string(request.method),
                 "route": .string(route),
                 "status": .stringConvertible(response.status),
-                "duration_ms": .string(String(format3: seconds * 1000)),
+                // Microsecond precision; a JSON number in json logs.
+                "duration_ms": .stringConvertible((seconds * 1_000_000).rounded() / 1000),
                 "remote": .string(context.remoteAddress),
             ]
             if let user = trace.userID { metadata["user_id"] = .string(user) }
@@ -44,14 +45,5 @@ struct RequestObserver: HTTPResponder {
     private func pattern(of request: HTTPRequest) -> String {
         if case .found(let pattern, _) = router.match(method: request.method, path: request.path) { return pattern }
         return Self.unmatched
-    }
-}
-
-extension String {
-    /// A non-negative number with three decimals, without Foundation's formatter.
-    init(format3 value: Double) {
-        let thousandths = Int((value * 1000).rounded())
-        let fraction = String(thousandths % 1000)
-        self = "\(thousandths / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 }

@@ -11,8 +11,10 @@ extension OpenAPIDocument {
             ("required", .array(resource.columns.map { .string($0.name) })),
         ])
         let writable = resource.columns.filter(\.writable)
+        let idSchema = Self.typeSchema(resource.column("id")?.type ?? "")
+            + [("description", JSONValue.string("Optional on create: clients may generate ids offline."))]
         var writeProperties: [(String, JSONValue)] = [
-            ("id", .object([("description", "Optional on create: clients may generate ids offline.")])),
+            ("id", .object(idSchema)),
             ("revision", .object([("type", "integer"), ("description", "The revision this write is based on (the precondition).")])),
         ]
         for column in writable {
@@ -55,9 +57,10 @@ extension OpenAPIDocument {
         ]
     }
 
-    /// A rank is a key, or a request for the server to compute one.
+    /// A rank is a key, or a request for the server to compute one. `anyOf`,
+    /// since `"first"` is also a valid key string.
     static func rankWriteSchema(_ key: JSONValue) -> JSONValue {
-        .object([("oneOf", .array([
+        .object([("anyOf", .array([
             key,
             .object([("type", "string"), ("enum", ["first", "last"])]),
             .object([("type", "object"), ("properties", .object([("after", .object([]))])), ("required", ["after"]),
