@@ -34,32 +34,50 @@ final class ConditionLock<State>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Runs `body` with exclusive access to the state. `body` may call `wait(until:)`.
-    func withLock<R, E: Error>(_ body: (inout State, Waiter) throws(E) -> R) throws(E) -> R {
+    /// Runs `body` with exclusive access to the state.
+    func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&state, Waiter(lock: self))
+        return try body(&state)
     }
 
-    /// Wakes one thread blocked in `wait(until:)`.
-    func signal() { pthread_cond_signal(condition) }
+    /// How a `withLockWaiting` body was entered.
+    enum Wake {
+        /// The first call.
+        case first
+        /// After a signal (or a spurious wake-up).
+        case signalled
+        /// After the deadline passed.
+        case timedOut
+    }
 
-    /// Wakes every thread blocked in `wait(until:)`.
-    func broadcast() { pthread_cond_broadcast(condition) }
-
-    /// Lets a `withLock` body release the lock while sleeping.
-    struct Waiter {
-        fileprivate let lock: ConditionLock
-
-        /// Sleeps until signalled or until `deadline` (monotonic); returns false on timeout.
-        /// Spurious wake-ups return true, so callers re-check their condition in a loop.
-        func wait(until deadline: Deadline) -> Bool {
-            var deadline = deadline.time
-            return pthread_cond_timedwait(lock.condition, lock.mutex, &deadline) != ETIMEDOUT
+    /// Runs `body` under the lock until it returns a value; while it returns nil,
+    /// sleeps until signalled or until `deadline`, then calls it again.
+    ///
+    /// The sleep happens between two calls of `body`, never inside one: an
+    /// `inout` access to the state must not stay open while the mutex is
+    /// released, or the optimiser may keep values from before the sleep that
+    /// other threads changed meanwhile.
+    func withLockWaiting<R, E: Error>(
+        until deadline: Deadline, _ body: (inout State, Wake) throws(E) -> R?
+    ) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        var wake = Wake.first
+        while true {
+            if let result = try body(&state, wake) { return result }
+            var time = deadline.time
+            wake = pthread_cond_timedwait(condition, mutex, &time) == ETIMEDOUT ? .timedOut : .signalled
         }
     }
 
-    /// The monotonic time `duration` from now, for `Waiter.wait(until:)`.
+    /// Wakes one thread blocked in `withLockWaiting`.
+    func signal() { pthread_cond_signal(condition) }
+
+    /// Wakes every thread blocked in `withLockWaiting`.
+    func broadcast() { pthread_cond_broadcast(condition) }
+
+    /// The monotonic time `duration` from now, for `withLockWaiting(until:_:)`.
     static func deadline(after duration: Duration) -> Deadline {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)

@@ -34,7 +34,7 @@ extension PostgresPool {
                 if connection.isUsableAfterIdle(roundTripAfter: idleCheckAfter) { return connection }
                 // Found dead before any statement was sent: safe to drop and try again.
                 connection.close()
-                lock.withLock { state, _ in
+                lock.withLock { state in
                     state.open -= 1
                     state.inUse -= 1
                     state.discarded += 1
@@ -44,7 +44,7 @@ extension PostgresPool {
                 do {
                     return try openConnection()
                 } catch {
-                    lock.withLock { state, _ in
+                    lock.withLock { state in
                         state.open -= 1
                         state.inUse -= 1
                         state.connectFailures += 1
@@ -61,36 +61,34 @@ extension PostgresPool {
 
     /// Reserves an idle connection or a slot to open one, under the lock.
     private func claim(until deadline: Deadline) throws(PostgresError) -> Claim {
-        try lock.withLock { (state, waiter) throws(PostgresError) -> Claim in
-            var counted = false
-            while true {
-                if state.closed { throw PostgresError(kind: .connection, message: "pool is closed") }
-                if let connection = state.idle.popLast() {
-                    state.inUse += 1
-                    return .reuse(connection)
-                }
-                if state.open < size {
-                    if let failure = state.lastFailure, ContinuousClock.now - failure.at < reconnectBackoff {
-                        // Pass the bad news on to the next waiter too, so nobody waits it out.
-                        if state.waiting > 0 { lock.signal() }
-                        throw failure.error
-                    }
-                    state.open += 1
-                    state.inUse += 1
-                    return .open
-                }
-                if !counted {
-                    state.waits += 1
-                    counted = true
-                }
-                state.waiting += 1
-                let woken = waiter.wait(until: deadline)
-                state.waiting -= 1
-                if !woken, state.idle.isEmpty, state.open >= size || state.closed {
-                    state.acquireTimeouts += 1
-                    throw PostgresError(kind: .poolTimeout, message: "no database connection became free within \(acquireTimeout)")
-                }
+        var counted = false
+        return try lock.withLockWaiting(until: deadline) { (state, wake) throws(PostgresError) -> Claim? in
+            if wake != .first { state.waiting -= 1 }
+            if state.closed { throw PostgresError(kind: .connection, message: "pool is closed") }
+            if let connection = state.idle.popLast() {
+                state.inUse += 1
+                return .reuse(connection)
             }
+            if state.open < size {
+                if let failure = state.lastFailure, ContinuousClock.now - failure.at < reconnectBackoff {
+                    // Pass the bad news on to the next waiter too, so nobody waits it out.
+                    if state.waiting > 0 { lock.signal() }
+                    throw failure.error
+                }
+                state.open += 1
+                state.inUse += 1
+                return .open
+            }
+            if wake == .timedOut {
+                state.acquireTimeouts += 1
+                throw PostgresError(kind: .poolTimeout, message: "no database connection became free within \(acquireTimeout)")
+            }
+            if !counted {
+                state.waits += 1
+                counted = true
+            }
+            state.waiting += 1
+            return nil
         }
     }
 
@@ -112,7 +110,7 @@ extension PostgresPool {
     /// Takes a connection back, keeping it only if it is clean and healthy.
     func release(_ connection: PostgresConnection) {
         let healthy = connection.resetForReuse()
-        let keep = lock.withLock { state, _ in
+        let keep = lock.withLock { state in
             state.inUse -= 1
             guard healthy, !state.closed else {
                 state.open -= 1

@@ -57,7 +57,7 @@ public final class PostgresPool: Sendable {
     }
 
     deinit {
-        for connection in lock.withLock({ state, _ in state.takeIdle() }) { connection.close() }
+        for connection in lock.withLock({ state in state.takeIdle() }) { connection.close() }
     }
 
     /// Borrows a connection for the duration of `body` and takes it back afterwards.
@@ -77,7 +77,7 @@ public final class PostgresPool: Sendable {
 
     /// A snapshot of the pool's counters.
     public var stats: PoolStats {
-        lock.withLock { state, _ in
+        lock.withLock { state in
             PoolStats(
                 size: size, open: state.open, inUse: state.inUse, waiting: state.waiting,
                 waits: state.waits, acquireTimeouts: state.acquireTimeouts,
@@ -89,7 +89,7 @@ public final class PostgresPool: Sendable {
     /// Closes idle connections and makes later borrowers fail with `.connection`.
     /// Connections in use are closed when they are returned.
     public func close() {
-        let idle = lock.withLock { state, _ in
+        let idle = lock.withLock { state in
             state.closed = true
             return state.takeIdle()
         }

@@ -60,6 +60,7 @@ public final class FerryApp: Sendable {
         AuthRoutes(auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
                    allowSignup: configuration.auth.allowSignup).register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
+        ResourceRoutes(database: database, schema: schema, configuration: configuration).register(on: &router, handle: handle)
         return router
     }
 

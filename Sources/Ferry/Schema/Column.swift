@@ -14,6 +14,9 @@ public struct Column: Sendable, Equatable, Codable {
     public let updatable: Bool
     /// The resource a foreign key on this column points at, if any.
     public let references: String?
+    /// The column default as SQL (`pg_get_expr`), e.g. `gen_random_uuid()`; nil without one.
+    /// It comes from the catalog, written by the schema's owner, so plans may inline it.
+    public let defaultSQL: String?
 
     /// The sync columns the database maintains; clients never set them.
     public static let syncColumns: Set<String> = ["id", "revision", "last_modified", "is_deleted"]
@@ -23,5 +26,6 @@ public struct Column: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case name, type, nullable, hasDefault = "has_default", insertable, updatable, references
+        case defaultSQL = "default_sql"
     }
 }

@@ -8,6 +8,9 @@ public struct Resource: Sendable, Equatable, Codable {
     public let columns: [Column]
     /// Column sets with a unique constraint or unique index (partial ones included).
     public let uniqueKeys: [[String]]
+    /// Constraint and unique-index names mapped to their columns, so that a
+    /// violation PostgreSQL reports by name can name the fields.
+    public let constraints: [String: [String]]?
 
     /// The column named `name`, if the resource has one.
     public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
@@ -27,7 +30,10 @@ public struct Resource: Sendable, Equatable, Codable {
     /// `"schema"."table"`, quoted for SQL. Names come only from the catalog.
     public var qualifiedName: String { SQLIdentifier.quote(schema) + "." + SQLIdentifier.quote(name) }
 
-    enum CodingKeys: String, CodingKey { case name, schema, columns, uniqueKeys = "unique_keys" }
+    enum CodingKeys: String, CodingKey { case name, schema, columns, uniqueKeys = "unique_keys", constraints }
+
+    /// The columns a constraint or unique index covers; empty when unknown.
+    public func columns(ofConstraint name: String) -> [String] { constraints?[name] ?? [] }
 }
 
 /// Quoting of SQL identifiers. Ferry takes identifiers only from the

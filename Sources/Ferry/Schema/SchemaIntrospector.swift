@@ -21,7 +21,9 @@ public enum SchemaIntrospector {
                 'updatable', has_column_privilege(c.oid, a.attnum, 'UPDATE'),
                 'references', (SELECT fc.relname FROM pg_constraint f JOIN pg_class fc ON fc.oid = f.confrelid
                                WHERE f.conrelid = c.oid AND f.contype = 'f' AND f.conkey = ARRAY[a.attnum]
-                               LIMIT 1)
+                               LIMIT 1),
+                'default_sql', (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+                                WHERE d.adrelid = c.oid AND d.adnum = a.attnum)
               ) ORDER BY a.attnum)
              FROM pg_attribute a
              WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -29,7 +31,17 @@ public enum SchemaIntrospector {
             (SELECT coalesce(json_agg((SELECT json_agg(ka.attname ORDER BY ka.attnum)
                                        FROM pg_attribute ka
                                        WHERE ka.attrelid = c.oid AND ka.attnum = ANY(i.indkey))), '[]')
-             FROM pg_index i WHERE i.indrelid = c.oid AND i.indisunique AND NOT i.indisprimary) AS unique_keys
+             FROM pg_index i WHERE i.indrelid = c.oid AND i.indisunique AND NOT i.indisprimary) AS unique_keys,
+            (SELECT json_object_agg(k.name, k.columns) FROM (
+               SELECT con.conname AS name,
+                      (SELECT json_agg(ka.attname ORDER BY ka.attnum) FROM pg_attribute ka
+                        WHERE ka.attrelid = c.oid AND ka.attnum = ANY(con.conkey)) AS columns
+                 FROM pg_constraint con WHERE con.conrelid = c.oid AND con.conkey IS NOT NULL
+               UNION ALL
+               SELECT ic.relname, (SELECT json_agg(ka.attname ORDER BY ka.attnum) FROM pg_attribute ka
+                                    WHERE ka.attrelid = c.oid AND ka.attnum = ANY(i.indkey))
+                 FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+                WHERE i.indrelid = c.oid AND i.indisunique) k) AS constraints
           FROM ferry.sync_resources s
           JOIN pg_class c ON c.oid = s.table_oid
           JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -1,0 +1,41 @@
+import FerryHTTP
+import FerryPostgres
+
+extension ResourceActions {
+    /// `GET /v1/<r>`: filters, modified_since, include_deleted, order, limit.
+    ///
+    /// Paging tokens are a later step: a result that fits one page answers
+    /// `paging.token: null`; a larger one answers its first page with
+    /// `"complete": false` in `paging` (and `next: null`), so a client knows
+    /// it saw only part of the result.
+    func index(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        let (hash, resource, _) = try resource(request, context)
+        let query: IndexQuery
+        do {
+            query = try IndexQuery(request.query, resource: resource, defaultLimit: defaultLimit, maxLimit: maxLimit)
+        } catch let problem as Problem {
+            try checkToken(hash)
+            throw problem
+        }
+        let sql = plans.sql(resource, "index|" + query.shape) { IndexPlan(resource: resource, query: query).sql }
+        let result: PostgresResult
+        do {
+            result = try database.asCaller(tokenHash: hash, [PostgresStatement(sql, query.parameters)])[0]
+        } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
+            throw IndexQuery.invalid("a filter value does not fit its column: \(error.message)")
+        }
+        guard let row = result.first, let data = row[0] else { throw Problem.notFound() }
+        let total = Int(row[1] ?? "0") ?? 0
+        let pages = max(1, (total + query.limit - 1) / query.limit)
+        let etag = "\"i-\(total)-\(row[2] ?? "0")\""
+        if ConditionalRead.notModified(request, etag: etag, lastModifiedMs: nil) {
+            return ConditionalRead.response(etag: etag, lastModifiedMs: nil)
+        }
+        var body = Array(#"{"data":"#.utf8)
+        body += data.utf8
+        body += #","paging":{"token":null,"page":1,"pages":\#(pages),"total":\#(total),"next":null"#.utf8
+        if pages > 1 { body += #","complete":false"#.utf8 }
+        body += "}}".utf8
+        return .json(body, headers: HTTPHeaders([("ETag", etag)]))
+    }
+}

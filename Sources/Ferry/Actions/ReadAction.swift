@@ -1,0 +1,70 @@
+import FerryHTTP
+import FerryPostgres
+import Foundation
+
+extension ResourceActions {
+    /// `GET /v1/<r>/<id>` and multi-show `GET /v1/<r>/<id>,<id>,...`.
+    func read(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        let (hash, resource, _) = try resource(request, context)
+        if context.parameters["id"]?.contains(",") == true { return try multiShow(request, context, resource, hash: hash) }
+        let id = try pathID(context, resource, hash: hash)
+        let sql = plans.sql(resource, "read") { ReadPlan(resource: resource).single }
+        let result: PostgresResult
+        do {
+            result = try database.asCaller(tokenHash: hash, [PostgresStatement(sql, [id])])[0]
+        } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
+            throw Problem.notFound("no such row")
+        }
+        // Invisible and nonexistent rows take the same path: no row.
+        guard let row = result.first, let revision = row[0], let json = row[3] else { throw Problem.notFound("no such row") }
+        let lastModified = row[1].flatMap { Int64($0) }
+        let etag = EntityTag.revision(revision)
+        if row[2] == "t" { throw Self.gone(tombstone: json, etag: etag) }
+        if ConditionalRead.notModified(request, etag: etag, lastModifiedMs: lastModified) {
+            return ConditionalRead.response(etag: etag, lastModifiedMs: lastModified)
+        }
+        var headers = HTTPHeaders([("ETag", etag)])
+        if let lastModified { headers.add("Last-Modified", HTTPDateFormat.format(milliseconds: lastModified)) }
+        return .json(Array(json.utf8), headers: headers)
+    }
+
+    /// 410 `gone` whose body carries the tombstone's fields, and the tombstone as `current`.
+    static func gone(tombstone: String, etag: String?) -> Problem {
+        var extra: [(String, JSONValue)] = []
+        if let object = try? JSONSerialization.jsonObject(with: Data(tombstone.utf8)) as? [String: Any] {
+            for key in ["id", "revision", "last_modified", "is_deleted"] {
+                if let value = object[key], let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) {
+                    extra.append((key, .raw(Array(data))))
+                }
+            }
+        }
+        extra.append(("current", .raw(Array(tombstone.utf8))))
+        var headers = HTTPHeaders()
+        if let etag { headers.add("ETag", etag) }
+        return Problem(410, "gone", "the row is deleted", extra: extra, headers: headers)
+    }
+
+    private func multiShow(_ request: HTTPRequest, _ context: RequestContext, _ resource: Resource, hash: String) throws -> HTTPResponse {
+        var seen = Set<String>()
+        let ids = (context.parameters["id"] ?? "").split(separator: ",").map(String.init).filter { seen.insert($0).inserted }
+        guard ids.count <= maxLimit else {
+            throw Problem(422, "too_many_items", "multi-show takes at most \(maxLimit) ids")
+        }
+        // Malformed ids name no row: they are simply missing.
+        let parsed = ids.map { resource.idKind.accepts(id: $0) ? $0 : nil }
+        let sql = plans.sql(resource, "multi") { ReadPlan(resource: resource).multi }
+        let statement = PostgresStatement(sql, [SQL.arrayLiteral(ids), SQL.arrayLiteral(parsed)])
+        let result: PostgresResult
+        do {
+            result = try database.asCaller(tokenHash: hash, [statement])[0]
+        } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
+            throw Problem(400, "bad_request", "malformed id in the list")
+        }
+        guard let row = result.first, let body = row[0] else { throw Problem.notFound() }
+        let etag = "\"m-\(row[1] ?? "")\""
+        if ConditionalRead.notModified(request, etag: etag, lastModifiedMs: nil) {
+            return ConditionalRead.response(etag: etag, lastModifiedMs: nil)
+        }
+        return .json(Array(body.utf8), headers: HTTPHeaders([("ETag", etag)]))
+    }
+}

@@ -1,0 +1,46 @@
+import FerryHTTP
+
+extension ResourceActions {
+    /// `PATCH /v1/<r>/<id>` (`mode` .patch) and `PUT /v1/<r>/<id>` (.put).
+    ///
+    /// The precondition is `If-Match` (strict, 412) and/or a body `revision`
+    /// (409 when stale; PATCH merges per field instead, see UpdatePlan). With
+    /// both, `If-Match` is evaluated first. The path names the row; an `id`
+    /// in the body is ignored.
+    func update(_ request: HTTPRequest, _ context: RequestContext, mode: WriteMode) throws -> HTTPResponse {
+        let (hash, resource, catalog) = try resource(request, context)
+        let id = try pathID(context, resource, hash: hash)
+        let body = try WriteBody(request, maxItems: 1, allowObject: true, allowArray: false)
+        let (revisions, star) = Self.ifMatch(request)
+        let sql = updateSQL(resource, catalog, mode: mode)
+        let result = try write(resource, hash: hash, sql: sql, items: body.items, params: [id, revisions, star],
+                               single: true, itemCount: 1)
+        return .json(result.singleRow, headers: result.rowHeaders)
+    }
+
+    /// `PATCH /v1/<r>` with an array of objects, each with `id` and `revision`:
+    /// one transaction, all or nothing; a failure lists every failing item.
+    func bulkPatch(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        let (hash, resource, catalog) = try resource(request, context)
+        let body = try WriteBody(request, maxItems: maxBulkItems, allowObject: false, allowArray: true)
+        let sql = updateSQL(resource, catalog, mode: .patch)
+        let result = try write(resource, hash: hash, sql: sql, items: body.items, params: [nil, nil, "false"],
+                               single: false, itemCount: body.count)
+        return .json(Array(result.body.utf8))
+    }
+
+    func updateSQL(_ resource: Resource, _ catalog: SchemaCatalog, mode: WriteMode) -> String {
+        let references = ReferenceCheck(resource: resource, catalog: catalog)
+        return plans.sql(resource, "\(mode.rawValue)|" + references.key) {
+            UpdatePlan(resource: resource, mode: mode, references: references).sql
+        }
+    }
+
+    /// `$3` and `$4` of an update plan from `If-Match`: the revisions it
+    /// lists (NULL without the header), and whether it is `*`.
+    static func ifMatch(_ request: HTTPRequest) -> (String?, String) {
+        guard let header = request.headers["If-Match"] else { return (nil, "false") }
+        guard let revisions = EntityTag.matchRevisions(header) else { return (nil, "true") }
+        return (SQL.arrayLiteral(revisions.map { String($0) }), "false")
+    }
+}

@@ -1,0 +1,56 @@
+/// The Index statement: filter, order, first page, total and collection ETag
+/// in ONE scan.
+///
+/// The window aggregates run over every matching row before LIMIT, so
+/// `count(*) OVER ()` is the total and the summed hash of `(id, revision)` is
+/// a fingerprint of the whole result: it changes when any matching row
+/// changes (its revision moves), appears, or disappears (deleted, or edited
+/// out of the filter). Order follows from the rows and the query, so the
+/// fingerprint needs no order. Rows are rendered to JSON only for the page.
+/// One row out: `(data json array, total, fingerprint)`.
+struct IndexPlan {
+    let resource: Resource
+    let query: IndexQuery
+
+    var sql: String {
+        var conditions: [String] = []
+        var n = 0
+        for filter in query.filters {
+            n += 1
+            let type = resource.column(filter.column)?.type ?? "text"
+            conditions.append("t.\(SQL.id(filter.column)) = ANY ($\(n)::\(type)[])")
+        }
+        if query.modifiedSince != nil {
+            n += 1
+            conditions.append("t.\"last_modified\" > $\(n)::bigint")
+        } else if !query.includeDeleted {
+            conditions.append("NOT t.\"is_deleted\"")
+        }
+        n += 1
+        let limit = "$\(n)::int"
+        let order = orderBy(alias: "t")
+        let rows = RowJSON(resource: resource)
+        return """
+            WITH m AS (
+              SELECT t.*, count(*) OVER () AS "_ferry_total",
+                     sum(hashtextextended(t."id"::text || ':' || t."revision"::text, 0)) OVER () AS "_ferry_hash"
+                FROM \(resource.qualifiedName) t
+               \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+               ORDER BY \(order)
+               LIMIT \(limit)
+            )
+            SELECT coalesce(json_agg(\(rows.view(SQL.column("m"))) ORDER BY \(orderBy(alias: "m"))), '[]')::text,
+                   coalesce(max(m."_ferry_total"), 0), coalesce(max(m."_ferry_hash"), 0)::text
+              FROM m
+            """
+    }
+
+    /// The requested order, then id; ranked resources default to (rank, id).
+    private func orderBy(alias: String) -> String {
+        var keys = query.order
+        if keys.isEmpty, resource.isRanked { keys = [("rank", false)] }
+        var parts = keys.map { "\(alias).\(SQL.id($0.column)) \($0.descending ? "DESC" : "ASC")" }
+        parts.append("\(alias).\"id\" ASC")
+        return parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,66 @@
+/// `GET /v1/<r>` query parameters, parsed and checked against the resource.
+struct IndexQuery: Sendable {
+    /// `?col=v` (equality) or `?col=a,b` (IN), in the order given.
+    var filters: [(column: String, values: [String])] = []
+    /// `?modified_since=<ms>`: rows changed after it, tombstones included.
+    var modifiedSince: Int64?
+    /// `?include_deleted=true`.
+    var includeDeleted = false
+    /// `?order=col[.asc|.desc],...`; ties always break on id.
+    var order: [(column: String, descending: Bool)] = []
+    /// `?limit=`.
+    var limit: Int
+
+    /// Names Ferry reads itself; every other name must be a column.
+    static let reserved: Set<String> = ["modified_since", "include_deleted", "order", "limit", "paging_token", "page"]
+
+    /// Parses `query`; throws 400 `invalid_query` naming the problem.
+    init(_ query: [(name: String, value: String)], resource: Resource, defaultLimit: Int, maxLimit: Int) throws {
+        limit = defaultLimit
+        for (name, value) in query {
+            switch name {
+            case "modified_since":
+                guard let ms = Int64(value), ms >= 0 else { throw Self.invalid("modified_since must be a non-negative integer (ms)") }
+                modifiedSince = ms
+            case "include_deleted":
+                guard value == "true" || value == "false" else { throw Self.invalid("include_deleted must be true or false") }
+                includeDeleted = value == "true"
+            case "limit":
+                guard let n = Int(value), n >= 1, n <= maxLimit else {
+                    throw Self.invalid("limit must be an integer from 1 to \(maxLimit)")
+                }
+                limit = n
+            case "order":
+                order = try value.split(separator: ",", omittingEmptySubsequences: false).map { part in
+                    var name = Substring(part)
+                    var descending = false
+                    if name.hasSuffix(".desc") { name = name.dropLast(5); descending = true }
+                    else if name.hasSuffix(".asc") { name = name.dropLast(4) }
+                    guard resource.column(String(name)) != nil else { throw Self.invalid("cannot order by \(part): no such column") }
+                    return (String(name), descending)
+                }
+            case "paging_token", "page":
+                throw Problem(404, "paging_token_not_found", "paging tokens are not available yet; start from page 1 without one")
+            default:
+                guard let column = resource.column(name) else { throw Self.invalid("unknown query parameter or column: \(name)") }
+                guard !column.type.hasSuffix("[]"), column.type != "json" else {
+                    throw Self.invalid("cannot filter on \(name) (\(column.type))")
+                }
+                filters.append((name, value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)))
+            }
+        }
+    }
+
+    static func invalid(_ detail: String) -> Problem { Problem(400, "invalid_query", detail) }
+
+    /// The plan shape: everything but the values.
+    var shape: String {
+        filters.map(\.column).joined(separator: ",") + "|" + (modifiedSince == nil ? "" : "m") + (includeDeleted ? "d" : "")
+            + "|" + order.map { $0.column + ($0.descending ? "-" : "+") }.joined(separator: ",")
+    }
+
+    /// The bound values, in the plan's parameter order.
+    var parameters: [String?] {
+        filters.map { SQL.arrayLiteral($0.values) } + (modifiedSince.map { [String($0)] } ?? []) + [String(limit)]
+    }
+}

@@ -1,0 +1,26 @@
+import Synchronization
+
+/// SQL text per resource and action shape, built once from the schema.
+///
+/// Each entry remembers the `Resource` it was planned from, so a reloaded
+/// catalog (a changed table) simply misses and replans. Bounded: when full it
+/// starts over, which only costs replanning.
+final class PlanCache: Sendable {
+    private struct Entry { let resource: Resource; let sql: String }
+    private let entries = Mutex<[String: Entry]>([:])
+    private let capacity: Int
+
+    init(capacity: Int = 4096) { self.capacity = capacity }
+
+    /// The cached SQL for `key` on `resource`, or `build()`'s, stored.
+    func sql(_ resource: Resource, _ key: String, build: () -> String) -> String {
+        let fullKey = resource.name + "\u{0}" + key
+        if let hit = entries.withLock({ $0[fullKey] }), hit.resource == resource { return hit.sql }
+        let sql = build()
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[fullKey] = Entry(resource: resource, sql: sql)
+        }
+        return sql
+    }
+}

@@ -1,0 +1,47 @@
+/// Checks, set-based, that every reference a write sets points at a row the
+/// caller can see. Row Level Security applies to the lookup, so a row of
+/// another user looks exactly like a missing one: 422, field named, reason
+/// `not_found` — the same answer, whoever owns the id.
+struct ReferenceCheck {
+    let resource: Resource
+    /// Column name → the referenced resource's qualified table name, for
+    /// references to resources only (foreign keys to Ferry's own tables are
+    /// left to PostgreSQL).
+    let targets: [String: String]
+
+    /// Rows `(idx, err)` for every item of the CTE `alias` whose value for a
+    /// referencing column (`value(column)`) matches no visible row, where
+    /// `applies(column)` holds.
+    func rows(
+        alias: String, idJSON: String, columns: [String], value: (String) -> String,
+        applies: (String) -> String = { _ in "true" }
+    ) -> String {
+        let checks = columns.compactMap { name -> String? in
+            guard let target = targets[name] else { return nil }
+            let value = value(name)
+            return """
+                SELECT \(alias).idx, json_build_object('index', \(alias).idx, 'id', \(idJSON), 'status', 422,
+                         'code', 'validation_failed', 'field', \(SQL.literal(name)), 'reason', 'not_found') AS err
+                  FROM \(alias) WHERE \(value) IS NOT NULL AND \(applies(name))
+                   AND NOT EXISTS (SELECT 1 FROM \(target) x WHERE x."id" = \(value))
+                """
+        }
+        return checks.isEmpty ? "SELECT NULL::int AS idx, NULL::json AS err WHERE false" : checks.joined(separator: "\nUNION ALL\n")
+    }
+
+    /// The cache-key part: which references are checked against which tables.
+    var key: String { targets.sorted { $0.key < $1.key }.map { "\($0.key)>\($0.value)" }.joined(separator: ",") }
+}
+
+extension ReferenceCheck {
+    /// The checks for `resource`, given the catalog it belongs to.
+    init(resource: Resource, catalog: SchemaCatalog) {
+        var targets: [String: String] = [:]
+        for column in resource.columns {
+            if let name = column.references, let target = catalog[name], target.schema == resource.schema {
+                targets[column.name] = target.qualifiedName
+            }
+        }
+        self.init(resource: resource, targets: targets)
+    }
+}

@@ -1,0 +1,38 @@
+import Glibc
+
+/// HTTP-dates (RFC 9110 §5.6.7) for `Last-Modified` and `If-Modified-Since`.
+enum HTTPDateFormat {
+    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// IMF-fixdate of a millisecond timestamp (the second is rounded down).
+    static func format(milliseconds: Int64) -> String {
+        var t = time_t(milliseconds / 1000)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+
+    /// Seconds since the epoch of an IMF-fixdate; nil for anything else (an
+    /// invalid `If-Modified-Since` is ignored, RFC 9110 §13.1.3).
+    static func parse(_ value: String) -> Int64? {
+        let parts = value.split(separator: " ")
+        guard parts.count == 6, parts[5] == "GMT", parts[0].hasSuffix(","),
+              let day = Int32(parts[1]), let month = months.firstIndex(of: String(parts[2])), let year = Int32(parts[3])
+        else { return nil }
+        let time = parts[4].split(separator: ":")
+        guard time.count == 3, let h = Int32(time[0]), let m = Int32(time[1]), let s = Int32(time[2]),
+              (1...31).contains(day), (0...23).contains(h), (0...59).contains(m), (0...60).contains(s)
+        else { return nil }
+        var parts2 = tm()
+        parts2.tm_year = year - 1900
+        parts2.tm_mon = Int32(month)
+        parts2.tm_mday = day
+        parts2.tm_hour = h
+        parts2.tm_min = m
+        parts2.tm_sec = s
+        return Int64(timegm(&parts2))
+    }
+}

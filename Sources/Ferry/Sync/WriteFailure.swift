@@ -1,0 +1,91 @@
+import FerryHTTP
+import FerryPostgres
+import Foundation
+
+/// How a failed write statement becomes a contract answer.
+///
+/// Planned statements refuse requests by raising SQLSTATE `FR400` with
+/// `{"errors": [{index, id, status, code, ...}]}` in DETAIL (see
+/// migrations/0003). Errors only the write itself can detect (constraints,
+/// row level security, conversions) arrive as plain PostgreSQL errors for a
+/// single item, and are mapped here the same way `ferry.item_errors` maps
+/// them for bulk items.
+enum WriteFailure {
+    /// The problem for `error`, or `error` itself when it is not the client's doing.
+    static func map(_ error: Error, resource: Resource, single: Bool) -> Error {
+        guard let error = error as? PostgresError else { return error }
+        if error.sqlState == "FR400", let detail = error.detail,
+           let object = try? JSONSerialization.jsonObject(with: Data(detail.utf8)) as? [String: Any],
+           let errors = object["errors"] as? [[String: Any]], !errors.isEmpty {
+            return problem(errors, single: single)
+        }
+        if let body = BodyFailure.map(error) { return body }
+        guard let state = error.sqlState, state.hasPrefix("23") || state.hasPrefix("22") || state == "42501" else { return error }
+        return problem(itemErrors(error, resource: resource), single: single)
+    }
+
+    /// One error entry per field, like `ferry.item_errors`.
+    static func itemErrors(_ error: PostgresError, resource: Resource) -> [[String: Any]] {
+        let reason: String
+        switch error.sqlState {
+        case "23514": reason = "check_violation"
+        case "23505": reason = "unique_violation"
+        case "23503": reason = "not_found"
+        case "23502": reason = "not_null"
+        case "23P01": reason = "exclusion_violation"
+        case "42501": reason = "not_allowed"
+        default: reason = "invalid_value"
+        }
+        var fields: [String] = []
+        if let column = error.column, !column.isEmpty {
+            fields = [column]
+        } else if let constraint = error.constraint, !constraint.isEmpty {
+            fields = resource.columns(ofConstraint: constraint)
+        } else if error.sqlState == "42501" {
+            fields = resource.columns.filter { $0.references != nil }.map(\.name)
+        }
+        let entries: [Any] = fields.isEmpty ? [NSNull()] : fields
+        return entries.map { field in
+            ["index": 0, "status": 422, "code": "validation_failed", "field": field, "reason": reason, "detail": error.message]
+        }
+    }
+
+    /// The problem for a list of failed items. A single write lifts the first
+    /// entry's `current` and `conflicting_fields` to the top level; a bulk
+    /// write answers the first failing item's status and lists them all.
+    static func problem(_ errors: [[String: Any]], single: Bool) -> Problem {
+        let first = errors[0]
+        let status = first["status"] as? Int ?? 422
+        var code = first["code"] as? String ?? "validation_failed"
+        if status == 422, errors.contains(where: { $0["code"] as? String == "unknown_field" }) { code = "unknown_field" }
+        var extra: [(String, JSONValue)] = []
+        if single {
+            for key in ["current", "conflicting_fields"] {
+                if let value = first[key], let raw = raw(value) { extra.append((key, .raw(raw))) }
+            }
+        }
+        if let raw = raw(errors) { extra.append(("errors", .raw(raw))) }
+        let failing = Set(errors.compactMap { $0["index"] as? Int }).count
+        let detail = single ? describe(code) : "\(failing) item(s) failed; nothing was written"
+        return Problem(status, code, detail, extra: extra)
+    }
+
+    private static func describe(_ code: String) -> String {
+        switch code {
+        case "not_found": return "no such row"
+        case "gone": return "the row is deleted"
+        case "precondition_failed": return "If-Match does not match the current revision"
+        case "revision_required": return "send If-Match or a revision to update or delete"
+        case "revision_conflict": return "the row changed since that revision"
+        case "already_exists": return "a row with this id exists with other values"
+        case "unknown_field": return "the body has fields that are not columns"
+        default: return "the body does not fit the resource"
+        }
+    }
+
+    private static func raw(_ value: Any) -> [UInt8]? {
+        if value is NSNull { return Array("null".utf8) }
+        guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) else { return nil }
+        return Array(data)
+    }
+}

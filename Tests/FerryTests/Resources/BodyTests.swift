@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+extension Resources {
+    /// Bodies that are not what a write expects: each gets a clear 4xx.
+    @Suite struct BodyTests {
+        @Test func malformedAndTruncatedJSONIs400() throws {
+            let me = try ResourceFixture.user()
+            for text in ["{\"title\": ", "{\"title\": \"x\"", "[{\"title\": \"x\"}", "{\"title\": tru}", "", "   ",
+                         "{\"title\": \"x\"}, {\"title\": \"y\"}", "{\"title\": \"x\"}]", "\"just a string\"", "42",
+                         "{\"title\": \"\\u0000\"}", "{\"title\": \"bad \\x escape\"}"] {
+                let response = try me.call("POST", "/v1/study_sets", body: Array(text.utf8))
+                #expect(response.status == 400, "\(text): \(response.text)")
+                #expect(response.code == "invalid_json", "\(text)")
+            }
+            let count = try me.server.ownerQuery("SELECT count(*) FROM app.study_sets WHERE creator_id = $1", [me.userID])
+            #expect(count.rows.first?[0] == "0")
+        }
+
+        @Test func deepNestingIsRefusedWithoutACrash() throws {
+            let me = try ResourceFixture.user()
+            let deep = String(repeating: "[", count: 2000) + String(repeating: "]", count: 2000)
+            let response = try me.call("POST", "/v1/study_sets", body: Array(("{\"title\": \"t\", \"x\": " + deep + "}").utf8))
+            #expect(response.status == 400)
+            #expect(response.code == "invalid_json")
+            let patch = try me.call("PATCH", "/v1/terms", body: Array(deep.utf8))
+            #expect(patch.status == 400)
+            #expect(try me.call("GET", "/v1/auth/me").status == 200, "the server still serves")
+        }
+
+        @Test func wrongContentTypeIs415() throws {
+            let me = try ResourceFixture.user()
+            let response = try me.call("POST", "/v1/study_sets", body: Array("{\"title\":\"t\"}".utf8), headers: [("Content-Type", "text/plain")])
+            #expect(response.status == 415)
+            #expect(response.code == "unsupported_media_type")
+        }
+
+        @Test func tenMebibyteBodies() throws {
+            let me = try ResourceFixture.user()
+            let set = try me.createSet()
+            // Just under limits.max_body_bytes (10 MiB): 1,000 terms of 10,000 characters each.
+            let text = String(repeating: "x", count: 10_000)
+            let items = (0..<1000).map { ["set_id": set.id, "definition": text, "rank": "U\($0)"] }
+            let body = Array(try JSONSerialization.data(withJSONObject: items))
+            #expect(body.count > 10_000_000 && body.count <= 10 * 1024 * 1024)
+            me.client.timeout = 120
+            let created = try me.call("POST", "/v1/terms", body: body)
+            #expect(created.status == 201, "\(created.text.prefix(200))")
+            #expect(created.array.count == 1000)
+            // Above the limit: 413 as soon as the head announces it (the server
+            // need not read the body, so only the head is sent here).
+            let tooBig = try ResourceFixture.user()
+            let head = "POST /v1/terms HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(tooBig.token)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(10 * 1024 * 1024 + 1)\r\n\r\n"
+            try tooBig.client.send(Array(head.utf8))
+            let refused = try tooBig.client.readResponse()
+            #expect(refused.status == 413)
+            // A single value far over its column's CHECK is a clear 422, not a crash.
+            let huge = try me.call("POST", "/v1/study_sets", json: ["title": "t", "description": String(repeating: "y", count: 9_000_000)])
+            #expect(huge.status == 422)
+            #expect(huge.errors.first?["field"] as? String == "description")
+        }
+    }
+}

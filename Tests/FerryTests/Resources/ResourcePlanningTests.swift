@@ -1,0 +1,84 @@
+@testable import Ferry
+import Foundation
+import Testing
+
+extension Resources {
+    /// Parsing and planning, without a socket or a database.
+    @Suite struct ResourcePlanningTests {
+        @Test func bodyScanFindsShapeAndCount() throws {
+            #expect(try BodyScan(Array("{\"a\": [1, {\"b\": \"],[\"}]}".utf8)).top == .object)
+            let array = try BodyScan(Array(" [ {\"a\":1}, 2, \"x,y\", [3,4] ] ".utf8))
+            #expect(array.top == .array)
+            #expect(array.count == 4)
+            #expect(try BodyScan(Array("[]".utf8)).count == 0)
+            for bad in ["", "{", "[1,", "{}}", "{} {}", "\"s\"", "1", "{\"a\":\"unterminated}"] {
+                #expect(throws: Problem.self, "\(bad)") { try BodyScan(Array(bad.utf8)) }
+            }
+            let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
+            #expect(throws: Problem.self) { try BodyScan(Array(deep.utf8)) }
+            let ok = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+            #expect(try BodyScan(Array(ok.utf8)).top == .array)
+        }
+
+        @Test func entityTagsCompare() {
+            #expect(EntityTag.noneMatchHits("\"3\"", etag: "\"3\""))
+            #expect(EntityTag.noneMatchHits("W/\"3\"", etag: "\"3\""))
+            #expect(EntityTag.noneMatchHits("\"1\", W/\"3\"", etag: "\"3\""))
+            #expect(EntityTag.noneMatchHits("*", etag: "\"3\""))
+            #expect(!EntityTag.noneMatchHits("\"4\"", etag: "\"3\""))
+            #expect(!EntityTag.noneMatchHits("3", etag: "\"3\""))
+            #expect(EntityTag.matchRevisions("\"3\", W/\"4\", \"x\"") == [3])
+            #expect(EntityTag.matchRevisions("*") == nil)
+        }
+
+        @Test func httpDatesRoundTrip() {
+            let text = HTTPDateFormat.format(milliseconds: 784_111_777_123)
+            #expect(text == "Sun, 06 Nov 1994 08:49:37 GMT")
+            #expect(HTTPDateFormat.parse(text) == 784_111_777)
+            #expect(HTTPDateFormat.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
+        }
+
+        @Test func indexQueriesParseAndPlanWithParameters() throws {
+            let resource = Self.terms
+            let query = try IndexQuery([("set_id", "a,b"), ("order", "word.desc,rank"), ("limit", "5")],
+                                       resource: resource, defaultLimit: 100, maxLimit: 1000)
+            #expect(query.parameters == ["{\"a\",\"b\"}", "5"])
+            let sql = IndexPlan(resource: resource, query: query).sql
+            #expect(sql.contains("t.\"set_id\" = ANY ($1::uuid[])"))
+            #expect(sql.contains("ORDER BY t.\"word\" DESC, t.\"rank\" ASC, t.\"id\" ASC"))
+            #expect(sql.contains("NOT t.\"is_deleted\""))
+            #expect(!sql.contains("_ferry_field_revisions"))
+            #expect(throws: Problem.self) { try IndexQuery([("nope", "1")], resource: resource, defaultLimit: 100, maxLimit: 1000) }
+            #expect(throws: Problem.self) { try IndexQuery([("order", "x.desc")], resource: resource, defaultLimit: 100, maxLimit: 1000) }
+        }
+
+        @Test func writePlansQuoteIdentifiersAndBindValues() {
+            let resource = Self.terms
+            let refs = ReferenceCheck(resource: resource, targets: ["set_id": "\"app\".\"study_sets\""])
+            let create = CreatePlan(resource: resource, references: refs).sql
+            #expect(create.contains("INSERT INTO \"app\".\"terms\""))
+            #expect(create.contains("ON CONFLICT (\"id\") DO NOTHING"))
+            #expect(create.contains("$1::jsonb"))
+            let patch = UpdatePlan(resource: resource, mode: .patch, references: refs).sql
+            #expect(patch.contains("FOR UPDATE OF t"))
+            #expect(patch.contains("_ferry_field_revisions"))
+            #expect(!patch.contains("\"set_id\" = (st.m)"), "set_id is not updatable")
+        }
+
+        static let terms: Resource = {
+            let json = """
+                {"name": "terms", "schema": "app", "unique_keys": [], "constraints": {"terms_word_length": ["word"]},
+                 "columns": [
+                  {"name": "id", "type": "uuid", "nullable": false, "has_default": true, "insertable": true, "updatable": false, "references": null, "default_sql": "gen_random_uuid()"},
+                  {"name": "set_id", "type": "uuid", "nullable": false, "has_default": false, "insertable": true, "updatable": false, "references": "study_sets"},
+                  {"name": "word", "type": "text", "nullable": false, "has_default": true, "insertable": true, "updatable": true, "references": null, "default_sql": "''::text"},
+                  {"name": "rank", "type": "text", "nullable": false, "has_default": true, "insertable": true, "updatable": true, "references": null, "default_sql": "'U'::text"},
+                  {"name": "revision", "type": "bigint", "nullable": false, "has_default": true, "insertable": false, "updatable": false, "references": null},
+                  {"name": "last_modified", "type": "bigint", "nullable": false, "has_default": true, "insertable": false, "updatable": false, "references": null},
+                  {"name": "is_deleted", "type": "boolean", "nullable": false, "has_default": true, "insertable": false, "updatable": true, "references": null}
+                 ]}
+                """
+            return try! JSONDecoder().decode(Resource.self, from: Data(json.utf8))
+        }()
+    }
+}

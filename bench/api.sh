@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# bench/api.sh: Ferry's resource API under wrk, beside Kinto 26 on the same PostgreSQL.
+#
+#   bench/api.sh [ferry|kinto|all]      (default: all)
+#
+# Seeds the example schema with 100,000 terms across 1,000 sets (one user),
+# starts a release build of Ferry, and measures with wrk and the Lua scripts
+# in bench/wrk/:
+#   get     GET one term by id
+#   304     the same GET with a matching If-None-Match
+#   patch   PATCH one term (If-Match: *)
+#   post100 POST 100 new terms in one request
+#   index   GET the 100 terms of one set
+# Then the same operations against Kinto (gunicorn, 2 workers x 4 threads,
+# basicauth, PostgreSQL storage) when BENCH_KINTO_VENV points at a virtualenv
+# with `pip install 'kinto[postgresql]' gunicorn` (Kinto is not part of this
+# repository). Prints a Markdown table.
+#
+# Environment: FERRY_BENCH_OWNER_URL / FERRY_BENCH_APP_URL (server URLs without a
+# database; default: the development services of deploy/local.sh), BENCH_DURATION
+# (default 10s), BENCH_CONNECTIONS (default 32), BENCH_THREADS (default 2); the scratch
+# databases are dropped at the end unless BENCH_KEEP is set.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MODE=${1:-all}
+OWNER=${FERRY_BENCH_OWNER_URL:-postgresql://ferry_owner:ferry_owner@127.0.0.1:54329}
+APP=${FERRY_BENCH_APP_URL:-postgresql://ferry_app:ferry_app@127.0.0.1:54329}
+DB=${BENCH_DATABASE:-ferry_bench_api}
+KDB=${BENCH_KINTO_DATABASE:-ferry_bench_kinto}
+DURATION=${BENCH_DURATION:-10s}
+CONNECTIONS=${BENCH_CONNECTIONS:-32}
+THREADS=${BENCH_THREADS:-2}
+PORT=${BENCH_PORT:-18480}
+KPORT=${BENCH_KINTO_PORT:-18488}
+WORK=$(mktemp -d /tmp/ferry-bench.XXXXXX)
+export BENCH_LUA=$ROOT/bench/wrk BENCH_DIR=$WORK
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "${BENCH_KEEP:-}" ] || rm -rf "$WORK"
+  if [ -z "${BENCH_KEEP:-}" ]; then
+    psql -X -q "$OWNER/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "DROP DATABASE IF EXISTS $KDB WITH (FORCE)" \
+      >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
+
+psql_owner() { psql -X -q -v ON_ERROR_STOP=1 "$OWNER/$1" "${@:2}"; }
+wait_http() {
+  for _ in $(seq 1 100); do curl -fs -o /dev/null "$1" && return 0; sleep 0.2; done
+  echo "nothing answers at $1" >&2
+  return 1
+}
+# wrk_run NAME SCRIPT -> prints "NAME req/s" to $WORK/results, and wrk's output to stderr
+wrk_run() {
+  local name=$1 script=$2 out
+  out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$ROOT/bench/wrk/$script" "$BASE")
+  echo "$out" >&2
+  if echo "$out" | grep -q "Non-2xx or 3xx"; then echo "WARNING: $name had error responses" >&2; fi
+  echo "$name $(echo "$out" | awk '/Requests\/sec/ {print $2}') $(echo "$out" | awk '/ 99%/ {print $2}')" >> "$WORK/results.$3"
+}
+
+seed_ferry() {
+  psql_owner postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+  for f in "$ROOT"/migrations/*.sql; do psql_owner "$DB" -1 -f "$f" >/dev/null; done
+  USER_ID=$(psql_owner "$DB" -At -c "SELECT ferry.create_user('bench', 'bench-password')")
+  TOKEN=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+  HASH=$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)
+  psql_owner "$DB" -c "SELECT ferry.issue_token('$USER_ID', '\\x$HASH'::bytea, 86400)" >/dev/null
+  psql_owner "$DB" >/dev/null <<SQL
+INSERT INTO app.study_sets (creator_id, title) SELECT '$USER_ID', 'set ' || g FROM generate_series(1, 1000) g;
+INSERT INTO app.terms (set_id, word, definition, rank)
+  SELECT s.id, 'word ' || g, 'definition of word ' || g, lpad(g::text, 4, '0')
+    FROM app.study_sets s, generate_series(1, 100) g;
+ANALYZE app.study_sets; ANALYZE app.terms;
+SQL
+  psql_owner "$DB" -At -c "SELECT id FROM app.terms ORDER BY random() LIMIT 10000" > "$WORK/ids.txt"
+  psql_owner "$DB" -At -c "SELECT id FROM app.study_sets" > "$WORK/sets.txt"
+}
+
+bench_ferry() {
+  (cd "$ROOT" && swift build -c release --product ferry >&2)
+  seed_ferry
+  FERRY_DATABASE_URL="$APP/$DB" FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 \
+    "$ROOT/.build/release/ferry" serve >"$WORK/ferry.log" 2>&1 &
+  PIDS+=($!)
+  BASE=http://127.0.0.1:$PORT
+  wait_http "$BASE/healthz"
+  export BENCH_AUTH="Bearer $TOKEN" BENCH_KINTO=0
+  BENCH_PATH_PREFIX=/v1/terms/ wrk_run get get.lua ferry
+  BENCH_PATH_PREFIX=/v1/terms/ BENCH_IF_NONE_MATCH='"1"' wrk_run 304 get.lua ferry
+  BENCH_PATH_PREFIX=/v1/terms/ wrk_run patch patch.lua ferry
+  BENCH_PATH=/v1/terms wrk_run post100 post100.lua ferry
+  BENCH_PATH="/v1/terms?limit=100&set_id=" wrk_run index index.lua ferry
+}
+
+bench_kinto() {
+  local venv=${BENCH_KINTO_VENV:?set BENCH_KINTO_VENV to a virtualenv with kinto[postgresql] and gunicorn}
+  psql_owner postgres -c "DROP DATABASE IF EXISTS $KDB WITH (FORCE)" -c "CREATE DATABASE $KDB"
+  cat > "$WORK/kinto.ini" <<INI
+[app:main]
+use = egg:kinto
+kinto.storage_backend = kinto.core.storage.postgresql
+kinto.storage_url = $OWNER/$KDB
+kinto.permission_backend = kinto.core.permission.postgresql
+kinto.permission_url = $OWNER/$KDB
+kinto.cache_backend = kinto.core.cache.memory
+kinto.userid_hmac_secret = bench-secret
+multiauth.policies = basicauth
+kinto.bucket_create_principals = system.Authenticated
+kinto.batch_max_requests = 1000
+kinto.paginate_by = 100
+[server:main]
+use = egg:waitress#main
+host = 127.0.0.1
+port = $KPORT
+INI
+  "$venv/bin/kinto" migrate --ini "$WORK/kinto.ini" >/dev/null 2>&1
+  (cd "$WORK" && "$venv/bin/gunicorn" --paste "$WORK/kinto.ini" -w 2 --threads 4 -b 127.0.0.1:$KPORT \
+    >"$WORK/kinto.log" 2>&1) &
+  PIDS+=($!)
+  BASE=http://127.0.0.1:$KPORT
+  wait_http "$BASE/v1/"
+  local auth="Basic $(printf 'bench:bench' | base64)"
+  curl -fs -X PUT -H "Authorization: $auth" "$BASE/v1/buckets/bench" >/dev/null
+  curl -fs -X PUT -H "Authorization: $auth" "$BASE/v1/buckets/bench/collections/terms" >/dev/null
+  # The same data: 1,000 sets of 100 terms, 1,000 records per batch request.
+  python3 - "$BASE" "$auth" "$WORK" <<'PY'
+import json, sys, urllib.request, uuid
+base, auth, work = sys.argv[1:4]
+sets = [str(uuid.uuid4()) for _ in range(1000)]
+ids = []
+for chunk in range(0, 1000, 10):
+    requests = []
+    for s in sets[chunk:chunk + 10]:
+        for g in range(1, 101):
+            rid = str(uuid.uuid4()); ids.append(rid)
+            requests.append({"method": "PUT", "path": f"/buckets/bench/collections/terms/records/{rid}",
+                             "body": {"data": {"set_id": s, "word": f"word {g}", "definition": f"definition of word {g}", "rank": f"{g:04d}"}}})
+    req = urllib.request.Request(base + "/v1/batch", data=json.dumps({"requests": requests}).encode(),
+                                 headers={"Authorization": auth, "Content-Type": "application/json"}, method="POST")
+    urllib.request.urlopen(req, timeout=600).read()
+open(f"{work}/sets.txt", "w").write("\n".join(sets) + "\n")
+import random; random.shuffle(ids)
+open(f"{work}/ids.txt", "w").write("\n".join(ids[:10000]) + "\n")
+PY
+  local etag
+  etag=$(curl -fsI -H "Authorization: $auth" "$BASE/v1/buckets/bench/collections/terms/records/$(head -1 "$WORK/ids.txt")" \
+    | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
+  export BENCH_AUTH=$auth BENCH_KINTO=1
+  local prefix=/v1/buckets/bench/collections/terms/records/
+  BENCH_PATH_PREFIX=$prefix wrk_run get get.lua kinto
+  # Kinto's ETag is per record (its timestamp): the 304 run asks for one record.
+  head -1 "$WORK/ids.txt" > "$WORK/one.txt"; cp "$WORK/ids.txt" "$WORK/all.txt"; cp "$WORK/one.txt" "$WORK/ids.txt"
+  BENCH_PATH_PREFIX=$prefix BENCH_IF_NONE_MATCH=$etag wrk_run 304 get.lua kinto
+  cp "$WORK/all.txt" "$WORK/ids.txt"
+  BENCH_PATH_PREFIX=$prefix wrk_run patch patch.lua kinto
+  BENCH_PATH=/v1/batch wrk_run post100 post100.lua kinto
+  BENCH_PATH="${prefix%/}?_limit=100&set_id=" wrk_run index index.lua kinto
+}
+
+case $MODE in
+  ferry) bench_ferry ;;
+  kinto) bench_kinto ;;
+  all) bench_ferry; bench_kinto ;;
+  *) echo "usage: $0 [ferry|kinto|all]" >&2; exit 2 ;;
+esac
+
+echo
+echo "| operation | Ferry req/s | Ferry p99 | Kinto req/s | Kinto p99 | ratio |"
+echo "|---|---|---|---|---|---|"
+for op in get 304 patch post100 index; do
+  f=$(awk -v op=$op '$1==op {print $2" "$3}' "$WORK/results.ferry" 2>/dev/null || true)
+  k=$(awk -v op=$op '$1==op {print $2" "$3}' "$WORK/results.kinto" 2>/dev/null || true)
+  fr=${f%% *}; kr=${k%% *}
+  ratio=$(awk -v a="${fr:-0}" -v b="${kr:-0}" 'BEGIN { if (b > 0) printf "%.0fx", a / b; else print "-" }')
+  echo "| $op | ${fr:--} | ${f#* } | ${kr:--} | ${k#* } | $ratio |"
+done
