@@ -100,9 +100,12 @@ import Testing
         }
         #expect(needed.contains { $0.hasPrefix("libpq.so") })
         let swiftRuntime = ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime"]
-        for library in needed where !swiftRuntime.contains(where: { library.hasPrefix($0) }) {
-            let owner = try Subprocess.run(["dpkg", "-S", "*/\(library)"])
-            let package = owner.output.split(separator: ":").first.map(String.init) ?? "?"
+        let external = needed.filter { library in !swiftRuntime.contains { library.hasPrefix($0) } }
+        // One dpkg call for all of them: each search reads every package's file list.
+        let owners = try Subprocess.run(["dpkg", "-S"] + external.map { "*/\($0)" })
+        for library in external {
+            let line = owners.output.split(separator: "\n").first { $0.hasSuffix("/" + library) }
+            let package = line.flatMap { $0.split(separator: ":").first.map(String.init) } ?? "no package"
             #expect(allowed.contains(package), "\(library) comes from \(package), which the runtime image does not install")
         }
     }
