@@ -27,11 +27,13 @@ public struct JSONLogHandler: LogHandler {
         self.sink = sink
     }
 
+    /// One handler-wide metadata value.
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
+    /// Renders the event and its metadata as one JSON line.
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
