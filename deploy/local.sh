@@ -103,7 +103,9 @@ DO \$\$ BEGIN
     CREATE ROLE ferry_app LOGIN NOBYPASSRLS PASSWORD '$APP_PASSWORD';
   END IF;
   -- Lets tests drop their scratch databases even while a pool is still connected.
-  GRANT pg_signal_backend TO ferry_owner;
+  IF NOT pg_has_role('ferry_owner', 'pg_signal_backend', 'MEMBER') THEN
+    GRANT pg_signal_backend TO ferry_owner;
+  END IF;
 END \$\$;
 SQL
   if [ "$(psql_su -c "SELECT count(*) FROM pg_database WHERE datname = 'ferry'")" = 0 ]; then
