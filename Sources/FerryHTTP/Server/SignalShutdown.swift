@@ -2,15 +2,19 @@ import Dispatch
 import Glibc
 import Synchronization
 
-/// Turns SIGTERM and SIGINT into a graceful `HTTPServer.beginShutdown()`.
-/// A second signal while shutting down exits at once.
+/// Turns SIGTERM and SIGINT into a graceful `HTTPServer.beginShutdown()`,
+/// and optionally SIGHUP into a reload. A second stop signal while shutting
+/// down exits at once.
 public enum SignalShutdown {
     /// Sources must outlive the call: a released source is cancelled.
     private static let installed = Mutex<[SourceBox]>([])
 
-    /// Installs the handlers for the life of the process.
-    public static func install(for server: HTTPServer, signals: [Int32] = [SIGTERM, SIGINT]) {
-        let sources = signals.map { number in
+    /// Installs the handlers for the life of the process. `onHangup`, when
+    /// given, runs on each SIGHUP (on a Dispatch queue, not a signal handler).
+    public static func install(
+        for server: HTTPServer, signals: [Int32] = [SIGTERM, SIGINT], onHangup: (@Sendable () -> Void)? = nil
+    ) {
+        var sources = signals.map { number in
             // The default action would kill the process before the source sees it.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -22,7 +26,14 @@ public enum SignalShutdown {
             source.resume()
             return SourceBox(source)
         }
-        installed.withLock { $0.append(contentsOf: sources) }
+        if let onHangup {
+            signal(SIGHUP, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+            source.setEventHandler(handler: onHangup)
+            source.resume()
+            sources.append(SourceBox(source))
+        }
+        installed.withLock { [sources] in $0.append(contentsOf: sources) }
     }
 }
 

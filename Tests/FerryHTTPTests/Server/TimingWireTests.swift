@@ -31,6 +31,26 @@ struct TimingWireTests {
         #expect(served >= 5)
     }
 
+    /// A client that stops reading cannot hold a connection (and 32 MiB of
+    /// response) forever: the stalled write is cut off.
+    @Test func stalledWriteIsCutOff() throws {
+        let server = try TestServer.start(limits: TestServer.limits { $0.writeTimeoutSeconds = 0.5 })
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        try client.send("GET /huge HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(200_000)
+        #expect(server.openConnections == 1)
+        let start = MonotonicClock.now()
+        while server.openConnections > 0, MonotonicClock.now() - start < 5 { usleep(50_000) }
+        let elapsed = MonotonicClock.now() - start
+        #expect(server.openConnections == 0, "the stalled connection is still open")
+        #expect(elapsed < 3)
+        // Others are still served.
+        let other = try WireClient(port: server.port)
+        try other.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try other.readResponse().text == "ok")
+    }
+
     @Test func idleConnectionIsClosed() throws {
         let server = try TestServer.start(limits: TestServer.limits { $0.idleTimeoutSeconds = 0.3 })
         defer { server.shutdown() }

@@ -64,5 +64,6 @@ import Glibc
             "FERRY_DATABASE_URL": "postgresql://ferry_app@127.0.0.1:1/ferry", "FERRY_LISTEN_PORT": String(FreePort.next()),
         ])
         #expect(outcome.status != 0)
+        #expect((outcome.stdout + outcome.stderr).contains("cannot start"))
     }
 }
