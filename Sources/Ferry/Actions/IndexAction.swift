@@ -2,12 +2,13 @@ import FerryHTTP
 import FerryPostgres
 
 extension ResourceActions {
-    /// `GET /v1/<r>`: filters, modified_since, include_deleted, order, limit.
+    /// `GET /v1/<r>`: filters, modified_since, include_deleted, order, limit,
+    /// and paging tokens (``IndexPaging``: page 1 snapshots a result longer than
+    /// one page, `?paging_token=&page=` reads it).
     ///
-    /// Paging tokens are a later step: a result that fits one page answers
-    /// `paging.token: null`; a larger one answers its first page with
-    /// `"complete": false` in `paging` (and `next: null`), so a client knows
-    /// it saw only part of the result.
+    /// Snapshots hold UUIDs; a resource with another id type cannot be paged, so a
+    /// larger result answers its first page with `"complete": false` in `paging`
+    /// (and `next: null`), and a client knows it saw only part of the result.
     func index(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let (hash, resource, _) = try resource(request, context)
         let query: IndexQuery
@@ -16,6 +17,11 @@ extension ResourceActions {
         } catch let problem as Problem {
             try checkToken(hash)
             throw problem
+        }
+        if resource.idType == "uuid" { return try pagedIndex(request, hash: hash, resource: resource, query: query) }
+        if request.queryValue("paging_token") != nil || request.queryValue("page") != nil {
+            try checkToken(hash)
+            throw PagingProblem.notFound  // no snapshot is ever made for this resource
         }
         let sql = plans.sql(resource, "index|" + query.shape) { IndexPlan(resource: resource, query: query).sql }
         let result: PostgresResult
@@ -37,5 +43,22 @@ extension ResourceActions {
         if pages > 1 { body += #","complete":false"#.utf8 }
         body += "}}".utf8
         return .json(body, headers: HTTPHeaders([("ETag", etag)]))
+    }
+
+    /// Index through paging snapshots.
+    private func pagedIndex(_ request: HTTPRequest, hash: String, resource: Resource, query: IndexQuery) throws -> HTTPResponse {
+        let answer: IndexPaging.Answer
+        do {
+            answer = try paging.page(
+                request: request, tokenHash: hash, resource: resource.name,
+                query: IndexPlan(resource: resource, query: query).paged, limit: query.limit,
+                notModified: { ConditionalRead.notModified(request, etag: $0, lastModifiedMs: nil) })
+        } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
+            throw IndexQuery.invalid("a filter value does not fit its column: \(error.message)")
+        }
+        switch answer {
+        case .notModified(let etag): return ConditionalRead.response(etag: etag, lastModifiedMs: nil)
+        case .page(let page): return page.response()
+        }
     }
 }

@@ -12,6 +12,7 @@ struct ResourceActions: Sendable {
     let maxBulkItems: Int
     let defaultLimit: Int
     let maxLimit: Int
+    let paging: IndexPaging
 
     /// The resource named in the path, and the catalog it came from; 404 when
     /// there is none (after checking the token, so a bad token is still 401).

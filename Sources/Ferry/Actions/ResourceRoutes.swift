@@ -5,11 +5,11 @@ import FerryHTTP
 struct ResourceRoutes: Sendable {
     let actions: ResourceActions
 
-    init(database: Database, schema: SchemaCache, configuration: FerryConfiguration) {
+    init(database: Database, schema: SchemaCache, configuration: FerryConfiguration, paging: IndexPaging) {
         actions = ResourceActions(
             database: database, schema: schema, plans: PlanCache(),
             maxBulkItems: configuration.limits.maxBulkItems,
-            defaultLimit: configuration.paging.defaultLimit, maxLimit: configuration.paging.maxLimit)
+            defaultLimit: configuration.paging.defaultLimit, maxLimit: configuration.paging.maxLimit, paging: paging)
     }
 
     func register(on router: inout Router, handle: RouteHandling) {

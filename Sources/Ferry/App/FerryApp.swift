@@ -1,4 +1,5 @@
 import FerryHTTP
+import FerryMemcached
 import FerryPostgres
 import Logging
 
@@ -14,7 +15,11 @@ public final class FerryApp: Sendable {
     /// The resources, reloadable.
     public let schema: SchemaCache
     /// Counters and gauges served at `/metrics`; features bump theirs here.
-    public let metrics = FerryMetrics()
+    public let metrics: FerryMetrics
+    /// memcached, for paging snapshots.
+    public let memcached: MemcachedClient
+    /// Index paging over `database` and `memcached`.
+    public let paging: IndexPaging
     let logger: Logger
 
     /// Connects the pool and reads the catalog; throws when PostgreSQL is
@@ -29,6 +34,14 @@ public final class FerryApp: Sendable {
             preparedStatements: db.preparedStatements
         )
         database = Database(pool: pool)
+        let metrics = FerryMetrics()
+        self.metrics = metrics
+        memcached = try MemcachedClient(configuration: Self.memcachedConfiguration(configuration.memcached))
+        paging = IndexPaging(
+            database: database,
+            store: PagingSnapshotStore(
+                memcached: memcached, ttlSeconds: configuration.paging.tokenTTLSeconds, metrics: metrics),
+            retryAfterSeconds: configuration.memcached.retryTimeoutSeconds, logger: logger)
         schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
     }
 
@@ -57,10 +70,11 @@ public final class FerryApp: Sendable {
         var router = Router()
         let handle = RouteHandling(logger: logger)
         router.get("/healthz", inline: true) { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
+        ReadinessRoute(database: database, memcached: memcached).register(on: &router)
         AuthRoutes(auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
                    allowSignup: configuration.auth.allowSignup).register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
-        ResourceRoutes(database: database, schema: schema, configuration: configuration).register(on: &router, handle: handle)
+        ResourceRoutes(database: database, schema: schema, configuration: configuration, paging: paging).register(on: &router, handle: handle)
         return router
     }
 

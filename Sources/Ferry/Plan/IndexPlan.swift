@@ -12,7 +12,8 @@ struct IndexPlan {
     let resource: Resource
     let query: IndexQuery
 
-    var sql: String {
+    /// The filters over alias `t`, with how many parameters they bind (`$1`…`$n`).
+    var condition: (sql: String, parameterCount: Int) {
         var conditions: [String] = []
         var n = 0
         for filter in query.filters {
@@ -26,8 +27,12 @@ struct IndexPlan {
         } else if !query.includeDeleted {
             conditions.append("NOT t.\"is_deleted\"")
         }
-        n += 1
-        let limit = "$\(n)::int"
+        return (conditions.isEmpty ? "true" : conditions.joined(separator: " AND "), n)
+    }
+
+    var sql: String {
+        let (condition, n) = condition
+        let limit = "$\(n + 1)::int"
         let order = orderBy(alias: "t")
         let rows = RowJSON(resource: resource)
         return """
@@ -35,7 +40,7 @@ struct IndexPlan {
               SELECT t.*, count(*) OVER () AS "_ferry_total",
                      sum(hashtextextended(t."id"::text || ':' || t."revision"::text, 0)) OVER () AS "_ferry_hash"
                 FROM \(resource.qualifiedName) t
-               \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+               WHERE \(condition)
                ORDER BY \(order)
                LIMIT \(limit)
             )
@@ -46,7 +51,7 @@ struct IndexPlan {
     }
 
     /// The requested order, then id; ranked resources default to (rank, id).
-    private func orderBy(alias: String) -> String {
+    func orderBy(alias: String) -> String {
         var keys = query.order
         if keys.isEmpty, resource.isRanked { keys = [("rank", false)] }
         var parts = keys.map { "\(alias).\(SQL.id($0.column)) \($0.descending ? "DESC" : "ASC")" }

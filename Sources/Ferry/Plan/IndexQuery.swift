@@ -40,7 +40,7 @@ struct IndexQuery: Sendable {
                     return (String(name), descending)
                 }
             case "paging_token", "page":
-                throw Problem(404, "paging_token_not_found", "paging tokens are not available yet; start from page 1 without one")
+                break  // IndexPaging reads these.
             default:
                 guard let column = resource.column(name) else { throw Self.invalid("unknown query parameter or column: \(name)") }
                 guard !column.type.hasSuffix("[]"), column.type != "json" else {

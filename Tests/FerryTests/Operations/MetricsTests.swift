@@ -1,4 +1,5 @@
 import Ferry
+import Foundation
 import FerryTestSupport
 import Testing
 
@@ -90,5 +91,33 @@ import Testing
         #expect((samples.value("ferry_http_open_connections") ?? 0) >= 1)
         #expect((samples.value("ferry_http_requests_in_flight") ?? 0) >= 1)
         #expect(samples.types["ferry_http_open_connections"] == "gauge")
+    }
+}
+
+/// Counters bumped by the features themselves, seen through `/metrics`.
+@Suite struct FeatureMetricsTests {
+    @Test func pagingCountsSnapshotsAndMemcachedTraffic() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let client = server.client()
+        let auth = ("Authorization", "Bearer \(alice.token)")
+        let set = UUID().uuidString.lowercased()
+        #expect(try client.request("POST", "/v1/study_sets", headers: [auth], json: ["id": set, "title": "m"]).status == 201)
+        let terms = (0..<30).map { ["set_id": set, "word": "w\($0)"] }
+        #expect(try client.request("POST", "/v1/terms", headers: [auth], json: terms).status == 201)
+
+        let first = try client.request("GET", "/v1/terms?set_id=\(set)&limit=10", headers: [auth])
+        #expect(first.status == 200)
+        let next = try #require((first.object["paging"] as? [String: Any])?["next"] as? String)
+        #expect(try client.request("GET", next, headers: [auth]).status == 200)
+        let missing = next.replacingOccurrences(of: "paging_token=", with: "paging_token=x")
+        _ = try client.request("GET", missing, headers: [auth])
+
+        let samples = try PrometheusSamples(try client.request("GET", "/metrics").text)
+        #expect(samples.value("ferry_paging_snapshots_created_total") == 1)
+        #expect((samples.value("ferry_memcached_hits_total") ?? 0) >= 2, "the header and a chunk of page 2")
+        #expect(samples.value("ferry_memcached_errors_total") == 0)
+        #expect(samples.value("ferry_http_requests_total", ["route": "/v1/:resource", "method": "GET", "status": "200"]) == 2)
     }
 }

@@ -1,0 +1,45 @@
+import Ferry
+import FerryHTTP
+import Logging
+
+/// Another Ferry process on an existing database: its own pool, memcached client and
+/// HTTP server, as a second server of one deployment has. Stopping it leaves the
+/// database alone (its ``TestServer`` owns it).
+public final class TestFerryInstance: Sendable {
+    /// The app.
+    public let app: FerryApp
+    /// The HTTP server.
+    public let server: HTTPServer
+
+    /// Starts Ferry on `database`; `configure` may adjust the configuration first.
+    public init(database: ScratchDatabase, _ configure: (inout FerryConfiguration) -> Void = { _ in }) throws {
+        var config = FerryConfiguration()
+        config.listen.port = 0
+        config.listen.ioThreads = 2
+        config.listen.workerThreads = 8
+        config.database.url = database.appURL
+        config.database.migrationURL = database.ownerURL
+        config.database.poolSize = 4
+        config.memcached.servers = [(try? TestEnvironment.memcached()) ?? "127.0.0.1:11211"]
+        configure(&config)
+        var logger = Logger(label: "ferry-test-instance")
+        logger.logLevel = .error
+        app = try FerryApp(configuration: config, logger: logger)
+        var serverConfig = app.serverConfiguration
+        serverConfig.accessLog = false
+        server = app.makeServer(serverConfig)
+        try server.start()
+    }
+
+    /// The bound port.
+    public var port: Int { server.port }
+
+    /// A new client connection to this instance.
+    public func client() -> TestHTTPClient { TestHTTPClient(port: port) }
+
+    /// Stops the server and closes the pool.
+    public func stop() {
+        server.shutdown()
+        app.close()
+    }
+}

@@ -1,0 +1,145 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// memcached failures, with memcached processes of the tests' own.
+@Suite(.serialized) struct PagingOutageTests {
+    /// A server on `memcached`, fast to notice failures, with a set of 250 terms and
+    /// one of 5.
+    struct Setup {
+        let server: TestServer
+        let alice: Pager
+        let big: String
+        let small: String
+
+        init(memcached: [String]) throws {
+            server = try TestServer {
+                $0.memcached.servers = memcached
+                $0.memcached.retryTimeoutSeconds = 1
+            }
+            alice = try Pager(server: server, name: "alice")
+            big = try alice.createSet()
+            small = try alice.createSet()
+            try PagingSeed.terms(server, set: big, count: 250)
+            try PagingSeed.terms(server, set: small, count: 5)
+        }
+
+        func firstPage() throws -> TestHTTPClient.Response { try alice.call("GET", "/v1/terms?set_id=\(big)&limit=100") }
+
+        func page(_ token: String, _ page: Int) throws -> TestHTTPClient.Response {
+            try alice.call("GET", "/v1/terms?set_id=\(big)&limit=100&paging_token=\(token)&page=\(page)")
+        }
+
+        /// Retries `attempt` for up to `seconds` until it answers `status`.
+        func eventually(
+            _ status: Int, within seconds: Double = 6, _ attempt: () throws -> TestHTTPClient.Response
+        ) throws -> TestHTTPClient.Response {
+            let deadline = Date().addingTimeInterval(seconds)
+            var last = try attempt()
+            while last.status != status, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.1)
+                last = try attempt()
+            }
+            return last
+        }
+    }
+
+    @Test func memcachedDownThenBackWithoutARestart() throws {
+        let memcached = try MemcachedProcess()
+        let setup = try Setup(memcached: [memcached.address])
+        defer { setup.server.stop() }
+        let before = try setup.firstPage()
+        let token = try #require(before.paging["token"] as? String)
+        let ready = try setup.alice.call("GET", "/readyz")
+        #expect(ready.status == 200)
+        #expect(ready.object["memcached"] as? String == "up")
+
+        memcached.kill()
+        let small = try setup.alice.call("GET", "/v1/terms?set_id=\(setup.small)&limit=100")
+        #expect(small.status == 200, "a single-page result needs no snapshot")
+        #expect(small.paging["token"] is NSNull)
+        #expect(small.rows.count == 5)
+        for response in [try setup.firstPage(), try setup.page(token, 2)] {
+            #expect(response.status == 503, "\(response.text)")
+            #expect(response.problemCode == "paging_unavailable")
+            #expect(response.header("Retry-After") == "1")
+        }
+        let notReady = try setup.alice.call("GET", "/readyz")
+        #expect(notReady.status == 503)
+        #expect(notReady.object["memcached"] as? String == "down")
+        #expect(notReady.object["postgresql"] as? String == "up")
+        #expect((notReady.object["detail"] as? String)?.contains("memcached") == true)
+
+        try memcached.restart()
+        let again = try setup.eventually(200) { try setup.firstPage() }
+        #expect(again.status == 200, "paging works again once memcached is back")
+        let newToken = try #require(again.paging["token"] as? String)
+        let second = try setup.page(newToken, 2)
+        #expect(second.status == 200)
+        #expect(second.rows.count == 100)
+        let lost = try setup.page(token, 2)
+        #expect(lost.status == 404, "the restarted memcached lost the old snapshot")
+        #expect(try setup.eventually(200) { try setup.alice.call("GET", "/readyz") }.status == 200)
+    }
+
+    @Test func oneOfTwoMemcachedServersStopsMidRun() throws {
+        let first = try MemcachedProcess()
+        let second = try MemcachedProcess()
+        let setup = try Setup(memcached: [first.address, second.address])
+        defer { setup.server.stop() }
+        let ids = try PagingSeed.orderedIDs(setup.server, set: setup.big)
+        var tokens: [String] = []
+        for _ in 0..<12 {
+            let response = try setup.firstPage()
+            try #require(response.status == 200)
+            tokens.append(try #require(response.paging["token"] as? String))
+        }
+        first.kill()
+        var served = 0
+        var refused = 0
+        for token in tokens {
+            let response = try setup.page(token, 2)
+            switch response.status {
+            case 200:
+                served += 1
+                #expect(response.rows.map(\.id) == Array(ids[100..<200]), "a served page is always the right page")
+            case 404, 503:
+                refused += 1
+                #expect(["paging_token_not_found", "paging_unavailable"].contains(response.problemCode ?? ""))
+            default:
+                Issue.record("unexpected \(response.status): \(response.text.prefix(200))")
+            }
+        }
+        #expect(served > 0, "snapshots on the surviving server still serve")
+        #expect(refused > 0, "snapshots on the stopped server are gone, never served with gaps")
+        let fresh = try setup.eventually(200) { try setup.firstPage() }
+        #expect(fresh.status == 200, "new snapshots go to the surviving server")
+        let token = try #require(fresh.paging["token"] as? String)
+        let page3 = try setup.page(token, 3)
+        #expect(page3.status == 200)
+        #expect(page3.rows.map(\.id) == Array(ids[200..<250]))
+        let ready = try setup.alice.call("GET", "/readyz")
+        #expect(ready.status == 503, "readiness names memcached while one server is down")
+    }
+
+    @Test func twoFerryProcessesShareOneMemcached() throws {
+        let memcached = try MemcachedProcess()
+        let setup = try Setup(memcached: [memcached.address])
+        defer { setup.server.stop() }
+        let other = try TestFerryInstance(database: setup.server.database) { $0.memcached.servers = [memcached.address] }
+        defer { other.stop() }
+        let ids = try PagingSeed.orderedIDs(setup.server, set: setup.big)
+        let onOther = setup.alice.on(other.client())
+        let first = try setup.firstPage()
+        let token = try #require(first.paging["token"] as? String)
+        let next = try #require(first.nextLink)
+        let second = try onOther.call("GET", next)
+        #expect(second.status == 200, "page 2 from the second process: \(second.text.prefix(200))")
+        #expect(second.rows.map(\.id) == Array(ids[100..<200]))
+        let third = try setup.page(token, 3)
+        #expect(third.rows.map(\.id) == Array(ids[200..<250]))
+        let fromOther = try onOther.call("GET", "/v1/terms?set_id=\(setup.big)&limit=100")
+        let otherToken = try #require(fromOther.paging["token"] as? String)
+        #expect(try setup.page(otherToken, 2).rows.map(\.id) == Array(ids[100..<200]))
+    }
+}
