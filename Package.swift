@@ -43,7 +43,7 @@ let package = Package(
         ),
         .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP"]),
         .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres", "FerryTestSupport"]),
-        .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached"]),
+        .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached", "FerryTestSupport"]),
         .testTarget(name: "FerryRankTests", dependencies: ["FerryRank"]),
         // Shared by the test targets only: a raw-socket HTTP client and scratch databases.
         .target(name: "FerryTestSupport", dependencies: ["Ferry", "FerryPostgres"]),

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 @testable import FerryMemcached

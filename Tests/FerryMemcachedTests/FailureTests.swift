@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Testing
 @testable import FerryMemcached
 
