@@ -12,6 +12,8 @@ import Logging
 struct RequestObserver: HTTPResponder {
     /// The label for requests no route matches, so raw paths never become series.
     static let unmatched = "(unmatched)"
+    /// The changes feed, whose answered polls `ferry_changes_polls_total` counts.
+    static let changesRoute = "/v1/changes"
 
     let router: Router
     let inner: any HTTPResponder
@@ -24,6 +26,10 @@ struct RequestObserver: HTTPResponder {
         let seconds = max(0, MonotonicClock.now() - context.receivedAt)
         let route = trace.route ?? pattern(of: request)
         metrics.requests.record(route: route, method: request.method, status: response.status, seconds: seconds)
+        // The feed's route is fixed by the contract, so polls are counted here, not in the feed's code.
+        if route == Self.changesRoute, response.status == 200 || response.status == 304 {
+            metrics.changesPolls.increment()
+        }
         if logger.logLevel <= .info {
             var metadata: Logger.Metadata = [
                 "request_id": .string(context.requestID),
