@@ -32,8 +32,20 @@ extension FerryApp {
             HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", PrometheusText.contentType)]),
                          bytes: Array(metrics.render().utf8))
         }
+        // The routes as built so far (everything but these two), to describe only what is served.
+        let routes = router
+        let served: @Sendable (String, String) -> Bool = { method, path in
+            if path == "/metrics" || path == "/openapi.json" { return method == "GET" }
+            guard case .found(let pattern, let parameters) = routes.match(method: method, path: path) else { return false }
+            // `/v1/changes` matches `/v1/:resource` until the feed's own route exists; Ferry's
+            // reserved names are never resources, so that match does not count.
+            if pattern.contains(":resource"), let name = parameters["resource"], SchemaCatalog.reservedNames.contains(name) {
+                return false
+            }
+            return true
+        }
         router.get("/openapi.json") { _, _ in
-            .json(OpenAPIDocument(catalog: schema.catalog, configuration: configuration).json.bytes)
+            .json(OpenAPIDocument(catalog: schema.catalog, configuration: configuration, served: served).json.bytes)
         }
     }
 }

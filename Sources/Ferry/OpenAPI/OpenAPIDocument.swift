@@ -7,11 +7,18 @@ public struct OpenAPIDocument: Sendable {
     public let catalog: SchemaCatalog
     /// Limits and switches that shape the API (bulk sizes, sign-up, page sizes).
     public let configuration: FerryConfiguration
+    /// Whether the server answers a method on a concrete path; operations it
+    /// does not serve are left out, so the document never promises a route.
+    public let served: @Sendable (_ method: String, _ path: String) -> Bool
 
-    /// A document for `catalog` as configured.
-    public init(catalog: SchemaCatalog, configuration: FerryConfiguration) {
+    /// A document for `catalog` as configured, describing what `served` accepts (default: everything).
+    public init(
+        catalog: SchemaCatalog, configuration: FerryConfiguration,
+        served: @escaping @Sendable (_ method: String, _ path: String) -> Bool = { _, _ in true }
+    ) {
         self.catalog = catalog
         self.configuration = configuration
+        self.served = served
     }
 
     /// The document as JSON.
@@ -21,6 +28,7 @@ public struct OpenAPIDocument: Sendable {
             paths += resourcePaths(resource)
         }
         paths += fixedPaths
+        paths = paths.compactMap(servedOnly)
         return .object([
             ("openapi", "3.1.0"),
             ("info", .object([
@@ -36,6 +44,15 @@ public struct OpenAPIDocument: Sendable {
             ("paths", .object(paths)),
             ("components", components),
         ])
+    }
+
+    /// A path item with only the operations the server answers; nil when none is left.
+    func servedOnly(_ item: (String, JSONValue)) -> (String, JSONValue)? {
+        guard case .object(let members) = item.1 else { return item }
+        let concrete = item.0.replacingOccurrences(of: "{id}", with: "x")
+        let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options"]
+        let kept = members.filter { !methods.contains($0.0) || served($0.0.uppercased(), concrete) }
+        return kept.contains { methods.contains($0.0) } ? (item.0, .object(kept)) : nil
     }
 
     /// The resources in name order.

@@ -36,7 +36,7 @@ import Testing
             let member = try #require(paths["/v1/\(name)/{id}"] as? [String: Any], "missing /v1/\(name)/{id}")
             #expect(Set(member.keys).isSuperset(of: ["get", "put", "patch", "delete"]))
         }
-        for path in ["/v1", "/v1/changes", "/v1/batch", "/v1/auth/token", "/v1/auth/me", "/metrics", "/readyz"] {
+        for path in ["/v1", "/v1/auth/token", "/v1/auth/me", "/healthz", "/readyz", "/metrics", "/openapi.json"] {
             #expect(paths[path] != nil, "missing \(path)")
         }
         #expect(paths["/v1/users"] == nil, "sign-up is off by default")
@@ -58,6 +58,30 @@ import Testing
         let codes = try #require(code["enum"] as? [String])
         for expected in ["revision_conflict", "paging_token_expired", "cursor_expired", "idempotency_key_reused", "rate_limited"] {
             #expect(codes.contains(expected))
+        }
+    }
+
+    @Test func everyDescribedOperationIsServed() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let client = server.client()
+        let paths = try #require(client.request("GET", "/openapi.json").object["paths"] as? [String: [String: Any]])
+        var operations: [(String, String)] = []
+        for (path, item) in paths {
+            for method in ["get", "put", "post", "delete", "patch"] where item[method] != nil {
+                operations.append((method.uppercased(), path.replacingOccurrences(of: "{id}", with: "x")))
+            }
+        }
+        // Revoking the token last, so the other calls still carry a valid one.
+        operations.sort { ($0.1 == "/v1/auth/token" && $0.0 == "DELETE" ? 1 : 0, $0.1, $0.0) < ($1.1 == "/v1/auth/token" && $1.0 == "DELETE" ? 1 : 0, $1.1, $1.0) }
+        #expect(operations.count >= 30)
+        for (method, path) in operations {
+            let body: Any? = ["POST", "PUT", "PATCH", "DELETE"].contains(method) ? [String: Any]() : nil
+            let response = try client.request(method, path, headers: [("Authorization", "Bearer \(alice.token)")], json: body)
+            #expect(response.status != 405, "\(method) \(path) is described but not allowed")
+            let routeMissing = response.status == 404 && (response.object["detail"] as? String ?? "").lowercased().hasPrefix("no route")
+            #expect(!routeMissing, "\(method) \(path) is described but not routed")
         }
     }
 
