@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Manages a project-local PostgreSQL 15 and memcached for development and CI.
 #
-#   deploy/local.sh install   apt-get the server packages (idempotent)
+#   deploy/local.sh install   apt-get everything development and CI need (idempotent):
+#                             the build and runtime libraries, PostgreSQL, memcached, and the
+#                             tools the tests run (systemd-analyze, nginx, pgbouncer, and
+#                             openapi-spec-validator from PyPI)
+#   deploy/local.sh install build     only what compiling Ferry needs (the Dockerfile's builder stage)
+#   deploy/local.sh install runtime   only what running Ferry needs (the Dockerfile's runtime stage)
 #   deploy/local.sh start     initdb if needed, start both, create roles and the database
 #   deploy/local.sh stop      stop both
 #   deploy/local.sh status    say what runs; exit 0 only when both answer
@@ -28,26 +33,53 @@ as_pg() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+apt_install() {
+  [ $# -gt 0 ] || return 0
+  echo "installing: $*"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+missing_packages() {
+  local package
+  for package in "$@"; do dpkg -s "$package" >/dev/null 2>&1 || echo "$package"; done
+}
+
+# The same package sets serve CI (`install`) and the Docker image (`install build|runtime`),
+# so the image's install steps are the ones CI exercises.
 install() {
-  local need=()
-  [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] || need+=(postgresql postgresql-contrib)
-  command -v memcached >/dev/null || need+=(memcached)
-  dpkg -s libpq-dev >/dev/null 2>&1 || need+=(libpq-dev)
-  dpkg -s libmemcached-dev >/dev/null 2>&1 || need+=(libmemcached-dev)
-  if [ ${#need[@]} -gt 0 ]; then
-    echo "installing: ${need[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq "${need[@]}" >/dev/null
-  fi
-  PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
+  case "${1:-all}" in
+    build) apt_install $(missing_packages libpq-dev libmemcached-dev) ;;
+    # libmemcachedutil2 comes from libmemcached's source package; Ferry links it.
+    runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2) ;;
+    all)
+      local need=()
+      [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] || need+=(postgresql postgresql-contrib)
+      command -v memcached >/dev/null || need+=(memcached)
+      command -v systemd-analyze >/dev/null || need+=(systemd)
+      command -v nginx >/dev/null || need+=(nginx-light)
+      command -v pgbouncer >/dev/null || need+=(pgbouncer)
+      python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+      need+=($(missing_packages libpq-dev libmemcached-dev libpq5 libmemcached11 libmemcachedutil2 openssl))
+      apt_install "${need[@]}"
+      PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
+      if ! python3 -m openapi_spec_validator --help >/dev/null 2>&1; then
+        echo "installing: openapi-spec-validator (PyPI)"
+        # Debian's python is "externally managed"; the validator is a test tool only.
+        python3 -m pip install -q openapi-spec-validator 2>/dev/null \
+          || python3 -m pip install -q --break-system-packages openapi-spec-validator
+      fi
+      ;;
+    *) echo "usage: $0 install [all|build|runtime]" >&2; exit 2 ;;
+  esac
 }
 
 pg_running() { [ -f "$PGDATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; }
 mc_running() { [ -f "$LOCAL/mc/memcached.pid" ] && kill -0 "$(cat "$LOCAL/mc/memcached.pid")" 2>/dev/null; }
 
 start() {
-  install
+  install all
   mkdir -p "$LOCAL" "$SOCK" "$PGDATA" "$LOCAL/mc"
   if [ "$(id -u)" = 0 ]; then
     chown postgres:postgres "$SOCK" "$PGDATA"
@@ -108,7 +140,7 @@ env_exports() {
 }
 
 case "${1:-}" in
-  install) install ;;
+  install) install "${2:-all}" ;;
   start) start ;;
   stop) stop ;;
   status) status ;;

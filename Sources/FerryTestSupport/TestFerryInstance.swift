@@ -27,7 +27,7 @@ public final class TestFerryInstance: Sendable {
         app = try FerryApp(configuration: config, logger: logger)
         var serverConfig = app.serverConfiguration
         serverConfig.accessLog = false
-        server = HTTPServer(configuration: serverConfig, responder: app.router(), logger: logger)
+        server = app.makeServer(serverConfig)
         try server.start()
     }
 

@@ -16,7 +16,10 @@ public final class TestServer: Sendable {
 
     /// Starts Ferry on `database` (a new migrated scratch database on the
     /// shared test cluster by default); `configure` may adjust the configuration first.
-    public init(database: ScratchDatabase? = nil, _ configure: (inout FerryConfiguration) -> Void = { _ in }) throws {
+    /// `logger` replaces the default one (warnings and worse) when a test reads the logs.
+    public init(
+        database: ScratchDatabase? = nil, logger: Logger? = nil, _ configure: (inout FerryConfiguration) -> Void = { _ in }
+    ) throws {
         let database = try database ?? ScratchDatabase()
         self.database = database
         var config = FerryConfiguration()
@@ -28,13 +31,16 @@ public final class TestServer: Sendable {
         config.database.poolSize = 4
         config.memcached.servers = [(try? TestEnvironment.memcached()) ?? "127.0.0.1:11211"]
         configure(&config)
-        var logger = Logger(label: "ferry-test")
-        logger.logLevel = .warning
+        let logger = logger ?? {
+            var logger = Logger(label: "ferry-test")
+            logger.logLevel = .warning
+            return logger
+        }()
         do {
             app = try FerryApp(configuration: config, logger: logger)
             var serverConfig = app.serverConfiguration
             serverConfig.accessLog = false
-            server = HTTPServer(configuration: serverConfig, responder: app.router(), logger: logger)
+            server = app.makeServer(serverConfig)
             try server.start()
         } catch {
             database.drop()

@@ -30,7 +30,7 @@ struct ServeCommand: ParsableCommand {
             throw ExitCode.failure
         }
         defer { app.close() }
-        let server = HTTPServer(configuration: app.serverConfiguration, responder: app.router(), logger: logger)
+        let server = app.makeServer()
         try server.start()
         let purger = TombstonePurger(
             pool: app.database.pool, retentionDays: config.tombstones.retentionDays,

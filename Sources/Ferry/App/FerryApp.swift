@@ -14,6 +14,8 @@ public final class FerryApp: Sendable {
     public let database: Database
     /// The resources, reloadable.
     public let schema: SchemaCache
+    /// Counters and gauges served at `/metrics`; features bump theirs here.
+    public let metrics: FerryMetrics
     /// memcached, for paging snapshots.
     public let memcached: MemcachedClient
     /// Index paging over `database` and `memcached`.
@@ -32,10 +34,13 @@ public final class FerryApp: Sendable {
             preparedStatements: db.preparedStatements
         )
         database = Database(pool: pool)
+        let metrics = FerryMetrics()
+        self.metrics = metrics
         memcached = try MemcachedClient(configuration: Self.memcachedConfiguration(configuration.memcached))
         paging = IndexPaging(
             database: database,
-            store: PagingSnapshotStore(memcached: memcached, ttlSeconds: configuration.paging.tokenTTLSeconds),
+            store: PagingSnapshotStore(
+                memcached: memcached, ttlSeconds: configuration.paging.tokenTTLSeconds, metrics: metrics),
             retryAfterSeconds: configuration.memcached.retryTimeoutSeconds, logger: logger)
         schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
     }
@@ -92,7 +97,9 @@ public final class FerryApp: Sendable {
         return HTTPServerConfiguration(
             host: listen.host, port: listen.port, limits: limits,
             ioThreads: listen.ioThreads > 0 ? listen.ioThreads : HTTPServerConfiguration.coreCount,
-            workerThreads: listen.workerThreads
+            workerThreads: listen.workerThreads,
+            // RequestObserver writes the request line, with the user id and route pattern.
+            accessLog: false
         )
     }
 

@@ -25,6 +25,8 @@ public final class Database: Sendable {
     public func asCaller(tokenHash: String, _ statements: [PostgresStatement]) throws -> [PostgresResult] {
         let begin = PostgresStatement("SELECT ferry.begin_request($1::bytea)", [tokenHash])
         let results = try run([begin] + statements, offset: 1)
+        // For the request log line: begin_request returns the caller's id.
+        RequestTrace.current?.userID = results.first?.first?[0]
         return Array(results.dropFirst())
     }
 

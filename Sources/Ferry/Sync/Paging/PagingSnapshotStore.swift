@@ -36,21 +36,24 @@ public final class PagingSnapshotStore: Sendable {
     let idsPerChunk: Int
     /// The wall clock in seconds; injectable for tests.
     let now: @Sendable () -> Double
+    /// Where memcached hits, misses and errors and created snapshots are counted.
+    let metrics: FerryMetrics?
 
     /// Seconds memcached keeps items beyond the token's expiry, so that memcached's
     /// coarse clock can never drop a snapshot while its token is still valid (which
     /// would turn a 410 into a 404 or a page into an error).
     static let graceSeconds = 2
 
-    /// A store over `memcached` whose snapshots live `ttlSeconds`.
+    /// A store over `memcached` whose snapshots live `ttlSeconds`; `metrics` counts its traffic.
     public init(
         memcached: MemcachedClient, ttlSeconds: Int, idsPerChunk: Int = PagingSnapshotLayout.idsPerChunk,
-        now: @escaping @Sendable () -> Double = PagingSnapshotStore.wallClock
+        now: @escaping @Sendable () -> Double = PagingSnapshotStore.wallClock, metrics: FerryMetrics? = nil
     ) {
         self.memcached = memcached
         self.ttlSeconds = ttlSeconds
         self.idsPerChunk = idsPerChunk
         self.now = now
+        self.metrics = metrics
     }
 
     /// Unix time in seconds, from `CLOCK_REALTIME`.
@@ -77,12 +80,18 @@ public final class PagingSnapshotStore: Sendable {
         let prefix = token.storageKey
         let itemTTL = min(ttlSeconds + Self.graceSeconds, 2_592_000)
         let chunkBytes = idsPerChunk * 16
-        for index in 0..<header.chunkCount {
-            let start = index * chunkBytes
-            let chunk = Array(ids[start..<min(ids.count, start + chunkBytes)])
-            try memcached.set(PagingSnapshotLayout.chunkKey(prefix, index), chunk, ttlSeconds: itemTTL)
+        do {
+            for index in 0..<header.chunkCount {
+                let start = index * chunkBytes
+                let chunk = Array(ids[start..<min(ids.count, start + chunkBytes)])
+                try memcached.set(PagingSnapshotLayout.chunkKey(prefix, index), chunk, ttlSeconds: itemTTL)
+            }
+            try memcached.set(PagingSnapshotLayout.headerKey(prefix), header.bytes, ttlSeconds: itemTTL)
+        } catch {
+            metrics?.memcachedErrors.increment()
+            throw error
         }
-        try memcached.set(PagingSnapshotLayout.headerKey(prefix), header.bytes, ttlSeconds: itemTTL)
+        metrics?.pagingSnapshotsCreated.increment()
         return (token, header)
     }
 
@@ -104,6 +113,7 @@ public final class PagingSnapshotStore: Sendable {
         }
         do {
             var items = try memcached.getMany(keys)
+            count(asked: keys.count, found: items.count)
             guard let headerBytes = items[headerKey] else {
                 return Double(token.expiresAt) <= now() ? .expired : .absent
             }
@@ -116,7 +126,9 @@ public final class PagingSnapshotStore: Sendable {
             let missing = needed.filter { items[$0] == nil }
             if !missing.isEmpty {
                 // Another page size or chunk size than guessed: fetch what is needed.
-                for (key, value) in try memcached.getMany(missing) { items[key] = value }
+                let more = try memcached.getMany(missing)
+                count(asked: missing.count, found: more.count)
+                for (key, value) in more { items[key] = value }
             }
             var ids: [UInt8] = []
             ids.reserveCapacity(positions.count * 16)
@@ -131,7 +143,14 @@ public final class PagingSnapshotStore: Sendable {
             }
             return .found(header, ids: ids[...])
         } catch {
+            metrics?.memcachedErrors.increment()
             return .unavailable(error)
         }
+    }
+
+    /// Hits and misses per key asked, as memcached itself counts them.
+    private func count(asked: Int, found: Int) {
+        metrics?.memcachedHits.increment(by: found)
+        metrics?.memcachedMisses.increment(by: asked - found)
     }
 }

@@ -1,0 +1,51 @@
+import FerryHTTP
+import Logging
+
+extension FerryApp {
+    /// The whole responder chain: request observation (metrics and the request
+    /// log line), then CORS, then the router with the operations routes added.
+    public func responder() -> any HTTPResponder {
+        var router = router()
+        registerOperationsRoutes(on: &router)
+        metrics.observe(pool: database.pool)
+        let cors = CORSResponder(policy: CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins), inner: router)
+        return RequestObserver(router: router, inner: cors, metrics: metrics, logger: logger)
+    }
+
+    /// An HTTP server answering with ``responder()``, whose connection and
+    /// in-flight gauges feed `/metrics`. Pass a configuration to adjust
+    /// ``serverConfiguration`` (tests pick port 0).
+    public func makeServer(_ configuration: HTTPServerConfiguration? = nil) -> HTTPServer {
+        let server = HTTPServer(configuration: configuration ?? serverConfiguration, responder: responder(), logger: logger)
+        metrics.observe(server: server)
+        return server
+    }
+
+    /// `GET /metrics` and `GET /openapi.json`, both without authentication:
+    /// scrapers and API tooling carry no user token. Keep `/metrics` off the
+    /// public internet at the proxy (deploy/nginx.conf does).
+    func registerOperationsRoutes(on router: inout Router) {
+        let metrics = metrics
+        let schema = schema
+        let configuration = configuration
+        router.get("/metrics") { _, _ in
+            HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", PrometheusText.contentType)]),
+                         bytes: Array(metrics.render().utf8))
+        }
+        // The routes as built so far (everything but these two), to describe only what is served.
+        let routes = router
+        let served: @Sendable (String, String) -> Bool = { method, path in
+            if path == "/metrics" || path == "/openapi.json" { return method == "GET" }
+            guard case .found(let pattern, let parameters) = routes.match(method: method, path: path) else { return false }
+            // `/v1/changes` matches `/v1/:resource` until the feed's own route exists; Ferry's
+            // reserved names are never resources, so that match does not count.
+            if pattern.contains(":resource"), let name = parameters["resource"], SchemaCatalog.reservedNames.contains(name) {
+                return false
+            }
+            return true
+        }
+        router.get("/openapi.json") { _, _ in
+            .json(OpenAPIDocument(catalog: schema.catalog, configuration: configuration, served: served).json.bytes)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import FerryHTTP
+
+/// Answers CORS preflights for allowed origins before routing (the router
+/// would answer `OPTIONS` with 405, and would ask for a token), and adds the
+/// CORS response headers to every answer to an allowed origin.
+///
+/// A disallowed origin gets no CORS headers at all, so the browser refuses
+/// to hand the response to the page; its preflight goes on to the router.
+struct CORSResponder: HTTPResponder {
+    let policy: CORSPolicy
+    let inner: any HTTPResponder
+
+    func respond(to request: HTTPRequest, context: RequestContext) -> HTTPResponse {
+        guard !policy.isDisabled, let origin = request.headers["Origin"] else {
+            return inner.respond(to: request, context: context)
+        }
+        let allowed = policy.allows(origin)
+        if allowed, Self.isPreflight(request) {
+            RequestTrace.current?.route = "(cors-preflight)"
+            return HTTPResponse(status: 204, headers: HTTPHeaders([
+                ("Access-Control-Allow-Origin", policy.allowOriginValue(for: origin)),
+                ("Access-Control-Allow-Methods", CORSPolicy.allowedMethods),
+                ("Access-Control-Allow-Headers", CORSPolicy.allowedHeaders),
+                ("Access-Control-Max-Age", String(CORSPolicy.maxAgeSeconds)),
+                ("Vary", "Origin"),
+            ]))
+        }
+        var response = inner.respond(to: request, context: context)
+        // Caches must not hand one origin's answer to another.
+        response.headers.add("Vary", "Origin")
+        if allowed {
+            response.headers.replace("Access-Control-Allow-Origin", policy.allowOriginValue(for: origin))
+            response.headers.replace("Access-Control-Expose-Headers", CORSPolicy.exposedHeaders)
+        }
+        return response
+    }
+
+    func runsInline(_ request: HTTPRequest) -> Bool {
+        if !policy.isDisabled, Self.isPreflight(request), request.headers["Origin"] != nil { return true }
+        return inner.runsInline(request)
+    }
+
+    static func isPreflight(_ request: HTTPRequest) -> Bool {
+        request.method == "OPTIONS" && request.headers["Access-Control-Request-Method"] != nil
+    }
+}

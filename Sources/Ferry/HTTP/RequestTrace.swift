@@ -1,0 +1,35 @@
+import Synchronization
+
+/// Facts about the request being answered that only code deep inside the
+/// handler learns (who the caller is), handed back to the request observer
+/// for the request log line.
+///
+/// Handlers run synchronously on one thread, so a task-local binding (which
+/// outside a task lives in thread-local storage) reaches every layer without
+/// threading a parameter through each of them.
+public final class RequestTrace: Sendable {
+    /// The trace of the request this thread is answering, if one is bound.
+    @TaskLocal public static var current: RequestTrace?
+
+    private struct Facts {
+        var userID: String?
+        var route: String?
+    }
+
+    private let facts = Mutex(Facts())
+
+    /// An empty trace.
+    public init() {}
+
+    /// The authenticated caller, once the token has been checked.
+    public var userID: String? {
+        get { facts.withLock { $0.userID } }
+        set { facts.withLock { $0.userID = newValue } }
+    }
+
+    /// A route label that overrides the router's pattern (e.g. a CORS preflight).
+    public var route: String? {
+        get { facts.withLock { $0.route } }
+        set { facts.withLock { $0.route = newValue } }
+    }
+}

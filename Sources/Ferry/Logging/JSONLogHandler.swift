@@ -1,0 +1,68 @@
+import FerryHTTP
+import Logging
+
+/// A swift-log handler writing one JSON object per line (`logging.format: json`):
+/// `{"ts":"2026-01-31T12:00:00.123Z","level":"info","logger":"ferry","message":"request","request_id":"…",…}`.
+///
+/// Metadata keys become top-level members, so log pipelines can index
+/// `request_id`, `user_id` and `route` directly. A metadata key that would
+/// shadow `ts`, `level`, `logger` or `message` is written as `meta.<key>`.
+public struct JSONLogHandler: LogHandler {
+    /// Where finished lines (each ending in a newline) go.
+    public typealias Sink = @Sendable ([UInt8]) -> Void
+
+    static let reserved: Set<String> = ["ts", "level", "logger", "message"]
+
+    /// Handler-wide metadata.
+    public var metadata: Logger.Metadata = [:]
+    /// The lowest level written.
+    public var logLevel: Logger.Level
+    private let label: String
+    private let sink: Sink
+
+    /// A handler for `label` passing each line to `sink`.
+    public init(label: String, logLevel: Logger.Level = .info, sink: @escaping Sink) {
+        self.label = label
+        self.logLevel = logLevel
+        self.sink = sink
+    }
+
+    /// One handler-wide metadata value.
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    /// Renders the event and its metadata as one JSON line.
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        var members: [(String, JSONValue)] = [
+            ("ts", .string(LogTimestamp.now())),
+            ("level", .string(event.level.rawValue)),
+            ("logger", .string(label)),
+            ("message", .string(event.message.description)),
+        ]
+        for key in merged.keys.sorted() {
+            members.append((Self.reserved.contains(key) ? "meta." + key : key, Self.json(merged[key]!)))
+        }
+        var line = JSONValue.object(members).bytes
+        line.append(10)
+        sink(line)
+    }
+
+    /// Numbers and booleans logged as `.stringConvertible` stay JSON numbers and booleans.
+    static func json(_ value: Logger.MetadataValue) -> JSONValue {
+        switch value {
+        case .string(let string): return .string(string)
+        case .stringConvertible(let convertible):
+            if let int = convertible as? Int { return .int(int) }
+            if let bool = convertible as? Bool { return .bool(bool) }
+            if let double = convertible as? Double, double.isFinite { return .double(double) }
+            return .string(convertible.description)
+        case .array(let items): return .array(items.map(json))
+        case .dictionary(let dictionary):
+            return .object(dictionary.keys.sorted().map { ($0, json(dictionary[$0]!)) })
+        }
+    }
+}

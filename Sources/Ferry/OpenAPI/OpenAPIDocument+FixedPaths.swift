@@ -1,0 +1,79 @@
+import FerryHTTP
+
+extension OpenAPIDocument {
+    /// Ferry's own routes: catalog, changes, batch, auth and operations.
+    var fixedPaths: [(String, JSONValue)] {
+        var paths: [(String, JSONValue)] = [
+            ("/v1", .object([("get", Self.operation("catalog", "List the resources and their columns", tag: "sync",
+                responses: Self.commonProblems + [("200", Self.ok("The resources.", Self.ref("schemas", "Catalog")))]))])),
+            ("/v1/changes", .object([("get", Self.operation("changes", "Every readable row changed after a cursor", tag: "sync",
+                parameters: [
+                    Self.query("since", Self.type("string"), "The cursor of the previous answer; none for a full sync."),
+                    Self.query("limit", Self.type("integer", ("minimum", 1)), "The most changes in one answer."),
+                    Self.query("resources", Self.type("string"), "Comma-separated resource names; default all."),
+                    Self.ref("parameters", "IfNoneMatch"),
+                ],
+                responses: Self.commonProblems + [
+                    ("200", Self.ok("Changes in commit order; follow `cursor` while `has_more`.", Self.ref("schemas", "Changes"),
+                                    headers: ["ETag"])),
+                    ("304", Self.ok("Nothing changed since the cursor in If-None-Match.", headers: ["ETag"])),
+                    ("400", Self.problem(["invalid_query"])),
+                    ("410", Self.problem(["cursor_expired"])),
+                ]))])),
+            ("/v1/batch", .object([("post", Self.operation("batch", "Run operations in order in one transaction", tag: "sync",
+                parameters: [Self.ref("parameters", "IdempotencyKey")],
+                body: Self.jsonBody(Self.ref("schemas", "BatchRequest")),
+                responses: Self.commonProblems + Self.bodyProblems + [
+                    ("200", Self.ok("Every operation applied.", Self.ref("schemas", "BatchResponse"))),
+                    ("404", Self.problem(["not_found"])),
+                    ("409", Self.problem(["revision_conflict", "already_exists", "idempotency_key_in_use"])),
+                    ("410", Self.problem(["gone"])),
+                    ("412", Self.problem(["precondition_failed"])),
+                    ("422", Self.problem(["validation_failed", "unknown_field", "too_many_items", "idempotency_key_reused"])),
+                ]))])),
+            ("/v1/auth/token", .object([
+                ("post", Self.operation("signIn", "Exchange a name and password for a bearer token", tag: "auth",
+                    responses: [
+                        ("201", Self.ok("A new token.", Self.ref("schemas", "Token"))),
+                        ("401", Self.problem(["unauthorized"])),
+                        ("429", Self.problem(["rate_limited"], headers: ["Retry-After"])),
+                    ],
+                    security: .array([.object([("basicAuth", .array([]))])]))),
+                ("delete", Self.operation("revokeToken", "Revoke the calling token", tag: "auth",
+                    responses: Self.commonProblems + [("204", Self.ok("Revoked."))])),
+            ])),
+            ("/v1/auth/me", .object([("get", Self.operation("me", "The caller", tag: "auth",
+                responses: Self.commonProblems + [("200", Self.ok("The caller.", Self.ref("schemas", "User")))]))])),
+        ]
+        if configuration.auth.allowSignup {
+            paths.append(("/v1/users", .object([("post", Self.operation("signUp", "Create an account", tag: "auth",
+                body: Self.jsonBody(Self.ref("schemas", "SignUp")),
+                responses: Self.bodyProblems + [
+                    ("201", Self.ok("The new user.", Self.ref("schemas", "User"))),
+                    ("409", Self.problem(["already_exists"])),
+                    ("422", Self.problem(["validation_failed"])),
+                ],
+                security: Self.open))])))
+        }
+        paths += [
+            ("/healthz", .object([("get", Self.operation("healthz", "200 while the process serves", tag: "operations",
+                responses: [("200", Self.ok("Serving.", Self.type("object")))], security: Self.open))])),
+            ("/readyz", .object([("get", Self.operation("readyz", "200 when PostgreSQL and memcached answer", tag: "operations",
+                responses: [
+                    ("200", Self.ok("Ready.", Self.type("object"))),
+                    ("503", Self.ok("Not ready; the body names what is down.", Self.type("object"))),
+                ], security: Self.open))])),
+            ("/metrics", .object([("get", Self.operation("metrics", "Prometheus text exposition 0.0.4", tag: "operations",
+                responses: [("200", .object([("description", "Metrics."), ("content", .object([
+                    ("text/plain", .object([("schema", Self.type("string"))])),
+                ]))]))], security: Self.open))])),
+            ("/openapi.json", .object([("get", Self.operation("openapi", "This description", tag: "operations",
+                responses: [("200", Self.ok("OpenAPI 3.1.", Self.type("object")))], security: Self.open))])),
+        ]
+        return paths
+    }
+
+    static func query(_ name: String, _ schema: JSONValue, _ description: String) -> JSONValue {
+        .object([("name", .string(name)), ("in", "query"), ("schema", schema), ("description", .string(description))])
+    }
+}

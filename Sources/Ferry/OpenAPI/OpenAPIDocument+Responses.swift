@@ -1,0 +1,52 @@
+import FerryHTTP
+
+extension OpenAPIDocument {
+    /// A JSON response with an optional schema and named shared headers.
+    static func ok(_ description: String, _ schema: JSONValue? = nil, headers: [String] = []) -> JSONValue {
+        var members: [(String, JSONValue)] = [("description", .string(description))]
+        if !headers.isEmpty { members.append(("headers", .object(headers.map { ($0, ref("headers", $0)) }))) }
+        if let schema { members.append(("content", .object([("application/json", .object([("schema", schema)]))]))) }
+        return .object(members)
+    }
+
+    /// A problem+json response; `codes` are the contract codes it may carry.
+    static func problem(_ codes: [String], headers: [String] = []) -> JSONValue {
+        var members: [(String, JSONValue)] = [("description", .string("Problem: " + codes.joined(separator: ", ")))]
+        if !headers.isEmpty { members.append(("headers", .object(headers.map { ($0, ref("headers", $0)) }))) }
+        members.append(("content", .object([("application/problem+json", .object([("schema", ref("schemas", "Problem"))]))])))
+        return .object(members)
+    }
+
+    /// Answers every authenticated route may give.
+    static let commonProblems: [(String, JSONValue)] = [
+        ("401", problem(["unauthorized"])),
+        ("429", problem(["rate_limited"], headers: ["Retry-After"])),
+        ("503", problem(["unavailable"], headers: ["Retry-After"])),
+    ]
+
+    /// Answers every route with a JSON body may give.
+    static let bodyProblems: [(String, JSONValue)] = [
+        ("400", problem(["bad_request", "invalid_json"])),
+        ("413", problem(["payload_too_large"])),
+        ("415", problem(["unsupported_media_type"])),
+    ]
+
+    static func jsonBody(_ schema: JSONValue, required: Bool = true) -> JSONValue {
+        .object([("required", .bool(required)), ("content", .object([("application/json", .object([("schema", schema)]))]))])
+    }
+
+    static func operation(
+        _ id: String, _ summary: String, tag: String, parameters: [JSONValue] = [], body: JSONValue? = nil,
+        responses: [(String, JSONValue)], security: JSONValue? = nil
+    ) -> JSONValue {
+        var members: [(String, JSONValue)] = [("operationId", .string(id)), ("summary", .string(summary)), ("tags", [.string(tag)])]
+        if !parameters.isEmpty { members.append(("parameters", .array(parameters))) }
+        if let body { members.append(("requestBody", body)) }
+        members.append(("responses", .object(responses.sorted { $0.0 < $1.0 })))
+        if let security { members.append(("security", security)) }
+        return .object(members)
+    }
+
+    /// No authentication.
+    static let open = JSONValue.array([])
+}
