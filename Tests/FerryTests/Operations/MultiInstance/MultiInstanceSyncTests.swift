@@ -90,8 +90,7 @@ import Testing
         }
     }
 
-    // Passed with branch `changes` merged in a trial (01:26); enable when it lands on main.
-    @Test(.disabled("needs GET /v1/changes (branch changes) on main: remove this trait when merging it"))
+    @Test
     func changesFeedIsTheSameThroughEitherInstance() throws {
         let deployment = try LoopbackDeployment()
         defer { deployment.stop() }
