@@ -12,7 +12,15 @@ public final class TestFerryInstance: Sendable {
     public let server: HTTPServer
 
     /// Starts Ferry on `database`; `configure` may adjust the configuration first.
-    public init(database: ScratchDatabase, _ configure: (inout FerryConfiguration) -> Void = { _ in }) throws {
+    public convenience init(database: ScratchDatabase, _ configure: (inout FerryConfiguration) -> Void = { _ in }) throws {
+        var logger = Logger(label: "ferry-test-instance")
+        logger.logLevel = .error
+        try self.init(database: database, logger: logger, configure)
+    }
+
+    /// Starts Ferry on `database` with the test defaults (ephemeral port, small
+    /// pool, the shared memcached), adjusted by `configure`, logging to `logger`.
+    init(database: ScratchDatabase, logger: Logger, _ configure: (inout FerryConfiguration) -> Void) throws {
         var config = FerryConfiguration()
         config.listen.port = 0
         config.listen.ioThreads = 2
@@ -22,8 +30,6 @@ public final class TestFerryInstance: Sendable {
         config.database.poolSize = 4
         config.memcached.servers = [(try? TestEnvironment.memcached()) ?? "127.0.0.1:11211"]
         configure(&config)
-        var logger = Logger(label: "ferry-test-instance")
-        logger.logLevel = .error
         app = try FerryApp(configuration: config, logger: logger)
         var serverConfig = app.serverConfiguration
         serverConfig.accessLog = false

@@ -22,26 +22,15 @@ public final class TestServer: Sendable {
     ) throws {
         let database = try database ?? ScratchDatabase()
         self.database = database
-        var config = FerryConfiguration()
-        config.listen.port = 0
-        config.listen.ioThreads = 2
-        config.listen.workerThreads = 8
-        config.database.url = database.appURL
-        config.database.migrationURL = database.ownerURL
-        config.database.poolSize = 4
-        config.memcached.servers = [(try? TestEnvironment.memcached()) ?? "127.0.0.1:11211"]
-        configure(&config)
         let logger = logger ?? {
             var logger = Logger(label: "ferry-test")
             logger.logLevel = .warning
             return logger
         }()
         do {
-            app = try FerryApp(configuration: config, logger: logger)
-            var serverConfig = app.serverConfiguration
-            serverConfig.accessLog = false
-            server = app.makeServer(serverConfig)
-            try server.start()
+            let instance = try TestFerryInstance(database: database, logger: logger, configure)
+            app = instance.app
+            server = instance.server
         } catch {
             database.drop()
             throw error
