@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import FerryPostgres
 import Synchronization
@@ -10,6 +11,35 @@ import FerryTestSupport
 func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
         Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
+/// Starts blocking work on a thread of its own and returns at once; the
+/// result's `wait()` blocks the caller (see `ThreadResult`).
+func startThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> ThreadResult<T> {
+    let result = ThreadResult<T>()
+    Thread { result.finish(body()) }.start()
+    return result
+}
+
+/// The value a thread produces; `wait()` blocks until it is there.
+///
+/// Blocking rather than `async` on purpose: an async test resumes on Swift's
+/// small cooperative pool (two threads here), which long synchronous tests in
+/// other suites can starve for tens of seconds, and the timing assertions
+/// below would then measure that starvation instead of the migrator.
+final class ThreadResult<T: Sendable>: Sendable {
+    private let value = Mutex<T?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    func finish(_ result: T) {
+        value.withLock { $0 = result }
+        done.signal()
+    }
+
+    func wait() -> T {
+        done.wait()
+        return value.withLock { $0! }
     }
 }
 
@@ -45,16 +75,16 @@ struct ThreadRun: Sendable {
         return ThreadRun(result: result, events: events)
     }
 
-    @Test func concurrentRunsTakeTurnsAndApplyEachFileOnce() async throws {
+    @Test func concurrentRunsTakeTurnsAndApplyEachFileOnce() throws {
         let database = try ScratchDatabase.create()
         defer { database.drop() }
         let fixture = try MigrationFixture(Self.files)
         defer { fixture.destroy() }
         let migrator = Migrator(databaseURL: database.url, files: try MigrationDirectory.load(path: fixture.path))
 
-        async let first = onThread { Self.run(migrator) }
-        async let second = onThread { Self.run(migrator) }
-        let runs = await [first, second]
+        let first = startThread { Self.run(migrator) }
+        let second = startThread { Self.run(migrator) }
+        let runs = [first.wait(), second.wait()]
 
         var applied: [String] = []
         for run in runs {
@@ -68,7 +98,7 @@ struct ThreadRun: Sendable {
         #expect(try database.column("SELECT count(*) FROM ferry.schema_migrations") == ["3"])
     }
 
-    @Test func runWaitsForTheLockThenFindsItsWork() async throws {
+    @Test func runWaitsForTheLockThenFindsItsWork() throws {
         let database = try ScratchDatabase.create()
         defer { database.drop() }
         let fixture = try MigrationFixture(["0001_log.sql": Self.files["0001_log.sql"]!])
@@ -81,25 +111,25 @@ struct ThreadRun: Sendable {
 
         let waiting = Flag()
         let started = ContinuousClock.now
-        async let run = onThread { Self.run(migrator, waiting: waiting) }
+        let run = startThread { Self.run(migrator, waiting: waiting) }
         while !waiting.isRaised {
             guard ContinuousClock.now - started < .seconds(10) else {
                 Issue.record("the migrator never reported waiting for the lock")
                 break
             }
-            try await Task.sleep(for: .milliseconds(20))
+            usleep(20_000)
         }
         // Still waiting: nothing may have been applied while another session holds the lock.
         #expect(try database.column("SELECT to_regclass('ferry.schema_migrations')::text") == [nil])
         _ = try holder.query("SELECT pg_advisory_unlock($1::bigint)", [String(MigrationLock.key)])
 
-        let outcome = await run
+        let outcome = run.wait()
         #expect(try outcome.result.get().applied.map(\.fileName) == ["0001_log.sql"])
         #expect(outcome.events.first == .waitingForLock)
         #expect(outcome.events.first?.line == "waiting for another migration to finish")
     }
 
-    @Test func lockTimeoutGivesUpWithoutApplyingAnything() async throws {
+    @Test func lockTimeoutGivesUpWithoutApplyingAnything() throws {
         let database = try ScratchDatabase.create()
         defer { database.drop() }
         let fixture = try MigrationFixture(["0001_log.sql": Self.files["0001_log.sql"]!])
@@ -112,7 +142,7 @@ struct ThreadRun: Sendable {
         _ = try holder.query("SELECT pg_advisory_lock($1::bigint)", [String(MigrationLock.key)])
 
         let started = ContinuousClock.now
-        let outcome = await onThread { Self.run(migrator) }
+        let outcome = startThread { Self.run(migrator) }.wait()
         let elapsed = ContinuousClock.now - started
         guard case .failure(.lockTimeout) = outcome.result else {
             Issue.record("expected lockTimeout, got \(outcome.result)")
