@@ -19,7 +19,8 @@
 # Environment: FERRY_BENCH_OWNER_URL / FERRY_BENCH_APP_URL (server URLs without a
 # database; default: the development services of deploy/local.sh), BENCH_DURATION
 # (default 10s), BENCH_CONNECTIONS (default 32), BENCH_THREADS (default 2), BENCH_TIMEOUT
-# (default 30s); FERRY_* variables reach the server (e.g. FERRY_DATABASE_PREPARED_STATEMENTS); the scratch
+# (default 30s), BENCH_FERRY_BIN (a release binary to use instead of building one);
+# FERRY_* variables reach the server (e.g. FERRY_DATABASE_PREPARED_STATEMENTS); the scratch
 # databases are dropped at the end unless BENCH_KEEP is set.
 set -euo pipefail
 
@@ -86,10 +87,11 @@ SQL
 }
 
 bench_ferry() {
-  (cd "$ROOT" && swift build -c release --product ferry >&2)
+  local bin=${BENCH_FERRY_BIN:-}
+  if [ -z "$bin" ]; then (cd "$ROOT" && swift build -c release --product ferry >&2); bin=$ROOT/.build/release/ferry; fi
   seed_ferry
   FERRY_DATABASE_URL="$APP/$DB" FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 \
-    "$ROOT/.build/release/ferry" serve >"$WORK/ferry.log" 2>&1 &
+    "$bin" serve >"$WORK/ferry.log" 2>&1 &
   PIDS+=($!)
   BASE=http://127.0.0.1:$PORT
   wait_http "$BASE/healthz"
