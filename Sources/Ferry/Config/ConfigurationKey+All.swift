@@ -17,7 +17,7 @@ extension ConfigurationKey {
         .int("database.statement_timeout_ms", \.database.statementTimeoutMs, min: 0, max: 3_600_000,
              "statement_timeout of each serve connection; 0 disables it."),
         .bool("database.prepared_statements", \.database.preparedStatements,
-              "Use named prepared statements (needs PgBouncer 1.21+ in transaction mode)."),
+              "Use named prepared statements with generic plans (turn off behind PgBouncer < 1.21 in transaction mode)."),
 
         .list("memcached.servers", \.memcached.servers, allowEmpty: false,
               "host:port of each memcached; keys spread by ketama consistent hashing. Environment: comma-separated."),
