@@ -43,8 +43,7 @@ struct RankRewriter: Sendable {
         }
         let hash = try Caller.tokenHash(request)
         if !errors.isEmpty {
-            _ = try database.asCaller(tokenHash: hash, [])
-            throw WriteFailure.problem(errors, single: single)
+            throw try everyError(errors, items: items, single: single, request: request, hash: hash, next: next)
         }
         guard forms.contains(where: { $0.1.isComputed }) else { return next(request) }
         return try database.callerTransaction(tokenHash: hash) { transaction in
@@ -56,6 +55,33 @@ struct RankRewriter: Sendable {
             let response = next(rewritten)
             return response.status < 400 ? .commit(response) : .rollback(response)
         }
+    }
+
+    /// The 422 for bad literal ranks, listing every other bad field too, as
+    /// FieldValidation does: the action runs once more with valid stand-in
+    /// ranks, in a transaction that is rolled back (or, inside a batch or an
+    /// idempotent write, whose owner rolls back on this 422), and its 422
+    /// errors join the rank errors.
+    private func everyError(
+        _ rankErrors: [[String: Any]], items: [[String: Any]], single: Bool, request: HTTPRequest, hash: String,
+        next: (HTTPRequest) -> HTTPResponse
+    ) throws -> Problem {
+        var stand = items
+        for error in rankErrors { if let index = error["index"] as? Int { stand[index]["rank"] = "V" } }
+        var probe = request
+        probe.body = Array(try JSONSerialization.data(withJSONObject: single ? stand[0] as Any : stand as Any))
+        let other = try database.callerTransaction(tokenHash: hash) { _ in .rollback(next(probe)) }
+        var all = rankErrors
+        if other.status == 422, case .bytes(let body) = other.body,
+           let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+           let errors = object["errors"] as? [[String: Any]] {
+            all += errors
+        }
+        let sorted = all.enumerated().sorted { a, b in
+            let (x, y) = (a.element["index"] as? Int ?? 0, b.element["index"] as? Int ?? 0)
+            return x != y ? x < y : a.offset < b.offset
+        }.map(\.element)
+        return WriteFailure.problem(sorted, single: single)
     }
 
     /// Replaces every computed form in `items` with a key. Items are placed
