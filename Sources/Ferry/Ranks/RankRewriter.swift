@@ -11,9 +11,10 @@ import Foundation
 ///   a key that FerryRank computes from the neighbours, read in the same
 ///   transaction as the write (a second round trip, only for these forms).
 ///
-/// Bodies without `"rank"` pass through untouched, at the cost of one byte
-/// search. The body is re-encoded with JSONSerialization only when a key was
-/// computed.
+/// Bodies whose ranks are all valid literal keys (or that have none) pass
+/// through untouched after one byte scan (``RankScan``); only the others are
+/// decoded, and the body is re-encoded with JSONSerialization only when a key
+/// was computed.
 ///
 /// Concurrency: two requests computing a key at the same spot at the same
 /// time may get equal keys. That is legal (ties order by id) and keeps
@@ -24,7 +25,7 @@ struct RankRewriter: Sendable {
 
     func respond(_ request: HTTPRequest, _ context: RequestContext, next: (HTTPRequest) -> HTTPResponse) throws -> HTTPResponse {
         guard request.method != "DELETE", let name = context.parameters["resource"],
-              let resource = schema.catalog[name], resource.isRanked, Self.mentionsRank(request.body),
+              let resource = schema.catalog[name], resource.isRanked, RankScan(request.body) == .needsParse,
               let json = try? JSONSerialization.jsonObject(with: Data(request.body)) else { return next(request) }
         let single = json is [String: Any]
         let decoded: [[String: Any]]? = if let object = json as? [String: Any] { [object] } else { json as? [[String: Any]] }
@@ -176,16 +177,6 @@ struct RankRewriter: Sendable {
             guard let target = column.references else { return false }
             return !Column.syncColumns.contains(column.name) && !target.contains("users")
         }?.name
-    }
-
-    /// Whether the body contains `"rank"` at all (cheap, before any parsing).
-    static func mentionsRank(_ body: [UInt8]) -> Bool {
-        let needle = Array(#""rank""#.utf8)
-        guard body.count >= needle.count else { return false }
-        for start in 0...(body.count - needle.count) where body[start] == needle[0] {
-            if body[start..<(start + needle.count)].elementsEqual(needle) { return true }
-        }
-        return false
     }
 
     static func error(index: Int, id: String?, field: String, reason: String) -> [String: Any] {

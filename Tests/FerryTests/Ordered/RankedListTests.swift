@@ -64,3 +64,25 @@ import Testing
         #expect(String(decoding: emptyBytes, as: UTF8.self) == #"{"operation_index":0}"#)
     }
 }
+
+/// The byte scan that lets valid literal ranks skip JSON decoding.
+@Suite struct RankScanTests {
+    func scan(_ text: String) -> RankScan { RankScan(Array(text.utf8)) }
+
+    @Test func settlesTheCommonCasesAndDefersTheRest() {
+        #expect(scan(#"{"word": "x"}"#) == .none)
+        #expect(scan(#"{"word": "rank", "definition": "rank"}"#) == .none)
+        #expect(scan(#"{"rank": "V", "word": "x"}"#) == .valid)
+        #expect(scan(#"[{"rank" : "a"}, {"rank":"b1"}]"#) == .valid)
+        #expect(scan(#"{"rank": "first"}"#) == .needsParse)
+        #expect(scan(#"{"rank": "last"}"#) == .needsParse)
+        #expect(scan(#"{"rank": {"after": "x"}}"#) == .needsParse)
+        #expect(scan(#"{"rank": "V0"}"#) == .needsParse)
+        #expect(scan(#"{"rank": ""}"#) == .needsParse)
+        #expect(scan(#"{"rank": 5}"#) == .needsParse)
+        #expect(scan(#"{"rank": "a\"b"}"#) == .needsParse)
+        #expect(scan(#"{"r\u0061nk": "V0"}"#) == .needsParse)
+        #expect(scan(#"{"rank": "V", "x": "a\"rank\": \"V0"}"#) == .valid)
+        #expect(scan(#"{"rank": "V"#) == .needsParse) // truncated: the action reports it
+    }
+}
