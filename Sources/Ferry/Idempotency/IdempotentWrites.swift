@@ -36,7 +36,8 @@ struct IdempotentWrites: Sendable {
             switch row[0] {
             case "in_use":
                 return .rollback(Problem(409, "idempotency_key_in_use",
-                                         "a request with this Idempotency-Key is still running; retry it later").response)
+                                         "a request with this Idempotency-Key is still running; retry it later",
+                                         headers: HTTPHeaders([("Retry-After", "1")])).response)
             case "stored":
                 guard row[1] == fingerprint else {
                     return .rollback(Problem(422, "idempotency_key_reused",

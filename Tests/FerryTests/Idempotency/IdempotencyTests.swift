@@ -82,12 +82,14 @@ extension Resources {
             _ = try owner.query("SELECT 1 FROM app.study_sets WHERE id = $1 FOR UPDATE", [set])
             let statuses = Mutex<[Int]>([])
             let codes = Mutex<[String]>([])
+            let retryAfter = Mutex<[String]>([])
             let threads = (0..<2).map { _ in
                 Thread {
                     let client = API(client: server.client(), token: token, userID: userID, server: server)
                     if let response = try? client.call("POST", "/v1/terms", body: body, headers: [("Idempotency-Key", key)]) {
                         statuses.withLock { $0.append(response.status) }
                         if let code = response.code { codes.withLock { $0.append(code) } }
+                        if let value = response.header("Retry-After") { retryAfter.withLock { $0.append(value) } }
                     }
                 }
             }
@@ -97,6 +99,7 @@ extension Resources {
             while statuses.withLock({ $0.count }) < 1, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
             #expect(statuses.withLock { $0 } == [409])
             #expect(codes.withLock { $0 } == ["idempotency_key_in_use"])
+            #expect(retryAfter.withLock { $0 } == ["1"])
             try owner.execute("COMMIT")
             while statuses.withLock({ $0.count }) < 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
             #expect(statuses.withLock { $0 }.sorted() == [201, 409])

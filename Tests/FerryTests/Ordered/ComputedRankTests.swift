@@ -95,6 +95,15 @@ extension Resources {
             let stale = try me.call("PATCH", "/v1/terms/\(ids[3])", json: ["rank": "first", "word": "D", "revision": 1])
             #expect(stale.status == 409, "\(stale.text)")
             #expect(try Self.words(me, set: set) == ["c", "d", "b", "a"])
+            // Bulk PATCH places items in body order, each seeing the ones before it.
+            let current = try me.call("GET", "/v1/terms?set_id=\(set)&order=rank").object["data"] as? [[String: Any]] ?? []
+            let byWord = Dictionary(uniqueKeysWithValues: current.map { ($0["word"] as? String ?? "", $0) })
+            let bulk = try me.call("PATCH", "/v1/terms", json: [
+                ["id": byWord["b"]!.id, "revision": byWord["b"]!.revision, "rank": "first"],
+                ["id": byWord["a"]!.id, "revision": byWord["a"]!.revision, "rank": ["after": byWord["b"]!.id]],
+            ])
+            #expect(bulk.status == 200, "\(bulk.text)")
+            #expect(try Self.words(me, set: set) == ["b", "a", "c", "d"])
         }
 
         @Test func equalRanksOrderByIdAndAfterGoesPastTheRun() throws {
