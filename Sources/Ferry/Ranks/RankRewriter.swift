@@ -104,7 +104,10 @@ struct RankRewriter: Sendable {
             let itemID = selfIDs[index] ?? RankForm.id(items[index]["id"])
             let scope: String
             if let selfID = selfIDs[index] {
-                guard let found = selfParents[selfID] else { continue } // no such row: the action answers 404
+                guard let found = selfParents[selfID] else {
+                    items[index]["rank"] = "V" // no such row (or not the caller's): a stand-in, so the action answers its 404
+                    continue
+                }
                 scope = found
             } else if let parent {
                 guard let given = parents[index] else {

@@ -91,6 +91,9 @@ extension Resources {
             // A row is not its own neighbour: moving it after itself names no row.
             let selfMove = try me.call("PATCH", "/v1/terms/\(ids[1])", json: ["rank": ["after": ids[1]], "revision": 1])
             #expect(selfMove.status == 422, "\(selfMove.text)")
+            // A row that does not exist is a 404, whatever the rank form.
+            let nowhere = try me.call("PATCH", "/v1/terms/\(UUID().uuidString.lowercased())", json: ["rank": ["after": ids[0]], "revision": 1])
+            #expect(nowhere.status == 404, "\(nowhere.text)")
             // A stale revision still conflicts (the computed rank does not bypass preconditions).
             let stale = try me.call("PATCH", "/v1/terms/\(ids[3])", json: ["rank": "first", "word": "D", "revision": 1])
             #expect(stale.status == 409, "\(stale.text)")
