@@ -32,6 +32,11 @@ struct ServeCommand: ParsableCommand {
         defer { app.close() }
         let server = HTTPServer(configuration: app.serverConfiguration, responder: app.router(), logger: logger)
         try server.start()
+        let purger = TombstonePurger(
+            pool: app.database.pool, retentionDays: config.tombstones.retentionDays,
+            intervalSeconds: Double(config.tombstones.purgeIntervalSeconds), logger: logger)
+        purger.start()
+        defer { purger.stop() }
         SignalShutdown.install(for: server, onHangup: { app.reloadSchema() })
         server.waitUntilStopped()
         logger.info("stopped")

@@ -69,6 +69,7 @@ public final class FerryApp: Sendable {
         AuthRoutes(auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
                    allowSignup: configuration.auth.allowSignup).register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
+        ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema).register(on: &router, handle: handle)
         let writes = handle.with(WriteHooks(
             idempotency: IdempotentWrites(database: database, ttlHours: configuration.idempotency.ttlHours),
             ranks: RankRewriter(database: database, schema: schema)))

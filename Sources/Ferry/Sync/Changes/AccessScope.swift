@@ -1,0 +1,29 @@
+import FerryPostgres
+
+/// One line of `ferry.access_scopes`: gaining or losing access to a row of
+/// `scope` covers the rows of `member` whose `column` equals that row's id.
+public struct AccessScope: Sendable, Equatable {
+    /// The scope resource (e.g. `study_sets`).
+    public let scope: String
+    /// A member resource (e.g. `terms`, or `study_sets` itself).
+    public let member: String
+    /// The member's column that holds the scope row's id.
+    public let column: String
+
+    /// The scopes whose tables are both served resources of `schema`.
+    static func load(schema: String, catalog: SchemaCatalog, connection: PostgresConnection) throws -> [AccessScope] {
+        let result = try connection.query("""
+            SELECT sc.relname, mc.relname, s.member_column
+              FROM ferry.access_scopes s
+              JOIN pg_class sc ON sc.oid = s.scope_table JOIN pg_namespace sn ON sn.oid = sc.relnamespace
+              JOIN pg_class mc ON mc.oid = s.member_table JOIN pg_namespace mn ON mn.oid = mc.relnamespace
+             WHERE sn.nspname = $1 AND mn.nspname = $1
+             ORDER BY 1, 2
+            """, [schema])
+        return result.rows.compactMap { row in
+            guard let scope = row[0], let member = row[1], let column = row[2],
+                  catalog[scope] != nil, catalog[member]?.column(column) != nil else { return nil }
+            return AccessScope(scope: scope, member: member, column: column)
+        }
+    }
+}

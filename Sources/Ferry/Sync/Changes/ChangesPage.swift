@@ -1,0 +1,66 @@
+import FerryHTTP
+import FerryPostgres
+
+/// One page of the feed, ready to answer.
+struct ChangesPage {
+    /// The changes, already JSON (`[{"resource", "data"}, ...]`), or nil when none.
+    let changes: String?
+    /// Whether entries below the frontier remain after this page.
+    let hasMore: Bool
+    /// Where the next page starts.
+    let cursor: ChangeCursor
+
+    /// Whether the page is empty.
+    var isEmpty: Bool { changes == nil }
+
+    /// An empty page: nothing after the cursor below `frontier`.
+    init(emptyBelow frontier: UInt64, request: ChangesRequest) {
+        changes = nil
+        hasMore = false
+        cursor = Self.frontierCursor(frontier, request: request)
+    }
+
+    /// A page from the columns of ``ChangesPlan/statement``.
+    init(_ result: PostgresResult, request: ChangesRequest) throws {
+        let row = try ChangesPage.firstRow(result)
+        guard let frontier = row[0].flatMap(UInt64.init) else { throw Self.malformed }
+        // A purge may have passed the cursor since the activity check.
+        if row[2] == "t" { throw Self.expired }
+        changes = row[4]
+        let count = row[3].flatMap(Int.init) ?? 0
+        hasMore = count > request.limit
+        if hasMore {
+            guard let x = row[5].flatMap(UInt64.init), let resource = row[6], let id = row[7] else { throw Self.malformed }
+            cursor = ChangeCursor(afterXID: x, position: (resource, id))
+        } else {
+            cursor = Self.frontierCursor(frontier, request: request)
+        }
+    }
+
+    /// Everything below `frontier` is delivered. The frontier never moves
+    /// back on a primary; should a standby ever report an older one, the
+    /// client stays where it already is.
+    static func frontierCursor(_ frontier: UInt64, request: ChangesRequest) -> ChangeCursor {
+        frontier > 0 && frontier - 1 >= request.since.afterXID ? ChangeCursor(afterXID: frontier - 1) : request.since
+    }
+
+    static func firstRow(_ result: PostgresResult) throws -> PostgresRow {
+        guard let row = result.first else { throw malformed }
+        return row
+    }
+
+    /// 410: the client must start over with a full sync.
+    static let expired = Problem(410, "cursor_expired",
+                                 "the cursor is older than the tombstone retention; start a full sync without since")
+
+    static let malformed = PostgresError(kind: .protocolError, message: "the changes statement returned an unexpected row")
+
+    /// `{"changes": [...], "cursor": "...", "has_more": bool}`.
+    var body: [UInt8] {
+        JSONValue.object([
+            ("changes", .raw(Array((changes ?? "[]").utf8))),
+            ("cursor", .string(cursor.token)),
+            ("has_more", .bool(hasMore)),
+        ]).bytes
+    }
+}

@@ -1,0 +1,65 @@
+/// One resource's part of the feed: its own changed rows, the rows an access
+/// grant brought into view, and the rows an access revocation took away,
+/// each an index range scan after the cursor and below the frontier, merged
+/// and de-duplicated (one entry per `(xid, id)`), numbered in id order.
+extension ChangesPlan {
+    func stream(_ resource: Resource, index: Int) -> String {
+        let q = resource.qualifiedName
+        let idType = resource.column("id")?.type ?? "text"
+        let row = RowJSON(resource: resource).view(SQL.column("t"))
+        var parts = ["""
+                (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
+                  WHERE \(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType))
+                    AND t._ferry_xid < (SELECT upto FROM f)
+                  ORDER BY t._ferry_xid, t.id LIMIT $3)
+            """]
+        for scope in scopes where scope.member == resource.name {
+            guard let scopeTable = catalog[scope.scope], let column = resource.column(scope.column) else { continue }
+            // LATERAL ... OFFSET 0 keeps this a nested loop driven by the few
+            // grants in the window (an index lookup per grant); as a plain join
+            // the planner may hash the whole member table.
+            parts.append("""
+                (SELECT g.xid, t.id, \(row) FROM ferry.access_grants g
+                  CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
+                         WHERE m.\(SQLIdentifier.quote(column.name)) = CAST(g.scope_id AS \(column.type)) OFFSET 0) t
+                  WHERE g.user_id = ferry.current_user_id()
+                    AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
+                    AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType))
+                    AND g.xid < (SELECT upto FROM f)
+                  ORDER BY g.xid, t.id LIMIT $3)
+            """)
+        }
+        let revokedID = "CAST(v.row_id AS \(idType))"
+        parts.append("""
+                (SELECT v.xid, \(revokedID), CASE WHEN t.id IS NULL
+                        THEN json_build_object('id', \(revokedID), 'is_deleted', true, 'revoked', true)
+                        ELSE \(row) END
+                   FROM ferry.access_revocations v
+                   LEFT JOIN LATERAL (SELECT m.* FROM \(q) m WHERE m.id = \(revokedID) OFFSET 0) t ON true
+                  WHERE v.user_id = ferry.current_user_id()
+                    AND v.table_oid = \(SQL.literal(q))::regclass
+                    AND \(lower(resource.name, xid: "v.xid", id: revokedID, idType: idType))
+                    AND v.xid < (SELECT upto FROM f)
+                  ORDER BY 1, 2 LIMIT $3)
+            """)
+        return """
+              SELECT d.x, \(index) AS ri, \(SQL.literal(resource.name))::text AS r,
+                     row_number() OVER (ORDER BY d.x, d.id) AS ord, d.id::text AS id, d.data
+                FROM (SELECT DISTINCT ON (u.x, u.id) u.x, u.id, u.data FROM (
+            \(parts.joined(separator: "\n    UNION ALL\n"))
+                ) u ORDER BY u.x, u.id) d
+            """
+    }
+
+    /// "After the cursor" for entries of `resource`, as a condition on its
+    /// xid and id expressions. At the cursor's own xid, resources before the
+    /// cursor's are done, the cursor's resource continues after its id, and
+    /// later resources start from their first id.
+    func lower(_ resource: String, xid: String, id: String, idType: String) -> String {
+        guard let position = request.since.position else { return "\(xid) > $1::xid8" }
+        if resource == position.resource {
+            return "\(xid) >= $1::xid8 AND (\(xid), \(id)) > ($1::xid8, CAST($2 AS \(idType)))"
+        }
+        return ChangeOrder.precedes(resource, position.resource) ? "\(xid) > $1::xid8" : "\(xid) >= $1::xid8"
+    }
+}

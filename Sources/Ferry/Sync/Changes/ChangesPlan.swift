@@ -1,0 +1,64 @@
+import FerryPostgres
+
+/// The single SQL statement that reads one page of the feed, built from the
+/// schema catalog and the access scopes; only the pipeline touches PostgreSQL.
+///
+/// Correctness rests on three facts (docs/changes-feed.md has the argument):
+/// 1. The statement reads with one snapshot S, and serves only entries with
+///    `xid < pg_snapshot_xmin(S)` (the *frontier*). Every transaction with an
+///    xid below it has ended before S was taken, so its writes are visible
+///    in S if it committed, and absent for good if it rolled back.
+/// 2. Every transaction that commits later has an xid at or above the
+///    frontier (it was running when S was taken, or starts later and gets a
+///    larger xid), so the set of entries below a frontier never grows.
+///    A long transaction holds the frontier back; it never lets it pass.
+/// 3. A later write restamps a row with the writer's xid, which is at or
+///    above the frontier of every page served before that writer ended; so a
+///    changed row is found after any existing cursor, in its latest state.
+///
+/// Hence every change committed before a response is either below that
+/// response's frontier (served now or on the following pages) or above it
+/// (served by a later poll). Pages follow `(xid, resource, id)` order; the
+/// cursor is the last entry of a full page, else the frontier.
+struct ChangesPlan {
+    let request: ChangesRequest
+    let catalog: SchemaCatalog
+    let scopes: [AccessScope]
+
+    /// The statement. Parameters: `$1` cursor xid, `$2` cursor id (position
+    /// only), `$3` page size + 1 (one more tells whether there is more),
+    /// `$4` whether it is the full-sync cursor, `$5` whether it is a position.
+    var statement: PostgresStatement {
+        let since = request.since
+        let blocks = request.resources.enumerated().compactMap { index, name in
+            catalog[name].map { stream($0, index: index) }
+        }
+        let sql = """
+            WITH f AS MATERIALIZED (
+              SELECT s.frontier, e.expired, $2::text AS cursor_id,
+                     CASE WHEN e.expired THEN '0'::xid8 ELSE s.frontier END AS upto
+                FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS frontier) s
+               CROSS JOIN ferry.purge_horizon h
+               CROSS JOIN LATERAL (SELECT NOT $4::boolean AND ($1::xid8 < h.horizon_xid
+                                   OR ($1::xid8 = h.horizon_xid AND $5::boolean)) AS expired) e
+            ), c AS (
+            \(blocks.joined(separator: "\nUNION ALL\n"))
+            ), p AS (
+              SELECT c.*, row_number() OVER (ORDER BY c.x, c.ri, c.ord) AS k
+                FROM (SELECT * FROM c ORDER BY x, ri, ord LIMIT $3) c
+            )
+            SELECT f.frontier::text, NULL, f.expired,
+                   (SELECT count(*) FROM p),
+                   (SELECT json_agg(json_build_object('resource', p.r, 'data', p.data) ORDER BY p.k)
+                      FROM p WHERE p.k < $3),
+                   (SELECT p.x::text FROM p WHERE p.k = $3 - 1),
+                   (SELECT p.r FROM p WHERE p.k = $3 - 1),
+                   (SELECT p.id FROM p WHERE p.k = $3 - 1)
+              FROM f
+            """
+        return PostgresStatement(sql, [
+            String(since.afterXID), since.position?.id, String(request.limit + 1),
+            since.isStart ? "true" : "false", since.position == nil ? "false" : "true",
+        ])
+    }
+}

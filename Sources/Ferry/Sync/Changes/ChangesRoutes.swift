@@ -1,0 +1,51 @@
+import FerryHTTP
+import FerryPostgres
+
+/// `GET /v1/changes`: delta sync (API.md, "Delta sync").
+struct ChangesRoutes: Sendable {
+    let database: Database
+    let schema: SchemaCache
+    let schemaName: String
+    private let scopes = AccessScopeCache()
+
+    init(database: Database, schema: SchemaCache, schemaName: String) {
+        self.database = database
+        self.schema = schema
+        self.schemaName = schemaName
+    }
+
+    func register(on router: inout Router, handle: RouteHandling) {
+        router.get("/v1/changes", handle { request, _ in try changes(request) })
+    }
+
+    func changes(_ request: HTTPRequest) throws -> HTTPResponse {
+        let hash = try Caller.tokenHash(request)
+        let catalog = schema.catalog
+        let parsed = try ChangesRequest(request, catalog: catalog)
+        let plan = ChangesPlan(request: parsed, catalog: catalog,
+                               scopes: try scopes.scopes(for: catalog, schema: schemaName, database: database))
+        let page: ChangesPage
+        do {
+            let activity = try ChangesPage.firstRow(database.asCaller(tokenHash: hash, [plan.activityStatement])[0])
+            if activity[2] == "t" { throw ChangesPage.expired }
+            guard let frontier = activity[0].flatMap(UInt64.init) else { throw ChangesPage.malformed }
+            if activity[3] == "t" {
+                page = try ChangesPage(database.asCaller(tokenHash: hash, [plan.statement])[0], request: parsed)
+            } else {
+                page = ChangesPage(emptyBelow: frontier, request: parsed)
+            }
+        } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
+            // The cursor's id does not fit the resource's id type.
+            throw ChangesRequest.invalid("since is not a cursor this server gave out; start over without since")
+        }
+        let headers = HTTPHeaders([
+            ("ETag", "\"\(page.cursor.token)\""), ("Cache-Control", "private, no-cache"), ("Vary", "Authorization"),
+        ])
+        // The cheap "any activity since?" check: 304 carries the cursor the
+        // 200 would have had, so the client may move on to it.
+        if page.isEmpty, IfNoneMatch.matches(request.headers["If-None-Match"], token: parsed.hasSince ? parsed.since.token : nil) {
+            return HTTPResponse(status: 304, headers: headers)
+        }
+        return .json(page.body, headers: headers)
+    }
+}

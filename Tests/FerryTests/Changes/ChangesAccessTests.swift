@@ -1,0 +1,160 @@
+import Dispatch
+import Ferry
+import FerryPostgres
+import FerryTestSupport
+import Foundation
+import Testing
+
+extension ChangesSuites {
+    /// Access gained and lost reaches the feed although the rows did not change.
+    @Suite struct AccessTests {
+        @Test func addedCollaboratorReceivesOldRowsAndRemovedOneGetsRevokedStubs() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let owner = try server.user("gina")
+            let friend = try server.user("hank")
+            let set = try server.makeSet(for: owner.id, title: "Old set")
+            let terms = try server.makeTerms(in: set, count: 12)
+            _ = try server.ownerQuery("DELETE FROM app.terms WHERE id = $1", [terms[11]])
+
+            // Hank follows the feed from the start; he sees nothing of the set.
+            let feed = FeedFollower(server: server, token: friend.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            #expect(feed.rows.isEmpty)
+
+            // Added as a collaborator: the old set and terms arrive, unchanged.
+            let collab = try server.ownerQuery(
+                "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id", [set, friend.id]
+            ).rows[0][0] ?? ""
+            try feed.catchUp(pastXID: try server.maxXID(), limit: 5)
+            #expect(Set(feed.rows(of: "terms").keys) == Set(terms))
+            #expect(feed.rows(of: "terms")[terms[0]]?["revision"] as? Int == 1)
+            #expect(feed.rows(of: "terms")[terms[11]]?["is_deleted"] as? Bool == true)
+            #expect(feed.rows["study_sets/\(set)"]?["title"] as? String == "Old set")
+            #expect(feed.rows["set_collaborators/\(collab)"] != nil)
+
+            // While a collaborator, edits arrive as usual.
+            _ = try server.ownerQuery("UPDATE app.terms SET word = 'new' WHERE id = $1", [terms[0]])
+            try feed.catchUp(pastXID: try server.maxXID())
+            #expect(feed.rows(of: "terms")[terms[0]]?["word"] as? String == "new")
+
+            // Removed: a revoked stub for the set and every term; the own
+            // collaborator row stays readable and arrives as its tombstone.
+            _ = try server.ownerQuery("UPDATE app.set_collaborators SET is_deleted = true WHERE id = $1", [collab])
+            let before = feed.polls
+            try feed.catchUp(pastXID: try server.maxXID(), limit: 4)
+            #expect(feed.polls - before >= 3)
+            #expect(feed.rows(of: "terms").isEmpty)
+            #expect(feed.rows["study_sets/\(set)"] == nil)
+            #expect(feed.revoked.isSuperset(of: Set(terms.map { "terms/\($0)" } + ["study_sets/\(set)"])))
+            #expect(feed.rows["set_collaborators/\(collab)"]?["is_deleted"] as? Bool == true)
+            #expect(!feed.revoked.contains("set_collaborators/\(collab)"))
+
+            // Later changes to the set no longer reach him; re-added, he gets it all back.
+            _ = try server.ownerQuery("UPDATE app.terms SET word = 'secret' WHERE id = $1", [terms[1]])
+            let hidden = try server.makeTerms(in: set, count: 1)
+            try feed.catchUp(pastXID: try server.maxXID())
+            #expect(feed.rows(of: "terms").isEmpty)
+            #expect(!feed.revoked.contains("terms/\(hidden[0])"))
+            _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [set, friend.id])
+            try feed.catchUp(pastXID: try server.maxXID())
+            #expect(Set(feed.rows(of: "terms").keys) == Set(terms + hidden))
+            #expect(feed.rows(of: "terms")[terms[1]]?["word"] as? String == "secret")
+        }
+
+        /// A term inserted by a transaction still in flight when the collaborator
+        /// is removed may reach them between the two commits; the revocation
+        /// must list it anyway (it waits for the insert, see 0004).
+        @Test func revocationListsARowInsertedConcurrently() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let owner = try server.user("kate")
+            let friend = try server.user("liam")
+            let set = try server.makeSet(for: owner.id)
+            let collab = try server.ownerQuery(
+                "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id", [set, friend.id]
+            ).rows[0][0] ?? ""
+            let feed = FeedFollower(server: server, token: friend.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+
+            let inserter = try PostgresConnection(url: server.database.ownerURL)
+            defer { inserter.close() }
+            try inserter.execute("BEGIN")
+            let late = UUID().uuidString.lowercased()
+            _ = try inserter.query("INSERT INTO app.terms (id, set_id, word) VALUES ($1, $2, 'late')", [late, set])
+            let insertXID = UInt64(try inserter.query("SELECT pg_current_xact_id()::text").rows[0][0] ?? "0") ?? 0
+
+            let ownerURL = server.database.ownerURL
+            let removed = DispatchSemaphore(value: 0)
+            let commitRemoval = DispatchSemaphore(value: 0)
+            let group = onThreads([{
+                guard let remover = try? PostgresConnection(url: ownerURL) else { removed.signal(); return }
+                defer { remover.close() }
+                _ = try? remover.execute("BEGIN")
+                _ = try? remover.query("UPDATE app.set_collaborators SET is_deleted = true WHERE id = $1", [collab])
+                removed.signal()
+                commitRemoval.wait()
+                _ = try? remover.execute("COMMIT")
+            }])
+            Thread.sleep(forTimeInterval: 0.3)
+            try inserter.execute("COMMIT")
+            removed.wait()
+            // The removal is still uncommitted: the friend still has access and gets the term.
+            try feed.catchUp(pastXID: insertXID)
+            #expect(feed.rows["terms/\(late)"] != nil)
+            commitRemoval.signal()
+            group.wait()
+            try feed.catchUp(pastXID: try server.maxXID())
+            #expect(feed.rows["terms/\(late)"] == nil, "the late term stayed with a removed collaborator")
+            #expect(feed.revoked.contains("terms/\(late)"))
+        }
+
+        /// The same through the REST API: the creator adds and removes a collaborator.
+        @Test func accessChangesMadeThroughTheAPI() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let owner = try server.user("olga")
+            let friend = try server.user("pete")
+            let set = try server.makeSet(for: owner.id)
+            let terms = try server.makeTerms(in: set, count: 3)
+            let feed = FeedFollower(server: server, token: friend.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let client = server.client()
+            let auth = ("Authorization", "Bearer \(owner.token)")
+            let added = try client.request("POST", "/v1/set_collaborators", headers: [auth], json: ["set_id": set, "user_id": friend.id])
+            #expect(added.status == 201, "\(added.text)")
+            let collab = try #require(added.object["id"] as? String)
+            try feed.catchUp(pastXID: try server.maxXID())
+            #expect(Set(feed.rows(of: "terms").keys) == Set(terms))
+            let removed = try client.request("DELETE", "/v1/set_collaborators/\(collab)", headers: [auth, ("If-Match", "\"1\"")])
+            #expect(removed.status == 200, "\(removed.text)")
+            try feed.catchUp(pastXID: try server.maxXID())
+            #expect(feed.rows(of: "terms").isEmpty)
+            #expect(feed.revoked.isSuperset(of: Set(terms.map { "terms/\($0)" })))
+        }
+
+        /// The revoked stub has exactly the contract's shape.
+        @Test func revokedStubShape() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let owner = try server.user("ivan")
+            let friend = try server.user("judy")
+            let set = try server.makeSet(for: owner.id)
+            let term = try server.makeTerms(in: set, count: 1)[0]
+            _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [set, friend.id])
+            let feed = FeedFollower(server: server, token: friend.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let cursor = feed.cursor
+            _ = try server.ownerQuery("UPDATE app.set_collaborators SET is_deleted = true WHERE set_id = $1", [set])
+            try feed.catchUp(pastXID: try server.maxXID())
+            feed.cursor = cursor
+            let (response, _) = try feed.poll(limit: 100)
+            let changes = response.object["changes"] as? [[String: Any]] ?? []
+            let stub = try #require(changes.first { ($0["data"] as? [String: Any])?["id"] as? String == term })
+            #expect(stub["resource"] as? String == "terms")
+            let data = try #require(stub["data"] as? [String: Any])
+            #expect(data.keys.sorted() == ["id", "is_deleted", "revoked"])
+            #expect(data["is_deleted"] as? Bool == true && data["revoked"] as? Bool == true)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Ferry
+import FerryPostgres
+import FerryTestSupport
+import Foundation
+import Logging
+import Testing
+
+extension ChangesSuites {
+    /// Purging tombstones expires older cursors; a full sync still works.
+    @Suite struct RetentionTests {
+        @Test func purgeThenOldCursorIs410ThenFullSyncWorks() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let kim = try server.user("kim")
+            let set = try server.makeSet(for: kim.id)
+            let terms = try server.makeTerms(in: set, count: 4)
+            let feed = FeedFollower(server: server, token: kim.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let oldCursor = try #require(feed.cursor)
+
+            _ = try server.ownerQuery("DELETE FROM app.terms WHERE id = $1", [terms[0]])
+            try server.backdate("terms", ids: [terms[0]], days: 40)
+            let connection = try PostgresConnection(url: server.database.ownerURL)
+            defer { connection.close() }
+            var lines: [String] = []
+            let purged = try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 1,
+                                                 progress: { kind, n, total in lines.append("\(kind) \(n) \(total)") })
+            #expect(purged == 1)
+            #expect(lines == ["tombstones 1 1", "tombstones 0 1", "accessLog 0 0"])
+
+            let auth = ("Authorization", "Bearer \(kim.token)")
+            let expired = try feed.client.request("GET", "/v1/changes?since=\(oldCursor)", headers: [auth])
+            #expect(expired.status == 410)
+            #expect(expired.object["code"] as? String == "cursor_expired")
+            #expect(expired.header("Content-Type") == "application/problem+json")
+
+            let fresh = FeedFollower(server: server, token: kim.token)
+            // The purged tombstone had the newest xid, so wait for the frontier to pass the
+            // horizon itself: a cursor at or below it is, by design, expired.
+            let horizon = UInt64(try server.ownerQuery("SELECT horizon_xid::text FROM ferry.purge_horizon").rows[0][0] ?? "0") ?? 0
+            try fresh.catchUp(pastXID: max(try server.maxXID(), horizon + 1))
+            #expect(Set(fresh.rows(of: "terms").keys) == Set(terms.dropFirst()))
+            // A cursor from after the purge keeps working.
+            let after = try #require(fresh.cursor)
+            let later = try fresh.client.request("GET", "/v1/changes?since=\(after)", headers: [auth])
+            #expect(later.status == 200 || later.status == 503, "\(later.status) \(later.text)")
+        }
+
+        /// Forgetting old access log entries expires cursors from before them too.
+        @Test func purgedAccessLogExpiresOlderCursors() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let owner = try server.user("mia")
+            let friend = try server.user("ned")
+            let set = try server.makeSet(for: owner.id)
+            _ = try server.makeTerms(in: set, count: 2)
+            let feed = FeedFollower(server: server, token: friend.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let beforeGrant = try #require(feed.cursor)
+            _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [set, friend.id])
+            _ = try server.ownerQuery("UPDATE ferry.access_grants SET created_at = now() - interval '40 days'")
+            let connection = try PostgresConnection(url: server.database.ownerURL)
+            defer { connection.close() }
+            var purgedLog: Int64 = 0
+            try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 10,
+                                   progress: { kind, n, _ in if kind == .accessLog { purgedLog += n } })
+            #expect(purgedLog == 1)
+            let auth = ("Authorization", "Bearer \(friend.token)")
+            let expired = try feed.client.request("GET", "/v1/changes?since=\(beforeGrant)", headers: [auth])
+            #expect(expired.status == 410)
+            #expect(expired.object["code"] as? String == "cursor_expired")
+        }
+
+        @Test func periodicPurgeRunsAsTheServeRole() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let lee = try server.user("lee")
+            let set = try server.makeSet(for: lee.id)
+            let terms = try server.makeTerms(in: set, count: 3)
+            _ = try server.ownerQuery("UPDATE app.terms SET is_deleted = true WHERE id = ANY($1::uuid[])", ["{\(terms.joined(separator: ","))}"])
+            try server.backdate("terms", ids: terms, days: 3)
+            var logger = Logger(label: "purger-test")
+            logger.logLevel = .critical
+            let purger = TombstonePurger(pool: server.app.database.pool, retentionDays: 1, intervalSeconds: 0.2, batch: 2, logger: logger)
+            purger.start()
+            let deadline = Date().addingTimeInterval(20)
+            var left = 3
+            while left > 0, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.1)
+                left = Int(try server.ownerQuery("SELECT count(*) FROM app.terms").rows[0][0] ?? "9") ?? 9
+            }
+            purger.stop()
+            #expect(left == 0)
+            #expect(try server.ownerQuery("SELECT horizon_xid > '0' FROM ferry.purge_horizon").rows[0][0] == "t")
+        }
+    }
+}
