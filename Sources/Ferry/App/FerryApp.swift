@@ -88,7 +88,12 @@ public final class FerryApp: Sendable {
                    allowSignup: configuration.auth.allowSignup).register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
         ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema).register(on: &router, handle: handle)
-        ResourceRoutes(database: database, schema: schema, configuration: configuration, paging: paging).register(on: &router, handle: handle)
+        let writes = handle.with(WriteHooks(
+            idempotency: IdempotentWrites(database: database, ttlHours: configuration.idempotency.ttlHours),
+            ranks: RankRewriter(database: database, schema: schema)))
+        ResourceRoutes(database: database, schema: schema, configuration: configuration, paging: paging).register(on: &router, handle: writes)
+        BatchRoute(database: database, operations: router, maxOperations: configuration.limits.maxBatchOperations)
+            .register(on: &router, handle: writes)
         return router
     }
 

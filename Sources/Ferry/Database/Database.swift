@@ -22,7 +22,13 @@ public final class Database: Sendable {
     /// Runs `statements` as the caller that `tokenHash` identifies, in one
     /// transaction and one round trip. Returns the statements' results (the
     /// token check's own result is dropped).
+    /// Inside a bound ``CallerTransaction`` (a batch, an idempotent write) the
+    /// statements join that transaction instead, one round trip each.
     public func asCaller(tokenHash: String, _ statements: [PostgresStatement]) throws -> [PostgresResult] {
+        if let transaction = CallerTransaction.current {
+            guard transaction.tokenHash == tokenHash else { throw Problem.unauthorized("one transaction, one caller") }
+            return try transaction.run(statements)
+        }
         let begin = PostgresStatement("SELECT ferry.begin_request($1::bytea)", [tokenHash])
         let results = try run([begin] + statements, offset: 1)
         // For the request log line: begin_request returns the caller's id.

@@ -40,7 +40,7 @@ extension Resources {
             let set = try me.createSet()
             // Just under limits.max_body_bytes (10 MiB): 1,000 terms of 10,000 characters each.
             let text = String(repeating: "x", count: 10_000)
-            let items = (0..<1000).map { ["set_id": set.id, "definition": text, "rank": "U\($0)"] }
+            let items = (0..<1000).map { ["set_id": set.id, "definition": text, "rank": "U\($0)V"] }
             let body = Array(try JSONSerialization.data(withJSONObject: items))
             #expect(body.count > 10_000_000 && body.count <= 10 * 1024 * 1024)
             me.client.timeout = 120

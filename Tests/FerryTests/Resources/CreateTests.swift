@@ -74,7 +74,7 @@ extension Resources {
         @Test func thousandItemCreateIsAtomic() throws {
             let me = try ResourceFixture.user()
             let set = try me.createSet()
-            var items: [[String: Any]] = (0..<1000).map { ["set_id": set.id, "word": "w\($0)", "rank": "U\($0)"] }
+            var items: [[String: Any]] = (0..<1000).map { ["set_id": set.id, "word": "w\($0)", "rank": "U\($0)V"] }
             items[999]["word"] = String(repeating: "x", count: 10_001)  // CHECK terms_word_length
             let bad = try me.call("POST", "/v1/terms", json: items)
             #expect(bad.status == 422, "\(bad.text.prefix(300))")

@@ -101,7 +101,7 @@ extension Resources {
             let check = try me.call("PATCH", path, json: ["rank": "", "revision": 2])
             #expect(check.status == 422)
             #expect(check.errors.first?["field"] as? String == "rank")
-            #expect(check.errors.first?["reason"] as? String == "check_violation")
+            #expect(check.errors.first?["reason"] as? String == "rank must not be empty") // FerryRank's reason
             #expect(try me.call("GET", path).object.revision == 2, "nothing was written")
         }
     }

@@ -1,0 +1,65 @@
+import FerryPostgres
+
+extension Database {
+    /// Runs `body` in one transaction as the caller that `tokenHash`
+    /// identifies, on one pooled connection, with the transaction bound to
+    /// ``CallerTransaction/current`` so that every `asCaller` inside joins it.
+    ///
+    /// `body` decides whether to commit. A transaction in which a statement
+    /// failed is never committed, whatever `body` says. When a statement lost
+    /// a serialization or deadlock race, `body` runs again from the start (up
+    /// to ``maxRetries`` times), so it must have no effects outside the database.
+    /// Inside a transaction already bound, `body` simply joins it (the
+    /// outermost owner commits).
+    func callerTransaction<T>(tokenHash: String, _ body: (CallerTransaction) throws -> TransactionOutcome<T>) throws -> T {
+        if let current = CallerTransaction.current {
+            switch try body(current) {
+            case .commit(let value), .rollback(let value): return value
+            }
+        }
+        var attempt = 0
+        while true {
+            var retry = false
+            let value: T? = try pool.withConnection { connection in
+                do throws(PostgresError) {
+                    try connection.execute("BEGIN")
+                    _ = try connection.query("SELECT ferry.begin_request($1::bytea)", [tokenHash])
+                } catch {
+                    throw DatabaseFailure.map(error, statementOffset: 0)
+                }
+                let transaction = CallerTransaction(connection: connection, tokenHash: tokenHash)
+                // The pool rolls back a transaction left open, also when `body` throws.
+                let outcome = try CallerTransaction.$current.withValue(transaction) { try body(transaction) }
+                if transaction.sawRetryableConflict, attempt < maxRetries {
+                    retry = true
+                    try? connection.execute("ROLLBACK")
+                    return nil
+                }
+                switch outcome {
+                case .commit(let value) where !transaction.failed:
+                    do {
+                        let commit = try connection.query("COMMIT")
+                        if commit.commandTag == "ROLLBACK" {
+                            throw Problem(500, "internal_error", "the transaction was rolled back at commit")
+                        }
+                    } catch let error as PostgresError {
+                        if error.isRetryableConflict, attempt < maxRetries {
+                            retry = true
+                            return nil
+                        }
+                        throw DatabaseFailure.map(error, statementOffset: 0)
+                    }
+                    return value
+                case .commit(let value), .rollback(let value):
+                    try? connection.execute("ROLLBACK")
+                    return value
+                }
+            }
+            if retry {
+                attempt += 1
+                continue
+            }
+            if let value { return value }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Crypto
+import FerryHTTP
+import FerryPostgres
+import Foundation
+
+/// `Idempotency-Key` on POST, PUT, PATCH and DELETE (batch included).
+///
+/// A request with a key runs in one transaction: claim the key
+/// (`ferry.idempotency_claim`, migrations/0005), run the write, store the
+/// completed response (`ferry.idempotency_store`), commit. The stored
+/// response is thus written in the same transaction as the write it
+/// describes: a crash before COMMIT leaves neither, and the retry runs
+/// again. A concurrent request with the same key finds the claim's
+/// advisory lock taken and answers 409 `idempotency_key_in_use`.
+///
+/// Only successful answers (below 400) are stored. A failed request wrote
+/// nothing, so running its retry again is as safe as replaying it, and the
+/// retry may succeed once the cause is fixed (a 503, a 409 resolved).
+///
+/// Inside a batch, an operation's own key is ignored: the batch's key covers it.
+struct IdempotentWrites: Sendable {
+    let database: Database
+    let ttlHours: Int
+
+    func respond(_ request: HTTPRequest, next: (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
+        guard let key = request.headers["Idempotency-Key"], CallerTransaction.current == nil else { return try next(request) }
+        let hash = try Caller.tokenHash(request)
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else {
+            _ = try database.asCaller(tokenHash: hash, [])
+            throw Problem.badRequest("Idempotency-Key must be 1 to 255 visible characters")
+        }
+        let fingerprint = Self.fingerprint(request)
+        return try database.callerTransaction(tokenHash: hash) { transaction in
+            let claim = try transaction.run([PostgresStatement("SELECT * FROM ferry.idempotency_claim($1)", [key])])[0]
+            guard let row = claim.first else { throw Problem(500, "internal_error", "the key claim returned nothing") }
+            switch row[0] {
+            case "in_use":
+                return .rollback(Problem(409, "idempotency_key_in_use",
+                                         "a request with this Idempotency-Key is still running; retry it later",
+                                         headers: HTTPHeaders([("Retry-After", "1")])).response)
+            case "stored":
+                guard row[1] == fingerprint else {
+                    return .rollback(Problem(422, "idempotency_key_reused",
+                                             "this Idempotency-Key was used for a different request").response)
+                }
+                return .rollback(try Self.replay(status: row[2], headers: row[3], body: row[4]))
+            default:
+                break
+            }
+            let response: HTTPResponse
+            do { response = try next(request) } catch let problem as Problem { response = problem.response }
+            guard response.status < 400 else { return .rollback(response) }
+            guard case .bytes(let body) = response.body else { return .commit(response) }
+            _ = try transaction.run([PostgresStatement(
+                "SELECT ferry.idempotency_store($1, $2::bytea, $3::int, $4::jsonb, $5::bytea, $6::int)",
+                [key, fingerprint, String(response.status), Self.encode(response.headers), Self.hex(body), String(ttlHours)])])
+            return .commit(response)
+        }
+    }
+
+    /// SHA-256 of method, target and body, as a bytea literal (`\x...`, how
+    /// PostgreSQL prints it back).
+    static func fingerprint(_ request: HTTPRequest) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Array((request.method + " " + request.target + "\n").utf8))
+        hasher.update(data: request.body)
+        return hex(Array(hasher.finalize()))
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = Array(#"\x"#.utf8)
+        out.reserveCapacity(2 + bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func unhex(_ text: String) -> [UInt8]? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "\\"), bytes[1] == UInt8(ascii: "x"), bytes.count % 2 == 0 else { return nil }
+        func value(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: c - 0x30
+            case 0x61...0x66: c - 0x61 + 10
+            case 0x41...0x46: c - 0x41 + 10
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count / 2 - 1)
+        var index = 2
+        while index < bytes.count {
+            guard let high = value(bytes[index]), let low = value(bytes[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
+        }
+        return out
+    }
+
+    /// The headers as a JSON array of `[name, value]` pairs (order and repeats kept).
+    static func encode(_ headers: HTTPHeaders) -> String {
+        var out: [UInt8] = []
+        JSONValue.array(headers.fields.map { .array([.string($0.name), .string($0.value)]) }).write(into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The stored response, marked `Idempotent-Replayed: true`.
+    static func replay(status: String?, headers: String?, body: String?) throws -> HTTPResponse {
+        guard let status = status.flatMap({ Int($0) }), let bytes = body.flatMap(unhex),
+              let pairs = try? JSONSerialization.jsonObject(with: Data((headers ?? "[]").utf8)) as? [[String]] else {
+            throw Problem(500, "internal_error", "a stored idempotent response is unreadable")
+        }
+        var replayed = HTTPHeaders()
+        for pair in pairs where pair.count == 2 { replayed.add(pair[0], pair[1]) }
+        replayed.replace("Idempotent-Replayed", "true")
+        return HTTPResponse(status: status, headers: replayed, bytes: bytes)
+    }
+}

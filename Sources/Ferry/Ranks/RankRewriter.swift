@@ -1,0 +1,188 @@
+import FerryHTTP
+import FerryPostgres
+import FerryRank
+import Foundation
+
+/// The rank rules of a write to a ranked resource, applied before the action
+/// sees the body:
+/// - a literal `rank` must be a valid FerryRank key (else 422
+///   `validation_failed`, field `rank`, with FerryRank's reason);
+/// - `"first"`, `"last"`, `{"after": id}` and `{"before": id}` are replaced by
+///   a key that FerryRank computes from the neighbours, read in the same
+///   transaction as the write (a second round trip, only for these forms).
+///
+/// Bodies whose ranks are all valid literal keys (or that have none) pass
+/// through untouched after one byte scan (``RankScan``); only the others are
+/// decoded, and the body is re-encoded with JSONSerialization only when a key
+/// was computed.
+///
+/// Concurrency: two requests computing a key at the same spot at the same
+/// time may get equal keys. That is legal (ties order by id) and keeps
+/// writes free of locks.
+struct RankRewriter: Sendable {
+    let database: Database
+    let schema: SchemaCache
+
+    func respond(_ request: HTTPRequest, _ context: RequestContext, next: (HTTPRequest) -> HTTPResponse) throws -> HTTPResponse {
+        guard request.method != "DELETE", let name = context.parameters["resource"],
+              let resource = schema.catalog[name], resource.isRanked, RankScan(request.body) == .needsParse,
+              let json = try? JSONSerialization.jsonObject(with: Data(request.body)) else { return next(request) }
+        let single = json is [String: Any]
+        let decoded: [[String: Any]]? = if let object = json as? [String: Any] { [object] } else { json as? [[String: Any]] }
+        guard var items = decoded else { return next(request) }
+        let pathID = context.parameters["id"]
+        var forms: [(Int, RankForm)] = []
+        var errors: [[String: Any]] = []
+        for (index, item) in items.enumerated() {
+            guard let raw = item["rank"], let form = RankForm(json: raw) else { continue }
+            if case .key(let key) = form {
+                do throws(RankError) { try Rank.validate(key) } catch {
+                    errors.append(Self.error(index: index, id: pathID ?? RankForm.id(item["id"]), field: "rank", reason: error.reason))
+                }
+            }
+            forms.append((index, form))
+        }
+        let hash = try Caller.tokenHash(request)
+        if !errors.isEmpty {
+            throw try everyError(errors, items: items, single: single, request: request, hash: hash, next: next)
+        }
+        guard forms.contains(where: { $0.1.isComputed }) else { return next(request) }
+        return try database.callerTransaction(tokenHash: hash) { transaction in
+            try place(resource, &items, forms: forms, pathID: pathID, create: request.method == "POST", single: single,
+                      transaction: transaction)
+            var rewritten = request
+            let data = try JSONSerialization.data(withJSONObject: single ? items[0] as Any : items as Any)
+            rewritten.body = Array(data)
+            let response = next(rewritten)
+            return response.status < 400 ? .commit(response) : .rollback(response)
+        }
+    }
+
+    /// The 422 for bad literal ranks, listing every other bad field too, as
+    /// FieldValidation does: the action runs once more with valid stand-in
+    /// ranks, in a transaction that is rolled back (or, inside a batch or an
+    /// idempotent write, whose owner rolls back on this 422), and its 422
+    /// errors join the rank errors.
+    private func everyError(
+        _ rankErrors: [[String: Any]], items: [[String: Any]], single: Bool, request: HTTPRequest, hash: String,
+        next: (HTTPRequest) -> HTTPResponse
+    ) throws -> Problem {
+        var stand = items
+        for error in rankErrors { if let index = error["index"] as? Int { stand[index]["rank"] = "V" } }
+        var probe = request
+        probe.body = Array(try JSONSerialization.data(withJSONObject: single ? stand[0] as Any : stand as Any))
+        let other = try database.callerTransaction(tokenHash: hash) { _ in .rollback(next(probe)) }
+        var all = rankErrors
+        if other.status == 422, case .bytes(let body) = other.body,
+           let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+           let errors = object["errors"] as? [[String: Any]] {
+            all += errors
+        }
+        let sorted = all.enumerated().sorted { a, b in
+            let (x, y) = (a.element["index"] as? Int ?? 0, b.element["index"] as? Int ?? 0)
+            return x != y ? x < y : a.offset < b.offset
+        }.map(\.element)
+        return WriteFailure.problem(sorted, single: single)
+    }
+
+    /// Replaces every computed form in `items` with a key. Items are placed
+    /// in body order, each seeing the ones before it, so several items sent
+    /// `"last"` keep their order.
+    private func place(
+        _ resource: Resource, _ items: inout [[String: Any]], forms: [(Int, RankForm)], pathID: String?, create: Bool,
+        single: Bool, transaction: CallerTransaction
+    ) throws {
+        let parent = Self.parentColumn(resource)
+        let selfIDs: [String?] = items.map { create ? nil : (pathID ?? RankForm.id($0["id"])) }
+        let parents: [String?] = items.map { item in parent.flatMap { RankForm.id(item[$0]) } }
+        let (lists, selfParents) = try neighbours(
+            resource, parent: parent, parents: parents.compactMap { $0 }, selves: selfIDs.compactMap { $0 },
+            transaction: transaction)
+        var scopes = lists
+        var errors: [[String: Any]] = []
+        for (index, form) in forms {
+            let itemID = selfIDs[index] ?? RankForm.id(items[index]["id"])
+            let scope: String
+            if let selfID = selfIDs[index] {
+                guard let found = selfParents[selfID] else {
+                    items[index]["rank"] = "V" // no such row (or not the caller's): a stand-in, so the action answers its 404
+                    continue
+                }
+                scope = found
+            } else if let parent {
+                guard let given = parents[index] else {
+                    errors.append(Self.error(index: index, id: itemID, field: parent, reason: "required"))
+                    continue
+                }
+                scope = given
+            } else {
+                scope = ""
+            }
+            var list = scopes[scope] ?? RankedList()
+            if let selfID = selfIDs[index] { list.remove(id: selfID) }
+            let key: String
+            if create, let itemID, let stored = list.rank(of: itemID) {
+                key = stored // a retried create keeps its key, so the retry stays identical
+            } else {
+                do throws(RankError) {
+                    key = try list.key(for: form)
+                } catch {
+                    errors.append(Self.error(index: index, id: itemID, field: "rank", reason: error.reason))
+                    continue
+                }
+                list.insert(id: itemID ?? "", rank: key)
+            }
+            scopes[scope] = list
+            items[index]["rank"] = key
+        }
+        if !errors.isEmpty { throw WriteFailure.problem(errors, single: single) }
+    }
+
+    /// The live rows of the parents involved, in order, and the parent of
+    /// each row being updated. Only rows the caller can see (RLS).
+    private func neighbours(
+        _ resource: Resource, parent: String?, parents: [String], selves: [String], transaction: CallerTransaction
+    ) throws -> ([String: RankedList], [String: String]) {
+        let table = resource.qualifiedName
+        let scope = { (alias: String) in parent.map { "\(alias).\(SQLIdentifier.quote($0))::text" } ?? "''" }
+        let inScope = parent.map { column in
+            let c = SQLIdentifier.quote(column)
+            return "(t.\(c)::text = ANY($1::text[]) OR t.\(c) IN (SELECT s.\(c) FROM \(table) s WHERE s.\"id\"::text = ANY($2::text[])))"
+        } ?? "true"
+        let sql = """
+            SELECT t."id"::text, \(scope("t")), t."rank", false AS own FROM \(table) t
+             WHERE NOT t."is_deleted" AND \(inScope)
+            UNION ALL
+            SELECT s."id"::text, \(scope("s")), s."rank", true FROM \(table) s WHERE s."id"::text = ANY($2::text[])
+            ORDER BY 4, 3, 1
+            """
+        let result = try transaction.run([PostgresStatement(sql, [SQL.arrayLiteral(parents), SQL.arrayLiteral(selves)])])[0]
+        var lists: [String: RankedList] = [:]
+        var selfParents: [String: String] = [:]
+        for row in result.rows {
+            guard let id = row[0], let scope = row[1], let rank = row[2] else { continue }
+            if row[3] == "t" {
+                selfParents[id] = scope
+            } else {
+                var list = lists[scope] ?? RankedList()
+                list.insert(id: id, rank: rank)
+                lists[scope] = list
+            }
+        }
+        return (lists, selfParents)
+    }
+
+    /// The column that names the parent a row is ordered within: the first
+    /// reference that is not to a user (`set_id` for terms). None: one
+    /// order over the whole table.
+    static func parentColumn(_ resource: Resource) -> String? {
+        resource.columns.first { column in
+            guard let target = column.references else { return false }
+            return !Column.syncColumns.contains(column.name) && !target.contains("users")
+        }?.name
+    }
+
+    static func error(index: Int, id: String?, field: String, reason: String) -> [String: Any] {
+        ["index": index, "id": id.map { $0 as Any } ?? NSNull(), "status": 422, "code": "validation_failed", "field": field, "reason": reason]
+    }
+}
