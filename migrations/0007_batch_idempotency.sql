@@ -1,4 +1,4 @@
--- 0005_batch_idempotency.sql: Idempotency-Key claims.
+-- 0007_batch_idempotency.sql: Idempotency-Key claims.
 --
 -- Applied by `ferry migrate` as the OWNER role, in one transaction, after 0004.
 --
