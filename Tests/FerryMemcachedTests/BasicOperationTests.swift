@@ -46,14 +46,14 @@ import Testing
         #expect(kind(of: manyResult) == .unavailable)
     }
 
-    @Test func ttlExpires() async throws {
+    @Test func ttlExpires() throws {
         let server = try MemcachedProcess()
         let client = try MemcachedClient(configuration: .relaxed([server.address]))
         try client.set("short", [7], ttlSeconds: 1)
         try client.set("long", [8], ttlSeconds: 60)
         #expect(try client.get("short") == [7])
         // memcached's clock ticks in whole seconds: 1 s may last up to 2.
-        try await pause(seconds: 2.1)
+        pause(seconds: 2.1)
         #expect(try client.get("short") == nil)
         #expect(try client.get("long") == [8])
     }

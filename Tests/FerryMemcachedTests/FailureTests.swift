@@ -25,7 +25,7 @@ import Testing
     }
 
     /// A timed-out answer arriving late must not be read as the answer to the next call.
-    @Test func lateAnswerIsNotMistakenForTheNextOne() async throws {
+    @Test func lateAnswerIsNotMistakenForTheNextOne() throws {
         let server = try MemcachedProcess()
         let client = try MemcachedClient(configuration: .init(servers: [server.address], poolSize: 1))
         try client.set("first", Array("one".utf8), ttlSeconds: 60)
@@ -33,12 +33,12 @@ import Testing
         server.pause()
         #expect(kind(of: Result { try client.get("first") }) == .unavailable)
         server.resume()
-        try await pause(seconds: 0.05)  // let the late answer reach the socket
+        pause(seconds: 0.05)  // let the late answer reach the socket
         #expect(try client.get("second") == Array("two".utf8))
         #expect(try client.getMany(["first", "second"]).count == 2)
     }
 
-    @Test func stoppedServerFailsFastAndRecoversAfterRestart() async throws {
+    @Test func stoppedServerFailsFastAndRecoversAfterRestart() throws {
         let server = try MemcachedProcess()
         let client = try MemcachedClient(configuration: .init(servers: [server.address], retryTimeoutSeconds: 1))
         try client.set("k", [1], ttlSeconds: 60)
@@ -50,7 +50,7 @@ import Testing
         }
         try server.restart()
         // Same client: within the retry timeout plus a bit, calls work again.
-        let healed = try await eventually(within: 4) {
+        let healed = eventually(within: 4) {
             (try? client.set("k", [2], ttlSeconds: 60)) != nil
         }
         #expect(healed)
@@ -60,7 +60,7 @@ import Testing
 
     /// One of two servers dies: keys on the live one keep working throughout; keys of
     /// the dead one are rerouted to the live one (their old values are lost: misses).
-    @Test func oneOfTwoServersStopped() async throws {
+    @Test func oneOfTwoServersStopped() throws {
         let a = try MemcachedProcess()
         let b = try MemcachedProcess()
         let client = try MemcachedClient(configuration: .init(
@@ -95,7 +95,7 @@ import Testing
         // B comes back (empty); after the retry timeout its keys go to it again.
         try b.restart()
         let onlyB = try MemcachedClient(configuration: .init(servers: [b.address]))
-        let returned = try await eventually(within: 5) {
+        let returned = eventually(within: 5) {
             guard let key = onB.first, (try? client.set(key, [3], ttlSeconds: 60)) != nil else { return false }
             return (try? onlyB.get(key)) == [3]
         }

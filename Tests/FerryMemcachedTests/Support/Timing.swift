@@ -10,19 +10,22 @@ func timed<R>(_ body: () throws -> R) -> (Result<R, Error>, Double) {
 }
 
 /// Retries `body` until it returns true or `seconds` passed; returns the last verdict.
-/// Sleeps without blocking a thread, so parallel tests keep running.
-func eventually(within seconds: Double, every interval: Double = 0.1, _ body: () -> Bool) async throws -> Bool {
+///
+/// Blocks its thread on purpose: an `await`ed sleep resumes on Swift's small
+/// cooperative pool, which long synchronous suites can starve for many
+/// seconds, and these tests measure time (a 60 s TTL once expired that way).
+func eventually(within seconds: Double, every interval: Double = 0.1, _ body: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if body() { return true }
-        try await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+        Thread.sleep(forTimeInterval: interval)
     }
     return body()
 }
 
-/// Sleeps without blocking a thread.
-func pause(seconds: Double) async throws {
-    try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+/// Sleeps, blocking the thread (see `eventually`).
+func pause(seconds: Double) {
+    Thread.sleep(forTimeInterval: seconds)
 }
 
 /// `count` pseudo-random bytes (xorshift from a random seed: fast even for megabytes).

@@ -35,6 +35,7 @@ extension ChangesSuites {
             #expect(expired.header("Content-Type") == "application/problem+json")
 
             let fresh = FeedFollower(server: server, token: kim.token)
+            fresh.restartWhenExpired = true
             // The purged tombstone had the newest xid, so wait for the frontier to pass the
             // horizon itself: a cursor at or below it is, by design, expired.
             let horizon = UInt64(try server.ownerQuery("SELECT horizon_xid::text FROM ferry.purge_horizon").rows[0][0] ?? "0") ?? 0

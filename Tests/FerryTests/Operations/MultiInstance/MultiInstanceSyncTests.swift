@@ -41,7 +41,7 @@ import Testing
         let writer = session.nginx
         let set = UUID().uuidString.lowercased()
         #expect(try writer.request("POST", "/v1/study_sets", headers: [session.auth], json: ["id": set, "title": "walk"]).status == 201)
-        let terms = (0..<120).map { ["set_id": set, "word": "w\($0)", "rank": "r" + String(format: "%05d", $0 * 10)] }
+        let terms = (0..<120).map { ["set_id": set, "word": "w\($0)", "rank": "r" + String(format: "%05d", $0 * 10 + 1)] }
         let created = try writer.request("POST", "/v1/terms", headers: [session.auth], json: terms)
         try #require(created.status == 201, "\(created.status) \(created.text)\n\(deployment.logs)")
 
