@@ -2,11 +2,6 @@
 -- The sync columns are maintained by the database whoever writes: revision,
 -- last_modified, _ferry_xid, _ferry_field_revisions, and soft deletes.
 
-CREATE FUNCTION pg_temp.check(ok boolean, what text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    IF ok IS NOT TRUE THEN RAISE EXCEPTION 'check failed: %', what; END IF;
-END $$;
-
 CREATE SCHEMA synctest;
 CREATE TABLE synctest.items (id int PRIMARY KEY, title text, body text, n int);
 SELECT ferry.enable_sync('synctest.items');

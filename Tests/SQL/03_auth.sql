@@ -2,25 +2,7 @@
 -- Users, passwords, throttling and tokens, through the functions the server
 -- (connected as ferry_app) calls.
 
-CREATE FUNCTION pg_temp.check(ok boolean, what text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    IF ok IS NOT TRUE THEN RAISE EXCEPTION 'check failed: %', what; END IF;
-END $$;
-
 -- Runs a statement and checks that it fails with the given SQLSTATE.
-CREATE FUNCTION pg_temp.expect_error(p_sql text, p_state text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE st text;
-BEGIN
-    BEGIN
-        EXECUTE p_sql;
-    EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE;
-        PERFORM pg_temp.check(st = p_state, format('%s: expected %s, got %s (%s)', p_sql, p_state, st, SQLERRM));
-        RETURN;
-    END;
-    RAISE EXCEPTION 'check failed: % succeeded, expected %', p_sql, p_state;
-END $$;
-
 -- Users.
 SELECT set_config('authtest.alice', ferry.create_user('alice', 'correct horse')::text, false);
 SELECT pg_temp.expect_error($$SELECT ferry.create_user('alice', 'other')$$, '23505');

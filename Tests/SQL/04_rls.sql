@@ -3,24 +3,6 @@
 -- A owns a set, terms and a folder; B is a stranger, then a collaborator,
 -- then removed again.
 
-CREATE FUNCTION pg_temp.check(ok boolean, what text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    IF ok IS NOT TRUE THEN RAISE EXCEPTION 'check failed: %', what; END IF;
-END $$;
-
-CREATE FUNCTION pg_temp.expect_error(p_sql text, p_state text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE st text;
-BEGIN
-    BEGIN
-        EXECUTE p_sql;
-    EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE;
-        PERFORM pg_temp.check(st = p_state, format('%s: expected %s, got %s (%s)', p_sql, p_state, st, SQLERRM));
-        RETURN;
-    END;
-    RAISE EXCEPTION 'check failed: % succeeded, expected %', p_sql, p_state;
-END $$;
-
 -- Rows changed by a statement.
 CREATE FUNCTION pg_temp.affected(p_sql text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint;

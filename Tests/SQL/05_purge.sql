@@ -3,24 +3,6 @@
 -- from them), in batches, records the purge horizon, and cleans up expired
 -- tokens, idempotency keys and stale login failures.
 
-CREATE FUNCTION pg_temp.check(ok boolean, what text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    IF ok IS NOT TRUE THEN RAISE EXCEPTION 'check failed: %', what; END IF;
-END $$;
-
-CREATE FUNCTION pg_temp.expect_error(p_sql text, p_state text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE st text;
-BEGIN
-    BEGIN
-        EXECUTE p_sql;
-    EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE;
-        PERFORM pg_temp.check(st = p_state, format('%s: expected %s, got %s (%s)', p_sql, p_state, st, SQLERRM));
-        RETURN;
-    END;
-    RAISE EXCEPTION 'check failed: % succeeded, expected %', p_sql, p_state;
-END $$;
-
 SELECT pg_temp.expect_error('SELECT ferry.purge_tombstones(-1, 10)', '22023');
 SELECT pg_temp.expect_error('SELECT ferry.purge_tombstones(0, 0)', '22023');
 

@@ -2,11 +2,6 @@
 -- The hot lookups are single index scans: the token check that starts every
 -- request, and the changes feed's walk in (_ferry_xid, id) order.
 
-CREATE FUNCTION pg_temp.check(ok boolean, what text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    IF ok IS NOT TRUE THEN RAISE EXCEPTION 'check failed: %', what; END IF;
-END $$;
-
 CREATE FUNCTION pg_temp.plan(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; plan text := '';
 BEGIN

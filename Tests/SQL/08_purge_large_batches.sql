@@ -2,11 +2,6 @@
 -- On a large table one purge call deletes at most its batch (0006): the
 -- victims are chosen once, not by a subquery the planner may re-run.
 
-CREATE FUNCTION pg_temp.check(ok boolean, what text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    IF ok IS NOT TRUE THEN RAISE EXCEPTION 'check failed: %', what; END IF;
-END $$;
-
 SELECT pg_sleep(0.01);
 SELECT ferry.purge_tombstones(0, 1000000);
 

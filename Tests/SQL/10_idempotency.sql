@@ -3,24 +3,6 @@
 -- per user, stored responses found again, expired keys reusable. The
 -- concurrent case (409 while the first request runs) is tested over HTTP.
 
-CREATE FUNCTION pg_temp.check(ok boolean, what text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    IF ok IS NOT TRUE THEN RAISE EXCEPTION 'check failed: %', what; END IF;
-END $$;
-
-CREATE FUNCTION pg_temp.expect_error(p_sql text, p_state text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE st text;
-BEGIN
-    BEGIN
-        EXECUTE p_sql;
-    EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE;
-        PERFORM pg_temp.check(st = p_state, format('%s: expected %s, got %s (%s)', p_sql, p_state, st, SQLERRM));
-        RETURN;
-    END;
-    RAISE EXCEPTION 'check failed: % succeeded, expected %', p_sql, p_state;
-END $$;
-
 SELECT set_config('idemtest.a', ferry.create_user('idem_a', 'pw')::text, false),
        set_config('idemtest.b', ferry.create_user('idem_b', 'pw')::text, false);
 

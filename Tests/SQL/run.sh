@@ -92,7 +92,7 @@ for t in "$HERE"/[0-9][0-9]_*.sql "$HERE"/[0-9][0-9]_*.sh; do
     # Shell tests drive several sessions at once; they get both URLs.
     out=$(SQLTEST_OWNER_URL=$OWNER_URL SQLTEST_APP_URL=$APP_URL PSQL=$PSQL bash "$t" 2>&1); st=$?
   else
-    out=$("$PSQL" -X -q -tA -v ON_ERROR_STOP=1 -f "$t" "$url" 2>&1); st=$?
+    out=$("$PSQL" -X -q -tA -v ON_ERROR_STOP=1 -f "$HERE/_prelude.sql" -f "$t" "$url" 2>&1); st=$?
   fi
   if [ $st = 0 ] && ! grep -q '^PASS' <<<"$out"; then st=1; out="$out
 (no PASS line)"; fi
