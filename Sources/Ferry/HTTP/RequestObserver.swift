@@ -40,6 +40,7 @@ struct RequestObserver: HTTPResponder {
                 "duration_ms": .stringConvertible((seconds * 1_000_000).rounded() / 1000),
                 "remote": .string(context.remoteAddress),
             ]
+            if let bytes = response.body.count { metadata["bytes"] = .stringConvertible(bytes) }
             if let user = trace.userID { metadata["user_id"] = .string(user) }
             logger.info("request", metadata: metadata)
         }

@@ -46,6 +46,7 @@ import Testing
         #expect(first["logger"] as? String == "ferry")
         #expect((first["ts"] as? String)?.hasSuffix("Z") == true)
         #expect(first["duration_ms"] as? Double != nil, "duration_ms is a JSON number")
+        #expect(first["bytes"] as? Int != nil, "bytes is the response body's size")
         let second = try #require(requests.first { $0["request_id"] as? String == "trace-anon-2" })
         #expect(second["user_id"] == nil)
         #expect(second["status"] as? Int == 401)
