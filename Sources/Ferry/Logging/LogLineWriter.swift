@@ -1,11 +1,12 @@
+import FerryHTTP
 import Glibc
-import Synchronization
 
 /// Writes whole log lines to a file descriptor, one write(2) per line under a
 /// lock, so lines from many threads never interleave.
 public final class LogLineWriter: Sendable {
     private let fd: Int32
-    private let lock = Mutex(())
+    /// Held across a write(2): a sleeping lock, not a spinning `Mutex`.
+    private let lock = LockedValue(())
 
     /// A writer to `fd` (default standard output, where the text logs go too).
     public init(fd: Int32 = STDOUT_FILENO) { self.fd = fd }

@@ -17,7 +17,7 @@ public final class LogBuffer: Sendable {
     private let fd: Int32
     private let flushBytes: Int
     private let maxBytes: Int
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     /// Serializes writes so lines never interleave or reorder.
     private let writeLock = Mutex(())
     /// Wakes the flusher thread early when `flushBytes` have gathered.

@@ -36,7 +36,7 @@ final class LoopHandle: Sendable {
 
     let eventFD: Int32
     let index: Int
-    private let inbox = Mutex(Inbox())
+    private let inbox = LockedValue(Inbox())
 
     init(index: Int) throws {
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// A fixed set of threads running handler jobs in arrival order, so that a
 /// blocking handler never stalls socket I/O.
@@ -10,7 +9,7 @@ final class WorkerPool: Sendable {
         var stopped = false
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = LockedValue(Queue())
     /// Counts queued jobs (and stop tokens); workers sleep on it.
     private let ready = DispatchSemaphore(value: 0)
     private let threads: Int
