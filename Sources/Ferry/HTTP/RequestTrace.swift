@@ -32,4 +32,9 @@ public final class RequestTrace: Sendable {
         get { facts.withLock { $0.route } }
         set { facts.withLock { $0.route = newValue } }
     }
+
+    /// Sets the route label unless something (a CORS preflight) already has.
+    public func routeIfUnset(_ pattern: String) {
+        facts.withLock { if $0.route == nil { $0.route = pattern } }
+    }
 }

@@ -26,6 +26,8 @@ struct RouteHandling: Sendable {
     func callAsFunction(_ handler: @escaping Handler) -> Handler {
         let handling = self
         return { request, context in
+            // The observer labels the request with this pattern instead of routing it again.
+            if let pattern = context.routePattern { RequestTrace.current?.routeIfUnset(pattern) }
             let run = { (request: HTTPRequest) in handling.answer(context) { try handler(request, context) } }
             guard let hooks = handling.writeHooks, WriteHooks.methods.contains(request.method) else { return run(request) }
             return handling.answer(context) { try hooks.respond(request, context, next: run) }

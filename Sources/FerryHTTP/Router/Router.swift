@@ -14,6 +14,11 @@ public struct Router: HTTPResponder {
     }
 
     private var root = RouteNode()
+    /// Paths of inline routes without parameters, so the I/O thread can decide
+    /// `runsInline` with one set lookup instead of a second route match.
+    private var inlineLiteralPaths: Set<String> = []
+    /// Whether some inline route has a parameter; then `runsInline` must match.
+    private var parameterizedInline = false
 
     /// An empty router.
     public init() {}
@@ -22,6 +27,13 @@ public struct Router: HTTPResponder {
     /// handlers that never block (see `HTTPResponder.runsInline`).
     public mutating func add(_ method: String, _ pattern: String, inline: Bool = false, responder: some HTTPResponder) {
         let segments = Self.split(pattern)
+        if inline {
+            if segments.contains(where: { $0.hasPrefix(":") }) {
+                parameterizedInline = true
+            } else {
+                inlineLiteralPaths.insert("/" + segments.joined(separator: "/"))
+            }
+        }
         root.insert(segments[...], method: method, route: Route(pattern: pattern, responder: responder, inline: inline))
     }
 
@@ -101,8 +113,11 @@ public struct Router: HTTPResponder {
         }
     }
 
-    /// Inline when the route says so; 404 and 405 answers are always cheap.
+    /// Inline when the route says so. Decided by path alone when no inline
+    /// route has parameters: a wrong method there answers a cheap 405 inline,
+    /// and a path no route matches runs its 404 on a worker like any other.
     public func runsInline(_ request: HTTPRequest) -> Bool {
+        guard parameterizedInline else { return inlineLiteralPaths.contains(request.path) }
         if case .found(let route, _) = resolve(method: request.method, path: request.path) { return route.inline }
         return true
     }

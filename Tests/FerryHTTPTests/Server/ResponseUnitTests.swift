@@ -21,6 +21,22 @@ struct ResponseUnitTests {
         #expect(object["conflicting_fields"] as? [String] == ["title"])
     }
 
+    @Test func routerDecidesInlineByPathUnlessAnInlineRouteHasParameters() {
+        func request(_ method: String, _ path: String) -> HTTPRequest { HTTPRequest(method: method, target: path, path: path) }
+        var router = Router()
+        router.get("/healthz", inline: true) { _, _ in .text("") }
+        router.get("/v1/:resource/:id") { _, _ in .text("") }
+        #expect(router.runsInline(request("GET", "/healthz")))
+        #expect(router.runsInline(request("HEAD", "/healthz")))
+        #expect(!router.runsInline(request("GET", "/v1/terms/1")))
+        #expect(!router.runsInline(request("GET", "/nowhere")))
+        var withParameter = router
+        withParameter.get("/v1/fast/:id", inline: true) { _, _ in .text("") }
+        #expect(withParameter.runsInline(request("GET", "/v1/fast/7")))
+        #expect(withParameter.runsInline(request("GET", "/healthz")))
+        #expect(!withParameter.runsInline(request("GET", "/v1/terms/1")))
+    }
+
     @Test func routerMatchesLiteralFirstAndReportsAllow() {
         var router = Router()
         router.get("/v1/:resource") { _, _ in .text("") }
