@@ -6,7 +6,7 @@ extension ResourceActions {
     /// `GET /v1/<r>/<id>` and multi-show `GET /v1/<r>/<id>,<id>,...`.
     func read(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let (hash, resource, _) = try resource(request, context)
-        if context.parameters["id"]?.contains(",") == true { return try multiShow(request, context, resource, hash: hash) }
+        if context.parameters["id"]?.utf8.contains(UInt8(ascii: ",")) == true { return try multiShow(request, context, resource, hash: hash) }
         let id = try pathID(context, resource, hash: hash)
         let sql = plans.sql(resource, "read") { ReadPlan(resource: resource).single }
         let result: PostgresResult

@@ -14,20 +14,47 @@ public enum BearerToken {
     /// token itself never reaches PostgreSQL or its logs.
     public static func hash(_ token: String) -> String {
         let digest = SHA256.hash(data: Array(token.utf8))
-        return "\\x" + digest.map { hex[Int($0 >> 4)] + hex[Int($0 & 0x0f)] }.joined()
+        // Runs on every authenticated request: one allocation, no per-byte strings.
+        return String(unsafeUninitializedCapacity: 2 + 2 * SHA256.byteCount) { out in
+            out[0] = UInt8(ascii: "\\")
+            out[1] = UInt8(ascii: "x")
+            var at = 2
+            for byte in digest {
+                out[at] = hexDigits[Int(byte >> 4)]
+                out[at + 1] = hexDigits[Int(byte & 0x0f)]
+                at += 2
+            }
+            return at
+        }
     }
 
-    private static let hex = (0..<16).map { String($0, radix: 16) }
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// The token of an `Authorization: Bearer <token>` header, or nil.
     /// The scheme is case-insensitive (RFC 9110 §11.1); the token must look
     /// like one Ferry issues, so junk never reaches the database.
     public static func from(_ request: HTTPRequest) -> String? {
-        guard let value = request.headers["Authorization"] else { return nil }
-        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        guard (16...512).contains(token.utf8.count), token.utf8.allSatisfy(Base64URL.isAlphabet) else { return nil }
-        return token
+        guard var value = request.headers["Authorization"] else { return nil }
+        // Byte-level on purpose: this runs on every authenticated request.
+        return value.withUTF8 { bytes -> String? in
+            var start = 0
+            while start < bytes.count, bytes[start] == space { start += 1 }
+            guard bytes.count - start > scheme.count else { return nil }
+            for (offset, letter) in scheme.enumerated() where bytes[start + offset] | 0x20 != letter { return nil }
+            start += scheme.count
+            guard bytes[start] == space else { return nil }
+            while start < bytes.count, isWhitespace(bytes[start]) { start += 1 }
+            var end = bytes.count
+            while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
+            let token = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            guard (16...512).contains(token.count), token.allSatisfy(Base64URL.isAlphabet) else { return nil }
+            return String(decoding: token, as: UTF8.self)
+        }
     }
+
+    /// `bearer`, lowercase: compared against the header with ASCII letters folded.
+    private static let scheme: [UInt8] = Array("bearer".utf8)
+    private static let space = UInt8(ascii: " ")
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool { byte == space || byte == UInt8(ascii: "\t") }
 }
