@@ -1,3 +1,4 @@
+import FerryHTTP
 import Synchronization
 
 /// Requests counted by route pattern, method and status, with a latency
@@ -5,6 +6,11 @@ import Synchronization
 ///
 /// Keys are route patterns (`/v1/:resource/:id`), never raw paths, so the
 /// number of series stays bounded whatever clients request.
+///
+/// Every request records here, from dozens of worker threads on few cores,
+/// so the series are striped: each record takes one of several locks in
+/// turn, and a thread preempted while holding one rarely blocks the others.
+/// Reads add the stripes up.
 public final class RequestMetrics: Sendable {
     /// Upper bounds of the latency buckets, in seconds.
     public static let bucketBounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -21,7 +27,12 @@ public final class RequestMetrics: Sendable {
         var sum = 0.0
     }
 
-    private let series = Mutex<[Key: Series]>([:])
+    private final class Stripe: Sendable {
+        let series = LockedValue<[Key: Series]>([:])
+    }
+
+    private let stripes: [Stripe] = (0..<8).map { _ in Stripe() }
+    private let nextStripe = Atomic<Int>(0)
 
     /// Empty metrics.
     public init() {}
@@ -29,19 +40,32 @@ public final class RequestMetrics: Sendable {
     /// Records one answered request.
     public func record(route: String, method: String, status: Int, seconds: Double) {
         let bucket = Self.bucketBounds.firstIndex { seconds <= $0 } ?? Self.bucketBounds.count
-        series.withLock { all in
-            all[Key(route: route, method: method), default: Series()].add(status: status, bucket: bucket, seconds: seconds)
+        let key = Key(route: route, method: method)
+        let turn = nextStripe.wrappingAdd(1, ordering: .relaxed).oldValue
+        stripes[Int(UInt(bitPattern: turn) % UInt(stripes.count))].series.withLock { all in
+            all[key, default: Series()].add(status: status, bucket: bucket, seconds: seconds)
         }
+    }
+
+    /// Every series, the stripes added up.
+    private func merged() -> [Key: Series] {
+        var total: [Key: Series] = [:]
+        for stripe in stripes {
+            for (key, series) in stripe.series.withLock({ $0 }) { total[key, default: Series()].merge(series) }
+        }
+        return total
     }
 
     /// How many requests were answered for a route and method with that status.
     public func count(route: String, method: String, status: Int) -> Int {
-        series.withLock { $0[Key(route: route, method: method)]?.statuses[status] ?? 0 }
+        stripes.reduce(0) { sum, stripe in
+            sum + stripe.series.withLock { $0[Key(route: route, method: method)]?.statuses[status] ?? 0 }
+        }
     }
 
     /// Writes the request counter and the latency histogram families.
     func write(to text: inout PrometheusText) {
-        let snapshot = series.withLock { $0 }.sorted { $0.key < $1.key }
+        let snapshot = merged().sorted { $0.key < $1.key }
         text.family("ferry_http_requests_total", type: .counter, help: "HTTP requests answered, by route pattern, method and status.")
         for (key, series) in snapshot {
             for status in series.statuses.keys.sorted() {
@@ -64,5 +88,11 @@ extension RequestMetrics.Series {
         statuses[status, default: 0] += 1
         buckets[bucket] += 1
         sum += seconds
+    }
+
+    mutating func merge(_ other: Self) {
+        statuses.merge(other.statuses, uniquingKeysWith: +)
+        for index in buckets.indices { buckets[index] += other.buckets[index] }
+        sum += other.sum
     }
 }

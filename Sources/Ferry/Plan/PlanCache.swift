@@ -1,13 +1,12 @@
-import Synchronization
-
 /// SQL text per resource and action shape, built once from the schema.
 ///
 /// Each entry remembers the `Resource` it was planned from, so a reloaded
 /// catalog (a changed table) simply misses and replans. Bounded: when full it
-/// starts over, which only costs replanning.
+/// starts over, which only costs replanning. Every request reads it and
+/// almost none write it, so readers share the lock.
 final class PlanCache: Sendable {
-    private struct Entry { let resource: Resource; let sql: String }
-    private let entries = Mutex<[String: Entry]>([:])
+    private struct Entry: Sendable { let resource: Resource; let sql: String }
+    private let entries = ReadWriteLock<[String: Entry]>([:])
     private let capacity: Int
 
     init(capacity: Int = 4096) { self.capacity = capacity }
@@ -15,12 +14,15 @@ final class PlanCache: Sendable {
     /// The cached SQL for `key` on `resource`, or `build()`'s, stored.
     func sql(_ resource: Resource, _ key: String, build: () -> String) -> String {
         let fullKey = resource.name + "\u{0}" + key
-        if let hit = entries.withLock({ $0[fullKey] }), hit.resource == resource { return hit.sql }
+        if let hit = entries.read({ $0[fullKey] }), hit.resource == resource { return hit.sql }
         let sql = build()
-        entries.withLock { entries in
+        entries.write { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[fullKey] = Entry(resource: resource, sql: sql)
         }
         return sql
     }
+
+    /// How many plans are stored (for tests).
+    var count: Int { entries.read { $0.count } }
 }

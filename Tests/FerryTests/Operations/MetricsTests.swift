@@ -41,6 +41,18 @@ import Testing
         #expect(second.value(requests, ["route": "/metrics", "method": "GET", "status": "200"]) == 1)
     }
 
+    @Test func concurrentRecordsAddUpAcrossStripes() {
+        let metrics = RequestMetrics()
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for _ in 0..<1_000 {
+                metrics.record(route: "/v1/:resource/:id", method: "GET", status: worker % 2 == 0 ? 200 : 304, seconds: 0.001)
+            }
+        }
+        #expect(metrics.count(route: "/v1/:resource/:id", method: "GET", status: 200) == 4_000)
+        #expect(metrics.count(route: "/v1/:resource/:id", method: "GET", status: 304) == 4_000)
+        #expect(metrics.count(route: "/v1/:resource/:id", method: "PATCH", status: 200) == 0)
+    }
+
     @Test func latencyHistogramIsCumulativePerRoute() throws {
         let server = try TestServer()
         defer { server.stop() }
