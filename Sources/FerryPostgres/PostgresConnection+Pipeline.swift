@@ -159,10 +159,23 @@ extension PostgresConnection {
     /// Consumes the PGRES_PIPELINE_SYNC result and exits pipeline mode; marks the connection
     /// broken if libpq will not let it go.
     private func finishSync(_ handle: OpaquePointer, record: (PostgresError) -> Void) {
-        guard let sync = PQgetResult(handle) else {
+        guard var sync = PQgetResult(handle) else {
             sawFatalError = true
             record(PostgresError.from(connection: handle, fallback: "missing pipeline sync result"))
             return
+        }
+        // Without BEGIN … COMMIT the implicit transaction commits at the sync point, so a
+        // failing commit (a deferred constraint) answers here, before the sync result.
+        if PQresultStatus(sync) == PGRES_FATAL_ERROR {
+            do throws(PostgresError) { _ = try outcome(of: sync) } catch { record(error) }
+            PQclear(sync)
+            // The error ends with a NULL, like any command's results; then comes the sync.
+            guard let next = PQgetResult(handle) ?? PQgetResult(handle) else {
+                sawFatalError = true
+                record(PostgresError.from(connection: handle, fallback: "missing pipeline sync result"))
+                return
+            }
+            sync = next
         }
         let status = PQresultStatus(sync)
         PQclear(sync)

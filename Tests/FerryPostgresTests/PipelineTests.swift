@@ -98,6 +98,40 @@ import Testing
         #expect(try connection.query("SELECT count(*) FROM implicit").first?.int(0) == 1)
     }
 
+    @Test func callerSettingIsTransactionLocalWithoutExplicitTransaction() throws {
+        let connection = try ownerConnection(preparedStatements: true)
+        for round in 0..<2 {
+            let results = try connection.pipeline([
+                PostgresStatement("SELECT set_config('ferry.user_id', $1, true)", ["user-\(round)"]),
+                PostgresStatement("SELECT current_setting('ferry.user_id') AS who"),
+            ], transaction: false)
+            #expect(results[1].first?["who"] == "user-\(round)")
+            #expect(try connection.query("SELECT current_setting('ferry.user_id', true)").first?[0] ?? "" == "")
+        }
+    }
+
+    @Test func failingImplicitCommitIsReportedAndLeavesTheConnectionUsable() throws {
+        let connection = try ownerConnection()
+        try connection.execute("CREATE TEMP TABLE deferred (id int PRIMARY KEY)")
+        try connection.execute("""
+            CREATE TEMP TABLE deferred_ref (id int PRIMARY KEY,
+              parent int REFERENCES deferred DEFERRABLE INITIALLY DEFERRED)
+            """)
+        for transaction in [false, true] {
+            let error = postgresError {
+                try connection.pipeline([
+                    PostgresStatement("INSERT INTO deferred_ref VALUES (1, 42)"),
+                    PostgresStatement("SELECT count(*) FROM deferred_ref"),
+                ], transaction: transaction)
+            }
+            #expect(error?.sqlState == "23503", "transaction: \(transaction)")
+            #expect(error?.statementIndex == 2, "transaction: \(transaction)")
+            #expect(!connection.inTransaction)
+            #expect(try connection.query("SELECT count(*) FROM deferred_ref").first?.int(0) == 0)
+            #expect(try connection.pipeline([PostgresStatement("SELECT 7")], transaction: transaction).first?.first?[0] == "7")
+        }
+    }
+
     @Test func manyStatementsAndEmptyPipeline() throws {
         let connection = try ownerConnection()
         #expect(try connection.pipeline([]).isEmpty)

@@ -45,7 +45,9 @@ public final class Database: Sendable {
         var attempt = 0
         while true {
             do {
-                return try pool.withConnection { connection in try connection.pipeline(statements) }
+                // No BEGIN/COMMIT: everything up to the pipeline's sync point is already one
+                // implicit transaction; BEGIN and COMMIT would be two more statements to run.
+                return try pool.withConnection { connection in try connection.pipeline(statements, transaction: false) }
             } catch let error as PostgresError {
                 if error.isRetryableConflict, attempt < maxRetries {
                     attempt += 1
