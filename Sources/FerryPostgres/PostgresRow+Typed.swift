@@ -10,7 +10,7 @@ extension PostgresRow {
     }
 
     private func text(_ name: String) throws(PostgresError) -> String? {
-        guard let position = index.positions[name] else {
+        guard let position = index.position(of: name) else {
             throw PostgresError(kind: .decoding, message: "no column named \"\(name)\"")
         }
         return values[position]

@@ -48,6 +48,21 @@ import Testing
         #expect(postgresError { try row.int(99) }?.kind == .decoding)
     }
 
+    @Test(arguments: [3, 40])
+    func columnsByNameFirstWinsNarrowAndWide(width: Int) throws {
+        let connection = try ownerConnection()
+        // `width` columns c0, c1, ...; then a repeat of c1 with another value.
+        let columns = (0..<width).map { "\($0) AS c\($0)" }.joined(separator: ", ")
+        let row = try #require(try connection.query("SELECT \(columns), 'again' AS c1").first)
+        #expect(row.count == width + 1)
+        #expect(row["c0"] == "0")
+        #expect(row["c1"] == "1")
+        #expect(row["c\(width - 1)"] == String(width - 1))
+        #expect(row["missing"] == nil)
+        #expect(try row.int("c1") == 1)
+        #expect(row[width] == "again")
+    }
+
     @Test func commandTagsAndAffectedRows() throws {
         let connection = try ownerConnection()
         try connection.execute("CREATE TEMP TABLE counted (n int)")

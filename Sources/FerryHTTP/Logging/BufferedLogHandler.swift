@@ -48,11 +48,16 @@ public struct BufferedLogHandler: LogHandler {
 
     private func appendMetadata(_ metadata: Logger.Metadata, to line: inout [UInt8]) {
         guard !metadata.isEmpty else { return }
-        for key in metadata.keys.sorted() {
+        // Every request logs a line: no string interpolation for the common value kinds.
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             line.append(32)
             line.append(contentsOf: key.utf8)
             line.append(61)
-            line.append(contentsOf: "\(metadata[key]!)".utf8)
+            switch value {
+            case .string(let text): line.append(contentsOf: text.utf8)
+            case .stringConvertible(let convertible): line.append(contentsOf: convertible.description.utf8)
+            default: line.append(contentsOf: value.description.utf8)
+            }
         }
     }
 

@@ -26,4 +26,22 @@ struct BufferedLogHandlerTests {
         #expect(lines.last?.hasSuffix("warning t: second request_id=r1 k=v") == true)
         #expect(lines.first?.count ?? 0 > 24)
     }
+
+    @Test func metadataValuesOfEveryKindInKeyOrder() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        let buffer = LogBuffer(fd: fds[1], flushInterval: 10)
+        let logger = Logger(label: "t") { BufferedLogHandler(label: $0, buffer: buffer) }
+        logger.info("request", metadata: [
+            "status": .stringConvertible(304), "route": .string("/v1/:resource/:id"),
+            "list": .array(["a", "b"]), "duration_ms": .stringConvertible(1.25),
+        ])
+        buffer.close()
+        close(fds[1])
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let n = read(fds[0], &bytes, bytes.count)
+        let text = String(decoding: bytes[0..<max(0, n)], as: UTF8.self)
+        #expect(text.hasSuffix("info t: request duration_ms=1.25 list=[\"a\", \"b\"] route=/v1/:resource/:id status=304\n"), "\(text)")
+    }
 }
