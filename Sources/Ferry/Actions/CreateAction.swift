@@ -12,7 +12,10 @@ extension ResourceActions {
         let (hash, resource, catalog) = try resource(request, context)
         let body = try WriteBody(request, maxItems: maxBulkItems, allowObject: true, allowArray: true)
         let references = ReferenceCheck(resource: resource, catalog: catalog)
-        let sql = plans.sql(resource, "create|" + references.key) { CreatePlan(resource: resource, references: references).sql }
+        let oneItem = body.count == 1
+        let sql = plans.sql(resource, "create|" + references.key + ItemRows.key(oneItem: oneItem)) {
+            CreatePlan(resource: resource, references: references, oneItem: oneItem).sql
+        }
         let result = try write(resource, hash: hash, sql: sql, items: body.items, params: [], single: body.single, itemCount: body.count)
         guard body.single else { return .json(Array(result.body.utf8), status: result.status) }
         var headers = result.rowHeaders

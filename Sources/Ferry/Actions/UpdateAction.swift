@@ -12,7 +12,7 @@ extension ResourceActions {
         let id = try pathID(context, resource, hash: hash)
         let body = try WriteBody(request, maxItems: 1, allowObject: true, allowArray: false)
         let (revisions, star) = Self.ifMatch(request)
-        let sql = updateSQL(resource, catalog, mode: mode)
+        let sql = updateSQL(resource, catalog, mode: mode, itemCount: 1)
         let result = try write(resource, hash: hash, sql: sql, items: body.items, params: [id, revisions, star],
                                single: true, itemCount: 1)
         return .json(result.singleRow, headers: result.rowHeaders)
@@ -23,16 +23,18 @@ extension ResourceActions {
     func bulkPatch(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let (hash, resource, catalog) = try resource(request, context)
         let body = try WriteBody(request, maxItems: maxBulkItems, allowObject: false, allowArray: true)
-        let sql = updateSQL(resource, catalog, mode: .patch)
+        let sql = updateSQL(resource, catalog, mode: .patch, itemCount: body.count)
         let result = try write(resource, hash: hash, sql: sql, items: body.items, params: [nil, nil, "false"],
                                single: false, itemCount: body.count)
         return .json(Array(result.body.utf8))
     }
 
-    func updateSQL(_ resource: Resource, _ catalog: SchemaCatalog, mode: WriteMode) -> String {
+    /// The update plan for `mode`, for a request of `itemCount` items.
+    func updateSQL(_ resource: Resource, _ catalog: SchemaCatalog, mode: WriteMode, itemCount: Int) -> String {
         let references = ReferenceCheck(resource: resource, catalog: catalog)
-        return plans.sql(resource, "\(mode.rawValue)|" + references.key) {
-            UpdatePlan(resource: resource, mode: mode, references: references).sql
+        let oneItem = itemCount == 1
+        return plans.sql(resource, "\(mode.rawValue)|" + references.key + ItemRows.key(oneItem: oneItem)) {
+            UpdatePlan(resource: resource, mode: mode, references: references, oneItem: oneItem).sql
         }
     }
 

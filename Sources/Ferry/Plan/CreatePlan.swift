@@ -16,6 +16,8 @@
 struct CreatePlan {
     let resource: Resource
     let references: ReferenceCheck
+    /// Whether `$1` holds exactly one item (see ``ItemRows``).
+    var oneItem = false
 
     var sql: String {
         let table = resource.qualifiedName
@@ -35,9 +37,7 @@ struct CreatePlan {
         let referenceRows = references.rows(
             alias: "v", idJSON: "v.item -> 'id'", columns: insertable.map(\.name), value: SQL.column("v"))
         return """
-            WITH i AS (
-              SELECT (e.ord - 1)::int AS idx, e.item FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(item, ord)
-            ),
+            WITH \(ItemRows.cte(oneItem: oneItem)),
             \(FieldValidation(resource: resource, mode: .create).cte),
             p AS (
               SELECT i.idx, i.item, jsonb_populate_record(NULL::\(table),

@@ -22,6 +22,8 @@ struct UpdatePlan {
     let resource: Resource
     let mode: WriteMode
     let references: ReferenceCheck
+    /// Whether `$1` holds exactly one item (see ``ItemRows``).
+    var oneItem = false
 
     private var updatable: [Column] { resource.dataColumns.filter(\.updatable) }
     private var readOnly: [Column] { resource.dataColumns.filter { !$0.updatable } }
@@ -45,9 +47,7 @@ struct UpdatePlan {
         let strict = mode == .patch ? "false" : "true"
         let view = isDelete ? rows.tombstone : rows.full
         return """
-            WITH i AS (
-              SELECT (e.ord - 1)::int AS idx, e.item FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(item, ord)
-            ),
+            WITH \(ItemRows.cte(oneItem: oneItem)),
             k AS (
               SELECT x.*, \(idKind.safeCast("x.raw_id", type: resource.idType)) AS id,
                      count(*) OVER (PARTITION BY lower(x.raw_id)) AS dups

@@ -74,12 +74,18 @@ enum ValueKind: Equatable {
     }
 
     static func isUUID(_ s: String) -> Bool {
-        let hex = s.utf8.filter { $0 != UInt8(ascii: "-") }
-        guard hex.count == 32, s.utf8.count == 32 || s.utf8.count == 36 else { return false }
-        if s.utf8.count == 36 {
-            let bytes = Array(s.utf8)
-            for i in [8, 13, 18, 23] where bytes[i] != UInt8(ascii: "-") { return false }
+        // Checked on every request that names a row: no allocation.
+        let count = s.utf8.count
+        guard count == 32 || count == 36 else { return false }
+        var position = 0
+        for byte in s.utf8 {
+            defer { position += 1 }
+            if count == 36, position == 8 || position == 13 || position == 18 || position == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+                continue
+            }
+            guard (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 70) || (byte >= 97 && byte <= 102) else { return false }
         }
-        return hex.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) }
+        return true
     }
 }

@@ -10,9 +10,28 @@ enum HTTPDateFormat {
         var t = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&t, &parts)
-        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+        // Every GET writes a Last-Modified: bytes into one buffer, no interpolation.
+        return String(unsafeUninitializedCapacity: 29) { out in
+            var at = 0
+            func put(_ text: String) { for byte in text.utf8 { out[at] = byte; at += 1 } }
+            func digits(_ value: Int32, _ count: Int) {
+                var divisor: Int32 = 1
+                for _ in 1..<count { divisor *= 10 }
+                while divisor > 0 {
+                    out[at] = UInt8(48 + (value / divisor) % 10)
+                    at += 1
+                    divisor /= 10
+                }
+            }
+            put(days[Int(parts.tm_wday)]); put(", ")
+            digits(parts.tm_mday, 2); put(" ")
+            put(months[Int(parts.tm_mon)]); put(" ")
+            digits(parts.tm_year + 1900, 4); put(" ")
+            digits(parts.tm_hour, 2); put(":")
+            digits(parts.tm_min, 2); put(":")
+            digits(parts.tm_sec, 2); put(" GMT")
+            return at
+        }
     }
 
     /// Seconds since the epoch of an IMF-fixdate; nil for anything else (an

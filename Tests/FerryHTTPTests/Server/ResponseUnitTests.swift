@@ -21,6 +21,23 @@ struct ResponseUnitTests {
         #expect(object["conflicting_fields"] as? [String] == ["title"])
     }
 
+    @Test func routerSplitsOnSlashBytesWhateverTheSegmentsHold() {
+        var router = Router()
+        router.get("/v1/:resource/:id") { _, _ in .text("") }
+        guard case .found(_, let parameters) = router.match(method: "GET", path: "//v1/t\u{E9}rms/\u{301}x\u{1F600}/") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters["resource"] == "t\u{E9}rms")
+        #expect(parameters["id"] == "\u{301}x\u{1F600}")
+        // A combining mark right after a slash does not glue the slash to the next segment.
+        if case .found(_, let parameters) = router.match(method: "GET", path: "/v1/a/\u{301}") {
+            #expect(parameters["id"] == "\u{301}")
+        } else {
+            Issue.record("combining mark after a slash")
+        }
+    }
+
     @Test func routerDecidesInlineByPathUnlessAnInlineRouteHasParameters() {
         func request(_ method: String, _ path: String) -> HTTPRequest { HTTPRequest(method: method, target: path, path: path) }
         var router = Router()

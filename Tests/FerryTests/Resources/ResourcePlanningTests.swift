@@ -36,6 +36,20 @@ extension Resources {
             #expect(text == "Sun, 06 Nov 1994 08:49:37 GMT")
             #expect(HTTPDateFormat.parse(text) == 784_111_777)
             #expect(HTTPDateFormat.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
+            #expect(HTTPDateFormat.format(milliseconds: 0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+            #expect(HTTPDateFormat.format(milliseconds: 1_795_315_727_779) == "Sun, 22 Nov 2026 02:48:47 GMT")
+        }
+
+        @Test func uuidShapes() {
+            #expect(ValueKind.isUUID("cfecfe5c-e8f9-4cdb-bdd0-dca7e335906d"))
+            #expect(ValueKind.isUUID("CFECFE5CE8F94CDBBDD0DCA7E335906D"))
+            #expect(!ValueKind.isUUID("cfecfe5c-e8f9-4cdb-bdd0-dca7e335906"))
+            #expect(!ValueKind.isUUID("cfecfe5ce-8f9-4cdb-bdd0-dca7e335906d"))
+            #expect(!ValueKind.isUUID("cfecfe5c-e8f9-4cdb-bdd0-dca7e335906g"))
+            #expect(!ValueKind.isUUID("cfecfe5c-e8f9-4cdb-bdd0dca7e335906d-"))
+            #expect(!ValueKind.isUUID("cfecfe5c-e8f94cdbbdd0dca7e335906d"))
+            #expect(!ValueKind.isUUID(""))
+            #expect(!ValueKind.isUUID("\u{E9}fecfe5c-e8f9-4cdb-bdd0-dca7e33590"))
         }
 
         @Test func indexQueriesParseAndPlanWithParameters() throws {
