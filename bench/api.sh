@@ -19,7 +19,8 @@
 # Environment: FERRY_BENCH_OWNER_URL / FERRY_BENCH_APP_URL (server URLs without a
 # database; default: the development services of deploy/local.sh), BENCH_DURATION
 # (default 10s), BENCH_CONNECTIONS (default 32), BENCH_THREADS (default 2), BENCH_TIMEOUT
-# (default 30s), BENCH_FERRY_BIN (a release binary to use instead of building one);
+# (default 30s), BENCH_FERRY_BIN (a release binary to use instead of building one),
+# BENCH_NO_CALIBRATION (skip the pgbench -S yardstick run);
 # FERRY_* variables reach the server (e.g. FERRY_DATABASE_PREPARED_STATEMENTS); the scratch
 # databases are dropped at the end unless BENCH_KEEP is set.
 set -euo pipefail
@@ -179,6 +180,18 @@ SQL
   BENCH_PATH="${prefix%/}?_limit=100&set_id=" wrk_run index index.lua kinto
 }
 
+# The machine's speed moves by 2x with its neighbours, so every run also measures the
+# issue's yardstick, pgbench's primary-key select, in the same minutes.
+calibrate() {
+  local cdb=${DB}_pgbench
+  psql_owner postgres -c "DROP DATABASE IF EXISTS $cdb WITH (FORCE)" -c "CREATE DATABASE $cdb"
+  pgbench -q -i -s 10 "$OWNER/$cdb" >/dev/null 2>&1
+  PGBENCH_TPS=$(pgbench -n -S -M prepared -c 8 -j 2 -T 10 "$OWNER/$cdb" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}')
+  psql_owner postgres -c "DROP DATABASE IF EXISTS $cdb WITH (FORCE)"
+}
+PGBENCH_TPS=-
+[ -n "${BENCH_NO_CALIBRATION:-}" ] || calibrate
+
 case $MODE in
   ferry) bench_ferry ;;
   kinto) bench_kinto ;;
@@ -186,6 +199,8 @@ case $MODE in
   *) echo "usage: $0 [ferry|kinto|all]" >&2; exit 2 ;;
 esac
 
+echo
+echo "pgbench -S -M prepared -c 8 -j 2 (same run): $PGBENCH_TPS tps; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| operation | Ferry req/s | Ferry p50 | Ferry p99 | Kinto req/s | Kinto p99 | ratio |"
 echo "|---|---|---|---|---|---|---|"

@@ -45,7 +45,10 @@ import FerryTestSupport
                 }
             }
         }
-        usleep(700_000)
+        // Serving first: a fixed sleep was too short when the whole suite loads the machine.
+        let serving = Date().addingTimeInterval(15)
+        while !outcomes.withLock({ $0.contains { $0.status == 200 } }), Date() < serving { usleep(20_000) }
+        usleep(200_000)
         try cluster.stop()
         let outageStart = Date().timeIntervalSince(start)
         usleep(2_000_000)
