@@ -5,21 +5,28 @@ import Testing
 
 @Suite("BufferedLogHandler")
 struct BufferedLogHandlerTests {
-    @Test func linesAreBufferedThenFlushedInOrder() throws {
+    /// What `body` logs through a buffered handler labelled "t", read back from a pipe.
+    private func logged(_ body: (inout Logger) -> Void) -> String {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]) }
         let buffer = LogBuffer(fd: fds[1], flushInterval: 10)
         var logger = Logger(label: "t") { BufferedLogHandler(label: $0, buffer: buffer) }
-        logger[metadataKey: "request_id"] = "r1"
-        logger.info("first")
-        logger.debug("hidden")
-        logger.warning("second", metadata: ["k": "v"])
+        body(&logger)
         buffer.close()
         close(fds[1])
         var bytes = [UInt8](repeating: 0, count: 4096)
         let n = read(fds[0], &bytes, bytes.count)
-        let text = String(decoding: bytes[0..<max(0, n)], as: UTF8.self)
+        return String(decoding: bytes[0..<max(0, n)], as: UTF8.self)
+    }
+
+    @Test func linesAreBufferedThenFlushedInOrder() {
+        let text = logged { logger in
+            logger[metadataKey: "request_id"] = "r1"
+            logger.info("first")
+            logger.debug("hidden")
+            logger.warning("second", metadata: ["k": "v"])
+        }
         let lines = text.split(separator: "\n")
         #expect(lines.count == 2)
         #expect(lines.first?.hasSuffix("info t: first request_id=r1") == true)
@@ -27,21 +34,13 @@ struct BufferedLogHandlerTests {
         #expect(lines.first?.count ?? 0 > 24)
     }
 
-    @Test func metadataValuesOfEveryKindInKeyOrder() throws {
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
-        defer { close(fds[0]) }
-        let buffer = LogBuffer(fd: fds[1], flushInterval: 10)
-        let logger = Logger(label: "t") { BufferedLogHandler(label: $0, buffer: buffer) }
-        logger.info("request", metadata: [
-            "status": .stringConvertible(304), "route": .string("/v1/:resource/:id"),
-            "list": .array(["a", "b"]), "duration_ms": .stringConvertible(1.25),
-        ])
-        buffer.close()
-        close(fds[1])
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        let n = read(fds[0], &bytes, bytes.count)
-        let text = String(decoding: bytes[0..<max(0, n)], as: UTF8.self)
+    @Test func metadataValuesOfEveryKindInKeyOrder() {
+        let text = logged { logger in
+            logger.info("request", metadata: [
+                "status": .stringConvertible(304), "route": .string("/v1/:resource/:id"),
+                "list": .array(["a", "b"]), "duration_ms": .stringConvertible(1.25),
+            ])
+        }
         #expect(text.hasSuffix("info t: request duration_ms=1.25 list=[\"a\", \"b\"] route=/v1/:resource/:id status=304\n"), "\(text)")
     }
 }
