@@ -9,10 +9,10 @@ import Glibc
 /// the server's CPU went to `_MutexHandle._lockSlow` (perf, wrk at 32
 /// connections). glibc's default mutex sleeps at once instead.
 ///
-/// `@unchecked Sendable` because the compiler cannot see that `value` is only
-/// touched inside `withLock`, under `mutex`; the mutex lives at a stable heap
-/// address, as pthread requires.
-public final class LockedValue<Value>: @unchecked Sendable {
+/// Sendable (unchecked) when the value is: the compiler cannot see that
+/// `value` is only touched inside `withLock`, under `mutex`; the mutex lives at
+/// a stable heap address, as pthread requires.
+public final class LockedValue<Value> {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var value: Value
 
@@ -34,3 +34,5 @@ public final class LockedValue<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+extension LockedValue: @unchecked Sendable where Value: Sendable {}
