@@ -64,24 +64,18 @@ public final class FerryMetrics: Sendable {
     }
 
     static func write(_ stats: PoolStats, to text: inout PrometheusText) {
-        let gauges: [(String, String, Int)] = [
-            ("ferry_db_pool_size", "The most database connections the pool opens.", stats.size),
-            ("ferry_db_pool_open", "Database connections open now (idle or in use).", stats.open),
-            ("ferry_db_pool_in_use", "Database connections lent to requests now.", stats.inUse),
-            ("ferry_db_pool_waiting", "Requests waiting for a database connection now.", stats.waiting),
-        ]
-        for (name, help, value) in gauges {
-            text.family(name, type: .gauge, help: help)
-            text.sample(name, value: value)
-        }
-        let counters: [(String, String, Int)] = [
-            ("ferry_db_pool_waits_total", "Times a request waited because every connection was in use.", stats.waits),
-            ("ferry_db_pool_acquire_timeouts_total", "Times a request gave up waiting for a connection.", stats.acquireTimeouts),
-            ("ferry_db_pool_connect_failures_total", "Failed connection attempts.", stats.connectFailures),
-            ("ferry_db_pool_discarded_total", "Broken connections thrown away.", stats.discarded),
-        ]
-        for (name, help, value) in counters {
-            text.family(name, type: .counter, help: help)
+        let series = [
+            ("ferry_db_pool_size", .gauge, "The most database connections the pool opens.", stats.size),
+            ("ferry_db_pool_open", .gauge, "Database connections open now (idle or in use).", stats.open),
+            ("ferry_db_pool_in_use", .gauge, "Database connections lent to requests now.", stats.inUse),
+            ("ferry_db_pool_waiting", .gauge, "Requests waiting for a database connection now.", stats.waiting),
+            ("ferry_db_pool_waits_total", .counter, "Times a request waited because every connection was in use.", stats.waits),
+            ("ferry_db_pool_acquire_timeouts_total", .counter, "Times a request gave up waiting for a connection.", stats.acquireTimeouts),
+            ("ferry_db_pool_connect_failures_total", .counter, "Failed connection attempts.", stats.connectFailures),
+            ("ferry_db_pool_discarded_total", .counter, "Broken connections thrown away.", stats.discarded),
+        ] as [(String, PrometheusText.MetricType, String, Int)]
+        for (name, type, help, value) in series {
+            text.family(name, type: type, help: help)
             text.sample(name, value: value)
         }
     }

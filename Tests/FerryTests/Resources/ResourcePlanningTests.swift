@@ -1,4 +1,5 @@
 @testable import Ferry
+import FerryHTTP
 import Foundation
 import Testing
 

@@ -1,13 +1,19 @@
 import Glibc
 
-/// HTTP-dates (RFC 9110 §5.6.7) for `Last-Modified` and `If-Modified-Since`.
-enum HTTPDateFormat {
+/// HTTP-dates (RFC 9110 §5.6.7): the server's `Date`, and a handler's
+/// `Last-Modified` and `If-Modified-Since`.
+public enum HTTPDateFormat {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// IMF-fixdate of a millisecond timestamp (the second is rounded down).
-    static func format(milliseconds: Int64) -> String {
-        var t = time_t(milliseconds / 1000)
+    public static func format(milliseconds: Int64) -> String {
+        format(epochSeconds: Int(milliseconds / 1000))
+    }
+
+    /// IMF-fixdate of seconds since the epoch: `Sun, 06 Nov 1994 08:49:37 GMT`.
+    public static func format(epochSeconds: Int) -> String {
+        var t = time_t(epochSeconds)
         var parts = tm()
         gmtime_r(&t, &parts)
         // Every GET writes a Last-Modified: bytes into one buffer, no interpolation.
@@ -36,7 +42,7 @@ enum HTTPDateFormat {
 
     /// Seconds since the epoch of an IMF-fixdate; nil for anything else (an
     /// invalid `If-Modified-Since` is ignored, RFC 9110 §13.1.3).
-    static func parse(_ value: String) -> Int64? {
+    public static func parse(_ value: String) -> Int64? {
         let parts = value.split(separator: " ")
         guard parts.count == 6, parts[5] == "GMT", parts[0].hasSuffix(","),
               let day = Int32(parts[1]), let month = months.firstIndex(of: String(parts[2])), let year = Int32(parts[3])
