@@ -58,13 +58,22 @@ struct ResourceActions: Sendable {
             ? PostgresStatement("SELECT * FROM ferry.write_items($1::regclass, $2::text, $3::jsonb)",
                                 [resource.qualifiedName, sql, items])
             : PostgresStatement(sql, [items] + params)
+        guard let result = try writeIfAny(resource, hash: hash, statement: statement, single: single) else {
+            throw Problem(500, "internal_error", "the write returned nothing")
+        }
+        return result
+    }
+
+    /// Runs one write statement; nil when it returned no row (a fast path that
+    /// did not apply). Database errors become contract answers.
+    func writeIfAny(_ resource: Resource, hash: String, statement: PostgresStatement, single: Bool) throws -> WriteResult? {
         let result: PostgresResult
         do {
             result = try database.asCaller(tokenHash: hash, [statement])[0]
         } catch {
             throw WriteFailure.map(error, resource: resource, single: single)
         }
-        guard let row = result.first else { throw Problem(500, "internal_error", "the write returned nothing") }
+        guard let row = result.first else { return nil }
         return WriteResult(
             status: Int(row[0] ?? "") ?? 200, body: row[1] ?? "[]",
             revision: row[2].flatMap { Int64($0) }, lastModified: row[3].flatMap { Int64($0) }, id: row[4])

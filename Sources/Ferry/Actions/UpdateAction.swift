@@ -1,4 +1,5 @@
 import FerryHTTP
+import FerryPostgres
 
 extension ResourceActions {
     /// `PATCH /v1/<r>/<id>` (`mode` .patch) and `PUT /v1/<r>/<id>` (.put).
@@ -12,6 +13,12 @@ extension ResourceActions {
         let id = try pathID(context, resource, hash: hash)
         let body = try WriteBody(request, maxItems: 1, allowObject: true, allowArray: false)
         let (revisions, star) = Self.ifMatch(request)
+        if mode == .patch, let fast = patchFastSQL(resource, catalog) {
+            let statement = PostgresStatement(fast, [body.items, id, revisions, star])
+            if let result = try writeIfAny(resource, hash: hash, statement: statement, single: true) {
+                return .json(result.singleRow, headers: result.rowHeaders)
+            }
+        }
         let sql = updateSQL(resource, catalog, mode: mode, itemCount: 1)
         let result = try write(resource, hash: hash, sql: sql, items: body.items, params: [id, revisions, star],
                                single: true, itemCount: 1)
@@ -36,6 +43,17 @@ extension ResourceActions {
         return plans.sql(resource, "\(mode.rawValue)|" + references.key + ItemRows.key(oneItem: oneItem)) {
             UpdatePlan(resource: resource, mode: mode, references: references, oneItem: oneItem).sql
         }
+    }
+
+    /// The single-PATCH fast path (see ``PatchFastPlan``); nil when the
+    /// resource has nothing a PATCH can change.
+    func patchFastSQL(_ resource: Resource, _ catalog: SchemaCatalog) -> String? {
+        let references = ReferenceCheck(resource: resource, catalog: catalog)
+        let sql = plans.sql(resource, "patch-fast|" + references.key) {
+            let plan = PatchFastPlan(resource: resource, references: references)
+            return plan.applies ? plan.sql : ""
+        }
+        return sql.isEmpty ? nil : sql
     }
 
     /// `$3` and `$4` of an update plan from `If-Match`: the revisions it

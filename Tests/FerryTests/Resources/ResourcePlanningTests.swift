@@ -80,6 +80,32 @@ extension Resources {
             #expect(!patch.contains("\"set_id\" = (st.m)"), "set_id is not updatable")
         }
 
+        @Test func patchFastPathIsOneUpdateThatLeavesReferencesToTheFullPlan() {
+            let refs = ReferenceCheck(resource: Self.terms, targets: ["set_id": "\"app\".\"study_sets\""])
+            let plan = PatchFastPlan(resource: Self.terms, references: refs)
+            #expect(plan.applies)
+            let sql = plan.sql
+            #expect(sql.contains("UPDATE \"app\".\"terms\" AS t SET (\"word\", \"rank\") = (SELECT"))
+            #expect(!sql.contains("FOR UPDATE"), "the UPDATE itself locks and re-checks the row")
+            #expect(sql.contains("jsonb_populate_record(t, "), "merged from the row being updated")
+            #expect(sql.contains("NOT (i.item ?| ARRAY['set_id']::text[])"), "a sent reference takes the full plan")
+            #expect(sql.contains("NOT (i.item ? 'set_id' AND"), "a changed read-only field takes the full plan")
+            #expect(sql.contains("$3::bigint[]") && sql.contains("$4::boolean"))
+            let frozen = PatchFastPlan(resource: Self.frozen, references: ReferenceCheck(resource: Self.frozen, targets: [:]))
+            #expect(!frozen.applies, "nothing to change: only the full plan can answer")
+        }
+
+        static let frozen: Resource = {
+            let json = """
+                {"name": "frozen", "schema": "app", "unique_keys": [], "constraints": {},
+                 "columns": [
+                  {"name": "id", "type": "uuid", "nullable": false, "has_default": true, "insertable": true, "updatable": false, "references": null},
+                  {"name": "label", "type": "text", "nullable": false, "has_default": false, "insertable": true, "updatable": false, "references": null}
+                 ]}
+                """
+            return try! JSONDecoder().decode(Resource.self, from: Data(json.utf8))
+        }()
+
         static let terms: Resource = {
             let json = """
                 {"name": "terms", "schema": "app", "unique_keys": [], "constraints": {"terms_word_length": ["word"]},
