@@ -10,6 +10,26 @@ function M.lines(path)
   return out
 end
 
+-- wrk starts every thread's Lua state with the same random seed, so without
+-- this all threads send the same ids in lockstep (PATCHes then queue on the
+-- same row locks) and every run repeats the last one's values (a PATCH that
+-- changes nothing costs far less than one that writes). setup() runs once per
+-- thread, in the main state, before the thread's init().
+local threads = 0
+function M.setup(thread)
+  threads = threads + 1
+  thread:set("bench_thread", threads)
+end
+
+-- Seeds math.random apart per thread and per run; returns a tag unique to
+-- this thread and run, for values that must not repeat.
+function M.seed()
+  local number = tonumber(bench_thread) or 0
+  local now = os.time()
+  math.randomseed(now * 1000 + number)
+  return number .. "." .. now
+end
+
 M.auth = os.getenv("BENCH_AUTH")
 M.dir = os.getenv("BENCH_DIR")
 return M

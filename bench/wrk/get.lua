@@ -1,8 +1,10 @@
 -- GET one row by id (BENCH_PATH_PREFIX .. id), ids from BENCH_DIR/ids.txt.
 package.path = os.getenv("BENCH_LUA") .. "/?.lua;" .. package.path
 local c = require("common")
+setup = c.setup
 local ids, prefix, etag
 function init(args)
+  c.seed()
   ids = c.lines(c.dir .. "/ids.txt")
   prefix = os.getenv("BENCH_PATH_PREFIX")
   etag = os.getenv("BENCH_IF_NONE_MATCH")

@@ -2,8 +2,10 @@
 -- letter: FerryRank refuses a trailing "0" (it leaves no room before it).
 package.path = os.getenv("BENCH_LUA") .. "/?.lua;" .. package.path
 local c = require("common")
+setup = c.setup
 local sets, path, kinto, n
 function init(args)
+  c.seed()
   sets = c.lines(c.dir .. "/sets.txt")
   path = os.getenv("BENCH_PATH")
   kinto = os.getenv("BENCH_KINTO") == "1"
