@@ -151,4 +151,16 @@ EXCEPTION WHEN SQLSTATE 'FR401' THEN
     PERFORM pg_temp.check(msg = 'invalid token', 'FR401 message is "invalid token"');
 END $$;
 
+-- begin_request has no SET search_path (0008): every name in it is qualified,
+-- so a caller's search_path cannot swap in its own objects. A temporary
+-- "tokens" table first on the path must not be read.
+CREATE TEMP TABLE tokens (token_hash bytea, user_id uuid, revoked boolean, expires_at timestamptz);
+INSERT INTO pg_temp.tokens VALUES (sha256('forged'), gen_random_uuid(), false, now() + interval '1 hour');
+SET search_path = pg_temp, public, pg_catalog;
+SELECT pg_temp.expect_error($$SELECT ferry.begin_request(sha256('forged'))$$, 'FR401');
+SELECT pg_temp.check(ferry.begin_request(sha256('token-live')) = current_setting('authtest.alice')::uuid,
+                     'begin_request under a hostile search_path still reads ferry.tokens');
+RESET search_path;
+DROP TABLE pg_temp.tokens;
+
 SELECT 'PASS 03_auth';
