@@ -50,6 +50,13 @@ struct FieldValidation {
         "ARRAY[" + required.map(SQL.literal).joined(separator: ", ") + "]::text[]"
     }
 
+    /// True when some field of the object `item` has a reason to fail: the
+    /// per-field part of ``cte`` as one scan, for plans that only need to
+    /// know whether to take the slow path.
+    func anyFieldFails(item: String) -> String {
+        "EXISTS (SELECT 1 FROM jsonb_each(\(item)) AS k WHERE (\(keyCase)) IS NOT NULL)"
+    }
+
     /// `CASE k.key WHEN 'col' THEN <reason or NULL> ... ELSE 'unknown_field' END`.
     private var keyCase: String {
         var whens: [String] = []

@@ -51,15 +51,15 @@ struct PatchFastPlan {
         let conditions = [
             "t.\"id\" = \(resource.idKind.safeCast("$2::text", type: resource.idType))",
             "jsonb_typeof(i.item) = 'object'",
-            "NOT EXISTS (SELECT 1 FROM fe)",
+            // PATCH requires no field, so the field checks are all there is to FieldValidation here.
+            "NOT \(FieldValidation(resource: resource, mode: .patch).anyFieldFails(item: "i.item"))",
             "NOT t.\"is_deleted\"",
             "($3::bigint[] IS NULL OR t.\"revision\" = ANY ($3::bigint[]))",
             "((\(base)) IS NULL AND ($3::bigint[] IS NOT NULL OR coalesce($4::boolean, false)) OR (\(base)) = t.\"revision\")",
         ] + noReference + ["EXISTS (SELECT 1 FROM \(merged) m WHERE \(rowChecks))"]
         let rows = RowJSON(resource: resource)
         return """
-            WITH \(ItemRows.cte(oneItem: true)),
-            \(FieldValidation(resource: resource, mode: .patch).cte)
+            WITH \(ItemRows.cte(oneItem: true))
             UPDATE \(resource.qualifiedName) AS t SET \(set)
               FROM i
              WHERE \(conditions.joined(separator: "\n   AND "))

@@ -91,6 +91,7 @@ extension Resources {
             #expect(sql.contains("NOT (i.item ?| ARRAY['set_id']::text[])"), "a sent reference takes the full plan")
             #expect(sql.contains("NOT (i.item ? 'set_id' AND"), "a changed read-only field takes the full plan")
             #expect(sql.contains("$3::bigint[]") && sql.contains("$4::boolean"))
+            #expect(sql.contains("NOT EXISTS (SELECT 1 FROM jsonb_each(i.item) AS k WHERE (CASE k.key"), "any bad field takes the full plan")
             let frozen = PatchFastPlan(resource: Self.frozen, references: ReferenceCheck(resource: Self.frozen, targets: [:]))
             #expect(!frozen.applies, "nothing to change: only the full plan can answer")
         }
