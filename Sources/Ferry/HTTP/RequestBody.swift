@@ -5,10 +5,25 @@ import Foundation
 enum RequestBody {
     /// 415 unless the request says `Content-Type: application/json` (parameters allowed).
     static func requireJSON(_ request: HTTPRequest) throws {
-        let type = request.headers["Content-Type"]?.split(separator: ";").first?
-            .trimmingCharacters(in: .whitespaces).lowercased()
-        guard type == "application/json" else {
+        guard let value = request.headers["Content-Type"], isJSON(value) else {
             throw Problem(415, "unsupported_media_type", "the body must be application/json")
+        }
+    }
+
+    /// Whether a Content-Type value is `application/json`, any case, with optional
+    /// parameters and optional whitespace around the type. On bytes: every write
+    /// checks it, and Foundation's trimming went through NSString.
+    static func isJSON(_ value: String) -> Bool {
+        var bytes = value.utf8[...]
+        if let semicolon = bytes.firstIndex(of: UInt8(ascii: ";")) { bytes = bytes[..<semicolon] }
+        let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        while let first = bytes.first, blank(first) { bytes = bytes.dropFirst() }
+        while let last = bytes.last, blank(last) { bytes = bytes.dropLast() }
+        let expected = "application/json".utf8
+        guard bytes.count == expected.count else { return false }
+        // ASCII letters lower-cased by setting bit 5; the other bytes of the type must match exactly.
+        return zip(bytes, expected).allSatisfy { byte, want in
+            byte == want || (want >= UInt8(ascii: "a") && want <= UInt8(ascii: "z") && byte | 0x20 == want)
         }
     }
 

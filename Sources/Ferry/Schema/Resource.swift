@@ -41,6 +41,9 @@ public struct Resource: Sendable, Equatable, Codable {
 public enum SQLIdentifier {
     /// `"name"` with embedded quotes doubled.
     public static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Requests quote table names (reference checks); Foundation's replacing goes
+        // through NSString even when there is nothing to replace.
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

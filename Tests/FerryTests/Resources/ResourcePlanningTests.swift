@@ -80,6 +80,16 @@ extension Resources {
             #expect(!patch.contains("\"set_id\" = (st.m)"), "set_id is not updatable")
         }
 
+        @Test func contentTypeJSONIsRecognisedOnBytes() {
+            for good in ["application/json", "Application/JSON; charset=utf-8", " application/json ", "application/json;",
+                         "application/json\t; q=1"] {
+                #expect(RequestBody.isJSON(good), "\(good)")
+            }
+            for bad in ["", "application/jsonx", "text/json", "application/json-patch+json", "application/ json", ";application/json"] {
+                #expect(!RequestBody.isJSON(bad), "\(bad)")
+            }
+        }
+
         @Test func patchFastPathIsOneUpdateThatLeavesReferencesToTheFullPlan() {
             let refs = ReferenceCheck(resource: Self.terms, targets: ["set_id": "\"app\".\"study_sets\""])
             let plan = PatchFastPlan(resource: Self.terms, references: refs)
