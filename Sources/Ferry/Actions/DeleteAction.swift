@@ -16,7 +16,8 @@ extension ResourceActions {
             item = #"[{"revision":\#(n)}]"#
         }
         let (revisions, star) = Self.ifMatch(request)
-        let result = try write(resource, hash: hash, sql: updateSQL(resource, catalog, mode: .delete, itemCount: 1), items: item,
+        let sql = updateSQL(resource, ReferenceCheck(resource: resource, catalog: catalog), mode: .delete, itemCount: 1)
+        let result = try write(resource, hash: hash, sql: sql, items: item,
                                params: [id, revisions, star], single: true, itemCount: 1)
         return .json(result.singleRow, headers: result.rowHeaders)
     }
@@ -26,8 +27,8 @@ extension ResourceActions {
     func bulkDelete(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let (hash, resource, catalog) = try resource(request, context)
         let body = try WriteBody(request, maxItems: maxBulkItems, allowObject: false, allowArray: true)
-        let result = try write(resource, hash: hash, sql: updateSQL(resource, catalog, mode: .delete, itemCount: body.count),
-                               items: body.items,
+        let sql = updateSQL(resource, ReferenceCheck(resource: resource, catalog: catalog), mode: .delete, itemCount: body.count)
+        let result = try write(resource, hash: hash, sql: sql, items: body.items,
                                params: [nil, nil, "false"], single: false, itemCount: body.count)
         return .json(Array(result.body.utf8))
     }

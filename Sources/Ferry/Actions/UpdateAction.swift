@@ -13,13 +13,14 @@ extension ResourceActions {
         let id = try pathID(context, resource, hash: hash)
         let body = try WriteBody(request, maxItems: 1, allowObject: true, allowArray: false)
         let (revisions, star) = Self.ifMatch(request)
-        if mode == .patch, let fast = patchFastSQL(resource, catalog) {
+        let references = ReferenceCheck(resource: resource, catalog: catalog)
+        if mode == .patch, let fast = patchFastSQL(resource, references) {
             let statement = PostgresStatement(fast, [body.items, id, revisions, star])
             if let result = try writeIfAny(resource, hash: hash, statement: statement, single: true) {
                 return .json(result.singleRow, headers: result.rowHeaders)
             }
         }
-        let sql = updateSQL(resource, catalog, mode: mode, itemCount: 1)
+        let sql = updateSQL(resource, references, mode: mode, itemCount: 1)
         let result = try write(resource, hash: hash, sql: sql, items: body.items, params: [id, revisions, star],
                                single: true, itemCount: 1)
         return .json(result.singleRow, headers: result.rowHeaders)
@@ -30,15 +31,14 @@ extension ResourceActions {
     func bulkPatch(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let (hash, resource, catalog) = try resource(request, context)
         let body = try WriteBody(request, maxItems: maxBulkItems, allowObject: false, allowArray: true)
-        let sql = updateSQL(resource, catalog, mode: .patch, itemCount: body.count)
+        let sql = updateSQL(resource, ReferenceCheck(resource: resource, catalog: catalog), mode: .patch, itemCount: body.count)
         let result = try write(resource, hash: hash, sql: sql, items: body.items, params: [nil, nil, "false"],
                                single: false, itemCount: body.count)
         return .json(Array(result.body.utf8))
     }
 
     /// The update plan for `mode`, for a request of `itemCount` items.
-    func updateSQL(_ resource: Resource, _ catalog: SchemaCatalog, mode: WriteMode, itemCount: Int) -> String {
-        let references = ReferenceCheck(resource: resource, catalog: catalog)
+    func updateSQL(_ resource: Resource, _ references: ReferenceCheck, mode: WriteMode, itemCount: Int) -> String {
         let oneItem = itemCount == 1
         return plans.sql(resource, "\(mode.rawValue)|" + references.key + ItemRows.key(oneItem: oneItem)) {
             UpdatePlan(resource: resource, mode: mode, references: references, oneItem: oneItem).sql
@@ -47,8 +47,8 @@ extension ResourceActions {
 
     /// The single-PATCH fast path (see ``PatchFastPlan``); nil when the
     /// resource has nothing a PATCH can change.
-    func patchFastSQL(_ resource: Resource, _ catalog: SchemaCatalog) -> String? {
-        let references = ReferenceCheck(resource: resource, catalog: catalog)
+    func patchFastSQL(_ resource: Resource, _ references: ReferenceCheck) -> String? {
+        // Cached as "" when it does not apply, so the answer is not recomputed per request.
         let sql = plans.sql(resource, "patch-fast|" + references.key) {
             let plan = PatchFastPlan(resource: resource, references: references)
             return plan.applies ? plan.sql : ""

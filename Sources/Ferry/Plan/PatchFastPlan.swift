@@ -23,31 +23,27 @@ struct PatchFastPlan {
     let resource: Resource
     let references: ReferenceCheck
 
-    private var updatable: [Column] { resource.dataColumns.filter(\.updatable) }
-    private var readOnly: [Column] { resource.dataColumns.filter { !$0.updatable } }
+    private var updatable: [Column] { resource.updatableColumns }
+    private var readOnly: [Column] { resource.readOnlyColumns }
 
     /// Whether a PATCH can change anything at all (else UpdatePlan answers).
     var applies: Bool { !updatable.isEmpty }
 
     var sql: String {
-        let merged = "jsonb_populate_record(t, i.item - ARRAY['id', 'revision', 'last_modified', 'is_deleted'])"
+        let merged = "jsonb_populate_record(t, \(WriteItem.clientFields("i.item")))"
         let names = updatable.map { SQL.id($0.name) }
         let set = names.count == 1
             ? "\(names[0]) = (SELECT m.\(names[0]) FROM \(merged) m)"
             : "(\(names.joined(separator: ", "))) = (SELECT \(names.map { "m.\($0)" }.joined(separator: ", ")) FROM \(merged) m)"
-        let changed = updatable.map {
-            SQL.distinct("m.\(SQL.id($0.name))", "t.\(SQL.id($0.name))", type: $0.type)
-        }.joined(separator: " OR ")
+        let changed = WriteItem.anyChanged(updatable, merged: SQL.column("m"), current: SQL.column("t"))
         let readOnlyUnchanged = readOnly.map {
-            "NOT (i.item ? \(SQL.literal($0.name)) AND "
-                + SQL.distinct("m.\(SQL.id($0.name))", "t.\(SQL.id($0.name))", type: $0.type) + ")"
+            "NOT (i.item ? \(SQL.literal($0.name)) AND " + WriteItem.anyChanged([$0], merged: SQL.column("m"), current: SQL.column("t")) + ")"
         }
         // A sent reference needs ReferenceCheck's per-field 422: leave it to UpdatePlan.
         let referenced = references.targets.keys.sorted()
         let noReference = referenced.isEmpty ? [] : ["NOT (i.item ?| ARRAY[\(referenced.map(SQL.literal).joined(separator: ", "))]::text[])"]
-        let revisionOK = ValueKind.integer(min: 0, max: Int64.max).check("i.item -> 'revision'")
-        let base = "CASE WHEN \(revisionOK) THEN (i.item ->> 'revision')::numeric::bigint END"
-        let rowChecks = (["(\(changed))"] + readOnlyUnchanged).joined(separator: " AND ")
+        let base = WriteItem.baseRevision("i.item")
+        let rowChecks = ([changed] + readOnlyUnchanged).joined(separator: " AND ")
         let conditions = [
             "t.\"id\" = \(resource.idKind.safeCast("$2::text", type: resource.idType))",
             "jsonb_typeof(i.item) = 'object'",

@@ -25,8 +25,8 @@ struct UpdatePlan {
     /// Whether `$1` holds exactly one item (see ``ItemRows``).
     var oneItem = false
 
-    private var updatable: [Column] { resource.dataColumns.filter(\.updatable) }
-    private var readOnly: [Column] { resource.dataColumns.filter { !$0.updatable } }
+    private var updatable: [Column] { resource.updatableColumns }
+    private var readOnly: [Column] { resource.readOnlyColumns }
 
     var sql: String {
         let table = resource.qualifiedName
@@ -37,9 +37,8 @@ struct UpdatePlan {
             : FieldValidation(resource: resource, mode: mode).cte
         let merged = isDelete ? "t" : """
             jsonb_populate_record(t, CASE WHEN EXISTS (SELECT 1 FROM fe WHERE fe.idx = k.idx) OR jsonb_typeof(k.item) <> 'object'
-                                          THEN '{}'::jsonb ELSE k.item - ARRAY['id', 'revision', 'last_modified', 'is_deleted'] END)
+                                          THEN '{}'::jsonb ELSE \(WriteItem.clientFields("k.item")) END)
             """
-        let revisionOK = ValueKind.integer(min: 0, max: Int64.max).check("i.item -> 'revision'")
         let referenceRows = references.rows(
             alias: "d", idJSON: "to_jsonb(d.raw_id)", columns: isDelete ? [] : updatable.map(\.name),
             value: SQL.field("d.m"),
@@ -53,8 +52,7 @@ struct UpdatePlan {
                      count(*) OVER (PARTITION BY lower(x.raw_id)) AS dups
                 FROM (SELECT i.idx, i.item,
                              coalesce($2::text, CASE WHEN jsonb_typeof(i.item) = 'object' THEN i.item ->> 'id' END) AS raw_id,
-                             CASE WHEN jsonb_typeof(i.item) = 'object' AND (\(revisionOK))
-                                  THEN (i.item ->> 'revision')::numeric::bigint END AS base
+                             CASE WHEN jsonb_typeof(i.item) = 'object' THEN \(WriteItem.baseRevision("i.item")) END AS base
                         FROM i) x
             ),
             \(fe),
@@ -148,9 +146,7 @@ struct UpdatePlan {
     /// Whether a PATCH changes any updatable field.
     private var changed: String {
         guard mode == .patch, !updatable.isEmpty else { return "false" }
-        return "(" + updatable.map {
-            SQL.distinct("(c.m).\(SQL.id($0.name))", "(c.cur).\(SQL.id($0.name))", type: $0.type)
-        }.joined(separator: " OR ") + ")"
+        return WriteItem.anyChanged(updatable, merged: SQL.field("c.m"), current: SQL.field("c.cur"))
     }
 
     private var needsWrite: String {

@@ -22,4 +22,30 @@ extension Resource {
 
     /// Columns the client owns (not id, revision, last_modified, is_deleted).
     var dataColumns: [Column] { columns.filter { !Column.syncColumns.contains($0.name) } }
+
+    /// Data columns a PATCH or PUT may change.
+    var updatableColumns: [Column] { dataColumns.filter(\.updatable) }
+
+    /// Data columns a PATCH or PUT may only echo unchanged.
+    var readOnlyColumns: [Column] { dataColumns.filter { !$0.updatable } }
+}
+
+/// SQL over one write item (a jsonb object) shared by the update plans.
+enum WriteItem {
+    /// The item without the fields the server owns, for `jsonb_populate_record`
+    /// over the current row: what the client sent, merged onto it.
+    static func clientFields(_ item: String) -> String {
+        "\(item) - ARRAY['id', 'revision', 'last_modified', 'is_deleted']"
+    }
+
+    /// The body `revision` as bigint, NULL when absent or not a non-negative integer.
+    static func baseRevision(_ item: String) -> String {
+        let revisionOK = ValueKind.integer(min: 0, max: Int64.max).check("\(item) -> 'revision'")
+        return "CASE WHEN \(revisionOK) THEN (\(item) ->> 'revision')::numeric::bigint END"
+    }
+
+    /// True when any of `columns` differs between two row references (`merged`, `current`).
+    static func anyChanged(_ columns: [Column], merged: (String) -> String, current: (String) -> String) -> String {
+        "(" + columns.map { SQL.distinct(merged($0.name), current($0.name), type: $0.type) }.joined(separator: " OR ") + ")"
+    }
 }
