@@ -9,6 +9,7 @@
 #   get     GET one term by id
 #   304     the same GET with a matching If-None-Match
 #   patch   PATCH one term (If-Match: *)
+#   put     PUT one term, every client field (If-Match: *)
 #   post100 POST 100 new terms in one request
 #   index   GET the 100 terms of one set
 # Then the same operations against Kinto (gunicorn, 2 workers x 4 threads,
@@ -18,7 +19,8 @@
 #
 # Environment: FERRY_BENCH_OWNER_URL / FERRY_BENCH_APP_URL (server URLs without a
 # database; default: the development services of deploy/local.sh), BENCH_DURATION
-# (default 10s), BENCH_CONNECTIONS (default 32), BENCH_THREADS (default 2), BENCH_TIMEOUT
+# (default 10s), BENCH_WARMUP (unrecorded GETs before each server's runs, default 3s),
+# BENCH_CONNECTIONS (default 32), BENCH_THREADS (default 2), BENCH_TIMEOUT
 # (default 30s), BENCH_FERRY_BIN (a release binary to use instead of building one),
 # BENCH_NO_CALIBRATION (skip the pgbench -S yardstick run);
 # FERRY_* variables reach the server (e.g. FERRY_DATABASE_PREPARED_STATEMENTS); the scratch
@@ -74,6 +76,14 @@ wrk_run() {
     >> "$WORK/results.$3"
 }
 
+# A few seconds of unrecorded GETs first: otherwise the first measured operation
+# also pays for a cold start (the fresh table's pages, every pool connection's
+# first prepare of each statement).
+warm_up() {
+  BENCH_PATH_PREFIX=$1 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${BENCH_WARMUP:-3s}" --timeout "$TIMEOUT" \
+    -s "$ROOT/bench/wrk/get.lua" "$BASE" >/dev/null
+}
+
 seed_ferry() {
   psql_owner postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
   for f in "$ROOT"/migrations/*.sql; do psql_owner "$DB" -1 -f "$f" >/dev/null; done
@@ -111,9 +121,11 @@ bench_ferry() {
   BASE=http://127.0.0.1:$PORT
   wait_http "$BASE/healthz"
   export BENCH_AUTH="Bearer $TOKEN" BENCH_KINTO=0
+  warm_up /v1/terms/
   BENCH_PATH_PREFIX=/v1/terms/ wrk_run get get.lua ferry
   BENCH_PATH_PREFIX=/v1/terms/ BENCH_IF_NONE_MATCH='"1"' wrk_run 304 get.lua ferry
   BENCH_PATH_PREFIX=/v1/terms/ wrk_run patch patch.lua ferry
+  BENCH_PATH_PREFIX=/v1/terms/ wrk_run put put.lua ferry
   BENCH_PATH=/v1/terms wrk_run post100 post100.lua ferry
   BENCH_PATH="/v1/terms?limit=100&set_id=" wrk_run index index.lua ferry
 }
@@ -170,6 +182,7 @@ SQL
     | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
   export BENCH_AUTH=$auth BENCH_KINTO=1
   local prefix=/v1/buckets/bench/collections/terms/records/
+  warm_up $prefix
   BENCH_PATH_PREFIX=$prefix wrk_run get get.lua kinto
   # Kinto's ETag is per record (its timestamp): the 304 run asks for one record.
   head -1 "$WORK/ids.txt" > "$WORK/one.txt"; cp "$WORK/ids.txt" "$WORK/all.txt"; cp "$WORK/one.txt" "$WORK/ids.txt"
@@ -178,6 +191,9 @@ SQL
   BENCH_PATH_PREFIX=$prefix wrk_run patch patch.lua kinto
   BENCH_PATH=/v1/batch wrk_run post100 post100.lua kinto
   BENCH_PATH="${prefix%/}?_limit=100&set_id=" wrk_run index index.lua kinto
+  # Last: Kinto's PUT replaces the whole record, set_id included, so the Index
+  # above would otherwise find sets emptied.
+  BENCH_PATH_PREFIX=$prefix wrk_run put put.lua kinto
 }
 
 # The machine's speed moves by 2x with its neighbours, so every run also measures the
@@ -204,7 +220,7 @@ echo "pgbench -S -M prepared -c 8 -j 2 (same run): $PGBENCH_TPS tps; load averag
 echo
 echo "| operation | Ferry req/s | Ferry p50 | Ferry p99 | Kinto req/s | Kinto p99 | ratio |"
 echo "|---|---|---|---|---|---|---|"
-for op in get 304 patch post100 index; do
+for op in get 304 patch put post100 index; do
   read -r _ fr fp50 fp99 < <(awk -v op=$op '$1==op' "$WORK/results.ferry" 2>/dev/null || true) || true
   read -r _ kr _ kp99 < <(awk -v op=$op '$1==op' "$WORK/results.kinto" 2>/dev/null || true) || true
   ratio=$(awk -v a="${fr%%(*}" -v b="${kr%%(*}" 'BEGIN { if (a > 0 && b > 0) printf "%.0fx", a / b; else print "-" }')
