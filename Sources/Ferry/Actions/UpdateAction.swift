@@ -14,7 +14,7 @@ extension ResourceActions {
         let body = try WriteBody(request, maxItems: 1, allowObject: true, allowArray: false)
         let (revisions, star) = Self.ifMatch(request)
         let references = ReferenceCheck(resource: resource, catalog: catalog)
-        if mode == .patch, let fast = patchFastSQL(resource, references) {
+        if let fast = fastUpdateSQL(resource, references, mode: mode) {
             let statement = PostgresStatement(fast, [body.items, id, revisions, star])
             if let result = try writeIfAny(resource, hash: hash, statement: statement, single: true) {
                 return .json(result.singleRow, headers: result.rowHeaders)
@@ -45,12 +45,12 @@ extension ResourceActions {
         }
     }
 
-    /// The single-PATCH fast path (see ``PatchFastPlan``); nil when the
-    /// resource has nothing a PATCH can change.
-    func patchFastSQL(_ resource: Resource, _ references: ReferenceCheck) -> String? {
+    /// The single PATCH or PUT fast path (see ``FastUpdatePlan``); nil when
+    /// the resource has nothing such a write can change.
+    func fastUpdateSQL(_ resource: Resource, _ references: ReferenceCheck, mode: WriteMode) -> String? {
         // Cached as "" when it does not apply, so the answer is not recomputed per request.
-        let sql = plans.sql(resource, "patch-fast|" + references.key) {
-            let plan = PatchFastPlan(resource: resource, references: references)
+        let sql = plans.sql(resource, "\(mode.rawValue)-fast|" + references.key) {
+            let plan = FastUpdatePlan(resource: resource, mode: mode, references: references)
             return plan.applies ? plan.sql : ""
         }
         return sql.isEmpty ? nil : sql

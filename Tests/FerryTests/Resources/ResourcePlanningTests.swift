@@ -92,19 +92,49 @@ extension Resources {
 
         @Test func patchFastPathIsOneUpdateThatLeavesReferencesToTheFullPlan() {
             let refs = ReferenceCheck(resource: Self.terms, targets: ["set_id": "\"app\".\"study_sets\""])
-            let plan = PatchFastPlan(resource: Self.terms, references: refs)
+            let plan = FastUpdatePlan(resource: Self.terms, mode: .patch, references: refs)
             #expect(plan.applies)
             let sql = plan.sql
             #expect(sql.contains("UPDATE \"app\".\"terms\" AS t SET (\"word\", \"rank\") = (SELECT"))
             #expect(!sql.contains("FOR UPDATE"), "the UPDATE itself locks and re-checks the row")
             #expect(sql.contains("jsonb_populate_record(t, "), "merged from the row being updated")
-            #expect(sql.contains("NOT (i.item ?| ARRAY['set_id']::text[])"), "a sent reference takes the full plan")
+            #expect(!sql.contains("?| ARRAY['set_id']"), "a read-only reference is only compared, as the full plan does")
             #expect(sql.contains("NOT (i.item ? 'set_id' AND"), "a changed read-only field takes the full plan")
             #expect(sql.contains("$3::bigint[]") && sql.contains("$4::boolean"))
             #expect(sql.contains("NOT EXISTS (SELECT 1 FROM jsonb_each(i.item) AS k WHERE (CASE k.key"), "any bad field takes the full plan")
-            let frozen = PatchFastPlan(resource: Self.frozen, references: ReferenceCheck(resource: Self.frozen, targets: [:]))
+            #expect(sql.contains("(m.\"word\" IS DISTINCT FROM t.\"word\" OR"), "a PATCH that changes nothing takes the full plan")
+            let frozen = FastUpdatePlan(resource: Self.frozen, mode: .patch, references: ReferenceCheck(resource: Self.frozen, targets: [:]))
             #expect(!frozen.applies, "nothing to change: only the full plan can answer")
         }
+
+        @Test func putFastPathResetsWhatItLeavesOutAndNeedsTheRequiredFields() {
+            let refs = ReferenceCheck(resource: Self.terms, targets: ["set_id": "\"app\".\"study_sets\""])
+            let sql = FastUpdatePlan(resource: Self.terms, mode: .put, references: refs).sql
+            #expect(sql.contains("CASE WHEN i.item ? 'word' THEN m.\"word\" ELSE ''::text END"), "left out: the default")
+            #expect(sql.contains("CASE WHEN i.item ? 'rank' THEN m.\"rank\" ELSE 'U'::text END"))
+            #expect(!sql.contains("?&"), "terms has no required updatable field")
+            #expect(!sql.contains("(m.\"word\" IS DISTINCT FROM"), "a PUT writes even when nothing changed")
+            let noteRefs = ReferenceCheck(resource: Self.notes, targets: ["folder_id": "\"app\".\"folders\""])
+            let notes = FastUpdatePlan(resource: Self.notes, mode: .put, references: noteRefs).sql
+            #expect(notes.contains("i.item ?& ARRAY['body']::text[]"), "a required field left out takes the full plan (422)")
+            #expect(notes.contains("NOT (i.item ?| ARRAY['folder_id']::text[])"), "a sent updatable reference takes the full plan")
+            #expect(!FastUpdatePlan(resource: Self.terms, mode: .delete, references: refs).applies)
+        }
+
+        static let notes: Resource = {
+            let json = """
+                {"name": "notes", "schema": "app", "unique_keys": [], "constraints": {},
+                 "columns": [
+                  {"name": "id", "type": "uuid", "nullable": false, "has_default": true, "insertable": true, "updatable": false, "references": null},
+                  {"name": "body", "type": "text", "nullable": false, "has_default": false, "insertable": true, "updatable": true, "references": null},
+                  {"name": "folder_id", "type": "uuid", "nullable": true, "has_default": false, "insertable": true, "updatable": true, "references": "folders"},
+                  {"name": "revision", "type": "bigint", "nullable": false, "has_default": true, "insertable": false, "updatable": false, "references": null},
+                  {"name": "last_modified", "type": "bigint", "nullable": false, "has_default": true, "insertable": false, "updatable": false, "references": null},
+                  {"name": "is_deleted", "type": "boolean", "nullable": false, "has_default": true, "insertable": false, "updatable": true, "references": null}
+                 ]}
+                """
+            return try! JSONDecoder().decode(Resource.self, from: Data(json.utf8))
+        }()
 
         static let frozen: Resource = {
             let json = """

@@ -92,6 +92,14 @@ extension Resources {
             #expect(move.status == 422)
             #expect(move.errors.first?["field"] as? String == "set_id")
             #expect(move.errors.first?["reason"] as? String == "read_only")
+            // The same through PUT, which clients often send with the whole row.
+            let putEcho = try me.call("PUT", path, json: ["set_id": set.id, "word": "newer", "rank": "U", "revision": 2])
+            #expect(putEcho.status == 200, "\(putEcho.text)")
+            #expect(putEcho.object.revision == 3)
+            let putMove = try me.call("PUT", path, json: ["set_id": other.id, "word": "newer", "rank": "U", "revision": 3])
+            #expect(putMove.status == 422)
+            #expect(putMove.errors.first?["reason"] as? String == "read_only")
+            #expect(try me.call("GET", path).object["set_id"] as? String == set.id)
             let unknown = try me.call("PATCH", path, json: ["colour": "red", "revision": 2])
             #expect(unknown.status == 422)
             #expect(unknown.code == "unknown_field")
@@ -102,7 +110,7 @@ extension Resources {
             #expect(check.status == 422)
             #expect(check.errors.first?["field"] as? String == "rank")
             #expect(check.errors.first?["reason"] as? String == "rank must not be empty") // FerryRank's reason
-            #expect(try me.call("GET", path).object.revision == 2, "nothing was written")
+            #expect(try me.call("GET", path).object.revision == 3, "nothing was written")
         }
     }
 }

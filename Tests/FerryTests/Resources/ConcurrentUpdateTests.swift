@@ -5,11 +5,12 @@ import Synchronization
 import Testing
 
 extension Resources {
-    /// A single PATCH that has to wait for another writer's row lock must
-    /// decide on the row as that writer left it: keep the other fields'
-    /// new values, and see a deletion. The fast path for PATCH is one UPDATE,
-    /// so this relies on PostgreSQL re-checking it against the newest row.
-    @Suite struct ConcurrentPatchTests {
+    /// A single PATCH or PUT that has to wait for another writer's row lock
+    /// must decide on the row as that writer left it: keep the other fields'
+    /// new values (PATCH), see a deletion, and see its base revision go
+    /// stale. The fast path for both is one UPDATE, so this relies on
+    /// PostgreSQL re-checking it against the newest row.
+    @Suite struct ConcurrentUpdateTests {
         @Test func aWaitingPatchKeepsTheOtherWritersFields() throws {
             let me = try ResourceFixture.user("cp")
             let set = try me.createSet("T", description: "D")
@@ -42,10 +43,35 @@ extension Resources {
             #expect(try me.call("GET", "/v1/study_sets/\(set.id)").object["title"] as? String == "theirs")
         }
 
-        /// Runs `held` in an owner transaction, sends the PATCH, waits until its
-        /// backend is blocked on the row lock, commits, and returns the answer.
+        @Test func aWaitingPutSeesItsBaseRevisionGoStale() throws {
+            let me = try ResourceFixture.user("cp")
+            let set = try me.createSet("T", description: "D")
+            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET description = 'theirs' WHERE id = $1",
+                                              json: ["title": "mine", "revision": 1], method: "PUT")
+            #expect(response.status == 409, "\(response.text)")
+            #expect(response.code == "revision_conflict")
+            let stored = try me.call("GET", "/v1/study_sets/\(set.id)").object
+            #expect(stored["title"] as? String == "T", "nothing of the stale PUT was written")
+            #expect(stored["description"] as? String == "theirs")
+        }
+
+        @Test func aWaitingPutWithStarReplacesTheNewestRow() throws {
+            let me = try ResourceFixture.user("cp")
+            let set = try me.createSet("T", description: "D")
+            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET description = 'theirs' WHERE id = $1",
+                                              json: ["title": "mine"], headers: [("If-Match", "*")], method: "PUT")
+            #expect(response.status == 200, "\(response.text)")
+            #expect(response.object["title"] as? String == "mine")
+            #expect(response.object["description"] as? String == "", "a PUT resets what it leaves out, whoever wrote it")
+            #expect(response.object.revision == 3)
+        }
+
+        /// Runs `held` in an owner transaction, sends the PATCH (or `method`),
+        /// waits until its backend is blocked on the row lock, commits, and
+        /// returns the answer.
         private func patchWhileHeld(
-            _ me: API, set: String, held: String, json: [String: Any], headers: [(String, String)]
+            _ me: API, set: String, held: String, json: [String: Any], headers: [(String, String)] = [],
+            method: String = "PATCH"
         ) throws -> TestHTTPClient.Response {
             let owner = try PostgresConnection(url: me.server.database.ownerURL)
             defer { owner.close() }
@@ -56,7 +82,7 @@ extension Resources {
             let body = try JSONSerialization.data(withJSONObject: json)
             let thread = Thread {
                 let client = API(client: server.client(), token: token, userID: userID, server: server)
-                let result = Result { try client.call("PATCH", "/v1/study_sets/\(set)", body: Array(body), headers: headers) }
+                let result = Result { try client.call(method, "/v1/study_sets/\(set)", body: Array(body), headers: headers) }
                 answer.withLock { $0 = result }
             }
             thread.start()
@@ -69,7 +95,7 @@ extension Resources {
                 waiting = rows.first?[0] != "0"
                 if !waiting { Thread.sleep(forTimeInterval: 0.02) }
             }
-            #expect(waiting, "the PATCH never waited for the row lock")
+            #expect(waiting, "the \(method) never waited for the row lock")
             try owner.execute("COMMIT")
             while answer.withLock({ $0 == nil }), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
             guard let result = answer.withLock({ $0 }) else { throw TimedOut() }
