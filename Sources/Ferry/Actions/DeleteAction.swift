@@ -1,4 +1,5 @@
 import FerryHTTP
+import FerryPostgres
 
 extension ResourceActions {
     /// `DELETE /v1/<r>/<id>`: a soft delete, with `If-Match` (412) or
@@ -16,7 +17,14 @@ extension ResourceActions {
             item = #"[{"revision":\#(n)}]"#
         }
         let (revisions, star) = Self.ifMatch(request)
-        let sql = updateSQL(resource, ReferenceCheck(resource: resource, catalog: catalog), mode: .delete, itemCount: 1)
+        let references = ReferenceCheck(resource: resource, catalog: catalog)
+        if let fast = fastUpdateSQL(resource, references, mode: .delete) {
+            let statement = PostgresStatement(fast, [item, id, revisions, star])
+            if let result = try writeIfAny(resource, hash: hash, statement: statement, single: true) {
+                return .json(result.singleRow, headers: result.rowHeaders)
+            }
+        }
+        let sql = updateSQL(resource, references, mode: .delete, itemCount: 1)
         let result = try write(resource, hash: hash, sql: sql, items: item,
                                params: [id, revisions, star], single: true, itemCount: 1)
         return .json(result.singleRow, headers: result.rowHeaders)

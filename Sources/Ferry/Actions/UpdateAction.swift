@@ -45,8 +45,8 @@ extension ResourceActions {
         }
     }
 
-    /// The single PATCH or PUT fast path (see ``FastUpdatePlan``); nil when
-    /// the resource has nothing such a write can change.
+    /// The single PATCH, PUT or DELETE fast path (see ``FastUpdatePlan``);
+    /// nil when the resource has nothing such a write can change.
     func fastUpdateSQL(_ resource: Resource, _ references: ReferenceCheck, mode: WriteMode) -> String? {
         // Cached as "" when it does not apply, so the answer is not recomputed per request.
         let sql = plans.sql(resource, "\(mode.rawValue)-fast|" + references.key) {

@@ -1,29 +1,31 @@
-/// The common single-row PATCH or PUT as one plain UPDATE: valid fields, a
-/// visible live row, the precondition met, the body revision absent or
-/// current, and (PATCH) something to change.
+/// The common single-row PATCH, PUT or DELETE as one plain UPDATE: valid
+/// fields, a visible live row, the precondition met, the body (or
+/// `?revision=`) revision absent or current, and (PATCH) something to change.
 ///
 /// Same parameters as ``UpdatePlan`` (`$1` the one-item array, `$2` the path
 /// id, `$3` the `If-Match` revisions, `$4` `If-Match: *`) and the same output
 /// row. It returns no row whenever UpdatePlan could answer anything but "200,
 /// written": invalid or (PUT) missing required fields, no such row,
-/// tombstone, 412, 400, 422, a stale base (PATCH: per-field merge or 409;
-/// PUT: 409), a PATCH that changes nothing, or a reference sent. The caller
-/// then runs UpdatePlan, which finds the answer as before; nothing was
-/// written, because a one-row UPDATE either writes or does not.
+/// tombstone (DELETE: 200 without a write), 412, 400, 422, a stale base
+/// (PATCH: per-field merge or 409; PUT and DELETE: 409), a PATCH that changes
+/// nothing, or a reference sent. The caller then runs UpdatePlan, which finds
+/// the answer as before; nothing was written, because a one-row UPDATE either
+/// writes or does not.
 ///
 /// Why: UpdatePlan's CTE chain, built to report every failure of a bulk
 /// write, is mostly executor start-up for one row. Replayed under pgbench
 /// with real writes, this statement ran ~50% more PATCHes per second than
-/// UpdatePlan on the same rows; through Ferry, PATCH gained ~45% (bench/README.md).
+/// UpdatePlan on the same rows; through Ferry, PATCH gained ~45% and PUT ~50%
+/// (bench/README.md).
 ///
 /// The new row is computed from `t` inside the UPDATE, never from a separate
 /// scan: under READ COMMITTED a concurrent update makes PostgreSQL re-check
 /// the WHERE clause and the SET list against the newest row version, so
-/// fields a PATCH does not send keep their newest values, and a body
+/// fields a PATCH does not send keep their newest values, and a base
 /// revision that went stale while waiting for the lock no longer matches.
 struct FastUpdatePlan {
     let resource: Resource
-    /// `.patch` or `.put`.
+    /// `.patch`, `.put` or `.delete`.
     let mode: WriteMode
     let references: ReferenceCheck
 
@@ -31,9 +33,42 @@ struct FastUpdatePlan {
     private var readOnly: [Column] { resource.readOnlyColumns }
 
     /// Whether the write can change anything at all (else UpdatePlan answers).
-    var applies: Bool { (mode == .patch || mode == .put) && !updatable.isEmpty }
+    var applies: Bool {
+        switch mode {
+        case .patch, .put: !updatable.isEmpty
+        case .delete: true
+        case .create: false
+        }
+    }
 
-    var sql: String {
+    var sql: String { mode == .delete ? deleteSQL : writeSQL }
+
+    /// The precondition: `If-Match` met, and a body revision (or, without
+    /// one, `If-Match` of any kind) that is the row's current one.
+    private var preconditionMet: [String] {
+        let base = WriteItem.baseRevision("i.item")
+        return [
+            "($3::bigint[] IS NULL OR t.\"revision\" = ANY ($3::bigint[]))",
+            "((\(base)) IS NULL AND ($3::bigint[] IS NOT NULL OR coalesce($4::boolean, false)) OR (\(base)) = t.\"revision\")",
+        ]
+    }
+
+    private var pathRow: String { "t.\"id\" = \(resource.idKind.safeCast("$2::text", type: resource.idType))" }
+
+    /// A soft delete of a live row; a tombstone is UpdatePlan's (200, no write).
+    private var deleteSQL: String {
+        let conditions = [pathRow, "NOT t.\"is_deleted\""] + preconditionMet
+        return """
+            WITH \(ItemRows.cte(oneItem: true))
+            UPDATE \(resource.qualifiedName) AS t SET "is_deleted" = true
+              FROM i
+             WHERE \(conditions.joined(separator: "\n   AND "))
+            RETURNING 200, json_build_array(\(RowJSON(resource: resource).tombstone(SQL.column("t"))))::text,
+                      t."revision", t."last_modified", $2::text
+            """
+    }
+
+    private var writeSQL: String {
         let merged = "jsonb_populate_record(t, \(WriteItem.clientFields("i.item")))"
         let names = updatable.map { SQL.id($0.name) }
         // PUT resets what it leaves out to the column default, as UpdatePlan does.
@@ -55,20 +90,15 @@ struct FastUpdatePlan {
         // it to UpdatePlan. A read-only one (echoed in a PUT body, say) is only
         // compared, as UpdatePlan does, by the read-only check below.
         let referenced = updatable.map(\.name).filter { references.targets[$0] != nil }
-        let base = WriteItem.baseRevision("i.item")
         var conditions = [
-            "t.\"id\" = \(resource.idKind.safeCast("$2::text", type: resource.idType))",
+            pathRow,
             "jsonb_typeof(i.item) = 'object'",
             "NOT \(validation.anyFieldFails(item: "i.item"))",
         ]
         if !required.isEmpty {
             conditions.append("i.item ?& ARRAY[\(required.map(SQL.literal).joined(separator: ", "))]::text[]")
         }
-        conditions += [
-            "NOT t.\"is_deleted\"",
-            "($3::bigint[] IS NULL OR t.\"revision\" = ANY ($3::bigint[]))",
-            "((\(base)) IS NULL AND ($3::bigint[] IS NOT NULL OR coalesce($4::boolean, false)) OR (\(base)) = t.\"revision\")",
-        ]
+        conditions += ["NOT t.\"is_deleted\""] + preconditionMet
         if !referenced.isEmpty {
             conditions.append("NOT (i.item ?| ARRAY[\(referenced.map(SQL.literal).joined(separator: ", "))]::text[])")
         }

@@ -66,12 +66,31 @@ extension Resources {
             #expect(response.object.revision == 3)
         }
 
+        @Test func aWaitingDeleteSeesTheRevisionMoveOn() throws {
+            let me = try ResourceFixture.user("cp")
+            let set = try me.createSet()
+            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET title = 'theirs' WHERE id = $1",
+                                              json: nil, method: "DELETE", query: "?revision=1")
+            #expect(response.status == 409, "\(response.text)")
+            #expect(try me.call("GET", "/v1/study_sets/\(set.id)").object["title"] as? String == "theirs", "still live")
+        }
+
+        @Test func aWaitingDeleteOfARowDeletedMeanwhileWritesNothing() throws {
+            let me = try ResourceFixture.user("cp")
+            let set = try me.createSet()
+            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET is_deleted = true WHERE id = $1",
+                                              json: nil, headers: [("If-Match", "*")], method: "DELETE")
+            #expect(response.status == 200, "\(response.text)")
+            #expect(response.object["is_deleted"] as? Bool == true)
+            #expect(response.object.revision == 2, "the other writer's tombstone, not a second write")
+        }
+
         /// Runs `held` in an owner transaction, sends the PATCH (or `method`),
         /// waits until its backend is blocked on the row lock, commits, and
         /// returns the answer.
         private func patchWhileHeld(
-            _ me: API, set: String, held: String, json: [String: Any], headers: [(String, String)] = [],
-            method: String = "PATCH"
+            _ me: API, set: String, held: String, json: [String: Any]?, headers: [(String, String)] = [],
+            method: String = "PATCH", query: String = ""
         ) throws -> TestHTTPClient.Response {
             let owner = try PostgresConnection(url: me.server.database.ownerURL)
             defer { owner.close() }
@@ -79,10 +98,10 @@ extension Resources {
             _ = try owner.query(held, [set])
             let answer = Mutex<Result<TestHTTPClient.Response, any Error>?>(nil)
             let (server, token, userID) = (me.server, me.token, me.userID)
-            let body = try JSONSerialization.data(withJSONObject: json)
+            let body = try json.map { try Array(JSONSerialization.data(withJSONObject: $0)) }
             let thread = Thread {
                 let client = API(client: server.client(), token: token, userID: userID, server: server)
-                let result = Result { try client.call(method, "/v1/study_sets/\(set)", body: Array(body), headers: headers) }
+                let result = Result { try client.call(method, "/v1/study_sets/\(set)\(query)", body: body, headers: headers) }
                 answer.withLock { $0 = result }
             }
             thread.start()

@@ -29,6 +29,9 @@ extension Resources {
             let again = try me.call("DELETE", path + "?revision=1")
             #expect(again.status == 200)
             #expect(again.object.revision == 2)
+            let current = try me.call("DELETE", path + "?revision=2")
+            #expect(current.status == 200)
+            #expect(current.object.revision == 2, "a tombstone is not written again")
             // The tombstone stays: the row is still there, deleted.
             let stored = try me.server.ownerQuery("SELECT is_deleted, revision FROM app.study_sets WHERE id = $1", [set.id])
             #expect(stored.rows.first?[0] == "t")

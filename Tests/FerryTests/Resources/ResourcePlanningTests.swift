@@ -118,7 +118,18 @@ extension Resources {
             let notes = FastUpdatePlan(resource: Self.notes, mode: .put, references: noteRefs).sql
             #expect(notes.contains("i.item ?& ARRAY['body']::text[]"), "a required field left out takes the full plan (422)")
             #expect(notes.contains("NOT (i.item ?| ARRAY['folder_id']::text[])"), "a sent updatable reference takes the full plan")
-            #expect(!FastUpdatePlan(resource: Self.terms, mode: .delete, references: refs).applies)
+            #expect(!FastUpdatePlan(resource: Self.terms, mode: .create, references: refs).applies)
+        }
+
+        @Test func deleteFastPathSoftDeletesOnlyALiveRow() {
+            let plan = FastUpdatePlan(resource: Self.frozen, mode: .delete, references: ReferenceCheck(resource: Self.frozen, targets: [:]))
+            #expect(plan.applies, "a row with nothing updatable can still be deleted")
+            let sql = plan.sql
+            #expect(sql.contains("UPDATE \"app\".\"frozen\" AS t SET \"is_deleted\" = true"))
+            #expect(sql.contains("NOT t.\"is_deleted\""), "a tombstone is the full plan's answer (200, no write)")
+            #expect(sql.contains("$3::bigint[]") && sql.contains("$4::boolean"))
+            #expect(sql.contains("'is_deleted', true)"), "answers the tombstone")
+            #expect(!sql.contains("jsonb_each"), "a delete has no fields to check")
         }
 
         static let notes: Resource = {
