@@ -11,7 +11,7 @@ extension ResourceActions {
     func create(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let (hash, resource, catalog) = try resource(request, context)
         let body = try WriteBody(request, maxItems: maxBulkItems, allowObject: true, allowArray: true)
-        let references = ReferenceCheck(resource: resource, catalog: catalog)
+        let references = catalog.references(for: resource)
         let oneItem = body.count == 1
         let sql = plans.sql(resource, "create|" + references.key + ItemRows.key(oneItem: oneItem)) {
             CreatePlan(resource: resource, references: references, oneItem: oneItem).sql

@@ -17,7 +17,7 @@ extension ResourceActions {
             item = #"[{"revision":\#(n)}]"#
         }
         let (revisions, star) = Self.ifMatch(request)
-        let references = ReferenceCheck(resource: resource, catalog: catalog)
+        let references = catalog.references(for: resource)
         if let fast = fastUpdateSQL(resource, references, mode: .delete) {
             let statement = PostgresStatement(fast, [item, id, revisions, star])
             if let result = try writeIfAny(resource, hash: hash, statement: statement, single: true) {
@@ -35,7 +35,7 @@ extension ResourceActions {
     func bulkDelete(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let (hash, resource, catalog) = try resource(request, context)
         let body = try WriteBody(request, maxItems: maxBulkItems, allowObject: false, allowArray: true)
-        let sql = updateSQL(resource, ReferenceCheck(resource: resource, catalog: catalog), mode: .delete, itemCount: body.count)
+        let sql = updateSQL(resource, catalog.references(for: resource), mode: .delete, itemCount: body.count)
         let result = try write(resource, hash: hash, sql: sql, items: body.items,
                                params: [nil, nil, "false"], single: false, itemCount: body.count)
         return .json(Array(result.body.utf8))

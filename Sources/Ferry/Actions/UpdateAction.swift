@@ -13,7 +13,7 @@ extension ResourceActions {
         let id = try pathID(context, resource, hash: hash)
         let body = try WriteBody(request, maxItems: 1, allowObject: true, allowArray: false)
         let (revisions, star) = Self.ifMatch(request)
-        let references = ReferenceCheck(resource: resource, catalog: catalog)
+        let references = catalog.references(for: resource)
         if let fast = fastUpdateSQL(resource, references, mode: mode) {
             let statement = PostgresStatement(fast, [body.items, id, revisions, star])
             if let result = try writeIfAny(resource, hash: hash, statement: statement, single: true) {
@@ -31,7 +31,7 @@ extension ResourceActions {
     func bulkPatch(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let (hash, resource, catalog) = try resource(request, context)
         let body = try WriteBody(request, maxItems: maxBulkItems, allowObject: false, allowArray: true)
-        let sql = updateSQL(resource, ReferenceCheck(resource: resource, catalog: catalog), mode: .patch, itemCount: body.count)
+        let sql = updateSQL(resource, catalog.references(for: resource), mode: .patch, itemCount: body.count)
         let result = try write(resource, hash: hash, sql: sql, items: body.items, params: [nil, nil, "false"],
                                single: false, itemCount: body.count)
         return .json(Array(result.body.utf8))

@@ -2,12 +2,20 @@
 /// caller can see. Row Level Security applies to the lookup, so a row of
 /// another user looks exactly like a missing one: 422, field named, reason
 /// `not_found` — the same answer, whoever owns the id.
-struct ReferenceCheck {
+struct ReferenceCheck: Sendable, Equatable {
     let resource: Resource
     /// Column name → the referenced resource's qualified table name, for
     /// references to resources only (foreign keys to Ferry's own tables are
     /// left to PostgreSQL).
     let targets: [String: String]
+    /// The cache-key part: which references are checked against which tables.
+    let key: String
+
+    init(resource: Resource, targets: [String: String]) {
+        self.resource = resource
+        self.targets = targets
+        key = targets.sorted { $0.key < $1.key }.map { "\($0.key)>\($0.value)" }.joined(separator: ",")
+    }
 
     /// Rows `(idx, err)` for every item of the CTE `alias` whose value for a
     /// referencing column (`value(column)`) matches no visible row, where
@@ -29,19 +37,26 @@ struct ReferenceCheck {
         return checks.isEmpty ? "SELECT NULL::int AS idx, NULL::json AS err WHERE false" : checks.joined(separator: "\nUNION ALL\n")
     }
 
-    /// The cache-key part: which references are checked against which tables.
-    var key: String { targets.sorted { $0.key < $1.key }.map { "\($0.key)>\($0.value)" }.joined(separator: ",") }
 }
 
 extension ReferenceCheck {
-    /// The checks for `resource`, given the catalog it belongs to.
-    init(resource: Resource, catalog: SchemaCatalog) {
+    /// The checks for `resource`, given the resources of its catalog.
+    init(resource: Resource, resources: [String: Resource]) {
         var targets: [String: String] = [:]
         for column in resource.columns {
-            if let name = column.references, let target = catalog[name], target.schema == resource.schema {
+            if let name = column.references, let target = resources[name], target.schema == resource.schema {
                 targets[column.name] = target.qualifiedName
             }
         }
         self.init(resource: resource, targets: targets)
+    }
+}
+
+extension SchemaCatalog {
+    /// The reference checks of `resource`: worked out once per catalog, not
+    /// per write (a resource from elsewhere is worked out on the spot).
+    func references(for resource: Resource) -> ReferenceCheck {
+        if let check = referenceChecks[resource.name], check.resource == resource { return check }
+        return ReferenceCheck(resource: resource, resources: resources)
     }
 }

@@ -7,6 +7,8 @@ public struct SchemaCatalog: Sendable, Equatable {
     public let resources: [String: Resource]
     /// Sync-enabled tables that were left out because their names collide with Ferry's routes.
     public let skipped: [String]
+    /// Each resource's reference checks, derived once from the catalog (see `references(for:)`).
+    let referenceChecks: [String: ReferenceCheck]
 
     /// A catalog from introspected tables, leaving out reserved names.
     public init(tables: [Resource]) {
@@ -17,6 +19,7 @@ public struct SchemaCatalog: Sendable, Equatable {
         }
         self.resources = resources
         self.skipped = skipped.sorted()
+        referenceChecks = resources.mapValues { ReferenceCheck(resource: $0, resources: resources) }
     }
 
     /// The resource names in sorted order.

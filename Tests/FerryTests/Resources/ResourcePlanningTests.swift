@@ -80,6 +80,21 @@ extension Resources {
             #expect(!patch.contains("\"set_id\" = (st.m)"), "set_id is not updatable")
         }
 
+        @Test func theCatalogWorksOutEachResourcesReferenceChecksOnce() throws {
+            let sets = try JSONDecoder().decode(Resource.self, from: Data("""
+                {"name": "study_sets", "schema": "app", "unique_keys": [], "constraints": {},
+                 "columns": [{"name": "id", "type": "uuid", "nullable": false, "has_default": true, "insertable": true, "updatable": false, "references": null}]}
+                """.utf8))
+            let catalog = SchemaCatalog(tables: [Self.terms, sets, Self.notes])
+            let terms = catalog.references(for: Self.terms)
+            #expect(terms.targets == ["set_id": "\"app\".\"study_sets\""])
+            #expect(terms.key == "set_id>\"app\".\"study_sets\"")
+            #expect(catalog.references(for: Self.notes).targets.isEmpty, "folders is not in this catalog: PostgreSQL's to check")
+            #expect(catalog.referenceChecks.count == 3)
+            let alone = SchemaCatalog(tables: [Self.terms])
+            #expect(alone.references(for: Self.terms).targets.isEmpty, "no study_sets resource, no check")
+        }
+
         @Test func contentTypeJSONIsRecognisedOnBytes() {
             for good in ["application/json", "Application/JSON; charset=utf-8", " application/json ", "application/json;",
                          "application/json\t; q=1"] {
