@@ -9,20 +9,23 @@ extension ResourceActions {
         if context.parameters["id"]?.utf8.contains(UInt8(ascii: ",")) == true { return try multiShow(request, context, resource, hash: hash) }
         let id = try pathID(context, resource, hash: hash)
         let sql = plans.sql(resource, "read") { ReadPlan(resource: resource).single }
+        let unchanged = EntityTag.noneMatchRevisions(request.headers["If-None-Match"]).map { SQL.arrayLiteral($0.map { String($0) }) }
         let result: PostgresResult
         do {
-            result = try database.asCaller(tokenHash: hash, [PostgresStatement(sql, [id])])[0]
+            result = try database.asCaller(tokenHash: hash, [PostgresStatement(sql, [id, unchanged])])[0]
         } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
             throw Problem.notFound("no such row")
         }
         // Invisible and nonexistent rows take the same path: no row.
-        guard let row = result.first, let revision = row[0], let json = row[3] else { throw Problem.notFound("no such row") }
+        guard let row = result.first, let revision = row[0] else { throw Problem.notFound("no such row") }
         let lastModified = row[1].flatMap { Int64($0) }
         let etag = EntityTag.revision(revision)
-        if row[2] == "t" { throw Self.gone(tombstone: json, etag: etag) }
+        if row[2] == "t", let tombstone = row[3] { throw Self.gone(tombstone: tombstone, etag: etag) }
         if ConditionalRead.notModified(request, etag: etag, lastModifiedMs: lastModified) {
             return ConditionalRead.response(etag: etag, lastModifiedMs: lastModified)
         }
+        // The body is left out only when If-None-Match names this revision, which is a 304 above.
+        guard let json = row[3] else { throw Problem(500, "internal_error", "the row came back without its body") }
         var headers = HTTPHeaders([("ETag", etag)])
         if let lastModified { headers.add("Last-Modified", HTTPDateFormat.format(milliseconds: lastModified)) }
         return .json(Array(json.utf8), headers: headers)

@@ -2,11 +2,16 @@
 struct ReadPlan {
     let resource: Resource
 
-    /// `$1` the id. One row: `(revision, last_modified, is_deleted, json)`, or none.
+    /// `$1` the id, `$2` the revisions `If-None-Match` names (NULL: none).
+    /// One row: `(revision, last_modified, is_deleted, json)`, or none. The
+    /// json is NULL when the row is live and its revision is one of `$2`: the
+    /// answer is then 304, so PostgreSQL does not build a body nobody sends.
     var single: String {
         let rows = RowJSON(resource: resource)
         return """
-            SELECT t."revision", t."last_modified", t."is_deleted", \(rows.view(SQL.column("t")))::text
+            SELECT t."revision", t."last_modified", t."is_deleted",
+                   CASE WHEN NOT t."is_deleted" AND t."revision" = ANY ($2::bigint[]) THEN NULL
+                        ELSE \(rows.view(SQL.column("t")))::text END
               FROM \(resource.qualifiedName) t WHERE t."id" = $1::\(resource.idType)
             """
     }

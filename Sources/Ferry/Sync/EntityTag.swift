@@ -36,6 +36,16 @@ enum EntityTag {
         return tags.contains { "\"\($0.opaque)\"" == opaque }
     }
 
+    /// The revisions an `If-None-Match` header names, as ``noneMatchHits``
+    /// compares them (weak tags count; the tag must be the revision exactly
+    /// as Ferry writes it, so `"03"` names nothing); nil for `*`, no header or
+    /// no revision named.
+    static func noneMatchRevisions(_ header: String?) -> [Int64]? {
+        guard let header, let tags = parseList(header) else { return nil }
+        let revisions = tags.compactMap { tag in Int64(tag.opaque).flatMap { String($0) == tag.opaque ? $0 : nil } }
+        return revisions.isEmpty ? nil : revisions
+    }
+
     /// The revisions an `If-Match` header accepts (strong comparison: weak
     /// tags and non-revisions accept nothing); nil for `*`.
     static func matchRevisions(_ header: String) -> [Int64]? {

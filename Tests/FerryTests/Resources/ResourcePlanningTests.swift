@@ -30,6 +30,14 @@ extension Resources {
             #expect(!EntityTag.noneMatchHits("3", etag: "\"3\""))
             #expect(EntityTag.matchRevisions("\"3\", W/\"4\", \"x\"") == [3])
             #expect(EntityTag.matchRevisions("*") == nil)
+            // What the database is told to leave the body out for: exactly the tags noneMatchHits accepts.
+            #expect(EntityTag.noneMatchRevisions("\"3\", W/\"4\", \"x\", \"05\", \"-0\"") == [3, 4])
+            #expect(EntityTag.noneMatchRevisions("*") == nil)
+            #expect(EntityTag.noneMatchRevisions("\"x\"") == nil)
+            #expect(EntityTag.noneMatchRevisions(nil) == nil)
+            for header in ["\"3\"", "W/\"3\"", "\"03\"", "\"+3\"", "\"3 \""] {
+                #expect((EntityTag.noneMatchRevisions(header)?.contains(3) ?? false) == EntityTag.noneMatchHits(header, etag: "\"3\""), "\(header)")
+            }
         }
 
         @Test func httpDatesRoundTrip() {
