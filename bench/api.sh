@@ -60,10 +60,32 @@ wait_http() {
   echo "nothing answers at $1" >&2
   return 1
 }
-# wrk_run NAME SCRIPT SERVER -> appends "NAME req/s p50 p99" to $WORK/results.SERVER; wrk's output to stderr
+# User + system CPU ticks of the given processes (all their threads), those still alive.
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$@"; do
+    [ -r "/proc/$pid/stat" ] || continue
+    total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+# per_request BEFORE AFTER REQUESTS -> CPU microseconds per request
+per_request() {
+  awk -v a="$1" -v b="$2" -v n="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN { if (n > 0) printf "%.0f", (b - a) / hz * 1e6 / n; else print "-" }'
+}
+# wrk_run NAME SCRIPT SERVER -> appends "NAME req/s p50 p99 cpu" to $WORK/results.SERVER; wrk's output to stderr.
+# cpu is "<server>+<postgres>": CPU microseconds per request of the server's processes
+# (SERVER_PIDS) and of every postgres process. Throughput here moves with the
+# neighbours; CPU per request much less, so it is the figure to compare between builds.
 wrk_run() {
-  local name=$1 script=$2 out
+  local name=$1 script=$2 out pg_pids s0 p0 s1 p1 requests
+  pg_pids=$(pgrep -x postgres || true)
+  # shellcheck disable=SC2086
+  s0=$(cpu_ticks "${SERVER_PIDS[@]}"); p0=$(cpu_ticks $pg_pids)
   out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout "$TIMEOUT" --latency -s "$ROOT/bench/wrk/$script" "$BASE")
+  # shellcheck disable=SC2086
+  s1=$(cpu_ticks "${SERVER_PIDS[@]}"); p1=$(cpu_ticks $pg_pids)
+  requests=$(echo "$out" | awk '/requests in/ {print $1}')
   echo "$out" >&2
   if echo "$out" | grep -q "Non-2xx or 3xx"; then echo "WARNING: $3 $name had error responses" >&2; fi
   if echo "$out" | grep -q "Socket errors"; then echo "WARNING: $3 $name had socket errors or timeouts" >&2; fi
@@ -73,7 +95,7 @@ wrk_run() {
   errors=$(echo "$out" | awk '/Non-2xx or 3xx/ {print $NF}')
   [ -z "$errors" ] || rate="$rate(${errors}_errors)"
   echo "$name $rate $(echo "$out" | awk '/ 50%/ {print $2}') $(echo "$out" | awk '/ 99%/ {print $2}')" \
-    >> "$WORK/results.$3"
+    "$(per_request "$s0" "$s1" "$requests")+$(per_request "$p0" "$p1" "$requests")" >> "$WORK/results.$3"
 }
 
 # A few seconds of unrecorded GETs first: otherwise the first measured operation
@@ -118,6 +140,7 @@ bench_ferry() {
     FERRY_LISTEN_WORKER_THREADS=${FERRY_LISTEN_WORKER_THREADS:-$((2 * $(nproc)))} \
     "$bin" serve >"$WORK/ferry.log" 2>&1 &
   PIDS+=($!)
+  SERVER_PIDS=($!)
   BASE=http://127.0.0.1:$PORT
   wait_http "$BASE/healthz"
   export BENCH_AUTH="Bearer $TOKEN" BENCH_KINTO=0
@@ -158,6 +181,8 @@ INI
   PIDS+=($!)
   BASE=http://127.0.0.1:$KPORT
   wait_http "$BASE/v1/"
+  # The master and its workers.
+  SERVER_PIDS=("${PIDS[-1]}" $(pgrep -P "${PIDS[-1]}" || true))
   local auth="Basic $(printf 'bench:bench' | base64)"
   curl -fs -X PUT -H "Authorization: $auth" "$BASE/v1/buckets/bench" >/dev/null
   curl -fs -X PUT -H "Authorization: $auth" "$BASE/v1/buckets/bench/collections/terms" >/dev/null
@@ -220,11 +245,15 @@ esac
 echo
 echo "pgbench -S -M prepared -c 8 -j 2 (same run): $PGBENCH_TPS tps; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| operation | Ferry req/s | Ferry p50 | Ferry p99 | Kinto req/s | Kinto p99 | ratio |"
-echo "|---|---|---|---|---|---|---|"
+echo "CPU: microseconds of CPU per request, the server's processes + every postgres process."
+echo
+echo "| operation | Ferry req/s | Ferry p50 | Ferry p99 | Ferry CPU | Kinto req/s | Kinto p99 | Kinto CPU | ratio |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for op in get 304 patch put post100 index; do
-  read -r _ fr fp50 fp99 < <(awk -v op=$op '$1==op' "$WORK/results.ferry" 2>/dev/null || true) || true
-  read -r _ kr _ kp99 < <(awk -v op=$op '$1==op' "$WORK/results.kinto" 2>/dev/null || true) || true
+  fr='' fp50='' fp99='' fc='' kr='' kp99='' kc=''
+  read -r _ fr fp50 fp99 fc < <(awk -v op=$op '$1==op' "$WORK/results.ferry" 2>/dev/null || true) || true
+  read -r _ kr _ kp99 kc < <(awk -v op=$op '$1==op' "$WORK/results.kinto" 2>/dev/null || true) || true
   ratio=$(awk -v a="${fr%%(*}" -v b="${kr%%(*}" 'BEGIN { if (a > 0 && b > 0) printf "%.0fx", a / b; else print "-" }')
-  echo "| $op | ${fr:--} | ${fp50:--} | ${fp99:--} | ${kr:--} | ${kp99:--} | $ratio |" | sed 's/(\([0-9]*\)_errors)/ (\1 errors)/g'
+  echo "| $op | ${fr:--} | ${fp50:--} | ${fp99:--} | ${fc:--} | ${kr:--} | ${kp99:--} | ${kc:--} | $ratio |" \
+    | sed 's/(\([0-9]*\)_errors)/ (\1 errors)/g'
 done
