@@ -32,4 +32,26 @@ end
 
 M.auth = os.getenv("BENCH_AUTH")
 M.dir = os.getenv("BENCH_DIR")
+
+-- Makes this script send `method` with If-Match: * to a random id of
+-- BENCH_DIR/ids.txt under BENCH_PATH_PREFIX; body(unique, kinto) gives the
+-- JSON, `unique` differing per request, thread and run (a write that changes
+-- nothing costs less than one that does). Defines wrk's init() and request().
+function M.write(method, body)
+  local ids, prefix, kinto, n, tag
+  init = function(args)
+    ids = M.lines(M.dir .. "/ids.txt")
+    prefix = os.getenv("BENCH_PATH_PREFIX")
+    kinto = os.getenv("BENCH_KINTO") == "1"
+    n = 0
+    tag = M.seed()
+  end
+  request = function()
+    n = n + 1
+    return wrk.format(method, prefix .. ids[math.random(#ids)],
+      { ["Authorization"] = M.auth, ["Content-Type"] = "application/json", ["If-Match"] = "*" },
+      body(tag .. "." .. n, kinto))
+  end
+end
+
 return M
