@@ -28,10 +28,10 @@ extension FerryApp {
         let metrics = metrics
         let schema = schema
         let configuration = configuration
-        router.get("/metrics") { _, _ in
+        router.get("/metrics", RouteHandling.labelled { _, _ in
             HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", PrometheusText.contentType)]),
                          bytes: Array(metrics.render().utf8))
-        }
+        })
         // The routes as built so far (everything but these two), to describe only what is served.
         let routes = router
         let served: @Sendable (String, String) -> Bool = { method, path in
@@ -44,8 +44,8 @@ extension FerryApp {
             }
             return true
         }
-        router.get("/openapi.json") { _, _ in
+        router.get("/openapi.json", RouteHandling.labelled { _, _ in
             .json(OpenAPIDocument(catalog: schema.catalog, configuration: configuration, served: served).json.bytes)
-        }
+        })
     }
 }

@@ -15,7 +15,7 @@ struct ReadinessRoute: Sendable {
     func register(on router: inout Router) {
         let database = database
         let memcached = memcached
-        router.get("/readyz") { _, _ in
+        router.get("/readyz", RouteHandling.labelled { _, _ in
             let postgresql = Self.postgresqlIsUp(database)
             let cache = memcached.ping()
             let members: [(String, JSONValue)] = [
@@ -25,7 +25,7 @@ struct ReadinessRoute: Sendable {
             let down = [postgresql ? nil : "postgresql", cache ? nil : "memcached"].compactMap { $0 }
             return Problem.unavailable("not ready: \(down.joined(separator: " and ")) down", retryAfter: 1)
                 .withExtra(members).response
-        }
+        })
     }
 
     static func postgresqlIsUp(_ database: Database) -> Bool {

@@ -20,6 +20,16 @@ struct RouteHandling: Sendable {
         self.writeHooks = writeHooks
     }
 
+    /// `handler` that only labels the request with its route pattern, for the
+    /// operational routes (health, readiness, metrics, OpenAPI) that need none
+    /// of the error mapping: the request observer then need not route again.
+    static func labelled(_ handler: @escaping Handler) -> Handler {
+        { request, context in
+            if let pattern = context.routePattern { RequestTrace.current?.routeIfUnset(pattern) }
+            return try handler(request, context)
+        }
+    }
+
     /// The same handling with `hooks` around the writes.
     func with(_ hooks: WriteHooks) -> RouteHandling { RouteHandling(logger: logger, writeHooks: hooks) }
 
