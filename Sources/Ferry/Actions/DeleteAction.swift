@@ -1,5 +1,4 @@
 import FerryHTTP
-import FerryPostgres
 
 extension ResourceActions {
     /// `DELETE /v1/<r>/<id>`: a soft delete, with `If-Match` (412) or
@@ -17,17 +16,7 @@ extension ResourceActions {
             item = #"[{"revision":\#(n)}]"#
         }
         let (revisions, star) = Self.ifMatch(request)
-        let references = catalog.references(for: resource)
-        if let fast = fastUpdateSQL(resource, references, mode: .delete) {
-            let statement = PostgresStatement(fast, [item, id, revisions, star])
-            if let result = try writeIfAny(resource, hash: hash, statement: statement, single: true) {
-                return .json(result.singleRow, headers: result.rowHeaders)
-            }
-        }
-        let sql = updateSQL(resource, references, mode: .delete, itemCount: 1)
-        let result = try write(resource, hash: hash, sql: sql, items: item,
-                               params: [id, revisions, star], single: true, itemCount: 1)
-        return .json(result.singleRow, headers: result.rowHeaders)
+        return try writeOne(resource, catalog, mode: .delete, hash: hash, item: item, id: id, revisions: revisions, star: star)
     }
 
     /// `DELETE /v1/<r>` with `[{"id", "revision"}, ...]`: all or nothing,

@@ -13,16 +13,24 @@ extension ResourceActions {
         let id = try pathID(context, resource, hash: hash)
         let body = try WriteBody(request, maxItems: 1, allowObject: true, allowArray: false)
         let (revisions, star) = Self.ifMatch(request)
+        return try writeOne(resource, catalog, mode: mode, hash: hash, item: body.items, id: id, revisions: revisions, star: star)
+    }
+
+    /// One row's PATCH, PUT or DELETE: the fast path (``FastUpdatePlan``) when
+    /// it applies and writes, else UpdatePlan, which finds every other answer.
+    /// `item` is the one-item JSON array; `revisions` and `star` come from `ifMatch`.
+    func writeOne(
+        _ resource: Resource, _ catalog: SchemaCatalog, mode: WriteMode, hash: String,
+        item: String, id: String, revisions: String?, star: String
+    ) throws -> HTTPResponse {
         let references = catalog.references(for: resource)
-        if let fast = fastUpdateSQL(resource, references, mode: mode) {
-            let statement = PostgresStatement(fast, [body.items, id, revisions, star])
-            if let result = try writeIfAny(resource, hash: hash, statement: statement, single: true) {
-                return .json(result.singleRow, headers: result.rowHeaders)
-            }
+        if let fast = fastUpdateSQL(resource, references, mode: mode),
+           let result = try writeIfAny(resource, hash: hash, statement: PostgresStatement(fast, [item, id, revisions, star]),
+                                       single: true) {
+            return .json(result.singleRow, headers: result.rowHeaders)
         }
-        let sql = updateSQL(resource, references, mode: mode, itemCount: 1)
-        let result = try write(resource, hash: hash, sql: sql, items: body.items, params: [id, revisions, star],
-                               single: true, itemCount: 1)
+        let result = try write(resource, hash: hash, sql: updateSQL(resource, references, mode: mode, itemCount: 1),
+                               items: item, params: [id, revisions, star], single: true, itemCount: 1)
         return .json(result.singleRow, headers: result.rowHeaders)
     }
 
@@ -47,7 +55,7 @@ extension ResourceActions {
 
     /// The single PATCH, PUT or DELETE fast path (see ``FastUpdatePlan``);
     /// nil when the resource has nothing such a write can change.
-    func fastUpdateSQL(_ resource: Resource, _ references: ReferenceCheck, mode: WriteMode) -> String? {
+    private func fastUpdateSQL(_ resource: Resource, _ references: ReferenceCheck, mode: WriteMode) -> String? {
         // Cached as "" when it does not apply, so the answer is not recomputed per request.
         let sql = plans.sql(resource, "\(mode.rawValue)-fast|" + references.key) {
             let plan = FastUpdatePlan(resource: resource, mode: mode, references: references)

@@ -41,8 +41,8 @@ public struct Resource: Sendable, Equatable, Codable {
 public enum SQLIdentifier {
     /// `"name"` with embedded quotes doubled.
     public static func quote(_ name: String) -> String {
-        // Requests quote table names (reference checks); Foundation's replacing goes
-        // through NSString even when there is nothing to replace.
+        // Bulk writes name their table per request (ferry.write_items); Foundation's
+        // replacing goes through NSString even when there is nothing to replace.
         guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
