@@ -147,8 +147,8 @@ bench_ferry() {
   warm_up /v1/terms/
   BENCH_PATH_PREFIX=/v1/terms/ wrk_run get get.lua ferry
   BENCH_PATH_PREFIX=/v1/terms/ BENCH_IF_NONE_MATCH='"1"' wrk_run 304 get.lua ferry
-  BENCH_PATH_PREFIX=/v1/terms/ wrk_run patch patch.lua ferry
-  BENCH_PATH_PREFIX=/v1/terms/ wrk_run put put.lua ferry
+  BENCH_PATH_PREFIX=/v1/terms/ BENCH_METHOD=PATCH wrk_run patch write.lua ferry
+  BENCH_PATH_PREFIX=/v1/terms/ BENCH_METHOD=PUT wrk_run put write.lua ferry
   BENCH_PATH=/v1/terms wrk_run post100 post100.lua ferry
   BENCH_PATH="/v1/terms?limit=100&set_id=" wrk_run index index.lua ferry
 }
@@ -213,12 +213,12 @@ SQL
   head -1 "$WORK/ids.txt" > "$WORK/one.txt"; cp "$WORK/ids.txt" "$WORK/all.txt"; cp "$WORK/one.txt" "$WORK/ids.txt"
   BENCH_PATH_PREFIX=$prefix BENCH_IF_NONE_MATCH=$etag wrk_run 304 get.lua kinto
   cp "$WORK/all.txt" "$WORK/ids.txt"
-  BENCH_PATH_PREFIX=$prefix wrk_run patch patch.lua kinto
+  BENCH_PATH_PREFIX=$prefix BENCH_METHOD=PATCH wrk_run patch write.lua kinto
   # Kinto's PUT replaces the whole record, set_id included: the few thousand
   # records it rewrites drop out of their set's Index (which scans the same
   # rows either way). Not after the Index: gunicorn is still busy with the
   # Index requests wrk gave up on, and measured PUT at a tenth of its speed.
-  BENCH_PATH_PREFIX=$prefix wrk_run put put.lua kinto
+  BENCH_PATH_PREFIX=$prefix BENCH_METHOD=PUT wrk_run put write.lua kinto
   BENCH_PATH=/v1/batch wrk_run post100 post100.lua kinto
   BENCH_PATH="${prefix%/}?_limit=100&set_id=" wrk_run index index.lua kinto
 }
