@@ -6,17 +6,37 @@ import Darwin
 
 /// Runs `body` with a C array of NUL-terminated copies of `strings` (nil stays a null
 /// pointer, which libpq reads as SQL NULL). The copies live only for the call.
+///
+/// Every statement of every request passes through here, so the copies share one
+/// buffer (on the stack when small) instead of one `strdup` each.
 func withCStringArray<R, E: Error>(
     _ strings: [String?],
     _ body: (UnsafePointer<UnsafePointer<CChar>?>?) throws(E) -> R
 ) throws(E) -> R {
-    let copies: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0)! } }
-    defer { for copy in copies { free(copy) } }
-    let pointers = copies.map { UnsafePointer($0) }
-    let result: Result<R, E> = pointers.withUnsafeBufferPointer { buffer in
-        do throws(E) { return .success(try body(buffer.baseAddress)) } catch { return .failure(error) }
+    var total = 0
+    for string in strings { if let string { total += string.utf8.count + 1 } }
+    // Small parameter lists (nearly all) live on the stack.
+    return try withUnsafeTemporaryAllocation(of: CChar.self, capacity: max(total, 1)) { storage throws(E) -> R in
+        try withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(strings.count, 1)) {
+            pointers throws(E) -> R in
+            var offset = 0
+            for (index, string) in strings.enumerated() {
+                guard var string else {
+                    pointers[index] = nil
+                    continue
+                }
+                let start = storage.baseAddress! + offset
+                let count = string.withUTF8 { utf8 in
+                    if let base = utf8.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: base, byteCount: utf8.count) }
+                    return utf8.count
+                }
+                start[count] = 0
+                pointers[index] = UnsafePointer(start)
+                offset += count + 1
+            }
+            return try body(UnsafePointer(pointers.baseAddress!))
+        }
     }
-    return try result.get()
 }
 
 /// Text-format parameters cannot carry a NUL byte (C strings would silently truncate them), so
@@ -25,10 +45,18 @@ func checkParameters(_ params: [String?]) throws(PostgresError) {
     guard params.count <= Int(UInt16.max) else {
         throw PostgresError(kind: .protocolError, message: "too many parameters (\(params.count)); the protocol allows 65535")
     }
-    for (offset, param) in params.enumerated() where param?.utf8.contains(0) == true {
-        throw PostgresError(
-            kind: .server, message: "parameter $\(offset + 1) contains a NUL byte",
-            sqlState: "22021"
-        )
+    for (offset, param) in params.enumerated() {
+        guard var param else { continue }
+        // memchr over the contiguous bytes: the generic UTF8View walk cost ~30 instructions a byte.
+        let hasNUL = param.withUTF8 { utf8 in
+            guard let base = utf8.baseAddress else { return false }
+            return memchr(base, 0, utf8.count) != nil
+        }
+        if hasNUL {
+            throw PostgresError(
+                kind: .server, message: "parameter $\(offset + 1) contains a NUL byte",
+                sqlState: "22021"
+            )
+        }
     }
 }

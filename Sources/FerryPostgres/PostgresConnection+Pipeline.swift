@@ -4,7 +4,7 @@ extension PostgresConnection {
     /// What each result read back from a pipeline belongs to, in send order.
     private enum Slot {
         case begin
-        case prepare(sql: String, name: String, statement: Int)
+        case prepare(key: PreparedStatementKey, name: String, statement: Int)
         case statement(Int)
         case commit
 
@@ -75,15 +75,17 @@ extension PostgresConnection {
             guard PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1 else { return (slots, refused(nil)) }
             slots.append(.begin)
         }
-        var pending: [String: String] = [:]
+        var pending: [PreparedStatementKey: String] = [:]
         for (index, statement) in statements.enumerated() {
             let count = Int32(statement.params.count)
-            var name = usesPreparedStatements ? (preparedNames[statement.sql] ?? pending[statement.sql]) : nil
+            let key = PreparedStatementKey(sql: statement.sql)
+            // `pending` is empty but for a connection's first use of a statement: skip its lookup.
+            var name = usesPreparedStatements ? (preparedNames[key] ?? (pending.isEmpty ? nil : pending[key])) : nil
             if usesPreparedStatements, name == nil, preparedNames.count + pending.count < Self.preparedStatementLimit {
                 let newName = "ferry_\(preparedNames.count + pending.count)"
                 guard PQsendPrepare(handle, newName, statement.sql, count, nil) == 1 else { return (slots, refused(index)) }
-                slots.append(.prepare(sql: statement.sql, name: newName, statement: index))
-                pending[statement.sql] = newName
+                slots.append(.prepare(key: key, name: newName, statement: index))
+                pending[key] = newName
                 name = newName
             }
             let queued = withCStringArray(statement.params) { values in
@@ -131,7 +133,7 @@ extension PostgresConnection {
                     let value = try outcome(of: result)
                     switch slot {
                     case .statement: results.append(value)
-                    case .prepare(let sql, let name, _): preparedNames[sql] = name
+                    case .prepare(let key, let name, _): preparedNames[key] = name
                     case .begin, .commit: break
                     }
                 } catch {

@@ -66,11 +66,12 @@ extension PostgresConnection {
     /// nil means "run unnamed" (feature off or the per-connection cache is full).
     func preparedName(for sql: String, parameterCount: Int32, handle: OpaquePointer) throws(PostgresError) -> String? {
         guard usesPreparedStatements else { return nil }
-        if let name = preparedNames[sql] { return name }
+        let key = PreparedStatementKey(sql: sql)
+        if let name = preparedNames[key] { return name }
         guard preparedNames.count < Self.preparedStatementLimit else { return nil }
         let name = "ferry_\(preparedNames.count)"
         _ = try consume(PQprepare(handle, name, sql, parameterCount, nil))
-        preparedNames[sql] = name
+        preparedNames[key] = name
         return name
     }
 }

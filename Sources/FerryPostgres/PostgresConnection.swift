@@ -13,7 +13,7 @@ public final class PostgresConnection {
     /// Whether statements are prepared once per connection and then run by name.
     let usesPreparedStatements: Bool
     /// SQL text to server-side statement name, for `usesPreparedStatements`.
-    var preparedNames: [String: String] = [:]
+    var preparedNames: [PreparedStatementKey: String] = [:]
     /// When the connection was last returned to a pool (for idle liveness checks).
     var idleSince: ContinuousClock.Instant = .now
 

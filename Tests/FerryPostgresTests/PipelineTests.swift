@@ -62,6 +62,47 @@ import Testing
         #expect(try connection.pipeline([PostgresStatement("SELECT 2")]).first?.first?[0] == "2")
     }
 
+    /// The prepared-statement cache hashes only a statement's length and its
+    /// first and last bytes: texts alike in all three must still be told apart.
+    @Test(arguments: [false, true])
+    func statementsAlikeAtBothEndsStayDistinct(prepared: Bool) throws {
+        let connection = try ownerConnection(preparedStatements: prepared)
+        let edge = String(repeating: "x", count: PreparedStatementKey.hashedEdge)
+        func statement(_ middle: String) -> PostgresStatement {
+            PostgresStatement("SELECT '\(edge)' AS head, '\(middle)' AS middle, $1::text AS tail, '\(edge)' AS edge", ["t"])
+        }
+        let (a, b) = (statement("aaaa"), statement("bbbb"))
+        #expect(a.sql.utf8.count == b.sql.utf8.count && a.sql != b.sql)
+        #expect(PreparedStatementKey(sql: a.sql).hashValue == PreparedStatementKey(sql: b.sql).hashValue)
+        for _ in 0..<2 {
+            let results = try connection.pipeline([a, b, a])
+            #expect(results.map { $0.first?["middle"] } == ["aaaa", "bbbb", "aaaa"])
+        }
+        if prepared {
+            let count = try connection.query("SELECT count(*) FROM pg_prepared_statements WHERE strpos(statement, 'AS mid' || 'dle') > 0")
+            #expect(try count.first?.int(0) == 2)
+        }
+    }
+
+    /// Parameters are copied into one buffer: NULLs, empty strings and one
+    /// larger than any stack buffer keep their places and their bytes.
+    @Test(arguments: [false, true])
+    func parametersOfEveryShapeArriveIntact(prepared: Bool) throws {
+        let connection = try ownerConnection(preparedStatements: prepared)
+        let large = String(repeating: "ä0", count: 100_000)
+        let results = try connection.pipeline([
+            PostgresStatement(
+                "SELECT $1::text IS NULL AS a, $2::text AS b, $3::text = repeat('ä0', 100000) AS c, $4::text IS NULL AS d, $5::text AS e",
+                [nil, "", large, nil, "ü"]),
+        ])
+        let row = try #require(results.first?.first)
+        #expect(row["a"] == "t")
+        #expect(row["b"] == "")
+        #expect(row["c"] == "t")
+        #expect(row["d"] == "t")
+        #expect(row["e"] == "ü")
+    }
+
     @Test func commitFailureReportsStatementCount() throws {
         let connection = try ownerConnection()
         try connection.execute("""
