@@ -71,8 +71,11 @@ enum ResponseSerializer {
     /// Copies header text, turning CR, LF and NUL into spaces so that a
     /// handler's value can never split the response.
     private static func appendSafe(_ text: String, to out: inout [UInt8]) {
-        for byte in text.utf8 {
-            out.append(byte == 13 || byte == 10 || byte == 0 ? 32 : byte)
+        // Copy whole, then patch: appending byte by byte was the serializer's largest cost.
+        let start = out.count
+        out.append(contentsOf: text.utf8)
+        for index in start..<out.count where out[index] == 13 || out[index] == 10 || out[index] == 0 {
+            out[index] = 32
         }
     }
 

@@ -1,6 +1,9 @@
 /// One segment level of the routing tree.
 struct RouteNode: Sendable {
     var literals: [String: RouteNode] = [:]
+    /// The longest literal child, in UTF-8 bytes. A longer segment (an id, say)
+    /// cannot be a literal, so `find` skips building a String to look it up.
+    var longestLiteral = 0
     /// At most one parameter child; an array keeps the recursive struct finite.
     var parameter: [(name: String, node: RouteNode)] = []
     var routes: [String: Router.Route] = [:]
@@ -17,6 +20,7 @@ struct RouteNode: Sendable {
             // One name per position: the first pattern's name wins for later ones too.
             parameter[0].node.insert(rest, method: method, route: route)
         } else {
+            longestLiteral = max(longestLiteral, first.utf8.count)
             literals[String(first), default: RouteNode()].insert(rest, method: method, route: route)
         }
     }
@@ -34,7 +38,8 @@ struct RouteNode: Sendable {
             return nil
         }
         let rest = segments.dropFirst()
-        if let child = literals[String(first)], let hit = child.find(rest, method: method, parameters: &parameters) {
+        if first.utf8.count <= longestLiteral, let child = literals[String(first)],
+            let hit = child.find(rest, method: method, parameters: &parameters) {
             return hit
         }
         if let param = parameter.first {

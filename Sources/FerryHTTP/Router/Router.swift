@@ -145,6 +145,15 @@ public struct Router: HTTPResponder {
     /// the String by Character walks grapheme clusters, and was the largest
     /// single cost of routing.
     static func split(_ path: String) -> [Substring] {
-        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map { Substring($0) }
+        var segments: [Substring] = []
+        segments.reserveCapacity(4)
+        let utf8 = path.utf8
+        var start = utf8.startIndex
+        while start < utf8.endIndex {
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+            if start < end { segments.append(Substring(utf8[start..<end])) }
+            start = end < utf8.endIndex ? utf8.index(after: end) : end
+        }
+        return segments
     }
 }

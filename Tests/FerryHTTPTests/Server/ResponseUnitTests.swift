@@ -38,6 +38,24 @@ struct ResponseUnitTests {
         }
     }
 
+    /// Segments longer than every literal at their level skip the literal
+    /// lookup; literals of any length must still win over parameters.
+    @Test func routerMatchesLongLiteralsAndLongerParameters() {
+        var router = Router()
+        let literal = "a-literal-segment-longer-than-fifteen-bytes"
+        router.get("/v1/:resource") { _, _ in .text("") }
+        router.get("/v1/\(literal)") { _, _ in .text("") }
+        func pattern(_ path: String) -> String? {
+            if case .found(let pattern, _) = router.match(method: "GET", path: path) { return pattern }
+            return nil
+        }
+        #expect(pattern("/v1/\(literal)") == "/v1/\(literal)")
+        #expect(pattern("/v1/\(literal)x") == "/v1/:resource")
+        #expect(pattern("/v1/\(literal.dropLast())") == "/v1/:resource")
+        #expect(pattern("/v1/" + String(repeating: "z", count: 200)) == "/v1/:resource")
+        #expect(pattern("/v1/terms") == "/v1/:resource")
+    }
+
     @Test func routerDecidesInlineByPathUnlessAnInlineRouteHasParameters() {
         func request(_ method: String, _ path: String) -> HTTPRequest { HTTPRequest(method: method, target: path, path: path) }
         var router = Router()

@@ -37,6 +37,20 @@ struct RoutingWireTests {
         #expect(try problem(response)["code"] as? String == "method_not_allowed")
     }
 
+    /// A handler's header value can never split the response: CR, LF and NUL go out as spaces.
+    @Test func headerValuesCannotSplitTheResponse() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        try client.send("GET /unsafe-header HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.header("X-Echo") == "a  Injected: yes z ")
+        #expect(response.header("Injected") == nil)
+        #expect(response.text == "ok")
+        #expect(try client.readResponse().text == "ok")
+    }
+
     @Test func literalSegmentsWinAndParametersReachTheHandler() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }

@@ -31,6 +31,9 @@ enum TestServer {
         router.get("/v1/users/me") { _, context in .text("literal \(context.routePattern ?? "")") }
         router.delete("/v1/:resource/:id") { _, _ in HTTPResponse(status: 204) }
         router.get("/id") { _, context in .text(context.requestID) }
+        router.get("/unsafe-header") { _, _ in
+            HTTPResponse(status: 200, headers: HTTPHeaders([("X-Echo", "a\r\nInjected: yes\u{0}z\n")]), bytes: Array("ok".utf8))
+        }
         router.get("/throws") { _, _ in throw CancellationError() }
         router.get("/conflict") { _, _ in
             throw HTTPError(status: 409, code: "revision_conflict", detail: "stale", closeConnection: false)
