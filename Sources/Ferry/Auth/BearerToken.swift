@@ -13,16 +13,19 @@ public enum BearerToken {
     /// The hash the database stores, as a `bytea` text literal (`\x…`), so the
     /// token itself never reaches PostgreSQL or its logs.
     public static func hash(_ token: String) -> String {
-        let digest = SHA256.hash(data: Array(token.utf8))
-        // Runs on every authenticated request: one allocation, no per-byte strings.
+        var token = token
+        let digest = token.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+        // Runs on every authenticated request: one allocation (the result), no per-byte strings.
         return String(unsafeUninitializedCapacity: 2 + 2 * SHA256.byteCount) { out in
             out[0] = UInt8(ascii: "\\")
             out[1] = UInt8(ascii: "x")
             var at = 2
-            for byte in digest {
-                out[at] = hexDigits[Int(byte >> 4)]
-                out[at + 1] = hexDigits[Int(byte & 0x0f)]
-                at += 2
+            digest.withUnsafeBytes { bytes in
+                for byte in bytes {
+                    out[at] = hexDigits[Int(byte >> 4)]
+                    out[at + 1] = hexDigits[Int(byte & 0x0f)]
+                    at += 2
+                }
             }
             return at
         }

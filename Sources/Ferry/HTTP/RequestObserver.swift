@@ -31,15 +31,15 @@ struct RequestObserver: HTTPResponder {
             metrics.changesPolls.increment()
         }
         if logger.logLevel <= .info {
-            var metadata: Logger.Metadata = [
-                "request_id": .string(context.requestID),
-                "method": .string(request.method),
-                "route": .string(route),
-                "status": .stringConvertible(response.status),
-                // Microsecond precision; a JSON number in json logs.
-                "duration_ms": .stringConvertible((seconds * 1_000_000).rounded() / 1000),
-                "remote": .string(context.remoteAddress),
-            ]
+            // Sized for every key up front: growing the dictionary mid-way cost more than the rest of the line.
+            var metadata = Logger.Metadata(minimumCapacity: 8)
+            metadata["request_id"] = .string(context.requestID)
+            metadata["method"] = .string(request.method)
+            metadata["route"] = .string(route)
+            metadata["status"] = .stringConvertible(response.status)
+            // Microsecond precision; a JSON number in json logs.
+            metadata["duration_ms"] = .stringConvertible((seconds * 1_000_000).rounded() / 1000)
+            metadata["remote"] = .string(context.remoteAddress)
             if let bytes = response.body.count { metadata["bytes"] = .stringConvertible(bytes) }
             if let user = trace.userID { metadata["user_id"] = .string(user) }
             logger.info("request", metadata: metadata)
