@@ -1,13 +1,7 @@
--- Index: the 100 terms of a random set.
+-- Index: the 100 terms of a random set (BENCH_PATH .. set id), set ids from BENCH_DIR/sets.txt.
 package.path = os.getenv("BENCH_LUA") .. "/?.lua;" .. package.path
 local c = require("common")
 setup = c.setup
-local sets, path
-function init(args)
-  c.seed()
-  sets = c.lines(c.dir .. "/sets.txt")
-  path = os.getenv("BENCH_PATH")
-end
-function request()
-  return wrk.format("GET", path .. sets[math.random(#sets)], { ["Authorization"] = c.auth })
-end
+c.gets("sets.txt", function() return os.getenv("BENCH_PATH") end, function()
+  return { ["Authorization"] = c.auth }
+end)
