@@ -90,9 +90,10 @@ extension PostgresConnection {
             }
             let queued = withCStringArray(statement.params) { values in
                 if let name {
-                    PQsendQueryPrepared(handle, name, count, values, nil, nil, 0)
+                    // withCString: a String passed straight to C is copied into a new array every call.
+                    name.withCString { PQsendQueryPrepared(handle, $0, count, values, nil, nil, 0) }
                 } else {
-                    PQsendQueryParams(handle, statement.sql, count, nil, values, nil, nil, 0)
+                    statement.sql.withCString { PQsendQueryParams(handle, $0, count, nil, values, nil, nil, 0) }
                 }
             }
             guard queued == 1 else { return (slots, refused(index)) }

@@ -12,11 +12,11 @@ extension PostgresConnection {
         let result: OpaquePointer?
         if let name = try preparedName(for: sql, parameterCount: count, handle: handle) {
             result = withCStringArray(params) { values in
-                PQexecPrepared(handle, name, count, values, nil, nil, 0)
+                name.withCString { PQexecPrepared(handle, $0, count, values, nil, nil, 0) }
             }
         } else {
             result = withCStringArray(params) { values in
-                PQexecParams(handle, sql, count, nil, values, nil, nil, 0)
+                sql.withCString { PQexecParams(handle, $0, count, nil, values, nil, nil, 0) }
             }
         }
         return try consume(result)
