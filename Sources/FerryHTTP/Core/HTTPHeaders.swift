@@ -15,6 +15,9 @@ public struct HTTPHeaders: Sendable, Equatable {
         fields = pairs.map { (name: $0.0, value: $0.1) }
     }
 
+    /// Makes room for `count` fields, so adding that many allocates once.
+    public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
     /// The first value of the named field, or nil.
     public subscript(name: String) -> String? {
         for field in fields where Self.equalNames(field.name, name) { return field.value }

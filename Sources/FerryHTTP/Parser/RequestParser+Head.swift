@@ -28,6 +28,8 @@ extension RequestParser {
             request = HTTPRequest(
                 method: line.method, target: line.target.raw, path: line.target.path,
                 rawQuery: line.target.rawQuery, query: line.target.query, version: line.version)
+            // Requests carry a handful of fields: one allocation instead of growing 1, 2, 4, 8.
+            request?.headers.reserveCapacity(8)
             return true
         }
     }

@@ -43,6 +43,8 @@ struct RouteNode: Sendable {
             return hit
         }
         if let param = parameter.first {
+            // Room for every parameter the path could still hold: the pairs grow once, not per segment.
+            if parameters.pairs.isEmpty { parameters.reserveCapacity(segments.count) }
             parameters.append(param.name, String(first))
             if let hit = param.node.find(rest, method: method, parameters: &parameters) { return hit }
             parameters.removeLast()

@@ -15,6 +15,7 @@ public struct RouteParameters: Sendable, Equatable {
     }
 
     mutating func append(_ name: String, _ value: String) { pairs.append((name: name, value: value)) }
+    mutating func reserveCapacity(_ count: Int) { pairs.reserveCapacity(count) }
     mutating func removeLast() { pairs.removeLast() }
 
     public static func == (lhs: RouteParameters, rhs: RouteParameters) -> Bool {

@@ -45,9 +45,10 @@ extension EventLoop {
         let noBody = HTTPStatus.forbidsBody(response.status)
         var keepAlive = exchange.keepAlive && !stopping && !connection.readEOF
         var head: [UInt8] = []
-        head.reserveCapacity(256)
         switch response.body {
         case .bytes(let bytes):
+            // Room for the head and a body small enough to share its send: one allocation, no regrowth.
+            head.reserveCapacity(512 + (bytes.count <= 16 * 1024 ? bytes.count : 0))
             ResponseSerializer.writeHead(
                 status: response.status, headers: response.headers, framing: noBody ? .none : .length(bytes.count),
                 keepAlive: keepAlive, http10: exchange.http10, requestID: exchange.requestID, date: date.bytes,
@@ -65,6 +66,7 @@ extension EventLoop {
             complete(connection)
         case .stream(let producer):
             // HTTP/1.0 has no chunked coding: the body ends with the connection.
+            head.reserveCapacity(512)
             let framing: ResponseFraming = noBody ? .none : (exchange.http10 ? .closeDelimited : .chunked)
             if framing == .closeDelimited { keepAlive = false }
             ResponseSerializer.writeHead(
