@@ -52,10 +52,28 @@ enum SQL {
     }
 
     /// A PostgreSQL array literal of text elements, quoted; nil elements are NULL.
+    ///
+    /// Byte by byte: it runs per request (Index filters, If-Match and If-None-Match
+    /// revisions), and Foundation's `replacingOccurrences` cost ~15,000 instructions
+    /// for a one-element list.
     static func arrayLiteral(_ items: [String?]) -> String {
-        "{" + items.map { item in
-            guard let item else { return "NULL" }
-            return "\"" + item.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        }.joined(separator: ",") + "}"
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(items.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
+        for (index, item) in items.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            guard let item else {
+                out.append(contentsOf: "NULL".utf8)
+                continue
+            }
+            out.append(quote)
+            for byte in item.utf8 {
+                if byte == quote || byte == backslash { out.append(backslash) }
+                out.append(byte)
+            }
+            out.append(quote)
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -7,33 +7,48 @@ enum EntityTag {
     /// The opaque tags of an `If-None-Match` or `If-Match` list, `W/` kept
     /// apart; nil means `*`.
     static func parseList(_ value: String) -> [(weak: Bool, opaque: String)]? {
-        var tags: [(Bool, String)] = []
-        var rest = Substring(value)
-        while true {
-            rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "," }
-            if rest.isEmpty { break }
-            if rest.hasPrefix("*") { return nil }
-            var weak = false
-            if rest.hasPrefix("W/") { weak = true; rest = rest.dropFirst(2) }
-            guard rest.hasPrefix("\"") else {
-                // Not a tag: skip to the next comma; it matches nothing.
-                rest = rest.drop { $0 != "," }
-                continue
+        // Over the bytes: every conditional request parses its list (a 304 parses it
+        // twice), and walking Characters cost more than the rest of the 304 answer.
+        var value = value
+        return value.withUTF8 { bytes -> [(weak: Bool, opaque: String)]? in
+            let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ",")
+            var tags: [(weak: Bool, opaque: String)] = []
+            var at = 0
+            while true {
+                while at < bytes.count, bytes[at] == UInt8(ascii: " ") || bytes[at] == UInt8(ascii: "\t") || bytes[at] == comma {
+                    at += 1
+                }
+                if at == bytes.count { break }
+                if bytes[at] == UInt8(ascii: "*") { return nil }
+                var weak = false
+                if bytes.count - at >= 2, bytes[at] == UInt8(ascii: "W"), bytes[at + 1] == UInt8(ascii: "/") {
+                    weak = true
+                    at += 2
+                }
+                guard at < bytes.count, bytes[at] == quote else {
+                    // Not a tag: skip to the next comma; it matches nothing.
+                    while at < bytes.count, bytes[at] != comma { at += 1 }
+                    continue
+                }
+                at += 1
+                guard let end = bytes[at...].firstIndex(of: quote) else { break }
+                tags.append((weak, String(decoding: UnsafeBufferPointer(rebasing: bytes[at..<end]), as: UTF8.self)))
+                at = end + 1
             }
-            rest = rest.dropFirst()
-            guard let end = rest.firstIndex(of: "\"") else { break }
-            tags.append((weak, String(rest[..<end])))
-            rest = rest[rest.index(after: end)...]
+            return tags
         }
-        return tags
     }
 
     /// Weak comparison (If-None-Match): `*` or any tag with the same opaque value.
     static func noneMatchHits(_ header: String?, etag: String) -> Bool {
         guard let header else { return false }
         guard let tags = parseList(header) else { return true }
-        let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
-        return tags.contains { "\"\($0.opaque)\"" == opaque }
+        // The etag's opaque value without its quotes, so each tag compares without building a string.
+        var opaque = Substring(etag)
+        if opaque.hasPrefix("W/") { opaque = opaque.dropFirst(2) }
+        guard opaque.count >= 2, opaque.first == "\"", opaque.last == "\"" else { return false }
+        let inner = opaque.dropFirst().dropLast()
+        return tags.contains { $0.opaque == inner }
     }
 
     /// The revisions an `If-None-Match` header names, as ``noneMatchHits``

@@ -1,5 +1,7 @@
 @testable import Ferry
 import FerryHTTP
+import FerryPostgres
+import FerryTestSupport
 import Foundation
 import Testing
 
@@ -21,6 +23,20 @@ extension Resources {
             #expect(try BodyScan(Array(ok.utf8)).top == .array)
         }
 
+        /// The array literal bound for filters and revision lists reads back, element
+        /// for element, as PostgreSQL parses it: quotes, backslashes, braces, commas,
+        /// NULL as a word and as a value, empty strings, non-ASCII.
+        @Test func arrayLiteralRoundTripsThroughPostgreSQL() throws {
+            let items: [String?] = ["plain", "", nil, "NULL", "a\"b", "c\\d", "{x,y}", " spaced ", "ü€😀", "\\\""]
+            let literal = SQL.arrayLiteral(items)
+            #expect(SQL.arrayLiteral([]) == "{}")
+            let connection = try PostgresConnection(url: TestEnvironment.appURL())
+            let result = try connection.query(
+                "SELECT e, e IS NULL FROM unnest($1::text[]) WITH ORDINALITY AS u(e, n) ORDER BY n", [literal])
+            #expect(result.rows.map { $0[0] } == items)
+            #expect(result.rows.map { $0[1] } == items.map { $0 == nil ? "t" : "f" })
+        }
+
         @Test func entityTagsCompare() {
             #expect(EntityTag.noneMatchHits("\"3\"", etag: "\"3\""))
             #expect(EntityTag.noneMatchHits("W/\"3\"", etag: "\"3\""))
@@ -29,6 +45,13 @@ extension Resources {
             #expect(!EntityTag.noneMatchHits("\"4\"", etag: "\"3\""))
             #expect(!EntityTag.noneMatchHits("3", etag: "\"3\""))
             #expect(EntityTag.matchRevisions("\"3\", W/\"4\", \"x\"") == [3])
+            // List syntax: junk up to the next comma matches nothing, an unterminated tag ends the list, `*` anywhere is `*`.
+            #expect(EntityTag.parseList("\"a\", junk, W/\"b\",W/x, \"c")?.map { "\($0.weak) \($0.opaque)" } == ["false a", "true b"])
+            #expect(EntityTag.parseList(" , \t,")?.isEmpty == true)
+            #expect(EntityTag.parseList("\"a\", *") == nil)
+            #expect(EntityTag.parseList("\"\"")?.map(\.opaque) == [""])
+            #expect(EntityTag.noneMatchHits("\"3\"", etag: "W/\"3\""))
+            #expect(!EntityTag.noneMatchHits("\"3\"", etag: "3"))
             #expect(EntityTag.matchRevisions("*") == nil)
             // What the database is told to leave the body out for: exactly the tags noneMatchHits accepts.
             #expect(EntityTag.noneMatchRevisions("\"3\", W/\"4\", \"x\", \"05\", \"-0\"") == [3, 4])
