@@ -106,6 +106,8 @@ struct WriteResult {
     /// Headers for one row: its ETag (and Last-Modified).
     var rowHeaders: HTTPHeaders {
         var headers = HTTPHeaders()
+        // ETag, Last-Modified, and the Content-Type or Location the caller adds: one allocation.
+        headers.reserveCapacity(4)
         if let revision { headers.add("ETag", EntityTag.revision(String(revision))) }
         if let lastModified { headers.add("Last-Modified", HTTPDateFormat.format(milliseconds: lastModified)) }
         return headers

@@ -14,16 +14,24 @@ enum RequestBody {
     /// parameters and optional whitespace around the type. On bytes: every write
     /// checks it, and Foundation's trimming went through NSString.
     static func isJSON(_ value: String) -> Bool {
-        var bytes = value.utf8[...]
-        if let semicolon = bytes.firstIndex(of: UInt8(ascii: ";")) { bytes = bytes[..<semicolon] }
-        let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        while let first = bytes.first, blank(first) { bytes = bytes.dropFirst() }
-        while let last = bytes.last, blank(last) { bytes = bytes.dropLast() }
-        let expected = "application/json".utf8
-        guard bytes.count == expected.count else { return false }
-        // ASCII letters lower-cased by setting bit 5; the other bytes of the type must match exactly.
-        return zip(bytes, expected).allSatisfy { byte, want in
-            byte == want || (want >= UInt8(ascii: "a") && want <= UInt8(ascii: "z") && byte | 0x20 == want)
+        // Over the contiguous bytes: every write checks it, and the generic zip of two UTF-8 views cost ~4,000 instructions.
+        var value = value
+        return value.withUTF8 { all in
+            var start = 0, end = all.firstIndex(of: UInt8(ascii: ";")) ?? all.count
+            let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            while start < end, blank(all[start]) { start += 1 }
+            while end > start, blank(all[end - 1]) { end -= 1 }
+            let expected: StaticString = "application/json"
+            guard end - start == expected.utf8CodeUnitCount else { return false }
+            let want = UnsafeBufferPointer(start: expected.utf8Start, count: expected.utf8CodeUnitCount)
+            // ASCII letters lower-cased by setting bit 5; the other bytes of the type must match exactly.
+            for offset in 0..<want.count {
+                let byte = all[start + offset], wanted = want[offset]
+                guard byte == wanted || (wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z") && byte | 0x20 == wanted) else {
+                    return false
+                }
+            }
+            return true
         }
     }
 

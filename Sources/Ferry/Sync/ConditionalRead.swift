@@ -16,7 +16,9 @@ enum ConditionalRead {
 
     /// 304 with the validators and no body.
     static func response(etag: String, lastModifiedMs: Int64?) -> HTTPResponse {
-        var headers = HTTPHeaders([("ETag", etag)])
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(2)
+        headers.add("ETag", etag)
         if let lastModifiedMs { headers.add("Last-Modified", HTTPDateFormat.format(milliseconds: lastModifiedMs)) }
         return HTTPResponse(status: 304, headers: headers)
     }

@@ -60,6 +60,8 @@ public struct HTTPHeaders: Sendable, Equatable {
     /// no two distinct token characters (such as `^` and `~`) compare equal.
     @inlinable
     public static func equalNames(_ a: String, _ b: String) -> Bool {
+        // Most comparisons in a header lookup fail on length, which costs nothing to read.
+        guard a.utf8.count == b.utf8.count else { return false }
         var a = a, b = b
         return a.withUTF8 { ua in
             b.withUTF8 { ub in
