@@ -163,4 +163,42 @@ SELECT pg_temp.check(ferry.begin_request(sha256('token-live')) = current_setting
 RESET search_path;
 DROP TABLE pg_temp.tokens;
 
+-- The token check Ferry sends at the start of every request (0009; the text is
+-- Database.tokenCheck's): a plain statement over ferry.live_tokens.
+CREATE FUNCTION pg_temp.token_check(p_hash bytea) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE v text;
+BEGIN
+    EXECUTE $q$SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true)
+              FROM ferry.live_tokens v WHERE v.token_hash = $1::pg_catalog.bytea), ferry.invalid_token())$q$
+       INTO v USING p_hash;
+    RETURN v;
+END $$;
+DO $$
+DECLARE alice text := current_setting('authtest.alice');
+BEGIN
+    PERFORM pg_temp.check(pg_temp.token_check(sha256('token-live')) = alice, 'token check returns the token''s user');
+    PERFORM pg_temp.check(current_setting('ferry.user_id') = alice, 'token check sets ferry.user_id');
+END $$;
+SELECT pg_temp.check(ferry.current_user_id() IS NULL, 'the token check''s ferry.user_id is transaction-local');
+SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(sha256('never issued'))$$, 'FR401');
+SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(NULL)$$, 'FR401');
+SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(sha256('token-revoked'))$$, 'FR401');
+SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(sha256('token-expiring'))$$, 'FR401');
+DO $$
+DECLARE msg text;
+BEGIN
+    PERFORM pg_temp.token_check(sha256('never issued'));
+EXCEPTION WHEN SQLSTATE 'FR401' THEN
+    GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+    PERFORM pg_temp.check(msg = 'invalid token', 'token check: FR401 message is "invalid token"');
+END $$;
+-- What the app role sees: live tokens only, read-only; ferry.tokens stays closed.
+SELECT pg_temp.check((SELECT count(*) FROM ferry.live_tokens WHERE token_hash = sha256('token-live')) = 1, 'live_tokens lists a live token');
+SELECT pg_temp.check(NOT EXISTS (SELECT 1 FROM ferry.live_tokens
+                                 WHERE token_hash IN (sha256('token-revoked'), sha256('token-expiring'))),
+                     'live_tokens leaves out revoked and expired tokens');
+SELECT pg_temp.expect_error($$SELECT 1 FROM ferry.tokens$$, '42501');
+SELECT pg_temp.expect_error($$DELETE FROM ferry.live_tokens$$, '42501');
+SELECT pg_temp.expect_error($$UPDATE ferry.live_tokens SET user_id = user_id$$, '42501');
+
 SELECT 'PASS 03_auth';

@@ -8,7 +8,7 @@ import FerryHTTP
 /// would get alone. The operations depend on each other's effects (a DELETE
 /// then a POST of the same unique pair), so they cannot share one pipeline:
 /// the batch holds one transaction open on one pooled connection (BEGIN;
-/// `ferry.begin_request`; each operation's statements; COMMIT) and every
+/// the token check, `Database.tokenCheck`; each operation's statements; COMMIT) and every
 /// action's `Database.asCaller` joins it (see ``CallerTransaction``). That
 /// costs a round trip per statement, which is acceptable for batches.
 ///

@@ -18,7 +18,7 @@ final class CallerTransaction: @unchecked Sendable {
     @TaskLocal static var current: CallerTransaction?
 
     let connection: PostgresConnection
-    /// The token hash `ferry.begin_request` identified the caller with.
+    /// The token hash the token check (`Database.tokenCheck`) identified the caller with.
     let tokenHash: String
     /// Set when a statement lost a serialization or deadlock race: the whole
     /// transaction is then rerun, whatever answer the request produced.

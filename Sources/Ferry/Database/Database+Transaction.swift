@@ -23,7 +23,8 @@ extension Database {
             let value: T? = try pool.withConnection { connection in
                 do throws(PostgresError) {
                     try connection.execute("BEGIN")
-                    _ = try connection.query("SELECT ferry.begin_request($1::bytea)", [tokenHash])
+                    let check = Database.tokenCheck(tokenHash)
+                    _ = try connection.query(check.sql, check.params)
                 } catch {
                     throw DatabaseFailure.map(error, statementOffset: 0)
                 }
