@@ -37,9 +37,9 @@ public struct BufferedLogHandler: LogHandler {
         line.append(32)
         line.append(contentsOf: event.level.rawValue.utf8)
         line.append(32)
-        line.append(contentsOf: label.utf8)
+        Self.append(label, to: &line)
         line.append(contentsOf: ": ".utf8)
-        line.append(contentsOf: event.message.description.utf8)
+        Self.append(event.message.description, to: &line)
         appendMetadata(metadata, to: &line)
         if let extra = event.metadata { appendMetadata(extra, to: &line) }
         line.append(10)
@@ -48,17 +48,26 @@ public struct BufferedLogHandler: LogHandler {
 
     private func appendMetadata(_ metadata: Logger.Metadata, to line: inout [UInt8]) {
         guard !metadata.isEmpty else { return }
-        // Every request logs a line: no string interpolation for the common value kinds.
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+        // Every request logs a line. Keys are sorted so lines always read the same
+        // way; sorting the dictionary's indices moves no values, and each text is
+        // copied as a whole (appending a String's UTF-8 view went byte by byte).
+        let order = metadata.indices.sorted { metadata[$0].key < metadata[$1].key }
+        for index in order {
+            let (key, value) = metadata[index]
             line.append(32)
-            line.append(contentsOf: key.utf8)
+            Self.append(key, to: &line)
             line.append(61)
             switch value {
-            case .string(let text): line.append(contentsOf: text.utf8)
-            case .stringConvertible(let convertible): line.append(contentsOf: convertible.description.utf8)
-            default: line.append(contentsOf: value.description.utf8)
+            case .string(let text): Self.append(text, to: &line)
+            case .stringConvertible(let convertible): Self.append(convertible.description, to: &line)
+            default: Self.append(value.description, to: &line)
             }
         }
+    }
+
+    private static func append(_ text: String, to line: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { line.append(contentsOf: $0) }
     }
 
     /// ISO 8601 UTC with milliseconds.
