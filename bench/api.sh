@@ -2,6 +2,7 @@
 # bench/api.sh: Ferry's resource API under wrk, beside Kinto 26 on the same PostgreSQL.
 #
 #   bench/api.sh [ferry|kinto|all]      (default: all)
+#   bench/api.sh instructions           (callgrind: instructions per request, see bench_instructions)
 #
 # Seeds the example schema with 100,000 terms across 1,000 sets (one user),
 # starts a release build of Ferry, and measures with wrk and the Lua scripts
@@ -223,6 +224,46 @@ SQL
   BENCH_PATH="${prefix%/}?_limit=100&set_id=" wrk_run index index.lua kinto
 }
 
+# Instructions per request in the ferry process, counted by callgrind: exact and
+# repeatable, where throughput and CPU time on this machine move with the neighbours,
+# so it is the figure to compare two builds' own work with. Each operation gets a
+# fresh server under valgrind (pool 2, workers 2), 3 s of uncounted requests, then
+# wrk -t1 -c4 for BENCH_INSTRUCTIONS_DURATION (default 10s) with counting on.
+bench_instructions() {
+  command -v valgrind >/dev/null || { echo "instructions: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+  local bin=${BENCH_FERRY_BIN:-} op script pid requests total
+  if [ -z "$bin" ]; then (cd "$ROOT" && swift build -c release --product ferry >&2); bin=$ROOT/.build/release/ferry; fi
+  seed_ferry
+  # valgrind cannot read the DWARF 5 the Swift toolchain writes: a copy without it, symbols kept.
+  strip --strip-debug -o "$WORK/ferry-nodebug" "$bin"
+  export BENCH_AUTH="Bearer $TOKEN" BENCH_KINTO=0 BENCH_PATH_PREFIX=/v1/terms/
+  BASE=http://127.0.0.1:$PORT
+  for op in get 304 patch; do
+    script=get.lua; unset BENCH_IF_NONE_MATCH BENCH_METHOD
+    case $op in
+      304) export BENCH_IF_NONE_MATCH='"1"' ;;
+      patch) script=write.lua; export BENCH_METHOD=PATCH ;;
+    esac
+    FERRY_DATABASE_URL="$APP/$DB" FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 \
+      FERRY_MEMCACHED_SERVERS=${FERRY_MEMCACHED_SERVERS:-127.0.0.1:11299} \
+      FERRY_DATABASE_POOL_SIZE=2 FERRY_LISTEN_WORKER_THREADS=2 \
+      valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$WORK/callgrind.$op" \
+      "$WORK/ferry-nodebug" serve >"$WORK/ferry-$op.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    wait_http "$BASE/healthz"
+    wrk -t1 -c4 -d3s -s "$ROOT/bench/wrk/$script" "$BASE" >/dev/null
+    callgrind_control -i on "$pid" >/dev/null 2>&1
+    requests=$(wrk -t1 -c4 -d"${BENCH_INSTRUCTIONS_DURATION:-10s}" -s "$ROOT/bench/wrk/$script" "$BASE" | awk '/requests in/ {print $1}')
+    callgrind_control -i off "$pid" >/dev/null 2>&1
+    kill -INT "$pid"; wait "$pid" 2>/dev/null || true
+    total=$(callgrind_annotate "$WORK/callgrind.$op" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+    echo "| $op | $requests | $((total / requests)) |"
+  done
+  # For `callgrind_annotate --inclusive=yes <file>`, run with BENCH_KEEP=1.
+  echo "callgrind files: $WORK/callgrind.{get,304,patch}" >&2
+}
+
 # The machine's speed moves by 2x with its neighbours, so every run also measures the
 # issue's yardstick, pgbench's primary-key select, in the same minutes.
 calibrate() {
@@ -232,6 +273,13 @@ calibrate() {
   PGBENCH_TPS=$(pgbench -n -S -M prepared -c 8 -j 2 -T 10 "$OWNER/$cdb" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}')
   psql_owner postgres -c "DROP DATABASE IF EXISTS $cdb WITH (FORCE)"
 }
+if [ "$MODE" = instructions ]; then
+  echo "| operation | requests counted | instructions per request (ferry process) |"
+  echo "|---|---|---|"
+  bench_instructions
+  exit 0
+fi
+
 PGBENCH_TPS=-
 [ -n "${BENCH_NO_CALIBRATION:-}" ] || calibrate
 
@@ -239,7 +287,7 @@ case $MODE in
   ferry) bench_ferry ;;
   kinto) bench_kinto ;;
   all) bench_ferry; bench_kinto ;;
-  *) echo "usage: $0 [ferry|kinto|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [ferry|kinto|all|instructions]" >&2; exit 2 ;;
 esac
 
 echo
