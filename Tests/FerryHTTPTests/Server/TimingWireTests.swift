@@ -82,7 +82,10 @@ struct TimingWireTests {
             try? client.send("GET /slow?ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n")
             return (try? client.readResponse().status) ?? -1
         }
-        for _ in 0..<200 where server.inFlightRequests == 0 { usleep(10_000) }
+        // Up to 10 s for the background client to get its request in: once, on a
+        // machine still starting other services, 2 s was not enough. The loop ends
+        // as soon as it is in, so this costs nothing otherwise.
+        for _ in 0..<1_000 where server.inFlightRequests == 0 { usleep(10_000) }
         #expect(server.inFlightRequests == 1)
         let start = MonotonicClock.now()
         let other = try WireClient(port: port)
@@ -100,7 +103,7 @@ struct TimingWireTests {
         #expect(try idle.readResponse().status == 200)
         let slow = try WireClient(port: port)
         try slow.send("GET /slow?ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n")
-        for _ in 0..<200 where server.inFlightRequests == 0 { usleep(10_000) }
+        for _ in 0..<1_000 where server.inFlightRequests == 0 { usleep(10_000) }
         #expect(server.inFlightRequests == 1)
         #expect(server.openConnections == 2)
         let start = MonotonicClock.now()
