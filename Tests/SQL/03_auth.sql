@@ -141,15 +141,17 @@ SELECT pg_sleep(1.1);
 SELECT pg_temp.expect_error($$SELECT ferry.begin_request(sha256('token-expiring'))$$, 'FR401');
 SELECT pg_temp.check(ferry.begin_request(sha256('token-live')) IS NOT NULL, 'the live token still works');
 
--- The error the server maps to 401.
-DO $$
+-- The error the server maps to 401: FR401 'invalid token'.
+CREATE FUNCTION pg_temp.expect_invalid_token(p_sql text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE msg text;
 BEGIN
-    PERFORM ferry.begin_request(sha256('never issued'));
+    EXECUTE p_sql;
+    RAISE EXCEPTION 'expected FR401 from: %', p_sql;
 EXCEPTION WHEN SQLSTATE 'FR401' THEN
     GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
-    PERFORM pg_temp.check(msg = 'invalid token', 'FR401 message is "invalid token"');
+    PERFORM pg_temp.check(msg = 'invalid token', 'FR401 message is "invalid token": ' || p_sql);
 END $$;
+SELECT pg_temp.expect_invalid_token($$SELECT ferry.begin_request(sha256('never issued'))$$);
 
 -- begin_request has no SET search_path (0008): every name in it is qualified,
 -- so a caller's search_path cannot swap in its own objects. A temporary
@@ -184,14 +186,7 @@ SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(sha256('never issued'))
 SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(NULL)$$, 'FR401');
 SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(sha256('token-revoked'))$$, 'FR401');
 SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(sha256('token-expiring'))$$, 'FR401');
-DO $$
-DECLARE msg text;
-BEGIN
-    PERFORM pg_temp.token_check(sha256('never issued'));
-EXCEPTION WHEN SQLSTATE 'FR401' THEN
-    GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
-    PERFORM pg_temp.check(msg = 'invalid token', 'token check: FR401 message is "invalid token"');
-END $$;
+SELECT pg_temp.expect_invalid_token($$SELECT pg_temp.token_check(sha256('never issued'))$$);
 -- What the app role sees: live tokens only, read-only; ferry.tokens stays closed.
 SELECT pg_temp.check((SELECT count(*) FROM ferry.live_tokens WHERE token_hash = sha256('token-live')) = 1, 'live_tokens lists a live token');
 SELECT pg_temp.check(NOT EXISTS (SELECT 1 FROM ferry.live_tokens
