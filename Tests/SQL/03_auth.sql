@@ -111,13 +111,34 @@ SELECT pg_temp.expect_error($$SELECT ferry.issue_token(ferry.current_user_id(), 
 SELECT pg_temp.expect_error($$SELECT ferry.issue_token(current_setting('authtest.alice')::uuid, 'short', 60)$$, '23514');
 SELECT pg_temp.expect_error($$SELECT ferry.issue_token(gen_random_uuid(), sha256('nouser'), 60)$$, '23503');
 
-DO $$
-DECLARE alice uuid := current_setting('authtest.alice')::uuid; got uuid; me record;
+-- The token check Ferry sends at the start of every request (the text is
+-- Database.tokenCheck's): one statement over ferry.live_tokens (0009; 0010
+-- dropped ferry.begin_request, which did the same inside a function).
+CREATE FUNCTION pg_temp.token_check(p_hash bytea) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE v text;
 BEGIN
-    PERFORM pg_temp.check(ferry.current_user_id() IS NULL, 'no user before begin_request');
-    got := ferry.begin_request(sha256('token-live'));
-    PERFORM pg_temp.check(got = alice, 'begin_request returns the token''s user');
-    PERFORM pg_temp.check(current_setting('ferry.user_id') = alice::text, 'begin_request sets ferry.user_id');
+    EXECUTE $q$SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true)
+              FROM ferry.live_tokens v WHERE v.token_hash = $1::pg_catalog.bytea), ferry.invalid_token())$q$
+       INTO v USING p_hash;
+    RETURN v;
+END $$;
+-- The error the server maps to 401: FR401 'invalid token'.
+CREATE FUNCTION pg_temp.expect_invalid_token(p_hash bytea, p_what text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE msg text;
+BEGIN
+    PERFORM pg_temp.token_check(p_hash);
+    RAISE EXCEPTION 'expected FR401 for %', p_what;
+EXCEPTION WHEN SQLSTATE 'FR401' THEN
+    GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+    PERFORM pg_temp.check(msg = 'invalid token', 'FR401 message is "invalid token" for ' || p_what);
+END $$;
+
+DO $$
+DECLARE alice uuid := current_setting('authtest.alice')::uuid; me record;
+BEGIN
+    PERFORM pg_temp.check(ferry.current_user_id() IS NULL, 'no user before the token check');
+    PERFORM pg_temp.check(pg_temp.token_check(sha256('token-live')) = alice::text, 'token check returns the token''s user');
+    PERFORM pg_temp.check(current_setting('ferry.user_id') = alice::text, 'token check sets ferry.user_id');
     PERFORM pg_temp.check(ferry.current_user_id() = alice, 'current_user_id() is alice');
     SELECT * INTO me FROM ferry.me();
     PERFORM pg_temp.check(me.id = alice AND me.name = 'alice' AND me.created_at > 1000000000000, 'me() returns alice with ms created_at');
@@ -128,65 +149,19 @@ BEGIN
     PERFORM pg_temp.check(NOT EXISTS (SELECT 1 FROM ferry.me()), 'me() is empty without a user');
 END $$;
 
-SELECT pg_temp.expect_error($$SELECT ferry.begin_request(sha256('never issued'))$$, 'FR401');
-SELECT pg_temp.expect_error($$SELECT ferry.begin_request(NULL)$$, 'FR401');
+SELECT pg_temp.expect_invalid_token(sha256('never issued'), 'a token never issued');
+SELECT pg_temp.expect_invalid_token(NULL, 'no token');
 DO $$
 BEGIN
     PERFORM pg_temp.check(ferry.revoke_token(sha256('token-revoked')), 'revoke_token: true for a live token');
     PERFORM pg_temp.check(NOT ferry.revoke_token(sha256('token-revoked')), 'revoke_token: false the second time');
     PERFORM pg_temp.check(NOT ferry.revoke_token(sha256('never issued')), 'revoke_token: false for an unknown token');
 END $$;
-SELECT pg_temp.expect_error($$SELECT ferry.begin_request(sha256('token-revoked'))$$, 'FR401');
+SELECT pg_temp.expect_invalid_token(sha256('token-revoked'), 'a revoked token');
 SELECT pg_sleep(1.1);
-SELECT pg_temp.expect_error($$SELECT ferry.begin_request(sha256('token-expiring'))$$, 'FR401');
-SELECT pg_temp.check(ferry.begin_request(sha256('token-live')) IS NOT NULL, 'the live token still works');
+SELECT pg_temp.expect_invalid_token(sha256('token-expiring'), 'an expired token');
+SELECT pg_temp.check(pg_temp.token_check(sha256('token-live')) IS NOT NULL, 'the live token still works');
 
--- The error the server maps to 401: FR401 'invalid token'.
-CREATE FUNCTION pg_temp.expect_invalid_token(p_sql text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE msg text;
-BEGIN
-    EXECUTE p_sql;
-    RAISE EXCEPTION 'expected FR401 from: %', p_sql;
-EXCEPTION WHEN SQLSTATE 'FR401' THEN
-    GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
-    PERFORM pg_temp.check(msg = 'invalid token', 'FR401 message is "invalid token": ' || p_sql);
-END $$;
-SELECT pg_temp.expect_invalid_token($$SELECT ferry.begin_request(sha256('never issued'))$$);
-
--- begin_request has no SET search_path (0008): every name in it is qualified,
--- so a caller's search_path cannot swap in its own objects. A temporary
--- "tokens" table first on the path must not be read.
-CREATE TEMP TABLE tokens (token_hash bytea, user_id uuid, revoked boolean, expires_at timestamptz);
-INSERT INTO pg_temp.tokens VALUES (sha256('forged'), gen_random_uuid(), false, now() + interval '1 hour');
-SET search_path = pg_temp, public, pg_catalog;
-SELECT pg_temp.expect_error($$SELECT ferry.begin_request(sha256('forged'))$$, 'FR401');
-SELECT pg_temp.check(ferry.begin_request(sha256('token-live')) = current_setting('authtest.alice')::uuid,
-                     'begin_request under a hostile search_path still reads ferry.tokens');
-RESET search_path;
-DROP TABLE pg_temp.tokens;
-
--- The token check Ferry sends at the start of every request (0009; the text is
--- Database.tokenCheck's): a plain statement over ferry.live_tokens.
-CREATE FUNCTION pg_temp.token_check(p_hash bytea) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE v text;
-BEGIN
-    EXECUTE $q$SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true)
-              FROM ferry.live_tokens v WHERE v.token_hash = $1::pg_catalog.bytea), ferry.invalid_token())$q$
-       INTO v USING p_hash;
-    RETURN v;
-END $$;
-DO $$
-DECLARE alice text := current_setting('authtest.alice');
-BEGIN
-    PERFORM pg_temp.check(pg_temp.token_check(sha256('token-live')) = alice, 'token check returns the token''s user');
-    PERFORM pg_temp.check(current_setting('ferry.user_id') = alice, 'token check sets ferry.user_id');
-END $$;
-SELECT pg_temp.check(ferry.current_user_id() IS NULL, 'the token check''s ferry.user_id is transaction-local');
-SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(sha256('never issued'))$$, 'FR401');
-SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(NULL)$$, 'FR401');
-SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(sha256('token-revoked'))$$, 'FR401');
-SELECT pg_temp.expect_error($$SELECT pg_temp.token_check(sha256('token-expiring'))$$, 'FR401');
-SELECT pg_temp.expect_invalid_token($$SELECT pg_temp.token_check(sha256('never issued'))$$);
 -- What the app role sees: live tokens only, read-only; ferry.tokens stays closed.
 SELECT pg_temp.check((SELECT count(*) FROM ferry.live_tokens WHERE token_hash = sha256('token-live')) = 1, 'live_tokens lists a live token');
 SELECT pg_temp.check(NOT EXISTS (SELECT 1 FROM ferry.live_tokens
@@ -195,5 +170,19 @@ SELECT pg_temp.check(NOT EXISTS (SELECT 1 FROM ferry.live_tokens
 SELECT pg_temp.expect_error($$SELECT 1 FROM ferry.tokens$$, '42501');
 SELECT pg_temp.expect_error($$DELETE FROM ferry.live_tokens$$, '42501');
 SELECT pg_temp.expect_error($$UPDATE ferry.live_tokens SET user_id = user_id$$, '42501');
+SELECT pg_temp.check(to_regprocedure('ferry.begin_request(bytea)') IS NULL, 'ferry.begin_request is gone (0010)');
+
+-- The view's body was bound when it was created: a temporary "tokens" or
+-- "live_tokens" first on the caller's search_path is never read.
+CREATE TEMP TABLE tokens (token_hash bytea, user_id uuid, revoked boolean, expires_at timestamptz);
+INSERT INTO pg_temp.tokens VALUES (sha256('forged'), gen_random_uuid(), false, now() + interval '1 hour');
+CREATE TEMP TABLE live_tokens (token_hash bytea, user_id uuid);
+INSERT INTO pg_temp.live_tokens VALUES (sha256('forged'), gen_random_uuid());
+SET search_path = pg_temp, public, pg_catalog;
+SELECT pg_temp.expect_invalid_token(sha256('forged'), 'a forged token under a hostile search_path');
+SELECT pg_temp.check(pg_temp.token_check(sha256('token-live')) = current_setting('authtest.alice'),
+                     'the token check under a hostile search_path still reads ferry.tokens');
+RESET search_path;
+DROP TABLE pg_temp.tokens, pg_temp.live_tokens;
 
 SELECT 'PASS 03_auth';

@@ -39,9 +39,9 @@ public final class Database: Sendable {
     /// token with this hash, sets `ferry.user_id` (which Row Level Security
     /// reads) for the transaction and returns the user id; with no live token it
     /// raises FR401, which aborts the transaction before any other statement
-    /// runs. A plain statement rather than a call of `ferry.begin_request`:
-    /// inside a function the lookup went through SPI, and cost PostgreSQL ~7 %
-    /// more per GET (migrations/0009_token_check_statement.sql).
+    /// runs. A plain statement rather than a plpgsql function (the former
+    /// `ferry.begin_request`): inside a function the lookup went through SPI and
+    /// cost PostgreSQL ~7 % more per GET (migrations 0009 and 0010).
     static func tokenCheck(_ tokenHash: String) -> PostgresStatement {
         PostgresStatement("""
             SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true) \

@@ -1,0 +1,11 @@
+-- 0010_drop_begin_request.sql: one token check, not two.
+--
+-- Applied by `ferry migrate` as the OWNER role, in one transaction, after 0009.
+--
+-- Since 0009 Ferry starts every caller's transaction with one statement over
+-- ferry.live_tokens (Database.tokenCheck in Sources/Ferry/Database/Database.swift)
+-- and no longer calls ferry.begin_request. 0009 kept the function, rewritten over
+-- the same view; that left a second copy of the check (find the live token, set
+-- ferry.user_id, raise FR401) and a SECURITY DEFINER function granted to the app
+-- role that nothing uses. Both go here. Tests/SQL/03_auth.sql tests the statement.
+DROP FUNCTION ferry.begin_request(pg_catalog.bytea);
