@@ -50,6 +50,11 @@ extension Resources {
             #expect(EntityTag.parseList(" , \t,")?.isEmpty == true)
             #expect(EntityTag.parseList("\"a\", *") == nil)
             #expect(EntityTag.parseList("\"\"")?.map(\.opaque) == [""])
+            // Truncated and hostile lists end cleanly: no tag, no trap.
+            for junk in ["\"", "W/", "W", "W/\"", ",,\"", "\u{0}\"a\"", "\"a\"W/", String(repeating: "W/", count: 1000)] {
+                #expect(EntityTag.parseList(junk) != nil, "\(junk)")
+                #expect(!EntityTag.noneMatchHits(junk, etag: "\"3\""), "\(junk)")
+            }
             #expect(EntityTag.noneMatchHits("\"3\"", etag: "W/\"3\""))
             #expect(!EntityTag.noneMatchHits("\"3\"", etag: "3"))
             #expect(EntityTag.matchRevisions("*") == nil)
