@@ -27,6 +27,8 @@ final class Connection {
     /// Edge-triggered epoll: whether the socket may have unread input.
     var readable = true
     var readEOF = false
+    /// Whether epoll watches the socket for EPOLLOUT (only while a write is blocked).
+    var watchingWrites = false
     /// Close (gracefully) once the pending output is written.
     var closeAfterWrite = false
 

@@ -53,7 +53,9 @@ extension EventLoop {
         connections[Int(fd)] = connection
         liveConnections += 1
         var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+        // Write interest is added only while a write is blocked (see `watchWrites`): a
+        // socket watched for EPOLLOUT all the time wakes the loop after every response.
+        event.events = EventLoop.readEvents
         event.data.fd = fd
         guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
             shared.logger.error("epoll_ctl(ADD) failed: errno \(errno)")

@@ -1,3 +1,4 @@
+import CEpoll
 import Glibc
 
 extension EventLoop {
@@ -13,9 +14,13 @@ extension EventLoop {
                     close(connection)
                     return
                 case .blocked:
+                    if !watchWrites(connection, true) { close(connection) }
                     return
                 case .done:
-                    break
+                    if connection.watchingWrites, !watchWrites(connection, false) {
+                        close(connection)
+                        return
+                    }
                 }
             }
             if let ack = connection.pendingAck {
@@ -140,6 +145,21 @@ extension EventLoop {
         connection.outBody = []
         connection.outBodyOffset = 0
         return .done
+    }
+
+    /// Turns the connection's EPOLLOUT interest on (a write is blocked) or off (all written).
+    /// False when epoll refuses, which leaves the connection unable to make progress.
+    func watchWrites(_ connection: Connection, _ on: Bool) -> Bool {
+        guard connection.watchingWrites != on else { return true }
+        var event = epoll_event()
+        event.events = on ? Self.readEvents | EPOLLOUT.rawValue : Self.readEvents
+        event.data.fd = connection.fd
+        guard epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, &event) == 0 else {
+            shared.logger.error("epoll_ctl(MOD) failed: errno \(errno)")
+            return false
+        }
+        connection.watchingWrites = on
+        return true
     }
 
     /// Shuts our side and waits briefly for the peer to close, so that the

@@ -27,6 +27,8 @@ final class EventLoop: @unchecked Sendable {
     var lastDescriptorWarning: Double = -1000
 
     static let readBufferBytes = 64 * 1024
+    /// What every connection is watched for; EPOLLOUT joins only while a write is blocked.
+    static let readEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
 
     init(shared: ServerShared, handle: LoopHandle) throws {
         self.shared = shared

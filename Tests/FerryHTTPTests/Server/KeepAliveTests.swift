@@ -83,6 +83,25 @@ struct KeepAliveTests {
         #expect(try client.readResponse().text == "ok")
     }
 
+    /// The loop watches a socket for writability only while a write is blocked: a response
+    /// larger than the socket buffers, read late, must still finish, and the connection must
+    /// then go back to reading (here a pipelined request and a later one).
+    @Test func blockedWriteResumesWhenTheClientReads() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        let client = try WireClient(port: server.port)
+        try client.send("GET /huge HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        // 32 MiB cannot fit in the loopback socket buffers: the server's write blocks meanwhile.
+        usleep(300_000)
+        let huge = try client.readResponse()
+        #expect(huge.status == 200)
+        #expect(huge.body.count == 32 << 20)
+        #expect(huge.body.first == 66 && huge.body.last == 66)
+        #expect(try client.readResponse().text == "ok")
+        try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().text == "ok")
+    }
+
     @Test func connectionCloseIsHonoured() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
