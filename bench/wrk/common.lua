@@ -55,21 +55,31 @@ end
 -- Makes this script send `method` with If-Match: * to a random id of
 -- BENCH_DIR/ids.txt under BENCH_PATH_PREFIX; body(unique, kinto) gives the
 -- JSON, `unique` differing per request, thread and run (a write that changes
--- nothing costs less than one that does). Defines wrk's init() and request().
+-- nothing costs less than one that does). Each id's request head is formatted
+-- once, in init(), up to its Content-Length; a request then only appends the
+-- body's length and the body (wrk.format per request cost wrk about half its
+-- CPU per PATCH). Defines wrk's init() and request().
 function M.write(method, body)
-  local ids, prefix, kinto, n, tag
+  local heads, kinto, n, tag
   init = function(args)
-    ids = M.lines(M.dir .. "/ids.txt")
-    prefix = os.getenv("BENCH_PATH_PREFIX")
+    local prefix = os.getenv("BENCH_PATH_PREFIX")
     kinto = os.getenv("BENCH_KINTO") == "1"
     n = 0
     tag = M.seed()
+    heads = {}
+    for _, id in ipairs(M.lines(M.dir .. "/ids.txt")) do
+      heads[#heads + 1] = method .. " " .. prefix .. id .. " HTTP/1.1\r\n"
+        .. "Host: " .. wrk.headers["Host"] .. "\r\n"
+        .. "Authorization: " .. M.auth .. "\r\n"
+        .. "Content-Type: application/json\r\n"
+        .. "If-Match: *\r\n"
+        .. "Content-Length: "
+    end
   end
   request = function()
     n = n + 1
-    return wrk.format(method, prefix .. ids[math.random(#ids)],
-      { ["Authorization"] = M.auth, ["Content-Type"] = "application/json", ["If-Match"] = "*" },
-      body(tag .. "." .. n, kinto))
+    local b = body(tag .. "." .. n, kinto)
+    return heads[math.random(#heads)] .. #b .. "\r\n\r\n" .. b
   end
 end
 
