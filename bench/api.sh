@@ -19,7 +19,9 @@
 # repository). Prints a Markdown table.
 #
 # Environment: FERRY_BENCH_OWNER_URL / FERRY_BENCH_APP_URL (server URLs without a
-# database; default: the development services of deploy/local.sh), BENCH_DURATION
+# database; default: the development services of deploy/local.sh, reached through
+# PostgreSQL's Unix socket as a same-host deployment would; BENCH_PG_TCP=1 for
+# 127.0.0.1 instead; pgbench's yardstick, Ferry and Kinto all use the same), BENCH_DURATION
 # (default 10s), BENCH_WARMUP (unrecorded GETs before each server's runs, default 3s),
 # BENCH_CONNECTIONS (default 32), BENCH_THREADS (default 2), BENCH_TIMEOUT
 # (default 30s), BENCH_FERRY_BIN (a release binary to use instead of building one),
@@ -30,10 +32,23 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MODE=${1:-all}
-OWNER=${FERRY_BENCH_OWNER_URL:-postgresql://ferry_owner:ferry_owner@127.0.0.1:54329}
-APP=${FERRY_BENCH_APP_URL:-postgresql://ferry_app:ferry_app@127.0.0.1:54329}
 DB=${BENCH_DATABASE:-ferry_bench_api}
 KDB=${BENCH_KINTO_DATABASE:-ferry_bench_kinto}
+PG_PORT=${FERRY_PG_PORT:-54329}
+PG_SOCKET_DIR=${FERRY_LOCAL_DIR:-$ROOT/.local}/run
+if [ -n "${BENCH_PG_TCP:-}" ]; then
+  PG_HOST=127.0.0.1
+  KINTO_PG="postgresql://ferry_owner:ferry_owner@127.0.0.1:$PG_PORT/$KDB"
+else
+  # A socket directory goes in a URL's host part percent-encoded (libpq decodes it).
+  PG_HOST=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$PG_SOCKET_DIR")
+  # SQLAlchemy (Kinto) does not decode the host part, and its ini file would read "%" as
+  # interpolation: the directory goes in as a parameter.
+  KINTO_PG="postgresql://ferry_owner:ferry_owner@/$KDB?host=$PG_SOCKET_DIR&port=$PG_PORT"
+fi
+OWNER=${FERRY_BENCH_OWNER_URL:-postgresql://ferry_owner:ferry_owner@$PG_HOST:$PG_PORT}
+APP=${FERRY_BENCH_APP_URL:-postgresql://ferry_app:ferry_app@$PG_HOST:$PG_PORT}
+[ -z "${FERRY_BENCH_OWNER_URL:-}" ] || KINTO_PG="$OWNER/$KDB"
 DURATION=${BENCH_DURATION:-10s}
 CONNECTIONS=${BENCH_CONNECTIONS:-32}
 THREADS=${BENCH_THREADS:-2}
@@ -161,9 +176,9 @@ bench_kinto() {
 [app:main]
 use = egg:kinto
 kinto.storage_backend = kinto.core.storage.postgresql
-kinto.storage_url = $OWNER/$KDB
+kinto.storage_url = $KINTO_PG
 kinto.permission_backend = kinto.core.permission.postgresql
-kinto.permission_url = $OWNER/$KDB
+kinto.permission_url = $KINTO_PG
 kinto.cache_backend = kinto.core.cache.memory
 kinto.userid_hmac_secret = bench-secret
 multiauth.policies = basicauth
@@ -292,6 +307,7 @@ esac
 
 echo
 echo "pgbench -S -M prepared -c 8 -j 2 (same run): $PGBENCH_TPS tps; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "PostgreSQL reached over: $([ -n "${BENCH_PG_TCP:-}" ] && echo "TCP 127.0.0.1" || echo "its Unix socket") (all three)"
 echo
 echo "CPU: microseconds of CPU per request, the server's processes + every postgres process."
 echo

@@ -10,7 +10,10 @@
 #   deploy/local.sh start     initdb if needed, start both, create roles and the database
 #   deploy/local.sh stop      stop both
 #   deploy/local.sh status    say what runs; exit 0 only when both answer
-#   deploy/local.sh env       print the URLs as shell exports
+#   deploy/local.sh env       print the URLs as shell exports (PostgreSQL over 127.0.0.1)
+#   deploy/local.sh env --socket   the same, PostgreSQL over its Unix socket (what run.sh
+#                             serves with: a same-host database costs less CPU per query
+#                             that way, bench/README.md)
 #
 # Everything lives under $FERRY_LOCAL_DIR (default: <repo>/.local). PostgreSQL
 # listens on 127.0.0.1 and a unix socket in that directory only; memcached on
@@ -134,8 +137,13 @@ status() {
 }
 
 env_exports() {
-  echo "export FERRY_DATABASE_URL='postgresql://ferry_app:$APP_PASSWORD@127.0.0.1:$PG_PORT/ferry'"
-  echo "export FERRY_DATABASE_MIGRATION_URL='postgresql://ferry_owner:$OWNER_PASSWORD@127.0.0.1:$PG_PORT/ferry'"
+  local host=127.0.0.1
+  if [ "${1:-}" = --socket ]; then
+    # A socket directory goes in a URL's host part percent-encoded (libpq decodes it).
+    host=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$SOCK")
+  fi
+  echo "export FERRY_DATABASE_URL='postgresql://ferry_app:$APP_PASSWORD@$host:$PG_PORT/ferry'"
+  echo "export FERRY_DATABASE_MIGRATION_URL='postgresql://ferry_owner:$OWNER_PASSWORD@$host:$PG_PORT/ferry'"
   echo "export FERRY_MEMCACHED_SERVERS='127.0.0.1:$MC_PORT'"
 }
 
@@ -144,6 +152,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
-  env) env_exports ;;
+  env) env_exports "${2:-}" ;;
   *) echo "usage: $0 install|start|stop|status|env" >&2; exit 2 ;;
 esac

@@ -10,7 +10,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 bash deploy/local.sh start
-eval "$(bash deploy/local.sh env)"
+eval "$(bash deploy/local.sh env --socket)"
 export FERRY_LISTEN_PORT=${FERRY_LISTEN_PORT:-8080}
 
 CONFIGURATION=${FERRY_BUILD:-debug}
