@@ -5,6 +5,8 @@ extension Migrator {
     private enum Step: Error {
         /// The file's own SQL failed.
         case script(PostgresError)
+        /// Regenerating the synced tables' update triggers after the file failed.
+        case syncTriggers(PostgresError)
         /// Writing the `ferry.schema_migrations` row failed.
         case bookkeeping(PostgresError)
         /// The file committed or rolled back the transaction it was given.
@@ -21,6 +23,9 @@ extension Migrator {
             switch step {
             case let .script(error):
                 throw .migrationFailed(MigrationFailure(fileName: file.fileName, script: file.script, error: error))
+            case let .syncTriggers(error):
+                // The file left a synced table in a shape its trigger cannot be generated for.
+                throw .migrationFailed(MigrationFailure(fileName: file.fileName, location: nil, error: error))
             case let .bookkeeping(error):
                 throw .database(operation: "recording \(file.fileName) in ferry.schema_migrations", error: error)
             case .leftTransaction:
@@ -38,7 +43,8 @@ extension Migrator {
     }
 
     /// The body of a file's transaction: the script, a check that the script left the
-    /// transaction open, and the bookkeeping row.
+    /// transaction open, the synced tables' generated update triggers brought up to date
+    /// (migration 0011), and the bookkeeping row.
     private static func runAndRecord(_ file: MigrationFile, on connection: PostgresConnection) throws(Step) {
         let clock = ContinuousClock()
         let transactionID = try transactionID(on: connection, assigning: true)
@@ -54,10 +60,26 @@ extension Migrator {
         guard try Self.transactionID(on: connection, assigning: false) == transactionID else {
             throw .leftTransaction
         }
+        try refreshSyncTriggers(on: connection)
         do {
             try MigrationHistory.record(file, durationMs: durationMs, on: connection)
         } catch {
             throw .bookkeeping(error)
+        }
+    }
+
+    /// Regenerates the synced tables' update triggers in the file's transaction, once the
+    /// database has `ferry.refresh_sync_triggers` (0011 on): a generated trigger names the
+    /// columns it knew, so a migration that adds, drops or renames a synced column leaves
+    /// it current. Tables whose trigger is already current are not touched (no lock).
+    private static func refreshSyncTriggers(on connection: PostgresConnection) throws(Step) {
+        do {
+            let exists = try connection.query(
+                "SELECT pg_catalog.to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL AS present")
+            guard exists.first?["present"] == "t" else { return }
+            _ = try connection.query("SELECT ferry.refresh_sync_triggers()")
+        } catch {
+            throw .syncTriggers(error)
         }
     }
 

@@ -46,6 +46,42 @@ import FerryTestSupport
         #expect(try database.column("SELECT count(*) FROM public.items") == ["2"])
     }
 
+    /// A synced table's update trigger is generated from its columns (migration 0011), so
+    /// the migrator regenerates it inside every migration's transaction: after a migration
+    /// that adds one column and renames another, updates work and record both by name.
+    @Test func syncTriggersFollowEachMigration() throws {
+        let database = try ScratchDatabase.create()
+        defer { database.drop() }
+        let fixture = try MigrationFixture([
+            "0100_reshape_terms.sql": """
+                ALTER TABLE app.terms ADD COLUMN note text;
+                ALTER TABLE app.terms RENAME COLUMN definition TO meaning;
+                """,
+        ])
+        defer { fixture.destroy() }
+        let core = try MigrationDirectory.load(
+            path: TestEnvironment.repositoryRoot.appendingPathComponent("migrations").path)
+        let extra = try MigrationDirectory.load(path: fixture.path)
+        _ = try Migrator(databaseURL: database.url, files: core + extra).migrate()
+
+        let source = try database.column("""
+            SELECT prosrc FROM pg_proc WHERE oid = format('ferry.sync_update_%s()', 'app.terms'::regclass::oid)::regprocedure
+            """).first ?? nil
+        #expect(source?.contains("NEW.note)") == true)
+        #expect(source?.contains("NEW.meaning)") == true)
+        #expect(source?.contains("NEW.definition)") == false)
+        let revisions = try database.column("""
+            WITH s AS (INSERT INTO app.study_sets (creator_id, title)
+                       VALUES (ferry.create_user('mig', 'mig-password-123'), 's') RETURNING id),
+                 t AS (INSERT INTO app.terms (set_id, word, meaning, rank) SELECT id, 'w', 'm', '0001V' FROM s RETURNING id)
+            SELECT id::text FROM t
+            """)
+        let id = try #require(revisions.first ?? nil)
+        #expect(try database.column(
+            "UPDATE app.terms SET note = 'n', meaning = 'm2' WHERE id = '\(id)' RETURNING _ferry_field_revisions::text")
+            == [#"{"note": 2, "meaning": 2}"#])
+    }
+
     @Test func newFilesAreAppliedOnALaterRun() throws {
         let database = try ScratchDatabase.create()
         defer { database.drop() }
