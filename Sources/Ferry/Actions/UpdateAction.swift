@@ -13,18 +13,23 @@ extension ResourceActions {
         let id = try pathID(context, resource, hash: hash)
         let body = try WriteBody(request, maxItems: 1, allowObject: true, allowArray: false)
         let (revisions, star) = Self.ifMatch(request)
-        return try writeOne(resource, catalog, mode: mode, hash: hash, item: body.items, id: id, revisions: revisions, star: star)
+        let prechecked = ObjectMembers(request.body).map {
+            FieldPrecheck(resource: resource, mode: mode).passes($0, in: request.body)
+        } ?? false
+        return try writeOne(resource, catalog, mode: mode, hash: hash, item: body.items, id: id, revisions: revisions,
+                            star: star, prechecked: prechecked)
     }
 
     /// One row's PATCH, PUT or DELETE: the fast path (``FastUpdatePlan``) when
     /// it applies and writes, else UpdatePlan, which finds every other answer.
-    /// `item` is the one-item JSON array; `revisions` and `star` come from `ifMatch`.
+    /// `item` is the one-item JSON array; `revisions` and `star` come from `ifMatch`;
+    /// `prechecked` when its fields passed ``FieldPrecheck``.
     func writeOne(
         _ resource: Resource, _ catalog: SchemaCatalog, mode: WriteMode, hash: String,
-        item: String, id: String, revisions: String?, star: String
+        item: String, id: String, revisions: String?, star: String, prechecked: Bool = false
     ) throws -> HTTPResponse {
         let references = catalog.references(for: resource)
-        if let fast = fastUpdateSQL(resource, references, mode: mode),
+        if let fast = fastUpdateSQL(resource, references, mode: mode, prechecked: prechecked),
            let result = try writeIfAny(resource, hash: hash, statement: PostgresStatement(fast, [item, id, revisions, star]),
                                        single: true) {
             return .json(result.singleRow, headers: result.rowHeaders)
@@ -55,10 +60,11 @@ extension ResourceActions {
 
     /// The single PATCH, PUT or DELETE fast path (see ``FastUpdatePlan``);
     /// nil when the resource has nothing such a write can change.
-    private func fastUpdateSQL(_ resource: Resource, _ references: ReferenceCheck, mode: WriteMode) -> String? {
+    private func fastUpdateSQL(_ resource: Resource, _ references: ReferenceCheck, mode: WriteMode, prechecked: Bool) -> String? {
         // Cached as "" when it does not apply, so the answer is not recomputed per request.
-        let sql = plans.sql(resource, "\(mode.rawValue)-fast|" + references.key) {
-            let plan = FastUpdatePlan(resource: resource, mode: mode, references: references)
+        let sql = plans.sql(resource, "\(mode.rawValue)-fast\(prechecked ? "-prechecked" : "")|" + references.key) {
+            var plan = FastUpdatePlan(resource: resource, mode: mode, references: references)
+            plan.prechecked = prechecked
             return plan.applies ? plan.sql : ""
         }
         return sql.isEmpty ? nil : sql

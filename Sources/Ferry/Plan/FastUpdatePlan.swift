@@ -28,6 +28,9 @@ struct FastUpdatePlan {
     /// `.patch`, `.put` or `.delete`.
     let mode: WriteMode
     let references: ReferenceCheck
+    /// The body's fields already passed ``FieldPrecheck``: the statement leaves
+    /// FieldValidation's per-field check out.
+    var prechecked = false
 
     private var updatable: [Column] { resource.updatableColumns }
     private var readOnly: [Column] { resource.readOnlyColumns }
@@ -90,11 +93,8 @@ struct FastUpdatePlan {
         // it to UpdatePlan. A read-only one (echoed in a PUT body, say) is only
         // compared, as UpdatePlan does, by the read-only check below.
         let referenced = updatable.map(\.name).filter { references.targets[$0] != nil }
-        var conditions = [
-            pathRow,
-            "jsonb_typeof(i.item) = 'object'",
-            "NOT \(validation.anyFieldFails(item: "i.item"))",
-        ]
+        var conditions = [pathRow, "jsonb_typeof(i.item) = 'object'"]
+        if !prechecked { conditions.append("NOT \(validation.anyFieldFails(item: "i.item"))") }
         if !required.isEmpty {
             conditions.append("i.item ?& ARRAY[\(required.map(SQL.literal).joined(separator: ", "))]::text[]")
         }
