@@ -7,8 +7,9 @@
 -- in a query, which plpgsql runs through SPI with a whole executor start per
 -- row. Counted by callgrind on one backend (postgres --single, 1,000 updates
 -- of app.terms), that was 176,000 of the 390,000 instructions of an update;
--- the same comparison written per column costs 12,000. For PATCH and PUT it
--- was the largest single item of PostgreSQL's CPU (bench/README.md).
+-- the same comparison written out per column, as below, costs 68,000 (an
+-- update 282,000). For PATCH and PUT it was the largest single item of
+-- PostgreSQL's CPU (bench/README.md).
 --
 -- So every synced table gets its own trigger function, generated from its
 -- columns: ferry."sync_update_<table oid>"(). It does what sync_before_update
@@ -26,9 +27,10 @@
 -- renamed column cannot be seen that way: updates of the table then fail
 -- with "record "new" has no field" until the trigger is regenerated. Renaming
 -- a synced column renames an API field anyway; `ferry migrate` regenerates
--- every synced table's trigger inside each migration's transaction, so
--- schema changes made through migrations never see a stale trigger. After a
--- schema change made by hand: SELECT ferry.refresh_sync_triggers();
+-- every synced table's trigger at the end of each migration, in its
+-- transaction (a file that renames a synced column and then updates that
+-- table calls SELECT ferry.refresh_sync_trigger('the.table') in between).
+-- After a schema change made by hand: SELECT ferry.refresh_sync_triggers();
 --
 -- ferry.enable_sync keeps its name and arguments: the 0001 function becomes
 -- ferry.enable_sync_base, and ferry.enable_sync calls it and then generates
