@@ -38,8 +38,9 @@ public final class LogBuffer: Sendable {
         }
     }
 
-    /// Appends one formatted line (with its newline).
-    func append(_ line: [UInt8]) {
+    /// Appends one formatted line (with its newline): the text handler's lines and
+    /// Ferry's JSON ones go through the same buffer.
+    public func append(_ line: [UInt8]) {
         let wake = state.withLock { state -> Bool in
             guard state.bytes.count + line.count <= maxBytes else {
                 state.dropped += 1

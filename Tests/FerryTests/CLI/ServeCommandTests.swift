@@ -59,6 +59,56 @@ import Glibc
         #expect(process.terminationStatus == 0)
     }
 
+    /// Both log formats go through the process's log buffer: a request's line reaches
+    /// standard output, whole, by the time SIGTERM's shutdown has finished.
+    @Test(arguments: ["text", "json"]) func requestLinesReachStandardOutput(format: String) throws {
+        let database = try ScratchDatabase()
+        defer { database.drop() }
+        let port = FreePort.next()
+        let process = Process()
+        process.executableURL = try FerryProcess.binary
+        process.arguments = ["serve"]
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
+        env["FERRY_DATABASE_URL"] = database.appURL
+        env["FERRY_LISTEN_PORT"] = String(port)
+        env["FERRY_LOGGING_FORMAT"] = format
+        process.environment = env
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        let client = TestHTTPClient(port: port, timeout: 5)
+        var health: TestHTTPClient.Response?
+        for _ in 0..<100 where health == nil {
+            health = try? client.request("GET", "/healthz")
+            if health == nil { usleep(100_000) }
+        }
+        #expect(health?.status == 200)
+        let missing = try client.request("GET", "/v1/terms/not-a-row", headers: [("X-Request-Id", "log-line-\(format)")])
+        #expect(missing.status == 401)
+        client.close()
+        kill(process.processIdentifier, SIGTERM)
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+
+        let lines = text.split(separator: "\n").filter { $0.contains("log-line-\(format)") }
+        #expect(lines.count == 1, "\(text)")
+        let line = try #require(lines.first)
+        if format == "json" {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["message"] as? String == "request")
+            #expect(object["route"] as? String == "/v1/:resource/:id")
+            #expect(object["status"] as? Int == 401)
+        } else {
+            #expect(line.contains(" info ferry: request "))
+            #expect(line.contains("route=/v1/:resource/:id"))
+            #expect(line.contains("status=401"))
+        }
+    }
+
     @Test func unreachableDatabaseFailsAtStart() throws {
         let outcome = try FerryProcess.run(["serve"], environment: [
             "FERRY_DATABASE_URL": "postgresql://ferry_app@127.0.0.1:1/ferry", "FERRY_LISTEN_PORT": String(FreePort.next()),
