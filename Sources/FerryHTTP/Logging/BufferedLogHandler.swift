@@ -70,8 +70,9 @@ public struct BufferedLogHandler: LogHandler {
         text.withUTF8 { line.append(contentsOf: $0) }
     }
 
-    /// ISO 8601 UTC with milliseconds.
-    static func appendTimestamp(to line: inout [UInt8]) {
+    /// Appends the wall-clock time as ISO 8601 UTC with milliseconds
+    /// (`2026-01-31T12:00:00.123Z`), without allocating; Ferry's JSON handler uses it too.
+    public static func appendTimestamp(to line: inout [UInt8]) {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME_COARSE, &ts)
         var seconds = ts.tv_sec

@@ -103,8 +103,19 @@ struct ResponseUnitTests {
         if case .found = router.match(method: "HEAD", path: "/v1/x") {} else { Issue.record("HEAD should use GET") }
     }
 
-    @Test func jsonStringsAreEscaped() {
+    @Test func jsonStringsAreEscaped() throws {
         let value: JSONValue = .string("a\"b\\c\n\u{01}")
         #expect(String(decoding: value.bytes, as: UTF8.self) == #""a\"b\\c\n\u0001""#)
+        #expect(String(decoding: JSONValue.string("\u{1F}\u{0B}\u{7F}").bytes, as: UTF8.self) == "\"\\u001f\\u000b\u{7F}\"")
+        // Every ASCII byte, alone, at the edges and between multibyte text, reads back as itself.
+        for code in 0..<128 {
+            let c = String(UnicodeScalar(UInt8(code)))
+            for text in [c, "ü" + c + "x€", c + c + "plain" + c, String(repeating: "é", count: 40) + c] {
+                let bytes = JSONValue.array([.string(text)]).bytes
+                let parsed = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String]
+                #expect(parsed == [text], "byte \(code)")
+            }
+        }
+        #expect(JSONValue.string("").bytes == [34, 34])
     }
 }
