@@ -8,9 +8,11 @@ import Glibc
 /// `ferry serve` as a real process: it serves, reloads its tables on SIGHUP,
 /// and exits 0 on SIGTERM.
 @Suite struct ServeCommandTests {
-    @Test func reloadsOnSIGHUPAndStopsOnSIGTERM() throws {
-        let database = try ScratchDatabase()
-        defer { database.drop() }
+    /// Starts `ferry serve` on a free port over `database` with `settings` added to a
+    /// clean FERRY_* environment, and waits until /healthz answers.
+    private func serve(_ database: ScratchDatabase, _ settings: [String: String], stdout: Any = FileHandle.nullDevice)
+        throws -> (Process, TestHTTPClient)
+    {
         let port = FreePort.next()
         let process = Process()
         process.executableURL = try FerryProcess.binary
@@ -18,15 +20,11 @@ import Glibc
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
         env["FERRY_DATABASE_URL"] = database.appURL
         env["FERRY_LISTEN_PORT"] = String(port)
-        env["FERRY_LOGGING_LEVEL"] = "warning"
+        env.merge(settings) { _, new in new }
         process.environment = env
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = stdout
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer { if process.isRunning { process.terminate() } }
-
-        let owner = try TestServerless.owner(database)
-        defer { owner.close() }
         let client = TestHTTPClient(port: port, timeout: 5)
         var health: TestHTTPClient.Response?
         for _ in 0..<100 where health == nil {
@@ -34,6 +32,17 @@ import Glibc
             if health == nil { usleep(100_000) }
         }
         #expect(health?.status == 200)
+        return (process, client)
+    }
+
+    @Test func reloadsOnSIGHUPAndStopsOnSIGTERM() throws {
+        let database = try ScratchDatabase()
+        defer { database.drop() }
+        let (process, client) = try serve(database, ["FERRY_LOGGING_LEVEL": "warning"])
+        defer { if process.isRunning { process.terminate() } }
+
+        let owner = try TestServerless.owner(database)
+        defer { owner.close() }
 
         let token = try TestServerless.token(owner, user: "kim")
         let auth = [("Authorization", "Bearer \(token)")]
@@ -64,28 +73,9 @@ import Glibc
     @Test(arguments: ["text", "json"]) func requestLinesReachStandardOutput(format: String) throws {
         let database = try ScratchDatabase()
         defer { database.drop() }
-        let port = FreePort.next()
-        let process = Process()
-        process.executableURL = try FerryProcess.binary
-        process.arguments = ["serve"]
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
-        env["FERRY_DATABASE_URL"] = database.appURL
-        env["FERRY_LISTEN_PORT"] = String(port)
-        env["FERRY_LOGGING_FORMAT"] = format
-        process.environment = env
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, client) = try serve(database, ["FERRY_LOGGING_FORMAT": format], stdout: output)
         defer { if process.isRunning { process.terminate() } }
-
-        let client = TestHTTPClient(port: port, timeout: 5)
-        var health: TestHTTPClient.Response?
-        for _ in 0..<100 where health == nil {
-            health = try? client.request("GET", "/healthz")
-            if health == nil { usleep(100_000) }
-        }
-        #expect(health?.status == 200)
         let missing = try client.request("GET", "/v1/terms/not-a-row", headers: [("X-Request-Id", "log-line-\(format)")])
         #expect(missing.status == 401)
         client.close()
