@@ -115,10 +115,11 @@ DECLARE
     v_name text := 'sync_update_' || p_table::oid;
     v_source text := ferry.sync_update_source(p_table);
     v_function oid;
+    v_current text;
 BEGIN
-    SELECT p.oid INTO v_function FROM pg_proc p
+    SELECT p.oid, p.prosrc INTO v_function, v_current FROM pg_proc p
      WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = v_name AND p.pronargs = 0;
-    IF v_function IS NULL OR (SELECT p.prosrc FROM pg_proc p WHERE p.oid = v_function) IS DISTINCT FROM v_source THEN
+    IF v_function IS NULL OR v_current IS DISTINCT FROM v_source THEN
         EXECUTE format('CREATE OR REPLACE FUNCTION ferry.%I() RETURNS trigger LANGUAGE plpgsql '
                        'SET search_path = pg_catalog, ferry, pg_temp AS %L', v_name, v_source);
         EXECUTE format('REVOKE EXECUTE ON FUNCTION ferry.%I() FROM PUBLIC', v_name);
