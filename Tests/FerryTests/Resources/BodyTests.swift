@@ -17,6 +17,24 @@ extension Resources {
             #expect(count.rows.first?[0] == "0")
         }
 
+        /// Single PATCH bodies whose fields the Swift pre-check reads as valid but which
+        /// PostgreSQL does not take as JSON (a leading zero, broken or NUL escapes in a
+        /// string) take the fast statement without the field check: they still answer
+        /// 400, and nothing is written.
+        @Test func notJSONThroughThePrecheckedPatchIs400() throws {
+            let me = try ResourceFixture.user()
+            let set = try me.createSet()
+            let term = try me.createTerm(set: set["id"] as! String)
+            let path = "/v1/terms/\(term["id"] as! String)"
+            for text in [#"{"definition": "x", "revision": 01}"#, #"{"definition": "x\u12"}"#,
+                         #"{"definition": "x\q"}"#, #"{"definition": "x\u0000"}"#] {
+                let response = try me.call("PATCH", path, body: Array(text.utf8), headers: [("If-Match", "*")])
+                #expect(response.status == 400, "\(text): \(response.text)")
+                #expect(response.code == "invalid_json", "\(text)")
+            }
+            #expect(try me.call("GET", path).object["revision"] as? Int == 1)
+        }
+
         @Test func deepNestingIsRefusedWithoutACrash() throws {
             let me = try ResourceFixture.user()
             let deep = String(repeating: "[", count: 2000) + String(repeating: "]", count: 2000)

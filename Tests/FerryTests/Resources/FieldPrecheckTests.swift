@@ -91,7 +91,9 @@ extension Resources {
                 #expect(passed > 100, "\(mode): only \(passed) bodies passed the pre-check")
                 for body in [#"{"word": "a"}"#, #"{"n": -5, "small": 32767, "big": 9223372036854775807}"#,
                              #"{"set_id": "00000000-0000-0000-0000-00000000000a", "tags": [], "data": {"x": 1}}"#,
-                             #"{"at": "2026-01-01T00:00:00Z", "ratio": 1e2, "revision": 0, "note": null}"#] {
+                             #"{"at": "2026-01-01T00:00:00Z", "ratio": 1e2, "revision": 0, "note": null}"#,
+                             // Not JSON, but the pre-check does not parse: PostgreSQL's cast refuses it (BodyTests).
+                             #"{"word": "x\u12", "note": "x\q", "revision": 01}"#] {
                     let bytes = Array(body.utf8)
                     #expect(ObjectMembers(bytes).map { check.passes($0, in: bytes) } == true, "\(body)")
                 }
