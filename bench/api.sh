@@ -304,13 +304,6 @@ calibrate() {
   calibration_drop
 }
 
-# The issue's targets, checked against both readings of them: as written (10,000/s GET
-# and 304, 2,000/s PATCH) and scaled by the yardstick they were set beside (pgbench -S
-# at ~42,000 tps on this machine then: GET and 304 at 10,000/42,000 of it, PATCH at
-# 2,000/42,000). A single pgbench run ahead of the operations can land on a faster or
-# slower minute than they do, so each round measures pgbench right before its own GET,
-# 304 and PATCH: BENCH_ROUNDS rounds (default 3) of BENCH_DURATION each (whole seconds,
-# default here 5s).
 # The cpu line of /proc/stat: "<steal jiffies> <all jiffies>". On a VM, steal is the
 # time the host gave this machine's CPUs to others.
 cpu_steal() { awk '$1=="cpu" {t=0; for (i=2; i<=9; i++) t+=$i; print $9, t}' /proc/stat; }
@@ -320,6 +313,13 @@ steal_percent() {
     if (y[2] > x[2]) printf "%.0f", 100 * (y[1] - x[1]) / (y[2] - x[2]); else print "-" }'
 }
 
+# The issue's targets, checked against both readings of them: as written (10,000/s GET
+# and 304, 2,000/s PATCH) and scaled by the yardstick they were set beside (pgbench -S
+# at ~42,000 tps on this machine then: GET and 304 at 10,000/42,000 of it, PATCH at
+# 2,000/42,000). A single pgbench run ahead of the operations can land on a faster or
+# slower minute than they do, so each round measures pgbench right before its own GET,
+# 304 and PATCH: BENCH_ROUNDS rounds (default 3) of BENCH_DURATION each (whole seconds,
+# default here 5s).
 bench_targets() {
   local rounds=${BENCH_ROUNDS:-3} round tps get r304 patch cpu c0 c1 c2
   DURATION=${BENCH_DURATION:-5s}
