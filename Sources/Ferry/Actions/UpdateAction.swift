@@ -62,7 +62,7 @@ extension ResourceActions {
     /// nil when the resource has nothing such a write can change.
     private func fastUpdateSQL(_ resource: Resource, _ references: ReferenceCheck, mode: WriteMode, prechecked: Bool) -> String? {
         // Cached as "" when it does not apply, so the answer is not recomputed per request.
-        let sql = plans.sql(resource, "\(mode.rawValue)-fast\(prechecked ? "-prechecked" : "")|" + references.key) {
+        let sql = plans.sql(resource, mode.rawValue + (prechecked ? "-fast-prechecked|" : "-fast|") + references.key) {
             var plan = FastUpdatePlan(resource: resource, mode: mode, references: references)
             plan.prechecked = prechecked
             return plan.applies ? plan.sql : ""

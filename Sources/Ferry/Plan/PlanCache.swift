@@ -6,14 +6,17 @@
 /// almost none write it, so readers share the lock.
 final class PlanCache: Sendable {
     private struct Entry: Sendable { let resource: Resource; let sql: String }
-    private let entries = ReadWriteLock<[String: Entry]>([:])
+    /// The resource's name and the action's shape, hashed as they are: joining
+    /// them into one String cost an allocation on every request.
+    private struct Key: Hashable, Sendable { let resource: String; let shape: String }
+    private let entries = ReadWriteLock<[Key: Entry]>([:])
     private let capacity: Int
 
     init(capacity: Int = 4096) { self.capacity = capacity }
 
     /// The cached SQL for `key` on `resource`, or `build()`'s, stored.
     func sql(_ resource: Resource, _ key: String, build: () -> String) -> String {
-        let fullKey = resource.name + "\u{0}" + key
+        let fullKey = Key(resource: resource.name, shape: key)
         if let hit = entries.read({ $0[fullKey] }), hit.resource == resource { return hit.sql }
         let sql = build()
         entries.write { entries in
