@@ -18,7 +18,14 @@ struct RequestObserver: HTTPResponder {
     let router: Router
     let inner: any HTTPResponder
     let metrics: FerryMetrics
-    let logger: Logger
+    let log: FieldLogger
+
+    init(router: Router, inner: any HTTPResponder, metrics: FerryMetrics, logger: Logger) {
+        self.router = router
+        self.inner = inner
+        self.metrics = metrics
+        log = FieldLogger(logger)
+    }
 
     func respond(to request: HTTPRequest, context: RequestContext) -> HTTPResponse {
         let trace = RequestTrace()
@@ -30,19 +37,21 @@ struct RequestObserver: HTTPResponder {
         if route == Self.changesRoute, response.status == 200 || response.status == 304 {
             metrics.changesPolls.increment()
         }
-        if logger.logLevel <= .info {
-            // Sized for every key up front: growing the dictionary mid-way cost more than the rest of the line.
-            var metadata = Logger.Metadata(minimumCapacity: 8)
-            metadata["request_id"] = .string(context.requestID)
-            metadata["method"] = .string(request.method)
-            metadata["route"] = .string(route)
-            metadata["status"] = .stringConvertible(response.status)
-            // Microsecond precision; a JSON number in json logs.
-            metadata["duration_ms"] = .stringConvertible((seconds * 1_000_000).rounded() / 1000)
-            metadata["remote"] = .string(context.remoteAddress)
-            if let bytes = response.body.count { metadata["bytes"] = .stringConvertible(bytes) }
-            if let user = trace.userID { metadata["user_id"] = .string(user) }
-            logger.info("request", metadata: metadata)
+        if log.isEnabled(.info) {
+            // Ordered fields, not a metadata dictionary: hashing and sorting eight keys per
+            // request cost more than the rest of the line. Keys in sorted order, as metadata prints.
+            var fields: [LogField] = []
+            fields.reserveCapacity(8)
+            if let bytes = response.body.count { fields.append(LogField("bytes", .int(bytes))) }
+            // Microsecond precision, written in milliseconds; a JSON number in json logs.
+            fields.append(LogField("duration_ms", .thousandths(Int((seconds * 1_000_000).rounded()))))
+            fields.append(LogField("method", .string(request.method)))
+            fields.append(LogField("remote", .string(context.remoteAddress)))
+            fields.append(LogField("request_id", .string(context.requestID)))
+            fields.append(LogField("route", .string(route)))
+            fields.append(LogField("status", .int(response.status)))
+            if let user = trace.userID { fields.append(LogField("user_id", .string(user))) }
+            log.log(level: .info, "request", fields: fields)
         }
         return response
     }

@@ -7,11 +7,9 @@ import Logging
 /// Metadata keys become top-level members, so log pipelines can index
 /// `request_id`, `user_id` and `route` directly. A metadata key that would
 /// shadow `ts`, `level`, `logger` or `message` is written as `meta.<key>`.
-public struct JSONLogHandler: LogHandler {
+public struct JSONLogHandler: FieldLogHandler {
     /// Where finished lines (each ending in a newline) go.
     public typealias Sink = @Sendable ([UInt8]) -> Void
-
-    static let reserved: Set<String> = ["ts", "level", "logger", "message"]
 
     /// Handler-wide metadata.
     public var metadata: Logger.Metadata = [:]
@@ -39,25 +37,71 @@ public struct JSONLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        var line: [UInt8] = []
-        line.reserveCapacity(320)
-        line.append(contentsOf: #"{"ts":""#.utf8)
-        BufferedLogHandler.appendTimestamp(to: &line)
-        line.append(contentsOf: #"","level":"#.utf8)
-        JSONValue.writeString(event.level.rawValue, into: &line)
-        line.append(contentsOf: #","logger":"#.utf8)
-        JSONValue.writeString(label, into: &line)
-        line.append(contentsOf: #","message":"#.utf8)
-        JSONValue.writeString(event.message.description, into: &line)
+        write(event.level, event.message.description, merged)
+    }
+
+    /// Writes the line `log(event:)` writes for `fields` as metadata. Keys come in
+    /// the order given (callers pass them sorted); with handler-wide metadata, which
+    /// would have to be sorted in among them, the fields go the metadata way.
+    public func log(level: Logger.Level, message: String, fields: [LogField]) {
+        guard metadata.isEmpty else {
+            var merged = metadata
+            for field in fields { merged[field.key] = field.metadataValue }
+            write(level, message, merged)
+            return
+        }
+        var line = header(level, message)
+        for field in fields {
+            appendKey(field.key, to: &line)
+            if case .string(let text) = field.value {
+                JSONValue.writeString(text, into: &line)
+            } else {
+                field.appendValueText(to: &line)
+            }
+        }
+        line.append(UInt8(ascii: "}"))
+        line.append(10)
+        sink(line)
+    }
+
+    private func write(_ level: Logger.Level, _ message: String, _ merged: Logger.Metadata) {
+        var line = header(level, message)
         for key in merged.keys.sorted() {
-            line.append(UInt8(ascii: ","))
-            JSONValue.writeString(Self.reserved.contains(key) ? "meta." + key : key, into: &line)
-            line.append(UInt8(ascii: ":"))
+            appendKey(key, to: &line)
             Self.json(merged[key]!).write(into: &line)
         }
         line.append(UInt8(ascii: "}"))
         line.append(10)
         sink(line)
+    }
+
+    /// The object up to its message member, the object left open.
+    private func header(_ level: Logger.Level, _ message: String) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(320)
+        line.append(contentsOf: #"{"ts":""#.utf8)
+        BufferedLogHandler.appendTimestamp(to: &line)
+        line.append(contentsOf: #"","level":"#.utf8)
+        JSONValue.writeString(level.rawValue, into: &line)
+        line.append(contentsOf: #","logger":"#.utf8)
+        JSONValue.writeString(label, into: &line)
+        line.append(contentsOf: #","message":"#.utf8)
+        JSONValue.writeString(message, into: &line)
+        return line
+    }
+
+    /// `,"key":`, with a key that would shadow a member of the line's own renamed `meta.<key>`.
+    private func appendKey(_ key: String, to line: inout [UInt8]) {
+        line.append(UInt8(ascii: ","))
+        JSONValue.writeString(Self.isReserved(key) ? "meta." + key : key, into: &line)
+        line.append(UInt8(ascii: ":"))
+    }
+
+    static func isReserved(_ key: String) -> Bool {
+        switch key {
+        case "ts", "level", "logger", "message": true
+        default: false
+        }
     }
 
     /// Numbers and booleans logged as `.stringConvertible` stay JSON numbers and booleans.

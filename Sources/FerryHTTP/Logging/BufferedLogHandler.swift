@@ -10,7 +10,7 @@ import Logging
 /// defer { buffer.close() }
 /// ```
 /// Lines look like `2025-01-31T12:00:00.123Z info ferry: message key=value`.
-public struct BufferedLogHandler: LogHandler {
+public struct BufferedLogHandler: FieldLogHandler {
     /// Handler-wide metadata, printed after the message.
     public var metadata: Logger.Metadata = [:]
     /// The lowest level written.
@@ -31,19 +31,39 @@ public struct BufferedLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var line: [UInt8] = []
-        line.reserveCapacity(160)
-        Self.appendTimestamp(to: &line)
-        line.append(32)
-        line.append(contentsOf: event.level.rawValue.utf8)
-        line.append(32)
-        Self.append(label, to: &line)
-        line.append(contentsOf: ": ".utf8)
-        Self.append(event.message.description, to: &line)
+        var line = header(event.level, event.message.description)
         appendMetadata(metadata, to: &line)
         if let extra = event.metadata { appendMetadata(extra, to: &line) }
         line.append(10)
         buffer.append(line)
+    }
+
+    /// Writes the line `log(event:)` writes for `fields` as metadata, keys in the order given.
+    public func log(level: Logger.Level, message: String, fields: [LogField]) {
+        var line = header(level, message)
+        appendMetadata(metadata, to: &line)
+        for field in fields {
+            line.append(32)
+            Self.append(field.key, to: &line)
+            line.append(61)
+            field.appendValueText(to: &line)
+        }
+        line.append(10)
+        buffer.append(line)
+    }
+
+    /// The line up to its message: timestamp, level, label and message.
+    private func header(_ level: Logger.Level, _ message: String) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(192)
+        Self.appendTimestamp(to: &line)
+        line.append(32)
+        line.append(contentsOf: level.rawValue.utf8)
+        line.append(32)
+        Self.append(label, to: &line)
+        line.append(contentsOf: ": ".utf8)
+        Self.append(message, to: &line)
+        return line
     }
 
     private func appendMetadata(_ metadata: Logger.Metadata, to line: inout [UInt8]) {
@@ -78,22 +98,19 @@ public struct BufferedLogHandler: LogHandler {
         var seconds = ts.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func digits(_ value: Int, _ count: Int) {
-            var divisor = 1
-            for _ in 1..<count { divisor *= 10 }
-            var v = value
-            while divisor > 0 {
-                line.append(UInt8(48 + (v / divisor) % 10))
-                v %= divisor
-                divisor /= 10
-            }
+        // Two digits at a time: this runs for every request's line.
+        func two(_ value: Int32) {
+            line.append(UInt8(48 + value / 10))
+            line.append(UInt8(48 + value % 10))
         }
-        digits(Int(parts.tm_year) + 1900, 4); line.append(45)
-        digits(Int(parts.tm_mon) + 1, 2); line.append(45)
-        digits(Int(parts.tm_mday), 2); line.append(84)
-        digits(Int(parts.tm_hour), 2); line.append(58)
-        digits(Int(parts.tm_min), 2); line.append(58)
-        digits(Int(parts.tm_sec), 2); line.append(46)
-        digits(Int(ts.tv_nsec / 1_000_000), 3); line.append(90)
+        let year = parts.tm_year + 1900
+        let milliseconds = Int32(ts.tv_nsec / 1_000_000)
+        two(year / 100); two(year % 100); line.append(45)
+        two(parts.tm_mon + 1); line.append(45)
+        two(parts.tm_mday); line.append(84)
+        two(parts.tm_hour); line.append(58)
+        two(parts.tm_min); line.append(58)
+        two(parts.tm_sec); line.append(46)
+        line.append(UInt8(48 + milliseconds / 100)); two(milliseconds % 100); line.append(90)
     }
 }

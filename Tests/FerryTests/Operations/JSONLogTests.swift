@@ -1,4 +1,5 @@
 import Ferry
+import FerryHTTP
 import FerryTestSupport
 import Foundation
 import Logging
@@ -77,5 +78,37 @@ import Testing
         #expect((object["nested"] as? [String: String])?["k"] == "v")
         #expect(object["global"] as? String == "g")
         #expect(object["level"] as? String == "debug")
+    }
+
+    @Test func aFieldLineIsTheSameObjectAsTheMetadataLine() throws {
+        let fields = [
+            LogField("bytes", .int(248)), LogField("duration_ms", .thousandths(1_250)),
+            LogField("message", .string("shadowed")), LogField("route", .string("/v1/\"quoted\"\n")),
+            LogField("status", .int(304)),
+        ]
+        var metadata = Logger.Metadata()
+        for field in fields { metadata[field.key] = field.metadataValue }
+        for global: Logger.MetadataValue? in [nil, "g"] {
+            let lines = Lines()
+            var logger = Logger(label: "ferry") { JSONLogHandler(label: $0, logLevel: .info) { lines.append($0) } }
+            // Handler-wide metadata sends the fields the metadata way; both ways must agree.
+            logger[metadataKey: "global"] = global
+            FieldLogger(logger).log(level: .info, "request", fields: fields)
+            logger.info("request", metadata: metadata)
+            FieldLogger(logger).log(level: .debug, "below the level", fields: fields)
+            let raw = lines.all
+            // Byte for byte after the timestamp: `{"ts":"` and 24 characters of time.
+            #expect(raw.count == 2 && raw[0].dropFirst(31) == raw[1].dropFirst(31))
+            let objects = try objects(lines).map { $0.filter { $0.key != "ts" } }
+            #expect(objects.count == 2)
+            let first = try #require(objects.first)
+            #expect(NSDictionary(dictionary: first).isEqual(to: try #require(objects.last)), "\(objects)")
+            #expect(first["duration_ms"] as? Double == 1.25)
+            #expect(first["status"] as? Int == 304)
+            #expect(first["meta.message"] as? String == "shadowed")
+            #expect(first["message"] as? String == "request")
+            #expect(first["route"] as? String == "/v1/\"quoted\"\n")
+            #expect(first["global"] as? String == global.map { "\($0)" })
+        }
     }
 }
