@@ -1,16 +1,23 @@
 /// One segment level of the routing tree.
+///
+/// Every request walks it, so it is matched on the path's UTF-8 bytes: literal
+/// children are few per level and compared byte for byte (no String built, nothing
+/// hashed), and methods are a short list compared by value.
 struct RouteNode: Sendable {
-    var literals: [String: RouteNode] = [:]
-    /// The longest literal child, in UTF-8 bytes. A longer segment (an id, say)
-    /// cannot be a literal, so `find` skips building a String to look it up.
-    var longestLiteral = 0
+    /// Literal children and their segment's bytes.
+    var literals: [(segment: [UInt8], node: RouteNode)] = []
     /// At most one parameter child; an array keeps the recursive struct finite.
     var parameter: [(name: String, node: RouteNode)] = []
-    var routes: [String: Router.Route] = [:]
+    /// The routes ending here, by method.
+    var routes: [(method: String, route: Router.Route)] = []
 
     mutating func insert(_ segments: ArraySlice<Substring>, method: String, route: Router.Route) {
         guard let first = segments.first else {
-            routes[method] = route
+            if let existing = routes.firstIndex(where: { $0.method == method }) {
+                routes[existing].route = route
+            } else {
+                routes.append((method: method, route: route))
+            }
             return
         }
         let rest = segments.dropFirst()
@@ -20,41 +27,54 @@ struct RouteNode: Sendable {
             // One name per position: the first pattern's name wins for later ones too.
             parameter[0].node.insert(rest, method: method, route: route)
         } else {
-            longestLiteral = max(longestLiteral, first.utf8.count)
-            literals[String(first), default: RouteNode()].insert(rest, method: method, route: route)
+            let bytes = Array(first.utf8)
+            if let existing = literals.firstIndex(where: { $0.segment == bytes }) {
+                literals[existing].node.insert(rest, method: method, route: route)
+            } else {
+                var child = RouteNode()
+                child.insert(rest, method: method, route: route)
+                literals.append((segment: bytes, node: child))
+            }
         }
     }
 
     /// The first node (literal before parameter, depth first) whose path matches
     /// and that serves `method` (any method when nil), with the route for it.
+    /// `segments` are ranges of `path`'s bytes.
     func find(
-        _ segments: ArraySlice<Substring>, method: String?, parameters: inout RouteParameters
+        _ path: UnsafeBufferPointer<UInt8>, _ segments: ArraySlice<Range<Int>>, method: String?,
+        parameters: inout RouteParameters
     ) -> (RouteNode, Router.Route?)? {
         guard let first = segments.first else {
             guard !routes.isEmpty else { return nil }
             guard let method else { return (self, nil) }
-            if let route = routes[method] { return (self, route) }
-            if method == "HEAD", let route = routes["GET"] { return (self, route) }
+            if let route = route(for: method) { return (self, route) }
+            if method == "HEAD", let route = route(for: "GET") { return (self, route) }
             return nil
         }
         let rest = segments.dropFirst()
-        if first.utf8.count <= longestLiteral, let child = literals[String(first)],
-            let hit = child.find(rest, method: method, parameters: &parameters) {
-            return hit
+        let segment = UnsafeBufferPointer(rebasing: path[first])
+        for literal in literals where literal.segment.count == segment.count && literal.segment.elementsEqual(segment) {
+            if let hit = literal.node.find(path, rest, method: method, parameters: &parameters) { return hit }
         }
         if let param = parameter.first {
             // Room for every parameter the path could still hold: the pairs grow once, not per segment.
             if parameters.pairs.isEmpty { parameters.reserveCapacity(segments.count) }
-            parameters.append(param.name, String(first))
-            if let hit = param.node.find(rest, method: method, parameters: &parameters) { return hit }
+            parameters.append(param.name, String(decoding: segment, as: UTF8.self))
+            if let hit = param.node.find(path, rest, method: method, parameters: &parameters) { return hit }
             parameters.removeLast()
         }
         return nil
     }
 
+    private func route(for method: String) -> Router.Route? {
+        for entry in routes where entry.method == method { return entry.route }
+        return nil
+    }
+
     /// Methods for `Allow`, HEAD included where GET is.
     var allowedMethods: [String] {
-        var methods = Set(routes.keys)
+        var methods = Set(routes.map(\.method))
         if methods.contains("GET") { methods.insert("HEAD") }
         return methods.sorted()
     }

@@ -17,6 +17,8 @@ public struct Router: HTTPResponder {
     /// Paths of inline routes without parameters, so the I/O thread can decide
     /// `runsInline` with one set lookup instead of a second route match.
     private var inlineLiteralPaths: Set<String> = []
+    /// The longest of them, in bytes: a longer path (any with an id) skips the set's hashing.
+    private var longestInlinePath = 0
     /// Whether some inline route has a parameter; then `runsInline` must match.
     private var parameterizedInline = false
 
@@ -31,7 +33,9 @@ public struct Router: HTTPResponder {
             if segments.contains(where: { $0.hasPrefix(":") }) {
                 parameterizedInline = true
             } else {
-                inlineLiteralPaths.insert("/" + segments.joined(separator: "/"))
+                let path = "/" + segments.joined(separator: "/")
+                inlineLiteralPaths.insert(path)
+                longestInlinePath = max(longestInlinePath, path.utf8.count)
             }
         }
         root.insert(segments[...], method: method, route: Route(pattern: pattern, responder: responder, inline: inline))
@@ -117,7 +121,9 @@ public struct Router: HTTPResponder {
     /// route has parameters: a wrong method there answers a cheap 405 inline,
     /// and a path no route matches runs its 404 on a worker like any other.
     public func runsInline(_ request: HTTPRequest) -> Bool {
-        guard parameterizedInline else { return inlineLiteralPaths.contains(request.path) }
+        guard parameterizedInline else {
+            return request.path.utf8.count <= longestInlinePath && inlineLiteralPaths.contains(request.path)
+        }
         if case .found(let route, _) = resolve(method: request.method, path: request.path) { return route.inline }
         return true
     }
@@ -129,31 +135,43 @@ public struct Router: HTTPResponder {
     }
 
     func resolve(method: String, path: String) -> Resolution {
-        let segments = Self.split(path)
-        var parameters = RouteParameters()
-        if case let (_, route?)? = root.find(segments[...], method: method, parameters: &parameters) {
-            return .found(route, parameters)
+        var path = path
+        return path.withUTF8 { bytes in
+            let segments = Self.segments(of: bytes)
+            var parameters = RouteParameters()
+            if case let (_, route?)? = root.find(bytes, segments[...], method: method, parameters: &parameters) {
+                return .found(route, parameters)
+            }
+            var ignored = RouteParameters()
+            if let (node, _) = root.find(bytes, segments[...], method: nil, parameters: &ignored) {
+                return .methodNotAllowed(node.allowedMethods)
+            }
+            return .notFound
         }
-        var ignored = RouteParameters()
-        if let (node, _) = root.find(segments[...], method: nil, parameters: &ignored) {
-            return .methodNotAllowed(node.allowedMethods)
-        }
-        return .notFound
     }
 
-    /// The non-empty `/`-separated segments. Splits the UTF-8 bytes: splitting
-    /// the String by Character walks grapheme clusters, and was the largest
-    /// single cost of routing.
-    static func split(_ path: String) -> [Substring] {
-        var segments: [Substring] = []
+    /// The byte ranges of the non-empty `/`-separated segments. Splits bytes, not
+    /// Characters: a combining mark after a slash must not glue it to the next segment,
+    /// and walking grapheme clusters was the largest single cost of routing.
+    static func segments(of path: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
+        var segments: [Range<Int>] = []
         segments.reserveCapacity(4)
-        let utf8 = path.utf8
-        var start = utf8.startIndex
-        while start < utf8.endIndex {
-            let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
-            if start < end { segments.append(Substring(utf8[start..<end])) }
-            start = end < utf8.endIndex ? utf8.index(after: end) : end
+        var start = 0
+        for index in path.indices where path[index] == UInt8(ascii: "/") {
+            if start < index { segments.append(start..<index) }
+            start = index + 1
         }
+        if start < path.count { segments.append(start..<path.count) }
         return segments
+    }
+
+    /// The non-empty `/`-separated segments of a pattern.
+    static func split(_ pattern: String) -> [Substring] {
+        var pattern = pattern
+        let ranges = pattern.withUTF8 { segments(of: $0) }
+        let utf8 = pattern.utf8
+        return ranges.map { range in
+            Substring(utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)])
+        }
     }
 }

@@ -65,6 +65,8 @@ struct ResponseUnitTests {
         #expect(router.runsInline(request("HEAD", "/healthz")))
         #expect(!router.runsInline(request("GET", "/v1/terms/1")))
         #expect(!router.runsInline(request("GET", "/nowhere")))
+        #expect(!router.runsInline(request("GET", "/healthy")), "as long as an inline path, but another")
+        #expect(!router.runsInline(request("GET", "/healthz/x")), "longer than every inline path")
         var withParameter = router
         withParameter.get("/v1/fast/:id", inline: true) { _, _ in .text("") }
         #expect(withParameter.runsInline(request("GET", "/v1/fast/7")))
