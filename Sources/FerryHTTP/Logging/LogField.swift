@@ -13,7 +13,8 @@ public struct LogField: Sendable {
         /// A whole number.
         case int(Int)
         /// A count of thousandths, written as a decimal the way `Double.description`
-        /// writes `Double(value) / 1000`: "1.25", "0.001", "12.0".
+        /// writes `Double(value) / 1000`: "1.25", "0.001", "12.0" (the same text for
+        /// every count a Double holds exactly, up to 2^53: as microseconds, some 285 years).
         case thousandths(Int)
     }
 

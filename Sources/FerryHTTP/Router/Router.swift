@@ -170,8 +170,7 @@ public struct Router: HTTPResponder {
         var pattern = pattern
         let ranges = pattern.withUTF8 { segments(of: $0) }
         let utf8 = pattern.utf8
-        return ranges.map { range in
-            Substring(utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)])
-        }
+        func index(_ offset: Int) -> String.Index { utf8.index(utf8.startIndex, offsetBy: offset) }
+        return ranges.map { Substring(utf8[index($0.lowerBound)..<index($0.upperBound)]) }
     }
 }
