@@ -111,17 +111,23 @@ SELECT pg_temp.expect_error($$SELECT ferry.issue_token(ferry.current_user_id(), 
 SELECT pg_temp.expect_error($$SELECT ferry.issue_token(current_setting('authtest.alice')::uuid, 'short', 60)$$, '23514');
 SELECT pg_temp.expect_error($$SELECT ferry.issue_token(gen_random_uuid(), sha256('nouser'), 60)$$, '23503');
 
--- The token check Ferry sends at the start of every request (the text is
--- Database.tokenCheck's): one statement over ferry.live_tokens (0009; 0010
--- dropped ferry.begin_request, which did the same inside a function).
-CREATE FUNCTION pg_temp.token_check(p_hash bytea) RETURNS text LANGUAGE plpgsql AS $$
+-- The token check Ferry sends at the start of every request whose token it has
+-- not checked lately (the text is Database.tokenCheck's): one statement over
+-- ferry.live_tokens (0009; 0010 dropped ferry.begin_request, which did the same
+-- inside a function; 0012 added the expiry). It answers "<user id> <expiry ms>";
+-- token_check returns the user id, token_check_text all of it.
+CREATE FUNCTION pg_temp.token_check_text(p_hash bytea) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE v text;
 BEGIN
     EXECUTE $q$SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true)
+              || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text
               FROM ferry.live_tokens v WHERE v.token_hash = $1::pg_catalog.bytea), ferry.invalid_token())$q$
        INTO v USING p_hash;
     RETURN v;
 END $$;
+CREATE FUNCTION pg_temp.token_check(p_hash bytea) RETURNS text LANGUAGE sql AS $$
+    SELECT split_part(pg_temp.token_check_text(p_hash), ' ', 1);
+$$;
 -- The error the server maps to 401: FR401 'invalid token'.
 CREATE FUNCTION pg_temp.expect_invalid_token(p_hash bytea, p_what text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE msg text;
@@ -139,6 +145,10 @@ BEGIN
     PERFORM pg_temp.check(ferry.current_user_id() IS NULL, 'no user before the token check');
     PERFORM pg_temp.check(pg_temp.token_check(sha256('token-live')) = alice::text, 'token check returns the token''s user');
     PERFORM pg_temp.check(current_setting('ferry.user_id') = alice::text, 'token check sets ferry.user_id');
+    PERFORM pg_temp.check(split_part(pg_temp.token_check_text(sha256('token-live')), ' ', 2)::bigint
+                          = (SELECT floor(extract(epoch FROM expires_at) * 1000)::bigint FROM ferry.live_tokens
+                              WHERE token_hash = sha256('token-live')),
+                          'token check returns the token''s expiry in ms after the user id');
     PERFORM pg_temp.check(ferry.current_user_id() = alice, 'current_user_id() is alice');
     SELECT * INTO me FROM ferry.me();
     PERFORM pg_temp.check(me.id = alice AND me.name = 'alice' AND me.created_at > 1000000000000, 'me() returns alice with ms created_at');

@@ -34,7 +34,7 @@ public final class FerryApp: Sendable {
             preparedStatements: db.preparedStatements,
             onConnect: db.preparedStatements ? Self.planOnce : nil
         )
-        database = Database(pool: pool)
+        database = Database(pool: pool, tokenCacheSeconds: configuration.auth.tokenCacheSeconds)
         let metrics = FerryMetrics()
         self.metrics = metrics
         memcached = try MemcachedClient(configuration: Self.memcachedConfiguration(configuration.memcached))

@@ -39,6 +39,8 @@ struct AuthRoutes: Sendable {
     func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
         let hash = try Caller.tokenHash(request)
         _ = try auth.database.asCaller(tokenHash: hash, [PostgresStatement("SELECT ferry.revoke_token($1::bytea)", [hash])])
+        // Committed: from now on this process looks the token up again, and finds it revoked.
+        auth.database.forgetToken(hash)
         return HTTPResponse(status: 204)
     }
 

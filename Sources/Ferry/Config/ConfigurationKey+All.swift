@@ -51,6 +51,8 @@ extension ConfigurationKey {
 
         .int("auth.token_ttl_seconds", \.auth.tokenTTLSeconds, min: 60, max: 366 * 86_400, "Lifetime of an issued token."),
         .bool("auth.allow_signup", \.auth.allowSignup, "Whether POST /v1/users (sign-up) exists."),
+        .int("auth.token_cache_seconds", \.auth.tokenCacheSeconds, min: 0, max: 300,
+             "How long a checked token is trusted without a lookup (0: never); revocations elsewhere take up to this long."),
 
         .int("tombstones.retention_days", \.tombstones.retentionDays, min: 1, max: 36_500,
              "Tombstones older than this are purged; older change cursors get 410."),

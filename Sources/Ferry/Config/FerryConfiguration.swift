@@ -95,6 +95,10 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var tokenTTLSeconds = 30 * 24 * 3600
         /// Whether `POST /v1/users` (sign-up) exists.
         public var allowSignup = false
+        /// How long a successful token check stands in for the database's in this
+        /// process (0: every request looks its token up). A token revoked other than
+        /// through this process is still accepted here for up to this long.
+        public var tokenCacheSeconds = 1
     }
 
     /// Tombstone retention.

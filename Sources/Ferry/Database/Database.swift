@@ -6,17 +6,22 @@ import Logging
 /// `asCaller` puts the token check (``tokenCheck``) first in the pipeline, so
 /// the token check, the caller's identity for Row Level Security, the action's
 /// statements and the commit travel in one round trip. A bad token raises
-/// inside that transaction, which aborts everything after it.
+/// inside that transaction, which aborts everything after it. A token checked
+/// within `auth.token_cache_seconds` (``TokenCache``) is not looked up again:
+/// its pipeline starts with ``callerSetting`` instead.
 public final class Database: Sendable {
     /// The serve pool (the RLS-subject role).
     public let pool: PostgresPool
     /// How many times a transaction that lost a serialization or deadlock race is rerun.
     public let maxRetries: Int
+    /// Tokens checked within the last `auth.token_cache_seconds`; nil when that is 0.
+    let tokens: TokenCache?
 
-    /// A database over `pool`.
-    public init(pool: PostgresPool, maxRetries: Int = 3) {
+    /// A database over `pool`, keeping checked tokens for `tokenCacheSeconds` (0: never).
+    public init(pool: PostgresPool, maxRetries: Int = 3, tokenCacheSeconds: Int = 0) {
         self.pool = pool
         self.maxRetries = maxRetries
+        tokens = TokenCache(seconds: tokenCacheSeconds)
     }
 
     /// Runs `statements` as the caller that `tokenHash` identifies, in one
@@ -29,24 +34,50 @@ public final class Database: Sendable {
             guard transaction.tokenHash == tokenHash else { throw Problem.unauthorized("one transaction, one caller") }
             return try transaction.run(statements)
         }
+        if let tokens, let user = tokens.user(for: tokenHash) {
+            let results = try run([Self.callerSetting(user)] + statements, offset: 1)
+            RequestTrace.current?.userID = user
+            return Array(results.dropFirst())
+        }
+        // Read before the check is sent: a revocation through this process while it
+        // runs must keep what the check saw out of the cache.
+        let generation = tokens?.generation
         let results = try run([Self.tokenCheck(tokenHash)] + statements, offset: 1)
-        // For the request log line: the token check returns the caller's id.
-        RequestTrace.current?.userID = results.first?.first?[0]
+        let checked = results.first?.first?[0].flatMap(CheckedToken.init)
+        // For the request log line.
+        RequestTrace.current?.userID = checked?.userID
+        if let tokens, let generation, let checked {
+            tokens.store(tokenHash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
+        }
         return Array(results.dropFirst())
     }
 
-    /// The statement that starts every caller's transaction: it finds the live
-    /// token with this hash, sets `ferry.user_id` (which Row Level Security
-    /// reads) for the transaction and returns the user id; with no live token it
-    /// raises FR401, which aborts the transaction before any other statement
-    /// runs. A plain statement rather than a plpgsql function (the former
-    /// `ferry.begin_request`): inside a function the lookup went through SPI and
-    /// cost PostgreSQL ~7 % more per GET (migrations 0009 and 0010).
+    /// Forgets a token revoked through this process, so its next use is checked again.
+    func forgetToken(_ tokenHash: String) {
+        tokens?.evict(tokenHash)
+    }
+
+    /// The statement that starts a caller's transaction unless the token was
+    /// checked lately: it finds the live token with this hash, sets
+    /// `ferry.user_id` (which Row Level Security reads) for the transaction and
+    /// returns the user id and the token's expiry (ms since the epoch) as one text,
+    /// `"<user id> <expiry>"` (``CheckedToken``); with no live token it raises
+    /// FR401, which aborts the transaction before any other statement runs. A plain
+    /// statement rather than a plpgsql function (the former `ferry.begin_request`):
+    /// inside a function the lookup went through SPI and cost PostgreSQL ~7 % more
+    /// per GET (migrations 0009, 0010 and 0012).
     static func tokenCheck(_ tokenHash: String) -> PostgresStatement {
         PostgresStatement("""
             SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true) \
+            || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text \
             FROM ferry.live_tokens v WHERE v.token_hash = $1::pg_catalog.bytea), ferry.invalid_token())
             """, [tokenHash])
+    }
+
+    /// What starts a caller's transaction when ``TokenCache`` vouches for the
+    /// token: `ferry.user_id` set for the transaction, no lookup.
+    static func callerSetting(_ userID: String) -> PostgresStatement {
+        PostgresStatement("SELECT pg_catalog.set_config('ferry.user_id', $1, true)", [userID])
     }
 
     /// Runs `statements` with no caller identity (sign-in, sign-up), in one transaction.

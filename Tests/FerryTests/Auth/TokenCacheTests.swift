@@ -1,0 +1,122 @@
+@testable import Ferry
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// The in-process cache of checked tokens on its own, then over HTTP: what it
+/// spares (the lookup) and what it must never spare (a revocation through this
+/// process, an expiry, a revocation elsewhere once its lifetime has passed).
+@Suite struct TokenCacheTests {
+    private let user = "4394aa78-5309-466c-9cb0-380e236ff8b3"
+    private let farFuture = Int64(4_000_000_000_000)
+
+    @Test func zeroSecondsIsNoCache() {
+        #expect(TokenCache(seconds: 0) == nil)
+        #expect(TokenCache(seconds: 1) != nil)
+    }
+
+    @Test func aCheckStandsForItsLifetimeAndNoLonger() throws {
+        let cache = try #require(TokenCache(seconds: 2))
+        let start = ContinuousClock.now
+        cache.store("h", userID: user, expiresAtMs: farFuture, generation: cache.generation, now: start)
+        #expect(cache.user(for: "h", now: start) == user)
+        #expect(cache.user(for: "h", now: start + .milliseconds(1_999)) == user)
+        #expect(cache.user(for: "h", now: start + .seconds(2)) == nil)
+        #expect(cache.count == 0, "a lapsed check is dropped")
+        #expect(cache.user(for: "other", now: start) == nil)
+    }
+
+    @Test func anExpiredTokenIsRefusedWhateverTheCacheHolds() throws {
+        let cache = try #require(TokenCache(seconds: 60))
+        let now = TokenCache.wallClockMs()
+        cache.store("h", userID: user, expiresAtMs: now + 1_000, generation: cache.generation)
+        #expect(cache.user(for: "h", nowMs: now + 999) == user)
+        #expect(cache.user(for: "h", nowMs: now + 1_000) == nil)
+    }
+
+    @Test func aCheckThatRanAcrossAnEvictionIsNotKept() throws {
+        let cache = try #require(TokenCache(seconds: 60))
+        let before = cache.generation
+        cache.evict("revoked meanwhile")
+        cache.store("h", userID: user, expiresAtMs: farFuture, generation: before)
+        #expect(cache.user(for: "h") == nil)
+        cache.store("h", userID: user, expiresAtMs: farFuture, generation: cache.generation)
+        #expect(cache.user(for: "h") == user)
+        cache.evict("h")
+        #expect(cache.user(for: "h") == nil)
+    }
+
+    @Test func itHoldsAtMostItsCapacity() throws {
+        let cache = try #require(TokenCache(seconds: 60, capacity: 3))
+        for index in 0..<10 {
+            cache.store("h\(index)", userID: user, expiresAtMs: farFuture, generation: cache.generation)
+            #expect(cache.count <= 3)
+            #expect(cache.user(for: "h\(index)") == user, "the newest check is kept")
+        }
+    }
+
+    @Test func theCheckTextReadsAsUserAndExpiry() {
+        #expect(CheckedToken("\(user) 1797897648455") == CheckedToken(userID: user, expiresAtMs: 1_797_897_648_455))
+        for bad in ["", user, "\(user) ", "\(user) soon", " 1797897648455", "\(user) 12 13"] {
+            #expect(CheckedToken(bad) == nil, "\(bad)")
+        }
+    }
+
+    // MARK: Over HTTP
+
+    private func me(_ server: TestServer, _ token: String) throws -> Int {
+        try server.client().request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(token)")]).status
+    }
+
+    @Test func aRevocationThroughThisProcessTakesEffectAtOnce() throws {
+        let server = try TestServer { $0.auth.tokenCacheSeconds = 60 }
+        defer { server.stop() }
+        let carol = try server.user("carol")
+        #expect(try me(server, carol.token) == 200)
+        // Revoked by hand: this process keeps trusting its check, as documented…
+        _ = try server.ownerQuery("UPDATE ferry.tokens SET revoked = true")
+        #expect(try me(server, carol.token) == 200, "the cache is in use")
+        // …but a revocation through the API evicts it.
+        let erin = try server.user("erin")
+        let auth = ("Authorization", "Bearer \(erin.token)")
+        #expect(try me(server, erin.token) == 200)
+        #expect(try server.client().request("DELETE", "/v1/auth/token", headers: [auth]).status == 204)
+        #expect(try me(server, erin.token) == 401)
+    }
+
+    @Test func aRevocationElsewhereTakesEffectWithinTheLifetime() throws {
+        let server = try TestServer { $0.auth.tokenCacheSeconds = 1 }
+        defer { server.stop() }
+        let carol = try server.user("carol")
+        #expect(try me(server, carol.token) == 200)
+        _ = try server.ownerQuery("UPDATE ferry.tokens SET revoked = true")
+        let revoked = ContinuousClock.now
+        var status = try me(server, carol.token)
+        while status == 200, ContinuousClock.now - revoked < .seconds(5) {
+            Thread.sleep(forTimeInterval: 0.05)
+            status = try me(server, carol.token)
+        }
+        #expect(status == 401)
+        // The lifetime plus one request's slack.
+        #expect(ContinuousClock.now - revoked < .milliseconds(1_500))
+    }
+
+    @Test func aCachedTokenStillExpiresOnTime() throws {
+        let server = try TestServer { $0.auth.tokenCacheSeconds = 60 }
+        defer { server.stop() }
+        let dave = try server.user("dave")
+        _ = try server.ownerQuery("UPDATE ferry.tokens SET expires_at = now() + interval '1 second'")
+        #expect(try me(server, dave.token) == 200)
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(try me(server, dave.token) == 401)
+    }
+
+    @Test func withoutTheCacheEveryRequestLooksItsTokenUp() throws {
+        let server = try TestServer { $0.auth.tokenCacheSeconds = 0 }
+        defer { server.stop() }
+        let carol = try server.user("carol")
+        #expect(try me(server, carol.token) == 200)
+        _ = try server.ownerQuery("UPDATE ferry.tokens SET revoked = true")
+        #expect(try me(server, carol.token) == 401)
+    }
+}
