@@ -40,7 +40,8 @@ extension OpenAPIDocument {
                     ],
                     security: .array([.object([("basicAuth", .array([]))])]))),
                 ("delete", Self.operation("revokeToken", "Revoke the calling token", tag: "auth",
-                    responses: Self.commonProblems + [("204", Self.ok("Revoked."))])),
+                    responses: Self.commonProblems + [("204", Self.ok(
+                        "Revoked: refused from now on by this instance; other instances may accept it for up to auth.token_cache_seconds."))])),
             ])),
             ("/v1/auth/me", .object([("get", Self.operation("me", "The caller", tag: "auth",
                 responses: Self.commonProblems + [("200", Self.ok("The caller.", Self.ref("schemas", "User")))]))])),
