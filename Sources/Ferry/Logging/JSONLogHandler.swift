@@ -59,9 +59,7 @@ public struct JSONLogHandler: FieldLogHandler {
                 field.appendValueText(to: &line)
             }
         }
-        line.append(UInt8(ascii: "}"))
-        line.append(10)
-        sink(line)
+        finish(&line)
     }
 
     private func write(_ level: Logger.Level, _ message: String, _ merged: Logger.Metadata) {
@@ -70,6 +68,11 @@ public struct JSONLogHandler: FieldLogHandler {
             appendKey(key, to: &line)
             Self.json(merged[key]!).write(into: &line)
         }
+        finish(&line)
+    }
+
+    /// Closes the object, ends the line and hands it to the sink.
+    private func finish(_ line: inout [UInt8]) {
         line.append(UInt8(ascii: "}"))
         line.append(10)
         sink(line)

@@ -46,42 +46,21 @@ public struct LogField: Sendable {
         case .string(var text): text.withUTF8 { line.append(contentsOf: $0) }
         case .int(let number): Self.appendInteger(number, to: &line)
         case .thousandths(let count):
-            let magnitude = count.magnitude
             if count < 0 { line.append(45) }
+            let magnitude = count.magnitude
             Self.appendInteger(Int(magnitude / 1000), to: &line)
-            line.append(46)
-            var fraction = Int(magnitude % 1000)
-            // Double.description keeps one place for a whole number and drops trailing zeros.
-            var places = 3
-            while places > 1, fraction % 10 == 0 {
-                fraction /= 10
-                places -= 1
-            }
-            var divisor = places == 3 ? 100 : places == 2 ? 10 : 1
-            while divisor > 1, fraction < divisor {
-                line.append(48)
-                divisor /= 10
-            }
-            Self.appendInteger(fraction, to: &line)
+            let fraction = Int(magnitude % 1000)
+            line.append(contentsOf: [46, UInt8(48 + fraction / 100), UInt8(48 + fraction / 10 % 10), UInt8(48 + fraction % 10)])
+            // Double.description drops trailing zeros but keeps one place: "1.25", "12.0".
+            for _ in 0..<2 where line.last == 48 { line.removeLast() }
         }
     }
 
     private static func appendInteger(_ value: Int, to line: inout [UInt8]) {
-        if value < 0 {
-            line.append(45)
-            // Int.min has no positive twin; its magnitude still fits a UInt.
-            appendDigits(value.magnitude, to: &line)
-        } else {
-            appendDigits(UInt(value), to: &line)
-        }
-    }
-
-    private static func appendDigits(_ value: UInt, to line: inout [UInt8]) {
-        if value < 10 {
-            line.append(UInt8(48 + value))
-            return
-        }
-        appendDigits(value / 10, to: &line)
-        line.append(UInt8(48 + value % 10))
+        guard value < 0 else { return ResponseSerializer.appendDecimal(value, to: &line) }
+        // Int.min has no positive twin; it is never a request's figure, so its description will do.
+        guard value != .min else { return line.append(contentsOf: value.description.utf8) }
+        line.append(45)
+        ResponseSerializer.appendDecimal(-value, to: &line)
     }
 }
