@@ -32,7 +32,7 @@ public final class FerryApp: Sendable {
             url: db.url, size: db.poolSize, acquireTimeout: .milliseconds(db.acquireTimeoutMs),
             statementTimeoutMs: db.statementTimeoutMs > 0 ? db.statementTimeoutMs : nil,
             preparedStatements: db.preparedStatements,
-            onConnect: db.preparedStatements ? Self.planOnce : nil
+            onConnect: Self.sessionSetup(preparedStatements: db.preparedStatements, jit: db.jit)
         )
         database = Database(pool: pool, tokenCacheSeconds: configuration.auth.tokenCacheSeconds)
         let metrics = FerryMetrics()
@@ -54,8 +54,20 @@ public final class FerryApp: Sendable {
     /// their generic cost estimate is higher, which bench/api.sh measured at
     /// ~5 ms of planning for a ~1 ms PATCH. Behind a transaction-mode PgBouncer
     /// this SET may not follow the session; planning then just stays `auto`.
-    @Sendable static func planOnce(_ connection: PostgresConnection) throws {
-        try connection.execute("SET plan_cache_mode = force_generic_plan")
+    ///
+    /// JIT is off unless configured on: PostgreSQL decides it from the plan's
+    /// estimated cost, and the changes page, Index and bulk statements are
+    /// estimated above its thresholds (the union of every stream, each costed as
+    /// if it might scan its table), so it compiled hundreds of functions on every
+    /// request, for nothing the executed plan needed. Both settings are sent as
+    /// one statement, once per connection.
+    static func sessionSetup(preparedStatements: Bool, jit: Bool) -> (@Sendable (PostgresConnection) throws -> Void)? {
+        var settings = [String]()
+        if preparedStatements { settings.append("SET plan_cache_mode = force_generic_plan") }
+        if !jit { settings.append("SET jit = off") }
+        guard !settings.isEmpty else { return nil }
+        let sql = settings.joined(separator: "; ")
+        return { connection in try connection.execute(sql) }
     }
 
     /// Re-reads the catalog (SIGHUP); keeps the old one when the database cannot be read.

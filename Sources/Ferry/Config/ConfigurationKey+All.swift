@@ -18,6 +18,8 @@ extension ConfigurationKey {
              "statement_timeout of each serve connection; 0 disables it."),
         .bool("database.prepared_statements", \.database.preparedStatements,
               "Use named prepared statements with generic plans (turn off behind PgBouncer < 1.21 in transaction mode)."),
+        .bool("database.jit", \.database.jit,
+              "Let PostgreSQL JIT-compile Ferry's statements (off: sync pages would pay compilation on every request)."),
 
         .list("memcached.servers", \.memcached.servers, allowEmpty: false,
               "host:port of each memcached; keys spread by ketama consistent hashing. Environment: comma-separated."),

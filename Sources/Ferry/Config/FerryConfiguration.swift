@@ -35,6 +35,12 @@ public struct FerryConfiguration: Sendable, Equatable {
         /// Turn off behind PgBouncer older than 1.21 in transaction mode (or with
         /// `max_prepared_statements = 0`), which cannot carry named statements.
         public var preparedStatements = true
+        /// Whether PostgreSQL may JIT-compile Ferry's statements. Off by default:
+        /// a sync page's plan is estimated above PostgreSQL's JIT thresholds at
+        /// any table size, and compiling it (hundreds of functions, 0.1-2 s) is
+        /// repeated per execution, always far more than the statement itself
+        /// costs (bench/README.md, "JIT").
+        public var jit = false
     }
 
     /// memcached settings (paging snapshots).

@@ -5,103 +5,139 @@ import Foundation
 import Testing
 
 extension ChangesSuites {
-    /// What a poll costs. CI seeds 20,000 rows of another user;
-    /// `FERRY_BENCH_ROWS=1000000` (bench/changes.sh) seeds a million and
-    /// `FERRY_BENCH_CHANGES` sets how many changes the throughput part delivers.
+    /// What the feed's statements cost as the tables grow, judged by what runs:
+    /// the nodes `EXPLAIN ANALYZE` executed (never the planner's choice for a
+    /// branch that did not run, which any point release may change) and the
+    /// shared buffers they touched. The same scenario runs over a small and a
+    /// ten times larger table; a statement whose cost follows the table, not
+    /// what it returns, reads many more buffers at the larger size.
+    ///
+    /// `FERRY_COST_ROWS` sets the two sizes (default `20000,200000`).
     @Suite struct CostTests {
-        static let rows = Int(ProcessInfo.processInfo.environment["FERRY_BENCH_ROWS"] ?? "") ?? 20_000
-        static let changes = Int(ProcessInfo.processInfo.environment["FERRY_BENCH_CHANGES"] ?? "") ?? 2_000
+        static let sizes: [Int] = {
+            let raw = ProcessInfo.processInfo.environment["FERRY_COST_ROWS"] ?? "20000,200000"
+            let sizes = raw.split(separator: ",").compactMap { Int($0) }
+            return sizes.count == 2 ? sizes : [20_000, 200_000]
+        }()
+        /// The member tables the seed grows; an executed sequential scan of one
+        /// of them is a cost that follows the table.
+        static let grownTables: Set<String> = ["terms", "study_sets"]
 
-        @Test func emptyPollIsAnIndexLookupAndPagesCostWhatTheyReturn() throws {
+        @Test func feedStatementsCostWhatTheyReturnNotWhatTheTableHolds() throws {
+            let small = try Self.measure(rows: Self.sizes[0])
+            let large = try Self.measure(rows: Self.sizes[1])
+            for (name, s, l) in [("page with grants and revocations", small.page, large.page),
+                                 ("empty poll (activity check)", small.activity, large.activity),
+                                 ("page at the frontier", small.frontierPage, large.frontierPage)] {
+                print("cost: \(name): \(s.buffers) buffers at \(Self.sizes[0]) rows, \(l.buffers) at \(Self.sizes[1]); "
+                      + "execution \(s.executionMs) / \(l.executionMs) ms")
+                if ProcessInfo.processInfo.environment["FERRY_COST_PLANS"] != nil { print(s.text); print(l.text) }
+                // terms is the table that grows; at the larger size the sets
+                // outgrow the few pages that any planner rightly reads whole.
+                let smallScans = s.executedSeqScans(of: ["terms"]), largeScans = l.executedSeqScans(of: Self.grownTables)
+                #expect(smallScans.isEmpty, "\(name): executed sequential scans of \(smallScans)\n\(s.text)")
+                #expect(largeScans.isEmpty, "\(name): executed sequential scans of \(largeScans)\n\(l.text)")
+                // Per returned row, an index probe may descend one more level in a
+                // ten times larger tree (3 buffers become 4); a scan of the table
+                // reads about ten times more.
+                #expect(l.buffers <= 2 * s.buffers + 16,
+                        "\(name): \(s.buffers) buffers at \(Self.sizes[0]) rows, \(l.buffers) at \(Self.sizes[1])\n\(l.text)")
+            }
+            // The page from before the access changes delivers what they brought
+            // (each set's 100 terms, granted or revoked), the same at both sizes.
+            #expect(small.pageRows == large.pageRows)
+            #expect(small.pageRows >= (Self.grants + Self.revocations) * 100)
+        }
+
+        static let grants = 4
+        static let revocations = 2
+
+        struct Measurement {
+            let page: ExecutedPlan
+            let pageRows: Int
+            let activity: ExecutedPlan
+            let frontierPage: ExecutedPlan
+        }
+
+        /// Seeds `rows` terms of another user (sets of 100), gives the reader
+        /// access to `grants` of those sets and takes `revocations` away, and
+        /// explains the reader's page from before those changes, the empty poll
+        /// after them, and the full page statement at that frontier.
+        static func measure(rows: Int) throws -> Measurement {
             let server = try TestServer()
             defer { server.stop() }
             let other = try server.user("bulk")
-            // Another user's sets of 100 terms each, like many real users' data.
-            let seedStart = Date()
             _ = try server.ownerQuery("INSERT INTO app.study_sets (creator_id, title) SELECT $1, 'bulk ' || i FROM generate_series(1, $2) i",
-                                      [other.id, String(max(1, Self.rows / 100))])
+                                      [other.id, String(max(1, rows / 100))])
             _ = try server.ownerQuery("""
                 INSERT INTO app.terms (set_id, word, definition)
                 SELECT s.id, 'word ' || i, 'a definition of some length for row ' || i
                   FROM app.study_sets s CROSS JOIN generate_series(1, 100) i WHERE s.creator_id = $1
                 """, [other.id])
             _ = try server.ownerQuery("ANALYZE app.terms, app.study_sets")
-            print("cost: seeded \(Self.rows) rows in \(String(format: "%.1f", Date().timeIntervalSince(seedStart))) s")
 
             let reader = try server.user("reader")
-            let set = try server.makeSet(for: reader.id)
+            let own = try server.makeSet(for: reader.id)
+            _ = try server.makeTerms(in: own, count: 5)
             let feed = FeedFollower(server: server, token: reader.token)
             try feed.catchUp(pastXID: try server.maxXID(), limit: 5_000, timeout: 300)
-            let cursor = try #require(feed.position)
+            let before = try #require(feed.position)
 
-            // The empty poll's plan: index probes only, whatever the table size.
+            // Access changes inside the window: collaborations on some of the
+            // other user's sets, and some added and then taken away again.
+            let sets = try server.ownerQuery("SELECT id FROM app.study_sets WHERE creator_id = $1 ORDER BY title LIMIT $2",
+                                             [other.id, String(grants + revocations)]).rows.compactMap { $0[0] }
+            for set in sets {
+                _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [set, reader.id])
+            }
+            for set in sets.suffix(revocations) {
+                _ = try server.ownerQuery("DELETE FROM app.set_collaborators WHERE set_id = $1 AND user_id = $2", [set, reader.id])
+            }
+
             let catalog = server.app.schema.catalog
-            let request = ChangesRequest(since: cursor, limit: 500, resources: catalog.names.sorted(by: ChangeOrder.precedes))
-            let plan = ChangesPlan(request: request, catalog: catalog, scopes: try scopes(server))
-            let check = try explain(server, statement: plan.activityStatement, userID: reader.id)
-            #expect(!check.text.contains("Seq Scan on terms"), "\(check.text)")
-            #expect(check.text.contains("Index"))
-            print("cost: empty poll (activity check) over \(Self.rows) rows: planning \(check.planningMs) ms, execution \(check.executionMs) ms")
-            // The full page statement, had it run at that cursor: index scans too.
-            let full = try explain(server, statement: plan.statement, userID: reader.id)
-            #expect(!full.text.contains("Seq Scan on terms"), "\(full.text)")
-            print("cost: full page statement at the frontier: planning \(full.planningMs) ms, execution \(full.executionMs) ms")
-            if ProcessInfo.processInfo.environment["FERRY_BENCH_ROWS"] != nil { print(check.text) }
+            let scopes = try scopes(server)
+            let resources = catalog.names.sorted(by: ChangeOrder.precedes)
+            let pagePlan = ChangesPlan(request: ChangesRequest(since: before, limit: 1_000, resources: resources), catalog: catalog, scopes: scopes)
+            let page = try explain(server, statement: pagePlan.statement, userID: reader.id)
+            // Column 4 counts the page's entries (at most its limit + 1).
+            let pageRows = Int(try value(server, statement: pagePlan.statement, userID: reader.id, column: 3) ?? "") ?? -1
 
-            // Server-side time of the empty poll over HTTP, many times.
-            let auth = ("Authorization", "Bearer \(reader.token)")
-            let token = try #require(feed.cursor)
-            let client = server.client()
-            let n = 300
-            let pollStart = Date()
-            for _ in 0..<n {
-                let r = try client.request("GET", "/v1/changes?since=\(token)", headers: [auth, ("If-None-Match", "\"\(token)\"")])
-                #expect(r.status == 304)
-            }
-            let perPoll = Date().timeIntervalSince(pollStart) / Double(n) * 1000
-            print("cost: empty poll (304) round trip over HTTP, sequential: \(String(format: "%.2f", perPoll)) ms")
-
-            // Throughput: deliver `changes` rows written after the cursor.
-            let batches = 10
-            for _ in 0..<batches { _ = try server.makeTerms(in: set, count: Self.changes / batches) }
-            let xid = try server.maxXID()
-            // Wait for the frontier first (the cluster's other writers may hold
-            // it), so that the timing below is the feed's own work.
-            let frontierDeadline = Date().addingTimeInterval(120)
-            while UInt64(try server.ownerQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").rows[0][0] ?? "0") ?? 0 <= xid,
-                  Date() < frontierDeadline {
-                Thread.sleep(forTimeInterval: 0.02)
-            }
-            let start = Date()
-            let before = feed.polls
-            try feed.catchUp(pastXID: xid, limit: 5_000, timeout: 300)
-            let seconds = Date().timeIntervalSince(start)
-            #expect(feed.rows(of: "terms").count == Self.changes)
-            print("cost: delivered \(Self.changes) changes out of \(Self.rows + Self.changes) rows in \(feed.polls - before) polls, "
-                  + "\(String(format: "%.3f", seconds)) s = \(Int(Double(Self.changes) / seconds)) rows/s")
+            try feed.catchUp(pastXID: try server.maxXID(), limit: 5_000, timeout: 300)
+            let frontier = try #require(feed.position)
+            let quiet = ChangesPlan(request: ChangesRequest(since: frontier, limit: 500, resources: resources), catalog: catalog, scopes: scopes)
+            return Measurement(
+                page: page, pageRows: pageRows,
+                activity: try explain(server, statement: quiet.activityStatement, userID: reader.id),
+                frontierPage: try explain(server, statement: quiet.statement, userID: reader.id))
         }
 
-        func scopes(_ server: TestServer) throws -> [AccessScope] {
+        static func scopes(_ server: TestServer) throws -> [AccessScope] {
             let connection = try PostgresConnection(url: server.database.appURL)
             defer { connection.close() }
             return try AccessScope.load(schema: "app", catalog: server.app.schema.catalog, connection: connection)
         }
 
-        func explain(_ server: TestServer, statement: PostgresStatement, userID: String) throws -> (text: String, planningMs: Double, executionMs: Double) {
-            let connection = try PostgresConnection(url: server.database.appURL)
-            defer { connection.close() }
-            try connection.execute("BEGIN")
-            defer { _ = try? connection.execute("ROLLBACK") }
-            _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [userID])
-            // Warm the caches the way a serving connection is warm.
-            _ = try connection.query(statement.sql, statement.params)
-            let rows = try connection.query("EXPLAIN (ANALYZE, BUFFERS) " + statement.sql, statement.params).rows
-            let text = rows.compactMap { $0[0] }.joined(separator: "\n")
-            let number = { (label: String) -> Double in
-                guard let line = rows.compactMap({ $0[0] }).first(where: { $0.hasPrefix(label) }) else { return -1 }
-                return Double(line.dropFirst(label.count).split(separator: " ").first ?? "") ?? -1
+        /// Runs `statement` as `userID` and returns column `column` of its first row.
+        static func value(_ server: TestServer, statement: PostgresStatement, userID: String, column: Int) throws -> String? {
+            try server.app.database.pool.withConnection { connection in
+                try connection.execute("BEGIN")
+                defer { _ = try? connection.execute("ROLLBACK") }
+                _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [userID])
+                return try connection.query(statement.sql, statement.params).rows[0][column]
             }
-            return (text, number("Planning Time: "), number("Execution Time: "))
+        }
+
+        /// Explains `statement` as `userID` on one of Ferry's own pool
+        /// connections (its session settings included), after one warming run.
+        static func explain(_ server: TestServer, statement: PostgresStatement, userID: String) throws -> ExecutedPlan {
+            try server.app.database.pool.withConnection { connection in
+                try connection.execute("BEGIN")
+                defer { _ = try? connection.execute("ROLLBACK") }
+                _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [userID])
+                _ = try connection.query(statement.sql, statement.params)
+                let json = try connection.query("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement.sql, statement.params).rows[0][0] ?? ""
+                return try ExecutedPlan(json: json)
+            }
         }
     }
 }

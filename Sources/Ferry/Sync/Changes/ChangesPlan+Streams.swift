@@ -17,11 +17,16 @@ extension ChangesPlan {
             guard let scopeTable = catalog[scope.scope], let column = resource.column(scope.column) else { continue }
             // LATERAL ... OFFSET 0 keeps this a nested loop driven by the few
             // grants in the window (an index lookup per grant); as a plain join
-            // the planner may hash the whole member table.
+            // the planner may hash the whole member table. The scope id is cast
+            // in its own LATERAL, outside the member table's scan: a cast is not
+            // leakproof, so written inside it the qual would have to wait until
+            // the table's RLS policy had passed each row, and could never become
+            // an index condition (a sequential scan per grant).
             parts.append("""
                 (SELECT g.xid, t.id, \(row) FROM ferry.access_grants g
+                  CROSS JOIN LATERAL (SELECT CAST(g.scope_id AS \(column.type)) AS key OFFSET 0) k
                   CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
-                         WHERE m.\(SQLIdentifier.quote(column.name)) = CAST(g.scope_id AS \(column.type)) OFFSET 0) t
+                         WHERE m.\(SQLIdentifier.quote(column.name)) = k.key OFFSET 0) t
                   WHERE g.user_id = ferry.current_user_id()
                     AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
                     AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType))
@@ -29,16 +34,16 @@ extension ChangesPlan {
                   ORDER BY g.xid, t.id LIMIT $3)
             """)
         }
-        let revokedID = "CAST(v.row_id AS \(idType))"
         parts.append("""
-                (SELECT v.xid, \(revokedID), CASE WHEN t.id IS NULL
-                        THEN json_build_object('id', \(revokedID), 'is_deleted', true, 'revoked', true)
+                (SELECT v.xid, k.key, CASE WHEN t.id IS NULL
+                        THEN json_build_object('id', k.key, 'is_deleted', true, 'revoked', true)
                         ELSE \(row) END
                    FROM ferry.access_revocations v
-                   LEFT JOIN LATERAL (SELECT m.* FROM \(q) m WHERE m.id = \(revokedID) OFFSET 0) t ON true
+                  CROSS JOIN LATERAL (SELECT CAST(v.row_id AS \(idType)) AS key OFFSET 0) k
+                   LEFT JOIN LATERAL (SELECT m.* FROM \(q) m WHERE m.id = k.key OFFSET 0) t ON true
                   WHERE v.user_id = ferry.current_user_id()
                     AND v.table_oid = \(SQL.literal(q))::regclass
-                    AND \(lower(resource.name, xid: "v.xid", id: revokedID, idType: idType))
+                    AND \(lower(resource.name, xid: "v.xid", id: "k.key", idType: idType))
                     AND v.xid < (SELECT upto FROM f)
                   ORDER BY 1, 2 LIMIT $3)
             """)
