@@ -38,32 +38,36 @@ struct RouteNode: Sendable {
         }
     }
 
-    /// The first node (literal before parameter, depth first) whose path matches
-    /// and that serves `method` (any method when nil), with the route for it.
-    /// `segments` are ranges of `path`'s bytes.
+    /// The first node (literal before parameter, depth first) whose path matches and
+    /// that has routes, whatever their methods. `segments` are ranges of `path`'s bytes.
+    ///
+    /// The method is checked only on the node found: a path that a literal pattern
+    /// spells out (`/v1/auth/me`) belongs to that pattern, so a method it does not
+    /// serve answers 405 rather than falling through to a parameter pattern
+    /// (`/v1/:resource/:id`) that would take "auth" for a resource and answer 404.
     func find(
-        _ path: UnsafeBufferPointer<UInt8>, _ segments: ArraySlice<Range<Int>>, method: String?,
-        parameters: inout RouteParameters
-    ) -> (RouteNode, Router.Route?)? {
-        guard let first = segments.first else {
-            guard !routes.isEmpty else { return nil }
-            guard let method else { return (self, nil) }
-            if let route = route(for: method) { return (self, route) }
-            if method == "HEAD", let route = route(for: "GET") { return (self, route) }
-            return nil
-        }
+        _ path: UnsafeBufferPointer<UInt8>, _ segments: ArraySlice<Range<Int>>, parameters: inout RouteParameters
+    ) -> RouteNode? {
+        guard let first = segments.first else { return routes.isEmpty ? nil : self }
         let rest = segments.dropFirst()
         let segment = UnsafeBufferPointer(rebasing: path[first])
         for literal in literals where literal.segment.count == segment.count && literal.segment.elementsEqual(segment) {
-            if let hit = literal.node.find(path, rest, method: method, parameters: &parameters) { return hit }
+            if let hit = literal.node.find(path, rest, parameters: &parameters) { return hit }
         }
         if let param = parameter.first {
             // Room for every parameter the path could still hold: the pairs grow once, not per segment.
             if parameters.pairs.isEmpty { parameters.reserveCapacity(segments.count) }
             parameters.append(param.name, String(decoding: segment, as: UTF8.self))
-            if let hit = param.node.find(path, rest, method: method, parameters: &parameters) { return hit }
+            if let hit = param.node.find(path, rest, parameters: &parameters) { return hit }
             parameters.removeLast()
         }
+        return nil
+    }
+
+    /// The route for `method` here; HEAD falls back to GET.
+    func route(serving method: String) -> Router.Route? {
+        if let route = route(for: method) { return route }
+        if method == "HEAD" { return route(for: "GET") }
         return nil
     }
 

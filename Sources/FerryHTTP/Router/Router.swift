@@ -1,9 +1,10 @@
 /// Routes requests by method and path pattern to responders.
 ///
 /// Patterns are `/`-separated segments; a segment `:name` captures one path
-/// segment. Literal segments win over parameters. A path that matches no
-/// pattern answers 404 `not_found`; a path that matches with another method
-/// answers 405 `method_not_allowed` with `Allow`. HEAD falls back to GET.
+/// segment. Literal segments win over parameters, whatever the method: a path
+/// is matched first, then its methods. A path that matches no pattern answers
+/// 404 `not_found`; a method its pattern does not serve answers 405
+/// `method_not_allowed` with `Allow`. HEAD falls back to GET.
 /// The router is itself an `HTTPResponder`, and puts the pattern and the
 /// parameters into the handler's `RequestContext`.
 public struct Router: HTTPResponder {
@@ -139,14 +140,9 @@ public struct Router: HTTPResponder {
         return path.withUTF8 { bytes in
             let segments = Self.segments(of: bytes)
             var parameters = RouteParameters()
-            if case let (_, route?)? = root.find(bytes, segments[...], method: method, parameters: &parameters) {
-                return .found(route, parameters)
-            }
-            var ignored = RouteParameters()
-            if let (node, _) = root.find(bytes, segments[...], method: nil, parameters: &ignored) {
-                return .methodNotAllowed(node.allowedMethods)
-            }
-            return .notFound
+            guard let node = root.find(bytes, segments[...], parameters: &parameters) else { return .notFound }
+            guard let route = node.route(serving: method) else { return .methodNotAllowed(node.allowedMethods) }
+            return .found(route, parameters)
         }
     }
 
