@@ -34,11 +34,13 @@ extension ResourceActions {
         return .json(Array(json.utf8), headers: headers)
     }
 
-    /// 410 `gone` whose body carries the tombstone's fields, and the tombstone as `current`.
+    /// 410 `gone` whose body carries the tombstone's fields, and the tombstone as
+    /// `current`: the one shape of every 410 on a row, read or write (docs/API.md).
+    /// Fields that would collide with the problem's own members stay in `current` only.
     static func gone(tombstone: String, etag: String?) -> Problem {
         var extra: [(String, JSONValue)] = []
         if let object = try? JSONSerialization.jsonObject(with: Data(tombstone.utf8)) as? [String: Any] {
-            for key in ["id", "revision", "last_modified", "is_deleted"] {
+            for key in object.keys.sorted() where !["type", "title", "status", "code", "detail", "current"].contains(key) {
                 if let value = object[key], let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) {
                     extra.append((key, .raw(Array(data))))
                 }

@@ -19,9 +19,15 @@ struct RowJSON {
         return "(\(chunks.joined(separator: " || ")))::json"
     }
 
-    /// The tombstone form: `{"id","revision","last_modified","is_deleted":true}`.
+    /// The tombstone form: `{"id", <reference columns>, "revision", "last_modified",
+    /// "is_deleted": true}`. The reference columns (`set_id`, `folder_id`, ...) let a
+    /// client that keeps rows per parent (a set's terms, a folder's sets) drop the
+    /// row from the right list without looking the id up; they are values the
+    /// reader could already read on the live row.
     func tombstone(_ ref: (String) -> String) -> String {
-        "json_build_object('id', \(ref("id")), 'revision', \(ref("revision")), "
+        let parents = resource.columns.filter { $0.references != nil && $0.name != "id" }
+            .map { "\(SQL.literal($0.name)), \(ref($0.name)), " }.joined()
+        return "json_build_object('id', \(ref("id")), \(parents)'revision', \(ref("revision")), "
             + "'last_modified', \(ref("last_modified")), 'is_deleted', true)"
     }
 

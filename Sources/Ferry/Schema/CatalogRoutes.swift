@@ -20,10 +20,16 @@ struct CatalogRoutes: Sendable {
                 ("path", .string("/v1/\(resource.name)")),
                 ("join_table", .bool(resource.isJoinTable)),
                 ("ranked", .bool(resource.isRanked)),
+                // What a client needs to act offline as the server would: within which
+                // parent a rank orders rows, which column sets are unique (a join
+                // table's pair), and which columns the server fills when left out.
+                ("rank_scope", resource.isRanked ? RankRewriter.parentColumn(resource).map { .string($0) } ?? .null : .null),
+                ("unique_keys", .array(resource.uniqueKeys.map { .array($0.map { .string($0) }) })),
                 ("columns", .array(resource.columns.map { column in
                     .object([
                         ("name", .string(column.name)), ("type", .string(column.type)),
                         ("nullable", .bool(column.nullable)), ("writable", .bool(column.writable)),
+                        ("has_default", .bool(column.hasDefault)),
                         ("references", column.references.map { .string($0) } ?? .null),
                     ])
                 })),

@@ -58,6 +58,11 @@ enum WriteFailure {
         let status = first["status"] as? Int ?? 422
         var code = first["code"] as? String ?? "validation_failed"
         if status == 422, errors.contains(where: { $0["code"] as? String == "unknown_field" }) { code = "unknown_field" }
+        // One 410 shape for reads and writes: the tombstone's fields, and it as `current`.
+        if single, status == 410, code == "gone", let current = first["current"], let tombstone = raw(current) {
+            let revision = (current as? [String: Any])?["revision"].map { "\($0)" }
+            return ResourceActions.gone(tombstone: String(decoding: tombstone, as: UTF8.self), etag: revision.map(EntityTag.revision))
+        }
         var extra: [(String, JSONValue)] = []
         if single {
             for key in ["current", "conflicting_fields"] {

@@ -90,11 +90,11 @@ struct ResponseUnitTests {
         } else {
             Issue.record("literal did not match")
         }
-        // POST falls through the literal to the parameter route.
-        if case .found(let pattern, _) = router.match(method: "POST", path: "/v1/changes") {
-            #expect(pattern == "/v1/:resource")
+        // The literal path owns every method: POST does not fall through to the parameter route.
+        if case .methodNotAllowed(let allow) = router.match(method: "POST", path: "/v1/changes") {
+            #expect(allow == ["GET", "HEAD"])
         } else {
-            Issue.record("POST did not match")
+            Issue.record("POST on a literal path that serves only GET should be 405")
         }
         if case .methodNotAllowed(let allow) = router.match(method: "DELETE", path: "/v1/x") {
             #expect(allow == ["GET", "HEAD", "POST"])

@@ -133,5 +133,15 @@ import FerryTestSupport
         #expect(revision["writable"] as? Bool == false)
         let joins = resources.filter { $0["join_table"] as? Bool == true }.compactMap { $0["name"] as? String }
         #expect(joins.sorted() == ["folder_sets", "set_collaborators"])
+        // What a client needs to act offline as the server would.
+        #expect(terms["rank_scope"] as? String == "set_id")
+        let sets = try #require(resources.first { $0["name"] as? String == "study_sets" })
+        #expect(sets["rank_scope"] is NSNull)
+        let creator = try #require((sets["columns"] as? [[String: Any]])?.first { $0["name"] as? String == "creator_id" })
+        #expect(creator["has_default"] as? Bool == true, "the server fills creator_id with the caller")
+        #expect(setID["has_default"] as? Bool == false)
+        let folderSets = try #require(resources.first { $0["name"] as? String == "folder_sets" })
+        let keys = (folderSets["unique_keys"] as? [[String]] ?? []).map { $0.sorted() }
+        #expect(keys.contains(["folder_id", "set_id"]), "\(keys)")
     }
 }

@@ -50,7 +50,9 @@ extension ChangesSuites {
             #expect(feed.rows["terms/\(terms[0])"]?["word"] as? String == "hola")
             #expect(feed.rows["terms/\(terms[0])"]?["revision"] as? Int == 2)
             let tombstone = try #require(feed.rows["terms/\(terms[1])"])
-            #expect(tombstone.keys.sorted() == ["id", "is_deleted", "last_modified", "revision"])
+            // A tombstone names its parent, so a client can drop it from the set's list.
+            #expect(tombstone.keys.sorted() == ["id", "is_deleted", "last_modified", "revision", "set_id"])
+            #expect(tombstone["set_id"] as? String == set)
             #expect(tombstone["is_deleted"] as? Bool == true)
         }
 

@@ -20,7 +20,7 @@ extension Resources {
             #expect(try me.call("DELETE", path + "?revision=abc").status == 400)
             let deleted = try me.call("DELETE", path + "?revision=1")
             #expect(deleted.status == 200)
-            #expect(Set(deleted.object.keys) == ["id", "revision", "last_modified", "is_deleted"])
+            #expect(Set(deleted.object.keys) == ["id", "creator_id", "revision", "last_modified", "is_deleted"])
             #expect(deleted.object.id == set.id)
             #expect(deleted.object.revision == 2)
             #expect(deleted.object["is_deleted"] as? Bool == true)

@@ -51,7 +51,7 @@ extension Resources {
             #expect(gone.object["is_deleted"] as? Bool == true)
             #expect(gone.header("Content-Type") == "application/problem+json")
             let current = gone.object["current"] as? [String: Any]
-            #expect(Set(current?.keys.map { $0 } ?? []) == ["id", "revision", "last_modified", "is_deleted"])
+            #expect(Set(current?.keys.map { $0 } ?? []) == ["id", "creator_id", "revision", "last_modified", "is_deleted"])
             // Naming the tombstone's revision changes nothing: still 410, with the tombstone.
             let named = try me.call("GET", "/v1/study_sets/\(set.id)", headers: [("If-None-Match", "\"2\"")])
             #expect(named.status == 410)
