@@ -28,7 +28,7 @@ extension ResourceActions {
         do {
             result = try database.asCaller(tokenHash: hash, [PostgresStatement(sql, query.parameters)])[0]
         } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
-            throw IndexQuery.invalid("a filter value does not fit its column: \(error.message)")
+            throw IndexQuery.invalid("a filter value does not fit its column's type")
         }
         guard let row = result.first, let data = row[0] else { throw Problem.notFound() }
         let total = Int(row[1] ?? "0") ?? 0
@@ -54,7 +54,7 @@ extension ResourceActions {
                 query: IndexPlan(resource: resource, query: query).paged, limit: query.limit,
                 notModified: { ConditionalRead.notModified(request, etag: $0, lastModifiedMs: nil) })
         } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
-            throw IndexQuery.invalid("a filter value does not fit its column: \(error.message)")
+            throw IndexQuery.invalid("a filter value does not fit its column's type")
         }
         switch answer {
         case .notModified(let etag): return ConditionalRead.response(etag: etag, lastModifiedMs: nil)

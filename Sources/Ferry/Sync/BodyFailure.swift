@@ -8,6 +8,6 @@ enum BodyFailure {
         let state = error.sqlState ?? ""
         let isBody = ["22P05", "22021", "54001"].contains(state)
             || (["22P02", "2202E"].contains(state) && error.message.contains("json"))
-        return isBody ? Problem(400, "invalid_json", "the body is not valid JSON: \(error.message)") : nil
+        return isBody ? Problem(400, "invalid_json", "the body is not valid JSON") : nil
     }
 }

@@ -46,7 +46,7 @@ enum WriteFailure {
         }
         let entries: [Any] = fields.isEmpty ? [NSNull()] : fields
         return entries.map { field in
-            ["index": 0, "status": 422, "code": "validation_failed", "field": field, "reason": reason, "detail": error.message]
+            ["index": 0, "status": 422, "code": "validation_failed", "field": field, "reason": reason]
         }
     }
 
@@ -54,6 +54,7 @@ enum WriteFailure {
     /// entry's `current` and `conflicting_fields` to the top level; a bulk
     /// write answers the first failing item's status and lists them all.
     static func problem(_ errors: [[String: Any]], single: Bool) -> Problem {
+        let errors = errors.map(ValidationReason.clean)
         let first = errors[0]
         let status = first["status"] as? Int ?? 422
         var code = first["code"] as? String ?? "validation_failed"

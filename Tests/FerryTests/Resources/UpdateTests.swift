@@ -60,6 +60,11 @@ extension Resources {
             let equal = try me.call("PATCH", path, json: ["title": "T2", "revision": 1])
             #expect(equal.status == 200, "a value equal to the current one is no conflict")
             #expect(equal.object.revision == 3, "and changes nothing")
+            #expect(equal.header("ETag") == "\"3\"", "the ETag of the unchanged revision")
+            let feedBefore = try me.call("GET", "/v1/study_sets/\(set.id)").header("Last-Modified")
+            let noop = try me.call("PATCH", path, json: ["title": "T2"], headers: [("If-Match", "*")])
+            #expect(noop.status == 200 && noop.object.revision == 3 && noop.header("ETag") == "\"3\"", "\(noop.text)")
+            #expect(try me.call("GET", "/v1/study_sets/\(set.id)").header("Last-Modified") == feedBefore, "last_modified stays")
             let future = try me.call("PATCH", path, json: ["title": "x", "revision": 42])
             #expect(future.status == 409)
             // If-Match stays strict even where a body revision would merge.
