@@ -143,20 +143,7 @@ struct RankRewriter: Sendable {
     private func neighbours(
         _ resource: Resource, parent: String?, parents: [String], selves: [String], transaction: CallerTransaction
     ) throws -> ([String: RankedList], [String: String]) {
-        let table = resource.qualifiedName
-        let scope = { (alias: String) in parent.map { "\(alias).\(SQLIdentifier.quote($0))::text" } ?? "''" }
-        let inScope = parent.map { column in
-            let c = SQLIdentifier.quote(column)
-            return "(t.\(c)::text = ANY($1::text[]) OR t.\(c) IN (SELECT s.\(c) FROM \(table) s WHERE s.\"id\"::text = ANY($2::text[])))"
-        } ?? "true"
-        let sql = """
-            SELECT t."id"::text, \(scope("t")), t."rank", false AS own FROM \(table) t
-             WHERE NOT t."is_deleted" AND \(inScope)
-            UNION ALL
-            SELECT s."id"::text, \(scope("s")), s."rank", true FROM \(table) s WHERE s."id"::text = ANY($2::text[])
-            ORDER BY 4, 3, 1
-            """
-        let result = try transaction.run([PostgresStatement(sql, [SQL.arrayLiteral(parents), SQL.arrayLiteral(selves)])])[0]
+        let result = try transaction.run([Self.neighboursStatement(resource, parent: parent, parents: parents, selves: selves)])[0]
         var lists: [String: RankedList] = [:]
         var selfParents: [String: String] = [:]
         for row in result.rows {
@@ -170,6 +157,36 @@ struct RankRewriter: Sendable {
             }
         }
         return (lists, selfParents)
+    }
+
+    /// The statement behind `neighbours`. Columns: id, parent (text), rank, whether
+    /// the row is one being updated.
+    static func neighboursStatement(_ resource: Resource, parent: String?, parents: [String], selves: [String]) -> PostgresStatement {
+        let table = resource.qualifiedName
+        let scope = { (alias: String) in parent.map { "\(alias).\(SQLIdentifier.quote($0))::text" } ?? "''" }
+        // The given ids are cast to the columns' types once (an InitPlan), never the
+        // columns to text: `set_id::text = ANY(...)` could use no index, and read the
+        // whole table on every write that computes a rank. Text that is no id of
+        // that type casts to NULL and matches nothing.
+        let typed = { (parameter: String, type: String) in
+            "ARRAY(SELECT \(ValueKind(type: type).safeCast("x", type: type)) FROM unnest(\(parameter)::text[]) x)"
+        }
+        let selfIDs = typed("$2", resource.idType)
+        let inScope = parent.map { column in
+            let c = SQLIdentifier.quote(column)
+            let parentIDs = typed("$1", resource.column(column)?.type ?? "text")
+            // Both arms compare the column with an array computed once, so that the OR
+            // is a BitmapOr of two index scans; `IN (subquery)` would make it a filter.
+            return "(t.\(c) = ANY(\(parentIDs)) OR t.\(c) = ANY(ARRAY(SELECT s.\(c) FROM \(table) s WHERE s.\"id\" = ANY(\(selfIDs)))))"
+        } ?? "true"
+        let sql = """
+            SELECT t."id"::text, \(scope("t")), t."rank", false AS own FROM \(table) t
+             WHERE NOT t."is_deleted" AND \(inScope)
+            UNION ALL
+            SELECT s."id"::text, \(scope("s")), s."rank", true FROM \(table) s WHERE s."id" = ANY(\(selfIDs))
+            ORDER BY 4, 3, 1
+            """
+        return PostgresStatement(sql, [SQL.arrayLiteral(parents), SQL.arrayLiteral(selves)])
     }
 
     /// The column that names the parent a row is ordered within: the first
