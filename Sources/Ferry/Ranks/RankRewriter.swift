@@ -95,9 +95,15 @@ struct RankRewriter: Sendable {
         let parent = Self.parentColumn(resource)
         let selfIDs: [String?] = items.map { create ? nil : (pathID ?? RankForm.id($0["id"])) }
         let parents: [String?] = items.map { item in parent.flatMap { RankForm.id(item[$0]) } }
+        let anchors: [String] = forms.compactMap { _, form in
+            switch form {
+            case .after(let id), .before(let id): return id
+            default: return nil
+            }
+        }
         let (lists, selfParents) = try neighbours(
             resource, parent: parent, parents: parents.compactMap { $0 }, selves: selfIDs.compactMap { $0 },
-            transaction: transaction)
+            anchors: anchors, transaction: transaction)
         var scopes = lists
         var errors: [[String: Any]] = []
         for (index, form) in forms {
@@ -141,9 +147,11 @@ struct RankRewriter: Sendable {
     /// The live rows of the parents involved, in order, and the parent of
     /// each row being updated. Only rows the caller can see (RLS).
     private func neighbours(
-        _ resource: Resource, parent: String?, parents: [String], selves: [String], transaction: CallerTransaction
+        _ resource: Resource, parent: String?, parents: [String], selves: [String], anchors: [String],
+        transaction: CallerTransaction
     ) throws -> ([String: RankedList], [String: String]) {
-        let result = try transaction.run([Self.neighboursStatement(resource, parent: parent, parents: parents, selves: selves)])[0]
+        let statement = Self.neighboursStatement(resource, parent: parent, parents: parents, selves: selves, anchors: anchors)
+        let result = try transaction.run([statement])[0]
         var lists: [String: RankedList] = [:]
         var selfParents: [String: String] = [:]
         for row in result.rows {
@@ -161,7 +169,13 @@ struct RankRewriter: Sendable {
 
     /// The statement behind `neighbours`. Columns: id, parent (text), rank, whether
     /// the row is one being updated.
-    static func neighboursStatement(_ resource: Resource, parent: String?, parents: [String], selves: [String]) -> PostgresStatement {
+    ///
+    /// A deleted row named as an anchor (`{"after": id}`) stays in its list at its
+    /// rank: an offline client placed the new row next to a row someone else has
+    /// since deleted, and meant that place (docs/API.md, Ordered rows).
+    static func neighboursStatement(
+        _ resource: Resource, parent: String?, parents: [String], selves: [String], anchors: [String] = []
+    ) -> PostgresStatement {
         let table = resource.qualifiedName
         let scope = { (alias: String) in parent.map { "\(alias).\(SQLIdentifier.quote($0))::text" } ?? "''" }
         // The given ids are cast to the columns' types once (an InitPlan), never the
@@ -181,12 +195,12 @@ struct RankRewriter: Sendable {
         } ?? "true"
         let sql = """
             SELECT t."id"::text, \(scope("t")), t."rank", false AS own FROM \(table) t
-             WHERE NOT t."is_deleted" AND \(inScope)
+             WHERE (NOT t."is_deleted" OR t."id" = ANY(\(typed("$3", resource.idType)))) AND \(inScope)
             UNION ALL
             SELECT s."id"::text, \(scope("s")), s."rank", true FROM \(table) s WHERE s."id" = ANY(\(selfIDs))
             ORDER BY 4, 3, 1
             """
-        return PostgresStatement(sql, [SQL.arrayLiteral(parents), SQL.arrayLiteral(selves)])
+        return PostgresStatement(sql, [SQL.arrayLiteral(parents), SQL.arrayLiteral(selves), SQL.arrayLiteral(anchors)])
     }
 
     /// The column that names the parent a row is ordered within: the first

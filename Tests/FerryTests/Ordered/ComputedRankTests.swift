@@ -68,6 +68,32 @@ extension Resources {
             #expect(missing.status == 422, "\(missing.text)")
         }
 
+        /// An offline client placed a row next to one that another device has since
+        /// deleted: the new row takes the deleted row's place, not a 422.
+        @Test func anAnchorDeletedMeanwhileStillPlacesTheRow() throws {
+            let me = try ResourceFixture.user("rank")
+            let set = try me.createSet().id
+            var ids: [String: String] = [:]
+            for word in ["a", "b", "c"] {
+                let response = try me.call("POST", "/v1/terms", json: ["set_id": set, "word": word, "rank": "last"])
+                ids[word] = response.object.id
+            }
+            #expect(try me.call("DELETE", "/v1/terms/\(ids["b"]!)", headers: [("If-Match", "*")]).status == 200)
+            let after = try me.call("POST", "/v1/terms", json: ["set_id": set, "word": "after-b", "rank": ["after": ids["b"]!]])
+            #expect(after.status == 201, "\(after.text)")
+            let before = try me.call("POST", "/v1/terms", json: ["set_id": set, "word": "before-b", "rank": ["before": ids["b"]!]])
+            #expect(before.status == 201, "\(before.text)")
+            let move = try me.call("PATCH", "/v1/terms/\(ids["c"]!)", json: ["rank": ["before": ids["b"]!]], headers: [("If-Match", "*")])
+            #expect(move.status == 200, "\(move.text)")
+            #expect(try Self.words(me, set: set) == ["a", "before-b", "c", "after-b"])
+            // A row of another set stays a 422, deleted or not.
+            let other = try me.createSet().id
+            let stranger = try me.createTerm(set: other)
+            #expect(try me.call("DELETE", "/v1/terms/\(stranger.id)", headers: [("If-Match", "*")]).status == 200)
+            let elsewhere = try me.call("POST", "/v1/terms", json: ["set_id": set, "word": "x", "rank": ["after": stranger.id]])
+            #expect(elsewhere.status == 422, "\(elsewhere.text)")
+        }
+
         @Test func movesWithPatchAndPutKeepEveryOtherRow() throws {
             let me = try ResourceFixture.user("rank")
             let set = try me.createSet().id
