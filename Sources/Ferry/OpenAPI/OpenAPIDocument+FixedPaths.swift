@@ -8,7 +8,7 @@ extension OpenAPIDocument {
                 responses: Self.commonProblems + [("200", Self.ok("The resources.", Self.ref("schemas", "Catalog")))]))])),
             ("/v1/changes", .object([("get", Self.operation("changes", "Every readable row changed after a cursor", tag: "sync",
                 parameters: [
-                    Self.query("since", Self.type("string"), "The cursor of the previous answer; none for a full sync."),
+                    Self.query("since", Self.type("string"), "The cursor of the previous answer; none for a full sync; `now` for the cursor of this moment and no changes."),
                     Self.query("limit", Self.type("integer", ("minimum", 1)), "The most changes in one answer."),
                     Self.query("resources", Self.type("string"), "Comma-separated resource names; default all."),
                     Self.ref("parameters", "IfNoneMatch"),

@@ -12,6 +12,11 @@ public struct ChangesRequest: Sendable, Equatable {
     public let since: ChangeCursor
     /// Whether the request carried a non-empty `since`.
     public let hasSince: Bool
+    /// `since=now`: no changes, only the cursor of this moment. A client that
+    /// fills its store from Index pages takes this cursor first and then
+    /// follows the feed from it, instead of reading the whole history through
+    /// the feed (each page of which walks everyone's changes since the start).
+    public let startsNow: Bool
     /// At most this many changes in the answer.
     public let limit: Int
     /// The resources to follow, unique, in ``ChangeOrder`` order.
@@ -21,6 +26,7 @@ public struct ChangesRequest: Sendable, Equatable {
     init(since: ChangeCursor, limit: Int, resources: [String]) {
         self.since = since
         hasSince = !since.isStart
+        startsNow = false
         self.limit = limit
         self.resources = resources
     }
@@ -29,6 +35,7 @@ public struct ChangesRequest: Sendable, Equatable {
     public init(_ request: HTTPRequest, catalog: SchemaCatalog) throws {
         var since = ChangeCursor.start
         var hasSince = false
+        var startsNow = false
         var limit = Self.defaultLimit
         var resources = catalog.names.sorted(by: ChangeOrder.precedes)
         var seen: Set<String> = []
@@ -36,7 +43,9 @@ public struct ChangesRequest: Sendable, Equatable {
             guard seen.insert(name).inserted else { throw Self.invalid("\(name) is given more than once") }
             switch name {
             case "since":
-                if !value.isEmpty {
+                if value == "now" {
+                    startsNow = true
+                } else if !value.isEmpty {
                     guard let cursor = ChangeCursor(token: value) else {
                         throw Self.invalid("since is not a cursor this server gave out; start over without since")
                     }
@@ -63,6 +72,7 @@ public struct ChangesRequest: Sendable, Equatable {
         }
         self.since = since
         self.hasSince = hasSince
+        self.startsNow = startsNow
         self.limit = limit
         self.resources = resources
     }

@@ -26,6 +26,11 @@ struct ChangesRoutes: Sendable {
                                scopes: try scopes.scopes(for: catalog, schema: schemaName, database: database))
         let page: ChangesPage
         do {
+            if parsed.startsNow {
+                let row = try ChangesPage.firstRow(database.asCaller(tokenHash: hash, [Self.frontier])[0])
+                guard let frontier = row[0].flatMap(UInt64.init) else { throw ChangesPage.malformed }
+                return Self.answer(ChangesPage(emptyBelow: frontier, request: parsed), request: request, parsed: parsed)
+            }
             let activity = try ChangesPage.firstRow(database.asCaller(tokenHash: hash, [plan.activityStatement])[0])
             if activity[2] == "t" { throw ChangesPage.expired }
             guard let frontier = activity[0].flatMap(UInt64.init) else { throw ChangesPage.malformed }
@@ -38,6 +43,15 @@ struct ChangesRoutes: Sendable {
             // The cursor's id does not fit the resource's id type.
             throw ChangesRequest.invalid("since is not a cursor this server gave out; start over without since")
         }
+        return Self.answer(page, request: request, parsed: parsed)
+    }
+
+    /// The frontier alone, for `since=now`: every transaction below it has ended,
+    /// so whatever an Index read shows afterwards includes their writes, and every
+    /// later change is at or above it.
+    static let frontier = PostgresStatement("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
+
+    static func answer(_ page: ChangesPage, request: HTTPRequest, parsed: ChangesRequest) -> HTTPResponse {
         let headers = HTTPHeaders([
             ("ETag", "\"\(page.cursor.token)\""), ("Cache-Control", "private, no-cache"), ("Vary", "Authorization"),
         ])
