@@ -69,6 +69,28 @@ extension Resources {
             #expect(long.status == 400)
         }
 
+        /// The same request with the same key, refused while its cause stands and
+        /// retried after the cause went away (another user shared the set): it runs
+        /// again and succeeds, and from then on it replays.
+        @Test func aRefusedWriteRetriedAfterItsCauseIsGoneRunsAgain() throws {
+            let me = try ResourceFixture.user("idem")
+            let owner = try ResourceFixture.user("idem_owner")
+            let theirs = try owner.createSet().id
+            let folder = try me.call("POST", "/v1/folders", json: ["name": "f"]).object.id
+            let key = Self.key()
+            let link: [String: Any] = ["id": UUID().uuidString.lowercased(), "folder_id": folder, "set_id": theirs]
+            let refused = try me.call("POST", "/v1/folder_sets", json: link, headers: [("Idempotency-Key", key)])
+            #expect(refused.status == 422, "\(refused.text)")
+            #expect(refused.header("Idempotent-Replayed") == nil)
+            #expect(try owner.call("POST", "/v1/set_collaborators", json: ["set_id": theirs, "user_id": me.userID]).status == 201)
+            let retried = try me.call("POST", "/v1/folder_sets", json: link, headers: [("Idempotency-Key", key)])
+            #expect(retried.status == 201, "\(retried.text)")
+            #expect(retried.header("Idempotent-Replayed") == nil)
+            let again = try me.call("POST", "/v1/folder_sets", json: link, headers: [("Idempotency-Key", key)])
+            #expect(again.status == 201)
+            #expect(again.header("Idempotent-Replayed") == "true")
+        }
+
         @Test func twoIdenticalConcurrentRequests() throws {
             let me = try ResourceFixture.user("idem")
             let set = try me.createSet().id
