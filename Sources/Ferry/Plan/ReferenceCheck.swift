@@ -1,7 +1,10 @@
-/// Checks, set-based, that every reference a write sets points at a row the
-/// caller can see. Row Level Security applies to the lookup, so a row of
+/// Checks, set-based, that every reference a write sets points at a live row
+/// the caller can see. Row Level Security applies to the lookup, so a row of
 /// another user looks exactly like a missing one: 422, field named, reason
-/// `not_found` — the same answer, whoever owns the id.
+/// `not_found` — the same answer, whoever owns the id. A reference to a
+/// tombstone is 422 with reason `parent_deleted`: a row created or moved under
+/// a deleted parent would be an orphan that stays live (a term added offline
+/// to a set another device deleted meanwhile).
 struct ReferenceCheck: Sendable, Equatable {
     let resource: Resource
     /// Column name → the referenced resource's qualified table name, for
@@ -29,9 +32,10 @@ struct ReferenceCheck: Sendable, Equatable {
             let value = value(name)
             return """
                 SELECT \(alias).idx, json_build_object('index', \(alias).idx, 'id', \(idJSON), 'status', 422,
-                         'code', 'validation_failed', 'field', \(SQL.literal(name)), 'reason', 'not_found') AS err
-                  FROM \(alias) WHERE \(value) IS NOT NULL AND \(applies(name))
-                   AND NOT EXISTS (SELECT 1 FROM \(target) x WHERE x."id" = \(value))
+                         'code', 'validation_failed', 'field', \(SQL.literal(name)),
+                         'reason', CASE WHEN x.deleted IS NULL THEN 'not_found' ELSE 'parent_deleted' END) AS err
+                  FROM \(alias) LEFT JOIN LATERAL (SELECT x."is_deleted" AS deleted FROM \(target) x WHERE x."id" = \(value)) x ON true
+                 WHERE \(value) IS NOT NULL AND \(applies(name)) AND (x.deleted IS NULL OR x.deleted)
                 """
         }
         return checks.isEmpty ? "SELECT NULL::int AS idx, NULL::json AS err WHERE false" : checks.joined(separator: "\nUNION ALL\n")

@@ -17,6 +17,7 @@ enum ValidationReason {
         case "not_null": return "\(subject) is required"
         case "exclusion_violation": return "\(subject) conflicts with another row"
         case "not_allowed": return "the caller may not write this row"
+        case "parent_deleted": return "\(subject) names a row that has been deleted"
         case "required": return "\(subject) is required"
         case "duplicate": return "the request names this row more than once"
         case "read_only": return "\(subject) is set by the server"
