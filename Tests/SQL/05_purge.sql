@@ -78,7 +78,10 @@ DO $$
 DECLARE n bigint; s uuid := current_setting('purgetest.set')::uuid;
 BEGIN
     n := ferry.purge_tombstones(0, 100);
-    PERFORM pg_temp.check(n = 1, 'one tombstone purged directly, got ' || n);
+    -- The set's tombstone, and those 0014 gave its term and its folder link: each
+    -- goes either directly or by the set's ON DELETE CASCADE, whichever table the
+    -- purge visits first.
+    PERFORM pg_temp.check(n BETWEEN 1 AND 3, 'the set''s tombstones purged, got ' || n);
     PERFORM pg_temp.check(NOT EXISTS (SELECT 1 FROM app.study_sets WHERE id = s), 'set gone');
     PERFORM pg_temp.check(NOT EXISTS (SELECT 1 FROM app.terms WHERE set_id = s), 'its terms gone');
     PERFORM pg_temp.check(NOT EXISTS (SELECT 1 FROM app.folder_sets WHERE set_id = s), 'its folder links gone');
