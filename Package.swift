@@ -3,18 +3,21 @@ import PackageDescription
 
 // Layers, lowest first. An arrow is an allowed import:
 //   ferry (CLI) -> Ferry -> FerryHTTP, FerryPostgres, FerryMemcached, FerryRank
+//   FerryKit (the client an app links) -> FerryRank, GRDB; never a server module
 // The lower layers know nothing of Ferry's domain.
 let package = Package(
     name: "Ferry",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v16)],
     products: [
         .executable(name: "ferry", targets: ["ferry"]),
         .library(name: "FerryRank", targets: ["FerryRank"]),
+        .library(name: "FerryKit", targets: ["FerryKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
@@ -41,12 +44,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The client: SQLite through GRDB, HTTP through Foundation's URLSession.
+        .target(name: "FerryKit", dependencies: ["FerryRank", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP"]),
         .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres", "FerryTestSupport"]),
         .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached", "FerryTestSupport"]),
         .testTarget(name: "FerryRankTests", dependencies: ["FerryRank"]),
         // Shared by the test targets only: a raw-socket HTTP client and scratch databases.
         .target(name: "FerryTestSupport", dependencies: ["Ferry", "FerryPostgres"]),
+        .testTarget(
+            name: "FerryKitTests",
+            dependencies: ["FerryKit", "FerryRank", "FerryTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(
             name: "FerryTests",
             dependencies: ["Ferry", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryTestSupport"]

@@ -1,0 +1,23 @@
+import Foundation
+
+/// One local write the server has not acknowledged yet: a row of `ferry_outbox`.
+public struct PendingOperation: Sendable, Equatable {
+    /// What the app did to the row.
+    public enum Kind: String, Sendable, Codable {
+        case create, update, delete
+    }
+
+    /// Unique per operation; the `Idempotency-Key` of a request that carries it alone.
+    public let opID: UUID
+    /// Order of the writes in this store.
+    public let sequence: Int64
+    public let resource: String
+    public let rowID: String
+    public let kind: Kind
+    /// The fields this write changed (the per-field dirty mask), for updates.
+    public let fields: Set<String>
+
+    public init(opID: UUID = UUID(), sequence: Int64, resource: String, rowID: String, kind: Kind, fields: Set<String> = []) {
+        (self.opID, self.sequence, self.resource, self.rowID, self.kind, self.fields) = (opID, sequence, resource, rowID, kind, fields)
+    }
+}

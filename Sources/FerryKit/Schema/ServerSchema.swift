@@ -1,0 +1,56 @@
+/// What `GET /v1` says about the server's resources: the local store mirrors it.
+public struct ServerSchema: Sendable, Equatable, Codable {
+    /// One column of a resource.
+    public struct Column: Sendable, Equatable, Codable {
+        public let name: String
+        /// PostgreSQL's type name (`uuid`, `text`, `bigint`, `boolean`, `jsonb`, ...).
+        public let type: String
+        public let nullable: Bool
+        /// Whether a client may send it (sync columns and server-owned ones are not).
+        public let writable: Bool
+        /// Whether the server fills it when a create leaves it out.
+        public let hasDefault: Bool?
+        /// The referenced resource, for a foreign key to one.
+        public let references: String?
+
+        enum CodingKeys: String, CodingKey { case name, type, nullable, writable, hasDefault = "has_default", references }
+
+        public init(name: String, type: String, nullable: Bool = true, writable: Bool = true, hasDefault: Bool? = false, references: String? = nil) {
+            (self.name, self.type, self.nullable, self.writable, self.hasDefault, self.references) = (name, type, nullable, writable, hasDefault, references)
+        }
+    }
+
+    /// One resource (a table on the server).
+    public struct Resource: Sendable, Equatable, Codable {
+        public let name: String
+        public let columns: [Column]
+        /// A join table: all its own columns are references, unique together.
+        public let joinTable: Bool?
+        /// Rows ordered by a fractional `rank`.
+        public let ranked: Bool?
+        /// The column within whose value ranks order rows (`set_id` for terms).
+        public let rankScope: String?
+
+        enum CodingKeys: String, CodingKey { case name, columns, joinTable = "join_table", ranked, rankScope = "rank_scope" }
+
+        public init(name: String, columns: [Column], joinTable: Bool? = false, ranked: Bool? = false, rankScope: String? = nil) {
+            (self.name, self.columns, self.joinTable, self.ranked, self.rankScope) = (name, columns, joinTable, ranked, rankScope)
+        }
+
+        /// The column named `name`.
+        public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
+
+        /// Columns a client may send in a write body.
+        public var writableColumns: [String] { columns.filter(\.writable).map(\.name) }
+
+        /// Resources this one references (its parents).
+        public var parents: Set<String> { Set(columns.compactMap(\.references)) }
+    }
+
+    public let resources: [Resource]
+
+    public init(resources: [Resource]) { self.resources = resources }
+
+    /// The resource named `name`.
+    public subscript(name: String) -> Resource? { resources.first { $0.name == name } }
+}

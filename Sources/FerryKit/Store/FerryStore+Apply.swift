@@ -1,0 +1,74 @@
+import Foundation
+import GRDB
+
+/// Applying the server's versions of rows: from the changes feed, and from
+/// the `current` of a conflict answer.
+extension FerryStore {
+    /// The changes feed cursor saved with the last applied page, if any.
+    public func cursor() throws -> String? {
+        try database.read { db in try String.fetchOne(db, sql: "SELECT value FROM ferry_state WHERE key = 'cursor'") }
+    }
+
+    /// Applies one page of the feed and saves its cursor, in one transaction:
+    /// a crash leaves the page applied with its cursor, or neither.
+    func applyPage(_ changes: [(resource: String, data: RowData)], cursor: String,
+                   resolve: @Sendable (String) -> ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
+        try database.write { db in
+            var events: [SyncEvent] = []
+            for change in changes {
+                events += try Self.applyRemote(db, change.resource, change.data, resolver: resolve(change.resource))
+            }
+            try db.execute(sql: "INSERT INTO ferry_state (key, value) VALUES ('cursor', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                           arguments: [cursor])
+            return events
+        }
+    }
+
+    /// Applies the server's version of one row (a conflict's `current`).
+    func applyRemote(_ resource: String, _ data: RowData, resolver: ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
+        try database.write { db in try Self.applyRemote(db, resource, data, resolver: resolver) }
+    }
+
+    /// The rule for one incoming row: older or equal revisions are ignored; a
+    /// tombstone or revocation removes the row (pending edits become rejected,
+    /// with an event); a row without local edits is replaced; a row with local
+    /// edits is merged field by field, the incoming row becoming its new base.
+    static func applyRemote(_ db: Database, _ resource: String, _ data: RowData, resolver: ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
+        let table = try Self.resource(db, resource)
+        guard let id = data["id"]?.string ?? data["id"]?.int.map(String.init) else { return [] }
+        let pending = try hasPending(db, resource, id: id)
+        if data["is_deleted"]?.bool == true {
+            let revoked = data["revoked"]?.bool == true
+            if !revoked, let base = try base(db, resource, id: id), let revision = data["revision"]?.int, revision <= base.revision {
+                return []
+            }
+            let existed = try row(db, resource, id: id) != nil || pending
+            if pending {
+                let problem = JSONValue.object(["code": .string(revoked ? "revoked" : "gone"),
+                                                "detail": .string(revoked ? "access to the row was lost" : "the row was deleted")]).encoded()
+                try db.execute(sql: "UPDATE ferry_outbox SET state = 'rejected', last_error = ? WHERE resource = ? AND row_id = ? AND state <> 'rejected'",
+                               arguments: [String(decoding: problem, as: UTF8.self), resource, id])
+            }
+            try remove(db, resource, id: id)
+            return existed ? [.removed(resource: resource, id: id, revoked: revoked, discardedEdits: pending)] : []
+        }
+        guard let revision = data["revision"]?.int else { return [] }
+        let base = try base(db, resource, id: id)
+        if let base, base.revision >= revision { return [] }
+        guard pending else {
+            try put(db, table, data)
+            try setBase(db, resource, data)
+            return []
+        }
+        let dirty = try dirtyFields(db, resource, id: id)
+        guard let local = try row(db, resource, id: id) else {
+            // Deleted locally, not yet uploaded: the delete goes on, on the new base.
+            try setBase(db, resource, data)
+            return []
+        }
+        let (merged, conflicts) = ThreeWayMerge.merge(base: base?.row, local: local, remote: data, dirty: dirty, resolve: resolver)
+        try put(db, table, merged)
+        try setBase(db, resource, data)
+        return conflicts.isEmpty ? [] : [.conflict(resource: resource, id: id, conflicts: conflicts)]
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import GRDB
+
+/// The outbox side of the store: what is pending, and what an answer does to it.
+extension FerryStore {
+    /// A row's sync state, derived from its pending operations.
+    public enum RowState: String, Sendable, Equatable {
+        /// Nothing pending.
+        case synced
+        /// Local edits wait for upload.
+        case dirty
+        /// An upload of its edits is in flight.
+        case syncing
+        /// The server refused an operation on it for good (see ``SyncEvent/rejected(_:)``).
+        case rejected
+    }
+
+    /// How many operations wait for upload (rejected ones not included).
+    public func pendingCount() throws -> Int {
+        try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ferry_outbox WHERE state <> 'rejected'") ?? 0 }
+    }
+
+    /// How many operations the server refused for good and the app has not cleared.
+    public func rejectedCount() throws -> Int {
+        try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ferry_outbox WHERE state = 'rejected'") ?? 0 }
+    }
+
+    /// Row `id`'s sync state.
+    public func state(_ resource: String, id: String) throws -> RowState {
+        try database.read { db in
+            let states = try String.fetchAll(db, sql: "SELECT state FROM ferry_outbox WHERE resource = ? AND row_id = ?",
+                                             arguments: [resource, id])
+            if states.contains("rejected") { return .rejected }
+            if states.contains("inflight") { return .syncing }
+            return states.isEmpty ? .synced : .dirty
+        }
+    }
+
+    /// Forgets the rejected operations (after the app has shown them).
+    public func clearRejected() throws {
+        try database.write { db in try db.execute(sql: "DELETE FROM ferry_outbox WHERE state = 'rejected'") }
+    }
+
+    /// Signing out: the number of local changes the server has not seen. The
+    /// file is deleted only when that is zero or `discardingUnsynced` is true;
+    /// otherwise it stays, and the count says what would be lost.
+    public static func signOut(path: String, discardingUnsynced: Bool = false) throws -> Int {
+        let store = try FerryStore(path: path)
+        let unsynced = try store.pendingCount() + store.rejectedCount()
+        guard unsynced == 0 || discardingUnsynced else { return unsynced }
+        try store.database.close()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        return unsynced
+    }
+
+    // MARK: For the engine
+
+    /// The operations to upload, and the current rows and base revisions they need.
+    func uploadInput() throws -> (operations: [PendingOperation], rows: [RowKey: RowData], bases: [RowKey: Int64]) {
+        try database.read { db in
+            let records = try GRDB.Row.fetchAll(db, sql: """
+                SELECT sequence, op_id, resource, row_id, kind, fields FROM ferry_outbox
+                 WHERE state = 'pending' ORDER BY sequence
+                """)
+            var operations: [PendingOperation] = []
+            var rows: [RowKey: RowData] = [:]
+            var bases: [RowKey: Int64] = [:]
+            for record in records {
+                let resource: String = record["resource"], rowID: String = record["row_id"]
+                let fields = (try? JSONDecoder().decode([String].self, from: Data((record["fields"] as String).utf8))) ?? []
+                guard let kind = PendingOperation.Kind(rawValue: record["kind"]),
+                      let opID = UUID(uuidString: record["op_id"]) else { continue }
+                operations.append(PendingOperation(opID: opID, sequence: record["sequence"], resource: resource,
+                                                   rowID: rowID, kind: kind, fields: Set(fields)))
+                let key = RowKey(resource: resource, id: rowID)
+                if rows[key] == nil, let row = try? Self.row(db, resource, id: rowID) { rows[key] = row }
+                if bases[key] == nil, let revision = try Int64.fetchOne(
+                    db, sql: "SELECT revision FROM ferry_base WHERE resource = ? AND id = ?", arguments: [resource, rowID]) {
+                    bases[key] = revision
+                }
+            }
+            return (operations, rows, bases)
+        }
+    }
+
+    func setState(_ opIDs: [UUID], _ state: String, error: Data? = nil, nextAttempt: Date? = nil) throws {
+        try database.write { db in
+            for id in opIDs {
+                try db.execute(sql: """
+                    UPDATE ferry_outbox SET state = ?, attempts = attempts + (CASE WHEN ? = 'inflight' THEN 1 ELSE 0 END),
+                           last_error = coalesce(?, last_error), next_attempt_at = ?
+                     WHERE op_id = ?
+                    """, arguments: [state, state, error.map { String(decoding: $0, as: UTF8.self) },
+                                     nextAttempt?.timeIntervalSince1970, id.uuidString.lowercased()])
+            }
+        }
+    }
+
+    /// The server took `request` and answered `serverRow` (a tombstone for a
+    /// delete): in one transaction the row's base becomes the server's version,
+    /// the acknowledged operations leave the outbox, and edits made meanwhile
+    /// stay pending on top of the new base.
+    func acknowledge(_ request: UploadRequest, serverRow: RowData?) throws {
+        try database.write { db in
+            let table = try Self.resource(db, request.resource)
+            for id in request.opIDs {
+                try db.execute(sql: "DELETE FROM ferry_outbox WHERE op_id = ?", arguments: [id.uuidString.lowercased()])
+            }
+            guard let serverRow, serverRow["is_deleted"]?.bool != true else {
+                try Self.remove(db, request.resource, id: request.rowID)
+                return
+            }
+            try Self.setBase(db, request.resource, serverRow)
+            let dirty = try Self.dirtyFields(db, request.resource, id: request.rowID)
+            let local = try Self.row(db, request.resource, id: request.rowID)
+            var merged = serverRow
+            if let local { for field in dirty { merged[field] = local[field] } }
+            // Deleted locally meanwhile: the row stays gone until its delete is sent.
+            if local != nil || dirty.isEmpty { try Self.put(db, table, merged) }
+        }
+    }
+
+    static func setBase(_ db: Database, _ resource: String, _ row: RowData) throws {
+        guard let id = row["id"].flatMap(\.string) ?? row["id"]?.int.map(String.init), let revision = row["revision"]?.int else { return }
+        try db.execute(sql: """
+            INSERT INTO ferry_base (resource, id, revision, row) VALUES (?, ?, ?, ?)
+            ON CONFLICT (resource, id) DO UPDATE SET revision = excluded.revision, row = excluded.row
+            """, arguments: [resource, id, revision, String(decoding: JSONValue.object(row).encoded(), as: UTF8.self)])
+    }
+
+    static func base(_ db: Database, _ resource: String, id: String) throws -> (revision: Int64, row: RowData)? {
+        guard let record = try GRDB.Row.fetchOne(db, sql: "SELECT revision, row FROM ferry_base WHERE resource = ? AND id = ?",
+                                                 arguments: [resource, id]) else { return nil }
+        let row = (try? JSONValue.decode(Data((record["row"] as String).utf8)))?.object ?? [:]
+        return (record["revision"], row)
+    }
+
+    /// The fields edited locally and not yet acknowledged; every writable field
+    /// for a row created locally.
+    static func dirtyFields(_ db: Database, _ resource: String, id: String) throws -> Set<String> {
+        let records = try GRDB.Row.fetchAll(db, sql: """
+            SELECT kind, fields FROM ferry_outbox WHERE resource = ? AND row_id = ? AND state <> 'rejected'
+            """, arguments: [resource, id])
+        var fields = Set<String>()
+        for record in records {
+            if (record["kind"] as String) == "create" {
+                fields.formUnion(try Self.resource(db, resource).writableColumns)
+            }
+            fields.formUnion((try? JSONDecoder().decode([String].self, from: Data((record["fields"] as String).utf8))) ?? [])
+        }
+        return fields
+    }
+
+    static func hasPending(_ db: Database, _ resource: String, id: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE resource = ? AND row_id = ? AND state <> 'rejected')",
+                          arguments: [resource, id]) ?? false
+    }
+}
+
+extension FerryStore {
+    /// Operations that need no request (a create later deleted) leave the outbox.
+    func discardCancelled(_ operations: [PendingOperation], planned: [UploadRequest]) throws {
+        let sent = Set(planned.flatMap(\.opIDs))
+        let cancelled = operations.filter { !sent.contains($0.opID) }
+        guard !cancelled.isEmpty else { return }
+        try database.write { db in
+            for operation in cancelled {
+                try db.execute(sql: "DELETE FROM ferry_outbox WHERE op_id = ?", arguments: [operation.opID.uuidString.lowercased()])
+            }
+        }
+    }
+
+    /// The server already has the row a create meant to make (409 `already_exists`,
+    /// another device created the same id): the create becomes an update of every
+    /// field the app set.
+    func createBecameUpdate(_ request: UploadRequest) throws {
+        try database.write { db in
+            let fields = try Self.resource(db, request.resource).writableColumns.sorted()
+            let encoded = String(decoding: try JSONEncoder().encode(fields), as: UTF8.self)
+            for id in request.opIDs {
+                try db.execute(sql: "UPDATE ferry_outbox SET kind = 'update', fields = ? WHERE op_id = ? AND kind = 'create'",
+                               arguments: [encoded, id.uuidString.lowercased()])
+            }
+        }
+    }
+
+    /// After 410 `cursor_expired`: forget the cursor and every row without local
+    /// edits; rows with edits stay, and are re-based as the full sync brings
+    /// their server versions (or rejected on upload if the server lost them).
+    func startOver() throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM ferry_state WHERE key = 'cursor'")
+            guard let schema = try Self.schema(db) else { return }
+            for resource in schema.resources where try db.tableExists(resource.name) {
+                try db.execute(sql: """
+                    DELETE FROM \(LocalSchema.quote(resource.name)) WHERE id NOT IN
+                      (SELECT row_id FROM ferry_outbox WHERE resource = ? AND state <> 'rejected')
+                    """, arguments: [resource.name])
+            }
+            try db.execute(sql: "DELETE FROM ferry_base WHERE NOT EXISTS (SELECT 1 FROM ferry_outbox o WHERE o.resource = ferry_base.resource AND o.row_id = ferry_base.id AND o.state <> 'rejected')")
+        }
+    }
+}

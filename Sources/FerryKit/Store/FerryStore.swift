@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+
+/// The local copy of what one user may see on one server: one SQLite file.
+///
+/// The app reads and writes only here; nothing waits on the network. Every
+/// write changes the row and records what the server has not seen yet (an
+/// outbox entry with its own operation id, and the row's base version) in the
+/// same SQLite transaction, so a crash keeps both or neither. ``SyncEngine``
+/// does the rest.
+///
+/// Tables: one per resource of `GET /v1`, plus `ferry_base` (each row's last
+/// server version, the merge's base), `ferry_outbox` (pending operations) and
+/// `ferry_state` (the feed cursor and the schema).
+public final class FerryStore: Sendable {
+    /// The SQLite database; readers may observe it with GRDB directly.
+    public let database: DatabaseQueue
+
+    /// Opens (or creates) the store at `path`; `":memory:"` for a throwaway one.
+    public init(path: String) throws {
+        database = path == ":memory:" ? try DatabaseQueue() : try DatabaseQueue(path: path)
+        try Self.migrator.migrate(database)
+        // An upload in flight when the process died was either applied or not;
+        // sending it again with the same Idempotency-Key is right either way.
+        try database.write { db in try db.execute(sql: "UPDATE ferry_outbox SET state = 'pending' WHERE state = 'inflight'") }
+    }
+
+    /// The file name for a (server, user) pair: one store each, so that two
+    /// accounts on one device never share rows or an outbox.
+    public static func fileName(server: URL, userID: String) -> String {
+        let text = server.absoluteString + "\n" + userID
+        return "ferry-" + UploadPlanner.digest(text) + ".sqlite"
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("ferry 1") { db in
+            try db.execute(sql: """
+                CREATE TABLE ferry_base (resource TEXT NOT NULL, id TEXT NOT NULL, revision INTEGER NOT NULL,
+                                         row TEXT NOT NULL, PRIMARY KEY (resource, id));
+                CREATE TABLE ferry_outbox (sequence INTEGER PRIMARY KEY AUTOINCREMENT, op_id TEXT NOT NULL UNIQUE,
+                                           resource TEXT NOT NULL, row_id TEXT NOT NULL, kind TEXT NOT NULL,
+                                           fields TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending',
+                                           attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at REAL, last_error TEXT);
+                CREATE INDEX ferry_outbox_row ON ferry_outbox (resource, row_id);
+                CREATE TABLE ferry_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: Schema
+
+    /// The server schema the local tables follow, once one was applied.
+    public func schema() throws -> ServerSchema? {
+        try database.read { db in try Self.schema(db) }
+    }
+
+    static func schema(_ db: Database) throws -> ServerSchema? {
+        guard let text = try String.fetchOne(db, sql: "SELECT value FROM ferry_state WHERE key = 'schema'") else { return nil }
+        return try JSONDecoder().decode(ServerSchema.self, from: Data(text.utf8))
+    }
+
+    /// Brings the local tables up to `schema` (``LocalSchema``): new tables and
+    /// columns are added; nothing is dropped, so unsynced edits survive a
+    /// server schema change.
+    public func apply(schema: ServerSchema) throws {
+        try database.write { db in
+            var existing: [String: [String]] = [:]
+            for resource in schema.resources where try db.tableExists(resource.name) {
+                existing[resource.name] = try db.columns(in: resource.name).map(\.name)
+            }
+            for statement in LocalSchema.migrations(to: schema, existing: existing) { try db.execute(sql: statement) }
+            let encoded = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
+            try db.execute(sql: "INSERT INTO ferry_state (key, value) VALUES ('schema', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                           arguments: [encoded])
+        }
+    }
+
+    static func resource(_ db: Database, _ name: String) throws -> ServerSchema.Resource {
+        guard let resource = try schema(db)?[name] else { throw FerryKitError.unknownResource(name) }
+        return resource
+    }
+}
+
+/// What FerryKit refuses or cannot do, as opposed to what the server refused
+/// (those are ``SyncEvent``s).
+public enum FerryKitError: Error, Equatable, Sendable {
+    /// The store has no such resource (the schema was not applied, or the server has none).
+    case unknownResource(String)
+    /// No row with this id.
+    case noSuchRow(resource: String, id: String)
+    /// The server's answer could not be read.
+    case malformedAnswer(String)
+    /// Signing in failed, with the server's status.
+    case signInFailed(status: Int)
+    /// Sync is paused: the server refused the token twice in a row.
+    case unauthorized
+}

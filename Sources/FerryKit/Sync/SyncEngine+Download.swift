@@ -1,0 +1,59 @@
+import Foundation
+
+/// The download half of a sync.
+extension SyncEngine {
+    /// Follows the changes feed from the saved cursor: first the cheap 304 check,
+    /// then page by page, each applied with its cursor in one transaction.
+    /// A 410 `cursor_expired` starts over from the beginning, keeping every
+    /// local edit.
+    func pull() async throws {
+        var cursor = try store.cursor()
+        var check = cursor != nil
+        var restarts = 0
+        while true {
+            var path = "/v1/changes?limit=500"
+            if let cursor { path += "&since=" + cursor }
+            var request = TransportRequest(method: "GET", path: path)
+            if check, let cursor { request.headers["If-None-Match"] = "\"\(cursor)\"" }
+            check = false
+            let response = try await send(request)
+            switch response.status {
+            case 304:
+                return
+            case 410 where restarts == 0:
+                restarts += 1
+                try store.startOver()
+                cursor = nil
+                continue
+            case 200:
+                break
+            default:
+                let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: Date())
+                if case .retry(let after) = policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
+                    throw ServerRefusedForNow(status: response.status, retryAfter: after)
+                }
+                throw FerryKitError.malformedAnswer("GET /v1/changes answered \(response.status)")
+            }
+            guard let body = response.object, let next = body["cursor"]?.string, case .array(let entries)? = body["changes"] else {
+                throw FerryKitError.malformedAnswer("a changes page without changes and cursor")
+            }
+            let changes: [(resource: String, data: RowData)] = entries.compactMap { entry in
+                guard let resource = entry.object?["resource"]?.string, let data = entry.object?["data"]?.object else { return nil }
+                return (resource, data)
+            }
+            let resolvers = self.resolvers
+            let events: [SyncEvent]
+            do {
+                events = try store.applyPage(changes, cursor: next) { resolvers[$0] }
+            } catch FerryKitError.unknownResource {
+                // The server's schema grew since the store was made.
+                try await refreshSchema()
+                events = try store.applyPage(changes, cursor: next) { resolvers[$0] }
+            }
+            emit(events)
+            try update { $0.received += changes.count }
+            cursor = next
+            if body["has_more"]?.bool != true { return }
+        }
+    }
+}

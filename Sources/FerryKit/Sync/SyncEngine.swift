@@ -1,0 +1,127 @@
+import Foundation
+
+/// Syncs one ``FerryStore`` with its server: one actor per store.
+///
+/// ``sync()`` uploads the outbox (coalesced by ``UploadPlanner``, each request
+/// with its `Idempotency-Key`), then pulls the changes feed (a cheap 304 check
+/// first) and applies it page by page with its cursor. Every answer goes
+/// through ``RetryPolicy``; every conflict, rejection and removal becomes a
+/// ``SyncEvent`` on ``events``, and every state change a ``SyncStatus`` on
+/// ``status``. The app decides when to call ``sync()`` (a timer, a push, the
+/// network coming back); ``nextAttempt`` says when a failed one is due again.
+public actor SyncEngine {
+    let store: FerryStore
+    let transport: any Transport
+    let policy: RetryPolicy
+    let random: @Sendable () -> Double
+    var token: String
+    let refreshToken: (@Sendable () async -> String?)?
+    let resolvers: [String: ThreeWayMerge.Resolver]
+    var attempts = 0
+    var lastUnauthorized = false
+
+    /// Conflicts resolved, operations rejected, rows removed.
+    public nonisolated let events: AsyncStream<SyncEvent>
+    let eventSink: AsyncStream<SyncEvent>.Continuation
+    /// Every change of ``currentStatus``.
+    public nonisolated let status: AsyncStream<SyncStatus>
+    let statusSink: AsyncStream<SyncStatus>.Continuation
+    /// The latest status.
+    public private(set) var currentStatus = SyncStatus()
+
+    /// - Parameters:
+    ///   - token: the bearer token (``FerryAuth/signIn(transport:name:password:)``).
+    ///   - refreshToken: asked for a new token after a 401; nil, or a nil answer, pauses sync.
+    ///   - resolvers: per resource, replaces the default merge (local wins) of a conflicting field.
+    ///   - random: [0, 1) draws for backoff jitter (a fixed one in tests).
+    public init(store: FerryStore, transport: any Transport, token: String, policy: RetryPolicy = RetryPolicy(),
+                refreshToken: (@Sendable () async -> String?)? = nil,
+                resolvers: [String: ThreeWayMerge.Resolver] = [:],
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.store = store
+        self.transport = transport
+        self.token = token
+        self.policy = policy
+        self.refreshToken = refreshToken
+        self.resolvers = resolvers
+        self.random = random
+        (events, eventSink) = AsyncStream.makeStream(of: SyncEvent.self, bufferingPolicy: .unbounded)
+        (status, statusSink) = AsyncStream.makeStream(of: SyncStatus.self, bufferingPolicy: .bufferingNewest(16))
+    }
+
+    /// One full round: the schema if the store has none, the upload, the download.
+    /// Returns normally when both finished; throws the transport error or
+    /// ``FerryKitError`` that stopped it, after recording it in ``currentStatus``.
+    public func sync() async throws {
+        do {
+            if try store.schema() == nil { try await refreshSchema() }
+            try await push()
+            try await pull()
+            attempts = 0
+            try update { $0.online = true; $0.lastError = nil; $0.nextAttempt = nil }
+        } catch {
+            attempts += 1
+            let delay = policy.backoff(attempt: attempts - 1, random: random)
+            try? update {
+                $0.online = !(error is URLError) && !(error is TransportFailure)
+                $0.lastError = "\(error)"
+                $0.nextAttempt = $0.nextAttempt ?? Date().addingTimeInterval(delay)
+            }
+            throw error
+        }
+    }
+
+    /// Reads `GET /v1` and brings the local tables up to it.
+    public func refreshSchema() async throws {
+        let response = try await send(TransportRequest(method: "GET", path: "/v1"))
+        guard response.status == 200 else { throw FerryKitError.malformedAnswer("GET /v1 answered \(response.status)") }
+        let schema = try JSONDecoder().decode(ServerSchema.self, from: response.body)
+        try store.apply(schema: schema)
+    }
+
+    func update(_ change: (inout SyncStatus) -> Void) throws {
+        change(&currentStatus)
+        currentStatus.pending = try store.pendingCount()
+        currentStatus.rejected = try store.rejectedCount()
+        statusSink.yield(currentStatus)
+    }
+
+    func emit(_ events: [SyncEvent]) {
+        for event in events { eventSink.yield(event) }
+    }
+
+    /// Sends with the current token; a 401 asks the app for a new one and tries
+    /// once more, a second 401 pauses sync.
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var request = request
+        request.headers["Authorization"] = "Bearer \(token)"
+        if request.body != nil { request.headers["Content-Type"] = "application/json" }
+        let response = try await transport.send(request)
+        guard response.status == 401 else { lastUnauthorized = false; return response }
+        if policy.step(after: .status(401, retryAfter: nil), attempt: 0, previousWasUnauthorized: lastUnauthorized) == .pause {
+            try update { $0.paused = true }
+            throw FerryKitError.unauthorized
+        }
+        lastUnauthorized = true
+        guard let refreshed = await refreshToken?() else {
+            try update { $0.paused = true }
+            throw FerryKitError.unauthorized
+        }
+        token = refreshed
+        request.headers["Authorization"] = "Bearer \(token)"
+        let retried = try await transport.send(request)
+        if retried.status == 401 {
+            try update { $0.paused = true }
+            throw FerryKitError.unauthorized
+        }
+        lastUnauthorized = false
+        try update { $0.paused = false }
+        return retried
+    }
+}
+
+/// A transport that gave no answer (used by test transports; URLSession throws `URLError`).
+public struct TransportFailure: Error, Equatable, Sendable {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+}

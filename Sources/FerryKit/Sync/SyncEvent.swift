@@ -1,0 +1,37 @@
+import Foundation
+
+/// Something the app should hear about: nothing FerryKit resolves or refuses is silent.
+public enum SyncEvent: Sendable, Equatable {
+    /// The server's and the local version of a row both changed these fields;
+    /// the merge (or the resource's resolver) decided them, and the local
+    /// result will be uploaded.
+    case conflict(resource: String, id: String, conflicts: [ThreeWayMerge.Conflict])
+    /// The server refused these operations for good (a 4xx other than 401,
+    /// 409, 412); `problem` is its problem+json. Operations that do not depend
+    /// on them go on.
+    case rejected(resource: String, id: String, status: Int, problem: Data)
+    /// The row went away on the server, deleted (`revoked` false) or no longer
+    /// readable by this user (`revoked` true); `discardedEdits` says whether
+    /// local edits of it could not be uploaded (they are marked rejected).
+    case removed(resource: String, id: String, revoked: Bool, discardedEdits: Bool)
+}
+
+/// Where sync stands, for the app's status line.
+public struct SyncStatus: Sendable, Equatable {
+    /// The last attempt reached the server.
+    public var online: Bool = false
+    /// Operations waiting for upload.
+    public var pending: Int = 0
+    /// Operations the server refused.
+    public var rejected: Int = 0
+    /// The last failure, readable by people.
+    public var lastError: String?
+    /// When the next attempt is due after a failure, if one is scheduled.
+    public var nextAttempt: Date?
+    /// Rows received so far in this sync.
+    public var received: Int = 0
+    /// Sync is paused until the app signs in again (two 401s in a row).
+    public var paused: Bool = false
+
+    public init() {}
+}
