@@ -37,7 +37,10 @@ public enum UploadPlanner {
                 continue
             case (true, false):
                 guard let row = rows[key] else { continue }
-                var body = row.filter { resource.writableColumns.contains($0.key) }
+                // Only what the app set: a column it left out gets the server's
+                // default (creator_id is the caller), not a null.
+                let fields = ops.reduce(into: Set<String>()) { $0.formUnion($1.fields) }.intersection(resource.writableColumns)
+                var body = row.filter { fields.contains($0.key) }
                 body["id"] = .string(key.id)
                 requests.append(UploadRequest(action: .create, resource: key.resource, rowID: key.id, body: body,
                                               baseRevision: nil, opIDs: ids, lastSequence: last))

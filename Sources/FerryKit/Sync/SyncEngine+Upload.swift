@@ -67,9 +67,11 @@ extension SyncEngine {
             emit(try store.applyRemote(request.resource, current, resolver: resolvers[request.resource]))
             return true
         case .tombstone:
+            // The tombstone first: it marks every pending edit of the row rejected
+            // and says so in its event; then these operations carry the answer.
             let tombstone = response.object?["current"]?.object ?? ["id": .string(request.rowID), "is_deleted": .bool(true)]
-            try store.setState(request.opIDs, "rejected", error: response.body)
             emit(try store.applyRemote(request.resource, tombstone, resolver: nil))
+            try store.setState(request.opIDs, "rejected", error: response.body)
             return false
         case .reject:
             return try reject(request, response)

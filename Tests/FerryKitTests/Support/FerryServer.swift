@@ -1,0 +1,96 @@
+import FerryKit
+import FerryTestSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A real `ferry serve` process on a fresh migrated database, for FerryKit's
+/// integration tests: the built binary, real PostgreSQL and memcached, real sockets.
+final class FerryServer {
+    let database: ScratchDatabase
+    let port: Int
+    let process: Process
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    init() throws {
+        database = try ScratchDatabase()
+        port = FreePort.next()
+        let process = Process()
+        process.executableURL = try FerryProcess.binary
+        process.arguments = ["serve"]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
+        environment["FERRY_DATABASE_URL"] = database.appURL
+        environment["FERRY_DATABASE_MIGRATION_URL"] = database.ownerURL
+        environment["FERRY_MEMCACHED_SERVERS"] = try TestEnvironment.memcached()
+        environment["FERRY_LISTEN_HOST"] = "127.0.0.1"
+        environment["FERRY_LISTEN_PORT"] = String(port)
+        environment["FERRY_LISTEN_IO_THREADS"] = "2"
+        environment["FERRY_LISTEN_WORKER_THREADS"] = "8"
+        environment["FERRY_DATABASE_POOL_SIZE"] = "4"
+        environment["FERRY_LOGGING_LEVEL"] = "warning"
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        // Ready when /healthz answers (the process binds, connects its pool, reads the schema).
+        let deadline = Date().addingTimeInterval(30)
+        while !Self.healthy(port: port) {
+            guard process.isRunning, Date() < deadline else {
+                stop()
+                throw TestEnvironment.Missing(description: "ferry serve did not become healthy on port \(port)")
+            }
+            Thread.sleep(forTimeInterval: 0.05)  // polling a starting process: no event to wait on
+        }
+    }
+
+    static func healthy(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return false }
+        let request = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        _ = request.withCString { send(fd, $0, strlen($0), 0) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        return n > 12 && String(decoding: buffer[0..<n], as: UTF8.self).hasPrefix("HTTP/1.1 200")
+    }
+
+    /// Adds a user with `ferry user add` and signs in over HTTP.
+    func user(_ name: String) async throws -> (token: String, userID: String) {
+        let added = try FerryProcess.run(["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
+                                         input: "secret-\(name)\n")
+        guard added.status == 0 else { throw TestEnvironment.Missing(description: "ferry user add: \(added.stderr)") }
+        return try await FerryAuth.signIn(transport: URLSessionTransport(baseURL: baseURL), name: name, password: "secret-\(name)")
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        database.drop()
+    }
+}
+
+/// A device: its own store file and engine, against the server.
+struct Device {
+    let store: FerryStore
+    let engine: SyncEngine
+    let transport: FaultyTransport
+
+    init(server: FerryServer, token: String, resolvers: [String: ThreeWayMerge.Resolver] = [:]) throws {
+        store = try FerryStore(path: ":memory:")
+        transport = FaultyTransport(URLSessionTransport(baseURL: server.baseURL))
+        engine = SyncEngine(store: store, transport: transport, token: token, policy: RetryPolicy(base: 0.01, cap: 0.05),
+                            resolvers: resolvers, random: { 0.5 })
+    }
+}

@@ -1,0 +1,84 @@
+@testable import FerryKit
+import FerryTestSupport
+import Foundation
+import Testing
+
+extension SyncIntegrationTests {
+    @Test func aReorderOnTwoDevicesEndsInTheSameOrderOnBoth() async throws {
+        let server = try FerryServer()
+        defer { server.stop() }
+        let alice = try await server.user("alice")
+        let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: alice.token)
+        try await a.engine.sync()
+        let set = try a.store.create("study_sets", ["title": .string("order")])
+        var ids: [String: String] = [:]
+        for word in ["a", "b", "c", "d"] {
+            ids[word] = try a.store.create("terms", ["set_id": .string(set), "word": .string(word),
+                                                     "rank": .string(try a.store.rankAtEnd("terms", scope: .string(set)))])
+        }
+        try await a.engine.sync()
+        try await b.engine.sync()
+        try a.store.move("terms", id: ids["d"]!, after: nil)        // d first
+        try b.store.move("terms", id: ids["a"]!, after: ids["c"]!)  // a after c
+        try await a.engine.sync()
+        try await b.engine.sync()
+        try await a.engine.sync()
+        let words = { (device: Device) in try device.store.rows("terms", where: "set_id", equals: .string(set)).compactMap { $0["word"]?.string } }
+        #expect(try words(a) == ["d", "b", "c", "a"])
+        #expect(try words(b) == words(a))
+    }
+
+    @Test func accessRevokedWhileTheRowIsDirty() async throws {
+        let server = try FerryServer()
+        defer { server.stop() }
+        let alice = try await server.user("alice"), bob = try await server.user("bob")
+        let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: bob.token)
+        try await a.engine.sync()
+        let set = try a.store.create("study_sets", ["title": .string("shared")])
+        let collaboration = try a.store.create("set_collaborators", ["set_id": .string(set), "user_id": .string(bob.userID)])
+        try await a.engine.sync()
+        try await b.engine.sync()
+        #expect(try b.store.row("study_sets", id: set)?["title"] == .string("shared"))
+        try b.store.update("study_sets", id: set, ["title": .string("bob's edit")])
+        try a.store.delete("set_collaborators", id: collaboration)
+        try await a.engine.sync()
+        try await b.engine.sync()
+        var events: [SyncEvent] = []
+        while let event = await Self.nextEvent(b.engine, within: 1) { events.append(event) }
+        #expect(events.contains { if case .rejected(_, let id, 404, _) = $0 { id == set } else { false } }, "\(events)")
+        #expect(events.contains(.removed(resource: "study_sets", id: set, revoked: true, discardedEdits: false)), "\(events)")
+        #expect(try b.store.row("study_sets", id: set) == nil)
+        #expect(try a.store.row("study_sets", id: set)?["title"] == .string("shared"))
+    }
+
+    /// The process dies after the server applied an upload and before the store
+    /// recorded the answer; the store is opened again from its file.
+    @Test func aClientKilledMidSyncResumesWithNothingLostOrAppliedTwice() async throws {
+        let server = try FerryServer()
+        defer { server.stop() }
+        let alice = try await server.user("alice")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ferrykit-crash-\(UUID()).sqlite").path
+        defer { _ = try? FerryStore.signOut(path: path, discardingUnsynced: true) }
+        let set: String
+        do {
+            let store = try FerryStore(path: path)
+            let transport = FaultyTransport(URLSessionTransport(baseURL: server.baseURL))
+            let engine = SyncEngine(store: store, transport: transport, token: alice.token)
+            try await engine.sync()
+            set = try store.create("study_sets", ["title": .string("written once")])
+            try store.create("terms", ["set_id": .string(set), "word": .string("t"), "rank": .string("U")])
+            transport.inject(.dropResponse) { $0.method == "POST" && $0.path == "/v1/terms" }
+            await #expect(throws: TransportFailure.self) { try await engine.sync() }
+            #expect(try store.state("terms", id: try #require(store.rows("terms").first?["id"]?.string)) == .dirty)
+        }
+        let reopened = try FerryStore(path: path)
+        #expect(try reopened.pendingCount() == 1, "the set was acknowledged; the term's answer was lost")
+        let engine = SyncEngine(store: reopened, transport: URLSessionTransport(baseURL: server.baseURL), token: alice.token)
+        try await engine.sync()
+        #expect(try reopened.pendingCount() == 0)
+        let other = try Device(server: server, token: alice.token)
+        try await other.engine.sync()
+        #expect(try other.store.rows("terms", where: "set_id", equals: .string(set)).count == 1)
+        #expect(try other.store.rows("study_sets").count == 1)
+    }
+}
