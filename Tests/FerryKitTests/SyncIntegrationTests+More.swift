@@ -16,15 +16,14 @@ extension SyncIntegrationTests {
             ids[word] = try a.store.create("terms", ["set_id": .string(set), "word": .string(word),
                                                      "rank": .string(try a.store.rankAtEnd("terms", scope: .string(set)))])
         }
+        let words = { (device: Device) in try device.store.rows("terms", where: "set_id", equals: .string(set)).compactMap { $0["word"]?.string } }
         try await a.engine.sync()
-        try await b.engine.sync()
+        try await b.sync { try words(b).count == 4 }
         try a.store.move("terms", id: ids["d"]!, after: nil)        // d first
         try b.store.move("terms", id: ids["a"]!, after: ids["c"]!)  // a after c
         try await a.engine.sync()
-        try await b.engine.sync()
-        try await a.engine.sync()
-        let words = { (device: Device) in try device.store.rows("terms", where: "set_id", equals: .string(set)).compactMap { $0["word"]?.string } }
-        #expect(try words(a) == ["d", "b", "c", "a"])
+        try await b.sync { try words(b) == ["d", "b", "c", "a"] }
+        try await a.sync { try words(a) == ["d", "b", "c", "a"] }
         #expect(try words(b) == words(a))
     }
 
@@ -37,12 +36,12 @@ extension SyncIntegrationTests {
         let set = try a.store.create("study_sets", ["title": .string("shared")])
         let collaboration = try a.store.create("set_collaborators", ["set_id": .string(set), "user_id": .string(bob.userID)])
         try await a.engine.sync()
-        try await b.engine.sync()
+        try await b.sync { try b.store.row("study_sets", id: set) != nil }
         #expect(try b.store.row("study_sets", id: set)?["title"] == .string("shared"))
         try b.store.update("study_sets", id: set, ["title": .string("bob's edit")])
         try a.store.delete("set_collaborators", id: collaboration)
         try await a.engine.sync()
-        try await b.engine.sync()
+        try await b.sync { try b.store.row("study_sets", id: set) == nil }
         var events: [SyncEvent] = []
         while let event = await Self.nextEvent(b.engine, within: 1) { events.append(event) }
         #expect(events.contains { if case .rejected(_, let id, 404, _) = $0 { id == set } else { false } }, "\(events)")
@@ -77,7 +76,8 @@ extension SyncIntegrationTests {
         try await engine.sync()
         #expect(try reopened.pendingCount() == 0)
         let other = try Device(server: server, token: alice.token)
-        try await other.engine.sync()
+        #expect(try await other.serverRows("terms", "set_id", set, token: alice.token).count == 1, "one term on the server")
+        try await other.sync { try !other.store.rows("terms").isEmpty }
         #expect(try other.store.rows("terms", where: "set_id", equals: .string(set)).count == 1)
         #expect(try other.store.rows("study_sets").count == 1)
     }

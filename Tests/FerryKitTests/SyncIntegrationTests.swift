@@ -26,15 +26,15 @@ import Testing
             try await a.engine.sync()
             let id = try a.store.create("study_sets", ["title": .string("T"), "description": .string("D")])
             try await a.engine.sync()
-            try await b.engine.sync()
+            try await b.sync { try b.store.row("study_sets", id: id) != nil }
             return id
         }()
         #expect(try b.store.row("study_sets", id: set)?["title"] == .string("T"))
         try a.store.update("study_sets", id: set, ["title": .string("title from A")])
         try b.store.update("study_sets", id: set, ["description": .string("description from B")])
         try await a.engine.sync()
-        try await b.engine.sync()
-        try await a.engine.sync()
+        try await b.sync { try b.store.row("study_sets", id: set)?["title"] == .string("title from A") }
+        try await a.sync { try a.store.row("study_sets", id: set)?["description"] == .string("description from B") }
         for device in [a, b] {
             let row = try #require(try device.store.row("study_sets", id: set))
             #expect(row["title"] == .string("title from A"))
@@ -52,7 +52,7 @@ import Testing
         try await a.engine.sync()
         let set = try a.store.create("study_sets", ["title": .string("T")])
         try await a.engine.sync()
-        try await b.engine.sync()
+        try await b.sync { try b.store.row("study_sets", id: set) != nil }
         try a.store.update("study_sets", id: set, ["title": .string("from A")])
         try b.store.update("study_sets", id: set, ["title": .string("from B")])
         try await a.engine.sync()
@@ -65,8 +65,7 @@ import Testing
         #expect(resource == "study_sets" && id == set)
         #expect(conflicts.map(\.field) == ["title"])
         #expect(conflicts.first?.remote == .string("from A"))
-        try await a.engine.sync()
-        #expect(try a.store.row("study_sets", id: set)?["title"] == .string("from B"))
+        try await a.sync { try a.store.row("study_sets", id: set)?["title"] == .string("from B") }
         #expect(try b.store.row("study_sets", id: set)?["title"] == .string("from B"))
         #expect(try b.store.pendingCount() == 0)
     }
@@ -79,7 +78,7 @@ import Testing
         try await a.engine.sync()
         let set = try a.store.create("study_sets", ["title": .string("T")])
         try await a.engine.sync()
-        try await b.engine.sync()
+        try await b.sync { try b.store.row("study_sets", id: set) != nil }
         try a.store.delete("study_sets", id: set)
         try b.store.update("study_sets", id: set, ["title": .string("edited offline")])
         try await a.engine.sync()
@@ -111,7 +110,7 @@ import Testing
         #expect(try a.store.pendingCount() == 0)
         #expect(try a.store.rejectedCount() == 1)
         #expect(try a.store.state("study_sets", id: poison) == .rejected)
-        try await b.engine.sync()
+        try await b.sync { try b.store.row("terms", id: term) != nil }
         #expect(try b.store.row("study_sets", id: good)?["title"] == .string("fine"))
         #expect(try b.store.row("terms", id: term)?["word"] == .string("hola"))
         #expect(try b.store.row("study_sets", id: poison) == nil)
@@ -132,9 +131,10 @@ import Testing
         let posts = a.transport.delivered.filter { $0.method == "POST" && $0.path == "/v1/study_sets" }
         #expect(posts.count == 2)
         #expect(Set(posts.map { $0.headers["Idempotency-Key"] }).count == 1, "the retry carried the same key")
-        try await b.engine.sync()
-        #expect(try b.store.rows("study_sets").filter { $0["title"] == .string("once") }.count == 1)
         #expect(try a.store.pendingCount() == 0)
+        #expect(try await b.serverRows("study_sets", "title", "once", token: alice.token).count == 1, "one row on the server")
+        try await b.sync { try !b.store.rows("study_sets").isEmpty }
+        #expect(try b.store.rows("study_sets").filter { $0["title"] == .string("once") }.count == 1)
     }
 
     @Test func cursorExpiredWithLocalChangesPendingLosesNothing() async throws {
@@ -146,7 +146,7 @@ import Testing
         let set = try a.store.create("study_sets", ["title": .string("T")])
         let gone = try a.store.create("study_sets", ["title": .string("to be deleted elsewhere")])
         try await a.engine.sync()
-        try await b.engine.sync()
+        try await b.sync { try b.store.row("study_sets", id: gone) != nil }
         try b.store.delete("study_sets", id: gone)
         try await b.engine.sync()
         // A local edit, not uploaded; meanwhile the server purges past a's cursor.
@@ -160,8 +160,7 @@ import Testing
         #expect(try a.store.pendingCount() == 1)
         #expect(try a.store.row("study_sets", id: gone) == nil, "a row that vanished meanwhile is gone")
         try await a.engine.sync()
-        try await b.engine.sync()
-        #expect(try b.store.row("study_sets", id: set)?["description"] == .string("kept through the resync"))
+        try await b.sync { try b.store.row("study_sets", id: set)?["description"] == .string("kept through the resync") }
     }
 
     @Test func fiftyOfflineTapsOnOneFolderSetPairSendAtMostOneRequest() async throws {
@@ -189,7 +188,7 @@ import Testing
         try await a.engine.sync()
         let writes = a.transport.delivered[before...].filter { $0.path.hasPrefix("/v1/folder_sets") && $0.method != "GET" }
         #expect(writes.count == 1, "\(writes.map { "\($0.method) \($0.path)" })")
-        try await b.engine.sync()
+        try await b.sync { try b.store.rows("folder_sets").count == 1 }
         #expect(try b.store.rows("folder_sets").map { $0["id"] } == [.string(try #require(link))])
     }
 }

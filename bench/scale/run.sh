@@ -8,6 +8,8 @@
 #
 #   bench/scale/run.sh                     sizes 10000 100000 1000000
 #   SIZES="10000 100000" bench/scale/run.sh
+# At the largest size (from 200,000 terms) a "huge" user also owns 100,000
+# terms, for page 1 of a 100,000-row snapshot.
 #
 # Needs the dev services (bash deploy/local.sh start) and python3; the plot
 # needs matplotlib (pip install matplotlib). Writes bench/scale/results.jsonl,
@@ -43,10 +45,11 @@ for size in $SIZES; do
   OWNER=$(url_for "$FERRY_DATABASE_MIGRATION_URL" "$DB")
   APP=$(url_for "$FERRY_DATABASE_URL" "$DB")
   FERRY_DATABASE_MIGRATION_URL=$OWNER "$BIN" migrate apply >/dev/null
-  big=$(( size / 2 < 100000 ? size / 2 : 100000 ))
+  big=5000
+  huge=$(( size == LARGEST && size >= 200000 ? 100000 : 0 ))
   start=$(date +%s)
-  psql -X -q -v ON_ERROR_STOP=1 -v terms="$size" -v big="$big" "$OWNER" -f bench/scale/seed.sql >/dev/null
-  echo "== $size terms (big user: $big), seeded in $(( $(date +%s) - start )) s"
+  psql -X -q -v ON_ERROR_STOP=1 -v terms="$size" -v big="$big" -v huge="$huge" "$OWNER" -f bench/scale/seed.sql >/dev/null
+  echo "== $size terms (big user: $big, huge user: $huge), seeded in $(( $(date +%s) - start )) s"
   FERRY_DATABASE_URL=$APP FERRY_DATABASE_MIGRATION_URL=$OWNER FERRY_LISTEN_PORT=$PORT FERRY_LOGGING_LEVEL=warning \
     FERRY_MEMCACHED_SERVERS=$FERRY_MEMCACHED_SERVERS "$BIN" serve >/dev/null 2>&1 &
   SERVER_PID=$!
@@ -86,6 +89,10 @@ for op in ops:
 print()
 print("Big user's snapshot: " + ", ".join(f"{r['snapshot_rows']:,} rows at {r['size']:,}" for r in rows)
       + "; the 500-row page delivered " + ", ".join(str(r['page_rows']) for r in rows) + " entries.")
+for r in rows:
+    if "huge_snapshot" in r:
+        h = r["huge_snapshot"]
+        print(f"Index page 1 of a {r['huge_snapshot_rows']:,}-row snapshot at {r['size']:,} terms: p50 {h['p50']:.1f} ms, p99 {h['p99']:.1f} ms.")
 PY
 cat "$OUT/results.md"
 if python3 -c "import matplotlib" 2>/dev/null; then python3 bench/scale/plot.py "$OUT/results.jsonl" "$OUT/scale.png"; echo "plot: $OUT/scale.png"; fi

@@ -1,16 +1,20 @@
 -- bench/scale: :terms terms in sets of 10 spread over many users, a "big" user
--- who owns :big of them, and a reader with two sets of 100 terms of its own.
--- Run as the owner role with psql -v terms=N -v big=M.
-SELECT ferry.create_user('reader', 'bench'), ferry.create_user('big', 'bench');
+-- who owns :big of them (the same at every size, so its snapshot figure
+-- compares like with like), a "huge" user who owns :huge (100,000 at the
+-- largest size, else none), and a reader with two sets of 100 terms.
+-- Run as the owner role with psql -v terms=N -v big=M -v huge=K.
+SELECT ferry.create_user('reader', 'bench'), ferry.create_user('big', 'bench'), ferry.create_user('huge', 'bench');
 INSERT INTO ferry.users (name, password_hash)
 SELECT 'user' || u, (SELECT password_hash FROM ferry.users WHERE name = 'reader')
-  FROM generate_series(1, greatest(1, (:terms - :big) / 10000)) u;
+  FROM generate_series(1, greatest(1, (:terms - :big - :huge) / 10000)) u;
 -- Other users' sets of 10 terms, round robin over the users.
 WITH others AS (SELECT id, row_number() OVER (ORDER BY name) - 1 AS n, count(*) OVER () AS c FROM ferry.users WHERE name LIKE 'user%')
 INSERT INTO app.study_sets (creator_id, title)
-SELECT o.id, 'set ' || s FROM generate_series(1, greatest(1, (:terms - :big) / 10)) s JOIN others o ON o.n = s % o.c;
+SELECT o.id, 'set ' || s FROM generate_series(1, greatest(1, (:terms - :big - :huge) / 10)) s JOIN others o ON o.n = s % o.c;
 INSERT INTO app.study_sets (creator_id, title)
 SELECT (SELECT id FROM ferry.users WHERE name = 'big'), 'big ' || s FROM generate_series(1, :big / 100) s;
+INSERT INTO app.study_sets (creator_id, title)
+SELECT (SELECT id FROM ferry.users WHERE name = 'huge'), 'big ' || s FROM generate_series(1, :huge / 100) s;
 INSERT INTO app.terms (set_id, word, definition, rank)
 SELECT s.id, 'word ' || i, 'a definition of some length for row ' || i, 'r' || lpad(i::text, 3, '0') || 'V'
   FROM app.study_sets s CROSS JOIN generate_series(1, 10) i WHERE s.title LIKE 'set %';

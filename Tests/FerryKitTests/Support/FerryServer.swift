@@ -94,3 +94,29 @@ struct Device {
                             resolvers: resolvers, random: { 0.5 })
     }
 }
+
+extension Device {
+    /// Syncs until `condition` holds. The changes feed serves a write once every
+    /// transaction that was running when it committed has ended, cluster-wide,
+    /// and the other suites share the cluster; so what another device wrote may
+    /// take a few polls to arrive, as it would for a real app polling a busy server.
+    func sync(until condition: () throws -> Bool, timeout: Double = 180) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            try await engine.sync()
+            if try condition() { return }
+            guard Date() < deadline else { throw TestEnvironment.Missing(description: "sync did not converge within \(timeout) s") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// The server's rows of `resource` whose `column` is `value`, read through
+    /// Index (which sees every committed row at once), as this device's user.
+    func serverRows(_ resource: String, _ column: String, _ value: String, token: String) async throws -> [RowData] {
+        let query = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
+        let response = try await transport.inner.send(TransportRequest(
+            method: "GET", path: "/v1/\(resource)?\(column)=\(query)", headers: ["Authorization": "Bearer \(token)"]))
+        guard case .array(let rows)? = response.object?["data"] else { return [] }
+        return rows.compactMap(\.object)
+    }
+}
