@@ -94,6 +94,15 @@ extension ChangesSuites {
                 _ = try server.ownerQuery("DELETE FROM app.set_collaborators WHERE set_id = $1 AND user_id = $2", [set, reader.id])
             }
 
+            // The page may serve them once every transaction that was running when
+            // they committed has ended, cluster-wide: other suites write meanwhile.
+            let xid = try server.maxXID()
+            let deadline = Date().addingTimeInterval(120)
+            while UInt64(try server.ownerQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").rows[0][0] ?? "0") ?? 0 <= xid,
+                  Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+
             let catalog = server.app.schema.catalog
             let scopes = try scopes(server)
             let resources = catalog.names.sorted(by: ChangeOrder.precedes)
