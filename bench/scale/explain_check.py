@@ -44,8 +44,12 @@ def main():
         for table, rows in seq_scans(plan.get("Plan", {}), []):
             bad.append((f"Seq Scan on {table} ({rows} rows read)", duration, plan.get("Query Text", "")[:120]))
     print(f"auto_explain: {count} statements, {jit} with JIT, {len(bad) - jit} executed sequential scans of app tables")
-    for what, duration, query in bad[:20]:
-        print(f"  {what}, {duration} ms: {' '.join(query.split())}")
+    by_statement = {}
+    for what, duration, query in bad:
+        key = (what.split(" (")[0], " ".join(query.split())[:100])
+        by_statement.setdefault(key, []).append(duration)
+    for (what, query), durations in sorted(by_statement.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {len(durations)} x {what}, {min(durations):.1f}-{max(durations):.1f} ms: {query}")
     print("PASS" if not bad else "FAIL")
     sys.exit(1 if bad else 0)
 
