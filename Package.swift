@@ -39,26 +39,32 @@ let package = Package(
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "Ferry",
+                "Ferry", "FerryHTTP", "FerryPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The client: SQLite through GRDB, HTTP through Foundation's URLSession.
         .target(name: "FerryKit", dependencies: ["FerryRank", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP"]),
+        .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres", "FerryTestSupport"]),
         .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached", "FerryTestSupport"]),
         .testTarget(name: "FerryRankTests", dependencies: ["FerryRank"]),
         // Shared by the test targets only: a raw-socket HTTP client and scratch databases.
-        .target(name: "FerryTestSupport", dependencies: ["Ferry", "FerryPostgres"]),
+        .target(
+            name: "FerryTestSupport",
+            dependencies: ["Ferry", "FerryHTTP", "FerryPostgres", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(
             name: "FerryKitTests",
             dependencies: ["FerryKit", "FerryRank", "FerryTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "FerryTests",
-            dependencies: ["Ferry", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryTestSupport"]
+            dependencies: [
+                "Ferry", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryRank", "FerryTestSupport",
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
