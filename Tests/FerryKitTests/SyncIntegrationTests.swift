@@ -110,6 +110,7 @@ import Testing
         #expect(try a.store.pendingCount() == 0)
         #expect(try a.store.rejectedCount() == 1)
         #expect(try a.store.state("study_sets", id: poison) == .rejected)
+        #expect(try a.store.row("study_sets", id: poison) == nil, "a refused create rolls back locally")
         try await b.sync { try b.store.row("terms", id: term) != nil }
         #expect(try b.store.row("study_sets", id: good)?["title"] == .string("fine"))
         #expect(try b.store.row("terms", id: term)?["word"] == .string("hola"))

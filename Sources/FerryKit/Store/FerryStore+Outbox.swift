@@ -201,3 +201,25 @@ extension FerryStore {
         }
     }
 }
+
+extension FerryStore {
+    /// The server refused `request` for good: its operations stay in the outbox
+    /// as rejected (for the app to show and clear), and the row goes back to
+    /// what the server has: a refused create disappears, a refused edit or
+    /// delete returns to the base version, with any later edits still pending
+    /// on top. The app sees the row as the server will keep it.
+    func rollBack(_ request: UploadRequest) throws {
+        try database.write { db in
+            let table = try Self.resource(db, request.resource)
+            guard let base = try Self.base(db, request.resource, id: request.rowID) else {
+                try db.execute(sql: "DELETE FROM \(LocalSchema.quote(request.resource)) WHERE id = ?", arguments: [request.rowID])
+                return
+            }
+            var row = base.row
+            if let local = try Self.row(db, request.resource, id: request.rowID) {
+                for field in try Self.dirtyFields(db, request.resource, id: request.rowID) { row[field] = local[field] }
+            }
+            try Self.put(db, table, row)
+        }
+    }
+}

@@ -88,6 +88,7 @@ extension SyncEngine {
 
     func reject(_ request: UploadRequest, _ response: TransportResponse) throws -> Bool {
         try store.setState(request.opIDs, "rejected", error: response.body)
+        try store.rollBack(request)
         emit([.rejected(resource: request.resource, id: request.rowID, status: response.status, problem: response.body)])
         return false
     }
