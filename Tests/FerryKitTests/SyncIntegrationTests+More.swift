@@ -5,11 +5,8 @@ import Testing
 
 extension SyncIntegrationTests {
     @Test func aReorderOnTwoDevicesEndsInTheSameOrderOnBoth() async throws {
-        let server = try FerryServer()
+        let (server, _, a, b) = try await Self.twoDevices()
         defer { server.stop() }
-        let alice = try await server.user("alice")
-        let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: alice.token)
-        try await a.engine.sync()
         let set = try a.store.create("study_sets", ["title": .string("order")])
         var ids: [String: String] = [:]
         for word in ["a", "b", "c", "d"] {
@@ -87,11 +84,8 @@ extension SyncIntegrationTests {
     /// Kozlov's lists: a link added offline that the server refuses for good
     /// (the set was deleted meanwhile) disappears from the list, and the app is told.
     @Test func aPermanentlyFailedAddRollsBackLocallyAndTellsTheApp() async throws {
-        let server = try FerryServer()
+        let (server, _, a, b) = try await Self.twoDevices()
         defer { server.stop() }
-        let alice = try await server.user("alice")
-        let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: alice.token)
-        try await a.engine.sync()
         let folder = try a.store.create("folders", ["name": .string("f")])
         let set = try a.store.create("study_sets", ["title": .string("s")])
         try await a.engine.sync()

@@ -6,6 +6,21 @@ import Testing
 /// FerryKit against a real `ferry serve`, real PostgreSQL and memcached, over
 /// real sockets; faults come only from the device's ``FaultyTransport``.
 @Suite(.serialized) struct SyncIntegrationTests {
+    /// A server, a user, and two of that user's devices, the first synced once
+    /// (so the store has the schema).
+    static func twoDevices() async throws -> (FerryServer, (token: String, userID: String), Device, Device) {
+        let server = try FerryServer()
+        do {
+            let alice = try await server.user("alice")
+            let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: alice.token)
+            try await a.engine.sync()
+            return (server, alice, a, b)
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
     /// The next event within `seconds`, or nil.
     static func nextEvent(_ engine: SyncEngine, within seconds: Double = 5) async -> SyncEvent? {
         await withTaskGroup(of: SyncEvent?.self) { group in
@@ -45,11 +60,8 @@ import Testing
     }
 
     @Test func theSameFieldOnBothIsResolvedByThePolicyWithAnEvent() async throws {
-        let server = try FerryServer()
+        let (server, _, a, b) = try await Self.twoDevices()
         defer { server.stop() }
-        let alice = try await server.user("alice")
-        let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: alice.token)
-        try await a.engine.sync()
         let set = try a.store.create("study_sets", ["title": .string("T")])
         try await a.engine.sync()
         try await b.sync { try b.store.row("study_sets", id: set) != nil }
@@ -71,11 +83,8 @@ import Testing
     }
 
     @Test func aDeleteAgainstAnEditRemovesTheRowAndRejectsTheEditVisibly() async throws {
-        let server = try FerryServer()
+        let (server, _, a, b) = try await Self.twoDevices()
         defer { server.stop() }
-        let alice = try await server.user("alice")
-        let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: alice.token)
-        try await a.engine.sync()
         let set = try a.store.create("study_sets", ["title": .string("T")])
         try await a.engine.sync()
         try await b.sync { try b.store.row("study_sets", id: set) != nil }
@@ -91,11 +100,8 @@ import Testing
     }
 
     @Test func aPoisonWriteIsRejectedWhileTheRestOfTheQueueLands() async throws {
-        let server = try FerryServer()
+        let (server, _, a, b) = try await Self.twoDevices()
         defer { server.stop() }
-        let alice = try await server.user("alice")
-        let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: alice.token)
-        try await a.engine.sync()
         let poison = try a.store.create("study_sets", ["title": .string(String(repeating: "x", count: 600))])
         let good = try a.store.create("study_sets", ["title": .string("fine")])
         let term = try a.store.create("terms", ["set_id": .string(good), "word": .string("hola"), "rank": .string("U")])
@@ -118,11 +124,8 @@ import Testing
     }
 
     @Test func aResponseLostAfterTheServerAppliedTheWriteIsRetriedWithoutADuplicate() async throws {
-        let server = try FerryServer()
+        let (server, alice, a, b) = try await Self.twoDevices()
         defer { server.stop() }
-        let alice = try await server.user("alice")
-        let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: alice.token)
-        try await a.engine.sync()
         try a.store.create("study_sets", ["title": .string("once")])
         try a.store.update("study_sets", id: try #require(a.store.rows("study_sets").first?["id"]?.string), ["description": .string("d")])
         a.transport.inject(.dropResponse) { $0.method == "POST" && $0.path == "/v1/study_sets" }
@@ -139,11 +142,8 @@ import Testing
     }
 
     @Test func cursorExpiredWithLocalChangesPendingLosesNothing() async throws {
-        let server = try FerryServer()
+        let (server, _, a, b) = try await Self.twoDevices()
         defer { server.stop() }
-        let alice = try await server.user("alice")
-        let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: alice.token)
-        try await a.engine.sync()
         let set = try a.store.create("study_sets", ["title": .string("T")])
         let gone = try a.store.create("study_sets", ["title": .string("to be deleted elsewhere")])
         try await a.engine.sync()
@@ -165,11 +165,8 @@ import Testing
     }
 
     @Test func fiftyOfflineTapsOnOneFolderSetPairSendAtMostOneRequest() async throws {
-        let server = try FerryServer()
+        let (server, _, a, b) = try await Self.twoDevices()
         defer { server.stop() }
-        let alice = try await server.user("alice")
-        let a = try Device(server: server, token: alice.token), b = try Device(server: server, token: alice.token)
-        try await a.engine.sync()
         let folder = try a.store.create("folders", ["name": .string("f")])
         let set = try a.store.create("study_sets", ["title": .string("s")])
         try await a.engine.sync()
