@@ -107,3 +107,28 @@ extension SyncIntegrationTests {
         #expect(try a.store.rejectedCount() == 1)
     }
 }
+
+extension SyncIntegrationTests {
+    /// The steady state: a sync with nothing to upload or download is one
+    /// conditional request answered 304 with no body.
+    @Test func aSyncWithNothingToDoIsOne304() async throws {
+        let (server, _, a, _) = try await Self.twoDevices()
+        defer { server.stop() }
+        try a.store.create("study_sets", ["title": .string("s")])
+        // Until the feed has delivered the device's own write back (it waits for
+        // the cluster's other transactions), a sync still downloads; then it is quiet.
+        var before = a.transport.delivered.count
+        try await a.sync {
+            let quiet = a.transport.answers[before...].map(\.status) == [304]
+            before = a.transport.delivered.count
+            return quiet
+        }
+        try await a.engine.sync()
+        let requests = a.transport.delivered[before...], answers = a.transport.answers[before...]
+        #expect(requests.count == 1, "\(requests.map { "\($0.method) \($0.path)" })")
+        #expect(requests.first?.headers["If-None-Match"] != nil)
+        #expect(answers.first?.status == 304)
+        #expect(answers.first?.body.isEmpty == true)
+        print("ferrykit: steady-state sync: \(requests.count) request, \(answers.first?.status ?? 0), \(answers.first?.body.count ?? -1) body bytes")
+    }
+}

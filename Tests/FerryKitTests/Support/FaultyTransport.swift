@@ -16,7 +16,8 @@ final class FaultyTransport: Transport {
     }
 
     let inner: any Transport
-    private let state = Mutex<(faults: [(match: @Sendable (TransportRequest) -> Bool, fault: Fault)], sent: [TransportRequest], offline: Bool)>(([], [], false))
+    private let state = Mutex<(faults: [(match: @Sendable (TransportRequest) -> Bool, fault: Fault)], sent: [TransportRequest], offline: Bool,
+                               answers: [TransportResponse])>(([], [], false, []))
 
     init(_ inner: any Transport) { self.inner = inner }
 
@@ -30,6 +31,8 @@ final class FaultyTransport: Transport {
 
     /// Every request that reached the server, in order.
     var delivered: [TransportRequest] { state.withLock { $0.sent } }
+    /// The answers the device received, in order.
+    var answers: [TransportResponse] { state.withLock { $0.answers } }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let fault: Fault? = state.withLock { state in
@@ -48,7 +51,7 @@ final class FaultyTransport: Transport {
             throw TransportFailure("response lost")
         case nil:
             let response = try await inner.send(request)
-            state.withLock { $0.sent.append(request) }
+            state.withLock { $0.sent.append(request); $0.answers.append(response) }
             return response
         }
     }
