@@ -58,8 +58,39 @@ public final class FerryStore: Sendable {
 
     static func schema(_ db: Database) throws -> ServerSchema? {
         guard let text = try String.fetchOne(db, sql: "SELECT value FROM ferry_state WHERE key = 'schema'") else { return nil }
-        return try JSONDecoder().decode(ServerSchema.self, from: Data(text.utf8))
+        if let cached = decodedSchemas.get(text) { return cached }
+        let schema = try JSONDecoder().decode(ServerSchema.self, from: Data(text.utf8))
+        decodedSchemas.set(text, schema)
+        return schema
     }
+
+    /// Every row applied or written looks its resource up; decoding the stored
+    /// schema each time was most of an initial sync's CPU.
+    static let decodedSchemas = SchemaMemo()
+}
+
+/// The last decoded schema, by its stored text.
+///
+/// `@unchecked Sendable`: its one mutable field is only touched under `lock`
+/// (`Synchronization.Mutex` would need macOS 15; FerryKit supports 14).
+final class SchemaMemo: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entry: (text: String, schema: ServerSchema)?
+
+    func get(_ text: String) -> ServerSchema? {
+        lock.lock()
+        defer { lock.unlock() }
+        return entry?.text == text ? entry?.schema : nil
+    }
+
+    func set(_ text: String, _ schema: ServerSchema) {
+        lock.lock()
+        defer { lock.unlock() }
+        entry = (text, schema)
+    }
+}
+
+extension FerryStore {
 
     /// Brings the local tables up to `schema` (``LocalSchema``): new tables and
     /// columns are added; nothing is dropped, so unsynced edits survive a
