@@ -122,14 +122,14 @@ extension FerryStore {
 
     static func setBase(_ db: Database, _ resource: String, _ row: RowData) throws {
         guard let id = row["id"].flatMap(\.string) ?? row["id"]?.int.map(String.init), let revision = row["revision"]?.int else { return }
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO ferry_base (resource, id, revision, row) VALUES (?, ?, ?, ?)
             ON CONFLICT (resource, id) DO UPDATE SET revision = excluded.revision, row = excluded.row
-            """, arguments: [resource, id, revision, String(decoding: JSONValue.object(row).encoded(), as: UTF8.self)])
+            """).execute(arguments: [resource, id, revision, String(decoding: JSONValue.object(row).encoded(), as: UTF8.self)])
     }
 
     static func base(_ db: Database, _ resource: String, id: String) throws -> (revision: Int64, row: RowData)? {
-        guard let record = try GRDB.Row.fetchOne(db, sql: "SELECT revision, row FROM ferry_base WHERE resource = ? AND id = ?",
+        guard let record = try GRDB.Row.fetchOne(db.cachedStatement(sql: "SELECT revision, row FROM ferry_base WHERE resource = ? AND id = ?"),
                                                  arguments: [resource, id]) else { return nil }
         let row = (try? JSONValue.decode(Data((record["row"] as String).utf8)))?.object ?? [:]
         return (record["revision"], row)
@@ -152,7 +152,7 @@ extension FerryStore {
     }
 
     static func hasPending(_ db: Database, _ resource: String, id: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE resource = ? AND row_id = ? AND state <> 'rejected')",
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE resource = ? AND row_id = ? AND state <> 'rejected')"),
                           arguments: [resource, id]) ?? false
     }
 }

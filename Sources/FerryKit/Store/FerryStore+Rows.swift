@@ -39,7 +39,7 @@ extension FerryStore {
 
     static func row(_ db: Database, _ name: String, id: String) throws -> RowData? {
         let resource = try resource(db, name)
-        let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM \(LocalSchema.quote(name)) WHERE id = ?", arguments: [id])
+        let row = try GRDB.Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM \(LocalSchema.quote(name)) WHERE id = ?"), arguments: [id])
         return row.map { decode($0, resource) }
     }
 
@@ -87,8 +87,10 @@ extension FerryStore {
         let names = columns.map(LocalSchema.quote).joined(separator: ", ")
         let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
         let arguments = StatementArguments(columns.map { databaseValue(row[$0] ?? .null) })
-        try db.execute(sql: "INSERT OR REPLACE INTO \(LocalSchema.quote(resource.name)) (\(names)) VALUES (\(marks))",
-                       arguments: arguments)
+        // Cached: the same few statements run for every row of a sync, and
+        // preparing them again each time was a tenth of an initial sync's CPU.
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(LocalSchema.quote(resource.name)) (\(names)) VALUES (\(marks))")
+            .execute(arguments: arguments)
     }
 
     static func remove(_ db: Database, _ resource: String, id: String) throws {

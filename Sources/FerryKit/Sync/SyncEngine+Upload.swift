@@ -15,7 +15,9 @@ extension SyncEngine {
             try update { _ in }
             guard !requests.isEmpty else { return }
             var again = false
-            for request in requests where try await upload(request) { again = true }
+            for request in requests {
+                if try await upload(request) { again = true }
+            }
             if !again { return }
         }
     }

@@ -54,15 +54,57 @@ public enum JSONValue: Sendable, Hashable, Codable {
     public var object: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
 
     /// Compact JSON bytes, keys sorted (stable, so equal values encode equally).
+    /// Through `JSONSerialization`: `JSONEncoder` was the larger cost of keeping
+    /// each row's base during a sync.
     public func encoded() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(self)) ?? Data("null".utf8)
+        (try? JSONSerialization.data(withJSONObject: any, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]))
+            ?? Data("null".utf8)
+    }
+
+    /// The value as `JSONSerialization` takes it.
+    var any: Any {
+        switch self {
+        case .null: NSNull()
+        case .bool(let flag): flag
+        case .int(let number): number
+        case .double(let number): number
+        case .string(let text): text
+        case .array(let values): values.map(\.any)
+        case .object(let members): members.mapValues(\.any)
+        }
     }
 
     /// Parses JSON bytes.
+    ///
+    /// Through `JSONSerialization`, not `Decodable`: decoding an unknown value
+    /// with `Decodable` means trying each type in turn and catching the errors,
+    /// and a thrown error is costly (more so under a test runner that records a
+    /// backtrace for each). An initial sync parses every row this way.
     public static func decode(_ data: Data) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: data)
+        JSONValue(any: try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+    }
+
+    /// The value `JSONSerialization` returned.
+    init(any value: Any) {
+        switch value {
+        case let text as String:
+            self = .string(text)
+        case let number as NSNumber:
+            // JSON true and false come back as NSNumbers of type char; integers as
+            // integer types; everything else as a double.
+            switch String(cString: number.objCType) {
+            case "c", "B": self = .bool(number.boolValue)
+            case "d", "f": self = number.doubleValue.rounded() == number.doubleValue && abs(number.doubleValue) < 9e15
+                ? .int(Int64(number.doubleValue)) : .double(number.doubleValue)
+            default: self = .int(number.int64Value)
+            }
+        case let array as [Any]:
+            self = .array(array.map(JSONValue.init(any:)))
+        case let object as [String: Any]:
+            self = .object(object.mapValues(JSONValue.init(any:)))
+        default:
+            self = .null
+        }
     }
 }
 
