@@ -31,12 +31,21 @@ extension Resources {
             #expect(relinked.errors.first?["reason"] as? String == "parent_deleted")
 
             // Both devices learn it through the feed: the term and the link are tombstones.
+            // The feed serves a write once every transaction running when it committed has
+            // ended, cluster-wide (other suites write meanwhile): poll until the set's is there.
             for user in [creator, collaborator] {
-                let changes = try user.call("GET", "/v1/changes?limit=1000").object["changes"] as? [[String: Any]] ?? []
-                let rows = Dictionary(changes.compactMap { change -> (String, [String: Any])? in
-                    guard let data = change["data"] as? [String: Any], let id = data["id"] as? String else { return nil }
-                    return (id, data)
-                }, uniquingKeysWith: { $1 })
+                var changes: [[String: Any]] = []
+                var rows: [String: [String: Any]] = [:]
+                let deadline = Date().addingTimeInterval(120)
+                repeat {
+                    changes = try user.call("GET", "/v1/changes?limit=1000").object["changes"] as? [[String: Any]] ?? []
+                    rows = Dictionary(changes.compactMap { change -> (String, [String: Any])? in
+                        guard let data = change["data"] as? [String: Any], let id = data["id"] as? String else { return nil }
+                        return (id, data)
+                    }, uniquingKeysWith: { $1 })
+                    if rows[set]?["is_deleted"] as? Bool == true { break }
+                    Thread.sleep(forTimeInterval: 0.05)  // waiting on other sessions' transactions: no event to wait on
+                } while Date() < deadline
                 #expect(rows[set]?["is_deleted"] as? Bool == true)
                 #expect(rows[term.id]?["is_deleted"] as? Bool == true, "\(user.userID): \(rows[term.id] ?? [:])")
                 #expect(rows[term.id]?["set_id"] as? String == set)
