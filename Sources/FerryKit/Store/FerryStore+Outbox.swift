@@ -86,11 +86,11 @@ extension FerryStore {
     func setState(_ opIDs: [UUID], _ state: String, error: Data? = nil, nextAttempt: Date? = nil) throws {
         try database.write { db in
             for id in opIDs {
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     UPDATE ferry_outbox SET state = ?, attempts = attempts + (CASE WHEN ? = 'inflight' THEN 1 ELSE 0 END),
                            last_error = coalesce(?, last_error), next_attempt_at = ?
                      WHERE op_id = ?
-                    """, arguments: [state, state, error.map { String(decoding: $0, as: UTF8.self) },
+                    """).execute(arguments: [state, state, error.map { String(decoding: $0, as: UTF8.self) },
                                      nextAttempt?.timeIntervalSince1970, id.uuidString.lowercased()])
             }
         }
@@ -101,23 +101,32 @@ extension FerryStore {
     /// the acknowledged operations leave the outbox, and edits made meanwhile
     /// stay pending on top of the new base.
     func acknowledge(_ request: UploadRequest, serverRow: RowData?) throws {
+        try acknowledge([(request, serverRow)])
+    }
+
+    /// ``acknowledge(_:serverRow:)`` for every item of a bulk answer, in one transaction.
+    func acknowledge(_ answers: [(request: UploadRequest, serverRow: RowData?)]) throws {
         try database.write { db in
-            let table = try Self.resource(db, request.resource)
-            for id in request.opIDs {
-                try db.execute(sql: "DELETE FROM ferry_outbox WHERE op_id = ?", arguments: [id.uuidString.lowercased()])
-            }
-            guard let serverRow, serverRow["is_deleted"]?.bool != true else {
-                try Self.remove(db, request.resource, id: request.rowID)
-                return
-            }
-            try Self.setBase(db, request.resource, serverRow)
-            let dirty = try Self.dirtyFields(db, request.resource, id: request.rowID)
-            let local = try Self.row(db, request.resource, id: request.rowID)
-            var merged = serverRow
-            if let local { for field in dirty { merged[field] = local[field] } }
-            // Deleted locally meanwhile: the row stays gone until its delete is sent.
-            if local != nil || dirty.isEmpty { try Self.put(db, table, merged) }
+            for answer in answers { try Self.acknowledge(db, answer.request, serverRow: answer.serverRow) }
         }
+    }
+
+    static func acknowledge(_ db: Database, _ request: UploadRequest, serverRow: RowData?) throws {
+        let table = try Self.resource(db, request.resource)
+        for id in request.opIDs {
+            try db.cachedStatement(sql: "DELETE FROM ferry_outbox WHERE op_id = ?").execute(arguments: [id.uuidString.lowercased()])
+        }
+        guard let serverRow, serverRow["is_deleted"]?.bool != true else {
+            try Self.remove(db, request.resource, id: request.rowID)
+            return
+        }
+        try Self.setBase(db, request.resource, serverRow)
+        let dirty = try Self.dirtyFields(db, request.resource, id: request.rowID)
+        let local = try Self.row(db, request.resource, id: request.rowID)
+        var merged = serverRow
+        if let local { for field in dirty { merged[field] = local[field] } }
+        // Deleted locally meanwhile: the row stays gone until its delete is sent.
+        if local != nil || dirty.isEmpty { try Self.put(db, table, merged) }
     }
 
     static func setBase(_ db: Database, _ resource: String, _ row: RowData) throws {

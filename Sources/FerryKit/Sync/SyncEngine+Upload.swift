@@ -6,8 +6,14 @@ extension SyncEngine {
     /// that must be merged and sent again (409, 412) is planned afresh, at most a
     /// few rounds per sync so that a row edited on two devices in a tight loop
     /// cannot hold the sync forever.
+    ///
+    /// Requests go in bulk calls (``UploadPlanner/bundle(_:schema:maxBulk:solo:)``).
+    /// A bulk call applies all or nothing, so when the server refuses one, the
+    /// items it names go alone in the next round (where a conflict is merged and
+    /// a poison write rejected by itself) and the rest go in bulk again.
     func push() async throws {
-        for _ in 0..<5 {
+        var solo: Set<RowKey> = []
+        for _ in 0..<6 {
             guard let schema = try store.schema() else { return }
             let input = try store.uploadInput()
             let requests = UploadPlanner.plan(input.operations, schema: schema, rows: input.rows, bases: input.bases)
@@ -15,10 +21,80 @@ extension SyncEngine {
             try update { _ in }
             guard !requests.isEmpty else { return }
             var again = false
-            for request in requests {
-                if try await upload(request) { again = true }
+            for bundle in UploadPlanner.bundle(requests, schema: schema, maxBulk: maxBulk, solo: solo) {
+                if bundle.isBulk {
+                    // Nothing after a refused call goes this round: its children
+                    // would meet a parent that is not there yet.
+                    if let alone = try await uploadBulk(bundle) { solo.formUnion(alone); again = true; break }
+                } else if try await upload(bundle.requests[0]) {
+                    again = true
+                }
             }
             if !again { return }
+        }
+    }
+
+    /// The HTTP call for a bulk bundle: the array of items Ferry's bulk
+    /// create, update or delete takes.
+    func httpRequest(_ bundle: UploadBundle) -> TransportRequest {
+        let first = bundle.requests[0]
+        let items: [JSONValue] = bundle.requests.map { request in
+            switch request.action {
+            case .create:
+                return .object(request.body ?? [:])
+            case .update:
+                var body = request.body ?? [:]
+                body["id"] = .string(request.rowID)
+                if let base = request.baseRevision { body["revision"] = .int(base) }
+                return .object(body)
+            case .delete:
+                return .object(["id": .string(request.rowID), "revision": request.baseRevision.map(JSONValue.int) ?? .null])
+            }
+        }
+        let method = switch first.action { case .create: "POST"; case .update: "PATCH"; case .delete: "DELETE" }
+        var http = TransportRequest(method: method, path: "/v1/\(first.resource)", body: JSONValue.array(items).encoded())
+        http.headers["Idempotency-Key"] = bundle.idempotencyKey
+        return http
+    }
+
+    /// Sends a bulk call and applies its answer. Returns the rows to send
+    /// alone next round when the server refused the call (nil when it took
+    /// it); throws when the call must wait (network, 5xx, 429, 401).
+    func uploadBulk(_ bundle: UploadBundle) async throws -> Set<RowKey>? {
+        let opIDs = bundle.opIDs
+        try store.setState(opIDs, "inflight")
+        let response: TransportResponse
+        do {
+            response = try await send(httpRequest(bundle))
+        } catch {
+            try store.setState(opIDs, "pending")
+            throw error
+        }
+        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: Date())
+        switch policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
+        case .success:
+            guard case .array(let rows)? = try? JSONValue.decode(response.body), rows.count == bundle.requests.count else {
+                try store.setState(opIDs, "pending")
+                throw FerryKitError.malformedAnswer("a bulk answer without one row per item")
+            }
+            try store.acknowledge(zip(bundle.requests, rows).map { ($0, $1.object) })
+            return nil
+        case .retry(let after):
+            let due = Date().addingTimeInterval(after)
+            try store.setState(opIDs, "pending", nextAttempt: due)
+            try update { $0.nextAttempt = due }
+            throw ServerRefusedForNow(status: response.status, retryAfter: after)
+        case .refreshToken, .pause:
+            try store.setState(opIDs, "pending")
+            throw FerryKitError.unauthorized
+        case .merge, .tombstone, .reject:
+            try store.setState(opIDs, "pending")
+            let keys = bundle.requests.map { RowKey(resource: $0.resource, id: $0.rowID) }
+            let named: [RowKey] = (response.object?["errors"]?.array ?? []).compactMap { error in
+                guard let index = error.object?["index"]?.int, keys.indices.contains(Int(index)) else { return nil }
+                return keys[Int(index)]
+            }
+            return Set(named.isEmpty ? keys : named)
         }
     }
 

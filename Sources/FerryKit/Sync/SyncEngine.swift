@@ -17,6 +17,8 @@ public actor SyncEngine {
     var token: String
     let refreshToken: (@Sendable () async -> String?)?
     let resolvers: [String: ThreeWayMerge.Resolver]
+    /// Items per bulk call; Ferry takes up to `limits.max_bulk_items` (1,000 by default).
+    let maxBulk: Int
     var attempts = 0
     var lastUnauthorized = false
 
@@ -33,11 +35,14 @@ public actor SyncEngine {
     ///   - token: the bearer token (``FerryAuth/signIn(transport:name:password:)``).
     ///   - refreshToken: asked for a new token after a 401; nil, or a nil answer, pauses sync.
     ///   - resolvers: per resource, replaces the default merge (local wins) of a conflicting field.
+    ///   - maxBulk: items per bulk call; 1 sends every row's writes alone.
     ///   - random: [0, 1) draws for backoff jitter (a fixed one in tests).
     public init(store: FerryStore, transport: any Transport, token: String, policy: RetryPolicy = RetryPolicy(),
                 refreshToken: (@Sendable () async -> String?)? = nil,
                 resolvers: [String: ThreeWayMerge.Resolver] = [:],
+                maxBulk: Int = 100,
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.maxBulk = max(1, maxBulk)
         self.store = store
         self.transport = transport
         self.token = token

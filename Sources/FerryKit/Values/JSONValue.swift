@@ -52,6 +52,8 @@ public enum JSONValue: Sendable, Hashable, Codable {
     public var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
     /// The members, for `.object`.
     public var object: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
+    /// The elements, for `.array`.
+    public var array: [JSONValue]? { if case .array(let value) = self { value } else { nil } }
 
     /// Compact JSON bytes, keys sorted (stable, so equal values encode equally).
     /// Through `JSONSerialization`: `JSONEncoder` was the larger cost of keeping
