@@ -11,32 +11,49 @@ extension FerryStore {
 
     /// Applies one page of the feed and saves its cursor, in one transaction:
     /// a crash leaves the page applied with its cursor, or neither.
-    func applyPage(_ changes: [(resource: String, data: RowData)], cursor: String,
+    func applyPage(_ changes: [(resource: String, data: RowData)], cursor: String?,
                    resolve: @Sendable (String) -> ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
         try database.write { db in
-            var events: [SyncEvent] = []
-            for change in changes {
-                events += try Self.applyRemote(db, change.resource, change.data, resolver: resolve(change.resource))
-            }
-            try db.execute(sql: "INSERT INTO ferry_state (key, value) VALUES ('cursor', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                           arguments: [cursor])
+            let events = try Self.applyRemote(db, changes, resolve: resolve)
+            if let cursor { try Self.saveState(db, "cursor", cursor) }
             return events
         }
     }
 
     /// Applies the server's version of one row (a conflict's `current`).
     func applyRemote(_ resource: String, _ data: RowData, resolver: ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
-        try database.write { db in try Self.applyRemote(db, resource, data, resolver: resolver) }
+        try database.write { db in try Self.applyRemote(db, resource, data, resolver: resolver, maybePending: true) }
+    }
+
+    static func applyRemote(_ db: Database, _ changes: [(resource: String, data: RowData)],
+                            resolve: (String) -> ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
+        // Most pages meet an empty outbox: then no row needs its own lookup.
+        let outboxBusy = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE state <> 'rejected')")) ?? false
+        var events: [SyncEvent] = []
+        for change in changes {
+            events += try applyRemote(db, change.resource, change.data, resolver: resolve(change.resource), maybePending: outboxBusy)
+        }
+        return events
+    }
+
+    static func saveState(_ db: Database, _ key: String, _ value: String) throws {
+        try db.cachedStatement(sql: "INSERT INTO ferry_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .execute(arguments: [key, value])
+    }
+
+    static func loadState(_ db: Database, _ key: String) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM ferry_state WHERE key = ?"), arguments: [key])
     }
 
     /// The rule for one incoming row: older or equal revisions are ignored; a
     /// tombstone or revocation removes the row (pending edits become rejected,
     /// with an event); a row without local edits is replaced; a row with local
     /// edits is merged field by field, the incoming row becoming its new base.
-    static func applyRemote(_ db: Database, _ resource: String, _ data: RowData, resolver: ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
+    static func applyRemote(_ db: Database, _ resource: String, _ data: RowData, resolver: ThreeWayMerge.Resolver?,
+                            maybePending: Bool) throws -> [SyncEvent] {
         let table = try Self.resource(db, resource)
         guard let id = data["id"]?.string ?? data["id"]?.int.map(String.init) else { return [] }
-        let pending = try hasPending(db, resource, id: id)
+        let pending = try maybePending && hasPending(db, resource, id: id)
         if data["is_deleted"]?.bool == true {
             let revoked = data["revoked"]?.bool == true
             if !revoked, let base = try base(db, resource, id: id), let revision = data["revision"]?.int, revision <= base.revision {
@@ -52,14 +69,15 @@ extension FerryStore {
             try remove(db, resource, id: id)
             return existed ? [.removed(resource: resource, id: id, revoked: revoked, discardedEdits: pending)] : []
         }
-        guard let revision = data["revision"]?.int else { return [] }
-        let base = try base(db, resource, id: id)
-        if let base, base.revision >= revision { return [] }
+        guard data["revision"]?.int != nil else { return [] }
         guard pending else {
-            try put(db, table, data)
-            try setBase(db, resource, data)
+            try putIfNewer(db, table, data)
+            // A base left by edits the server refused is no one's base any more.
+            try dropBase(db, resource, id: id)
             return []
         }
+        let base = try base(db, resource, id: id)
+        if let base, let revision = data["revision"]?.int, base.revision >= revision { return [] }
         let dirty = try dirtyFields(db, resource, id: id)
         guard let local = try row(db, resource, id: id) else {
             // Deleted locally, not yet uploaded: the delete goes on, on the new base.

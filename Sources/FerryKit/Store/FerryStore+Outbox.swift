@@ -74,8 +74,7 @@ extension FerryStore {
                                                    rowID: rowID, kind: kind, fields: Set(fields)))
                 let key = RowKey(resource: resource, id: rowID)
                 if rows[key] == nil, let row = try? Self.row(db, resource, id: rowID) { rows[key] = row }
-                if bases[key] == nil, let revision = try Int64.fetchOne(
-                    db, sql: "SELECT revision FROM ferry_base WHERE resource = ? AND id = ?", arguments: [resource, rowID]) {
+                if bases[key] == nil, let revision = try Self.base(db, resource, id: rowID)?.revision {
                     bases[key] = revision
                 }
             }
@@ -120,7 +119,12 @@ extension FerryStore {
             try Self.remove(db, request.resource, id: request.rowID)
             return
         }
-        try Self.setBase(db, request.resource, serverRow)
+        // The base is kept only while edits are pending on top of it.
+        if try hasPending(db, request.resource, id: request.rowID) {
+            try Self.setBase(db, request.resource, serverRow)
+        } else {
+            try Self.dropBase(db, request.resource, id: request.rowID)
+        }
         let dirty = try Self.dirtyFields(db, request.resource, id: request.rowID)
         let local = try Self.row(db, request.resource, id: request.rowID)
         var merged = serverRow
@@ -137,11 +141,33 @@ extension FerryStore {
             """).execute(arguments: [resource, id, revision, String(decoding: JSONValue.object(row).encoded(), as: UTF8.self)])
     }
 
+    /// The server version local edits of row `id` were made on: the one kept
+    /// in `ferry_base` since the first edit, else (no edit pending) the local
+    /// row itself, if the server has it. Nil for a row created locally and not
+    /// yet acknowledged.
     static func base(_ db: Database, _ resource: String, id: String) throws -> (revision: Int64, row: RowData)? {
-        guard let record = try GRDB.Row.fetchOne(db.cachedStatement(sql: "SELECT revision, row FROM ferry_base WHERE resource = ? AND id = ?"),
-                                                 arguments: [resource, id]) else { return nil }
-        let row = (try? JSONValue.decode(Data((record["row"] as String).utf8)))?.object ?? [:]
-        return (record["revision"], row)
+        if let record = try GRDB.Row.fetchOne(db.cachedStatement(sql: "SELECT revision, row FROM ferry_base WHERE resource = ? AND id = ?"),
+                                              arguments: [resource, id]) {
+            let row = (try? JSONValue.decode(Data((record["row"] as String).utf8)))?.object ?? [:]
+            return (record["revision"], row)
+        }
+        guard let row = try Self.row(db, resource, id: id), let revision = row["revision"]?.int else { return nil }
+        return (revision, row)
+    }
+
+    /// Keeps row `id`'s server version as the base of the edit about to be
+    /// made, unless an earlier pending edit already did. Rows without pending
+    /// edits keep no copy: the local row is the server's version, so an
+    /// initial sync writes each row once.
+    static func captureBase(_ db: Database, _ resource: String, _ row: RowData) throws {
+        guard let id = row["id"]?.string ?? row["id"]?.int.map(String.init), row["revision"]?.int != nil else { return }
+        let exists = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_base WHERE resource = ? AND id = ?)"),
+                                       arguments: [resource, id]) ?? false
+        if !exists { try setBase(db, resource, row) }
+    }
+
+    static func dropBase(_ db: Database, _ resource: String, id: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM ferry_base WHERE resource = ? AND id = ?").execute(arguments: [resource, id])
     }
 
     /// The fields edited locally and not yet acknowledged; every writable field

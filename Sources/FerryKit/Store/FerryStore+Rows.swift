@@ -93,6 +93,23 @@ extension FerryStore {
             .execute(arguments: arguments)
     }
 
+    /// Writes the server's `row` unless the local row already has its revision
+    /// or a later one: one statement, so that applying a row costs one write.
+    static func putIfNewer(_ db: Database, _ resource: ServerSchema.Resource, _ row: RowData) throws {
+        let columns = try db.columns(in: resource.name).map(\.name).filter { row[$0] != nil }
+        guard columns.contains("id"), columns.contains("revision") else { return try put(db, resource, row) }
+        let names = columns.map(LocalSchema.quote).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let assignments = columns.filter { $0 != "id" }.map { "\(LocalSchema.quote($0)) = excluded.\(LocalSchema.quote($0))" }
+            .joined(separator: ", ")
+        let table = LocalSchema.quote(resource.name)
+        try db.cachedStatement(sql: """
+            INSERT INTO \(table) (\(names)) VALUES (\(marks))
+            ON CONFLICT ("id") DO UPDATE SET \(assignments)
+            WHERE \(table)."revision" IS NULL OR excluded."revision" > \(table)."revision"
+            """).execute(arguments: StatementArguments(columns.map { databaseValue(row[$0] ?? .null) }))
+    }
+
     static func remove(_ db: Database, _ resource: String, id: String) throws {
         try db.execute(sql: "DELETE FROM \(LocalSchema.quote(resource)) WHERE id = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM ferry_base WHERE resource = ? AND id = ?", arguments: [resource, id])

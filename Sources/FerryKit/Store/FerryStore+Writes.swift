@@ -24,6 +24,7 @@ extension FerryStore {
         try database.write { db in
             let table = try Self.resource(db, resource)
             guard var row = try Self.row(db, resource, id: id) else { throw FerryKitError.noSuchRow(resource: resource, id: id) }
+            try Self.captureBase(db, resource, row)
             let fields = Set(values.keys).subtracting(["id", "revision", "last_modified", "is_deleted"])
             for field in fields { row[field] = values[field] }
             try Self.put(db, table, row)
@@ -34,7 +35,8 @@ extension FerryStore {
     /// Deletes row `id` locally at once; the server gets the delete on upload.
     public func delete(_ resource: String, id: String) throws {
         try database.write { db in
-            guard try Self.row(db, resource, id: id) != nil else { throw FerryKitError.noSuchRow(resource: resource, id: id) }
+            guard let row = try Self.row(db, resource, id: id) else { throw FerryKitError.noSuchRow(resource: resource, id: id) }
+            try Self.captureBase(db, resource, row)
             try db.execute(sql: "DELETE FROM \(LocalSchema.quote(resource)) WHERE id = ?", arguments: [id])
             try Self.record(db, resource, id: id, kind: .delete, fields: [])
         }
@@ -56,6 +58,7 @@ extension FerryStore {
             let upperIndex = index.map { $0 + 1 } ?? 0
             let upper = upperIndex < ranks.count ? ranks[upperIndex] : nil
             let key = try Rank.between(lower, upper)
+            try Self.captureBase(db, resource, row)
             var moved = row
             moved["rank"] = .string(key)
             try Self.put(db, table, moved)
