@@ -225,6 +225,7 @@ extension FerryStore {
     func startOver() throws {
         try database.write { db in
             try db.execute(sql: "DELETE FROM ferry_state WHERE key = 'cursor'")
+            try Self.clearInitialSync(db)
             guard let schema = try Self.schema(db) else { return }
             for resource in schema.resources where try db.tableExists(resource.name) {
                 try db.execute(sql: """

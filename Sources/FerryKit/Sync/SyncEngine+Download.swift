@@ -4,9 +4,10 @@ import Foundation
 extension SyncEngine {
     /// Follows the changes feed from the saved cursor: first the cheap 304 check,
     /// then page by page, each applied with its cursor in one transaction.
-    /// A 410 `cursor_expired` starts over from the beginning, keeping every
-    /// local edit.
+    /// Without a cursor, an initial sync fills the store first. A 410
+    /// `cursor_expired` starts over with an initial sync, keeping every local edit.
     func pull() async throws {
+        if try store.cursor() == nil { try await initialSync() }
         var cursor = try store.cursor()
         var check = cursor != nil
         var restarts = 0
@@ -23,16 +24,13 @@ extension SyncEngine {
             case 410 where restarts == 0:
                 restarts += 1
                 try store.startOver()
-                cursor = nil
+                try await initialSync()
+                cursor = try store.cursor()
                 continue
             case 200:
                 break
             default:
-                let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: Date())
-                if case .retry(let after) = policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
-                    throw ServerRefusedForNow(status: response.status, retryAfter: after)
-                }
-                throw FerryKitError.malformedAnswer("GET /v1/changes answered \(response.status)")
+                throw refusal(response, "GET /v1/changes")
             }
             guard let body = response.object, let next = body["cursor"]?.string, case .array(let entries)? = body["changes"] else {
                 throw FerryKitError.malformedAnswer("a changes page without changes and cursor")

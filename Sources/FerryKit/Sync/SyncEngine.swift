@@ -19,6 +19,10 @@ public actor SyncEngine {
     let resolvers: [String: ThreeWayMerge.Resolver]
     /// Items per bulk call; Ferry takes up to `limits.max_bulk_items` (1,000 by default).
     let maxBulk: Int
+    /// Steps an initial sync takes before every resource whole.
+    let initialSyncOrder: [DownloadStep]
+    /// Rows per Index page of an initial sync (Ferry's `limit`, at most 1,000).
+    let pageSize: Int
     var attempts = 0
     var lastUnauthorized = false
 
@@ -36,13 +40,21 @@ public actor SyncEngine {
     ///   - refreshToken: asked for a new token after a 401; nil, or a nil answer, pauses sync.
     ///   - resolvers: per resource, replaces the default merge (local wins) of a conflicting field.
     ///   - maxBulk: items per bulk call; 1 sends every row's writes alone.
+    ///   - initialSyncOrder: what an initial sync downloads first (Trello's queue:
+    ///     the set the user has open), before every resource whole, parents first.
+    ///   - pageSize: rows per Index page of an initial sync; each page is
+    ///     applied and forgotten, so memory stays bounded by it.
     ///   - random: [0, 1) draws for backoff jitter (a fixed one in tests).
     public init(store: FerryStore, transport: any Transport, token: String, policy: RetryPolicy = RetryPolicy(),
                 refreshToken: (@Sendable () async -> String?)? = nil,
                 resolvers: [String: ThreeWayMerge.Resolver] = [:],
                 maxBulk: Int = 100,
+                initialSyncOrder: [DownloadStep] = [],
+                pageSize: Int = 1_000,
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.maxBulk = max(1, maxBulk)
+        self.initialSyncOrder = initialSyncOrder
+        self.pageSize = min(max(1, pageSize), 1_000)
         self.store = store
         self.transport = transport
         self.token = token
@@ -60,15 +72,18 @@ public actor SyncEngine {
     public func sync() async throws {
         do {
             if try store.schema() == nil { try await refreshSchema() }
+            try update { $0.phase = .uploading }
             try await push()
+            try update { $0.phase = .downloading }
             try await pull()
             attempts = 0
-            try update { $0.online = true; $0.lastError = nil; $0.nextAttempt = nil }
+            try update { $0.online = true; $0.lastError = nil; $0.nextAttempt = nil; $0.phase = .idle }
         } catch {
             attempts += 1
             let delay = policy.backoff(attempt: attempts - 1, random: random)
             try? update {
                 $0.online = !(error is URLError) && !(error is TransportFailure)
+                $0.phase = .idle
                 $0.lastError = "\(error)"
                 $0.nextAttempt = $0.nextAttempt ?? Date().addingTimeInterval(delay)
             }

@@ -32,6 +32,20 @@ public struct SyncStatus: Sendable, Equatable {
     public var received: Int = 0
     /// Sync is paused until the app signs in again (two 401s in a row).
     public var paused: Bool = false
+    /// What ``SyncEngine/sync()`` is doing now.
+    public var phase: SyncPhase = .idle
+    /// While the store fills for the first time (or again after `cursor_expired`):
+    /// how far it has come. Nil otherwise.
+    public var initialSync: InitialSyncProgress?
 
     public init() {}
+}
+
+/// The part of a sync under way.
+public enum SyncPhase: Sendable, Equatable {
+    case idle
+    case uploading
+    /// Following the changes feed, or filling the store by Index pages (then
+    /// ``SyncStatus/initialSync`` says how far).
+    case downloading
 }

@@ -13,6 +13,9 @@ final class FaultyTransport: Transport {
         case dropResponse
         /// The server is not asked; the device sees 503 with `Retry-After: 0`.
         case serviceUnavailable
+        /// The server is not asked; the device sees this answer (an expired
+        /// paging snapshot, say, without waiting out its TTL).
+        case answer(TransportResponse)
     }
 
     let inner: any Transport
@@ -45,6 +48,8 @@ final class FaultyTransport: Transport {
             throw TransportFailure("request dropped")
         case .serviceUnavailable?:
             return TransportResponse(status: 503, headers: ["Retry-After": "0"], body: Data(#"{"code":"unavailable"}"#.utf8))
+        case .answer(let response)?:
+            return response
         case .dropResponse?:
             _ = try await inner.send(request)
             state.withLock { $0.sent.append(request) }

@@ -84,11 +84,13 @@ struct Device {
     let engine: SyncEngine
     let transport: FaultyTransport
 
-    init(server: FerryServer, token: String, resolvers: [String: ThreeWayMerge.Resolver] = [:]) throws {
-        store = try FerryStore(path: ":memory:")
-        transport = FaultyTransport(URLSessionTransport(baseURL: server.baseURL))
+    init(server: FerryServer, token: String, resolvers: [String: ThreeWayMerge.Resolver] = [:],
+         path: String = ":memory:", inner: (any Transport)? = nil,
+         initialSyncOrder: [DownloadStep] = [], pageSize: Int = 1_000) throws {
+        store = try FerryStore(path: path)
+        transport = FaultyTransport(inner ?? URLSessionTransport(baseURL: server.baseURL))
         engine = SyncEngine(store: store, transport: transport, token: token, policy: RetryPolicy(base: 0.01, cap: 0.05),
-                            resolvers: resolvers, random: { 0.5 })
+                            resolvers: resolvers, initialSyncOrder: initialSyncOrder, pageSize: pageSize, random: { 0.5 })
     }
 }
 

@@ -1,0 +1,67 @@
+import Foundation
+
+/// One step of an initial sync: the rows of one resource, or only those whose
+/// `column` equals `value` (the set the user has open), read through Index
+/// paging snapshots.
+///
+/// The app lists the steps it wants first (``SyncEngine/init(store:transport:token:policy:refreshToken:resolvers:maxBulk:initialSyncOrder:pageSize:random:)``);
+/// every resource then follows whole, parents first. A row that an early step
+/// brought comes again with its resource's whole step and applies by revision.
+public struct DownloadStep: Sendable, Hashable {
+    public let resource: String
+    public let column: String?
+    public let value: String?
+
+    /// Every row of `resource` the user can read.
+    public static func resource(_ resource: String) -> DownloadStep {
+        DownloadStep(resource: resource, column: nil, value: nil)
+    }
+
+    /// The rows of `resource` whose `column` equals `value`, e.g. the terms of one set.
+    public static func rows(of resource: String, where column: String, equals value: String) -> DownloadStep {
+        DownloadStep(resource: resource, column: column, value: value)
+    }
+
+    /// Path and query of the step's first Index page.
+    func path(limit: Int) -> String {
+        "/v1/\(Self.encode(resource))?limit=\(limit)" + filter
+    }
+
+    /// The step's identity in the store's progress record.
+    var key: String { resource + filter }
+
+    private var filter: String {
+        guard let column, let value else { return "" }
+        return "&\(Self.encode(column))=\(Self.encode(value))"
+    }
+
+    private static func encode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    /// The app's steps (those naming a known resource), then every resource
+    /// whole by increasing depth of the reference graph, so that parents arrive
+    /// before their children; no step twice.
+    static func plan(first: [DownloadStep], schema: ServerSchema) -> [DownloadStep] {
+        let depth = UploadPlanner.depths(schema)
+        let whole = schema.resources.filter { $0.column("id") != nil }
+            .sorted { (depth[$0.name] ?? 0, $0.name) < (depth[$1.name] ?? 0, $1.name) }
+            .map { DownloadStep.resource($0.name) }
+        var seen = Set<String>()
+        return (first.filter { schema[$0.resource] != nil } + whole).filter { seen.insert($0.key).inserted }
+    }
+}
+
+/// How far an initial sync has come, for a progress bar.
+public struct InitialSyncProgress: Sendable, Equatable {
+    /// The step under way.
+    public var step: DownloadStep
+    /// Steps finished, and all steps.
+    public var stepsDone: Int
+    public var steps: Int
+    /// Rows received in this step, and the step's total once its first page told it.
+    public var received: Int
+    public var total: Int?
+}
