@@ -77,7 +77,7 @@ extension FerryStore {
 
     static func record(_ db: Database, _ resource: String, id: String, kind: PendingOperation.Kind, fields: Set<String>) throws {
         let encoded = String(decoding: try JSONEncoder().encode(fields.sorted()), as: UTF8.self)
-        try db.execute(sql: "INSERT INTO ferry_outbox (op_id, resource, row_id, kind, fields) VALUES (?, ?, ?, ?, ?)",
-                       arguments: [UUID().uuidString.lowercased(), resource, id, kind.rawValue, encoded])
+        try db.execute(sql: "INSERT INTO ferry_outbox (op_id, resource, row_id, kind, fields, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                       arguments: [UUID().uuidString.lowercased(), resource, id, kind.rawValue, encoded, Date().timeIntervalSince1970])
     }
 }

@@ -46,6 +46,12 @@ public final class FerryStore: Sendable {
                 CREATE TABLE ferry_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
                 """)
         }
+        // When each operation was recorded (how long the queue has waited), and
+        // the app's group it uploads with (one `/v1/batch`).
+        migrator.registerMigration("ferry 2") { db in
+            try db.execute(sql: "ALTER TABLE ferry_outbox ADD COLUMN created_at REAL")
+            try db.execute(sql: "ALTER TABLE ferry_outbox ADD COLUMN group_id TEXT")
+        }
         return migrator
     }
 

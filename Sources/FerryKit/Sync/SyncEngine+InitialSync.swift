@@ -87,7 +87,7 @@ extension SyncEngine {
     /// The error for an answer that is neither data nor a refusal to list: a
     /// 5xx, 429 or 503 `paging_unavailable` waits and retries later.
     func refusal(_ response: TransportResponse, _ what: String) -> any Error {
-        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: Date())
+        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
         if case .retry(let after) = policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
             return ServerRefusedForNow(status: response.status, retryAfter: after)
         }

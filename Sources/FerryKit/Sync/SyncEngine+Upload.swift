@@ -67,10 +67,10 @@ extension SyncEngine {
         do {
             response = try await send(httpRequest(bundle))
         } catch {
-            try store.setState(opIDs, "pending")
+            try postpone(opIDs, error: Self.noAnswer(error))
             throw error
         }
-        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: Date())
+        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
         switch policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
         case .success:
             guard case .array(let rows)? = try? JSONValue.decode(response.body), rows.count == bundle.requests.count else {
@@ -80,8 +80,8 @@ extension SyncEngine {
             try store.acknowledge(zip(bundle.requests, rows).map { ($0, $1.object) })
             return nil
         case .retry(let after):
-            let due = Date().addingTimeInterval(after)
-            try store.setState(opIDs, "pending", nextAttempt: due)
+            let due = now().addingTimeInterval(after)
+            try postpone(opIDs, error: response.body, until: due)
             try update { $0.nextAttempt = due }
             throw ServerRefusedForNow(status: response.status, retryAfter: after)
         case .refreshToken, .pause:
@@ -130,10 +130,10 @@ extension SyncEngine {
         do {
             response = try await send(httpRequest(request))
         } catch {
-            try store.setState(request.opIDs, "pending")
+            try postpone(request.opIDs, error: Self.noAnswer(error))
             throw error
         }
-        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: Date())
+        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
         switch policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
         case .success:
             try store.acknowledge(request, serverRow: (try? JSONValue.decode(response.body))?.object)
@@ -154,8 +154,8 @@ extension SyncEngine {
         case .reject:
             return try reject(request, response)
         case .retry(let after):
-            let due = Date().addingTimeInterval(after)
-            try store.setState(request.opIDs, "pending", nextAttempt: due)
+            let due = now().addingTimeInterval(after)
+            try postpone(request.opIDs, error: response.body, until: due)
             try update { $0.nextAttempt = due }
             throw ServerRefusedForNow(status: response.status, retryAfter: after)
         case .refreshToken, .pause:
@@ -169,6 +169,13 @@ extension SyncEngine {
         try store.rollBack(request)
         emit([.rejected(resource: request.resource, id: request.rowID, status: response.status, problem: response.body)])
         return false
+    }
+}
+
+extension SyncEngine {
+    /// The outbox's record of a request that got no answer, in the shape of a problem.
+    static func noAnswer(_ error: any Error) -> Data {
+        JSONValue.object(["code": .string("transport_failure"), "detail": .string("\(error)")]).encoded()
     }
 }
 

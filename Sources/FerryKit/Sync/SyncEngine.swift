@@ -23,6 +23,10 @@ public actor SyncEngine {
     let initialSyncOrder: [DownloadStep]
     /// Rows per Index page of an initial sync (Ferry's `limit`, at most 1,000).
     let pageSize: Int
+    /// Sends after which an unsettled operation counts as stalled.
+    let stalledAfter: Int
+    /// The clock for due times and `Retry-After` dates (a fixed one in tests).
+    let now: @Sendable () -> Date
     var attempts = 0
     var lastUnauthorized = false
 
@@ -44,6 +48,10 @@ public actor SyncEngine {
     ///     the set the user has open), before every resource whole, parents first.
     ///   - pageSize: rows per Index page of an initial sync; each page is
     ///     applied and forgotten, so memory stays bounded by it.
+    ///   - stalledAfter: sends without a settling answer after which an
+    ///     operation shows as stalled, in ``SyncStatus/stalled`` and once as a
+    ///     ``SyncEvent/stalled(resource:id:attempts:lastError:)``.
+    ///   - now: the clock (a fixed one in tests).
     ///   - random: [0, 1) draws for backoff jitter (a fixed one in tests).
     public init(store: FerryStore, transport: any Transport, token: String, policy: RetryPolicy = RetryPolicy(),
                 refreshToken: (@Sendable () async -> String?)? = nil,
@@ -51,10 +59,14 @@ public actor SyncEngine {
                 maxBulk: Int = 100,
                 initialSyncOrder: [DownloadStep] = [],
                 pageSize: Int = 1_000,
+                stalledAfter: Int = 3,
+                now: @escaping @Sendable () -> Date = { Date() },
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.maxBulk = max(1, maxBulk)
         self.initialSyncOrder = initialSyncOrder
         self.pageSize = min(max(1, pageSize), 1_000)
+        self.stalledAfter = max(1, stalledAfter)
+        self.now = now
         self.store = store
         self.transport = transport
         self.token = token
@@ -80,12 +92,13 @@ public actor SyncEngine {
             try update { $0.online = true; $0.lastError = nil; $0.nextAttempt = nil; $0.phase = .idle }
         } catch {
             attempts += 1
-            let delay = policy.backoff(attempt: attempts - 1, random: random)
+            // The server's Retry-After when it gave one, else the next backoff step.
+            let delay = (error as? ServerRefusedForNow)?.retryAfter ?? policy.backoff(attempt: attempts - 1, random: random)
             try? update {
                 $0.online = !(error is URLError) && !(error is TransportFailure)
                 $0.phase = .idle
                 $0.lastError = "\(error)"
-                $0.nextAttempt = $0.nextAttempt ?? Date().addingTimeInterval(delay)
+                $0.nextAttempt = now().addingTimeInterval(delay)
             }
             throw error
         }
@@ -101,9 +114,33 @@ public actor SyncEngine {
 
     func update(_ change: (inout SyncStatus) -> Void) throws {
         change(&currentStatus)
-        currentStatus.pending = try store.pendingCount()
-        currentStatus.rejected = try store.rejectedCount()
+        let outbox = try store.outboxSummary(stalledAfter: stalledAfter)
+        currentStatus.pending = outbox.pending
+        currentStatus.rejected = outbox.rejected
+        currentStatus.oldestPending = outbox.oldestPending
+        currentStatus.stalled = outbox.stalled
         statusSink.yield(currentStatus)
+    }
+
+    /// One request on the transport, shown in ``SyncStatus/inFlightSince`` while it waits.
+    func exchange(_ request: TransportRequest) async throws -> TransportResponse {
+        currentStatus.inFlightSince = now()
+        statusSink.yield(currentStatus)
+        defer {
+            currentStatus.inFlightSince = nil
+            statusSink.yield(currentStatus)
+        }
+        return try await transport.send(request)
+    }
+
+    /// Operations that must wait: back to pending with why and when, and a
+    /// ``SyncEvent/stalled(resource:id:attempts:lastError:)`` for each row
+    /// whose operations have now been sent `stalledAfter` times.
+    func postpone(_ opIDs: [UUID], error: Data, until due: Date? = nil) throws {
+        try store.setState(opIDs, "pending", error: error, nextAttempt: due)
+        emit(try store.reachedAttempts(opIDs, stalledAfter).map {
+            .stalled(resource: $0.resource, id: $0.id, attempts: stalledAfter, lastError: $0.lastError)
+        })
     }
 
     func emit(_ events: [SyncEvent]) {
@@ -116,7 +153,7 @@ public actor SyncEngine {
         var request = request
         request.headers["Authorization"] = "Bearer \(token)"
         if request.body != nil { request.headers["Content-Type"] = "application/json" }
-        let response = try await transport.send(request)
+        let response = try await exchange(request)
         guard response.status == 401 else { lastUnauthorized = false; return response }
         if policy.step(after: .status(401, retryAfter: nil), attempt: 0, previousWasUnauthorized: lastUnauthorized) == .pause {
             try update { $0.paused = true }
@@ -129,7 +166,7 @@ public actor SyncEngine {
         }
         token = refreshed
         request.headers["Authorization"] = "Bearer \(token)"
-        let retried = try await transport.send(request)
+        let retried = try await exchange(request)
         if retried.status == 401 {
             try update { $0.paused = true }
             throw FerryKitError.unauthorized

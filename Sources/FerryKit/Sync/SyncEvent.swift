@@ -14,6 +14,11 @@ public enum SyncEvent: Sendable, Equatable {
     /// readable by this user (`revoked` true); `discardedEdits` says whether
     /// local edits of it could not be uploaded (they are marked rejected).
     case removed(resource: String, id: String, revoked: Bool, discardedEdits: Bool)
+    /// The row's operations have been sent `attempts` times (the engine's
+    /// `stalledAfter`) and none settled them: no answer, 5xx or 429 each time.
+    /// They stay queued and keep being retried; `lastError` is the latest
+    /// failure. Told once per row when it crosses the threshold.
+    case stalled(resource: String, id: String, attempts: Int, lastError: String?)
 }
 
 /// Where sync stands, for the app's status line.
@@ -28,6 +33,15 @@ public struct SyncStatus: Sendable, Equatable {
     public var lastError: String?
     /// When the next attempt is due after a failure, if one is scheduled.
     public var nextAttempt: Date?
+    /// When the oldest operation still waiting for upload was made: a queue
+    /// that does not drain shows here, whatever the reason.
+    public var oldestPending: Date?
+    /// Waiting operations sent `stalledAfter` times or more without being settled
+    /// (``FerryStore/outbox()`` lists them with their last error).
+    public var stalled: Int = 0
+    /// When the request now awaiting its answer was sent; nil between requests.
+    /// A value far in the past means a request that hangs.
+    public var inFlightSince: Date?
     /// Rows received so far in this sync.
     public var received: Int = 0
     /// Sync is paused until the app signs in again (two 401s in a row).
