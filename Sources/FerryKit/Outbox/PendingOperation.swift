@@ -16,8 +16,13 @@ public struct PendingOperation: Sendable, Equatable {
     public let kind: Kind
     /// The fields this write changed (the per-field dirty mask), for updates.
     public let fields: Set<String>
+    /// The ``FerryStore/write(_:)`` transaction it was made in: the server gets
+    /// all of that transaction's writes in one `/v1/batch`, or none of them.
+    public let group: String?
 
-    public init(opID: UUID = UUID(), sequence: Int64, resource: String, rowID: String, kind: Kind, fields: Set<String> = []) {
+    public init(opID: UUID = UUID(), sequence: Int64, resource: String, rowID: String, kind: Kind, fields: Set<String> = [],
+                group: String? = nil) {
         (self.opID, self.sequence, self.resource, self.rowID, self.kind, self.fields) = (opID, sequence, resource, rowID, kind, fields)
+        self.group = group
     }
 }

@@ -27,6 +27,10 @@ public enum UploadPlanner {
         }
         var requests: [UploadRequest] = []
         for (key, ops) in byRow {
+            let before = requests.count
+            defer {
+                if requests.count > before { requests[requests.count - 1].groups = Set(ops.compactMap(\.group)) }
+            }
             guard let resource = schema[key.resource] else { continue }
             let ids = ops.map(\.opID)
             let last = ops.map(\.sequence).max() ?? 0

@@ -22,6 +22,9 @@ public struct UploadRequest: Sendable, Equatable {
     public let opIDs: [UUID]
     /// The highest sequence among them: later writes to the row stay pending.
     public let lastSequence: Int64
+    /// The write groups of its operations: requests sharing a group, directly
+    /// or through a row written in two groups, go in one `/v1/batch`.
+    public var groups: Set<String> = []
 
     /// The op id of a single operation, or a key derived from all of them: a
     /// retry of the same request carries the same key, so the server replays it.

@@ -22,7 +22,11 @@ extension SyncEngine {
             guard !requests.isEmpty else { return }
             var again = false
             for bundle in UploadPlanner.bundle(requests, schema: schema, maxBulk: maxBulk, solo: solo) {
-                if bundle.isBulk {
+                if bundle.isBatch {
+                    // A merged group is sent again next round, and what follows
+                    // it may need its rows: nothing more this round.
+                    if try await uploadBatch(bundle) { again = true; break }
+                } else if bundle.isBulk {
                     // Nothing after a refused call goes this round: its children
                     // would meet a parent that is not there yet.
                     if let alone = try await uploadBulk(bundle) { solo.formUnion(alone); again = true; break }

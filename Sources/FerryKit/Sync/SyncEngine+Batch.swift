@@ -1,0 +1,82 @@
+import Foundation
+
+/// Uploading an app's write group (``FerryStore/write(_:)``) as one
+/// `POST /v1/batch`: one transaction on the server, all or nothing.
+extension SyncEngine {
+    /// The batch body: each request as the operation it would be alone, in
+    /// the planned order (parents first), without its own key: the batch's
+    /// key covers it.
+    func httpRequest(batch bundle: UploadBundle) -> TransportRequest {
+        let operations: [JSONValue] = bundle.requests.map { request in
+            let single = httpRequest(request)
+            var operation: [String: JSONValue] = ["method": .string(single.method), "path": .string(single.path)]
+            let headers = single.headers.filter { $0.key != "Idempotency-Key" }
+            if !headers.isEmpty { operation["headers"] = .object(headers.mapValues(JSONValue.string)) }
+            if let body = single.body, let value = try? JSONValue.decode(body) { operation["body"] = value }
+            return .object(operation)
+        }
+        var http = TransportRequest(method: "POST", path: "/v1/batch", body: JSONValue.object(["operations": .array(operations)]).encoded())
+        http.headers["Idempotency-Key"] = bundle.idempotencyKey
+        return http
+    }
+
+    /// Sends a group and applies the answer. True when it must be planned and
+    /// sent again (a conflict on one of its rows was merged); throws when it
+    /// must wait (network, 5xx, 429, 401). A refusal rejects the whole group:
+    /// the server applied none of it, and the app asked for all or nothing.
+    func uploadBatch(_ bundle: UploadBundle) async throws -> Bool {
+        let opIDs = bundle.opIDs
+        try store.setState(opIDs, "inflight")
+        let response: TransportResponse
+        do {
+            response = try await send(httpRequest(batch: bundle))
+        } catch {
+            try postpone(opIDs, error: Self.noAnswer(error))
+            throw error
+        }
+        let problem = response.object
+        let index = problem?["operation_index"]?.int.map { Int($0) }.flatMap { bundle.requests.indices.contains($0) ? $0 : nil }
+        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
+        switch policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
+        case .success:
+            guard case .array(let results)? = problem?["results"], results.count == bundle.requests.count else {
+                try store.setState(opIDs, "pending")
+                throw FerryKitError.malformedAnswer("a batch answer without one result per operation")
+            }
+            try store.acknowledge(zip(bundle.requests, results).map { ($0, $1.object?["body"]?.object) })
+            return false
+        case .retry(let after):
+            let due = now().addingTimeInterval(after)
+            try postpone(opIDs, error: response.body, until: due)
+            try update { $0.nextAttempt = due }
+            throw ServerRefusedForNow(status: response.status, retryAfter: after)
+        case .refreshToken, .pause:
+            try store.setState(opIDs, "pending")
+            throw FerryKitError.unauthorized
+        case .merge:
+            guard let index, let current = problem?["current"]?.object else { return try rejectGroup(bundle, response) }
+            let request = bundle.requests[index]
+            try store.setState(opIDs, "pending")
+            if request.action == .create { try store.createBecameUpdate(request) }
+            emit(try store.applyRemote(request.resource, current, resolver: resolvers[request.resource]))
+            return true
+        case .tombstone:
+            if let index {
+                let request = bundle.requests[index]
+                let tombstone = problem?["current"]?.object ?? ["id": .string(request.rowID), "is_deleted": .bool(true)]
+                emit(try store.applyRemote(request.resource, tombstone, resolver: nil))
+            }
+            return try rejectGroup(bundle, response, except: index)
+        case .reject:
+            return try rejectGroup(bundle, response)
+        }
+    }
+
+    /// Every request of the group is refused with the server's problem, and
+    /// every row goes back to the server's version (but the row at `except`,
+    /// already removed by its tombstone, with its own event).
+    func rejectGroup(_ bundle: UploadBundle, _ response: TransportResponse, except: Int? = nil) throws -> Bool {
+        for (index, request) in bundle.requests.enumerated() where index != except { _ = try reject(request, response) }
+        return false
+    }
+}
