@@ -21,7 +21,19 @@ extension SyncEngine {
             try update { _ in }
             guard !requests.isEmpty else { return }
             var again = false
-            for bundle in UploadPlanner.bundle(requests, schema: schema, maxBulk: maxBulk, solo: solo) {
+            refusedThisPush = []
+            for planned in UploadPlanner.bundle(requests, schema: schema, maxBulk: maxBulk, solo: solo) {
+                // Rows refused with a parent earlier in this round are not sent.
+                let kept = planned.requests.filter { !refusedThisPush.contains(RowKey(resource: $0.resource, id: $0.rowID)) }
+                guard !kept.isEmpty else { continue }
+                if planned.isBatch && kept.count < planned.requests.count {
+                    // A group applies whole or not at all: without that row, not at all.
+                    let problem = JSONValue.object(["code": .string("parent_rejected"), "status": .int(424),
+                                                    "detail": .string("a row of this group belongs to a row the server refused")])
+                    _ = try rejectGroup(UploadBundle(kept, batch: true), TransportResponse(status: 424, body: problem.encoded()))
+                    continue
+                }
+                let bundle = kept.count == planned.requests.count ? planned : UploadBundle(kept)
                 if bundle.isBatch {
                     // A merged group is sent again next round, and what follows
                     // it may need its rows: nothing more this round.
@@ -172,6 +184,11 @@ extension SyncEngine {
         try store.setState(request.opIDs, "rejected", error: response.body)
         try store.rollBack(request)
         emit([.rejected(resource: request.resource, id: request.rowID, status: response.status, problem: response.body)])
+        if request.action == .create {
+            let dependants = try store.rejectDependants(ofCreated: request.resource, id: request.rowID)
+            refusedThisPush.formUnion(dependants.map { RowKey(resource: $0.resource, id: $0.id) })
+            emit(dependants.map { .rejected(resource: $0.resource, id: $0.id, status: 424, problem: $0.problem) })
+        }
         return false
     }
 }

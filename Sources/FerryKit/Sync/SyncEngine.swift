@@ -28,6 +28,8 @@ public actor SyncEngine {
     /// The clock for due times and `Retry-After` dates (a fixed one in tests).
     let now: @Sendable () -> Date
     var attempts = 0
+    /// Rows refused during the current upload round with a parent whose create was refused.
+    var refusedThisPush: Set<RowKey> = []
     var lastUnauthorized = false
 
     /// Conflicts resolved, operations rejected, rows removed.
