@@ -76,7 +76,10 @@ extension SyncEngine {
     /// every row goes back to the server's version (but the row at `except`,
     /// already removed by its tombstone, with its own event).
     func rejectGroup(_ bundle: UploadBundle, _ response: TransportResponse, except: Int? = nil) throws -> Bool {
-        for (index, request) in bundle.requests.enumerated() where index != except { _ = try reject(request, response) }
+        // The group's own rows first, each with the server's problem; then the
+        // rows made under them outside the group.
+        for (index, request) in bundle.requests.enumerated() where index != except { try refuse(request, response) }
+        for request in bundle.requests { try refuseDependants(of: request) }
         return false
     }
 }

@@ -181,15 +181,25 @@ extension SyncEngine {
     }
 
     func reject(_ request: UploadRequest, _ response: TransportResponse) throws -> Bool {
+        try refuse(request, response)
+        try refuseDependants(of: request)
+        return false
+    }
+
+    /// The operations of `request` are rejected with the server's problem, the
+    /// row rolls back, and the app hears of it.
+    func refuse(_ request: UploadRequest, _ response: TransportResponse) throws {
         try store.setState(request.opIDs, "rejected", error: response.body)
         try store.rollBack(request)
         emit([.rejected(resource: request.resource, id: request.rowID, status: response.status, problem: response.body)])
-        if request.action == .create {
-            let dependants = try store.rejectDependants(ofCreated: request.resource, id: request.rowID)
-            refusedThisPush.formUnion(dependants.map { RowKey(resource: $0.resource, id: $0.id) })
-            emit(dependants.map { .rejected(resource: $0.resource, id: $0.id, status: 424, problem: $0.problem) })
-        }
-        return false
+    }
+
+    /// After a refused create: the rows made locally under it go too (424).
+    func refuseDependants(of request: UploadRequest) throws {
+        guard request.action == .create else { return }
+        let dependants = try store.rejectDependants(ofCreated: request.resource, id: request.rowID)
+        refusedThisPush.formUnion(dependants.map { RowKey(resource: $0.resource, id: $0.id) })
+        emit(dependants.map { .rejected(resource: $0.resource, id: $0.id, status: 424, problem: $0.problem) })
     }
 }
 
