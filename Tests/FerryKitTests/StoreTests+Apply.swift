@@ -44,4 +44,19 @@ extension StoreTests {
         #expect(try store.row("study_sets", id: "s")?["description"] == .string("theirs"))
         #expect(try store.uploadInput().bases[RowKey(resource: "study_sets", id: "s")] == 2, "re-based on the new server version")
     }
+
+    @Test func aRowMergedWithConflictingFieldsIsInConflictUntilTheMergeIsUploaded() throws {
+        let store = try store()
+        _ = try store.applyPage([("study_sets", serverRow("s", revision: 1, title: "T", description: "D"))], cursor: nil) { _ in nil }
+        try store.update("study_sets", id: "s", ["title": .string("mine")])
+        #expect(try store.state("study_sets", id: "s") == .dirty)
+        let events = try store.applyPage([("study_sets", serverRow("s", revision: 2, title: "theirs", description: "D"))],
+                                         cursor: nil) { _ in nil }
+        #expect(events.count == 1)
+        #expect(try store.state("study_sets", id: "s") == .conflict)
+        let request = try #require(UploadPlanner.plan(try store.uploadInput().operations, schema: ExampleSchema.schema,
+                                                      rows: try store.uploadInput().rows, bases: try store.uploadInput().bases).first)
+        try store.acknowledge(request, serverRow: serverRow("s", revision: 3, title: "mine", description: "D"))
+        #expect(try store.state("study_sets", id: "s") == .synced)
+    }
 }

@@ -87,6 +87,8 @@ extension FerryStore {
         let (merged, conflicts) = ThreeWayMerge.merge(base: base?.row, local: local, remote: data, dirty: dirty, resolve: resolver)
         try put(db, table, merged)
         try setBase(db, resource, data)
-        return conflicts.isEmpty ? [] : [.conflict(resource: resource, id: id, conflicts: conflicts)]
+        guard !conflicts.isEmpty else { return [] }
+        try recordConflict(db, resource, id: id, fields: conflicts.map(\.field))
+        return [.conflict(resource: resource, id: id, conflicts: conflicts)]
     }
 }

@@ -9,6 +9,10 @@ extension FerryStore {
         case synced
         /// Local edits wait for upload.
         case dirty
+        /// Local edits wait for upload, merged with a server change to the same
+        /// fields (``SyncEvent/conflict(resource:id:conflicts:)`` said how); the
+        /// row is ``synced`` once the merged version is uploaded.
+        case conflict
         /// An upload of its edits is in flight.
         case syncing
         /// The server refused an operation on it for good (see ``SyncEvent/rejected(_:)``).
@@ -32,7 +36,8 @@ extension FerryStore {
                                              arguments: [resource, id])
             if states.contains("rejected") { return .rejected }
             if states.contains("inflight") { return .syncing }
-            return states.isEmpty ? .synced : .dirty
+            if states.isEmpty { return .synced }
+            return try Self.hasConflict(db, resource, id: id) ? .conflict : .dirty
         }
     }
 
@@ -125,6 +130,8 @@ extension FerryStore {
         } else {
             try Self.dropBase(db, request.resource, id: request.rowID)
         }
+        // The merged version reached the server: the conflict is settled.
+        try clearConflict(db, request.resource, id: request.rowID)
         let dirty = try Self.dirtyFields(db, request.resource, id: request.rowID)
         let local = try Self.row(db, request.resource, id: request.rowID)
         var merged = serverRow

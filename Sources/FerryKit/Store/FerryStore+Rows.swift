@@ -113,5 +113,6 @@ extension FerryStore {
     static func remove(_ db: Database, _ resource: String, id: String) throws {
         try db.execute(sql: "DELETE FROM \(LocalSchema.quote(resource)) WHERE id = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM ferry_base WHERE resource = ? AND id = ?", arguments: [resource, id])
+        try clearConflict(db, resource, id: id)
     }
 }

@@ -46,11 +46,13 @@ public final class FerryStore: Sendable {
                 CREATE TABLE ferry_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
                 """)
         }
-        // When each operation was recorded (how long the queue has waited), and
-        // the app's group it uploads with (one `/v1/batch`).
+        // When each operation was recorded (how long the queue has waited), the
+        // app's group it uploads with (one `/v1/batch`), and the rows whose
+        // pending edits came out of a merge with conflicting fields.
         migrator.registerMigration("ferry 2") { db in
             try db.execute(sql: "ALTER TABLE ferry_outbox ADD COLUMN created_at REAL")
             try db.execute(sql: "ALTER TABLE ferry_outbox ADD COLUMN group_id TEXT")
+            try db.execute(sql: "CREATE TABLE ferry_conflict (resource TEXT NOT NULL, id TEXT NOT NULL, fields TEXT NOT NULL, PRIMARY KEY (resource, id))")
         }
         return migrator
     }
