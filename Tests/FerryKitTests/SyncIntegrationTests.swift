@@ -93,10 +93,18 @@ import Testing
         try await a.engine.sync()
         try await b.engine.sync()
         let event = await Self.nextEvent(b.engine)
-        #expect(event == .removed(resource: "study_sets", id: set, revoked: false, discardedEdits: true), "\(String(describing: event))")
+        guard case .removed("study_sets", set, false, true, let local?)? = event else {
+            Issue.record("expected the removal with the discarded local version, got \(String(describing: event))")
+            return
+        }
+        #expect(local["title"] == .string("edited offline"))
         #expect(try b.store.row("study_sets", id: set) == nil)
         #expect(try b.store.rejectedCount() == 1)
         #expect(try b.store.pendingCount() == 0)
+        // The app's choice: keep the edit as a new set.
+        let kept = try b.store.recreate("study_sets", from: local)
+        try await b.engine.sync()
+        try await a.sync { try a.store.row("study_sets", id: kept)?["title"] == .string("edited offline") }
     }
 
     @Test func aPoisonWriteIsRejectedWhileTheRestOfTheQueueLands() async throws {

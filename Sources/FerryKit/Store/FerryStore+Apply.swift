@@ -59,7 +59,8 @@ extension FerryStore {
             if !revoked, let base = try base(db, resource, id: id), let revision = data["revision"]?.int, revision <= base.revision {
                 return []
             }
-            let existed = try row(db, resource, id: id) != nil || pending
+            let local = try row(db, resource, id: id)
+            let existed = local != nil || pending
             if pending {
                 let problem = JSONValue.object(["code": .string(revoked ? "revoked" : "gone"),
                                                 "detail": .string(revoked ? "access to the row was lost" : "the row was deleted")]).encoded()
@@ -67,7 +68,8 @@ extension FerryStore {
                                arguments: [String(decoding: problem, as: UTF8.self), resource, id])
             }
             try remove(db, resource, id: id)
-            return existed ? [.removed(resource: resource, id: id, revoked: revoked, discardedEdits: pending)] : []
+            return existed ? [.removed(resource: resource, id: id, revoked: revoked, discardedEdits: pending,
+                                       localVersion: pending ? local : nil)] : []
         }
         guard data["revision"]?.int != nil else { return [] }
         guard pending else {

@@ -76,6 +76,18 @@ extension FerryStore {
         }
     }
 
+    /// Creates a new row from another row's values (its writable fields, a new
+    /// id): for keeping the local version of a row the server deleted
+    /// (``SyncEvent/removed(resource:id:revoked:discardedEdits:localVersion:)``).
+    /// Returns the new id.
+    @discardableResult
+    public func recreate(_ resource: String, from row: RowData) throws -> String {
+        try database.write { db in
+            let writable = Set(try Self.resource(db, resource).writableColumns).subtracting(["id"])
+            return try Self.create(db, resource, row.filter { writable.contains($0.key) && $0.value != .null }, group: nil)
+        }
+    }
+
     /// A rank after every row of `scope`'s value in `resource`, for a create at the end.
     public func rankAtEnd(_ resource: String, scope value: JSONValue?) throws -> String {
         try database.read { db in try Self.rankAtEnd(db, resource, scope: value) }

@@ -13,7 +13,10 @@ public enum SyncEvent: Sendable, Equatable {
     /// The row went away on the server, deleted (`revoked` false) or no longer
     /// readable by this user (`revoked` true); `discardedEdits` says whether
     /// local edits of it could not be uploaded (they are marked rejected).
-    case removed(resource: String, id: String, revoked: Bool, discardedEdits: Bool)
+    /// `localVersion` is the row as the app last saw it, with those edits, when
+    /// there were any: what to do with them is the app's choice (show them,
+    /// or keep them as a new row with ``FerryStore/recreate(_:from:)``).
+    case removed(resource: String, id: String, revoked: Bool, discardedEdits: Bool, localVersion: RowData? = nil)
     /// The row's operations have been sent `attempts` times (the engine's
     /// `stalledAfter`) and none settled them: no answer, 5xx or 429 each time.
     /// They stay queued and keep being retried; `lastError` is the latest
