@@ -22,9 +22,10 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CLibMemcached", pkgConfig: "libmemcached", providers: [.apt(["libmemcached-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Swift's Glibc module does not expose sys/epoll.h; this map does.
         .systemLibrary(name: "CEpoll"),
-        .target(name: "FerryHTTP", dependencies: ["CEpoll", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "FerryHTTP", dependencies: ["CEpoll", "CZlib", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FerryPostgres", dependencies: ["CLibPQ"]),
         .target(name: "FerryMemcached", dependencies: ["CLibMemcached"]),
         .target(name: "FerryRank"),
@@ -46,14 +47,17 @@ let package = Package(
         ),
         // The client: SQLite through GRDB, HTTP through Foundation's URLSession.
         .target(name: "FerryKit", dependencies: ["FerryRank", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "FerryHTTPTests",
+            dependencies: ["FerryHTTP", "FerryTestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres", "FerryTestSupport"]),
         .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached", "FerryTestSupport"]),
         .testTarget(name: "FerryRankTests", dependencies: ["FerryRank"]),
-        // Shared by the test targets only: a raw-socket HTTP client and scratch databases.
+        // Shared by the test targets only: a raw-socket HTTP client, scratch databases, a zlib codec.
         .target(
             name: "FerryTestSupport",
-            dependencies: ["Ferry", "FerryHTTP", "FerryPostgres", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Ferry", "FerryHTTP", "FerryPostgres", "CZlib", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "FerryKitTests",

@@ -53,9 +53,9 @@ missing_packages() {
 # so the image's install steps are the ones CI exercises.
 install() {
   case "${1:-all}" in
-    build) apt_install $(missing_packages libpq-dev libmemcached-dev libsqlite3-dev) ;;
+    build) apt_install $(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev) ;;
     # libmemcachedutil2 comes from libmemcached's source package; Ferry links it.
-    runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2) ;;
+    runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g) ;;
     all)
       local need=()
       [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] || need+=(postgresql postgresql-contrib)
@@ -64,7 +64,7 @@ install() {
       command -v nginx >/dev/null || need+=(nginx-light)
       command -v pgbouncer >/dev/null || need+=(pgbouncer)
       python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
-      need+=($(missing_packages libpq-dev libmemcached-dev libsqlite3-dev libpq5 libmemcached11 libmemcachedutil2 openssl))
+      need+=($(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev libpq5 libmemcached11 libmemcachedutil2 zlib1g openssl))
       apt_install "${need[@]}"
       PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
       if ! python3 -m openapi_spec_validator --help >/dev/null 2>&1; then

@@ -3,13 +3,14 @@ import Logging
 
 extension FerryApp {
     /// The whole responder chain: request observation (metrics and the request
-    /// log line), then CORS, then the router with the operations routes added.
+    /// log line), then compact JSON, then CORS, then the router with the
+    /// operations routes added.
     public func responder() -> any HTTPResponder {
         var router = router()
         registerOperationsRoutes(on: &router)
         metrics.observe(pool: database.pool)
         let cors = CORSResponder(policy: CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins), inner: router)
-        return RequestObserver(router: router, inner: cors, metrics: metrics, logger: logger)
+        return RequestObserver(router: router, inner: CompactJSONResponder(inner: cors), metrics: metrics, logger: logger)
     }
 
     /// An HTTP server answering with ``responder()``, whose connection and

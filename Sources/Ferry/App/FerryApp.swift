@@ -129,7 +129,8 @@ public final class FerryApp: Sendable {
             ioThreads: listen.ioThreads > 0 ? listen.ioThreads : HTTPServerConfiguration.coreCount,
             workerThreads: listen.workerThreads,
             // RequestObserver writes the request line, with the user id and route pattern.
-            accessLog: false
+            accessLog: false,
+            compression: HTTPCompression(level: configuration.compression.level, minimumBytes: configuration.compression.minBytes)
         )
     }
 

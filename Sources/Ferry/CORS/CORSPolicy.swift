@@ -4,7 +4,7 @@ public struct CORSPolicy: Sendable, Equatable {
     public static let allowedMethods = "GET, HEAD, POST, PUT, PATCH, DELETE"
     /// Request headers a preflight allows: auth, JSON bodies, preconditions, idempotency, tracing.
     public static let allowedHeaders =
-        "Authorization, Content-Type, If-Match, If-None-Match, If-Modified-Since, Idempotency-Key, X-Request-Id"
+        "Authorization, Content-Type, Content-Encoding, If-Match, If-None-Match, If-Modified-Since, Idempotency-Key, X-Request-Id"
     /// Response headers a sync client needs to read from script.
     public static let exposedHeaders =
         "ETag, Link, Location, Last-Modified, Retry-After, Idempotent-Replayed, X-Request-Id, WWW-Authenticate"

@@ -70,5 +70,10 @@ extension ConfigurationKey {
 
         .list("cors.allowed_origins", \.cors.allowedOrigins, allowEmpty: true,
               "Origins allowed to call the API from a browser; none by default. Environment: comma-separated."),
+
+        .int("compression.level", \.compression.level, min: 0, max: 9,
+             "zlib level of gzip/deflate answers to clients whose Accept-Encoding allows it: 1 fastest, 9 smallest; 0 off."),
+        .int("compression.min_bytes", \.compression.minBytes, min: 0,
+             "Smallest JSON answer compressed; streamed answers always are."),
     ]
 }

@@ -135,6 +135,14 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var allowedOrigins: [String] = []
     }
 
+    /// Response compression.
+    public struct Compression: Sendable, Equatable {
+        /// zlib level 1-9; 0 turns response compression off.
+        public var level = 1
+        /// Smallest in-memory JSON answer that is compressed.
+        public var minBytes = 1024
+    }
+
     /// Listening.
     public var listen = Listen()
     /// PostgreSQL.
@@ -155,6 +163,8 @@ public struct FerryConfiguration: Sendable, Equatable {
     public var logging = Logging()
     /// CORS.
     public var cors = CORS()
+    /// Compression.
+    public var compression = Compression()
 
     /// The defaults.
     public init() {}

@@ -28,7 +28,7 @@ extension OpenAPIDocument {
     static let bodyProblems: [(String, JSONValue)] = [
         ("400", problem(["bad_request", "invalid_json"])),
         ("413", problem(["payload_too_large"])),
-        ("415", problem(["unsupported_media_type"])),
+        ("415", problem(["unsupported_media_type", "unsupported_content_encoding"])),
     ]
 
     static func jsonBody(_ schema: JSONValue, required: Bool = true) -> JSONValue {

@@ -7,6 +7,7 @@ extension OpenAPIDocument {
         "paging_token_not_found", "method_not_allowed", "revision_conflict", "already_exists",
         "idempotency_key_in_use", "gone", "paging_token_expired", "cursor_expired", "precondition_failed",
         "payload_too_large", "uri_too_long", "request_header_fields_too_large", "unsupported_media_type",
+        "unsupported_content_encoding",
         "validation_failed", "unknown_field", "too_many_items", "idempotency_key_reused", "rate_limited",
         "unavailable", "paging_unavailable", "internal_error",
     ]

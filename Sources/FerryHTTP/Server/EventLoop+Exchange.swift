@@ -14,7 +14,7 @@ extension EventLoop {
         let shared = self.shared
         shared.inFlightRequests.add(1, ordering: .relaxed)
         if shared.responder.runsInline(request) {
-            let response = shared.responder.respond(to: request, context: context)
+            let response = shared.answer(request, context: context)
             shared.inFlightRequests.subtract(1, ordering: .relaxed)
             finish(connection, response)
             return
@@ -24,7 +24,7 @@ extension EventLoop {
         let serial = connection.serial
         let handle = self.handle
         shared.workers.submit {
-            let response = shared.responder.respond(to: request, context: context)
+            let response = shared.answer(request, context: context)
             shared.inFlightRequests.subtract(1, ordering: .relaxed)
             handle.post(.response(fd: fd, serial: serial, response))
         }

@@ -16,12 +16,14 @@ public struct HTTPServerConfiguration: Sendable {
     public var backlog: Int32
     /// Whether to write one access-log line per request at `.info`.
     public var accessLog: Bool
+    /// Response compression; coded request bodies are decoded regardless.
+    public var compression: HTTPCompression
 
     /// A configuration; the defaults suit production on a small machine.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, limits: HTTPLimits = HTTPLimits(),
         ioThreads: Int = HTTPServerConfiguration.coreCount, workerThreads: Int = 16,
-        backlog: Int32 = 1024, accessLog: Bool = true
+        backlog: Int32 = 1024, accessLog: Bool = true, compression: HTTPCompression = HTTPCompression()
     ) {
         self.host = host
         self.port = port
@@ -30,6 +32,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.workerThreads = max(1, workerThreads)
         self.backlog = backlog
         self.accessLog = accessLog
+        self.compression = compression
     }
 
     /// The number of online processors.

@@ -50,12 +50,13 @@ enum TestServer {
 
     static func start(
         limits: HTTPLimits = TestServer.limits(), ioThreads: Int = 2, workerThreads: Int = 4,
-        responder: (any HTTPResponder)? = nil
+        responder: (any HTTPResponder)? = nil, compression: HTTPCompression = HTTPCompression()
     ) throws -> HTTPServer {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let configuration = HTTPServerConfiguration(
-            host: "127.0.0.1", port: 0, limits: limits, ioThreads: ioThreads, workerThreads: workerThreads)
+            host: "127.0.0.1", port: 0, limits: limits, ioThreads: ioThreads, workerThreads: workerThreads,
+            compression: compression)
         let server = HTTPServer(configuration: configuration, responder: responder ?? router(), logger: logger)
         try server.start()
         return server

@@ -1,0 +1,27 @@
+extension ServerShared {
+    /// The responder's answer, with content codings applied both ways: the request body
+    /// decoded and the validators made plain before the handler runs, the answer compressed
+    /// as the client accepts after. Runs where the handler runs (a worker, or the I/O
+    /// thread for inline handlers), so inflating and deflating never stall a loop.
+    func answer(_ request: HTTPRequest, context: RequestContext) -> HTTPResponse {
+        var request = request
+        do {
+            try request.decodeContentEncoding(maxBodyBytes: configuration.limits.maxBodyBytes)
+        } catch {
+            return error.response
+        }
+        let settings = configuration.compression
+        let accepted = request.headers.values("Accept-Encoding")
+        let coding = settings.level > 0 && !accepted.isEmpty
+            ? AcceptEncoding(accepted.joined(separator: ",")).preferred() : .identity
+        let ifNoneMatch = request.headers["If-None-Match"]
+        for name in ["If-None-Match", "If-Match"] {
+            if let value = request.headers[name] {
+                let plain = EntityTagCoding.plain(request.headers.values(name).joined(separator: ", "))
+                if plain != value { request.headers.replace(name, plain) }
+            }
+        }
+        return responder.respond(to: request, context: context)
+            .encoded(for: coding, settings: settings, ifNoneMatch: ifNoneMatch)
+    }
+}
