@@ -73,14 +73,17 @@ struct FerryKitBenchTests {
         for i in 0..<1_000 { ids.append(try store.create("terms", ["set_id": .string(set), "word": .string("w\(i)"), "rank": .string("U")])) }
         try await engine.sync()
         let before = transport.byMethod
+        let writing = Date()
         for edit in 0..<10_000 {
             try store.update("terms", id: ids[edit % ids.count], [edit % 2 == 0 ? "word" : "definition": .string("edit \(edit)")])
         }
+        let local = Date().timeIntervalSince(writing)
         let start = Date()
         try await engine.sync()
         let seconds = Date().timeIntervalSince(start)
         let sent = transport.byMethod.merging(before) { $0 - $1 }.filter { $0.value > 0 }
-        print("ferrykit-bench: 10,000 offline edits across 1,000 rows uploaded in \(String(format: "%.2f", seconds)) s "
+        print("ferrykit-bench: 10,000 offline edits across 1,000 rows written locally in \(String(format: "%.2f", local)) s, "
+              + "uploaded in \(String(format: "%.2f", seconds)) s "
               + "with \(sent.filter { $0.key != "GET" }.values.reduce(0, +)) write requests (\(sent.sorted { $0.key < $1.key }))")
         #expect(try store.pendingCount() == 0)
     }

@@ -27,6 +27,12 @@ extension SyncEngine {
                 try await initialSync()
                 cursor = try store.cursor()
                 continue
+            case 410:
+                // The cursor taken for the new start is already behind the purge
+                // horizon: the server moved it past a transaction still running.
+                // Its feed cannot be followed from here now; the next sync starts
+                // over again, and no local edit is lost meanwhile.
+                throw ServerRefusedForNow(status: 410, retryAfter: policy.backoff(attempt: attempts, random: random))
             case 200:
                 break
             default:
