@@ -35,6 +35,15 @@ import Testing
         #expect(UploadPlanner.plan(ops, schema: ExampleSchema.schema, rows: [:], bases: [:]).isEmpty)
     }
 
+    @Test func aCreateSentBeforeWithoutAnAnswerThenDeletedSendsOneDeleteOfWhateverIsThere() {
+        let sent = PendingOperation(sequence: 1, resource: set.resource, rowID: set.id, kind: .create, fields: ["title"], sent: true)
+        let ops = [sent, op(2, set, .delete)]
+        let requests = UploadPlanner.plan(ops, schema: ExampleSchema.schema, rows: [:], bases: [:])
+        #expect(requests.count == 1)
+        #expect(requests.first?.action == .delete && requests.first?.baseRevision == nil, "If-Match: *, no revision known")
+        #expect(requests.first?.opIDs.count == 2)
+    }
+
     @Test func editsFollowedByADeleteSendOneDeleteOnTheBase() {
         let ops = [op(1, set, .update, ["title"]), op(2, set, .delete)]
         let plan = UploadPlanner.plan(ops, schema: ExampleSchema.schema, rows: [:], bases: [set: 7])

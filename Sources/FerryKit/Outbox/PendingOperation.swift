@@ -19,10 +19,13 @@ public struct PendingOperation: Sendable, Equatable {
     /// The ``FerryStore/write(_:)`` transaction it was made in: the server gets
     /// all of that transaction's writes in one `/v1/batch`, or none of them.
     public let group: String?
+    /// It was sent before without an answer that settled it: the server may
+    /// have applied it (a lost answer), so it cannot be taken back silently.
+    public let sent: Bool
 
     public init(opID: UUID = UUID(), sequence: Int64, resource: String, rowID: String, kind: Kind, fields: Set<String> = [],
-                group: String? = nil) {
+                group: String? = nil, sent: Bool = false) {
         (self.opID, self.sequence, self.resource, self.rowID, self.kind, self.fields) = (opID, sequence, resource, rowID, kind, fields)
-        self.group = group
+        (self.group, self.sent) = (group, sent)
     }
 }

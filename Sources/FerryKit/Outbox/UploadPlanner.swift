@@ -5,7 +5,9 @@ import Foundation
 ///
 /// Per row, in write order:
 /// - a create and any later updates send one POST with the row as it is now;
-/// - a create followed by a delete sends nothing (the server never saw the row);
+/// - a create followed by a delete sends nothing (the server never saw the
+///   row), unless the create was sent before without a settling answer: then
+///   one DELETE with `If-Match: *`;
 /// - updates send one PATCH of the union of the changed fields, on the base revision;
 /// - a delete (after updates or not) sends one DELETE on the base revision.
 ///
@@ -37,6 +39,11 @@ public enum UploadPlanner {
             let created = ops.first?.kind == .create
             let deleted = ops.contains { $0.kind == .delete }
             switch (created, deleted) {
+            case (true, true) where ops.first?.sent == true:
+                // The create may have reached the server with its answer lost:
+                // delete whatever is there. A 404 then means it never arrived.
+                requests.append(UploadRequest(action: .delete, resource: key.resource, rowID: key.id, body: nil,
+                                              baseRevision: nil, opIDs: ids, lastSequence: last))
             case (true, true):
                 continue
             case (true, false):

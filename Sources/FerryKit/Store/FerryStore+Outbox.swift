@@ -64,7 +64,7 @@ extension FerryStore {
     func uploadInput() throws -> (operations: [PendingOperation], rows: [RowKey: RowData], bases: [RowKey: Int64]) {
         try database.read { db in
             let records = try GRDB.Row.fetchAll(db, sql: """
-                SELECT sequence, op_id, resource, row_id, kind, fields, group_id FROM ferry_outbox
+                SELECT sequence, op_id, resource, row_id, kind, fields, group_id, attempts FROM ferry_outbox
                  WHERE state = 'pending' ORDER BY sequence
                 """)
             var operations: [PendingOperation] = []
@@ -76,7 +76,8 @@ extension FerryStore {
                 guard let kind = PendingOperation.Kind(rawValue: record["kind"]),
                       let opID = UUID(uuidString: record["op_id"]) else { continue }
                 operations.append(PendingOperation(opID: opID, sequence: record["sequence"], resource: resource,
-                                                   rowID: rowID, kind: kind, fields: Set(fields), group: record["group_id"]))
+                                                   rowID: rowID, kind: kind, fields: Set(fields), group: record["group_id"],
+                                                   sent: (record["attempts"] as Int) > 0))
                 let key = RowKey(resource: resource, id: rowID)
                 if rows[key] == nil, let row = try? Self.row(db, resource, id: rowID) { rows[key] = row }
                 if bases[key] == nil, let revision = try Self.base(db, resource, id: rowID)?.revision {

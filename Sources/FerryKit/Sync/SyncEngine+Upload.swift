@@ -149,6 +149,12 @@ extension SyncEngine {
             try postpone(request.opIDs, error: Self.noAnswer(error))
             throw error
         }
+        if request.action == .delete, response.status == 404 || response.status == 410 {
+            // Gone already, or never created (a create whose answer was lost, then
+            // deleted here): what the delete wanted is so.
+            try store.acknowledge(request, serverRow: ["id": .string(request.rowID), "is_deleted": .bool(true)])
+            return false
+        }
         let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
         switch policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
         case .success:
