@@ -10,15 +10,13 @@ import FoundationNetworking
 final class FerryServer {
     let database: ScratchDatabase
     let port: Int
-    let process: Process
+    private(set) var process: Process
+    let environment: [String: String]
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     init() throws {
         database = try ScratchDatabase()
         port = FreePort.next()
-        let process = Process()
-        process.executableURL = try FerryProcess.binary
-        process.arguments = ["serve"]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
         environment["FERRY_DATABASE_URL"] = database.appURL
         environment["FERRY_DATABASE_MIGRATION_URL"] = database.ownerURL
@@ -29,20 +27,45 @@ final class FerryServer {
         environment["FERRY_LISTEN_WORKER_THREADS"] = "8"
         environment["FERRY_DATABASE_POOL_SIZE"] = "4"
         environment["FERRY_LOGGING_LEVEL"] = "warning"
+        self.environment = environment
+        process = Process()
+        do {
+            process = try Self.launch(environment: environment, port: port)
+        } catch {
+            database.drop()
+            throw error
+        }
+    }
+
+    /// Starts `ferry serve` and waits until /healthz answers (the process
+    /// binds, connects its pool, reads the schema).
+    static func launch(environment: [String: String], port: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = try FerryProcess.binary
+        process.arguments = ["serve"]
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        self.process = process
-        // Ready when /healthz answers (the process binds, connects its pool, reads the schema).
         let deadline = Date().addingTimeInterval(30)
-        while !Self.healthy(port: port) {
+        while !healthy(port: port) {
             guard process.isRunning, Date() < deadline else {
-                stop()
+                if process.isRunning { process.terminate(); process.waitUntilExit() }
                 throw TestEnvironment.Missing(description: "ferry serve did not become healthy on port \(port)")
             }
             Thread.sleep(forTimeInterval: 0.05)  // polling a starting process: no event to wait on
         }
+        return process
+    }
+
+    /// Stops the process (SIGTERM: in-flight requests finish) and starts a new
+    /// one on the same port and database, as a deploy or a crash-restart would.
+    func restart() throws {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        process = try Self.launch(environment: environment, port: port)
     }
 
     static func healthy(port: Int) -> Bool {

@@ -1,0 +1,352 @@
+@testable import FerryKit
+import FerryTestSupport
+import Foundation
+
+/// What one seed did and found.
+struct SimulationReport {
+    var seed: UInt64
+    var devices = 0
+    var operations = 0
+    var faults: [SimulationFault: Int] = [:]
+    var crashes = 0
+    var serverRestarts = 0
+    var failures: [String] = []
+    var log: [String] = []
+}
+
+/// A seeded run: devices of a few users, who share sets, write offline and
+/// online, sync under faults, crash and see the server restart; then, with
+/// every device online and every fault off, they sync until the queues are
+/// empty, and the checks run (``check()``).
+final class Simulation {
+    let server: FerryServer
+    let seed: UInt64
+    let faultRate: Double
+    let restarts: Bool
+    var random: SplitMix64
+    var users: [SimulatedUser] = []
+    var devices: [SimulatedDevice] = []
+    var report: SimulationReport
+    let directory: URL
+
+    /// Every value written to each field, by device, in order: the model the
+    /// final state is checked against.
+    struct FieldKey: Hashable { let resource: String, id: String, field: String }
+    var writes: [FieldKey: [(device: String, value: JSONValue)]] = [:]
+    /// Every row a device created (no other row may exist on the server).
+    var created: Set<RowKey> = []
+
+    init(server: FerryServer, seed: UInt64, faultRate: Double, restarts: Bool) {
+        self.server = server
+        self.seed = seed
+        self.faultRate = faultRate
+        self.restarts = restarts
+        random = SplitMix64(seed: seed)
+        report = SimulationReport(seed: seed)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-sim-\(seed)-\(UUID().uuidString)")
+    }
+
+    /// Runs the seed: `steps` operations over `deviceCount` devices (two to
+    /// eight) of two or three users, then quiescence and the checks.
+    func run(deviceCount: Int, steps: Int) async throws -> SimulationReport {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let userCount = min(deviceCount, 2 + Int(random.next() % 2))
+        for index in 0..<userCount {
+            let name = "sim\(seed)u\(index)x\(UUID().uuidString.prefix(6))"
+            let signedIn = try await server.user(name)
+            users.append(SimulatedUser(name: name, id: signedIn.userID, token: signedIn.token))
+        }
+        for index in 0..<deviceCount {
+            let device = try SimulatedDevice(name: "d\(index)", user: users[index % users.count], directory: directory,
+                                             baseURL: server.baseURL, seed: seed &* 31 &+ UInt64(index))
+            device.transport.set(faultRate: faultRate)
+            devices.append(device)
+        }
+        report.devices = deviceCount
+        for device in devices { await device.sync(faultRate: faultRate) }
+        for step in 0..<steps {
+            try await perform(step: step)
+            report.operations += 1
+        }
+        try await quiesce()
+        try await check()
+        for device in devices {
+            for (fault, count) in device.injected { report.faults[fault, default: 0] += count }
+        }
+        return report
+    }
+
+    func note(_ line: String) { report.log.append(line) }
+
+    func record(_ device: SimulatedDevice, _ resource: String, _ id: String, _ values: RowData) {
+        for (field, value) in values where field != "id" {
+            writes[FieldKey(resource: resource, id: id, field: field), default: []].append((device.name, value))
+        }
+    }
+
+    // MARK: Operations
+
+    enum Operation: CaseIterable {
+        case toggleOnline, createSet, editSet, deleteSet, createTerm, editTerm, deleteTerm, moveTerm
+        case createFolder, link, unlink, share, unshare, sync, crash, restartServer
+
+        var weight: Int {
+            switch self {
+            case .toggleOnline: 6
+            case .createSet: 6
+            case .editSet: 10
+            case .deleteSet: 2
+            case .createTerm: 14
+            case .editTerm: 14
+            case .deleteTerm: 3
+            case .moveTerm: 8
+            case .createFolder: 3
+            case .link: 4
+            case .unlink: 2
+            case .share: 5
+            case .unshare: 2
+            case .sync: 18
+            case .crash: 2
+            case .restartServer: 1
+            }
+        }
+    }
+
+    func draw() -> Operation {
+        let choices = Operation.allCases.filter { restarts || $0 != .restartServer }
+        var roll = Int(random.next() % UInt64(choices.map(\.weight).reduce(0, +)))
+        for choice in choices {
+            roll -= choice.weight
+            if roll < 0 { return choice }
+        }
+        return .sync
+    }
+
+    func perform(step: Int) async throws {
+        let operation = draw()
+        guard let device = random.pick(devices) else { return }
+        let store = device.store
+        let tag = "\(device.name).\(step)"
+        func short(_ id: String?) -> String { String((id ?? "-").prefix(8)) }
+        do {
+            switch operation {
+            case .toggleOnline:
+                device.transport.set(offline: !device.transport.offline)
+                note("\(step) \(device.name) \(device.transport.offline ? "offline" : "online")")
+            case .createSet:
+                let values: RowData = ["title": .string("set \(tag)")]
+                let id = try store.create("study_sets", values)
+                created.insert(RowKey(resource: "study_sets", id: id))
+                record(device, "study_sets", id, values)
+                note("\(step) \(device.name) create set \(short(id))")
+            case .editSet:
+                guard let set = random.pick(try store.rows("study_sets")), let id = set["id"]?.string else { return }
+                let field = random.chance(0.5) ? "title" : "description"
+                let values: RowData = [field: .string("\(field) \(tag)")]
+                try store.update("study_sets", id: id, values)
+                record(device, "study_sets", id, values)
+                note("\(step) \(device.name) edit set \(short(id)) \(field)")
+            case .deleteSet:
+                guard let set = random.pick(try store.rows("study_sets")), let id = set["id"]?.string else { return }
+                try store.delete("study_sets", id: id)
+                note("\(step) \(device.name) delete set \(short(id))")
+            case .createTerm:
+                guard let set = random.pick(try store.rows("study_sets")), let setID = set["id"]?.string else { return }
+                let values: RowData = ["set_id": .string(setID), "word": .string("word \(tag)"),
+                                       "rank": .string(try store.rankAtEnd("terms", scope: .string(setID)))]
+                let id = try store.create("terms", values)
+                created.insert(RowKey(resource: "terms", id: id))
+                record(device, "terms", id, values)
+                note("\(step) \(device.name) create term \(short(id)) in \(short(setID))")
+            case .editTerm:
+                guard let term = random.pick(try store.rows("terms")), let id = term["id"]?.string else { return }
+                let field = random.chance(0.5) ? "word" : "definition"
+                let values: RowData = [field: .string("\(field) \(tag)")]
+                try store.update("terms", id: id, values)
+                record(device, "terms", id, values)
+                note("\(step) \(device.name) edit term \(short(id)) \(field)")
+            case .deleteTerm:
+                guard let term = random.pick(try store.rows("terms")), let id = term["id"]?.string else { return }
+                try store.delete("terms", id: id)
+                note("\(step) \(device.name) delete term \(short(id))")
+            case .moveTerm:
+                guard let term = random.pick(try store.rows("terms")), let id = term["id"]?.string else { return }
+                let siblings = try store.rows("terms", where: "set_id", equals: term["set_id"]).filter { $0["id"]?.string != id }
+                let anchor = random.chance(0.2) ? nil : random.pick(siblings)?["id"]?.string
+                try store.move("terms", id: id, after: anchor)
+                if let rank = try store.row("terms", id: id)?["rank"] { record(device, "terms", id, ["rank": rank]) }
+                note("\(step) \(device.name) move term \(short(id)) after \(short(anchor))")
+            case .createFolder:
+                let values: RowData = ["name": .string("folder \(tag)")]
+                let id = try store.create("folders", values)
+                created.insert(RowKey(resource: "folders", id: id))
+                record(device, "folders", id, values)
+                note("\(step) \(device.name) create folder \(short(id))")
+            case .link:
+                guard let folder = random.pick(try store.rows("folders"))?["id"]?.string,
+                      let set = random.pick(try store.rows("study_sets"))?["id"]?.string else { return }
+                let links = try store.rows("folder_sets", where: "folder_id", equals: .string(folder))
+                guard !links.contains(where: { $0["set_id"]?.string == set }) else { return }
+                let values: RowData = ["folder_id": .string(folder), "set_id": .string(set)]
+                let id = try store.create("folder_sets", values)
+                created.insert(RowKey(resource: "folder_sets", id: id))
+                record(device, "folder_sets", id, values)
+                note("\(step) \(device.name) link folder \(short(folder)) set \(short(set))")
+            case .unlink:
+                guard let link = random.pick(try store.rows("folder_sets"))?["id"]?.string else { return }
+                try store.delete("folder_sets", id: link)
+                note("\(step) \(device.name) unlink \(short(link))")
+            case .share:
+                let own = try store.rows("study_sets").filter { $0["creator_id"] == .string(device.user.id) || $0["creator_id"] == nil || $0["creator_id"] == .null }
+                guard let set = random.pick(own)?["id"]?.string,
+                      let other = random.pick(users.filter { $0.id != device.user.id }) else { return }
+                let current = try store.rows("set_collaborators", where: "set_id", equals: .string(set))
+                guard !current.contains(where: { $0["user_id"]?.string == other.id }) else { return }
+                let values: RowData = ["set_id": .string(set), "user_id": .string(other.id)]
+                let id = try store.create("set_collaborators", values)
+                created.insert(RowKey(resource: "set_collaborators", id: id))
+                record(device, "set_collaborators", id, values)
+                note("\(step) \(device.name) share set \(short(set)) with \(other.name)")
+            case .unshare:
+                let own = Set(try store.rows("study_sets").filter { $0["creator_id"] == .string(device.user.id) }.compactMap { $0["id"]?.string })
+                let shares = try store.rows("set_collaborators").filter { own.contains($0["set_id"]?.string ?? "") }
+                guard let share = random.pick(shares)?["id"]?.string else { return }
+                try store.delete("set_collaborators", id: share)
+                note("\(step) \(device.name) unshare \(short(share))")
+            case .sync:
+                let ok = await device.sync(faultRate: faultRate)
+                note("\(step) \(device.name) sync \(ok ? "ok" : "failed: \(await device.engine.currentStatus.lastError ?? "crash")")")
+            case .crash:
+                try device.crashAndReopen(faultRate: faultRate)
+                report.crashes += 1
+                note("\(step) \(device.name) crash, reopen")
+            case .restartServer:
+                try server.restart()
+                report.serverRestarts += 1
+                note("\(step) server restart")
+            }
+        } catch let error as FerryKitError {
+            note("\(step) \(device.name) \(operation) refused locally: \(error)")
+        }
+    }
+
+    // MARK: Quiescence
+
+    /// Every device online, no faults; sync until every queue is empty and every
+    /// device holds what the server shows its user. The feed waits for the
+    /// cluster's oldest transaction, so this polls, within a deadline.
+    func quiesce() async throws {
+        for device in devices { device.transport.set(offline: false, faultRate: 0) }
+        let deadline = Date().addingTimeInterval(120)
+        while true {
+            for device in devices { await device.sync(faultRate: 0) }
+            var settled = true
+            for device in devices where try device.store.pendingCount() > 0 { settled = false }
+            if settled, try await differences().isEmpty { return }
+            guard Date() < deadline else { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    static let resources = ["study_sets", "terms", "folders", "folder_sets", "set_collaborators"]
+
+    /// What the server shows `user`: every live row of each resource, by Index.
+    func serverView(_ user: SimulatedUser) async throws -> [String: [String: RowData]] {
+        let transport = URLSessionTransport(baseURL: server.baseURL)
+        var view: [String: [String: RowData]] = [:]
+        for resource in Self.resources {
+            var path: String? = "/v1/\(resource)?limit=1000"
+            var rows: [String: RowData] = [:]
+            while let current = path {
+                let response = try await transport.send(TransportRequest(method: "GET", path: current,
+                                                                         headers: ["Authorization": "Bearer \(user.token)"]))
+                guard response.status == 200, let body = response.object, case .array(let data)? = body["data"] else {
+                    throw TestEnvironment.Missing(description: "GET \(current) as \(user.name) answered \(response.status)")
+                }
+                for row in data.compactMap(\.object) { if let id = row["id"]?.string { rows[id] = row } }
+                path = body["paging"]?.object?["next"]?.string
+            }
+            view[resource] = rows
+        }
+        return view
+    }
+
+    /// Each device against its user's server view: rows missing, extra, or
+    /// with a field that differs.
+    func differences() async throws -> [String] {
+        var found: [String] = []
+        var views: [String: [String: [String: RowData]]] = [:]
+        for user in users { views[user.id] = try await serverView(user) }
+        for device in devices {
+            guard let view = views[device.user.id] else { continue }
+            for resource in Self.resources {
+                let server = view[resource] ?? [:]
+                let local = Dictionary(try device.store.rows(resource).compactMap { row in row["id"]?.string.map { ($0, row) } },
+                                       uniquingKeysWith: { a, _ in a })
+                for id in Set(server.keys).subtracting(local.keys) { found.append("\(device.name) lacks \(resource) \(id)") }
+                for id in Set(local.keys).subtracting(server.keys) { found.append("\(device.name) has \(resource) \(id), the server does not") }
+                for (id, row) in server {
+                    guard let mine = local[id] else { continue }
+                    for (field, value) in row where (mine[field] ?? .null) != value {
+                        found.append("\(device.name) \(resource) \(id) \(field): \(mine[field] ?? .null) here, \(value) on the server")
+                    }
+                }
+            }
+        }
+        return found
+    }
+
+    // MARK: Checks
+
+    func check() async throws {
+        let differences = try await differences()
+        report.failures += differences.prefix(20).map { "diverged: \($0)" }
+        var refused: [String: Set<RowKey>] = [:]
+        for device in devices {
+            let pending = try device.store.pendingCount()
+            if pending > 0 {
+                let stuck = try device.store.outbox().filter { $0.state != "rejected" }.prefix(5)
+                    .map { "\($0.kind) \($0.resource) \($0.rowID) attempts \($0.attempts) \($0.lastError ?? "")" }
+                report.failures.append("stuck: \(device.name) has \(pending) operations waiting: \(stuck)")
+            }
+            // Every refusal reached the app as an event.
+            let told = Set(device.events.compactMap { event -> RowKey? in
+                switch event {
+                case .rejected(let resource, let id, _, _): RowKey(resource: resource, id: id)
+                case .removed(let resource, let id, _, true, _): RowKey(resource: resource, id: id)
+                default: nil
+                }
+            })
+            let rejected = Set(try device.store.outbox().filter { $0.state == "rejected" }.map { RowKey(resource: $0.resource, id: $0.rowID) })
+            for key in rejected.subtracting(told) {
+                report.failures.append("silent: \(device.name) holds a rejected \(key.resource) \(key.id) it was never told of")
+            }
+            refused[device.name] = rejected.union(told)
+        }
+        // The server's live rows, over every user's view.
+        var live: [RowKey: RowData] = [:]
+        for user in users {
+            for (resource, rows) in try await serverView(user) {
+                for (id, row) in rows { live[RowKey(resource: resource, id: id)] = row }
+            }
+        }
+        for key in live.keys where !created.contains(key) {
+            report.failures.append("phantom: the server holds \(key.resource) \(key.id), which no device created")
+        }
+        // No edit lost: a field only one device wrote ends as its last write,
+        // unless the server refused that device's edits of the row; any field
+        // ends as one of the values written to it.
+        for (key, history) in writes {
+            guard let row = live[RowKey(resource: key.resource, id: key.id)], let value = row[key.field] else { continue }
+            let writers = Set(history.map(\.device))
+            if writers.count == 1, let last = history.last,
+               !(refused[last.device]?.contains(RowKey(resource: key.resource, id: key.id)) ?? false), value != last.value {
+                report.failures.append("lost: \(key.resource) \(key.id) \(key.field) is \(value) on the server; \(last.device) last wrote \(last.value)")
+            }
+            if !history.contains(where: { $0.value == value }) {
+                report.failures.append("invented: \(key.resource) \(key.id) \(key.field) is \(value), never written")
+            }
+        }
+    }
+}

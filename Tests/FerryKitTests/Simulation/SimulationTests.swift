@@ -1,0 +1,73 @@
+@testable import FerryKit
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// Devices that must converge under faults (issue 20): seeded runs against one
+/// real `ferry serve`, each seed with its own users and files.
+///
+/// - `FERRY_SIM_SEEDS` (default 100): how many seeds, from `FERRY_SIM_FIRST` (default 1).
+/// - `FERRY_SIM_SEED`: run that one seed only (a failure prints it).
+/// - `FERRY_SIM_DEVICES`, `FERRY_SIM_STEPS`: fix the device count (else 2 to 4
+///   per seed) and the operations per seed (default 30).
+/// - `FERRY_SIM_FAULTS`: the fault rate per request (default 0.1).
+@Suite(.serialized) struct SimulationTests {
+    static var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    @Test func devicesConvergeUnderFaultsForEverySeed() async throws {
+        let env = Self.environment
+        let seeds: [UInt64]
+        if let one = env["FERRY_SIM_SEED"].flatMap(UInt64.init) {
+            seeds = [one]
+        } else {
+            let first = env["FERRY_SIM_FIRST"].flatMap(UInt64.init) ?? 1
+            let count = env["FERRY_SIM_SEEDS"].flatMap(UInt64.init) ?? 100
+            seeds = Array(first..<(first + count))
+        }
+        let steps = env["FERRY_SIM_STEPS"].flatMap(Int.init) ?? 30
+        let faultRate = env["FERRY_SIM_FAULTS"].flatMap(Double.init) ?? 0.1
+        let server = try FerryServer()
+        defer { server.stop() }
+        var total = SimulationReport(seed: 0)
+        var failed: [UInt64] = []
+        let started = Date()
+        for seed in seeds {
+            var picker = SplitMix64(seed: seed ^ 0xD1CE)
+            let devices = env["FERRY_SIM_DEVICES"].flatMap(Int.init) ?? 2 + Int(picker.next() % 3)
+            let report = try await Simulation(server: server, seed: seed, faultRate: faultRate, restarts: true)
+                .run(deviceCount: devices, steps: steps)
+            total.operations += report.operations
+            total.crashes += report.crashes
+            total.serverRestarts += report.serverRestarts
+            for (fault, count) in report.faults { total.faults[fault, default: 0] += count }
+            if !report.failures.isEmpty {
+                failed.append(seed)
+                Issue.record(Comment(rawValue: """
+                    seed \(seed) failed (\(devices) devices, \(steps) steps); replay: FERRY_SIM_SEED=\(seed) FERRY_SIM_DEVICES=\(devices) \
+                    FERRY_SIM_STEPS=\(steps) swift test --filter SimulationTests
+                    \(report.failures.joined(separator: "\n"))
+                    operations:
+                    \(report.log.joined(separator: "\n"))
+                    """))
+            }
+        }
+        let faults = SimulationFault.allCases.map { "\($0.rawValue) \(total.faults[$0] ?? 0)" }.joined(separator: ", ")
+        print("simulation: \(seeds.count) seeds, \(total.operations) operations, \(total.crashes) crashes, "
+              + "\(total.serverRestarts) server restarts, faults: \(faults); \(failed.count) failed \(failed); "
+              + String(format: "%.1f s", Date().timeIntervalSince(started)))
+    }
+
+    /// The long form: 8 devices, 200 rounds (each round one operation per
+    /// device), under `FERRY_SIM_LONG=1` (bench/soak runs it).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["FERRY_SIM_LONG"] != nil))
+    func eightDevicesForTwoHundredRounds() async throws {
+        let server = try FerryServer()
+        defer { server.stop() }
+        let seed = Self.environment["FERRY_SIM_SEED"].flatMap(UInt64.init) ?? 8_200
+        let report = try await Simulation(server: server, seed: seed, faultRate: 0.1, restarts: true).run(deviceCount: 8, steps: 1_600)
+        let faults = SimulationFault.allCases.map { "\($0.rawValue) \(report.faults[$0] ?? 0)" }.joined(separator: ", ")
+        print("simulation long: seed \(seed), 8 devices, \(report.operations) operations, \(report.crashes) crashes, "
+              + "\(report.serverRestarts) server restarts, faults: \(faults); \(report.failures.count) failures")
+        #expect(report.failures.isEmpty, Comment(rawValue: report.failures.joined(separator: "\n")))
+    }
+}

@@ -1,0 +1,95 @@
+import FerryKit
+import Foundation
+import Synchronization
+
+/// The faults the simulation puts between a device and the server.
+enum SimulationFault: String, CaseIterable, Sendable {
+    /// The request never reaches the server.
+    case dropRequest
+    /// The server applies it; the answer is lost.
+    case dropResponse
+    /// It arrives late (1 to 40 ms).
+    case delay
+    /// The device sees 503 with `Retry-After: 0`; the server is not asked.
+    case serviceUnavailable
+    /// The device's previous write arrives again, late, just before this one:
+    /// what a network that reorders and retransmits does.
+    case lateDuplicate
+    /// The device's process dies while this request is in flight; the
+    /// simulation reopens its file.
+    case crash
+}
+
+/// The device died (``SimulationFault/crash``): the simulation drops its
+/// engine and store and opens the file again.
+struct SimulatedCrash: Error {}
+
+/// A device's link to the server: offline on command, and faulty at a rate,
+/// each fault drawn from the device's own seeded generator.
+final class SimulationTransport: Transport {
+    struct State {
+        var offline = false
+        var faultRate = 0.0
+        var random: SplitMix64
+        var injected: [SimulationFault: Int] = [:]
+        var lastWrite: TransportRequest?
+    }
+
+    let inner: any Transport
+    private let state: Mutex<State>
+
+    init(_ inner: any Transport, seed: UInt64) {
+        self.inner = inner
+        state = Mutex(State(random: SplitMix64(seed: seed)))
+    }
+
+    func set(offline: Bool? = nil, faultRate: Double? = nil) {
+        state.withLock { state in
+            if let offline { state.offline = offline }
+            if let faultRate { state.faultRate = faultRate }
+        }
+    }
+
+    var offline: Bool { state.withLock { $0.offline } }
+    var injected: [SimulationFault: Int] { state.withLock { $0.injected } }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let (offline, fault, delay, previous): (Bool, SimulationFault?, Int, TransportRequest?) = state.withLock { state in
+            guard !state.offline else { return (true, nil, 0, nil) }
+            guard state.random.chance(state.faultRate), let fault = state.random.pick(SimulationFault.allCases) else {
+                return (false, nil, 0, nil)
+            }
+            state.injected[fault, default: 0] += 1
+            return (false, fault, 1 + Int(state.random.next() % 40), state.lastWrite)
+        }
+        if offline { throw TransportFailure("offline") }
+        switch fault {
+        case .dropRequest?:
+            throw TransportFailure("simulated: request dropped")
+        case .dropResponse?:
+            _ = try await deliver(request)
+            throw TransportFailure("simulated: response lost")
+        case .delay?:
+            try await Task.sleep(for: .milliseconds(delay))
+        case .serviceUnavailable?:
+            return TransportResponse(status: 503, headers: ["Retry-After": "0", "Content-Type": "application/problem+json"],
+                                     body: Data(#"{"code":"unavailable","status":503}"#.utf8))
+        case .lateDuplicate?:
+            if let previous { _ = try? await inner.send(previous) }
+        case .crash?:
+            // Half the time the server got it first, as with a process killed
+            // after writing the request and before reading the answer.
+            if delay % 2 == 0 { _ = try? await inner.send(request) }
+            throw SimulatedCrash()
+        case nil:
+            break
+        }
+        return try await deliver(request)
+    }
+
+    private func deliver(_ request: TransportRequest) async throws -> TransportResponse {
+        let response = try await inner.send(request)
+        if request.method != "GET" { state.withLock { $0.lastWrite = request } }
+        return response
+    }
+}
