@@ -21,8 +21,8 @@ for patch in bench/mutations/*.patch; do
   swift build --build-tests >/dev/null
   out=$(FERRY_SIM_SEEDS=$SEEDS FERRY_SIM_FAULTS=0.25 swift test --skip-build --filter SimulationTests 2>&1 || true)
   git apply -R "$patch"; applied=""
-  summary=$(grep -E '^simulation:' <<<"$out" | sed 's/^simulation: //')
-  kinds=$(grep -oE '(diverged|lost|stuck|silent|phantom|invented): ' <<<"$out" | sort | uniq -c | awk '{printf "%s %s ", $2, $1}')
+  summary=$(grep -E '^simulation:' <<<"$out" | sed 's/^simulation: //' || true)
+  kinds=$(grep -oE '(diverged|lost|stuck|silent|phantom|invented|restless): ' <<<"$out" | sort | uniq -c | awk '{printf "%s %s ", $2, $1}' || true)
   if grep -qE 'seed [0-9]+ failed' <<<"$out"; then verdict=caught; else verdict=MISSED; fi
   echo "$(basename "$patch" .patch): $verdict ($summary) ${kinds}"
 done

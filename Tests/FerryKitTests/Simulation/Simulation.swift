@@ -302,6 +302,18 @@ final class Simulation {
     func check() async throws {
         let differences = try await differences()
         report.failures += differences.prefix(20).map { "diverged: \($0)" }
+        // Steady state: with nothing left to do, a device's sync soon becomes
+        // the feed's 304 alone (a cursor that does not move never gets there).
+        for device in devices {
+            var quiet = false
+            for _ in 0..<5 where !quiet {
+                let before = device.transport.answered.count
+                await device.sync(faultRate: 0)
+                let after = device.transport.answered
+                quiet = after.count == before + 1 && after.lastStatus == 304
+            }
+            if !quiet { report.failures.append("restless: \(device.name)'s syncs never came down to one 304") }
+        }
         var refused: [String: Set<RowKey>] = [:]
         for device in devices {
             let pending = try device.store.pendingCount()

@@ -33,6 +33,8 @@ final class SimulationTransport: Transport {
         var random: SplitMix64
         var injected: [SimulationFault: Int] = [:]
         var lastWrite: TransportRequest?
+        var sent = 0
+        var lastStatus = 0
     }
 
     let inner: any Transport
@@ -51,6 +53,8 @@ final class SimulationTransport: Transport {
     }
 
     var offline: Bool { state.withLock { $0.offline } }
+    /// Requests answered so far, and the last answer's status.
+    var answered: (count: Int, lastStatus: Int) { state.withLock { ($0.sent, $0.lastStatus) } }
     var injected: [SimulationFault: Int] { state.withLock { $0.injected } }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
@@ -89,7 +93,11 @@ final class SimulationTransport: Transport {
 
     private func deliver(_ request: TransportRequest) async throws -> TransportResponse {
         let response = try await inner.send(request)
-        if request.method != "GET" { state.withLock { $0.lastWrite = request } }
+        state.withLock { state in
+            if request.method != "GET" { state.lastWrite = request }
+            state.sent += 1
+            state.lastStatus = response.status
+        }
         return response
     }
 }
