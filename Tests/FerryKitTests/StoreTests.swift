@@ -91,4 +91,20 @@ import Testing
         try store.move("terms", id: ids[1], after: nil)
         #expect(try store.rows("terms", where: "set_id", equals: .string(set)).map { $0["word"] } == [.string("b"), .string("a"), .string("c")])
     }
+
+    /// Two devices that each appended offline hold two terms with the same rank;
+    /// a move next to them must still find a key (found by the simulation).
+    @Test func aMoveNextToEqualRanksGoesAfterTheTie() throws {
+        let store = try store()
+        let set = try store.create("study_sets", ["title": .string("s")])
+        let first = try store.create("terms", ["set_id": .string(set), "word": .string("first"), "rank": .string("U")])
+        let tied = ["t1", "t2"].map { word in
+            try! store.create("terms", ["set_id": .string(set), "word": .string(word), "rank": .string("V")])
+        }
+        let last = try store.create("terms", ["set_id": .string(set), "word": .string("last"), "rank": .string("W")])
+        try store.move("terms", id: first, after: tied[0])
+        let words = try store.rows("terms", where: "set_id", equals: .string(set)).compactMap { $0["word"]?.string }
+        #expect(words == ["t1", "t2", "first", "last"])
+        #expect(try store.row("terms", id: last)?["rank"] == .string("W"), "no other row changed")
+    }
 }

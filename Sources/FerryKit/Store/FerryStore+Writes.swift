@@ -129,7 +129,11 @@ extension FerryStore {
         let ranks = siblings.map { $0["rank"]?.string }
         let index = after.flatMap { anchor in siblings.firstIndex { $0["id"]?.string == anchor } }
         let lower = index.flatMap { ranks[$0] }
-        let upperIndex = index.map { $0 + 1 } ?? 0
+        // Equal ranks are legal (two devices appended offline); no key lies
+        // strictly between two equal ones, so the row goes after the whole tie,
+        // with no other row changed.
+        var upperIndex = index.map { $0 + 1 } ?? 0
+        while let lower, upperIndex < ranks.count, let next = ranks[upperIndex], next <= lower { upperIndex += 1 }
         let upper = upperIndex < ranks.count ? ranks[upperIndex] : nil
         let key = try Rank.between(lower, upper)
         try captureBase(db, resource, row)

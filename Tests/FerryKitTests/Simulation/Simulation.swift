@@ -228,6 +228,10 @@ final class Simulation {
             }
         } catch let error as FerryKitError {
             note("\(step) \(device.name) \(operation) refused locally: \(error)")
+        } catch {
+            // A local write must never fail on what sync brought (ranks, rows).
+            report.failures.append("local: \(device.name) \(operation) threw \(error)")
+            note("\(step) \(device.name) \(operation) threw \(error)")
         }
     }
 
@@ -356,8 +360,11 @@ final class Simulation {
                !(refused[last.device]?.contains(RowKey(resource: key.resource, id: key.id)) ?? false), value != last.value {
                 report.failures.append("lost: \(key.resource) \(key.id) \(key.field) is \(value) on the server; \(last.device) last wrote \(last.value)")
             }
-            if !history.contains(where: { $0.value == value }) {
-                report.failures.append("invented: \(key.resource) \(key.id) \(key.field) is \(value), never written")
+            let rowKey = RowKey(resource: key.resource, id: key.id)
+            let kept = history.filter { !(refused[$0.device]?.contains(rowKey) ?? false) }
+            if !kept.isEmpty, !history.contains(where: { $0.value == value }) {
+                report.failures.append("invented: \(key.resource) \(key.id) \(key.field) is \(value), never written; "
+                                       + "writes: \(history.map { "\($0.device) \($0.value)" })")
             }
         }
     }

@@ -10,7 +10,7 @@ import Testing
 /// - `FERRY_SIM_SEED`: run that one seed only (a failure prints it).
 /// - `FERRY_SIM_DEVICES`, `FERRY_SIM_STEPS`: fix the device count (else 2 to 4
 ///   per seed) and the operations per seed (default 30).
-/// - `FERRY_SIM_FAULTS`: the fault rate per request (default 0.1).
+/// - `FERRY_SIM_FAULTS`: the fault rate per request (default 0.2).
 @Suite(.serialized) struct SimulationTests {
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
@@ -25,7 +25,7 @@ import Testing
             seeds = Array(first..<(first + count))
         }
         let steps = env["FERRY_SIM_STEPS"].flatMap(Int.init) ?? 30
-        let faultRate = env["FERRY_SIM_FAULTS"].flatMap(Double.init) ?? 0.1
+        let faultRate = env["FERRY_SIM_FAULTS"].flatMap(Double.init) ?? 0.2
         let server = try FerryServer()
         defer { server.stop() }
         var total = SimulationReport(seed: 0)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Issue 20's long runs of the simulation (Tests/FerryKitTests/Simulation),
+# client and server built in release:
+#
+#   bench/soak/run.sh seeds [N]   N seeds (default 10,000) of 2 to 4 devices, 30
+#                                 operations each, fault rate 0.2; prints the
+#                                 summary line: seeds, operations, crashes,
+#                                 server restarts, faults by kind, failures
+#   bench/soak/run.sh long        8 devices for 200 rounds (1,600 operations)
+#
+# A failing seed prints how to replay it (FERRY_SIM_SEED=...).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+bash deploy/local.sh start >/dev/null
+eval "$(bash deploy/local.sh env)"
+export FERRY_TEST_OWNER_URL="$FERRY_DATABASE_MIGRATION_URL" FERRY_TEST_APP_URL="$FERRY_DATABASE_URL" FERRY_TEST_MEMCACHED="$FERRY_MEMCACHED_SERVERS"
+swift build -c release --build-tests -Xswiftc -enable-testing >/dev/null
+run() { swift test -c release -Xswiftc -enable-testing --skip-build --filter "$1" 2>&1 | grep -E '^simulation|seed [0-9]+ failed|FERRY_SIM_SEED=|✘' || true; }
+case "${1:-seeds}" in
+  seeds) FERRY_SIM_SEEDS=${2:-10000} run 'SimulationTests/devicesConvergeUnderFaultsForEverySeed' ;;
+  long) FERRY_SIM_LONG=1 run 'SimulationTests/eightDevicesForTwoHundredRounds' ;;
+  *) echo "usage: $0 seeds [N] | long" >&2; exit 2 ;;
+esac
