@@ -30,7 +30,7 @@ extension NotesApp {
         let status = await engine.currentStatus
         screen.reachable = status.online
         screen.stalled = status.stalled
-        screen.lastError = status.lastError
+        screen.lastError = lastError
         screen.events = events
         do {
             screen.pending = try store.pendingCount()

@@ -4,19 +4,37 @@ import Foundation
 /// When the app syncs, and what it tells the person about it.
 extension NotesApp {
     /// One `engine.sync()`, after any sync already under way. Its failure is
-    /// not thrown: the engine records it as the status's last error, which the
-    /// screen shows, and the outbox keeps every edit for the next try.
+    /// not thrown: the screen shows it as the last error until a sync
+    /// succeeds, and the outbox keeps every edit for the next try.
     func syncNow() async {
         while let running { await running.value }
-        let task = Task { [engine] in _ = try? await engine.sync() }
+        // Isolated to this actor like the method, so it records the outcome itself.
+        let task = Task {
+            do {
+                try await engine.sync()
+                lastError = nil
+            } catch {
+                lastError = Self.readable(error)
+            }
+        }
         running = task
         await task.value
         running = nil
     }
 
-    func syncOutcome(_ what: String) async -> String {
-        guard let error = await engine.currentStatus.lastError else { return "\(what): synced" }
-        return "\(what): sync failed, edits kept (\(error))"
+    func syncOutcome(_ what: String) -> String {
+        lastError == nil ? "\(what): synced" : "\(what): sync failed, edits kept"
+    }
+
+    /// A sync failure in words: the status's own text is the error value's
+    /// debug form (`TransportFailure(reason: ...)`), written for logs.
+    static func readable(_ error: any Error) -> String {
+        switch error {
+        case let failure as TransportFailure: failure.reason
+        case let url as URLError: "no answer from the server (\(url.localizedDescription))"
+        case FerryKitError.unauthorized: "the server refused the sign-in twice; sync paused (quit and sign in again)"
+        default: "\(error)"
+        }
     }
 
     /// Syncs every `autoSync` seconds while online, and redraws only when the
@@ -55,7 +73,9 @@ extension NotesApp {
         case .stalled(let resource, let id, let attempts, _):
             text = "stalled: \(name(resource, id)) sent \(attempts) times without an answer; still queued"
         }
-        let time = Date().formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits).second(.twoDigits))
+        // 24-hour local time: a log's order must read at a glance.
+        let now = Calendar.current.dateComponents([.hour, .minute, .second], from: Date())
+        let time = String(format: "%02d:%02d:%02d", now.hour ?? 0, now.minute ?? 0, now.second ?? 0)
         events.append("\(time) \(text)")
         if events.count > 6 { events.removeFirst(events.count - 6) }
         await draw(onlyIfChanged: true)

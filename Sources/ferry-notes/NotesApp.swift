@@ -33,6 +33,8 @@ actor NotesApp {
     /// The sync under way, so that auto-sync and `sync` never run two at once
     /// (the engine's calls would interleave at every await).
     var running: Task<Void, Never>?
+    /// Why the last sync failed, in words; nil once one succeeds.
+    var lastError: String?
     var lastDrawn: String?
     var draws = 0
     /// Set on quit: nothing draws over the farewell.
@@ -80,10 +82,10 @@ actor NotesApp {
         case .online:
             await transport.setOffline(false)
             await syncNow()
-            message = await syncOutcome("online")
+            message = syncOutcome("online")
         case .sync:
             await syncNow()
-            message = await syncOutcome("sync")
+            message = syncOutcome("sync")
         case .autoSync(let seconds):
             autoSync = seconds
             message = seconds > 0 ? "auto-sync every \(seconds) s while online" : "auto-sync off"

@@ -61,7 +61,7 @@ import Testing
         try #require(screens.count == 6)
         let offline = screens[4]
         #expect(offline.contains("mode: OFFLINE") && offline.count("pending") == 2)
-        #expect(offline.contains("last error: TransportFailure") && offline.contains("note: sync: sync failed, edits kept"), "\(offline)")
+        #expect(offline.contains("last error: offline") && offline.contains("note: sync: sync failed, edits kept"), "\(offline)")
         #expect(offline.rows == [.init(state: "pending", text: "hund = dog")])
         let online = screens[5]
         #expect(online.settled && online.contains("last error: none") && online.contains("note: online: synced"), "\(online)")

@@ -47,7 +47,7 @@ import Testing
         try await bob.run("add perro = dog", until: "perro") { $0.texts == ["hola = hello", "perro = dog"] }
         try await bob.run("move 2 1", until: "perro first") { $0.texts == ["perro = dog", "hola = hello"] }
         try await bob.run("edit 2 hola = hi", until: "edited") { $0.texts == ["perro = dog", "hola = hi"] }
-        let offline = try await bob.run("sync", until: "the failure shown") { $0.contains("last error: TransportFailure") }
+        let offline = try await bob.run("sync", until: "the failure shown") { $0.contains("last error: offline") }
         #expect(offline.count("pending") == 3, "Bob's three edits wait in the outbox:\n\(offline)")
         #expect(offline.rows.map(\.state) == ["pending", "pending"], "\(offline)")
 
@@ -73,7 +73,7 @@ import Testing
         #expect(screens[1].contains("conflict on term \"hola\": definition kept \"hi\" over the server's \"hello there\""),
                 "Bob's screen shows the conflict as it was resolved:\n\(screens[1])")
         // The screens, for whoever reads the test log (the README's walkthrough shows one).
-        print("alice's screen:\n\(screens[0])\nbob's screen:\n\(screens[1])")
+        print("bob's screen offline:\n\(offline)\nalice's screen:\n\(screens[0])\nbob's screen:\n\(screens[1])")
         try alice.type("quit")
         try await alice.waitFor("the farewell") { $0.contains("bye: everything is synced") }
     }
