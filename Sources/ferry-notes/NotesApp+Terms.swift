@@ -9,7 +9,7 @@ extension NotesApp {
 
     func term(_ number: Int) throws -> RowData {
         let all = try terms().terms
-        guard (1...max(all.count, 1)).contains(number), number <= all.count else {
+        guard number >= 1, number <= all.count else {
             throw Refusal("there is no term \(number); the set has \(all.count)")
         }
         return all[number - 1]
@@ -45,7 +45,7 @@ extension NotesApp {
         let all = try terms().terms
         let moving = try term(number)
         let others = all.filter { $0["id"] != moving["id"] }
-        guard (1...all.count).contains(position) else { throw Refusal("position \(position) is outside 1...\(all.count)") }
+        guard position >= 1, position <= all.count else { throw Refusal("position \(position) is outside 1...\(all.count)") }
         let after = position == 1 ? nil : others[position - 2]["id"]?.string
         try store.move("terms", id: try id(of: moving), after: after)
         message = "moved \(moving["word"]?.string ?? "") to \(position)"

@@ -58,6 +58,8 @@ actor NotesApp {
             try await run(command)
         } catch let unknown as NotesCommand.Unknown {
             message = unknown.message
+        } catch let refusal as Refusal {
+            message = refusal.description
         } catch {
             message = "error: \(error)"
         }

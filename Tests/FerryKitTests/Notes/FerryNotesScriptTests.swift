@@ -56,14 +56,15 @@ import Testing
         _ = try await ferry.user("dave")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-notes-" + UUID().uuidString)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let screens = try Self.run(["offline", "new set German", "add hund = dog", "sync", "online"],
+        let screens = try Self.run(["open 1", "offline", "new set German", "add hund = dog", "sync", "online"],
                                    server: ferry, user: "dave", directory: directory)
-        try #require(screens.count == 6)
-        let offline = screens[4]
+        try #require(screens.count == 7)
+        #expect(screens[1].contains("note: there is no set 1; sets lists 0"), "a number off the list is answered, not a crash")
+        let offline = screens[5]
         #expect(offline.contains("mode: OFFLINE") && offline.count("pending") == 2)
         #expect(offline.contains("last error: offline") && offline.contains("note: sync: sync failed, edits kept"), "\(offline)")
         #expect(offline.rows == [.init(state: "pending", text: "hund = dog")])
-        let online = screens[5]
+        let online = screens[6]
         #expect(online.settled && online.contains("last error: none") && online.contains("note: online: synced"), "\(online)")
     }
 }
