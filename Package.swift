@@ -4,12 +4,14 @@ import PackageDescription
 // Layers, lowest first. An arrow is an allowed import:
 //   ferry (CLI) -> Ferry -> FerryHTTP, FerryPostgres, FerryMemcached, FerryRank
 //   FerryKit (the client an app links) -> FerryRank, GRDB; never a server module
+//   ferry-notes (a terminal app on FerryKit) -> FerryKit only
 // The lower layers know nothing of Ferry's domain.
 let package = Package(
     name: "Ferry",
     platforms: [.macOS(.v14), .iOS(.v16)],
     products: [
         .executable(name: "ferry", targets: ["ferry"]),
+        .executable(name: "ferry-notes", targets: ["ferry-notes"]),
         .library(name: "FerryRank", targets: ["FerryRank"]),
         .library(name: "FerryKit", targets: ["FerryKit"]),
     ],
@@ -47,6 +49,12 @@ let package = Package(
         ),
         // The client: SQLite through GRDB, HTTP through Foundation's URLSession.
         .target(name: "FerryKit", dependencies: ["FerryRank", .product(name: "GRDB", package: "GRDB.swift")]),
+        // An app on FerryKit, as a person would use it: the example schema's study
+        // sets and terms in a terminal, offline and back. Links no server module.
+        .executableTarget(
+            name: "ferry-notes",
+            dependencies: ["FerryKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .testTarget(
             name: "FerryHTTPTests",
             dependencies: ["FerryHTTP", "FerryTestSupport", .product(name: "Logging", package: "swift-log")]

@@ -3,7 +3,7 @@
 #
 #   deploy/local.sh install   apt-get everything development and CI need (idempotent):
 #                             the build and runtime libraries, PostgreSQL, memcached, and the
-#                             tools the tests run (systemd-analyze, nginx, pgbouncer, and
+#                             tools the tests run (systemd-analyze, nginx, pgbouncer, tmux, and
 #                             openapi-spec-validator from PyPI)
 #   deploy/local.sh install build     only what compiling Ferry needs (the Dockerfile's builder stage)
 #   deploy/local.sh install runtime   only what running Ferry needs (the Dockerfile's runtime stage)
@@ -63,6 +63,8 @@ install() {
       command -v systemd-analyze >/dev/null || need+=(systemd)
       command -v nginx >/dev/null || need+=(nginx-light)
       command -v pgbouncer >/dev/null || need+=(pgbouncer)
+      # ferry-notes' terminal test types into two tmux sessions and reads their screens.
+      command -v tmux >/dev/null || need+=(tmux)
       python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
       need+=($(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev libpq5 libmemcached11 libmemcachedutil2 zlib1g openssl))
       apt_install "${need[@]}"

@@ -15,18 +15,22 @@ public enum FerryProcess {
 
     /// The `ferry` binary that `swift build` put near the test bundle.
     public static var binary: URL {
-        get throws {
-            let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            var directory = testBinary.deletingLastPathComponent()
-            // The bundle may be a directory (FerryPackageTests.xctest/...); walk up to debug/.
-            for _ in 0..<4 {
-                let candidate = directory.appendingPathComponent("ferry")
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-                directory = directory.deletingLastPathComponent()
-            }
-            throw TestEnvironment.Missing(
-                description: "the ferry executable was not found near \(testBinary.path); run `swift build` before `swift test`")
+        get throws { try executable(named: "ferry") }
+    }
+
+    /// An executable product of this package (`ferry`, `ferry-notes`) that
+    /// `swift build` put near the test bundle.
+    public static func executable(named name: String) throws -> URL {
+        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var directory = testBinary.deletingLastPathComponent()
+        // The bundle may be a directory (FerryPackageTests.xctest/...); walk up to debug/.
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
         }
+        throw TestEnvironment.Missing(
+            description: "the \(name) executable was not found near \(testBinary.path); run `swift build` before `swift test`")
     }
 
     /// Runs `ferry arguments…` with extra environment variables and optional

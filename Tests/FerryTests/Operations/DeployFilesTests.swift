@@ -28,6 +28,17 @@ import Testing
                 "the runtime image installs only the C libraries Ferry links")
     }
 
+    /// A test that needs a tool skips without it, so CI must install every one:
+    /// a tool missing there would make its test pass by not running.
+    @Test func installBringsEveryToolTheTestsRun() throws {
+        let local = try read("deploy/local.sh")
+        let ci = try read(".ci/run")
+        for (tool, package) in [("systemd-analyze", "systemd"), ("nginx", "nginx-light"), ("pgbouncer", "pgbouncer"), ("tmux", "tmux")] {
+            #expect(local.contains("command -v \(tool) >/dev/null || need+=(\(package))"), "deploy/local.sh install does not install \(tool)")
+            #expect(ci.contains(tool), ".ci/run's header does not name \(tool) among the test tools")
+        }
+    }
+
     @Test func scriptsAreValidBash() throws {
         for script in ["deploy/local.sh", "deploy/build.sh", "deploy/healthcheck.sh", "deploy/test.sh",
                        "deploy/compose/roles.sh", ".ci/run"] {

@@ -1,0 +1,78 @@
+import ArgumentParser
+import FerryKit
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `ferry-notes`: study sets and their terms in a terminal, kept in a local
+/// SQLite file by FerryKit and synced with a Ferry server; offline on command.
+@main
+struct FerryNotes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ferry-notes",
+        abstract: "Study sets and terms on a Ferry server, offline-first, in a terminal.",
+        discussion: """
+            Signs in, keeps one SQLite file per server and user, and redraws one screen after each command:
+            \(NotesCommand.usage)
+            The server, user and password come from the flags, else FERRY_NOTES_SERVER, FERRY_NOTES_USER and
+            FERRY_NOTES_PASSWORD, else the terminal asks.
+            """)
+
+    @Option(help: "The Ferry server's root URL, e.g. http://127.0.0.1:8080.")
+    var server: String?
+
+    @Option(help: "The user to sign in as.")
+    var user: String?
+
+    @Option(help: "The password (visible to `ps`: prefer FERRY_NOTES_PASSWORD or the prompt).")
+    var password: String?
+
+    @Option(name: .customLong("data-dir"), help: "Where the store files live (default: FERRY_NOTES_DIR or ~/.local/share/ferry-notes).")
+    var dataDirectory: String?
+
+    @Option(name: .customLong("auto-sync"), help: "Sync every N seconds while online; 0 turns it off.")
+    var autoSync = 5
+
+    func run() async throws {
+        let credentials = try Credentials.resolve(server: server, user: user, password: password)
+        let transport = OfflineTransport(URLSessionTransport(baseURL: credentials.server))
+        let (token, userID) = try await FerryAuth.signIn(transport: transport, name: credentials.user, password: credentials.password)
+        let directory = URL(fileURLWithPath: dataDirectory ?? Self.defaultDirectory())
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // One file per (server, user): two accounts never share rows or an outbox.
+        let path = directory.appendingPathComponent(FerryStore.fileName(server: credentials.server, userID: userID)).path
+        let store = try FerryStore(path: path)
+        // Tokens expire; signing in again with what the person gave is the
+        // refresh this app has (the password stays in memory only).
+        let engine = SyncEngine(store: store, transport: transport, token: token, refreshToken: {
+            try? await FerryAuth.signIn(transport: transport, name: credentials.user, password: credentials.password).token
+        })
+        let app = NotesApp(store: store, engine: engine, transport: transport,
+                           account: .init(user: credentials.user, userID: userID, server: credentials.server, storePath: path),
+                           terminal: isatty(1) == 1, autoSync: max(0, autoSync))
+
+        let listeners = [
+            Task { for await event in engine.events { await app.record(event) } },
+            Task { for await _ in engine.status { await app.statusChanged() } },
+            Task { await app.runAutoSync() },
+        ]
+        await app.syncNow()
+        await app.draw()
+        for await line in LineReader.lines() {
+            if await app.handle(line) == .quit { break }
+        }
+        listeners.forEach { $0.cancel() }
+        FileHandle.standardOutput.write(Data(("\n" + (try await app.farewell())).utf8))
+    }
+
+    static func defaultDirectory() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let directory = environment["FERRY_NOTES_DIR"], !directory.isEmpty { return directory }
+        let base = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share").path
+        return base + "/ferry-notes"
+    }
+}

@@ -1,0 +1,71 @@
+import FerryKit
+import Foundation
+
+/// Drawing: a whole screen each time, from the store as it is now.
+extension NotesApp {
+    /// Clears the terminal and prints the screen, then the prompt. From a
+    /// pipe, screens follow each other under a separator line instead, one per
+    /// command: redraws of its own (a sync's progress, an event) would
+    /// interleave with them and make the log depend on timing.
+    func draw(onlyIfChanged: Bool = false) async {
+        guard !closed, terminal || !onlyIfChanged else { return }
+        draws += 1
+        let mine = draws
+        let text = await screen().render()
+        // A later draw started while this one read the engine: it is newer.
+        guard mine == draws, !closed else { return }
+        if onlyIfChanged && text == lastDrawn { return }
+        lastDrawn = text
+        let top = terminal ? "\u{1B}[H\u{1B}[2J\u{1B}[3J" : "\n==== screen\n"
+        FileHandle.standardOutput.write(Data((top + text + "\n> ").utf8))
+    }
+
+    func screen() async -> Screen {
+        var screen = Screen()
+        screen.user = account.user
+        screen.userID = account.userID
+        screen.server = account.server.absoluteString
+        screen.offline = await transport.isOffline
+        screen.autoSync = autoSync
+        let status = await engine.currentStatus
+        screen.reachable = status.online
+        screen.stalled = status.stalled
+        screen.lastError = lastError
+        screen.events = events
+        do {
+            screen.pending = try store.pendingCount()
+            screen.rejected = try store.rejectedCount()
+            screen.body = try body()
+        } catch {
+            message = "could not read the store: \(error)"
+        }
+        screen.message = message
+        return screen
+    }
+
+    func body() throws -> Screen.Body {
+        // Before the first sync the store has no tables yet: an empty list,
+        // not an error.
+        guard try store.schema() != nil else { return .sets([]) }
+        if let id = openSet {
+            guard let set = try store.row("study_sets", id: id) else {
+                // Deleted here or on the server, or no longer shared.
+                openSet = nil
+                message = "the open set is gone (deleted, or no longer shared with you)"
+                return try body()
+            }
+            let terms = try store.rows("terms", where: "set_id", equals: .string(id)).map { term in
+                Screen.Item(text: "\(term["word"]?.string ?? "") = \(term["definition"]?.string ?? "")",
+                            state: try store.state("terms", id: self.id(of: term)))
+            }
+            let collaborators = try store.rows("set_collaborators", where: "set_id", equals: .string(id)).count
+            return .set(title: set["title"]?.string ?? "", state: try store.state("study_sets", id: id),
+                        sharedWith: collaborators, terms: terms)
+        }
+        return .sets(try sets().map { set in
+            let id = try self.id(of: set)
+            let count = try store.rows("terms", where: "set_id", equals: .string(id)).count
+            return Screen.Item(text: "\(set["title"]?.string ?? "") (\(count) terms)", state: try store.state("study_sets", id: id))
+        })
+    }
+}

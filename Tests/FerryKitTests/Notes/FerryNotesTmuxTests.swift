@@ -1,0 +1,80 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// ferry-notes as two people use it: two terminals (tmux sessions) against one
+/// real `ferry serve`, each typing commands and reading the screen; nothing
+/// but keystrokes in and screen text out.
+@Suite(.serialized) struct FerryNotesTmuxTests {
+    @Test(.enabled(if: Tmux.isInstalled, "tmux is not installed (deploy/local.sh install adds it)"))
+    func twoPeopleEditASharedSetOfflineAndConvergeOnTheSameScreen() async throws {
+        let ferry = try FerryServer()
+        defer { ferry.stop() }
+        _ = try await ferry.user("alice")
+        let bobID = try await ferry.user("bob").userID
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-notes-" + UUID().uuidString)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        let binary = try FerryProcess.executable(named: "ferry-notes").path
+        func command(_ user: String) -> [String] {
+            [binary, "--server", ferry.baseURL.absoluteString, "--user", user, "--data-dir", directory.appendingPathComponent(user).path,
+             "--auto-sync", "1"]
+        }
+
+        // Alice's password comes from the environment; Bob types his at the prompt.
+        try tmux.start("alice", command: command("alice"), environment: ["FERRY_NOTES_PASSWORD": "secret-alice"])
+        try tmux.start("bob", command: command("bob"))
+        let alice = NotesTerminal(tmux: tmux, session: "alice"), bob = NotesTerminal(tmux: tmux, session: "bob")
+        try await bob.waitFor("the password prompt") { $0.contains("password for bob:") }
+        try bob.type("secret-bob")
+        for person in [alice, bob] { try await person.waitFor("the list of sets") { $0.contains("Study sets (0)") } }
+
+        // Alice makes a set with one term and shares it with Bob.
+        try await alice.run("new set Spanish", until: "the new set open") { $0.contains("Set: Spanish") }
+        try await alice.run("add hola = hello", until: "hola listed") { $0.texts == ["hola = hello"] }
+        try await alice.run("share \(bobID)", until: "shared") { $0.contains("shared with 1") }
+        try await alice.run("sync", until: "all synced") { $0.settled && $0.texts == ["hola = hello"] }
+        try await bob.waitFor("the shared set (auto-sync)", timeout: 120) { $0.texts == ["Spanish (1 terms)"] }
+        try await bob.run("open 1", until: "the set open") { $0.texts == ["hola = hello"] && $0.settled }
+
+        // Both go offline and edit the same set: new terms on both sides, a
+        // move on Bob's, and the same field of the same term on both.
+        for person in [alice, bob] { try await person.run("offline", until: "offline") { $0.contains("mode: OFFLINE") } }
+        try await alice.run("add adios = goodbye", until: "adios") { $0.texts.count == 2 }
+        try await alice.run("add gracias = thank you", until: "gracias") { $0.texts.count == 3 }
+        try await alice.run("edit 1 hola = hello there", until: "edited") { $0.texts.first == "hola = hello there" }
+        try await bob.run("add perro = dog", until: "perro") { $0.texts == ["hola = hello", "perro = dog"] }
+        try await bob.run("move 2 1", until: "perro first") { $0.texts == ["perro = dog", "hola = hello"] }
+        try await bob.run("edit 2 hola = hi", until: "edited") { $0.texts == ["perro = dog", "hola = hi"] }
+        let offline = try await bob.run("sync", until: "the failure shown") { $0.contains("last error: offline") }
+        #expect(offline.count("pending") == 3, "Bob's three edits wait in the outbox:\n\(offline)")
+        #expect(offline.rows.map(\.state) == ["pending", "pending"], "\(offline)")
+
+        // Alice comes back first, then Bob: his edit of hola's definition meets hers.
+        try await alice.run("online", until: "Alice synced") { $0.count("pending") == 0 && $0.contains("mode: online") }
+        try await bob.run("online", until: "Bob synced") { $0.count("pending") == 0 && $0.contains("mode: online") }
+
+        // Both sync until their screens agree and nothing is left to send.
+        let expected = ["perro = dog", "hola = hi", "adios = goodbye", "gracias = thank you"]
+        var screens: [NotesScreen] = []
+        let deadline = Date().addingTimeInterval(120)
+        while true {
+            for person in [alice, bob] { try person.type("sync") }
+            try await Task.sleep(for: .milliseconds(500))
+            screens = try [alice.screen(), bob.screen()]
+            if screens.allSatisfy({ $0.settled && $0.texts == expected }) { break }
+            guard Date() < deadline else {
+                Issue.record("the screens did not converge:\n\(screens[0])\n\n\(screens[1])")
+                return
+            }
+        }
+        #expect(screens[0].rows == screens[1].rows)
+        #expect(screens[1].contains("conflict on term \"hola\": definition kept \"hi\" over the server's \"hello there\""),
+                "Bob's screen shows the conflict as it was resolved:\n\(screens[1])")
+        // The screens, for whoever reads the test log (the README's walkthrough shows one).
+        print("bob's screen offline:\n\(offline)\nalice's screen:\n\(screens[0])\nbob's screen:\n\(screens[1])")
+        try alice.type("quit")
+        try await alice.waitFor("the farewell") { $0.contains("bye: everything is synced") }
+    }
+}
