@@ -7,7 +7,14 @@
 #                                 summary line: seeds, operations, crashes,
 #                                 server restarts, faults by kind, failures
 #   bench/soak/run.sh long        8 devices for 200 rounds (1,600 operations)
+#   bench/soak/run.sh soak [N]    N seeds (default 10,000) against one ferry serve
+#                                 that is never restarted, sampling each minute
+#                                 the memory and descriptors of both processes
+#                                 and the uploads' latency into
+#                                 bench/soak/samples.jsonl, plotted to soak.png
+#                                 (needs matplotlib)
 #
+# FERRY_SIM_FIRST=K starts at seed K (to go on from an earlier run).
 # A failing seed prints how to replay it (FERRY_SIM_SEED=...).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -20,5 +27,9 @@ run() { swift test -c release -Xswiftc -enable-testing --skip-build --filter "$1
 case "${1:-seeds}" in
   seeds) FERRY_SIM_SEEDS=${2:-10000} run 'SimulationTests/devicesConvergeUnderFaultsForEverySeed' ;;
   long) FERRY_SIM_LONG=1 run 'SimulationTests/eightDevicesForTwoHundredRounds' ;;
-  *) echo "usage: $0 seeds [N] | long" >&2; exit 2 ;;
+  soak)
+    FERRY_SIM_SEEDS=${2:-10000} FERRY_SIM_RESTARTS=0 FERRY_SOAK_SAMPLES="$ROOT/bench/soak/samples.jsonl" \
+      run 'SimulationTests/devicesConvergeUnderFaultsForEverySeed'
+    python3 bench/soak/plot.py bench/soak/samples.jsonl bench/soak/soak.png && echo "plot: bench/soak/soak.png" ;;
+  *) echo "usage: $0 seeds [N] | long | soak [N]" >&2; exit 2 ;;
 esac

@@ -11,6 +11,8 @@ import Testing
 /// - `FERRY_SIM_DEVICES`, `FERRY_SIM_STEPS`: fix the device count (else 2 to 4
 ///   per seed) and the operations per seed (default 30).
 /// - `FERRY_SIM_FAULTS`: the fault rate per request (default 0.2).
+/// - `FERRY_SIM_RESTARTS=0`: never restart the server (a soak watches one process).
+/// - `FERRY_SOAK_SAMPLES`: a file for one JSON line a minute (``SoakSampler``).
 @Suite(.serialized) struct SimulationTests {
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
@@ -31,10 +33,18 @@ import Testing
         var total = SimulationReport(seed: 0)
         var failed: [UInt64] = []
         let started = Date()
+        let restarts = env["FERRY_SIM_RESTARTS"] != "0"
+        let sampler = env["FERRY_SOAK_SAMPLES"].map { path in
+            SoakSampler(path: path, serverPID: { [server] in server.process.processIdentifier })
+        }
+        var done = 0
+        sampler?.sample(seeds: 0, failures: 0)
         for seed in seeds {
+            sampler?.tick(seeds: done, failures: failed.count)
+            done += 1
             var picker = SplitMix64(seed: seed ^ 0xD1CE)
             let devices = env["FERRY_SIM_DEVICES"].flatMap(Int.init) ?? 2 + Int(picker.next() % 3)
-            let report = try await Simulation(server: server, seed: seed, faultRate: faultRate, restarts: true)
+            let report = try await Simulation(server: server, seed: seed, faultRate: faultRate, restarts: restarts)
                 .run(deviceCount: devices, steps: steps)
             total.operations += report.operations
             total.crashes += report.crashes
@@ -51,6 +61,7 @@ import Testing
                     """))
             }
         }
+        sampler?.sample(seeds: done, failures: failed.count)
         let faults = SimulationFault.allCases.map { "\($0.rawValue) \(total.faults[$0] ?? 0)" }.joined(separator: ", ")
         print("simulation: \(seeds.count) seeds, \(total.operations) operations, \(total.crashes) crashes, "
               + "\(total.serverRestarts) server restarts, faults: \(faults); \(failed.count) failed \(failed); "

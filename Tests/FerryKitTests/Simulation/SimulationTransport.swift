@@ -92,7 +92,9 @@ final class SimulationTransport: Transport {
     }
 
     private func deliver(_ request: TransportRequest) async throws -> TransportResponse {
+        let started = ContinuousClock.now
         let response = try await inner.send(request)
+        if request.method != "GET" { UploadLatencies.shared.record(ContinuousClock.now - started) }
         state.withLock { state in
             if request.method != "GET" { state.lastWrite = request }
             state.sent += 1
@@ -100,4 +102,19 @@ final class SimulationTransport: Transport {
         }
         return response
     }
+}
+
+/// Every upload's round trip (request sent to answer read), for the soak's
+/// per-minute p50 and p99.
+final class UploadLatencies: Sendable {
+    static let shared = UploadLatencies()
+    private let samples = Mutex<[Double]>([])
+
+    func record(_ duration: Duration) {
+        let milliseconds = Double(duration.components.seconds) * 1_000 + Double(duration.components.attoseconds) / 1e15
+        samples.withLock { $0.append(milliseconds) }
+    }
+
+    /// The samples since the last drain.
+    func drain() -> [Double] { samples.withLock { samples in defer { samples = [] }; return samples } }
 }
