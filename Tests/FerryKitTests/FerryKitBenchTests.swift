@@ -56,7 +56,7 @@ struct FerryKitBenchTests {
         try await engine.sync()
         let (after, afterBytes) = transport.totals
         print("ferrykit-bench: a sync with nothing to do: \(after - requests) request(s), \(afterBytes - bytes) response body bytes, "
-              + "last status \(transport.lastStatus)")
+              + "about \(transport.lastHeadBytes) bytes of status line and headers, last status \(transport.lastStatus)")
         #expect(after - requests == 1 && transport.lastStatus == 304)
     }
 
@@ -93,13 +93,16 @@ struct FerryKitBenchTests {
 /// bookkeeping must not show up in its peak memory.
 final class CountingTransport: Transport {
     let inner: any Transport
-    private let state = Mutex<(requests: Int, bytes: Int, lastStatus: Int, byMethod: [String: Int])>((0, 0, 0, [:]))
+    private let state = Mutex<(requests: Int, bytes: Int, lastStatus: Int, byMethod: [String: Int], lastHeadBytes: Int)>((0, 0, 0, [:], 0))
 
     init(_ inner: any Transport) { self.inner = inner }
 
     var totals: (requests: Int, bytes: Int) { state.withLock { ($0.requests, $0.bytes) } }
     var lastStatus: Int { state.withLock { $0.lastStatus } }
     var byMethod: [String: Int] { state.withLock { $0.byMethod } }
+    /// The last answer's head as it came over the wire, estimated from its
+    /// status line and headers (URLSession does not hand out the raw bytes).
+    var lastHeadBytes: Int { state.withLock { $0.lastHeadBytes } }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let response = try await inner.send(request)
@@ -107,6 +110,8 @@ final class CountingTransport: Transport {
             $0.requests += 1
             $0.bytes += response.body.count
             $0.lastStatus = response.status
+            $0.lastHeadBytes = "HTTP/1.1 \(response.status) \r\n\r\n".utf8.count
+                + response.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 }
             $0.byMethod[request.method, default: 0] += 1
         }
         return response
