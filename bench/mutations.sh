@@ -22,7 +22,7 @@ for patch in bench/mutations/*.patch; do
   out=$(FERRY_SIM_SEEDS=$SEEDS FERRY_SIM_FAULTS=0.25 swift test --skip-build --filter SimulationTests 2>&1 || true)
   git apply -R "$patch"; applied=""
   summary=$(grep -E '^simulation:' <<<"$out" | sed 's/^simulation: //' || true)
-  kinds=$(grep -oE '(diverged|lost|stuck|silent|phantom|invented|restless): ' <<<"$out" | sort | uniq -c | awk '{printf "%s %s ", $2, $1}' || true)
+  kinds=$(grep -oE '(diverged|lost|stuck|silent|phantom|invented|restless|twice|local): ' <<<"$out" | sort | uniq -c | awk '{printf "%s %s ", $2, $1}' || true)
   if grep -qE 'seed [0-9]+ failed' <<<"$out"; then verdict=caught; else verdict=MISSED; fi
   echo "$(basename "$patch" .patch): $verdict ($summary) ${kinds}"
 done

@@ -15,6 +15,8 @@ final class SimulatedDevice {
     private(set) var engine: SyncEngine
     private(set) var transport: SimulationTransport
     private let received = EventLog()
+    /// Retries of writes whose answers were lost, across incarnations.
+    let retries = RetryLog()
     private var listener: Task<Void, Never>?
     private var incarnation: UInt64 = 0
     /// Faults injected by the links of earlier incarnations.
@@ -26,13 +28,14 @@ final class SimulatedDevice {
         self.baseURL = baseURL
         self.seed = seed
         path = directory.appendingPathComponent("\(name).sqlite").path
-        (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed)
+        (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed, retries: retries)
         listen()
     }
 
-    static func open(path: String, baseURL: URL, token: String, seed: UInt64) throws -> (FerryStore, SyncEngine, SimulationTransport) {
+    static func open(path: String, baseURL: URL, token: String, seed: UInt64,
+                     retries: RetryLog) throws -> (FerryStore, SyncEngine, SimulationTransport) {
         let store = try FerryStore(path: path)
-        let transport = SimulationTransport(URLSessionTransport(baseURL: baseURL, timeout: 10), seed: seed)
+        let transport = SimulationTransport(URLSessionTransport(baseURL: baseURL, timeout: 10), seed: seed, retries: retries)
         let engine = SyncEngine(store: store, transport: transport, token: token, policy: RetryPolicy(base: 0.001, cap: 0.01),
                                 random: { 0.5 })
         return (store, engine, transport)
@@ -56,7 +59,8 @@ final class SimulatedDevice {
         earlier.merge(transport.injected, uniquingKeysWith: +)
         // The old listener drains what the dead engine had already told.
         incarnation += 1
-        (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed &+ incarnation &* 7919)
+        (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed &+ incarnation &* 7919,
+                                                   retries: retries)
         transport.set(offline: offline, faultRate: faultRate)
         listen()
     }

@@ -320,6 +320,7 @@ final class Simulation {
         }
         var refused: [String: Set<RowKey>] = [:]
         for device in devices {
+            report.failures += device.retries.violations.map { "twice: \(device.name) \($0)" }
             let pending = try device.store.pendingCount()
             if pending > 0 {
                 let stuck = try device.store.outbox().filter { $0.state != "rejected" }.prefix(5)

@@ -39,9 +39,13 @@ final class SimulationTransport: Transport {
 
     let inner: any Transport
     private let state: Mutex<State>
+    /// Writes the server applied whose answers the device never saw, and what
+    /// their retries were answered: shared by every incarnation of the device.
+    let retries: RetryLog
 
-    init(_ inner: any Transport, seed: UInt64) {
+    init(_ inner: any Transport, seed: UInt64, retries: RetryLog = RetryLog()) {
         self.inner = inner
+        self.retries = retries
         state = Mutex(State(random: SplitMix64(seed: seed)))
     }
 
@@ -71,7 +75,8 @@ final class SimulationTransport: Transport {
         case .dropRequest?:
             throw TransportFailure("simulated: request dropped")
         case .dropResponse?:
-            _ = try await deliver(request)
+            let lost = try await deliver(request)
+            retries.lost(request, lost)
             throw TransportFailure("simulated: response lost")
         case .delay?:
             try await Task.sleep(for: .milliseconds(delay))
@@ -83,7 +88,7 @@ final class SimulationTransport: Transport {
         case .crash?:
             // Half the time the server got it first, as with a process killed
             // after writing the request and before reading the answer.
-            if delay % 2 == 0 { _ = try? await inner.send(request) }
+            if delay % 2 == 0, let lost = try? await inner.send(request) { retries.lost(request, lost) }
             throw SimulatedCrash()
         case nil:
             break
@@ -94,7 +99,10 @@ final class SimulationTransport: Transport {
     private func deliver(_ request: TransportRequest) async throws -> TransportResponse {
         let started = ContinuousClock.now
         let response = try await inner.send(request)
-        if request.method != "GET" { UploadLatencies.shared.record(ContinuousClock.now - started) }
+        if request.method != "GET" {
+            UploadLatencies.shared.record(ContinuousClock.now - started)
+            retries.answered(request, response)
+        }
         state.withLock { state in
             if request.method != "GET" { state.lastWrite = request }
             state.sent += 1
@@ -117,4 +125,40 @@ final class UploadLatencies: Sendable {
 
     /// The samples since the last drain.
     func drain() -> [Double] { samples.withLock { samples in defer { samples = [] }; return samples } }
+}
+
+/// The promise of `Idempotency-Key`, checked on the wire: a write the server
+/// applied and whose answer was lost, sent again as the same request, is
+/// answered as a replay of the first (`Idempotent-Replayed: true`), never
+/// executed a second time.
+final class RetryLog: Sendable {
+    private struct State {
+        var lost: Set<String> = []
+        var violations: [String] = []
+    }
+
+    private let state = Mutex(State())
+
+    private static func signature(_ request: TransportRequest) -> String {
+        request.method + " " + request.path + " " + (request.body.map { String(decoding: $0, as: UTF8.self) } ?? "")
+    }
+
+    /// The server answered `response` to `request`, and the device never saw it.
+    func lost(_ request: TransportRequest, _ response: TransportResponse) {
+        guard (200..<300).contains(response.status) else { return }
+        state.withLock { _ = $0.lost.insert(Self.signature(request)) }
+    }
+
+    func answered(_ request: TransportRequest, _ response: TransportResponse) {
+        let signature = Self.signature(request)
+        state.withLock { state in
+            guard state.lost.remove(signature) != nil else { return }
+            if !(200..<300).contains(response.status) || response.headers["idempotent-replayed"] != "true" {
+                state.violations.append("\(request.method) \(request.path) applied, answer lost; the same request again got "
+                                        + "\(response.status) without Idempotent-Replayed: executed twice")
+            }
+        }
+    }
+
+    var violations: [String] { state.withLock { $0.violations } }
 }
