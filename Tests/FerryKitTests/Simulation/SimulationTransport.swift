@@ -64,7 +64,10 @@ final class SimulationTransport: Transport {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let (offline, fault, delay, previous): (Bool, SimulationFault?, Int, TransportRequest?) = state.withLock { state in
             guard !state.offline else { return (true, nil, 0, nil) }
-            guard state.random.chance(state.faultRate), let fault = state.random.pick(SimulationFault.allCases) else {
+            // Writes meet faults more often than reads: they are fewer, and a
+            // lost write is where duplicates and lost edits come from.
+            let rate = request.method == "GET" ? state.faultRate : min(0.6, state.faultRate * 2.5)
+            guard state.random.chance(rate), let fault = state.random.pick(SimulationFault.allCases) else {
                 return (false, nil, 0, nil)
             }
             state.injected[fault, default: 0] += 1
@@ -145,7 +148,7 @@ final class RetryLog: Sendable {
 
     /// The server answered `response` to `request`, and the device never saw it.
     func lost(_ request: TransportRequest, _ response: TransportResponse) {
-        guard (200..<300).contains(response.status) else { return }
+        guard request.method != "GET", (200..<300).contains(response.status) else { return }
         state.withLock { _ = $0.lost.insert(Self.signature(request)) }
     }
 
