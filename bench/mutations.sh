@@ -3,12 +3,12 @@
 # bench/mutations/ at a time, runs the simulation on it, and says whether it
 # failed (caught) or passed (missed); the source is restored after each.
 #
-#   bench/mutations.sh                 30 seeds per mutation, fault rate 0.25
-#   SEEDS=100 bench/mutations.sh
+#   bench/mutations.sh                 100 seeds per mutation, fault rate 0.25
+#   SEEDS=300 bench/mutations.sh
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-SEEDS=${SEEDS:-30}
+SEEDS=${SEEDS:-100}
 bash deploy/local.sh start >/dev/null
 eval "$(bash deploy/local.sh env)"
 export FERRY_TEST_OWNER_URL="$FERRY_DATABASE_MIGRATION_URL" FERRY_TEST_APP_URL="$FERRY_DATABASE_URL" FERRY_TEST_MEMCACHED="$FERRY_MEMCACHED_SERVERS"
