@@ -55,6 +55,10 @@ public final class URLSessionTransport: Transport {
         session = URLSession(configuration: configuration)
     }
 
+    // A URLSession lives until it is invalidated, whoever still holds it: an
+    // app that signs out and in again would otherwise keep every old one.
+    deinit { session.finishTasksAndInvalidate() }
+
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard let url = URL(string: request.path, relativeTo: baseURL) else { throw URLError(.badURL) }
         var urlRequest = URLRequest(url: url)

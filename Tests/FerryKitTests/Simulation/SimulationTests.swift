@@ -44,8 +44,17 @@ import Testing
             done += 1
             var picker = SplitMix64(seed: seed ^ 0xD1CE)
             let devices = env["FERRY_SIM_DEVICES"].flatMap(Int.init) ?? 2 + Int(picker.next() % 3)
-            let report = try await Simulation(server: server, seed: seed, faultRate: faultRate, restarts: restarts)
-                .run(deviceCount: devices, steps: steps)
+            let report: SimulationReport
+            do {
+                report = try await Simulation(server: server, seed: seed, faultRate: faultRate, restarts: restarts)
+                    .run(deviceCount: devices, steps: steps)
+            } catch {
+                // A seed that could not be set up or checked is a failure of that
+                // seed, told like the others; the run goes on.
+                var broken = SimulationReport(seed: seed)
+                broken.failures = ["error: \(error)"]
+                report = broken
+            }
             total.operations += report.operations
             total.crashes += report.crashes
             total.serverRestarts += report.serverRestarts

@@ -89,7 +89,17 @@ final class FerryServer {
         let added = try FerryProcess.run(["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
                                          input: "secret-\(name)\n")
         guard added.status == 0 else { throw TestEnvironment.Missing(description: "ferry user add: \(added.stderr)") }
-        return try await FerryAuth.signIn(transport: URLSessionTransport(baseURL: baseURL), name: name, password: "secret-\(name)")
+        // Signing in runs a slow password hash in PostgreSQL; a server busy with
+        // the other suites may answer 503 for a moment, and an app would retry.
+        var attempt = 0
+        while true {
+            do {
+                return try await FerryAuth.signIn(transport: URLSessionTransport(baseURL: baseURL), name: name, password: "secret-\(name)")
+            } catch FerryKitError.signInFailed(let status) where (status == 503 || status == 429) && attempt < 20 {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(250 * attempt))
+            }
+        }
     }
 
     func stop() {
