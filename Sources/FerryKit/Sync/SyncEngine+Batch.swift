@@ -37,7 +37,8 @@ extension SyncEngine {
         let problem = response.object
         let index = problem?["operation_index"]?.int.map { Int($0) }.flatMap { bundle.requests.indices.contains($0) ? $0 : nil }
         let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
-        switch policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
+        let step = policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random)
+        switch step {
         case .success:
             guard case .array(let results)? = problem?["results"], results.count == bundle.requests.count else {
                 try store.setState(opIDs, "pending")
@@ -45,14 +46,8 @@ extension SyncEngine {
             }
             try store.acknowledge(zip(bundle.requests, results).map { ($0, $1.object?["body"]?.object) })
             return false
-        case .retry(let after):
-            let due = now().addingTimeInterval(after)
-            try postpone(opIDs, error: response.body, until: due)
-            try update { $0.nextAttempt = due }
-            throw ServerRefusedForNow(status: response.status, retryAfter: after)
-        case .refreshToken, .pause:
-            try store.setState(opIDs, "pending")
-            throw FerryKitError.unauthorized
+        case .retry, .refreshToken, .pause:
+            try stop(opIDs, response, step)
         case .merge:
             guard let index, let current = problem?["current"]?.object else { return try rejectGroup(bundle, response) }
             let request = bundle.requests[index]

@@ -87,7 +87,8 @@ extension SyncEngine {
             throw error
         }
         let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
-        switch policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
+        let step = policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random)
+        switch step {
         case .success:
             guard case .array(let rows)? = try? JSONValue.decode(response.body), rows.count == bundle.requests.count else {
                 try store.setState(opIDs, "pending")
@@ -95,14 +96,8 @@ extension SyncEngine {
             }
             try store.acknowledge(zip(bundle.requests, rows).map { ($0, $1.object) })
             return nil
-        case .retry(let after):
-            let due = now().addingTimeInterval(after)
-            try postpone(opIDs, error: response.body, until: due)
-            try update { $0.nextAttempt = due }
-            throw ServerRefusedForNow(status: response.status, retryAfter: after)
-        case .refreshToken, .pause:
-            try store.setState(opIDs, "pending")
-            throw FerryKitError.unauthorized
+        case .retry, .refreshToken, .pause:
+            try stop(opIDs, response, step)
         case .merge, .tombstone, .reject:
             try store.setState(opIDs, "pending")
             let keys = bundle.requests.map { RowKey(resource: $0.resource, id: $0.rowID) }
@@ -156,7 +151,8 @@ extension SyncEngine {
             return false
         }
         let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
-        switch policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random) {
+        let step = policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random)
+        switch step {
         case .success:
             try store.acknowledge(request, serverRow: (try? JSONValue.decode(response.body))?.object)
             return false
@@ -175,14 +171,8 @@ extension SyncEngine {
             return false
         case .reject:
             return try reject(request, response)
-        case .retry(let after):
-            let due = now().addingTimeInterval(after)
-            try postpone(request.opIDs, error: response.body, until: due)
-            try update { $0.nextAttempt = due }
-            throw ServerRefusedForNow(status: response.status, retryAfter: after)
-        case .refreshToken, .pause:
-            try store.setState(request.opIDs, "pending")
-            throw FerryKitError.unauthorized
+        case .retry, .refreshToken, .pause:
+            try stop(request.opIDs, response, step)
         }
     }
 
@@ -210,6 +200,19 @@ extension SyncEngine {
 }
 
 extension SyncEngine {
+    /// The answer says wait (5xx, 429: the operations go back to pending with
+    /// their due time) or sign in again (401): this round of uploads stops.
+    func stop(_ opIDs: [UUID], _ response: TransportResponse, _ step: RetryPolicy.Step) throws -> Never {
+        guard case .retry(let after) = step else {
+            try store.setState(opIDs, "pending")
+            throw FerryKitError.unauthorized
+        }
+        let due = now().addingTimeInterval(after)
+        try postpone(opIDs, error: response.body, until: due)
+        try update { $0.nextAttempt = due }
+        throw ServerRefusedForNow(status: response.status, retryAfter: after)
+    }
+
     /// The outbox's record of a request that got no answer, in the shape of a problem.
     static func noAnswer(_ error: any Error) -> Data {
         JSONValue.object(["code": .string("transport_failure"), "detail": .string("\(error)")]).encoded()
