@@ -23,7 +23,7 @@ bash deploy/local.sh start >/dev/null
 eval "$(bash deploy/local.sh env)"
 export FERRY_TEST_OWNER_URL="$FERRY_DATABASE_MIGRATION_URL" FERRY_TEST_APP_URL="$FERRY_DATABASE_URL" FERRY_TEST_MEMCACHED="$FERRY_MEMCACHED_SERVERS"
 swift build -c release --build-tests -Xswiftc -enable-testing >/dev/null
-run() { swift test -c release -Xswiftc -enable-testing --skip-build --filter "$1" 2>&1 | grep -E '^simulation|seed [0-9]+ failed|FERRY_SIM_SEED=|✘' || true; }
+run() { swift test -c release -Xswiftc -enable-testing --skip-build --filter "$1" 2>&1 | grep --line-buffered -E '^simulation|seed [0-9]+ failed|FERRY_SIM_SEED=|✘|(diverged|lost|stuck|silent|phantom|invented|restless|twice|local|error): ' || true; }
 case "${1:-seeds}" in
   seeds) FERRY_SIM_SEEDS=${2:-10000} run 'SimulationTests/devicesConvergeUnderFaultsForEverySeed' ;;
   long) FERRY_SIM_LONG=1 run 'SimulationTests/eightDevicesForTwoHundredRounds' ;;
