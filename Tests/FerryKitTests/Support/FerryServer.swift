@@ -98,6 +98,8 @@ final class FerryServer {
             } catch FerryKitError.signInFailed(let status) where (status == 503 || status == 429) && attempt < 20 {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(250 * attempt))
+            } catch is URLError where attempt < 5 {
+                attempt += 1
             }
         }
     }
