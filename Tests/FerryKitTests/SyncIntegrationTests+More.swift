@@ -112,11 +112,15 @@ extension SyncIntegrationTests {
     /// The steady state: a sync with nothing to upload or download is one
     /// conditional request answered 304 with no body.
     @Test func aSyncWithNothingToDoIsOne304() async throws {
-        let (server, _, a, _) = try await Self.twoDevices()
+        let (server, _, a, b) = try await Self.twoDevices()
         defer { server.stop() }
-        try a.store.create("study_sets", ["title": .string("s")])
-        // Until the feed has delivered the device's own write back (it waits for
-        // the cluster's other transactions), a sync still downloads; then it is quiet.
+        let id = try a.store.create("study_sets", ["title": .string("s")])
+        try await a.engine.sync()
+        // Until the feed has passed the device's own write (it waits for the
+        // cluster's other transactions), a sync may still download it: wait
+        // until another device of the user has it from the feed, then until a's
+        // own syncs are quiet.
+        try await b.sync { try b.store.row("study_sets", id: id) != nil }
         var before = a.transport.delivered.count
         try await a.sync {
             let quiet = a.transport.answers[before...].map(\.status) == [304]
