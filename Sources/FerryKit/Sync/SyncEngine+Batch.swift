@@ -50,17 +50,11 @@ extension SyncEngine {
             try stop(opIDs, response, step)
         case .merge:
             guard let index, let current = problem?["current"]?.object else { return try rejectGroup(bundle, response) }
-            let request = bundle.requests[index]
             try store.setState(opIDs, "pending")
-            if request.action == .create { try store.createBecameUpdate(request) }
-            emit(try store.applyRemote(request.resource, current, resolver: resolvers[request.resource]))
+            try rebase(bundle.requests[index], on: current)
             return true
         case .tombstone:
-            if let index {
-                let request = bundle.requests[index]
-                let tombstone = problem?["current"]?.object ?? ["id": .string(request.rowID), "is_deleted": .bool(true)]
-                emit(try store.applyRemote(request.resource, tombstone, resolver: nil))
-            }
+            if let index { try applyTombstone(of: bundle.requests[index], response) }
             return try rejectGroup(bundle, response, except: index)
         case .reject:
             return try rejectGroup(bundle, response)

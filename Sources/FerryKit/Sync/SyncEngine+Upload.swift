@@ -159,14 +159,12 @@ extension SyncEngine {
         case .merge:
             guard let current = response.object?["current"]?.object else { return try reject(request, response) }
             try store.setState(request.opIDs, "pending")
-            if request.action == .create { try store.createBecameUpdate(request) }
-            emit(try store.applyRemote(request.resource, current, resolver: resolvers[request.resource]))
+            try rebase(request, on: current)
             return true
         case .tombstone:
             // The tombstone first: it marks every pending edit of the row rejected
             // and says so in its event; then these operations carry the answer.
-            let tombstone = response.object?["current"]?.object ?? ["id": .string(request.rowID), "is_deleted": .bool(true)]
-            emit(try store.applyRemote(request.resource, tombstone, resolver: nil))
+            try applyTombstone(of: request, response)
             try store.setState(request.opIDs, "rejected", error: response.body)
             return false
         case .reject:
@@ -200,6 +198,21 @@ extension SyncEngine {
 }
 
 extension SyncEngine {
+    /// A 409 or 412 carried the server's version: the request's row is merged
+    /// onto it (a create that met an existing row becomes an update), to be
+    /// planned and sent again.
+    func rebase(_ request: UploadRequest, on current: RowData) throws {
+        if request.action == .create { try store.createBecameUpdate(request) }
+        emit(try store.applyRemote(request.resource, current, resolver: resolvers[request.resource]))
+    }
+
+    /// A 410 on the request's row: its tombstone (the answer's `current`, or a
+    /// bare one) removes the row and rejects its pending edits, with an event.
+    func applyTombstone(of request: UploadRequest, _ response: TransportResponse) throws {
+        let tombstone = response.object?["current"]?.object ?? ["id": .string(request.rowID), "is_deleted": .bool(true)]
+        emit(try store.applyRemote(request.resource, tombstone, resolver: nil))
+    }
+
     /// The answer says wait (5xx, 429: the operations go back to pending with
     /// their due time) or sign in again (401): this round of uploads stops.
     func stop(_ opIDs: [UUID], _ response: TransportResponse, _ step: RetryPolicy.Step) throws -> Never {
