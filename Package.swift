@@ -69,7 +69,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryKitTests",
-            dependencies: ["FerryKit", "FerryRank", "FerryTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["FerryKit", "FerryPostgres", "FerryRank", "FerryTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "FerryTests",

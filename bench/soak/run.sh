@@ -15,13 +15,16 @@
 #                                 (needs matplotlib)
 #
 # FERRY_SIM_FIRST=K starts at seed K (to go on from an earlier run).
-# A failing seed prints how to replay it (FERRY_SIM_SEED=...).
+# A failing seed prints how to replay it (FERRY_SIM_SEED=...). Its whole report
+# (failures, what the device and the server knew of each row concerned, the
+# operations) is appended to bench/soak/failures.log as it happens.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 bash deploy/local.sh start >/dev/null
 eval "$(bash deploy/local.sh env)"
 export FERRY_TEST_OWNER_URL="$FERRY_DATABASE_MIGRATION_URL" FERRY_TEST_APP_URL="$FERRY_DATABASE_URL" FERRY_TEST_MEMCACHED="$FERRY_MEMCACHED_SERVERS"
+export FERRY_SIM_FAILURES="$ROOT/bench/soak/failures.log"
 swift build -c release --build-tests -Xswiftc -enable-testing >/dev/null
 run() { swift test -c release -Xswiftc -enable-testing --skip-build --filter "$1" 2>&1 | grep --line-buffered -E '^simulation|seed [0-9]+ failed|FERRY_SIM_SEED=|✘|(diverged|lost|stuck|silent|phantom|invented|restless|twice|local|error): ' || true; }
 case "${1:-seeds}" in

@@ -10,7 +10,11 @@ struct SimulationReport {
     var faults: [SimulationFault: Int] = [:]
     var crashes = 0
     var serverRestarts = 0
+    /// Lost writes a device sent again under another key (``RetryLog/rekeyed``).
+    var rekeyed = 0
     var failures: [String] = []
+    /// For each failure about a row, what each side knew of it.
+    var diagnosis: [String] = []
     var log: [String] = []
 }
 
@@ -295,8 +299,18 @@ final class Simulation {
 
     /// Each device against its user's server view: rows missing, extra, or
     /// with a field that differs.
-    func differences() async throws -> [String] {
-        var found: [String] = []
+    func differences() async throws -> [String] { try await differingRows().map(\.text) }
+
+    /// A difference, and the row it is about.
+    struct Difference {
+        let text: String
+        let device: SimulatedDevice
+        let resource: String
+        let id: String
+    }
+
+    func differingRows() async throws -> [Difference] {
+        var found: [Difference] = []
         var views: [String: [String: [String: RowData]]] = [:]
         for user in users { views[user.id] = try await serverView(user) }
         for device in devices {
@@ -305,12 +319,17 @@ final class Simulation {
                 let server = view[resource] ?? [:]
                 let local = Dictionary(try device.store.rows(resource).compactMap { row in row["id"]?.string.map { ($0, row) } },
                                        uniquingKeysWith: { a, _ in a })
-                for id in Set(server.keys).subtracting(local.keys) { found.append("\(device.name) lacks \(resource) \(id)") }
-                for id in Set(local.keys).subtracting(server.keys) { found.append("\(device.name) has \(resource) \(id), the server does not") }
+                for id in Set(server.keys).subtracting(local.keys) {
+                    found.append(Difference(text: "\(device.name) lacks \(resource) \(id)", device: device, resource: resource, id: id))
+                }
+                for id in Set(local.keys).subtracting(server.keys) {
+                    found.append(Difference(text: "\(device.name) has \(resource) \(id), the server does not", device: device, resource: resource, id: id))
+                }
                 for (id, row) in server {
                     guard let mine = local[id] else { continue }
                     for (field, value) in row where (mine[field] ?? .null) != value {
-                        found.append("\(device.name) \(resource) \(id) \(field): \(mine[field] ?? .null) here, \(value) on the server")
+                        found.append(Difference(text: "\(device.name) \(resource) \(id) \(field): \(mine[field] ?? .null) here, \(value) on the server",
+                                                device: device, resource: resource, id: id))
                     }
                 }
             }
@@ -321,8 +340,9 @@ final class Simulation {
     // MARK: Checks
 
     func check() async throws {
-        let differences = try await differences()
-        report.failures += differences.prefix(20).map { "diverged: \($0)" }
+        let differences = try await differingRows()
+        report.failures += differences.prefix(20).map { "diverged: \($0.text)" }
+        report.diagnosis += differences.prefix(5).map { diagnose($0.device, $0.resource, $0.id) }
         // Steady state: with nothing left to do, a device's sync soon becomes
         // the feed's 304 alone (a cursor that does not move never gets there).
         for device in devices {
@@ -338,6 +358,7 @@ final class Simulation {
         var refused: [String: Set<RowKey>] = [:]
         for device in devices {
             report.failures += device.retries.violations.map { "twice: \(device.name) \($0)" }
+            report.rekeyed += device.retries.rekeyed
             let pending = try device.store.pendingCount()
             if pending > 0 {
                 let stuck = try device.store.outbox().filter { $0.state != "rejected" }.prefix(5)

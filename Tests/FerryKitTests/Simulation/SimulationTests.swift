@@ -13,6 +13,7 @@ import Testing
 /// - `FERRY_SIM_FAULTS`: the fault rate per request (default 0.2).
 /// - `FERRY_SIM_RESTARTS=0`: never restart the server (a soak watches one process).
 /// - `FERRY_SOAK_SAMPLES`: a file for one JSON line a minute (``SoakSampler``).
+/// - `FERRY_SIM_FAILURES`: a file each failing seed's report is appended to at once.
 @Suite(.serialized) struct SimulationTests {
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
@@ -37,6 +38,9 @@ import Testing
         let sampler = env["FERRY_SOAK_SAMPLES"].map { path in
             SoakSampler(path: path, serverPID: { [server] in server.process.processIdentifier })
         }
+        // swift test holds a test's output until the run ends: a long run
+        // writes each failure here as it happens.
+        let failureFile = env["FERRY_SIM_FAILURES"].map(FailureFile.init)
         var done = 0
         sampler?.sample(seeds: 0, failures: 0)
         for seed in seeds {
@@ -59,21 +63,27 @@ import Testing
             total.crashes += report.crashes
             total.serverRestarts += report.serverRestarts
             for (fault, count) in report.faults { total.faults[fault, default: 0] += count }
+            total.rekeyed += report.rekeyed
             if !report.failures.isEmpty {
                 failed.append(seed)
-                Issue.record(Comment(rawValue: """
+                let text = """
                     seed \(seed) failed (\(devices) devices, \(steps) steps); replay: FERRY_SIM_SEED=\(seed) FERRY_SIM_DEVICES=\(devices) \
                     FERRY_SIM_STEPS=\(steps) swift test --filter SimulationTests
                     \(report.failures.joined(separator: "\n"))
+                    what each side knew:
+                    \(report.diagnosis.joined(separator: "\n"))
                     operations:
                     \(report.log.joined(separator: "\n"))
-                    """))
+                    """
+                Issue.record(Comment(rawValue: text))
+                failureFile?.append(text + "\n\n")
             }
         }
         sampler?.sample(seeds: done, failures: failed.count)
         let faults = SimulationFault.allCases.map { "\($0.rawValue) \(total.faults[$0] ?? 0)" }.joined(separator: ", ")
         print("simulation: \(seeds.count) seeds, \(total.operations) operations, \(total.crashes) crashes, "
-              + "\(total.serverRestarts) server restarts, faults: \(faults); \(failed.count) failed \(failed); "
+              + "\(total.serverRestarts) server restarts, faults: \(faults); \(total.rekeyed) lost writes re-sent under a new key; "
+              + "\(failed.count) failed \(failed); "
               + String(format: "%.1f s", Date().timeIntervalSince(started)))
     }
 
@@ -89,5 +99,18 @@ import Testing
         print("simulation long: seed \(seed), 8 devices, \(report.operations) operations, \(report.crashes) crashes, "
               + "\(report.serverRestarts) server restarts, faults: \(faults); \(report.failures.count) failures")
         #expect(report.failures.isEmpty, Comment(rawValue: report.failures.joined(separator: "\n")))
+    }
+}
+
+/// A file that failure reports are appended to, each as soon as it is known.
+struct FailureFile {
+    let path: String
+
+    func append(_ text: String) {
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        guard let handle = FileHandle(forWritingAtPath: path) else { return }
+        defer { try? handle.close() }
+        _ = try? handle.seekToEnd()
+        try? handle.write(contentsOf: Data(text.utf8))
     }
 }

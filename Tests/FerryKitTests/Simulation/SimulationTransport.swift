@@ -136,8 +136,13 @@ final class UploadLatencies: Sendable {
 /// executed a second time.
 final class RetryLog: Sendable {
     private struct State {
-        var lost: Set<String> = []
+        /// Lost writes by method, path and body: the key each carried.
+        var lost: [String: String] = [:]
         var violations: [String] = []
+        /// Lost writes sent again with the same body under another key (the
+        /// device's pending operations changed meanwhile): a new request, not
+        /// a retry, so the server rightly runs it.
+        var rekeyed = 0
     }
 
     private let state = Mutex(State())
@@ -146,22 +151,31 @@ final class RetryLog: Sendable {
         request.method + " " + request.path + " " + (request.body.map { String(decoding: $0, as: UTF8.self) } ?? "")
     }
 
+    private static func key(_ request: TransportRequest) -> String { request.headers["Idempotency-Key"] ?? "none" }
+
     /// The server answered `response` to `request`, and the device never saw it.
     func lost(_ request: TransportRequest, _ response: TransportResponse) {
         guard request.method != "GET", (200..<300).contains(response.status) else { return }
-        state.withLock { _ = $0.lost.insert(Self.signature(request)) }
+        state.withLock { $0.lost[Self.signature(request)] = Self.key(request) }
     }
 
     func answered(_ request: TransportRequest, _ response: TransportResponse) {
         let signature = Self.signature(request)
+        let key = Self.key(request)
         state.withLock { state in
-            guard state.lost.remove(signature) != nil else { return }
+            guard let lostKey = state.lost.removeValue(forKey: signature) else { return }
+            guard lostKey == key else {
+                state.rekeyed += 1
+                return
+            }
             if !(200..<300).contains(response.status) || response.headers["idempotent-replayed"] != "true" {
-                state.violations.append("\(request.method) \(request.path) applied, answer lost; the same request again got "
-                                        + "\(response.status) without Idempotent-Replayed: executed twice")
+                let body = String(decoding: response.body.prefix(300), as: UTF8.self)
+                state.violations.append("\(request.method) \(request.path) applied, answer lost; the same request again (key \(key)) got "
+                                        + "\(response.status) without Idempotent-Replayed: executed twice; answer \(body)")
             }
         }
     }
 
     var violations: [String] { state.withLock { $0.violations } }
+    var rekeyed: Int { state.withLock { $0.rekeyed } }
 }
