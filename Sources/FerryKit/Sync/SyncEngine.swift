@@ -80,6 +80,15 @@ public actor SyncEngine {
         (status, statusSink) = AsyncStream.makeStream(of: SyncStatus.self, bufferingPolicy: .bufferingNewest(16))
     }
 
+    // An app's `for await` over ``events`` or ``status`` ends when its engine
+    // goes (sign-out, a new account): an AsyncStream whose continuation is
+    // dropped without `finish()` keeps its reader waiting forever, and with it
+    // whatever that task holds.
+    deinit {
+        eventSink.finish()
+        statusSink.finish()
+    }
+
     /// One full round: the schema if the store has none, the upload, the download.
     /// Returns normally when both finished; throws the transport error or
     /// ``FerryKitError`` that stopped it, after recording it in ``currentStatus``.
