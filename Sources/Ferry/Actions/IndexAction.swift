@@ -10,7 +10,7 @@ extension ResourceActions {
     /// larger result answers its first page with `"complete": false` in `paging`
     /// (and `next: null`), and a client knows it saw only part of the result.
     func index(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
-        let (hash, resource, _) = try resource(request, context)
+        let (hash, resource, catalog) = try resource(request, context)
         let query: IndexQuery
         do {
             query = try IndexQuery(request.query, resource: resource, defaultLimit: defaultLimit, maxLimit: maxLimit)
@@ -18,12 +18,13 @@ extension ResourceActions {
             try checkToken(hash)
             throw problem
         }
-        if resource.idType == "uuid" { return try pagedIndex(request, hash: hash, resource: resource, query: query) }
+        let plan = IndexPlan(resource: resource, query: query, drives: try scopeDrives(resource, catalog, query))
+        if resource.idType == "uuid" { return try pagedIndex(request, hash: hash, plan: plan) }
         if request.queryValue("paging_token") != nil || request.queryValue("page") != nil {
             try checkToken(hash)
             throw PagingProblem.notFound  // no snapshot is ever made for this resource
         }
-        let sql = plans.sql(resource, "index|" + query.shape) { IndexPlan(resource: resource, query: query).sql }
+        let sql = plans.sql(resource, "index|" + query.shape) { plan.sql }
         let result: PostgresResult
         do {
             result = try database.asCaller(tokenHash: hash, [PostgresStatement(sql, query.parameters)])[0]
@@ -46,12 +47,12 @@ extension ResourceActions {
     }
 
     /// Index through paging snapshots.
-    private func pagedIndex(_ request: HTTPRequest, hash: String, resource: Resource, query: IndexQuery) throws -> HTTPResponse {
+    private func pagedIndex(_ request: HTTPRequest, hash: String, plan: IndexPlan) throws -> HTTPResponse {
         let answer: IndexPaging.Answer
         do {
             answer = try paging.page(
-                request: request, tokenHash: hash, resource: resource.name,
-                query: IndexPlan(resource: resource, query: query).paged, limit: query.limit,
+                request: request, tokenHash: hash, resource: plan.resource.name,
+                query: plan.paged, limit: plan.query.limit,
                 notModified: { ConditionalRead.notModified(request, etag: $0, lastModifiedMs: nil) })
         } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
             throw IndexQuery.invalid("a filter value does not fit its column's type")
@@ -60,5 +61,12 @@ extension ResourceActions {
         case .notModified(let etag): return ConditionalRead.response(etag: etag, lastModifiedMs: nil)
         case .page(let page): return page.response()
         }
+    }
+}
+
+extension ResourceActions {
+    func scopeDrives(_ resource: Resource, _ catalog: SchemaCatalog, _ query: IndexQuery) throws -> [IndexPlan.ScopeDrive] {
+        IndexPlan.drives(resource, catalog: catalog, scopes: try scopes.scopes(for: catalog, schema: schemaName, database: database),
+                         query: query)
     }
 }

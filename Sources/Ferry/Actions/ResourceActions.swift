@@ -13,6 +13,9 @@ struct ResourceActions: Sendable {
     let defaultLimit: Int
     let maxLimit: Int
     let paging: IndexPaging
+    /// The schema's name, for its access scopes.
+    let schemaName: String
+    let scopes = AccessScopeCache()
 
     /// The resource named in the path, and the catalog it came from; 404 when
     /// there is none (after checking the token, so a bad token is still 401).

@@ -9,7 +9,8 @@ struct ResourceRoutes: Sendable {
         actions = ResourceActions(
             database: database, schema: schema, plans: PlanCache(),
             maxBulkItems: configuration.limits.maxBulkItems,
-            defaultLimit: configuration.paging.defaultLimit, maxLimit: configuration.paging.maxLimit, paging: paging)
+            defaultLimit: configuration.paging.defaultLimit, maxLimit: configuration.paging.maxLimit, paging: paging,
+            schemaName: configuration.database.schema)
     }
 
     func register(on router: inout Router, handle: RouteHandling) {

@@ -11,6 +11,9 @@
 struct IndexPlan {
     let resource: Resource
     let query: IndexQuery
+    /// Scopes the rows are read through (``ScopeDrive``).
+    var drives: [ScopeDrive] = []
+
 
     /// The filters over alias `t`, with how many parameters they bind (`$1`…`$n`).
     var condition: (sql: String, parameterCount: Int) {
@@ -20,6 +23,9 @@ struct IndexPlan {
             n += 1
             let type = resource.column(filter.column)?.type ?? "text"
             conditions.append("t.\(SQL.id(filter.column)) = ANY ($\(n)::\(type)[])")
+        }
+        for drive in drives {
+            conditions.append("t.\(SQL.id(drive.column)) = ANY (ARRAY(SELECT s.\"id\" FROM \(drive.scopeTable) s))")
         }
         if query.modifiedSince != nil {
             n += 1

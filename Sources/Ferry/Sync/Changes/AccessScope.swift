@@ -9,11 +9,14 @@ public struct AccessScope: Sendable, Equatable {
     public let member: String
     /// The member's column that holds the scope row's id.
     public let column: String
+    /// A member row is readable only while its scope row is (migration 0015):
+    /// Index may then read members through the scope rows the caller can read.
+    public let readThroughScope: Bool
 
     /// The scopes whose tables are both served resources of `schema`.
     static func load(schema: String, catalog: SchemaCatalog, connection: PostgresConnection) throws -> [AccessScope] {
         let result = try connection.query("""
-            SELECT sc.relname, mc.relname, s.member_column
+            SELECT sc.relname, mc.relname, s.member_column, s.read_through_scope
               FROM ferry.access_scopes s
               JOIN pg_class sc ON sc.oid = s.scope_table JOIN pg_namespace sn ON sn.oid = sc.relnamespace
               JOIN pg_class mc ON mc.oid = s.member_table JOIN pg_namespace mn ON mn.oid = mc.relnamespace
@@ -23,7 +26,7 @@ public struct AccessScope: Sendable, Equatable {
         return result.rows.compactMap { row in
             guard let scope = row[0], let member = row[1], let column = row[2],
                   catalog[scope] != nil, catalog[member]?.column(column) != nil else { return nil }
-            return AccessScope(scope: scope, member: member, column: column)
+            return AccessScope(scope: scope, member: member, column: column, readThroughScope: row[3] == "t")
         }
     }
 }
