@@ -45,6 +45,23 @@ extension StoreTests {
         #expect(try store.uploadInput().bases[RowKey(resource: "study_sets", id: "s")] == 2, "re-based on the new server version")
     }
 
+    @Test func anAnswerOlderThanWhatTheFeedBroughtDoesNotTurnTheRowBack() throws {
+        let store = try store()
+        _ = try store.applyPage([("study_sets", serverRow("s", revision: 1, title: "T", description: "D"))], cursor: nil) { _ in nil }
+        try store.update("study_sets", id: "s", ["title": .string("mine")])
+        let request = try #require(UploadPlanner.plan(try store.uploadInput().operations, schema: ExampleSchema.schema,
+                                                      rows: try store.uploadInput().rows, bases: try store.uploadInput().bases).first)
+        // The edit reached the server (revision 2; the answer was lost), another
+        // device changed the description (3), and the feed brought that first.
+        _ = try store.applyPage([("study_sets", serverRow("s", revision: 3, title: "mine", description: "theirs"))],
+                                cursor: nil) { _ in nil }
+        // Then the retry's replayed answer: revision 2, as the server stored it.
+        try store.acknowledge(request, serverRow: serverRow("s", revision: 2, title: "mine", description: "D"))
+        #expect(try store.state("study_sets", id: "s") == .synced)
+        #expect(try store.row("study_sets", id: "s")?["description"] == .string("theirs"))
+        #expect(try store.row("study_sets", id: "s")?["revision"] == .int(3))
+    }
+
     @Test func aRowMergedWithConflictingFieldsIsInConflictUntilTheMergeIsUploaded() throws {
         let store = try store()
         _ = try store.applyPage([("study_sets", serverRow("s", revision: 1, title: "T", description: "D"))], cursor: nil) { _ in nil }

@@ -116,8 +116,17 @@ extension FerryStore {
         }
     }
 
-    static func acknowledge(_ db: Database, _ request: UploadRequest, serverRow: RowData?) throws {
+    static func acknowledge(_ db: Database, _ request: UploadRequest, serverRow answered: RowData?) throws {
         let table = try Self.resource(db, request.resource)
+        // An answer can be older than what the feed already brought: a replay
+        // (Idempotency-Key) of a write whose first answer was lost, stored at
+        // the revision it made, while the feed merged a later one meanwhile.
+        // That later version already includes this write; it stays.
+        var serverRow = answered
+        if let answered, let revision = answered["revision"]?.int, answered["is_deleted"]?.bool != true,
+           let known = try Self.base(db, request.resource, id: request.rowID), known.revision > revision {
+            serverRow = known.row
+        }
         for id in request.opIDs {
             try db.cachedStatement(sql: "DELETE FROM ferry_outbox WHERE op_id = ?").execute(arguments: [id.uuidString.lowercased()])
         }
