@@ -2,6 +2,10 @@
 package.path = os.getenv("BENCH_LUA") .. "/?.lua;" .. package.path
 local c = require("common")
 setup = c.setup
+-- BENCH_ACCEPT_ENCODING, when set, goes as Accept-Encoding (bench/gzip-levels.sh).
 c.gets("sets.txt", function() return os.getenv("BENCH_PATH") end, function()
-  return { ["Authorization"] = c.auth }
+  local headers = { ["Authorization"] = c.auth }
+  local encoding = os.getenv("BENCH_ACCEPT_ENCODING")
+  if encoding and encoding ~= "" then headers["Accept-Encoding"] = encoding end
+  return headers
 end)
