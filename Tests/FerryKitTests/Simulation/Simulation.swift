@@ -266,6 +266,7 @@ final class Simulation {
         while true {
             attempt += 1
             do {
+                UploadLatencies.shared.countRequest()
                 let response = try await call()
                 if response.status != 503 || attempt >= 10 { return response }
             } catch where attempt < 10 {

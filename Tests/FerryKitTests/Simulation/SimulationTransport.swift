@@ -62,6 +62,7 @@ final class SimulationTransport: Transport {
     var injected: [SimulationFault: Int] { state.withLock { $0.injected } }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
+        UploadLatencies.shared.countRequest()
         let (offline, fault, delay, previous): (Bool, SimulationFault?, Int, TransportRequest?) = state.withLock { state in
             guard !state.offline else { return (true, nil, 0, nil) }
             // Writes meet faults more often than reads: they are fewer, and a
@@ -120,6 +121,16 @@ final class SimulationTransport: Transport {
 final class UploadLatencies: Sendable {
     static let shared = UploadLatencies()
     private let samples = Mutex<[Double]>([])
+    private let requests = Atomic<Int>(0)
+
+    /// One more request over URLSession (a device's or the checker's): the
+    /// soak relates the test process's memory to their count, since
+    /// Foundation's URLSession on Linux keeps a little of each
+    /// (bench/soak/urlsession-growth.swift).
+    func countRequest() { requests.add(1, ordering: .relaxed) }
+
+    /// Requests counted so far.
+    var requestCount: Int { requests.load(ordering: .relaxed) }
 
     func record(_ duration: Duration) {
         let milliseconds = Double(duration.components.seconds) * 1_000 + Double(duration.components.attoseconds) / 1e15

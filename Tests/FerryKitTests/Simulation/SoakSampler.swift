@@ -45,7 +45,7 @@ final class SoakSampler {
             "minute": Date().timeIntervalSince(started) / 60,
             "client_rss_kib": Self.residentKiB("self"), "client_fds": Self.openDescriptors("self"),
             "server_rss_kib": Self.residentKiB(server), "server_fds": Self.openDescriptors(server),
-            "uploads": latencies.count,
+            "uploads": latencies.count, "requests": UploadLatencies.shared.requestCount,
             "upload_p50_ms": Self.percentile(latencies, 0.5), "upload_p99_ms": Self.percentile(latencies, 0.99),
             "seeds": seeds, "failures": failures,
         ]
