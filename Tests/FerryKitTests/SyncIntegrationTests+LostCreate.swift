@@ -37,3 +37,31 @@ extension SyncIntegrationTests {
         #expect(await Self.nextEvent(a.engine, within: 0.5) == nil, "nothing to tell the app")
     }
 }
+
+extension SyncIntegrationTests {
+    /// Found by the soak (seed 4536): a new device's first sync uploads before
+    /// its initial sync takes the feed's cursor. The set's create had lost its
+    /// answer, then the set was deleted locally and its term edited: the
+    /// upload creates the term, deletes the set, and the server deletes the
+    /// term with it, all before the cursor. The Index no longer lists the
+    /// term, and the feed from the cursor never mentions it: without a check,
+    /// the device keeps a term the server deleted.
+    @Test func aTermDeletedWithItsSetBeforeTheFirstInitialSyncDoesNotOutliveIt() async throws {
+        let server = try FerryServer()
+        defer { server.stop() }
+        let alice = try await server.user("alice")
+        let a = try Device(server: server, token: alice.token)
+        try await a.engine.refreshSchema()
+        let set = try a.store.create("study_sets", ["title": .string("created, answer lost")])
+        let term = try a.store.create("terms", ["set_id": .string(set), "word": .string("w"),
+                                                "rank": .string(try a.store.rankAtEnd("terms", scope: .string(set)))])
+        a.transport.inject(.dropResponse) { $0.method == "POST" && $0.path == "/v1/study_sets" }
+        await #expect(throws: TransportFailure.self) { try await a.engine.sync() }
+        try a.store.delete("study_sets", id: set)
+        try a.store.update("terms", id: term, ["word": .string("edited after")])
+        try await a.engine.sync()
+        #expect(try a.store.pendingCount() == 0)
+        #expect(try a.store.row("study_sets", id: set) == nil)
+        #expect(try a.store.row("terms", id: term) == nil, "the server deleted the term with its set")
+    }
+}

@@ -8,6 +8,14 @@ import GRDB
 /// Keys: `initial_cursor` (the feed cursor taken before the first Index
 /// request), `initial_done` (finished steps, one per line), `initial_step` and
 /// `initial_next` (the step under way and its next page's path).
+///
+/// Rows the store already held as synced when the cursor was taken (uploads
+/// acknowledged before a first initial sync) are listed in
+/// `ferry_unconfirmed`: the server may have deleted them before the cursor (a
+/// set deleted with its terms, another device), and the feed from the cursor
+/// will not say so. Each Index page confirms the rows it brings; what is
+/// still unconfirmed when every step is done is gone from the server, and
+/// goes here too.
 extension FerryStore {
     struct InitialSyncState: Equatable {
         var cursor: String?
@@ -31,6 +39,14 @@ extension FerryStore {
         try database.write { db in
             try Self.clearInitialSync(db)
             try Self.saveState(db, "initial_cursor", cursor)
+            guard let schema = try Self.schema(db) else { return }
+            for resource in schema.resources where try db.tableExists(resource.name) {
+                try db.execute(sql: """
+                    INSERT INTO ferry_unconfirmed (resource, id)
+                    SELECT ?, id FROM \(LocalSchema.quote(resource.name))
+                     WHERE id NOT IN (SELECT row_id FROM ferry_outbox WHERE resource = ? AND state <> 'rejected')
+                    """, arguments: [resource.name, resource.name])
+            }
         }
     }
 
@@ -40,6 +56,7 @@ extension FerryStore {
                         resolve: @Sendable (String) -> ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
         try database.write { db in
             let events = try Self.applyRemote(db, rows, resolve: resolve)
+            try Self.confirm(db, rows)
             if let next {
                 try Self.saveState(db, "initial_step", step)
                 try Self.saveState(db, "initial_next", next)
@@ -59,18 +76,44 @@ extension FerryStore {
         }
     }
 
-    /// Marks a step done without rows (the server refused to list it).
-    func skipStep(_ step: String) throws {
-        try database.write { db in try Self.markStepDone(db, step) }
+    /// Marks a step done without rows (the server refused to list it). Its
+    /// resource's rows cannot be confirmed, so none of them is taken for gone.
+    func skipStep(_ step: DownloadStep) throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM ferry_unconfirmed WHERE resource = ?", arguments: [step.resource])
+            try Self.markStepDone(db, step.key)
+        }
     }
 
     /// Every step is done: the changes feed takes over from the cursor taken
     /// before the first Index page, so nothing committed meanwhile is missed.
-    func finishInitialSync() throws {
+    /// Rows held before the cursor that no page brought back, and that have no
+    /// local edit pending, are removed (each with a ``SyncEvent/removed``).
+    func finishInitialSync() throws -> [SyncEvent] {
         try database.write { db in
-            guard let cursor = try Self.loadState(db, "initial_cursor") else { return }
+            guard let cursor = try Self.loadState(db, "initial_cursor") else { return [] }
+            var events: [SyncEvent] = []
+            for row in try GRDB.Row.fetchAll(db, sql: "SELECT resource, id FROM ferry_unconfirmed") {
+                let (resource, id): (String, String) = (row["resource"], row["id"])
+                guard try db.tableExists(resource), !(try Self.hasPending(db, resource, id: id)),
+                      try Self.row(db, resource, id: id) != nil else { continue }
+                try Self.remove(db, resource, id: id)
+                events.append(.removed(resource: resource, id: id, revoked: false, discardedEdits: false))
+            }
             try Self.saveState(db, "cursor", cursor)
             try Self.clearInitialSync(db)
+            return events
+        }
+    }
+
+    /// The rows of an Index page exist on the server.
+    static func confirm(_ db: Database, _ rows: [(resource: String, data: RowData)]) throws {
+        // Nearly always empty: a store's first sync starts with no rows.
+        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_unconfirmed)")) == true else { return }
+        let statement = try db.cachedStatement(sql: "DELETE FROM ferry_unconfirmed WHERE resource = ? AND id = ?")
+        for row in rows {
+            guard let id = row.data["id"]?.string ?? row.data["id"]?.int.map(String.init) else { continue }
+            try statement.execute(arguments: [row.resource, id])
         }
     }
 
@@ -83,5 +126,6 @@ extension FerryStore {
 
     static func clearInitialSync(_ db: Database) throws {
         try db.execute(sql: "DELETE FROM ferry_state WHERE key IN ('initial_cursor', 'initial_done', 'initial_step', 'initial_next')")
+        try db.execute(sql: "DELETE FROM ferry_unconfirmed")
     }
 }

@@ -54,6 +54,11 @@ public final class FerryStore: Sendable {
             try db.execute(sql: "ALTER TABLE ferry_outbox ADD COLUMN group_id TEXT")
             try db.execute(sql: "CREATE TABLE ferry_conflict (resource TEXT NOT NULL, id TEXT NOT NULL, fields TEXT NOT NULL, PRIMARY KEY (resource, id))")
         }
+        // Rows the store held as synced when an initial sync took its cursor:
+        // each must reappear in an Index page, or the server no longer has it.
+        migrator.registerMigration("ferry 3") { db in
+            try db.execute(sql: "CREATE TABLE ferry_unconfirmed (resource TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (resource, id))")
+        }
         return migrator
     }
 

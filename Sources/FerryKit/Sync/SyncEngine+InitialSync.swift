@@ -31,7 +31,7 @@ extension SyncEngine {
             try await download(step, resumingAt: state.step == step.key ? state.next : nil)
             state.done.insert(step.key)
         }
-        try store.finishInitialSync()
+        emit(try store.finishInitialSync())
         try update { $0.initialSync = nil }
     }
 
@@ -59,7 +59,7 @@ extension SyncEngine {
             case 400, 403, 404:
                 // The server will not list this (a filter on a column it does not
                 // have, a resource this user may not list): nothing to download.
-                try store.skipStep(step.key)
+                try store.skipStep(step)
                 return
             default:
                 throw refusal(response, "GET \(path)")
