@@ -11,7 +11,8 @@ public enum SyncEvent: Sendable, Equatable {
     /// on them go on.
     case rejected(resource: String, id: String, status: Int, problem: Data)
     /// The row went away on the server, deleted (`revoked` false) or no longer
-    /// readable by this user (`revoked` true); `discardedEdits` says whether
+    /// readable by this user (`revoked` true; an initial sync that no longer
+    /// finds a row it held cannot tell which, and says deleted); `discardedEdits` says whether
     /// local edits of it could not be uploaded (they are marked rejected).
     /// `localVersion` is the row as the app last saw it, with those edits, when
     /// there were any: what to do with them is the app's choice (show them,
