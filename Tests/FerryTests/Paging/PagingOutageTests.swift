@@ -1,6 +1,8 @@
 import Dispatch
+import Ferry
 import FerryTestSupport
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -14,8 +16,8 @@ import Testing
         let big: String
         let small: String
 
-        init(memcached: [String]) throws {
-            server = try TestServer {
+        init(memcached: [String], logger: Logger? = nil) throws {
+            server = try TestServer(logger: logger) {
                 $0.memcached.servers = memcached
                 $0.memcached.retryTimeoutSeconds = 1
             }
@@ -92,7 +94,10 @@ import Testing
     /// `paging_token_not_found` for a token it lost), never a 500 or a hang.
     @Test func pagingLoadThroughAMemcachedRestart() throws {
         let memcached = try MemcachedProcess()
-        let setup = try Setup(memcached: [memcached.address])
+        let log = JSONLogTests.Lines()
+        let setup = try Setup(
+            memcached: [memcached.address],
+            logger: Logger(label: "ferry") { JSONLogHandler(label: $0, logLevel: .warning) { log.append($0) } })
         defer { setup.server.stop() }
         let ids = try PagingSeed.orderedIDs(setup.server, set: setup.big)
         let oldToken = try #require(try setup.firstPage().paging["token"] as? String)
@@ -163,8 +168,16 @@ import Testing
         #expect(all.allSatisfy { $0.seconds < 5 }, "a request took \(all.map(\.seconds).max() ?? 0) s")
         #expect(all[down...].contains { !$0.small && $0.status == 503 }, "the outage was never seen")
         #expect(pagingAgain >= 8, "paging did not come back after the restart")
+        // The outage is logged, but not once per refused request.
+        let warnings = log.all.map { String(decoding: $0, as: UTF8.self) }.filter { $0.contains("paging snapshot") }
+        let parser = ISO8601DateFormatter()
+        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let times = warnings.compactMap { parser.date(from: String($0.dropFirst(#"{"ts":""#.count).prefix(24))) }.sorted()
+        let gaps = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }
+        #expect(!warnings.isEmpty && times.count == warnings.count, "the outage's log: \(warnings.prefix(3))")
+        #expect(gaps.allSatisfy { $0 >= 1 }, "\(warnings.count) warnings, some less than a second apart: \(gaps)")
         let refused = Dictionary(grouping: pages.filter { $0.status != 200 }, by: { "\($0.status) \($0.code ?? "-")" }).mapValues(\.count)
-        print("fault memcached-restart: \(all.count) requests (\(singles.count) single-page, all 200); pages refused \(refused.sorted { $0.key < $1.key }); slowest \(String(format: "%.2f", all.map(\.seconds).max() ?? 0)) s")
+        print("fault memcached-restart: \(all.count) requests (\(singles.count) single-page, all 200); pages refused \(refused.sorted { $0.key < $1.key }); \(warnings.count) warning lines; slowest \(String(format: "%.2f", all.map(\.seconds).max() ?? 0)) s")
     }
 
     @Test func oneOfTwoMemcachedServersStopsMidRun() throws {
