@@ -10,6 +10,9 @@ import Glibc
 /// created with the binaries in `FERRY_TEST_PG_BIN`. When the tests run as root, every
 /// server command goes through `runuser -u postgres --`, because PostgreSQL refuses to run
 /// as root. Call `destroy()` (typically in `defer`) to stop it and delete the directory.
+///
+/// With `diskMegabytes` (root only), the data directory lives on a tmpfs of that size
+/// mounted at `disk`, so a test can fill the disk under PostgreSQL and free it again.
 public final class TemporaryPostgres: Sendable {
     /// Failure of a server command, with the tail of its output.
     public struct CommandFailed: Error, CustomStringConvertible {
@@ -23,25 +26,58 @@ public final class TemporaryPostgres: Sendable {
     /// The TCP port on 127.0.0.1.
     public let port: Int
     private let bin: String
-    private var dataDirectory: String { directory + "/data" }
+    /// The tmpfs mount point when the cluster was made with `diskMegabytes`, else nil.
+    public let disk: String?
+    private var dataDirectory: String { (disk ?? directory) + "/data" }
     private let runAsPostgres = getuid() == 0
+
+    /// Whether this process may put a cluster on its own tmpfs: it runs as root
+    /// and a trial mount works (a container may refuse mounts even to root).
+    public static let canMountDisk: Bool = {
+        guard getuid() == 0 else { return false }
+        var template = Array("/tmp/ferry-mount-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { return false }
+        let point = String(cString: made)
+        defer { rmdir(point) }
+        func succeeds(_ tool: String, _ arguments: [String]) -> Bool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return false }
+            process.waitUntilExit()
+            return process.terminationStatus == 0
+        }
+        guard succeeds("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", point]) else { return false }
+        return succeeds("/usr/bin/umount", [point])
+    }()
 
     /// A libpq URL for the superuser's `postgres` database.
     public var url: String { "postgresql://postgres@127.0.0.1:\(port)/postgres" }
 
-    /// Creates, initialises and starts a cluster.
-    public init() throws {
+    /// Creates, initialises and starts a cluster; `diskMegabytes` puts its data on a tmpfs that small.
+    public init(diskMegabytes: Int? = nil) throws {
         bin = try TestEnvironment.postgresBin()
         var template = Array("/tmp/ferry-pg-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw CommandFailed(command: "mkdtemp", output: String(cString: strerror(errno))) }
-        directory = String(cString: made)
+        let directory = String(cString: made)
+        self.directory = directory
         port = try Self.freePort()
+        disk = diskMegabytes == nil ? nil : directory + "/disk"
         do {
             if runAsPostgres {
                 guard let user = getpwnam("postgres") else {
                     throw CommandFailed(command: "getpwnam(postgres)", output: "running as root but there is no postgres user")
                 }
                 chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
+                if let disk, let megabytes = diskMegabytes {
+                    mkdir(disk, 0o700)
+                    let options = "size=\(megabytes)m,mode=0700,uid=\(user.pointee.pw_uid),gid=\(user.pointee.pw_gid)"
+                    try spawn(["/usr/bin/mount", "-t", "tmpfs", "-o", options, "tmpfs", disk], output: directory + "/mount.out")
+                }
+            } else if diskMegabytes != nil {
+                throw CommandFailed(command: "mount -t tmpfs", output: "a cluster on its own tmpfs needs root")
             }
             try run("initdb", ["-D", dataDirectory, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"])
             try start()
@@ -73,6 +109,16 @@ public final class TemporaryPostgres: Sendable {
         if FileManager.default.fileExists(atPath: dataDirectory + "/postmaster.pid") {
             try? stop(mode: "immediate")
         }
+        if let disk {
+            // Busy while the server's last processes exit: retry, then detach it lazily
+            // rather than leave a mount behind (one in five bench runs did).
+            var unmounted = false
+            for _ in 0..<50 where !unmounted {
+                unmounted = (try? spawn(["/usr/bin/umount", disk], output: directory + "/umount.out")) != nil
+                if !unmounted { usleep(100_000) }
+            }
+            if !unmounted { try? spawn(["/usr/bin/umount", "-l", disk], output: directory + "/umount.out") }
+        }
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -84,7 +130,12 @@ public final class TemporaryPostgres: Sendable {
         let toolPath = bin + "/" + tool
         let argv = runAsPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", toolPath] + arguments : [toolPath] + arguments
         // Output goes to a file, not a pipe: the daemonised server must not hold our pipe open.
-        let outputPath = directory + "/\(tool).out"
+        try spawn(argv, output: directory + "/\(tool).out", describing: "\(tool) \(arguments.joined(separator: " "))")
+    }
+
+    /// Runs `argv` to completion with its output in `outputPath`; throws with that
+    /// output and the server log's tail when it fails.
+    private func spawn(_ argv: [String], output outputPath: String, describing: String? = nil) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -104,7 +155,7 @@ public final class TemporaryPostgres: Sendable {
         guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
             let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
-            throw CommandFailed(command: "\(tool) \(arguments.joined(separator: " "))", output: String((text + log).suffix(4000)))
+            throw CommandFailed(command: describing ?? argv.joined(separator: " "), output: String((text + log).suffix(4000)))
         }
     }
 

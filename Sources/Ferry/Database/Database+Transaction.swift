@@ -20,7 +20,7 @@ extension Database {
         var attempt = 0
         while true {
             var retry = false
-            let value: T? = try pool.withConnection { connection in
+            let value: T? = try withMappedConnection { connection in
                 do throws(PostgresError) {
                     try connection.execute("BEGIN")
                     let check = Database.tokenCheck(tokenHash)
@@ -61,6 +61,18 @@ extension Database {
                 continue
             }
             if let value { return value }
+        }
+    }
+
+    /// A pooled connection for `body`, with a failure of the pool itself (no
+    /// connection to be had while PostgreSQL is down, or none free in time)
+    /// mapped like any other database failure: a 503, not an unmapped error and
+    /// a 500. What `body` throws was mapped already, and mapping is idempotent.
+    func withMappedConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        do {
+            return try pool.withConnection(body)
+        } catch let error as PostgresError {
+            throw DatabaseFailure.map(error, statementOffset: 0)
         }
     }
 }

@@ -1,3 +1,4 @@
+import FerryHTTP
 import FerryPostgres
 
 /// How database errors become contract answers.
@@ -18,6 +19,10 @@ enum DatabaseFailure {
         switch error.sqlState {
         case "40001", "40P01": return Problem.unavailable("the request lost a race with another writer; retry it")
         case "57014": return Problem.unavailable("the statement timed out")
+        // disk_full: its own code, because only an operator can end it (reads go on meanwhile).
+        case "53100":
+            return Problem(503, "storage_full", "the database is out of disk space; writes are refused until space is freed",
+                           headers: HTTPHeaders([("Retry-After", "10")]))
         case let state? where state.hasPrefix("53") || state.hasPrefix("08") || state.hasPrefix("57P"):
             return Problem.unavailable("the database is unavailable")
         default:

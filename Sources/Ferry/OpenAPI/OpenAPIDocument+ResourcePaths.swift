@@ -34,7 +34,7 @@ extension OpenAPIDocument {
                     ("400", Self.problem(["invalid_query"])),
                     ("404", Self.problem(["paging_token_not_found"])),
                     ("410", Self.problem(["paging_token_expired"])),
-                    ("503", Self.problem(["unavailable", "paging_unavailable"], headers: ["Retry-After"])),
+                    ("503", Self.problem(["unavailable", "storage_full", "paging_unavailable"], headers: ["Retry-After"])),
                 ])),
             ("post", Self.operation("create_\(name)", "Create one \(resource.name) row, or up to \(maxItems) at once", tag: tag,
                 parameters: [idempotency],

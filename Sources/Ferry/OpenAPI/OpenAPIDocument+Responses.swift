@@ -21,7 +21,7 @@ extension OpenAPIDocument {
     static let commonProblems: [(String, JSONValue)] = [
         ("401", problem(["unauthorized"])),
         ("429", problem(["rate_limited"], headers: ["Retry-After"])),
-        ("503", problem(["unavailable"], headers: ["Retry-After"])),
+        ("503", problem(["unavailable", "storage_full"], headers: ["Retry-After"])),
     ]
 
     /// Answers every route with a JSON body may give.

@@ -9,7 +9,7 @@ extension OpenAPIDocument {
         "payload_too_large", "uri_too_long", "request_header_fields_too_large", "unsupported_media_type",
         "unsupported_content_encoding",
         "validation_failed", "unknown_field", "too_many_items", "idempotency_key_reused", "rate_limited",
-        "unavailable", "paging_unavailable", "internal_error",
+        "unavailable", "storage_full", "paging_unavailable", "internal_error",
     ]
 
     static func object(_ properties: [(String, JSONValue)], required: [String] = []) -> JSONValue {

@@ -10,7 +10,8 @@ extension EventLoop {
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    accept4(shared.listenerFD, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                    shared.descriptors.accept(
+                        shared.listenerFD, $0, &length, flags: Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
                 }
             }
             if fd < 0 {
@@ -20,12 +21,14 @@ extension EventLoop {
                 case EINTR, ECONNABORTED, EPROTO, EPERM:
                     continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    if now - lastDescriptorWarning > 5 {
-                        lastDescriptorWarning = now
+                    if shared.descriptors.shouldWarn(now: now) {
                         shared.logger.error("accept: out of file descriptors; refusing new connections until some close")
                     }
-                    shared.shedPendingConnection()
-                    return
+                    guard shared.descriptors.shed(listener: shared.listenerFD) else {
+                        pauseAccepting()
+                        return
+                    }
+                    continue
                 default:
                     shared.logger.error("accept failed: errno \(errno)")
                     return
@@ -39,6 +42,27 @@ extension EventLoop {
                 reject(connection)
             }
             drive(connection)
+        }
+    }
+
+    /// Out of descriptors with no spare to refuse with: stops watching the
+    /// listener until the next sweep, rather than wake for it in a busy loop.
+    private func pauseAccepting() {
+        guard acceptPausedUntil == nil else { return }
+        var event = epoll_event()
+        epoll_ctl(epollFD, EPOLL_CTL_DEL, shared.listenerFD, &event)
+        acceptPausedUntil = now + 0.1
+    }
+
+    /// Watches the listener again once a pause is over.
+    func resumeAcceptingIfDue() {
+        guard let until = acceptPausedUntil, now >= until, !stopping else { return }
+        do {
+            try watch(shared.listenerFD, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
+            acceptPausedUntil = nil
+        } catch {
+            acceptPausedUntil = now + 1
+            if shared.descriptors.shouldWarn(now: now) { shared.logger.error("cannot watch the listener again: \(error)") }
         }
     }
 

@@ -201,5 +201,6 @@ extension EventLoop {
         }
         // Closing removes the fd from the epoll set too.
         Glibc.close(connection.fd)
+        shared.descriptors.replenish()
     }
 }

@@ -24,7 +24,8 @@ final class EventLoop: @unchecked Sendable {
     var graceDeadline = Double.infinity
     let sweepInterval: Double
     var nextSweep: Double
-    var lastDescriptorWarning: Double = -1000
+    /// Set while the listener is unwatched for lack of descriptors (see `pauseAccepting`).
+    var acceptPausedUntil: Double?
 
     static let readBufferBytes = 64 * 1024
     /// What every connection is watched for; EPOLLOUT joins only while a write is blocked.
@@ -90,6 +91,7 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             if now >= nextSweep {
+                resumeAcceptingIfDue()
                 sweep()
                 nextSweep = now + sweepInterval
             }

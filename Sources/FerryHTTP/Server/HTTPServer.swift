@@ -101,7 +101,7 @@ public final class HTTPServer: Sendable {
         guard let shared else { return }
         shared.workers.stop()
         close(shared.listenerFD)
-        shared.closeReserve()
+        shared.descriptors.close()
         logger.info("stopped")
     }
 

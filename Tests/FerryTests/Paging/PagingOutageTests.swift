@@ -1,5 +1,9 @@
+import Dispatch
+import Ferry
 import FerryTestSupport
 import Foundation
+import Logging
+import Synchronization
 import Testing
 
 /// memcached failures, with memcached processes of the tests' own.
@@ -12,8 +16,8 @@ import Testing
         let big: String
         let small: String
 
-        init(memcached: [String]) throws {
-            server = try TestServer {
+        init(memcached: [String], logger: Logger? = nil) throws {
+            server = try TestServer(logger: logger) {
                 $0.memcached.servers = memcached
                 $0.memcached.retryTimeoutSeconds = 1
             }
@@ -80,6 +84,100 @@ import Testing
         let lost = try setup.page(token, 2)
         #expect(lost.status == 404, "the restarted memcached lost the old snapshot")
         #expect(try setup.eventually(200) { try setup.alice.call("GET", "/readyz") }.status == 200)
+    }
+
+    /// Issue 21, faults: a memcached restart under paging load. Four clients page
+    /// through 250 terms and read a 5-term set while memcached is killed and
+    /// started again empty. Single-page Index answers 200 throughout; a page
+    /// is the right page or one of the documented refusals (503
+    /// `paging_unavailable` with Retry-After while it is down, 404
+    /// `paging_token_not_found` for a token it lost), never a 500 or a hang.
+    @Test func pagingLoadThroughAMemcachedRestart() throws {
+        let memcached = try MemcachedProcess()
+        let log = JSONLogTests.Lines()
+        let setup = try Setup(
+            memcached: [memcached.address],
+            logger: Logger(label: "ferry") { JSONLogHandler(label: $0, logLevel: .warning) { log.append($0) } })
+        defer { setup.server.stop() }
+        let ids = try PagingSeed.orderedIDs(setup.server, set: setup.big)
+        let oldToken = try #require(try setup.firstPage().paging["token"] as? String)
+
+        struct Outcome: Sendable { let small: Bool; let page: Int; let status: Int; let code: String?; let retryAfter: Bool; let right: Bool; let seconds: Double }
+        let outcomes = Mutex<[Outcome]>([])
+        let stop = Atomic<Bool>(false)
+        let (port, bearer, big, small) = (setup.server.port, setup.alice.token, setup.big, setup.small)
+        let group = DispatchGroup()
+        for _ in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                let client = TestHTTPClient(port: port, timeout: 10)
+                func get(_ path: String) -> (TestHTTPClient.Response?, Double) {
+                    let began = Date()
+                    let response = try? client.request("GET", path, headers: [("Authorization", "Bearer \(bearer)")])
+                    if response == nil { client.close() }
+                    return (response, Date().timeIntervalSince(began))
+                }
+                func record(small: Bool, page: Int, _ answer: (TestHTTPClient.Response?, Double), right: Bool) {
+                    let (response, seconds) = answer
+                    outcomes.withLock {
+                        $0.append(Outcome(small: small, page: page, status: response?.status ?? -1, code: response?.problemCode,
+                                          retryAfter: response?.header("Retry-After") != nil, right: right, seconds: seconds))
+                    }
+                }
+                while !stop.load(ordering: .relaxed) {
+                    let single = get("/v1/terms?set_id=\(small)&limit=100")
+                    record(small: true, page: 1, single, right: single.0?.rows.count == 5 && single.0?.paging["token"] is NSNull)
+                    let first = get("/v1/terms?set_id=\(big)&limit=100")
+                    record(small: false, page: 1, first, right: first.0?.rows.map(\.id) == Array(ids[0..<100]))
+                    guard let token = first.0?.paging["token"] as? String else { usleep(20_000); continue }
+                    for page in 2...3 {
+                        let later = get("/v1/terms?set_id=\(big)&limit=100&paging_token=\(token)&page=\(page)")
+                        record(small: false, page: page, later, right: later.0?.rows.map(\.id) == Array(ids[(page - 1) * 100..<min(page * 100, 250)]))
+                    }
+                }
+            }
+        }
+        func count(_ match: (Outcome) -> Bool) -> Int { outcomes.withLock { $0.filter(match).count } }
+        let deadline = Date().addingTimeInterval(20)
+        while count({ $0.page == 3 && $0.status == 200 }) < 8, Date() < deadline { usleep(20_000) }
+        memcached.kill()
+        let down = count { _ in true }
+        while count({ $0.status == 503 }) < 4, Date() < deadline { usleep(20_000) }
+        try memcached.restart()
+        let pagedBefore = count { $0.page == 3 && $0.status == 200 }
+        let lost = try setup.eventually(404) { try setup.page(oldToken, 2) }
+        #expect(lost.status == 404 && lost.problemCode == "paging_token_not_found", "a token memcached lost: \(lost.status) \(lost.text.prefix(200))")
+        let back = Date().addingTimeInterval(10)
+        while count({ $0.page == 3 && $0.status == 200 }) < pagedBefore + 8, Date() < back { usleep(20_000) }
+        let pagingAgain = count { $0.page == 3 && $0.status == 200 } - pagedBefore
+        usleep(300_000)
+        stop.store(true, ordering: .relaxed)
+        #expect(group.wait(timeout: .now() + 30) == .success, "a paging client hung")
+
+        let all = outcomes.withLock { $0 }
+        let singles = all.filter(\.small)
+        #expect(singles.allSatisfy { $0.status == 200 && $0.right }, "single-page Index: \(Set(singles.map(\.status)))")
+        let pages = all.filter { !$0.small }
+        for outcome in pages {
+            switch (outcome.status, outcome.code) {
+            case (200, _): #expect(outcome.right, "page \(outcome.page) served with the wrong rows")
+            case (503, "paging_unavailable"?): #expect(outcome.retryAfter, "503 without Retry-After")
+            case (404, "paging_token_not_found"?) where outcome.page > 1: break
+            default: Issue.record("page \(outcome.page): \(outcome.status) \(outcome.code ?? "-")")
+            }
+        }
+        #expect(all.allSatisfy { $0.seconds < 5 }, "a request took \(all.map(\.seconds).max() ?? 0) s")
+        #expect(all[down...].contains { !$0.small && $0.status == 503 }, "the outage was never seen")
+        #expect(pagingAgain >= 8, "paging did not come back after the restart")
+        // The outage is logged, but not once per refused request.
+        let warnings = log.all.map { String(decoding: $0, as: UTF8.self) }.filter { $0.contains("paging snapshot") }
+        let parser = ISO8601DateFormatter()
+        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let times = warnings.compactMap { parser.date(from: String($0.dropFirst(#"{"ts":""#.count).prefix(24))) }.sorted()
+        let gaps = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }
+        #expect(!warnings.isEmpty && times.count == warnings.count, "the outage's log: \(warnings.prefix(3))")
+        #expect(gaps.allSatisfy { $0 >= 1 }, "\(warnings.count) warnings, some less than a second apart: \(gaps)")
+        let refused = Dictionary(grouping: pages.filter { $0.status != 200 }, by: { "\($0.status) \($0.code ?? "-")" }).mapValues(\.count)
+        print("fault memcached-restart: \(all.count) requests (\(singles.count) single-page, all 200); pages refused \(refused.sorted { $0.key < $1.key }); \(warnings.count) warning lines; slowest \(String(format: "%.2f", all.map(\.seconds).max() ?? 0)) s")
     }
 
     @Test func oneOfTwoMemcachedServersStopsMidRun() throws {

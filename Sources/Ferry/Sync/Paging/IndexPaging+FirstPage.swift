@@ -26,7 +26,9 @@ extension IndexPaging {
             (token, _) = try store.store(
                 ids: ids, fingerprint: binding.fingerprint(userID: userID), userID: userID, pageSize: binding.limit)
         } catch {
-            logger.warning("paging snapshot not stored", metadata: ["error": "\(error)", "ids": "\(total)"])
+            if let held = storeWarnings.admit() {
+                logger.warning("paging snapshot not stored", metadata: ["error": "\(error)", "ids": "\(total)", "held_back": "\(held)"])
+            }
             throw PagingProblem.unavailable(retryAfter: retryAfterSeconds)
         }
         let text = token.text

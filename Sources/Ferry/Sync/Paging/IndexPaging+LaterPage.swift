@@ -22,7 +22,9 @@ extension IndexPaging {
             throw PagingProblem.notFound
         case .unavailable(let error):
             _ = try callerID(tokenHash)
-            logger.warning("paging snapshot not readable", metadata: ["error": "\(error)"])
+            if let held = storeWarnings.admit() {
+                logger.warning("paging snapshot not readable", metadata: ["error": "\(error)", "held_back": "\(held)"])
+            }
             throw PagingProblem.unavailable(retryAfter: retryAfterSeconds)
         case .found(let header, let ids):
             guard header.fingerprint == binding.fingerprint(userID: header.userID) else {

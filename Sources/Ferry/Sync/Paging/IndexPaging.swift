@@ -16,6 +16,8 @@ public struct IndexPaging: Sendable {
     /// `Retry-After` of a 503 `paging_unavailable`, seconds.
     public let retryAfterSeconds: Int
     let logger: Logger
+    /// memcached's failures, logged at most once per 5 s with a count of the ones held back.
+    let storeWarnings = LogThrottle()
 
     /// Paging over `database` and `store`.
     public init(database: Database, store: PagingSnapshotStore, retryAfterSeconds: Int, logger: Logger) {
