@@ -25,9 +25,11 @@ struct IdempotentWrites: Sendable {
     func respond(_ request: HTTPRequest, next: (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
         guard let key = request.headers["Idempotency-Key"], CallerTransaction.current == nil else { return try next(request) }
         let hash = try Caller.tokenHash(request)
-        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else {
+        // RFC 5234 VCHAR only, as the contract says: a space or a byte past ASCII would make the key's
+        // identity depend on how each hop trims and re-encodes the header.
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             _ = try database.asCaller(tokenHash: hash, [])
-            throw Problem.badRequest("Idempotency-Key must be 1 to 255 visible characters")
+            throw Problem.badRequest("Idempotency-Key must be 1 to 255 visible ASCII characters")
         }
         let fingerprint = Self.fingerprint(request)
         return try database.callerTransaction(tokenHash: hash) { transaction in
