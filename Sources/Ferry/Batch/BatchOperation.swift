@@ -39,9 +39,10 @@ struct BatchOperation {
         if let unknown = object.keys.first(where: { !["method", "path", "headers", "body"].contains($0) }) {
             throw Problem.badRequest("an operation has no member \(unknown)")
         }
-        guard let method = object["method"] as? String, !method.isEmpty,
-              method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
-            throw Problem.badRequest("an operation needs a method in upper case, such as POST")
+        // The five methods of the resource actions: a batch changes rows, and anything else
+        // (HEAD, OPTIONS) would only answer what a plain request answers.
+        guard let method = object["method"] as? String, ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) else {
+            throw Problem.badRequest("an operation's method is one of GET, POST, PUT, PATCH and DELETE")
         }
         guard let target = object["path"] as? String, target.hasPrefix("/"),
               target.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
