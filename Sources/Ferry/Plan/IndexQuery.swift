@@ -46,12 +46,34 @@ struct IndexQuery: Sendable {
                 guard !column.type.hasSuffix("[]"), column.type != "json" else {
                     throw Self.invalid("cannot filter on \(name) (\(column.type))")
                 }
-                filters.append((name, value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)))
+                let values = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                guard values.allSatisfy({ Self.fits($0, ValueKind(type: column.type)) }) else {
+                    throw Self.invalid("a filter value does not fit its column's type")
+                }
+                filters.append((name, values))
             }
         }
     }
 
     static func invalid(_ detail: String) -> Problem { Problem(400, "invalid_query", detail) }
+
+    /// Whether a filter value is one spelling of a value of `kind`: Ferry's own
+    /// (a UUID with or without its four hyphens, decimal digits, `true` or
+    /// `false`), not every spelling PostgreSQL's input functions take (`{...}`
+    /// around a UUID, `+5`, `yes`, `0` for false), so that the filter
+    /// accepts exactly what `/openapi.json` describes. Other types are left
+    /// to PostgreSQL (a value it refuses is still 400).
+    static func fits(_ value: String, _ kind: ValueKind) -> Bool {
+        switch kind {
+        case .uuid: return ValueKind.isUUID(value)
+        case .integer(let min, let max):
+            let digits = value.utf8.dropFirst(value.hasPrefix("-") ? 1 : 0)
+            guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int64(value) else { return false }
+            return n >= min && n <= max
+        case .boolean: return value == "true" || value == "false"
+        default: return true
+        }
+    }
 
     /// The plan shape: everything but the values.
     var shape: String {
