@@ -37,7 +37,7 @@ struct RankRewriter: Sendable {
             guard let raw = item["rank"], let form = RankForm(json: raw) else { continue }
             if case .key(let key) = form {
                 do throws(RankError) { try Rank.validate(key) } catch {
-                    errors.append(Self.error(index: index, id: pathID ?? RankForm.id(item["id"]), field: "rank", reason: error.reason))
+                    errors.append(Self.error(index: index, id: pathID ?? RankForm.id(item["id"]), field: "rank", reason: "invalid_value"))
                 }
             }
             forms.append((index, form))
@@ -133,7 +133,7 @@ struct RankRewriter: Sendable {
                 do throws(RankError) {
                     key = try list.key(for: form)
                 } catch {
-                    errors.append(Self.error(index: index, id: itemID, field: "rank", reason: error.reason))
+                    errors.append(Self.error(index: index, id: itemID, field: "rank", reason: Self.reason(error)))
                     continue
                 }
                 list.insert(id: itemID ?? "", rank: key)
@@ -211,6 +211,13 @@ struct RankRewriter: Sendable {
             guard let target = column.references else { return false }
             return !Column.syncColumns.contains(column.name) && !target.contains("users")
         }?.name
+    }
+
+    /// The stable `reason` code of a refused rank form: an anchor naming no
+    /// row is a reference to no row the caller can see (`not_found`); a bound
+    /// that leaves no room for a key is a value that does not fit.
+    static func reason(_ error: RankError) -> String {
+        error == RankedList.noNeighbour("after") || error == RankedList.noNeighbour("before") ? "not_found" : "invalid_value"
     }
 
     static func error(index: Int, id: String?, field: String, reason: String) -> [String: Any] {

@@ -53,7 +53,7 @@ struct RankedList {
     /// Bytewise order, as `COLLATE "C"` compares.
     static func precedes(_ a: String, _ b: String) -> Bool { Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8)) }
 
-    private static func noNeighbour(_ side: String) -> RankError {
+    static func noNeighbour(_ side: String) -> RankError {
         RankError(reason: "rank.\(side) names no row of the same parent that the caller can see")
     }
 }

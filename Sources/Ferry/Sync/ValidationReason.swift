@@ -21,6 +21,8 @@ enum ValidationReason {
         case "required": return "\(subject) is required"
         case "duplicate": return "the request names this row more than once"
         case "read_only": return "\(subject) is set by the server"
+        case "invalid_value" where field == "rank":
+            return "rank is not a key (1 to 128 of 0-9A-Za-z, not ending in 0), first, last, {\"after\": id} or {\"before\": id}"
         default: return "\(subject) does not fit its column"
         }
     }

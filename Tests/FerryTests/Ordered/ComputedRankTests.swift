@@ -117,6 +117,7 @@ extension Resources {
             // A row is not its own neighbour: moving it after itself names no row.
             let selfMove = try me.call("PATCH", "/v1/terms/\(ids[1])", json: ["rank": ["after": ids[1]], "revision": 1])
             #expect(selfMove.status == 422, "\(selfMove.text)")
+            #expect(selfMove.errors.first?["reason"] as? String == "not_found", "an anchor naming no row is a reference to none")
             // A row that does not exist is a 404, whatever the rank form.
             let nowhere = try me.call("PATCH", "/v1/terms/\(UUID().uuidString.lowercased())", json: ["rank": ["after": ids[0]], "revision": 1])
             #expect(nowhere.status == 404, "\(nowhere.text)")
