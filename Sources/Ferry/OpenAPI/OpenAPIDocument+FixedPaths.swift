@@ -8,16 +8,17 @@ extension OpenAPIDocument {
                 responses: Self.commonProblems + [("200", Self.ok("The resources.", Self.ref("schemas", "Catalog")))]))])),
             ("/v1/changes", .object([("get", Self.operation("changes", "Every readable row changed after a cursor", tag: "sync",
                 parameters: [
-                    Self.query("since", Self.type("string"), "The cursor of the previous answer; none for a full sync; `now` for the cursor of this moment and no changes."),
-                    Self.query("limit", Self.type("integer", ("minimum", 1)), "The most changes in one answer."),
-                    Self.query("resources", Self.type("string"), "Comma-separated resource names; default all."),
+                    Self.query("since", Self.type("string", ("pattern", "^(now|1[A-Za-z0-9_-]+)?$")), "The cursor of the previous answer; none for a full sync; `now` for the cursor of this moment and no changes."),
+                    Self.query("limit", Self.type("integer", ("minimum", 1), ("maximum", .int(ChangesRequest.maxLimit)),
+                                                  ("default", .int(ChangesRequest.defaultLimit))), "The most changes in one answer."),
+                    Self.query("resources", resourcesSchema, "Comma-separated resource names; default all."),
                     Self.ref("parameters", "IfNoneMatch"),
                 ],
                 responses: Self.commonProblems + [
                     ("200", Self.ok("Changes in commit order; follow `cursor` while `has_more`.", Self.ref("schemas", "Changes"),
                                     headers: ["ETag"])),
                     ("304", Self.ok("Nothing changed since the cursor in If-None-Match.", headers: ["ETag"])),
-                    ("400", Self.problem(["invalid_query"])),
+                    ("400", Self.problem(["invalid_query", "bad_request"])),
                     ("410", Self.problem(["cursor_expired"])),
                 ]))])),
             ("/v1/batch", .object([("post", Self.operation("batch", "Run operations in order in one transaction", tag: "sync",
@@ -72,6 +73,24 @@ extension OpenAPIDocument {
                 responses: [("200", Self.ok("OpenAPI 3.1.", Self.type("object")))], security: Self.open))])),
         ]
         return paths
+    }
+
+    /// `resources=`: one or more names of served resources, comma-separated
+    /// (an empty list, an empty name or an unknown one is 400 `invalid_query`).
+    var resourcesSchema: JSONValue {
+        // No resource at all: a pattern nothing matches, since every list is refused.
+        let name = resources.isEmpty ? "(?!)" : "(" + resources.map { Self.regexEscaped($0.name) }.joined(separator: "|") + ")"
+        return Self.type("string", ("pattern", .string("^\(name)(,\(name))*$")))
+    }
+
+    /// `text` matched literally in an ECMA-262 pattern.
+    static func regexEscaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            if "\\^$.|?*+()[]{}".contains(character) { out.append("\\") }
+            out.append(character)
+        }
+        return out
     }
 
     static func query(_ name: String, _ schema: JSONValue, _ description: String) -> JSONValue {

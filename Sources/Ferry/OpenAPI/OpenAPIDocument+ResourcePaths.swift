@@ -2,7 +2,7 @@ import FerryHTTP
 
 extension OpenAPIDocument {
     /// Query names Index itself uses; a column with one of these names cannot be an equality filter.
-    static let reservedQueryNames: Set<String> = ["modified_since", "include_deleted", "order", "limit", "paging_token", "page", "revision"]
+    static var reservedQueryNames: Set<String> { IndexQuery.reserved }
 
     /// `/v1/<r>` and `/v1/<r>/{id}` with the five actions and their bulk forms.
     func resourcePaths(_ resource: Resource) -> [(String, JSONValue)] {
@@ -20,18 +20,19 @@ extension OpenAPIDocument {
         ]
         let filters = resource.columns.filter { !Self.reservedQueryNames.contains($0.name) }.map { column in
             JSONValue.object([
-                ("name", .string(column.name)), ("in", "query"), ("schema", Self.type("string")),
+                ("name", .string(column.name)), ("in", "query"), ("schema", Self.filterSchema(column)),
                 ("description", .string("Equality on \(column.name); a comma-separated list means IN.")),
             ])
         }
         let collection = JSONValue.object([
             ("get", Self.operation("index_\(name)", "List \(resource.name), filtered, ordered and paged", tag: tag,
-                parameters: ["modified_since", "include_deleted", "order", "limit", "paging_token", "page", "IfNoneMatch"]
-                    .map { Self.ref("parameters", $0) } + filters,
+                parameters: ["modified_since", "include_deleted"].map { Self.ref("parameters", $0) } + [
+                    Self.query("order", Self.orderSchema(resource), "`column[.asc|.desc],...`; ties break on id."),
+                ] + ["limit", "paging", "IfNoneMatch"].map { Self.ref("parameters", $0) } + filters,
                 responses: Self.commonProblems.filter { $0.0 != "503" } + [
                     ("200", Self.ok("A page of rows.", schema("index"), headers: ["ETag", "Link"])),
                     ("304", Self.ok("Nothing changed since the ETag sent.", headers: ["ETag"])),
-                    ("400", Self.problem(["invalid_query"])),
+                    ("400", Self.problem(["invalid_query", "bad_request"])),
                     ("404", Self.problem(["paging_token_not_found"])),
                     ("410", Self.problem(["paging_token_expired"])),
                     ("503", Self.problem(["unavailable", "storage_full", "paging_unavailable"], headers: ["Retry-After"])),
@@ -54,7 +55,7 @@ extension OpenAPIDocument {
                 responses: writeProblems + [("200", Self.ok("The updated rows.", rows))])),
             ("delete", Self.operation("bulkDelete_\(name)", "Soft-delete many rows in one transaction", tag: tag,
                 parameters: [idempotency],
-                body: Self.jsonBody(Self.type("array", ("items", Self.ref("schemas", "IdRevision")), ("maxItems", .int(maxItems)))),
+                body: Self.jsonBody(Self.type("array", ("items", schema("idRevision")), ("maxItems", .int(maxItems)))),
                 responses: writeProblems + [
                     ("200", Self.ok("The tombstones.", Self.type("array", ("items", Self.ref("schemas", "Tombstone"))))),
                 ])),
@@ -66,7 +67,7 @@ extension OpenAPIDocument {
         let name = Self.componentName(resource.name)
         let ifMatch = Self.ref("parameters", "IfMatch")
         let idempotency = Self.ref("parameters", "IdempotencyKey")
-        let gone = Self.ok("The row is deleted (code gone): the body is its tombstone.", Self.ref("schemas", "Tombstone"))
+        let gone = Self.problem(["gone"], headers: ["ETag"], schema: Self.ref("schemas", "Gone"))
         let updateProblems: [(String, JSONValue)] = Self.commonProblems + Self.bodyProblems.filter { $0.0 != "400" } + [
             ("400", Self.problem(["bad_request", "invalid_json", "revision_required"])),
             ("404", Self.problem(["not_found"])),
@@ -80,19 +81,20 @@ extension OpenAPIDocument {
             ("200", Self.ok("The row (one id), or the rows in request order with the ids not found (a comma-separated list).",
                             .object([("oneOf", .array([schema(""), schema("multiShow")]))]), headers: ["ETag"])),
             ("304", Self.ok("Not modified.", headers: ["ETag"])),
+            ("400", Self.problem(["bad_request"])),
             ("404", Self.problem(["not_found"])),
             ("410", gone),
         ]
         return .object([
             ("parameters", .array([.object([
-                ("name", "id"), ("in", "path"), ("required", true), ("schema", Self.type("string")),
+                ("name", "id"), ("in", "path"), ("required", true), ("schema", Self.pathIDSchema),
                 ("description", "A row id, or a comma-separated list of ids (multi-show)."),
             ])])),
             ("get", Self.operation("read_\(name)", "Read one \(resource.name) row, or several (multi-show)", tag: tag,
                 parameters: [Self.ref("parameters", "IfNoneMatch"), Self.ref("parameters", "IfModifiedSince")],
                 responses: readResponses)),
             ("put", Self.operation("replace_\(name)", "Replace a row; fields left out reset to their defaults", tag: tag,
-                parameters: [ifMatch, idempotency], body: Self.jsonBody(schema("write")), responses: updateProblems)),
+                parameters: [ifMatch, idempotency], body: Self.jsonBody(schema("replace")), responses: updateProblems)),
             ("patch", Self.operation("update_\(name)", "Change the fields sent, merging field by field on a stale revision",
                 tag: tag, parameters: [ifMatch, idempotency], body: Self.jsonBody(schema("write")),
                 responses: updateProblems.filter { $0.0 != "409" } + [
@@ -100,12 +102,12 @@ extension OpenAPIDocument {
                 ])),
             ("delete", Self.operation("delete_\(name)", "Soft-delete a row; deleting a tombstone answers it again", tag: tag,
                 parameters: [ifMatch, idempotency, .object([
-                    ("name", "revision"), ("in", "query"), ("schema", Self.type("integer")),
+                    ("name", "revision"), ("in", "query"), ("schema", Self.milliseconds),
                     ("description", "The revision the delete is based on, instead of If-Match."),
                 ])],
                 responses: Self.commonProblems + [
                     ("200", Self.ok("The tombstone.", Self.ref("schemas", "Tombstone"))),
-                    ("400", Self.problem(["revision_required"])),
+                    ("400", Self.problem(["revision_required", "bad_request"])),
                     ("404", Self.problem(["not_found"])),
                     ("409", Self.problem(["revision_conflict", "idempotency_key_in_use"])),
                     ("412", Self.problem(["precondition_failed"])),

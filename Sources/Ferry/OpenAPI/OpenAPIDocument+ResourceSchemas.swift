@@ -1,3 +1,4 @@
+import FerryRank
 import FerryHTTP
 
 extension OpenAPIDocument {
@@ -11,26 +12,56 @@ extension OpenAPIDocument {
             ("required", .array(resource.columns.map { .string($0.name) })),
         ])
         let writable = resource.columns.filter(\.writable)
-        let idSchema = Self.typeSchema(resource.column("id")?.type ?? "")
-            + [("description", JSONValue.string("Optional on create: clients may generate ids offline."))]
-        var writeProperties: [(String, JSONValue)] = [
-            ("id", .object(idSchema)),
-            ("revision", .object([("type", "integer"), ("description", "The revision this write is based on (the precondition).")])),
-        ]
+        let idType = Self.typeSchema(resource.column("id")?.type ?? "")
+        let revision = Self.milliseconds
+        // The write bodies list every member the server takes: another is 422 `unknown_field`.
+        // last_modified and is_deleted take any value and are ignored, so a whole row may be echoed back.
+        var echoed: [(String, JSONValue)] = []
+        for column in ["last_modified", "is_deleted"] where resource.column(column) != nil {
+            echoed.append((column, .object([("description", "Ignored: the server sets it.")])))
+        }
+        var fields: [(String, JSONValue)] = []
         for column in writable {
-            writeProperties.append((column.name, column.name == "rank" && resource.isRanked
-                ? Self.rankWriteSchema(Self.columnSchema(column)) : Self.columnSchema(column)))
+            fields.append((column.name, column.name == "rank" && resource.isRanked
+                ? Self.rankWriteSchema(idType) : Self.columnSchema(column)))
         }
         let requiredOnCreate = writable.filter { !$0.nullable && !$0.hasDefault }.map { JSONValue.string($0.name) }
         let write = JSONValue.object([
             ("type", "object"),
-            ("description", "Writable fields. last_modified and is_deleted are ignored, so a whole row may be echoed back."),
-            ("properties", .object(writeProperties)),
+            ("description", "Writable fields. The path names the row: a body `id` is ignored."),
+            ("properties", .object([
+                ("id", .object([("description", "Ignored: the path names the row.")])),
+                ("revision", .object([("description", "The revision this write is based on (the precondition).")] + Self.members(revision))),
+            ] + fields + echoed)),
+            ("additionalProperties", false),
         ])
-        let create = JSONValue.object([("allOf", .array([Self.ref("schemas", "\(name).write")])),
-                                       ("required", .array(requiredOnCreate))])
-        let bulkItem = JSONValue.object([("allOf", .array([Self.ref("schemas", "\(name).write")])),
-                                         ("required", ["id", "revision"])])
+        // PUT resets the fields it leaves out, so a non-null field without a default must be sent.
+        let replace = JSONValue.object([("allOf", .array([Self.ref("schemas", "\(name).write")])),
+                                        ("required", .array(requiredOnCreate))])
+        let create = JSONValue.object([
+            ("type", "object"),
+            ("description", "A new row's fields."),
+            ("properties", .object([
+                ("id", .object(idType + [("description", "Optional: clients may generate ids offline.")])),
+                ("revision", .object([("description", "Ignored on create.")])),
+            ] + fields + echoed)),
+            ("required", .array(requiredOnCreate)),
+            ("additionalProperties", false),
+        ])
+        let bulkItem = JSONValue.object([
+            ("type", "object"),
+            ("description", "One row of a bulk update: its id, the revision it is based on, and the fields to change."),
+            ("properties", .object([
+                ("id", .object(idType)),
+                ("revision", .object([("description", "The revision this write is based on (the precondition).")] + Self.members(revision))),
+            ] + fields + echoed)),
+            ("required", ["id", "revision"]),
+            ("additionalProperties", false),
+        ])
+        let idRevision = Self.object([
+            ("id", .object(idType)),
+            ("revision", .object([("description", "The revision the delete is based on.")] + Self.members(revision))),
+        ], required: ["id", "revision"])
         let multiShow = JSONValue.object([
             ("type", "object"),
             ("properties", .object([
@@ -52,21 +83,28 @@ extension OpenAPIDocument {
             ("required", ["data", "paging"]),
         ])
         return [
-            (name, row), ("\(name).write", write), ("\(name).create", create), ("\(name).bulkItem", bulkItem),
+            (name, row), ("\(name).write", write), ("\(name).replace", replace), ("\(name).create", create), ("\(name).bulkItem", bulkItem),
+            ("\(name).idRevision", idRevision),
             ("\(name).multiShow", multiShow), ("\(name).index", index),
         ]
     }
 
     /// A rank is a key, or a request for the server to compute one. `anyOf`,
-    /// since `"first"` is also a valid key string.
-    static func rankWriteSchema(_ key: JSONValue) -> JSONValue {
-        .object([("anyOf", .array([
+    /// since `"first"` is also a valid key string. A key is what
+    /// `Rank.validate` accepts (non-empty, at most `Rank.maxLength` base-62
+    /// digits, no trailing `0`); an anchor is an id of the resource.
+    static func rankWriteSchema(_ id: [(String, JSONValue)]) -> JSONValue {
+        let key = type("string", ("pattern", .string("^[0-9A-Za-z]{0,\(Rank.maxLength - 1)}[1-9A-Za-z]$")),
+                       ("description", "A fractional-index key, compared bytewise."))
+        let anchor = { (side: String) -> JSONValue in
+            .object([("type", "object"), ("properties", .object([(side, .object(id))])), ("required", .array([.string(side)])),
+                     ("additionalProperties", false)])
+        }
+        return .object([("anyOf", .array([
             key,
             .object([("type", "string"), ("enum", ["first", "last"])]),
-            .object([("type", "object"), ("properties", .object([("after", .object([]))])), ("required", ["after"]),
-                     ("additionalProperties", false)]),
-            .object([("type", "object"), ("properties", .object([("before", .object([]))])), ("required", ["before"]),
-                     ("additionalProperties", false)]),
+            anchor("after"),
+            anchor("before"),
         ]))])
     }
 }

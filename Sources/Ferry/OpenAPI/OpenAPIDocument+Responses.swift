@@ -10,10 +10,10 @@ extension OpenAPIDocument {
     }
 
     /// A problem+json response; `codes` are the contract codes it may carry.
-    static func problem(_ codes: [String], headers: [String] = []) -> JSONValue {
+    static func problem(_ codes: [String], headers: [String] = [], schema: JSONValue = ref("schemas", "Problem")) -> JSONValue {
         var members: [(String, JSONValue)] = [("description", .string("Problem: " + codes.joined(separator: ", ")))]
         if !headers.isEmpty { members.append(("headers", .object(headers.map { ($0, ref("headers", $0)) }))) }
-        members.append(("content", .object([("application/problem+json", .object([("schema", ref("schemas", "Problem"))]))])))
+        members.append(("content", .object([("application/problem+json", .object([("schema", schema)]))])))
         return .object(members)
     }
 

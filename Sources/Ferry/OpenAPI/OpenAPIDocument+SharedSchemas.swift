@@ -18,6 +18,12 @@ extension OpenAPIDocument {
         return .object(members)
     }
 
+    /// The members of an object schema (empty for anything else).
+    static func members(_ schema: JSONValue) -> [(String, JSONValue)] {
+        if case .object(let members) = schema { return members }
+        return []
+    }
+
     static func type(_ name: String, _ extra: (String, JSONValue)...) -> JSONValue {
         .object([("type", .string(name))] + extra)
     }
@@ -36,10 +42,14 @@ extension OpenAPIDocument {
             ("id", .object([])), ("revision", type("integer")), ("last_modified", type("integer", ("format", "int64"))),
             ("is_deleted", type("boolean", ("const", true))),
         ], required: ["id", "is_deleted"])),
+        ("Gone", .object([
+            ("description", "410 `gone` on a row: the problem, the tombstone's fields beside it, and the tombstone as `current`."),
+            ("allOf", [ref("schemas", "Problem"), ref("schemas", "Tombstone"),
+                       object([("current", ref("schemas", "Tombstone"))], required: ["current"])]),
+        ])),
         ("Revoked", object([
             ("id", .object([])), ("is_deleted", type("boolean", ("const", true))), ("revoked", type("boolean", ("const", true))),
         ], required: ["id", "is_deleted", "revoked"])),
-        ("IdRevision", object([("id", .object([])), ("revision", type("integer"))], required: ["id", "revision"])),
         ("Paging", object([
             ("token", .object([("type", ["string", "null"]), ("description", "null when the result fits in one page.")])),
             ("page", type("integer")), ("pages", type("integer")), ("total", type("integer")),
@@ -52,14 +62,6 @@ extension OpenAPIDocument {
             ], required: ["resource", "data"])))),
             ("cursor", type("string")), ("has_more", type("boolean")),
         ], required: ["changes", "cursor", "has_more"])),
-        ("BatchRequest", object([
-            ("operations", type("array", ("items", object([
-                ("method", type("string", ("enum", ["GET", "POST", "PUT", "PATCH", "DELETE"]))),
-                ("path", type("string")),
-                ("headers", type("object", ("additionalProperties", type("string")))),
-                ("body", .object([])),
-            ], required: ["method", "path"])))),
-        ], required: ["operations"])),
         ("BatchResponse", object([
             ("results", type("array", ("items", object([
                 ("status", type("integer")), ("headers", type("object", ("additionalProperties", type("string")))),
@@ -88,6 +90,12 @@ extension OpenAPIDocument {
                                          ("schema", type("string"))])),
     ]
 
+    /// 1 to 255 visible ASCII characters (RFC 5234 VCHAR), as the server checks them.
+    static let idempotencyKeySchema = type("string", ("minLength", 1), ("maxLength", 255), ("pattern", "^[!-~]+$"))
+
+    /// A non-negative Int64: a time in ms since the epoch, or a revision (the server refuses others with 400).
+    static let milliseconds = type("integer", ("format", "int64"), ("minimum", 0), ("maximum", .int(Int(Int64.max))))
+
     static func sharedParameters(_ configuration: FerryConfiguration) -> [(String, JSONValue)] {
         func param(_ name: String, _ location: String, _ schema: JSONValue, _ description: String) -> JSONValue {
             .object([("name", .string(name)), ("in", .string(location)), ("schema", schema), ("description", .string(description))])
@@ -97,16 +105,29 @@ extension OpenAPIDocument {
             ("IfMatch", param("If-Match", "header", type("string"), "\"<revision>\": the strict precondition for writes.")),
             ("IfNoneMatch", param("If-None-Match", "header", type("string"), "Answers 304 when the ETag still matches (`*` allowed).")),
             ("IfModifiedSince", param("If-Modified-Since", "header", type("string"), "Answers 304 when unchanged since (HTTP date).")),
-            ("IdempotencyKey", param("Idempotency-Key", "header", type("string"),
+            ("IdempotencyKey", param("Idempotency-Key", "header", idempotencyKeySchema,
                                      "Retries with the same key and request get the stored response.")),
-            ("modified_since", param("modified_since", "query", type("integer", ("format", "int64")),
+            ("modified_since", param("modified_since", "query", milliseconds,
                                      "Only rows changed after this ms timestamp, tombstones included.")),
             ("include_deleted", param("include_deleted", "query", type("boolean"), "Adds tombstones.")),
-            ("order", param("order", "query", type("string"), "`column[.asc|.desc],...`; ties break on id.")),
             ("limit", param("limit", "query", type("integer", ("minimum", 1), ("maximum", .int(paging.maxLimit)),
                                                    ("default", .int(paging.defaultLimit))), "Page size.")),
-            ("paging_token", param("paging_token", "query", type("string"), "A snapshot token from a first page.")),
-            ("page", param("page", "query", type("integer", ("minimum", 1)), "The page of the snapshot to read.")),
+            // One exploded object, so that the description can say what the server checks: `page`
+            // only with a `paging_token` (400 otherwise), which two separate parameters cannot.
+            ("paging", .object([
+                ("name", "paging"), ("in", "query"), ("style", "form"), ("explode", true),
+                ("schema", .object([
+                    ("type", "object"),
+                    ("properties", .object([
+                        ("paging_token", type("string", ("description", "A snapshot token from a first page's answer."))),
+                        ("page", type("integer", ("minimum", 1), ("maximum", .int(PagingRequest.maxPage)),
+                                      ("description", "The page of the snapshot to read; 1 without it."))),
+                    ])),
+                    ("dependentRequired", .object([("page", ["paging_token"])])),
+                    ("additionalProperties", false),
+                ])),
+                ("description", "`paging_token=<token>&page=<n>`: a page of the snapshot a first page made."),
+            ])),
         ]
     }
 }

@@ -60,6 +60,7 @@ public struct OpenAPIDocument: Sendable {
 
     var components: JSONValue {
         var schemas: [(String, JSONValue)] = Self.sharedSchemas
+        schemas.append(("BatchRequest", Self.batchRequestSchema(maxOperations: configuration.limits.maxBatchOperations)))
         for resource in resources { schemas += resourceSchemas(resource) }
         return .object([
             ("securitySchemes", .object([

@@ -94,6 +94,163 @@ import Testing
         #expect(paths["/v1/users"] != nil)
     }
 
+    // Issue 21, item 10: the description is as tight as the server. Each test
+    // below sends values on both sides of a limit and expects the document's
+    // schema and the server to give the same verdict on each.
+
+    @Test func idempotencyKeyIsOneTo255VisibleASCIICharacters() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let document = try DescribedSchemas(server.client())
+        let schema = try document.parameter("IdempotencyKey")
+        let samples = ["k", String(repeating: "~", count: 255), String(repeating: "~", count: 256), "a b", "caf\u{E9}", "!\"#$%&'()*"]
+        for (index, key) in samples.enumerated() {
+            let response = try server.client().request("POST", "/v1/study_sets", headers: [
+                ("Authorization", "Bearer \(alice.token)"), ("Idempotency-Key", key),
+            ], json: ["title": "set \(index)"])
+            #expect(Schema.accepts(schema, key) == (response.status == 201), "key \(key.prefix(20)) (\(key.count)): \(response.status) \(response.text)")
+            if response.status != 201 { #expect(response.status == 400 && response.object["code"] as? String == "bad_request") }
+        }
+    }
+
+    @Test func modifiedSinceIsANonNegativeInt64() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let schema = try DescribedSchemas(server.client()).parameter("modified_since")
+        for value in ["0", "-1", "1795648606984", "9223372036854775807", "9223372036854775808"] {
+            let response = try server.client().request("GET", "/v1/terms?modified_since=\(value)", headers: [("Authorization", "Bearer \(alice.token)")])
+            #expect(Schema.accepts(schema, value) == (response.status == 200), "modified_since=\(value): \(response.status)")
+        }
+    }
+
+    @Test func bulkDeleteItemsTypeTheirIDAsTheResourceDoes() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let document = try DescribedSchemas(server.client())
+        let body = try document.requestBody("/v1/terms", "delete")
+        let items = try document.resolve(body["items"])
+        let id = try #require((items["properties"] as? [String: Any])?["id"] as? [String: Any])
+        #expect(id["type"] as? String == "string" && id["format"] as? String == "uuid", "IdRevision.id: \(id)")
+        #expect(Set(items["required"] as? [String] ?? []) == ["id", "revision"])
+        let revision = try #require((items["properties"] as? [String: Any])?["revision"] as? [String: Any])
+        #expect(revision["minimum"] as? Int == 0)
+    }
+
+    @Test func changesResourcesIsAListOfServedNames() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let schema = try DescribedSchemas(server.client()).parameter("resources", path: "/v1/changes", method: "get")
+        for value in ["", ",", "terms", "terms,", "terms,study_sets", "nope", "terms,,folders", "terms.study_sets"] {
+            let query = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
+            let response = try server.client().request("GET", "/v1/changes?resources=\(query)", headers: [("Authorization", "Bearer \(alice.token)")])
+            #expect(Schema.accepts(schema, value) == (response.status == 200), "resources=\(value): \(response.status) \(response.text)")
+        }
+    }
+
+    @Test func batchOperationsHaveOnlyTheirFourMembersAndFiveMethods() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let document = try DescribedSchemas(server.client())
+        let body = try document.requestBody("/v1/batch", "post")
+        let request = try document.resolve(body)
+        let operations = try #require((request["properties"] as? [String: Any])?["operations"] as? [String: Any])
+        let operation = try #require(operations["items"] as? [String: Any])
+        #expect(operation["additionalProperties"] as? Bool == false)
+        let methods = try #require((operation["properties"] as? [String: Any])?["method"] as? [String: Any])
+        let samples: [[String: Any]] = [
+            ["method": "GET", "path": "/v1/terms"],
+            ["method": "GET", "path": "/v1/terms", "extra": 1],
+            ["method": "GET", "path": "/v1/terms", "Headers": [String: String]()],
+            ["method": "HEAD", "path": "/v1/terms"],
+            ["method": "OPTIONS", "path": "/v1/terms"],
+        ]
+        for sample in samples {
+            let response = try server.client().request("POST", "/v1/batch", headers: [("Authorization", "Bearer \(alice.token)")],
+                                                       json: ["operations": [sample]])
+            let described = Set(sample.keys).isSubset(of: Set((operation["properties"] as? [String: Any] ?? [:]).keys))
+                && Schema.accepts(methods, sample["method"] as? String ?? "")
+            #expect(described == (response.status == 200), "\(sample): \(response.status) \(response.text)")
+        }
+    }
+
+    @Test func aRankKeyIsWhatFerryRankAccepts() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let client = server.client()
+        let auth = [("Authorization", "Bearer \(alice.token)")]
+        let set = try client.request("POST", "/v1/study_sets", headers: auth, json: ["title": "ranked"]).object["id"] as? String ?? ""
+        let document = try DescribedSchemas(client)
+        let write = try document.schema("terms.create")
+        let rank = try #require((write["properties"] as? [String: Any])?["rank"] as? [String: Any])
+        let forms = try #require(rank["anyOf"] as? [[String: Any]])
+        let key = forms[0]
+        for value in ["", "V", "a0", "0", "first", String(repeating: "z", count: 128), String(repeating: "z", count: 129), "a-b"] {
+            let response = try client.request("POST", "/v1/terms", headers: auth, json: ["set_id": set, "rank": value])
+            let described = Schema.accepts(key, value) || value == "first"
+            #expect(described == (response.status == 201), "rank \(value.prefix(12)) (\(value.count)): \(response.status) \(response.text)")
+            if response.status == 422 {
+                let reason = (response.object["errors"] as? [[String: Any]])?.first?["reason"] as? String
+                #expect(reason == "invalid_value", "a malformed rank's reason is a stable code: \(response.text)")
+            }
+        }
+    }
+
+    @Test func aControlCharacterInAPathIDIsTheDescribed400() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let document = try DescribedSchemas(server.client())
+        let id = try document.parameter("id", path: "/v1/terms/{id}")
+        #expect(!Schema.accepts(id, "a\u{1}b") && Schema.accepts(id, "a b"))
+        for method in ["get", "put", "patch", "delete"] {
+            let operation = try document.operation("/v1/terms/{id}", method)
+            let responses = try #require(operation["responses"] as? [String: Any])
+            #expect(responses["400"] != nil, "\(method) /v1/terms/{id} does not describe its 400")
+        }
+        let response = try server.client().request("GET", "/v1/terms/a%01b", headers: [("Authorization", "Bearer \(alice.token)")])
+        #expect(response.status == 400 && response.object["code"] as? String == "bad_request", "\(response.status) \(response.text)")
+        #expect(response.header("Content-Type") == "application/problem+json")
+    }
+
+    @Test func indexQueryParametersAreDescribedAsTheServerReadsThem() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let document = try DescribedSchemas(server.client())
+        let get = { (query: String) in
+            try server.client().request("GET", "/v1/terms?\(query)", headers: [("Authorization", "Bearer \(alice.token)")]).status
+        }
+        let isDeleted = try document.parameter("is_deleted", path: "/v1/terms", method: "get")
+        for value in ["true", "false", "0", "yes", "true,false", ""] {
+            #expect(Schema.accepts(isDeleted, value) == (try get("is_deleted=\(value)") == 200), "is_deleted=\(value)")
+        }
+        let setID = try document.parameter("set_id", path: "/v1/terms", method: "get")
+        let uuid = "0e2a2cba-c8af-4c2d-aa6d-ae3f1e281d81"
+        for value in [uuid, uuid.replacingOccurrences(of: "-", with: ""), "{\(uuid)}", "\(uuid),\(uuid)", "", "0e2a2cba-c8af4c2d-aa6d-ae3f1e281d81"] {
+            let query = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
+            #expect(Schema.accepts(setID, value) == (try get("set_id=\(query)") == 200), "set_id=\(value)")
+        }
+        let revision = try document.parameter("revision", path: "/v1/terms", method: "get")
+        for value in ["1", "-1", "+1", "1.0", "123456789012345678"] {
+            let query = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
+            #expect(Schema.accepts(revision, value) == (try get("revision=\(query)") == 200), "revision=\(value)")
+        }
+        let order = try document.parameter("order", path: "/v1/terms", method: "get")
+        for value in ["rank", "rank.desc,id", "", "rank,", "nope", "rank.up"] {
+            #expect(Schema.accepts(order, value) == (try get("order=\(value)") == 200), "order=\(value)")
+        }
+        // page only with a paging_token: one exploded object whose schema says so.
+        let paging = try document.parameter("paging", path: "/v1/terms", method: "get")
+        let dependent = try #require(paging["dependentRequired"] as? [String: [String]])
+        #expect(dependent["page"] == ["paging_token"])
+        #expect(try get("page=1") == 400)
+    }
+
     @Test func validatorRejectsABrokenDocument() throws {
         // The check above is only worth something if the validator can fail.
         let broken = Array(#"{"openapi":"3.1.0","info":{"title":"x"},"paths":{"/a":{"get":{"responses":{"200":{}}}}}}"#.utf8)
