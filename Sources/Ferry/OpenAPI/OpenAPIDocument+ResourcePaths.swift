@@ -43,8 +43,9 @@ extension OpenAPIDocument {
                     schema("create"), Self.type("array", ("items", schema("create")), ("maxItems", .int(maxItems))),
                 ]))])),
                 responses: writeProblems.filter { $0.0 != "409" } + [
-                    ("201", Self.ok("Created: the row (with Location and ETag), or the rows in request order.",
-                                    .object([("oneOf", .array([schema(""), rows]))]), headers: ["Location", "ETag"])),
+                    ("201", Self.linked(Self.ok("Created: the row (with Location and ETag), or the rows in request order.",
+                                    .object([("oneOf", .array([schema(""), rows]))]), headers: ["Location", "ETag"]),
+                                        Self.createdLinks(name))),
                     ("200", Self.ok("A retried create whose fields all match the stored row.",
                                     .object([("oneOf", .array([schema(""), rows]))]))),
                     ("409", Self.problem(["already_exists", "idempotency_key_in_use"])),
@@ -61,6 +62,27 @@ extension OpenAPIDocument {
                 ])),
         ])
         return [("/v1/\(resource.name)", collection), ("/v1/\(resource.name)/{id}", member(resource, tag: tag, schema: schema))]
+    }
+
+    /// What a client does next with a row it created: read it, update it
+    /// under its ETag, delete it at its revision. Stateful testers follow these.
+    static func createdLinks(_ name: String) -> [(String, JSONValue)] {
+        let id = ("id", JSONValue.string("$response.body#/id"))
+        return [
+            ("read", .object([("operationId", .string("read_\(name)")), ("parameters", .object([id]))])),
+            ("update", .object([("operationId", .string("update_\(name)")),
+                                ("parameters", .object([id, ("header.If-Match", "$response.header.ETag")]))])),
+            ("replace", .object([("operationId", .string("replace_\(name)")),
+                                 ("parameters", .object([id, ("header.If-Match", "$response.header.ETag")]))])),
+            ("delete", .object([("operationId", .string("delete_\(name)")),
+                                ("parameters", .object([id, ("query.revision", "$response.body#/revision")]))])),
+        ]
+    }
+
+    /// `response` with OpenAPI links.
+    static func linked(_ response: JSONValue, _ links: [(String, JSONValue)]) -> JSONValue {
+        guard case .object(let members) = response else { return response }
+        return .object(members + [("links", .object(links))])
     }
 
     private func member(_ resource: Resource, tag: String, schema: (String) -> JSONValue) -> JSONValue {

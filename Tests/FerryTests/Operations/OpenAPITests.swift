@@ -251,6 +251,29 @@ import Testing
         #expect(try get("page=1") == 400)
     }
 
+    @Test func aCreatedRowLinksToItsReadUpdateAndDelete() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let client = server.client()
+        let document = try DescribedSchemas(client)
+        let paths = document.document["paths"] as? [String: [String: Any]] ?? [:]
+        let operationIDs = Set(paths.values.flatMap { $0.values.compactMap { ($0 as? [String: Any])?["operationId"] as? String } })
+        let created = try #require(document.operation("/v1/study_sets", "post")["responses"] as? [String: Any])
+        let links = try #require((created["201"] as? [String: Any])?["links"] as? [String: [String: Any]])
+        #expect(Set(links.keys) == ["read", "update", "replace", "delete"])
+        for (name, link) in links {
+            #expect(operationIDs.contains(link["operationId"] as? String ?? ""), "link \(name) names no operation: \(link)")
+        }
+        // Followed by hand: the expressions pick what the next request needs.
+        let auth = ("Authorization", "Bearer \(alice.token)")
+        let row = try client.request("POST", "/v1/study_sets", headers: [auth], json: ["title": "linked"])
+        let id = try #require(row.object["id"] as? String)
+        let etag = try #require(row.header("ETag"))
+        #expect(try client.request("PATCH", "/v1/study_sets/\(id)", headers: [auth, ("If-Match", etag)], json: ["title": "t"]).status == 200)
+        #expect(try client.request("DELETE", "/v1/study_sets/\(id)?revision=2", headers: [auth]).status == 200)
+    }
+
     @Test func validatorRejectsABrokenDocument() throws {
         // The check above is only worth something if the validator can fail.
         let broken = Array(#"{"openapi":"3.1.0","info":{"title":"x"},"paths":{"/a":{"get":{"responses":{"200":{}}}}}}"#.utf8)
