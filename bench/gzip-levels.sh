@@ -12,16 +12,9 @@ ROUNDS=${ROUNDS:-2}
 DURATION=${DURATION:-8}
 CONNECTIONS=${CONNECTIONS:-8}
 command -v wrk >/dev/null || apt-get install -y -qq wrk >/dev/null
-BIN=${FERRY_BIN:-}
-if [ -z "$BIN" ]; then swift build -c release --product ferry >/dev/null; BIN=.build/release/ferry; fi
-bash deploy/local.sh start >/dev/null
-eval "$(bash deploy/local.sh env)"
-DB=ferry_bench_gzip
-OWNER_BASE=${FERRY_DATABASE_MIGRATION_URL%/*}
-APP_BASE=${FERRY_DATABASE_URL%/*}
-psql -X -q "$OWNER_BASE/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-export FERRY_DATABASE_MIGRATION_URL="$OWNER_BASE/$DB" FERRY_DATABASE_URL="$APP_BASE/$DB"
-"$BIN" migrate >/dev/null
+source bench/lib.sh
+bench_binary
+bench_database ferry_bench_gzip
 echo "bench-password" | "$BIN" user add gzipper >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 "$FERRY_DATABASE_MIGRATION_URL" <<'SQL'
 INSERT INTO app.study_sets (creator_id, title) SELECT (SELECT id FROM ferry.users WHERE name = 'gzipper'), 'set ' || s FROM generate_series(1, 100) s;
@@ -33,17 +26,11 @@ SQL
 WORK=$(mktemp -d)
 psql -X -qtA "$FERRY_DATABASE_MIGRATION_URL" -c "SELECT id FROM app.study_sets" > "$WORK/sets.txt"
 TOKEN=$("$BIN" token issue gzipper | tail -n1)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-SERVER=
-stop() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null || true; SERVER=; }
-trap 'stop; rm -rf "$WORK"; psql -X -q "$OWNER_BASE/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true' EXIT
+trap 'bench_cleanup; rm -rf "$WORK"' EXIT
 export BENCH_LUA=$ROOT/bench/wrk BENCH_DIR=$WORK BENCH_AUTH="Bearer $TOKEN" BENCH_PATH="/v1/terms?limit=100&set_id="
 set_one=$(head -n1 "$WORK/sets.txt")
 run() {  # run <label> <level> <accept-encoding>
-  stop
-  FERRY_LISTEN_PORT=$PORT FERRY_LOGGING_LEVEL=warning FERRY_COMPRESSION_LEVEL=$2 "$BIN" serve >/dev/null 2>&1 &
-  SERVER=$!
-  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+  bench_serve FERRY_COMPRESSION_LEVEL="$2"
   local bytes
   bytes=$(curl -s -o /dev/null -w '%{size_download}' -H "Authorization: Bearer $TOKEN" ${3:+-H "Accept-Encoding: $3"} \
     "http://127.0.0.1:$PORT/v1/terms?limit=100&set_id=$set_one")

@@ -13,22 +13,12 @@ DURATION=${DURATION:-15}
 CONNECTIONS=${CONNECTIONS:-32}
 command -v wrk >/dev/null || apt-get install -y -qq wrk >/dev/null
 ulimit -n "$(ulimit -Hn)"  # the hard limit: the slow clients and the server each need one descriptor per connection
-swift build -c release --product ferry >/dev/null
-bash deploy/local.sh start >/dev/null
-eval "$(bash deploy/local.sh env)"
-DB=ferry_bench_slowloris
-OWNER_BASE=${FERRY_DATABASE_MIGRATION_URL%/*}
-APP_BASE=${FERRY_DATABASE_URL%/*}
-psql -X -q "$OWNER_BASE/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-export FERRY_DATABASE_MIGRATION_URL="$OWNER_BASE/$DB" FERRY_DATABASE_URL="$APP_BASE/$DB"
-.build/release/ferry migrate >/dev/null
-echo "bench-password" | .build/release/ferry user add slowbench >/dev/null
-TOKEN=$(.build/release/ferry token issue slowbench | tail -n1)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-FERRY_LISTEN_PORT=$PORT FERRY_LOGGING_LEVEL=warning FERRY_LIMITS_MAX_CONNECTIONS=$((SLOW * 2 + 1000)) .build/release/ferry serve &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true; wait 2>/dev/null || true; psql -X -q "$OWNER_BASE/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true' EXIT
-for _ in $(seq 1 100); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
+source bench/lib.sh
+bench_binary
+bench_database ferry_bench_slowloris
+echo "bench-password" | "$BIN" user add slowbench >/dev/null
+TOKEN=$("$BIN" token issue slowbench | tail -n1)
+bench_serve FERRY_LIMITS_MAX_CONNECTIONS=$((SLOW * 2 + 1000))
 URL="http://127.0.0.1:$PORT/v1/auth/me"
 p99() { wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "Authorization: Bearer $TOKEN" "$URL" | tee /dev/stderr | awk '$1 == "99%" { print $2 }'; }
 ms() { python3 -c 'import sys; v=sys.argv[1]; print(float(v[:-2]) if v.endswith("ms") else float(v[:-2])/1000 if v.endswith("us") else float(v[:-1])*1000)' "$1"; }

@@ -66,14 +66,7 @@ extension ChangesSuites {
         static func measure(rows: Int) throws -> Measurement {
             let server = try TestServer()
             defer { server.stop() }
-            let other = try server.user("bulk")
-            _ = try server.ownerQuery("INSERT INTO app.study_sets (creator_id, title) SELECT $1, 'bulk ' || i FROM generate_series(1, $2) i",
-                                      [other.id, String(max(1, rows / 100))])
-            _ = try server.ownerQuery("""
-                INSERT INTO app.terms (set_id, word, definition)
-                SELECT s.id, 'word ' || i, 'a definition of some length for row ' || i
-                  FROM app.study_sets s CROSS JOIN generate_series(1, 100) i WHERE s.creator_id = $1
-                """, [other.id])
+            let other = try seedOtherUser(server, rows: rows)
             _ = try server.ownerQuery("ANALYZE app.terms, app.study_sets")
 
             let reader = try server.user("reader")
@@ -118,6 +111,19 @@ extension ChangesSuites {
                 page: page, pageRows: pageRows,
                 activity: try explain(server, statement: quiet.activityStatement, userID: reader.id),
                 frontierPage: try explain(server, statement: quiet.statement, userID: reader.id))
+        }
+
+        /// Another user's `rows` terms, in sets of 100: the table that grows.
+        static func seedOtherUser(_ server: TestServer, rows: Int) throws -> (id: String, token: String) {
+            let other = try server.user("bulk")
+            _ = try server.ownerQuery("INSERT INTO app.study_sets (creator_id, title) SELECT $1, 'bulk ' || i FROM generate_series(1, $2) i",
+                                      [other.id, String(max(1, rows / 100))])
+            _ = try server.ownerQuery("""
+                INSERT INTO app.terms (set_id, word, definition, rank)
+                SELECT s.id, 'word ' || i, 'a definition of some length for row ' || i, 'r' || lpad(i::text, 3, '0') || 'V'
+                  FROM app.study_sets s CROSS JOIN generate_series(1, 100) i WHERE s.creator_id = $1
+                """, [other.id])
+            return other
         }
 
         static func scopes(_ server: TestServer) throws -> [AccessScope] {

@@ -38,14 +38,7 @@ import Testing
     static func measure(rows: Int) throws -> Measurement {
         let server = try TestServer()
         defer { server.stop() }
-        let other = try server.user("bulk")
-        _ = try server.ownerQuery("INSERT INTO app.study_sets (creator_id, title) SELECT $1, 'bulk ' || i FROM generate_series(1, $2) i",
-                                  [other.id, String(max(1, rows / 100))])
-        _ = try server.ownerQuery("""
-            INSERT INTO app.terms (set_id, word, definition, rank)
-            SELECT s.id, 'word ' || i, 'a definition of some length for row ' || i, 'r' || lpad(i::text, 3, '0') || 'V'
-              FROM app.study_sets s CROSS JOIN generate_series(1, 100) i WHERE s.creator_id = $1
-            """, [other.id])
+        let other = try ChangesSuites.CostTests.seedOtherUser(server, rows: rows)
         let reader = try server.user("reader")
         let own = try server.makeSet(for: reader.id)
         _ = try server.makeTerms(in: own, count: 100)
