@@ -36,7 +36,7 @@ import Testing
         let started = Date()
         let restarts = env["FERRY_SIM_RESTARTS"] != "0"
         let sampler = env["FERRY_SOAK_SAMPLES"].map { path in
-            SoakSampler(path: path, serverPID: { [server] in server.process.processIdentifier })
+            SoakSampler(path: path, serverPID: { [server] in server.pid })
         }
         // swift test holds a test's output until the run ends: a long run
         // writes each failure here as it happens.

@@ -9,79 +9,30 @@ import FoundationNetworking
 /// integration tests: the built binary, real PostgreSQL and memcached, real sockets.
 final class FerryServer {
     let database: ScratchDatabase
-    let port: Int
-    private(set) var process: Process
-    let environment: [String: String]
+    let serve: FerryServeProcess
+    var port: Int { serve.port }
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     init() throws {
         database = try ScratchDatabase()
-        port = FreePort.next()
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
-        environment["FERRY_DATABASE_URL"] = database.appURL
-        environment["FERRY_DATABASE_MIGRATION_URL"] = database.ownerURL
-        environment["FERRY_MEMCACHED_SERVERS"] = try TestEnvironment.memcached()
-        environment["FERRY_LISTEN_HOST"] = "127.0.0.1"
-        environment["FERRY_LISTEN_PORT"] = String(port)
-        environment["FERRY_LISTEN_IO_THREADS"] = "2"
-        environment["FERRY_LISTEN_WORKER_THREADS"] = "8"
-        environment["FERRY_DATABASE_POOL_SIZE"] = "4"
-        environment["FERRY_LOGGING_LEVEL"] = "warning"
-        self.environment = environment
-        process = Process()
         do {
-            process = try Self.launch(environment: environment, port: port)
+            serve = try FerryServeProcess(databaseURL: database.appURL,
+                                          settings: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL,
+                                                     "FERRY_MEMCACHED_SERVERS": try TestEnvironment.memcached()])
         } catch {
             database.drop()
             throw error
         }
     }
 
-    /// Starts `ferry serve` and waits until /healthz answers (the process
-    /// binds, connects its pool, reads the schema).
-    static func launch(environment: [String: String], port: Int) throws -> Process {
-        let process = Process()
-        process.executableURL = try FerryProcess.binary
-        process.arguments = ["serve"]
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(30)
-        while !healthy(port: port) {
-            guard process.isRunning, Date() < deadline else {
-                if process.isRunning { process.terminate(); process.waitUntilExit() }
-                throw TestEnvironment.Missing(description: "ferry serve did not become healthy on port \(port)")
-            }
-            Thread.sleep(forTimeInterval: 0.05)  // polling a starting process: no event to wait on
-        }
-        return process
-    }
+    /// The server's process id (0 while it is down).
+    var pid: Int32 { serve.pid ?? 0 }
 
     /// Stops the process (SIGTERM: in-flight requests finish) and starts a new
     /// one on the same port and database, as a deploy or a crash-restart would.
     func restart() throws {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        process = try Self.launch(environment: environment, port: port)
-    }
-
-    static func healthy(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = loopback(port: UInt16(port))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return false }
-        let request = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-        _ = request.withCString { send(fd, $0, strlen($0), 0) }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let n = recv(fd, &buffer, buffer.count, 0)
-        return n > 12 && String(decoding: buffer[0..<n], as: UTF8.self).hasPrefix("HTTP/1.1 200")
+        serve.stop()
+        try serve.start()
     }
 
     /// Adds a user with `ferry user add` and signs in over HTTP.
@@ -105,10 +56,7 @@ final class FerryServer {
     }
 
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        serve.stop()
         database.drop()
     }
 }
