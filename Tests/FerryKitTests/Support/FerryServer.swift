@@ -37,8 +37,16 @@ final class FerryServer {
 
     /// Adds a user with `ferry user add` and signs in over HTTP.
     func user(_ name: String) async throws -> (token: String, userID: String) {
-        let added = try FerryProcess.run(["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
+        // A machine busy with other suites can make PostgreSQL slow to accept a
+        // connection (libpq's connect timeout): that is the harness's trouble,
+        // so the command is tried again, not the seed failed.
+        var added = try FerryProcess.run(["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
                                          input: "secret-\(name)\n")
+        for _ in 0..<3 where added.status != 0 && added.stderr.contains("cannot connect") {
+            try await Task.sleep(for: .seconds(1))
+            added = try FerryProcess.run(["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
+                                         input: "secret-\(name)\n")
+        }
         guard added.status == 0 else { throw TestEnvironment.Missing(description: "ferry user add: \(added.stderr)") }
         // Signing in runs a slow password hash in PostgreSQL; a server busy with
         // the other suites may answer 503 for a moment, and an app would retry.
