@@ -32,6 +32,8 @@ final class TokenCache: Sendable {
         /// Bumped by every eviction, so that a check which began before a
         /// revocation through this process cannot store what it saw afterwards.
         var generation: UInt64 = 0
+        /// When lapsed entries are next swept out.
+        var nextSweep: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
@@ -68,6 +70,16 @@ final class TokenCache: Sendable {
         let entry = Entry(userID: userID, expiresAtMs: expiresAtMs, checkedUntil: now + lifetime)
         state.withLock { state in
             guard state.generation == generation else { return }
+            // A token not used again (its app signed out, its user moved on)
+            // would otherwise stay until the cache filled: sweep lapsed
+            // entries once per lifetime, so the cache holds the tokens of the
+            // last moments and memory follows the active users, not all users.
+            if let next = state.nextSweep, now >= next {
+                state.entries = state.entries.filter { now < $0.value.checkedUntil }
+                state.nextSweep = now + lifetime
+            } else if state.nextSweep == nil {
+                state.nextSweep = now + lifetime
+            }
             if state.entries.count >= capacity, state.entries[hash] == nil {
                 state.entries = state.entries.filter { now < $0.value.checkedUntil }
                 if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }

@@ -55,6 +55,22 @@ import Testing
         }
     }
 
+    @Test func tokensNotUsedAgainLeaveWithinALifetimeOrTwo() throws {
+        let cache = try #require(TokenCache(seconds: 1))
+        let start = ContinuousClock.now
+        for index in 0..<500 {
+            cache.store("old \(index)", userID: user, expiresAtMs: farFuture, generation: cache.generation, now: start)
+        }
+        #expect(cache.count == 500)
+        // New users come and go; the first ones are never looked up again.
+        for step in 1...4 {
+            cache.store("new \(step)", userID: user, expiresAtMs: farFuture, generation: cache.generation,
+                        now: start + .milliseconds(600 * step))
+        }
+        #expect(cache.count <= 3, "only the last moments' tokens stay, not every token ever checked (\(cache.count))")
+        #expect(cache.user(for: "new 4", now: start + .milliseconds(2_400)) == user)
+    }
+
     @Test func theCheckTextReadsAsUserAndExpiry() {
         #expect(CheckedToken("\(user) 1797897648455") == CheckedToken(userID: user, expiresAtMs: 1_797_897_648_455))
         for bad in ["", user, "\(user) ", "\(user) soon", " 1797897648455", "\(user) 12 13"] {
