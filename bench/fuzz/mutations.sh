@@ -4,16 +4,18 @@
 # with run.sh, and says whether it failed (caught) or passed (MISSED); the source
 # is restored after each.
 #
-#   bench/fuzz/mutations.sh        120 s per mutation
+#   bench/fuzz/mutations.sh              120 s per mutation
 #   bench/fuzz/mutations.sh 300
+#   bench/fuzz/mutations.sh 60 'chunked--*'   only the patches matching a pattern
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 SECONDS_EACH=${1:-120}
+PATTERN=${2:-*}
 if ! git diff --quiet -- Sources; then echo "Sources has uncommitted changes; commit or stash them first" >&2; exit 2; fi
 applied=""
 restore() { if [ -n "$applied" ]; then git apply -R "$applied"; fi; }
 trap restore EXIT
-for patch in bench/fuzz/mutations/*.patch; do
+for patch in bench/fuzz/mutations/$PATTERN.patch; do
     name=$(basename "$patch" .patch)
     target=${name%%--*}
     git apply "$patch"; applied=$patch
