@@ -82,6 +82,8 @@ write("chunked", {
     "quoted-extension": "5;a=\"q\\\"uo;ted\"\r\nhello\r\n0\r\n\r\n",
     "trailers": "5\r\nhello\r\n0\r\nX-Checksum: 1\r\nContent-Length: 5\r\n\r\n",
     "then-pipelined": "1\r\na\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: f\r\n\r\n",
+    # Found by the fuzzer: bytes after a body that read as the start of the next request's method.
+    "then-method-prefix": "5;a=\"q\\\"uo;ted\"\r\nhello\r\n0\r\n\r\n55555555555555555",
     "empty-ext": "2;\r\nab\r\n0\r\n\r\n",
     "unbalanced-quote": "2;a=\"b\r\nab\r\n0\r\n\r\n",
     "bad-escape": "2;a=\"\\\x01\"\r\nab\r\n0\r\n\r\n",
