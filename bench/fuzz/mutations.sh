@@ -16,6 +16,7 @@ applied=""
 restore() { if [ -n "$applied" ]; then git apply -R "$applied"; fi; }
 trap restore EXIT
 for patch in bench/fuzz/mutations/$PATTERN.patch; do
+    [ -e "$patch" ] || { echo "no patch matches $PATTERN" >&2; exit 2; }
     name=$(basename "$patch" .patch)
     target=${name%%--*}
     git apply "$patch"; applied=$patch
