@@ -2,7 +2,8 @@ import Ferry
 import Foundation
 
 /// The example schema's study sets and terms, as the introspector would describe
-/// them: the columns query parsing and body checks are resolved against.
+/// them: the columns query parsing and body checks are resolved against. Terms get
+/// a column of each other kind the checks treat apart (boolean, integer, array, json).
 enum FuzzCatalog {
     static let terms = resource("""
         {"name": "terms", "schema": "app", "unique_keys": [], "constraints": {},
@@ -12,6 +13,8 @@ enum FuzzCatalog {
           {"name": "word", "type": "text", "nullable": false, "has_default": true, "insertable": true, "updatable": true, "references": null},
           {"name": "tags", "type": "text[]", "nullable": true, "has_default": false, "insertable": true, "updatable": true, "references": null},
           {"name": "extra", "type": "json", "nullable": true, "has_default": false, "insertable": true, "updatable": true, "references": null},
+          {"name": "starred", "type": "boolean", "nullable": false, "has_default": true, "insertable": true, "updatable": true, "references": null},
+          {"name": "position", "type": "integer", "nullable": true, "has_default": false, "insertable": true, "updatable": true, "references": null},
           {"name": "rank", "type": "text", "nullable": false, "has_default": true, "insertable": true, "updatable": true, "references": null},
           {"name": "revision", "type": "bigint", "nullable": false, "has_default": true, "insertable": false, "updatable": false, "references": null},
           {"name": "last_modified", "type": "bigint", "nullable": false, "has_default": true, "insertable": false, "updatable": false, "references": null},

@@ -3,8 +3,8 @@ import FerryRank
 import Foundation
 
 /// A write body, through the byte-level passes Ferry makes before PostgreSQL parses
-/// it: `BodyScan` (shape, item count, depth), `ObjectMembers` (top-level keys and value
-/// types, for the fast PATCH path) and `RankScan` (literal rank keys). Foundation's
+/// it: `BodyScan` (shape, item count, depth), `ObjectMembers` and `FieldPrecheck` (top-level
+/// keys and value types, for the fast PATCH path) and `RankScan` (literal rank keys). Foundation's
 /// JSON parser is the oracle.
 ///
 /// Properties:
@@ -13,6 +13,8 @@ import Foundation
 /// - a refusal is a 400 `invalid_json`;
 /// - an object without escapes that Foundation reads has the same keys and value
 ///   types in ObjectMembers, and every member's ranges lie inside the body;
+/// - FieldPrecheck passes no PATCH or PUT body that FieldValidation would fail
+///   (``FieldPrecheckCheck``);
 /// - RankScan says `none` only if no object in the document has a `rank` key, and
 ///   `valid` only if every `rank` is a valid literal key (`first` and `last` excluded).
 enum JSONBodyFuzz {
@@ -27,7 +29,10 @@ enum JSONBodyFuzz {
             scan = nil
         }
         let members = ObjectMembers(bytes)
-        if let members { checkRanges(members, in: bytes) }
+        if let members {
+            checkRanges(members, in: bytes)
+            FieldPrecheckCheck.check(members, in: bytes)
+        }
         let rankScan = RankScan(bytes)
 
         // Foundation takes `[1,]` and `{"a":1,}`, which JSON (and PostgreSQL) do not.

@@ -140,6 +140,11 @@ write("json-body", {
     "control-in-string": '{"a": "b\x01c"}',
     "unicode": '{"wörd": "😀", "€": []}',
     "numbers": '{"a": 0, "b": -0.0, "c": 1E+2, "d": 123456789012345678901234567890}',
+    # PATCH bodies for FieldPrecheck, against the fuzz catalog's terms.
+    "patch-fields": '{"word": "a", "rank": "V", "revision": 3, "starred": true, "position": -7}',
+    "patch-uuid": '{"set_id": "6e1b9c1e7c1a4f3b9a4e2c1d0e9f8a7b", "id": 5, "last_modified": "x"}',
+    "patch-array-json": '{"tags": ["x"], "extra": {"a": 1}, "is_deleted": true, "position": null}',
+    "patch-wrong": '{"revision": -1, "word": null, "starred": 1, "position": 2147483648}',
 })
 
 write("rank", {
