@@ -1,6 +1,6 @@
 /// The chunked transfer coding's grammar (RFC 9112 §7.1), written apart from the
 /// parser as an oracle, with the choices Ferry documents: at most 16 size digits,
-/// whitespace allowed around `;` and `=` in extensions (BWS) and at the line's end,
+/// whitespace allowed where the grammar has BWS (before `;`, around `=`) and nowhere else,
 /// trailer lines as header field lines (no obs-fold, no space before the colon).
 enum ChunkedGrammar {
     /// What the oracle makes of the bytes after a chunked head.
@@ -60,7 +60,7 @@ enum ChunkedGrammar {
         return .valid(body)
     }
 
-    /// `*( BWS ";" BWS name [ BWS "=" BWS ( token / quoted-string ) ] ) BWS`.
+    /// `*( BWS ";" BWS name [ BWS "=" BWS ( token / quoted-string ) ] )`.
     static func extensions(_ b: [UInt8], _ range: Range<Int>) -> Bool {
         var k = range.lowerBound
         let end = range.upperBound
@@ -70,16 +70,19 @@ enum ChunkedGrammar {
             while k < end, RequestInvariants.isTokenByte(b[k]) { k += 1 }
             return k > start
         }
-        let start = k
-        blanks()
-        if k == end { return k == start }
         while k < end {
-            guard b[k] == 0x3B else { return false }
+            blanks()
+            guard k < end, b[k] == 0x3B else { return false }
             k += 1
             blanks()
             guard token() else { return false }
+            let afterName = k
             blanks()
-            guard k < end, b[k] == 0x3D else { continue }
+            guard k < end, b[k] == 0x3D else {
+                // BWS belongs before "=" or the next ";": give it back to the loop.
+                k = afterName
+                continue
+            }
             k += 1
             blanks()
             if k < end, b[k] == 0x22 {
@@ -100,7 +103,6 @@ enum ChunkedGrammar {
             } else if !token() {
                 return false
             }
-            blanks()
         }
         return true
     }

@@ -83,6 +83,8 @@ write("chunked", {
     "trailers": "5\r\nhello\r\n0\r\nX-Checksum: 1\r\nContent-Length: 5\r\n\r\n",
     "then-pipelined": "1\r\na\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: f\r\n\r\n",
     # Found by the fuzzer: bytes after a body that read as the start of the next request's method.
+    # Found by the fuzzer: trailing whitespace after an extension's value was refused, after a name taken.
+    "ext-trailing-whitespace": "0;1=\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t0\t\r\n\r\n",
     "then-method-prefix": "5;a=\"q\\\"uo;ted\"\r\nhello\r\n0\r\n\r\n55555555555555555",
     "empty-ext": "2;\r\nab\r\n0\r\n\r\n",
     "unbalanced-quote": "2;a=\"b\r\nab\r\n0\r\n\r\n",
