@@ -29,11 +29,13 @@ fuzz_one() {
     local target=$1 dir="$OUT/$1"
     mkdir -p "$dir/corpus" "$dir/artifacts"
     # New inputs go to the first corpus directory, so the seeds in the repository stay as they are.
+    local dictionary=()
+    [ -f "bench/fuzz/dictionaries/$target.dict" ] && dictionary=(-dict="bench/fuzz/dictionaries/$target.dict")
     set +e
     # Swift's own crash backtracer trips AddressSanitizer; libFuzzer prints the stack instead.
     SWIFT_BACKTRACE=enable=no FERRY_FUZZ_TARGET="$target" "$BIN" "$dir/corpus" "bench/fuzz/corpus/$target" \
         -max_total_time="$SECONDS_EACH" -timeout="$TIMEOUT" -rss_limit_mb=2048 -max_len=4096 \
-        -print_final_stats=1 -artifact_prefix="$dir/artifacts/" > "$dir/log" 2>&1
+        -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "${dictionary[@]}" > "$dir/log" 2>&1
     echo $? > "$dir/status"
     set -e
 }

@@ -130,6 +130,8 @@ write("json-body", {
     "rank-nested": '{"x": {"rank": 5}}',
     "rank-in-string": '{"word": "\\"rank\\": \\"V\\""}',
     "rank-escaped-key": '{"\\u0072ank": "0"}',
+    # Found by the fuzzer: an escaped quote makes a key read as "rank" to RankScan's byte scan.
+    "rank-after-escaped-quote": '{"\\"rank": "V"}',
     "escapes": '{"a\\"b": "\\u00e9\\n", "c": "\\\\"}',
     "duplicate-keys": '{"rank": "V", "rank": "first"}',
     "deep": "[" * 64 + "]" * 64,
