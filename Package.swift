@@ -5,6 +5,7 @@ import PackageDescription
 //   ferry (CLI) -> Ferry -> FerryHTTP, FerryPostgres, FerryMemcached, FerryRank
 //   FerryKit (the client an app links) -> FerryRank, GRDB; never a server module
 //   ferry-notes (a terminal app on FerryKit) -> FerryKit only
+//   ferry-fuzz (libFuzzer targets) -> Ferry, FerryHTTP, FerryRank
 // The lower layers know nothing of Ferry's domain.
 let package = Package(
     name: "Ferry",
@@ -27,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Swift's Glibc module does not expose sys/epoll.h; this map does.
         .systemLibrary(name: "CEpoll"),
+        // libFuzzer's driver entry, for ferry-fuzz's fuzzer build; nothing to link otherwise.
+        .systemLibrary(name: "CLibFuzzer"),
         .target(name: "FerryHTTP", dependencies: ["CEpoll", "CZlib", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FerryPostgres", dependencies: ["CLibPQ"]),
         .target(name: "FerryMemcached", dependencies: ["CLibMemcached"]),
@@ -55,6 +58,10 @@ let package = Package(
             name: "ferry-notes",
             dependencies: ["FerryKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // libFuzzer targets over the code that reads client bytes (bench/fuzz/README.md).
+        // A normal build makes a tool that replays inputs; bench/fuzz/run.sh builds it with
+        // -sanitize=fuzzer,address -DFERRY_FUZZ, where libFuzzer's driver runs it instead.
+        .executableTarget(name: "ferry-fuzz", dependencies: ["CLibFuzzer", "Ferry", "FerryHTTP", "FerryRank"]),
         .testTarget(
             name: "FerryHTTPTests",
             dependencies: ["FerryHTTP", "FerryTestSupport", .product(name: "Logging", package: "swift-log")]

@@ -1,3 +1,4 @@
+// `package`, not internal: ferry-fuzz feeds it client bytes directly (bench/fuzz/README.md).
 /// A cheap structural pass over a JSON body before it is sent to
 /// PostgreSQL, which parses it for real.
 ///
@@ -7,18 +8,18 @@
 /// 2,000-deep document would otherwise exhaust PostgreSQL's parser stack).
 /// It also refuses truncated documents and anything after the top-level
 /// value, so that wrapping a single object as `[` body `]` is safe.
-struct BodyScan {
-    enum Top { case object, array }
+package struct BodyScan {
+    package enum Top { case object, array }
 
     /// The top-level kind.
-    let top: Top
+    package let top: Top
     /// Elements of a top-level array (0 for an object).
-    let count: Int
+    package let count: Int
 
     /// Deepest accepted nesting.
-    static let maxDepth = 64
+    package static let maxDepth = 64
 
-    init(_ bytes: [UInt8]) throws {
+    package init(_ bytes: [UInt8]) throws {
         var depth = 0
         var inString = false
         var escaped = false

@@ -1,3 +1,4 @@
+// `package`, not internal: ferry-fuzz feeds it client bytes directly (bench/fuzz/README.md).
 /// The top-level members of a JSON object body, read without decoding the
 /// values: each key's bytes and its value's JSON type (with the bytes of a
 /// string or number). Enough to check field names and types in Swift before
@@ -6,9 +7,9 @@
 /// It reads only what it is sure of. An escaped key, a syntax it does not
 /// expect, anything after the object: `init` returns nil, and the caller
 /// leaves the checking to PostgreSQL, as before.
-struct ObjectMembers {
+package struct ObjectMembers {
     /// A member value's JSON type; strings and numbers keep where their bytes are.
-    enum Value: Equatable {
+    package enum Value: Equatable {
         /// A string's content (between the quotes); `escaped` when it has a backslash.
         case string(Range<Int>, escaped: Bool)
         /// A number's bytes, as written.
@@ -20,14 +21,14 @@ struct ObjectMembers {
     }
 
     /// One member: the key's bytes (no quotes, never escaped) and its value.
-    struct Member {
-        let key: Range<Int>
-        let value: Value
+    package struct Member {
+        package let key: Range<Int>
+        package let value: Value
     }
 
-    let members: [Member]
+    package let members: [Member]
 
-    init?(_ bytes: [UInt8]) {
+    package init?(_ bytes: [UInt8]) {
         var reader = Reader(bytes: bytes)
         var members: [Member] = []
         reader.skipSpace()

@@ -1,3 +1,4 @@
+// `package`, not internal: ferry-fuzz feeds it client bytes directly (bench/fuzz/README.md).
 /// Whether every field of a single PATCH or PUT body certainly passes
 /// ``FieldValidation``: then ``FastUpdatePlan`` can leave the per-field check
 /// out of its statement.
@@ -14,13 +15,13 @@
 /// integer must be written as plain digits (`1.0` and `1e2` are left to
 /// PostgreSQL), a uuid must be unescaped and hyphenated all or nothing, and a
 /// key given twice must be valid both times (jsonb keeps the last).
-struct FieldPrecheck {
+package struct FieldPrecheck {
     let resource: Resource
     /// `.patch` or `.put` (the path names the row, so `id` in the body is ignored).
     let mode: WriteMode
 
     /// Whether every member of `members` (read from `bytes`) certainly passes.
-    func passes(_ members: ObjectMembers, in bytes: [UInt8]) -> Bool {
+    package func passes(_ members: ObjectMembers, in bytes: [UInt8]) -> Bool {
         guard mode == .patch || mode == .put else { return false }
         for member in members.members {
             guard let column = column(named: bytes[member.key]) else { return false }
@@ -38,6 +39,12 @@ struct FieldPrecheck {
             }
         }
         return true
+    }
+
+    /// A precheck of `mode` writes to `resource`.
+    package init(resource: Resource, mode: WriteMode) {
+        self.resource = resource
+        self.mode = mode
     }
 
     private func column(named key: ArraySlice<UInt8>) -> Column? {

@@ -1,21 +1,22 @@
+// `package`, not internal: ferry-fuzz feeds it client bytes directly (bench/fuzz/README.md).
 /// `GET /v1/<r>` query parameters, parsed and checked against the resource.
-struct IndexQuery: Sendable {
+package struct IndexQuery: Sendable {
     /// `?col=v` (equality) or `?col=a,b` (IN), in the order given.
-    var filters: [(column: String, values: [String])] = []
+    package var filters: [(column: String, values: [String])] = []
     /// `?modified_since=<ms>`: rows changed after it, tombstones included.
-    var modifiedSince: Int64?
+    package var modifiedSince: Int64?
     /// `?include_deleted=true`.
-    var includeDeleted = false
+    package var includeDeleted = false
     /// `?order=col[.asc|.desc],...`; ties always break on id.
-    var order: [(column: String, descending: Bool)] = []
+    package var order: [(column: String, descending: Bool)] = []
     /// `?limit=`.
-    var limit: Int
+    package var limit: Int
 
     /// Names Ferry reads itself; every other name must be a column.
     static let reserved: Set<String> = ["modified_since", "include_deleted", "order", "limit", "paging_token", "page"]
 
     /// Parses `query`; throws 400 `invalid_query` naming the problem.
-    init(_ query: [(name: String, value: String)], resource: Resource, defaultLimit: Int, maxLimit: Int) throws {
+    package init(_ query: [(name: String, value: String)], resource: Resource, defaultLimit: Int, maxLimit: Int) throws {
         limit = defaultLimit
         for (name, value) in query {
             switch name {

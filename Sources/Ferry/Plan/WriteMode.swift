@@ -1,5 +1,6 @@
+// `package` for ferry-fuzz, which runs FieldPrecheck in PATCH and PUT mode.
 /// Which write a plan performs; decides the field rules.
-enum WriteMode: String, Sendable {
+package enum WriteMode: String, Sendable {
     /// POST: insertable fields, defaults for the rest, create-retry rule.
     case create
     /// PATCH: the fields sent; per-field merge on a stale body revision.

@@ -1,10 +1,11 @@
 import FerryRank
 
+// `package`, not internal: ferry-fuzz feeds it client bytes directly (bench/fuzz/README.md).
 /// A byte-level pass over a write body that settles the common case without
 /// decoding JSON: every `"rank": "<key>"` holds a valid literal key (or there
 /// is none). Anything it cannot settle (a computed form, an invalid key, an
 /// escape, a non-string value) asks for the full parse.
-enum RankScan: Equatable {
+package enum RankScan: Equatable {
     /// No `"rank"` key anywhere.
     case none
     /// Every `"rank"` key holds a valid literal key.
@@ -12,7 +13,7 @@ enum RankScan: Equatable {
     /// Decode the body and look properly.
     case needsParse
 
-    init(_ body: [UInt8]) {
+    package init(_ body: [UInt8]) {
         let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
         let name = Array("rank".utf8)
         var found = false

@@ -46,8 +46,17 @@ enum ChunkSizeLine {
             k += 1
             skipWhitespace()
             guard token() else { throw .badRequest("A chunk extension has no name.") }
+            let afterName = k
             skipWhitespace()
-            guard k < line.count, line[k] == UInt8(ascii: "=") else { continue }
+            guard k < line.count, line[k] == UInt8(ascii: "=") else {
+                // Whitespace after a name belongs before "=" or the next ";". At the line's end
+                // it is trailing, refused as it is after a value (the fuzzer found the two
+                // treated differently).
+                guard k < line.count || k == afterName else {
+                    throw .badRequest("A chunk extension ends in whitespace.")
+                }
+                continue
+            }
             k += 1
             skipWhitespace()
             if k < line.count, line[k] == UInt8(ascii: "\"") {

@@ -77,6 +77,9 @@ let refusals: [Refusal] = [
     Refusal("chunk extension with junk after a quoted value", chunked + "2;a=\"b\"c\r\nhi\r\n0\r\n\r\n", 400),
     Refusal("chunk extension with a separator in its name", chunked + "2;a@b\r\nhi\r\n0\r\n\r\n", 400),
     Refusal("chunk extension ending in a semicolon", chunked + "2;a;\r\nhi\r\n0\r\n\r\n", 400),
+    // Found by bench/fuzz (chunked): trailing whitespace was refused after a value but taken after a name.
+    Refusal("chunk extension name then trailing whitespace", chunked + "2;a \r\nhi\r\n0\r\n\r\n", 400),
+    Refusal("chunk extension value then trailing whitespace", chunked + "0;1=\t0\t\r\n\r\n", 400),
     Refusal("chunk extension too long", chunked + "5;" + String(repeating: "e", count: 5000) + "\r\nhello\r\n0\r\n\r\n", 400),
     Refusal("chunk extensions over their total", chunked + String(repeating: "1;" + String(repeating: "e", count: 4000) + "\r\nz\r\n", count: 17) + "0\r\n\r\n", 400),
     Refusal("chunk size bare LF", chunked + "5\nhello\r\n0\r\n\r\n", 400),
