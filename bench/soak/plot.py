@@ -15,6 +15,13 @@ minutes = [s["minute"] for s in samples]
 fig, (memory, fds, latency) = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
 memory.plot(minutes, [s["client_rss_kib"] / 1024 for s in samples], label="devices (test process)")
 memory.plot(minutes, [s["server_rss_kib"] / 1024 for s in samples], label="ferry serve")
+counted = [s for s in samples[1:] if "requests" in s]
+if len(counted) >= 2 and counted[-1]["requests"] > counted[0]["requests"]:
+    # The devices' process grows with its requests (Foundation's URLSession
+    # on Linux, bench/soak/urlsession-growth.swift): say how much per request.
+    per = (counted[-1]["client_rss_kib"] - counted[0]["client_rss_kib"]) * 1024 / (counted[-1]["requests"] - counted[0]["requests"])
+    memory.annotate(f"devices: {per:.0f} bytes per request over {counted[-1]['requests']:,} requests",
+                    xy=(0.02, 0.9), xycoords="axes fraction")
 memory.set_ylabel("RSS (MiB)")
 memory.set_ylim(bottom=0)
 memory.legend()
