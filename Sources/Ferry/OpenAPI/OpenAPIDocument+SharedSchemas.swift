@@ -39,7 +39,7 @@ extension OpenAPIDocument {
             ("operation_index", type("integer", ("description", "The failing batch operation."))),
         ], required: ["type", "title", "status", "code"])),
         ("Tombstone", object([
-            ("id", .object([])), ("revision", type("integer")), ("last_modified", type("integer", ("format", "int64"))),
+            ("id", .object([("type", ["string", "integer"]), ("description", "The row's key, as the table types it: a string (uuid, text) or an integer.")])), ("revision", type("integer")), ("last_modified", type("integer", ("format", "int64"))),
             ("is_deleted", type("boolean", ("const", true))),
         ], required: ["id", "is_deleted"])),
         ("Gone", .object([
@@ -48,7 +48,7 @@ extension OpenAPIDocument {
                        object([("current", ref("schemas", "Tombstone"))], required: ["current"])]),
         ])),
         ("Revoked", object([
-            ("id", .object([])), ("is_deleted", type("boolean", ("const", true))), ("revoked", type("boolean", ("const", true))),
+            ("id", .object([("type", ["string", "integer"]), ("description", "The row's key, as the table types it: a string (uuid, text) or an integer.")])), ("is_deleted", type("boolean", ("const", true))), ("revoked", type("boolean", ("const", true))),
         ], required: ["id", "is_deleted", "revoked"])),
         ("Paging", object([
             ("token", .object([("type", ["string", "null"]), ("description", "null when the result fits in one page.")])),
