@@ -19,7 +19,10 @@ import Testing
         engine = nil
         let ended = await withTaskGroup(of: Bool.self) { group in
             group.addTask { await readers.value }
-            group.addTask { try? await Task.sleep(for: .seconds(5)); return false }
+            // Generous: in a full test run other suites can hold the two
+            // cooperative threads of a 2-core machine for a minute (CI saw 60 s),
+            // and the readers only need to be scheduled once to end.
+            group.addTask { try? await Task.sleep(for: .seconds(300)); return false }
             let first = await group.next() ?? false
             // A stream's reader also ends when its task is cancelled: that
             // frees the waiting child when the engine did not finish them.
