@@ -23,6 +23,16 @@ public final class ScratchDatabase: Sendable {
 
     /// Creates `<prefix>_<random>` through `ownerBaseURL` (a role with CREATEDB) and, when asked,
     /// migrates it with `ferry migrate`'s own migrator, so test databases look like real ones.
+    /// A migrated scratch database on a private cluster, whose two Ferry
+    /// roles (owner and app, as deploy/local.sh makes them) are created first.
+    public convenience init(on cluster: TemporaryPostgres) throws {
+        let superuser = try PostgresConnection(url: cluster.url)
+        defer { superuser.close() }
+        try superuser.execute("CREATE ROLE ferry_owner LOGIN CREATEDB; CREATE ROLE ferry_app LOGIN NOBYPASSRLS")
+        let base = "postgresql://%@@127.0.0.1:\(cluster.port)/postgres"
+        try self.init(ownerBaseURL: String(format: base, "ferry_owner"), appBaseURL: String(format: base, "ferry_app"))
+    }
+
     public init(ownerBaseURL: String, appBaseURL: String, prefix: String = "ferry_t", migrate: Bool = true) throws {
         name = prefix + "_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         ownerURL = TestEnvironment.url(ownerBaseURL, database: name)

@@ -13,12 +13,7 @@ import FerryTestSupport
     @Test func servesAgainWithinSecondsOfARestart() throws {
         let cluster = try TemporaryPostgres()
         defer { cluster.destroy() }
-        let superuser = try PostgresConnection(url: cluster.url)
-        try superuser.execute("CREATE ROLE ferry_owner LOGIN CREATEDB; CREATE ROLE ferry_app LOGIN NOBYPASSRLS")
-        superuser.close()
-        let base = "postgresql://%@@127.0.0.1:\(cluster.port)/postgres"
-        let database = try ScratchDatabase(
-            ownerBaseURL: String(format: base, "ferry_owner"), appBaseURL: String(format: base, "ferry_app"))
+        let database = try ScratchDatabase(on: cluster)
         let server = try TestServer(database: database) {
             $0.database.poolSize = 4
             $0.database.acquireTimeoutMs = 500

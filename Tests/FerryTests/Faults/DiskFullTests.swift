@@ -16,12 +16,7 @@ import Glibc
         let cluster = try TemporaryPostgres(diskMegabytes: 160)
         defer { cluster.destroy() }
         let disk = try #require(cluster.disk)
-        let superuser = try PostgresConnection(url: cluster.url)
-        try superuser.execute("CREATE ROLE ferry_owner LOGIN CREATEDB; CREATE ROLE ferry_app LOGIN NOBYPASSRLS")
-        superuser.close()
-        let base = "postgresql://%@@127.0.0.1:\(cluster.port)/postgres"
-        let database = try ScratchDatabase(
-            ownerBaseURL: String(format: base, "ferry_owner"), appBaseURL: String(format: base, "ferry_app"))
+        let database = try ScratchDatabase(on: cluster)
         let server = try TestServer(database: database) { $0.database.poolSize = 4 }
         defer { server.stop() }
         let user = try server.user("dora")
