@@ -31,86 +31,123 @@ public struct BufferedLogHandler: FieldLogHandler {
     }
 
     public func log(event: LogEvent) {
-        var line = header(event.level, event.message.description)
-        appendMetadata(metadata, to: &line)
-        if let extra = event.metadata { appendMetadata(extra, to: &line) }
-        line.append(10)
-        buffer.append(line)
+        LineScratch.with { line in
+            appendHeader(event.level, event.message.description, to: &line)
+            appendMetadata(metadata, to: &line)
+            if let extra = event.metadata { appendMetadata(extra, to: &line) }
+            line.append(10)
+            buffer.append(line.bytes)
+        }
     }
 
     /// Writes the line `log(event:)` writes for `fields` as metadata, keys in the order given.
     public func log(level: Logger.Level, message: String, fields: [LogField]) {
-        var line = header(level, message)
-        appendMetadata(metadata, to: &line)
-        for field in fields {
-            line.append(32)
-            Self.append(field.key, to: &line)
-            line.append(61)
-            field.appendValueText(to: &line)
+        LineScratch.with { line in
+            appendHeader(level, message, to: &line)
+            appendMetadata(metadata, to: &line)
+            // By index: a for-in loop copies each field (retaining its strings) first.
+            for index in fields.indices {
+                line.append(32)
+                line.append(fields[index].key)
+                line.append(61)
+                fields[index].appendValueText(to: &line)
+            }
+            line.append(10)
+            buffer.append(line.bytes)
         }
-        line.append(10)
-        buffer.append(line)
     }
 
     /// The line up to its message: timestamp, level, label and message.
-    private func header(_ level: Logger.Level, _ message: String) -> [UInt8] {
-        var line: [UInt8] = []
-        line.reserveCapacity(192)
-        Self.appendTimestamp(to: &line)
+    private func appendHeader(_ level: Logger.Level, _ message: String, to line: inout LogLine) {
+        Self.withTimestamp { line.append($0) }
         line.append(32)
-        line.append(contentsOf: level.rawValue.utf8)
+        line.append(Self.name(of: level))
         line.append(32)
-        Self.append(label, to: &line)
-        line.append(contentsOf: ": ".utf8)
-        Self.append(message, to: &line)
-        return line
+        line.append(label)
+        line.append(": ")
+        line.append(message)
     }
 
-    private func appendMetadata(_ metadata: Logger.Metadata, to line: inout [UInt8]) {
+    /// `level.rawValue` without building a String for it.
+    private static func name(of level: Logger.Level) -> StaticString {
+        switch level {
+        case .trace: "trace"
+        case .debug: "debug"
+        case .info: "info"
+        case .notice: "notice"
+        case .warning: "warning"
+        case .error: "error"
+        case .critical: "critical"
+        }
+    }
+
+    private func appendMetadata(_ metadata: Logger.Metadata, to line: inout LogLine) {
         guard !metadata.isEmpty else { return }
-        // Every request logs a line. Keys are sorted so lines always read the same
-        // way; sorting the dictionary's indices moves no values, and each text is
-        // copied as a whole (appending a String's UTF-8 view went byte by byte).
+        // Keys are sorted so lines always read the same way; sorting the
+        // dictionary's indices moves no values.
         let order = metadata.indices.sorted { metadata[$0].key < metadata[$1].key }
         for index in order {
             let (key, value) = metadata[index]
             line.append(32)
-            Self.append(key, to: &line)
+            line.append(key)
             line.append(61)
             switch value {
-            case .string(let text): Self.append(text, to: &line)
-            case .stringConvertible(let convertible): Self.append(convertible.description, to: &line)
-            default: Self.append(value.description, to: &line)
+            case .string(let text): line.append(text)
+            case .stringConvertible(let convertible): line.append(convertible.description)
+            default: line.append(value.description)
             }
         }
-    }
-
-    private static func append(_ text: String, to line: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { line.append(contentsOf: $0) }
     }
 
     /// Appends the wall-clock time as ISO 8601 UTC with milliseconds
     /// (`2026-01-31T12:00:00.123Z`), without allocating; Ferry's JSON handler uses it too.
     public static func appendTimestamp(to line: inout [UInt8]) {
+        withTimestamp { $0.withMemoryRebound(to: UInt8.self) { line.append(contentsOf: $0) } }
+    }
+
+    private static func withTimestamp<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME_COARSE, &ts)
-        var seconds = ts.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        // Two digits at a time: this runs for every request's line.
-        func two(_ value: Int32) {
-            line.append(UInt8(48 + value / 10))
-            line.append(UInt8(48 + value % 10))
+        return withTimestamp(seconds: Int(ts.tv_sec), milliseconds: Int(ts.tv_nsec / 1_000_000), body)
+    }
+
+    /// Calls `body` with `seconds` since 1970 (UTC) and `milliseconds` as ISO 8601,
+    /// formatted on the stack.
+    ///
+    /// The date is computed here rather than by `gmtime_r`, which takes glibc's
+    /// time-zone lock. The proleptic Gregorian calendar from a day count (March-based
+    /// years, so the leap day falls last): valid for every year from 0 to 9999.
+    static func withTimestamp<R>(seconds: Int, milliseconds: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let shifted = days + 719_468  // days from 0000-03-01
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        return withUnsafeMutableBytes(of: &text) { out in
+            var at = 0
+            func put(_ byte: UInt8) {
+                out[at] = byte
+                at += 1
+            }
+            func two(_ value: Int) {
+                put(UInt8(48 + value / 10))
+                put(UInt8(48 + value % 10))
+            }
+            two(year / 100); two(year % 100); put(45)
+            two(month); put(45)
+            two(day); put(84)
+            two(secondOfDay / 3_600); put(58)
+            two(secondOfDay / 60 % 60); put(58)
+            two(secondOfDay % 60); put(46)
+            put(UInt8(48 + milliseconds / 100)); two(milliseconds % 100); put(90)
+            return body(UnsafeRawBufferPointer(rebasing: out[0..<at]))
         }
-        let year = parts.tm_year + 1900
-        let milliseconds = Int32(ts.tv_nsec / 1_000_000)
-        two(year / 100); two(year % 100); line.append(45)
-        two(parts.tm_mon + 1); line.append(45)
-        two(parts.tm_mday); line.append(84)
-        two(parts.tm_hour); line.append(58)
-        two(parts.tm_min); line.append(58)
-        two(parts.tm_sec); line.append(46)
-        line.append(UInt8(48 + milliseconds / 100)); two(milliseconds % 100); line.append(90)
     }
 }

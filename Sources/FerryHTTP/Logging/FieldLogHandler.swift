@@ -17,15 +17,19 @@ public struct FieldLogger: Sendable {
     /// The logger lines go to.
     public let logger: Logger
     private let direct: (any FieldLogHandler)?
+    /// The logger's level, read once: asking the handler is a call through an
+    /// existential per line, and this wrapper's copy of the logger cannot change.
+    private let lowest: Logger.Level
 
     /// Wraps `logger`.
     public init(_ logger: Logger) {
         self.logger = logger
         direct = logger.handler as? any FieldLogHandler
+        lowest = logger.logLevel
     }
 
     /// Whether a line at `level` would be written; check it before building fields.
-    public func isEnabled(_ level: Logger.Level) -> Bool { logger.logLevel <= level }
+    public func isEnabled(_ level: Logger.Level) -> Bool { lowest <= level }
 
     /// Writes `message` with `fields`, in the order given (callers pass keys sorted,
     /// as the handlers sort metadata), when `level` is enabled.

@@ -41,12 +41,18 @@ public final class LogBuffer: Sendable {
     /// Appends one formatted line (with its newline): the text handler's lines and
     /// Ferry's JSON ones go through the same buffer.
     public func append(_ line: [UInt8]) {
+        line.withUnsafeBytes { append($0) }
+    }
+
+    /// Appends one formatted line (with its newline) from bytes the caller keeps.
+    public func append(_ line: UnsafeRawBufferPointer) {
         let wake = state.withLock { state -> Bool in
             guard state.bytes.count + line.count <= maxBytes else {
                 state.dropped += 1
                 return false
             }
-            state.bytes.append(contentsOf: line)
+            // As typed bytes: Array copies an UnsafeBufferPointer whole, a raw one byte by byte.
+            line.withMemoryRebound(to: UInt8.self) { state.bytes.append(contentsOf: $0) }
             guard state.bytes.count >= flushBytes, !state.flushScheduled else { return false }
             state.flushScheduled = true
             return true

@@ -42,25 +42,71 @@ public struct LogField: Sendable {
     /// Appends the value as text: a string's bytes, or the number's decimal digits.
     /// A number is also valid JSON as written.
     public func appendValueText(to line: inout [UInt8]) {
-        switch value {
-        case .string(var text): text.withUTF8 { line.append(contentsOf: $0) }
-        case .int(let number): Self.appendInteger(number, to: &line)
-        case .thousandths(let count):
-            if count < 0 { line.append(45) }
-            let magnitude = count.magnitude
-            Self.appendInteger(Int(magnitude / 1000), to: &line)
-            let fraction = Int(magnitude % 1000)
-            line.append(contentsOf: [46, UInt8(48 + fraction / 100), UInt8(48 + fraction / 10 % 10), UInt8(48 + fraction % 10)])
-            // Double.description drops trailing zeros but keeps one place: "1.25", "12.0".
-            for _ in 0..<2 where line.last == 48 { line.removeLast() }
-        }
+        withValueText { $0.withMemoryRebound(to: UInt8.self) { line.append(contentsOf: $0) } }
     }
 
-    private static func appendInteger(_ value: Int, to line: inout [UInt8]) {
-        guard value < 0 else { return ResponseSerializer.appendDecimal(value, to: &line) }
-        // Int.min has no positive twin; it is never a request's figure, so its description will do.
-        guard value != .min else { return line.append(contentsOf: value.description.utf8) }
-        line.append(45)
-        ResponseSerializer.appendDecimal(-value, to: &line)
+    /// Appends the value as ``appendValueText(to:)-([UInt8])`` does.
+    func appendValueText(to line: inout LogLine) {
+        withValueText { line.append($0) }
+    }
+
+    /// Calls `body` with the value's text: a string's own UTF-8, or a number's
+    /// digits formatted on the stack.
+    private func withValueText<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        switch value {
+        case .string(let text):
+            if let result = text.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return result }
+            var copy = text
+            return copy.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        case .int(let number):
+            var digits = DigitsText()
+            digits.prepend(number.magnitude)
+            if number < 0 { digits.prepend(byte: 45) }
+            return digits.withBytes(body)
+        case .thousandths(let count):
+            var digits = DigitsText()
+            let magnitude = count.magnitude
+            // Double.description drops trailing zeros but keeps one place: "1.25", "12.0".
+            var fraction = magnitude % 1000
+            var places = 3
+            while places > 1, fraction % 10 == 0 {
+                fraction /= 10
+                places -= 1
+            }
+            for _ in 0..<places {
+                digits.prepend(byte: UInt8(48 + fraction % 10))
+                fraction /= 10
+            }
+            digits.prepend(byte: 46)
+            digits.prepend(magnitude / 1000)
+            if count < 0 { digits.prepend(byte: 45) }
+            return digits.withBytes(body)
+        }
+    }
+}
+
+/// Up to 32 bytes of a number's text, written from the right: a UInt64's 20 digits,
+/// a sign, a point and three places fit.
+private struct DigitsText {
+    private var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    private var start = 32
+
+    mutating func prepend(byte: UInt8) {
+        start -= 1
+        let at = start
+        withUnsafeMutableBytes(of: &storage) { $0[at] = byte }
+    }
+
+    /// Prepends the decimal digits of `value` ("0" for zero).
+    mutating func prepend(_ value: UInt) {
+        var rest = value
+        repeat {
+            prepend(byte: UInt8(48 + rest % 10))
+            rest /= 10
+        } while rest > 0
+    }
+
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withUnsafeBytes(of: storage) { body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
     }
 }

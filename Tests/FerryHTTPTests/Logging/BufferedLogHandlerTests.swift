@@ -15,9 +15,14 @@ struct BufferedLogHandlerTests {
         body(&logger)
         buffer.close()
         close(fds[1])
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        let n = read(fds[0], &bytes, bytes.count)
-        return String(decoding: bytes[0..<max(0, n)], as: UTF8.self)
+        var all: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fds[0], &chunk, chunk.count)
+            guard n > 0 else { break }
+            all.append(contentsOf: chunk[0..<n])
+        }
+        return String(decoding: all, as: UTF8.self)
     }
 
     @Test func linesAreBufferedThenFlushedInOrder() {
@@ -42,5 +47,18 @@ struct BufferedLogHandlerTests {
             ])
         }
         #expect(text.hasSuffix("info t: request duration_ms=1.25 list=[\"a\", \"b\"] route=/v1/:resource/:id status=304\n"), "\(text)")
+    }
+
+    @Test func aLineLongerThanTheThreadsBufferIsWrittenWhole() {
+        // The per-thread buffer starts at 1 KiB and grows; the second line reuses the grown one.
+        let long = String(repeating: "x", count: 5_000)
+        let text = logged { logger in
+            logger.info("\(long)", metadata: ["k": "\(long)y"])
+            logger.info("short")
+        }
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasSuffix("info t: \(long) k=\(long)y") == true)
+        #expect(lines.last?.hasSuffix("info t: short") == true)
     }
 }
