@@ -92,7 +92,7 @@ public final class FerryApp: Sendable {
 
     /// The HTTP routes.
     public func router() -> Router {
-        var router = Router()
+        var router = Router(refusal: Problem.refusal)
         let handle = RouteHandling(logger: logger)
         router.get("/healthz", inline: true, RouteHandling.labelled { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) })
         ReadinessRoute(database: database, memcached: memcached).register(on: &router)
@@ -130,7 +130,8 @@ public final class FerryApp: Sendable {
             workerThreads: listen.workerThreads,
             // RequestObserver writes the request line, with the user id and route pattern.
             accessLog: false,
-            compression: HTTPCompression(level: configuration.compression.level, minimumBytes: configuration.compression.minBytes)
+            compression: HTTPCompression(level: configuration.compression.level, minimumBytes: configuration.compression.minBytes),
+            serverName: "ferry", threadNamePrefix: "ferry", refusal: Problem.refusal
         )
     }
 

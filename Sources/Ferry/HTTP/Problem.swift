@@ -50,3 +50,59 @@ extension Problem {
     /// 404 `not_found`.
     public static func notFound(_ detail: String = "no such resource or row") -> Problem { Problem(404, "not_found", detail) }
 }
+
+extension Problem {
+    /// The contract's problem for a refusal of the HTTP layer's: its status, detail
+    /// and headers, with the code the contract gives its reason.
+    public init(refusal error: HTTPError) {
+        self.init(error.status, Self.code(for: error), error.detail, headers: error.headers)
+    }
+
+    /// The server's and the router's refusals, answered as contract problems.
+    public static let refusal: HTTPRefusal = { Problem(refusal: $0).response }
+
+    private static func code(for error: HTTPError) -> String {
+        switch error.reason {
+        case .malformed, .contentCodingCorrupt: "bad_request"
+        case .bodyTooLarge: "payload_too_large"
+        case .targetTooLong: "uri_too_long"
+        case .headersTooLarge: "headers_too_large"
+        case .transferCodingNotImplemented: "not_implemented"
+        case .versionNotSupported: "http_version_not_supported"
+        case .requestTimeout: "request_timeout"
+        case .tooManyConnections: "unavailable"
+        case .routeNotFound: "not_found"
+        case .methodNotAllowed: "method_not_allowed"
+        case .contentCodingUnsupported: "unsupported_content_encoding"
+        case .handlerFailed: "internal_error"
+        case .other:
+            switch error.status {
+            case 400: "bad_request"
+            case 404: "not_found"
+            case 405: "method_not_allowed"
+            case 413: "payload_too_large"
+            case 503: "unavailable"
+            case 500...: "internal_error"
+            default: "bad_request"
+            }
+        }
+    }
+}
+
+extension HTTPResponse {
+    /// A problem response with the contract's `code` member, after `status`:
+    /// `{"type","title","status","code","detail",...extra}`.
+    ///
+    /// - Parameters:
+    ///   - code: The contract's stable machine-readable code, e.g. `not_found`.
+    ///   - extra: Further members in order, e.g. `("current", .raw(rowJSON))`.
+    public static func problem(
+        status: Int, code: String, title: String? = nil, detail: String? = nil,
+        type: String = "about:blank", extra: [(String, JSONValue)] = [], headers: HTTPHeaders = HTTPHeaders()
+    ) -> HTTPResponse {
+        var members: [(String, JSONValue)] = [("code", .string(code))]
+        if let detail { members.append(("detail", .string(detail))) }
+        members.append(contentsOf: extra.filter { $0.0 != "code" && $0.0 != "detail" })
+        return problem(status: status, title: title, type: type, extensions: members, headers: headers)
+    }
+}

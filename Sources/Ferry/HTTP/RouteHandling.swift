@@ -51,7 +51,7 @@ struct RouteHandling: Sendable {
         } catch let problem as Problem {
             return problem.response
         } catch let error as HTTPError {
-            return .problem(error)
+            return Problem(refusal: error).response
         } catch let error as PostgresError {
             logger.error("unmapped database error", metadata: [
                 "request_id": "\(context.requestID)", "sqlstate": "\(error.sqlState ?? "-")",

@@ -1,4 +1,4 @@
-/// A content coding Ferry's server can apply to a body (RFC 9110 §8.4.1).
+/// A content coding the server can apply to a body (RFC 9110 §8.4.1).
 public enum ContentCoding: String, Sendable, CaseIterable {
     /// No coding: the bytes as they are.
     case identity

@@ -38,18 +38,22 @@ enum HTTPCodingRefusal: Error, Equatable {
     case corrupt(ContentCoding)
     case tooLarge(limit: Int)
 
-    /// The problem answer. The body was read whole, so the connection stays usable.
-    var response: HTTPResponse {
+    /// The refusal. The body was read whole, so the connection stays usable.
+    var error: HTTPError {
         switch self {
         case .unsupported(let name):
-            return .problem(
-                status: 415, code: "unsupported_content_encoding",
+            HTTPError(
+                status: 415, reason: .contentCodingUnsupported,
                 detail: "The content coding \(name) is not supported; send gzip, deflate or identity.",
-                headers: HTTPHeaders([("Accept-Encoding", "gzip, deflate")]))
+                headers: HTTPHeaders([("Accept-Encoding", "gzip, deflate")]), closeConnection: false)
         case .corrupt(let coding):
-            return .problem(status: 400, code: "bad_request", detail: "The \(coding.rawValue) request body is corrupt or cut short.")
+            HTTPError(
+                status: 400, reason: .contentCodingCorrupt,
+                detail: "The \(coding.rawValue) request body is corrupt or cut short.", closeConnection: false)
         case .tooLarge(let limit):
-            return .problem(status: 413, code: "payload_too_large", detail: "The decoded request body exceeds \(limit) bytes.")
+            HTTPError(
+                status: 413, reason: .bodyTooLarge, detail: "The decoded request body exceeds \(limit) bytes.",
+                closeConnection: false)
         }
     }
 }

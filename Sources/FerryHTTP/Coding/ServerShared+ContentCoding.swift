@@ -8,7 +8,7 @@ extension ServerShared {
         do {
             try request.decodeContentEncoding(maxBodyBytes: configuration.limits.maxBodyBytes)
         } catch {
-            return error.response
+            return configuration.refusal(error.error)
         }
         let settings = configuration.compression
         let accepted = request.headers.values("Accept-Encoding")

@@ -6,33 +6,33 @@
 extension HTTPError {
     /// 400: malformed syntax or ambiguous framing.
     static func badRequest(_ detail: String) -> HTTPError {
-        HTTPError(status: 400, code: "bad_request", detail: detail)
+        HTTPError(status: 400, reason: .malformed, detail: detail)
     }
 
     /// 413: the body is larger than `HTTPLimits.maxBodyBytes`.
     static func payloadTooLarge(limit: Int) -> HTTPError {
-        HTTPError(status: 413, code: "payload_too_large", detail: "The request body exceeds \(limit) bytes.")
+        HTTPError(status: 413, reason: .bodyTooLarge, detail: "The request body exceeds \(limit) bytes.")
     }
 
     /// 414: the request line is longer than `HTTPLimits.maxRequestLineBytes`.
     static func uriTooLong(limit: Int) -> HTTPError {
-        HTTPError(status: 414, code: "uri_too_long", detail: "The request line exceeds \(limit) bytes.")
+        HTTPError(status: 414, reason: .targetTooLong, detail: "The request line exceeds \(limit) bytes.")
     }
 
     /// 431: the header section (or trailer section) is over a size or count limit.
     static func headersTooLarge(_ detail: String) -> HTTPError {
-        HTTPError(status: 431, code: "headers_too_large", detail: detail)
+        HTTPError(status: 431, reason: .headersTooLarge, detail: detail)
     }
 
     /// 501: a transfer coding other than chunked.
     static func notImplemented(_ detail: String) -> HTTPError {
-        HTTPError(status: 501, code: "not_implemented", detail: detail)
+        HTTPError(status: 501, reason: .transferCodingNotImplemented, detail: detail)
     }
 
     /// 505: a major protocol version other than 1.
     static func versionNotSupported(_ version: HTTPVersion) -> HTTPError {
         HTTPError(
-            status: 505, code: "http_version_not_supported",
+            status: 505, reason: .versionNotSupported,
             detail: "\(version) is not supported; use HTTP/1.1.")
     }
 }

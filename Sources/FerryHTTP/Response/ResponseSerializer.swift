@@ -25,7 +25,7 @@ enum ResponseSerializer {
     /// Appends the status line and header section.
     static func writeHead(
         status: Int, headers: HTTPHeaders, framing: ResponseFraming, keepAlive: Bool, http10: Bool,
-        requestID: String, date: [UInt8], into out: inout [UInt8]
+        requestID: String, date: [UInt8], server: [UInt8], into out: inout [UInt8]
     ) {
         if (100...599).contains(status) {
             out.append(contentsOf: statusLines[status])
@@ -50,7 +50,8 @@ enum ResponseSerializer {
         }
         out.append(contentsOf: "Date: ".utf8)
         out.append(contentsOf: date)
-        out.append(contentsOf: "\r\nServer: ferry\r\nX-Request-Id: ".utf8)
+        out.append(contentsOf: server)
+        out.append(contentsOf: "\r\nX-Request-Id: ".utf8)
         out.append(contentsOf: requestID.utf8)
         out.append(contentsOf: [13, 10])
         if !keepAlive {

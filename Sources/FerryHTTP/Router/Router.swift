@@ -2,9 +2,9 @@
 ///
 /// Patterns are `/`-separated segments; a segment `:name` captures one path
 /// segment. Literal segments win over parameters, whatever the method: a path
-/// is matched first, then its methods. A path that matches no pattern answers
-/// 404 `not_found`; a method its pattern does not serve answers 405
-/// `method_not_allowed` with `Allow`. HEAD falls back to GET.
+/// is matched first, then its methods. A path that matches no pattern is refused
+/// with 404 (`routeNotFound`); a method its pattern does not serve with 405
+/// (`methodNotAllowed`) and `Allow`. HEAD falls back to GET.
 /// The router is itself an `HTTPResponder`, and puts the pattern and the
 /// parameters into the handler's `RequestContext`.
 public struct Router: HTTPResponder {
@@ -23,8 +23,13 @@ public struct Router: HTTPResponder {
     /// Whether some inline route has a parameter; then `runsInline` must match.
     private var parameterizedInline = false
 
-    /// An empty router.
-    public init() {}
+    /// Answers the router's refusals, and what its closure routes throw.
+    private let refusal: HTTPRefusal
+
+    /// An empty router whose refusals (404, 405, a handler's error) `refusal` answers.
+    public init(refusal: @escaping HTTPRefusal = { HTTPResponse.problem($0) }) {
+        self.refusal = refusal
+    }
 
     /// Adds a route. `inline: true` lets it run on the I/O thread; only for
     /// handlers that never block (see `HTTPResponder.runsInline`).
@@ -42,13 +47,13 @@ public struct Router: HTTPResponder {
         root.insert(segments[...], method: method, route: Route(pattern: pattern, responder: responder, inline: inline))
     }
 
-    /// Adds a route answered by a closure. An `HTTPError` it throws answers
-    /// as that problem; any other error answers 500 `internal_error`.
+    /// Adds a route answered by a closure. An `HTTPError` it throws is refused as
+    /// it says; any other error with 500 (`handlerFailed`).
     public mutating func add(
         _ method: String, _ pattern: String, inline: Bool = false,
         _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
     ) {
-        add(method, pattern, inline: inline, responder: ThrowingResponder(handler))
+        add(method, pattern, inline: inline, responder: ThrowingResponder(handler, refusal: refusal))
     }
 
     /// Adds a GET route (HEAD is answered by it too).
@@ -109,12 +114,14 @@ public struct Router: HTTPResponder {
             return route.responder.respond(to: request, context: context)
         case .methodNotAllowed(let allow):
             let list = allow.joined(separator: ", ")
-            return .problem(
-                status: 405, code: "method_not_allowed",
-                detail: "\(request.method) is not allowed here; allowed: \(list).",
-                headers: HTTPHeaders([("Allow", list)]))
+            return refusal(
+                HTTPError(
+                    status: 405, reason: .methodNotAllowed,
+                    detail: "\(request.method) is not allowed here; allowed: \(list).",
+                    headers: HTTPHeaders([("Allow", list)]), closeConnection: false))
         case .notFound:
-            return .problem(status: 404, code: "not_found", detail: "No route matches \(request.path).")
+            return refusal(
+                HTTPError(status: 404, reason: .routeNotFound, detail: "No route matches \(request.path).", closeConnection: false))
         }
     }
 

@@ -96,8 +96,9 @@ extension EventLoop {
             isHEAD: false, keepAlive: false, http10: false)
         finish(
             connection,
-            .problem(
-                status: 503, code: "unavailable", detail: "Too many open connections; retry later.",
-                headers: HTTPHeaders([("Retry-After", "1")])))
+            shared.configuration.refusal(
+                HTTPError(
+                    status: 503, reason: .tooManyConnections, detail: "Too many open connections; retry later.",
+                    headers: HTTPHeaders([("Retry-After", "1")]))))
     }
 }

@@ -35,7 +35,7 @@ extension EventLoop {
         connection.current = Exchange(
             method: "-", path: "-", requestID: requestIDs.next(), startedAt: now,
             isHEAD: false, keepAlive: !error.closeConnection, http10: false)
-        finish(connection, .problem(error))
+        finish(connection, shared.configuration.refusal(error))
     }
 
     /// Serializes a response for the current exchange and queues it.
@@ -52,7 +52,7 @@ extension EventLoop {
             ResponseSerializer.writeHead(
                 status: response.status, headers: response.headers, framing: noBody ? .none : .length(bytes.count),
                 keepAlive: keepAlive, http10: exchange.http10, requestID: exchange.requestID, date: date.bytes,
-                into: &head)
+                server: shared.serverField, into: &head)
             let sendBody = !noBody && !exchange.isHEAD && !bytes.isEmpty
             if sendBody && bytes.count <= 16 * 1024 { head.append(contentsOf: bytes) }
             connection.enqueue(head)
@@ -71,7 +71,8 @@ extension EventLoop {
             if framing == .closeDelimited { keepAlive = false }
             ResponseSerializer.writeHead(
                 status: response.status, headers: response.headers, framing: framing, keepAlive: keepAlive,
-                http10: exchange.http10, requestID: exchange.requestID, date: date.bytes, into: &head)
+                http10: exchange.http10, requestID: exchange.requestID, date: date.bytes, server: shared.serverField,
+                into: &head)
             connection.enqueue(head)
             exchange.keepAlive = keepAlive
             connection.current = exchange

@@ -31,7 +31,7 @@ extension EventLoop {
     }
 
     private func timeOut(_ connection: Connection, _ detail: String) {
-        refuse(connection, HTTPError(status: 408, code: "request_timeout", detail: detail, closeConnection: true))
+        refuse(connection, HTTPError(status: 408, reason: .requestTimeout, detail: detail, closeConnection: true))
         drive(connection)
     }
 

@@ -49,7 +49,7 @@ public final class HTTPServer: Sendable {
                 let loop = try EventLoop(shared: shared, handle: handle)
                 loops.append(handle)
                 running.enter()
-                ThreadSpawn.start(name: "ferry-io-\(index)") { [running] in
+                ThreadSpawn.start(name: "\(configuration.threadNamePrefix)-io-\(index)") { [running] in
                     loop.run()
                     running.leave()
                 }

@@ -18,12 +18,22 @@ public struct HTTPServerConfiguration: Sendable {
     public var accessLog: Bool
     /// Response compression; coded request bodies are decoded regardless.
     public var compression: HTTPCompression
+    /// The `Server` field of every response; none when nil.
+    public var serverName: String?
+    /// The prefix of the server's thread names (`<prefix>-io-0`, `<prefix>-worker-0`),
+    /// as `top` and `perf` show them; at most 8 bytes survive Linux's 15-byte limit.
+    public var threadNamePrefix: String
+    /// How a refusal the server itself makes (malformed request, timeout,
+    /// connection cap) becomes a response.
+    public var refusal: HTTPRefusal
 
     /// A configuration; the defaults suit production on a small machine.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, limits: HTTPLimits = HTTPLimits(),
         ioThreads: Int = HTTPServerConfiguration.coreCount, workerThreads: Int = 16,
-        backlog: Int32 = 1024, accessLog: Bool = true, compression: HTTPCompression = HTTPCompression()
+        backlog: Int32 = 1024, accessLog: Bool = true, compression: HTTPCompression = HTTPCompression(),
+        serverName: String? = nil, threadNamePrefix: String = "http",
+        refusal: @escaping HTTPRefusal = { HTTPResponse.problem($0) }
     ) {
         self.host = host
         self.port = port
@@ -33,6 +43,9 @@ public struct HTTPServerConfiguration: Sendable {
         self.backlog = backlog
         self.accessLog = accessLog
         self.compression = compression
+        self.serverName = serverName
+        self.threadNamePrefix = threadNamePrefix
+        self.refusal = refusal
     }
 
     /// The number of online processors.

@@ -14,7 +14,7 @@ final class WorkerPool: Sendable {
     private let ready = DispatchSemaphore(value: 0)
     private let threads: Int
 
-    init(threads: Int, name: String = "ferry-worker") {
+    init(threads: Int, name: String) {
         self.threads = threads
         for i in 0..<threads {
             ThreadSpawn.start(name: "\(name)-\(i)") { [self] in self.work() }

@@ -24,10 +24,10 @@ enum CodingRoutes {
         }
         router.patch("/json") { request, _ in
             request.headers["If-Match"] == #""v1""# ? .json(Array(#"{"ok":true}"#.utf8))
-                : .problem(status: 412, code: "precondition_failed")
+                : .problem(status: 412, extensions: [("code", "precondition_failed")])
         }
         router.get("/problem") { _, _ in
-            .problem(status: 422, code: "validation_failed", detail: String(repeating: "long detail ", count: 200))
+            .problem(status: 422, detail: String(repeating: "long detail ", count: 200), extensions: [("code", "validation_failed")])
         }
         router.get("/small") { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
         router.get("/text") { _, _ in .text(String(repeating: "plain text ", count: 1000)) }

@@ -14,13 +14,13 @@ enum Feed: String, CaseIterable, Sendable, CustomTestStringConvertible {
 enum Outcome: Equatable, CustomStringConvertible {
     case expectContinue
     case request(RequestSummary)
-    case error(status: Int, code: String, close: Bool)
+    case error(status: Int, reason: HTTPError.Reason, close: Bool)
 
     var description: String {
         switch self {
         case .expectContinue: "expectContinue"
         case .request(let r): "request(\(r.method) \(r.target))"
-        case .error(let status, let code, _): "error(\(status) \(code))"
+        case .error(let status, let reason, _): "error(\(status) \(reason))"
         }
     }
 }
@@ -64,7 +64,7 @@ func drain(_ parser: inout RequestParser, into outcomes: inout [Outcome]) {
         case .request(let r):
             outcomes.append(.request(RequestSummary(r)))
         case .error(let e):
-            outcomes.append(.error(status: e.status, code: e.code, close: e.closeConnection))
+            outcomes.append(.error(status: e.status, reason: e.reason, close: e.closeConnection))
             return
         }
     }

@@ -115,7 +115,7 @@ struct RequestParserBodyTests {
     func expectContinueTooBig(feed: Feed) {
         let head = "PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 11\r\n\r\n"
         let (outcomes, _) = parse(wire(head), feed: feed, limits: limits(maxBody: 10))
-        #expect(outcomes == [.error(status: 413, code: "payload_too_large", close: true)])
+        #expect(outcomes == [.error(status: 413, reason: .bodyTooLarge, close: true)])
     }
 
     @Test("body bytes are copied out as they arrive, not accumulated in the buffer")

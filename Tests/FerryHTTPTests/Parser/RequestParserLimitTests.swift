@@ -31,7 +31,7 @@ struct RequestParserLimitTests {
             guard case .request(let r) = outcomes.first else { Issue.record("\(outcomes)"); return }
             #expect(r.target.utf8.count == HTTPLimits().maxRequestLineBytes - 13)
         } else {
-            #expect(outcomes == [.error(status: 414, code: "uri_too_long", close: true)])
+            #expect(outcomes == [.error(status: 414, reason: .targetTooLong, close: true)])
         }
     }
 
@@ -44,7 +44,7 @@ struct RequestParserLimitTests {
             guard case .request(let r) = outcomes.first else { Issue.record("\(outcomes)"); return }
             #expect(r.headers.count == 2)
         } else {
-            #expect(outcomes == [.error(status: 431, code: "headers_too_large", close: true)])
+            #expect(outcomes == [.error(status: 431, reason: .headersTooLarge, close: true)])
         }
     }
 
@@ -58,7 +58,7 @@ struct RequestParserLimitTests {
             guard case .request(let r) = outcomes.first else { Issue.record("\(outcomes)"); return }
             #expect(r.headers.count == count)
         } else {
-            #expect(outcomes == [.error(status: 431, code: "headers_too_large", close: true)])
+            #expect(outcomes == [.error(status: 431, reason: .headersTooLarge, close: true)])
         }
     }
 
@@ -72,7 +72,7 @@ struct RequestParserLimitTests {
             guard case .request(let r) = outcomes.first else { Issue.record("\(outcomes)"); return }
             #expect(r.headers.count == HTTPLimits().maxHeaderCount - 1)
         } else {
-            #expect(outcomes == [.error(status: 431, code: "headers_too_large", close: true)])
+            #expect(outcomes == [.error(status: 431, reason: .headersTooLarge, close: true)])
         }
     }
 
@@ -86,7 +86,7 @@ struct RequestParserLimitTests {
             guard case .request(let r) = outcomes.first else { Issue.record("\(outcomes)"); return }
             #expect(r.body.count == 10)
         } else {
-            #expect(outcomes == [.error(status: 413, code: "payload_too_large", close: true)])
+            #expect(outcomes == [.error(status: 413, reason: .bodyTooLarge, close: true)])
         }
     }
 
@@ -94,7 +94,7 @@ struct RequestParserLimitTests {
     func contentLengthRefusedBeforeBody() {
         let head = "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n"
         let (outcomes, _) = parse(wire(head), feed: .whole, limits: limits(maxBody: 10))
-        #expect(outcomes == [.error(status: 413, code: "payload_too_large", close: true)])
+        #expect(outcomes == [.error(status: 413, reason: .bodyTooLarge, close: true)])
     }
 
     @Test("chunked body at the limit is accepted, one byte over is 413", arguments: [0, 1], Feed.allCases)
@@ -107,7 +107,7 @@ struct RequestParserLimitTests {
             guard case .request(let r) = outcomes.first else { Issue.record("\(outcomes)"); return }
             #expect(r.body == wire("abcdefghij"))
         } else {
-            #expect(outcomes == [.error(status: 413, code: "payload_too_large", close: true)])
+            #expect(outcomes == [.error(status: 413, reason: .bodyTooLarge, close: true)])
         }
     }
 
@@ -122,7 +122,7 @@ struct RequestParserLimitTests {
             guard case .request(let r) = outcomes.first else { Issue.record("\(outcomes)"); return }
             #expect(r.body.count == 32)
         } else {
-            #expect(outcomes == [.error(status: 400, code: "bad_request", close: true)])
+            #expect(outcomes == [.error(status: 400, reason: .malformed, close: true)])
         }
     }
 

@@ -55,7 +55,7 @@ struct RequestParserPipeliningTests {
         let input = Self.three + wire("GET / HTTP/9.9\r\nHost: h\r\n\r\n")
         let (outcomes, _) = parse(input, feed: .whole)
         #expect(outcomes.count == 4)
-        #expect(outcomes.last == .error(status: 505, code: "http_version_not_supported", close: true))
+        #expect(outcomes.last == .error(status: 505, reason: .versionNotSupported, close: true))
     }
 
     @Test("many pipelined requests fed byte by byte keep the buffer compact")

@@ -18,9 +18,9 @@ struct Refusal: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { "\(status) \(name)" }
 
-    var code: String {
-        [400: "bad_request", 413: "payload_too_large", 414: "uri_too_long", 431: "headers_too_large",
-         501: "not_implemented", 505: "http_version_not_supported"][status]!
+    var reason: HTTPError.Reason {
+        [400: .malformed, 413: .bodyTooLarge, 414: .targetTooLong, 431: .headersTooLarge,
+         501: .transferCodingNotImplemented, 505: .versionNotSupported][status]!
     }
 }
 
@@ -154,7 +154,7 @@ struct RequestParserRefusalTests {
     @Test("refused with the exact status, whole and byte by byte", arguments: refusals, Feed.allCases)
     func refused(_ refusal: Refusal, feed: Feed) {
         var (outcomes, parser) = parse(refusal.input, feed: feed, limits: limits(maxBody: refusal.maxBody))
-        let expected = Outcome.error(status: refusal.status, code: refusal.code, close: true)
+        let expected = Outcome.error(status: refusal.status, reason: refusal.reason, close: true)
         #expect(outcomes == [expected])
         // Dead: the same error again, whatever comes next.
         parser.append(wire("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))

@@ -14,7 +14,7 @@ struct KeepAliveTests {
             #expect(response.status == 200)
             #expect(response.text == "ok")
             #expect(response.header("Content-Length") == "2")
-            #expect(response.header("Server") == "ferry")
+            #expect(response.header("Server") == "test-server")
             #expect(response.header("Date")?.hasSuffix(" GMT") == true)
             #expect(response.header("Connection") == nil)
         }

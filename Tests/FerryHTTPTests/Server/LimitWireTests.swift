@@ -7,13 +7,13 @@ import Testing
 /// with nothing more (no smuggled second response).
 @Suite("Server: limits and smuggling")
 struct LimitWireTests {
-    private func expectClosedAfter(_ client: WireClient, status: Int, code: String? = nil) throws {
+    private func expectClosedAfter(_ client: WireClient, status: Int, reason: String? = nil) throws {
         let response = try client.readResponse()
         #expect(response.status == status)
         #expect(response.header("Connection") == "close")
-        if let code {
+        if let reason {
             let body = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-            #expect(body?["code"] as? String == code)
+            #expect(body?["reason"] as? String == reason)
         }
         #expect(client.isClosedWithNothingMore())
     }
@@ -54,7 +54,7 @@ struct LimitWireTests {
         #expect(try second.readResponse().status == 200)
         let third = try WireClient(port: server.port)
         try third.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        try expectClosedAfter(third, status: 503, code: "unavailable")
+        try expectClosedAfter(third, status: 503, reason: "tooManyConnections")
         // The first two are still served.
         try first.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try first.readResponse().text == "ok")

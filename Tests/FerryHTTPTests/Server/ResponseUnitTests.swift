@@ -4,10 +4,15 @@ import Testing
 
 @Suite("Responses and router without sockets")
 struct ResponseUnitTests {
-    @Test func problemHasMembersInOrderAndExtras() throws {
+    @Test func problemHasMembersInOrderAndExtensions() throws {
+        // Extensions go after status and before detail; one named like a member the
+        // problem writes itself is dropped.
         let response = HTTPResponse.problem(
-            status: 409, code: "revision_conflict", detail: "stale \"x\"",
-            extra: [("current", .raw(Array(#"{"id":1}"#.utf8))), ("conflicting_fields", ["title"])])
+            status: 409, detail: "stale \"x\"",
+            extensions: [
+                ("code", "revision_conflict"), ("current", .raw(Array(#"{"id":1}"#.utf8))),
+                ("conflicting_fields", ["title"]), ("status", 200),
+            ])
         #expect(response.status == 409)
         #expect(response.headers["Content-Type"] == "application/problem+json")
         guard case .bytes(let bytes) = response.body else {
@@ -15,7 +20,8 @@ struct ResponseUnitTests {
             return
         }
         let text = String(decoding: bytes, as: UTF8.self)
-        #expect(text.hasPrefix(#"{"type":"about:blank","title":"Conflict","status":409,"code":"revision_conflict","detail":"stale \"x\"""#))
+        #expect(text.hasPrefix(#"{"type":"about:blank","title":"Conflict","status":409,"code":"revision_conflict","current":{"id":1}"#))
+        #expect(text.hasSuffix(#""detail":"stale \"x\""}"#))
         let object = try #require(JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
         #expect((object["current"] as? [String: Any])?["id"] as? Int == 1)
         #expect(object["conflicting_fields"] as? [String] == ["title"])

@@ -20,7 +20,7 @@ struct RoutingWireTests {
         #expect(body["type"] as? String == "about:blank")
         #expect(body["title"] as? String == "Not Found")
         #expect(body["status"] as? Int == 404)
-        #expect(body["code"] as? String == "not_found")
+        #expect(body["reason"] as? String == "routeNotFound")
         #expect(body["detail"] is String)
         try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try client.readResponse().text == "ok")
@@ -34,7 +34,7 @@ struct RoutingWireTests {
         let response = try client.readResponse()
         #expect(response.status == 405)
         #expect(response.header("Allow") == "DELETE, GET, HEAD")
-        #expect(try problem(response)["code"] as? String == "method_not_allowed")
+        #expect(try problem(response)["reason"] as? String == "methodNotAllowed")
     }
 
     /// A handler's header value can never split the response: CR, LF and NUL go out as spaces.
@@ -67,11 +67,12 @@ struct RoutingWireTests {
         try client.send("GET /throws HTTP/1.1\r\nHost: x\r\n\r\n")
         let failed = try client.readResponse()
         #expect(failed.status == 500)
-        #expect(try problem(failed)["code"] as? String == "internal_error")
+        #expect(try problem(failed)["reason"] as? String == "handlerFailed")
         try client.send("GET /conflict HTTP/1.1\r\nHost: x\r\n\r\n")
         let conflict = try client.readResponse()
         #expect(conflict.status == 409)
-        #expect(try problem(conflict)["code"] as? String == "revision_conflict")
+        #expect(try problem(conflict)["reason"] as? String == "other")
+        #expect(try problem(conflict)["detail"] as? String == "stale")
     }
 
     @Test func requestIDIsEchoedOrGenerated() throws {

@@ -14,8 +14,16 @@ enum TestServer {
         return limits
     }
 
+    /// The application's refusal the tests install: the plain problem plus the
+    /// refusal's reason as a member, so a test sees which reason the server gave.
+    static let refusal: HTTPRefusal = { error in
+        .problem(
+            status: error.status, detail: error.detail, extensions: [("reason", .string("\(error.reason)"))],
+            headers: error.headers)
+    }
+
     static func router() -> Router {
-        var router = Router()
+        var router = Router(refusal: refusal)
         router.get("/healthz", inline: true) { _, _ in .text("ok") }
         router.get("/slow") { request, _ in
             let millis = Int(request.queryValue("ms") ?? "1000") ?? 1000
@@ -36,7 +44,7 @@ enum TestServer {
         }
         router.get("/throws") { _, _ in throw CancellationError() }
         router.get("/conflict") { _, _ in
-            throw HTTPError(status: 409, code: "revision_conflict", detail: "stale", closeConnection: false)
+            throw HTTPError(status: 409, detail: "stale", closeConnection: false)
         }
         router.get("/big") { _, _ in HTTPResponse(bytes: [UInt8](repeating: 65, count: 100_000)) }
         router.get("/huge") { _, _ in HTTPResponse(bytes: [UInt8](repeating: 66, count: 32 << 20)) }
@@ -56,7 +64,7 @@ enum TestServer {
         logger.logLevel = .warning
         let configuration = HTTPServerConfiguration(
             host: "127.0.0.1", port: 0, limits: limits, ioThreads: ioThreads, workerThreads: workerThreads,
-            compression: compression)
+            compression: compression, serverName: "test-server", threadNamePrefix: "test", refusal: refusal)
         let server = HTTPServer(configuration: configuration, responder: responder ?? router(), logger: logger)
         try server.start()
         return server
