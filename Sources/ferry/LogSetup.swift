@@ -1,5 +1,4 @@
 import Ferry
-import FerryHTTP
 import Logging
 import Synchronization
 

@@ -1,4 +1,6 @@
 import Dispatch
+import FerryHTTP
+import Foundation
 import Glibc
 import Synchronization
 
@@ -30,12 +32,14 @@ public final class LogBuffer: Sendable {
         self.fd = fd
         self.flushBytes = flushBytes
         self.maxBytes = maxBytes
-        ThreadSpawn.start(name: "ferry-log") { [self] in
+        let flusher = Thread { [self] in
             while !stopped.load(ordering: .relaxed) {
                 _ = wake.wait(timeout: .now() + flushInterval)
                 writeOut()
             }
         }
+        flusher.name = "ferry-log"
+        flusher.start()
     }
 
     /// Appends one formatted line (with its newline): the text handler's lines and

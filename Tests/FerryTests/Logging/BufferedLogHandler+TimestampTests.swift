@@ -1,4 +1,4 @@
-@testable import FerryHTTP
+@testable import Ferry
 import Glibc
 import Testing
 

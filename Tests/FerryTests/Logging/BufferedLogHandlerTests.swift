@@ -1,4 +1,4 @@
-import FerryHTTP
+import Ferry
 import Glibc
 import Logging
 import Testing
