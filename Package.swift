@@ -3,6 +3,7 @@ import PackageDescription
 
 // Layers, lowest first. An arrow is an allowed import:
 //   ferry (CLI) -> Ferry -> FerryHTTP, FerryPostgres, FerryMemcached, FerryRank
+//   ferry (CLI) -> FerryMigrations -> FerryPostgres
 //   FerryKit (the client an app links) -> FerryRank, GRDB; never a server module
 //   ferry-notes (a terminal app on FerryKit) -> FerryKit only
 //   ferry-fuzz (libFuzzer targets) -> Ferry, FerryHTTP, FerryRank
@@ -34,6 +35,8 @@ let package = Package(
         .target(name: "FerryPostgres", dependencies: ["CLibPQ"]),
         .target(name: "FerryMemcached", dependencies: ["CLibMemcached"]),
         .target(name: "FerryRank"),
+        // `ferry migrate`'s engine: files, plan, advisory lock, history. Only the CLI and the tests use it.
+        .target(name: "FerryMigrations", dependencies: ["FerryPostgres", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "Ferry",
             dependencies: [
@@ -45,7 +48,7 @@ let package = Package(
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "Ferry", "FerryHTTP", "FerryPostgres",
+                "Ferry", "FerryHTTP", "FerryMigrations", "FerryPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -72,7 +75,7 @@ let package = Package(
         // Shared by the test targets only: a raw-socket HTTP client, scratch databases, a zlib codec.
         .target(
             name: "FerryTestSupport",
-            dependencies: ["Ferry", "FerryHTTP", "FerryPostgres", "CZlib", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Ferry", "FerryHTTP", "FerryMigrations", "FerryPostgres", "CZlib", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "FerryKitTests",
@@ -81,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "FerryTests",
             dependencies: [
-                "Ferry", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryRank", "FerryTestSupport",
+                "Ferry", "FerryHTTP", "FerryMigrations", "FerryPostgres", "FerryMemcached", "FerryRank", "FerryTestSupport",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

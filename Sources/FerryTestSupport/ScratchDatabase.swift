@@ -1,4 +1,5 @@
 import Ferry
+import FerryMigrations
 import FerryPostgres
 import Foundation
 

@@ -1,3 +1,4 @@
+import FerryMigrations
 import ArgumentParser
 
 /// The `ferry` command: serve the API, migrate the database, manage users and tokens.

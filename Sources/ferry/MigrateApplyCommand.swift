@@ -1,5 +1,6 @@
 import ArgumentParser
 import Ferry
+import FerryMigrations
 import Foundation
 
 /// `ferry migrate [apply]`: applies every pending migration, one transaction per file.

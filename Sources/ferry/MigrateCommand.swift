@@ -1,3 +1,4 @@
+import FerryMigrations
 import ArgumentParser
 
 /// `ferry migrate`: applies pending migrations (the default) or shows their status.

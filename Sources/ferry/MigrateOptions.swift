@@ -1,5 +1,6 @@
 import ArgumentParser
 import Ferry
+import FerryMigrations
 import Foundation
 
 /// Options shared by `ferry migrate` and `ferry migrate status`.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Ferry
+import FerryMigrations
 
 /// `ferry migrate status`: each migration as applied, pending, changed or missing.
 struct MigrateStatusCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import FerryTestSupport
 @testable import Ferry
+@testable import FerryMigrations
 
 /// `ferry migrate` as a user runs it: the built binary, a scratch database named by
 /// FERRY_DATABASE_MIGRATION_URL, exit codes and output.

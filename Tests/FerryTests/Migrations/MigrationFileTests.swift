@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import FerryTestSupport
 @testable import Ferry
+@testable import FerryMigrations
 
 @Suite struct MigrationFileTests {
     @Test(arguments: [

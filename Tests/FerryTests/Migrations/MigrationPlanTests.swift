@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import FerryTestSupport
 @testable import Ferry
+@testable import FerryMigrations
 
 @Suite struct MigrationPlanTests {
     private func file(_ version: Int, _ name: String, _ sql: String) throws -> MigrationFile {

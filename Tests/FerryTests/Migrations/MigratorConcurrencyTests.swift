@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import FerryTestSupport
 @testable import Ferry
+@testable import FerryMigrations
 
 /// Runs blocking work on a thread of its own, so that waiting on PostgreSQL does not hold
 /// one of the few threads of Swift's cooperative pool.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import FerryTestSupport
 @testable import Ferry
+@testable import FerryMigrations
 
 /// The migrator against a real PostgreSQL, each test in a scratch database of its own.
 @Suite struct MigratorTests {

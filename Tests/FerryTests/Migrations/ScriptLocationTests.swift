@@ -1,6 +1,7 @@
 import Testing
 import FerryTestSupport
 @testable import Ferry
+@testable import FerryMigrations
 
 @Suite struct ScriptLocationTests {
     @Test func firstCharacter() {

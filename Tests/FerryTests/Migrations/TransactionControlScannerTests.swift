@@ -1,6 +1,7 @@
 import Testing
 import FerryTestSupport
 @testable import Ferry
+@testable import FerryMigrations
 
 @Suite struct TransactionControlScannerTests {
     private func find(_ script: String) -> TransactionControlScanner.Finding? {

@@ -1,5 +1,6 @@
 import Foundation
 import FerryTestSupport
+import FerryMigrations
 import Testing
 
 /// The files in deploy/ that no Docker engine runs here: checked with the real
