@@ -176,7 +176,9 @@ bench_ferry() {
   BENCH_PATH="/v1/terms?limit=100&set_id=" wrk_run index index.lua ferry
 }
 
-bench_kinto() {
+# Starts Kinto on the same data as seed_ferry's (see bench_kinto), warmed up; sets
+# BASE, SERVER_PIDS, KINTO_PREFIX and KINTO_ETAG (one record's) and exports BENCH_AUTH.
+start_kinto() {
   local venv=${BENCH_KINTO_VENV:?set BENCH_KINTO_VENV to a virtualenv with kinto[postgresql] and gunicorn}
   psql_owner postgres -c "DROP DATABASE IF EXISTS $KDB WITH (FORCE)" -c "CREATE DATABASE $KDB"
   cat > "$WORK/kinto.ini" <<INI
@@ -229,8 +231,14 @@ SQL
   etag=$(curl -fsI -H "Authorization: $auth" "$BASE/v1/buckets/bench/collections/terms/records/$(head -1 "$WORK/ids.txt")" \
     | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
   export BENCH_AUTH=$auth BENCH_KINTO=1
-  local prefix=/v1/buckets/bench/collections/terms/records/
-  warm_up $prefix
+  KINTO_PREFIX=/v1/buckets/bench/collections/terms/records/
+  KINTO_ETAG=$etag
+  warm_up $KINTO_PREFIX
+}
+
+bench_kinto() {
+  start_kinto
+  local prefix=$KINTO_PREFIX etag=$KINTO_ETAG
   BENCH_PATH_PREFIX=$prefix wrk_run get get.lua kinto
   # Kinto's ETag is per record (its timestamp): the 304 run asks for one record.
   head -1 "$WORK/ids.txt" > "$WORK/one.txt"; cp "$WORK/ids.txt" "$WORK/all.txt"; cp "$WORK/one.txt" "$WORK/ids.txt"
@@ -260,7 +268,7 @@ bench_instructions() {
   strip --strip-debug -o "$WORK/ferry-nodebug" "$bin"
   export BENCH_AUTH="Bearer $TOKEN" BENCH_KINTO=0 BENCH_PATH_PREFIX=/v1/terms/
   BASE=http://127.0.0.1:$PORT
-  for op in get 304 patch; do
+  for op in ${BENCH_INSTRUCTIONS_OPS:-get 304 patch}; do
     script=get.lua; unset BENCH_IF_NONE_MATCH BENCH_METHOD
     case $op in
       304) export BENCH_IF_NONE_MATCH='"1"' ;;
@@ -364,40 +372,44 @@ bench_targets() {
       printf "Targets scaled by pgbench -S as the issue ran it (GET and 304 >= 0.238, PATCH >= 0.048 of it): met in %d of %d rounds.\n", s, n
     }' "$WORK/rounds"
 }
-if [ "$MODE" = targets ]; then
-  bench_targets
-  exit 0
-fi
-if [ "$MODE" = instructions ]; then
-  echo "| operation | requests counted | instructions per request (ferry process) |"
-  echo "|---|---|---|"
-  bench_instructions
-  exit 0
-fi
+# bench/ratios.sh sources this file for its functions; only a direct run measures.
+main() {
+  if [ "$MODE" = targets ]; then
+    bench_targets
+    return 0
+  fi
+  if [ "$MODE" = instructions ]; then
+    echo "| operation | requests counted | instructions per request (ferry process) |"
+    echo "|---|---|---|"
+    bench_instructions
+    return 0
+  fi
 
-PGBENCH_TPS=-
-[ -n "${BENCH_NO_CALIBRATION:-}" ] || calibrate
+  PGBENCH_TPS=-
+  [ -n "${BENCH_NO_CALIBRATION:-}" ] || calibrate
 
-case $MODE in
-  ferry) bench_ferry ;;
-  kinto) bench_kinto ;;
-  all) bench_ferry; bench_kinto ;;
-  *) echo "usage: $0 [ferry|kinto|all|instructions|targets]" >&2; exit 2 ;;
-esac
+  case $MODE in
+    ferry) bench_ferry ;;
+    kinto) bench_kinto ;;
+    all) bench_ferry; bench_kinto ;;
+    *) echo "usage: $0 [ferry|kinto|all|instructions|targets]" >&2; exit 2 ;;
+  esac
 
-echo
-echo "pgbench -S -M prepared -c 8 -j 2 (same run): $PGBENCH_TPS tps; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "PostgreSQL reached over: $([ -n "${BENCH_PG_TCP:-}" ] && echo "TCP 127.0.0.1" || echo "its Unix socket") (all three)"
-echo
-echo "CPU: microseconds of CPU per request, the server's processes + every postgres process."
-echo
-echo "| operation | Ferry req/s | Ferry p50 | Ferry p99 | Ferry CPU | Kinto req/s | Kinto p99 | Kinto CPU | ratio |"
-echo "|---|---|---|---|---|---|---|---|---|"
-for op in get 304 patch put post100 index; do
-  fr='' fp50='' fp99='' fc='' kr='' kp99='' kc=''
-  read -r _ fr fp50 fp99 fc < <(awk -v op=$op '$1==op' "$WORK/results.ferry" 2>/dev/null || true) || true
-  read -r _ kr _ kp99 kc < <(awk -v op=$op '$1==op' "$WORK/results.kinto" 2>/dev/null || true) || true
-  ratio=$(awk -v a="${fr%%(*}" -v b="${kr%%(*}" 'BEGIN { if (a > 0 && b > 0) printf "%.0fx", a / b; else print "-" }')
-  echo "| $op | ${fr:--} | ${fp50:--} | ${fp99:--} | ${fc:--} | ${kr:--} | ${kp99:--} | ${kc:--} | $ratio |" \
-    | sed 's/(\([0-9]*\)_errors)/ (\1 errors)/g'
-done
+  echo
+  echo "pgbench -S -M prepared -c 8 -j 2 (same run): $PGBENCH_TPS tps; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "PostgreSQL reached over: $([ -n "${BENCH_PG_TCP:-}" ] && echo "TCP 127.0.0.1" || echo "its Unix socket") (all three)"
+  echo
+  echo "CPU: microseconds of CPU per request, the server's processes + every postgres process."
+  echo
+  echo "| operation | Ferry req/s | Ferry p50 | Ferry p99 | Ferry CPU | Kinto req/s | Kinto p99 | Kinto CPU | ratio |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  for op in get 304 patch put post100 index; do
+    fr='' fp50='' fp99='' fc='' kr='' kp99='' kc=''
+    read -r _ fr fp50 fp99 fc < <(awk -v op=$op '$1==op' "$WORK/results.ferry" 2>/dev/null || true) || true
+    read -r _ kr _ kp99 kc < <(awk -v op=$op '$1==op' "$WORK/results.kinto" 2>/dev/null || true) || true
+    ratio=$(awk -v a="${fr%%(*}" -v b="${kr%%(*}" 'BEGIN { if (a > 0 && b > 0) printf "%.0fx", a / b; else print "-" }')
+    echo "| $op | ${fr:--} | ${fp50:--} | ${fp99:--} | ${fc:--} | ${kr:--} | ${kp99:--} | ${kc:--} | $ratio |" \
+      | sed 's/(\([0-9]*\)_errors)/ (\1 errors)/g'
+  done
+}
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then main; fi
