@@ -67,15 +67,19 @@ let package = Package(
         .executableTarget(name: "ferry-fuzz", dependencies: ["CLibFuzzer", "Ferry", "FerryHTTP", "FerryRank"]),
         .testTarget(
             name: "FerryHTTPTests",
-            dependencies: ["FerryHTTP", "FerryTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FerryHTTP", "FerryHTTPTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres", "FerryTestSupport"]),
         .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached", "FerryTestSupport"]),
         .testTarget(name: "FerryRankTests", dependencies: ["FerryRank"]),
-        // Shared by the test targets only: a raw-socket HTTP client, scratch databases, a zlib codec.
+        // For the HTTP layer's tests, which build without libpq or libmemcached: a zlib codec
+        // that shares no code with the server's.
+        .target(name: "FerryHTTPTestSupport", dependencies: ["CZlib"]),
+        // Shared by the server's and the client's test targets: a raw-socket HTTP client,
+        // scratch databases, Ferry processes.
         .target(
             name: "FerryTestSupport",
-            dependencies: ["Ferry", "FerryHTTP", "FerryMigrations", "FerryPostgres", "CZlib", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Ferry", "FerryHTTP", "FerryMigrations", "FerryPostgres", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "FerryKitTests",
@@ -84,7 +88,8 @@ let package = Package(
         .testTarget(
             name: "FerryTests",
             dependencies: [
-                "Ferry", "FerryHTTP", "FerryMigrations", "FerryPostgres", "FerryMemcached", "FerryRank", "FerryTestSupport",
+                "Ferry", "FerryHTTP", "FerryHTTPTestSupport", "FerryMigrations", "FerryPostgres", "FerryMemcached", "FerryRank",
+                "FerryTestSupport",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -1,5 +1,5 @@
 import FerryHTTP
-import FerryTestSupport
+import FerryHTTPTestSupport
 import Foundation
 import Testing
 
