@@ -1,3 +1,5 @@
+import FerryHTTP
+
 /// Everything `ferry serve` can be told, with the documented defaults.
 ///
 /// Loaded from JSON by ``ConfigurationLoader``; every key is listed, with its
@@ -12,8 +14,8 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var port = 8080
         /// I/O event loops; 0 means one per core.
         public var ioThreads = 0
-        /// Threads that run handlers (blocking database work).
-        public var workerThreads = 32
+        /// Threads that run handlers (blocking database work); the HTTP layer's default.
+        public var workerThreads = HTTPServerConfiguration.defaultWorkerThreads
     }
 
     /// PostgreSQL connection settings.
@@ -57,28 +59,31 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var poolSize = 16
     }
 
-    /// Size, time and count limits.
+    /// Size, time and count limits. The HTTP ones default to the HTTP layer's own
+    /// (`HTTPLimits`), so that the two never disagree.
     public struct Limits: Sendable, Equatable {
+        private static let http = HTTPLimits()
+
         /// Largest request body, after de-chunking.
-        public var maxBodyBytes = 10 * 1024 * 1024
+        public var maxBodyBytes = Self.http.maxBodyBytes
         /// Longest request line.
-        public var maxRequestLineBytes = 8 * 1024
+        public var maxRequestLineBytes = Self.http.maxRequestLineBytes
         /// Largest header section.
-        public var maxHeaderBytes = 16 * 1024
+        public var maxHeaderBytes = Self.http.maxHeaderBytes
         /// Most header fields.
-        public var maxHeaderCount = 100
+        public var maxHeaderCount = Self.http.maxHeaderCount
         /// Time for a whole header section to arrive.
-        public var headerTimeoutSeconds = 10.0
+        public var headerTimeoutSeconds = Self.http.headerTimeoutSeconds
         /// Idle keep-alive connections close after this.
-        public var idleTimeoutSeconds = 60.0
+        public var idleTimeoutSeconds = Self.http.idleTimeoutSeconds
         /// A body read stalled this long is cut off.
-        public var bodyTimeoutSeconds = 30.0
+        public var bodyTimeoutSeconds = Self.http.bodyTimeoutSeconds
         /// A response write stalled this long is cut off.
-        public var writeTimeoutSeconds = 30.0
+        public var writeTimeoutSeconds = Self.http.writeTimeoutSeconds
         /// Most open client connections.
-        public var maxConnections = 10_000
+        public var maxConnections = Self.http.maxConnections
         /// Time in-flight requests get to finish on SIGTERM.
-        public var shutdownGraceSeconds = 10.0
+        public var shutdownGraceSeconds = Self.http.shutdownGraceSeconds
         /// Most items in one bulk create, update or delete.
         public var maxBulkItems = 1_000
         /// Most operations in one batch.

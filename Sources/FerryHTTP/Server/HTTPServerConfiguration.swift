@@ -30,7 +30,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// A configuration; the defaults suit production on a small machine.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, limits: HTTPLimits = HTTPLimits(),
-        ioThreads: Int = HTTPServerConfiguration.coreCount, workerThreads: Int = 16,
+        ioThreads: Int = HTTPServerConfiguration.coreCount, workerThreads: Int = HTTPServerConfiguration.defaultWorkerThreads,
         backlog: Int32 = 1024, accessLog: Bool = true, compression: HTTPCompression = HTTPCompression(),
         serverName: String? = nil, threadNamePrefix: String = "http",
         refusal: @escaping HTTPRefusal = { HTTPResponse.problem($0) }
@@ -47,6 +47,10 @@ public struct HTTPServerConfiguration: Sendable {
         self.threadNamePrefix = threadNamePrefix
         self.refusal = refusal
     }
+
+    /// Handler threads unless said otherwise: enough for a pool of 16 database
+    /// connections with handlers waiting on other work besides.
+    public static let defaultWorkerThreads = 32
 
     /// The number of online processors.
     public static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
