@@ -47,7 +47,7 @@ func checkParameters(_ params: [String?]) throws(PostgresError) {
     }
     for (offset, param) in params.enumerated() {
         guard var param else { continue }
-        // memchr over the contiguous bytes: the generic UTF8View walk cost ~30 instructions a byte.
+        // memchr over the contiguous bytes: the generic UTF8View walk was several times slower.
         let hasNUL = param.withUTF8 { utf8 in
             guard let base = utf8.baseAddress else { return false }
             return memchr(base, 0, utf8.count) != nil

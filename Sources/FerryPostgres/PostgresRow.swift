@@ -3,7 +3,7 @@
 ///
 /// Most results Ferry reads have a handful of columns and are read by position, so
 /// the map is only built for wide results; narrow ones look names up by a scan
-/// (building the dictionary was 3% of a GET's CPU).
+/// (building the dictionary was a measurable share of a GET's CPU).
 final class PostgresColumnIndex: Sendable {
     let names: [String]
     private let positions: [String: Int]?

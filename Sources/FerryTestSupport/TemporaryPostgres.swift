@@ -111,7 +111,7 @@ public final class TemporaryPostgres: Sendable {
         }
         if let disk {
             // Busy while the server's last processes exit: retry, then detach it lazily
-            // rather than leave a mount behind (one in five bench runs did).
+            // rather than leave a mount behind (bench runs often did).
             var unmounted = false
             for _ in 0..<50 where !unmounted {
                 unmounted = (try? spawn(["/usr/bin/umount", disk], output: directory + "/umount.out")) != nil

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// Both formats' lines go through a `LogBuffer` that a background thread
 /// flushes, so the per-request line costs a memory append on the hot path,
-/// not a write system call (a write(2) per JSON line cost ~1 syscall per request).
+/// not a write system call (a write(2) per JSON line meant a system call on every request).
 enum LogSetup {
     private static let buffer = Mutex<LogBuffer?>(nil)
 

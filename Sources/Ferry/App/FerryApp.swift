@@ -51,9 +51,10 @@ public final class FerryApp: Sendable {
     /// filters) and their shape, not those values, decides the plan (primary
     /// keys, the resource's indexes); PostgreSQL's default
     /// (`auto`) still replans the large write statements on every call because
-    /// their generic cost estimate is higher, which bench/api.sh measured at
-    /// ~5 ms of planning for a ~1 ms PATCH. Behind a transaction-mode PgBouncer
-    /// this SET may not follow the session; planning then just stays `auto`.
+    /// their generic cost estimate is higher, and bench/api.sh found that planning
+    /// took several times as long as the PATCH itself (see bench/README.md). Behind
+    /// a transaction-mode PgBouncer this SET may not follow the session; planning
+    /// then just stays `auto`.
     ///
     /// JIT is off unless configured on: PostgreSQL decides it from the plan's
     /// estimated cost, and the changes page, Index and bulk statements are

@@ -6,8 +6,8 @@ import Synchronization
 /// expires.
 ///
 /// A request whose token is here starts its pipeline with `set_config` alone
-/// instead of the token lookup (`Database.asCaller`): the lookup was about a
-/// fifth of PostgreSQL's CPU in a GET by id. What that costs: a token revoked
+/// instead of the token lookup (`Database.asCaller`): the lookup was a large
+/// share of PostgreSQL's CPU in a GET by id. What that costs: a token revoked
 /// anywhere but through this process (`DELETE /v1/auth/token` on another
 /// instance, SQL by hand, a deleted user) is still accepted here for up to the
 /// cache's lifetime. A revocation through this process is evicted at once, and

@@ -5,7 +5,7 @@ import Glibc
 /// For state every request reads and almost nothing writes (the schema catalog,
 /// the plan cache). With dozens of worker threads on a couple of cores, a
 /// `Mutex` there was held by a descheduled thread often enough that the others
-/// spent a tenth of Ferry's CPU spinning in `lockSlow`; readers of an rwlock
+/// spent a noticeable share of Ferry's CPU spinning in `lockSlow`; readers of an rwlock
 /// never wait for each other, only for a writer.
 ///
 /// `@unchecked Sendable` because the compiler cannot see that every access to

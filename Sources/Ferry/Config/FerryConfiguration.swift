@@ -33,13 +33,13 @@ public struct FerryConfiguration: Sendable, Equatable {
         /// `statement_timeout` for each serve connection; 0 disables it.
         public var statementTimeoutMs = 10_000
         /// Whether to use named prepared statements, planned once (generic plans).
-        /// On by default: bench/api.sh measured about 2x GET and 3x PATCH throughput.
+        /// On by default: bench/api.sh measured much higher GET and PATCH throughput (bench/README.md).
         /// Turn off behind PgBouncer older than 1.21 in transaction mode (or with
         /// `max_prepared_statements = 0`), which cannot carry named statements.
         public var preparedStatements = true
         /// Whether PostgreSQL may JIT-compile Ferry's statements. Off by default:
         /// a sync page's plan is estimated above PostgreSQL's JIT thresholds at
-        /// any table size, and compiling it (hundreds of functions, 0.1-2 s) is
+        /// any table size, and compiling it (hundreds of functions) is
         /// repeated per execution, always far more than the statement itself
         /// costs (bench/README.md, "JIT").
         public var jit = false

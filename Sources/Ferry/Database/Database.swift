@@ -64,8 +64,8 @@ public final class Database: Sendable {
     /// `"<user id> <expiry>"` (``CheckedToken``); with no live token it raises
     /// FR401, which aborts the transaction before any other statement runs. A plain
     /// statement rather than a plpgsql function (the former `ferry.begin_request`):
-    /// inside a function the lookup went through SPI and cost PostgreSQL ~7 % more
-    /// per GET (migrations 0009, 0010 and 0012).
+    /// inside a function the lookup went through SPI and cost PostgreSQL measurably
+    /// more per GET (migrations 0009, 0010 and 0012; see bench/README.md).
     static func tokenCheck(_ tokenHash: String) -> PostgresStatement {
         PostgresStatement("""
             SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true) \

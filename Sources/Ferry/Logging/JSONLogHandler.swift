@@ -33,7 +33,7 @@ public struct JSONLogHandler: FieldLogHandler {
 
     /// Renders the event and its metadata as one JSON line, written straight into
     /// one byte array (every request logs a line; building a JSONValue tree first, with
-    /// a String timestamp, cost about as much as the rest of a GET).
+    /// a String timestamp, was a large share of a GET's cost).
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }

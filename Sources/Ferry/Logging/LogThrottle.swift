@@ -3,7 +3,7 @@ import Synchronization
 /// Lets a warning through at most once per interval and counts the ones held
 /// back in between. While memcached is down every paged request meets the same
 /// failure; an outage should be a line every few seconds, not an echo of the
-/// traffic (a restart under load logged about 80 lines in a second).
+/// traffic (a restart under load logged dozens of lines a second).
 final class LogThrottle: Sendable {
     private let interval: Duration
     private let state = Mutex<(last: ContinuousClock.Instant?, held: Int)>((nil, 0))

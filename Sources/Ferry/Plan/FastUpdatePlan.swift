@@ -14,9 +14,9 @@
 ///
 /// Why: UpdatePlan's CTE chain, built to report every failure of a bulk
 /// write, is mostly executor start-up for one row. Replayed under pgbench
-/// with real writes, this statement ran ~50% more PATCHes per second than
-/// UpdatePlan on the same rows; through Ferry, PATCH gained ~45% and PUT ~50%
-/// (bench/README.md).
+/// with real writes, this statement ran markedly more PATCHes per second than
+/// UpdatePlan on the same rows, and PATCH and PUT through Ferry gained about as
+/// much (see bench/README.md).
 ///
 /// The new row is computed from `t` inside the UPDATE, never from a separate
 /// scan: under READ COMMITTED a concurrent update makes PostgreSQL re-check

@@ -4,9 +4,8 @@
 /// out of its statement.
 ///
 /// Why: in PostgreSQL that check is one expression over every column, built
-/// and run for each statement; counted by callgrind on one backend it was
-/// ~97,000 of the ~741,000 instructions of a fast-path PATCH of app.terms.
-/// Here it is a walk over a few bytes.
+/// and run for each statement, and it was a sizeable share of PostgreSQL's work
+/// in a fast-path PATCH (see bench/README.md). Here it is a walk over a few bytes.
 ///
 /// It must never pass a body FieldValidation would fail (that would write
 /// what should have been a 422), so it answers true only when sure and false

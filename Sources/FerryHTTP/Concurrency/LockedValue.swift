@@ -5,9 +5,9 @@ import Glibc
 /// `Synchronization.Mutex` spins in user space before it sleeps. Ferry runs
 /// dozens of worker threads on a couple of cores, so a lock holder is often
 /// descheduled, and the spinning waiters then burned the CPU the holder
-/// needed: with the log buffer and the worker queue on `Mutex`, a fifth of
-/// the server's CPU went to `_MutexHandle._lockSlow` (perf, wrk at 32
-/// connections). glibc's default mutex sleeps at once instead.
+/// needed: with the log buffer and the worker queue on `Mutex`, a large share
+/// of the server's CPU under load went to `_MutexHandle._lockSlow` (see
+/// bench/README.md). glibc's default mutex sleeps at once instead.
 ///
 /// Sendable (unchecked) when the value is: the compiler cannot see that
 /// `value` is only touched inside `withLock`, under `mutex`; the mutex lives at

@@ -64,8 +64,8 @@ public indirect enum JSONValue: Sendable, ExpressibleByStringLiteral, Expressibl
     ///
     /// Over the string's contiguous UTF-8, copying runs that need no escape whole: every
     /// JSON log line and problem body passes through here, and a byte-by-byte walk of the
-    /// UTF-8 view (with a lookup table allocated per call) cost ~28,000 instructions per
-    /// JSON request log line.
+    /// UTF-8 view (with a lookup table allocated per call) was a large part of the cost of
+    /// a JSON request log line.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         var s = s
         out.append(UInt8(ascii: "\""))

@@ -88,7 +88,7 @@ extension FerryStore {
         let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
         let arguments = StatementArguments(columns.map { databaseValue(row[$0] ?? .null) })
         // Cached: the same few statements run for every row of a sync, and
-        // preparing them again each time was a tenth of an initial sync's CPU.
+        // preparing them again each time was a noticeable share of an initial sync's CPU.
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(LocalSchema.quote(resource.name)) (\(names)) VALUES (\(marks))")
             .execute(arguments: arguments)
     }
