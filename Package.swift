@@ -72,18 +72,25 @@ let package = Package(
         .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres", "FerryTestSupport"]),
         .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached", "FerryTestSupport"]),
         .testTarget(name: "FerryRankTests", dependencies: ["FerryRank"]),
-        // For the HTTP layer's tests, which build without libpq or libmemcached: a zlib codec
-        // that shares no code with the server's.
+        // For the HTTP layer's tests, which build without libpq or libmemcached, and every
+        // other test target: the raw-socket HTTP client, a zlib codec that shares no code
+        // with the server's.
         .target(name: "FerryHTTPTestSupport", dependencies: ["CZlib"]),
-        // Shared by the server's and the client's test targets: a raw-socket HTTP client,
-        // scratch databases, Ferry processes.
+        // Shared by the server's and the client's test targets: scratch databases, Ferry
+        // servers in process and as processes.
         .target(
             name: "FerryTestSupport",
-            dependencies: ["Ferry", "FerryHTTP", "FerryMigrations", "FerryPostgres", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "Ferry", "FerryHTTP", "FerryHTTPTestSupport", "FerryMigrations", "FerryPostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "FerryKitTests",
-            dependencies: ["FerryKit", "FerryPostgres", "FerryRank", "FerryTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "FerryKit", "FerryPostgres", "FerryRank", "FerryTestSupport", "ferry-notes",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .testTarget(
             name: "FerryTests",

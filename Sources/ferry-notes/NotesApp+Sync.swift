@@ -6,8 +6,16 @@ extension NotesApp {
     /// One `engine.sync()`, after any sync already under way. Its failure is
     /// not thrown: the screen shows it as the last error until a sync
     /// succeeds, and the outbox keeps every edit for the next try.
+    ///
+    /// Whoever finds the sync it waited for still recorded clears it. A waiter that
+    /// left it for its starter to clear spun: awaiting a finished task does not
+    /// suspend, so the starter never ran again to clear it, and the app froze (a
+    /// typed `sync` and auto-sync arriving together; the tmux test caught it).
     func syncNow() async {
-        while let running { await running.value }
+        while let current = running {
+            await current.value
+            if running == current { running = nil }
+        }
         // Isolated to this actor like the method, so it records the outcome itself.
         let task = Task {
             do {
@@ -19,7 +27,8 @@ extension NotesApp {
         }
         running = task
         await task.value
-        running = nil
+        // A waiter may have cleared it already, and started the next.
+        if running == task { running = nil }
     }
 
     func syncOutcome(_ what: String) -> String {

@@ -1,0 +1,47 @@
+@testable import ferry_notes
+import FerryKit
+import Foundation
+import Synchronization
+import Testing
+
+/// How many calls have returned, counted from unstructured tasks.
+private final class Returned: Sendable {
+    let count = Atomic<Int>(0)
+}
+
+/// Every request fails, after a pause: a sync that takes a while and then fails.
+private struct SlowDownTransport: Transport {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        try await Task.sleep(for: .milliseconds(300))
+        throw TransportFailure("the server is down")
+    }
+}
+
+@Suite("ferry-notes: one sync at a time")
+struct NotesAppSyncTests {
+    /// A typed `sync` arriving while auto-sync's runs waits for it and then syncs
+    /// itself. Before the fix the waiter spun on the finished task, holding the
+    /// app's actor, and the app froze (the tmux test caught it under load).
+    @Test func aSyncAskedForWhileOneRunsWaitsForItThenRuns() async throws {
+        let store = try FerryStore(path: ":memory:")
+        let transport = OfflineTransport(SlowDownTransport())
+        let engine = SyncEngine(store: store, transport: transport, token: "t")
+        let app = NotesApp(
+            store: store, engine: engine, transport: transport,
+            account: .init(user: "u", userID: "id", server: URL(string: "http://127.0.0.1:9")!, storePath: ":memory:"),
+            terminal: false, autoSync: 0)
+        let returned = Returned()
+        // Unstructured, so that a spinning call cannot keep the test from ending.
+        Task { await app.syncNow(); returned.count.add(1, ordering: .relaxed) }
+        try await Task.sleep(for: .milliseconds(100))
+        Task { await app.syncNow(); returned.count.add(1, ordering: .relaxed) }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while returned.count.load(ordering: .relaxed) < 2, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let bothReturned = returned.count.load(ordering: .relaxed) == 2
+        #expect(bothReturned, "a sync asked for while another ran never returned")
+        // Only then: a spinning call holds the app's actor, and asking it would wait forever.
+        if bothReturned { #expect(await app.lastError != nil, "both syncs ran and failed, and the screen would say why") }
+    }
+}
