@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc

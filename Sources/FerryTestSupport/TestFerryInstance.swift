@@ -1,5 +1,6 @@
 import Ferry
 import FerryHTTP
+import FerryHTTPTestSupport
 import Logging
 
 /// Another Ferry process on an existing database: its own pool, memcached client and

@@ -1,5 +1,6 @@
 import Ferry
 import FerryHTTP
+import FerryHTTPTestSupport
 import FerryPostgres
 import Foundation
 import Logging

@@ -7,7 +7,7 @@ import Testing
 /// Coded request bodies: decoded before the handler, refused when they cannot be.
 @Suite("Server: request body decoding")
 struct RequestDecodingTests {
-    private func post(_ client: WireClient, _ body: [UInt8], encoding: String?) throws -> WireResponse {
+    private func post(_ client: TestHTTPClient, _ body: [UInt8], encoding: String?) throws -> TestHTTPClient.Response {
         var head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n"
         if let encoding { head += "Content-Encoding: \(encoding)\r\n" }
         try client.send(Array((head + "\r\n").utf8) + body)
@@ -15,14 +15,14 @@ struct RequestDecodingTests {
     }
 
     /// The refusal's reason, as TestServer's refusal writes it.
-    private func reason(_ response: WireResponse) -> String? {
+    private func reason(_ response: TestHTTPClient.Response) -> String? {
         (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["reason"] as? String
     }
 
     @Test func gzipAndDeflateBodiesReachTheHandlerDecoded() throws {
         let server = try TestServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         let plain = Array(#"[{"word":"a"},{"word":"b"}]"#.utf8)
         for (field, coded) in [
             ("gzip", ZlibCodec.encode(plain)), ("x-gzip", ZlibCodec.encode(plain)), ("deflate", ZlibCodec.encode(plain, coding: "deflate")),
@@ -46,7 +46,7 @@ struct RequestDecodingTests {
         defer { server.shutdown() }
         let bomb = ZlibCodec.zeros(count: 1 << 30)
         #expect(bomb.count < limit, "the compressed body itself is within the limit: \(bomb.count) bytes")
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         let before = Self.peakResidentBytes()
         let started = Date()
         let response = try post(client, bomb, encoding: "gzip")
@@ -66,7 +66,7 @@ struct RequestDecodingTests {
     @Test func corruptAndTruncatedStreamsGet400() throws {
         let server = try TestServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         let good = ZlibCodec.encode(Array(String(repeating: "{\"a\":1}", count: 50).utf8))
         var flipped = good
         flipped[good.count / 2] ^= 0xFF
@@ -85,7 +85,7 @@ struct RequestDecodingTests {
     @Test func anUnknownCodingGets415NamingTheKnownOnes() throws {
         let server = try TestServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         for field in ["br", "zstd", "gzip, br", "compress"] {
             let response = try post(client, Array("{}".utf8), encoding: field)
             #expect(response.status == 415, "Content-Encoding: \(field)")

@@ -8,8 +8,8 @@ import Testing
 struct ResponseCompressionTests {
     private func get(
         _ server: HTTPServer, _ path: String, _ headers: [(String, String)] = [], method: String = "GET"
-    ) throws -> WireResponse {
-        let client = try WireClient(port: server.port)
+    ) throws -> TestHTTPClient.Response {
+        let client = try TestHTTPClient(connectingTo: server.port)
         var head = "\(method) \(path) HTTP/1.1\r\nHost: x\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         try client.send(head + "\r\n")
@@ -88,7 +88,7 @@ struct ResponseCompressionTests {
         // Each tag, sent with each encoding accepted, names the same content: 304, no body.
         for tag in [#""v1""#, #""v1-gzip""#, #""v1-deflate""#, #"W/"v1-gzip""#, #""v0", "v1-gzip""#] {
             for accept in ["gzip", "identity", "deflate"] {
-                let client = try WireClient(port: server.port)
+                let client = try TestHTTPClient(connectingTo: server.port)
                 try client.send("GET /json HTTP/1.1\r\nHost: x\r\nAccept-Encoding: \(accept)\r\nIf-None-Match: \(tag)\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\n\r\n")
                 let response = try client.readResponse()
                 #expect(response.status == 304, "If-None-Match: \(tag), Accept-Encoding: \(accept)")
@@ -103,7 +103,7 @@ struct ResponseCompressionTests {
         }
         #expect(try get(server, "/json", [("Accept-Encoding", "gzip"), ("If-None-Match", #""v2-gzip""#)]).status == 200)
         // If-Match takes the tag of either encoding too.
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("PATCH /json HTTP/1.1\r\nHost: x\r\nIf-Match: \"v1-gzip\"\r\nContent-Length: 0\r\n\r\n")
         #expect(try client.readResponse().status == 200)
     }
@@ -112,7 +112,7 @@ struct ResponseCompressionTests {
         let server = try TestServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
         let coded = try get(server, "/json", [("Accept-Encoding", "gzip")])
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("HEAD /json HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\n\r\n")
         let head = try client.readResponse(head: true)
         #expect(head.status == 200)

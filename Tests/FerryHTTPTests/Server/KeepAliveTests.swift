@@ -1,4 +1,5 @@
 import FerryHTTP
+import FerryHTTPTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ struct KeepAliveTests {
     @Test func keepAliveServesManyRequestsOnOneConnection() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         for _ in 0..<3 {
             try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             let response = try client.readResponse()
@@ -23,7 +24,7 @@ struct KeepAliveTests {
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         // The first goes to a worker and is slow; the others are inline: order must hold.
         try client.send(
             "GET /slow?ms=200 HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/sets/7 HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -35,7 +36,7 @@ struct KeepAliveTests {
     @Test func chunkedRequestBodyIsDechunked() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.status == 200)
@@ -47,7 +48,7 @@ struct KeepAliveTests {
     @Test func expectContinueGetsInterimResponseThenAnswer() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
         let interim = try client.readResponse()
         #expect(interim.status == 100)
@@ -60,7 +61,7 @@ struct KeepAliveTests {
     @Test func headHasHeadersOnlyWithGetsLength() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("HEAD /big HTTP/1.1\r\nHost: x\r\n\r\n")
         let response = try client.readResponse(head: true)
         #expect(response.status == 200)
@@ -73,7 +74,7 @@ struct KeepAliveTests {
     @Test func largeAndStreamedBodiesArrive() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try client.readResponse().body == [UInt8](repeating: 65, count: 100_000))
         let streamed = try client.readResponse()
@@ -89,7 +90,7 @@ struct KeepAliveTests {
     @Test func blockedWriteResumesWhenTheClientReads() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /huge HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         // 32 MiB cannot fit in the loopback socket buffers: the server's write blocks meanwhile.
         usleep(300_000)
@@ -105,7 +106,7 @@ struct KeepAliveTests {
     @Test func connectionCloseIsHonoured() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.header("Connection") == "close")
@@ -120,11 +121,11 @@ struct KeepAliveTests {
             responder: TestServer.router(), logger: logger)
         try server.start()
         defer { server.shutdown() }
-        let v6 = try WireClient(port: server.port, host: "::1")
+        let v6 = try TestHTTPClient(connectingTo: server.port, host: "::1")
         try v6.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         let response = try v6.readResponse()
         #expect(response.header("Connection") == "keep-alive")
-        let v4 = try WireClient(port: server.port, host: "127.0.0.1")
+        let v4 = try TestHTTPClient(connectingTo: server.port, host: "127.0.0.1")
         try v4.send("GET /healthz HTTP/1.0\r\n\r\n")
         #expect(try v4.readResponse().header("Connection") == "close")
         #expect(v4.isClosedWithNothingMore())

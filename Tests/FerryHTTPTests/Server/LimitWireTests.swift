@@ -1,4 +1,5 @@
 import FerryHTTP
+import FerryHTTPTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// with nothing more (no smuggled second response).
 @Suite("Server: limits and smuggling")
 struct LimitWireTests {
-    private func expectClosedAfter(_ client: WireClient, status: Int, reason: String? = nil) throws {
+    private func expectClosedAfter(_ client: TestHTTPClient, status: Int, reason: String? = nil) throws {
         let response = try client.readResponse()
         #expect(response.status == status)
         #expect(response.header("Connection") == "close")
@@ -21,7 +22,7 @@ struct LimitWireTests {
     @Test func longRequestLineIs414() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /" + String(repeating: "a", count: 2000) + " HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         try expectClosedAfter(client, status: 414)
     }
@@ -29,7 +30,7 @@ struct LimitWireTests {
     @Test func largeHeaderSectionIs431() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 3000) + "\r\n\r\n")
         try expectClosedAfter(client, status: 431)
     }
@@ -37,7 +38,7 @@ struct LimitWireTests {
     @Test func oversizedBodyIs413BeforeTheBodyIsRead() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         // Only the head is sent: the answer must come without the body.
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
         try expectClosedAfter(client, status: 413)
@@ -46,13 +47,13 @@ struct LimitWireTests {
     @Test func connectionCapAnswers503() throws {
         let server = try TestServer.start(limits: TestServer.limits { $0.maxConnections = 2 }, ioThreads: 1)
         defer { server.shutdown() }
-        let first = try WireClient(port: server.port)
-        let second = try WireClient(port: server.port)
+        let first = try TestHTTPClient(connectingTo: server.port)
+        let second = try TestHTTPClient(connectingTo: server.port)
         try first.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try first.readResponse().status == 200)
         try second.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try second.readResponse().status == 200)
-        let third = try WireClient(port: server.port)
+        let third = try TestHTTPClient(connectingTo: server.port)
         try third.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         try expectClosedAfter(third, status: 503, reason: "tooManyConnections")
         // The first two are still served.
@@ -63,7 +64,7 @@ struct LimitWireTests {
     @Test func contentLengthWithTransferEncodingIsRefusedAndClosed() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send(
             "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
                 + "0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -73,7 +74,7 @@ struct LimitWireTests {
     @Test func duplicateContentLengthIsRefusedAndClosed() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send(
             "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 30\r\n\r\n"
                 + "helloGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -83,7 +84,7 @@ struct LimitWireTests {
     @Test func requestInsideAChunkedBodyIsNotExecuted() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         // The chunk's data looks like a request; it must stay body.
         let smuggled = "GET /id HTTP/1.1\r\nHost: x\r\n\r\n"
         let hex = String(smuggled.utf8.count, radix: 16)

@@ -1,10 +1,11 @@
 import FerryHTTP
+import FerryHTTPTestSupport
 import Foundation
 import Testing
 
 @Suite("Server: routing, problems, request ids")
 struct RoutingWireTests {
-    private func problem(_ response: WireResponse) throws -> [String: Any] {
+    private func problem(_ response: TestHTTPClient.Response) throws -> [String: Any] {
         #expect(response.header("Content-Type") == "application/problem+json")
         return try #require(JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
     }
@@ -12,7 +13,7 @@ struct RoutingWireTests {
     @Test func notFoundIsProblemJSON() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.status == 404)
@@ -29,7 +30,7 @@ struct RoutingWireTests {
     @Test func wrongMethodIs405WithAllow() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("PUT /v1/sets/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.status == 405)
@@ -41,7 +42,7 @@ struct RoutingWireTests {
     @Test func headerValuesCannotSplitTheResponse() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /unsafe-header HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.status == 200)
@@ -54,7 +55,7 @@ struct RoutingWireTests {
     @Test func literalSegmentsWinAndParametersReachTheHandler() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /v1/users/me HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/users/42 HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try client.readResponse().text == "literal /v1/users/me")
         #expect(try client.readResponse().text == "param users 42 /v1/:resource/:id")
@@ -63,7 +64,7 @@ struct RoutingWireTests {
     @Test func throwingHandlerGives500AndHTTPErrorItsStatus() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /throws HTTP/1.1\r\nHost: x\r\n\r\n")
         let failed = try client.readResponse()
         #expect(failed.status == 500)
@@ -78,7 +79,7 @@ struct RoutingWireTests {
     @Test func requestIDIsEchoedOrGenerated() throws {
         let server = try TestServer.start()
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /id HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc-123.x\r\n\r\n")
         let echoed = try client.readResponse()
         #expect(echoed.header("X-Request-Id") == "abc-123.x")

@@ -1,5 +1,6 @@
 import Dispatch
 import FerryHTTP
+import FerryHTTPTestSupport
 import Foundation
 import Testing
 
@@ -8,15 +9,14 @@ struct TimingWireTests {
     @Test func slowlorisIsCutOffWhileOthersAreServed() throws {
         let server = try TestServer.start(limits: TestServer.limits { $0.headerTimeoutSeconds = 0.6 })
         defer { server.shutdown() }
-        let slow = try WireClient(port: server.port)
-        let normal = try WireClient(port: server.port)
+        let slow = try TestHTTPClient(connectingTo: server.port)
+        let normal = try TestHTTPClient(connectingTo: server.port)
         let head = Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\r\n".utf8)
         let start = MonotonicClock.now()
         var served = 0
         for byte in head {
             // Stop trickling once the server has answered the slow client.
-            var poller = pollfd(fd: slow.fd, events: Int16(POLLIN), revents: 0)
-            if poll(&poller, 1, 0) > 0 { break }
+            if slow.hasBytesWaiting() { break }
             try slow.send([byte])
             try normal.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try normal.readResponse().text == "ok")
@@ -36,7 +36,7 @@ struct TimingWireTests {
     @Test func stalledWriteIsCutOff() throws {
         let server = try TestServer.start(limits: TestServer.limits { $0.writeTimeoutSeconds = 0.5 })
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /huge HTTP/1.1\r\nHost: x\r\n\r\n")
         usleep(200_000)
         #expect(server.openConnections == 1)
@@ -46,7 +46,7 @@ struct TimingWireTests {
         #expect(server.openConnections == 0, "the stalled connection is still open")
         #expect(elapsed < 3)
         // Others are still served.
-        let other = try WireClient(port: server.port)
+        let other = try TestHTTPClient(connectingTo: server.port)
         try other.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try other.readResponse().text == "ok")
     }
@@ -54,7 +54,7 @@ struct TimingWireTests {
     @Test func idleConnectionIsClosed() throws {
         let server = try TestServer.start(limits: TestServer.limits { $0.idleTimeoutSeconds = 0.3 })
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try client.readResponse().text == "ok")
         let start = MonotonicClock.now()
@@ -66,7 +66,7 @@ struct TimingWireTests {
     @Test func stalledBodyIsCutOff() throws {
         let server = try TestServer.start(limits: TestServer.limits { $0.bodyTimeoutSeconds = 0.3 })
         defer { server.shutdown() }
-        let client = try WireClient(port: server.port)
+        let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
         let response = try client.readResponse()
         #expect(response.status == 408)
@@ -78,7 +78,7 @@ struct TimingWireTests {
         defer { server.shutdown() }
         let port = server.port
         let slowResult = Background<Int> {
-            guard let client = try? WireClient(port: port) else { return -1 }
+            guard let client = try? TestHTTPClient(connectingTo: port) else { return -1 }
             try? client.send("GET /slow?ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n")
             return (try? client.readResponse().status) ?? -1
         }
@@ -88,7 +88,7 @@ struct TimingWireTests {
         for _ in 0..<1_000 where server.inFlightRequests == 0 { usleep(10_000) }
         #expect(server.inFlightRequests == 1)
         let start = MonotonicClock.now()
-        let other = try WireClient(port: port)
+        let other = try TestHTTPClient(connectingTo: port)
         try other.send("GET /v1/sets/1 HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try other.readResponse().status == 200)
         #expect(MonotonicClock.now() - start < 0.5)
@@ -98,10 +98,10 @@ struct TimingWireTests {
     @Test func gracefulShutdownFinishesInFlightRequest() throws {
         let server = try TestServer.start(limits: TestServer.limits { $0.shutdownGraceSeconds = 5 })
         let port = server.port
-        let idle = try WireClient(port: port)
+        let idle = try TestHTTPClient(connectingTo: port)
         try idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try idle.readResponse().status == 200)
-        let slow = try WireClient(port: port)
+        let slow = try TestHTTPClient(connectingTo: port)
         try slow.send("GET /slow?ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n")
         for _ in 0..<1_000 where server.inFlightRequests == 0 { usleep(10_000) }
         #expect(server.inFlightRequests == 1)
@@ -120,12 +120,12 @@ struct TimingWireTests {
         #expect(idle.isClosedWithNothingMore())
         let stoppedAt = try #require(stopped.wait())
         #expect(stoppedAt - start < 3)
-        #expect(throws: (any Error).self) { _ = try WireClient(port: port, timeoutSeconds: 1).readResponse() }
+        #expect(throws: (any Error).self) { _ = try TestHTTPClient(connectingTo: port, timeout: 1).readResponse() }
     }
 
     @Test func shutdownGraceCutsOffHandlersThatRunTooLong() throws {
         let server = try TestServer.start(limits: TestServer.limits { $0.shutdownGraceSeconds = 0.3 })
-        let slow = try WireClient(port: server.port)
+        let slow = try TestHTTPClient(connectingTo: server.port)
         try slow.send("GET /slow?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n")
         usleep(100_000)
         let start = MonotonicClock.now()

@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import Foundation
 import Testing
 import FerryTestSupport

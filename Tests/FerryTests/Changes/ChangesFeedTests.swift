@@ -1,4 +1,5 @@
 import Ferry
+import FerryHTTPTestSupport
 import FerryTestSupport
 import Foundation
 import Testing

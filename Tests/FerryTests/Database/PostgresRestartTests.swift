@@ -1,4 +1,5 @@
 import Dispatch
+import FerryHTTPTestSupport
 import Foundation
 import Synchronization
 import Testing

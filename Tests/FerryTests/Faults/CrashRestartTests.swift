@@ -1,4 +1,5 @@
 import Dispatch
+import FerryHTTPTestSupport
 import FerryPostgres
 import FerryTestSupport
 import Foundation

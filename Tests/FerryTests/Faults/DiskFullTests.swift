@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import FerryPostgres
 import FerryTestSupport
 import Foundation

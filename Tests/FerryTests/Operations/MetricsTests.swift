@@ -1,4 +1,5 @@
 import Ferry
+import FerryHTTPTestSupport
 import Foundation
 import FerryTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Dispatch
 import Ferry
+import FerryHTTPTestSupport
 import FerryTestSupport
 import Foundation
 import Logging

@@ -4,8 +4,15 @@ import Glibc
 #endif
 
 /// A deliberately small, blocking HTTP/1.1 client over a real loopback socket,
-/// for tests. It sends exactly the bytes asked for, so tests can also send
-/// malformed requests, and it parses responses strictly.
+/// for tests: the one every test target uses. It sends exactly the bytes asked
+/// for, so tests can also send malformed requests, and it parses responses
+/// strictly (an `HTTP/1.1` status line, header values as sent after the colon's
+/// spaces, chunked or length-delimited or close-delimited bodies).
+///
+/// Two ways to use it: ``init(port:timeout:)`` connects on the first request and
+/// reconnects after a `Connection: close` (tests of behaviour); ``init(connectingTo:host:timeout:)``
+/// connects at once and never reconnects or closes on its own, so a wire test sees
+/// what the server does with that one connection (``isClosedWithNothingMore()``).
 public final class TestHTTPClient {
     /// One parsed response.
     public struct Response: Sendable {
@@ -40,13 +47,28 @@ public final class TestHTTPClient {
     private var fd: Int32 = -1
     private var buffer: [UInt8] = []
     private let port: Int
+    private let host: String
+    /// Whether this client keeps its one connection (see the type's comment).
+    private let pinned: Bool
     /// Seconds to wait for a response before failing.
     public var timeout: Double
 
-    /// A client for `127.0.0.1:port`; connects lazily.
+    /// A client for `127.0.0.1:port`; connects lazily, and again after the server closes.
     public init(port: Int, timeout: Double = 30) {
         self.port = port
         self.timeout = timeout
+        host = "127.0.0.1"
+        pinned = false
+    }
+
+    /// A client connected now to `host` (an IPv4 or IPv6 literal), that keeps this one
+    /// connection whatever the server says.
+    public init(connectingTo port: Int, host: String = "127.0.0.1", timeout: Double = 5) throws {
+        self.port = port
+        self.host = host
+        self.timeout = timeout
+        pinned = true
+        try connectIfNeeded()
     }
 
     deinit { close() }
@@ -81,7 +103,7 @@ public final class TestHTTPClient {
         try send(bytes)
         do {
             return try readResponse(method: method)
-        } catch let failure as Failure where reused && buffer.isEmpty && failure.description == Self.closedBeforeResponse
+        } catch let failure as Failure where !pinned && reused && buffer.isEmpty && failure.description == Self.closedBeforeResponse
             && ["GET", "HEAD", "OPTIONS"].contains(method) {
             // RFC 9112 §9.3.1: a server may close an idle keep-alive connection
             // as a request goes out; a client retries a safe request once, on a
@@ -96,15 +118,23 @@ public final class TestHTTPClient {
 
     static let closedBeforeResponse = "connection closed before a complete response"
 
+    /// Sends text as its UTF-8 bytes, as it is.
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+
     /// Sends raw bytes as they are.
     public func send(_ bytes: [UInt8]) throws {
-        try connectIfNeeded()
+        if !pinned { try connectIfNeeded() }
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n <= 0 { throw Failure(description: "send failed: errno \(errno)") }
             offset += n
         }
+    }
+
+    /// Reads one response to a HEAD request (`head`, no body whatever its framing) or another.
+    public func readResponse(head: Bool) throws -> Response {
+        try readResponse(method: head ? "HEAD" : "GET")
     }
 
     /// Reads one response; `method` tells whether a body follows (HEAD has none).
@@ -114,12 +144,15 @@ public final class TestHTTPClient {
         buffer.removeFirst(headEnd + 4)
         var lines = headText.components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+        guard statusLine.count >= 2, statusLine[0] == "HTTP/1.1", let status = Int(statusLine[1]) else {
             throw Failure(description: "bad status line: \(headText.prefix(80))")
         }
-        let headers: [(name: String, value: String)] = lines.compactMap { line in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        var headers: [(name: String, value: String)] = []
+        for line in lines {
+            // Every line of the head is a field; a line without a colon is the server's bug.
+            guard let colon = line.firstIndex(of: ":") else { throw Failure(description: "bad header line: \(line)") }
+            // The spaces after the colon are not the value's; trailing ones are kept, as sent.
+            headers.append((String(line[..<colon]), String(line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" })))
         }
         let find = { (name: String) in headers.first { $0.name.lowercased() == name }?.value }
         var body: [UInt8] = []
@@ -145,9 +178,26 @@ public final class TestHTTPClient {
             body = buffer
             buffer.removeAll()
         }
-        if find("connection")?.lowercased() == "close" { close() }
+        if !pinned, find("connection")?.lowercased() == "close" { close() }
         return Response(status: status, headers: headers, body: body)
     }
+
+    /// Whether the server closed the connection (EOF or reset) with nothing more to read:
+    /// no smuggled second response after a refusal.
+    public func isClosedWithNothingMore() -> Bool {
+        guard buffer.isEmpty else { return false }
+        do { return try !readMore() && buffer.isEmpty } catch { return false }
+    }
+
+    /// Whether the server has sent something not read yet (or closed), without waiting.
+    public func hasBytesWaiting() -> Bool {
+        guard buffer.isEmpty, fd >= 0 else { return true }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, 0) > 0
+    }
+
+    /// Bytes received and not read as a response (e.g. a smuggled second one).
+    public var leftover: Int { buffer.count }
 
     /// Whether the server has closed the connection (reads EOF within `within` seconds).
     public func isClosedByPeer(within seconds: Double = 2) -> Bool {
@@ -165,18 +215,31 @@ public final class TestHTTPClient {
 
     private func connectIfNeeded() throws {
         guard fd < 0 else { return }
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let family = host.contains(":") ? AF_INET6 : AF_INET
+        fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket failed: errno \(errno)") }
+        let rc: Int32
+        if family == AF_INET6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = in_port_t(UInt16(port).bigEndian)
+            inet_pton(AF_INET6, host, &address.sin6_addr)
+            rc = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            inet_pton(AF_INET, host, &address.sin_addr)
+            rc = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
         }
         if rc != 0 {
             let code = errno
             close()
-            throw Failure(description: "connect to port \(port) failed: errno \(code)")
+            throw Failure(description: "connect to \(host) port \(port) failed: errno \(code)")
         }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
