@@ -189,6 +189,12 @@ public final class TestHTTPClient {
         do { return try !readMore() && buffer.isEmpty } catch { return false }
     }
 
+    /// Ends this side's sending (a TCP half-close): the server reads end of input after
+    /// what was sent, and may still answer.
+    public func shutdownWrite() {
+        if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    }
+
     /// Whether the server has sent something not read yet (or closed), without waiting.
     public func hasBytesWaiting() -> Bool {
         guard buffer.isEmpty, fd >= 0 else { return true }

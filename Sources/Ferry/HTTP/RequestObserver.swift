@@ -4,7 +4,7 @@ import Logging
 /// Wraps the responder chain: counts every request in ``RequestMetrics`` by
 /// route pattern, and writes the one request log line with the request id,
 /// the caller's user id and the route pattern (never the raw path, which may
-/// carry ids).
+/// carry ids); at info, except for health probes, whose lines go at debug.
 ///
 /// It replaces the HTTP server's own access log (`accessLog = false`), which
 /// cannot know the caller or the pattern. Requests the server rejects before
@@ -12,6 +12,9 @@ import Logging
 struct RequestObserver: HTTPResponder {
     /// The label for requests no route matches, so raw paths never become series.
     static let unmatched = "(unmatched)"
+    /// Whether `route` is one that load balancers and orchestrators poll, logged at
+    /// debug; compared as it is, where a set would hash every request's route.
+    static func isProbe(_ route: String) -> Bool { route == "/healthz" || route == "/readyz" }
     /// The changes feed, whose answered polls `ferry_changes_polls_total` counts.
     static let changesRoute = "/v1/changes"
 
@@ -37,7 +40,11 @@ struct RequestObserver: HTTPResponder {
         if route == Self.changesRoute, response.status == 200 || response.status == 304 {
             metrics.changesPolls.increment()
         }
-        if log.isEnabled(.info) {
+        // Health probes arrive every few seconds from each balancer and orchestrator and
+        // would be most of the log: their lines go at debug (as Rails 8 silences its
+        // health check). Metrics still count them.
+        let level: Logger.Level = Self.isProbe(route) ? .debug : .info
+        if log.isEnabled(level) {
             // Ordered fields, not a metadata dictionary: hashing and sorting eight keys per
             // request cost more than the rest of the line. Keys in sorted order, as metadata prints.
             var fields: [LogField] = []
@@ -51,7 +58,7 @@ struct RequestObserver: HTTPResponder {
             fields.append(LogField("route", .string(route)))
             fields.append(LogField("status", .int(response.status)))
             if let user = trace.userID { fields.append(LogField("user_id", .string(user))) }
-            log.log(level: .info, "request", fields: fields)
+            log.log(level: level, "request", fields: fields)
         }
         return response
     }

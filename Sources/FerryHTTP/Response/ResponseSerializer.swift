@@ -17,8 +17,8 @@ enum ResponseSerializer {
         Array("HTTP/1.1 \(status) \(HTTPStatus.reasonPhrase(status))\r\n".utf8)
     }
 
-    /// Fields the server writes itself; a handler's copies are dropped.
-    private static let managed = ["content-length", "transfer-encoding", "connection", "date", "server", "x-request-id"]
+    /// Fields the server writes itself, a handler's copies dropped: Content-Length,
+    /// Transfer-Encoding, Connection, Date, Server and X-Request-Id (see `isManaged`).
 
     static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
@@ -30,43 +30,64 @@ enum ResponseSerializer {
         if (100...599).contains(status) {
             out.append(contentsOf: statusLines[status])
         } else {
-            out.append(contentsOf: "HTTP/1.1 \(status) Status\r\n".utf8)
+            out.append(contentsOf: Array("HTTP/1.1 \(status) Status\r\n".utf8))
         }
         for field in headers.fields where !isManaged(field.name) {
             appendSafe(field.name, to: &out)
-            out.append(contentsOf: [58, 32])  // ": "
+            out.append(58); out.append(32)  // ": "
             appendSafe(field.value, to: &out)
-            out.append(contentsOf: [13, 10])
+            out.append(13); out.append(10)
         }
         switch framing {
         case .length(let n):
-            out.append(contentsOf: "Content-Length: ".utf8)
+            appendStatic("Content-Length: ", to: &out)
             appendDecimal(n, to: &out)
-            out.append(contentsOf: [13, 10])
+            out.append(13); out.append(10)
         case .chunked:
-            out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+            appendStatic("Transfer-Encoding: chunked\r\n", to: &out)
         case .closeDelimited, .none:
             break
         }
-        out.append(contentsOf: "Date: ".utf8)
+        appendStatic("Date: ", to: &out)
         out.append(contentsOf: date)
         out.append(contentsOf: server)
-        out.append(contentsOf: "\r\nX-Request-Id: ".utf8)
-        out.append(contentsOf: requestID.utf8)
-        out.append(contentsOf: [13, 10])
+        appendStatic("\r\nX-Request-Id: ", to: &out)
+        appendText(requestID, to: &out)
+        out.append(13); out.append(10)
         if !keepAlive {
-            out.append(contentsOf: "Connection: close\r\n".utf8)
+            appendStatic("Connection: close\r\n", to: &out)
         } else if http10 {
-            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+            appendStatic("Connection: keep-alive\r\n", to: &out)
         }
-        out.append(contentsOf: [13, 10])
+        out.append(13); out.append(10)
+    }
+
+    /// A literal's bytes, copied whole: appending a String's UTF-8 view went through
+    /// the generic sequence path, one of the head's larger costs.
+    private static func appendStatic(_ text: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// A String's bytes, copied whole from its storage when it has one.
+    private static func appendText(_ text: String, to out: inout [UInt8]) {
+        if text.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil {
+            out.append(contentsOf: Array(text.utf8))
+        }
     }
 
     private static func isManaged(_ name: String) -> Bool {
-        let count = name.utf8.count
-        guard count == 4 || count == 6 || count == 10 || count == 12 || count == 14 || count == 17 else { return false }
-        for m in managed where HTTPHeaders.equalNames(m, name) { return true }
-        return false
+        // Each managed name has a length of its own, so one comparison decides.
+        let candidate: String
+        switch name.utf8.count {
+        case 4: candidate = "date"
+        case 6: candidate = "server"
+        case 10: candidate = "connection"
+        case 12: candidate = "x-request-id"
+        case 14: candidate = "content-length"
+        case 17: candidate = "transfer-encoding"
+        default: return false
+        }
+        return HTTPHeaders.equalNames(candidate, name)
     }
 
     /// Copies header text, turning CR, LF and NUL into spaces so that a
@@ -74,7 +95,7 @@ enum ResponseSerializer {
     private static func appendSafe(_ text: String, to out: inout [UInt8]) {
         // Copy whole, then patch: appending byte by byte was the serializer's largest cost.
         let start = out.count
-        out.append(contentsOf: text.utf8)
+        appendText(text, to: &out)
         for index in start..<out.count where out[index] == 13 || out[index] == 10 || out[index] == 0 {
             out[index] = 32
         }

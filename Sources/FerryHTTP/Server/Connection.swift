@@ -27,6 +27,9 @@ final class Connection {
     /// Edge-triggered epoll: whether the socket may have unread input.
     var readable = true
     var readEOF = false
+    /// Whether epoll has reported the peer's end (EPOLLRDHUP, EPOLLHUP, EPOLLERR): then
+    /// reads go on until one returns 0, since no further edge will come for it.
+    var sawHangup = false
     /// Whether epoll watches the socket for EPOLLOUT (only while a write is blocked).
     var watchingWrites = false
     /// Close (gracefully) once the pending output is written.

@@ -67,6 +67,11 @@ extension EventLoop {
         if n > 0 {
             connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
             connection.lastReadAt = now
+            // A short read emptied the socket, and with edge-triggered epoll new input
+            // brings a new event: reading again now would only return EAGAIN, one wasted
+            // system call per request. Unless the peer's end was reported, which
+            // brings no further event: then read on until the 0 that says so.
+            if n < readBuffer.count && !connection.sawHangup { connection.readable = false }
             return true
         }
         if n == 0 {

@@ -87,6 +87,9 @@ final class EventLoop: @unchecked Sendable {
                     if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
                         connection.readable = true
                     }
+                    if flags & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+                        connection.sawHangup = true
+                    }
                     drive(connection)
                 }
             }

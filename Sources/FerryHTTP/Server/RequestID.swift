@@ -15,17 +15,21 @@ struct RequestIDGenerator {
         counter = random & 0xFFFF_FFFF
     }
 
-    /// The next id: 8 hex digits of loop prefix and 12 of counter.
+    /// The next id: 8 hex digits of loop prefix and 12 of counter, written straight
+    /// into the string's storage (one allocation per request, not three).
     mutating func next() -> String {
         counter &+= 1
-        var bytes = prefix
-        bytes.reserveCapacity(20)
-        var shift = 44
-        while shift >= 0 {
-            bytes.append(Self.hex[Int((counter >> UInt64(shift)) & 0xF)])
-            shift -= 4
+        let counter = counter
+        return prefix.withUnsafeBufferPointer { prefix in
+            String(unsafeUninitializedCapacity: 20) { out in
+                for index in 0..<8 { out[index] = prefix[index] }
+                for index in 0..<12 {
+                    let digit = UInt8((counter >> UInt64(44 - 4 * index)) & 0xF)
+                    out[8 + index] = digit < 10 ? 48 + digit : 87 + digit
+                }
+                return 20
+            }
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The client's id when it is 1...128 characters of `A-Z a-z 0-9 - _ . :`, else nil,

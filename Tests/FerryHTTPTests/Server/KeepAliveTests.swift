@@ -1,6 +1,7 @@
 import FerryHTTP
 import FerryHTTPTestSupport
 import Foundation
+import Logging
 import Testing
 
 @Suite("Server: keep-alive, pipelining, framing")
@@ -130,6 +131,20 @@ struct KeepAliveTests {
         #expect(try v4.readResponse().header("Connection") == "close")
         #expect(v4.isClosedWithNothingMore())
     }
-}
 
-import Logging
+    /// A client that sends its requests and half-closes at once gets every answer, then
+    /// the close. (Whether the end of input reaches the server in the same epoll event as
+    /// the requests, the case `Connection.sawHangup` is for, is up to the scheduler; on
+    /// loopback it usually comes as an event of its own.)
+    @Test func requestsThenAHalfCloseAreAnsweredAndTheConnectionCloses() throws {
+        let server = try TestServer.start()
+        defer { server.shutdown() }
+        for count in [1, 3] {
+            let client = try TestHTTPClient(connectingTo: server.port)
+            try client.send(String(repeating: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", count: count))
+            client.shutdownWrite()
+            for _ in 0..<count { #expect(try client.readResponse().text == "ok") }
+            #expect(client.isClosedWithNothingMore(), "after \(count) request(s) and a half-close")
+        }
+    }
+}

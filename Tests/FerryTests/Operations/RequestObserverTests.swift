@@ -25,4 +25,26 @@ import Testing
         #expect(metrics.requests.count(route: "/v1/:resource", method: "GET", status: 200) == 1)
         #expect(metrics.requests.count(route: "(unmatched)", method: "GET", status: 404) == 1)
     }
+
+    /// Probes every few seconds would be most of the log: their lines go at debug.
+    @Test func healthProbesAreLoggedAtDebugAndEverythingElseAtInfo() {
+        var router = Router()
+        router.get("/healthz") { _, _ in .text("ok") }
+        router.get("/readyz") { _, _ in .text("ok") }
+        router.get("/v1/:resource") { _, _ in HTTPResponse(status: 200) }
+        let context = RequestContext(requestID: "r", remoteAddress: "127.0.0.1:1", logger: Logger(label: "test"))
+        func lines(at level: Logger.Level) -> [String] {
+            let events = LogFieldTests.Recording.Events()
+            let logger = Logger(label: "t") { _ in LogFieldTests.Recording(events: events, logLevel: level) }
+            let metrics = FerryMetrics()
+            let observer = RequestObserver(router: router, inner: router, metrics: metrics, logger: logger)
+            for path in ["/healthz", "/readyz", "/v1/terms"] {
+                _ = observer.respond(to: HTTPRequest(method: "GET", target: path, path: path, headers: HTTPHeaders()), context: context)
+            }
+            #expect(metrics.requests.count(route: "/healthz", method: "GET", status: 200) == 1, "probes are still counted")
+            return events.events.withLock { $0 }.map { $0.1["route"]?.description ?? "-" }
+        }
+        #expect(lines(at: .info) == ["/v1/:resource"])
+        #expect(lines(at: .debug) == ["/healthz", "/readyz", "/v1/:resource"])
+    }
 }
