@@ -65,7 +65,8 @@ extension ConfigurationKey {
              "How long a completed response is kept for Idempotency-Key replays."),
 
         .string("logging.level", \.logging.level,
-                oneOf: ["trace", "debug", "info", "notice", "warning", "error", "critical"], "Least severe level logged."),
+                oneOf: ["trace", "debug", "info", "notice", "warning", "error", "critical"],
+                "Least severe level logged; every request writes one line at info, health probes (/healthz, /readyz) at debug."),
         .string("logging.format", \.logging.format, oneOf: ["text", "json"], "Log line format."),
 
         .list("cors.allowed_origins", \.cors.allowedOrigins, allowEmpty: true,
