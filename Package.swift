@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(
             name: "FerryKitTests",
             dependencies: [
-                "FerryKit", "FerryPostgres", "FerryRank", "FerryTestSupport", "ferry-notes",
+                "FerryKit", "FerryHTTPTestSupport", "FerryPostgres", "FerryRank", "FerryTestSupport", "ferry-notes",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
