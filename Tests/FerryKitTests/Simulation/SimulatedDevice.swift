@@ -35,10 +35,7 @@ final class SimulatedDevice {
     static func open(path: String, baseURL: URL, token: String, seed: UInt64,
                      retries: RetryLog) throws -> (FerryStore, SyncEngine, SimulationTransport) {
         let store = try FerryStore(path: path)
-        // FERRY_SIM_TRANSPORT=socket: the soak's way to measure FerryKit without URLSession's growth on Linux.
-        let inner: any Transport = ProcessInfo.processInfo.environment["FERRY_SIM_TRANSPORT"] == "socket"
-            ? SocketTransport(baseURL: baseURL) : URLSessionTransport(baseURL: baseURL, timeout: 10)
-        let transport = SimulationTransport(inner, seed: seed, retries: retries)
+        let transport = SimulationTransport(SocketTransport.chosen(baseURL: baseURL), seed: seed, retries: retries)
         let engine = SyncEngine(store: store, transport: transport, token: token, policy: RetryPolicy(base: 0.001, cap: 0.01),
                                 random: { 0.5 })
         return (store, engine, transport)

@@ -278,7 +278,7 @@ final class Simulation {
 
     /// What the server shows `user`: every live row of each resource, by Index.
     func serverView(_ user: SimulatedUser) async throws -> [String: [String: RowData]] {
-        let transport = URLSessionTransport(baseURL: server.baseURL)
+        let transport = SocketTransport.chosen(baseURL: server.baseURL, timeout: 30)
         var view: [String: [String: RowData]] = [:]
         for resource in Self.resources {
             var path: String? = "/v1/\(resource)?limit=1000"

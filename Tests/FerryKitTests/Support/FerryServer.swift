@@ -53,7 +53,8 @@ final class FerryServer {
         var attempt = 0
         while true {
             do {
-                return try await FerryAuth.signIn(transport: URLSessionTransport(baseURL: baseURL), name: name, password: "secret-\(name)")
+                return try await FerryAuth.signIn(
+                    transport: SocketTransport.chosen(baseURL: baseURL, timeout: 30), name: name, password: "secret-\(name)")
             } catch FerryKitError.signInFailed(let status) where (status == 503 || status == 429) && attempt < 20 {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(250 * attempt))

@@ -9,6 +9,10 @@ import Foundation
 /// It sends no `Accept-Encoding`, so answers come uncompressed.
 ///
 /// `@unchecked Sendable`: its client is used only on `queue`, one request at a time.
+///
+/// ``chosen(baseURL:timeout:)`` is what the simulation and its harness use: this
+/// transport under `FERRY_SIM_TRANSPORT=socket`, so that the soak's process makes no
+/// URLSession request at all, and URLSessionTransport otherwise.
 final class SocketTransport: Transport, @unchecked Sendable {
     private let client: TestHTTPClient
     private let queue = DispatchQueue(label: "SocketTransport")
@@ -34,5 +38,11 @@ final class SocketTransport: Transport, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// The transport the simulation's devices and checks use (see the type's comment).
+    static func chosen(baseURL: URL, timeout: Double = 10) -> any Transport {
+        ProcessInfo.processInfo.environment["FERRY_SIM_TRANSPORT"] == "socket"
+            ? SocketTransport(baseURL: baseURL, timeout: timeout) : URLSessionTransport(baseURL: baseURL, timeout: timeout)
     }
 }
