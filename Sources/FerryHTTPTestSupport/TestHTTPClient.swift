@@ -219,6 +219,15 @@ public final class TestHTTPClient {
         }
     }
 
+    /// `connect(2)` to an IPv4 or IPv6 socket address.
+    private func connect<Address>(to address: inout Address) -> Int32 {
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<Address>.size))
+            }
+        }
+    }
+
     private func connectIfNeeded() throws {
         guard fd < 0 else { return }
         let family = host.contains(":") ? AF_INET6 : AF_INET
@@ -230,17 +239,13 @@ public final class TestHTTPClient {
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = in_port_t(UInt16(port).bigEndian)
             inet_pton(AF_INET6, host, &address.sin6_addr)
-            rc = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
+            rc = connect(to: &address)
         } else {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             inet_pton(AF_INET, host, &address.sin_addr)
-            rc = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
+            rc = connect(to: &address)
         }
         if rc != 0 {
             let code = errno
