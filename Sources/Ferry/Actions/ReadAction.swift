@@ -1,6 +1,5 @@
 import FerryHTTP
 import FerryPostgres
-import Foundation
 
 extension ResourceActions {
     /// `GET /v1/<r>/<id>` and multi-show `GET /v1/<r>/<id>,<id>,...`.
@@ -39,12 +38,11 @@ extension ResourceActions {
     /// Fields that would collide with the problem's own members stay in `current` only.
     static func gone(tombstone: String, etag: String?) -> Problem {
         var extra: [(String, JSONValue)] = []
-        if let object = try? JSONSerialization.jsonObject(with: Data(tombstone.utf8)) as? [String: Any] {
-            for key in object.keys.sorted() where !["type", "title", "status", "code", "detail", "current"].contains(key) {
-                if let value = object[key], let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) {
-                    extra.append((key, .raw(Array(data))))
-                }
-            }
+        // The tombstone's fields as PostgreSQL wrote them, in key order.
+        let reserved: Set<String> = ["type", "title", "status", "code", "detail", "current"]
+        for member in (JSONRawMembers.of(Array(tombstone.utf8)) ?? []).sorted(by: { $0.key < $1.key })
+        where !reserved.contains(member.key) {
+            extra.append((member.key, .raw(Array(member.value))))
         }
         extra.append(("current", .raw(Array(tombstone.utf8))))
         var headers = HTTPHeaders()
