@@ -20,10 +20,12 @@ package struct ObjectMembers {
         case array
     }
 
-    /// One member: the key's bytes (no quotes, never escaped) and its value.
+    /// One member: the key's bytes (no quotes, never escaped), its value, and the
+    /// value's bytes as written (a 410 lifts a tombstone's fields out this way).
     package struct Member {
         package let key: Range<Int>
         package let value: Value
+        package let valueBytes: Range<Int>
     }
 
     package let members: [Member]
@@ -40,8 +42,9 @@ package struct ObjectMembers {
                 reader.skipSpace()
                 guard reader.take(0x3A) else { return nil } // :
                 reader.skipSpace()
+                let valueStart = reader.index
                 guard let value = reader.value() else { return nil }
-                members.append(Member(key: key.range, value: value))
+                members.append(Member(key: key.range, value: value, valueBytes: valueStart..<reader.index))
                 reader.skipSpace()
                 if reader.take(0x2C) { reader.skipSpace(); continue } // ,
                 guard reader.take(0x7D) else { return nil }

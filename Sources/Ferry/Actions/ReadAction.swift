@@ -39,10 +39,11 @@ extension ResourceActions {
     static func gone(tombstone: String, etag: String?) -> Problem {
         var extra: [(String, JSONValue)] = []
         // The tombstone's fields as PostgreSQL wrote them, in key order.
+        let bytes = Array(tombstone.utf8)
         let reserved: Set<String> = ["type", "title", "status", "code", "detail", "current"]
-        for member in (JSONRawMembers.of(Array(tombstone.utf8)) ?? []).sorted(by: { $0.key < $1.key })
-        where !reserved.contains(member.key) {
-            extra.append((member.key, .raw(Array(member.value))))
+        let fields = (ObjectMembers(bytes)?.members ?? []).map { (String(decoding: bytes[$0.key], as: UTF8.self), $0.valueBytes) }
+        for (key, value) in fields.sorted(by: { $0.0 < $1.0 }) where !reserved.contains(key) {
+            extra.append((key, .raw(Array(bytes[value]))))
         }
         extra.append(("current", .raw(Array(tombstone.utf8))))
         var headers = HTTPHeaders()

@@ -2,10 +2,13 @@
 import Foundation
 import Testing
 
-@Suite("JSONRawMembers: a tombstone's fields as written")
-struct JSONRawMembersTests {
+@Suite("ObjectMembers: each value's bytes as written (a tombstone's fields)")
+struct ObjectMembersValueBytesTests {
     private func members(_ text: String) -> [String]? {
-        JSONRawMembers.of(Array(text.utf8))?.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" }
+        let bytes = Array(text.utf8)
+        return ObjectMembers(bytes)?.members.map {
+            "\(String(decoding: bytes[$0.key], as: UTF8.self))=\(String(decoding: bytes[$0.valueBytes], as: UTF8.self))"
+        }
     }
 
     @Test func valuesOfEveryKindAreKeptByteForByte() {
@@ -28,11 +31,13 @@ struct JSONRawMembersTests {
     @Test func membersParseAsFoundationReadsTheObject() throws {
         let row = #"{"id": "f3a1", "revision": 7, "is_deleted": true, "deleted_at": 1732600000123, "word": "caf\u00e9 \ud83d\ude00", "rank": "0050V", "meta": {"a": [1, 2.5e3, null]}}"#
         let whole = try #require(JSONSerialization.jsonObject(with: Data(row.utf8)) as? NSDictionary)
-        let lifted = try #require(JSONRawMembers.of(Array(row.utf8)))
+        let bytes = Array(row.utf8)
+        let lifted = try #require(ObjectMembers(bytes)).members
         #expect(lifted.count == whole.count)
         for member in lifted {
-            let value = try JSONSerialization.jsonObject(with: Data(member.value), options: [.fragmentsAllowed])
-            #expect(NSDictionary(dictionary: [member.key: value]).isEqual(to: [member.key: whole[member.key]!]), "\(member.key)")
+            let key = String(decoding: bytes[member.key], as: UTF8.self)
+            let value = try JSONSerialization.jsonObject(with: Data(bytes[member.valueBytes]), options: [.fragmentsAllowed])
+            #expect(NSDictionary(dictionary: [key: value]).isEqual(to: [key: whole[key]!]), "\(key)")
         }
     }
 }
