@@ -25,11 +25,6 @@ public struct BufferedLogHandler: FieldLogHandler {
         self.logLevel = logLevel
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
     public func log(event: LogEvent) {
         LineScratch.with { line in
             appendHeader(event.level, event.message.description, to: &line)

@@ -10,6 +10,14 @@ public protocol FieldLogHandler: LogHandler {
     func log(level: Logger.Level, message: String, fields: [LogField])
 }
 
+extension FieldLogHandler {
+    /// One handler-wide metadata value, kept in `metadata`.
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+}
+
 /// A `Logger` for lines written from ordered fields: straight through the handler
 /// when it is a ``FieldLogHandler`` (found once, here, not per line), otherwise as
 /// ordinary metadata, so any handler still gets every line.

@@ -25,12 +25,6 @@ public struct JSONLogHandler: FieldLogHandler {
         self.sink = sink
     }
 
-    /// One handler-wide metadata value.
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
     /// Renders the event and its metadata as one JSON line, written straight into
     /// one byte array (every request logs a line; building a JSONValue tree first, with
     /// a String timestamp, was a large share of a GET's cost).
