@@ -95,7 +95,7 @@ public final class FerryApp: Sendable {
     public func router() -> Router {
         var router = Router(refusal: Problem.refusal)
         let handle = RouteHandling(logger: logger)
-        router.get("/healthz", inline: true, RouteHandling.labelled { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) })
+        router.get(ProbeRoute.health, inline: true, RouteHandling.labelled { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) })
         ReadinessRoute(database: database, memcached: memcached).register(on: &router)
         AuthRoutes(auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
                    allowSignup: configuration.auth.allowSignup).register(on: &router, handle: handle)

@@ -12,9 +12,6 @@ import Logging
 struct RequestObserver: HTTPResponder {
     /// The label for requests no route matches, so raw paths never become series.
     static let unmatched = "(unmatched)"
-    /// Whether `route` is one that load balancers and orchestrators poll, logged at
-    /// debug; compared as it is, where a set would hash every request's route.
-    static func isProbe(_ route: String) -> Bool { route == "/healthz" || route == "/readyz" }
     /// The changes feed, whose answered polls `ferry_changes_polls_total` counts.
     static let changesRoute = "/v1/changes"
 
@@ -43,7 +40,7 @@ struct RequestObserver: HTTPResponder {
         // Health probes arrive every few seconds from each balancer and orchestrator and
         // would be most of the log: their lines go at debug (as Rails 8 silences its
         // health check). Metrics still count them.
-        let level: Logger.Level = Self.isProbe(route) ? .debug : .info
+        let level: Logger.Level = ProbeRoute.contains(route) ? .debug : .info
         if log.isEnabled(level) {
             // Ordered fields, not a metadata dictionary: hashing and sorting eight keys per
             // request cost more than the rest of the line. Keys in sorted order, as metadata prints.
