@@ -31,16 +31,18 @@ let package = Package(
         .systemLibrary(name: "CEpoll"),
         // libFuzzer's driver entry, for ferry-fuzz's fuzzer build; nothing to link otherwise.
         .systemLibrary(name: "CLibFuzzer"),
-        .target(name: "FerryHTTP", dependencies: ["CEpoll", "CZlib", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "FerryPostgres", dependencies: ["CLibPQ"]),
-        .target(name: "FerryMemcached", dependencies: ["CLibMemcached"]),
+        // What every server module shares and none owns: the one lock type.
+        .target(name: "FerryBase"),
+        .target(name: "FerryHTTP", dependencies: ["FerryBase", "CEpoll", "CZlib", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "FerryPostgres", dependencies: ["FerryBase", "CLibPQ"]),
+        .target(name: "FerryMemcached", dependencies: ["FerryBase", "CLibMemcached"]),
         .target(name: "FerryRank"),
         // `ferry migrate`'s engine: files, plan, advisory lock, history. Only the CLI and the tests use it.
         .target(name: "FerryMigrations", dependencies: ["FerryPostgres", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "Ferry",
             dependencies: [
-                "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryRank",
+                "FerryBase", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryRank",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
