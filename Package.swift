@@ -50,7 +50,7 @@ let package = Package(
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "Ferry", "FerryHTTP", "FerryMigrations", "FerryPostgres",
+                "Ferry", "FerryBase", "FerryHTTP", "FerryMigrations", "FerryPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

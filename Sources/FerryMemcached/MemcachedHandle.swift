@@ -5,7 +5,7 @@ import CLibMemcached
 ///
 /// libmemcached forbids using one `memcached_st` from two threads at once, so a handle is
 /// only ever touched by the thread that borrowed it from `MemcachedHandlePool`.
-/// `@unchecked Sendable` is safe because of that discipline: the pool's Mutex hands a
+/// `@unchecked Sendable` is safe because of that discipline: the pool's lock hands a
 /// handle to exactly one borrower and takes it back before anyone else can get it.
 final class MemcachedHandle: @unchecked Sendable {
     let raw: UnsafeMutablePointer<memcached_st>

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import FerryBase
 
 /// A fixed set of `MemcachedHandle`s lent to one thread at a time.
 ///
@@ -8,7 +8,7 @@ import Synchronization
 /// once or after almost a second. Here the wait for a free handle is bounded by the
 /// poll timeout, and a caller that cannot get one in time gets `.unavailable`.
 final class MemcachedHandlePool: Sendable {
-    private let idle: Mutex<[MemcachedHandle]>
+    private let idle: Locked<[MemcachedHandle]>
     private let free: DispatchSemaphore
     private let waitMs: Int
     private let size: Int
@@ -16,7 +16,7 @@ final class MemcachedHandlePool: Sendable {
     init(size: Int, waitMs: Int, make: () throws(MemcachedError) -> MemcachedHandle) throws(MemcachedError) {
         var handles: [MemcachedHandle] = []
         for _ in 0..<size { handles.append(try make()) }
-        self.idle = Mutex(handles)
+        self.idle = Locked(handles)
         self.free = DispatchSemaphore(value: size)
         self.waitMs = waitMs
         self.size = size

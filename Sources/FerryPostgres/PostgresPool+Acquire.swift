@@ -1,4 +1,6 @@
-/// The pool's bookkeeping, guarded by the pool's `ConditionLock`.
+import FerryBase
+
+/// The pool's bookkeeping, guarded by the pool's `Locked`.
 struct PoolState {
     var idle: [PostgresConnection] = []
     var open = 0
@@ -27,7 +29,7 @@ extension PostgresPool {
 
     /// Takes an idle connection or opens one, waiting for a free slot when needed.
     func acquire() throws -> PostgresConnection {
-        let deadline = ConditionLock<PoolState>.deadline(after: acquireTimeout)
+        let deadline = LockDeadline(after: acquireTimeout)
         while true {
             switch try claim(until: deadline) {
             case .reuse(let connection):
@@ -60,7 +62,7 @@ extension PostgresPool {
     }
 
     /// Reserves an idle connection or a slot to open one, under the lock.
-    private func claim(until deadline: Deadline) throws(PostgresError) -> Claim {
+    private func claim(until deadline: LockDeadline) throws(PostgresError) -> Claim {
         var counted = false
         return try lock.withLockWaiting(until: deadline) { (state, wake) throws(PostgresError) -> Claim? in
             if wake != .first { state.waiting -= 1 }

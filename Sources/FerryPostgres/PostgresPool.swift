@@ -1,3 +1,5 @@
+import FerryBase
+
 /// A bounded pool of `PostgresConnection`s for worker threads.
 ///
 /// Connections open lazily, up to `size`. A borrower that finds them all in use waits up to
@@ -23,7 +25,7 @@ public final class PostgresPool: Sendable {
 
     let url: String
     let onConnect: (@Sendable (PostgresConnection) throws -> Void)?
-    let lock: ConditionLock<PoolState>
+    let lock: Locked<PoolState>
 
     /// Creates a pool; no connection is opened until first use.
     ///
@@ -53,7 +55,7 @@ public final class PostgresPool: Sendable {
         self.reconnectBackoff = reconnectBackoff
         self.idleCheckAfter = idleCheckAfter
         self.onConnect = onConnect
-        self.lock = ConditionLock(PoolState())
+        self.lock = Locked(PoolState())
     }
 
     deinit {

@@ -1,6 +1,6 @@
 import Ferry
 import Logging
-import Synchronization
+import FerryBase
 
 /// Process-wide logging, set up once from `logging.*`, on standard output.
 ///
@@ -8,7 +8,7 @@ import Synchronization
 /// flushes, so the per-request line costs a memory append on the hot path,
 /// not a write system call (a write(2) per JSON line meant a system call on every request).
 enum LogSetup {
-    private static let buffer = Mutex<LogBuffer?>(nil)
+    private static let buffer = Locked<LogBuffer?>(nil)
 
     static func bootstrap(_ config: FerryConfiguration.Logging) {
         let level = Logger.Level(rawValue: config.level) ?? .info

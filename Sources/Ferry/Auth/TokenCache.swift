@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import FerryBase
 
 /// Tokens this process checked against the database within the last
 /// `auth.token_cache_seconds`, by hash, with the user each one names and when it
@@ -36,7 +36,7 @@ final class TokenCache: Sendable {
         var nextSweep: ContinuousClock.Instant?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// How long a check stands in for the database's.
     let lifetime: Duration
     /// At most this many tokens are held; past it, lapsed entries go and, if

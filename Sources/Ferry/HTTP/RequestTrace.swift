@@ -1,4 +1,4 @@
-import Synchronization
+import FerryBase
 
 /// Facts about the request being answered that only code deep inside the
 /// handler learns (who the caller is), handed back to the request observer
@@ -16,7 +16,7 @@ public final class RequestTrace: Sendable {
         var route: String?
     }
 
-    private let facts = Mutex(Facts())
+    private let facts = Locked(Facts())
 
     /// An empty trace.
     public init() {}

@@ -2,6 +2,7 @@ import Dispatch
 import FerryHTTP
 import Foundation
 import Glibc
+import FerryBase
 import Synchronization
 
 /// An in-memory byte buffer for log lines, written to a file descriptor by a
@@ -19,9 +20,9 @@ public final class LogBuffer: Sendable {
     private let fd: Int32
     private let flushBytes: Int
     private let maxBytes: Int
-    private let state = LockedValue(State())
+    private let state = Locked(State())
     /// Serializes writes so lines never interleave or reorder.
-    private let writeLock = Mutex(())
+    private let writeLock = Locked(())
     /// Wakes the flusher thread early when `flushBytes` have gathered.
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)

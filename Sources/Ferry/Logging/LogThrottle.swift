@@ -1,4 +1,4 @@
-import Synchronization
+import FerryBase
 
 /// Lets a warning through at most once per interval and counts the ones held
 /// back in between. While memcached is down every paged request meets the same
@@ -6,7 +6,7 @@ import Synchronization
 /// traffic (a restart under load logged dozens of lines a second).
 final class LogThrottle: Sendable {
     private let interval: Duration
-    private let state = Mutex<(last: ContinuousClock.Instant?, held: Int)>((nil, 0))
+    private let state = Locked<(last: ContinuousClock.Instant?, held: Int)>((nil, 0))
 
     init(interval: Duration = .seconds(5)) {
         self.interval = interval

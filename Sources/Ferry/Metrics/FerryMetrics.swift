@@ -1,6 +1,6 @@
 import FerryHTTP
 import FerryPostgres
-import Synchronization
+import FerryBase
 
 /// Ferry's metrics registry, rendered at `GET /metrics`.
 ///
@@ -22,8 +22,8 @@ public final class FerryMetrics: Sendable {
     /// Changes-feed requests answered.
     public let changesPolls = MetricCounter()
 
-    private let server = Mutex<HTTPServer?>(nil)
-    private let pool = Mutex<PostgresPool?>(nil)
+    private let server = Locked<HTTPServer?>(nil)
+    private let pool = Locked<PostgresPool?>(nil)
 
     /// An empty registry.
     public init() {}

@@ -1,4 +1,5 @@
 import FerryHTTP
+import FerryBase
 import Synchronization
 
 /// Requests counted by route pattern, method and status, with a latency
@@ -28,7 +29,7 @@ public final class RequestMetrics: Sendable {
     }
 
     private final class Stripe: Sendable {
-        let series = LockedValue<[Key: Series]>([:])
+        let series = Locked<[Key: Series]>([:])
     }
 
     private let stripes: [Stripe] = (0..<8).map { _ in Stripe() }

@@ -1,3 +1,5 @@
+import FerryBase
+
 /// SQL text per resource and action shape, built once from the schema.
 ///
 /// Each entry remembers the `Resource` it was planned from, so a reloaded
@@ -9,7 +11,7 @@ final class PlanCache: Sendable {
     /// The resource's name and the action's shape, hashed as they are: joining
     /// them into one String cost an allocation on every request.
     private struct Key: Hashable, Sendable { let resource: String; let shape: String }
-    private let entries = ReadWriteLock<[Key: Entry]>([:])
+    private let entries = Locked<[Key: Entry]>([:])
     private let capacity: Int
 
     init(capacity: Int = 4096) { self.capacity = capacity }
@@ -17,9 +19,9 @@ final class PlanCache: Sendable {
     /// The cached SQL for `key` on `resource`, or `build()`'s, stored.
     func sql(_ resource: Resource, _ key: String, build: () -> String) -> String {
         let fullKey = Key(resource: resource.name, shape: key)
-        if let hit = entries.read({ $0[fullKey] }), hit.resource == resource { return hit.sql }
+        if let hit = entries.withLock({ $0[fullKey] }), hit.resource == resource { return hit.sql }
         let sql = build()
-        entries.write { entries in
+        entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[fullKey] = Entry(resource: resource, sql: sql)
         }
@@ -27,5 +29,5 @@ final class PlanCache: Sendable {
     }
 
     /// How many plans are stored (for tests).
-    var count: Int { entries.read { $0.count } }
+    var count: Int { entries.withLock { $0.count } }
 }

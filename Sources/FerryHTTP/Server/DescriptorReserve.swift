@@ -1,5 +1,6 @@
 import CEpoll
 import Glibc
+import FerryBase
 import Synchronization
 
 /// What lets a server out of descriptors (EMFILE) refuse new connections
@@ -13,13 +14,13 @@ import Synchronization
 /// clients hang until some connection closes. A reserve lost anyway (a worker
 /// opened a socket in between) is taken back at the next close.
 final class DescriptorReserve: Sendable {
-    private let reserve: Mutex<Int32>
+    private let reserve: Locked<Int32>
     private let missing = Atomic<Bool>(false)
     /// When exhaustion was last logged, in monotonic milliseconds, for all loops together.
     private let lastWarning = Atomic<Int>(-1_000_000)
 
     init() {
-        reserve = Mutex(open("/dev/null", O_RDONLY | O_CLOEXEC))
+        reserve = Locked(open("/dev/null", O_RDONLY | O_CLOEXEC))
     }
 
     /// `accept4` on `listener`, serialised with ``shed(listener:)``.

@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
 import Logging
-import Synchronization
+import FerryBase
 
 /// An HTTP/1.1 server on POSIX sockets: one epoll loop per I/O thread and a
 /// bounded worker pool for handlers.
@@ -23,7 +23,7 @@ public final class HTTPServer: Sendable {
     private let configuration: HTTPServerConfiguration
     private let responder: any HTTPResponder
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Entered once per running loop thread.
     private let running = DispatchGroup()
 

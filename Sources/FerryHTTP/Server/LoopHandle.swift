@@ -1,6 +1,7 @@
 import CEpoll
 import Dispatch
 import Glibc
+import FerryBase
 import Synchronization
 
 /// Messages other threads send to an I/O loop.
@@ -36,7 +37,7 @@ final class LoopHandle: Sendable {
 
     let eventFD: Int32
     let index: Int
-    private let inbox = LockedValue(Inbox())
+    private let inbox = Locked(Inbox())
 
     init(index: Int) throws {
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import FerryBase
 import Synchronization
 
 /// Turns SIGTERM and SIGINT into a graceful `HTTPServer.beginShutdown()`,
@@ -7,7 +8,7 @@ import Synchronization
 /// down exits at once.
 public enum SignalShutdown {
     /// Sources must outlive the call: a released source is cancelled.
-    private static let installed = Mutex<[SourceBox]>([])
+    private static let installed = Locked<[SourceBox]>([])
 
     /// Installs the handlers for the life of the process. `onHangup`, when
     /// given, runs on each SIGHUP (on a Dispatch queue, not a signal handler).

@@ -1,4 +1,5 @@
 import Dispatch
+import FerryBase
 
 /// A fixed set of threads running handler jobs in arrival order, so that a
 /// blocking handler never stalls socket I/O.
@@ -9,7 +10,7 @@ final class WorkerPool: Sendable {
         var stopped = false
     }
 
-    private let queue = LockedValue(Queue())
+    private let queue = Locked(Queue())
     /// Counts queued jobs (and stop tokens); workers sleep on it.
     private let ready = DispatchSemaphore(value: 0)
     private let threads: Int

@@ -1,10 +1,10 @@
 import FerryPostgres
-import Synchronization
+import FerryBase
 
 /// The access scopes, read once per catalog version (they change only with
 /// migrations, which also change or reload the catalog).
 final class AccessScopeCache: Sendable {
-    private let cached = Mutex<(catalog: SchemaCatalog, scopes: [AccessScope])?>(nil)
+    private let cached = Locked<(catalog: SchemaCatalog, scopes: [AccessScope])?>(nil)
 
     func scopes(for catalog: SchemaCatalog, schema: String, database: Database) throws -> [AccessScope] {
         if let hit = cached.withLock({ $0?.catalog == catalog ? $0?.scopes : nil }) { return hit }
