@@ -8,8 +8,8 @@ struct AuthRoutes: Sendable {
 
     func register(on router: inout Router, handle: RouteHandling) {
         router.post("/v1/auth/token", handle { request, _ in try signIn(request) })
-        router.delete("/v1/auth/token", handle { request, _ in try revoke(request) })
-        router.get("/v1/auth/me", handle { request, _ in try me(request) })
+        router.delete("/v1/auth/token", handle { request, context in try revoke(request, context) })
+        router.get("/v1/auth/me", handle { request, context in try me(request, context) })
         if allowSignup {
             router.post("/v1/users", handle { request, _ in try signUp(request) })
         }
@@ -36,17 +36,17 @@ struct AuthRoutes: Sendable {
         }
     }
 
-    func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
+    func revoke(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let hash = try Caller.tokenHash(request)
-        _ = try auth.database.asCaller(tokenHash: hash, [PostgresStatement("SELECT ferry.revoke_token($1::bytea)", [hash])])
+        _ = try auth.database.asCaller(context.caller(hash), [PostgresStatement("SELECT ferry.revoke_token($1::bytea)", [hash])])
         // Committed: from now on this process looks the token up again, and finds it revoked.
         auth.database.forgetToken(hash)
         return HTTPResponse(status: 204)
     }
 
-    func me(_ request: HTTPRequest) throws -> HTTPResponse {
+    func me(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let hash = try Caller.tokenHash(request)
-        let result = try auth.database.asCaller(tokenHash: hash, [
+        let result = try auth.database.asCaller(context.caller(hash), [
             PostgresStatement("SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) FROM ferry.me()")
         ])[0]
         guard let json = result.first?[0] else { throw Problem.unauthorized() }
@@ -61,14 +61,5 @@ struct AuthRoutes: Sendable {
         }
         let id = try AuthService.createUser(name: name, password: password) { try auth.database.anonymous($0) }
         return .json(JSONValue.object([("id", .string(id)), ("name", .string(name))]).bytes, status: 201)
-    }
-}
-
-/// Who is calling, as far as the request itself says.
-enum Caller {
-    /// The hash of the request's bearer token; 401 when there is none.
-    static func tokenHash(_ request: HTTPRequest) throws -> String {
-        guard let token = BearerToken.from(request) else { throw Problem.unauthorized() }
-        return BearerToken.hash(token)
     }
 }

@@ -9,7 +9,8 @@ import FerryHTTP
 /// then a POST of the same unique pair), so they cannot share one pipeline:
 /// the batch holds one transaction open on one pooled connection (BEGIN;
 /// the token check, `Database.tokenCheck`; each operation's statements; COMMIT) and every
-/// action's `Database.asCaller` joins it (see ``CallerTransaction``). That
+/// action's `Database.asCaller` joins it: each operation's context carries it
+/// (see ``CallerTransaction``). That
 /// costs a round trip per statement, which is acceptable for batches.
 ///
 /// The first operation answering 400 or more stops the batch and rolls back
@@ -33,15 +34,16 @@ struct BatchRoute: Sendable {
             try RequestBody.requireJSON(request)
             operations = try BatchOperation.parse(request.body, maxOperations: maxOperations)
         } catch {
-            _ = try database.asCaller(tokenHash: hash, []) // a bad token is 401 before any body error
+            _ = try database.asCaller(context.caller(hash), []) // a bad token is 401 before any body error
             throw error
         }
         let authorization = request.headers["Authorization"]
-        return try database.callerTransaction(tokenHash: hash) { _ in
+        return try database.callerTransaction(context.caller(hash)) { transaction in
             var results: [JSONValue] = []
             for (index, operation) in operations.enumerated() {
-                let inner = RequestContext(
+                var inner = RequestContext(
                     requestID: "\(context.requestID).\(index)", remoteAddress: context.remoteAddress, logger: context.logger)
+                inner.scope = RequestScope(trace: context.scope.trace, transaction: transaction)
                 let response = self.operations.respond(to: operation.request(authorization: authorization), context: inner)
                 if response.status >= 400 { return .rollback(Self.failure(response, index: index)) }
                 results.append(Self.result(response))

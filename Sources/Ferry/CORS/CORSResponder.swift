@@ -16,7 +16,7 @@ struct CORSResponder: HTTPResponder {
         }
         let allowed = policy.allows(origin)
         if allowed, Self.isPreflight(request) {
-            RequestTrace.current?.route = "(cors-preflight)"
+            context.scope.trace?.route = "(cors-preflight)"
             return HTTPResponse(status: 204, headers: HTTPHeaders([
                 ("Access-Control-Allow-Origin", policy.allowOriginValue(for: origin)),
                 ("Access-Control-Allow-Methods", CORSPolicy.allowedMethods),

@@ -6,17 +6,14 @@ import FerryPostgres
 /// response must commit with the write it describes) and a server-computed
 /// rank (FerryRank runs in Swift between reading the neighbours and writing).
 ///
-/// While one is bound to ``current``, `Database.asCaller` runs its statements
-/// inside it instead of opening a transaction of its own, so the actions run
-/// unchanged inside a batch.
+/// It travels in the request's ``RequestScope``: while a ``Caller`` carries
+/// one, `Database.asCaller` runs its statements inside it instead of opening
+/// a transaction of its own, so the actions run unchanged inside a batch.
 ///
 /// `@unchecked Sendable` because it wraps a non-Sendable connection: it is
 /// created, used and dropped on the one thread that runs the request, inside
-/// the `withValue` scope of ``current``; no other thread ever sees it.
+/// `Database.callerTransaction`'s body; no other thread ever sees it.
 final class CallerTransaction: @unchecked Sendable {
-    /// The transaction the current request's database calls join, if any.
-    @TaskLocal static var current: CallerTransaction?
-
     let connection: PostgresConnection
     /// The token hash the token check (`Database.tokenCheck`) identified the caller with.
     let tokenHash: String

@@ -1,18 +1,19 @@
 import FerryPostgres
 
 extension Database {
-    /// Runs `body` in one transaction as the caller that `tokenHash`
-    /// identifies, on one pooled connection, with the transaction bound to
-    /// ``CallerTransaction/current`` so that every `asCaller` inside joins it.
+    /// Runs `body` in one transaction as `caller`, on one pooled connection.
+    /// `body` gets the transaction, and hands it on (in its ``RequestScope``)
+    /// to whatever it runs, so that every `asCaller` inside joins it.
     ///
     /// `body` decides whether to commit. A transaction in which a statement
     /// failed is never committed, whatever `body` says. When a statement lost
     /// a serialization or deadlock race, `body` runs again from the start (up
     /// to ``maxRetries`` times), so it must have no effects outside the database.
-    /// Inside a transaction already bound, `body` simply joins it (the
-    /// outermost owner commits).
-    func callerTransaction<T>(tokenHash: String, _ body: (CallerTransaction) throws -> TransactionOutcome<T>) throws -> T {
-        if let current = CallerTransaction.current {
+    /// When the caller has a transaction open already, `body` simply joins it
+    /// (the outermost owner commits).
+    func callerTransaction<T>(_ caller: Caller, _ body: (CallerTransaction) throws -> TransactionOutcome<T>) throws -> T {
+        let tokenHash = caller.tokenHash
+        if let current = caller.transaction {
             switch try body(current) {
             case .commit(let value), .rollback(let value): return value
             }
@@ -30,7 +31,7 @@ extension Database {
                 }
                 let transaction = CallerTransaction(connection: connection, tokenHash: tokenHash)
                 // The pool rolls back a transaction left open, also when `body` throws.
-                let outcome = try CallerTransaction.$current.withValue(transaction) { try body(transaction) }
+                let outcome = try body(transaction)
                 if transaction.sawRetryableConflict, attempt < maxRetries {
                     retry = true
                     try? connection.execute("ROLLBACK")

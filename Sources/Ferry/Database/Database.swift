@@ -24,19 +24,20 @@ public final class Database: Sendable {
         tokens = TokenCache(seconds: tokenCacheSeconds)
     }
 
-    /// Runs `statements` as the caller that `tokenHash` identifies, in one
-    /// transaction and one round trip. Returns the statements' results (the
-    /// token check's own result is dropped).
-    /// Inside a bound ``CallerTransaction`` (a batch, an idempotent write) the
-    /// statements join that transaction instead, one round trip each.
-    public func asCaller(tokenHash: String, _ statements: [PostgresStatement]) throws -> [PostgresResult] {
-        if let transaction = CallerTransaction.current {
+    /// Runs `statements` as `caller`, in one transaction and one round trip.
+    /// Returns the statements' results (the token check's own result is
+    /// dropped), and records the user in the caller's trace.
+    /// When the caller has a ``CallerTransaction`` open (a batch, an idempotent
+    /// write) the statements join it instead, one round trip each.
+    func asCaller(_ caller: Caller, _ statements: [PostgresStatement]) throws -> [PostgresResult] {
+        let tokenHash = caller.tokenHash
+        if let transaction = caller.transaction {
             guard transaction.tokenHash == tokenHash else { throw Problem.unauthorized("one transaction, one caller") }
             return try transaction.run(statements)
         }
         if let tokens, let user = tokens.user(for: tokenHash) {
             let results = try run([Self.callerSetting(user)] + statements, offset: 1)
-            RequestTrace.current?.userID = user
+            caller.trace?.userID = user
             return Array(results.dropFirst())
         }
         // Read before the check is sent: a revocation through this process while it
@@ -45,7 +46,7 @@ public final class Database: Sendable {
         let results = try run([Self.tokenCheck(tokenHash)] + statements, offset: 1)
         let checked = results.first?.first?[0].flatMap(CheckedToken.init)
         // For the request log line.
-        RequestTrace.current?.userID = checked?.userID
+        caller.trace?.userID = checked?.userID
         if let tokens, let generation, let checked {
             tokens.store(tokenHash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
         }

@@ -29,7 +29,9 @@ struct RequestObserver: HTTPResponder {
 
     func respond(to request: HTTPRequest, context: RequestContext) -> HTTPResponse {
         let trace = RequestTrace()
-        let response = RequestTrace.$current.withValue(trace) { inner.respond(to: request, context: context) }
+        var context = context
+        context.scope = RequestScope(trace: trace)
+        let response = inner.respond(to: request, context: context)
         let seconds = max(0, MonotonicClock.now() - context.receivedAt)
         let route = trace.route ?? pattern(of: request)
         metrics.requests.record(route: route, method: request.method, status: response.status, seconds: seconds)

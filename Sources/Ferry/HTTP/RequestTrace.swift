@@ -2,15 +2,8 @@ import FerryBase
 
 /// Facts about the request being answered that only code deep inside the
 /// handler learns (who the caller is), handed back to the request observer
-/// for the request log line.
-///
-/// Handlers run synchronously on one thread, so a task-local binding (which
-/// outside a task lives in thread-local storage) reaches every layer without
-/// threading a parameter through each of them.
+/// for the request log line. It travels in the request's ``RequestScope``.
 public final class RequestTrace: Sendable {
-    /// The trace of the request this thread is answering, if one is bound.
-    @TaskLocal public static var current: RequestTrace?
-
     private struct Facts {
         var userID: String?
         var route: String?

@@ -25,7 +25,7 @@ struct RouteHandling: Sendable {
     /// of the error mapping: the request observer then need not route again.
     static func labelled(_ handler: @escaping Handler) -> Handler {
         { request, context in
-            if let pattern = context.routePattern { RequestTrace.current?.routeIfUnset(pattern) }
+            if let pattern = context.routePattern { context.scope.trace?.routeIfUnset(pattern) }
             return try handler(request, context)
         }
     }
@@ -37,9 +37,9 @@ struct RouteHandling: Sendable {
         let handling = self
         return { request, context in
             // The observer labels the request with this pattern instead of routing it again.
-            if let pattern = context.routePattern { RequestTrace.current?.routeIfUnset(pattern) }
-            let run = { (request: HTTPRequest) in handling.answer(context) { try handler(request, context) } }
-            guard let hooks = handling.writeHooks, WriteHooks.methods.contains(request.method) else { return run(request) }
+            if let pattern = context.routePattern { context.scope.trace?.routeIfUnset(pattern) }
+            let run = { (request: HTTPRequest, context: RequestContext) in handling.answer(context) { try handler(request, context) } }
+            guard let hooks = handling.writeHooks, WriteHooks.methods.contains(request.method) else { return run(request, context) }
             return handling.answer(context) { try hooks.respond(request, context, next: run) }
         }
     }

@@ -9,7 +9,9 @@ struct WriteHooks: Sendable {
     let idempotency: IdempotentWrites
     let ranks: RankRewriter
 
-    func respond(_ request: HTTPRequest, _ context: RequestContext, next: (HTTPRequest) -> HTTPResponse) throws -> HTTPResponse {
-        try idempotency.respond(request) { request in try ranks.respond(request, context, next: next) }
+    func respond(
+        _ request: HTTPRequest, _ context: RequestContext, next: (HTTPRequest, RequestContext) -> HTTPResponse
+    ) throws -> HTTPResponse {
+        try idempotency.respond(request, context) { request, context in try ranks.respond(request, context, next: next) }
     }
 }

@@ -22,17 +22,19 @@ struct IdempotentWrites: Sendable {
     let database: Database
     let ttlHours: Int
 
-    func respond(_ request: HTTPRequest, next: (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
-        guard let key = request.headers["Idempotency-Key"], CallerTransaction.current == nil else { return try next(request) }
-        let hash = try Caller.tokenHash(request)
+    func respond(
+        _ request: HTTPRequest, _ context: RequestContext, next: (HTTPRequest, RequestContext) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
+        guard let key = request.headers["Idempotency-Key"], context.scope.transaction == nil else { return try next(request, context) }
+        let caller = context.caller(try Caller.tokenHash(request))
         // RFC 5234 VCHAR only, as the contract says: a space or a byte past ASCII would make the key's
         // identity depend on how each hop trims and re-encodes the header.
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            _ = try database.asCaller(tokenHash: hash, [])
+            _ = try database.asCaller(caller, [])
             throw Problem.badRequest("Idempotency-Key must be 1 to 255 visible ASCII characters")
         }
         let fingerprint = Self.fingerprint(request)
-        return try database.callerTransaction(tokenHash: hash) { transaction in
+        return try database.callerTransaction(caller) { transaction in
             let claim = try transaction.run([PostgresStatement("SELECT * FROM ferry.idempotency_claim($1)", [key])])[0]
             guard let row = claim.first else { throw Problem(500, "internal_error", "the key claim returned nothing") }
             switch row[0] {
@@ -50,7 +52,9 @@ struct IdempotentWrites: Sendable {
                 break
             }
             let response: HTTPResponse
-            do { response = try next(request) } catch let problem as Problem { response = problem.response }
+            var inner = context
+            inner.scope.transaction = transaction
+            do { response = try next(request, inner) } catch let problem as Problem { response = problem.response }
             guard response.status < 400 else { return .rollback(response) }
             guard case .bytes(let body) = response.body else { return .commit(response) }
             _ = try transaction.run([PostgresStatement(

@@ -23,13 +23,15 @@ struct RankRewriter: Sendable {
     let database: Database
     let schema: SchemaCache
 
-    func respond(_ request: HTTPRequest, _ context: RequestContext, next: (HTTPRequest) -> HTTPResponse) throws -> HTTPResponse {
+    func respond(
+        _ request: HTTPRequest, _ context: RequestContext, next: (HTTPRequest, RequestContext) -> HTTPResponse
+    ) throws -> HTTPResponse {
         guard request.method != "DELETE", let name = context.parameters["resource"],
               let resource = schema.catalog[name], resource.isRanked, RankScan(request.body) == .needsParse,
-              let json = try? JSONSerialization.jsonObject(with: Data(request.body)) else { return next(request) }
+              let json = try? JSONSerialization.jsonObject(with: Data(request.body)) else { return next(request, context) }
         let single = json is [String: Any]
         let decoded: [[String: Any]]? = if let object = json as? [String: Any] { [object] } else { json as? [[String: Any]] }
-        guard var items = decoded else { return next(request) }
+        guard var items = decoded else { return next(request, context) }
         let pathID = context.parameters["id"]
         var forms: [(Int, RankForm)] = []
         var errors: [[String: Any]] = []
@@ -42,18 +44,20 @@ struct RankRewriter: Sendable {
             }
             forms.append((index, form))
         }
-        let hash = try Caller.tokenHash(request)
+        let caller = context.caller(try Caller.tokenHash(request))
         if !errors.isEmpty {
-            throw try everyError(errors, items: items, single: single, request: request, hash: hash, next: next)
+            throw try everyError(errors, items: items, single: single, request: request, context: context, caller: caller, next: next)
         }
-        guard forms.contains(where: { $0.1.isComputed }) else { return next(request) }
-        return try database.callerTransaction(tokenHash: hash) { transaction in
+        guard forms.contains(where: { $0.1.isComputed }) else { return next(request, context) }
+        return try database.callerTransaction(caller) { transaction in
             try place(resource, &items, forms: forms, pathID: pathID, create: request.method == "POST", single: single,
                       transaction: transaction)
             var rewritten = request
             let data = try JSONSerialization.data(withJSONObject: single ? items[0] as Any : items as Any)
             rewritten.body = Array(data)
-            let response = next(rewritten)
+            var inner = context
+            inner.scope.transaction = transaction
+            let response = next(rewritten, inner)
             return response.status < 400 ? .commit(response) : .rollback(response)
         }
     }
@@ -64,14 +68,18 @@ struct RankRewriter: Sendable {
     /// idempotent write, whose owner rolls back on this 422), and its 422
     /// errors join the rank errors.
     private func everyError(
-        _ rankErrors: [[String: Any]], items: [[String: Any]], single: Bool, request: HTTPRequest, hash: String,
-        next: (HTTPRequest) -> HTTPResponse
+        _ rankErrors: [[String: Any]], items: [[String: Any]], single: Bool, request: HTTPRequest, context: RequestContext,
+        caller: Caller, next: (HTTPRequest, RequestContext) -> HTTPResponse
     ) throws -> Problem {
         var stand = items
         for error in rankErrors { if let index = error["index"] as? Int { stand[index]["rank"] = "V" } }
         var probe = request
         probe.body = Array(try JSONSerialization.data(withJSONObject: single ? stand[0] as Any : stand as Any))
-        let other = try database.callerTransaction(tokenHash: hash) { _ in .rollback(next(probe)) }
+        let other = try database.callerTransaction(caller) { transaction in
+            var inner = context
+            inner.scope.transaction = transaction
+            return .rollback(next(probe, inner))
+        }
         var all = rankErrors
         if other.status == 422, case .bytes(let body) = other.body,
            let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],

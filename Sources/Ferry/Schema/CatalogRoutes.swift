@@ -6,9 +6,9 @@ struct CatalogRoutes: Sendable {
     let schema: SchemaCache
 
     func register(on router: inout Router, handle: RouteHandling) {
-        router.get("/v1", handle { request, _ in
+        router.get("/v1", handle { request, context in
             // Every /v1 route needs a valid token, this listing included.
-            _ = try database.asCaller(tokenHash: try Caller.tokenHash(request), [])
+            _ = try database.asCaller(context.caller(try Caller.tokenHash(request)), [])
             return .json(Self.listing(schema.catalog).bytes)
         })
     }

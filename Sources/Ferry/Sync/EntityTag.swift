@@ -39,26 +39,13 @@ enum EntityTag {
         }
     }
 
-    /// Weak comparison (If-None-Match): `*` or any tag with the same opaque value.
-    static func noneMatchHits(_ header: String?, etag: String) -> Bool {
-        guard let header else { return false }
-        guard let tags = parseList(header) else { return true }
-        // The etag's opaque value without its quotes, so each tag compares without building a string.
+    /// The opaque value of `etag` without its quotes (`W/` dropped), for
+    /// weak comparison; nil when it is not a quoted tag.
+    static func opaque(_ etag: String) -> String? {
         var opaque = Substring(etag)
         if opaque.hasPrefix("W/") { opaque = opaque.dropFirst(2) }
-        guard opaque.count >= 2, opaque.first == "\"", opaque.last == "\"" else { return false }
-        let inner = opaque.dropFirst().dropLast()
-        return tags.contains { $0.opaque == inner }
-    }
-
-    /// The revisions an `If-None-Match` header names, as ``noneMatchHits``
-    /// compares them (weak tags count; the tag must be the revision exactly
-    /// as Ferry writes it, so `"03"` names nothing); nil for `*`, no header or
-    /// no revision named.
-    static func noneMatchRevisions(_ header: String?) -> [Int64]? {
-        guard let header, let tags = parseList(header) else { return nil }
-        let revisions = tags.compactMap { tag in Int64(tag.opaque).flatMap { String($0) == tag.opaque ? $0 : nil } }
-        return revisions.isEmpty ? nil : revisions
+        guard opaque.count >= 2, opaque.first == "\"", opaque.last == "\"" else { return nil }
+        return String(opaque.dropFirst().dropLast())
     }
 
     /// The revisions an `If-Match` header accepts (strong comparison: weak

@@ -13,6 +13,11 @@ public struct RequestContext: Sendable {
     public var parameters: RouteParameters
     /// Monotonic seconds when the request was complete (for durations).
     public var receivedAt: Double
+    /// Whatever the application's own layers hand each other about this
+    /// request (who the caller is, what to log), carried here so that it shows
+    /// in every handler's signature instead of travelling in task-locals. The
+    /// HTTP layer never reads it.
+    public var attachment: (any Sendable)?
     private let baseLogger: Logger
 
     /// A context; the server makes these.

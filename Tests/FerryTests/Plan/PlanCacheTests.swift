@@ -19,28 +19,28 @@ import Testing
         let terms = resource("terms", columns: ["id", "word"])
         var builds = 0
         for _ in 0..<3 {
-            #expect(cache.sql(terms, "read") { builds += 1; return "SELECT 1" } == "SELECT 1")
+            #expect(cache.sql(terms, .read) { builds += 1; return "SELECT 1" } == "SELECT 1")
         }
         #expect(builds == 1)
-        #expect(cache.sql(terms, "multi") { builds += 1; return "SELECT 2" } == "SELECT 2")
-        #expect(cache.sql(resource("sets", columns: ["id"]), "read") { builds += 1; return "SELECT 3" } == "SELECT 3")
+        #expect(cache.sql(terms, .readMany) { builds += 1; return "SELECT 2" } == "SELECT 2")
+        #expect(cache.sql(resource("sets", columns: ["id"]), .read) { builds += 1; return "SELECT 3" } == "SELECT 3")
         #expect(builds == 3)
         #expect(cache.count == 3)
     }
 
     @Test func aChangedTableReplans() {
         let cache = PlanCache()
-        _ = cache.sql(resource("terms", columns: ["id", "word"]), "read") { "old" }
-        #expect(cache.sql(resource("terms", columns: ["id", "word", "note"]), "read") { "new" } == "new")
-        #expect(cache.sql(resource("terms", columns: ["id", "word", "note"]), "read") { "never" } == "new")
+        _ = cache.sql(resource("terms", columns: ["id", "word"]), .read) { "old" }
+        #expect(cache.sql(resource("terms", columns: ["id", "word", "note"]), .read) { "new" } == "new")
+        #expect(cache.sql(resource("terms", columns: ["id", "word", "note"]), .read) { "never" } == "new")
     }
 
     @Test func startsOverWhenFull() {
         let cache = PlanCache(capacity: 4)
         let terms = resource("terms", columns: ["id"])
-        for shape in 0..<4 { _ = cache.sql(terms, "index|\(shape)") { "q\(shape)" } }
+        for shape in 0..<4 { _ = cache.sql(terms, .index("\(shape)")) { "q\(shape)" } }
         #expect(cache.count == 4)
-        _ = cache.sql(terms, "index|4") { "q4" }
+        _ = cache.sql(terms, .index("4")) { "q4" }
         #expect(cache.count == 1)
     }
 
@@ -50,7 +50,7 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for round in 0..<2_000 {
                 let shape = (round * 7 + worker) % 100
-                let sql = cache.sql(terms, "index|\(shape)") { "q\(shape)" }
+                let sql = cache.sql(terms, .index("\(shape)")) { "q\(shape)" }
                 #expect(sql == "q\(shape)")
             }
         }

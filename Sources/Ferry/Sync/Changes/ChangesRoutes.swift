@@ -15,11 +15,11 @@ struct ChangesRoutes: Sendable {
     }
 
     func register(on router: inout Router, handle: RouteHandling) {
-        router.get("/v1/changes", handle { request, _ in try changes(request) })
+        router.get("/v1/changes", handle { request, context in try changes(request, context) })
     }
 
-    func changes(_ request: HTTPRequest) throws -> HTTPResponse {
-        let hash = try Caller.tokenHash(request)
+    func changes(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        let caller = context.caller(try Caller.tokenHash(request))
         let catalog = schema.catalog
         let parsed = try ChangesRequest(request, catalog: catalog)
         let plan = ChangesPlan(request: parsed, catalog: catalog,
@@ -27,15 +27,15 @@ struct ChangesRoutes: Sendable {
         let page: ChangesPage
         do {
             if parsed.startsNow {
-                let row = try ChangesPage.firstRow(database.asCaller(tokenHash: hash, [Self.frontier])[0])
+                let row = try ChangesPage.firstRow(database.asCaller(caller, [Self.frontier])[0])
                 guard let frontier = row[0].flatMap(UInt64.init) else { throw ChangesPage.malformed }
                 return Self.answer(ChangesPage(emptyBelow: frontier, request: parsed), request: request, parsed: parsed)
             }
-            let activity = try ChangesPage.firstRow(database.asCaller(tokenHash: hash, [plan.activityStatement])[0])
+            let activity = try ChangesPage.firstRow(database.asCaller(caller, [plan.activityStatement])[0])
             if activity[2] == "t" { throw ChangesPage.expired }
             guard let frontier = activity[0].flatMap(UInt64.init) else { throw ChangesPage.malformed }
             if activity[3] == "t" {
-                page = try ChangesPage(database.asCaller(tokenHash: hash, [plan.statement])[0], request: parsed)
+                page = try ChangesPage(database.asCaller(caller, [plan.statement])[0], request: parsed)
             } else {
                 page = ChangesPage(emptyBelow: frontier, request: parsed)
             }

@@ -4,10 +4,10 @@ extension IndexPaging {
     /// Page 1: one statement builds the ordered id list, counts it and renders the
     /// first page; a result longer than one page is then stored as a snapshot.
     func firstPage(
-        request: HTTPRequest, tokenHash: String, query: PagedIndexQuery, binding: Binding, notModified: (String) -> Bool
+        request: HTTPRequest, caller: Caller, query: PagedIndexQuery, binding: Binding, notModified: (String) -> Bool
     ) throws -> Answer {
         let results = try database.asCaller(
-            tokenHash: tokenHash, [PagingSQL.sortMemory, PagingSQL.firstPage(query, limit: binding.limit)])
+            caller, [PagingSQL.sortMemory, PagingSQL.firstPage(query, limit: binding.limit)])
         guard let row = results.last?.first, let userID = row["user_id"], let total = row["total"].flatMap({ Int($0) }),
               let data = row["data"]
         else { throw Problem(500, "internal_error", "the paging query returned no row") }

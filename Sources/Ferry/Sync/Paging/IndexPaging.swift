@@ -31,7 +31,7 @@ public struct IndexPaging: Sendable {
     ///
     /// - Parameters:
     ///   - request: The Index request (its `paging_token`, `page` and query are read).
-    ///   - tokenHash: The caller's bearer token hash.
+    ///   - caller: Who asks, in which transaction.
     ///   - resource: The resource name (part of the binding).
     ///   - query: Index's planned query.
     ///   - limit: The page size, already validated by Index.
@@ -39,8 +39,8 @@ public struct IndexPaging: Sendable {
     ///     ``PagingFingerprint/canonicalQuery(_:)`` of the request's query.
     ///   - notModified: Whether the client's validators match a page's ETag; when
     ///     they match page 1, no snapshot is stored.
-    public func page(
-        request: HTTPRequest, tokenHash: String, resource: String, query: PagedIndexQuery, limit: Int,
+    func page(
+        request: HTTPRequest, caller: Caller, resource: String, query: PagedIndexQuery, limit: Int,
         canonicalQuery: String? = nil, notModified: (String) -> Bool = { _ in false }
     ) throws -> Answer {
         let paging = try PagingRequest(query: request.query)
@@ -49,10 +49,10 @@ public struct IndexPaging: Sendable {
             limit: limit)
         if let token = paging.token {
             let page = try laterPage(
-                request: request, tokenHash: tokenHash, token: token, page: paging.page, query: query, binding: binding)
+                request: request, caller: caller, token: token, page: paging.page, query: query, binding: binding)
             return notModified(page.etag) ? .notModified(etag: page.etag) : .page(page)
         }
-        return try firstPage(request: request, tokenHash: tokenHash, query: query, binding: binding, notModified: notModified)
+        return try firstPage(request: request, caller: caller, query: query, binding: binding, notModified: notModified)
     }
 
     /// What a paged Index request answers.
@@ -76,8 +76,8 @@ public struct IndexPaging: Sendable {
     }
 
     /// Runs only the identity check: 401 for a bad token, else the caller's id.
-    func callerID(_ tokenHash: String) throws -> String {
-        let results = try database.asCaller(tokenHash: tokenHash, [PagingSQL.currentUser])
+    func callerID(_ caller: Caller) throws -> String {
+        let results = try database.asCaller(caller, [PagingSQL.currentUser])
         return results.first?.first?["user_id"] ?? ""
     }
 }

@@ -1,0 +1,238 @@
+import FerryHTTP
+
+/// What a request to `/v1/<r>` or `/v1/<r>/<id>` asks for, decided from the
+/// request and the catalog alone: no database, no cache, no clock.
+///
+/// It is the first value of the pipeline (`ResourceAction` → ``ResourcePlan``
+/// → ``ResourceExecutor``), so every answer that parsing alone decides is
+/// decided here and tested without I/O (ResourceActionTests). Two kinds of
+/// refusal come out of it, in the contract's order:
+/// - thrown: the answer needs no database (no token is 401; a body that is
+///   not JSON, not the right shape or too long is 415/400/422; a reserved name
+///   is 404);
+/// - ``Kind/refused(_:)``: the answer is a 4xx about the path or the query,
+///   given only after the token is checked, so that a bad token is 401 whatever
+///   else is wrong (an unknown resource, an id that cannot name a row).
+struct ResourceAction: Sendable {
+    /// Which of the eight resource routes the request came in on.
+    enum Route: Sendable, Equatable {
+        case index, create, bulkPatch, bulkDelete
+        case read, put, patch, delete
+    }
+
+    /// The resource named in the path; nil only for ``Kind/refused(_:)`` of a name with no resource.
+    let resource: Resource?
+    /// SHA-256 of the bearer token (``BearerToken/hash(_:)``): who the caller is.
+    let tokenHash: String
+    let kind: Kind
+
+    enum Kind: Sendable {
+        /// `GET /v1/<r>/<id>`.
+        case read(id: String, conditions: ReadConditions)
+        /// `GET /v1/<r>/<id>,<id>,...`: the ids deduplicated in request order,
+        /// each paired with itself when it can be an id of the resource, else nil
+        /// (it names no row and is reported missing).
+        case readMany(ids: [String], parsed: [String?], conditions: ReadConditions)
+        /// `GET /v1/<r>`. `paged` when the resource's ids can be snapshotted
+        /// (UUIDs), so a longer result is paged through memcached; paging then
+        /// reads its token and page from the request itself.
+        case index(IndexQuery, conditions: ReadConditions, paged: Bool)
+        /// `POST /v1/<r>`.
+        case create(WriteItems)
+        /// `PATCH`/`PUT`/`DELETE /v1/<r>/<id>`. `item` is the one-item array
+        /// (`[{}]` or `[{"revision": n}]` for a DELETE); `prechecked` when the
+        /// body's fields passed ``FieldPrecheck``, so the fast path may skip validation.
+        case update(id: String, mode: WriteMode, item: String, preconditions: WritePreconditions, prechecked: Bool)
+        /// `PATCH`/`DELETE /v1/<r>` with an array of items, all or nothing.
+        case updateMany(mode: WriteMode, items: WriteItems)
+        /// Answered with this problem once the token is checked.
+        case refused(Problem)
+    }
+
+    /// The limits a request is parsed against (`limits.max_bulk_items`, `paging.*`).
+    struct Limits: Sendable {
+        var maxBulkItems: Int
+        var defaultLimit: Int
+        var maxLimit: Int
+    }
+
+    /// The action `request` asks for on `route`, with the path's parameters.
+    static func parse(
+        _ request: HTTPRequest, route: Route, parameters: RouteParameters, catalog: SchemaCatalog, limits: Limits
+    ) throws -> ResourceAction {
+        let name = parameters["resource"] ?? ""
+        if SchemaCatalog.reservedNames.contains(name) { throw Problem.notFound("no route for /v1/\(name)") }
+        let hash = try Caller.tokenHash(request)
+        guard let resource = catalog[name] else {
+            return ResourceAction(resource: nil, tokenHash: hash, kind: .refused(.notFound("no resource called \(name)")))
+        }
+        let action = { (kind: Kind) in ResourceAction(resource: resource, tokenHash: hash, kind: kind) }
+        let pathID = parameters["id"] ?? ""
+        // A malformed id names no row: 404, as a well-formed id of no row would be.
+        let idRefusal = { action(.refused(.notFound("no such row"))) }
+        switch route {
+        case .read:
+            let conditions = ReadConditions(request)
+            if pathID.utf8.contains(UInt8(ascii: ",")) {
+                var seen = Set<String>()
+                let ids = pathID.split(separator: ",").map(String.init).filter { seen.insert($0).inserted }
+                guard ids.count <= limits.maxLimit else {
+                    throw Problem(422, "too_many_items", "multi-show takes at most \(limits.maxLimit) ids")
+                }
+                return action(.readMany(ids: ids, parsed: ids.map { resource.idKind.accepts(id: $0) ? $0 : nil },
+                                        conditions: conditions))
+            }
+            guard resource.idKind.accepts(id: pathID) else { return idRefusal() }
+            return action(.read(id: pathID, conditions: conditions))
+        case .index:
+            let query: IndexQuery
+            do {
+                query = try IndexQuery(request.query, resource: resource, defaultLimit: limits.defaultLimit, maxLimit: limits.maxLimit)
+            } catch let problem as Problem {
+                return action(.refused(problem))
+            }
+            let paged = resource.idType == "uuid"
+            if !paged, request.queryValue("paging_token") != nil || request.queryValue("page") != nil {
+                return action(.refused(PagingProblem.notFound))  // no snapshot is ever made for this resource
+            }
+            return action(.index(query, conditions: ReadConditions(request), paged: paged))
+        case .create:
+            return action(.create(try WriteItems(request, maxItems: limits.maxBulkItems, allowObject: true, allowArray: true)))
+        case .bulkPatch, .bulkDelete:
+            let items = try WriteItems(request, maxItems: limits.maxBulkItems, allowObject: false, allowArray: true)
+            return action(.updateMany(mode: route == .bulkPatch ? .patch : .delete, items: items))
+        case .put, .patch:
+            guard resource.idKind.accepts(id: pathID) else { return idRefusal() }
+            let mode: WriteMode = route == .put ? .put : .patch
+            let body = try WriteItems(request, maxItems: 1, allowObject: true, allowArray: false)
+            let prechecked = ObjectMembers(request.body).map {
+                FieldPrecheck(resource: resource, mode: mode).passes($0, in: request.body)
+            } ?? false
+            return action(.update(id: pathID, mode: mode, item: body.items, preconditions: WritePreconditions(request),
+                                  prechecked: prechecked))
+        case .delete:
+            guard resource.idKind.accepts(id: pathID) else { return idRefusal() }
+            var item = "[{}]"
+            if let revision = request.queryValue("revision") {
+                guard let n = Int64(revision), n >= 0 else {
+                    return action(.refused(.badRequest("revision must be a non-negative integer")))
+                }
+                item = #"[{"revision":\#(n)}]"#
+            }
+            return action(.update(id: pathID, mode: .delete, item: item, preconditions: WritePreconditions(request),
+                                  prechecked: false))
+        }
+    }
+}
+
+/// A conditional read's validators (RFC 9110 §13.2.2), parsed once:
+/// `If-None-Match` first (weak comparison, `*` allowed); only without it,
+/// `If-Modified-Since`, and only on GET and HEAD.
+struct ReadConditions: Sendable, Equatable {
+    enum NoneMatch: Sendable, Equatable {
+        /// `*`: any current representation matches.
+        case any
+        /// The opaque tags listed, `W/` ignored (weak comparison).
+        case tags([String])
+    }
+
+    var noneMatch: NoneMatch?
+    /// `If-Modified-Since` in seconds since the epoch, when it applies.
+    var modifiedSince: Int64?
+
+    init(noneMatch: NoneMatch? = nil, modifiedSince: Int64? = nil) {
+        self.noneMatch = noneMatch
+        self.modifiedSince = modifiedSince
+    }
+
+    init(_ request: HTTPRequest) {
+        if let header = request.headers["If-None-Match"] {
+            noneMatch = EntityTag.parseList(header).map { .tags($0.map(\.opaque)) } ?? .any
+        } else if request.method == "GET" || request.method == "HEAD" {
+            modifiedSince = request.headers["If-Modified-Since"].flatMap(HTTPDateFormat.parse)
+        }
+    }
+
+    /// The revisions `If-None-Match` names, as ``notModified(etag:lastModifiedMs:)``
+    /// compares them: the tag must be the revision exactly as Ferry writes it
+    /// (`"03"` names nothing); nil for `*`, no header or no revision named.
+    var revisions: [Int64]? {
+        guard case .tags(let tags) = noneMatch else { return nil }
+        let revisions = tags.compactMap { tag in Int64(tag).flatMap { String($0) == tag ? $0 : nil } }
+        return revisions.isEmpty ? nil : revisions
+    }
+
+    /// Whether the client's copy, tagged `etag` and last changed at
+    /// `lastModifiedMs`, is current: the answer is then 304.
+    func notModified(etag: String, lastModifiedMs: Int64?) -> Bool {
+        switch noneMatch {
+        case .any: return true
+        case .tags(let tags): return EntityTag.opaque(etag).map { tags.contains($0) } ?? false
+        case nil:
+            guard let modifiedSince, let lastModifiedMs else { return false }
+            return lastModifiedMs / 1000 <= modifiedSince
+        }
+    }
+
+    /// 304 with the validators and no body.
+    static func notModifiedResponse(etag: String, lastModifiedMs: Int64?) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(2)
+        headers.add("ETag", etag)
+        if let lastModifiedMs { headers.add("Last-Modified", HTTPDateFormat.format(milliseconds: lastModifiedMs)) }
+        return HTTPResponse(status: 304, headers: headers)
+    }
+}
+
+/// A write's `If-Match` (strong comparison, 412 when it fails).
+struct WritePreconditions: Sendable, Equatable {
+    /// The revisions it accepts; nil with no header or with `*`.
+    var revisions: [Int64]?
+    /// `If-Match: *`: any live row.
+    var any = false
+
+    init(revisions: [Int64]? = nil, any: Bool = false) {
+        self.revisions = revisions
+        self.any = any
+    }
+
+    init(_ request: HTTPRequest) {
+        guard let header = request.headers["If-Match"] else { return }
+        if let revisions = EntityTag.matchRevisions(header) { self.revisions = revisions } else { any = true }
+    }
+}
+
+/// A write body, checked just enough to plan it: JSON content type, the
+/// structure scan, the item count limit. PostgreSQL does the parsing.
+struct WriteItems: Sendable, Equatable {
+    /// The JSON array of items handed to the statement as `$1`.
+    let items: String
+    /// How many items.
+    let count: Int
+    /// Whether the client sent one object (not an array).
+    let single: Bool
+
+    /// - Parameters:
+    ///   - allowObject: a single object is accepted (wrapped as a one-item array).
+    ///   - allowArray: an array of objects is accepted.
+    init(_ request: HTTPRequest, maxItems: Int, allowObject: Bool, allowArray: Bool) throws {
+        try RequestBody.requireJSON(request)
+        let scan = try BodyScan(request.body)
+        let text = String(decoding: request.body, as: UTF8.self)
+        switch scan.top {
+        case .object:
+            guard allowObject else { throw Problem(400, "bad_request", "this request takes a JSON array of objects") }
+            items = "[" + text + "]"
+            count = 1
+            single = true
+        case .array:
+            guard allowArray else { throw Problem(400, "bad_request", "this request takes one JSON object") }
+            guard scan.count <= maxItems else {
+                throw Problem(422, "too_many_items", "at most \(maxItems) items per request; this one has \(scan.count)")
+            }
+            items = text
+            count = scan.count
+            single = false
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import FerryPostgres
+
+/// The statements that answer one ``ResourceAction``: SQL text from the plan
+/// cache, typed binds, and what the executor does with the result. Built from
+/// the action, the catalog and the access scopes with no I/O
+/// (``ResourcePlanner``), so each action's SQL is checked in unit tests
+/// (ResourcePlanTests); only ``ResourceExecutor`` runs it.
+enum ResourcePlan: Sendable {
+    /// One row by id: `(revision, last_modified, is_deleted, json)` or none (``ReadPlan/single``).
+    case read(PlannedStatement)
+    /// Multi-show: one row, `(body, fingerprint)` (``ReadPlan/multi``).
+    case readMany(PlannedStatement)
+    /// An Index whose result is not paged: one row, `(data, total, fingerprint)` (``IndexPlan``).
+    case index(PlannedStatement, limit: Int)
+    /// An Index paged through memcached snapshots (``IndexPaging``).
+    case pagedIndex(PagedIndexQuery, resource: String, limit: Int)
+    /// A write whose rows come back as `(status, body, revision, last_modified, id)`:
+    /// `single` when the client sent one object.
+    case write(PlannedStatement, single: Bool)
+    /// A one-row PATCH, PUT or DELETE: `fast` (``FastUpdatePlan``) when it
+    /// applies, whose empty result means "not the common case"; then `exact`
+    /// (``UpdatePlan``), which finds every other answer.
+    case update(fast: PlannedStatement?, exact: PlannedStatement)
+    /// Nothing to run but the token check, then this answer.
+    case refuse(Problem)
+}
+
+/// A statement with typed binds.
+struct PlannedStatement: Sendable, Equatable {
+    let sql: String
+    let binds: [Bind]
+
+    /// The statement as libpq takes it: every bind in PostgreSQL's text format.
+    var postgres: PostgresStatement { PostgresStatement(sql, binds.map(\.text)) }
+}
+
+/// One statement parameter, sent in PostgreSQL's text format and cast in the
+/// SQL (`$1::uuid`), so the same plan serves every value of its type.
+enum Bind: Sendable, Equatable {
+    case text(String)
+    case int(Int64)
+    case bool(Bool)
+    /// A JSON document (the items of a write).
+    case json(String)
+    /// A `text[]` literal's elements (NULL elements allowed).
+    case texts([String?])
+    /// A `bigint[]`, or NULL for no array at all.
+    case ints([Int64]?)
+    case null
+
+    /// The text PostgreSQL parses the parameter from; nil for NULL.
+    var text: String? {
+        switch self {
+        case .text(let text), .json(let text): text
+        case .int(let value): String(value)
+        case .bool(let value): value ? "true" : "false"
+        case .texts(let items): SQL.arrayLiteral(items)
+        case .ints(let values): values.map { SQL.arrayLiteral($0.map { String($0) }) }
+        case .null: nil
+        }
+    }
+}
+
+/// What a cached plan is for: the resource and the action's shape, every
+/// part that changes the SQL and nothing that only changes a bind.
+struct PlanKey: Hashable, Sendable {
+    let resource: String
+    let shape: Shape
+
+    enum Shape: Hashable, Sendable {
+        case read
+        case readMany
+        /// ``IndexQuery/shape``: the filtered and ordered columns.
+        case index(String)
+        /// ``ReferenceCheck/key``, and whether the statement is the one-item form (``ItemRows``).
+        case create(references: String, oneItem: Bool)
+        case update(WriteMode, references: String, oneItem: Bool)
+        case fastUpdate(WriteMode, references: String, prechecked: Bool)
+    }
+}
+
+/// Builds ``ResourcePlan``s. Pure: the catalog and scopes are given, and the
+/// plan cache only remembers SQL text.
+struct ResourcePlanner: Sendable {
+    let catalog: SchemaCatalog
+    /// The access scopes an Index may read through (``IndexPlan/ScopeDrive``).
+    let scopes: [AccessScope]
+    let plans: PlanCache
+
+    func plan(_ action: ResourceAction) -> ResourcePlan {
+        guard let resource = action.resource else {
+            if case .refused(let problem) = action.kind { return .refuse(problem) }
+            return .refuse(.notFound())
+        }
+        let sql = { (shape: PlanKey.Shape, build: () -> String) in
+            plans.sql(resource, shape, build: build)
+        }
+        switch action.kind {
+        case .refused(let problem):
+            return .refuse(problem)
+        case .read(let id, let conditions):
+            let text = sql(.read) { ReadPlan(resource: resource).single }
+            return .read(PlannedStatement(sql: text, binds: [.text(id), .ints(conditions.revisions)]))
+        case .readMany(let ids, let parsed, _):
+            let text = sql(.readMany) { ReadPlan(resource: resource).multi }
+            return .readMany(PlannedStatement(sql: text, binds: [.texts(ids), .texts(parsed)]))
+        case .index(let query, _, let paged):
+            let drives = IndexPlan.drives(resource, catalog: catalog, scopes: scopes, query: query)
+            let plan = IndexPlan(resource: resource, query: query, drives: drives)
+            if paged { return .pagedIndex(plan.paged, resource: resource.name, limit: query.limit) }
+            let text = sql(.index(query.shape)) { plan.sql }
+            return .index(PlannedStatement(sql: text, binds: query.parameters.map { $0.map(Bind.text) ?? .null }),
+                          limit: query.limit)
+        case .create(let items):
+            let references = catalog.references(for: resource)
+            let oneItem = items.count == 1
+            let text = sql(.create(references: references.key, oneItem: oneItem)) {
+                CreatePlan(resource: resource, references: references, oneItem: oneItem).sql
+            }
+            return .write(write(resource, text, items: items, extra: []), single: items.single)
+        case .updateMany(let mode, let items):
+            let text = updateSQL(resource, mode: mode, oneItem: items.count == 1)
+            return .write(write(resource, text, items: items, extra: [.null, .null, .bool(false)]), single: false)
+        case .update(let id, let mode, let item, let preconditions, let prechecked):
+            let binds: [Bind] = [.json(item), .text(id), .ints(preconditions.revisions), .bool(preconditions.any)]
+            let references = catalog.references(for: resource)
+            // Cached as "" when it does not apply, so the answer is not recomputed per request.
+            let fast = sql(.fastUpdate(mode, references: references.key, prechecked: prechecked)) {
+                var plan = FastUpdatePlan(resource: resource, mode: mode, references: references)
+                plan.prechecked = prechecked
+                return plan.applies ? plan.sql : ""
+            }
+            return .update(fast: fast.isEmpty ? nil : PlannedStatement(sql: fast, binds: binds),
+                           exact: PlannedStatement(sql: updateSQL(resource, mode: mode, oneItem: true), binds: binds))
+        }
+    }
+
+    /// The update plan (``UpdatePlan``) for `mode`.
+    private func updateSQL(_ resource: Resource, mode: WriteMode, oneItem: Bool) -> String {
+        let references = catalog.references(for: resource)
+        return plans.sql(resource, .update(mode, references: references.key, oneItem: oneItem)) {
+            UpdatePlan(resource: resource, mode: mode, references: references, oneItem: oneItem).sql
+        }
+    }
+
+    /// A write of `items`: the statement itself for one item; for several,
+    /// through `ferry.write_items`, which on a constraint error finds every
+    /// failing item (migrations/0003).
+    private func write(_ resource: Resource, _ sql: String, items: WriteItems, extra: [Bind]) -> PlannedStatement {
+        guard items.count > 1 else { return PlannedStatement(sql: sql, binds: [.json(items.items)] + extra) }
+        return PlannedStatement(
+            sql: "SELECT * FROM ferry.write_items($1::regclass, $2::text, $3::jsonb)",
+            binds: [.text(resource.qualifiedName), .text(sql), .json(items.items)])
+    }
+}
