@@ -2,15 +2,18 @@ import FerryHTTP
 import Logging
 
 extension FerryApp {
-    /// The whole responder chain: request observation (metrics and the request
-    /// log line), then compact JSON, then CORS, then the router with the
-    /// operations routes added.
+    /// The whole responder: the router with the operations routes added, and
+    /// around its handlers, outermost first, request observation (metrics and
+    /// the request log line), compact JSON and CORS.
     public func responder() -> any HTTPResponder {
         var router = router()
         registerOperationsRoutes(on: &router)
         metrics.observe(pool: database.pool)
-        let cors = CORSResponder(policy: CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins), inner: router)
-        return RequestObserver(router: router, inner: CompactJSONResponder(inner: cors), metrics: metrics, logger: logger)
+        return MiddlewareChain(middleware: [
+            RequestObserver(metrics: metrics, logger: logger),
+            CompactJSONResponder(),
+            CORSResponder(policy: CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)),
+        ], router: router, logger: logger)
     }
 
     /// An HTTP server answering with ``responder()``, whose connection and
@@ -29,10 +32,10 @@ extension FerryApp {
         let metrics = metrics
         let schema = schema
         let configuration = configuration
-        router.get("/metrics", RouteHandling.labelled { _, _ in
+        router.get("/metrics") { _, _ in
             HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", PrometheusText.contentType)]),
                          bytes: Array(metrics.render().utf8))
-        })
+        }
         // The routes as built so far (everything but these two), to describe only what is served.
         let routes = router
         let served: @Sendable (String, String) -> Bool = { method, path in
@@ -45,8 +48,8 @@ extension FerryApp {
             }
             return true
         }
-        router.get("/openapi.json", RouteHandling.labelled { _, _ in
+        router.get("/openapi.json") { _, _ in
             .json(OpenAPIDocument(catalog: schema.catalog, configuration: configuration, served: served).json.bytes)
-        })
+        }
     }
 }

@@ -95,15 +95,17 @@ public final class FerryApp: Sendable {
     public func router() -> Router {
         var router = Router(refusal: Problem.refusal)
         let handle = RouteHandling(logger: logger)
-        router.get(ProbeRoute.health, inline: true, RouteHandling.labelled { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) })
+        router.get(ProbeRoute.health, inline: true) { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
         ReadinessRoute(database: database, memcached: memcached).register(on: &router)
         AuthRoutes(auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
                    allowSignup: configuration.auth.allowSignup).register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
         ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema).register(on: &router, handle: handle)
-        let writes = handle.with(WriteHooks(
-            idempotency: IdempotentWrites(database: database, ttlHours: configuration.idempotency.ttlHours),
-            ranks: RankRewriter(database: database, schema: schema)))
+        // The key check outermost, so that a replay does no work.
+        let writes = handle.with([
+            IdempotentWrites(database: database, ttlHours: configuration.idempotency.ttlHours),
+            RankRewriter(database: database, schema: schema),
+        ])
         ResourceRoutes(database: database, schema: schema, configuration: configuration, paging: paging).register(on: &router, handle: writes)
         BatchRoute(database: database, operations: router, maxOperations: configuration.limits.maxBatchOperations)
             .register(on: &router, handle: writes)

@@ -15,7 +15,7 @@ struct ReadinessRoute: Sendable {
     func register(on router: inout Router) {
         let database = database
         let memcached = memcached
-        router.get(ProbeRoute.readiness, RouteHandling.labelled { _, _ in
+        router.get(ProbeRoute.readiness, { _, _ in
             let postgresql = Self.postgresqlIsUp(database)
             let cache = memcached.ping()
             let members: [(String, JSONValue)] = [

@@ -6,13 +6,12 @@ import FerryHTTP
 ///
 /// A disallowed origin gets no CORS headers at all, so the browser refuses
 /// to hand the response to the page; its preflight goes on to the router.
-struct CORSResponder: HTTPResponder {
+struct CORSResponder: Middleware {
     let policy: CORSPolicy
-    let inner: any HTTPResponder
 
-    func respond(to request: HTTPRequest, context: RequestContext) -> HTTPResponse {
+    func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
         guard !policy.isDisabled, let origin = request.headers["Origin"] else {
-            return inner.respond(to: request, context: context)
+            return try next(request, context)
         }
         let allowed = policy.allows(origin)
         if allowed, Self.isPreflight(request) {
@@ -25,7 +24,7 @@ struct CORSResponder: HTTPResponder {
                 ("Vary", "Origin"),
             ]))
         }
-        var response = inner.respond(to: request, context: context)
+        var response = try next(request, context)
         // Caches must not hand one origin's answer to another.
         response.headers.add("Vary", "Origin")
         if allowed {
@@ -35,9 +34,8 @@ struct CORSResponder: HTTPResponder {
         return response
     }
 
-    func runsInline(_ request: HTTPRequest) -> Bool {
-        if !policy.isDisabled, Self.isPreflight(request), request.headers["Origin"] != nil { return true }
-        return inner.runsInline(request)
+    func answersInline(_ request: HTTPRequest) -> Bool {
+        !policy.isDisabled && Self.isPreflight(request) && request.headers["Origin"] != nil
     }
 
     static func isPreflight(_ request: HTTPRequest) -> Bool {

@@ -2,11 +2,9 @@ import FerryHTTP
 
 /// Makes every in-memory JSON and problem+json answer compact (``CompactJSON``),
 /// whichever route, hook or replay produced it.
-struct CompactJSONResponder: HTTPResponder {
-    let inner: any HTTPResponder
-
-    func respond(to request: HTTPRequest, context: RequestContext) -> HTTPResponse {
-        var response = inner.respond(to: request, context: context)
+struct CompactJSONResponder: Middleware {
+    func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
+        var response = try next(request, context)
         guard case .bytes(let body) = response.body, !body.isEmpty, let type = response.headers["Content-Type"],
               type.hasPrefix("application/json") || type.hasPrefix("application/problem+json"),
               let compact = CompactJSON.compacted(body)
@@ -14,6 +12,4 @@ struct CompactJSONResponder: HTTPResponder {
         response.body = .bytes(compact)
         return response
     }
-
-    func runsInline(_ request: HTTPRequest) -> Bool { inner.runsInline(request) }
 }

@@ -8,32 +8,27 @@ import Logging
 ///
 /// It replaces the HTTP server's own access log (`accessLog = false`), which
 /// cannot know the caller or the pattern. Requests the server rejects before
-/// routing (malformed, too large) are not seen here.
-struct RequestObserver: HTTPResponder {
+/// routing (malformed, too large) are not seen here. The pattern comes from
+/// the context, where ``MiddlewareChain`` put it: there is no second router.
+struct RequestObserver: Middleware {
     /// The label for requests no route matches, so raw paths never become series.
     static let unmatched = "(unmatched)"
     /// The changes feed, whose answered polls `ferry_changes_polls_total` counts.
     static let changesRoute = "/v1/changes"
 
-    let router: Router
-    let inner: any HTTPResponder
     let metrics: FerryMetrics
     let log: FieldLogger
 
-    init(router: Router, inner: any HTTPResponder, metrics: FerryMetrics, logger: Logger) {
-        self.router = router
-        self.inner = inner
+    init(metrics: FerryMetrics, logger: Logger) {
         self.metrics = metrics
         log = FieldLogger(logger)
     }
 
-    func respond(to request: HTTPRequest, context: RequestContext) -> HTTPResponse {
-        let trace = RequestTrace()
-        var context = context
-        context.scope = RequestScope(trace: trace)
-        let response = inner.respond(to: request, context: context)
+    func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
+        let response = try next(request, context)
         let seconds = max(0, MonotonicClock.now() - context.receivedAt)
-        let route = trace.route ?? pattern(of: request)
+        let trace = context.scope.trace
+        let route = trace?.route ?? context.routePattern ?? Self.unmatched
         metrics.requests.record(route: route, method: request.method, status: response.status, seconds: seconds)
         // The feed's route is fixed by the contract, so polls are counted here, not in the feed's code.
         if route == Self.changesRoute, response.status == 200 || response.status == 304 {
@@ -56,16 +51,9 @@ struct RequestObserver: HTTPResponder {
             fields.append(LogField("request_id", .string(context.requestID)))
             fields.append(LogField("route", .string(route)))
             fields.append(LogField("status", .int(response.status)))
-            if let user = trace.userID { fields.append(LogField("user_id", .string(user))) }
+            if let user = trace?.userID { fields.append(LogField("user_id", .string(user))) }
             log.log(level: level, "request", fields: fields)
         }
         return response
-    }
-
-    func runsInline(_ request: HTTPRequest) -> Bool { inner.runsInline(request) }
-
-    private func pattern(of request: HTTPRequest) -> String {
-        if case .found(let pattern, _) = router.match(method: request.method, path: request.path) { return pattern }
-        return Self.unmatched
     }
 }

@@ -1,66 +1,50 @@
 import FerryHTTP
-import FerryPostgres
 import Logging
 
 /// Turns a Ferry handler, which throws ``Problem``s and database errors, into
-/// a router handler that always answers: a Problem becomes its problem+json,
-/// anything unexpected a logged 500 that reveals nothing.
+/// a router handler that always answers, through the one error mapping
+/// (``Problem/answer(for:context:logger:)``).
 ///
 /// With ``writeHooks`` set, every POST, PUT, PATCH and DELETE also goes
-/// through them (idempotency keys, computed ranks) around the handler.
+/// through them (idempotency keys, computed ranks) around the handler. They
+/// sit here, per route, rather than in ``MiddlewareChain``, because a batch
+/// replays its operations through the routes: each operation's computed
+/// ranks must be placed, and the batch's own key covers them all.
 struct RouteHandling: Sendable {
     typealias Handler = @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
 
     let logger: Logger
-    /// What wraps the writes; nil for routes that take none of it (sign-in).
-    var writeHooks: WriteHooks?
+    /// What wraps the writes, outermost first; empty for routes that take none of it (sign-in).
+    var writeHooks: [any Middleware]
 
-    init(logger: Logger, writeHooks: WriteHooks? = nil) {
+    init(logger: Logger, writeHooks: [any Middleware] = []) {
         self.logger = logger
         self.writeHooks = writeHooks
     }
 
-    /// `handler` that only labels the request with its route pattern, for the
-    /// operational routes (health, readiness, metrics, OpenAPI) that need none
-    /// of the error mapping: the request observer then need not route again.
-    static func labelled(_ handler: @escaping Handler) -> Handler {
-        { request, context in
-            if let pattern = context.routePattern { context.scope.trace?.routeIfUnset(pattern) }
-            return try handler(request, context)
-        }
-    }
+    /// The methods that are writes.
+    static let writeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
     /// The same handling with `hooks` around the writes.
-    func with(_ hooks: WriteHooks) -> RouteHandling { RouteHandling(logger: logger, writeHooks: hooks) }
+    func with(_ hooks: [any Middleware]) -> RouteHandling { RouteHandling(logger: logger, writeHooks: hooks) }
 
     func callAsFunction(_ handler: @escaping Handler) -> Handler {
         let handling = self
         return { request, context in
-            // The observer labels the request with this pattern instead of routing it again.
-            if let pattern = context.routePattern { context.scope.trace?.routeIfUnset(pattern) }
-            let run = { (request: HTTPRequest, context: RequestContext) in handling.answer(context) { try handler(request, context) } }
-            guard let hooks = handling.writeHooks, WriteHooks.methods.contains(request.method) else { return run(request, context) }
-            return handling.answer(context) { try hooks.respond(request, context, next: run) }
-        }
-    }
-
-    /// The answer of `body`, with its errors turned into problems.
-    func answer(_ context: RequestContext, _ body: () throws -> HTTPResponse) -> HTTPResponse {
-        do {
-            return try body()
-        } catch let problem as Problem {
-            return problem.response
-        } catch let error as HTTPError {
-            return Problem(refusal: error).response
-        } catch let error as PostgresError {
-            logger.error("unmapped database error", metadata: [
-                "request_id": "\(context.requestID)", "sqlstate": "\(error.sqlState ?? "-")",
-                "error": "\(error.message)",
-            ])
-            return Problem(500, "internal_error", "the server failed; the request id is \(context.requestID)").response
-        } catch {
-            logger.error("unhandled error", metadata: ["request_id": "\(context.requestID)", "error": "\(error)"])
-            return Problem(500, "internal_error", "the server failed; the request id is \(context.requestID)").response
+            do {
+                guard !handling.writeHooks.isEmpty, Self.writeMethods.contains(request.method) else {
+                    return try handler(request, context)
+                }
+                return try handling.writeHooks.run(request, context) { request, context in
+                    // A hook reads the status of what it wrapped (to store it, or to roll back),
+                    // so the handler's problems become answers before they reach it.
+                    do { return try handler(request, context) } catch {
+                        return Problem.answer(for: error, context: context, logger: handling.logger)
+                    }
+                }
+            } catch {
+                return Problem.answer(for: error, context: context, logger: handling.logger)
+            }
         }
     }
 }

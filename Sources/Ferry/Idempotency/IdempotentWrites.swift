@@ -18,13 +18,11 @@ import Foundation
 /// retry may succeed once the cause is fixed (a 503, a 409 resolved).
 ///
 /// Inside a batch, an operation's own key is ignored: the batch's key covers it.
-struct IdempotentWrites: Sendable {
+struct IdempotentWrites: Middleware {
     let database: Database
     let ttlHours: Int
 
-    func respond(
-        _ request: HTTPRequest, _ context: RequestContext, next: (HTTPRequest, RequestContext) throws -> HTTPResponse
-    ) throws -> HTTPResponse {
+    func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
         guard let key = request.headers["Idempotency-Key"], context.scope.transaction == nil else { return try next(request, context) }
         let caller = context.caller(try Caller.tokenHash(request))
         // RFC 5234 VCHAR only, as the contract says: a space or a byte past ASCII would make the key's

@@ -19,19 +19,17 @@ import Foundation
 /// Concurrency: two requests computing a key at the same spot at the same
 /// time may get equal keys. That is legal (ties order by id) and keeps
 /// writes free of locks.
-struct RankRewriter: Sendable {
+struct RankRewriter: Middleware {
     let database: Database
     let schema: SchemaCache
 
-    func respond(
-        _ request: HTTPRequest, _ context: RequestContext, next: (HTTPRequest, RequestContext) -> HTTPResponse
-    ) throws -> HTTPResponse {
+    func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
         guard request.method != "DELETE", let name = context.parameters["resource"],
               let resource = schema.catalog[name], resource.isRanked, RankScan(request.body) == .needsParse,
-              let json = try? JSONSerialization.jsonObject(with: Data(request.body)) else { return next(request, context) }
+              let json = try? JSONSerialization.jsonObject(with: Data(request.body)) else { return try next(request, context) }
         let single = json is [String: Any]
         let decoded: [[String: Any]]? = if let object = json as? [String: Any] { [object] } else { json as? [[String: Any]] }
-        guard var items = decoded else { return next(request, context) }
+        guard var items = decoded else { return try next(request, context) }
         let pathID = context.parameters["id"]
         var forms: [(Int, RankForm)] = []
         var errors: [[String: Any]] = []
@@ -48,7 +46,7 @@ struct RankRewriter: Sendable {
         if !errors.isEmpty {
             throw try everyError(errors, items: items, single: single, request: request, context: context, caller: caller, next: next)
         }
-        guard forms.contains(where: { $0.1.isComputed }) else { return next(request, context) }
+        guard forms.contains(where: { $0.1.isComputed }) else { return try next(request, context) }
         return try database.callerTransaction(caller) { transaction in
             try place(resource, &items, forms: forms, pathID: pathID, create: request.method == "POST", single: single,
                       transaction: transaction)
@@ -57,7 +55,7 @@ struct RankRewriter: Sendable {
             rewritten.body = Array(data)
             var inner = context
             inner.scope.transaction = transaction
-            let response = next(rewritten, inner)
+            let response = try next(rewritten, inner)
             return response.status < 400 ? .commit(response) : .rollback(response)
         }
     }
@@ -69,7 +67,7 @@ struct RankRewriter: Sendable {
     /// errors join the rank errors.
     private func everyError(
         _ rankErrors: [[String: Any]], items: [[String: Any]], single: Bool, request: HTTPRequest, context: RequestContext,
-        caller: Caller, next: (HTTPRequest, RequestContext) -> HTTPResponse
+        caller: Caller, next: Next
     ) throws -> Problem {
         var stand = items
         for error in rankErrors { if let index = error["index"] as? Int { stand[index]["rank"] = "V" } }
@@ -78,7 +76,7 @@ struct RankRewriter: Sendable {
         let other = try database.callerTransaction(caller) { transaction in
             var inner = context
             inner.scope.transaction = transaction
-            return .rollback(next(probe, inner))
+            return .rollback(try next(probe, inner))
         }
         var all = rankErrors
         if other.status == 422, case .bytes(let body) = other.body,

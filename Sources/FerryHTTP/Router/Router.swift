@@ -105,8 +105,38 @@ public struct Router: HTTPResponder {
         }
     }
 
+    /// A request routed but not yet answered: for a caller that runs steps
+    /// of its own between routing and answering (middleware that needs the
+    /// pattern), without matching the path twice.
+    public struct Routed: Sendable {
+        let resolution: Resolution
+
+        /// The matched pattern; nil when the path matches none, or not for this method.
+        public var pattern: String? {
+            if case .found(let route, _) = resolution { return route.pattern }
+            return nil
+        }
+
+        /// The captured parameters (empty unless a pattern matched).
+        public var parameters: RouteParameters {
+            if case .found(_, let parameters) = resolution { return parameters }
+            return RouteParameters()
+        }
+    }
+
+    /// Routes `request` without answering it; ``respond(to:context:routed:)`` answers.
+    public func route(_ request: HTTPRequest) -> Routed {
+        Routed(resolution: resolve(method: request.method, path: request.path))
+    }
+
     public func respond(to request: HTTPRequest, context: RequestContext) -> HTTPResponse {
-        switch resolve(method: request.method, path: request.path) {
+        respond(to: request, context: context, routed: route(request))
+    }
+
+    /// The answer of the route `routed` found (a refusal when none), with
+    /// its pattern and parameters put into the handler's context.
+    public func respond(to request: HTTPRequest, context: RequestContext, routed: Routed) -> HTTPResponse {
+        switch routed.resolution {
         case .found(let route, let parameters):
             var context = context
             context.routePattern = route.pattern
@@ -136,7 +166,7 @@ public struct Router: HTTPResponder {
         return true
     }
 
-    enum Resolution {
+    enum Resolution: Sendable {
         case found(Route, RouteParameters)
         case methodNotAllowed([String])
         case notFound

@@ -3,7 +3,7 @@ import FerryHTTP
 import Logging
 import Testing
 
-/// The request observer on its own, over a router with stand-in routes.
+/// The request observer alone in a middleware chain, over a router with stand-in routes.
 @Suite struct RequestObserverTests {
     @Test func answeredChangesPollsAreCounted() throws {
         var router = Router()
@@ -12,7 +12,8 @@ import Testing
         }
         router.get("/v1/:resource") { _, _ in HTTPResponse(status: 200) }
         let metrics = FerryMetrics()
-        let observer = RequestObserver(router: router, inner: router, metrics: metrics, logger: Logger(label: "test"))
+        let observer = MiddlewareChain(
+            middleware: [RequestObserver(metrics: metrics, logger: Logger(label: "test"))], router: router, logger: Logger(label: "test"))
         let context = RequestContext(requestID: "r", remoteAddress: "127.0.0.1:1", logger: Logger(label: "test"))
         func get(_ path: String, _ headers: [(String, String)] = []) -> Int {
             observer.respond(to: HTTPRequest(method: "GET", target: path, path: path, headers: HTTPHeaders(headers)), context: context).status
@@ -37,7 +38,7 @@ import Testing
             let events = LogFieldTests.Recording.Events()
             let logger = Logger(label: "t") { _ in LogFieldTests.Recording(events: events, logLevel: level) }
             let metrics = FerryMetrics()
-            let observer = RequestObserver(router: router, inner: router, metrics: metrics, logger: logger)
+            let observer = MiddlewareChain(middleware: [RequestObserver(metrics: metrics, logger: logger)], router: router, logger: logger)
             for path in ["/healthz", "/readyz", "/v1/terms"] {
                 _ = observer.respond(to: HTTPRequest(method: "GET", target: path, path: path, headers: HTTPHeaders()), context: context)
             }
