@@ -93,12 +93,8 @@ final class EventLoop: @unchecked Sendable {
                     _ = read(handle.eventFD, &counter, 8)
                     for message in handle.drain() { process(message) }
                 } else if let connection = connection(fd) {
-                    if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-                        connection.readable = true
-                    }
-                    if flags & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-                        connection.sawHangup = true
-                    }
+                    let ends = EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
+                    connection.state.polled(input: flags & (EPOLLIN.rawValue | ends) != 0, hangup: flags & ends != 0)
                     drive(connection)
                 }
             }
@@ -125,11 +121,11 @@ final class EventLoop: @unchecked Sendable {
     func process(_ message: LoopMessage) {
         switch message {
         case .response(let fd, let serial, let response):
-            guard let connection = connection(fd, serial: serial), connection.phase == .handling else { return }
+            guard let connection = connection(fd, serial: serial), connection.state.awaitsResponse else { return }
             finish(connection, response)
             drive(connection)
         case .segment(let fd, let serial, let bytes, let channel):
-            guard let connection = connection(fd, serial: serial), connection.phase == .streaming else {
+            guard let connection = connection(fd, serial: serial), connection.state.awaitsSegments else {
                 channel.release(cancel: true)
                 return
             }
@@ -137,7 +133,7 @@ final class EventLoop: @unchecked Sendable {
             connection.pendingAck = channel
             drive(connection)
         case .streamEnd(let fd, let serial, let failed, let bytes):
-            guard let connection = connection(fd, serial: serial), connection.phase == .streaming else { return }
+            guard let connection = connection(fd, serial: serial), connection.state.awaitsSegments else { return }
             if failed {
                 // Mid-body there is no way to send an error; cutting the
                 // connection tells the client the body is incomplete.
@@ -255,8 +251,8 @@ extension EventLoop {
     /// Over the connection cap: answer 503 and close.
     private func reject(_ connection: Connection) {
         connection.current = Exchange(
-            method: "-", path: "-", requestID: requestIDs.next(), startedAt: now,
-            isHEAD: false, keepAlive: false, http10: false)
+            method: "-", path: "-", requestID: requestIDs.next(), startedAt: now, isHEAD: false, http10: false)
+        connection.state.refusing(close: true)
         finish(
             connection,
             shared.configuration.refusal(
@@ -293,16 +289,16 @@ extension EventLoop {
                 connection.pendingAck = nil
                 ack.release(cancel: false)
             }
-            if connection.closeAfterWrite && connection.phase == .reading {
-                beginLinger(connection)
-            }
-            switch connection.phase {
-            case .handling, .streaming:
+            switch connection.state.next(now: now, stopping: stopping) {
+            case .wait:
                 return
-            case .lingering:
+            case .linger(let shutDown):
+                // Our side is shut, and the peer given a moment to close, so that the
+                // last response is not destroyed by an RST for unread input.
+                if shutDown { shutdown(connection.fd, Int32(SHUT_WR)) }
                 drainLinger(connection)
                 return
-            case .reading:
+            case .parse:
                 switch connection.parser.next() {
                 case .request(let request):
                     startRequest(connection, request)
@@ -311,17 +307,15 @@ extension EventLoop {
                 case .error(let error):
                     refuse(connection, error)
                 case .needMore:
-                    if connection.parser.hasPartialRequest && connection.parser.isReadingHead {
-                        if connection.headStartedAt == nil { connection.headStartedAt = now }
-                    } else if !connection.parser.hasPartialRequest {
-                        connection.headStartedAt = nil
-                    }
-                    if connection.readEOF {
-                        // The peer is gone; an unfinished request cannot be answered.
+                    switch connection.state.needsInput(connection.progress, now: now) {
+                    case .close:
                         close(connection)
                         return
+                    case .wait:
+                        return
+                    case .read:
+                        guard readChunk(connection) else { return }
                     }
-                    guard connection.readable, readChunk(connection) else { return }
                 }
             }
         }
@@ -332,22 +326,16 @@ extension EventLoop {
         let n = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
         if n > 0 {
             connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
-            connection.lastReadAt = now
-            // A short read emptied the socket, and with edge-triggered epoll new input
-            // brings a new event: reading again now would only return EAGAIN, one wasted
-            // system call per request. Unless the peer's end was reported, which
-            // brings no further event: then read on until the 0 that says so.
-            if n < readBuffer.count && !connection.sawHangup { connection.readable = false }
+            connection.state.read(n, filledBuffer: n == readBuffer.count, now: now)
             return true
         }
         if n == 0 {
-            connection.readEOF = true
-            connection.readable = false
+            connection.state.read(0, filledBuffer: false, now: now)
             return true
         }
         switch errno {
         case EAGAIN, EWOULDBLOCK:
-            connection.readable = false
+            connection.state.readWouldBlock()
             return false
         case EINTR:
             return true
@@ -393,12 +381,12 @@ extension EventLoop {
                 let fromHead = min(sent, connection.out.count - connection.outOffset)
                 connection.outOffset += fromHead
                 connection.outBodyOffset += sent - fromHead
-                connection.writeStalledSince = nil
+                connection.state.writeProgressed()
                 continue
             }
             switch errno {
             case EAGAIN, EWOULDBLOCK:
-                if connection.writeStalledSince == nil { connection.writeStalledSince = now }
+                connection.state.writeBlocked(now: now)
                 return .blocked
             case EINTR:
                 continue
@@ -433,26 +421,17 @@ extension EventLoop {
         return true
     }
 
-    /// Shuts our side and waits briefly for the peer to close, so that the
-    /// last response is not destroyed by an RST for unread input.
-    func beginLinger(_ connection: Connection) {
-        shutdown(connection.fd, Int32(SHUT_WR))
-        connection.phase = .lingering
-        // Shorter while stopping: shutdown should not wait on slow peers.
-        connection.lingerDeadline = now + (stopping ? 0.25 : 2)
-    }
-
+    /// Reads and drops input until the peer closes, too much arrives, or the socket is empty.
     private func drainLinger(_ connection: Connection) {
-        while connection.readable {
+        while connection.state.readable {
             let n = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
             if n > 0 {
-                connection.lingerDrained += n
-                if connection.lingerDrained > 1024 * 1024 { close(connection); return }
+                guard connection.state.drained(n) else { close(connection); return }
             } else if n == 0 {
                 close(connection)
                 return
             } else if errno == EAGAIN || errno == EWOULDBLOCK {
-                connection.readable = false
+                connection.state.readWouldBlock()
             } else if errno != EINTR {
                 close(connection)
                 return
@@ -480,23 +459,22 @@ extension EventLoop {
 extension EventLoop {
     /// Hands a parsed request to the responder: inline when it allows, else to a worker.
     func startRequest(_ connection: Connection, _ request: HTTPRequest) {
-        connection.headStartedAt = nil
         let requestID = RequestIDGenerator.accepted(request.headers["X-Request-Id"]) ?? requestIDs.next()
         connection.current = Exchange(
             method: request.method, path: request.path, requestID: requestID, startedAt: now,
-            isHEAD: request.method == "HEAD", keepAlive: request.keepAlive,
-            http10: request.version == .http1_0)
+            isHEAD: request.method == "HEAD", http10: request.version == .http1_0)
         let context = RequestContext(
             requestID: requestID, remoteAddress: connection.remoteAddress, logger: shared.logger, receivedAt: now)
         let shared = self.shared
         shared.inFlightRequests.add(1, ordering: .relaxed)
-        if shared.responder.runsInline(request) {
+        let inline = shared.responder.runsInline(request)
+        connection.state.requestParsed(keepAlive: request.keepAlive, inline: inline)
+        if inline {
             let response = shared.answer(request, context: context)
             shared.inFlightRequests.subtract(1, ordering: .relaxed)
             finish(connection, response)
             return
         }
-        connection.phase = .handling
         let fd = connection.fd
         let serial = connection.serial
         let handle = self.handle
@@ -510,8 +488,8 @@ extension EventLoop {
     /// Answers a refused request with its problem; closes after it when the error says so.
     func refuse(_ connection: Connection, _ error: HTTPError) {
         connection.current = Exchange(
-            method: "-", path: "-", requestID: requestIDs.next(), startedAt: now,
-            isHEAD: false, keepAlive: !error.closeConnection, http10: false)
+            method: "-", path: "-", requestID: requestIDs.next(), startedAt: now, isHEAD: false, http10: false)
+        connection.state.refusing(close: error.closeConnection)
         finish(connection, shared.configuration.refusal(error))
     }
 
@@ -520,10 +498,10 @@ extension EventLoop {
         guard var exchange = connection.current else { return }
         exchange.status = response.status
         let noBody = HTTPStatus.forbidsBody(response.status)
-        var keepAlive = exchange.keepAlive && !stopping && !connection.readEOF
         var head: [UInt8] = []
         switch response.body {
         case .bytes(let bytes):
+            let keepAlive = connection.state.responseStarted(stopping: stopping, closeDelimited: false, streams: false)
             // Room for the head and a body small enough to share its send: one allocation, no regrowth.
             head.reserveCapacity(512 + (bytes.count <= 16 * 1024 ? bytes.count : 0))
             ResponseSerializer.writeHead(
@@ -538,39 +516,34 @@ extension EventLoop {
                 connection.outBodyOffset = 0
             }
             exchange.bodyBytes = sendBody ? bytes.count : 0
-            exchange.keepAlive = keepAlive
             connection.current = exchange
             complete(connection)
         case .stream(let producer):
             // HTTP/1.0 has no chunked coding: the body ends with the connection.
             head.reserveCapacity(512)
             let framing: ResponseFraming = noBody ? .none : (exchange.http10 ? .closeDelimited : .chunked)
-            if framing == .closeDelimited { keepAlive = false }
+            let streams = !noBody && !exchange.isHEAD
+            let keepAlive = connection.state.responseStarted(
+                stopping: stopping, closeDelimited: framing == .closeDelimited, streams: streams)
             ResponseSerializer.writeHead(
                 status: response.status, headers: response.headers, framing: framing, keepAlive: keepAlive,
                 http10: exchange.http10, requestID: exchange.requestID, date: date.bytes, server: shared.serverField,
                 into: &head)
             connection.enqueue(head)
-            exchange.keepAlive = keepAlive
             connection.current = exchange
-            if noBody || exchange.isHEAD {
-                complete(connection)
-            } else {
-                connection.phase = .streaming
+            if streams {
                 startPump(connection, producer, chunked: framing == .chunked)
+            } else {
+                complete(connection)
             }
         }
     }
 
     /// The exchange is fully queued: log it and get ready for the next request.
     func complete(_ connection: Connection) {
-        if let exchange = connection.current {
-            if shared.configuration.accessLog { logAccess(exchange) }
-            if !exchange.keepAlive { connection.closeAfterWrite = true }
-        }
+        if let exchange = connection.current, shared.configuration.accessLog { logAccess(exchange) }
         connection.current = nil
-        connection.phase = .reading
-        connection.idleSince = now
+        connection.state.responseQueued(now: now)
     }
 
     private func logAccess(_ exchange: Exchange) {
@@ -608,27 +581,12 @@ extension EventLoop {
     /// The periodic pass over this loop's connections that enforces every time limit.
     func sweep() {
         for case let connection? in connections {
-            if let stalled = connection.writeStalledSince, now - stalled >= limits.writeTimeoutSeconds {
-                close(connection)
-                continue
-            }
-            switch connection.phase {
-            case .lingering:
-                if now >= connection.lingerDeadline { close(connection) }
-            case .reading where !connection.hasPendingOutput && !connection.closeAfterWrite:
-                if connection.parser.hasPartialRequest {
-                    if connection.parser.isReadingHead {
-                        if let started = connection.headStartedAt, now - started >= limits.headerTimeoutSeconds {
-                            timeOut(connection, "The request head did not arrive in time.")
-                        }
-                    } else if now - connection.lastReadAt >= limits.bodyTimeoutSeconds {
-                        timeOut(connection, "The request body stalled.")
-                    }
-                } else if now - connection.idleSince >= limits.idleTimeoutSeconds || stopping {
-                    close(connection)
-                }
-            default:
-                break
+            let action = connection.state.timer(
+                now: now, stopping: stopping, progress: connection.progress, outputPending: connection.hasPendingOutput)
+            switch action {
+            case .none: break
+            case .close: close(connection)
+            case .timeOut(let detail): timeOut(connection, detail)
             }
         }
     }
@@ -647,7 +605,7 @@ extension EventLoop {
         var event = epoll_event()
         epoll_ctl(epollFD, EPOLL_CTL_DEL, shared.listenerFD, &event)
         for case let connection? in connections
-        where connection.phase == .reading && !connection.parser.hasPartialRequest && !connection.hasPendingOutput {
+        where connection.state.closesAtShutdown(progress: connection.progress, outputPending: connection.hasPendingOutput) {
             close(connection)
         }
     }
