@@ -23,7 +23,9 @@ struct ConnectionStateTests {
     }
 
     /// The sweep's answer for a connection with no output pending.
-    static func tick(_ state: ConnectionState, at now: Double, _ progress: ConnectionState.Progress = .none, stopping: Bool = false) -> ConnectionState.TimerAction {
+    static func tick(
+        _ state: ConnectionState, at now: Double, _ progress: ConnectionState.Progress = .none, stopping: Bool = false
+    ) -> ConnectionState.TimerAction {
         state.timer(now: now, stopping: stopping, progress: progress, outputPending: false)
     }
 
