@@ -32,21 +32,33 @@ public final class PostgresConnection {
     /// The most statements cached per connection; beyond it statements run unnamed.
     static let preparedStatementLimit = 512
 
+    /// The server-side name of the connection's `number`th prepared statement.
+    static func statementName(_ number: Int) -> String { "stmt_\(number)" }
+
     /// Opens a connection.
     ///
     /// - Parameters:
     ///   - url: a `postgresql://` URL (multi-host URLs included) or a `key=value` conninfo
-    ///     string, passed to libpq untouched. `connect_timeout` defaults to 5 seconds and
-    ///     `application_name` to "ferry" unless the string sets them.
+    ///     string, passed to libpq untouched. `connect_timeout` defaults to 5 seconds
+    ///     unless the string sets it.
+    ///   - applicationName: the `application_name` the session reports (in `pg_stat_activity`
+    ///     and the server's logs) unless the string sets one; nil leaves it to libpq
+    ///     (`PGAPPNAME`, else none).
     ///   - preparedStatements: prepare each distinct SQL text once per connection and then
     ///     execute it by name. Off by default, because PgBouncer in transaction mode cannot
     ///     follow named statements across server connections.
     /// - Throws: `PostgresError` of kind `.connection` with libpq's message.
-    public init(url: String, preparedStatements: Bool = false) throws(PostgresError) {
+    public init(url: String, applicationName: String? = nil, preparedStatements: Bool = false) throws(PostgresError) {
         usesPreparedStatements = preparedStatements
         // Entries before "dbname" are defaults that the expanded URL/conninfo may override.
-        let keywords: [String?] = ["connect_timeout", "application_name", "dbname", nil]
-        let values: [String?] = ["5", "ferry", url, nil]
+        var keywords: [String?] = ["connect_timeout"]
+        var values: [String?] = ["5"]
+        if let applicationName {
+            keywords.append("application_name")
+            values.append(applicationName)
+        }
+        keywords += ["dbname", nil]
+        values += [url, nil]
         let connection = withCStringArray(keywords) { keys in
             withCStringArray(values) { vals in PQconnectdbParams(keys, vals, 1) }
         }
@@ -214,7 +226,7 @@ extension PostgresConnection {
         let key = PreparedStatementKey(sql: sql)
         if let name = preparedNames[key] { return name }
         guard preparedNames.count < Self.preparedStatementLimit else { return nil }
-        let name = "ferry_\(preparedNames.count)"
+        let name = Self.statementName(preparedNames.count)
         _ = try consume(PQprepare(handle, name, sql, parameterCount, nil))
         preparedNames[key] = name
         return name
@@ -303,7 +315,7 @@ extension PostgresConnection {
             // `pending` is empty but for a connection's first use of a statement: skip its lookup.
             var name = usesPreparedStatements ? (preparedNames[key] ?? (pending.isEmpty ? nil : pending[key])) : nil
             if usesPreparedStatements, name == nil, preparedNames.count + pending.count < Self.preparedStatementLimit {
-                let newName = "ferry_\(preparedNames.count + pending.count)"
+                let newName = Self.statementName(preparedNames.count + pending.count)
                 guard PQsendPrepare(handle, newName, statement.sql, count, nil) == 1 else { return (slots, refused(index)) }
                 slots.append(.prepare(key: key, name: newName, statement: index))
                 pending[key] = newName
@@ -503,7 +515,7 @@ extension PostgresConnection {
 /// The per-connection prepared-statement cache's key: the SQL text, hashed by its
 /// length and its first and last bytes rather than all of it.
 ///
-/// Every pipelined statement is looked up in that cache, and Ferry's statements run
+/// Every pipelined statement is looked up in that cache, and an application's statements run
 /// to hundreds of bytes; hashing all of them was a visible share of a GET's CPU.
 /// Equality still compares the whole text, so two statements that share a hash
 /// only cost a longer probe, never a wrong statement.

@@ -24,6 +24,8 @@ public final class PostgresPool: Sendable {
     public let statementTimeoutMs: Int?
     /// Whether connections cache named prepared statements (see `PostgresConnection.init`).
     public let preparedStatements: Bool
+    /// The `application_name` of the pool's sessions, unless the URL sets one; nil for libpq's default.
+    public let applicationName: String?
     /// After a failed connection attempt, new attempts within this window fail immediately.
     public let reconnectBackoff: Duration
     /// An idle connection older than this is checked with a round trip before reuse.
@@ -42,6 +44,7 @@ public final class PostgresPool: Sendable {
     ///   - statementTimeoutMs: applied with `SET statement_timeout` after connecting (a SET
     ///     rather than startup `options`, which PgBouncer rejects).
     ///   - preparedStatements: cache named prepared statements per connection.
+    ///   - applicationName: the `application_name` each session reports unless `url` sets one.
     ///   - reconnectBackoff: fail-fast window after a failed connection attempt.
     ///   - idleCheckAfter: idle time after which reuse is preceded by a round-trip check.
     ///   - onConnect: runs once on each new connection after the statement timeout is set;
@@ -49,6 +52,7 @@ public final class PostgresPool: Sendable {
     public init(
         url: String, size: Int, acquireTimeout: Duration, statementTimeoutMs: Int?,
         preparedStatements: Bool = false,
+        applicationName: String? = nil,
         reconnectBackoff: Duration = .milliseconds(250),
         idleCheckAfter: Duration = .seconds(30),
         onConnect: (@Sendable (PostgresConnection) throws -> Void)? = nil
@@ -58,6 +62,7 @@ public final class PostgresPool: Sendable {
         self.acquireTimeout = acquireTimeout
         self.statementTimeoutMs = statementTimeoutMs
         self.preparedStatements = preparedStatements
+        self.applicationName = applicationName
         self.reconnectBackoff = reconnectBackoff
         self.idleCheckAfter = idleCheckAfter
         self.onConnect = onConnect
@@ -222,7 +227,8 @@ extension PostgresPool {
 
     /// Opens and prepares a new connection (outside the lock).
     private func openConnection() throws -> PostgresConnection {
-        let connection = try PostgresConnection(url: url, preparedStatements: preparedStatements)
+        let connection = try PostgresConnection(
+            url: url, applicationName: applicationName, preparedStatements: preparedStatements)
         do {
             if let statementTimeoutMs {
                 try connection.execute("SET statement_timeout = \(max(0, statementTimeoutMs))")

@@ -63,7 +63,7 @@ extension PostgresResult {
 /// Column names of one result, shared by all its rows, with a name-to-position map.
 /// Immutable after creation, hence Sendable.
 ///
-/// Most results Ferry reads have a handful of columns and are read by position, so
+/// Most results a server reads have a handful of columns and are read by position, so
 /// the map is only built for wide results; narrow ones look names up by a scan
 /// (building the dictionary was a measurable share of a GET's CPU).
 final class PostgresColumnIndex: Sendable {
