@@ -3,9 +3,8 @@
 // out), and `Connection`, which carries that state together with what the
 // event loop needs to act on it: the descriptor, the parser, the pending output
 // and the exchange being answered (`Exchange`). The decisions live in a value
-// with no sockets so that every transition can be tested alone
-// (Tests/FerryHTTPTests/Server/ConnectionStateTests.swift); EventLoop.swift
-// performs the actions on the socket.
+// with no sockets so that every transition can be tested alone (see
+// ConnectionStateTests); EventLoop.swift performs the actions on the socket.
 
 /// The decisions of one connection, from its first byte to its close.
 ///

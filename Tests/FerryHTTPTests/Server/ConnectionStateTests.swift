@@ -22,6 +22,29 @@ struct ConnectionStateTests {
         return state
     }
 
+    /// A connection whose last response (Connection: close) was queued at 100 s,
+    /// lingering when `lingering`, else still writing it.
+    static func closing(lingering: Bool) -> ConnectionState {
+        var state = handling(keepAlive: false)
+        if lingering {
+            _ = answer(&state, at: 100)
+        } else {
+            _ = state.responseStarted(stopping: false, closeDelimited: false, streams: false)
+            state.responseQueued(now: 100)
+        }
+        return state
+    }
+
+    /// Answers the request in hand at `now`: the response is started and queued at
+    /// once, as an in-memory body is. Returns the keep-alive decision and the next step.
+    static func answer(
+        _ state: inout ConnectionState, at now: Double, stopping: Bool = false, closeDelimited: Bool = false
+    ) -> (keepsAlive: Bool, step: ConnectionState.Step) {
+        let keepsAlive = state.responseStarted(stopping: stopping, closeDelimited: closeDelimited, streams: false)
+        state.responseQueued(now: now)
+        return (keepsAlive, state.next(now: now, stopping: stopping))
+    }
+
     /// The sweep's answer for a connection with no output pending.
     static func tick(
         _ state: ConnectionState, at now: Double, _ progress: ConnectionState.Progress = .none, stopping: Bool = false
@@ -121,67 +144,48 @@ struct ConnectionStateTests {
 
     @Test func aKeptAliveResponseReturnsToTheNextRequest() {
         var state = Self.handling()
-        let keepsAlive = state.responseStarted(stopping: false, closeDelimited: false, streams: false)
+        let (keepsAlive, step) = Self.answer(&state, at: 105)
         #expect(keepsAlive)
-        state.responseQueued(now: 105)
-        #expect(state.phase == .reading)
         #expect(state.idleSince == 105)
         #expect(!state.closeAfterWrite)
-        let step = state.next(now: 105, stopping: false)
         #expect(step == .parse)
     }
 
     @Test func connectionCloseFromTheClientLingersAfterTheResponse() {
         var state = Self.handling(keepAlive: false)
-        let keepsAlive = state.responseStarted(stopping: false, closeDelimited: false, streams: false)
+        let (keepsAlive, step) = Self.answer(&state, at: 105)
         #expect(!keepsAlive)
-        state.responseQueued(now: 105)
         #expect(state.closeAfterWrite)
-        let step = state.next(now: 105, stopping: false)
         #expect(step == .linger(shutDown: true))
         #expect(state.phase == .lingering)
         #expect(state.lingerDeadline == 107)
-        let step2 = state.next(now: 105.5, stopping: false)
-        #expect(step2 == .linger(shutDown: false))
+        let again = state.next(now: 105.5, stopping: false)
+        #expect(again == .linger(shutDown: false))
     }
 
     @Test func shutdownAnswersWithConnectionCloseAndLingersBriefly() {
         var state = Self.handling()
-        let keepsAlive = state.responseStarted(stopping: true, closeDelimited: false, streams: false)
+        let (keepsAlive, step) = Self.answer(&state, at: 105, stopping: true)
         #expect(!keepsAlive)
-        state.responseQueued(now: 105)
-        let step = state.next(now: 105, stopping: true)
         #expect(step == .linger(shutDown: true))
         #expect(state.lingerDeadline == 105.25)
     }
 
     @Test func aPeerThatHalfClosedGetsItsAnswerAndTheClose() {
-        var state = ConnectionState(limits: Self.limits, now: 100)
-        state.requestParsed(keepAlive: true, inline: false)
+        var state = Self.handling()
         state.read(0, filledBuffer: false, now: 101)
-        let keepsAlive = state.responseStarted(stopping: false, closeDelimited: false, streams: false)
+        let (keepsAlive, step) = Self.answer(&state, at: 102)
         #expect(!keepsAlive)
-        state.responseQueued(now: 102)
-        let step = state.next(now: 102, stopping: false)
         #expect(step == .linger(shutDown: true))
     }
 
-    @Test func aRefusalThatClosesLingersAndOneThatDoesNotKeepsReading() {
-        var closing = ConnectionState(limits: Self.limits, now: 100)
-        closing.refusing(close: true)
-        let keepsAlive = closing.responseStarted(stopping: false, closeDelimited: false, streams: false)
-        #expect(!keepsAlive)
-        closing.responseQueued(now: 100)
-        let step = closing.next(now: 100, stopping: false)
-        #expect(step == .linger(shutDown: true))
-
-        var going = ConnectionState(limits: Self.limits, now: 100)
-        going.refusing(close: false)
-        let keepsAlive2 = going.responseStarted(stopping: false, closeDelimited: false, streams: false)
-        #expect(keepsAlive2)
-        going.responseQueued(now: 100)
-        let step2 = going.next(now: 100, stopping: false)
-        #expect(step2 == .parse)
+    @Test(arguments: [true, false])
+    func aRefusalLingersWhenItClosesAndKeepsReadingWhenNot(closes: Bool) {
+        var state = ConnectionState(limits: Self.limits, now: 100)
+        state.refusing(close: closes)
+        let (keepsAlive, step) = Self.answer(&state, at: 100)
+        #expect(keepsAlive == !closes)
+        #expect(step == (closes ? .linger(shutDown: true) : .parse))
     }
 
     @Test func aStreamedBodyWaitsForItsSegmentsThenReturnsToReading() {
@@ -200,18 +204,13 @@ struct ConnectionStateTests {
 
     @Test func aCloseDelimitedBodyEndsTheConnection() {
         var state = Self.handling()
-        let keepsAlive = state.responseStarted(stopping: false, closeDelimited: true, streams: true)
+        let (keepsAlive, step) = Self.answer(&state, at: 102, closeDelimited: true)
         #expect(!keepsAlive)
-        state.responseQueued(now: 102)
-        let step = state.next(now: 102, stopping: false)
         #expect(step == .linger(shutDown: true))
     }
 
     @Test func lingeringGivesUpOnAPeerThatSendsTooMuch() {
-        var state = Self.handling(keepAlive: false)
-        _ = state.responseStarted(stopping: false, closeDelimited: false, streams: false)
-        state.responseQueued(now: 100)
-        _ = state.next(now: 100, stopping: false)
+        var state = Self.closing(lingering: true)
         let goesOn = state.drained(ConnectionState.maxLingerBytes)
         #expect(goesOn)
         let goesOn2 = state.drained(1)
@@ -228,8 +227,7 @@ struct ConnectionStateTests {
 
     @Test func theIdleClockRestartsWithEachResponse() {
         var state = Self.handling()
-        _ = state.responseStarted(stopping: false, closeDelimited: false, streams: false)
-        state.responseQueued(now: 110)
+        _ = Self.answer(&state, at: 110)
         #expect(Self.tick(state, at: 112) == .none)
         #expect(Self.tick(state, at: 113) == .close)
     }
@@ -267,20 +265,14 @@ struct ConnectionStateTests {
     }
 
     @Test func aLingeringConnectionClosesAtItsDeadline() {
-        var state = Self.handling(keepAlive: false)
-        _ = state.responseStarted(stopping: false, closeDelimited: false, streams: false)
-        state.responseQueued(now: 100)
-        _ = state.next(now: 100, stopping: false)
+        let state = Self.closing(lingering: true)
         // The idle timeout no longer applies once the close is decided.
         #expect(Self.tick(state, at: 101.9) == .none)
         #expect(Self.tick(state, at: 102) == .close)
     }
 
     @Test func aConnectionClosingAfterItsWriteIsNotTimedOutAsIdle() {
-        var state = Self.handling(keepAlive: false)
-        _ = state.responseStarted(stopping: false, closeDelimited: false, streams: false)
-        state.responseQueued(now: 100)
-        #expect(Self.tick(state, at: 1000) == .none)
+        #expect(Self.tick(Self.closing(lingering: false), at: 1000) == .none)
     }
 
     // MARK: Shutdown
