@@ -28,69 +28,6 @@ public struct PostgresResult: Sendable {
     public var first: PostgresRow? { rows.first }
 }
 
-extension PostgresResult {
-    /// Copies a successful `PGresult` into Swift values. The caller still owns and clears it.
-    init(copying result: OpaquePointer) {
-        let fieldCount = Int(PQnfields(result))
-        let rowCount = Int(PQntuples(result))
-        let names = (0..<fieldCount).map { String(cString: PQfname(result, Int32($0))) }
-        let index = PostgresColumnIndex(names)
-        var rows: [PostgresRow] = []
-        rows.reserveCapacity(rowCount)
-        for row in 0..<Int32(rowCount) {
-            var values: [String?] = []
-            values.reserveCapacity(fieldCount)
-            for field in 0..<Int32(fieldCount) {
-                if PQgetisnull(result, row, field) != 0 {
-                    values.append(nil)
-                } else {
-                    let length = Int(PQgetlength(result, row, field))
-                    let bytes = UnsafeRawPointer(PQgetvalue(result, row, field)!)
-                        .assumingMemoryBound(to: UInt8.self)
-                    values.append(String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self))
-                }
-            }
-            rows.append(PostgresRow(index: index, values: values))
-        }
-        self.init(
-            columns: names, rows: rows,
-            affectedRows: Int(String(cString: PQcmdTuples(result))) ?? 0,
-            commandTag: String(cString: PQcmdStatus(result))
-        )
-    }
-}
-
-/// Column names of one result, shared by all its rows, with a name-to-position map.
-/// Immutable after creation, hence Sendable.
-///
-/// Most results a server reads have a handful of columns and are read by position, so
-/// the map is only built for wide results; narrow ones look names up by a scan
-/// (building the dictionary was a measurable share of a GET's CPU).
-final class PostgresColumnIndex: Sendable {
-    let names: [String]
-    private let positions: [String: Int]?
-
-    init(_ names: [String]) {
-        self.names = names
-        guard names.count > 16 else {
-            positions = nil
-            return
-        }
-        var positions: [String: Int] = [:]
-        // The first column wins when a name repeats, as in `SELECT a.id, b.id`.
-        for (position, name) in names.enumerated() where positions[name] == nil {
-            positions[name] = position
-        }
-        self.positions = positions
-    }
-
-    /// The position of the first column called `name`.
-    func position(of name: String) -> Int? {
-        if let positions { return positions[name] }
-        return names.firstIndex(of: name)
-    }
-}
-
 /// One row of a result, as PostgreSQL text-format values.
 ///
 /// The subscripts never trap: an unknown column or an out-of-range index reads as nil, like
@@ -122,6 +59,38 @@ public struct PostgresRow: Sendable {
     /// The text value of the first column called `name`; nil for NULL or an unknown name.
     public subscript(_ name: String) -> String? {
         index.position(of: name).flatMap { self[$0] }
+    }
+}
+
+extension PostgresResult {
+    /// Copies a successful `PGresult` into Swift values. The caller still owns and clears it.
+    init(copying result: OpaquePointer) {
+        let fieldCount = Int(PQnfields(result))
+        let rowCount = Int(PQntuples(result))
+        let names = (0..<fieldCount).map { String(cString: PQfname(result, Int32($0))) }
+        let index = PostgresColumnIndex(names)
+        var rows: [PostgresRow] = []
+        rows.reserveCapacity(rowCount)
+        for row in 0..<Int32(rowCount) {
+            var values: [String?] = []
+            values.reserveCapacity(fieldCount)
+            for field in 0..<Int32(fieldCount) {
+                if PQgetisnull(result, row, field) != 0 {
+                    values.append(nil)
+                } else {
+                    let length = Int(PQgetlength(result, row, field))
+                    let bytes = UnsafeRawPointer(PQgetvalue(result, row, field)!)
+                        .assumingMemoryBound(to: UInt8.self)
+                    values.append(String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self))
+                }
+            }
+            rows.append(PostgresRow(index: index, values: values))
+        }
+        self.init(
+            columns: names, rows: rows,
+            affectedRows: Int(String(cString: PQcmdTuples(result))) ?? 0,
+            commandTag: String(cString: PQcmdStatus(result))
+        )
     }
 }
 
@@ -206,5 +175,36 @@ extension PostgresRow {
         case "-Infinity": -.infinity
         default: Double(text)
         }
+    }
+}
+
+/// Column names of one result, shared by all its rows, with a name-to-position map.
+/// Immutable after creation, hence Sendable.
+///
+/// Most results a server reads have a handful of columns and are read by position, so
+/// the map is only built for wide results; narrow ones look names up by a scan
+/// (building the dictionary was a measurable share of a GET's CPU).
+final class PostgresColumnIndex: Sendable {
+    let names: [String]
+    private let positions: [String: Int]?
+
+    init(_ names: [String]) {
+        self.names = names
+        guard names.count > 16 else {
+            positions = nil
+            return
+        }
+        var positions: [String: Int] = [:]
+        // The first column wins when a name repeats, as in `SELECT a.id, b.id`.
+        for (position, name) in names.enumerated() where positions[name] == nil {
+            positions[name] = position
+        }
+        self.positions = positions
+    }
+
+    /// The position of the first column called `name`.
+    func position(of name: String) -> Int? {
+        if let positions { return positions[name] }
+        return names.firstIndex(of: name)
     }
 }

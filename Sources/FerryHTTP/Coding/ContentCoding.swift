@@ -150,32 +150,6 @@ extension HTTPRequest {
     }
 }
 
-/// Why a coded request body was refused.
-enum HTTPCodingRefusal: Error, Equatable {
-    case unsupported(String)
-    case corrupt(ContentCoding)
-    case tooLarge(limit: Int)
-
-    /// The refusal. The body was read whole, so the connection stays usable.
-    var error: HTTPError {
-        switch self {
-        case .unsupported(let name):
-            HTTPError(
-                status: 415, reason: .contentCodingUnsupported,
-                detail: "The content coding \(name) is not supported; send gzip, deflate or identity.",
-                headers: HTTPHeaders([("Accept-Encoding", "gzip, deflate")]), closeConnection: false)
-        case .corrupt(let coding):
-            HTTPError(
-                status: 400, reason: .contentCodingCorrupt,
-                detail: "The \(coding.rawValue) request body is corrupt or cut short.", closeConnection: false)
-        case .tooLarge(let limit):
-            HTTPError(
-                status: 413, reason: .bodyTooLarge, detail: "The decoded request body exceeds \(limit) bytes.",
-                closeConnection: false)
-        }
-    }
-}
-
 extension HTTPResponse {
     /// This response as it goes to a client that prefers `coding`.
     ///
@@ -323,5 +297,31 @@ enum EntityTagCoding {
             if tag != etag, ifNoneMatch.contains(tag) { return tag }
         }
         return etag
+    }
+}
+
+/// Why a coded request body was refused.
+enum HTTPCodingRefusal: Error, Equatable {
+    case unsupported(String)
+    case corrupt(ContentCoding)
+    case tooLarge(limit: Int)
+
+    /// The refusal. The body was read whole, so the connection stays usable.
+    var error: HTTPError {
+        switch self {
+        case .unsupported(let name):
+            HTTPError(
+                status: 415, reason: .contentCodingUnsupported,
+                detail: "The content coding \(name) is not supported; send gzip, deflate or identity.",
+                headers: HTTPHeaders([("Accept-Encoding", "gzip, deflate")]), closeConnection: false)
+        case .corrupt(let coding):
+            HTTPError(
+                status: 400, reason: .contentCodingCorrupt,
+                detail: "The \(coding.rawValue) request body is corrupt or cut short.", closeConnection: false)
+        case .tooLarge(let limit):
+            HTTPError(
+                status: 413, reason: .bodyTooLarge, detail: "The decoded request body exceeds \(limit) bytes.",
+                closeConnection: false)
+        }
     }
 }

@@ -184,6 +184,31 @@ public struct Router: HTTPResponder {
     }
 }
 
+/// The `:name` values a route pattern captured, in pattern order.
+public struct RouteParameters: Sendable, Equatable {
+    /// The captured pairs.
+    public private(set) var pairs: [(name: String, value: String)]
+
+    /// No parameters.
+    public init() { pairs = [] }
+
+    /// Parameters from pairs.
+    public init(_ pairs: [(String, String)]) { self.pairs = pairs.map { (name: $0.0, value: $0.1) } }
+
+    /// The value captured for `name`, or nil.
+    public subscript(name: String) -> String? {
+        pairs.first { $0.name == name }?.value
+    }
+
+    mutating func append(_ name: String, _ value: String) { pairs.append((name: name, value: value)) }
+    mutating func reserveCapacity(_ count: Int) { pairs.reserveCapacity(count) }
+    mutating func removeLast() { pairs.removeLast() }
+
+    public static func == (lhs: RouteParameters, rhs: RouteParameters) -> Bool {
+        lhs.pairs.count == rhs.pairs.count && zip(lhs.pairs, rhs.pairs).allSatisfy { $0 == $1 }
+    }
+}
+
 /// One segment level of the routing tree.
 ///
 /// Every request walks it, so it is matched on the path's UTF-8 bytes: literal
@@ -267,31 +292,6 @@ struct RouteNode: Sendable {
         var methods = Set(routes.map(\.method))
         if methods.contains("GET") { methods.insert("HEAD") }
         return methods.sorted()
-    }
-}
-
-/// The `:name` values a route pattern captured, in pattern order.
-public struct RouteParameters: Sendable, Equatable {
-    /// The captured pairs.
-    public private(set) var pairs: [(name: String, value: String)]
-
-    /// No parameters.
-    public init() { pairs = [] }
-
-    /// Parameters from pairs.
-    public init(_ pairs: [(String, String)]) { self.pairs = pairs.map { (name: $0.0, value: $0.1) } }
-
-    /// The value captured for `name`, or nil.
-    public subscript(name: String) -> String? {
-        pairs.first { $0.name == name }?.value
-    }
-
-    mutating func append(_ name: String, _ value: String) { pairs.append((name: name, value: value)) }
-    mutating func reserveCapacity(_ count: Int) { pairs.reserveCapacity(count) }
-    mutating func removeLast() { pairs.removeLast() }
-
-    public static func == (lhs: RouteParameters, rhs: RouteParameters) -> Bool {
-        lhs.pairs.count == rhs.pairs.count && zip(lhs.pairs, rhs.pairs).allSatisfy { $0 == $1 }
     }
 }
 

@@ -247,20 +247,6 @@ public enum SignalShutdown {
     }
 }
 
-/// How often a signal has arrived.
-private final class SignalCount: Sendable {
-    private let count = Atomic<Int>(0)
-    func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
-}
-
-/// Keeps a signal source alive. `@unchecked Sendable`: the reference never
-/// changes after init and is only retained, never used, by the holder;
-/// Dispatch sources are thread-safe objects anyway.
-private final class SourceBox: @unchecked Sendable {
-    let source: any DispatchSourceSignal
-    init(_ source: any DispatchSourceSignal) { self.source = source }
-}
-
 /// What every I/O loop of one server shares; all of it is thread-safe.
 final class ServerShared: Sendable {
     let configuration: HTTPServerConfiguration
@@ -306,4 +292,18 @@ enum ThreadSpawn {
         _ = pthread_setname_np(thread, String(name.prefix(15)))
         pthread_detach(thread)
     }
+}
+
+/// How often a signal has arrived.
+private final class SignalCount: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
+}
+
+/// Keeps a signal source alive. `@unchecked Sendable`: the reference never
+/// changes after init and is only retained, never used, by the holder;
+/// Dispatch sources are thread-safe objects anyway.
+private final class SourceBox: @unchecked Sendable {
+    let source: any DispatchSourceSignal
+    init(_ source: any DispatchSourceSignal) { self.source = source }
 }
