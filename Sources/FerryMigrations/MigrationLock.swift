@@ -24,7 +24,7 @@ final class MigrationLock {
     static func acquire(url: String, timeout: Double?, onWait: () -> Void) throws(MigrationError) -> MigrationLock {
         let connection: PostgresConnection
         do {
-            connection = try PostgresConnection(url: url)
+            connection = try PostgresConnection(url: url, applicationName: "ferry")
         } catch {
             throw .database(operation: "connecting to the database", error: error)
         }

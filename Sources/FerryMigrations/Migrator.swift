@@ -80,7 +80,7 @@ public struct Migrator: Sendable {
     /// Opens the migration session.
     func connect() throws(MigrationError) -> PostgresConnection {
         do {
-            let connection = try PostgresConnection(url: databaseURL)
+            let connection = try PostgresConnection(url: databaseURL, applicationName: "ferry")
             // Error positions count characters of the text as the server decoded it; the
             // scripts are UTF-8, so the server must decode them as UTF-8.
             try connection.execute("SET client_encoding TO 'UTF8'; SET application_name TO 'ferry migrate'")

@@ -31,7 +31,7 @@ struct PurgeCommand: ParsableCommand {
         guard days >= 0 else { throw ValidationError("--retention-days must not be negative") }
         let connection: PostgresConnection
         do {
-            connection = try PostgresConnection(url: config.database.migrationURL)
+            connection = try PostgresConnection(url: config.database.migrationURL, applicationName: "ferry")
         } catch {
             FileHandle.standardError.write(Data("ferry purge: cannot connect: \(error.message)\n".utf8))
             throw ExitCode.failure

@@ -72,7 +72,7 @@ struct TokenCommand: ParsableCommand {
 enum OwnerConnection {
     static func open(_ config: FerryConfiguration) throws -> PostgresConnection {
         do {
-            return try PostgresConnection(url: config.database.migrationURL)
+            return try PostgresConnection(url: config.database.migrationURL, applicationName: "ferry")
         } catch {
             throw CLIError("cannot connect to PostgreSQL as the owner role: \(error.message)")
         }

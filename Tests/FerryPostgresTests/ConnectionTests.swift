@@ -1,4 +1,5 @@
 import FerryTestSupport
+import Glibc
 import Testing
 @testable import FerryPostgres
 
@@ -97,13 +98,19 @@ import Testing
 
     @Test func applicationNameAndConnectTimeoutDefaults() throws {
         let url = try TestEnvironment.ownerURL()
-        let connection = try PostgresConnection(url: url)
-        #expect(try connection.query("SHOW application_name").first?[0] == "ferry")
+        let connection = try PostgresConnection(url: url, applicationName: "named")
+        #expect(try connection.query("SHOW application_name").first?[0] == "named")
         #expect(connection.parameter("connect_timeout") == "5")
         #expect(connection.parameter("password") == nil)
 
+        // Without a name the session reports libpq's own default: PGAPPNAME, else none.
+        let unnamed = try PostgresConnection(url: url)
+        let environment = getenv("PGAPPNAME").map { String(cString: $0) } ?? ""
+        #expect(try unnamed.query("SHOW application_name").first?[0] == environment)
+
         let separator = url.contains("?") ? "&" : "?"
-        let custom = try PostgresConnection(url: url + separator + "application_name=custom&connect_timeout=2")
+        let custom = try PostgresConnection(
+            url: url + separator + "application_name=custom&connect_timeout=2", applicationName: "named")
         #expect(try custom.query("SHOW application_name").first?[0] == "custom")
         #expect(custom.parameter("connect_timeout") == "2")
     }
@@ -111,11 +118,12 @@ import Testing
     @Test func conninfoStringsWork() throws {
         let owner = try OwnerAddress()
         let connection = try PostgresConnection(
-            url: "host=\(owner.host) port=\(owner.port) user=\(owner.user) password='\(owner.password)' dbname=\(owner.database) connect_timeout=3"
+            url: "host=\(owner.host) port=\(owner.port) user=\(owner.user) password='\(owner.password)' dbname=\(owner.database) connect_timeout=3",
+            applicationName: "named"
         )
         #expect(try connection.query("SELECT current_user").first?[0] == owner.user)
         #expect(connection.parameter("connect_timeout") == "3")
-        #expect(connection.parameter("application_name") == "ferry")
+        #expect(connection.parameter("application_name") == "named")
     }
 
     @Test func multiHostURLsPassThrough() throws {

@@ -24,7 +24,7 @@ import Testing
         if prepared {
             // Three pipelined statements reused over three rounds, the check above, and this query.
             let names = try connection.query("SELECT name FROM pg_prepared_statements ORDER BY name").rows.map { $0[0] }
-            #expect(names == ["ferry_0", "ferry_1", "ferry_2", "ferry_3", "ferry_4"])
+            #expect(names == ["stmt_0", "stmt_1", "stmt_2", "stmt_3", "stmt_4"])
         }
     }
 

@@ -31,7 +31,7 @@ public final class FerryApp: Sendable {
         let pool = PostgresPool(
             url: db.url, size: db.poolSize, acquireTimeout: .milliseconds(db.acquireTimeoutMs),
             statementTimeoutMs: db.statementTimeoutMs > 0 ? db.statementTimeoutMs : nil,
-            preparedStatements: db.preparedStatements,
+            preparedStatements: db.preparedStatements, applicationName: "ferry",
             onConnect: Self.sessionSetup(preparedStatements: db.preparedStatements, jit: db.jit)
         )
         database = Database(pool: pool, tokenCacheSeconds: configuration.auth.tokenCacheSeconds)

@@ -1,3 +1,12 @@
+// One I/O thread's epoll loop, whole: waking, accepting, reading into the
+// parser, starting an exchange (inline or on a worker), serializing and writing
+// the answer, lingering before a close, and the periodic sweep that enforces the
+// time limits and drains at shutdown. What a connection should do next is
+// decided by its `ConnectionState` (Connection.swift); this file performs it on
+// the socket. It also holds `RequestIDGenerator`, the per-loop maker of request
+// ids, and `StreamCancelled`. It is one file because a request's trip through
+// the loop reads top to bottom here instead of across five extensions.
+
 import CEpoll
 import Glibc
 import Logging
@@ -84,12 +93,8 @@ final class EventLoop: @unchecked Sendable {
                     _ = read(handle.eventFD, &counter, 8)
                     for message in handle.drain() { process(message) }
                 } else if let connection = connection(fd) {
-                    if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-                        connection.readable = true
-                    }
-                    if flags & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-                        connection.sawHangup = true
-                    }
+                    let ends = EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
+                    connection.state.polled(input: flags & (EPOLLIN.rawValue | ends) != 0, hangup: flags & ends != 0)
                     drive(connection)
                 }
             }
@@ -116,11 +121,11 @@ final class EventLoop: @unchecked Sendable {
     func process(_ message: LoopMessage) {
         switch message {
         case .response(let fd, let serial, let response):
-            guard let connection = connection(fd, serial: serial), connection.phase == .handling else { return }
+            guard let connection = connection(fd, serial: serial), connection.state.awaitsResponse else { return }
             finish(connection, response)
             drive(connection)
         case .segment(let fd, let serial, let bytes, let channel):
-            guard let connection = connection(fd, serial: serial), connection.phase == .streaming else {
+            guard let connection = connection(fd, serial: serial), connection.state.awaitsSegments else {
                 channel.release(cancel: true)
                 return
             }
@@ -128,7 +133,7 @@ final class EventLoop: @unchecked Sendable {
             connection.pendingAck = channel
             drive(connection)
         case .streamEnd(let fd, let serial, let failed, let bytes):
-            guard let connection = connection(fd, serial: serial), connection.phase == .streaming else { return }
+            guard let connection = connection(fd, serial: serial), connection.state.awaitsSegments else { return }
             if failed {
                 // Mid-body there is no way to send an error; cutting the
                 // connection tells the client the body is incomplete.
@@ -153,3 +158,508 @@ final class EventLoop: @unchecked Sendable {
         readBuffer.deallocate()
     }
 }
+
+// Accepting: new connections, the connection cap, pausing when out of descriptors.
+extension EventLoop {
+    /// Accepts what is pending (bounded, for fairness with existing connections).
+    func acceptConnections() {
+        guard !stopping else { return }
+        for _ in 0..<64 {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    shared.descriptors.accept(
+                        shared.listenerFD, $0, &length, flags: Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                }
+            }
+            if fd < 0 {
+                switch errno {
+                case EAGAIN, EWOULDBLOCK:
+                    return
+                case EINTR, ECONNABORTED, EPROTO, EPERM:
+                    continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    if shared.descriptors.shouldWarn(now: now) {
+                        shared.logger.error("accept: out of file descriptors; refusing new connections until some close")
+                    }
+                    guard shared.descriptors.shed(listener: shared.listenerFD) else {
+                        pauseAccepting()
+                        return
+                    }
+                    continue
+                default:
+                    shared.logger.error("accept failed: errno \(errno)")
+                    return
+                }
+            }
+            Socket.setNoDelay(fd)
+            let previouslyOpen = shared.openConnections.wrappingAdd(1, ordering: .relaxed).oldValue
+            let connection = register(fd: fd, remoteAddress: Socket.address(of: storage))
+            guard let connection else { continue }
+            if previouslyOpen >= limits.maxConnections {
+                reject(connection)
+            }
+            drive(connection)
+        }
+    }
+
+    /// Out of descriptors with no spare to refuse with: stops watching the
+    /// listener until the next sweep, rather than wake for it in a busy loop.
+    private func pauseAccepting() {
+        guard acceptPausedUntil == nil else { return }
+        var event = epoll_event()
+        epoll_ctl(epollFD, EPOLL_CTL_DEL, shared.listenerFD, &event)
+        acceptPausedUntil = now + 0.1
+    }
+
+    /// Watches the listener again once a pause is over.
+    func resumeAcceptingIfDue() {
+        guard let until = acceptPausedUntil, now >= until, !stopping else { return }
+        do {
+            try watch(shared.listenerFD, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
+            acceptPausedUntil = nil
+        } catch {
+            acceptPausedUntil = now + 1
+            if shared.descriptors.shouldWarn(now: now) { shared.logger.error("cannot watch the listener again: \(error)") }
+        }
+    }
+
+    private func register(fd: Int32, remoteAddress: (text: String, port: Int)) -> Connection? {
+        nextSerial &+= 1
+        let connection = Connection(
+            fd: fd, serial: nextSerial, remoteAddress: "\(remoteAddress.text):\(remoteAddress.port)",
+            limits: limits, now: now)
+        if Int(fd) >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - connections.count))
+        }
+        connections[Int(fd)] = connection
+        liveConnections += 1
+        var event = epoll_event()
+        // Write interest is added only while a write is blocked (see `watchWrites`): a
+        // socket watched for EPOLLOUT all the time wakes the loop after every response.
+        event.events = EventLoop.readEvents
+        event.data.fd = fd
+        guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
+            shared.logger.error("epoll_ctl(ADD) failed: errno \(errno)")
+            close(connection)
+            return nil
+        }
+        return connection
+    }
+
+    /// Over the connection cap: answer 503 and close.
+    private func reject(_ connection: Connection) {
+        connection.current = Exchange(
+            method: "-", path: "-", requestID: requestIDs.next(), startedAt: now, isHEAD: false, http10: false)
+        connection.state.refusing(close: true)
+        finish(
+            connection,
+            shared.configuration.refusal(
+                HTTPError(
+                    status: 503, reason: .tooManyConnections, detail: "Too many open connections; retry later.",
+                    headers: HTTPHeaders([("Retry-After", "1")]))))
+    }
+}
+
+// Socket I/O: driving a connection, reading, writing, lingering, closing.
+extension EventLoop {
+    enum FlushResult { case done, blocked, failed }
+
+    /// Advances a connection as far as its input and output allow.
+    /// Requests are taken one at a time, so pipelined answers stay in order.
+    func drive(_ connection: Connection) {
+        while true {
+            if connection.hasPendingOutput {
+                switch flush(connection) {
+                case .failed:
+                    close(connection)
+                    return
+                case .blocked:
+                    if !watchWrites(connection, true) { close(connection) }
+                    return
+                case .done:
+                    if connection.watchingWrites, !watchWrites(connection, false) {
+                        close(connection)
+                        return
+                    }
+                }
+            }
+            if let ack = connection.pendingAck {
+                connection.pendingAck = nil
+                ack.release(cancel: false)
+            }
+            switch connection.state.next(now: now, stopping: stopping) {
+            case .wait:
+                return
+            case .linger(let shutDown):
+                // Our side is shut, and the peer given a moment to close, so that the
+                // last response is not destroyed by an RST for unread input.
+                if shutDown { shutdown(connection.fd, Int32(SHUT_WR)) }
+                drainLinger(connection)
+                return
+            case .parse:
+                switch connection.parser.next() {
+                case .request(let request):
+                    startRequest(connection, request)
+                case .expectContinue:
+                    connection.enqueue(ResponseSerializer.continueResponse)
+                case .error(let error):
+                    refuse(connection, error)
+                case .needMore:
+                    switch connection.state.needsInput(connection.progress, now: now) {
+                    case .close:
+                        close(connection)
+                        return
+                    case .wait:
+                        return
+                    case .read:
+                        guard readChunk(connection) else { return }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads once into the parser; false when there is nothing more to do now.
+    private func readChunk(_ connection: Connection) -> Bool {
+        let n = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+        if n > 0 {
+            connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
+            connection.state.read(n, filledBuffer: n == readBuffer.count, now: now)
+            return true
+        }
+        if n == 0 {
+            connection.state.read(0, filledBuffer: false, now: now)
+            return true
+        }
+        switch errno {
+        case EAGAIN, EWOULDBLOCK:
+            connection.state.readWouldBlock()
+            return false
+        case EINTR:
+            return true
+        default:
+            close(connection)
+            return false
+        }
+    }
+
+    /// Writes pending output until done or the socket is full.
+    func flush(_ connection: Connection) -> FlushResult {
+        while connection.hasPendingOutput {
+            let sent: Int
+            if connection.outOffset < connection.out.count && connection.outBodyOffset < connection.outBody.count {
+                sent = connection.out.withUnsafeBytes { head in
+                    connection.outBody.withUnsafeBytes { body in
+                        var vectors = (
+                            iovec(
+                                iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress! + connection.outOffset),
+                                iov_len: head.count - connection.outOffset),
+                            iovec(
+                                iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + connection.outBodyOffset),
+                                iov_len: body.count - connection.outBodyOffset)
+                        )
+                        return withUnsafeMutableBytes(of: &vectors) { raw in
+                            var message = msghdr()
+                            message.msg_iov = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
+                            message.msg_iovlen = 2
+                            return sendmsg(connection.fd, &message, Int32(MSG_NOSIGNAL))
+                        }
+                    }
+                }
+            } else if connection.outOffset < connection.out.count {
+                sent = connection.out.withUnsafeBytes {
+                    send(connection.fd, $0.baseAddress! + connection.outOffset, $0.count - connection.outOffset, Int32(MSG_NOSIGNAL))
+                }
+            } else {
+                sent = connection.outBody.withUnsafeBytes {
+                    send(connection.fd, $0.baseAddress! + connection.outBodyOffset, $0.count - connection.outBodyOffset, Int32(MSG_NOSIGNAL))
+                }
+            }
+            if sent > 0 {
+                let fromHead = min(sent, connection.out.count - connection.outOffset)
+                connection.outOffset += fromHead
+                connection.outBodyOffset += sent - fromHead
+                connection.state.writeProgressed()
+                continue
+            }
+            switch errno {
+            case EAGAIN, EWOULDBLOCK:
+                connection.state.writeBlocked(now: now)
+                return .blocked
+            case EINTR:
+                continue
+            default:
+                return .failed
+            }
+        }
+        // Keep a small buffer for the next response; let big ones go.
+        if connection.out.capacity > 64 * 1024 {
+            connection.out = []
+        } else {
+            connection.out.removeAll(keepingCapacity: true)
+        }
+        connection.outOffset = 0
+        connection.outBody = []
+        connection.outBodyOffset = 0
+        return .done
+    }
+
+    /// Turns the connection's EPOLLOUT interest on (a write is blocked) or off (all written).
+    /// False when epoll refuses, which leaves the connection unable to make progress.
+    func watchWrites(_ connection: Connection, _ on: Bool) -> Bool {
+        guard connection.watchingWrites != on else { return true }
+        var event = epoll_event()
+        event.events = on ? Self.readEvents | EPOLLOUT.rawValue : Self.readEvents
+        event.data.fd = connection.fd
+        guard epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, &event) == 0 else {
+            shared.logger.error("epoll_ctl(MOD) failed: errno \(errno)")
+            return false
+        }
+        connection.watchingWrites = on
+        return true
+    }
+
+    /// Reads and drops input until the peer closes, too much arrives, or the socket is empty.
+    private func drainLinger(_ connection: Connection) {
+        while connection.state.readable {
+            let n = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+            if n > 0 {
+                guard connection.state.drained(n) else { close(connection); return }
+            } else if n == 0 {
+                close(connection)
+                return
+            } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                connection.state.readWouldBlock()
+            } else if errno != EINTR {
+                close(connection)
+                return
+            }
+        }
+    }
+
+    /// Closes at once, releasing anything waiting on the connection.
+    func close(_ connection: Connection) {
+        guard let slot = connections[Int(connection.fd)], slot === connection else { return }
+        connections[Int(connection.fd)] = nil
+        liveConnections -= 1
+        shared.openConnections.subtract(1, ordering: .relaxed)
+        if let ack = connection.pendingAck {
+            connection.pendingAck = nil
+            ack.release(cancel: true)
+        }
+        // Closing removes the fd from the epoll set too.
+        Glibc.close(connection.fd)
+        shared.descriptors.replenish()
+    }
+}
+
+// Exchanges: a parsed request to its responder, the answer to the wire.
+extension EventLoop {
+    /// Hands a parsed request to the responder: inline when it allows, else to a worker.
+    func startRequest(_ connection: Connection, _ request: HTTPRequest) {
+        let requestID = RequestIDGenerator.accepted(request.headers["X-Request-Id"]) ?? requestIDs.next()
+        connection.current = Exchange(
+            method: request.method, path: request.path, requestID: requestID, startedAt: now,
+            isHEAD: request.method == "HEAD", http10: request.version == .http1_0)
+        let context = RequestContext(
+            requestID: requestID, remoteAddress: connection.remoteAddress, logger: shared.logger, receivedAt: now)
+        let shared = self.shared
+        shared.inFlightRequests.add(1, ordering: .relaxed)
+        let inline = shared.responder.runsInline(request)
+        connection.state.requestParsed(keepAlive: request.keepAlive, inline: inline)
+        if inline {
+            let response = shared.answer(request, context: context)
+            shared.inFlightRequests.subtract(1, ordering: .relaxed)
+            finish(connection, response)
+            return
+        }
+        let fd = connection.fd
+        let serial = connection.serial
+        let handle = self.handle
+        shared.workers.submit {
+            let response = shared.answer(request, context: context)
+            shared.inFlightRequests.subtract(1, ordering: .relaxed)
+            handle.post(.response(fd: fd, serial: serial, response))
+        }
+    }
+
+    /// Answers a refused request with its problem; closes after it when the error says so.
+    func refuse(_ connection: Connection, _ error: HTTPError) {
+        connection.current = Exchange(
+            method: "-", path: "-", requestID: requestIDs.next(), startedAt: now, isHEAD: false, http10: false)
+        connection.state.refusing(close: error.closeConnection)
+        finish(connection, shared.configuration.refusal(error))
+    }
+
+    /// Serializes a response for the current exchange and queues it.
+    func finish(_ connection: Connection, _ response: HTTPResponse) {
+        guard var exchange = connection.current else { return }
+        exchange.status = response.status
+        let noBody = HTTPStatus.forbidsBody(response.status)
+        var head: [UInt8] = []
+        switch response.body {
+        case .bytes(let bytes):
+            let keepAlive = connection.state.responseStarted(stopping: stopping, closeDelimited: false, streams: false)
+            // Room for the head and a body small enough to share its send: one allocation, no regrowth.
+            head.reserveCapacity(512 + (bytes.count <= 16 * 1024 ? bytes.count : 0))
+            ResponseSerializer.writeHead(
+                status: response.status, headers: response.headers, framing: noBody ? .none : .length(bytes.count),
+                keepAlive: keepAlive, http10: exchange.http10, requestID: exchange.requestID, date: date.bytes,
+                server: shared.serverField, into: &head)
+            let sendBody = !noBody && !exchange.isHEAD && !bytes.isEmpty
+            if sendBody && bytes.count <= 16 * 1024 { head.append(contentsOf: bytes) }
+            connection.enqueue(head)
+            if sendBody && bytes.count > 16 * 1024 {
+                connection.outBody = bytes
+                connection.outBodyOffset = 0
+            }
+            exchange.bodyBytes = sendBody ? bytes.count : 0
+            connection.current = exchange
+            complete(connection)
+        case .stream(let producer):
+            // HTTP/1.0 has no chunked coding: the body ends with the connection.
+            head.reserveCapacity(512)
+            let framing: ResponseFraming = noBody ? .none : (exchange.http10 ? .closeDelimited : .chunked)
+            let streams = !noBody && !exchange.isHEAD
+            let keepAlive = connection.state.responseStarted(
+                stopping: stopping, closeDelimited: framing == .closeDelimited, streams: streams)
+            ResponseSerializer.writeHead(
+                status: response.status, headers: response.headers, framing: framing, keepAlive: keepAlive,
+                http10: exchange.http10, requestID: exchange.requestID, date: date.bytes, server: shared.serverField,
+                into: &head)
+            connection.enqueue(head)
+            connection.current = exchange
+            if streams {
+                startPump(connection, producer, chunked: framing == .chunked)
+            } else {
+                complete(connection)
+            }
+        }
+    }
+
+    /// The exchange is fully queued: log it and get ready for the next request.
+    func complete(_ connection: Connection) {
+        if let exchange = connection.current, shared.configuration.accessLog { logAccess(exchange) }
+        connection.current = nil
+        connection.state.responseQueued(now: now)
+    }
+
+    private func logAccess(_ exchange: Exchange) {
+        let micros = Int((MonotonicClock.now() - exchange.startedAt) * 1_000_000)
+        shared.logger.info(
+            "\(exchange.method) \(exchange.path) \(exchange.status) \(exchange.bodyBytes)B \(micros)us id=\(exchange.requestID)")
+    }
+
+    /// Runs a body producer on a worker; each segment waits until the loop has written it.
+    private func startPump(_ connection: Connection, _ producer: @escaping HTTPBodyProducer, chunked: Bool) {
+        let fd = connection.fd
+        let serial = connection.serial
+        let handle = self.handle
+        shared.workers.submit {
+            let channel = StreamChannel()
+            var writer = HTTPBodyWriter(chunked: chunked) { segment in
+                guard handle.post(.segment(fd: fd, serial: serial, segment, channel)) else { throw StreamCancelled() }
+                channel.acknowledged.wait()
+                if channel.cancelled.load(ordering: .relaxed) { throw StreamCancelled() }
+            }
+            var failed = false
+            do {
+                try producer(&writer)
+                try writer.finish()
+            } catch {
+                failed = true
+            }
+            handle.post(.streamEnd(fd: fd, serial: serial, failed: failed, bytes: writer.bytesWritten))
+        }
+    }
+}
+
+// Timers and shutdown.
+extension EventLoop {
+    /// The periodic pass over this loop's connections that enforces every time limit.
+    func sweep() {
+        for case let connection? in connections {
+            let action = connection.state.timer(
+                now: now, stopping: stopping, progress: connection.progress, outputPending: connection.hasPendingOutput)
+            switch action {
+            case .none: break
+            case .close: close(connection)
+            case .timeOut(let detail): timeOut(connection, detail)
+            }
+        }
+    }
+
+    private func timeOut(_ connection: Connection, _ detail: String) {
+        refuse(connection, HTTPError(status: 408, reason: .requestTimeout, detail: detail, closeConnection: true))
+        drive(connection)
+    }
+
+    /// Stops accepting on this loop and closes idle connections; busy ones
+    /// finish (with `Connection: close`) until the grace period ends.
+    func beginShutdown() {
+        guard !stopping else { return }
+        stopping = true
+        graceDeadline = now + limits.shutdownGraceSeconds
+        var event = epoll_event()
+        epoll_ctl(epollFD, EPOLL_CTL_DEL, shared.listenerFD, &event)
+        for case let connection? in connections
+        where connection.state.closesAtShutdown(progress: connection.progress, outputPending: connection.hasPendingOutput) {
+            close(connection)
+        }
+    }
+}
+
+/// Request ids: a safe client-sent `X-Request-Id`, or a generated one.
+struct RequestIDGenerator {
+    private var counter: UInt64
+    private let prefix: [UInt8]
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// A generator whose ids start with 8 random hex digits, unique per loop.
+    init() {
+        let random = UInt64.random(in: 0...UInt64.max)
+        var prefix: [UInt8] = []
+        for shift in stride(from: 60, through: 32, by: -4) { prefix.append(Self.hex[Int((random >> UInt64(shift)) & 0xF)]) }
+        self.prefix = prefix
+        counter = random & 0xFFFF_FFFF
+    }
+
+    /// The next id: 8 hex digits of loop prefix and 12 of counter, written straight
+    /// into the string's storage (one allocation per request, not three).
+    mutating func next() -> String {
+        counter &+= 1
+        let counter = counter
+        return prefix.withUnsafeBufferPointer { prefix in
+            String(unsafeUninitializedCapacity: 20) { out in
+                for index in 0..<8 { out[index] = prefix[index] }
+                for index in 0..<12 {
+                    let digit = UInt8((counter >> UInt64(44 - 4 * index)) & 0xF)
+                    out[8 + index] = digit < 10 ? 48 + digit : 87 + digit
+                }
+                return 20
+            }
+        }
+    }
+
+    /// The client's id when it is 1...128 characters of `A-Z a-z 0-9 - _ . :`, else nil,
+    /// so that nothing a client sends can forge log lines or headers.
+    static func accepted(_ value: String?) -> String? {
+        guard let value, !value.isEmpty, value.utf8.count <= 128 else { return nil }
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                UInt8(ascii: "."), UInt8(ascii: ":"):
+                continue
+            default:
+                return nil
+            }
+        }
+        return value
+    }
+}
+
+/// The client went away while a body was being streamed.
+struct StreamCancelled: Error {}
