@@ -37,7 +37,7 @@ struct CreatePlan {
         let referenceRows = references.rows(
             alias: "v", idJSON: "v.item -> 'id'", columns: insertable.map(\.name), value: SQL.column("v"))
         return """
-            WITH \(ItemRows.cte(oneItem: oneItem)),
+            WITH \(SQL.itemRows(oneItem: oneItem)),
             \(FieldValidation(resource: resource, mode: .create).cte),
             p AS (
               SELECT i.idx, i.item, jsonb_populate_record(NULL::\(table),

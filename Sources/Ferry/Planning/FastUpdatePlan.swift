@@ -62,7 +62,7 @@ struct FastUpdatePlan {
     private var deleteSQL: String {
         let conditions = [pathRow, "NOT t.\"is_deleted\""] + preconditionMet
         return """
-            WITH \(ItemRows.cte(oneItem: true))
+            WITH \(SQL.itemRows(oneItem: true))
             UPDATE \(resource.qualifiedName) AS t SET "is_deleted" = true
               FROM i
              WHERE \(conditions.joined(separator: "\n   AND "))
@@ -107,7 +107,7 @@ struct FastUpdatePlan {
         }
         let rows = RowJSON(resource: resource)
         return """
-            WITH \(ItemRows.cte(oneItem: true))
+            WITH \(SQL.itemRows(oneItem: true))
             UPDATE \(resource.qualifiedName) AS t SET \(set)
               FROM i
              WHERE \(conditions.joined(separator: "\n   AND "))

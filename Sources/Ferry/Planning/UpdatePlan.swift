@@ -46,7 +46,7 @@ struct UpdatePlan {
         let strict = mode == .patch ? "false" : "true"
         let view = isDelete ? rows.tombstone : rows.full
         return """
-            WITH \(ItemRows.cte(oneItem: oneItem)),
+            WITH \(SQL.itemRows(oneItem: oneItem)),
             k AS (
               SELECT x.*, \(idKind.safeCast("x.raw_id", type: resource.idType)) AS id,
                      count(*) OVER (PARTITION BY lower(x.raw_id)) AS dups

@@ -183,7 +183,7 @@ struct RankRewriter: Middleware {
         _ resource: Resource, parent: String?, parents: [String], selves: [String], anchors: [String] = []
     ) -> PostgresStatement {
         let table = resource.qualifiedName
-        let scope = { (alias: String) in parent.map { "\(alias).\(SQLIdentifier.quote($0))::text" } ?? "''" }
+        let scope = { (alias: String) in parent.map { "\(alias).\(SQL.id($0))::text" } ?? "''" }
         // The given ids are cast to the columns' types once (an InitPlan), never the
         // columns to text: `set_id::text = ANY(...)` could use no index, and read the
         // whole table on every write that computes a rank. Text that is no id of
@@ -193,7 +193,7 @@ struct RankRewriter: Middleware {
         }
         let selfIDs = typed("$2", resource.idType)
         let inScope = parent.map { column in
-            let c = SQLIdentifier.quote(column)
+            let c = SQL.id(column)
             let parentIDs = typed("$1", resource.column(column)?.type ?? "text")
             // Both arms compare the column with an array computed once, so that the OR
             // is a BitmapOr of two index scans; `IN (subquery)` would make it a filter.

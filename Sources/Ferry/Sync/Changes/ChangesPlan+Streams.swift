@@ -26,7 +26,7 @@ extension ChangesPlan {
                 (SELECT g.xid, t.id, \(row) FROM ferry.access_grants g
                   CROSS JOIN LATERAL (SELECT CAST(g.scope_id AS \(column.type)) AS key OFFSET 0) k
                   CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
-                         WHERE m.\(SQLIdentifier.quote(column.name)) = k.key OFFSET 0) t
+                         WHERE m.\(SQL.id(column.name)) = k.key OFFSET 0) t
                   WHERE g.user_id = ferry.current_user_id()
                     AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
                     AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType))

@@ -2,6 +2,38 @@ import FerryHTTP
 import FerryPostgres
 import Foundation
 
+/// How database errors become contract answers.
+///
+/// Infrastructure trouble is temporary (503 with `Retry-After`, the client
+/// retries); a bad token is 401. Everything else is returned as a
+/// `PostgresError` with `statementIndex` shifted to the caller's own list, so
+/// each action can map constraint violations to 409 or 422 itself.
+enum DatabaseFailure {
+    static func map(_ error: PostgresError, statementOffset: Int) -> Error {
+        if error.sqlState == "FR401" { return Problem.unauthorized() }
+        switch error.kind {
+        case .connection: return Problem.unavailable("the database is unavailable")
+        case .poolTimeout: return Problem.unavailable("the database is busy")
+        case .timeout: return Problem.unavailable("the database did not answer in time")
+        default: break
+        }
+        switch error.sqlState {
+        case "40001", "40P01": return Problem.unavailable("the request lost a race with another writer; retry it")
+        case "57014": return Problem.unavailable("the statement timed out")
+        // disk_full: its own code, because only an operator can end it (reads go on meanwhile).
+        case "53100":
+            return Problem(503, "storage_full", "the database is out of disk space; writes are refused until space is freed",
+                           headers: HTTPHeaders([("Retry-After", "10")]))
+        case let state? where state.hasPrefix("53") || state.hasPrefix("08") || state.hasPrefix("57P"):
+            return Problem.unavailable("the database is unavailable")
+        default:
+            var shifted = error
+            if let index = error.statementIndex { shifted.statementIndex = index - statementOffset }
+            return shifted
+        }
+    }
+}
+
 /// How a failed write statement becomes a contract answer.
 ///
 /// Planned statements refuse requests by raising SQLSTATE `FR400` with
@@ -93,5 +125,17 @@ enum WriteFailure {
         if value is NSNull { return Array("null".utf8) }
         guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) else { return nil }
         return Array(data)
+    }
+}
+
+/// Database errors that mean the request body itself is not acceptable JSON.
+enum BodyFailure {
+    /// 400 `invalid_json` for a body PostgreSQL could not parse as jsonb (bad
+    /// syntax, a bad Unicode escape, a NUL byte, nesting beyond its stack), else nil.
+    static func map(_ error: PostgresError) -> Problem? {
+        let state = error.sqlState ?? ""
+        let isBody = ["22P05", "22021", "54001"].contains(state)
+            || (["22P02", "2202E"].contains(state) && error.message.contains("json"))
+        return isBody ? Problem(400, "invalid_json", "the body is not valid JSON") : nil
     }
 }

@@ -1,3 +1,5 @@
+import FerryHTTP
+
 /// JSON text without the whitespace between tokens.
 ///
 /// PostgreSQL builds Ferry's JSON, and its json_build_object and json_agg put
@@ -44,5 +46,19 @@ enum CompactJSON {
             if runStart < input.count { output.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart...])) }
             return output
         }
+    }
+}
+
+/// Makes every in-memory JSON and problem+json answer compact (``CompactJSON``),
+/// whichever route, hook or replay produced it.
+struct CompactJSONResponder: Middleware {
+    func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
+        var response = try next(request, context)
+        guard case .bytes(let body) = response.body, !body.isEmpty, let type = response.headers["Content-Type"],
+              type.hasPrefix("application/json") || type.hasPrefix("application/problem+json"),
+              let compact = CompactJSON.compacted(body)
+        else { return response }
+        response.body = .bytes(compact)
+        return response
     }
 }

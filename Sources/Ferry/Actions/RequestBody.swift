@@ -1,3 +1,124 @@
+import FerryHTTP
+import Foundation
+
+/// Checks shared by every route that takes a body.
+enum RequestBody {
+    /// 415 unless the request says `Content-Type: application/json` (parameters allowed).
+    static func requireJSON(_ request: HTTPRequest) throws {
+        guard let value = request.headers["Content-Type"], isJSON(value) else {
+            throw Problem(415, "unsupported_media_type", "the body must be application/json")
+        }
+    }
+
+    /// Whether a Content-Type value is `application/json`, any case, with optional
+    /// parameters and optional whitespace around the type. On bytes: every write
+    /// checks it, and Foundation's trimming went through NSString.
+    static func isJSON(_ value: String) -> Bool {
+        // Over the contiguous bytes: every write checks it, and the generic zip of two UTF-8 views was far slower.
+        var value = value
+        return value.withUTF8 { all in
+            var start = 0, end = all.firstIndex(of: UInt8(ascii: ";")) ?? all.count
+            let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            while start < end, blank(all[start]) { start += 1 }
+            while end > start, blank(all[end - 1]) { end -= 1 }
+            let expected: StaticString = "application/json"
+            guard end - start == expected.utf8CodeUnitCount else { return false }
+            let want = UnsafeBufferPointer(start: expected.utf8Start, count: expected.utf8CodeUnitCount)
+            // ASCII letters lower-cased by setting bit 5; the other bytes of the type must match exactly.
+            for offset in 0..<want.count {
+                let byte = all[start + offset], wanted = want[offset]
+                guard byte == wanted || (wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z") && byte | 0x20 == wanted) else {
+                    return false
+                }
+            }
+            return true
+        }
+    }
+
+    /// A small JSON object body (sign-up and the like), as a dictionary.
+    static func smallObject(_ request: HTTPRequest, maxBytes: Int = 16 * 1024) throws -> [String: Any] {
+        try requireJSON(request)
+        guard request.body.count <= maxBytes else {
+            throw Problem(413, "payload_too_large", "this body may have at most \(maxBytes) bytes")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+            throw Problem(400, "invalid_json", "the body must be a JSON object")
+        }
+        return object
+    }
+}
+
+// `package`, not internal: ferry-fuzz feeds it client bytes directly (bench/fuzz/README.md).
+/// A cheap structural pass over a JSON body before it is sent to
+/// PostgreSQL, which parses it for real.
+///
+/// It finds what Ferry needs without decoding: whether the top level is an
+/// object or an array, how many elements a top-level array has (for
+/// `limits.max_bulk_items`), and that the nesting is shallow enough (a
+/// 2,000-deep document would otherwise exhaust PostgreSQL's parser stack).
+/// It also refuses truncated documents and anything after the top-level
+/// value, so that wrapping a single object as `[` body `]` is safe.
+package struct BodyScan {
+    package enum Top { case object, array }
+
+    /// The top-level kind.
+    package let top: Top
+    /// Elements of a top-level array (0 for an object).
+    package let count: Int
+
+    /// Deepest accepted nesting.
+    package static let maxDepth = 64
+
+    package init(_ bytes: [UInt8]) throws {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var top: Top?
+        var count = 0
+        var closed = false
+        var sawValueAtDepth1 = false
+        for byte in bytes {
+            if inString {
+                if escaped { escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 { inString = false } else if byte < 0x20 {
+                    throw Self.invalid("control character in a string")
+                }
+                continue
+            }
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D:
+                continue
+            default:
+                break
+            }
+            if closed { throw Self.invalid("unexpected data after the top-level value") }
+            switch byte {
+            case 0x7B, 0x5B: // { [
+                if depth == 0 { top = byte == 0x7B ? .object : .array }
+                if depth == 1, top == .array, !sawValueAtDepth1 { sawValueAtDepth1 = true; count += 1 }
+                depth += 1
+                if depth > Self.maxDepth {
+                    throw Problem(400, "invalid_json", "the body nests deeper than \(Self.maxDepth) levels")
+                }
+            case 0x7D, 0x5D: // } ]
+                guard depth > 0 else { throw Self.invalid("unbalanced brackets") }
+                depth -= 1
+                if depth == 0 { closed = true }
+            case 0x2C: // ,
+                if depth == 1, top == .array { sawValueAtDepth1 = false }
+            default:
+                guard depth > 0 else { throw Self.invalid("the body must be a JSON object or array") }
+                if depth == 1, top == .array, !sawValueAtDepth1 { sawValueAtDepth1 = true; count += 1 }
+                if byte == 0x22 { inString = true }
+            }
+        }
+        guard let top, closed, !inString else { throw Self.invalid(bytes.isEmpty ? "the body is empty" : "the body is truncated") }
+        self.top = top
+        self.count = count
+    }
+
+    private static func invalid(_ detail: String) -> Problem { Problem(400, "invalid_json", "the body is not valid JSON: \(detail)") }
+}
+
 // `package`, not internal: ferry-fuzz feeds it client bytes directly (bench/fuzz/README.md).
 /// The top-level members of a JSON object body, read without decoding the
 /// values: each key's bytes and its value's JSON type (with the bytes of a

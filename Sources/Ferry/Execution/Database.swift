@@ -1,0 +1,242 @@
+import FerryPostgres
+import Logging
+
+/// Ferry's way into PostgreSQL: every request is one pipelined transaction.
+///
+/// `asCaller` puts the token check (``tokenCheck``) first in the pipeline, so
+/// the token check, the caller's identity for Row Level Security, the action's
+/// statements and the commit travel in one round trip. A bad token raises
+/// inside that transaction, which aborts everything after it. A token checked
+/// within `auth.token_cache_seconds` (``TokenCache``) is not looked up again:
+/// its pipeline starts with ``callerSetting`` instead.
+public final class Database: Sendable {
+    /// The serve pool (the RLS-subject role).
+    public let pool: PostgresPool
+    /// How many times a transaction that lost a serialization or deadlock race is rerun.
+    public let maxRetries: Int
+    /// Tokens checked within the last `auth.token_cache_seconds`; nil when that is 0.
+    let tokens: TokenCache?
+
+    /// A database over `pool`, keeping checked tokens for `tokenCacheSeconds` (0: never).
+    public init(pool: PostgresPool, maxRetries: Int = 3, tokenCacheSeconds: Int = 0) {
+        self.pool = pool
+        self.maxRetries = maxRetries
+        tokens = TokenCache(seconds: tokenCacheSeconds)
+    }
+
+    /// Runs `statements` as `caller`, in one transaction and one round trip.
+    /// Returns the statements' results (the token check's own result is
+    /// dropped), and records the user in the caller's trace.
+    /// When the caller has a ``CallerTransaction`` open (a batch, an idempotent
+    /// write) the statements join it instead, one round trip each.
+    func asCaller(_ caller: Caller, _ statements: [PostgresStatement]) throws -> [PostgresResult] {
+        let tokenHash = caller.tokenHash
+        if let transaction = caller.transaction {
+            guard transaction.tokenHash == tokenHash else { throw Problem.unauthorized("one transaction, one caller") }
+            return try transaction.run(statements)
+        }
+        if let tokens, let user = tokens.user(for: tokenHash) {
+            let results = try run([Self.callerSetting(user)] + statements, offset: 1)
+            caller.trace?.userID = user
+            return Array(results.dropFirst())
+        }
+        // Read before the check is sent: a revocation through this process while it
+        // runs must keep what the check saw out of the cache.
+        let generation = tokens?.generation
+        let results = try run([Self.tokenCheck(tokenHash)] + statements, offset: 1)
+        let checked = results.first?.first?[0].flatMap(CheckedToken.init)
+        // For the request log line.
+        caller.trace?.userID = checked?.userID
+        if let tokens, let generation, let checked {
+            tokens.store(tokenHash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
+        }
+        return Array(results.dropFirst())
+    }
+
+    /// Forgets a token revoked through this process, so its next use is checked again.
+    func forgetToken(_ tokenHash: String) {
+        tokens?.evict(tokenHash)
+    }
+
+    /// The statement that starts a caller's transaction unless the token was
+    /// checked lately: it finds the live token with this hash, sets
+    /// `ferry.user_id` (which Row Level Security reads) for the transaction and
+    /// returns the user id and the token's expiry (ms since the epoch) as one text,
+    /// `"<user id> <expiry>"` (``CheckedToken``); with no live token it raises
+    /// FR401, which aborts the transaction before any other statement runs. A plain
+    /// statement rather than a plpgsql function (the former `ferry.begin_request`):
+    /// inside a function the lookup went through SPI and cost PostgreSQL measurably
+    /// more per GET (migrations 0009, 0010 and 0012; see bench/README.md).
+    static func tokenCheck(_ tokenHash: String) -> PostgresStatement {
+        PostgresStatement("""
+            SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true) \
+            || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text \
+            FROM ferry.live_tokens v WHERE v.token_hash = $1::pg_catalog.bytea), ferry.invalid_token())
+            """, [tokenHash])
+    }
+
+    /// What starts a caller's transaction when ``TokenCache`` vouches for the
+    /// token: `ferry.user_id` set for the transaction, no lookup.
+    static func callerSetting(_ userID: String) -> PostgresStatement {
+        PostgresStatement("SELECT pg_catalog.set_config('ferry.user_id', $1, true)", [userID])
+    }
+
+    /// Runs `statements` with no caller identity (sign-in, sign-up), in one transaction.
+    public func anonymous(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
+        try run(statements, offset: 0)
+    }
+
+    private func run(_ statements: [PostgresStatement], offset: Int) throws -> [PostgresResult] {
+        var attempt = 0
+        while true {
+            do {
+                // No BEGIN/COMMIT: everything up to the pipeline's sync point is already one
+                // implicit transaction; BEGIN and COMMIT would be two more statements to run.
+                return try pool.withConnection { connection in try connection.pipeline(statements, transaction: false) }
+            } catch let error as PostgresError {
+                if error.isRetryableConflict, attempt < maxRetries {
+                    attempt += 1
+                    continue
+                }
+                throw DatabaseFailure.map(error, statementOffset: offset)
+            }
+        }
+    }
+}
+
+extension PostgresError {
+    /// A serialization failure or deadlock: the transaction lost a race and may simply run again.
+    var isRetryableConflict: Bool { sqlState == "40001" || sqlState == "40P01" }
+}
+
+extension Database {
+    /// Runs `body` in one transaction as `caller`, on one pooled connection.
+    /// `body` gets the transaction, and hands it on (in its ``RequestScope``)
+    /// to whatever it runs, so that every `asCaller` inside joins it.
+    ///
+    /// `body` decides whether to commit. A transaction in which a statement
+    /// failed is never committed, whatever `body` says. When a statement lost
+    /// a serialization or deadlock race, `body` runs again from the start (up
+    /// to ``maxRetries`` times), so it must have no effects outside the database.
+    /// When the caller has a transaction open already, `body` simply joins it
+    /// (the outermost owner commits).
+    func callerTransaction<T>(_ caller: Caller, _ body: (CallerTransaction) throws -> TransactionOutcome<T>) throws -> T {
+        let tokenHash = caller.tokenHash
+        if let current = caller.transaction {
+            switch try body(current) {
+            case .commit(let value), .rollback(let value): return value
+            }
+        }
+        var attempt = 0
+        while true {
+            var retry = false
+            let value: T? = try withMappedConnection { connection in
+                do throws(PostgresError) {
+                    try connection.execute("BEGIN")
+                    let check = Database.tokenCheck(tokenHash)
+                    _ = try connection.query(check.sql, check.params)
+                } catch {
+                    throw DatabaseFailure.map(error, statementOffset: 0)
+                }
+                let transaction = CallerTransaction(connection: connection, tokenHash: tokenHash)
+                // The pool rolls back a transaction left open, also when `body` throws.
+                let outcome = try body(transaction)
+                if transaction.sawRetryableConflict, attempt < maxRetries {
+                    retry = true
+                    try? connection.execute("ROLLBACK")
+                    return nil
+                }
+                switch outcome {
+                case .commit(let value) where !transaction.failed:
+                    do {
+                        let commit = try connection.query("COMMIT")
+                        if commit.commandTag == "ROLLBACK" {
+                            throw Problem(500, "internal_error", "the transaction was rolled back at commit")
+                        }
+                    } catch let error as PostgresError {
+                        if error.isRetryableConflict, attempt < maxRetries {
+                            retry = true
+                            return nil
+                        }
+                        throw DatabaseFailure.map(error, statementOffset: 0)
+                    }
+                    return value
+                case .commit(let value), .rollback(let value):
+                    try? connection.execute("ROLLBACK")
+                    return value
+                }
+            }
+            if retry {
+                attempt += 1
+                continue
+            }
+            if let value { return value }
+        }
+    }
+
+    /// A pooled connection for `body`, with a failure of the pool itself (no
+    /// connection to be had while PostgreSQL is down, or none free in time)
+    /// mapped like any other database failure: a 503, not an unmapped error and
+    /// a 500. What `body` throws was mapped already, and mapping is idempotent.
+    func withMappedConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        do {
+            return try pool.withConnection(body)
+        } catch let error as PostgresError {
+            throw DatabaseFailure.map(error, statementOffset: 0)
+        }
+    }
+}
+
+/// A caller's transaction held open across several round trips, for the
+/// requests that cannot be one pipeline: a batch (each operation sees the
+/// effects of the ones before it), an `Idempotency-Key` write (the stored
+/// response must commit with the write it describes) and a server-computed
+/// rank (FerryRank runs in Swift between reading the neighbours and writing).
+///
+/// It travels in the request's ``RequestScope``: while a ``Caller`` carries
+/// one, `Database.asCaller` runs its statements inside it instead of opening
+/// a transaction of its own, so the actions run unchanged inside a batch.
+///
+/// `@unchecked Sendable` because it wraps a non-Sendable connection: it is
+/// created, used and dropped on the one thread that runs the request, inside
+/// `Database.callerTransaction`'s body; no other thread ever sees it.
+final class CallerTransaction: @unchecked Sendable {
+    let connection: PostgresConnection
+    /// The token hash the token check (`Database.tokenCheck`) identified the caller with.
+    let tokenHash: String
+    /// Set when a statement lost a serialization or deadlock race: the whole
+    /// transaction is then rerun, whatever answer the request produced.
+    private(set) var sawRetryableConflict = false
+    /// Set when any statement failed: the transaction is aborted and can only roll back.
+    private(set) var failed = false
+
+    init(connection: PostgresConnection, tokenHash: String) {
+        self.connection = connection
+        self.tokenHash = tokenHash
+    }
+
+    /// Runs `statements` one round trip each (a pipeline would end the
+    /// transaction), with errors mapped as `Database.asCaller` maps them.
+    func run(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
+        var results: [PostgresResult] = []
+        results.reserveCapacity(statements.count)
+        for (index, statement) in statements.enumerated() {
+            do {
+                results.append(try connection.query(statement.sql, statement.params))
+            } catch {
+                failed = true
+                if error.isRetryableConflict { sawRetryableConflict = true }
+                var error = error
+                error.statementIndex = index
+                throw DatabaseFailure.map(error, statementOffset: 0)
+            }
+        }
+        return results
+    }
+}
+
+/// What a transaction body decides: commit or roll back, and the answer either way.
+enum TransactionOutcome<Value> {
+    case commit(Value)
+    case rollback(Value)
+}

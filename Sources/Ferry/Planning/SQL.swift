@@ -1,0 +1,80 @@
+import Foundation
+
+/// Small SQL text helpers. Identifiers come only from the catalog and are
+/// still quoted; values are always bound parameters, never spliced in.
+enum SQL {
+    /// `"name"` with embedded quotes doubled. Ferry takes identifiers only
+    /// from the introspected catalog, and still quotes them so that any name is safe.
+    static func id(_ name: String) -> String {
+        // Bulk writes name their table per request (ferry.write_items); Foundation's
+        // replacing goes through NSString even when there is nothing to replace.
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// A string literal for catalog names (field names in JSON keys).
+    static func literal(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
+
+    /// `alias."column"`.
+    static func column(_ alias: String) -> (String) -> String { { "\(alias).\(id($0))" } }
+
+    /// `(composite)."column"`.
+    static func field(_ composite: String) -> (String) -> String { { "(\(composite)).\(id($0))" } }
+
+    /// `a IS DISTINCT FROM b` that also works for json (which has no equality operator).
+    static func distinct(_ a: String, _ b: String, type: String) -> String {
+        type == "json" ? "(\(a))::jsonb IS DISTINCT FROM (\(b))::jsonb" : "\(a) IS DISTINCT FROM \(b)"
+    }
+
+    /// A PostgreSQL array literal of text elements, quoted; nil elements are NULL.
+    ///
+    /// Byte by byte: it runs per request (Index filters, If-Match and If-None-Match
+    /// revisions), and Foundation's `replacingOccurrences` was far slower, even for a
+    /// one-element list.
+    static func arrayLiteral(_ items: [String?]) -> String {
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(items.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
+        for (index, item) in items.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            guard let item else {
+                out.append(contentsOf: "NULL".utf8)
+                continue
+            }
+            out.append(quote)
+            for byte in item.utf8 {
+                if byte == quote || byte == backslash { out.append(backslash) }
+                out.append(byte)
+            }
+            out.append(quote)
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// `SQL.itemRows`: the `i` CTE every write plan starts from: the items of `$1`, a JSON array,
+/// with their index.
+///
+/// A request of exactly one item gets a statement of its own whose `i` is a
+/// row the planner knows is one row. The array form is estimated at 100 rows,
+/// so the cached generic plan of a single PATCH built hash tables for every
+/// join (`MultiExecHash` was a sizeable share of a PATCH's CPU; see bench/README.md).
+extension SQL {
+    /// `i AS (...)`: one row for `oneItem`, else one row per array element.
+    static func itemRows(oneItem: Bool) -> String {
+        if oneItem {
+            return """
+                i AS (
+                  SELECT 0 AS idx, ($1::jsonb) -> 0 AS item
+                )
+                """
+        }
+        return """
+            i AS (
+              SELECT (e.ord - 1)::int AS idx, e.item FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(item, ord)
+            )
+            """
+    }
+
+}
