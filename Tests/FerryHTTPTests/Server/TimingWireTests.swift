@@ -7,7 +7,7 @@ import Testing
 @Suite("Server: timeouts, workers, shutdown")
 struct TimingWireTests {
     @Test func slowlorisIsCutOffWhileOthersAreServed() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.headerTimeoutSeconds = 0.6 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.headerTimeoutSeconds = 0.6 })
         defer { server.shutdown() }
         let slow = try TestHTTPClient(connectingTo: server.port)
         let normal = try TestHTTPClient(connectingTo: server.port)
@@ -34,7 +34,7 @@ struct TimingWireTests {
     /// A client that stops reading cannot hold a connection (and 32 MiB of
     /// response) forever: the stalled write is cut off.
     @Test func stalledWriteIsCutOff() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.writeTimeoutSeconds = 0.5 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.writeTimeoutSeconds = 0.5 })
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /huge HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -52,7 +52,7 @@ struct TimingWireTests {
     }
 
     @Test func idleConnectionIsClosed() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.idleTimeoutSeconds = 0.3 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.idleTimeoutSeconds = 0.3 })
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -64,7 +64,7 @@ struct TimingWireTests {
     }
 
     @Test func stalledBodyIsCutOff() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.bodyTimeoutSeconds = 0.3 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.bodyTimeoutSeconds = 0.3 })
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
@@ -74,7 +74,7 @@ struct TimingWireTests {
     }
 
     @Test func blockingHandlerDoesNotStallOtherConnections() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let port = server.port
         let slowResult = Background<Int> {
@@ -96,7 +96,7 @@ struct TimingWireTests {
     }
 
     @Test func gracefulShutdownFinishesInFlightRequest() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.shutdownGraceSeconds = 5 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.shutdownGraceSeconds = 5 })
         let port = server.port
         let idle = try TestHTTPClient(connectingTo: port)
         try idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -124,7 +124,7 @@ struct TimingWireTests {
     }
 
     @Test func shutdownGraceCutsOffHandlersThatRunTooLong() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.shutdownGraceSeconds = 0.3 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.shutdownGraceSeconds = 0.3 })
         let slow = try TestHTTPClient(connectingTo: server.port)
         try slow.send("GET /slow?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n")
         usleep(100_000)
