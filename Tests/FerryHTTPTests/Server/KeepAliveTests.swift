@@ -93,7 +93,8 @@ struct KeepAliveTests {
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /huge HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        // 32 MiB cannot fit in the loopback socket buffers: the server's write blocks meanwhile.
+        // A real sleep: reading late is the point, and nothing tells the test that the
+        // server's write has blocked (32 MiB cannot fit in the loopback socket buffers).
         usleep(300_000)
         let huge = try client.readResponse()
         #expect(huge.status == 200)
