@@ -8,6 +8,8 @@ import Foundation
 // test that checks that with `#expect`; ``waitUntil(_:within:every:_:)`` and
 // ``waitFor(_:within:every:_:)`` throw ``WaitTimedOut`` naming what did not happen,
 // so a test that only needs the condition to go on fails with that message.
+// ``eventuallyAsync(within:every:_:)`` and ``waitUntilAsync(_:within:every:_:)`` are
+// the forms for async tests.
 //
 // The synchronous forms block their thread on purpose: an `await`ed sleep resumes on
 // Swift's small cooperative pool, which long synchronous suites can starve for many
@@ -25,6 +27,7 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
 
 /// Polls `condition` every `interval` seconds until it holds or `seconds` pass;
 /// returns whether it held (checked once more at the deadline).
+@available(*, noasync, message: "blocks a thread of Swift's small cooperative pool: use eventuallyAsync")
 public func eventually(within seconds: Double, every interval: Double = 0.02, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
     while DispatchTime.now().uptimeNanoseconds < deadline {
@@ -36,6 +39,7 @@ public func eventually(within seconds: Double, every interval: Double = 0.02, _ 
 
 /// Polls `condition` until it holds; throws ``WaitTimedOut`` naming `what` when
 /// `seconds` pass first.
+@available(*, noasync, message: "blocks a thread of Swift's small cooperative pool: use waitUntilAsync")
 public func waitUntil(
     _ what: @autoclosure () -> String, within seconds: Double = 10, every interval: Double = 0.02,
     _ condition: () throws -> Bool
@@ -45,6 +49,7 @@ public func waitUntil(
 
 /// Polls `value` until it returns something and returns that; throws ``WaitTimedOut``
 /// naming `what` when `seconds` pass first.
+@available(*, noasync, message: "blocks a thread of Swift's small cooperative pool: use waitUntilAsync")
 public func waitFor<T>(
     _ what: @autoclosure () -> String, within seconds: Double = 10, every interval: Double = 0.02,
     _ value: () throws -> T?
@@ -58,18 +63,25 @@ public func waitFor<T>(
     return found
 }
 
-/// ``waitUntil(_:within:every:_:)`` for a condition that must be awaited (an actor's
+/// ``eventually(within:every:_:)`` for a condition that must be awaited (an actor's
 /// state, an async client). It sleeps between polls with `Task.sleep`, so it suits
-/// tests whose deadlines are generous rather than measured.
-public func waitUntil(
+/// tests whose deadlines are generous rather than measured. (Named apart from the
+/// blocking form: a closure that awaits nothing would otherwise pick that one.)
+public func eventuallyAsync(
+    within seconds: Double, every interval: Double = 0.05, _ condition: () async throws -> Bool
+) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .seconds(interval))
+    }
+    return try await condition()
+}
+
+/// ``waitUntil(_:within:every:_:)`` for a condition that must be awaited.
+public func waitUntilAsync(
     _ what: @autoclosure () -> String, within seconds: Double = 10, every interval: Double = 0.05,
     _ condition: () async throws -> Bool
 ) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .seconds(interval))
-    }
-    if try await condition() { return }
-    throw WaitTimedOut(what(), seconds: seconds)
+    guard try await eventuallyAsync(within: seconds, every: interval, condition) else { throw WaitTimedOut(what(), seconds: seconds) }
 }
