@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import Foundation
 import Synchronization
 import FerryTestSupport
@@ -28,12 +29,17 @@ import Testing
         let controller = Thread {
             defer { running.store(false, ordering: .relaxed) }
             do {
-                Thread.sleep(forTimeInterval: 1)
+                try waitUntil("the load to be served before the restart") { attempts.all.contains { $0.kind == nil } }
                 let stopping = ContinuousClock.now
                 try server.stop(mode: "fast")
-                Thread.sleep(forTimeInterval: 2)
+                // The outage lasts until the load has met it (as checked below).
+                try waitUntil("the load to fail during the outage") {
+                    attempts.all.contains { $0.at > stopping && ($0.kind != nil || $0.other != nil) }
+                }
                 try server.start()
                 timeline.withLock { $0 = (stopping, .now) }
+                // A real sleep: the load runs on for 4 s after the restart, the window in which
+                // the test looks for errors that go on too long and for enough successes.
                 Thread.sleep(forTimeInterval: 4)
             } catch {
                 controlErrors.append("\(error)")
@@ -56,6 +62,7 @@ import Testing
                 } catch {
                     attempts.append(Attempt(at: .now, kind: nil, other: "\(error)"))
                 }
+                // A real sleep: it paces the load; it waits for nothing.
                 usleep(2000)
             }
         }
