@@ -32,10 +32,9 @@ import Testing
                 try waitUntil("the load to be served before the restart") { attempts.all.contains { $0.kind == nil } }
                 let stopping = ContinuousClock.now
                 try server.stop(mode: "fast")
-                // The outage lasts until the load has met it (as checked below).
-                try waitUntil("the load to fail during the outage") {
-                    attempts.all.contains { $0.at > stopping && ($0.kind != nil || $0.other != nil) }
-                }
+                // A real sleep: the outage's length is the fault under test (2 s of failed
+                // connects, longer than the pool's acquire timeout); the errors are checked below.
+                Thread.sleep(forTimeInterval: 2)
                 try server.start()
                 timeline.withLock { $0 = (stopping, .now) }
                 // A real sleep: the load runs on for 4 s after the restart, the window in which

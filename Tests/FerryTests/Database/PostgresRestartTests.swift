@@ -59,17 +59,13 @@ import FerryTestSupport
         func served(after instant: Double, write: Bool) -> Bool {
             outcomes.withLock { $0.contains { $0.at > instant && $0.write == write && (200..<300).contains($0.status) } }
         }
-        func refused(after instant: Double, write: Bool) -> Bool {
-            outcomes.withLock { $0.contains { $0.at > instant && $0.write == write && $0.status == 503 } }
-        }
         // Serving first, with time for it when the whole suite loads the machine.
         try waitUntil("reads and writes to be served", within: 15) { served(after: 0, write: false) && served(after: 0, write: true) }
         try cluster.stop()
         let outageStart = Date().timeIntervalSince(start)
-        // The outage lasts until both kinds of request have met it (as checked below).
-        try waitUntil("reads and writes to be refused during the outage") {
-            refused(after: outageStart + 0.2, write: false) && refused(after: outageStart + 0.2, write: true)
-        }
+        // A real sleep: the outage's length is the fault under test (2 s of refusals and
+        // reconnects, longer than the pool's acquire timeout); the 503s are checked below.
+        Thread.sleep(forTimeInterval: 2)
         try cluster.start()
         let restarted = Date().timeIntervalSince(start)
         // Back within 10 s (the bound).
