@@ -71,13 +71,13 @@ let package = Package(
             name: "FerryHTTPTests",
             dependencies: ["FerryHTTP", "FerryHTTPTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres", "FerryTestSupport"]),
-        .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached", "FerryTestSupport"]),
+        .testTarget(name: "FerryPostgresTests", dependencies: ["FerryPostgres", "FerryHTTPTestSupport", "FerryTestSupport"]),
+        .testTarget(name: "FerryMemcachedTests", dependencies: ["FerryMemcached", "FerryHTTPTestSupport", "FerryTestSupport"]),
         .testTarget(name: "FerryRankTests", dependencies: ["FerryRank"]),
         // For the HTTP layer's tests, which build without libpq or libmemcached, and every
-        // other test target: the raw-socket HTTP client, a zlib codec that shares no code
-        // with the server's.
-        .target(name: "FerryHTTPTestSupport", dependencies: ["CZlib"]),
+        // other test target: the raw-socket HTTP client, the one way to start a test's
+        // HTTP server, waits on conditions, a zlib codec that shares no code with the server's.
+        .target(name: "FerryHTTPTestSupport", dependencies: ["CZlib", "FerryHTTP", .product(name: "Logging", package: "swift-log")]),
         // Shared by the server's and the client's test targets: scratch databases, Ferry
         // servers in process and as processes.
         .target(

@@ -55,11 +55,15 @@ public enum FerryProcess {
         try stdin.fileHandleForWriting.close()
         // Read both pipes before waiting, so a full pipe cannot block the child.
         let errData = Mutex<Data>(Data())
-        let reader = Thread { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
+        let errRead = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() }
+            errRead.signal()
+        }
         reader.start()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        while !reader.isFinished { Thread.sleep(forTimeInterval: 0.005) }
+        errRead.wait()
         return Outcome(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))

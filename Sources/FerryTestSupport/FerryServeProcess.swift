@@ -74,13 +74,10 @@ public final class FerryServeProcess {
         try process.run()
         try? log.close()
         self.process = process
-        let deadline = Date().addingTimeInterval(30)
-        while !Self.healthy(port: port) {
-            guard process.isRunning, Date() < deadline else {
-                kill()
-                throw TestError("ferry serve did not become healthy on port \(port):\n\(logTail())")
-            }
-            usleep(50_000)  // polling a starting process: there is no event to wait on
+        let healthy = eventually(within: 30, every: 0.05) { !process.isRunning || Self.healthy(port: port) } && process.isRunning
+        guard healthy else {
+            kill()
+            throw TestError("ferry serve did not become healthy on port \(port):\n\(logTail())")
         }
     }
 

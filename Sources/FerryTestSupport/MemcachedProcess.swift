@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -51,16 +52,16 @@ public final class MemcachedProcess: @unchecked Sendable {
         kill()
         var lastError: Error = TestError("restart failed")
         // The port may take a moment to be free again.
-        for _ in 0..<20 {
+        let launched = eventually(within: 5, every: 0.05) {
             do {
                 process = try Self.launch(port: port, itemSizeLimit: itemSizeLimit)
-                return
+                return true
             } catch {
                 lastError = error
-                usleep(50_000)
+                return false
             }
         }
-        throw lastError
+        if !launched { throw lastError }
     }
 
     /// Freezes the process: its kernel still accepts connections, it never answers.
@@ -69,8 +70,8 @@ public final class MemcachedProcess: @unchecked Sendable {
         guard let process else { return }
         let pid = process.processIdentifier
         Glibc.kill(pid, SIGSTOP)
-        let deadline = Date().addingTimeInterval(2)
-        while Date() < deadline, !Self.allThreadsStopped(pid) { usleep(1000) }
+        // Not thrown: a test that needs it stopped sees it answer, and fails on that.
+        _ = eventually(within: 2, every: 0.001) { Self.allThreadsStopped(pid) }
     }
 
     private static func allThreadsStopped(_ pid: Int32) -> Bool {
@@ -97,14 +98,11 @@ public final class MemcachedProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(3)
-        while Date() < deadline {
-            if !process.isRunning {
-                throw TestError("memcached exited with \(process.terminationStatus) on port \(port)")
-            }
-            if canConnect(port: port) { return process }
-            usleep(10_000)
+        _ = eventually(within: 3, every: 0.01) { !process.isRunning || canConnect(port: port) }
+        if !process.isRunning {
+            throw TestError("memcached exited with \(process.terminationStatus) on port \(port)")
         }
+        if canConnect(port: port) { return process }
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         throw TestError("memcached on port \(port) did not accept connections within 3 s")

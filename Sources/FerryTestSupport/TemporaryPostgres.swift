@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -112,10 +113,8 @@ public final class TemporaryPostgres: Sendable {
         if let disk {
             // Busy while the server's last processes exit: retry, then detach it lazily
             // rather than leave a mount behind (bench runs often did).
-            var unmounted = false
-            for _ in 0..<50 where !unmounted {
-                unmounted = (try? spawn(["/usr/bin/umount", disk], output: directory + "/umount.out")) != nil
-                if !unmounted { usleep(100_000) }
+            let unmounted = eventually(within: 5, every: 0.1) {
+                (try? spawn(["/usr/bin/umount", disk], output: directory + "/umount.out")) != nil
             }
             if !unmounted { try? spawn(["/usr/bin/umount", "-l", disk], output: directory + "/umount.out") }
         }

@@ -34,8 +34,13 @@ public final class TestFerryInstance: Sendable {
         app = try FerryApp(configuration: config, logger: logger)
         var serverConfig = app.serverConfiguration
         serverConfig.accessLog = false
-        server = app.makeServer(serverConfig)
-        try server.start()
+        let app = app
+        do {
+            server = try TestHTTPServer.start(serverConfig) { app.makeServer($0) }
+        } catch {
+            app.close()
+            throw error
+        }
     }
 
     /// The bound port.

@@ -61,6 +61,7 @@ struct RetryTableTests {
                 }
                 return seen
             }
+            // Not a wait: the deadline of a race the events win as soon as they come.
             group.addTask { try? await Task.sleep(for: .seconds(2)); return [] }
             let first = await group.next() ?? []
             group.cancelAll()

@@ -21,7 +21,8 @@ import Testing
             group.addTask { await readers.value }
             // Generous: in a full test run other suites can hold the two
             // cooperative threads of a 2-core machine for a minute (CI saw 60 s),
-            // and the readers only need to be scheduled once to end.
+            // and the readers only need to be scheduled once to end. Not a wait: the
+            // deadline of a race the readers win as soon as they end.
             group.addTask { try? await Task.sleep(for: .seconds(300)); return false }
             let first = await group.next() ?? false
             // A stream's reader also ends when its task is cancelled: that

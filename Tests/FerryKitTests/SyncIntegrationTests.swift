@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 @testable import FerryKit
 import FerryTestSupport
 import Foundation
@@ -25,6 +26,7 @@ import Testing
     static func nextEvent(_ engine: SyncEngine, within seconds: Double = 5) async -> SyncEvent? {
         await withTaskGroup(of: SyncEvent?.self) { group in
             group.addTask { var iterator = engine.events.makeAsyncIterator(); return await iterator.next() }
+            // Not a wait: the deadline of a race the event wins as soon as it comes.
             group.addTask { try? await Task.sleep(for: .seconds(seconds)); return nil }
             let first = await group.next() ?? nil
             group.cancelAll()
@@ -167,13 +169,12 @@ import Testing
         // The horizon just moved to this moment; while another suite's
         // transaction that began before it runs, even a fresh cursor is behind
         // it and the engine says to come back later.
-        let deadline = Date().addingTimeInterval(120)
-        while true {
+        try await waitUntilAsync("a's pull to be let past the new purge horizon", within: 120, every: 0.1) {
             do {
                 try await a.engine.pull()
-                break
-            } catch let refused as ServerRefusedForNow where refused.status == 410 && Date() < deadline {
-                try await Task.sleep(for: .milliseconds(100))
+                return true
+            } catch let refused as ServerRefusedForNow where refused.status == 410 {
+                return false
             }
         }
         #expect(try a.store.row("study_sets", id: set)?["description"] == .string("kept through the resync"))

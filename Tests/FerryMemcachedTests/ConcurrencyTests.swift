@@ -57,6 +57,8 @@ import Testing
             finished.signal()
         }.start()
         started.wait()
+        // A real sleep: nothing outside the client shows that the thread has taken the only
+        // connection (the listener never accepts); 50 ms of its 300 ms hold lets it.
         usleep(50_000)
         let (result, seconds) = timed { try client.get("other") }
         #expect(kind(of: result) == .unavailable)

@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import FerryTestSupport
 import Testing
 @testable import FerryMemcached

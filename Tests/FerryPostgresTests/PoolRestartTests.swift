@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import Foundation
 import Synchronization
 import FerryTestSupport
@@ -28,12 +29,16 @@ import Testing
         let controller = Thread {
             defer { running.store(false, ordering: .relaxed) }
             do {
-                Thread.sleep(forTimeInterval: 1)
+                try waitUntil("the load to be served before the restart") { attempts.all.contains { $0.kind == nil } }
                 let stopping = ContinuousClock.now
                 try server.stop(mode: "fast")
+                // A real sleep: the outage's length is the fault under test (2 s of failed
+                // connects, longer than the pool's acquire timeout); the errors are checked below.
                 Thread.sleep(forTimeInterval: 2)
                 try server.start()
                 timeline.withLock { $0 = (stopping, .now) }
+                // A real sleep: the load runs on for 4 s after the restart, the window in which
+                // the test looks for errors that go on too long and for enough successes.
                 Thread.sleep(forTimeInterval: 4)
             } catch {
                 controlErrors.append("\(error)")
@@ -56,6 +61,7 @@ import Testing
                 } catch {
                     attempts.append(Attempt(at: .now, kind: nil, other: "\(error)"))
                 }
+                // A real sleep: it paces the load; it waits for nothing.
                 usleep(2000)
             }
         }

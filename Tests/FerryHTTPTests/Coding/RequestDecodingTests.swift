@@ -14,13 +14,13 @@ struct RequestDecodingTests {
         return try client.readResponse()
     }
 
-    /// The refusal's reason, as TestServer's refusal writes it.
+    /// The refusal's reason, as TestHTTPServer's refusal writes it.
     private func reason(_ response: TestHTTPClient.Response) -> String? {
         (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["reason"] as? String
     }
 
     @Test func gzipAndDeflateBodiesReachTheHandlerDecoded() throws {
-        let server = try TestServer.start(responder: CodingRoutes.router())
+        let server = try TestHTTPServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         let plain = Array(#"[{"word":"a"},{"word":"b"}]"#.utf8)
@@ -42,7 +42,7 @@ struct RequestDecodingTests {
     /// passes the limit, without the gigabyte ever being held.
     @Test func aGzipBombGets413AtTheLimit() throws {
         let limit = 2 << 20
-        let server = try TestServer.start(limits: TestServer.limits { $0.maxBodyBytes = limit }, responder: CodingRoutes.router())
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.maxBodyBytes = limit }, responder: CodingRoutes.router())
         defer { server.shutdown() }
         let bomb = ZlibCodec.zeros(count: 1 << 30)
         #expect(bomb.count < limit, "the compressed body itself is within the limit: \(bomb.count) bytes")
@@ -64,7 +64,7 @@ struct RequestDecodingTests {
     }
 
     @Test func corruptAndTruncatedStreamsGet400() throws {
-        let server = try TestServer.start(responder: CodingRoutes.router())
+        let server = try TestHTTPServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         let good = ZlibCodec.encode(Array(String(repeating: "{\"a\":1}", count: 50).utf8))
@@ -83,7 +83,7 @@ struct RequestDecodingTests {
     }
 
     @Test func anUnknownCodingGets415NamingTheKnownOnes() throws {
-        let server = try TestServer.start(responder: CodingRoutes.router())
+        let server = try TestHTTPServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         for field in ["br", "zstd", "gzip, br", "compress"] {

@@ -17,7 +17,7 @@ struct ResponseCompressionTests {
     }
 
     @Test func gzipAndDeflateDecodeToTheIdentityBody() throws {
-        let server = try TestServer.start(responder: CodingRoutes.router())
+        let server = try TestHTTPServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
         let identity = try get(server, "/json")
         #expect(identity.header("Content-Encoding") == nil)
@@ -47,7 +47,7 @@ struct ResponseCompressionTests {
         ("br", "identity"), ("", "identity"), ("gzip;q=2", "identity"), ("gzip;q=bad", "identity"),
     ])
     func qvaluesChooseTheCoding(field: String, expected: String) throws {
-        let server = try TestServer.start(responder: CodingRoutes.router())
+        let server = try TestHTTPServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
         let response = try get(server, "/json", [("Accept-Encoding", field)])
         #expect(response.status == 200)
@@ -58,7 +58,7 @@ struct ResponseCompressionTests {
     }
 
     @Test func smallTextAndLevelZeroAnswersStayIdentity() throws {
-        let server = try TestServer.start(responder: CodingRoutes.router())
+        let server = try TestHTTPServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
         let small = try get(server, "/small", [("Accept-Encoding", "gzip")])
         #expect(small.header("Content-Encoding") == nil, "under the 1 KiB minimum")
@@ -72,7 +72,7 @@ struct ResponseCompressionTests {
         let decoded = try JSONSerialization.jsonObject(with: Data(ZlibCodec.decode(problem.body))) as? [String: Any]
         #expect(decoded?["code"] as? String == "validation_failed")
 
-        let off = try TestServer.start(responder: CodingRoutes.router(), compression: HTTPCompression(level: 0))
+        let off = try TestHTTPServer.start(responder: CodingRoutes.router(), compression: HTTPCompression(level: 0))
         defer { off.shutdown() }
         let plain = try get(off, "/json", [("Accept-Encoding", "gzip")])
         #expect(plain.header("Content-Encoding") == nil)
@@ -80,7 +80,7 @@ struct ResponseCompressionTests {
     }
 
     @Test func strongETagsDifferPerEncodingAnd304HoldsAcrossThem() throws {
-        let server = try TestServer.start(responder: CodingRoutes.router())
+        let server = try TestHTTPServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
         #expect(try get(server, "/json").header("ETag") == #""v1""#)
         #expect(try get(server, "/json", [("Accept-Encoding", "gzip")]).header("ETag") == #""v1-gzip""#)
@@ -109,7 +109,7 @@ struct ResponseCompressionTests {
     }
 
     @Test func headSendsTheHeadOfTheCodedAnswerAndNoBody() throws {
-        let server = try TestServer.start(responder: CodingRoutes.router())
+        let server = try TestHTTPServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
         let coded = try get(server, "/json", [("Accept-Encoding", "gzip")])
         let client = try TestHTTPClient(connectingTo: server.port)
@@ -123,7 +123,7 @@ struct ResponseCompressionTests {
     }
 
     @Test func aStreamedAnswerIsCompressedAsItStreams() throws {
-        let server = try TestServer.start(responder: CodingRoutes.router())
+        let server = try TestHTTPServer.start(responder: CodingRoutes.router())
         defer { server.shutdown() }
         let plain = try get(server, "/stream")
         #expect(plain.header("Transfer-Encoding") == "chunked")

@@ -7,7 +7,7 @@ import Testing
 @Suite("Server: keep-alive, pipelining, framing")
 struct KeepAliveTests {
     @Test func keepAliveServesManyRequestsOnOneConnection() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         for _ in 0..<3 {
@@ -23,7 +23,7 @@ struct KeepAliveTests {
     }
 
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         // The first goes to a worker and is slow; the others are inline: order must hold.
@@ -35,7 +35,7 @@ struct KeepAliveTests {
     }
 
     @Test func chunkedRequestBodyIsDechunked() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
@@ -47,7 +47,7 @@ struct KeepAliveTests {
     }
 
     @Test func expectContinueGetsInterimResponseThenAnswer() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
@@ -60,7 +60,7 @@ struct KeepAliveTests {
     }
 
     @Test func headHasHeadersOnlyWithGetsLength() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("HEAD /big HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -73,7 +73,7 @@ struct KeepAliveTests {
     }
 
     @Test func largeAndStreamedBodiesArrive() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -89,11 +89,12 @@ struct KeepAliveTests {
     /// larger than the socket buffers, read late, must still finish, and the connection must
     /// then go back to reading (here a pipelined request and a later one).
     @Test func blockedWriteResumesWhenTheClientReads() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /huge HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        // 32 MiB cannot fit in the loopback socket buffers: the server's write blocks meanwhile.
+        // A real sleep: reading late is the point, and nothing tells the test that the
+        // server's write has blocked (32 MiB cannot fit in the loopback socket buffers).
         usleep(300_000)
         let huge = try client.readResponse()
         #expect(huge.status == 200)
@@ -105,7 +106,7 @@ struct KeepAliveTests {
     }
 
     @Test func connectionCloseIsHonoured() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -115,12 +116,7 @@ struct KeepAliveTests {
     }
 
     @Test func http10KeepAliveAndIPv6() throws {
-        var logger = Logger(label: "test")
-        logger.logLevel = .warning
-        let server = HTTPServer(
-            configuration: HTTPServerConfiguration(host: "::", port: 0, limits: TestServer.limits(), ioThreads: 1, workerThreads: 1),
-            responder: TestServer.router(), logger: logger)
-        try server.start()
+        let server = try TestHTTPServer.start(ioThreads: 1, workerThreads: 1, host: "::")
         defer { server.shutdown() }
         let v6 = try TestHTTPClient(connectingTo: server.port, host: "::1")
         try v6.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
@@ -137,7 +133,7 @@ struct KeepAliveTests {
     /// the requests, the case `Connection.sawHangup` is for, is up to the scheduler; on
     /// loopback it usually comes as an event of its own.)
     @Test func requestsThenAHalfCloseAreAnsweredAndTheConnectionCloses() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         for count in [1, 3] {
             let client = try TestHTTPClient(connectingTo: server.port)

@@ -20,7 +20,7 @@ struct LimitWireTests {
     }
 
     @Test func longRequestLineIs414() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /" + String(repeating: "a", count: 2000) + " HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -28,7 +28,7 @@ struct LimitWireTests {
     }
 
     @Test func largeHeaderSectionIs431() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 3000) + "\r\n\r\n")
@@ -36,7 +36,7 @@ struct LimitWireTests {
     }
 
     @Test func oversizedBodyIs413BeforeTheBodyIsRead() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         // Only the head is sent: the answer must come without the body.
@@ -45,7 +45,7 @@ struct LimitWireTests {
     }
 
     @Test func connectionCapAnswers503() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.maxConnections = 2 }, ioThreads: 1)
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.maxConnections = 2 }, ioThreads: 1)
         defer { server.shutdown() }
         let first = try TestHTTPClient(connectingTo: server.port)
         let second = try TestHTTPClient(connectingTo: server.port)
@@ -62,7 +62,7 @@ struct LimitWireTests {
     }
 
     @Test func contentLengthWithTransferEncodingIsRefusedAndClosed() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send(
@@ -72,7 +72,7 @@ struct LimitWireTests {
     }
 
     @Test func duplicateContentLengthIsRefusedAndClosed() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send(
@@ -82,7 +82,7 @@ struct LimitWireTests {
     }
 
     @Test func requestInsideAChunkedBodyIsNotExecuted() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         // The chunk's data looks like a request; it must stay body.

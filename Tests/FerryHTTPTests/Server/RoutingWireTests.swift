@@ -11,7 +11,7 @@ struct RoutingWireTests {
     }
 
     @Test func notFoundIsProblemJSON() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -28,7 +28,7 @@ struct RoutingWireTests {
     }
 
     @Test func wrongMethodIs405WithAllow() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("PUT /v1/sets/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
@@ -40,7 +40,7 @@ struct RoutingWireTests {
 
     /// A handler's header value can never split the response: CR, LF and NUL go out as spaces.
     @Test func headerValuesCannotSplitTheResponse() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /unsafe-header HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -53,7 +53,7 @@ struct RoutingWireTests {
     }
 
     @Test func literalSegmentsWinAndParametersReachTheHandler() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /v1/users/me HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/users/42 HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -62,7 +62,7 @@ struct RoutingWireTests {
     }
 
     @Test func throwingHandlerGives500AndHTTPErrorItsStatus() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /throws HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -77,7 +77,7 @@ struct RoutingWireTests {
     }
 
     @Test func requestIDIsEchoedOrGenerated() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /id HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc-123.x\r\n\r\n")

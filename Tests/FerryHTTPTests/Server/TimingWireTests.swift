@@ -7,7 +7,7 @@ import Testing
 @Suite("Server: timeouts, workers, shutdown")
 struct TimingWireTests {
     @Test func slowlorisIsCutOffWhileOthersAreServed() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.headerTimeoutSeconds = 0.6 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.headerTimeoutSeconds = 0.6 })
         defer { server.shutdown() }
         let slow = try TestHTTPClient(connectingTo: server.port)
         let normal = try TestHTTPClient(connectingTo: server.port)
@@ -21,6 +21,7 @@ struct TimingWireTests {
             try normal.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try normal.readResponse().text == "ok")
             served += 1
+            // A real sleep: the slow client trickling its head is what trips the header timeout.
             usleep(40_000)
         }
         let response = try slow.readResponse()
@@ -34,17 +35,15 @@ struct TimingWireTests {
     /// A client that stops reading cannot hold a connection (and 32 MiB of
     /// response) forever: the stalled write is cut off.
     @Test func stalledWriteIsCutOff() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.writeTimeoutSeconds = 0.5 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.writeTimeoutSeconds = 0.5 })
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /huge HTTP/1.1\r\nHost: x\r\n\r\n")
-        usleep(200_000)
-        #expect(server.openConnections == 1)
+        try waitUntil("the server to accept the connection") { server.openConnections == 1 }
         let start = MonotonicClock.now()
-        while server.openConnections > 0, MonotonicClock.now() - start < 5 { usleep(50_000) }
+        try waitUntil("the server to cut off the stalled connection", within: 5) { server.openConnections == 0 }
         let elapsed = MonotonicClock.now() - start
-        #expect(server.openConnections == 0, "the stalled connection is still open")
-        #expect(elapsed < 3)
+        #expect(elapsed > 0.3 && elapsed < 3)
         // Others are still served.
         let other = try TestHTTPClient(connectingTo: server.port)
         try other.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -52,7 +51,7 @@ struct TimingWireTests {
     }
 
     @Test func idleConnectionIsClosed() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.idleTimeoutSeconds = 0.3 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.idleTimeoutSeconds = 0.3 })
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -64,7 +63,7 @@ struct TimingWireTests {
     }
 
     @Test func stalledBodyIsCutOff() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.bodyTimeoutSeconds = 0.3 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.bodyTimeoutSeconds = 0.3 })
         defer { server.shutdown() }
         let client = try TestHTTPClient(connectingTo: server.port)
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
@@ -74,7 +73,7 @@ struct TimingWireTests {
     }
 
     @Test func blockingHandlerDoesNotStallOtherConnections() throws {
-        let server = try TestServer.start()
+        let server = try TestHTTPServer.start()
         defer { server.shutdown() }
         let port = server.port
         let slowResult = Background<Int> {
@@ -83,10 +82,8 @@ struct TimingWireTests {
             return (try? client.readResponse().status) ?? -1
         }
         // Up to 10 s for the background client to get its request in: once, on a
-        // machine still starting other services, 2 s was not enough. The loop ends
-        // as soon as it is in, so this costs nothing otherwise.
-        for _ in 0..<1_000 where server.inFlightRequests == 0 { usleep(10_000) }
-        #expect(server.inFlightRequests == 1)
+        // machine still starting other services, 2 s was not enough.
+        try waitUntil("the slow request to be in flight") { server.inFlightRequests == 1 }
         let start = MonotonicClock.now()
         let other = try TestHTTPClient(connectingTo: port)
         try other.send("GET /v1/sets/1 HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -96,15 +93,14 @@ struct TimingWireTests {
     }
 
     @Test func gracefulShutdownFinishesInFlightRequest() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.shutdownGraceSeconds = 5 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.shutdownGraceSeconds = 5 })
         let port = server.port
         let idle = try TestHTTPClient(connectingTo: port)
         try idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try idle.readResponse().status == 200)
         let slow = try TestHTTPClient(connectingTo: port)
         try slow.send("GET /slow?ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n")
-        for _ in 0..<1_000 where server.inFlightRequests == 0 { usleep(10_000) }
-        #expect(server.inFlightRequests == 1)
+        try waitUntil("the slow request to be in flight") { server.inFlightRequests == 1 }
         #expect(server.openConnections == 2)
         let start = MonotonicClock.now()
         // Begun here, on this thread, so it surely precedes the handler's end.
@@ -124,10 +120,10 @@ struct TimingWireTests {
     }
 
     @Test func shutdownGraceCutsOffHandlersThatRunTooLong() throws {
-        let server = try TestServer.start(limits: TestServer.limits { $0.shutdownGraceSeconds = 0.3 })
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.shutdownGraceSeconds = 0.3 })
         let slow = try TestHTTPClient(connectingTo: server.port)
         try slow.send("GET /slow?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n")
-        usleep(100_000)
+        try waitUntil("the slow request to be in flight") { server.inFlightRequests == 1 }
         let start = MonotonicClock.now()
         server.shutdown()
         #expect(MonotonicClock.now() - start < 1.2)

@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import FerryTestSupport
 import Foundation
 import Testing
@@ -62,15 +63,13 @@ import Testing
         let expected = ["perro = dog", "hola = hi", "adios = goodbye", "gracias = thank you"]
         var screens: [NotesScreen] = []
         for person in [alice, bob] { try person.type("sync") }
-        let deadline = Date().addingTimeInterval(120)
-        while true {
-            try await Task.sleep(for: .milliseconds(500))
+        let converged = try await eventuallyAsync(within: 120, every: 0.5) {
             screens = try [alice.screen(), bob.screen()]
-            if screens.allSatisfy({ $0.settled && $0.texts == expected }) { break }
-            guard Date() < deadline else {
-                Issue.record("the screens did not converge:\n\(screens[0])\n\n\(screens[1])")
-                return
-            }
+            return screens.allSatisfy { $0.settled && $0.texts == expected }
+        }
+        guard converged else {
+            Issue.record("the screens did not converge:\n\(screens[0])\n\n\(screens[1])")
+            return
         }
         #expect(screens[0].rows == screens[1].rows)
         #expect(screens[1].contains("conflict on term \"hola\": definition kept \"hi\" over the server's \"hello there\""),

@@ -1,4 +1,5 @@
 @testable import ferry_notes
+import FerryHTTPTestSupport
 import FerryKit
 import Foundation
 import Synchronization
@@ -12,6 +13,7 @@ private final class Returned: Sendable {
 /// Every request fails, after a pause: a sync that takes a while and then fails.
 private struct SlowDownTransport: Transport {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
+        // A real sleep: a sync that takes a while is what the test needs.
         try await Task.sleep(for: .milliseconds(300))
         throw TransportFailure("the server is down")
     }
@@ -33,13 +35,9 @@ struct NotesAppSyncTests {
         let returned = Returned()
         // Unstructured, so that a spinning call cannot keep the test from ending.
         Task { await app.syncNow(); returned.count.add(1, ordering: .relaxed) }
-        try await Task.sleep(for: .milliseconds(100))
+        try await waitUntilAsync("the first sync to run") { await app.running != nil }
         Task { await app.syncNow(); returned.count.add(1, ordering: .relaxed) }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while returned.count.load(ordering: .relaxed) < 2, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        let bothReturned = returned.count.load(ordering: .relaxed) == 2
+        let bothReturned = try await eventuallyAsync(within: 20) { returned.count.load(ordering: .relaxed) == 2 }
         #expect(bothReturned, "a sync asked for while another ran never returned")
         // Only then: a spinning call holds the app's actor, and asking it would wait forever.
         if bothReturned { #expect(await app.lastError != nil, "both syncs ran and failed, and the screen would say why") }

@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import Foundation
 
 /// A ferry-notes screen as text, read the way a person reads it: the rows of
@@ -53,13 +54,13 @@ struct NotesTerminal {
     /// Reads the screen until `condition` holds, as a person waits for it.
     @discardableResult
     func waitFor(_ what: String, timeout: Double = 60, _ condition: (NotesScreen) -> Bool) async throws -> NotesScreen {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            let screen = try screen()
-            if condition(screen) { return screen }
-            guard Date() < deadline else { throw Tmux.Failed(description: "\(session): waited \(timeout) s for \(what); the screen:\n\(screen)") }
-            try await Task.sleep(for: .milliseconds(100))
+        var last = try screen()
+        let shown = try await eventuallyAsync(within: timeout, every: 0.1) {
+            last = try screen()
+            return condition(last)
         }
+        guard shown else { throw Tmux.Failed(description: "\(session): waited \(timeout) s for \(what); the screen:\n\(last)") }
+        return last
     }
 
     /// Types `line`, then waits for the screen it leads to.

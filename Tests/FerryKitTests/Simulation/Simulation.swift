@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 @testable import FerryKit
 import FerryTestSupport
 import Foundation
@@ -246,14 +247,11 @@ final class Simulation {
     /// cluster's oldest transaction, so this polls, within a deadline.
     func quiesce() async throws {
         for device in devices { device.transport.set(offline: false, faultRate: 0) }
-        let deadline = Date().addingTimeInterval(120)
-        while true {
+        // Not thrown: `check()` then reports what still differs.
+        _ = try await eventuallyAsync(within: 120) {
             for device in devices { await device.sync(faultRate: 0) }
-            var settled = true
-            for device in devices where try device.store.pendingCount() > 0 { settled = false }
-            if settled, try await differences().isEmpty { return }
-            guard Date() < deadline else { return }
-            try await Task.sleep(for: .milliseconds(50))
+            for device in devices where try device.store.pendingCount() > 0 { return false }
+            return try await differences().isEmpty
         }
     }
 
@@ -272,6 +270,8 @@ final class Simulation {
             } catch where attempt < 10 {
                 _ = error
             }
+            // A real sleep: a retry's backoff, as an app's; the attempts bound it, and the
+            // answer is then checked as any other.
             try await Task.sleep(for: .milliseconds(200 * attempt))
         }
     }

@@ -83,6 +83,7 @@ final class SimulationTransport: Transport {
             retries.lost(request, lost)
             throw TransportFailure("simulated: response lost")
         case .delay?:
+            // A real sleep: a slow network is the fault injected.
             try await Task.sleep(for: .milliseconds(delay))
         case .serviceUnavailable?:
             return TransportResponse(status: 503, headers: ["Retry-After": "0", "Content-Type": "application/problem+json"],

@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import FerryKit
 import FerryTestSupport
 import Foundation
@@ -43,6 +44,7 @@ final class FerryServer {
         var added = try FerryProcess.run(["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
                                          input: "secret-\(name)\n")
         for _ in 0..<3 where added.status != 0 && added.stderr.contains("cannot connect") {
+            // A real sleep: a retry's backoff; the three attempts bound it, and the status is checked below.
             try await Task.sleep(for: .seconds(1))
             added = try FerryProcess.run(["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
                                          input: "secret-\(name)\n")
@@ -57,6 +59,7 @@ final class FerryServer {
                     transport: SocketTransport.chosen(baseURL: baseURL, timeout: 30), name: name, password: "secret-\(name)")
             } catch FerryKitError.signInFailed(let status) where (status == 503 || status == 429) && attempt < 20 {
                 attempt += 1
+                // A real sleep: a retry's backoff, as an app's; the attempts bound it.
                 try await Task.sleep(for: .milliseconds(250 * attempt))
             } catch is URLError where attempt < 5 {
                 attempt += 1
@@ -92,12 +95,9 @@ extension Device {
     /// and the other suites share the cluster; so what another device wrote may
     /// take a few polls to arrive, as it would for a real app polling a busy server.
     func sync(until condition: () throws -> Bool, timeout: Double = 180) async throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
+        try await waitUntilAsync("sync to converge", within: timeout) {
             try await engine.sync()
-            if try condition() { return }
-            guard Date() < deadline else { throw TestEnvironment.Missing(description: "sync did not converge within \(timeout) s") }
-            try await Task.sleep(for: .milliseconds(50))
+            return try condition()
         }
     }
 

@@ -9,21 +9,10 @@ func timed<R>(_ body: () throws -> R) -> (Result<R, Error>, Double) {
     return (result, elapsed)
 }
 
-/// Retries `body` until it returns true or `seconds` passed; returns the last verdict.
-///
-/// Blocks its thread on purpose: an `await`ed sleep resumes on Swift's small
-/// cooperative pool, which long synchronous suites can starve for many
-/// seconds, and these tests measure time (a 60 s TTL once expired that way).
-func eventually(within seconds: Double, every interval: Double = 0.1, _ body: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if body() { return true }
-        Thread.sleep(forTimeInterval: interval)
-    }
-    return body()
-}
-
-/// Sleeps, blocking the thread (see `eventually`).
+/// Sleeps, blocking the thread: an `await`ed sleep resumes on Swift's small
+/// cooperative pool, which long synchronous suites can starve for many seconds,
+/// and these tests measure time (a 60 s TTL once expired that way). Only for a
+/// sleep that is the point of a test; to wait for something, use `eventually`.
 func pause(seconds: Double) {
     Thread.sleep(forTimeInterval: seconds)
 }

@@ -28,9 +28,9 @@ import Glibc
         try process.run()
         let client = TestHTTPClient(port: port, timeout: 5)
         var health: TestHTTPClient.Response?
-        for _ in 0..<100 where health == nil {
+        _ = eventually(within: 10, every: 0.1) {
             health = try? client.request("GET", "/healthz")
-            if health == nil { usleep(100_000) }
+            return health != nil
         }
         #expect(health?.status == 200)
         return (process, client)
@@ -55,10 +55,9 @@ import Glibc
         _ = try owner.query("GRANT SELECT, INSERT, UPDATE ON app.notes TO ferry_app")
         kill(process.processIdentifier, SIGHUP)
         var after = ""
-        for _ in 0..<50 {
+        _ = try eventually(within: 5, every: 0.1) {
             after = try client.request("GET", "/v1", headers: auth).text
-            if after.contains("\"notes\"") { break }
-            usleep(100_000)
+            return after.contains("\"notes\"")
         }
         #expect(after.contains("\"name\":\"notes\""))
 

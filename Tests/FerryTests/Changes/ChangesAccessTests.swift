@@ -1,5 +1,6 @@
 import Dispatch
 import Ferry
+import FerryHTTPTestSupport
 import FerryPostgres
 import FerryTestSupport
 import Foundation
@@ -96,7 +97,12 @@ extension ChangesSuites {
                 commitRemoval.wait()
                 _ = try? remover.execute("COMMIT")
             }])
-            Thread.sleep(forTimeInterval: 0.3)
+            // The removal's FOR UPDATE must be waiting on the insert before it commits.
+            try waitUntil("the removal to wait for the insert") {
+                try server.ownerQuery(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                ).rows[0][0] != "0"
+            }
             try inserter.execute("COMMIT")
             removed.wait()
             // The removal is still uncommitted: the friend still has access and gets the term.

@@ -1,4 +1,5 @@
 @testable import Ferry
+import FerryHTTPTestSupport
 import FerryPostgres
 import FerryTestSupport
 import Foundation
@@ -90,10 +91,8 @@ extension ChangesSuites {
             // The page may serve them once every transaction that was running when
             // they committed has ended, cluster-wide: other suites write meanwhile.
             let xid = try server.maxXID()
-            let deadline = Date().addingTimeInterval(120)
-            while UInt64(try server.ownerQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").rows[0][0] ?? "0") ?? 0 <= xid,
-                  Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.02)
+            try waitUntil("every transaction older than xid \(xid) to end", within: 120) {
+                UInt64(try server.ownerQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").rows[0][0] ?? "0") ?? 0 > xid
             }
 
             let catalog = server.app.schema.catalog

@@ -45,6 +45,7 @@ extension ChangesSuites {
             let feed = FeedFollower(server: server, token: user.token)
             while group.wait(timeout: .now()) == .timedOut {
                 try feed.poll(limit: [3, 17, 100].randomElement()!)
+                // A real sleep: it paces the polls that race the writers; the writers' end ends the loop.
                 Thread.sleep(forTimeInterval: 0.005)
             }
             try feed.catchUp(pastXID: try server.maxXID(), limit: 50)
@@ -93,6 +94,7 @@ extension ChangesSuites {
                     problems.append("the cursor passed a running transaction (\(position.afterXID) >= \(heldXID))")
                 }
                 if feed.rows["terms/\(heldID)"] != nil { problems.append("a row of an uncommitted transaction arrived") }
+                // A real sleep: it paces the polls over the 30 s the transaction must stay open.
                 Thread.sleep(forTimeInterval: 0.05)
             }
             group.wait()

@@ -1,4 +1,5 @@
 import Ferry
+import FerryHTTPTestSupport
 import FerryPostgres
 import FerryTestSupport
 import Foundation
@@ -84,11 +85,10 @@ extension ChangesSuites {
             logger.logLevel = .critical
             let purger = TombstonePurger(pool: server.app.database.pool, retentionDays: 1, intervalSeconds: 0.2, batch: 2, logger: logger)
             purger.start()
-            let deadline = Date().addingTimeInterval(20)
             var left = 3
-            while left > 0, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.1)
+            _ = try eventually(within: 20, every: 0.1) {
                 left = Int(try server.ownerQuery("SELECT count(*) FROM app.terms").rows[0][0] ?? "9") ?? 9
+                return left == 0
             }
             purger.stop()
             #expect(left == 0)

@@ -33,15 +33,14 @@ final class FeedFollower {
         if let limit { query.append("limit=\(limit)") }
         if let resources { query.append("resources=\(resources)") }
         let path = "/v1/changes" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
-        var response = try client.request("GET", path, headers: [("Authorization", "Bearer \(token)")])
         // Like a real client, retry what the contract calls temporary (503 when
-        // the pool is exhausted on a loaded machine).
-        var retries = 0
-        while response.status == 503, retries < 50 {
-            retries += 1
-            Thread.sleep(forTimeInterval: 0.2)
-            response = try client.request("GET", path, headers: [("Authorization", "Bearer \(token)")])
+        // the pool is exhausted on a loaded machine); a 503 left is refused below.
+        var last: TestHTTPClient.Response?
+        _ = try eventually(within: 10, every: 0.2) {
+            last = try client.request("GET", path, headers: [("Authorization", "Bearer \(token)")])
+            return last?.status != 503
         }
+        guard let response = last else { throw Failure(description: "GET \(path) was never answered") }
         polls += 1
         if response.status == 410, restartWhenExpired, cursor != nil {
             // The cluster-wide frontier can sit below a fresh purge horizon while another
@@ -82,12 +81,11 @@ final class FeedFollower {
     /// Polls until a page ends with nothing more and the frontier has passed
     /// `xid` (everything that transaction wrote is then delivered).
     func catchUp(pastXID xid: UInt64, limit: Int? = nil, timeout: Double = 90) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            let (_, hasMore) = try poll(limit: limit)
-            if !hasMore, let p = position, p.position == nil, p.afterXID >= xid { return }
-            if Date() > deadline { throw Failure(description: "feed did not pass xid \(xid) within \(timeout) s") }
-            if !hasMore { Thread.sleep(forTimeInterval: 0.02) }
+        try waitUntil("the feed to pass xid \(xid)", within: timeout) {
+            // Every page there is now, then the frontier: it moves as other transactions end.
+            while try poll(limit: limit).1 {}
+            guard let p = position else { return false }
+            return p.position == nil && p.afterXID >= xid
         }
     }
 

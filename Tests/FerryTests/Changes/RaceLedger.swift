@@ -65,6 +65,7 @@ struct RaceWriter {
                 }
                 let long = Double.random(in: 0..<1) < 0.1
                 let holdMs = long ? Int.random(in: (maxHoldMs / 3)...maxHoldMs) : Int.random(in: 0...30)
+                // A real sleep: a transaction held open while others commit is the race under test.
                 Thread.sleep(forTimeInterval: Double(holdMs) / 1000)
                 if Double.random(in: 0..<1) < 0.15 {
                     try connection.execute("ROLLBACK")

@@ -61,8 +61,9 @@ import Testing
                     }
                 }
             }
-            let busy = Date().addingTimeInterval(20)
-            while ledger.withLock({ $0.filter { $0.status == 201 }.count }) < 40 + 20 * round, Date() < busy { usleep(10_000) }
+            // Checked, not thrown: the kill below is what ends the writers.
+            let busy = eventually(within: 20, every: 0.01) { ledger.withLock { $0.filter { $0.status == 201 }.count } >= 40 + 20 * round }
+            #expect(busy, "round \(round): the writers did not get 40 writes in before the kill")
             ferry.kill()
             #expect(group.wait(timeout: .now() + 30) == .success, "a writer hung on a killed server")
             let roundWrites = ledger.withLock { $0 }
@@ -100,18 +101,16 @@ import Testing
         let client = TestHTTPClient(port: ferry.port, timeout: 20)
         var replayed = 0
         for write in writes {
-            let deadline = Date().addingTimeInterval(10)
-            var retry = try client.request(
-                "POST", "/v1/terms", headers: [auth, ("Content-Type", "application/json"), ("Idempotency-Key", write.key)],
-                body: write.body)
             // A killed server's transaction may hold the key's lock until PostgreSQL notices the
             // closed socket (409); a loaded machine may answer 503. Both say: retry.
-            while retry.status == 409 || retry.status == 503, Date() < deadline {
-                usleep(100_000)
-                retry = try client.request(
+            var last: TestHTTPClient.Response?
+            _ = try eventually(within: 10, every: 0.1) {
+                last = try client.request(
                     "POST", "/v1/terms", headers: [auth, ("Content-Type", "application/json"), ("Idempotency-Key", write.key)],
                     body: write.body)
+                return last?.status != 409 && last?.status != 503
             }
+            let retry = try #require(last)
             #expect(retry.status == 201, "\(write.key): \(retry.status) \(retry.text.prefix(200))")
             let existed = idsByWord[write.word]?.first
             if let existed {

@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import FerryPostgres
 import Foundation
 import Synchronization
@@ -117,13 +118,12 @@ extension Resources {
             }
             threads.forEach { $0.start() }
             // One of them answers 409 at once; the other waits for the row.
-            let deadline = Date().addingTimeInterval(10)
-            while statuses.withLock({ $0.count }) < 1, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            try waitUntil("the first answer") { statuses.withLock { $0.count } >= 1 }
             #expect(statuses.withLock { $0 } == [409])
             #expect(codes.withLock { $0 } == ["idempotency_key_in_use"])
             #expect(retryAfter.withLock { $0 } == ["1"])
             try owner.execute("COMMIT")
-            while statuses.withLock({ $0.count }) < 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            try waitUntil("the second answer") { statuses.withLock { $0.count } >= 2 }
             #expect(statuses.withLock { $0 }.sorted() == [201, 409])
             let retry = try me.call("POST", "/v1/terms", body: body, headers: [("Idempotency-Key", key)])
             #expect(retry.status == 201)

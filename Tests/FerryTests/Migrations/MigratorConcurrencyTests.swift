@@ -1,4 +1,5 @@
 import Dispatch
+import FerryHTTPTestSupport
 import Foundation
 import FerryPostgres
 import Synchronization
@@ -111,15 +112,8 @@ struct ThreadRun: Sendable {
         _ = try holder.query("SELECT pg_advisory_lock($1::bigint)", [String(MigrationLock.key)])
 
         let waiting = Flag()
-        let started = ContinuousClock.now
         let run = startThread { Self.run(migrator, waiting: waiting) }
-        while !waiting.isRaised {
-            guard ContinuousClock.now - started < .seconds(10) else {
-                Issue.record("the migrator never reported waiting for the lock")
-                break
-            }
-            usleep(20_000)
-        }
+        #expect(eventually(within: 10) { waiting.isRaised }, "the migrator never reported waiting for the lock")
         // Still waiting: nothing may have been applied while another session holds the lock.
         #expect(try database.column("SELECT to_regclass('ferry.schema_migrations')::text") == [nil])
         _ = try holder.query("SELECT pg_advisory_unlock($1::bigint)", [String(MigrationLock.key)])

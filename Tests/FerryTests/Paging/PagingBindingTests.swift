@@ -168,6 +168,7 @@ import Testing
         let token = try #require(first.paging["token"] as? String)
         let path = "/v1/terms?set_id=\(set)&limit=100&paging_token=\(token)&page=2"
         #expect(try alice.call("GET", path).status == 200)
+        // A real sleep: the clock must pass the token's one-second lifetime.
         Thread.sleep(forTimeInterval: 2.2)
         let expired = try alice.call("GET", path)
         #expect(expired.status == 410, "\(expired.text)")

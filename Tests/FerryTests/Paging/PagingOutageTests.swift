@@ -39,11 +39,10 @@ import Testing
         func eventually(
             _ status: Int, within seconds: Double = 6, _ attempt: () throws -> TestHTTPClient.Response
         ) throws -> TestHTTPClient.Response {
-            let deadline = Date().addingTimeInterval(seconds)
             var last = try attempt()
-            while last.status != status, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.1)
+            _ = try FerryHTTPTestSupport.eventually(within: seconds, every: 0.1) {
                 last = try attempt()
+                return last.status == status
             }
             return last
         }
@@ -108,6 +107,8 @@ import Testing
         let stop = Atomic<Bool>(false)
         let (port, bearer, big, small) = (setup.server.port, setup.alice.token, setup.big, setup.small)
         let group = DispatchGroup()
+        // A wait that fails must not leave the clients running.
+        defer { stop.store(true, ordering: .relaxed); _ = group.wait(timeout: .now() + 30) }
         for _ in 0..<4 {
             DispatchQueue.global().async(group: group) {
                 let client = TestHTTPClient(port: port, timeout: 10)
@@ -129,6 +130,7 @@ import Testing
                     record(small: true, page: 1, single, right: single.0?.rows.count == 5 && single.0?.paging["token"] is NSNull)
                     let first = get("/v1/terms?set_id=\(big)&limit=100")
                     record(small: false, page: 1, first, right: first.0?.rows.map(\.id) == Array(ids[0..<100]))
+                    // A real sleep: a client backing off while paging is refused, as load; it waits for nothing.
                     guard let token = first.0?.paging["token"] as? String else { usleep(20_000); continue }
                     for page in 2...3 {
                         let later = get("/v1/terms?set_id=\(big)&limit=100&paging_token=\(token)&page=\(page)")
@@ -138,19 +140,16 @@ import Testing
             }
         }
         func count(_ match: (Outcome) -> Bool) -> Int { outcomes.withLock { $0.filter(match).count } }
-        let deadline = Date().addingTimeInterval(20)
-        while count({ $0.page == 3 && $0.status == 200 }) < 8, Date() < deadline { usleep(20_000) }
+        try waitUntil("eight third pages to be served", within: 20) { count({ $0.page == 3 && $0.status == 200 }) >= 8 }
         memcached.kill()
         let down = count { _ in true }
-        while count({ $0.status == 503 }) < 4, Date() < deadline { usleep(20_000) }
+        try waitUntil("four 503s while memcached is down", within: 20) { count({ $0.status == 503 }) >= 4 }
         try memcached.restart()
         let pagedBefore = count { $0.page == 3 && $0.status == 200 }
         let lost = try setup.eventually(404) { try setup.page(oldToken, 2) }
         #expect(lost.status == 404 && lost.problemCode == "paging_token_not_found", "a token memcached lost: \(lost.status) \(lost.text.prefix(200))")
-        let back = Date().addingTimeInterval(10)
-        while count({ $0.page == 3 && $0.status == 200 }) < pagedBefore + 8, Date() < back { usleep(20_000) }
+        _ = eventually(within: 10) { count({ $0.page == 3 && $0.status == 200 }) >= pagedBefore + 8 }
         let pagingAgain = count { $0.page == 3 && $0.status == 200 } - pagedBefore
-        usleep(300_000)
         stop.store(true, ordering: .relaxed)
         #expect(group.wait(timeout: .now() + 30) == .success, "a paging client hung")
 

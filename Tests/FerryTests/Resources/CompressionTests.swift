@@ -51,10 +51,9 @@ extension Resources {
             // ended, cluster-wide, and other suites share the cluster: until then
             // the page is short (under compression.min_bytes, so not compressed).
             var feed = try me.call("GET", "/v1/changes?limit=1000", headers: [("Accept-Encoding", "gzip")])
-            let deadline = Date().addingTimeInterval(60)
-            while feed.header("Content-Encoding") == nil, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.1)  // polling the feed's frontier: no event to wait on
+            _ = try eventually(within: 60, every: 0.1) {
                 feed = try me.call("GET", "/v1/changes?limit=1000", headers: [("Accept-Encoding", "gzip")])
+                return feed.header("Content-Encoding") != nil
             }
             #expect(feed.status == 200)
             #expect(feed.header("Content-Encoding") == "gzip")

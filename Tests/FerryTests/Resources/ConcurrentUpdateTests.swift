@@ -107,21 +107,14 @@ extension Resources {
             }
             thread.start()
             // Commit only once the PATCH is really waiting, so the test exercises the re-check.
-            let deadline = Date().addingTimeInterval(20)
-            var waiting = false
-            while !waiting, Date() < deadline {
+            let waiting = try eventually(within: 20) {
                 let rows = try owner.query(
                     "SELECT count(*) FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))")
-                waiting = rows.first?[0] != "0"
-                if !waiting { Thread.sleep(forTimeInterval: 0.02) }
+                return rows.first?[0] != "0"
             }
             #expect(waiting, "the \(method) never waited for the row lock")
             try owner.execute("COMMIT")
-            while answer.withLock({ $0 == nil }), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-            guard let result = answer.withLock({ $0 }) else { throw TimedOut() }
-            return try result.get()
+            return try waitFor("the \(method)'s answer", within: 20) { answer.withLock { $0 } }.get()
         }
-
-        private struct TimedOut: Error {}
     }
 }

@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import FerryTestSupport
 import Foundation
 import Testing
@@ -36,16 +37,14 @@ extension Resources {
             for user in [creator, collaborator] {
                 var changes: [[String: Any]] = []
                 var rows: [String: [String: Any]] = [:]
-                let deadline = Date().addingTimeInterval(120)
-                repeat {
+                _ = try eventually(within: 120, every: 0.05) {
                     changes = try user.call("GET", "/v1/changes?limit=1000").object["changes"] as? [[String: Any]] ?? []
                     rows = Dictionary(changes.compactMap { change -> (String, [String: Any])? in
                         guard let data = change["data"] as? [String: Any], let id = data["id"] as? String else { return nil }
                         return (id, data)
                     }, uniquingKeysWith: { $1 })
-                    if rows[set]?["is_deleted"] as? Bool == true { break }
-                    Thread.sleep(forTimeInterval: 0.05)  // waiting on other sessions' transactions: no event to wait on
-                } while Date() < deadline
+                    return rows[set]?["is_deleted"] as? Bool == true
+                }
                 #expect(rows[set]?["is_deleted"] as? Bool == true)
                 #expect(rows[term.id]?["is_deleted"] as? Bool == true, "\(user.userID): \(rows[term.id] ?? [:])")
                 #expect(rows[term.id]?["set_id"] as? String == set)

@@ -99,16 +99,14 @@ import Testing
     private func followUntil(
         _ expected: Set<String>, _ client: TestHTTPClient, _ auth: (String, String), since: String?, timeout: Double = 90
     ) throws -> (Set<String>, String) {
-        let deadline = Date().addingTimeInterval(timeout)
         var seen: Set<String> = []
         var cursor = since
-        repeat {
+        _ = try eventually(within: timeout, every: 0.05) {
             let (more, next) = try follow(client, auth, since: cursor)
             seen.formUnion(more)
             cursor = next
-            if seen.isSuperset(of: expected) { break }
-            Thread.sleep(forTimeInterval: 0.05)
-        } while Date() < deadline
+            return seen.isSuperset(of: expected)
+        }
         return (seen, cursor ?? "")
     }
 

@@ -96,7 +96,7 @@ import Testing
                 }
             }
         }
-        while !stopped.load(ordering: .acquiring) { usleep(10_000) }
+        try waitUntil("the stopped instance to exit", within: 30) { stopped.load(ordering: .acquiring) }
         #expect(!deployment.ferries[0].isRunning)
         // Anything but a success was a temporary answer the client could retry.
         #expect(statuses.allSatisfy { [201, 200, 502, 503, 0].contains($0) }, "statuses: \(statuses)")

@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import Foundation
 import Glibc
 
@@ -36,14 +37,11 @@ final class ServiceProcess: Sendable {
         } catch {
             throw Failure(description: "\(name): cannot run \(executable) (is it installed? deploy/local.sh install): \(error)")
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while !Self.accepts(port: port) {
-            if !process.isRunning || Date() > deadline {
-                let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                stop(signal: SIGKILL)
-                throw Failure(description: "\(name) did not listen on \(port):\n\(output)")
-            }
-            usleep(20_000)
+        let listening = eventually(within: timeout) { !process.isRunning || Self.accepts(port: port) } && process.isRunning
+        if !listening {
+            let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            stop(signal: SIGKILL)
+            throw Failure(description: "\(name) did not listen on \(port):\n\(output)")
         }
     }
 
@@ -55,9 +53,7 @@ final class ServiceProcess: Sendable {
     func stop(signal: Int32 = SIGTERM) {
         guard process.isRunning else { return }
         kill(process.processIdentifier, signal)
-        let deadline = Date().addingTimeInterval(15)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if !eventually(within: 15, every: 0.01, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 
