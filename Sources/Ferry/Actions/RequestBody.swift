@@ -1,6 +1,10 @@
 import FerryHTTP
 import Foundation
 
+// Reading a JSON request body without decoding it: the content type, the
+// structure scan (shape, item count, depth) and the top-level members with
+// their byte ranges. Bodies are handed to PostgreSQL as they came.
+
 /// Checks shared by every route that takes a body.
 enum RequestBody {
     /// 415 unless the request says `Content-Type: application/json` (parameters allowed).

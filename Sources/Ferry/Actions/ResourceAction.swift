@@ -1,5 +1,9 @@
 import FerryHTTP
 
+// What a resource request asks for, parsed without I/O: the action itself,
+// its validators (`If-None-Match`, `If-Modified-Since`, `If-Match`, entity
+// tags), the write body's items, and which write it is.
+
 /// What a request to `/v1/<r>` or `/v1/<r>/<id>` asks for, decided from the
 /// request and the catalog alone: no database, no cache, no clock.
 ///
@@ -293,4 +297,17 @@ enum EntityTag {
         guard let tags = parseList(header) else { return nil }
         return tags.compactMap { $0.weak ? nil : Int64($0.opaque) }
     }
+}
+
+// `package` for ferry-fuzz, which runs FieldPrecheck in PATCH and PUT mode.
+/// Which write a plan performs; decides the field rules.
+package enum WriteMode: String, Sendable {
+    /// POST: insertable fields, defaults for the rest, create-retry rule.
+    case create
+    /// PATCH: the fields sent; per-field merge on a stale body revision.
+    case patch
+    /// PUT: every updatable field; left-out ones reset to their default; strict revision.
+    case put
+    /// DELETE: soft delete, tombstones.
+    case delete
 }

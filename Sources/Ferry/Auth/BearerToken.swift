@@ -1,5 +1,10 @@
 import Crypto
+import FerryBase
 import FerryHTTP
+import Glibc
+
+// Bearer tokens: reading one from `Authorization`, hashing it (only hashes are
+// stored), base64url, and the cache of tokens checked lately.
 
 /// Bearer tokens: 256 random bits, URL-safe base64, stored only as a SHA-256 hash.
 public enum BearerToken {
@@ -126,5 +131,137 @@ extension Base64URL {
         case 0x5f: 63
         default: nil
         }
+    }
+}
+
+/// Tokens this process checked against the database within the last
+/// `auth.token_cache_seconds`, by hash, with the user each one names and when it
+/// expires.
+///
+/// A request whose token is here starts its pipeline with `set_config` alone
+/// instead of the token lookup (`Database.asCaller`): the lookup was a large
+/// share of PostgreSQL's CPU in a GET by id. What that costs: a token revoked
+/// anywhere but through this process (`DELETE /v1/auth/token` on another
+/// instance, SQL by hand, a deleted user) is still accepted here for up to the
+/// cache's lifetime. A revocation through this process is evicted at once, and
+/// an expired token is refused at its expiry whatever the cache holds.
+///
+/// Only successful checks are stored, so a wrong token always reaches the
+/// database (and its throttling). Keys are token hashes: the process never keeps
+/// a token itself.
+final class TokenCache: Sendable {
+    /// One checked token.
+    struct Entry: Sendable {
+        /// The user the token names (what `ferry.user_id` is set to).
+        let userID: String
+        /// When the token expires, in ms since the Unix epoch.
+        let expiresAtMs: Int64
+        /// Until when this check stands in for the database's.
+        let checkedUntil: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// Bumped by every eviction, so that a check which began before a
+        /// revocation through this process cannot store what it saw afterwards.
+        var generation: UInt64 = 0
+        /// When lapsed entries are next swept out.
+        var nextSweep: ContinuousClock.Instant?
+    }
+
+    private let state = Locked(State())
+    /// How long a check stands in for the database's.
+    let lifetime: Duration
+    /// At most this many tokens are held; past it, lapsed entries go and, if
+    /// that is not enough, all of them (the next check of each refills it).
+    let capacity: Int
+
+    /// A cache whose checks stand for `seconds`; nil for 0, which disables it.
+    init?(seconds: Int, capacity: Int = 100_000) {
+        guard seconds > 0 else { return nil }
+        lifetime = .seconds(seconds)
+        self.capacity = max(1, capacity)
+    }
+
+    /// The user `hash` was checked for, while the check is recent and the token unexpired.
+    func user(for hash: String, now: ContinuousClock.Instant = .now, nowMs: Int64 = TokenCache.wallClockMs()) -> String? {
+        state.withLock { state in
+            guard let entry = state.entries[hash] else { return nil }
+            guard now < entry.checkedUntil, nowMs < entry.expiresAtMs else {
+                state.entries[hash] = nil
+                return nil
+            }
+            return entry.userID
+        }
+    }
+
+    /// The eviction count; read it before sending a check whose result ``store`` may keep.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// Keeps a successful check, unless a token was evicted since `generation` was read.
+    func store(_ hash: String, userID: String, expiresAtMs: Int64, generation: UInt64, now: ContinuousClock.Instant = .now) {
+        let entry = Entry(userID: userID, expiresAtMs: expiresAtMs, checkedUntil: now + lifetime)
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            // A token not used again (its app signed out, its user moved on)
+            // would otherwise stay until the cache filled: sweep lapsed
+            // entries once per lifetime, so the cache holds the tokens of the
+            // last moments and memory follows the active users, not all users.
+            if let next = state.nextSweep, now >= next {
+                state.entries = state.entries.filter { now < $0.value.checkedUntil }
+                state.nextSweep = now + lifetime
+            } else if state.nextSweep == nil {
+                state.nextSweep = now + lifetime
+            }
+            if state.entries.count >= capacity, state.entries[hash] == nil {
+                state.entries = state.entries.filter { now < $0.value.checkedUntil }
+                if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
+            }
+            state.entries[hash] = entry
+        }
+    }
+
+    /// Forgets `hash` (its token was revoked through this process).
+    func evict(_ hash: String) {
+        state.withLock { state in
+            state.entries[hash] = nil
+            state.generation &+= 1
+        }
+    }
+
+    /// How many tokens are held (for tests).
+    var count: Int { state.withLock { $0.entries.count } }
+
+    /// The wall clock in ms since the Unix epoch, the unit of a token's `expires_at`.
+    static func wallClockMs() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec / 1_000_000)
+    }
+}
+
+/// What the token check (`Database.tokenCheck`) returns for a live token:
+/// `"<user id> <expiry in ms since the epoch>"`, one text so that the statement
+/// keeps its single COALESCE that raises FR401 when no token matches.
+struct CheckedToken: Equatable {
+    /// The user the token names.
+    let userID: String
+    /// When the token expires, in ms since the Unix epoch.
+    let expiresAtMs: Int64
+
+    /// A checked token from its parts.
+    init(userID: String, expiresAtMs: Int64) {
+        self.userID = userID
+        self.expiresAtMs = expiresAtMs
+    }
+
+    /// Reads the check's text; nil for anything else.
+    init?(_ text: String) {
+        guard let space = text.utf8.firstIndex(of: UInt8(ascii: " ")),
+              let expiry = Int64(text[text.index(after: space)...]) else { return nil }
+        let user = String(text[..<space])
+        guard !user.isEmpty else { return nil }
+        userID = user
+        expiresAtMs = expiry
     }
 }

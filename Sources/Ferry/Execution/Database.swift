@@ -1,6 +1,10 @@
 import FerryPostgres
 import Logging
 
+// Ferry's way into PostgreSQL: one pipelined round trip per request as the
+// caller, and the caller's transaction held open across round trips for the
+// requests that need one.
+
 /// Ferry's way into PostgreSQL: every request is one pipelined transaction.
 ///
 /// `asCaller` puts the token check (``tokenCheck``) first in the pipeline, so

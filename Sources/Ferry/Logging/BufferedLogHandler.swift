@@ -6,6 +6,9 @@ import Glibc
 import Logging
 import Synchronization
 
+// The text log handler and the buffer it writes through, which a background
+// thread flushes, so a request never waits on stderr.
+
 /// A swift-log handler that formats lines into a `LogBuffer` instead of
 /// writing each one, so that the access log does not dominate request cost.
 ///

@@ -1,6 +1,9 @@
 import Glibc
 import Logging
 
+// Structured log lines: the ordered fields a line carries, the logger that
+// takes them, and the text line written into a reused per-thread buffer.
+
 /// A log line being formatted into raw bytes that the formatting thread reuses
 /// (see ``LineScratch``): each append is a bounds check and a copy, where
 /// appending to a `[UInt8]` went through Array's generic paths and the line cost

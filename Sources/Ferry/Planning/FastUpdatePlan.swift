@@ -49,7 +49,7 @@ struct FastUpdatePlan {
     /// The precondition: `If-Match` met, and a body revision (or, without
     /// one, `If-Match` of any kind) that is the row's current one.
     private var preconditionMet: [String] {
-        let base = WriteItem.baseRevision("i.item")
+        let base = SQL.WriteItem.baseRevision("i.item")
         return [
             "($3::bigint[] IS NULL OR t.\"revision\" = ANY ($3::bigint[]))",
             "((\(base)) IS NULL AND ($3::bigint[] IS NOT NULL OR coalesce($4::boolean, false)) OR (\(base)) = t.\"revision\")",
@@ -72,7 +72,7 @@ struct FastUpdatePlan {
     }
 
     private var writeSQL: String {
-        let merged = "jsonb_populate_record(t, \(WriteItem.clientFields("i.item")))"
+        let merged = "jsonb_populate_record(t, \(SQL.WriteItem.clientFields("i.item")))"
         let names = updatable.map { SQL.id($0.name) }
         // PUT resets what it leaves out to the column default, as UpdatePlan does.
         let values = mode == .put
@@ -82,10 +82,10 @@ struct FastUpdatePlan {
             ? "\(names[0]) = (SELECT \(values[0]) FROM \(merged) m)"
             : "(\(names.joined(separator: ", "))) = (SELECT \(values.joined(separator: ", ")) FROM \(merged) m)"
         let readOnlyUnchanged = readOnly.map {
-            "NOT (i.item ? \(SQL.literal($0.name)) AND " + WriteItem.anyChanged([$0], merged: SQL.column("m"), current: SQL.column("t")) + ")"
+            "NOT (i.item ? \(SQL.literal($0.name)) AND " + SQL.WriteItem.anyChanged([$0], merged: SQL.column("m"), current: SQL.column("t")) + ")"
         }
         // A PATCH that changes nothing writes nothing; a PUT always writes.
-        let changed = mode == .patch ? [WriteItem.anyChanged(updatable, merged: SQL.column("m"), current: SQL.column("t"))] : []
+        let changed = mode == .patch ? [SQL.WriteItem.anyChanged(updatable, merged: SQL.column("m"), current: SQL.column("t"))] : []
         let rowChecks = changed + readOnlyUnchanged
         let validation = FieldValidation(resource: resource, mode: mode)
         let required = validation.required

@@ -1,3 +1,6 @@
+// The Index statement: its filters and order, how paging wraps it, and the
+// access scopes it reads through.
+
 /// The Index statement: filter, order, first page, total and collection ETag
 /// in ONE scan.
 ///

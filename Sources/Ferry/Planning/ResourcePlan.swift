@@ -1,6 +1,9 @@
 import FerryBase
 import FerryPostgres
 
+// Planning: the plan of a resource action (statements with typed binds), its
+// typed cache key, the planner, and the cache of SQL text.
+
 /// The statements that answer one ``ResourceAction``: SQL text from the plan
 /// cache, typed binds, and what the executor does with the result. Built from
 /// the action, the catalog and the access scopes with no I/O

@@ -1,5 +1,8 @@
 import Foundation
 
+// SQL text helpers shared by the plans: quoting, literals, array literals,
+// the write items' CTE and the expressions over one write item.
+
 /// Small SQL text helpers. Identifiers come only from the catalog and are
 /// still quoted; values are always bound parameters, never spliced in.
 enum SQL {
@@ -77,4 +80,26 @@ extension SQL {
             """
     }
 
+}
+
+extension SQL {
+    /// SQL over one write item (a jsonb object) shared by the update plans.
+    enum WriteItem {
+        /// The item without the fields the server owns, for `jsonb_populate_record`
+        /// over the current row: what the client sent, merged onto it.
+        static func clientFields(_ item: String) -> String {
+            "\(item) - ARRAY['id', 'revision', 'last_modified', 'is_deleted']"
+        }
+
+        /// The body `revision` as bigint, NULL when absent or not a non-negative integer.
+        static func baseRevision(_ item: String) -> String {
+            let revisionOK = ValueKind.integer(min: 0, max: Int64.max).check("\(item) -> 'revision'")
+            return "CASE WHEN \(revisionOK) THEN (\(item) ->> 'revision')::numeric::bigint END"
+        }
+
+        /// True when any of `columns` differs between two row references (`merged`, `current`).
+        static func anyChanged(_ columns: [Column], merged: (String) -> String, current: (String) -> String) -> String {
+            "(" + columns.map { SQL.distinct(merged($0.name), current($0.name), type: $0.type) }.joined(separator: " OR ") + ")"
+        }
+    }
 }

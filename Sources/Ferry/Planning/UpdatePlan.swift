@@ -37,7 +37,7 @@ struct UpdatePlan {
             : FieldValidation(resource: resource, mode: mode).cte
         let merged = isDelete ? "t" : """
             jsonb_populate_record(t, CASE WHEN EXISTS (SELECT 1 FROM fe WHERE fe.idx = k.idx) OR jsonb_typeof(k.item) <> 'object'
-                                          THEN '{}'::jsonb ELSE \(WriteItem.clientFields("k.item")) END)
+                                          THEN '{}'::jsonb ELSE \(SQL.WriteItem.clientFields("k.item")) END)
             """
         let referenceRows = references.rows(
             alias: "d", idJSON: "to_jsonb(d.raw_id)", columns: isDelete ? [] : updatable.map(\.name),
@@ -52,7 +52,7 @@ struct UpdatePlan {
                      count(*) OVER (PARTITION BY lower(x.raw_id)) AS dups
                 FROM (SELECT i.idx, i.item,
                              coalesce($2::text, CASE WHEN jsonb_typeof(i.item) = 'object' THEN i.item ->> 'id' END) AS raw_id,
-                             CASE WHEN jsonb_typeof(i.item) = 'object' THEN \(WriteItem.baseRevision("i.item")) END AS base
+                             CASE WHEN jsonb_typeof(i.item) = 'object' THEN \(SQL.WriteItem.baseRevision("i.item")) END AS base
                         FROM i) x
             ),
             \(fe),
@@ -146,7 +146,7 @@ struct UpdatePlan {
     /// Whether a PATCH changes any updatable field.
     private var changed: String {
         guard mode == .patch, !updatable.isEmpty else { return "false" }
-        return WriteItem.anyChanged(updatable, merged: SQL.field("c.m"), current: SQL.field("c.cur"))
+        return SQL.WriteItem.anyChanged(updatable, merged: SQL.field("c.m"), current: SQL.field("c.cur"))
     }
 
     private var needsWrite: String {

@@ -1,5 +1,8 @@
 import FerryHTTP
 
+// CORS: the policy from `cors.allowed_origins`, and the middleware that
+// answers preflights and marks answers to allowed origins.
+
 /// Answers CORS preflights for allowed origins before routing (the router
 /// would answer `OPTIONS` with 405, and would ask for a token), and adds the
 /// CORS response headers to every answer to an allowed origin.

@@ -1,5 +1,8 @@
 import FerryHTTP
 
+// Compact JSON: the byte-level compaction of PostgreSQL's spaced JSON, and the
+// middleware that applies it to every in-memory JSON answer.
+
 /// JSON text without the whitespace between tokens.
 ///
 /// PostgreSQL builds Ferry's JSON, and its json_build_object and json_agg put

@@ -19,7 +19,11 @@ struct RequestObserver: Middleware {
     let metrics: FerryMetrics
     let log: FieldLogger
 
-    init(metrics: FerryMetrics, logger: Logger) {
+    /// The routes whose lines go at debug: the probes (``ProbeRoute``).
+    let quietRoutes: Set<String>
+
+    init(metrics: FerryMetrics, logger: Logger, quietRoutes: Set<String> = ProbeRoute.all) {
+        self.quietRoutes = quietRoutes
         self.metrics = metrics
         log = FieldLogger(logger)
     }
@@ -37,7 +41,7 @@ struct RequestObserver: Middleware {
         // Health probes arrive every few seconds from each balancer and orchestrator and
         // would be most of the log: their lines go at debug (as Rails 8 silences its
         // health check). Metrics still count them.
-        let level: Logger.Level = ProbeRoute.contains(route) ? .debug : .info
+        let level: Logger.Level = quietRoutes.contains(route) ? .debug : .info
         if log.isEnabled(level) {
             // Ordered fields, not a metadata dictionary: hashing and sorting eight keys per
             // request cost more than the rest of the line. Keys in sorted order, as metadata prints.

@@ -57,7 +57,9 @@ struct ChangesRoutes: Sendable {
         ])
         // The cheap "any activity since?" check: 304 carries the cursor the
         // 200 would have had, so the client may move on to it.
-        if page.isEmpty, IfNoneMatch.matches(request.headers["If-None-Match"], token: parsed.hasSince ? parsed.since.token : nil) {
+        let conditions = ReadConditions(request)
+        let current = parsed.hasSince ? conditions.notModified(etag: "\"\(parsed.since.token)\"", lastModifiedMs: nil) : conditions.noneMatch == .any
+        if page.isEmpty, current {
             return HTTPResponse(status: 304, headers: headers)
         }
         return .json(page.body, headers: headers)
