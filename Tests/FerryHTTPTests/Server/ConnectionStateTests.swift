@@ -8,10 +8,7 @@ struct ConnectionStateTests {
     /// Short, distinct limits, so that each timeout is recognisable.
     static let limits: HTTPLimits = {
         var limits = HTTPLimits()
-        limits.headerTimeoutSeconds = 1
-        limits.bodyTimeoutSeconds = 2
-        limits.idleTimeoutSeconds = 3
-        limits.writeTimeoutSeconds = 4
+        (limits.headerTimeoutSeconds, limits.bodyTimeoutSeconds, limits.idleTimeoutSeconds, limits.writeTimeoutSeconds) = (1, 2, 3, 4)
         return limits
     }()
 

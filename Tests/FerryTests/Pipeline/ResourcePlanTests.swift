@@ -158,16 +158,16 @@ import Testing
 /// SQL snapshots stored beside the tests, compared byte for byte.
 enum Snapshot {
     static func check(_ name: String, _ text: String, filePath: String = #filePath) throws {
-        let url = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("Snapshots/\(name).sql")
+        let url = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("Snapshots/\(name).txt")
         let text = text.hasSuffix("\n") ? text : text + "\n"
         if ProcessInfo.processInfo.environment["FERRY_RECORD_SNAPSHOTS"] == "1" {
             try text.write(to: url, atomically: true, encoding: .utf8)
             return
         }
         guard let stored = try? String(contentsOf: url, encoding: .utf8) else {
-            Issue.record("no snapshot \(name).sql: run with FERRY_RECORD_SNAPSHOTS=1 and review it")
+            Issue.record("no snapshot \(name).txt: run with FERRY_RECORD_SNAPSHOTS=1 and review it")
             return
         }
-        #expect(stored == text, "the plan's SQL differs from Snapshots/\(name).sql")
+        #expect(stored == text, "the plan's SQL differs from Snapshots/\(name).txt")
     }
 }
