@@ -7,6 +7,6 @@ enum ProbeRoute {
     /// 200 when PostgreSQL and memcached answer.
     static let readiness = "/readyz"
 
-    /// Both, for the request log to quiet.
-    static let all: Set<String> = [health, readiness]
+    /// Both, for the request log to quiet (an array: two comparisons cost less than hashing).
+    static let all = [health, readiness]
 }

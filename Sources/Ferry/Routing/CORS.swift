@@ -37,6 +37,8 @@ struct CORSResponder: Middleware {
         return response
     }
 
+    var mayAnswerInline: Bool { !policy.isDisabled }
+
     func answersInline(_ request: HTTPRequest) -> Bool {
         !policy.isDisabled && Self.isPreflight(request) && request.headers["Origin"] != nil
     }

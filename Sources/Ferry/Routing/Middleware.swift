@@ -18,12 +18,17 @@ protocol Middleware: Sendable {
     /// Whether this step answers `request` itself without blocking, so that
     /// the I/O thread may run it (a CORS preflight).
     func answersInline(_ request: HTTPRequest) -> Bool
+
+    /// Whether ``answersInline(_:)`` can ever say yes; read once, when the chain is built.
+    var mayAnswerInline: Bool { get }
 }
 
 extension Middleware {
     typealias Next = (HTTPRequest, RequestContext) throws -> HTTPResponse
 
     func answersInline(_ request: HTTPRequest) -> Bool { false }
+
+    var mayAnswerInline: Bool { false }
 }
 
 extension [any Middleware] {
@@ -49,6 +54,16 @@ struct MiddlewareChain: HTTPResponder {
     let router: Router
     let logger: Logger
 
+    /// The steps that may answer a request on the I/O thread, picked once.
+    private let inlineAnswerers: [any Middleware]
+
+    init(middleware: [any Middleware], router: Router, logger: Logger) {
+        self.middleware = middleware
+        self.router = router
+        self.logger = logger
+        inlineAnswerers = middleware.filter(\.mayAnswerInline)
+    }
+
     func respond(to request: HTTPRequest, context: RequestContext) -> HTTPResponse {
         let routed = router.route(request)
         var context = context
@@ -65,7 +80,7 @@ struct MiddlewareChain: HTTPResponder {
     }
 
     func runsInline(_ request: HTTPRequest) -> Bool {
-        middleware.contains { $0.answersInline(request) } || router.runsInline(request)
+        inlineAnswerers.contains { $0.answersInline(request) } || router.runsInline(request)
     }
 }
 
@@ -162,31 +177,16 @@ extension RequestContext {
 /// Facts about the request being answered that only code deep inside the
 /// handler learns (who the caller is), handed back to the request observer
 /// for the request log line. It travels in the request's ``RequestScope``.
-public final class RequestTrace: Sendable {
-    private struct Facts {
-        var userID: String?
-        var route: String?
-    }
-
-    private let facts = Locked(Facts())
-
-    /// An empty trace.
-    public init() {}
-
+///
+/// `@unchecked Sendable` without a lock: ``MiddlewareChain`` creates it, hands
+/// it down in the context, and reads it once `next` has returned, all on the
+/// one thread that runs the request (a worker, or the I/O thread for an
+/// inline route); a batch's operations run on that thread too. No other
+/// thread ever sees it, so a lock here would only be made and torn down with
+/// every request.
+final class RequestTrace: @unchecked Sendable {
     /// The authenticated caller, once the token has been checked.
-    public var userID: String? {
-        get { facts.withLock { $0.userID } }
-        set { facts.withLock { $0.userID = newValue } }
-    }
-
-    /// A route label that overrides the router's pattern (e.g. a CORS preflight).
-    public var route: String? {
-        get { facts.withLock { $0.route } }
-        set { facts.withLock { $0.route = newValue } }
-    }
-
-    /// Sets the route label unless something (a CORS preflight) already has.
-    public func routeIfUnset(_ pattern: String) {
-        facts.withLock { if $0.route == nil { $0.route = pattern } }
-    }
+    var userID: String?
+    /// A route label that overrides the router's pattern (a CORS preflight).
+    var route: String?
 }

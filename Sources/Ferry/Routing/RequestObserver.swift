@@ -20,9 +20,9 @@ struct RequestObserver: Middleware {
     let log: FieldLogger
 
     /// The routes whose lines go at debug: the probes (``ProbeRoute``).
-    let quietRoutes: Set<String>
+    let quietRoutes: [String]
 
-    init(metrics: FerryMetrics, logger: Logger, quietRoutes: Set<String> = ProbeRoute.all) {
+    init(metrics: FerryMetrics, logger: Logger, quietRoutes: [String] = ProbeRoute.all) {
         self.quietRoutes = quietRoutes
         self.metrics = metrics
         log = FieldLogger(logger)
