@@ -90,7 +90,6 @@ struct RouteHandling: Sendable {
         self.writeHooks = writeHooks
     }
 
-    /// The methods that are writes.
     static let writeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
     /// The same handling with `hooks` around the writes.
@@ -170,7 +169,6 @@ public final class RequestTrace: Sendable {
 
     private let facts = Locked(Facts())
 
-    /// An empty trace.
     public init() {}
 
     /// The authenticated caller, once the token has been checked.
