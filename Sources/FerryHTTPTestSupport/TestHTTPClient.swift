@@ -16,7 +16,6 @@ import Glibc
 public final class TestHTTPClient {
     /// One parsed response.
     public struct Response: Sendable {
-        /// The status code.
         public let status: Int
         /// Header fields in order; names as sent.
         public let headers: [(name: String, value: String)]
@@ -40,7 +39,6 @@ public final class TestHTTPClient {
 
     /// Why a request failed at the socket level.
     public struct Failure: Error, CustomStringConvertible {
-        /// What happened.
         public let description: String
     }
 

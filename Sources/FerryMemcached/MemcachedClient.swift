@@ -23,7 +23,6 @@ import Darwin
 ///   were rerouted; this client is meant for write-once values (such as snapshots under
 ///   random keys) whose callers treat a missing part as "gone".
 public final class MemcachedClient: Sendable {
-    /// The configuration this client was made with.
     public let configuration: MemcachedConfiguration
     let addresses: [MemcachedServerAddress]
     let pool: MemcachedHandlePool

@@ -18,7 +18,6 @@ public struct MemcachedError: Error, Sendable, Equatable, CustomStringConvertibl
         case other
     }
 
-    /// What went wrong.
     public let kind: Kind
     /// The raw `memcached_return_t` that libmemcached returned, or `nil` when the
     /// error was raised by this wrapper before libmemcached was asked.
@@ -26,7 +25,6 @@ public struct MemcachedError: Error, Sendable, Equatable, CustomStringConvertibl
     /// A human-readable explanation; it names servers but never values.
     public let message: String
 
-    /// An error of `kind` with `message`.
     public init(kind: Kind, returnCode: Int? = nil, message: String) {
         self.kind = kind
         self.returnCode = returnCode

@@ -11,7 +11,6 @@ public struct AppliedMigration: Sendable, Equatable {
     /// How long its script took to run, in milliseconds.
     public var durationMs: Int
 
-    /// Creates a record.
     public init(version: Int, fileName: String, checksum: String, appliedAt: String, durationMs: Int) {
         self.version = version
         self.fileName = fileName

@@ -35,7 +35,6 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
         /// The checksum of the file on disk now.
         public var currentChecksum: String
 
-        /// Creates a record of a changed file.
         public init(fileName: String, appliedChecksum: String, currentChecksum: String) {
             self.fileName = fileName
             self.appliedChecksum = appliedChecksum

@@ -2,7 +2,6 @@ import FerryPostgres
 
 /// A migration file that PostgreSQL rejected; its transaction was rolled back.
 public struct MigrationFailure: Sendable, CustomStringConvertible {
-    /// The file that failed.
     public var fileName: String
     /// Where in the file the error was detected, when PostgreSQL gave a position.
     public var location: ScriptLocation?

@@ -17,11 +17,9 @@ public struct MigrationPlan: Sendable {
 
     /// One version, from disk, from the table, or from both.
     public struct Entry: Sendable, Equatable {
-        /// The version number.
         public var version: Int
         /// The file name on disk, or the recorded one when the file is missing.
         public var fileName: String
-        /// Its state.
         public var state: State
     }
 

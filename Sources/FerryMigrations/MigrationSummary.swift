@@ -15,7 +15,6 @@ public struct MigrationSummary: Sendable, Equatable {
 
     /// A file applied by a run.
     public struct AppliedFile: Sendable, Equatable {
-        /// The file's name.
         public var fileName: String
         /// How long it took, commit included.
         public var durationMs: Int

@@ -13,7 +13,6 @@ public struct Migrator: Sendable {
     /// Seconds to wait for another run's lock before giving up; nil waits indefinitely.
     public var lockTimeout: Double?
 
-    /// Creates a migrator.
     public init(databaseURL: String, files: [MigrationFile], lockTimeout: Double? = nil) {
         self.databaseURL = databaseURL
         self.files = files

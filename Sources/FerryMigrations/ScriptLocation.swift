@@ -7,7 +7,6 @@ public struct ScriptLocation: Sendable, Equatable {
     /// The text of that line, without its line terminator.
     public var lineText: String
 
-    /// Creates a location.
     public init(line: Int, column: Int, lineText: String) {
         self.line = line
         self.column = column

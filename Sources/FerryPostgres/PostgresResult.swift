@@ -24,7 +24,6 @@ public struct PostgresResult: Sendable {
         self.commandTag = commandTag
     }
 
-    /// The first row, if any.
     public var first: PostgresRow? { rows.first }
 }
 
@@ -46,7 +45,6 @@ public struct PostgresRow: Sendable {
         self.values = values
     }
 
-    /// The column names of this row.
     public var columns: [String] { index.names }
     /// The number of columns.
     public var count: Int { values.count }

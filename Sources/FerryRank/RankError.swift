@@ -6,11 +6,9 @@ public struct RankError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, in one sentence.
     public let reason: String
 
-    /// Creates an error with the given reason.
     public init(reason: String) {
         self.reason = reason
     }
 
-    /// The reason.
     public var description: String { reason }
 }

@@ -5,11 +5,8 @@ import Synchronization
 public enum FerryProcess {
     /// What a run printed and how it exited.
     public struct Outcome: Sendable {
-        /// The exit status.
         public let status: Int32
-        /// Standard output.
         public let stdout: String
-        /// Standard error.
         public let stderr: String
     }
 

@@ -50,7 +50,6 @@ public final class FerryServeProcess {
     /// The process id, while it runs.
     public var pid: Int32? { process.map(\.processIdentifier) }
 
-    /// Whether the process still runs.
     public var isRunning: Bool { process?.isRunning ?? false }
 
     /// Starts the process (again) and waits up to 30 s until `/healthz` answers 200.

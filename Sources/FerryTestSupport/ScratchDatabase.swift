@@ -5,7 +5,6 @@ import Foundation
 
 /// A fresh database for one test, with Ferry's migrations applied, dropped on `drop()`.
 public final class ScratchDatabase: Sendable {
-    /// The database name.
     public let name: String
     /// The owner role's URL for it.
     public let ownerURL: String

@@ -5,14 +5,13 @@ import Foundation
 public enum TestEnvironment {
     /// Why the environment is incomplete.
     public struct Missing: Error, CustomStringConvertible {
-        /// The message.
         public let description: String
 
         /// A missing-setup error with this message.
         public init(description: String) { self.description = description }
     }
 
-    /// A required variable's value.
+    /// Environment variable `name`; throws ``Missing`` when it is unset or empty.
     public static func require(_ name: String) throws -> String {
         guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
             throw Missing(description: "\(name) is not set: run the tests through deploy/test.sh, which starts PostgreSQL and memcached")

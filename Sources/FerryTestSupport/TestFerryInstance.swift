@@ -7,9 +7,7 @@ import Logging
 /// HTTP server, as a second server of one deployment has. Stopping it leaves the
 /// database alone (its ``TestServer`` owns it).
 public final class TestFerryInstance: Sendable {
-    /// The app.
     public let app: FerryApp
-    /// The HTTP server.
     public let server: HTTPServer
 
     /// Starts Ferry on `database`; `configure` may adjust the configuration first.

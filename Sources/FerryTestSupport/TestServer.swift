@@ -8,11 +8,8 @@ import Logging
 /// A real Ferry server for one test: a scratch database with the migrations
 /// applied, the app on an ephemeral loopback port, and helpers to make users.
 public final class TestServer: Sendable {
-    /// The scratch database.
     public let database: ScratchDatabase
-    /// The app under test.
     public let app: FerryApp
-    /// The HTTP server.
     public let server: HTTPServer
 
     /// Starts Ferry on `database` (a new migrated scratch database on the

@@ -211,7 +211,7 @@ struct WritePreconditions: Sendable, Equatable {
 struct WriteItems: Sendable, Equatable {
     /// The JSON array of items handed to the statement as `$1`.
     let items: String
-    /// How many items.
+    /// How many items; 1 for a single object.
     let count: Int
     /// Whether the client sent one object (not an array).
     let single: Bool

@@ -91,7 +91,6 @@ public final class FerryApp: Sendable {
         return catalog
     }
 
-    /// The HTTP routes.
     public func router() -> Router {
         var router = Router(refusal: Problem.refusal)
         let handle = RouteHandling(logger: logger)

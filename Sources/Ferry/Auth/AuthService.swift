@@ -11,13 +11,11 @@ public struct AuthService: Sendable {
     /// Lifetime of issued tokens.
     public let tokenTTLSeconds: Int
 
-    /// A service over `database`.
     public init(database: Database, tokenTTLSeconds: Int) {
         self.database = database
         self.tokenTTLSeconds = tokenTTLSeconds
     }
 
-    /// An issued token.
     public struct IssuedToken: Sendable {
         /// The bearer token; shown once, stored only hashed.
         public let token: String

@@ -5,7 +5,6 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     /// What is wrong with it.
     public let reason: String
 
-    /// An error about one key.
     public init(key: String, reason: String) {
         self.key = key
         self.reason = reason

@@ -27,7 +27,6 @@ public struct ConfigurationKey: Sendable {
     }
 }
 
-/// A parsed configuration value.
 public enum ConfigurationValue: Sendable, Equatable {
     case integer(Int), number(Double), boolean(Bool), string(String), stringList([String])
 }

@@ -66,11 +66,11 @@ public struct FerryConfiguration: Sendable, Equatable {
 
         /// Largest request body, after de-chunking.
         public var maxBodyBytes = Self.http.maxBodyBytes
-        /// Longest request line.
+        /// Longest request line, CRLF excluded; longer answers 414.
         public var maxRequestLineBytes = Self.http.maxRequestLineBytes
-        /// Largest header section.
+        /// Largest header section (request line excluded); larger answers 431.
         public var maxHeaderBytes = Self.http.maxHeaderBytes
-        /// Most header fields.
+        /// Most header fields (trailers included); more answers 431.
         public var maxHeaderCount = Self.http.maxHeaderCount
         /// Time for a whole header section to arrive.
         public var headerTimeoutSeconds = Self.http.headerTimeoutSeconds
@@ -100,7 +100,7 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var tokenTTLSeconds = 300
     }
 
-    /// Authentication.
+    /// Bearer tokens and sign-up.
     public struct Auth: Sendable, Equatable {
         /// Lifetime of an issued token.
         public var tokenTTLSeconds = 30 * 24 * 3600
@@ -126,7 +126,6 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var ttlHours = 24
     }
 
-    /// Logging.
     public struct Logging: Sendable, Equatable {
         /// trace, debug, info, notice, warning, error or critical.
         public var level = "info"
@@ -148,27 +147,16 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var minBytes = 1024
     }
 
-    /// Listening.
     public var listen = Listen()
-    /// PostgreSQL.
     public var database = Database()
-    /// memcached.
     public var memcached = Memcached()
-    /// Limits.
     public var limits = Limits()
-    /// Paging.
     public var paging = Paging()
-    /// Authentication.
     public var auth = Auth()
-    /// Tombstones.
     public var tombstones = Tombstones()
-    /// Idempotency.
     public var idempotency = Idempotency()
-    /// Logging.
     public var logging = Logging()
-    /// CORS.
     public var cors = CORS()
-    /// Compression.
     public var compression = Compression()
 
     /// The defaults.

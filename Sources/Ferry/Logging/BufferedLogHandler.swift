@@ -26,7 +26,6 @@ public struct BufferedLogHandler: FieldLogHandler {
     private let label: String
     private let buffer: LogBuffer
 
-    /// A handler for `label` writing into `buffer`.
     public init(label: String, buffer: LogBuffer, logLevel: Logger.Level = .info) {
         self.label = label
         self.buffer = buffer

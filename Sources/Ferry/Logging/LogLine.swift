@@ -88,7 +88,6 @@ public struct FieldLogger: Sendable {
     /// existential per line, and this wrapper's copy of the logger cannot change.
     private let lowest: Logger.Level
 
-    /// Wraps `logger`.
     public init(_ logger: Logger) {
         self.logger = logger
         direct = logger.handler as? any FieldLogHandler
@@ -122,7 +121,6 @@ public struct LogField: Sendable {
     public enum Value: Sendable {
         /// Text, written as it is (JSON-escaped in JSON lines).
         case string(String)
-        /// A whole number.
         case int(Int)
         /// A count of thousandths, written as a decimal the way `Double.description`
         /// writes `Double(value) / 1000`: "1.25", "0.001", "12.0" (the same text for
@@ -132,10 +130,8 @@ public struct LogField: Sendable {
 
     /// The key; its line writes it as given.
     public var key: String
-    /// The value.
     public var value: Value
 
-    /// A field `key` with `value`.
     public init(_ key: String, _ value: Value) {
         self.key = key
         self.value = value

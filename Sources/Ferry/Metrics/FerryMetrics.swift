@@ -25,7 +25,6 @@ public final class FerryMetrics: Sendable {
     private let server = Locked<HTTPServer?>(nil)
     private let pool = Locked<PostgresPool?>(nil)
 
-    /// An empty registry.
     public init() {}
 
     /// Reads open connections and in-flight requests from `server` at scrape time.

@@ -5,7 +5,6 @@ import Synchronization
 public final class MetricCounter: Sendable {
     private let count = Atomic<Int>(0)
 
-    /// A counter at zero.
     public init() {}
 
     /// Adds `amount` (default 1).
@@ -13,6 +12,5 @@ public final class MetricCounter: Sendable {
         count.add(amount, ordering: .relaxed)
     }
 
-    /// The current total.
     public var value: Int { count.load(ordering: .relaxed) }
 }

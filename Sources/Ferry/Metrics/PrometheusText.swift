@@ -27,7 +27,6 @@ public struct PrometheusText: Sendable {
     /// The text so far.
     public private(set) var output = ""
 
-    /// An empty exposition.
     public init() {}
 
     /// Starts a family with its `# HELP` and `# TYPE` lines.

@@ -35,7 +35,6 @@ public final class RequestMetrics: Sendable {
     private let stripes: [Stripe] = (0..<8).map { _ in Stripe() }
     private let nextStripe = Atomic<Int>(0)
 
-    /// Empty metrics.
     public init() {}
 
     /// Records one answered request.

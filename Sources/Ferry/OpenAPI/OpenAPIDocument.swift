@@ -21,7 +21,6 @@ public struct OpenAPIDocument: Sendable {
         self.served = served
     }
 
-    /// The document as JSON.
     public var json: JSONValue {
         var paths: [(String, JSONValue)] = []
         for resource in resources {

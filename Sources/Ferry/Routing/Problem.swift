@@ -6,7 +6,6 @@ import Logging
 /// (`current`, `errors`, ...). Thrown anywhere in the Ferry layer and turned
 /// into an `application/problem+json` response at the edge.
 public struct Problem: Error, Sendable {
-    /// The HTTP status.
     public var status: Int
     /// The contract's machine-readable code.
     public var code: String
@@ -17,7 +16,6 @@ public struct Problem: Error, Sendable {
     /// Extra response headers (`Retry-After`, `WWW-Authenticate`, `Allow`).
     public var headers: HTTPHeaders
 
-    /// A problem with all its parts.
     public init(
         _ status: Int, _ code: String, _ detail: String? = nil, extra: [(String, JSONValue)] = [],
         headers: HTTPHeaders = HTTPHeaders()
@@ -29,7 +27,6 @@ public struct Problem: Error, Sendable {
         self.headers = headers
     }
 
-    /// The response that carries it.
     public var response: HTTPResponse {
         .problem(status: status, code: code, detail: detail, extra: extra, headers: headers)
     }

@@ -42,7 +42,6 @@ public struct SchemaCatalog: Sendable, Equatable {
 public final class SchemaCache: Sendable {
     private let current: Locked<SchemaCatalog>
 
-    /// A cache holding `catalog`.
     public init(_ catalog: SchemaCatalog) { current = Locked(catalog) }
 
     /// The catalog in force now.
@@ -103,7 +102,7 @@ extension Resource {
     /// The id column's kind, for parsing ids in paths and bodies.
     var idKind: ValueKind { ValueKind(type: idColumn?.type ?? "uuid") }
 
-    /// The id column's SQL type.
+    /// The id column's SQL type; `uuid` when the table has no id column.
     var idType: String { idColumn?.type ?? "uuid" }
 
     /// Columns the client owns (not id, revision, last_modified, is_deleted).
@@ -122,7 +121,6 @@ public struct Column: Sendable, Equatable, Codable {
     public let name: String
     /// PostgreSQL's name for the type, as `format_type` prints it (`uuid`, `text`, `bigint`).
     public let type: String
-    /// Whether NULL is allowed.
     public let nullable: Bool
     /// Whether the column has a default (so a create may leave it out).
     public let hasDefault: Bool

@@ -42,7 +42,6 @@ public struct HTTPError: Error, Sendable, Equatable {
 
     /// The status to answer, e.g. 400, 413, 414, 431, 501, 505.
     public var status: Int
-    /// Why.
     public var reason: Reason
     /// A human-readable explanation for the problem's `detail`.
     public var detail: String

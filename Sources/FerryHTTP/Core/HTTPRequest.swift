@@ -22,7 +22,6 @@ public struct HTTPRequest: Sendable {
     public var rawQuery: String?
     /// The query's `name=value` pairs, percent-decoded (`+` is a space), in order.
     public var query: [(name: String, value: String)]
-    /// The protocol version.
     public var version: HTTPVersion
     /// The header fields, trailers of a chunked body appended at the end.
     public var headers: HTTPHeaders
@@ -64,7 +63,6 @@ public struct HTTPHeaders: Sendable, Equatable {
     /// The fields in wire order.
     public private(set) var fields: [(name: String, value: String)]
 
-    /// An empty header list.
     public init() { fields = [] }
 
     /// A header list from `(name, value)` pairs, in order.
@@ -105,7 +103,7 @@ public struct HTTPHeaders: Sendable, Equatable {
         fields.removeAll { Self.equalNames($0.name, name) }
     }
 
-    /// The number of fields.
+    /// The number of field lines; a repeated name counts once per line.
     public var count: Int { fields.count }
 
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
@@ -146,9 +144,7 @@ public struct HTTPVersion: Sendable, Equatable, CustomStringConvertible {
         self.minor = minor
     }
 
-    /// HTTP/1.0.
     public static let http1_0 = HTTPVersion(major: 1, minor: 0)
-    /// HTTP/1.1.
     public static let http1_1 = HTTPVersion(major: 1, minor: 1)
 
     /// `HTTP/<major>.<minor>`.

@@ -35,7 +35,6 @@ import Darwin
 /// fields are appended to the headers, except those that frame, route,
 /// authenticate or condition a request (RFC 9110 §6.5.1), which are dropped.
 public struct RequestParser: Sendable {
-    /// The limits this parser enforces.
     public let limits: HTTPLimits
 
     /// Empty lines tolerated before a request line (RFC 9112 §2.2 asks for at least one).
@@ -77,7 +76,6 @@ public struct RequestParser: Sendable {
     /// Set once a request is refused; the parser is dead from then on.
     var failure: HTTPError?
 
-    /// A parser with nothing buffered.
     public init(limits: HTTPLimits) {
         self.limits = limits
     }

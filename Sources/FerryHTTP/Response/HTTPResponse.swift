@@ -16,14 +16,12 @@ public struct HTTPResponse: Sendable {
     /// The body: bytes in memory, or a stream written chunk by chunk.
     public var body: HTTPResponseBody
 
-    /// A response from its parts.
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: HTTPResponseBody = .empty) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
-    /// A response whose body is the given bytes.
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), bytes: [UInt8]) {
         self.init(status: status, headers: headers, body: .bytes(bytes))
     }
@@ -43,7 +41,6 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-/// The body of a response.
 public enum HTTPResponseBody: Sendable {
     /// A body held in memory, sent with `Content-Length`.
     case bytes([UInt8])
@@ -52,7 +49,6 @@ public enum HTTPResponseBody: Sendable {
     /// The producer is not run for HEAD requests.
     case stream(HTTPBodyProducer)
 
-    /// No body.
     public static var empty: HTTPResponseBody { .bytes([]) }
 
     /// The byte count of an in-memory body, nil for a stream.

@@ -68,25 +68,21 @@ public struct Router: HTTPResponder {
         _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
     ) { add("GET", pattern, inline: inline, handler) }
 
-    /// Adds a POST route.
     public mutating func post(
         _ pattern: String, inline: Bool = false,
         _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
     ) { add("POST", pattern, inline: inline, handler) }
 
-    /// Adds a PUT route.
     public mutating func put(
         _ pattern: String, inline: Bool = false,
         _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
     ) { add("PUT", pattern, inline: inline, handler) }
 
-    /// Adds a PATCH route.
     public mutating func patch(
         _ pattern: String, inline: Bool = false,
         _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
     ) { add("PATCH", pattern, inline: inline, handler) }
 
-    /// Adds a DELETE route.
     public mutating func delete(
         _ pattern: String, inline: Bool = false,
         _ handler: @escaping @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
@@ -216,16 +212,13 @@ public struct Router: HTTPResponder {
 
 /// The `:name` values a route pattern captured, in pattern order.
 public struct RouteParameters: Sendable, Equatable {
-    /// The captured pairs.
     public private(set) var pairs: [(name: String, value: String)]
 
-    /// No parameters.
     public init() { pairs = [] }
 
-    /// Parameters from pairs.
     public init(_ pairs: [(String, String)]) { self.pairs = pairs.map { (name: $0.0, value: $0.1) } }
 
-    /// The value captured for `name`, or nil.
+    /// The value captured for `name`; nil when the pattern has no `:name`.
     public subscript(name: String) -> String? {
         pairs.first { $0.name == name }?.value
     }

@@ -127,7 +127,6 @@ public struct HTTPServerConfiguration: Sendable {
     public var host: String
     /// The TCP port; 0 picks a free one (read it from `HTTPServer.port`).
     public var port: Int
-    /// Size and time limits.
     public var limits: HTTPLimits
     /// Event-loop threads doing socket I/O, parsing and serialization; default: one per core.
     public var ioThreads: Int
@@ -173,7 +172,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// connections with handlers waiting on other work besides.
     public static let defaultWorkerThreads = 32
 
-    /// The number of online processors.
+    /// Online processors (`_SC_NPROCESSORS_ONLN`), at least 1.
     public static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 }
 

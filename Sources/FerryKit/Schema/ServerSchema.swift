@@ -37,7 +37,6 @@ public struct ServerSchema: Sendable, Equatable, Codable {
             (self.name, self.columns, self.joinTable, self.ranked, self.rankScope) = (name, columns, joinTable, ranked, rankScope)
         }
 
-        /// The column named `name`.
         public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
 
         /// Columns a client may send in a write body.
@@ -51,6 +50,5 @@ public struct ServerSchema: Sendable, Equatable, Codable {
 
     public init(resources: [Resource]) { self.resources = resources }
 
-    /// The resource named `name`.
     public subscript(name: String) -> Resource? { resources.first { $0.name == name } }
 }

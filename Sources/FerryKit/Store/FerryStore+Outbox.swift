@@ -29,7 +29,7 @@ extension FerryStore {
         try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ferry_outbox WHERE state = 'rejected'") ?? 0 }
     }
 
-    /// Row `id`'s sync state.
+    /// Row `id`'s sync state; `.synced` when the outbox holds nothing for it (also for an unknown row).
     public func state(_ resource: String, id: String) throws -> RowState {
         try database.read { db in
             let states = try String.fetchAll(db, sql: "SELECT state FROM ferry_outbox WHERE resource = ? AND row_id = ?",

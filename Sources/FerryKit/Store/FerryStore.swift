@@ -132,7 +132,6 @@ extension FerryStore {
 public enum FerryKitError: Error, Equatable, Sendable {
     /// The store has no such resource (the schema was not applied, or the server has none).
     case unknownResource(String)
-    /// No row with this id.
     case noSuchRow(resource: String, id: String)
     /// The server's answer could not be read.
     case malformedAnswer(String)

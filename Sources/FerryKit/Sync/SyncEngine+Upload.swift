@@ -109,7 +109,6 @@ extension SyncEngine {
         }
     }
 
-    /// The HTTP request for an upload.
     func httpRequest(_ request: UploadRequest) -> TransportRequest {
         let path = "/v1/\(request.resource)"
         let rowPath = path + "/" + (request.rowID.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["-", "_"])) ?? request.rowID)

@@ -38,7 +38,6 @@ public actor SyncEngine {
     /// Every change of ``currentStatus``.
     public nonisolated let status: AsyncStream<SyncStatus>
     let statusSink: AsyncStream<SyncStatus>.Continuation
-    /// The latest status.
     public private(set) var currentStatus = SyncStatus()
 
     /// - Parameters:

@@ -10,7 +10,6 @@ struct ChangesPage {
     /// Where the next page starts.
     let cursor: ChangeCursor
 
-    /// Whether the page is empty.
     var isEmpty: Bool { changes == nil }
 
     /// An empty page: nothing after the cursor below `frontier`.

@@ -11,7 +11,6 @@ import Logging
 public struct IndexPaging: Sendable {
     /// The serve database.
     public let database: Database
-    /// The snapshot store.
     public let store: PagingSnapshotStore
     /// `Retry-After` of a 503 `paging_unavailable`, seconds.
     public let retryAfterSeconds: Int
@@ -19,7 +18,6 @@ public struct IndexPaging: Sendable {
     /// memcached's failures, logged at most once per 5 s with a count of the ones held back.
     let storeWarnings = LogThrottle()
 
-    /// Paging over `database` and `store`.
     public init(database: Database, store: PagingSnapshotStore, retryAfterSeconds: Int, logger: Logger) {
         self.database = database
         self.store = store
@@ -57,7 +55,6 @@ public struct IndexPaging: Sendable {
 
     /// What a paged Index request answers.
     public enum Answer: Sendable {
-        /// A page.
         case page(IndexPage)
         /// The client's copy is current (304 with this ETag).
         case notModified(etag: String)

@@ -19,7 +19,6 @@ public struct PagedIndexQuery: Sendable {
     /// the collection ETag.
     public var rowVersion: String
 
-    /// A query from its parts.
     public init(
         table: String, condition: String, orderBy: String, parameters: [String?], rowJSON: String,
         rowVersion: String = #"t."revision""#

@@ -24,7 +24,7 @@ struct PagingSnapshotHeader: Sendable, Equatable {
     private static let userIDLength = 36
     static let byteCount = 4 + 32 + 36 + 5 * 4
 
-    /// The number of pages.
+    /// At least 1: an empty snapshot still has one (empty) page.
     var pages: Int { max(1, (total + pageSize - 1) / pageSize) }
 
     /// The binary form.
@@ -86,7 +86,7 @@ public enum PagingSnapshotLayout {
     /// The key of chunk `index`.
     static func chunkKey(_ prefix: String, _ index: Int) -> String { prefix + ":" + String(index) }
 
-    /// The chunks that hold `positions`, for chunks of `idsPerChunk`.
+    /// The chunks that hold `positions`, for chunks of `idsPerChunk`; nil when `positions` is empty.
     static func chunks(covering positions: Range<Int>, idsPerChunk: Int) -> ClosedRange<Int>? {
         guard !positions.isEmpty else { return nil }
         return (positions.lowerBound / idsPerChunk)...((positions.upperBound - 1) / idsPerChunk)

@@ -28,7 +28,6 @@ public final class PagingSnapshotStore: Sendable {
         case unavailable(MemcachedError)
     }
 
-    /// The memcached client.
     let memcached: MemcachedClient
     /// How long a snapshot is served.
     let ttlSeconds: Int

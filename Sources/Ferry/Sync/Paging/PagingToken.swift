@@ -21,7 +21,6 @@ import Crypto
 public struct PagingToken: Sendable, Equatable {
     /// The current format version.
     static let version: UInt8 = 1
-    /// The binary length.
     static let byteCount = 29
     /// The text length (URL-safe base64 of 29 bytes, unpadded).
     public static let textLength = 39
