@@ -3,6 +3,7 @@ import PackageDescription
 
 // Layers, lowest first. An arrow is an allowed import:
 //   ferry (CLI) -> Ferry -> FerryHTTP, FerryPostgres, FerryMemcached, FerryRank
+//   FerryHTTP, FerryPostgres, FerryMemcached -> FerryBase (the one lock type)
 //   ferry (CLI) -> FerryMigrations -> FerryPostgres
 //   FerryKit (the client an app links) -> FerryRank, GRDB; never a server module
 //   ferry-notes (a terminal app on FerryKit) -> FerryKit only
