@@ -222,11 +222,17 @@ struct WriteItems: Sendable, Equatable {
     init(_ request: HTTPRequest, maxItems: Int, allowObject: Bool, allowArray: Bool) throws {
         try RequestBody.requireJSON(request)
         let scan = try BodyScan(request.body)
-        let text = String(decoding: request.body, as: UTF8.self)
         switch scan.top {
         case .object:
             guard allowObject else { throw Problem(400, "bad_request", "this request takes a JSON array of objects") }
-            items = "[" + text + "]"
+            // Wrapped as it is copied out of the body: one copy, not a String and then a second for the brackets.
+            let body = request.body
+            items = String(unsafeUninitializedCapacity: body.count + 2) { out in
+                out[0] = UInt8(ascii: "[")
+                _ = out[1...].initialize(fromContentsOf: body)
+                out[body.count + 1] = UInt8(ascii: "]")
+                return body.count + 2
+            }
             count = 1
             single = true
         case .array:
@@ -234,7 +240,7 @@ struct WriteItems: Sendable, Equatable {
             guard scan.count <= maxItems else {
                 throw Problem(422, "too_many_items", "at most \(maxItems) items per request; this one has \(scan.count)")
             }
-            items = text
+            items = String(decoding: request.body, as: UTF8.self)
             count = scan.count
             single = false
         }

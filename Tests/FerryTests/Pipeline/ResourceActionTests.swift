@@ -58,6 +58,18 @@ import Testing
         #expect(array.items == #"[{"title": "a"}, {"title": "b"}]"#)
     }
 
+    /// A single object is wrapped as it is copied; bytes that are not UTF-8 are
+    /// repaired exactly as `String(decoding:)` repairs an array body's.
+    @Test func aSingleObjectIsWrappedWithItsBytesRepairedAsUTF8() throws {
+        var request = F.request("POST", "/v1/sets", body: "")
+        request.body = Array(#"{"title": "a"#.utf8) + [0xFF, 0xC3] + Array(#""}"#.utf8)
+        let action = try ResourceAction.parse(request, route: .create, parameters: RouteParameters([("resource", "sets")]),
+                                              catalog: F.catalog, limits: F.limits)
+        guard case .create(let items) = action.kind else { Issue.record("\(action.kind)"); return }
+        #expect(items.items == "[" + String(decoding: request.body, as: UTF8.self) + "]")
+        #expect(items.items.contains("\u{FFFD}"))
+    }
+
     @Test func bulkPatchAndBulkDeleteTakeArrays() throws {
         let patch = try F.parse("PATCH", "/v1/terms", body: #"[{"id": "\#(F.term)", "revision": 1, "word": "w"}]"#)
         guard case .updateMany(let mode, let items) = patch.kind else { Issue.record("\(patch.kind)"); return }
