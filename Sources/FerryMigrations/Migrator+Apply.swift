@@ -76,7 +76,7 @@ extension Migrator {
         do {
             let exists = try connection.query(
                 "SELECT pg_catalog.to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL AS present")
-            guard exists.first?["present"] == "t" else { return }
+            guard try exists.first?.bool("present") == true else { return }
             _ = try connection.query("SELECT ferry.refresh_sync_triggers()")
         } catch {
             throw .syncTriggers(error)

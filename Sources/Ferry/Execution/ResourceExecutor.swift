@@ -95,7 +95,7 @@ struct ResourceExecutor: Sendable {
         guard let row = try first(statement, caller, onDataException: Self.filterMismatch), let data = row[0] else {
             throw Problem.notFound()
         }
-        let total = Int(row[1] ?? "0") ?? 0
+        let total = try row.int(1) ?? 0
         let pages = max(1, (total + limit - 1) / limit)
         let etag = "\"i-\(total)-\(row[2] ?? "0")\""
         if conditions.notModified(etag: etag, lastModifiedMs: nil) {

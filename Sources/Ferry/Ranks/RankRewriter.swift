@@ -162,7 +162,7 @@ struct RankRewriter: Middleware {
         var selfParents: [String: String] = [:]
         for row in result.rows {
             guard let id = row[0], let scope = row[1], let rank = row[2] else { continue }
-            if row[3] == "t" {
+            if try row.bool(3) == true {
                 selfParents[id] = scope
             } else {
                 var list = lists[scope] ?? RankedList()

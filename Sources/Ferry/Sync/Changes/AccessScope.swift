@@ -23,10 +23,10 @@ public struct AccessScope: Sendable, Equatable {
              WHERE sn.nspname = $1 AND mn.nspname = $1
              ORDER BY 1, 2
             """, [schema])
-        return result.rows.compactMap { row in
+        return try result.rows.compactMap { row in
             guard let scope = row[0], let member = row[1], let column = row[2],
                   catalog[scope] != nil, catalog[member]?.column(column) != nil else { return nil }
-            return AccessScope(scope: scope, member: member, column: column, readThroughScope: row[3] == "t")
+            return AccessScope(scope: scope, member: member, column: column, readThroughScope: try row.bool(3) == true)
         }
     }
 }

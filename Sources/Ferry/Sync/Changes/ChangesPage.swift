@@ -22,14 +22,14 @@ struct ChangesPage {
     /// A page from the columns of ``ChangesPlan/statement``.
     init(_ result: PostgresResult, request: ChangesRequest) throws {
         let row = try ChangesPage.firstRow(result)
-        guard let frontier = row[0].flatMap(UInt64.init) else { throw Self.malformed }
+        guard let frontier = try row.uint64(0) else { throw Self.malformed }
         // A purge may have passed the cursor since the activity check.
-        if row[2] == "t" { throw Self.expired }
+        if try row.bool(2) == true { throw Self.expired }
         changes = row[4]
         let count = row[3].flatMap(Int.init) ?? 0
         hasMore = count > request.limit
         if hasMore {
-            guard let x = row[5].flatMap(UInt64.init), let resource = row[6], let id = row[7] else { throw Self.malformed }
+            guard let x = try row.uint64(5), let resource = row[6], let id = row[7] else { throw Self.malformed }
             cursor = ChangeCursor(afterXID: x, position: (resource, id))
         } else {
             cursor = Self.frontierCursor(frontier, request: request)

@@ -28,13 +28,13 @@ struct ChangesRoutes: Sendable {
         do {
             if parsed.startsNow {
                 let row = try ChangesPage.firstRow(database.asCaller(caller, [Self.frontier])[0])
-                guard let frontier = row[0].flatMap(UInt64.init) else { throw ChangesPage.malformed }
+                guard let frontier = try row.uint64(0) else { throw ChangesPage.malformed }
                 return Self.answer(ChangesPage(emptyBelow: frontier, request: parsed), request: request, parsed: parsed)
             }
             let activity = try ChangesPage.firstRow(database.asCaller(caller, [plan.activityStatement])[0])
-            if activity[2] == "t" { throw ChangesPage.expired }
-            guard let frontier = activity[0].flatMap(UInt64.init) else { throw ChangesPage.malformed }
-            if activity[3] == "t" {
+            if try activity.bool(2) == true { throw ChangesPage.expired }
+            guard let frontier = try activity.uint64(0) else { throw ChangesPage.malformed }
+            if try activity.bool(3) == true {
                 page = try ChangesPage(database.asCaller(caller, [plan.statement])[0], request: parsed)
             } else {
                 page = ChangesPage(emptyBelow: frontier, request: parsed)
