@@ -31,7 +31,7 @@ struct ReadinessRoute: Sendable {
     static func postgresqlIsUp(_ database: Database) -> Bool {
         do {
             let result = try database.pool.withConnection { try $0.query("SELECT 1") }
-            return result.rows.first?[0] == "1"
+            return try result.rows.first?.int(0) == 1
         } catch {
             return false
         }
