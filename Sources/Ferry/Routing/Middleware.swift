@@ -1,4 +1,3 @@
-import FerryBase
 import FerryHTTP
 import Logging
 
