@@ -82,8 +82,9 @@ package struct IndexQuery: Sendable {
             + "|" + order.map { $0.column + ($0.descending ? "-" : "+") }.joined(separator: ",")
     }
 
-    /// The bound values, in the plan's parameter order.
-    var parameters: [String?] {
-        filters.map { SQL.arrayLiteral($0.values) } + (modifiedSince.map { [String($0)] } ?? []) + [String(limit)]
+    /// The bound values, in the plan's parameter order: each filter's values,
+    /// `modified_since` when given, the limit.
+    var binds: [Bind] {
+        filters.map { .texts($0.values) } + (modifiedSince.map { [.int($0)] } ?? []) + [.int(Int64(limit))]
     }
 }

@@ -9,19 +9,16 @@ struct ResourceExecutor: Sendable {
     let database: Database
     let paging: IndexPaging
 
-    /// The answer to `action`, planned as `plan`, for `request` (paging reads
-    /// its token and builds its links from it) in `scope`.
-    func run(_ plan: ResourcePlan, _ action: ResourceAction, _ request: HTTPRequest, _ scope: RequestScope) throws -> HTTPResponse {
-        let caller = scope.caller(action.tokenHash)
+    /// The answer `plan` gives `caller`, for `request` (paging reads its
+    /// token and builds its links from it).
+    func run(_ plan: ResourcePlan, as caller: Caller, for request: HTTPRequest) throws -> HTTPResponse {
         switch plan {
         case .refuse(let problem):
             _ = try database.asCaller(caller, [])
             throw problem
-        case .read(let statement):
-            guard case .read(_, let conditions) = action.kind else { throw Self.mismatch }
+        case .read(let statement, let conditions):
             return try read(statement, conditions, caller)
-        case .readMany(let statement):
-            guard case .readMany(_, _, let conditions) = action.kind else { throw Self.mismatch }
+        case .readMany(let statement, let conditions):
             let row = try first(statement, caller, onDataException: .badRequest("malformed id in the list"))
             guard let row, let body = row[0] else { throw Problem.notFound() }
             let etag = "\"m-\(row[1] ?? "")\""
@@ -29,11 +26,9 @@ struct ResourceExecutor: Sendable {
                 return ReadConditions.notModifiedResponse(etag: etag, lastModifiedMs: nil)
             }
             return .json(Array(body.utf8), headers: HTTPHeaders([("ETag", etag)]))
-        case .index(let statement, let limit):
-            guard case .index(_, let conditions, _) = action.kind else { throw Self.mismatch }
+        case .index(let statement, let limit, let conditions):
             return try index(statement, limit: limit, conditions, caller)
-        case .pagedIndex(let query, let resource, let limit):
-            guard case .index(_, let conditions, _) = action.kind else { throw Self.mismatch }
+        case .pagedIndex(let query, let resource, let limit, let conditions):
             let answer: IndexPaging.Answer
             do {
                 answer = try paging.page(
@@ -46,29 +41,27 @@ struct ResourceExecutor: Sendable {
             case .notModified(let etag): return ReadConditions.notModifiedResponse(etag: etag, lastModifiedMs: nil)
             case .page(let page): return page.response()
             }
-        case .write(let statement, let single):
-            guard let result = try write(statement, action, caller, single: single) else {
+        case .write(let statement, let resource, let single, let created):
+            guard let result = try write(statement, resource, caller, single: single) else {
                 throw Problem(500, "internal_error", "the write returned nothing")
             }
-            guard case .create = action.kind else { return .json(Array(result.body.utf8)) }
+            guard created else { return .json(Array(result.body.utf8)) }
             guard single else { return .json(Array(result.body.utf8), status: result.status) }
             var headers = result.rowHeaders
-            if let id = result.id, let resource = action.resource { headers.add("Location", "/v1/\(resource.name)/\(id)") }
+            if let id = result.id { headers.add("Location", "/v1/\(resource.name)/\(id)") }
             return .json(result.singleRow, status: result.status, headers: headers)
-        case .update(let fast, let exact):
+        case .update(let fast, let exact, let resource):
             let result: WriteResult?
-            if let fast, let written = try write(fast, action, caller, single: true) {
+            if let fast, let written = try write(fast, resource, caller, single: true) {
                 result = written
             } else {
-                result = try write(exact, action, caller, single: true)
+                result = try write(exact, resource, caller, single: true)
             }
             guard let result else { throw Problem(500, "internal_error", "the write returned nothing") }
             return .json(result.singleRow, headers: result.rowHeaders)
         }
     }
 
-    /// The action and its plan disagree: a programming error, answered as a 500.
-    private static let mismatch = Problem(500, "internal_error", "the plan does not fit the action")
     private static let filterMismatch = IndexQuery.invalid("a filter value does not fit its column's type")
 
     private func read(_ statement: PlannedStatement, _ conditions: ReadConditions, _ caller: Caller) throws -> HTTPResponse {
@@ -121,12 +114,11 @@ struct ResourceExecutor: Sendable {
 
     /// Runs one write statement; nil when it returned no row (a fast path that
     /// did not apply). Database errors become contract answers.
-    private func write(_ statement: PlannedStatement, _ action: ResourceAction, _ caller: Caller, single: Bool) throws -> WriteResult? {
+    private func write(_ statement: PlannedStatement, _ resource: Resource, _ caller: Caller, single: Bool) throws -> WriteResult? {
         let result: PostgresResult
         do {
             result = try database.asCaller(caller, [statement.postgres])[0]
         } catch {
-            guard let resource = action.resource else { throw error }
             throw WriteFailure.map(error, resource: resource, single: single)
         }
         guard let row = result.first else { return nil }

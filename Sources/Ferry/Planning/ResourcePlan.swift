@@ -11,20 +11,21 @@ import FerryPostgres
 /// (ResourcePlanTests); only ``ResourceExecutor`` runs it.
 enum ResourcePlan: Sendable {
     /// One row by id: `(revision, last_modified, is_deleted, json)` or none (``ReadPlan/single``).
-    case read(PlannedStatement)
+    case read(PlannedStatement, ReadConditions)
     /// Multi-show: one row, `(body, fingerprint)` (``ReadPlan/multi``).
-    case readMany(PlannedStatement)
+    case readMany(PlannedStatement, ReadConditions)
     /// An Index whose result is not paged: one row, `(data, total, fingerprint)` (``IndexPlan``).
-    case index(PlannedStatement, limit: Int)
+    case index(PlannedStatement, limit: Int, ReadConditions)
     /// An Index paged through memcached snapshots (``IndexPaging``).
-    case pagedIndex(PagedIndexQuery, resource: String, limit: Int)
-    /// A write whose rows come back as `(status, body, revision, last_modified, id)`:
-    /// `single` when the client sent one object.
-    case write(PlannedStatement, single: Bool)
+    case pagedIndex(PagedIndexQuery, resource: String, limit: Int, ReadConditions)
+    /// A write whose rows come back as `(status, body, revision, last_modified, id)`.
+    /// `single` when the client sent one object; `created` for a POST, whose
+    /// single row answers with its status and `Location`.
+    case write(PlannedStatement, Resource, single: Bool, created: Bool)
     /// A one-row PATCH, PUT or DELETE: `fast` (``FastUpdatePlan``) when it
     /// applies, whose empty result means "not the common case"; then `exact`
     /// (``UpdatePlan``), which finds every other answer.
-    case update(fast: PlannedStatement?, exact: PlannedStatement)
+    case update(fast: PlannedStatement?, exact: PlannedStatement, Resource)
     /// Nothing to run but the token check, then this answer.
     case refuse(Problem)
 }
@@ -92,9 +93,10 @@ struct ResourcePlanner: Sendable {
     let plans: PlanCache
 
     func plan(_ action: ResourceAction) -> ResourcePlan {
+        // Only a refusal comes without a resource (a name the catalog does not serve).
         guard let resource = action.resource else {
-            if case .refused(let problem) = action.kind { return .refuse(problem) }
-            return .refuse(.notFound())
+            guard case .refused(let problem) = action.kind else { return .refuse(.notFound()) }
+            return .refuse(problem)
         }
         let sql = { (shape: PlanKey.Shape, build: () -> String) in
             plans.sql(resource, shape, build: build)
@@ -104,27 +106,27 @@ struct ResourcePlanner: Sendable {
             return .refuse(problem)
         case .read(let id, let conditions):
             let text = sql(.read) { ReadPlan(resource: resource).single }
-            return .read(PlannedStatement(sql: text, binds: [.text(id), .ints(conditions.revisions)]))
-        case .readMany(let ids, let parsed, _):
+            return .read(PlannedStatement(sql: text, binds: [.text(id), .ints(conditions.revisions)]), conditions)
+        case .readMany(let ids, let parsed, let conditions):
             let text = sql(.readMany) { ReadPlan(resource: resource).multi }
-            return .readMany(PlannedStatement(sql: text, binds: [.texts(ids), .texts(parsed)]))
-        case .index(let query, _, let paged):
+            return .readMany(PlannedStatement(sql: text, binds: [.texts(ids), .texts(parsed)]), conditions)
+        case .index(let query, let conditions, let paged):
             let drives = IndexPlan.drives(resource, catalog: catalog, scopes: scopes, query: query)
             let plan = IndexPlan(resource: resource, query: query, drives: drives)
-            if paged { return .pagedIndex(plan.paged, resource: resource.name, limit: query.limit) }
+            if paged { return .pagedIndex(plan.paged, resource: resource.name, limit: query.limit, conditions) }
             let text = sql(.index(query.shape)) { plan.sql }
-            return .index(PlannedStatement(sql: text, binds: query.parameters.map { $0.map(Bind.text) ?? .null }),
-                          limit: query.limit)
+            return .index(PlannedStatement(sql: text, binds: query.binds), limit: query.limit, conditions)
         case .create(let items):
             let references = catalog.references(for: resource)
             let oneItem = items.count == 1
             let text = sql(.create(references: references.key, oneItem: oneItem)) {
                 CreatePlan(resource: resource, references: references, oneItem: oneItem).sql
             }
-            return .write(write(resource, text, items: items, extra: []), single: items.single)
+            return .write(write(resource, text, items: items, extra: []), resource, single: items.single, created: true)
         case .updateMany(let mode, let items):
-            let text = updateSQL(resource, mode: mode, oneItem: items.count == 1)
-            return .write(write(resource, text, items: items, extra: [.null, .null, .bool(false)]), single: false)
+            let text = updateSQL(resource, catalog.references(for: resource), mode: mode, oneItem: items.count == 1)
+            return .write(write(resource, text, items: items, extra: [.null, .null, .bool(false)]), resource,
+                          single: false, created: false)
         case .update(let id, let mode, let item, let preconditions, let prechecked):
             let binds: [Bind] = [.json(item), .text(id), .ints(preconditions.revisions), .bool(preconditions.any)]
             let references = catalog.references(for: resource)
@@ -134,15 +136,15 @@ struct ResourcePlanner: Sendable {
                 plan.prechecked = prechecked
                 return plan.applies ? plan.sql : ""
             }
+            let exact = updateSQL(resource, references, mode: mode, oneItem: true)
             return .update(fast: fast.isEmpty ? nil : PlannedStatement(sql: fast, binds: binds),
-                           exact: PlannedStatement(sql: updateSQL(resource, mode: mode, oneItem: true), binds: binds))
+                           exact: PlannedStatement(sql: exact, binds: binds), resource)
         }
     }
 
     /// The update plan (``UpdatePlan``) for `mode`.
-    private func updateSQL(_ resource: Resource, mode: WriteMode, oneItem: Bool) -> String {
-        let references = catalog.references(for: resource)
-        return plans.sql(resource, .update(mode, references: references.key, oneItem: oneItem)) {
+    private func updateSQL(_ resource: Resource, _ references: ReferenceCheck, mode: WriteMode, oneItem: Bool) -> String {
+        plans.sql(resource, .update(mode, references: references.key, oneItem: oneItem)) {
             UpdatePlan(resource: resource, mode: mode, references: references, oneItem: oneItem).sql
         }
     }

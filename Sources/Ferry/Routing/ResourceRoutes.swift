@@ -44,6 +44,6 @@ struct ResourceRoutes: Sendable {
         var accessScopes: [AccessScope] = []
         if case .index = action.kind { accessScopes = try scopes.scopes(for: catalog, schema: schemaName, database: executor.database) }
         let plan = ResourcePlanner(catalog: catalog, scopes: accessScopes, plans: plans).plan(action)
-        return try executor.run(plan, action, request, context.scope)
+        return try executor.run(plan, as: context.caller(action.tokenHash), for: request)
     }
 }

@@ -21,36 +21,37 @@ import Testing
     }
 
     @Test func readBindsTheIdAndTheRevisionsToLeaveOut() throws {
-        guard case .read(let statement) = try plan("GET", "/v1/terms/\(F.term)", headers: [("If-None-Match", #""3", "x""#)]) else {
+        guard case .read(let statement, _) = try plan("GET", "/v1/terms/\(F.term)", headers: [("If-None-Match", #""3", "x""#)]) else {
             Issue.record("not a read")
             return
         }
         #expect(statement.binds == [.text(F.term), .ints([3])])
         #expect(statement.postgres.params == [F.term, "{\"3\"}"])
         try Snapshot.check("read", statement.sql)
-        guard case .read(let plain) = try plan("GET", "/v1/terms/\(F.term)") else { Issue.record("not a read"); return }
+        guard case .read(let plain, _) = try plan("GET", "/v1/terms/\(F.term)") else { Issue.record("not a read"); return }
         #expect(plain.binds == [.text(F.term), .ints(nil)])
         #expect(plain.postgres.params == [F.term, nil])
     }
 
     @Test func readManyBindsTheIdsAsSentAndAsParsed() throws {
-        guard case .readMany(let statement) = try plan("GET", "/v1/terms/\(F.term),bad") else { Issue.record("not a readMany"); return }
+        guard case .readMany(let statement, _) = try plan("GET", "/v1/terms/\(F.term),bad") else { Issue.record("not a readMany"); return }
         #expect(statement.binds == [.texts([F.term, "bad"]), .texts([F.term, nil])])
         try Snapshot.check("read-many", statement.sql)
     }
 
     @Test func anUnpagedIndexIsOneStatement() throws {
-        guard case .index(let statement, let limit) = try plan("GET", "/v1/counters?hits=1,2&order=hits.desc&limit=3") else {
+        guard case .index(let statement, let limit, _) = try plan("GET", "/v1/counters?hits=1,2&order=hits.desc&limit=3") else {
             Issue.record("not an index")
             return
         }
         #expect(limit == 3)
-        #expect(statement.binds == [.text("{\"1\",\"2\"}"), .text("3")])
+        #expect(statement.binds == [.texts(["1", "2"]), .int(3)])
+        #expect(statement.postgres.params == ["{\"1\",\"2\"}", "3"])
         try Snapshot.check("index", statement.sql)
     }
 
     @Test func aPagedIndexHandsPagingItsQuery() throws {
-        guard case .pagedIndex(let query, let resource, let limit) = try plan("GET", "/v1/terms?set_id=\(F.set)&modified_since=5") else {
+        guard case .pagedIndex(let query, let resource, let limit, _) = try plan("GET", "/v1/terms?set_id=\(F.set)&modified_since=5") else {
             Issue.record("not a paged index")
             return
         }
@@ -65,9 +66,9 @@ import Testing
     /// rows, unless the query already filters the scope's column.
     @Test func anIndexReadsThroughItsScope() throws {
         let scopes = [AccessScope(scope: "sets", member: "terms", column: "set_id", readThroughScope: true)]
-        guard case .pagedIndex(let driven, _, _) = try plan("GET", "/v1/terms", scopes: scopes) else { Issue.record("not paged"); return }
+        guard case .pagedIndex(let driven, _, _, _) = try plan("GET", "/v1/terms", scopes: scopes) else { Issue.record("not paged"); return }
         #expect(driven.condition.contains(#"t."set_id" = ANY (ARRAY(SELECT s."id" FROM "app"."sets" s))"#))
-        guard case .pagedIndex(let filtered, _, _) = try plan("GET", "/v1/terms?set_id=\(F.set)", scopes: scopes) else {
+        guard case .pagedIndex(let filtered, _, _, _) = try plan("GET", "/v1/terms?set_id=\(F.set)", scopes: scopes) else {
             Issue.record("not paged")
             return
         }
@@ -75,14 +76,14 @@ import Testing
     }
 
     @Test func createOneIsItsOwnStatementAndManyGoThroughWriteItems() throws {
-        guard case .write(let one, let single) = try plan("POST", "/v1/terms", body: #"{"set_id": "\#(F.set)", "word": "w"}"#) else {
+        guard case .write(let one, _, let single, true) = try plan("POST", "/v1/terms", body: #"{"set_id": "\#(F.set)", "word": "w"}"#) else {
             Issue.record("not a write")
             return
         }
         #expect(single)
         #expect(one.binds == [.json(#"[{"set_id": "\#(F.set)", "word": "w"}]"#)])
         try Snapshot.check("create-one", one.sql)
-        guard case .write(let many, let manySingle) = try plan("POST", "/v1/terms", body: #"[{"word": "a"}, {"word": "b"}]"#) else {
+        guard case .write(let many, _, let manySingle, true) = try plan("POST", "/v1/terms", body: #"[{"word": "a"}, {"word": "b"}]"#) else {
             Issue.record("not a write")
             return
         }
@@ -100,7 +101,7 @@ import Testing
             ("PUT", "/v1/terms/\(F.term)", #"{"word": "w"}"#, "put"),
             ("DELETE", "/v1/terms/\(F.term)?revision=4", nil, "delete"),
         ] as [(String, String, String?, String)] {
-            guard case .update(let fast, let exact) = try plan(method, target, body: body, headers: [("If-Match", #""4""#)]) else {
+            guard case .update(let fast, let exact, _) = try plan(method, target, body: body, headers: [("If-Match", #""4""#)]) else {
                 Issue.record("\(method) is not an update")
                 continue
             }
@@ -115,13 +116,13 @@ import Testing
     }
 
     @Test func bulkWritesBindNoPathIdAndNoIfMatch() throws {
-        guard case .write(let one, false) = try plan("PATCH", "/v1/terms", body: #"[{"id": "\#(F.term)", "revision": 1}]"#) else {
+        guard case .write(let one, _, false, false) = try plan("PATCH", "/v1/terms", body: #"[{"id": "\#(F.term)", "revision": 1}]"#) else {
             Issue.record("not a write")
             return
         }
         #expect(one.binds.dropFirst() == [.null, .null, .bool(false)])
         try Snapshot.check("update-patch", one.sql)  // one item: the same statement as a single PATCH's exact path
-        guard case .write(let many, false) = try plan("DELETE", "/v1/terms", body: #"[{"id": "a"}, {"id": "b"}]"#) else {
+        guard case .write(let many, _, false, false) = try plan("DELETE", "/v1/terms", body: #"[{"id": "a"}, {"id": "b"}]"#) else {
             Issue.record("not a write")
             return
         }

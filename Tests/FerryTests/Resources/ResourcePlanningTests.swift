@@ -105,7 +105,7 @@ extension Resources {
             let (a, b) = ("cfecfe5c-e8f9-4cdb-bdd0-dca7e335906d", "0e6c4a5e-5d0b-4f7e-9d2a-3b1c2d4e5f60")
             let query = try IndexQuery([("set_id", "\(a),\(b)"), ("order", "word.desc,rank"), ("limit", "5")],
                                        resource: resource, defaultLimit: 100, maxLimit: 1000)
-            #expect(query.parameters == ["{\"\(a)\",\"\(b)\"}", "5"])
+            #expect(query.binds.map(\.text) == ["{\"\(a)\",\"\(b)\"}", "5"])
             let sql = IndexPlan(resource: resource, query: query).sql
             #expect(sql.contains("t.\"set_id\" = ANY ($1::uuid[])"))
             #expect(sql.contains("ORDER BY t.\"word\" DESC, t.\"rank\" ASC, t.\"id\" ASC"))
