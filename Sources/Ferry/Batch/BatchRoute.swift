@@ -43,7 +43,7 @@ struct BatchRoute: Sendable {
             for (index, operation) in operations.enumerated() {
                 var inner = RequestContext(
                     requestID: "\(context.requestID).\(index)", remoteAddress: context.remoteAddress, logger: context.logger)
-                inner.scope = RequestScope(trace: context.scope.trace, transaction: transaction)
+                inner.scope = context.scope.joining(transaction)
                 let response = self.operations.respond(to: operation.request(authorization: authorization), context: inner)
                 if response.status >= 400 { return .rollback(Self.failure(response, index: index)) }
                 results.append(Self.result(response))

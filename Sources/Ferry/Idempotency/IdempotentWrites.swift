@@ -50,9 +50,7 @@ struct IdempotentWrites: Middleware {
                 break
             }
             let response: HTTPResponse
-            var inner = context
-            inner.scope.transaction = transaction
-            do { response = try next(request, inner) } catch let problem as Problem { response = problem.response }
+            do { response = try next(request, context.joining(transaction)) } catch let problem as Problem { response = problem.response }
             guard response.status < 400 else { return .rollback(response) }
             guard case .bytes(let body) = response.body else { return .commit(response) }
             _ = try transaction.run([PostgresStatement(

@@ -53,9 +53,7 @@ struct RankRewriter: Middleware {
             var rewritten = request
             let data = try JSONSerialization.data(withJSONObject: single ? items[0] as Any : items as Any)
             rewritten.body = Array(data)
-            var inner = context
-            inner.scope.transaction = transaction
-            let response = try next(rewritten, inner)
+            let response = try next(rewritten, context.joining(transaction))
             return response.status < 400 ? .commit(response) : .rollback(response)
         }
     }
@@ -73,11 +71,7 @@ struct RankRewriter: Middleware {
         for error in rankErrors { if let index = error["index"] as? Int { stand[index]["rank"] = "V" } }
         var probe = request
         probe.body = Array(try JSONSerialization.data(withJSONObject: single ? stand[0] as Any : stand as Any))
-        let other = try database.callerTransaction(caller) { transaction in
-            var inner = context
-            inner.scope.transaction = transaction
-            return .rollback(try next(probe, inner))
-        }
+        let other = try database.callerTransaction(caller) { .rollback(try next(probe, context.joining($0))) }
         var all = rankErrors
         if other.status == 422, case .bytes(let body) = other.body,
            let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],

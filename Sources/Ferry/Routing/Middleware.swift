@@ -154,12 +154,22 @@ struct Caller: Sendable {
 struct RequestScope: Sendable {
     /// Facts learned deep in the handler (the user, a route label) for the
     /// request log line; nil outside the server's middleware (tests, batch probes).
-    var trace: RequestTrace?
+    let trace: RequestTrace?
     /// The caller's transaction the request's statements join, if one is open.
-    var transaction: CallerTransaction?
+    let transaction: CallerTransaction?
+
+    init(trace: RequestTrace? = nil, transaction: CallerTransaction? = nil) {
+        self.trace = trace
+        self.transaction = transaction
+    }
 
     /// The caller `tokenHash` identifies, in this scope.
     func caller(_ tokenHash: String) -> Caller { Caller(tokenHash: tokenHash, trace: trace, transaction: transaction) }
+
+    /// This scope inside `transaction`: whatever runs with it joins that transaction.
+    func joining(_ transaction: CallerTransaction) -> RequestScope {
+        RequestScope(trace: trace, transaction: transaction)
+    }
 }
 
 extension RequestContext {
@@ -171,6 +181,13 @@ extension RequestContext {
 
     /// The caller `tokenHash` identifies, in this request's scope.
     func caller(_ tokenHash: String) -> Caller { scope.caller(tokenHash) }
+
+    /// This context inside `transaction`, for what a write hook or a batch runs in it.
+    func joining(_ transaction: CallerTransaction) -> RequestContext {
+        var context = self
+        context.scope = scope.joining(transaction)
+        return context
+    }
 }
 
 /// Facts about the request being answered that only code deep inside the
