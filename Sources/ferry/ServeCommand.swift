@@ -33,7 +33,7 @@ struct ServeCommand: ParsableCommand {
         let server = app.makeServer()
         try server.start()
         let purger = TombstonePurger(
-            pool: app.database.pool, retentionDays: config.tombstones.retentionDays,
+            pool: app.pool, retentionDays: config.tombstones.retentionDays,
             intervalSeconds: Double(config.tombstones.purgeIntervalSeconds), logger: logger)
         purger.start()
         defer { purger.stop() }

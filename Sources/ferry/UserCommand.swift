@@ -28,9 +28,7 @@ struct UserCommand: ParsableCommand {
             let connection = try OwnerConnection.open(config)
             defer { connection.close() }
             do {
-                let id = try AuthService.createUser(name: name, password: line) { statements in
-                    try statements.map { try connection.query($0.sql, $0.params) }
-                }
+                let id = try AuthService.createUser(name: name, password: line, connection: connection)
                 print("created user \(name) (\(id))")
             } catch let problem as Problem {
                 throw CLIError(problem.detail ?? problem.code)

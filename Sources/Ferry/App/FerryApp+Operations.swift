@@ -8,7 +8,7 @@ extension FerryApp {
     public func responder() -> any HTTPResponder {
         var router = router()
         registerOperationsRoutes(on: &router)
-        metrics.observe(pool: database.pool)
+        metrics.observe(pool: pool)
         return MiddlewareChain(middleware: [
             RequestObserver(metrics: metrics, logger: logger),
             CompactJSONResponder(),

@@ -10,7 +10,10 @@ import Logging
 public final class FerryApp: Sendable {
     /// The configuration in force.
     public let configuration: FerryConfiguration
-    /// The serve role's database access.
+    /// The serve role's connections, for start-up and operations (the catalog,
+    /// the tombstone purger, the pool gauges); requests go through ``database``.
+    public let pool: PostgresPool
+    /// The serve role's database access, the only way a request reaches PostgreSQL.
     public let database: Database
     /// The resources, reloadable.
     public let schema: SchemaCache
@@ -34,6 +37,7 @@ public final class FerryApp: Sendable {
             preparedStatements: db.preparedStatements, applicationName: "ferry",
             onConnect: Self.sessionSetup(preparedStatements: db.preparedStatements, jit: db.jit)
         )
+        self.pool = pool
         database = Database(pool: pool, tokenCacheSeconds: configuration.auth.tokenCacheSeconds)
         let metrics = FerryMetrics()
         self.metrics = metrics
@@ -74,7 +78,7 @@ public final class FerryApp: Sendable {
     /// Re-reads the catalog (SIGHUP); keeps the old one when the database cannot be read.
     public func reloadSchema() {
         do {
-            let catalog = try Self.loadCatalog(pool: database.pool, schema: configuration.database.schema, logger: logger)
+            let catalog = try Self.loadCatalog(pool: pool, schema: configuration.database.schema, logger: logger)
             if schema.replace(with: catalog) {
                 logger.notice("schema reloaded", metadata: ["resources": "\(catalog.names.joined(separator: ","))"])
             }
@@ -138,5 +142,5 @@ public final class FerryApp: Sendable {
     }
 
     /// Closes the pool's connections.
-    public func close() { database.pool.close() }
+    public func close() { pool.close() }
 }

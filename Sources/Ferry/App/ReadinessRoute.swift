@@ -1,6 +1,5 @@
 import FerryHTTP
 import FerryMemcached
-import FerryPostgres
 
 /// `GET /readyz`: 200 `{"postgresql":"up","memcached":"up"}` when `SELECT 1` runs
 /// through the serve pool and every memcached server answers; otherwise 503
@@ -30,7 +29,7 @@ struct ReadinessRoute: Sendable {
 
     static func postgresqlIsUp(_ database: Database) -> Bool {
         do {
-            let result = try database.pool.withConnection { try $0.query("SELECT 1") }
+            let result = try database.anonymous([PlannedStatement("SELECT 1")])[0]
             return try result.rows.first?.int(0) == 1
         } catch {
             return false

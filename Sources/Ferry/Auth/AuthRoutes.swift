@@ -1,5 +1,4 @@
 import FerryHTTP
-import FerryPostgres
 
 /// `/v1/auth/token`, `/v1/auth/me` and `/v1/users`.
 struct AuthRoutes: Sendable {
@@ -38,7 +37,7 @@ struct AuthRoutes: Sendable {
 
     func revoke(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let hash = try Caller.tokenHash(request)
-        _ = try auth.database.asCaller(context.caller(hash), [PostgresStatement("SELECT ferry.revoke_token($1::bytea)", [hash])])
+        _ = try auth.database.asCaller(context.caller(hash), [PlannedStatement("SELECT ferry.revoke_token($1::bytea)", [.text(hash)])])
         // Committed: from now on this process looks the token up again, and finds it revoked.
         auth.database.forgetToken(hash)
         return HTTPResponse(status: 204)
@@ -47,7 +46,7 @@ struct AuthRoutes: Sendable {
     func me(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let hash = try Caller.tokenHash(request)
         let result = try auth.database.asCaller(context.caller(hash), [
-            PostgresStatement("SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) FROM ferry.me()")
+            PlannedStatement("SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) FROM ferry.me()")
         ])[0]
         guard let json = result.first?[0] else { throw Problem.unauthorized() }
         return .json(Array(json.utf8))
@@ -59,7 +58,7 @@ struct AuthRoutes: Sendable {
             throw Problem(422, "validation_failed", "name and password are required strings",
                           extra: [("errors", .array([.object([("field", "name")]), .object([("field", "password")])]))])
         }
-        let id = try AuthService.createUser(name: name, password: password) { try auth.database.anonymous($0) }
+        let id = try AuthService.createUser(name: name, password: password) { try auth.database.anonymous([$0])[0] }
         return .json(JSONValue.object([("id", .string(id)), ("name", .string(name))]).bytes, status: 201)
     }
 }

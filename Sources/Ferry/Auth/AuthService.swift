@@ -46,7 +46,7 @@ public struct AuthService: Sendable {
             FROM a
             """
         let result = try database.anonymous([
-            PostgresStatement(sql, [name, password, BearerToken.hash(token), String(tokenTTLSeconds)])
+            PlannedStatement(sql, [.text(name), .text(password), .text(BearerToken.hash(token)), .int(Int64(tokenTTLSeconds))])
         ])[0]
         guard let row = result.first else { return .invalid }
         if let userID = row["user_id"], let expires = try row.int64("expires_at") {
@@ -67,15 +67,25 @@ public struct AuthService: Sendable {
         return IssuedToken(token: token, expiresAt: expires, userID: id)
     }
 
-    /// Creates a user; returns its id. A taken name throws 409 `already_exists`,
-    /// an unacceptable one 422 `validation_failed`.
-    public static func createUser(name: String, password: String, run: ([PostgresStatement]) throws -> [PostgresResult]) throws -> String {
+    /// Creates a user (`ferry user create`, as the owner role on `connection`);
+    /// returns its id. A taken name throws 409 `already_exists`, an
+    /// unacceptable one 422 `validation_failed`.
+    public static func createUser(name: String, password: String, connection: PostgresConnection) throws -> String {
+        try createUser(name: name, password: password) { statement in
+            let statement = statement.postgres
+            return try connection.query(statement.sql, statement.params)
+        }
+    }
+
+    /// Creates a user through `run` (the sign-up route: `Database.anonymous`),
+    /// with the same checks and answers as the CLI's.
+    static func createUser(name: String, password: String, run: (PlannedStatement) throws -> PostgresResult) throws -> String {
         guard password.utf8.count >= 8 else {
             throw Problem(422, "validation_failed", "the password must have at least 8 characters",
                           extra: [("errors", .array([.object([("field", "password"), ("code", "too_short")])]))])
         }
         do {
-            let result = try run([PostgresStatement("SELECT ferry.create_user($1, $2)", [name, password])])[0]
+            let result = try run(PlannedStatement("SELECT ferry.create_user($1, $2)", [.text(name), .text(password)]))
             guard let id = result.first?[0] else { throw Problem.unavailable("user creation returned nothing") }
             return id
         } catch let error as PostgresError where error.sqlState == "23505" {

@@ -3,7 +3,55 @@ import Logging
 
 // Ferry's way into PostgreSQL: one pipelined round trip per request as the
 // caller, and the caller's transaction held open across round trips for the
-// requests that need one.
+// requests that need one. The statements it runs are `PlannedStatement`s with
+// typed binds, the one statement type of Ferry's own code; only this file
+// turns them into libpq's text parameters.
+
+/// A statement with typed binds: what a plan, a route or a write hook hands
+/// to `Database` to run.
+struct PlannedStatement: Sendable, Equatable {
+    let sql: String
+    let binds: [Bind]
+
+    init(sql: String, binds: [Bind] = []) {
+        self.sql = sql
+        self.binds = binds
+    }
+
+    init(_ sql: String, _ binds: [Bind] = []) {
+        self.init(sql: sql, binds: binds)
+    }
+
+    /// The statement as libpq takes it: every bind in PostgreSQL's text format.
+    var postgres: PostgresStatement { PostgresStatement(sql, binds.map(\.text)) }
+}
+
+/// One statement parameter, sent in PostgreSQL's text format and cast in the
+/// SQL (`$1::uuid`), so the same plan serves every value of its type.
+enum Bind: Sendable, Equatable {
+    case text(String)
+    case int(Int64)
+    case bool(Bool)
+    /// A JSON document (the items of a write).
+    case json(String)
+    /// A `text[]` literal's elements (NULL elements allowed).
+    case texts([String?])
+    /// A `bigint[]`, or NULL for no array at all.
+    case ints([Int64]?)
+    case null
+
+    /// The text PostgreSQL parses the parameter from; nil for NULL.
+    var text: String? {
+        switch self {
+        case .text(let text), .json(let text): text
+        case .int(let value): String(value)
+        case .bool(let value): value ? "true" : "false"
+        case .texts(let items): SQL.arrayLiteral(items)
+        case .ints(let values): values.map { SQL.arrayLiteral($0.map { String($0) }) }
+        case .null: nil
+        }
+    }
+}
 
 /// Ferry's way into PostgreSQL: every request is one pipelined transaction.
 ///
@@ -14,8 +62,10 @@ import Logging
 /// within `auth.token_cache_seconds` (``TokenCache``) is not looked up again:
 /// its pipeline starts with ``callerSetting`` instead.
 public final class Database: Sendable {
-    /// The serve pool (the RLS-subject role).
-    public let pool: PostgresPool
+    /// The serve pool (the RLS-subject role). Private, so that a request's
+    /// statements reach PostgreSQL only through this type; start-up and
+    /// operations (the catalog, the purger, `/metrics`) use ``FerryApp/pool``.
+    private let pool: PostgresPool
     /// How many times a transaction that lost a serialization or deadlock race is rerun.
     public let maxRetries: Int
     /// Tokens checked within the last `auth.token_cache_seconds`; nil when that is 0.
@@ -33,7 +83,7 @@ public final class Database: Sendable {
     /// dropped), and records the user in the caller's trace.
     /// When the caller has a ``CallerTransaction`` open (a batch, an idempotent
     /// write) the statements join it instead, one round trip each.
-    func asCaller(_ caller: Caller, _ statements: [PostgresStatement]) throws -> [PostgresResult] {
+    func asCaller(_ caller: Caller, _ statements: [PlannedStatement]) throws -> [PostgresResult] {
         let tokenHash = caller.tokenHash
         if let transaction = caller.transaction {
             guard transaction.tokenHash == tokenHash else { throw Problem.unauthorized("one transaction, one caller") }
@@ -71,26 +121,27 @@ public final class Database: Sendable {
     /// statement rather than a plpgsql function (the former `ferry.begin_request`):
     /// inside a function the lookup went through SPI and cost PostgreSQL measurably
     /// more per GET (migrations 0009, 0010 and 0012; see bench/README.md).
-    static func tokenCheck(_ tokenHash: String) -> PostgresStatement {
-        PostgresStatement("""
+    static func tokenCheck(_ tokenHash: String) -> PlannedStatement {
+        PlannedStatement("""
             SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true) \
             || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text \
             FROM ferry.live_tokens v WHERE v.token_hash = $1::pg_catalog.bytea), ferry.invalid_token())
-            """, [tokenHash])
+            """, [.text(tokenHash)])
     }
 
     /// What starts a caller's transaction when ``TokenCache`` vouches for the
     /// token: `ferry.user_id` set for the transaction, no lookup.
-    static func callerSetting(_ userID: String) -> PostgresStatement {
-        PostgresStatement("SELECT pg_catalog.set_config('ferry.user_id', $1, true)", [userID])
+    static func callerSetting(_ userID: String) -> PlannedStatement {
+        PlannedStatement("SELECT pg_catalog.set_config('ferry.user_id', $1, true)", [.text(userID)])
     }
 
     /// Runs `statements` with no caller identity (sign-in, sign-up), in one transaction.
-    public func anonymous(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
+    func anonymous(_ statements: [PlannedStatement]) throws -> [PostgresResult] {
         try run(statements, offset: 0)
     }
 
-    private func run(_ statements: [PostgresStatement], offset: Int) throws -> [PostgresResult] {
+    private func run(_ statements: [PlannedStatement], offset: Int) throws -> [PostgresResult] {
+        let statements = statements.map(\.postgres)
         var attempt = 0
         while true {
             do {
@@ -137,7 +188,7 @@ extension Database {
             let value: T? = try withMappedConnection { connection in
                 do throws(PostgresError) {
                     try connection.execute("BEGIN")
-                    let check = Database.tokenCheck(tokenHash)
+                    let check = Database.tokenCheck(tokenHash).postgres
                     _ = try connection.query(check.sql, check.params)
                 } catch {
                     throw DatabaseFailure.map(error, statementOffset: 0)
@@ -221,12 +272,12 @@ final class CallerTransaction: @unchecked Sendable {
 
     /// Runs `statements` one round trip each (a pipeline would end the
     /// transaction), with errors mapped as `Database.asCaller` maps them.
-    func run(_ statements: [PostgresStatement]) throws -> [PostgresResult] {
+    func run(_ statements: [PlannedStatement]) throws -> [PostgresResult] {
         var results: [PostgresResult] = []
         results.reserveCapacity(statements.count)
         for (index, statement) in statements.enumerated() {
             do {
-                results.append(try connection.query(statement.sql, statement.params))
+                results.append(try connection.query(statement.sql, statement.binds.map(\.text)))
             } catch {
                 failed = true
                 if error.isRetryableConflict { sawRetryableConflict = true }

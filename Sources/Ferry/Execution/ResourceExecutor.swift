@@ -106,7 +106,7 @@ struct ResourceExecutor: Sendable {
     /// cannot read as its column's type (SQLSTATE class 22) answers `onDataException`.
     private func first(_ statement: PlannedStatement, _ caller: Caller, onDataException: Problem) throws -> PostgresRow? {
         do {
-            return try database.asCaller(caller, [statement.postgres])[0].first
+            return try database.asCaller(caller, [statement])[0].first
         } catch let error as PostgresError where error.isDataException {
             throw onDataException
         }
@@ -117,7 +117,7 @@ struct ResourceExecutor: Sendable {
     private func write(_ statement: PlannedStatement, _ resource: Resource, _ caller: Caller, single: Bool) throws -> WriteResult? {
         let result: PostgresResult
         do {
-            result = try database.asCaller(caller, [statement.postgres])[0]
+            result = try database.asCaller(caller, [statement])[0]
         } catch {
             throw WriteFailure.map(error, resource: resource, single: single)
         }

@@ -1,6 +1,5 @@
 import Crypto
 import FerryHTTP
-import FerryPostgres
 import Foundation
 
 /// `Idempotency-Key` on POST, PUT, PATCH and DELETE (batch included).
@@ -33,7 +32,7 @@ struct IdempotentWrites: Middleware {
         }
         let fingerprint = Self.fingerprint(request)
         return try database.callerTransaction(caller) { transaction in
-            let claim = try transaction.run([PostgresStatement("SELECT * FROM ferry.idempotency_claim($1)", [key])])[0]
+            let claim = try transaction.run([PlannedStatement("SELECT * FROM ferry.idempotency_claim($1)", [.text(key)])])[0]
             guard let row = claim.first else { throw Problem(500, "internal_error", "the key claim returned nothing") }
             switch row[0] {
             case "in_use":
@@ -53,9 +52,10 @@ struct IdempotentWrites: Middleware {
             do { response = try next(request, context.joining(transaction)) } catch let problem as Problem { response = problem.response }
             guard response.status < 400 else { return .rollback(response) }
             guard case .bytes(let body) = response.body else { return .commit(response) }
-            _ = try transaction.run([PostgresStatement(
+            _ = try transaction.run([PlannedStatement(
                 "SELECT ferry.idempotency_store($1, $2::bytea, $3::int, $4::jsonb, $5::bytea, $6::int)",
-                [key, fingerprint, String(response.status), Self.encode(response.headers), Self.hex(body), String(ttlHours)])])
+                [.text(key), .text(fingerprint), .int(Int64(response.status)), .json(Self.encode(response.headers)), .text(Self.hex(body)),
+                 .int(Int64(ttlHours))])])
             return .commit(response)
         }
     }

@@ -1,6 +1,6 @@
+import FerryBase
 import FerryHTTP
 import FerryPostgres
-import FerryBase
 
 /// Ferry's metrics registry, rendered at `GET /metrics`.
 ///

@@ -76,7 +76,7 @@ extension IndexPlan {
         let condition = condition
         return PagedIndexQuery(
             table: resource.qualifiedName, condition: condition.sql, orderBy: orderBy(alias: "t"),
-            parameters: query.binds.prefix(condition.parameterCount).map(\.text),
+            binds: Array(query.binds.prefix(condition.parameterCount)),
             rowJSON: RowJSON(resource: resource).view(SQL.column("t")), rowVersion: #"t."revision""#)
     }
 }

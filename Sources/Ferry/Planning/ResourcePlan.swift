@@ -1,5 +1,4 @@
 import FerryBase
-import FerryPostgres
 
 // Planning: the plan of a resource action (statements with typed binds), its
 // typed cache key, the planner, and the cache of SQL text.
@@ -28,42 +27,6 @@ enum ResourcePlan: Sendable {
     case update(fast: PlannedStatement?, exact: PlannedStatement, Resource)
     /// Nothing to run but the token check, then this answer.
     case refuse(Problem)
-}
-
-/// A statement with typed binds.
-struct PlannedStatement: Sendable, Equatable {
-    let sql: String
-    let binds: [Bind]
-
-    /// The statement as libpq takes it: every bind in PostgreSQL's text format.
-    var postgres: PostgresStatement { PostgresStatement(sql, binds.map(\.text)) }
-}
-
-/// One statement parameter, sent in PostgreSQL's text format and cast in the
-/// SQL (`$1::uuid`), so the same plan serves every value of its type.
-enum Bind: Sendable, Equatable {
-    case text(String)
-    case int(Int64)
-    case bool(Bool)
-    /// A JSON document (the items of a write).
-    case json(String)
-    /// A `text[]` literal's elements (NULL elements allowed).
-    case texts([String?])
-    /// A `bigint[]`, or NULL for no array at all.
-    case ints([Int64]?)
-    case null
-
-    /// The text PostgreSQL parses the parameter from; nil for NULL.
-    var text: String? {
-        switch self {
-        case .text(let text), .json(let text): text
-        case .int(let value): String(value)
-        case .bool(let value): value ? "true" : "false"
-        case .texts(let items): SQL.arrayLiteral(items)
-        case .ints(let values): values.map { SQL.arrayLiteral($0.map { String($0) }) }
-        case .null: nil
-        }
-    }
 }
 
 /// What a cached plan is for: the resource and the action's shape, every

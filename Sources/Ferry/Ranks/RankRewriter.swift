@@ -1,5 +1,4 @@
 import FerryHTTP
-import FerryPostgres
 import FerryRank
 import Foundation
 
@@ -175,7 +174,7 @@ struct RankRewriter: Middleware {
     /// since deleted, and meant that place (docs/API.md, Ordered rows).
     static func neighboursStatement(
         _ resource: Resource, parent: String?, parents: [String], selves: [String], anchors: [String] = []
-    ) -> PostgresStatement {
+    ) -> PlannedStatement {
         let table = resource.qualifiedName
         let scope = { (alias: String) in parent.map { "\(alias).\(SQL.id($0))::text" } ?? "''" }
         // The given ids are cast to the columns' types once (an InitPlan), never the
@@ -200,7 +199,7 @@ struct RankRewriter: Middleware {
             SELECT s."id"::text, \(scope("s")), s."rank", true FROM \(table) s WHERE s."id" = ANY(\(selfIDs))
             ORDER BY 4, 3, 1
             """
-        return PostgresStatement(sql, [SQL.arrayLiteral(parents), SQL.arrayLiteral(selves), SQL.arrayLiteral(anchors)])
+        return PlannedStatement(sql, [.texts(parents), .texts(selves), .texts(anchors)])
     }
 
     /// The column that names the parent a row is ordered within: the first

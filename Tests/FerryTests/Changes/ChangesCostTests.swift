@@ -126,14 +126,13 @@ extension ChangesSuites {
         }
 
         static func scopes(_ server: TestServer) throws -> [AccessScope] {
-            let connection = try PostgresConnection(url: server.database.appURL)
-            defer { connection.close() }
-            return try AccessScope.load(schema: "app", catalog: server.app.schema.catalog, connection: connection)
+            try AccessScope.load(schema: "app", catalog: server.app.schema.catalog, database: server.app.database)
         }
 
         /// Runs `statement` as `userID` and returns column `column` of its first row.
-        static func value(_ server: TestServer, statement: PostgresStatement, userID: String, column: Int) throws -> String? {
-            try server.app.database.pool.withConnection { connection in
+        static func value(_ server: TestServer, statement: PlannedStatement, userID: String, column: Int) throws -> String? {
+            let statement = statement.postgres
+            return try server.app.pool.withConnection { connection in
                 try connection.execute("BEGIN")
                 defer { _ = try? connection.execute("ROLLBACK") }
                 _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [userID])
@@ -143,8 +142,9 @@ extension ChangesSuites {
 
         /// Explains `statement` as `userID` on one of Ferry's own pool
         /// connections (its session settings included), after one warming run.
-        static func explain(_ server: TestServer, statement: PostgresStatement, userID: String) throws -> ExecutedPlan {
-            try server.app.database.pool.withConnection { connection in
+        static func explain(_ server: TestServer, statement: PlannedStatement, userID: String) throws -> ExecutedPlan {
+            let statement = statement.postgres
+            return try server.app.pool.withConnection { connection in
                 try connection.execute("BEGIN")
                 defer { _ = try? connection.execute("ROLLBACK") }
                 _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [userID])

@@ -83,7 +83,7 @@ extension ChangesSuites {
             try server.backdate("terms", ids: terms, days: 3)
             var logger = Logger(label: "purger-test")
             logger.logLevel = .critical
-            let purger = TombstonePurger(pool: server.app.database.pool, retentionDays: 1, intervalSeconds: 0.2, batch: 2, logger: logger)
+            let purger = TombstonePurger(pool: server.app.pool, retentionDays: 1, intervalSeconds: 0.2, batch: 2, logger: logger)
             purger.start()
             var left = 3
             _ = try eventually(within: 20, every: 0.1) {

@@ -28,8 +28,8 @@ extension ChangesSuites {
                 let moved = try server.makeTerms(in: set, count: 50)
                 let terms = try #require(server.app.schema.catalog["terms"])
                 // A create into the set and a move of one of its rows, as one statement reads them.
-                let statement = RankRewriter.neighboursStatement(terms, parent: "set_id", parents: [set, "not-an-id"], selves: [moved[7]])
-                let plan = try server.app.database.pool.withConnection { connection in
+                let statement = RankRewriter.neighboursStatement(terms, parent: "set_id", parents: [set, "not-an-id"], selves: [moved[7]]).postgres
+                let plan = try server.app.pool.withConnection { connection in
                     try connection.execute("BEGIN")
                     defer { _ = try? connection.execute("ROLLBACK") }
                     _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [me.id])

@@ -38,7 +38,7 @@ import FerryTestSupport
         let holder = DispatchQueue(label: "holder")
         let held = DispatchSemaphore(value: 0)
         holder.async {
-            _ = try? server.app.database.pool.withConnection { connection in
+            _ = try? server.app.pool.withConnection { connection in
                 held.signal()
                 _ = try connection.query("SELECT pg_sleep(1.5)")
             }

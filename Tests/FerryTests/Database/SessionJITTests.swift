@@ -17,14 +17,12 @@ import Testing
         let reader = try server.user("reader")
         _ = try server.makeTerms(in: try server.makeSet(for: reader.id), count: 20)
         let catalog = server.app.schema.catalog
-        let scopes = try server.app.database.pool.withConnection {
-            try AccessScope.load(schema: "app", catalog: catalog, connection: $0)
-        }
+        let scopes = try AccessScope.load(schema: "app", catalog: catalog, database: server.app.database)
         let plan = ChangesPlan(request: ChangesRequest(since: .start, limit: 500, resources: catalog.names.sorted(by: ChangeOrder.precedes)),
                                catalog: catalog, scopes: scopes)
 
         for statement in [plan.statement, plan.activityStatement] {
-            let functions = try server.app.database.pool.withConnection { connection in
+            let functions = try server.app.pool.withConnection { connection in
                 #expect(try connection.query("SHOW jit").rows[0][0] == "off")
                 return try Self.jitFunctions(connection, statement, userID: reader.id)
             }
@@ -43,11 +41,12 @@ import Testing
     @Test func jitCanBeTurnedBackOn() throws {
         let server = try TestServer { $0.database.jit = true }
         defer { server.stop() }
-        let setting = try server.app.database.pool.withConnection { try $0.query("SHOW jit").rows[0][0] }
+        let setting = try server.app.pool.withConnection { try $0.query("SHOW jit").rows[0][0] }
         #expect(setting == "on")
     }
 
-    static func jitFunctions(_ connection: PostgresConnection, _ statement: PostgresStatement, userID: String) throws -> Int {
+    static func jitFunctions(_ connection: PostgresConnection, _ statement: PlannedStatement, userID: String) throws -> Int {
+        let statement = statement.postgres
         try connection.execute("BEGIN")
         defer { _ = try? connection.execute("ROLLBACK") }
         _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [userID])

@@ -57,7 +57,7 @@ import Testing
         let total = Int(try ChangesSuites.CostTests.value(server, statement: first, userID: reader.id, column: 1) ?? "") ?? -1
         return Measurement(
             firstPage: try ChangesSuites.CostTests.explain(server, statement: first, userID: reader.id),
-            onePage: try ChangesSuites.CostTests.explain(server, statement: PostgresStatement(plan.sql, query.binds.map(\.text)), userID: reader.id),
+            onePage: try ChangesSuites.CostTests.explain(server, statement: PlannedStatement(plan.sql, query.binds), userID: reader.id),
             total: total)
     }
 }

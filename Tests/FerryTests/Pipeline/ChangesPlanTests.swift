@@ -46,12 +46,13 @@ import Testing
 
     @Test func thePageStatementBindsTheCursorAndOneMoreThanThePage() throws {
         let start = ChangesPlan(request: try parse("limit=10&resources=sets"), catalog: F.catalog, scopes: []).statement
-        #expect(start.params == ["0", nil, "11", "true", "false"])
+        #expect(start.binds == [.text("0"), .null, .int(11), .bool(true), .bool(false)])
+        #expect(start.binds.map(\.text) == ["0", nil, "11", "true", "false"])
         #expect(start.sql.contains(#"FROM "app"."sets""#))
         #expect(!start.sql.contains(#""app"."terms""#))
         let cursor = ChangeCursor(afterXID: 42, position: (resource: "terms", id: F.term))
         let later = ChangesPlan(request: try parse("since=\(cursor.token)"), catalog: F.catalog, scopes: []).statement
-        #expect(later.params == ["42", F.term, String(ChangesRequest.defaultLimit + 1), "false", "true"])
+        #expect(later.binds == [.text("42"), .text(F.term), .int(Int64(ChangesRequest.defaultLimit + 1)), .bool(false), .bool(true)])
         try Snapshot.check("changes-page", later.sql)
     }
 

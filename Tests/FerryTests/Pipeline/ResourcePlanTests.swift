@@ -58,7 +58,8 @@ import Testing
         #expect(resource == "terms")
         #expect(limit == F.limits.defaultLimit)
         #expect(query.table == #""app"."terms""#)
-        #expect(query.parameters == ["{\"\(F.set)\"}", "5"])
+        #expect(query.binds == [.texts([F.set]), .int(5)])
+        #expect(query.binds.map(\.text) == ["{\"\(F.set)\"}", "5"])
         try Snapshot.check("index-paged", [query.condition, query.orderBy, query.rowJSON, query.rowVersion].joined(separator: "\n-- \n"))
     }
 

@@ -13,17 +13,28 @@ public struct AccessScope: Sendable, Equatable {
     /// Index may then read members through the scope rows the caller can read.
     public let readThroughScope: Bool
 
-    /// The scopes whose tables are both served resources of `schema`.
-    static func load(schema: String, catalog: SchemaCatalog, connection: PostgresConnection) throws -> [AccessScope] {
-        let result = try connection.query("""
+    /// The scopes of `schema` whose tables are both served resources in `catalog`.
+    static func load(schema: String, catalog: SchemaCatalog, database: Database) throws -> [AccessScope] {
+        try scopes(in: database.anonymous([statement(schema: schema)])[0], catalog: catalog)
+    }
+
+    /// The statement that reads every scope of `schema` (run without a caller:
+    /// the scopes are not secret, and RLS does not apply to `ferry.access_scopes`).
+    static func statement(schema: String) -> PlannedStatement {
+        PlannedStatement("""
             SELECT sc.relname, mc.relname, s.member_column, s.read_through_scope
               FROM ferry.access_scopes s
               JOIN pg_class sc ON sc.oid = s.scope_table JOIN pg_namespace sn ON sn.oid = sc.relnamespace
               JOIN pg_class mc ON mc.oid = s.member_table JOIN pg_namespace mn ON mn.oid = mc.relnamespace
              WHERE sn.nspname = $1 AND mn.nspname = $1
              ORDER BY 1, 2
-            """, [schema])
-        return try result.rows.compactMap { row in
+            """, [.text(schema)])
+    }
+
+    /// The scopes in `result` (of ``statement(schema:)``) whose tables are both
+    /// served resources in `catalog`.
+    static func scopes(in result: PostgresResult, catalog: SchemaCatalog) throws -> [AccessScope] {
+        try result.rows.compactMap { row in
             guard let scope = row[0], let member = row[1], let column = row[2],
                   catalog[scope] != nil, catalog[member]?.column(column) != nil else { return nil }
             return AccessScope(scope: scope, member: member, column: column, readThroughScope: try row.bool(3) == true)

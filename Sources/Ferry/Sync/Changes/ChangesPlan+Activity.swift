@@ -1,5 +1,3 @@
-import FerryPostgres
-
 /// The cheap first step of every poll: "is there anything at all after the
 /// cursor and below the frontier?", one index probe per stream and no row
 /// rendering. Most polls end here (an empty page or a 304), and this
@@ -12,7 +10,7 @@ extension ChangesPlan {
     /// Columns: frontier, (id check), expired, active. Parameters: `$1` cursor
     /// xid, `$2` whether it is the full-sync cursor, `$3` whether it is a
     /// position, `$4` the position's id when its resource is served.
-    var activityStatement: PostgresStatement {
+    var activityStatement: PlannedStatement {
         // At a frontier cursor every entry at its xid is delivered; at a
         // position some may remain at the same xid.
         let after = request.since.position == nil ? ">" : ">="
@@ -26,10 +24,10 @@ extension ChangesPlan {
         // A position's id must fit its resource's id type (else 22P02: 400),
         // whether or not anything follows it.
         var idCheck = "NULL"
-        var params = [String?]()
+        var binds = [Bind]()
         if let position = request.since.position, let resource = catalog[position.resource] {
             idCheck = "CAST($4 AS \(resource.column("id")?.type ?? "text"))::text"
-            params.append(position.id)
+            binds.append(.text(position.id))
         }
         let sql = """
             SELECT s.frontier::text, \(idCheck),
@@ -38,8 +36,6 @@ extension ChangesPlan {
               FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS frontier) s CROSS JOIN ferry.purge_horizon h
             """
         let since = request.since
-        return PostgresStatement(sql, [
-            String(since.afterXID), since.isStart ? "true" : "false", since.position == nil ? "false" : "true",
-        ] + params)
+        return PlannedStatement(sql, [.text(String(since.afterXID)), .bool(since.isStart), .bool(since.position != nil)] + binds)
     }
 }

@@ -1,5 +1,3 @@
-import FerryPostgres
-
 /// The single SQL statement that reads one page of the feed, built from the
 /// schema catalog and the access scopes; only the pipeline touches PostgreSQL.
 ///
@@ -28,7 +26,7 @@ struct ChangesPlan {
     /// The statement. Parameters: `$1` cursor xid, `$2` cursor id (position
     /// only), `$3` page size + 1 (one more tells whether there is more),
     /// `$4` whether it is the full-sync cursor, `$5` whether it is a position.
-    var statement: PostgresStatement {
+    var statement: PlannedStatement {
         let since = request.since
         let blocks = request.resources.enumerated().compactMap { index, name in
             catalog[name].map { stream($0, index: index) }
@@ -56,9 +54,10 @@ struct ChangesPlan {
                    (SELECT p.id FROM p WHERE p.k = $3 - 1)
               FROM f
             """
-        return PostgresStatement(sql, [
-            String(since.afterXID), since.position?.id, String(request.limit + 1),
-            since.isStart ? "true" : "false", since.position == nil ? "false" : "true",
+        // The cursor's xid as text: an xid8 is unsigned 64-bit, which `.int` is not.
+        return PlannedStatement(sql, [
+            .text(String(since.afterXID)), since.position.map { .text($0.id) } ?? .null, .int(Int64(request.limit + 1)),
+            .bool(since.isStart), .bool(since.position != nil),
         ])
     }
 }

@@ -1,5 +1,4 @@
 import FerryHTTP
-import FerryPostgres
 import Logging
 
 /// Paged Index answers: page 1 with a snapshot, later pages from it.

@@ -3,30 +3,30 @@
 /// row JSON and Row Level Security are exactly Index's.
 ///
 /// Paging needs `uuid` primary keys (`id`), which snapshots store as 16 bytes each.
-public struct PagedIndexQuery: Sendable {
+struct PagedIndexQuery: Sendable {
     /// The table, schema-qualified and quoted, e.g. `"app"."terms"`; aliased `t`.
-    public var table: String
+    var table: String
     /// The filters: a boolean SQL condition over `t` (`true` when there are none);
-    /// `$1`…`$n` refer to ``parameters``.
-    public var condition: String
+    /// `$1`…`$n` refer to ``binds``.
+    var condition: String
     /// The `ORDER BY` list over `t`, ending with the `t.id` tie-break.
-    public var orderBy: String
+    var orderBy: String
     /// The values of `condition`'s parameters.
-    public var parameters: [String?]
+    var binds: [Bind]
     /// The JSON of row `t` as Index answers it: the tombstone when `t.is_deleted`.
-    public var rowJSON: String
+    var rowJSON: String
     /// The version of row `t` (`t."revision"`, an integer), hashed with its id into
     /// the collection ETag.
-    public var rowVersion: String
+    var rowVersion: String
 
-    public init(
-        table: String, condition: String, orderBy: String, parameters: [String?], rowJSON: String,
+    init(
+        table: String, condition: String, orderBy: String, binds: [Bind], rowJSON: String,
         rowVersion: String = #"t."revision""#
     ) {
         self.table = table
         self.condition = condition
         self.orderBy = orderBy
-        self.parameters = parameters
+        self.binds = binds
         self.rowJSON = rowJSON
         self.rowVersion = rowVersion
     }

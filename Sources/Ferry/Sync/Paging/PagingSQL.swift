@@ -1,5 +1,3 @@
-import FerryPostgres
-
 /// The two statements of paged Index: one builds page 1 and the snapshot, one reads
 /// a later page. Each is one statement in the request's transaction.
 enum PagingSQL {
@@ -15,8 +13,8 @@ enum PagingSQL {
     /// rows up by primary key (joined to the bytes directly, it hashes the table).
     /// The aggregate's sort is the one in the statement: `ORDER BY` inside the
     /// aggregate is the only order PostgreSQL guarantees for it.
-    static func firstPage(_ query: PagedIndexQuery, limit: Int) -> PostgresStatement {
-        let limitParameter = "$\(query.parameters.count + 1)::int"
+    static func firstPage(_ query: PagedIndexQuery, limit: Int) -> PlannedStatement {
+        let limitParameter = "$\(query.binds.count + 1)::int"
         let sql = """
             WITH s AS MATERIALIZED (
               SELECT string_agg(uuid_send(t.id), ''::bytea ORDER BY \(query.orderBy)) AS ids, count(*) AS total,
@@ -34,7 +32,7 @@ enum PagingSQL {
                    s.hash
               FROM s
             """
-        return PostgresStatement(sql, query.parameters + [String(limit)])
+        return PlannedStatement(sql, query.binds + [.int(Int64(limit))])
     }
 
     /// A later page: the rows of `ids` in their current state, in snapshot order,
@@ -42,7 +40,7 @@ enum PagingSQL {
     /// read (RLS) or that were purged, so nothing is revealed about them. The rows are
     /// only read when the caller is the snapshot's user. Columns: `user_id`, `data`,
     /// `count` (rows returned), `hash` (of their `(id, revision)`, for the ETag).
-    static func laterPage(_ query: PagedIndexQuery, ids: String, userID: String) -> PostgresStatement {
+    static func laterPage(_ query: PagedIndexQuery, ids: String, userID: String) -> PlannedStatement {
         let sql = """
             SELECT ferry.current_user_id()::text AS user_id, p.*
               FROM (SELECT coalesce(json_agg(\(query.rowJSON) ORDER BY x.o), '[]'::json) AS data,
@@ -51,13 +49,13 @@ enum PagingSQL {
                       JOIN \(query.table) t ON t.id = x.id
                      WHERE ferry.current_user_id() = $2::uuid) AS p
             """
-        return PostgresStatement(sql, [ids, userID])
+        return PlannedStatement(sql, [.text(ids), .text(userID)])
     }
 
     /// Lets page 1 sort a large result in memory (100,000 rows need about 11 MB;
     /// the default 4 MB would spill to disk). Transaction-local.
-    static let sortMemory = PostgresStatement("SET LOCAL work_mem = '64MB'")
+    static let sortMemory = PlannedStatement("SET LOCAL work_mem = '64MB'")
 
     /// The caller's id, for answers that need only the identity.
-    static let currentUser = PostgresStatement("SELECT ferry.current_user_id()::text AS user_id")
+    static let currentUser = PlannedStatement("SELECT ferry.current_user_id()::text AS user_id")
 }
