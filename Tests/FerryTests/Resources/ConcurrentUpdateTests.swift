@@ -11,7 +11,13 @@ extension Resources {
     /// new values (PATCH), see a deletion, and see its base revision go
     /// stale. The fast path for both is one UPDATE, so this relies on
     /// PostgreSQL re-checking it against the newest row.
-    @Suite struct ConcurrentUpdateTests {
+    ///
+    /// Serialized: each test parks a request on a row lock, holding one of the
+    /// shared server's four pool connections until the test sees it wait. Run
+    /// side by side under a loaded full suite, they took the whole pool, and a
+    /// PATCH that could not get a connection was answered 503 without ever
+    /// waiting on the lock.
+    @Suite(.serialized) struct ConcurrentUpdateTests {
         @Test func aWaitingPatchKeepsTheOtherWritersFields() throws {
             let me = try ResourceFixture.user("cp")
             let set = try me.createSet("T", description: "D")
