@@ -71,14 +71,15 @@ struct IndexPlan {
 
 extension IndexPlan {
     /// The query as paging wraps it: the same filters, order, row JSON and
-    /// parameters (without the limit, which paging binds itself).
+    /// parameters (``pagedBinds``).
     var paged: PagedIndexQuery {
-        let condition = condition
-        return PagedIndexQuery(
+        PagedIndexQuery(
             table: resource.qualifiedName, condition: condition.sql, orderBy: orderBy(alias: "t"),
-            binds: Array(query.binds.prefix(condition.parameterCount)),
-            rowJSON: RowJSON(resource: resource).view(SQL.column("t")), rowVersion: #"t."revision""#)
+            binds: pagedBinds, rowJSON: RowJSON(resource: resource).view(SQL.column("t")), rowVersion: #"t."revision""#)
     }
+
+    /// The condition's binds: the query's without the limit, which paging binds itself.
+    var pagedBinds: [Bind] { Array(query.binds.dropLast()) }
 }
 
 extension IndexPlan {
@@ -87,7 +88,7 @@ extension IndexPlan {
     /// `read_through_scope` (migration 0015), stated so that PostgreSQL walks
     /// the member's index from each readable scope row instead of testing the
     /// policy on every row of the table.
-    struct ScopeDrive: Sendable, Equatable {
+    struct ScopeDrive: Sendable, Hashable {
         let column: String
         /// The scope's table, qualified and quoted; its key is `id`.
         let scopeTable: String

@@ -38,8 +38,11 @@ struct PlanKey: Hashable, Sendable {
     enum Shape: Hashable, Sendable {
         case read
         case readMany
-        /// ``IndexQuery/shape``: the filtered and ordered columns.
-        case index(String)
+        /// ``IndexQuery/shape`` (the filtered and ordered columns) and the
+        /// scopes read through, which the access scopes decide, not the resource.
+        case index(String, drives: [IndexPlan.ScopeDrive])
+        /// The same, for the parts of a paged Index (``PagedIndexQuery``).
+        case pagedIndex(String, drives: [IndexPlan.ScopeDrive])
         /// ``ReferenceCheck/key``, and whether the statement is the one-item form (``ItemRows``).
         case create(references: String, oneItem: Bool)
         case update(WriteMode, references: String, oneItem: Bool)
@@ -76,8 +79,12 @@ struct ResourcePlanner: Sendable {
         case .index(let query, let conditions, let paged):
             let drives = IndexPlan.drives(resource, catalog: catalog, scopes: scopes, query: query)
             let plan = IndexPlan(resource: resource, query: query, drives: drives)
-            if paged { return .pagedIndex(plan.paged, resource: resource.name, limit: query.limit, conditions) }
-            let text = sql(.index(query.shape)) { plan.sql }
+            if paged {
+                var parts = plans.paged(resource, .pagedIndex(query.shape, drives: drives)) { plan.paged }
+                parts.binds = plan.pagedBinds
+                return .pagedIndex(parts, resource: resource.name, limit: query.limit, conditions)
+            }
+            let text = sql(.index(query.shape, drives: drives)) { plan.sql }
             return .index(PlannedStatement(sql: text, binds: query.binds), limit: query.limit, conditions)
         case .create(let items):
             let references = catalog.references(for: resource)
@@ -130,7 +137,12 @@ struct ResourcePlanner: Sendable {
 /// starts over, which only costs replanning. Every request reads it and
 /// almost none write it.
 final class PlanCache: Sendable {
-    private struct Entry: Sendable { let resource: Resource; let sql: String }
+    /// A statement's text, or the text parts paging wraps in its own statements.
+    private enum Text: Sendable {
+        case sql(String)
+        case paged(PagedIndexQuery)
+    }
+    private struct Entry: Sendable { let resource: Resource; let text: Text }
     private let entries = Locked<[PlanKey: Entry]>([:])
     private let capacity: Int
 
@@ -138,14 +150,33 @@ final class PlanCache: Sendable {
 
     /// The cached SQL for `shape` on `resource`, or `build()`'s, stored.
     func sql(_ resource: Resource, _ shape: PlanKey.Shape, build: () -> String) -> String {
-        let key = PlanKey(resource: resource.name, shape: shape)
-        if let hit = entries.withLock({ $0[key] }), hit.resource == resource { return hit.sql }
+        if case .sql(let sql)? = hit(resource, shape) { return sql }
         let sql = build()
+        store(resource, shape, .sql(sql))
+        return sql
+    }
+
+    /// The cached parts of a paged Index for `shape` on `resource`, or
+    /// `build()`'s, stored without their binds (the caller sets them).
+    func paged(_ resource: Resource, _ shape: PlanKey.Shape, build: () -> PagedIndexQuery) -> PagedIndexQuery {
+        if case .paged(let parts)? = hit(resource, shape) { return parts }
+        var parts = build()
+        parts.binds = []
+        store(resource, shape, .paged(parts))
+        return parts
+    }
+
+    private func hit(_ resource: Resource, _ shape: PlanKey.Shape) -> Text? {
+        let key = PlanKey(resource: resource.name, shape: shape)
+        guard let hit = entries.withLock({ $0[key] }), hit.resource == resource else { return nil }
+        return hit.text
+    }
+
+    private func store(_ resource: Resource, _ shape: PlanKey.Shape, _ text: Text) {
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = Entry(resource: resource, sql: sql)
+            entries[PlanKey(resource: resource.name, shape: shape)] = Entry(resource: resource, text: text)
         }
-        return sql
     }
 
     /// How many plans are stored (for tests).

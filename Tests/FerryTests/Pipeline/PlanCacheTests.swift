@@ -38,9 +38,9 @@ import Testing
     @Test func startsOverWhenFull() {
         let cache = PlanCache(capacity: 4)
         let terms = resource("terms", columns: ["id"])
-        for shape in 0..<4 { _ = cache.sql(terms, .index("\(shape)")) { "q\(shape)" } }
+        for shape in 0..<4 { _ = cache.sql(terms, .index("\(shape)", drives: [])) { "q\(shape)" } }
         #expect(cache.count == 4)
-        _ = cache.sql(terms, .index("4")) { "q4" }
+        _ = cache.sql(terms, .index("4", drives: [])) { "q4" }
         #expect(cache.count == 1)
     }
 
@@ -50,7 +50,7 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for round in 0..<2_000 {
                 let shape = (round * 7 + worker) % 100
-                let sql = cache.sql(terms, .index("\(shape)")) { "q\(shape)" }
+                let sql = cache.sql(terms, .index("\(shape)", drives: [])) { "q\(shape)" }
                 #expect(sql == "q\(shape)")
             }
         }

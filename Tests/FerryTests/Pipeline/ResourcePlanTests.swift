@@ -76,6 +76,31 @@ import Testing
         #expect(!filtered.condition.contains(#""app"."sets""#))
     }
 
+    /// A paged Index's parts come from the plan cache, with each request's
+    /// own binds; a change of access scopes (the catalog's, not the table's)
+    /// plans again instead of reading through a scope no longer declared.
+    @Test func aPagedIndexIsCachedAndReboundAndScopesAreInItsKey() throws {
+        let cache = PlanCache()
+        let scopes = [AccessScope(scope: "sets", member: "terms", column: "set_id", readThroughScope: true)]
+        guard case .pagedIndex(let first, _, _, _) = try plan("GET", "/v1/terms?modified_since=5", scopes: scopes, cache: cache),
+              case .pagedIndex(let second, _, _, _) = try plan("GET", "/v1/terms?modified_since=9", scopes: scopes, cache: cache)
+        else { Issue.record("not paged"); return }
+        #expect(cache.count == 1)
+        #expect(first.condition == second.condition)
+        #expect(first.binds == [.int(5)])
+        #expect(second.binds == [.int(9)])
+        guard case .pagedIndex(let unscoped, _, _, _) = try plan("GET", "/v1/terms?modified_since=5", cache: cache) else {
+            Issue.record("not paged")
+            return
+        }
+        #expect(cache.count == 2)
+        #expect(first.condition.contains(#""app"."sets""#))
+        #expect(!unscoped.condition.contains(#""app"."sets""#))
+        #expect(unscoped.binds == [.int(5)])
+        _ = try plan("GET", "/v1/terms?limit=3", scopes: scopes, cache: cache)
+        #expect(cache.count == 3, "modified_since changes the condition, so it is part of the shape")
+    }
+
     @Test func createOneIsItsOwnStatementAndManyGoThroughWriteItems() throws {
         guard case .write(let one, _, let single, true) = try plan("POST", "/v1/terms", body: #"{"set_id": "\#(F.set)", "word": "w"}"#) else {
             Issue.record("not a write")
