@@ -90,14 +90,14 @@ public final class Database: Sendable {
             return try transaction.run(statements)
         }
         if let tokens, let user = tokens.user(for: tokenHash) {
-            let results = try run([Self.callerSetting(user)] + statements, offset: 1)
+            let results = try run(Self.callerSetting(user), statements)
             caller.trace?.userID = user
             return Array(results.dropFirst())
         }
         // Read before the check is sent: a revocation through this process while it
         // runs must keep what the check saw out of the cache.
         let generation = tokens?.generation
-        let results = try run([Self.tokenCheck(tokenHash)] + statements, offset: 1)
+        let results = try run(Self.tokenCheck(tokenHash), statements)
         let checked = results.first?.first?[0].flatMap(CheckedToken.init)
         // For the request log line.
         caller.trace?.userID = checked?.userID
@@ -121,33 +121,42 @@ public final class Database: Sendable {
     /// statement rather than a plpgsql function (the former `ferry.begin_request`):
     /// inside a function the lookup went through SPI and cost PostgreSQL measurably
     /// more per GET (migrations 0009, 0010 and 0012; see bench/README.md).
-    static func tokenCheck(_ tokenHash: String) -> PlannedStatement {
-        PlannedStatement("""
+    ///
+    /// This and ``callerSetting`` are written as libpq takes them: they are
+    /// this type's own, and every request sends one.
+    static func tokenCheck(_ tokenHash: String) -> PostgresStatement {
+        PostgresStatement("""
             SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true) \
             || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text \
             FROM ferry.live_tokens v WHERE v.token_hash = $1::pg_catalog.bytea), ferry.invalid_token())
-            """, [.text(tokenHash)])
+            """, [tokenHash])
     }
 
     /// What starts a caller's transaction when ``TokenCache`` vouches for the
     /// token: `ferry.user_id` set for the transaction, no lookup.
-    static func callerSetting(_ userID: String) -> PlannedStatement {
-        PlannedStatement("SELECT pg_catalog.set_config('ferry.user_id', $1, true)", [.text(userID)])
+    static func callerSetting(_ userID: String) -> PostgresStatement {
+        PostgresStatement("SELECT pg_catalog.set_config('ferry.user_id', $1, true)", [userID])
     }
 
     /// Runs `statements` with no caller identity (sign-in, sign-up), in one transaction.
     func anonymous(_ statements: [PlannedStatement]) throws -> [PostgresResult] {
-        try run(statements, offset: 0)
+        try run(nil, statements)
     }
 
-    private func run(_ statements: [PlannedStatement], offset: Int) throws -> [PostgresResult] {
-        let statements = statements.map(\.postgres)
+    /// Runs `first` (the caller's, when there is one) and `statements` as one
+    /// pipeline; errors are mapped with indexes into `statements`.
+    private func run(_ first: PostgresStatement?, _ statements: [PlannedStatement]) throws -> [PostgresResult] {
+        let offset = first == nil ? 0 : 1
+        var wire: [PostgresStatement] = []
+        wire.reserveCapacity(statements.count + offset)
+        if let first { wire.append(first) }
+        for statement in statements { wire.append(statement.postgres) }
         var attempt = 0
         while true {
             do {
                 // No BEGIN/COMMIT: everything up to the pipeline's sync point is already one
                 // implicit transaction; BEGIN and COMMIT would be two more statements to run.
-                return try pool.withConnection { connection in try connection.pipeline(statements, transaction: false) }
+                return try pool.withConnection { connection in try connection.pipeline(wire, transaction: false) }
             } catch let error as PostgresError {
                 if error.isRetryableConflict, attempt < maxRetries {
                     attempt += 1
@@ -188,7 +197,7 @@ extension Database {
             let value: T? = try withMappedConnection { connection in
                 do throws(PostgresError) {
                     try connection.execute("BEGIN")
-                    let check = Database.tokenCheck(tokenHash).postgres
+                    let check = Database.tokenCheck(tokenHash)
                     _ = try connection.query(check.sql, check.params)
                 } catch {
                     throw DatabaseFailure.map(error, statementOffset: 0)
