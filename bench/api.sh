@@ -4,6 +4,7 @@
 #   bench/api.sh [ferry|kinto|all]      (default: all)
 #   bench/api.sh instructions           (callgrind: instructions per request, see bench_instructions)
 #   bench/api.sh targets                (issue 4's targets, both readings, in rounds; see bench_targets)
+#   bench/api.sh trip-files             (the source files one GET and one PATCH run code in; see bench_trip_files)
 #
 # Seeds the example schema with 100,000 terms across 1,000 sets (one user),
 # starts a release build of Ferry, and measures with wrk and the Lua scripts
@@ -373,9 +374,76 @@ bench_targets() {
     }' "$WORK/rounds"
 }
 # bench/ratios.sh sources this file for its functions; only a direct run measures.
+# The source files one request runs code in, measured rather than read off the
+# code: a debug build (nothing inlined, so every function a request runs is a
+# call) under callgrind, counting on for exactly one GET by id and then one
+# PATCH, each on a kept-alive connection after warm-up, with the token cache off
+# (every request checks its token). The executed functions' symbols are mapped to
+# their files with llvm-symbolizer on the unstripped binary. Prints each file with
+# the number of functions the request ran in it. docs/ARCHITECTURE.md cites it.
+# BENCH_FERRY_DEBUG_BIN measures another debug build (an older commit's, say).
+bench_trip_files() {
+  command -v valgrind >/dev/null || { echo "trip-files: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+  local bin=${BENCH_FERRY_DEBUG_BIN:-} pid symbolizer nm
+  if [ -z "$bin" ]; then (cd "$ROOT" && swift build --product ferry >&2); bin=$ROOT/.build/debug/ferry; fi
+  symbolizer=$(command -v llvm-symbolizer || echo /opt/swift/usr/bin/llvm-symbolizer)
+  nm=$(dirname "$(command -v swift)")/llvm-nm
+  [ -x "$nm" ] || nm=nm
+  seed_ferry
+  strip --strip-debug -o "$WORK/ferry-nodebug" "$bin"
+  BASE=http://127.0.0.1:$PORT
+  FERRY_DATABASE_URL="$APP/$DB" FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 \
+    FERRY_MEMCACHED_SERVERS=${FERRY_MEMCACHED_SERVERS:-127.0.0.1:11299} \
+    FERRY_DATABASE_POOL_SIZE=2 FERRY_LISTEN_WORKER_THREADS=2 FERRY_AUTH_TOKEN_CACHE_SECONDS=0 \
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$WORK/trip.%p" \
+    "$WORK/ferry-nodebug" serve >"$WORK/ferry-trip.log" 2>&1 &
+  pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 1 600); do curl -fs -o /dev/null "$BASE/healthz" && break; sleep 0.5; done
+  # One connection: two requests of each kind to warm the plan cache, then the
+  # counted one. Counting is switched by callgrind_control between requests.
+  python3 - "$PORT" "$TOKEN" "$(head -1 "$WORK/ids.txt")" "$pid" "$WORK" <<'PY'
+import http.client, subprocess, sys
+port, token, term, pid, work = sys.argv[1:]
+conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=120)
+auth = {"Authorization": "Bearer " + token}
+def get():
+    conn.request("GET", "/v1/terms/" + term, headers=auth)
+    r = conn.getresponse(); r.read(); assert r.status == 200, r.status
+def patch():
+    conn.request("PATCH", "/v1/terms/" + term, body=b'{"word": "trip"}',
+                 headers={**auth, "Content-Type": "application/json", "If-Match": "*"})
+    r = conn.getresponse(); r.read(); assert r.status == 200, r.status
+def counted(name, request):
+    subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
+    subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
+    request()
+    subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
+    subprocess.run(["callgrind_control", "-d", name, pid], check=True, capture_output=True)
+for request in (get, get, patch, patch): request()
+counted("get", get)
+counted("patch", patch)
+PY
+  kill -INT "$pid"; wait "$pid" 2>/dev/null || true
+  "$nm" --defined-only "$bin" | awk '{print $3, $1}' | LC_ALL=C sort -u -k1,1 > "$WORK/symbols"
+  for op in get patch; do
+    # Every function that ran (fn=) or was called (cfn=) while counting was on.
+    grep -h -E '^c?fn=\([0-9]+\) ' "$(grep -l "^desc: Trigger: dump $op\$" "$WORK"/trip.*)" | sed -E 's/^c?fn=\([0-9]+\) //' | LC_ALL=C sort -u > "$WORK/ran.$op"
+    LC_ALL=C join "$WORK/ran.$op" "$WORK/symbols" | awk '{print "0x" $2}' \
+      | "$symbolizer" --obj="$bin" --functions=none 2>/dev/null | grep -o "/Sources/[^:]*" \
+      | sed 's|^/||' | sort | uniq -c | sort -k2 > "$WORK/files.$op"
+    echo "## $op: $(wc -l < "$WORK/files.$op") source files (functions run in each)"
+    cat "$WORK/files.$op"
+  done
+}
+
 main() {
   if [ "$MODE" = targets ]; then
     bench_targets
+    return 0
+  fi
+  if [ "$MODE" = trip-files ]; then
+    bench_trip_files
     return 0
   fi
   if [ "$MODE" = instructions ]; then
@@ -392,7 +460,7 @@ main() {
     ferry) bench_ferry ;;
     kinto) bench_kinto ;;
     all) bench_ferry; bench_kinto ;;
-    *) echo "usage: $0 [ferry|kinto|all|instructions|targets]" >&2; exit 2 ;;
+    *) echo "usage: $0 [ferry|kinto|all|instructions|targets|trip-files]" >&2; exit 2 ;;
   esac
 
   echo

@@ -104,11 +104,11 @@ struct ResourceExecutor: Sendable {
 
     /// The first row of `statement`'s result, nil for none; a value PostgreSQL
     /// cannot read as its column's type (SQLSTATE class 22) answers `onDataException`.
-    private func first(_ statement: PlannedStatement, _ caller: Caller, onDataException: Problem) throws -> PostgresRow? {
+    private func first(_ statement: PlannedStatement, _ caller: Caller, onDataException: @autoclosure () -> Problem) throws -> PostgresRow? {
         do {
             return try database.asCaller(caller, [statement])[0].first
         } catch let error as PostgresError where error.isDataException {
-            throw onDataException
+            throw onDataException()
         }
     }
 
