@@ -430,8 +430,8 @@ PY
     # Every function that ran (fn=) or was called (cfn=) while counting was on.
     grep -h -E '^c?fn=\([0-9]+\) ' "$(grep -l "^desc: Trigger: dump $op\$" "$WORK"/trip.*)" | sed -E 's/^c?fn=\([0-9]+\) //' | LC_ALL=C sort -u > "$WORK/ran.$op"
     LC_ALL=C join "$WORK/ran.$op" "$WORK/symbols" | awk '{print "0x" $2}' \
-      | "$symbolizer" --obj="$bin" --functions=none 2>/dev/null | grep -o "/Sources/[^:]*" \
-      | sed 's|^/||' | sort | uniq -c | sort -k2 > "$WORK/files.$op"
+      | "$symbolizer" --obj="$bin" --functions=none 2>/dev/null | grep -o "^/.*/Sources/[^:]*" \
+      | grep -v '/\.build/' | sed -E 's|^.*/(Sources/)|\1|' | sort | uniq -c | sort -k2 > "$WORK/files.$op"
     echo "## $op: $(wc -l < "$WORK/files.$op") source files (functions run in each)"
     cat "$WORK/files.$op"
   done
