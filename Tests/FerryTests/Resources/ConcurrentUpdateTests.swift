@@ -13,10 +13,8 @@ extension Resources {
     /// PostgreSQL re-checking it against the newest row.
     ///
     /// Serialized: each test parks a request on a row lock, holding one of the
-    /// shared server's four pool connections until the test sees it wait. Run
-    /// side by side under a loaded full suite, they took the whole pool, and a
-    /// PATCH that could not get a connection was answered 503 without ever
-    /// waiting on the lock.
+    /// shared server's four pool connections until it sees the request wait;
+    /// side by side, the suite alone could hold all four.
     @Suite(.serialized) struct ConcurrentUpdateTests {
         @Test func aWaitingPatchKeepsTheOtherWritersFields() throws {
             let me = try ResourceFixture.user("cp")
@@ -113,9 +111,13 @@ extension Resources {
             }
             thread.start()
             // Commit only once the PATCH is really waiting, so the test exercises the re-check.
+            // pg_locks, not pg_stat_activity: inside this open transaction pg_stat_activity is
+            // read once and kept, so a pool connection opened after the first look (the pool
+            // grows under a loaded run) was never seen waiting, and its PATCH hit the
+            // statement timeout (a 503) while the test waited.
             let waiting = try eventually(within: 20) {
                 let rows = try owner.query(
-                    "SELECT count(*) FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))")
+                    "SELECT count(*) FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY (pg_blocking_pids(pid))")
                 return rows.first?[0] != "0"
             }
             #expect(waiting, "the \(method) never waited for the row lock")
