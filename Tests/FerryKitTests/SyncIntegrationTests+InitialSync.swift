@@ -87,8 +87,15 @@ extension SyncIntegrationTests {
         #expect(try c.store.cursor() != nil)
 
         let addedID = try #require(added.withLock { $0 })
-        try await c.sync { try c.store.row("terms", id: addedID) != nil }
-        #expect(try c.store.row("terms", id: x.terms[0])?["word"] == .string("edited meanwhile"))
+        // Wait for both: the edit and the add are two uploads, two transactions, in
+        // either order, and the feed serves each only once the cluster's oldest
+        // running transaction (any test's, in any database) is past it. So one can
+        // arrive a poll before the other; in one loaded CI run the add came first.
+        // An edit that never arrives still fails here, by the timeout.
+        try await c.sync {
+            try c.store.row("terms", id: addedID) != nil
+                && c.store.row("terms", id: x.terms[0])?["word"] == .string("edited meanwhile")
+        }
         #expect(try Self.count(c.store, "terms") == 13)
         #expect(try Self.count(c.store, "study_sets") == 2)
         #expect(try c.store.pendingCount() == 0)
