@@ -83,8 +83,8 @@ struct ResourceAction: Sendable {
                 guard ids.count <= limits.maxLimit else {
                     throw Problem(422, "too_many_items", "multi-show takes at most \(limits.maxLimit) ids")
                 }
-                return action(.readMany(ids: ids, parsed: ids.map { resource.idKind.accepts(id: $0) ? $0 : nil },
-                                        conditions: conditions))
+                let kind = resource.idKind
+                return action(.readMany(ids: ids, parsed: ids.map { kind.accepts(id: $0) ? $0 : nil }, conditions: conditions))
             }
             guard resource.idKind.accepts(id: pathID) else { return idRefusal() }
             return action(.read(id: pathID, conditions: conditions))

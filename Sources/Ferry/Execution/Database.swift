@@ -286,7 +286,8 @@ final class CallerTransaction: @unchecked Sendable {
         results.reserveCapacity(statements.count)
         for (index, statement) in statements.enumerated() {
             do {
-                results.append(try connection.query(statement.sql, statement.binds.map(\.text)))
+                let statement = statement.postgres
+                results.append(try connection.query(statement.sql, statement.params))
             } catch {
                 failed = true
                 if error.isRetryableConflict { sawRetryableConflict = true }

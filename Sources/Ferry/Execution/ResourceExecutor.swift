@@ -160,12 +160,10 @@ struct WriteResult {
 
     /// The single row of a one-item write: the array's only element.
     var singleRow: [UInt8] {
-        var bytes = Array(body.utf8)
-        if bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") {
-            bytes.removeFirst()
-            bytes.removeLast()
-        }
-        return bytes
+        let bytes = body.utf8
+        guard bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") else { return Array(bytes) }
+        // One copy of the row, not a copy of the array and then a shift of it.
+        return Array(bytes.dropFirst().dropLast())
     }
 
     /// Headers for one row: its ETag (and Last-Modified).

@@ -32,21 +32,13 @@ import Testing
     }
 
     static func manifest() throws -> [String: Target] {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-dump-\(UUID().uuidString)")
+        let scratch = try Subprocess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // Its own scratch path: the running `swift test` holds the lock on .build.
-        process.arguments = ["swift", "package", "--package-path", TestEnvironment.repositoryRoot.path,
-                             "--scratch-path", scratch.path, "dump-package"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "swift package dump-package failed")
-        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let dump = try Subprocess.run(["swift", "package", "--package-path", TestEnvironment.repositoryRoot.path,
+                                       "--scratch-path", scratch.path, "dump-package"], discardingErrors: true)
+        try #require(dump.status == 0, "swift package dump-package failed")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(dump.output.utf8)) as? [String: Any])
         let targets = try #require(json["targets"] as? [[String: Any]])
         var byName: [String: Target] = [:]
         for target in targets {

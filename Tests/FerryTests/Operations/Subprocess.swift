@@ -11,13 +11,15 @@ struct Subprocess {
     }
 
     /// Runs `arguments[0]` through `/usr/bin/env`, so PATH decides which tool runs.
-    static func run(_ arguments: [String]) throws -> Subprocess {
+    /// `output` holds standard output and standard error together, or only
+    /// standard output with `discardingErrors` (for output that is parsed).
+    static func run(_ arguments: [String], discardingErrors: Bool = false) throws -> Subprocess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = pipe
+        process.standardError = discardingErrors ? FileHandle.nullDevice : pipe
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -15,7 +15,11 @@ public struct AccessScope: Sendable, Equatable {
 
     /// The scopes of `schema` whose tables are both served resources in `catalog`.
     static func load(schema: String, catalog: SchemaCatalog, database: Database) throws -> [AccessScope] {
-        try scopes(in: database.anonymous([statement(schema: schema)])[0], catalog: catalog)
+        try database.anonymous([statement(schema: schema)])[0].rows.compactMap { row in
+            guard let scope = row[0], let member = row[1], let column = row[2],
+                  catalog[scope] != nil, catalog[member]?.column(column) != nil else { return nil }
+            return AccessScope(scope: scope, member: member, column: column, readThroughScope: try row.bool(3) == true)
+        }
     }
 
     /// The statement that reads every scope of `schema` (run without a caller:
@@ -29,15 +33,5 @@ public struct AccessScope: Sendable, Equatable {
              WHERE sn.nspname = $1 AND mn.nspname = $1
              ORDER BY 1, 2
             """, [.text(schema)])
-    }
-
-    /// The scopes in `result` (of ``statement(schema:)``) whose tables are both
-    /// served resources in `catalog`.
-    static func scopes(in result: PostgresResult, catalog: SchemaCatalog) throws -> [AccessScope] {
-        try result.rows.compactMap { row in
-            guard let scope = row[0], let member = row[1], let column = row[2],
-                  catalog[scope] != nil, catalog[member]?.column(column) != nil else { return nil }
-            return AccessScope(scope: scope, member: member, column: column, readThroughScope: try row.bool(3) == true)
-        }
     }
 }
