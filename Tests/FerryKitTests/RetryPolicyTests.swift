@@ -2,7 +2,7 @@ import FerryKit
 import Foundation
 import Testing
 
-/// Every row of the retry table (README, "FerryKit: retries"), with a fixed random draw.
+/// Every row of the retry table (docs/FERRYKIT.md, "Retries"), with a fixed random draw.
 @Suite struct RetryPolicyTests {
     let policy = RetryPolicy(base: 0.5, cap: 60)
 

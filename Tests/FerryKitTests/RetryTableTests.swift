@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The retry table (README, "FerryKit: retries") row by row, through the
+/// The retry table (docs/FERRYKIT.md, "Retries") row by row, through the
 /// engine: a scripted transport gives each answer, a fixed clock and a fixed
 /// jitter draw make every due time exact.
 struct RetryTableTests {

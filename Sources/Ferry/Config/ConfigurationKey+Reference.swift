@@ -1,9 +1,9 @@
 import Foundation
 
 extension ConfigurationKey {
-    /// The README's configuration reference: a Markdown table of every key,
+    /// docs/CONFIGURATION.md's reference: a Markdown table of every key,
     /// its environment variable, type, default and meaning. A test keeps the
-    /// README's copy equal to this.
+    /// document's copy equal to this.
     public static func referenceMarkdown(_ config: FerryConfiguration = FerryConfiguration()) -> String {
         var out = "| key | environment | type | default | meaning |\n|---|---|---|---|---|\n"
         for key in all {

@@ -2,7 +2,7 @@
 ///
 /// The table in ``all`` is the single source of truth: the loader accepts
 /// exactly these keys, the environment overrides are derived from their
-/// names, and `config.example.json` and the README list the same set.
+/// names, and `config.example.json` and docs/CONFIGURATION.md list the same set.
 public struct ConfigurationKey: Sendable {
     /// The JSON type a key takes.
     public enum Kind: String, Sendable {

@@ -4,7 +4,7 @@ import FerryHTTP
 ///
 /// Loaded from JSON by ``ConfigurationLoader``; every key is listed, with its
 /// default and meaning, in ``ConfigurationKey/all``, which is also the source
-/// of the README's configuration reference.
+/// of docs/CONFIGURATION.md's reference.
 public struct FerryConfiguration: Sendable, Equatable {
     /// Where the HTTP server listens.
     public struct Listen: Sendable, Equatable {

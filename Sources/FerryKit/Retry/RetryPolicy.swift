@@ -1,7 +1,7 @@
 import Foundation
 
 /// What to do after one attempt to send an upload: FerryKit's one retry table
-/// (README, "FerryKit: retries").
+/// (docs/FERRYKIT.md, "Retries").
 ///
 /// | answer | step |
 /// |---|---|

@@ -86,11 +86,11 @@ import Testing
 }
 
 @Suite struct ConfigurationReferenceTests {
-    /// The README's reference table is generated; it must not drift from the code.
-    @Test func readmeCarriesTheCurrentReference() throws {
+    /// docs/CONFIGURATION.md's reference table is generated; it must not drift from the code.
+    @Test func theConfigurationDocCarriesTheCurrentReference() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        #expect(readme.contains(ConfigurationKey.referenceMarkdown()))
+        let document = try String(contentsOf: root.appendingPathComponent("docs/CONFIGURATION.md"), encoding: .utf8)
+        #expect(document.contains(ConfigurationKey.referenceMarkdown()))
     }
 }
