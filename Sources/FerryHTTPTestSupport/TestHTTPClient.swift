@@ -137,6 +137,55 @@ public final class TestHTTPClient {
 
     /// Reads one response; `method` tells whether a body follows (HEAD has none).
     public func readResponse(method: String = "GET") throws -> Response {
+        let (status, headers) = try readHead()
+        let find = { (name: String) in headers.first { $0.name.lowercased() == name }?.value }
+        var body: [UInt8] = []
+        if method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status) {
+            // no body
+        } else if find("transfer-encoding")?.lowercased() == "chunked" {
+            while let chunk = try readChunk() { body += chunk }
+        } else if let length = find("content-length").flatMap({ Int($0) }) {
+            try fill(length)
+            body = Array(buffer[..<length])
+            buffer.removeFirst(length)
+        } else {
+            while try readMore() {}
+            body = buffer
+            buffer.removeAll()
+        }
+        if !pinned, find("connection")?.lowercased() == "close" { close() }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// Reads a response's status line and fields and leaves its body unread, for a
+    /// streamed body read piece by piece with ``readChunk()`` or ``readSome()``.
+    public func readStreamHead() throws -> Response {
+        let (status, headers) = try readHead()
+        return Response(status: status, headers: headers, body: [])
+    }
+
+    /// The next chunk of a chunked body as it arrives; nil at the last chunk.
+    public func readChunk() throws -> [UInt8]? {
+        let lineEnd = try readUntil([13, 10])
+        let sizeText = String(decoding: buffer[..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
+        buffer.removeFirst(lineEnd + 2)
+        guard let size = Int(sizeText, radix: 16) else { throw Failure(description: "bad chunk size") }
+        try fill(size + 2)
+        let chunk = Array(buffer[..<size])
+        buffer.removeFirst(size + 2)
+        return size == 0 ? nil : chunk
+    }
+
+    /// Whatever body bytes have arrived (waiting for at least one); empty at the end of
+    /// the stream. For a close-delimited body.
+    public func readSome() throws -> [UInt8] {
+        if buffer.isEmpty { _ = try readMore() }
+        defer { buffer.removeAll() }
+        return buffer
+    }
+
+    /// The status line and fields of the next response.
+    private func readHead() throws -> (status: Int, headers: [(name: String, value: String)]) {
         let headEnd = try readUntil([13, 10, 13, 10])
         let headText = String(decoding: buffer[..<headEnd], as: UTF8.self)
         buffer.removeFirst(headEnd + 4)
@@ -152,32 +201,7 @@ public final class TestHTTPClient {
             // The spaces after the colon are not the value's; trailing ones are kept, as sent.
             headers.append((String(line[..<colon]), String(line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" })))
         }
-        let find = { (name: String) in headers.first { $0.name.lowercased() == name }?.value }
-        var body: [UInt8] = []
-        if method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status) {
-            // no body
-        } else if find("transfer-encoding")?.lowercased() == "chunked" {
-            while true {
-                let lineEnd = try readUntil([13, 10])
-                let sizeText = String(decoding: buffer[..<lineEnd], as: UTF8.self).split(separator: ";")[0]
-                buffer.removeFirst(lineEnd + 2)
-                guard let size = Int(sizeText, radix: 16) else { throw Failure(description: "bad chunk size") }
-                try fill(size + 2)
-                body += buffer[..<size]
-                buffer.removeFirst(size + 2)
-                if size == 0 { break }
-            }
-        } else if let length = find("content-length").flatMap({ Int($0) }) {
-            try fill(length)
-            body = Array(buffer[..<length])
-            buffer.removeFirst(length)
-        } else {
-            while try readMore() {}
-            body = buffer
-            buffer.removeAll()
-        }
-        if !pinned, find("connection")?.lowercased() == "close" { close() }
-        return Response(status: status, headers: headers, body: body)
+        return (status, headers)
     }
 
     /// Whether the server closed the connection (EOF or reset) with nothing more to read:

@@ -111,8 +111,10 @@ extension ServerShared {
                 if plain != value { request.headers.replace(name, plain) }
             }
         }
-        return responder.respond(to: request, context: context)
-            .encoded(for: coding, settings: settings, ifNoneMatch: ifNoneMatch)
+        let response = responder.respond(to: request, context: context)
+        // Mid-stream the head is out: the rest of the body goes as it is.
+        if context.resumption?.streaming == true { return response }
+        return response.encoded(for: coding, settings: settings, ifNoneMatch: ifNoneMatch)
     }
 }
 
@@ -180,6 +182,9 @@ extension HTTPResponse {
                 writer.startCoding(coding, level: level)
                 try producer(&writer)
             }
+        case .parked:
+            // A parked answer is not the answer yet; a parked stream's parts go out as they are.
+            return response
         }
         response.headers.replace("Content-Encoding", coding.rawValue)
         if let etag = headers["ETag"] { response.headers.replace("ETag", EntityTagCoding.coded(etag, coding)) }

@@ -169,6 +169,14 @@ public struct RequestContext: Sendable {
     /// in every handler's signature instead of travelling in task-locals. The
     /// HTTP layer never reads it.
     public var attachment: (any Sendable)?
+    /// Why the responder is called again for a parked exchange (``HTTPParking``);
+    /// nil on the first call.
+    public internal(set) var resumption: Resumption?
+    /// Where the exchange lives, so that its handler may park it; nil when it
+    /// cannot be parked (answered on the I/O thread, or a context the server did not make).
+    var exchange: ExchangeAddress?
+    /// The exchange's ticket, once a handler has parked it.
+    var ticket: ParkingTicket?
     private let baseLogger: Logger
 
     /// A context; the server makes these.
@@ -182,6 +190,14 @@ public struct RequestContext: Sendable {
         self.routePattern = routePattern
         self.parameters = parameters
         self.receivedAt = receivedAt
+    }
+
+    /// The exchange's ``ParkingTicket``: the same one on every call for a
+    /// parked exchange, a new one on the first (so take it once per call).
+    /// Nil when the exchange cannot be parked: answered on the I/O thread, or
+    /// a context the server did not make (a test, a batch replaying requests).
+    public func parkingTicket() -> ParkingTicket? {
+        ticket ?? exchange.map { ParkingTicket(address: $0) }
     }
 
     /// A logger whose lines carry this request's id. Built on use, so that

@@ -48,6 +48,9 @@ public enum HTTPResponseBody: Sendable {
     /// `Transfer-Encoding: chunked` (or close-delimited to HTTP/1.0 clients).
     /// The producer is not run for HEAD requests.
     case stream(HTTPBodyProducer)
+    /// Not yet: the exchange waits on the event loop, without a thread, and
+    /// the responder is called again later (``HTTPParking``).
+    case parked(HTTPParking)
 
     public static var empty: HTTPResponseBody { .bytes([]) }
 

@@ -4,7 +4,8 @@
 // event loop needs to act on it: the descriptor, the parser, the pending output
 // and the exchange being answered (`Exchange`). The decisions live in a value
 // with no sockets so that every transition can be tested alone (see
-// ConnectionStateTests); EventLoop.swift performs the actions on the socket.
+// ConnectionStateTests); EventLoop.swift performs the actions on the socket,
+// and EventLoop+Parking.swift those of a parked exchange.
 
 /// The decisions of one connection, from its first byte to its close.
 ///
@@ -16,7 +17,9 @@
 /// Phases, in the usual order: `reading` → `handling` (a worker runs the
 /// handler) → `streaming` (only for a streamed body) → `reading` again for the
 /// next, possibly already pipelined, request; or, once the last response is
-/// written, `lingering` until the peer closes or the deadline passes.
+/// written, `lingering` until the peer closes or the deadline passes. A
+/// handler may park its exchange (HTTPParking): `handling` → `parked` →
+/// `handling` again when it is resumed, as often as it parks.
 struct ConnectionState: Equatable {
     enum Phase: Equatable {
         /// Parsing, or waiting for, the next request.
@@ -25,6 +28,8 @@ struct ConnectionState: Equatable {
         case handling
         /// A worker is producing a streamed body.
         case streaming
+        /// The handler parked the exchange: no thread runs for it until it is resumed.
+        case parked
         /// The last response is out and our side is shut; input is drained until the peer closes.
         case lingering
     }
@@ -48,6 +53,10 @@ struct ConnectionState: Equatable {
         /// Drain input until the peer closes; `shutDown` the first time, when our
         /// side must be shut (SHUT_WR) first.
         case linger(shutDown: Bool)
+        /// Resume the parked exchange now: a wake waited for the output to drain.
+        case resume
+        /// Close at once: the peer left a parked exchange.
+        case close
     }
 
     /// What to do when the parser needs more bytes.
@@ -91,6 +100,8 @@ struct ConnectionState: Equatable {
     private(set) var writeStalledSince: Double?
     private(set) var lingerDeadline: Double = 0
     private(set) var lingerDrained = 0
+    /// A wake for the parked exchange that waits until the pending output is written.
+    private(set) var wakeDeferred = false
 
     /// Input a lingering connection drains before it gives up on the peer.
     static let maxLingerBytes = 1024 * 1024
@@ -155,8 +166,34 @@ struct ConnectionState: Equatable {
         case .reading: return .parse
         case .handling, .streaming: return .wait
         case .lingering: return .linger(shutDown: false)
+        case .parked:
+            // A parked exchange waits for nobody but its waker, so a peer that has
+            // gone (or half-closed: it cannot be told apart in time) ends it.
+            if hangupReported { return .close }
+            return wakeDeferred ? .resume : .wait
         }
     }
+
+    /// The handler parked the exchange.
+    mutating func parked() {
+        phase = .parked
+        wakeDeferred = false
+    }
+
+    /// A wake for the parked exchange came while output is pending: resume
+    /// once it is written (``next(now:stopping:)`` says `.resume`).
+    mutating func deferWake() {
+        wakeDeferred = true
+    }
+
+    /// The parked exchange goes back to the responder.
+    mutating func resumed() {
+        phase = .handling
+        wakeDeferred = false
+    }
+
+    /// Whether the exchange is parked.
+    var isParked: Bool { phase == .parked }
 
     /// The parser needs more bytes and has got as far as `progress`.
     mutating func needsInput(_ progress: Progress, now: Double) -> InputAction {
@@ -267,6 +304,8 @@ final class Connection {
     var current: Exchange?
     /// A streaming producer waiting for its segment to be written.
     var pendingAck: StreamChannel?
+    /// The exchange's parking, from its first park until it is answered.
+    var parking: ParkedExchange?
 
     init(fd: Int32, serial: UInt64, remoteAddress: String, limits: HTTPLimits, now: Double) {
         self.fd = fd
@@ -311,4 +350,19 @@ struct Exchange {
     var http10: Bool
     var status: Int = 0
     var bodyBytes: Int = 0
+    /// The request, kept while a handler has it, so that a parked exchange can be answered again.
+    var request: HTTPRequest?
+}
+
+/// What the loop keeps of a parked exchange between its handler's calls.
+struct ParkedExchange {
+    var ticket: ParkingTicket
+    var deadline: Double?
+    var heartbeat: HTTPParking.Heartbeat?
+    /// Once a stream's head is out: how its body is framed (chunked, or to the close).
+    var stream: ResponseFraming?
+    /// When the stream last sent something, for the heartbeat.
+    var lastSentAt: Double
+    /// Why it was last resumed, to catch a handler that parks again at shutdown.
+    var lastReason: Resumption.Reason?
 }

@@ -3,8 +3,9 @@
 // the answer, lingering before a close, and the periodic sweep that enforces the
 // time limits and drains at shutdown. What a connection should do next is
 // decided by its `ConnectionState` (Connection.swift); this file performs it on
-// the socket. It also holds `RequestIDGenerator`, the per-loop maker of request
-// ids, and `StreamCancelled`. It is one file because a request's trip through
+// the socket, and EventLoop+Parking.swift what concerns parked exchanges
+// (HTTPParking). It also holds `StreamCancelled`; request ids come from
+// RequestIDGenerator.swift. It is one file because a request's trip through
 // the loop reads top to bottom here instead of across five extensions.
 
 import CEpoll
@@ -121,9 +122,15 @@ final class EventLoop: @unchecked Sendable {
     func process(_ message: LoopMessage) {
         switch message {
         case .response(let fd, let serial, let response):
-            guard let connection = connection(fd, serial: serial), connection.state.awaitsResponse else { return }
+            guard let connection = connection(fd, serial: serial), connection.state.awaitsResponse else {
+                // Parked after its connection went: nothing will resume it.
+                if case .parked(let parking) = response.body { parking.ticket.abandon() }
+                return
+            }
             finish(connection, response)
             drive(connection)
+        case .wake(let fd, let serial, let ticket):
+            wakeParked(fd: fd, serial: serial, ticket: ticket)
         case .segment(let fd, let serial, let bytes, let channel):
             guard let connection = connection(fd, serial: serial), connection.state.awaitsSegments else {
                 channel.release(cancel: true)
@@ -292,6 +299,12 @@ extension EventLoop {
             switch connection.state.next(now: now, stopping: stopping) {
             case .wait:
                 return
+            case .resume:
+                resumeParked(connection, .woken)
+                return
+            case .close:
+                close(connection)
+                return
             case .linger(let shutDown):
                 // Our side is shut, and the peer given a moment to close, so that the
                 // last response is not destroyed by an RST for unread input.
@@ -449,6 +462,10 @@ extension EventLoop {
             connection.pendingAck = nil
             ack.release(cancel: true)
         }
+        if let parked = connection.parking {
+            connection.parking = nil
+            parked.ticket.abandon()
+        }
         // Closing removes the fd from the epoll set too.
         Glibc.close(connection.fd)
         shared.descriptors.replenish()
@@ -463,21 +480,30 @@ extension EventLoop {
         connection.current = Exchange(
             method: request.method, path: request.path, requestID: requestID, startedAt: now,
             isHEAD: request.method == "HEAD", http10: request.version == .http1_0)
-        let context = RequestContext(
+        var context = RequestContext(
             requestID: requestID, remoteAddress: connection.remoteAddress, logger: shared.logger, receivedAt: now)
-        let shared = self.shared
-        shared.inFlightRequests.add(1, ordering: .relaxed)
         let inline = shared.responder.runsInline(request)
         connection.state.requestParsed(keepAlive: request.keepAlive, inline: inline)
         if inline {
+            shared.inFlightRequests.add(1, ordering: .relaxed)
             let response = shared.answer(request, context: context)
             shared.inFlightRequests.subtract(1, ordering: .relaxed)
             finish(connection, response)
             return
         }
+        // Kept so that the exchange can be answered again if its handler parks it.
+        connection.current?.request = request
+        context.exchange = ExchangeAddress(handle: handle, fd: connection.fd, serial: connection.serial)
+        dispatch(request, context: context, to: connection)
+    }
+
+    /// Runs the responder for `request` on a worker and posts its answer back.
+    func dispatch(_ request: HTTPRequest, context: RequestContext, to connection: Connection) {
+        let shared = self.shared
         let fd = connection.fd
         let serial = connection.serial
         let handle = self.handle
+        shared.inFlightRequests.add(1, ordering: .relaxed)
         shared.workers.submit {
             let response = shared.answer(request, context: context)
             shared.inFlightRequests.subtract(1, ordering: .relaxed)
@@ -495,6 +521,12 @@ extension EventLoop {
 
     /// Serializes a response for the current exchange and queues it.
     func finish(_ connection: Connection, _ response: HTTPResponse) {
+        // An open stream takes every answer as its continuation.
+        if connection.parking?.stream != nil {
+            finishParked(connection, response)
+            return
+        }
+        if !response.isParked { connection.parking = nil }
         guard var exchange = connection.current else { return }
         exchange.status = response.status
         let noBody = HTTPStatus.forbidsBody(response.status)
@@ -536,6 +568,8 @@ extension EventLoop {
             } else {
                 complete(connection)
             }
+        case .parked:
+            finishParked(connection, response)
         }
     }
 
@@ -584,7 +618,7 @@ extension EventLoop {
             let action = connection.state.timer(
                 now: now, stopping: stopping, progress: connection.progress, outputPending: connection.hasPendingOutput)
             switch action {
-            case .none: break
+            case .none: if connection.parking != nil { sweepParked(connection) }
             case .close: close(connection)
             case .timeOut(let detail): timeOut(connection, detail)
             }
@@ -608,56 +642,7 @@ extension EventLoop {
         where connection.state.closesAtShutdown(progress: connection.progress, outputPending: connection.hasPendingOutput) {
             close(connection)
         }
-    }
-}
-
-/// Request ids: a safe client-sent `X-Request-Id`, or a generated one.
-struct RequestIDGenerator {
-    private var counter: UInt64
-    private let prefix: [UInt8]
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// A generator whose ids start with 8 random hex digits, unique per loop.
-    init() {
-        let random = UInt64.random(in: 0...UInt64.max)
-        var prefix: [UInt8] = []
-        for shift in stride(from: 60, through: 32, by: -4) { prefix.append(Self.hex[Int((random >> UInt64(shift)) & 0xF)]) }
-        self.prefix = prefix
-        counter = random & 0xFFFF_FFFF
-    }
-
-    /// The next id: 8 hex digits of loop prefix and 12 of counter, written straight
-    /// into the string's storage (one allocation per request, not three).
-    mutating func next() -> String {
-        counter &+= 1
-        let counter = counter
-        return prefix.withUnsafeBufferPointer { prefix in
-            String(unsafeUninitializedCapacity: 20) { out in
-                for index in 0..<8 { out[index] = prefix[index] }
-                for index in 0..<12 {
-                    let digit = UInt8((counter >> UInt64(44 - 4 * index)) & 0xF)
-                    out[8 + index] = digit < 10 ? 48 + digit : 87 + digit
-                }
-                return 20
-            }
-        }
-    }
-
-    /// The client's id when it is 1...128 characters of `A-Z a-z 0-9 - _ . :`, else nil,
-    /// so that nothing a client sends can forge log lines or headers.
-    static func accepted(_ value: String?) -> String? {
-        guard let value, !value.isEmpty, value.utf8.count <= 128 else { return nil }
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
-                UInt8(ascii: "."), UInt8(ascii: ":"):
-                continue
-            default:
-                return nil
-            }
-        }
-        return value
+        resumeParkedForShutdown()
     }
 }
 

@@ -83,6 +83,8 @@ enum LoopMessage: Sendable {
     case segment(fd: Int32, serial: UInt64, [UInt8], StreamChannel)
     /// A streamed body ended; `failed` when its producer threw.
     case streamEnd(fd: Int32, serial: UInt64, failed: Bool, bytes: Int)
+    /// A parked exchange's ticket was woken (ParkingTicket.swift).
+    case wake(fd: Int32, serial: UInt64, ParkingTicket)
     /// Begin graceful shutdown.
     case shutdown
 }

@@ -288,4 +288,47 @@ struct ConnectionStateTests {
         #expect(Self.tick(state, at: 100.1, stopping: true) == .close)
         #expect(Self.tick(state, at: 100.1, .head, stopping: true) == .none)
     }
+
+    // MARK: Parked exchanges
+
+    @Test func aParkedExchangeWaitsWithNoTimeoutButItsWrites() {
+        var state = Self.handling()
+        state.parked()
+        #expect(state.isParked)
+        #expect(!state.awaitsResponse)
+        #expect(state.next(now: 100, stopping: false) == .wait)
+        // Long past every client timeout, the sweep leaves it alone.
+        #expect(Self.tick(state, at: 1_000) == .none)
+        #expect(Self.tick(state, at: 1_000, stopping: true) == .none)
+        #expect(!state.closesAtShutdown(progress: .none, outputPending: false))
+        // A stream's part that the client does not take is still cut off.
+        state.writeBlocked(now: 1_000)
+        #expect(state.timer(now: 1_004, stopping: false, progress: .none, outputPending: true) == .close)
+    }
+
+    @Test func aResumedExchangeAwaitsItsAnswerAgain() {
+        var state = Self.handling()
+        state.parked()
+        state.resumed()
+        #expect(state.awaitsResponse)
+        #expect(state.next(now: 100, stopping: false) == .wait)
+        #expect(Self.answer(&state, at: 101) == (true, .parse))
+    }
+
+    @Test func aPeerThatLeavesEndsAParkedExchange() {
+        var state = Self.handling()
+        state.parked()
+        state.polled(input: true, hangup: true)
+        #expect(state.next(now: 100, stopping: false) == .close)
+    }
+
+    @Test func aDeferredWakeResumesOnceTheOutputIsWritten() {
+        var state = Self.handling()
+        state.parked()
+        state.deferWake()
+        #expect(state.next(now: 100, stopping: false) == .resume)
+        state.resumed()
+        state.parked()
+        #expect(state.next(now: 100, stopping: false) == .wait)
+    }
 }
