@@ -9,11 +9,11 @@ extension FerryApp {
         var router = router()
         registerOperationsRoutes(on: &router)
         metrics.observe(pool: pool)
-        return MiddlewareChain(middleware: [
-            RequestObserver(metrics: metrics, logger: logger),
-            CompactJSONResponder(),
-            CORSResponder(policy: CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)),
-        ], router: router, logger: logger)
+        var middleware: [any Middleware] = [RequestObserver(metrics: metrics, logger: logger), CompactJSONResponder()]
+        // With no origin allowed, CORS only passes requests on: leave it out of every request's path.
+        let cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
+        if !cors.isDisabled { middleware.append(CORSResponder(policy: cors)) }
+        return MiddlewareChain(middleware: middleware, router: router, logger: logger)
     }
 
     /// An HTTP server answering with ``responder()``, whose connection and

@@ -27,6 +27,17 @@ enum ResourcePlan: Sendable {
     case update(fast: PlannedStatement?, exact: PlannedStatement, Resource)
     /// Nothing to run but the token check, then this answer.
     case refuse(Problem)
+
+    /// The validators the answer is checked against (none for a write).
+    var conditions: ReadConditions {
+        switch self {
+        case .read(_, let conditions), .readMany(_, let conditions), .index(_, _, let conditions),
+            .pagedIndex(_, _, _, let conditions):
+            return conditions
+        case .write, .update, .refuse:
+            return ReadConditions()
+        }
+    }
 }
 
 /// What a cached plan is for: the resource and the action's shape, every

@@ -3,7 +3,7 @@ import FerryHTTP
 /// The eight routes every resource answers, `/v1/<r>` and `/v1/<r>/<id>`,
 /// each one trip through the pipeline: ``ResourceAction`` (what the request
 /// asks) → ``ResourcePlan`` (the SQL) → ``ResourceExecutor`` (one round trip
-/// as the caller) → the answer. Ferry's own literal routes (`/v1/auth/...`,
+/// as the caller, and what it found) → ``ResourceResponse`` (the answer). Ferry's own literal routes (`/v1/auth/...`,
 /// `/v1/users`) win over these.
 struct ResourceRoutes: Sendable {
     let schema: SchemaCache
@@ -44,6 +44,7 @@ struct ResourceRoutes: Sendable {
         var accessScopes: [AccessScope] = []
         if case .index = action.kind { accessScopes = try scopes.scopes(for: catalog, schema: schemaName, database: executor.database) }
         let plan = ResourcePlanner(catalog: catalog, scopes: accessScopes, plans: plans).plan(action)
-        return try executor.run(plan, as: context.caller(action.tokenHash), for: request)
+        let result = try executor.run(plan, as: context.caller(action.tokenHash), for: request)
+        return try ResourceResponse.make(result, conditions: plan.conditions)
     }
 }
