@@ -1,9 +1,10 @@
-// One libpq connection and everything sent through it: `PostgresConnection`
-// (connect, close, liveness of an idle connection), single statements
-// (`query`, `execute`), pipelines of `PostgresStatement`s in one round trip,
-// transactions, the per-connection prepared-statement cache keyed by
-// `PreparedStatementKey`, the C string arrays libpq takes parameters in, and
-// `libpqVersion`. What comes back is PostgresResult.swift.
+// One libpq connection and its session state: `PostgresConnection` (connect, close,
+// whether it is usable, liveness of an idle connection and the reset a borrower's
+// return gets), how libpq's results become values or errors, the per-connection
+// prepared-statement cache keyed by `PreparedStatementKey`, and `libpqVersion`.
+// What is sent through it is beside it: single statements (+Query), pipelines
+// (+Pipeline), transactions (+Transaction), notifications (+Notifications);
+// statements and their parameters are PostgresStatement.swift, results PostgresResult.swift.
 
 #if canImport(Glibc)
 import Glibc
@@ -140,56 +141,10 @@ public final class PostgresConnection {
     }
 }
 
-/// One SQL statement with text-format parameters, as sent in a pipeline.
-public struct PostgresStatement: Sendable, Hashable {
-    /// SQL text with `$1`, `$2`… placeholders; exactly one statement.
-    public var sql: String
-    /// Parameter values in PostgreSQL text format; nil is SQL NULL.
-    public var params: [String?]
-
-    /// Creates a statement from SQL and its text-format parameters.
-    public init(_ sql: String, _ params: [String?] = []) {
-        self.sql = sql
-        self.params = params
-    }
-}
-
 /// The version of the linked libpq, as `PQlibVersion()` reports it (e.g. 150018).
 public var libpqVersion: Int { Int(PQlibVersion()) }
 
 extension PostgresConnection {
-    /// Runs one statement through the extended protocol with text-format parameters
-    /// (`$1`, `$2`…; nil is SQL NULL). Parameter types are inferred by the server.
-    ///
-    /// - Throws: `PostgresError`; `.connection` errors also mark the connection broken.
-    public func query(_ sql: String, _ params: [String?] = []) throws(PostgresError) -> PostgresResult {
-        let handle = try liveHandle()
-        try checkParameters(params)
-        let count = Int32(params.count)
-        let result: OpaquePointer?
-        if let name = try preparedName(for: sql, parameterCount: count, handle: handle) {
-            result = withCStringArray(params) { values in
-                name.withCString { PQexecPrepared(handle, $0, count, values, nil, nil, 0) }
-            }
-        } else {
-            result = withCStringArray(params) { values in
-                sql.withCString { PQexecParams(handle, $0, count, nil, values, nil, nil, 0) }
-            }
-        }
-        return try consume(result)
-    }
-
-    /// Runs a script of any number of `;`-separated statements through the simple protocol,
-    /// in one round trip (as migrations need). Without an explicit BEGIN the server runs the
-    /// statements as one implicit transaction, so a failure leaves none of them applied.
-    ///
-    /// - Throws: `PostgresError` for the first failing statement; `position` indexes the
-    ///   whole script.
-    public func execute(_ script: String) throws(PostgresError) {
-        let handle = try liveHandle()
-        _ = try consume(PQexec(handle, script))
-    }
-
     /// Turns a `PGresult` into a value or an error, clearing it either way.
     func consume(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
         guard let result else {
@@ -218,7 +173,9 @@ extension PostgresConnection {
             throw PostgresError(kind: .protocolError, message: message)
         }
     }
+}
 
+extension PostgresConnection {
     /// With prepared statements on, the server-side name for `sql`, preparing it on first use.
     /// nil means "run unnamed" (feature off or the per-connection cache is full).
     func preparedName(for sql: String, parameterCount: Int32, handle: OpaquePointer) throws(PostgresError) -> String? {
@@ -234,231 +191,6 @@ extension PostgresConnection {
 }
 
 extension PostgresConnection {
-    /// What each result read back from a pipeline belongs to, in send order.
-    private enum Slot {
-        case begin
-        case prepare(key: PreparedStatementKey, name: String, statement: Int)
-        case statement(Int)
-        case commit
-
-        /// The caller-facing index reported when this slot fails.
-        func errorIndex(statementCount: Int) -> Int? {
-            switch self {
-            case .begin: nil
-            case .prepare(_, _, let index), .statement(let index): index
-            case .commit: statementCount
-            }
-        }
-    }
-
-    /// Sends all statements in one round trip using libpq pipeline mode and returns one
-    /// result per statement.
-    ///
-    /// With `transaction` true the statements are wrapped in BEGIN … COMMIT inside the same
-    /// pipeline. Without it the server still runs everything up to the sync point as one
-    /// implicit transaction. Either way, when a statement fails the later ones are skipped,
-    /// nothing is committed, and the error carries `statementIndex`. The connection always
-    /// ends idle, outside any transaction and out of pipeline mode.
-    ///
-    /// Limitation: the connection stays in blocking mode, so a pipeline whose unsent
-    /// parameters and unread results both exceed the socket buffers (megabytes) could stall;
-    /// keep pipelines to request-sized work.
-    public func pipeline(_ statements: [PostgresStatement], transaction: Bool = true) throws(PostgresError) -> [PostgresResult] {
-        let handle = try liveHandle()
-        guard !statements.isEmpty else { return [] }
-        for (index, statement) in statements.enumerated() {
-            do throws(PostgresError) { try checkParameters(statement.params) } catch {
-                var error = error
-                error.statementIndex = index
-                throw error
-            }
-        }
-        if transaction, PQtransactionStatus(handle) != PQTRANS_IDLE {
-            throw PostgresError(kind: .protocolError, message: "pipeline(transaction: true) called inside an open transaction")
-        }
-        guard PQenterPipelineMode(handle) == 1 else {
-            throw noting(PostgresError.from(connection: handle, fallback: "could not enter pipeline mode"))
-        }
-        let (slots, sendError) = send(statements, transaction: transaction, handle: handle)
-        guard PQpipelineSync(handle) == 1 else {
-            sawFatalError = true
-            throw PostgresError.from(connection: handle, fallback: "could not send pipeline sync")
-        }
-        let (results, readError) = readResults(slots, statementCount: statements.count, handle: handle)
-        if let readError, readError.kind == .connection { throw readError }
-        rollbackIfNeeded()
-        if let error = sendError ?? readError { throw error }
-        guard results.count == statements.count else {
-            sawFatalError = true
-            throw PostgresError(kind: .protocolError, message: "pipeline returned \(results.count) results for \(statements.count) statements")
-        }
-        return results
-    }
-
-    /// Queues every command. Stops at the first command libpq refuses to queue.
-    private func send(_ statements: [PostgresStatement], transaction: Bool, handle: OpaquePointer) -> ([Slot], PostgresError?) {
-        var slots: [Slot] = []
-        slots.reserveCapacity(statements.count + 2)
-        func refused(_ index: Int?) -> PostgresError {
-            var error = noting(PostgresError.from(connection: handle, fallback: "libpq refused to queue a statement"))
-            error.statementIndex = index
-            return error
-        }
-        if transaction {
-            guard PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1 else { return (slots, refused(nil)) }
-            slots.append(.begin)
-        }
-        var pending: [PreparedStatementKey: String] = [:]
-        for (index, statement) in statements.enumerated() {
-            let count = Int32(statement.params.count)
-            let key = PreparedStatementKey(sql: statement.sql)
-            // `pending` is empty but for a connection's first use of a statement: skip its lookup.
-            var name = usesPreparedStatements ? (preparedNames[key] ?? (pending.isEmpty ? nil : pending[key])) : nil
-            if usesPreparedStatements, name == nil, preparedNames.count + pending.count < Self.preparedStatementLimit {
-                let newName = Self.statementName(preparedNames.count + pending.count)
-                guard PQsendPrepare(handle, newName, statement.sql, count, nil) == 1 else { return (slots, refused(index)) }
-                slots.append(.prepare(key: key, name: newName, statement: index))
-                pending[key] = newName
-                name = newName
-            }
-            let queued = withCStringArray(statement.params) { values in
-                if let name {
-                    // withCString: a String passed straight to C is copied into a new array every call.
-                    name.withCString { PQsendQueryPrepared(handle, $0, count, values, nil, nil, 0) }
-                } else {
-                    statement.sql.withCString { PQsendQueryParams(handle, $0, count, nil, values, nil, nil, 0) }
-                }
-            }
-            guard queued == 1 else { return (slots, refused(index)) }
-            slots.append(.statement(index))
-        }
-        if transaction {
-            guard PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) == 1 else {
-                return (slots, refused(statements.count))
-            }
-            slots.append(.commit)
-        }
-        return (slots, nil)
-    }
-
-    /// Reads one result (then the terminating NULL) per slot, then the sync point, and
-    /// leaves pipeline mode. Returns the statement results and the first error seen.
-    private func readResults(_ slots: [Slot], statementCount: Int, handle: OpaquePointer) -> ([PostgresResult], PostgresError?) {
-        var results: [PostgresResult] = []
-        results.reserveCapacity(statementCount)
-        var firstError: PostgresError?
-        func record(_ error: PostgresError, _ slot: Slot) {
-            var error = noting(error)
-            error.statementIndex = slot.errorIndex(statementCount: statementCount)
-            // A lost connection outranks an ordinary error: it decides what the caller does.
-            if firstError == nil || (error.kind == .connection && firstError?.kind != .connection) { firstError = error }
-        }
-        for slot in slots {
-            guard let result = PQgetResult(handle) else {
-                record(PostgresError.from(connection: handle, fallback: "pipeline ended early"), slot)
-                sawFatalError = true
-                return (results, firstError)
-            }
-            let status = PQresultStatus(result)
-            if status == PGRES_PIPELINE_ABORTED {
-                // Skipped because an earlier command failed; that failure is already recorded.
-            } else {
-                do throws(PostgresError) {
-                    let value = try outcome(of: result)
-                    switch slot {
-                    case .statement: results.append(value)
-                    case .prepare(let key, let name, _): preparedNames[key] = name
-                    case .begin, .commit: break
-                    }
-                } catch {
-                    record(error, slot)
-                }
-            }
-            PQclear(result)
-            if PQstatus(handle) != CONNECTION_OK {
-                sawFatalError = true
-                if firstError?.kind != .connection {
-                    record(PostgresError.from(connection: handle, fallback: "connection lost during pipeline"), slot)
-                }
-                return (results, firstError)
-            }
-            // Each command's results end with a NULL; anything else before it is unexpected.
-            while let extra = PQgetResult(handle) {
-                PQclear(extra)
-                record(PostgresError(kind: .protocolError, message: "more than one result for a pipelined statement"), slot)
-            }
-        }
-        finishSync(handle, record: { record($0, .commit) })
-        return (results, firstError)
-    }
-
-    /// Consumes the PGRES_PIPELINE_SYNC result and exits pipeline mode; marks the connection
-    /// broken if libpq will not let it go.
-    private func finishSync(_ handle: OpaquePointer, record: (PostgresError) -> Void) {
-        guard var sync = PQgetResult(handle) else {
-            sawFatalError = true
-            record(PostgresError.from(connection: handle, fallback: "missing pipeline sync result"))
-            return
-        }
-        // Without BEGIN … COMMIT the implicit transaction commits at the sync point, so a
-        // failing commit (a deferred constraint) answers here, before the sync result.
-        if PQresultStatus(sync) == PGRES_FATAL_ERROR {
-            do throws(PostgresError) { _ = try outcome(of: sync) } catch { record(error) }
-            PQclear(sync)
-            // The error ends with a NULL, like any command's results; then comes the sync.
-            guard let next = PQgetResult(handle) ?? PQgetResult(handle) else {
-                sawFatalError = true
-                record(PostgresError.from(connection: handle, fallback: "missing pipeline sync result"))
-                return
-            }
-            sync = next
-        }
-        let status = PQresultStatus(sync)
-        PQclear(sync)
-        guard status == PGRES_PIPELINE_SYNC else {
-            sawFatalError = true
-            record(PostgresError(kind: .protocolError, message: "expected pipeline sync, got \(String(cString: PQresStatus(status)))"))
-            return
-        }
-        for _ in 0..<3 {
-            if PQexitPipelineMode(handle) == 1 { return }
-            if let stray = PQgetResult(handle) { PQclear(stray) }
-        }
-        sawFatalError = true
-        record(PostgresError.from(connection: handle, fallback: "could not leave pipeline mode"))
-    }
-}
-
-extension PostgresConnection {
-    /// Runs `body` between BEGIN and COMMIT, rolling back when `body` or COMMIT throws.
-    ///
-    /// Nested calls throw `.protocolError` instead of silently committing the outer
-    /// transaction. If a statement inside `body` failed and `body` swallowed the error, the
-    /// server turns COMMIT into a rollback; that is reported as an error (SQLSTATE 25P02)
-    /// rather than as success.
-    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        let handle = try liveHandle()
-        guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
-            throw PostgresError(kind: .protocolError, message: "transaction() called inside an open transaction")
-        }
-        try execute("BEGIN")
-        do {
-            let value = try body(self)
-            let commit = try query("COMMIT")
-            if commit.commandTag == "ROLLBACK" {
-                throw PostgresError(
-                    kind: .server,
-                    message: "transaction was rolled back at COMMIT because a statement in it failed",
-                    sqlState: "25P02"
-                )
-            }
-            return value
-        } catch {
-            rollbackIfNeeded()
-            throw error
-        }
-    }
-
     /// Leaves the session idle outside any transaction; marks the connection broken if that
     /// cannot be done, so a pool will not hand out a connection stuck in a transaction.
     func rollbackIfNeeded() {
@@ -538,63 +270,6 @@ struct PreparedStatementKey: Hashable {
             let raw = UnsafeRawBufferPointer(utf8)
             hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw.prefix(Self.hashedEdge)))
             hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw.suffix(Self.hashedEdge)))
-        }
-    }
-}
-
-/// Runs `body` with a C array of NUL-terminated copies of `strings` (nil stays a null
-/// pointer, which libpq reads as SQL NULL). The copies live only for the call.
-///
-/// Every statement of every request passes through here, so the copies share one
-/// buffer (on the stack when small) instead of one `strdup` each.
-func withCStringArray<R, E: Error>(
-    _ strings: [String?],
-    _ body: (UnsafePointer<UnsafePointer<CChar>?>?) throws(E) -> R
-) throws(E) -> R {
-    var total = 0
-    for string in strings { if let string { total += string.utf8.count + 1 } }
-    // Small parameter lists (nearly all) live on the stack.
-    return try withUnsafeTemporaryAllocation(of: CChar.self, capacity: max(total, 1)) { storage throws(E) -> R in
-        try withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(strings.count, 1)) {
-            pointers throws(E) -> R in
-            var offset = 0
-            for (index, string) in strings.enumerated() {
-                guard var string else {
-                    pointers[index] = nil
-                    continue
-                }
-                let start = storage.baseAddress! + offset
-                let count = string.withUTF8 { utf8 in
-                    if let base = utf8.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: base, byteCount: utf8.count) }
-                    return utf8.count
-                }
-                start[count] = 0
-                pointers[index] = UnsafePointer(start)
-                offset += count + 1
-            }
-            return try body(UnsafePointer(pointers.baseAddress!))
-        }
-    }
-}
-
-/// Text-format parameters cannot carry a NUL byte (C strings would silently truncate them), so
-/// reject them up front with the code PostgreSQL itself uses for a NUL in text.
-func checkParameters(_ params: [String?]) throws(PostgresError) {
-    guard params.count <= Int(UInt16.max) else {
-        throw PostgresError(kind: .protocolError, message: "too many parameters (\(params.count)); the protocol allows 65535")
-    }
-    for (offset, param) in params.enumerated() {
-        guard var param else { continue }
-        // memchr over the contiguous bytes: the generic UTF8View walk was several times slower.
-        let hasNUL = param.withUTF8 { utf8 in
-            guard let base = utf8.baseAddress else { return false }
-            return memchr(base, 0, utf8.count) != nil
-        }
-        if hasNUL {
-            throw PostgresError(
-                kind: .server, message: "parameter $\(offset + 1) contains a NUL byte",
-                sqlState: "22021"
-            )
         }
     }
 }
