@@ -51,18 +51,6 @@ import Testing
         #expect(columns.contains("description"))
     }
 
-    @Test func localSchemaAddsAndNeverDrops() {
-        let first = LocalSchema.migrations(to: ExampleSchema.schema, existing: [:])
-        #expect(first.count == 4 && first.allSatisfy { $0.hasPrefix("CREATE TABLE") })
-        let again = LocalSchema.migrations(to: ExampleSchema.schema, existing: Dictionary(uniqueKeysWithValues: ExampleSchema.schema.resources.map {
-            ($0.name, $0.columns.map(\.name) + ["local_only"])
-        }))
-        #expect(again.isEmpty)
-        let missing = LocalSchema.migrations(to: ExampleSchema.schema, existing: ["folders": ["id", "name"]])
-        #expect(missing.contains("ALTER TABLE \"folders\" ADD COLUMN \"revision\" INTEGER"))
-        #expect(!missing.contains { $0.contains("DROP") })
-    }
-
     @Test func signingOutWithUnsyncedChangesSaysHowManyAndKeepsThem() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ferrykit-\(UUID()).sqlite").path
         do {

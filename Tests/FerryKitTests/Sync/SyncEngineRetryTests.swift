@@ -6,7 +6,7 @@ import Testing
 /// The retry table (docs/FERRYKIT.md, "Retries") row by row, through the
 /// engine: a scripted transport gives each answer, a fixed clock and a fixed
 /// jitter draw make every due time exact.
-struct RetryTableTests {
+struct SyncEngineRetryTests {
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
     struct Fixture {
@@ -81,7 +81,7 @@ struct RetryTableTests {
         status = await f.engine.currentStatus
         #expect(status.nextAttempt == Self.t0.addingTimeInterval(1), "the second ceiling is 2 s")
         let entry = try #require(try f.store.outbox().first)
-        #expect(entry.state == "pending" && entry.attempts == 2)
+        #expect(entry.state == .pending && entry.attempts == 2)
         #expect(entry.lastError?.contains("transport_failure") == true)
         #expect(f.transport.writes.map(\.headers["Idempotency-Key"]).allSatisfy { $0 == f.transport.writes[0].headers["Idempotency-Key"] },
                 "a retry carries the same key")
@@ -120,7 +120,7 @@ struct RetryTableTests {
         f.transport.script(Self.problem(401, "unauthorized"), Self.problem(401, "unauthorized"))
         await #expect(throws: FerryKitError.unauthorized) { try await f.engine.sync() }
         #expect(await f.engine.currentStatus.paused)
-        #expect(try f.store.outbox().map(\.state) == ["pending"], "the write waits for the next sign-in")
+        #expect(try f.store.outbox().map(\.state) == [.pending], "the write waits for the next sign-in")
     }
 
     @Test(arguments: [409, 412])
@@ -166,7 +166,7 @@ struct RetryTableTests {
         try await f.engine.sync()
         #expect(try f.store.row("study_sets", id: poison) == nil, "a refused create disappears locally")
         #expect(try f.store.row("study_sets", id: good)?["revision"] == .int(1))
-        #expect(try f.store.outbox().map(\.state) == ["rejected"])
+        #expect(try f.store.outbox().map(\.state) == [.rejected])
         guard case .respond(let answer) = refusal else { return }
         let events = await Self.events(f.engine, count: 1)
         #expect(events == [.rejected(resource: "study_sets", id: poison, status: status, problem: answer.body)])
