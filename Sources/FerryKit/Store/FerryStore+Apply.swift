@@ -28,7 +28,7 @@ extension FerryStore {
     static func applyRemote(_ db: Database, _ changes: [(resource: String, data: RowData)],
                             resolve: (String) -> ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
         // Most pages meet an empty outbox: then no row needs its own lookup.
-        let outboxBusy = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE state <> 'rejected')")) ?? false
+        let outboxBusy = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE \(OutboxState.waiting()))")) ?? false
         var events: [SyncEvent] = []
         for change in changes {
             events += try applyRemote(db, change.resource, change.data, resolver: resolve(change.resource), maybePending: outboxBusy)
@@ -45,52 +45,43 @@ extension FerryStore {
         try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM ferry_state WHERE key = ?"), arguments: [key])
     }
 
-    /// The rule for one incoming row: older or equal revisions are ignored; a
-    /// tombstone or revocation removes the row (pending edits become rejected,
-    /// with an event); a row without local edits is replaced; a row with local
-    /// edits is merged field by field, the incoming row becoming its new base.
+    /// Applies one server row: ``RemoteDecision`` decides from what the store
+    /// knows of it (reading only what the decision needs), and this carries
+    /// the decision out.
     static func applyRemote(_ db: Database, _ resource: String, _ data: RowData, resolver: ThreeWayMerge.Resolver?,
                             maybePending: Bool) throws -> [SyncEvent] {
         let table = try Self.resource(db, resource)
         guard let id = data["id"]?.string ?? data["id"]?.int.map(String.init) else { return [] }
         let pending = try maybePending && hasPending(db, resource, id: id)
-        if data["is_deleted"]?.bool == true {
-            let revoked = data["revoked"]?.bool == true
-            if !revoked, let base = try base(db, resource, id: id), let revision = data["revision"]?.int, revision <= base.revision {
-                return []
-            }
-            let local = try row(db, resource, id: id)
-            let existed = local != nil || pending
-            if pending {
-                let problem = JSONValue.object(["code": .string(revoked ? "revoked" : "gone"),
-                                                "detail": .string(revoked ? "access to the row was lost" : "the row was deleted")]).encoded()
-                try db.execute(sql: "UPDATE ferry_outbox SET state = 'rejected', last_error = ? WHERE resource = ? AND row_id = ? AND state <> 'rejected'",
-                               arguments: [String(decoding: problem, as: UTF8.self), resource, id])
-            }
-            try remove(db, resource, id: id)
-            return existed ? [.removed(resource: resource, id: id, revoked: revoked, discardedEdits: pending,
-                                       localVersion: pending ? local : nil)] : []
-        }
-        guard data["revision"]?.int != nil else { return [] }
-        guard pending else {
+        let needs = RemoteDecision.needs(data, pending: pending)
+        var local = RemoteDecision.Local(pending: pending)
+        if needs.contains(.base) { local.base = try base(db, resource, id: id) }
+        if needs.contains(.row) { local.row = try row(db, resource, id: id) }
+        if needs.contains(.dirty) { local.dirty = try dirtyFields(db, resource, id: id) }
+        switch RemoteDecision.decide(resource: resource, id: id, remote: data, local: local, resolver: resolver) {
+        case .ignore:
+            return []
+        case .apply:
             try putIfNewer(db, table, data)
             // A base left by edits the server refused is no one's base any more.
             try dropBase(db, resource, id: id)
             return []
-        }
-        let base = try base(db, resource, id: id)
-        if let base, let revision = data["revision"]?.int, base.revision >= revision { return [] }
-        let dirty = try dirtyFields(db, resource, id: id)
-        guard let local = try row(db, resource, id: id) else {
-            // Deleted locally, not yet uploaded: the delete goes on, on the new base.
+        case .keep:
             try setBase(db, resource, data)
             return []
+        case .merge(let merged):
+            try put(db, table, merged)
+            try setBase(db, resource, data)
+            return []
+        case .conflict(let merged, let conflicts):
+            try put(db, table, merged)
+            try setBase(db, resource, data)
+            try recordConflict(db, resource, id: id, fields: conflicts.map(\.field))
+            return [.conflict(resource: resource, id: id, conflicts: conflicts)]
+        case .remove(let removal):
+            if let problem = removal.problem { try transition(db, row: resource, id: id, .refused, error: problem) }
+            try remove(db, resource, id: id)
+            return removal.event.map { [$0] } ?? []
         }
-        let (merged, conflicts) = ThreeWayMerge.merge(base: base?.row, local: local, remote: data, dirty: dirty, resolve: resolver)
-        try put(db, table, merged)
-        try setBase(db, resource, data)
-        guard !conflicts.isEmpty else { return [] }
-        try recordConflict(db, resource, id: id, fields: conflicts.map(\.field))
-        return [.conflict(resource: resource, id: id, conflicts: conflicts)]
     }
 }

@@ -22,17 +22,14 @@ extension FerryStore {
                             SELECT t.id FROM \(LocalSchema.quote(child.name)) t
                              WHERE t.\(LocalSchema.quote(column.name)) = ?
                                AND EXISTS (SELECT 1 FROM ferry_outbox o WHERE o.resource = ? AND o.row_id = t.id
-                                              AND o.kind = 'create' AND o.state <> 'rejected')
-                            """, arguments: [parentID, child.name])
+                                              AND o.kind = ? AND \(OutboxState.waiting("o.state")))
+                            """, arguments: [parentID, child.name, PendingOperation.Kind.create.rawValue])
                         for childID in ids {
                             let problem = JSONValue.object([
                                 "code": .string("parent_rejected"), "status": .int(424), "field": .string(column.name),
                                 "detail": .string("the \(parent) row \(parentID) it belongs to was refused by the server"),
                             ]).encoded()
-                            try db.execute(sql: """
-                                UPDATE ferry_outbox SET state = 'rejected', last_error = ?
-                                 WHERE resource = ? AND row_id = ? AND state <> 'rejected'
-                                """, arguments: [String(decoding: problem, as: UTF8.self), child.name, childID])
+                            try Self.transition(db, row: child.name, id: childID, .refused, error: problem)
                             try db.execute(sql: "DELETE FROM \(LocalSchema.quote(child.name)) WHERE id = ?", arguments: [childID])
                             rejected.append((child.name, childID, problem))
                             parents.append((child.name, childID))

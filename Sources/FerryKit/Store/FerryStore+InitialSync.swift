@@ -44,7 +44,7 @@ extension FerryStore {
                 try db.execute(sql: """
                     INSERT INTO ferry_unconfirmed (resource, id)
                     SELECT ?, id FROM \(LocalSchema.quote(resource.name))
-                     WHERE id NOT IN (SELECT row_id FROM ferry_outbox WHERE resource = ? AND state <> 'rejected')
+                     WHERE id NOT IN (SELECT row_id FROM ferry_outbox WHERE resource = ? AND \(OutboxState.waiting()))
                     """, arguments: [resource.name, resource.name])
             }
         }

@@ -11,8 +11,7 @@ extension FerryStore {
         public let rowID: String
         /// `create`, `update` or `delete`.
         public let kind: String
-        /// `pending`, `inflight` or `rejected`.
-        public let state: String
+        public let state: OutboxState
         /// How many times it has been sent without an answer that settled it.
         public let attempts: Int
         /// The last failure: the server's problem+json, or
@@ -31,7 +30,7 @@ extension FerryStore {
                 SELECT resource, row_id, kind, state, attempts, last_error, next_attempt_at, created_at
                   FROM ferry_outbox ORDER BY sequence
                 """).map { record in
-                OutboxEntry(resource: record["resource"], rowID: record["row_id"], kind: record["kind"], state: record["state"],
+                OutboxEntry(resource: record["resource"], rowID: record["row_id"], kind: record["kind"], state: OutboxState(rawValue: record["state"]) ?? .pending,
                             attempts: record["attempts"], lastError: record["last_error"],
                             nextAttempt: (record["next_attempt_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
                             createdAt: (record["created_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
@@ -51,10 +50,10 @@ extension FerryStore {
     func outboxSummary(stalledAfter: Int) throws -> OutboxSummary {
         try database.read { db in
             guard let record = try GRDB.Row.fetchOne(db.cachedStatement(sql: """
-                SELECT count(*) FILTER (WHERE state <> 'rejected') AS pending,
-                       count(*) FILTER (WHERE state = 'rejected') AS rejected,
-                       min(created_at) FILTER (WHERE state <> 'rejected') AS oldest,
-                       count(*) FILTER (WHERE state <> 'rejected' AND attempts >= ?) AS stalled
+                SELECT count(*) FILTER (WHERE \(OutboxState.waiting())) AS pending,
+                       count(*) FILTER (WHERE \(OutboxState.isRejected())) AS rejected,
+                       min(created_at) FILTER (WHERE \(OutboxState.waiting())) AS oldest,
+                       count(*) FILTER (WHERE \(OutboxState.waiting()) AND attempts >= ?) AS stalled
                   FROM ferry_outbox
                 """), arguments: [stalledAfter]) else { return OutboxSummary() }
             return OutboxSummary(pending: record["pending"], rejected: record["rejected"],
@@ -71,7 +70,7 @@ extension FerryStore {
             var seen = Set<RowKey>()
             for id in opIDs {
                 guard let record = try GRDB.Row.fetchOne(db.cachedStatement(sql: """
-                    SELECT resource, row_id, last_error FROM ferry_outbox WHERE op_id = ? AND attempts = ? AND state <> 'rejected'
+                    SELECT resource, row_id, last_error FROM ferry_outbox WHERE op_id = ? AND attempts = ? AND \(OutboxState.waiting())
                     """), arguments: [id.uuidString.lowercased(), attempts]) else { continue }
                 let key = RowKey(resource: record["resource"], id: record["row_id"])
                 if seen.insert(key).inserted { rows.append((key.resource, key.id, record["last_error"])) }

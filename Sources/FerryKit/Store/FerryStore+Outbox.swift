@@ -21,29 +21,26 @@ extension FerryStore {
 
     /// How many operations wait for upload (rejected ones not included).
     public func pendingCount() throws -> Int {
-        try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ferry_outbox WHERE state <> 'rejected'") ?? 0 }
+        try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ferry_outbox WHERE \(OutboxState.waiting())") ?? 0 }
     }
 
     /// How many operations the server refused for good and the app has not cleared.
     public func rejectedCount() throws -> Int {
-        try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ferry_outbox WHERE state = 'rejected'") ?? 0 }
+        try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ferry_outbox WHERE \(OutboxState.isRejected())") ?? 0 }
     }
 
     /// Row `id`'s sync state; `.synced` when the outbox holds nothing for it (also for an unknown row).
     public func state(_ resource: String, id: String) throws -> RowState {
         try database.read { db in
             let states = try String.fetchAll(db, sql: "SELECT state FROM ferry_outbox WHERE resource = ? AND row_id = ?",
-                                             arguments: [resource, id])
-            if states.contains("rejected") { return .rejected }
-            if states.contains("inflight") { return .syncing }
-            if states.isEmpty { return .synced }
-            return try Self.hasConflict(db, resource, id: id) ? .conflict : .dirty
+                                             arguments: [resource, id]).compactMap(OutboxState.init(rawValue:))
+            return RowState(operations: states, conflicted: try Self.hasConflict(db, resource, id: id))
         }
     }
 
     /// Forgets the rejected operations (after the app has shown them).
     public func clearRejected() throws {
-        try database.write { db in try db.execute(sql: "DELETE FROM ferry_outbox WHERE state = 'rejected'") }
+        try database.write { db in try db.execute(sql: OutboxState.statement(.cleared, where: "true")) }
     }
 
     /// Signing out: the number of local changes the server has not seen. The
@@ -65,7 +62,7 @@ extension FerryStore {
         try database.read { db in
             let records = try GRDB.Row.fetchAll(db, sql: """
                 SELECT sequence, op_id, resource, row_id, kind, fields, group_id, attempts FROM ferry_outbox
-                 WHERE state = 'pending' ORDER BY sequence
+                 WHERE state = \(OutboxState.pending.sql) ORDER BY sequence
                 """)
             var operations: [PendingOperation] = []
             var rows: [RowKey: RowData] = [:]
@@ -88,17 +85,37 @@ extension FerryStore {
         }
     }
 
-    func setState(_ opIDs: [UUID], _ state: String, error: Data? = nil, nextAttempt: Date? = nil) throws {
+    /// Carries `event` out on the operations `opIDs` (``OutboxState/transition(_:_:)``):
+    /// `error` becomes their last error when given, `nextAttempt` their due time.
+    func transition(_ opIDs: [UUID], _ event: OutboxState.Event, error: Data? = nil, nextAttempt: Date? = nil) throws {
         try database.write { db in
+            let statement = try db.cachedStatement(sql: OutboxState.statement(event, where: "op_id = ?"))
             for id in opIDs {
-                try db.cachedStatement(sql: """
-                    UPDATE ferry_outbox SET state = ?, attempts = attempts + (CASE WHEN ? = 'inflight' THEN 1 ELSE 0 END),
-                           last_error = coalesce(?, last_error), next_attempt_at = ?
-                     WHERE op_id = ?
-                    """).execute(arguments: [state, state, error.map { String(decoding: $0, as: UTF8.self) },
-                                     nextAttempt?.timeIntervalSince1970, id.uuidString.lowercased()])
+                try statement.execute(arguments: Self.outcomeArguments(event, error: error, nextAttempt: nextAttempt)
+                                        + [id.uuidString.lowercased()])
             }
         }
+    }
+
+    /// Records `error` as the last error of `opIDs`, whatever their state.
+    func noteError(_ opIDs: [UUID], _ error: Data) throws {
+        try database.write { db in
+            let statement = try db.cachedStatement(sql: "UPDATE ferry_outbox SET last_error = ? WHERE op_id = ?")
+            for id in opIDs { try statement.execute(arguments: [String(decoding: error, as: UTF8.self), id.uuidString.lowercased()]) }
+        }
+    }
+
+    /// ``transition(_:_:error:nextAttempt:)`` for every operation of row `id`.
+    static func transition(_ db: Database, row resource: String, id: String, _ event: OutboxState.Event, error: Data?) throws {
+        try db.cachedStatement(sql: OutboxState.statement(event, where: "resource = ? AND row_id = ?"))
+            .execute(arguments: outcomeArguments(event, error: error, nextAttempt: nil) + [resource, id])
+    }
+
+    /// The arguments an event's statement takes before its filter's: none for
+    /// a DELETE, the last error and the due time for an UPDATE.
+    static func outcomeArguments(_ event: OutboxState.Event, error: Data?, nextAttempt: Date?) -> StatementArguments {
+        guard case .becomes = OutboxState.rule(event).outcome else { return [] }
+        return [error.map { String(decoding: $0, as: UTF8.self) }, nextAttempt?.timeIntervalSince1970]
     }
 
     /// The server took `request` and answered `serverRow` (a tombstone for a
@@ -127,9 +144,8 @@ extension FerryStore {
            let known = try Self.base(db, request.resource, id: request.rowID), known.revision > revision {
             serverRow = known.row
         }
-        for id in request.opIDs {
-            try db.cachedStatement(sql: "DELETE FROM ferry_outbox WHERE op_id = ?").execute(arguments: [id.uuidString.lowercased()])
-        }
+        let settle = try db.cachedStatement(sql: OutboxState.statement(.settled, where: "op_id = ?"))
+        for id in request.opIDs { try settle.execute(arguments: [id.uuidString.lowercased()]) }
         guard let serverRow, serverRow["is_deleted"]?.bool != true else {
             try Self.remove(db, request.resource, id: request.rowID)
             return
@@ -191,11 +207,11 @@ extension FerryStore {
     /// for a row created locally.
     static func dirtyFields(_ db: Database, _ resource: String, id: String) throws -> Set<String> {
         let records = try GRDB.Row.fetchAll(db, sql: """
-            SELECT kind, fields FROM ferry_outbox WHERE resource = ? AND row_id = ? AND state <> 'rejected'
+            SELECT kind, fields FROM ferry_outbox WHERE resource = ? AND row_id = ? AND \(OutboxState.waiting())
             """, arguments: [resource, id])
         var fields = Set<String>()
         for record in records {
-            if (record["kind"] as String) == "create" {
+            if (record["kind"] as String) == PendingOperation.Kind.create.rawValue {
                 fields.formUnion(try Self.resource(db, resource).writableColumns)
             }
             fields.formUnion((try? JSONDecoder().decode([String].self, from: Data((record["fields"] as String).utf8))) ?? [])
@@ -204,7 +220,7 @@ extension FerryStore {
     }
 
     static func hasPending(_ db: Database, _ resource: String, id: String) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE resource = ? AND row_id = ? AND state <> 'rejected')"),
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE resource = ? AND row_id = ? AND \(OutboxState.waiting()))"),
                           arguments: [resource, id]) ?? false
     }
 }
@@ -215,11 +231,7 @@ extension FerryStore {
         let sent = Set(planned.flatMap(\.opIDs))
         let cancelled = operations.filter { !sent.contains($0.opID) }
         guard !cancelled.isEmpty else { return }
-        try database.write { db in
-            for operation in cancelled {
-                try db.execute(sql: "DELETE FROM ferry_outbox WHERE op_id = ?", arguments: [operation.opID.uuidString.lowercased()])
-            }
-        }
+        try transition(cancelled.map(\.opID), .cancelled)
     }
 
     /// The server already has the row a create meant to make (409 `already_exists`,
@@ -247,10 +259,10 @@ extension FerryStore {
             for resource in schema.resources where try db.tableExists(resource.name) {
                 try db.execute(sql: """
                     DELETE FROM \(LocalSchema.quote(resource.name)) WHERE id NOT IN
-                      (SELECT row_id FROM ferry_outbox WHERE resource = ? AND state <> 'rejected')
+                      (SELECT row_id FROM ferry_outbox WHERE resource = ? AND \(OutboxState.waiting()))
                     """, arguments: [resource.name])
             }
-            try db.execute(sql: "DELETE FROM ferry_base WHERE NOT EXISTS (SELECT 1 FROM ferry_outbox o WHERE o.resource = ferry_base.resource AND o.row_id = ferry_base.id AND o.state <> 'rejected')")
+            try db.execute(sql: "DELETE FROM ferry_base WHERE NOT EXISTS (SELECT 1 FROM ferry_outbox o WHERE o.resource = ferry_base.resource AND o.row_id = ferry_base.id AND \(OutboxState.waiting("o.state")))")
         }
     }
 }

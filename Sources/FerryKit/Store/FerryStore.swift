@@ -22,7 +22,9 @@ public final class FerryStore: Sendable {
         try Self.migrator.migrate(database)
         // An upload in flight when the process died was either applied or not;
         // sending it again with the same Idempotency-Key is right either way.
-        try database.write { db in try db.execute(sql: "UPDATE ferry_outbox SET state = 'pending' WHERE state = 'inflight'") }
+        try database.write { db in
+            try db.execute(sql: OutboxState.statement(.reopened, where: "true"), arguments: Self.outcomeArguments(.reopened, error: nil, nextAttempt: nil))
+        }
     }
 
     /// The file name for a (server, user) pair: one store each, so that two
@@ -40,7 +42,7 @@ public final class FerryStore: Sendable {
                                          row TEXT NOT NULL, PRIMARY KEY (resource, id));
                 CREATE TABLE ferry_outbox (sequence INTEGER PRIMARY KEY AUTOINCREMENT, op_id TEXT NOT NULL UNIQUE,
                                            resource TEXT NOT NULL, row_id TEXT NOT NULL, kind TEXT NOT NULL,
-                                           fields TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending',
+                                           fields TEXT NOT NULL, state TEXT NOT NULL DEFAULT \(OutboxState.pending.sql),
                                            attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at REAL, last_error TEXT);
                 CREATE INDEX ferry_outbox_row ON ferry_outbox (resource, row_id);
                 CREATE TABLE ferry_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);

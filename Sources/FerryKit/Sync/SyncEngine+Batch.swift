@@ -24,9 +24,9 @@ extension SyncEngine {
     /// sent again (a conflict on one of its rows was merged); throws when it
     /// must wait (network, 5xx, 429, 401). A refusal rejects the whole group:
     /// the server applied none of it, and the app asked for all or nothing.
-    func uploadBatch(_ bundle: UploadBundle) async throws -> Bool {
+    func uploadBatch(_ bundle: UploadBundle, _ round: inout SyncRound) async throws -> Bool {
         let opIDs = bundle.opIDs
-        try store.setState(opIDs, "inflight")
+        try store.transition(opIDs, .sent)
         let response: TransportResponse
         do {
             response = try await send(httpRequest(batch: bundle))
@@ -41,7 +41,7 @@ extension SyncEngine {
         switch step {
         case .success:
             guard case .array(let results)? = problem?["results"], results.count == bundle.requests.count else {
-                try store.setState(opIDs, "pending")
+                try store.transition(opIDs, .deferred)
                 throw FerryKitError.malformedAnswer("a batch answer without one result per operation")
             }
             try store.acknowledge(zip(bundle.requests, results).map { ($0, $1.object?["body"]?.object) })
@@ -49,26 +49,26 @@ extension SyncEngine {
         case .retry, .refreshToken, .pause:
             try stop(opIDs, response, step)
         case .merge:
-            guard let index, let current = problem?["current"]?.object else { return try rejectGroup(bundle, response) }
-            try store.setState(opIDs, "pending")
+            guard let index, let current = problem?["current"]?.object else { return try rejectGroup(bundle, response, &round) }
+            try store.transition(opIDs, .returned)
             try rebase(bundle.requests[index], on: current)
             return true
         case .tombstone:
             if let index { try applyTombstone(of: bundle.requests[index], response) }
-            return try rejectGroup(bundle, response, except: index)
+            return try rejectGroup(bundle, response, &round, except: index)
         case .reject:
-            return try rejectGroup(bundle, response)
+            return try rejectGroup(bundle, response, &round)
         }
     }
 
     /// Every request of the group is refused with the server's problem, and
     /// every row goes back to the server's version (but the row at `except`,
     /// already removed by its tombstone, with its own event).
-    func rejectGroup(_ bundle: UploadBundle, _ response: TransportResponse, except: Int? = nil) throws -> Bool {
+    func rejectGroup(_ bundle: UploadBundle, _ response: TransportResponse, _ round: inout SyncRound, except: Int? = nil) throws -> Bool {
         // The group's own rows first, each with the server's problem; then the
         // rows made under them outside the group.
         for (index, request) in bundle.requests.enumerated() where index != except { try refuse(request, response) }
-        for request in bundle.requests { try refuseDependants(of: request) }
+        for request in bundle.requests { try refuseDependants(of: request, &round) }
         return false
     }
 }

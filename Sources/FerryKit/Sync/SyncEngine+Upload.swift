@@ -3,17 +3,16 @@ import Foundation
 /// The upload half of a sync.
 extension SyncEngine {
     /// Sends the outbox until it is empty or an answer says to stop. A request
-    /// that must be merged and sent again (409, 412) is planned afresh, at most a
-    /// few rounds per sync so that a row edited on two devices in a tight loop
-    /// cannot hold the sync forever.
+    /// that must be merged and sent again (409, 412) is planned afresh in the
+    /// next pass, at most ``SyncRound/maxPasses`` per round, so that a row
+    /// edited on two devices in a tight loop cannot hold the round forever.
     ///
     /// Requests go in bulk calls (``UploadPlanner/bundle(_:schema:maxBulk:solo:)``).
     /// A bulk call applies all or nothing, so when the server refuses one, the
-    /// items it names go alone in the next round (where a conflict is merged and
+    /// items it names go alone in the next pass (where a conflict is merged and
     /// a poison write rejected by itself) and the rest go in bulk again.
-    func push() async throws {
-        var solo: Set<RowKey> = []
-        for _ in 0..<6 {
+    func push(_ round: inout SyncRound) async throws {
+        while round.beginPass() {
             guard let schema = try store.schema() else { return }
             let input = try store.uploadInput()
             let requests = UploadPlanner.plan(input.operations, schema: schema, rows: input.rows, bases: input.bases)
@@ -21,28 +20,27 @@ extension SyncEngine {
             try update { _ in }
             guard !requests.isEmpty else { return }
             var again = false
-            refusedThisPush = []
-            for planned in UploadPlanner.bundle(requests, schema: schema, maxBulk: maxBulk, solo: solo) {
-                // Rows refused with a parent earlier in this round are not sent.
-                let kept = planned.requests.filter { !refusedThisPush.contains(RowKey(resource: $0.resource, id: $0.rowID)) }
+            for planned in UploadPlanner.bundle(requests, schema: schema, maxBulk: maxBulk, solo: round.solo) {
+                // Rows refused with a parent earlier in this pass are not sent.
+                let kept = planned.requests.filter { !round.refused.contains(RowKey(resource: $0.resource, id: $0.rowID)) }
                 guard !kept.isEmpty else { continue }
                 if planned.isBatch && kept.count < planned.requests.count {
                     // A group applies whole or not at all: without that row, not at all.
                     let problem = JSONValue.object(["code": .string("parent_rejected"), "status": .int(424),
                                                     "detail": .string("a row of this group belongs to a row the server refused")])
-                    _ = try rejectGroup(UploadBundle(kept, batch: true), TransportResponse(status: 424, body: problem.encoded()))
+                    _ = try rejectGroup(UploadBundle(kept, batch: true), TransportResponse(status: 424, body: problem.encoded()), &round)
                     continue
                 }
                 let bundle = kept.count == planned.requests.count ? planned : UploadBundle(kept)
                 if bundle.isBatch {
                     // A merged group is sent again next round, and what follows
                     // it may need its rows: nothing more this round.
-                    if try await uploadBatch(bundle) { again = true; break }
+                    if try await uploadBatch(bundle, &round) { again = true; break }
                 } else if bundle.isBulk {
                     // Nothing after a refused call goes this round: its children
                     // would meet a parent that is not there yet.
-                    if let alone = try await uploadBulk(bundle) { solo.formUnion(alone); again = true; break }
-                } else if try await upload(bundle.requests[0]) {
+                    if let alone = try await uploadBulk(bundle) { round.solo.formUnion(alone); again = true; break }
+                } else if try await upload(bundle.requests[0], &round) {
                     again = true
                 }
             }
@@ -78,7 +76,7 @@ extension SyncEngine {
     /// it); throws when the call must wait (network, 5xx, 429, 401).
     func uploadBulk(_ bundle: UploadBundle) async throws -> Set<RowKey>? {
         let opIDs = bundle.opIDs
-        try store.setState(opIDs, "inflight")
+        try store.transition(opIDs, .sent)
         let response: TransportResponse
         do {
             response = try await send(httpRequest(bundle))
@@ -91,7 +89,7 @@ extension SyncEngine {
         switch step {
         case .success:
             guard case .array(let rows)? = try? JSONValue.decode(response.body), rows.count == bundle.requests.count else {
-                try store.setState(opIDs, "pending")
+                try store.transition(opIDs, .deferred)
                 throw FerryKitError.malformedAnswer("a bulk answer without one row per item")
             }
             try store.acknowledge(zip(bundle.requests, rows).map { ($0, $1.object) })
@@ -99,7 +97,7 @@ extension SyncEngine {
         case .retry, .refreshToken, .pause:
             try stop(opIDs, response, step)
         case .merge, .tombstone, .reject:
-            try store.setState(opIDs, "pending")
+            try store.transition(opIDs, .returned)
             let keys = bundle.requests.map { RowKey(resource: $0.resource, id: $0.rowID) }
             let named: [RowKey] = (response.object?["errors"]?.array ?? []).compactMap { error in
                 guard let index = error.object?["index"]?.int, keys.indices.contains(Int(index)) else { return nil }
@@ -134,8 +132,8 @@ extension SyncEngine {
 
     /// Sends one request and applies its answer. True when it must be planned
     /// and sent again (after a merge).
-    func upload(_ request: UploadRequest) async throws -> Bool {
-        try store.setState(request.opIDs, "inflight")
+    func upload(_ request: UploadRequest, _ round: inout SyncRound) async throws -> Bool {
+        try store.transition(request.opIDs, .sent)
         let response: TransportResponse
         do {
             response = try await send(httpRequest(request))
@@ -156,42 +154,44 @@ extension SyncEngine {
             try store.acknowledge(request, serverRow: (try? JSONValue.decode(response.body))?.object)
             return false
         case .merge:
-            guard let current = response.object?["current"]?.object else { return try reject(request, response) }
-            try store.setState(request.opIDs, "pending")
+            guard let current = response.object?["current"]?.object else { return try reject(request, response, &round) }
+            try store.transition(request.opIDs, .returned)
             try rebase(request, on: current)
             return true
         case .tombstone:
             // The tombstone first: it marks every pending edit of the row rejected
-            // and says so in its event; then these operations carry the answer.
+            // and says so in its event; then these operations carry the answer
+            // (refused here if the tombstone was older than what the store had).
             try applyTombstone(of: request, response)
-            try store.setState(request.opIDs, "rejected", error: response.body)
+            try store.transition(request.opIDs, .refused, error: response.body)
+            try store.noteError(request.opIDs, response.body)
             return false
         case .reject:
-            return try reject(request, response)
+            return try reject(request, response, &round)
         case .retry, .refreshToken, .pause:
             try stop(request.opIDs, response, step)
         }
     }
 
-    func reject(_ request: UploadRequest, _ response: TransportResponse) throws -> Bool {
+    func reject(_ request: UploadRequest, _ response: TransportResponse, _ round: inout SyncRound) throws -> Bool {
         try refuse(request, response)
-        try refuseDependants(of: request)
+        try refuseDependants(of: request, &round)
         return false
     }
 
     /// The operations of `request` are rejected with the server's problem, the
     /// row rolls back, and the app hears of it.
     func refuse(_ request: UploadRequest, _ response: TransportResponse) throws {
-        try store.setState(request.opIDs, "rejected", error: response.body)
+        try store.transition(request.opIDs, .refused, error: response.body)
         try store.rollBack(request)
         emit([.rejected(resource: request.resource, id: request.rowID, status: response.status, problem: response.body)])
     }
 
     /// After a refused create: the rows made locally under it go too (424).
-    func refuseDependants(of request: UploadRequest) throws {
+    func refuseDependants(of request: UploadRequest, _ round: inout SyncRound) throws {
         guard request.action == .create else { return }
         let dependants = try store.rejectDependants(ofCreated: request.resource, id: request.rowID)
-        refusedThisPush.formUnion(dependants.map { RowKey(resource: $0.resource, id: $0.id) })
+        round.refused.formUnion(dependants.map { RowKey(resource: $0.resource, id: $0.id) })
         emit(dependants.map { .rejected(resource: $0.resource, id: $0.id, status: 424, problem: $0.problem) })
     }
 }
@@ -216,7 +216,7 @@ extension SyncEngine {
     /// their due time) or sign in again (401): this round of uploads stops.
     func stop(_ opIDs: [UUID], _ response: TransportResponse, _ step: RetryPolicy.Step) throws -> Never {
         guard case .retry(let after) = step else {
-            try store.setState(opIDs, "pending")
+            try store.transition(opIDs, .deferred)
             throw FerryKitError.unauthorized
         }
         let due = now().addingTimeInterval(after)

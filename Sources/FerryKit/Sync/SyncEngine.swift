@@ -27,10 +27,10 @@ public actor SyncEngine {
     let stalledAfter: Int
     /// The clock for due times and `Retry-After` dates (a fixed one in tests).
     let now: @Sendable () -> Date
-    var attempts = 0
-    /// Rows refused during the current upload round with a parent whose create was refused.
-    var refusedThisPush: Set<RowKey> = []
-    var lastUnauthorized = false
+    /// What carries from one round to the next (failures in a row, the last 401).
+    var schedule = SyncSchedule()
+    /// The backoff exponent for a request that must wait: the rounds failed so far.
+    var attempts: Int { schedule.failures }
 
     /// Conflicts resolved, operations rejected, rows removed.
     public nonisolated let events: AsyncStream<SyncEvent>
@@ -92,23 +92,22 @@ public actor SyncEngine {
     /// Returns normally when both finished; throws the transport error or
     /// ``FerryKitError`` that stopped it, after recording it in ``currentStatus``.
     public func sync() async throws {
+        var round = SyncRound()
         do {
             if try store.schema() == nil { try await refreshSchema() }
             try update { $0.phase = .uploading }
-            try await push()
+            try await push(&round)
             try update { $0.phase = .downloading }
             try await pull()
-            attempts = 0
+            schedule.succeeded()
             try update { $0.online = true; $0.lastError = nil; $0.nextAttempt = nil; $0.phase = .idle }
         } catch {
-            attempts += 1
-            // The server's Retry-After when it gave one, else the next backoff step.
-            let delay = (error as? ServerRefusedForNow)?.retryAfter ?? policy.backoff(attempt: attempts - 1, random: random)
+            let due = schedule.failed(error, policy: policy, now: now(), random: random)
             try? update {
                 $0.online = !(error is URLError) && !(error is TransportFailure)
                 $0.phase = .idle
                 $0.lastError = "\(error)"
-                $0.nextAttempt = now().addingTimeInterval(delay)
+                $0.nextAttempt = due
             }
             throw error
         }
@@ -147,7 +146,7 @@ public actor SyncEngine {
     /// ``SyncEvent/stalled(resource:id:attempts:lastError:)`` for each row
     /// whose operations have now been sent `stalledAfter` times.
     func postpone(_ opIDs: [UUID], error: Data, until due: Date? = nil) throws {
-        try store.setState(opIDs, "pending", error: error, nextAttempt: due)
+        try store.transition(opIDs, .deferred, error: error, nextAttempt: due)
         emit(try store.reachedAttempts(opIDs, stalledAfter).map {
             .stalled(resource: $0.resource, id: $0.id, attempts: stalledAfter, lastError: $0.lastError)
         })
@@ -164,12 +163,12 @@ public actor SyncEngine {
         request.headers["Authorization"] = "Bearer \(token)"
         if request.body != nil { request.headers["Content-Type"] = "application/json" }
         let response = try await exchange(request)
-        guard response.status == 401 else { lastUnauthorized = false; return response }
-        if policy.step(after: .status(401, retryAfter: nil), attempt: 0, previousWasUnauthorized: lastUnauthorized) == .pause {
+        guard response.status == 401 else { schedule.lastUnauthorized = false; return response }
+        if policy.step(after: .status(401, retryAfter: nil), attempt: 0, previousWasUnauthorized: schedule.lastUnauthorized) == .pause {
             try update { $0.paused = true }
             throw FerryKitError.unauthorized
         }
-        lastUnauthorized = true
+        schedule.lastUnauthorized = true
         guard let refreshed = await refreshToken?() else {
             try update { $0.paused = true }
             throw FerryKitError.unauthorized
@@ -181,7 +180,7 @@ public actor SyncEngine {
             try update { $0.paused = true }
             throw FerryKitError.unauthorized
         }
-        lastUnauthorized = false
+        schedule.lastUnauthorized = false
         try update { $0.paused = false }
         return retried
     }

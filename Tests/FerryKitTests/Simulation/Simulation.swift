@@ -362,7 +362,7 @@ final class Simulation {
             report.rekeyed += device.retries.rekeyed
             let pending = try device.store.pendingCount()
             if pending > 0 {
-                let stuck = try device.store.outbox().filter { $0.state != "rejected" }.prefix(5)
+                let stuck = try device.store.outbox().filter { $0.state != .rejected }.prefix(5)
                     .map { "\($0.kind) \($0.resource) \($0.rowID) attempts \($0.attempts) \($0.lastError ?? "")" }
                 report.failures.append("stuck: \(device.name) has \(pending) operations waiting: \(stuck)")
             }
@@ -374,7 +374,7 @@ final class Simulation {
                 default: nil
                 }
             })
-            let rejected = Set(try device.store.outbox().filter { $0.state == "rejected" }.map { RowKey(resource: $0.resource, id: $0.rowID) })
+            let rejected = Set(try device.store.outbox().filter { $0.state == .rejected }.map { RowKey(resource: $0.resource, id: $0.rowID) })
             for key in rejected.subtracting(told) {
                 report.failures.append("silent: \(device.name) holds a rejected \(key.resource) \(key.id) it was never told of")
             }
