@@ -279,7 +279,7 @@ package struct ObjectMembers {
 
 // `package`, not internal: ferry-fuzz feeds it client bytes directly (bench/fuzz/README.md).
 /// Whether every field of a single PATCH or PUT body certainly passes
-/// ``FieldValidation``: then ``FastUpdatePlan`` can leave the per-field check
+/// ``FieldValidation``: then ``FastUpdateSQL`` can leave the per-field check
 /// out of its statement.
 ///
 /// Why: in PostgreSQL that check is one expression over every column, built

@@ -9,11 +9,11 @@ import FerryBase
 /// (``ResourcePlanner``), so each action's SQL is checked in unit tests
 /// (ResourcePlanTests); only ``ResourceExecutor`` runs it.
 enum ResourcePlan: Sendable {
-    /// One row by id: `(revision, last_modified, is_deleted, json)` or none (``ReadPlan/single``).
+    /// One row by id: `(revision, last_modified, is_deleted, json)` or none (``ReadSQL/single``).
     case read(PlannedStatement, ReadConditions)
-    /// Multi-show: one row, `(body, fingerprint)` (``ReadPlan/multi``).
+    /// Multi-show: one row, `(body, fingerprint)` (``ReadSQL/multi``).
     case readMany(PlannedStatement, ReadConditions)
-    /// An Index whose result is not paged: one row, `(data, total, fingerprint)` (``IndexPlan``).
+    /// An Index whose result is not paged: one row, `(data, total, fingerprint)` (``IndexSQL``).
     case index(PlannedStatement, limit: Int, ReadConditions)
     /// An Index paged through memcached snapshots (``IndexPaging``).
     case pagedIndex(PagedIndexQuery, resource: String, limit: Int, ReadConditions)
@@ -21,9 +21,9 @@ enum ResourcePlan: Sendable {
     /// `single` when the client sent one object; `created` for a POST, whose
     /// single row answers with its status and `Location`.
     case write(PlannedStatement, Resource, single: Bool, created: Bool)
-    /// A one-row PATCH, PUT or DELETE: `fast` (``FastUpdatePlan``) when it
+    /// A one-row PATCH, PUT or DELETE: `fast` (``FastUpdateSQL``) when it
     /// applies, whose empty result means "not the common case"; then `exact`
-    /// (``UpdatePlan``), which finds every other answer.
+    /// (``UpdateSQL``), which finds every other answer.
     case update(fast: PlannedStatement?, exact: PlannedStatement, Resource)
     /// Nothing to run but the token check, then this answer.
     case refuse(Problem)
@@ -51,9 +51,9 @@ struct PlanKey: Hashable, Sendable {
         case readMany
         /// ``IndexQuery/shape`` (the filtered and ordered columns) and the
         /// scopes read through, which the access scopes decide, not the resource.
-        case index(String, drives: [IndexPlan.ScopeDrive])
+        case index(String, drives: [IndexSQL.ScopeDrive])
         /// The same, for the parts of a paged Index (``PagedIndexQuery``).
-        case pagedIndex(String, drives: [IndexPlan.ScopeDrive])
+        case pagedIndex(String, drives: [IndexSQL.ScopeDrive])
         /// ``ReferenceCheck/key``, and whether the statement is the one-item form (``ItemRows``).
         case create(references: String, oneItem: Bool)
         case update(WriteMode, references: String, oneItem: Bool)
@@ -65,7 +65,7 @@ struct PlanKey: Hashable, Sendable {
 /// plan cache only remembers SQL text.
 struct ResourcePlanner: Sendable {
     let catalog: SchemaCatalog
-    /// The access scopes an Index may read through (``IndexPlan/ScopeDrive``).
+    /// The access scopes an Index may read through (``IndexSQL/ScopeDrive``).
     let scopes: [AccessScope]
     let plans: PlanCache
 
@@ -82,14 +82,14 @@ struct ResourcePlanner: Sendable {
         case .refused(let problem):
             return .refuse(problem)
         case .read(let id, let conditions):
-            let text = sql(.read) { ReadPlan(resource: resource).single }
+            let text = sql(.read) { ReadSQL(resource: resource).single }
             return .read(PlannedStatement(sql: text, binds: [.text(id), .ints(conditions.revisions)]), conditions)
         case .readMany(let ids, let parsed, let conditions):
-            let text = sql(.readMany) { ReadPlan(resource: resource).multi }
+            let text = sql(.readMany) { ReadSQL(resource: resource).multi }
             return .readMany(PlannedStatement(sql: text, binds: [.texts(ids), .texts(parsed)]), conditions)
         case .index(let query, let conditions, let paged):
-            let drives = IndexPlan.drives(resource, catalog: catalog, scopes: scopes, query: query)
-            let plan = IndexPlan(resource: resource, query: query, drives: drives)
+            let drives = IndexSQL.drives(resource, catalog: catalog, scopes: scopes, query: query)
+            let plan = IndexSQL(resource: resource, query: query, drives: drives)
             if paged {
                 var parts = plans.paged(resource, .pagedIndex(query.shape, drives: drives)) { plan.paged }
                 parts.binds = plan.pagedBinds
@@ -101,7 +101,7 @@ struct ResourcePlanner: Sendable {
             let references = catalog.references(for: resource)
             let oneItem = items.count == 1
             let text = sql(.create(references: references.key, oneItem: oneItem)) {
-                CreatePlan(resource: resource, references: references, oneItem: oneItem).sql
+                CreateSQL(resource: resource, references: references, oneItem: oneItem).sql
             }
             return .write(write(resource, text, items: items, extra: []), resource, single: items.single, created: true)
         case .updateMany(let mode, let items):
@@ -113,7 +113,7 @@ struct ResourcePlanner: Sendable {
             let references = catalog.references(for: resource)
             // Cached as "" when it does not apply, so the answer is not recomputed per request.
             let fast = sql(.fastUpdate(mode, references: references.key, prechecked: prechecked)) {
-                var plan = FastUpdatePlan(resource: resource, mode: mode, references: references)
+                var plan = FastUpdateSQL(resource: resource, mode: mode, references: references)
                 plan.prechecked = prechecked
                 return plan.applies ? plan.sql : ""
             }
@@ -123,10 +123,10 @@ struct ResourcePlanner: Sendable {
         }
     }
 
-    /// The update plan (``UpdatePlan``) for `mode`.
+    /// The update plan (``UpdateSQL``) for `mode`.
     private func updateSQL(_ resource: Resource, _ references: ReferenceCheck, mode: WriteMode, oneItem: Bool) -> String {
         plans.sql(resource, .update(mode, references: references.key, oneItem: oneItem)) {
-            UpdatePlan(resource: resource, mode: mode, references: references, oneItem: oneItem).sql
+            UpdateSQL(resource: resource, mode: mode, references: references, oneItem: oneItem).sql
         }
     }
 

@@ -51,7 +51,7 @@ import Testing
         let terms = try #require(catalog["terms"])
         let query = try IndexQuery([("limit", "50")], resource: terms, defaultLimit: 100, maxLimit: 1_000)
         let scopes = try ChangesSuites.CostTests.scopes(server)
-        let plan = IndexPlan(resource: terms, query: query, drives: IndexPlan.drives(terms, catalog: catalog, scopes: scopes, query: query))
+        let plan = IndexSQL(resource: terms, query: query, drives: IndexSQL.drives(terms, catalog: catalog, scopes: scopes, query: query))
         #expect(plan.drives.count == 1, "terms are read through their set (migration 0015)")
         let first = PagingSQL.firstPage(plan.paged, limit: 50)
         let total = Int(try ChangesSuites.CostTests.value(server, statement: first, userID: reader.id, column: 1) ?? "") ?? -1

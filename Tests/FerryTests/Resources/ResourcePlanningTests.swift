@@ -106,7 +106,7 @@ extension Resources {
             let query = try IndexQuery([("set_id", "\(a),\(b)"), ("order", "word.desc,rank"), ("limit", "5")],
                                        resource: resource, defaultLimit: 100, maxLimit: 1000)
             #expect(query.binds.map(\.text) == ["{\"\(a)\",\"\(b)\"}", "5"])
-            let sql = IndexPlan(resource: resource, query: query).sql
+            let sql = IndexSQL(resource: resource, query: query).sql
             #expect(sql.contains("t.\"set_id\" = ANY ($1::uuid[])"))
             #expect(sql.contains("ORDER BY t.\"word\" DESC, t.\"rank\" ASC, t.\"id\" ASC"))
             #expect(sql.contains("NOT t.\"is_deleted\""))
@@ -118,11 +118,11 @@ extension Resources {
         @Test func writePlansQuoteIdentifiersAndBindValues() {
             let resource = Self.terms
             let refs = ReferenceCheck(resource: resource, targets: ["set_id": "\"app\".\"study_sets\""])
-            let create = CreatePlan(resource: resource, references: refs).sql
+            let create = CreateSQL(resource: resource, references: refs).sql
             #expect(create.contains("INSERT INTO \"app\".\"terms\""))
             #expect(create.contains("ON CONFLICT (\"id\") DO NOTHING"))
             #expect(create.contains("$1::jsonb"))
-            let patch = UpdatePlan(resource: resource, mode: .patch, references: refs).sql
+            let patch = UpdateSQL(resource: resource, mode: .patch, references: refs).sql
             #expect(patch.contains("FOR UPDATE OF t"))
             #expect(patch.contains("_ferry_field_revisions"))
             #expect(!patch.contains("\"set_id\" = (st.m)"), "set_id is not updatable")
@@ -155,7 +155,7 @@ extension Resources {
 
         @Test func patchFastPathIsOneUpdateThatLeavesReferencesToTheFullPlan() {
             let refs = ReferenceCheck(resource: Self.terms, targets: ["set_id": "\"app\".\"study_sets\""])
-            let plan = FastUpdatePlan(resource: Self.terms, mode: .patch, references: refs)
+            let plan = FastUpdateSQL(resource: Self.terms, mode: .patch, references: refs)
             #expect(plan.applies)
             let sql = plan.sql
             #expect(sql.contains("UPDATE \"app\".\"terms\" AS t SET (\"word\", \"rank\") = (SELECT"))
@@ -166,26 +166,26 @@ extension Resources {
             #expect(sql.contains("$3::bigint[]") && sql.contains("$4::boolean"))
             #expect(sql.contains("NOT EXISTS (SELECT 1 FROM jsonb_each(i.item) AS k WHERE (CASE k.key"), "any bad field takes the full plan")
             #expect(sql.contains("(m.\"word\" IS DISTINCT FROM t.\"word\" OR"), "a PATCH that changes nothing takes the full plan")
-            let frozen = FastUpdatePlan(resource: Self.frozen, mode: .patch, references: ReferenceCheck(resource: Self.frozen, targets: [:]))
+            let frozen = FastUpdateSQL(resource: Self.frozen, mode: .patch, references: ReferenceCheck(resource: Self.frozen, targets: [:]))
             #expect(!frozen.applies, "nothing to change: only the full plan can answer")
         }
 
         @Test func putFastPathResetsWhatItLeavesOutAndNeedsTheRequiredFields() {
             let refs = ReferenceCheck(resource: Self.terms, targets: ["set_id": "\"app\".\"study_sets\""])
-            let sql = FastUpdatePlan(resource: Self.terms, mode: .put, references: refs).sql
+            let sql = FastUpdateSQL(resource: Self.terms, mode: .put, references: refs).sql
             #expect(sql.contains("CASE WHEN i.item ? 'word' THEN m.\"word\" ELSE ''::text END"), "left out: the default")
             #expect(sql.contains("CASE WHEN i.item ? 'rank' THEN m.\"rank\" ELSE 'U'::text END"))
             #expect(!sql.contains("?&"), "terms has no required updatable field")
             #expect(!sql.contains("(m.\"word\" IS DISTINCT FROM"), "a PUT writes even when nothing changed")
             let noteRefs = ReferenceCheck(resource: Self.notes, targets: ["folder_id": "\"app\".\"folders\""])
-            let notes = FastUpdatePlan(resource: Self.notes, mode: .put, references: noteRefs).sql
+            let notes = FastUpdateSQL(resource: Self.notes, mode: .put, references: noteRefs).sql
             #expect(notes.contains("i.item ?& ARRAY['body']::text[]"), "a required field left out takes the full plan (422)")
             #expect(notes.contains("NOT (i.item ?| ARRAY['folder_id']::text[])"), "a sent updatable reference takes the full plan")
-            #expect(!FastUpdatePlan(resource: Self.terms, mode: .create, references: refs).applies)
+            #expect(!FastUpdateSQL(resource: Self.terms, mode: .create, references: refs).applies)
         }
 
         @Test func deleteFastPathSoftDeletesOnlyALiveRow() {
-            let plan = FastUpdatePlan(resource: Self.frozen, mode: .delete, references: ReferenceCheck(resource: Self.frozen, targets: [:]))
+            let plan = FastUpdateSQL(resource: Self.frozen, mode: .delete, references: ReferenceCheck(resource: Self.frozen, targets: [:]))
             #expect(plan.applies, "a row with nothing updatable can still be deleted")
             let sql = plan.sql
             #expect(sql.contains("UPDATE \"app\".\"frozen\" AS t SET \"is_deleted\" = true"))

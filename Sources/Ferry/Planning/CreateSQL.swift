@@ -13,7 +13,7 @@
 /// ```
 /// Any failure calls `ferry.fail`, which aborts the transaction. Output:
 /// `(status, body, revision, last_modified, id)`.
-struct CreatePlan {
+struct CreateSQL {
     let resource: Resource
     let references: ReferenceCheck
     /// Whether `$1` holds exactly one item (see ``ItemRows``).

@@ -18,7 +18,7 @@
 /// ```
 /// Output: `(status, body, revision, last_modified, id)`; any failure calls
 /// `ferry.fail` with every failing item.
-struct UpdatePlan {
+struct UpdateSQL {
     let resource: Resource
     let mode: WriteMode
     let references: ReferenceCheck

@@ -11,7 +11,7 @@
 /// out of the filter). Order follows from the rows and the query, so the
 /// fingerprint needs no order. Rows are rendered to JSON only for the page.
 /// One row out: `(data json array, total, fingerprint)`.
-struct IndexPlan {
+struct IndexSQL {
     let resource: Resource
     let query: IndexQuery
     /// Scopes the rows are read through (``ScopeDrive``).
@@ -69,7 +69,7 @@ struct IndexPlan {
     }
 }
 
-extension IndexPlan {
+extension IndexSQL {
     /// The query as paging wraps it: the same filters, order, row JSON and
     /// parameters (``pagedBinds``).
     var paged: PagedIndexQuery {
@@ -82,7 +82,7 @@ extension IndexPlan {
     var pagedBinds: [Bind] { Array(query.binds.dropLast()) }
 }
 
-extension IndexPlan {
+extension IndexSQL {
     /// `column = ANY (ids of the scope rows the caller can read)`: a condition
     /// Row Level Security imposes anyway on a member declared
     /// `read_through_scope` (migration 0015), stated so that PostgreSQL walks

@@ -2,20 +2,20 @@
 /// fields, a visible live row, the precondition met, the body (or
 /// `?revision=`) revision absent or current, and (PATCH) something to change.
 ///
-/// Same parameters as ``UpdatePlan`` (`$1` the one-item array, `$2` the path
+/// Same parameters as ``UpdateSQL`` (`$1` the one-item array, `$2` the path
 /// id, `$3` the `If-Match` revisions, `$4` `If-Match: *`) and the same output
-/// row. It returns no row whenever UpdatePlan could answer anything but "200,
+/// row. It returns no row whenever UpdateSQL could answer anything but "200,
 /// written": invalid or (PUT) missing required fields, no such row,
 /// tombstone (DELETE: 200 without a write), 412, 400, 422, a stale base
 /// (PATCH: per-field merge or 409; PUT and DELETE: 409), a PATCH that changes
-/// nothing, or a reference sent. The caller then runs UpdatePlan, which finds
+/// nothing, or a reference sent. The caller then runs UpdateSQL, which finds
 /// the answer as before; nothing was written, because a one-row UPDATE either
 /// writes or does not.
 ///
-/// Why: UpdatePlan's CTE chain, built to report every failure of a bulk
+/// Why: UpdateSQL's CTE chain, built to report every failure of a bulk
 /// write, is mostly executor start-up for one row. Replayed under pgbench
 /// with real writes, this statement ran markedly more PATCHes per second than
-/// UpdatePlan on the same rows, and PATCH and PUT through Ferry gained about as
+/// UpdateSQL on the same rows, and PATCH and PUT through Ferry gained about as
 /// much (see bench/README.md).
 ///
 /// The new row is computed from `t` inside the UPDATE, never from a separate
@@ -23,7 +23,7 @@
 /// the WHERE clause and the SET list against the newest row version, so
 /// fields a PATCH does not send keep their newest values, and a base
 /// revision that went stale while waiting for the lock no longer matches.
-struct FastUpdatePlan {
+struct FastUpdateSQL {
     let resource: Resource
     /// `.patch`, `.put` or `.delete`.
     let mode: WriteMode
@@ -35,7 +35,7 @@ struct FastUpdatePlan {
     private var updatable: [Column] { resource.updatableColumns }
     private var readOnly: [Column] { resource.readOnlyColumns }
 
-    /// Whether the write can change anything at all (else UpdatePlan answers).
+    /// Whether the write can change anything at all (else UpdateSQL answers).
     var applies: Bool {
         switch mode {
         case .patch, .put: !updatable.isEmpty
@@ -58,7 +58,7 @@ struct FastUpdatePlan {
 
     private var pathRow: String { "t.\"id\" = \(resource.idKind.safeCast("$2::text", type: resource.idType))" }
 
-    /// A soft delete of a live row; a tombstone is UpdatePlan's (200, no write).
+    /// A soft delete of a live row; a tombstone is UpdateSQL's (200, no write).
     private var deleteSQL: String {
         let conditions = [pathRow, "NOT t.\"is_deleted\""] + preconditionMet
         return """
@@ -74,7 +74,7 @@ struct FastUpdatePlan {
     private var writeSQL: String {
         let merged = "jsonb_populate_record(t, \(SQL.WriteItem.clientFields("i.item")))"
         let names = updatable.map { SQL.id($0.name) }
-        // PUT resets what it leaves out to the column default, as UpdatePlan does.
+        // PUT resets what it leaves out to the column default, as UpdateSQL does.
         let values = mode == .put
             ? updatable.map { "CASE WHEN i.item ? \(SQL.literal($0.name)) THEN m.\(SQL.id($0.name)) ELSE \($0.defaultSQL ?? "NULL") END" }
             : names.map { "m.\($0)" }
@@ -90,8 +90,8 @@ struct FastUpdatePlan {
         let validation = FieldValidation(resource: resource, mode: mode)
         let required = validation.required
         // A sent updatable reference needs ReferenceCheck's per-field 422: leave
-        // it to UpdatePlan. A read-only one (echoed in a PUT body, say) is only
-        // compared, as UpdatePlan does, by the read-only check below.
+        // it to UpdateSQL. A read-only one (echoed in a PUT body, say) is only
+        // compared, as UpdateSQL does, by the read-only check below.
         let referenced = updatable.map(\.name).filter { references.targets[$0] != nil }
         var conditions = [pathRow, "jsonb_typeof(i.item) = 'object'"]
         if !prechecked { conditions.append("NOT \(validation.anyFieldFails(item: "i.item"))") }

@@ -1,5 +1,5 @@
 /// Read statements: one row by id, and multi-show.
-struct ReadPlan {
+struct ReadSQL {
     let resource: Resource
 
     /// `$1` the id, `$2` the revisions `If-None-Match` names (NULL: none).
