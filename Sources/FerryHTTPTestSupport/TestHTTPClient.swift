@@ -22,6 +22,12 @@ public final class TestHTTPClient {
         /// The body bytes (de-chunked).
         public let body: [UInt8]
 
+        public init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+
         /// The first value of a header, case-insensitively.
         public func header(_ name: String) -> String? {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value

@@ -20,16 +20,7 @@ public final class TestFerryInstance: Sendable {
     /// Starts Ferry on `database` with the test defaults (ephemeral port, small
     /// pool, the shared memcached), adjusted by `configure`, logging to `logger`.
     init(database: ScratchDatabase, logger: Logger, _ configure: (inout FerryConfiguration) -> Void) throws {
-        var config = FerryConfiguration()
-        config.listen.port = 0
-        config.listen.ioThreads = 2
-        config.listen.workerThreads = 8
-        config.database.url = database.appURL
-        config.database.migrationURL = database.ownerURL
-        config.database.poolSize = 4
-        config.memcached.servers = [(try? TestEnvironment.memcached()) ?? "127.0.0.1:11211"]
-        configure(&config)
-        app = try FerryApp(configuration: config, logger: logger)
+        app = try FerryApp(configuration: Self.configuration(database, configure), logger: logger)
         var serverConfig = app.serverConfiguration
         serverConfig.accessLog = false
         let app = app
@@ -39,6 +30,21 @@ public final class TestFerryInstance: Sendable {
             app.close()
             throw error
         }
+    }
+
+    /// The test defaults (ephemeral port, small pool, the shared memcached) on
+    /// `database`, adjusted by `configure`.
+    static func configuration(_ database: ScratchDatabase, _ configure: (inout FerryConfiguration) -> Void) -> FerryConfiguration {
+        var config = FerryConfiguration()
+        config.listen.port = 0
+        config.listen.ioThreads = 2
+        config.listen.workerThreads = 8
+        config.database.url = database.appURL
+        config.database.migrationURL = database.ownerURL
+        config.database.poolSize = 4
+        config.memcached.servers = [(try? TestEnvironment.memcached()) ?? "127.0.0.1:11211"]
+        configure(&config)
+        return config
     }
 
     /// The bound port.

@@ -43,18 +43,12 @@ public final class TestServer: Sendable {
 
     /// Creates a user directly in the database and returns a bearer token for it.
     public func user(_ name: String, password: String = "correct-horse") throws -> (id: String, token: String) {
-        let connection = try PostgresConnection(url: database.ownerURL)
-        defer { connection.close() }
-        let token = try TestServerless.token(connection, user: name, password: password)
-        let id = try connection.query("SELECT id FROM ferry.user_by_name($1)", [name]).rows[0][0] ?? ""
-        return (id, token)
+        try database.user(name, password: password)
     }
 
     /// Runs SQL as the owner (bypassing RLS), e.g. to write "from psql".
     public func ownerQuery(_ sql: String, _ params: [String?] = []) throws -> PostgresResult {
-        let connection = try PostgresConnection(url: database.ownerURL)
-        defer { connection.close() }
-        return try connection.query(sql, params)
+        try database.ownerQuery(sql, params)
     }
 
     /// Stops the server, closes the pool and drops the database.

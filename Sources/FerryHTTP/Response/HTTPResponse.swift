@@ -59,6 +59,24 @@ public enum HTTPResponseBody: Sendable {
         if case .bytes(let bytes) = self { return bytes.count }
         return nil
     }
+
+    /// The whole body in memory, a stream run to its end on the calling
+    /// thread; nil for a parked exchange, which has no body yet. For callers
+    /// that answer in process rather than on a socket (a router-level test).
+    public func collected() throws -> [UInt8]? {
+        switch self {
+        case .bytes(let bytes):
+            return bytes
+        case .stream(let producer):
+            var collected: [UInt8] = []
+            var writer = HTTPBodyWriter(chunked: false) { collected += $0 }
+            try producer(&writer)
+            try writer.finish()
+            return collected
+        case .parked:
+            return nil
+        }
+    }
 }
 
 /// Writes a streamed body. Runs on a worker thread and may block; each

@@ -1,18 +1,18 @@
 import FerryTestSupport
 import Testing
 
-/// CORS for browser apps, over real sockets.
+/// CORS for browser apps, router-level: the middleware answers preflights and marks answers.
 @Suite struct CORSTests {
     static let app = "https://app.example.com"
 
-    private func server() throws -> TestServer {
-        try TestServer { $0.cors.allowedOrigins = [Self.app, "http://localhost:3000"] }
+    private func server() throws -> TestApp {
+        try TestApp { $0.cors.allowedOrigins = [Self.app, "http://localhost:3000"] }
     }
 
     @Test func preflightIsAnsweredWithoutAuthentication() throws {
         let server = try server()
         defer { server.stop() }
-        let response = try server.client().request("OPTIONS", "/v1/terms/1", headers: [
+        let response = try server.router.request("OPTIONS", "/v1/terms/1", headers: [
             ("Origin", Self.app), ("Access-Control-Request-Method", "PATCH"),
             ("Access-Control-Request-Headers", "authorization, content-type, if-match"),
         ])
@@ -31,7 +31,7 @@ import Testing
         let server = try server()
         defer { server.stop() }
         let alice = try server.user("alice")
-        let client = server.client()
+        let client = server.router
         for (headers, status) in [([("Authorization", "Bearer \(alice.token)")], 200), ([], 401)] {
             let response = try client.request("GET", "/v1/auth/me", headers: headers + [("Origin", "http://localhost:3000")])
             #expect(response.status == status)
@@ -47,7 +47,7 @@ import Testing
     @Test func disallowedOriginGetsNoCORSHeaders() throws {
         let server = try server()
         defer { server.stop() }
-        let client = server.client()
+        let client = server.router
         let preflight = try client.request("OPTIONS", "/v1/terms", headers: [
             ("Origin", "https://evil.example"), ("Access-Control-Request-Method", "POST"),
         ])
@@ -60,9 +60,9 @@ import Testing
     }
 
     @Test func corsIsOffByDefault() throws {
-        let server = try TestServer()
+        let server = try TestApp()
         defer { server.stop() }
-        let client = server.client()
+        let client = server.router
         let preflight = try client.request("OPTIONS", "/v1/auth/me", headers: [
             ("Origin", Self.app), ("Access-Control-Request-Method", "GET"),
         ])
