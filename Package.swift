@@ -4,7 +4,7 @@ import PackageDescription
 // Layers, lowest first. An arrow is an allowed import:
 //   ferry (CLI) -> Ferry -> FerryHTTP, FerryPostgres, FerryMemcached, FerryRank
 //   FerryHTTP, FerryPostgres, FerryMemcached -> FerryBase (the one lock type)
-//   ferry (CLI) -> FerryMigrations -> FerryPostgres
+//   ferry (CLI) -> FerryMigrations -> FerryPostgres, FerryCoreMigrations (migrations/, built in by EmbedFiles)
 //   FerryKit (the client an app links) -> FerryRank, GRDB; never a server module
 //   ferry-notes (a terminal app on FerryKit) -> FerryKit only
 //   ferry-fuzz (libFuzzer targets) -> Ferry, FerryHTTP, FerryRank
@@ -38,8 +38,17 @@ let package = Package(
         .target(name: "FerryPostgres", dependencies: ["FerryBase", "CLibPQ"]),
         .target(name: "FerryMemcached", dependencies: ["FerryBase", "CLibMemcached"]),
         .target(name: "FerryRank"),
-        // `ferry migrate`'s engine: files, plan, advisory lock, history. Only the CLI and the tests use it.
-        .target(name: "FerryMigrations", dependencies: ["FerryPostgres", .product(name: "Crypto", package: "swift-crypto")]),
+        // Builds files into a target as Swift constants at build time: a target holds a
+        // `NAME.embed` naming a folder (Sources/EmbedFiles/EmbedFiles.swift says how).
+        .executableTarget(name: "ferry-embed"),
+        .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["ferry-embed"], path: "Sources/EmbedFiles"),
+        // Ferry's own migrations, the .sql files of migrations/, built in (migrations/README.md).
+        .target(name: "FerryCoreMigrations", path: "migrations", exclude: ["README.md"], plugins: ["EmbedFiles"]),
+        // `ferry migrate`'s engine: files, tracks, plan, advisory lock, history. Only the CLI and the tests use it.
+        .target(
+            name: "FerryMigrations",
+            dependencies: ["FerryCoreMigrations", "FerryPostgres", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(
             name: "Ferry",
             dependencies: [
@@ -94,6 +103,12 @@ let package = Package(
                 "FerryKit", "FerryHTTPTestSupport", "FerryPostgres", "FerryRank", "FerryTestSupport", "ferry-notes",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+        // The migration engine against a real PostgreSQL; the legacy layout it upgrades is in Fixtures.
+        .testTarget(
+            name: "FerryMigrationsTests",
+            dependencies: ["Ferry", "FerryHTTPTestSupport", "FerryMigrations", "FerryPostgres", "FerryTestSupport"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "FerryTests",

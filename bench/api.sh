@@ -127,7 +127,7 @@ warm_up() {
 
 seed_ferry() {
   psql_owner postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-  for f in "$ROOT"/migrations/*.sql; do psql_owner "$DB" -1 -f "$f" >/dev/null; done
+  for f in "$ROOT"/migrations/*.sql "$ROOT"/examples/study/migrations/*.sql; do psql_owner "$DB" -1 -f "$f" >/dev/null; done
   USER_ID=$(psql_owner "$DB" -At -c "SELECT ferry.create_user('bench', 'bench-password')")
   TOKEN=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
   HASH=$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)

@@ -36,7 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 su_psql -d postgres -c "CREATE DATABASE $DB OWNER ferry_owner"
-FERRY_DATABASE_MIGRATION_URL=$OWNER "$BIN" migrate apply | tail -n1
+FERRY_DATABASE_MIGRATION_URL=$OWNER "$BIN" migrate apply --dir examples/study/migrations | tail -n1
 psql -X -q -v ON_ERROR_STOP=1 "$OWNER" -v sets=$((TERMS / 100)) <<'SQL' >/dev/null
 SELECT ferry.create_user('bulk', 'bench'), ferry.create_user('reader', 'bench');
 INSERT INTO app.study_sets (creator_id, title)

@@ -26,7 +26,7 @@ bench_database() {
   BENCH_DB=$1
   psql -X -q "$BENCH_OWNER_BASE/postgres" -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" -c "CREATE DATABASE $BENCH_DB" 2>/dev/null
   export FERRY_DATABASE_MIGRATION_URL="$BENCH_OWNER_BASE/$BENCH_DB" FERRY_DATABASE_URL="$BENCH_APP_BASE/$BENCH_DB"
-  "$BIN" migrate >/dev/null
+  "$BIN" migrate --dir examples/study/migrations >/dev/null
 }
 
 bench_stop() {

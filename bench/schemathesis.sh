@@ -57,7 +57,7 @@ cleanup() {
 trap cleanup EXIT
 psql -X -q -v ON_ERROR_STOP=1 "$OWNER_BASE/postgres" -c "CREATE DATABASE $DB"
 export FERRY_DATABASE_MIGRATION_URL="$OWNER_BASE/$DB" FERRY_DATABASE_URL="$APP_BASE/$DB"
-"$FERRY_BIN" migrate --dir "$ROOT/migrations" >/dev/null
+"$FERRY_BIN" migrate --dir "$ROOT/examples/study/migrations" >/dev/null
 echo "schemathesis-password" | "$FERRY_BIN" user add schemathesis >/dev/null
 export FERRY_SCHEMATHESIS_TOKEN FERRY_SCHEMATHESIS_REVOKED_TOKEN FERRY_SCHEMATHESIS_BASIC
 FERRY_SCHEMATHESIS_TOKEN=$("$FERRY_BIN" token issue schemathesis | tail -n1)

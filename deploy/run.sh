@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Ferry on this machine: a project-local PostgreSQL and memcached
-# (deploy/local.sh), the schema migrated, a demo user, and the server in the
-# foreground on 127.0.0.1:${FERRY_LISTEN_PORT:-8080}. Ctrl-C stops the server;
+# (deploy/local.sh), Ferry's schema and the study example's migrated
+# (examples/study), a demo user, and the server in the foreground on
+# 127.0.0.1:${FERRY_LISTEN_PORT:-8080}. Ctrl-C stops the server;
 # `deploy/local.sh stop` stops the services.
 #
 #   FERRY_BUILD=release deploy/run.sh    # optimised build (slower to build)
@@ -17,7 +18,7 @@ CONFIGURATION=${FERRY_BUILD:-debug}
 swift build -c "$CONFIGURATION" --product ferry
 FERRY="$(swift build -c "$CONFIGURATION" --show-bin-path)/ferry"
 
-"$FERRY" migrate
+"$FERRY" migrate --dir "$ROOT/examples/study/migrations"
 
 DEMO_PASSWORD=${FERRY_DEMO_PASSWORD:-demo-password}
 if ! out=$(printf '%s\n' "$DEMO_PASSWORD" | "$FERRY" user add demo 2>&1); then

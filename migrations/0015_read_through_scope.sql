@@ -20,6 +20,3 @@
 ALTER TABLE ferry.access_scopes ADD COLUMN read_through_scope boolean NOT NULL DEFAULT false;
 COMMENT ON COLUMN ferry.access_scopes.read_through_scope IS
     'A member row is readable only while its scope row is readable; Index reads members through the readable scope rows.';
-
-UPDATE ferry.access_scopes SET read_through_scope = true
- WHERE scope_table = 'app.study_sets'::regclass AND member_table = 'app.terms'::regclass;

@@ -1,6 +1,8 @@
 /// One row of `ferry.schema_migrations`: a migration that has been applied.
 public struct AppliedMigration: Sendable, Equatable {
-    /// The file's version number (the table's primary key).
+    /// The sequence it belongs to.
+    public var track: MigrationTrack
+    /// The file's version number (the table's primary key, with the track).
     public var version: Int
     /// The file name it was applied from, e.g. `0002_example_app.sql`.
     public var fileName: String
@@ -11,7 +13,10 @@ public struct AppliedMigration: Sendable, Equatable {
     /// How long its script took to run, in milliseconds.
     public var durationMs: Int
 
-    public init(version: Int, fileName: String, checksum: String, appliedAt: String, durationMs: Int) {
+    public init(
+        track: MigrationTrack, version: Int, fileName: String, checksum: String, appliedAt: String, durationMs: Int
+    ) {
+        self.track = track
         self.version = version
         self.fileName = fileName
         self.checksum = checksum

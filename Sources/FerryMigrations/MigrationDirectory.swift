@@ -1,11 +1,7 @@
 import Foundation
 
-/// Reads the migration files of one directory.
+/// Reads the migration files of one directory: an app's (`ferry migrate --dir`).
 public enum MigrationDirectory {
-    /// The directory `ferry migrate` reads when `--dir` is not given, relative to the
-    /// working directory.
-    public static let defaultPath = "migrations"
-
     /// Every `NNNN_name.sql` file in `path`, in ascending version order.
     ///
     /// Hidden entries, subdirectories and files not ending in `.sql` (a README, say) are
@@ -44,10 +40,17 @@ public enum MigrationDirectory {
             }
             files.append(try MigrationFile(fileName: name, path: filePath, contents: contents))
         }
-        files.sort { ($0.version, $0.fileName) < ($1.version, $1.fileName) }
-        for (previous, next) in zip(files, files.dropFirst()) where previous.version == next.version {
+        return try ordered(files)
+    }
+
+    /// `files` in ascending version order.
+    ///
+    /// - Throws: `MigrationError.duplicateVersion` when two share a version.
+    static func ordered(_ files: [MigrationFile]) throws(MigrationError) -> [MigrationFile] {
+        let sorted = files.sorted { ($0.version, $0.fileName) < ($1.version, $1.fileName) }
+        for (previous, next) in zip(sorted, sorted.dropFirst()) where previous.version == next.version {
             throw .duplicateVersion(version: next.version, fileNames: [previous.fileName, next.fileName])
         }
-        return files
+        return sorted
     }
 }

@@ -25,6 +25,12 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     case transactionControl(fileName: String)
     /// Another run held the migration lock for longer than the allowed wait.
     case lockTimeout(seconds: Double)
+    /// An app migration created, altered or dropped objects in schema `ferry`; it was
+    /// rolled back. `objects` names each (`function ferry.f(integer) created`).
+    case appTouchesFerrySchema(fileName: String, objects: [String])
+    /// A history from before the core and app tracks were split records one of Ferry's
+    /// own versions with a checksum Ferry never shipped; nothing was changed.
+    case legacyHistory(fileName: String, version: Int, checksum: String)
 
     /// An applied file whose bytes no longer match what was applied.
     public struct ChangedMigration: Sendable, Equatable {
@@ -77,6 +83,19 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
                 + "Remove transaction control from the file: ferry runs each file in a transaction of its own."
         case let .lockTimeout(seconds):
             return "gave up after waiting \(Self.seconds(seconds)) for another migration to finish"
+        case let .appTouchesFerrySchema(fileName, objects):
+            let shown = objects.prefix(8).map { "  \($0)" }
+            let more = objects.count > 8 ? ["  and \(objects.count - 8) more"] : []
+            return "app migration \(fileName) changes schema ferry, which belongs to Ferry "
+                + "(it was rolled back; nothing of it was applied):\n"
+                + (shown + more).joined(separator: "\n")
+                + "\nKeep the app's objects in its own schema; Ferry's schema changes only with Ferry's built-in "
+                + "migrations. Calling Ferry's functions (ferry.enable_sync, the sync rules) and writing rows is fine."
+        case let .legacyHistory(fileName, version, checksum):
+            return "ferry.schema_migrations is from before Ferry's migrations and the app's were split, and records "
+                + "\(fileName) (version \(version)) with checksum \(Self.abbreviated(checksum)), which is not a file "
+                + "Ferry shipped, so Ferry cannot tell its part from the app's (nothing was changed). Restore the "
+                + "shipped file, or put its changes in a migration of the app's own, then run again."
         }
     }
 

@@ -2,25 +2,34 @@
 public enum MigrationEvent: Sendable, Equatable {
     /// Another run holds the migration lock; this one waits for it.
     case waitingForLock
-    /// An applied version has no file on disk any more (a warning; the run goes on).
+    /// The history from before the tracks were split was divided between them: `moved`
+    /// rows became the app's, `divided` rows became one of each. Nothing was applied.
+    case dividedLegacyHistory(moved: Int, divided: Int)
+    /// An applied version has no file any more (a warning; the run goes on).
     case missingFile(AppliedMigration)
     /// A file was applied and committed.
-    case applied(fileName: String, durationMs: Int)
+    case applied(track: MigrationTrack, fileName: String, durationMs: Int)
     /// Dry run: this file would be applied.
-    case wouldApply(fileName: String)
+    case wouldApply(track: MigrationTrack, fileName: String)
 
     /// The line `ferry migrate` prints for the event.
     public var line: String {
         switch self {
         case .waitingForLock:
             return "waiting for another migration to finish"
+        case let .dividedLegacyHistory(moved, divided):
+            return "divided ferry.schema_migrations into Ferry's track and the app's: \(moved) rows moved to the app's, "
+                + "\(divided) split in two; nothing applied again"
+        case let .missingFile(record) where record.track == .core:
+            return "warning: core \(record.fileName) (version \(record.version)) was applied at \(record.appliedAt) "
+                + "but is not built into this ferry: a newer Ferry migrated this database"
         case let .missingFile(record):
-            return "warning: \(record.fileName) (version \(record.version)) was applied at \(record.appliedAt) "
+            return "warning: app \(record.fileName) (version \(record.version)) was applied at \(record.appliedAt) "
                 + "but is missing from the migrations directory"
-        case let .applied(fileName, durationMs):
-            return "applied \(fileName) in \(durationMs) ms"
-        case let .wouldApply(fileName):
-            return "would apply \(fileName)"
+        case let .applied(track, fileName, durationMs):
+            return "applied \(track.rawValue) \(fileName) in \(durationMs) ms"
+        case let .wouldApply(track, fileName):
+            return "would apply \(track.rawValue) \(fileName)"
         }
     }
 }

@@ -1,15 +1,14 @@
 extension MigrationPlan {
-    /// The `ferry migrate status` table: one line per version, then a count of each state.
+    /// One line per version, indented, for `ferry migrate status`:
     ///
     /// ```
-    /// 0001_ferry_core.sql     applied 2026-01-02 10:00:00 UTC (120 ms)
-    /// 0002_example_app.sql    pending
-    /// 2 files: 1 applied, 1 pending, 0 changed, 0 missing
+    ///   0001_ferry_core.sql     applied 2026-01-02 10:00:00 UTC (120 ms)
+    ///   0016_live_sync.sql      pending
     /// ```
-    public func statusReport() -> String {
+    public func entryLines() -> [String] {
         let width = entries.map(\.fileName.count).max() ?? 0
-        var lines: [String] = entries.map { entry in
-            let name = entry.fileName.padded(to: width + 2)
+        return entries.map { entry in
+            let name = "  " + entry.fileName.padded(to: width + 2)
             switch entry.state {
             case let .applied(record):
                 return "\(name)applied \(record.appliedAt) (\(record.durationMs) ms)"
@@ -19,13 +18,14 @@ extension MigrationPlan {
                 return "\(name)changed (applied \(record.appliedAt) as \(MigrationError.abbreviated(record.checksum)), "
                     + "file is now \(MigrationError.abbreviated(current)))"
             case let .missing(record):
-                return "\(name)missing (applied \(record.appliedAt), no such file on disk)"
+                return "\(name)missing (applied \(record.appliedAt), no such file \(track == .core ? "built in" : "on disk"))"
             }
         }
-        if entries.isEmpty { lines.append("no migrations on disk or in the database") }
-        lines.append(
-            "\(upToDate) applied, \(pending.count) pending, \(changed.count) changed, \(missing.count) missing")
-        return lines.joined(separator: "\n")
+    }
+
+    /// `core: 11 applied, 1 pending, 0 changed, 0 missing`
+    public var countsLine: String {
+        "\(track.rawValue): \(upToDate) applied, \(pending.count) pending, \(changed.count) changed, \(missing.count) missing"
     }
 }
 

@@ -1,8 +1,10 @@
-/// What the files on disk and `ferry.schema_migrations` say together: which files are
-/// applied, pending, changed since they were applied, or applied but missing from disk.
+/// What one track's files and its rows of `ferry.schema_migrations` say together: which
+/// files are applied, pending, changed since they were applied, or applied but missing.
 ///
 /// Pure; built from values, so it can be checked without a database.
 public struct MigrationPlan: Sendable {
+    /// The track it describes.
+    public var track: MigrationTrack
     /// The state of one version.
     public enum State: Sendable, Equatable {
         /// Applied, and the file on disk still matches.
@@ -34,8 +36,11 @@ public struct MigrationPlan: Sendable {
     /// How many applied files still match the disk.
     public var upToDate: Int
 
-    /// Compares the files on disk with the recorded migrations.
-    public init(files: [MigrationFile], applied: [AppliedMigration]) {
+    /// Compares a track's files with its recorded migrations (rows of other tracks in
+    /// `applied` are ignored).
+    public init(track: MigrationTrack, files: [MigrationFile], applied: [AppliedMigration]) {
+        self.track = track
+        let applied = applied.filter { $0.track == track }
         let recorded = Dictionary(applied.map { ($0.version, $0) }, uniquingKeysWith: { first, _ in first })
         let onDisk = Set(files.map(\.version))
         var entries: [Entry] = []

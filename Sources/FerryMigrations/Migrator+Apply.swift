@@ -11,13 +11,15 @@ extension Migrator {
         case bookkeeping(PostgresError)
         /// The file committed or rolled back the transaction it was given.
         case leftTransaction
+        /// An app file changed these objects of schema `ferry`.
+        case ferrySchema([String])
     }
 
-    /// Runs one file and records it, in one transaction.
-    func apply(_ file: MigrationFile, on connection: PostgresConnection) throws(MigrationError) {
+    /// Runs one file and records it on `track`, in one transaction.
+    func apply(_ file: MigrationFile, track: MigrationTrack, on connection: PostgresConnection) throws(MigrationError) {
         do {
             try connection.transaction { connection in
-                try Self.runAndRecord(file, on: connection)
+                try Self.runAndRecord(file, track: track, on: connection)
             }
         } catch let step as Step {
             switch step {
@@ -30,6 +32,8 @@ extension Migrator {
                 throw .database(operation: "recording \(file.fileName) in ferry.schema_migrations", error: error)
             case .leftTransaction:
                 throw .transactionControl(fileName: file.fileName)
+            case let .ferrySchema(objects):
+                throw .appTouchesFerrySchema(fileName: file.fileName, objects: objects)
             }
         } catch let error as PostgresError {
             // BEGIN or COMMIT failed. A failing COMMIT is the file's doing (a deferred
@@ -42,12 +46,16 @@ extension Migrator {
         }
     }
 
-    /// The body of a file's transaction: the script, a check that the script left the
-    /// transaction open, the synced tables' generated update triggers brought up to date
-    /// (migration 0011), and the bookkeeping row.
-    private static func runAndRecord(_ file: MigrationFile, on connection: PostgresConnection) throws(Step) {
+    /// The body of a file's transaction: the script (for an app file, between two looks
+    /// at schema `ferry`), a check that the script left the transaction open, the synced
+    /// tables' generated update triggers brought up to date (migration 0011), and the
+    /// bookkeeping row.
+    private static func runAndRecord(
+        _ file: MigrationFile, track: MigrationTrack, on connection: PostgresConnection
+    ) throws(Step) {
         let clock = ContinuousClock()
         let transactionID = try transactionID(on: connection, assigning: true)
+        let before = track == .app ? try ferrySchema(on: connection) : [:]
         let start = clock.now
         do {
             try connection.execute(file.script)
@@ -60,9 +68,21 @@ extension Migrator {
         guard try Self.transactionID(on: connection, assigning: false) == transactionID else {
             throw .leftTransaction
         }
+        if track == .app {
+            let changes = FerrySchemaGuard.changes(from: before, to: try ferrySchema(on: connection))
+            guard changes.isEmpty else { throw .ferrySchema(changes) }
+        }
         try refreshSyncTriggers(on: connection)
         do {
-            try MigrationHistory.record(file, durationMs: durationMs, on: connection)
+            try MigrationHistory.record(file, track: track, durationMs: durationMs, on: connection)
+        } catch {
+            throw .bookkeeping(error)
+        }
+    }
+
+    private static func ferrySchema(on connection: PostgresConnection) throws(Step) -> [String: String] {
+        do {
+            return try FerrySchemaGuard.snapshot(connection)
         } catch {
             throw .bookkeeping(error)
         }

@@ -3,7 +3,27 @@ import FerryMigrations
 import FerryPostgres
 import Foundation
 
-/// A fresh database for one test, with Ferry's migrations applied, dropped on `drop()`.
+/// An app's schema a scratch database is migrated to: one of the examples in `examples/`.
+public enum ExampleApp: String, Sendable {
+    /// The study app (sets, terms, folders, collaborators): what most tests use.
+    case study
+    /// The to-do app (lists shared with members, ranked todos, private notes).
+    case todo
+
+    /// Its migrations directory in the repository.
+    public var migrationsDirectory: URL {
+        TestEnvironment.repositoryRoot.appendingPathComponent("examples").appendingPathComponent(rawValue)
+            .appendingPathComponent("migrations")
+    }
+
+    /// Its migrations, as `ferry migrate --dir` reads them.
+    public func migrations() throws -> AppMigrations {
+        try AppMigrations.load(directory: migrationsDirectory.path)
+    }
+}
+
+/// A fresh database for one test, with Ferry's migrations and an example app's applied,
+/// dropped on `drop()`.
 public final class ScratchDatabase: Sendable {
     public let name: String
     /// The owner role's URL for it.
@@ -15,10 +35,11 @@ public final class ScratchDatabase: Sendable {
     /// The owner role's URL (the name the migration tests use).
     public var url: String { ownerURL }
 
-    /// Creates `<prefix>_<random>` on the shared test cluster and applies `migrations/` as the owner.
-    public convenience init(prefix: String = "ferry_t", migrate: Bool = true) throws {
+    /// Creates `<prefix>_<random>` on the shared test cluster and applies Ferry's migrations
+    /// and `app`'s as the owner.
+    public convenience init(prefix: String = "ferry_t", app: ExampleApp = .study, migrate: Bool = true) throws {
         try self.init(ownerBaseURL: try TestEnvironment.ownerURL(), appBaseURL: try TestEnvironment.appURL(),
-                      prefix: prefix, migrate: migrate)
+                      prefix: prefix, app: app, migrate: migrate)
     }
 
     /// Creates `<prefix>_<random>` through `ownerBaseURL` (a role with CREATEDB) and, when asked,
@@ -33,7 +54,9 @@ public final class ScratchDatabase: Sendable {
         try self.init(ownerBaseURL: String(format: base, "ferry_owner"), appBaseURL: String(format: base, "ferry_app"))
     }
 
-    public init(ownerBaseURL: String, appBaseURL: String, prefix: String = "ferry_t", migrate: Bool = true) throws {
+    public init(
+        ownerBaseURL: String, appBaseURL: String, prefix: String = "ferry_t", app: ExampleApp = .study, migrate: Bool = true
+    ) throws {
         name = prefix + "_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         ownerURL = TestEnvironment.url(ownerBaseURL, database: name)
         appURL = TestEnvironment.url(appBaseURL, database: name)
@@ -41,7 +64,7 @@ public final class ScratchDatabase: Sendable {
         let admin = try PostgresConnection(url: ownerBaseURL)
         defer { admin.close() }
         try admin.execute("CREATE DATABASE \"\(name)\"")
-        if migrate { try applyMigrations() }
+        if migrate { try applyMigrations(app: app) }
     }
 
     /// An empty scratch database (no migrations), for tests of the migrator itself.
@@ -59,11 +82,9 @@ public final class ScratchDatabase: Sendable {
         return try connection.query(sql).rows.map { $0[0] }
     }
 
-    /// Applies `migrations/` with the same migrator `ferry migrate` uses.
-    public func applyMigrations() throws {
-        let directory = TestEnvironment.repositoryRoot.appendingPathComponent("migrations")
-        let files = try MigrationDirectory.load(path: directory.path)
-        _ = try Migrator(databaseURL: ownerURL, files: files).migrate()
+    /// Applies Ferry's migrations and `app`'s with the same migrator `ferry migrate` uses.
+    public func applyMigrations(app: ExampleApp = .study) throws {
+        _ = try Migrator(databaseURL: ownerURL, core: try MigrationFile.core(), app: try app.migrations()).migrate()
     }
 
     /// Drops the database, disconnecting anyone still on it.

@@ -5,13 +5,16 @@ import ArgumentParser
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Apply the SQL migrations in migrations/ to the database, or show their status.",
+        abstract: "Apply Ferry's own migrations, then the app's, to the database, or show their status.",
         discussion: """
-            Each NNNN_name.sql file runs once, in version order, in a transaction of its own, \
-            as the owner role (database.migration_url, or --database-url). Applied files are \
-            recorded with their sha256 in ferry.schema_migrations; a file changed after it was \
-            applied stops the run before anything runs. Concurrent runs against one database \
-            take turns through an advisory lock.
+            Ferry's own migrations (schema ferry) are built into this binary; the app's are the \
+            NNNN_name.sql files of its directory (--dir, or database.migrations_dir). Ferry's pending \
+            files run first, then the app's, each once, in version order, in a transaction of its \
+            own, as the owner role (database.migration_url, or --database-url). The two are \
+            recorded apart, with their sha256, in ferry.schema_migrations, so each is numbered on \
+            its own; a file changed after it was applied stops the run before anything runs, and an \
+            app file that creates or alters objects in schema ferry is rolled back. Concurrent runs \
+            against one database take turns through an advisory lock.
 
             `ferry migrate` is `ferry migrate apply`.
             """,

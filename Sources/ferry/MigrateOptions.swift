@@ -7,36 +7,38 @@ import Foundation
 struct MigrateOptions: ParsableArguments {
     @OptionGroup var configOptions: ConfigOptions
 
-    @Option(name: .customLong("dir"), help: "The migrations directory.")
-    var directory: String = MigrationDirectory.defaultPath
+    @Option(name: .customLong("dir"),
+            help: "The app's migrations directory; overrides database.migrations_dir. Ferry's own are built in.")
+    var directory: String?
 
     @Option(name: .customLong("database-url"),
             help: "The owner role's URL or conninfo; overrides database.migration_url.")
     var databaseURL: String?
 
-    /// The target database and the files to apply, or exits 1 (78 for a bad configuration)
-    /// with the reason on standard error.
+    /// The target database, Ferry's own files and the app's, or exits 1 (78 for a bad
+    /// configuration) with the reason on standard error.
     func migrator(lockTimeout: Double? = nil) throws -> Migrator {
-        let url: String
-        if let databaseURL {
-            url = databaseURL
-        } else {
-            url = try configOptions.load().database.migrationURL
-        }
+        // The configuration is read only for what the command line leaves open.
+        let config = directory == nil || databaseURL == nil ? try configOptions.load() : nil
+        let url = databaseURL ?? config?.database.migrationURL ?? ""
+        let appDirectory = directory ?? config.map(\.database.migrationsDir).flatMap { $0.isEmpty ? nil : $0 }
         do {
-            let files = try MigrationDirectory.load(path: directory)
-            return Migrator(databaseURL: url, files: files, lockTimeout: lockTimeout)
+            return Migrator(
+                databaseURL: url, core: try MigrationFile.core(),
+                app: try appDirectory.map { directory throws(MigrationError) in try AppMigrations.load(directory: directory) },
+                lockTimeout: lockTimeout)
         } catch {
             throw failure(error)
         }
     }
 
-    /// `<database> (<n> files in <dir>)`, for the first line of output; no password.
+    /// `<database> (Ferry's <n> and <m> files in <dir>)`, for the first line of output; no password.
     func target(_ migrator: Migrator) -> String {
-        let count = migrator.files.count
-        return "\(DatabaseURLRedaction.redacted(migrator.databaseURL)) "
-            + "(\(count) file\(count == 1 ? "" : "s") in \(directory))"
+        let app = migrator.app.map { " and \(Self.files($0.files.count)) in \($0.directory)" } ?? ", no app directory"
+        return "\(DatabaseURLRedaction.redacted(migrator.databaseURL)) (Ferry's \(migrator.core.count)\(app))"
     }
+
+    private static func files(_ count: Int) -> String { "\(count) file\(count == 1 ? "" : "s")" }
 }
 
 /// Prints `ferry: <error>` to standard error and returns exit code 1 to throw.

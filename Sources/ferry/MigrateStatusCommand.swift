@@ -6,7 +6,7 @@ import FerryMigrations
 struct MigrateStatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "List each migration as applied (with when), pending, changed or missing.",
+        abstract: "List each migration, Ferry's own and the app's, as applied (with when), pending, changed or missing.",
         discussion: "Changes nothing. Exits 0 whatever the states; 1 when the files or the database cannot be read."
     )
 
@@ -16,7 +16,7 @@ struct MigrateStatusCommand: ParsableCommand {
         let migrator = try options.migrator()
         print("status of \(options.target(migrator))")
         do {
-            print(try migrator.plan().statusReport())
+            print(try migrator.status().statusReport())
         } catch {
             throw failure(error)
         }

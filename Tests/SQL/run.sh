@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# SQL-level tests of migrations/ against a real PostgreSQL.
+# SQL-level tests of Ferry's migrations (migrations/) and the study example's
+# (examples/study/migrations) against a real PostgreSQL.
 #
 #   bash Tests/SQL/run.sh [scratch_db_name]
 #
 # Needs FERRY_TEST_OWNER_URL (the owner role, with CREATEDB) and
 # FERRY_TEST_APP_URL (the RLS-subject app role ferry_app); deploy/test.sh
 # exports both. Creates a scratch database as the owner, applies every
-# migrations/NNNN_*.sql in order (each with psql --single-transaction, as
-# `ferry migrate` will), runs each Tests/SQL/NN_*.sql file as the role named
+# migrations/NNNN_*.sql in order, then every examples/study/migrations/NNNN_*.sql
+# (each with psql --single-transaction, as `ferry migrate` does: Ferry's own
+# first, then the app's), runs each Tests/SQL/NN_*.sql file as the role named
 # on its first line (`-- role: owner` or `-- role: app`) and each NN_*.sh
 # (tests needing concurrent sessions, given both URLs), then applies the
 # migrations once more to a second fresh database. Prints `N passed, N failed`,
@@ -63,10 +65,11 @@ report() { # name status output
   fi
 }
 
-# Applies every migration to the database at $1; prints psql's complaints.
+# Applies every migration, Ferry's then the study app's, to the database at $1;
+# prints psql's complaints.
 migrate() {
   local url=$1 f
-  for f in "$ROOT"/migrations/[0-9][0-9][0-9][0-9]_*.sql; do
+  for f in "$ROOT"/migrations/[0-9][0-9][0-9][0-9]_*.sql "$ROOT"/examples/study/migrations/[0-9][0-9][0-9][0-9]_*.sql; do
     "$PSQL" -X -q -v ON_ERROR_STOP=1 --single-transaction -f "$f" "$url" >/dev/null 2>"$TMP/migrate.err" \
       || { echo "$(basename "$f"):"; cat "$TMP/migrate.err"; return 1; }
   done

@@ -44,7 +44,7 @@ for size in $SIZES; do
   su_psql -d postgres -c "CREATE DATABASE $DB OWNER ferry_owner"
   OWNER=$(url_for "$FERRY_DATABASE_MIGRATION_URL" "$DB")
   APP=$(url_for "$FERRY_DATABASE_URL" "$DB")
-  FERRY_DATABASE_MIGRATION_URL=$OWNER "$BIN" migrate apply >/dev/null
+  FERRY_DATABASE_MIGRATION_URL=$OWNER "$BIN" migrate apply --dir examples/study/migrations >/dev/null
   big=5000
   huge=$(( size == LARGEST && size >= 200000 ? 100000 : 0 ))
   start=$(date +%s)

@@ -11,6 +11,8 @@ extension ConfigurationKey {
         .string("database.migration_url", \.database.migrationURL,
                 "URL or conninfo of the owner role that runs `ferry migrate` and `ferry purge`."),
         .string("database.schema", \.database.schema, "Schema whose sync-enabled tables become resources."),
+        .string("database.migrations_dir", \.database.migrationsDir, allowEmpty: true,
+                "The app's migrations directory (relative to the working directory): `ferry migrate` applies Ferry's own, built in, then these; empty: Ferry's own only. `--dir` overrides it."),
         .int("database.pool_size", \.database.poolSize, min: 1, max: 1_000, "Connections in the serve pool."),
         .int("database.acquire_timeout_ms", \.database.acquireTimeoutMs, min: 1, max: 600_000,
              "How long a request waits for a pooled connection before it gets 503."),

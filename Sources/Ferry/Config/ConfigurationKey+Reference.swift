@@ -12,7 +12,7 @@ extension ConfigurationKey {
             case .integer(let v): value = String(v)
             case .number(let v): value = v == v.rounded() ? String(Int(v)) : String(v)
             case .boolean(let v): value = v ? "true" : "false"
-            case .string(let v): value = v
+            case .string(let v): value = v.isEmpty ? "\"\"" : v
             case .stringList(let v): value = "[" + v.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
             }
             let help = key.help.replacingOccurrences(of: "|", with: "\\|")

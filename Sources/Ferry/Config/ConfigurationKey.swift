@@ -72,12 +72,12 @@ extension ConfigurationKey {
 
     static func string(
         _ name: String, _ path: WritableKeyPath<FerryConfiguration, String> & Sendable,
-        oneOf choices: [String]? = nil, _ help: String
+        oneOf choices: [String]? = nil, allowEmpty: Bool = false, _ help: String
     ) -> ConfigurationKey {
         ConfigurationKey(name: name, kind: .string, help: help, store: { config, value in
             guard case .string(let v) = value else { return "expected a string" }
             if let choices, !choices.contains(v) { return "must be one of \(choices.joined(separator: ", "))" }
-            if choices == nil, v.isEmpty { return "must not be empty" }
+            if choices == nil, !allowEmpty, v.isEmpty { return "must not be empty" }
             config[keyPath: path] = v
             return nil
         }, read: { .string($0[keyPath: path]) })

@@ -26,6 +26,9 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var migrationURL = "postgresql://ferry_owner@127.0.0.1:5432/ferry"
         /// The schema whose sync-enabled tables become resources.
         public var schema = "app"
+        /// The app's migrations directory, applied by `ferry migrate` after Ferry's own
+        /// (built in); empty applies Ferry's own only.
+        public var migrationsDir = ""
         /// Connections in the serve pool.
         public var poolSize = 16
         /// How long a request waits for a pooled connection before 503.

@@ -10,11 +10,11 @@ import Testing
     /// Modules every target may import without declaring them: the toolchain's.
     static let toolchainModules: Set<String> = [
         "Foundation", "FoundationNetworking", "FoundationEssentials", "Glibc", "Darwin", "Dispatch",
-        "Synchronization", "Testing", "XCTest", "_Concurrency",
+        "Synchronization", "Testing", "XCTest", "_Concurrency", "PackagePlugin",
     ]
     /// What a server module is; FerryKit may link none of them.
     static let serverModules: Set<String> = [
-        "Ferry", "FerryBase", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryMigrations",
+        "Ferry", "FerryBase", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryMigrations", "FerryCoreMigrations",
         "CLibPQ", "CLibMemcached", "CEpoll", "CZlib",
     ]
 
@@ -23,8 +23,11 @@ import Testing
         let kind: String
         /// Targets and products it depends on, by module name.
         let dependencies: Set<String>
+        /// The `path:` Package.swift gives it, if any.
+        let path: String?
         var directory: URL {
-            TestEnvironment.repositoryRoot.appendingPathComponent(kind == "test" ? "Tests" : "Sources")
+            if let path { return TestEnvironment.repositoryRoot.appendingPathComponent(path) }
+            return TestEnvironment.repositoryRoot.appendingPathComponent(kind == "test" ? "Tests" : "Sources")
                 .appendingPathComponent(name)
         }
         /// A target named `ferry-notes` is imported as `ferry_notes`.
@@ -48,7 +51,8 @@ import Testing
                 // {"byName": [name, condition]}, {"target": [name, condition]}, {"product": [name, package, ...]}
                 dependency.values.compactMap { ($0 as? [Any])?.first as? String }.first
             }
-            byName[name] = Target(name: name, kind: kind, dependencies: Set(dependencies.map { $0.replacingOccurrences(of: "-", with: "_") }))
+            byName[name] = Target(name: name, kind: kind, dependencies: Set(dependencies.map { $0.replacingOccurrences(of: "-", with: "_") }),
+                                  path: target["path"] as? String)
         }
         return byName
     }
@@ -108,6 +112,8 @@ import Testing
         #expect(closure("FerryPostgres").isSubset(of: ["FerryBase", "CLibPQ"]), "\(closure("FerryPostgres"))")
         #expect(closure("FerryMemcached").isSubset(of: ["FerryBase", "CLibMemcached"]), "\(closure("FerryMemcached"))")
         #expect(!closure("FerryMigrations").contains("Ferry"))
+        // Ferry's own migrations are data: the module links nothing.
+        #expect(closure("FerryCoreMigrations").isEmpty)
         // FerryHTTP and its tests build on a machine without libpq or libmemcached.
         for name in ["FerryHTTP", "FerryHTTPTestSupport", "FerryHTTPTests"] {
             #expect(closure(name).isDisjoint(with: ["CLibPQ", "CLibMemcached", "FerryPostgres", "FerryMemcached", "Ferry"]),

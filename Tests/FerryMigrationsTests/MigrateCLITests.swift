@@ -7,10 +7,8 @@ import FerryTestSupport
 /// `ferry migrate` as a user runs it: the built binary, a scratch database named by
 /// FERRY_DATABASE_MIGRATION_URL, exit codes and output.
 @Suite struct MigrateCLITests {
-    /// The repository's own migrations/ directory (from this file's path).
-    static let repositoryMigrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("migrations").path
+    /// The study example's migrations directory.
+    static let study = ExampleApp.study.migrationsDirectory.path
 
     @Test func applyStatusDryRunAndFailureEndToEnd() async throws {
         let database = try ScratchDatabase.create()
@@ -22,25 +20,30 @@ import FerryTestSupport
         defer { fixture.destroy() }
         let env = ["FERRY_DATABASE_MIGRATION_URL": database.url]
         let password = try #require(URLComponents(string: database.url)?.password)
+        let core = try MigrationFile.core()
 
         let dry = try FerryProcess.run(["migrate", "--dry-run", "--dir", fixture.path], environment: env)
         #expect(dry.status == 0, "\(dry.stderr)")
-        #expect(dry.stdout.contains("would apply 0001_create.sql\nwould apply 0002_fill.sql\n"))
-        #expect(dry.stdout.contains("dry run: 2 migrations would be applied; nothing was run"))
+        #expect(dry.stdout.contains("would apply core 0001_ferry_core.sql\n"))
+        #expect(dry.stdout.contains("would apply app 0001_create.sql\nwould apply app 0002_fill.sql\n"))
+        #expect(dry.stdout.contains("dry run: \(core.count + 2) migrations would be applied; nothing was run"))
         #expect(try database.column("SELECT to_regclass('public.items')::text") == [nil])
 
         let apply = try FerryProcess.run(["migrate", "--dir", fixture.path], environment: env)
         #expect(apply.status == 0, "\(apply.stderr)")
         let lines = apply.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 4)
-        #expect(lines.first == "migrating \(database.url.replacingOccurrences(of: ":\(password)@", with: ":***@")) (2 files in \(fixture.path))")
-        #expect(lines.dropFirst().first?.range(of: #"^applied 0001_create\.sql in \d+ ms$"#, options: .regularExpression) != nil)
-        #expect(lines.last?.range(of: #"^applied 2 migrations in \d+ ms \(0 already applied\)$"#, options: .regularExpression) != nil)
+        #expect(lines.count == core.count + 4)
+        #expect(lines.first == "migrating \(database.url.replacingOccurrences(of: ":\(password)@", with: ":***@")) "
+            + "(Ferry's \(core.count) and 2 files in \(fixture.path))")
+        // Ferry's own first, in version order, then the app's.
+        let applied = lines.dropFirst().dropLast().map { $0.replacingOccurrences(of: #" in \d+ ms$"#, with: "", options: .regularExpression) }
+        #expect(applied == core.map { "applied core \($0.fileName)" } + ["applied app 0001_create.sql", "applied app 0002_fill.sql"])
+        #expect(lines.last?.range(of: #"^applied \#(core.count + 2) migrations in \d+ ms \(0 already applied\)$"#, options: .regularExpression) != nil)
         #expect(!apply.stdout.contains(":\(password)@") && !apply.stderr.contains(":\(password)@"))
 
         let again = try FerryProcess.run(["migrate", "apply", "--dir", fixture.path], environment: env)
         #expect(again.status == 0)
-        #expect(again.stdout.hasSuffix("nothing to apply (2 already applied)\n"))
+        #expect(again.stdout.hasSuffix("nothing to apply (\(core.count + 2) already applied)\n"))
 
         try fixture.write("0003_broken.sql", "-- three\nINSERT INTO public.items VALUES (3);\nINSERT INTO public.items VALUES (3);\n")
         let failed = try FerryProcess.run(["migrate", "--dir", fixture.path], environment: env)
@@ -52,8 +55,10 @@ import FerryTestSupport
 
         let status = try FerryProcess.run(["migrate", "status", "--dir", fixture.path], environment: env)
         #expect(status.status == 0, "\(status.stderr)")
-        #expect(status.stdout.contains("0003_broken.sql  pending\n"))
-        #expect(status.stdout.hasSuffix("2 applied, 1 pending, 0 changed, 0 missing\n"))
+        #expect(status.stdout.contains("\napp (\(fixture.path))\n"))
+        #expect(status.stdout.contains("  0003_broken.sql  pending\n"))
+        #expect(status.stdout.hasSuffix("core: \(core.count) applied, 0 pending, 0 changed, 0 missing\n"
+            + "app: 2 applied, 1 pending, 0 changed, 0 missing\n"))
 
         try fixture.write("0001_create.sql", "CREATE TABLE public.items (id bigint PRIMARY KEY);\n")
         let refused = try FerryProcess.run(["migrate", "--dir", fixture.path], environment: env)
@@ -87,6 +92,11 @@ import FerryTestSupport
         #expect(noDirectory.status == 1)
         #expect(noDirectory.stderr == "ferry: migrations directory /nonexistent/dir: it does not exist\n")
 
+        // The configuration names the directory when --dir does not.
+        let configured = try FerryProcess.run(
+            ["migrate", "status"], environment: unreachable.merging(["FERRY_DATABASE_MIGRATIONS_DIR": "/nonexistent/configured"]) { $1 })
+        #expect(configured.stderr == "ferry: migrations directory /nonexistent/configured: it does not exist\n")
+
         let badTimeout = try FerryProcess.run(["migrate", "--lock-timeout", "0"], environment: unreachable)
         #expect(badTimeout.status == 64)
         #expect(badTimeout.stderr.contains("--lock-timeout must be a positive number of seconds"))
@@ -106,29 +116,57 @@ import FerryTestSupport
         async let second = onThread { Result { try FerryProcess.run(["migrate", "--dir", path], environment: env) } }
         let outcomes = try await [first, second].map { try $0.get() }
         #expect(outcomes.map(\.status) == [0, 0], "\(outcomes.map(\.stderr))")
-        let appliedLines = outcomes.flatMap { $0.stdout.split(separator: "\n") }.filter { $0.hasPrefix("applied 000") }
+        let appliedLines = outcomes.flatMap { $0.stdout.split(separator: "\n") }.filter { $0.hasPrefix("applied app 000") }
         #expect(appliedLines.count == 2)
-        #expect(outcomes.contains { $0.stdout.hasSuffix("nothing to apply (2 already applied)\n") })
+        #expect(outcomes.contains { $0.stdout.hasSuffix("nothing to apply (\(try! MigrationFile.core().count + 2) already applied)\n") })
         #expect(try database.column("SELECT count(*) FROM public.log") == ["1"])
     }
 
-    @Test func realMigrationsApplyToAFreshDatabase() throws {
+    /// The README's way: Ferry's own migrations from the binary, the study example's from
+    /// its directory; and without a directory, Ferry's own alone.
+    @Test func ferryAndTheStudyExampleApplyToAFreshDatabase() throws {
         let database = try ScratchDatabase.create()
         defer { database.drop() }
         let env = ["FERRY_DATABASE_MIGRATION_URL": database.url]
-        let directory = Self.repositoryMigrations
-        let files = try MigrationDirectory.load(path: directory)
-        #expect(files.map(\.fileName).starts(with: ["0001_ferry_core.sql", "0002_example_app.sql"]))
+        let core = try MigrationFile.core()
 
-        let apply = try FerryProcess.run(["migrate", "--dir", directory], environment: env)
-        #expect(apply.status == 0, "\(apply.stdout)\n\(apply.stderr)")
-        #expect(apply.stdout.contains("applied 0001_ferry_core.sql in "))
-        #expect(apply.stdout.contains("applied 0002_example_app.sql in "))
-        #expect(try database.column("SELECT count(*) FROM ferry.schema_migrations") == ["\(files.count)"])
+        let alone = try FerryProcess.run(["migrate"], environment: env)
+        #expect(alone.status == 0, "\(alone.stdout)\n\(alone.stderr)")
+        #expect(alone.stdout.contains(", no app directory)\n"))
+        #expect(alone.stdout.hasSuffix("(0 already applied; no app directory given, so only Ferry's own)\n"))
         #expect(try database.column("SELECT to_regclass('ferry.users')::text") == ["ferry.users"])
+        #expect(try database.column("SELECT to_regnamespace('app')::text") == [nil])
 
-        let again = try FerryProcess.run(["migrate"], environment: env, in: (directory as NSString).deletingLastPathComponent)
+        let files = try MigrationDirectory.load(path: Self.study)
+        let apply = try FerryProcess.run(["migrate", "--dir", Self.study], environment: env)
+        #expect(apply.status == 0, "\(apply.stdout)\n\(apply.stderr)")
+        #expect(apply.stdout.contains("applied app 0002_example_app.sql in "))
+        #expect(!apply.stdout.contains("applied core"))
+        #expect(try database.column("SELECT track || ' ' || count(*) FROM ferry.schema_migrations GROUP BY track ORDER BY track")
+            == ["app \(files.count)", "core \(core.count)"])
+        #expect(try database.column("SELECT count(*) FROM ferry.sync_resources") == ["5"])
+
+        let again = try FerryProcess.run(["migrate"], environment: env.merging(["FERRY_DATABASE_MIGRATIONS_DIR": Self.study]) { $1 })
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stdout.hasSuffix("nothing to apply (\(files.count) already applied)\n"))
+        #expect(again.stdout.hasSuffix("nothing to apply (\(core.count + files.count) already applied)\n"))
+    }
+
+    @Test func anAppMigrationThatChangesSchemaFerryIsRefusedNamingTheFile() throws {
+        let database = try ScratchDatabase.create()
+        defer { database.drop() }
+        let fixture = try MigrationFixture([
+            "0001_mine.sql": "CREATE TABLE public.mine (id int PRIMARY KEY);\n",
+            "0002_sneaky.sql": "CREATE FUNCTION ferry.helper() RETURNS int LANGUAGE sql RETURN 1;\n"
+                + "ALTER TABLE ferry.users ADD COLUMN nickname text;\n",
+        ])
+        defer { fixture.destroy() }
+        let refused = try FerryProcess.run(["migrate", "--dir", fixture.path], environment: ["FERRY_DATABASE_MIGRATION_URL": database.url])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.hasPrefix("ferry: app migration 0002_sneaky.sql changes schema ferry, which belongs to Ferry"))
+        #expect(refused.stderr.contains("  function ferry.helper() created\n"))
+        #expect(refused.stderr.contains("  table ferry.users altered\n"))
+        #expect(try database.column("SELECT count(*) FROM pg_attribute WHERE attrelid = 'ferry.users'::regclass AND attname = 'nickname'") == ["0"])
+        #expect(try database.column("SELECT to_regprocedure('ferry.helper()')::text") == [nil])
+        #expect(try database.column("SELECT name FROM ferry.schema_migrations WHERE track = 'app'") == ["0001_mine.sql"])
     }
 }

@@ -8,50 +8,6 @@ import FerryTestSupport
 @testable import Ferry
 @testable import FerryMigrations
 
-/// Runs blocking work on a thread of its own, so that waiting on PostgreSQL does not hold
-/// one of the few threads of Swift's cooperative pool.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: body()) }.start()
-    }
-}
-
-/// Starts blocking work on a thread of its own and returns at once; the
-/// result's `wait()` blocks the caller (see `ThreadResult`).
-func startThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> ThreadResult<T> {
-    let result = ThreadResult<T>()
-    Thread { result.finish(body()) }.start()
-    return result
-}
-
-/// The value a thread produces; `wait()` blocks until it is there.
-///
-/// Blocking rather than `async` on purpose: an async test resumes on Swift's
-/// small cooperative pool (two threads here), which long synchronous tests in
-/// other suites can starve for tens of seconds, and the timing assertions
-/// below would then measure that starvation instead of the migrator.
-final class ThreadResult<T: Sendable>: Sendable {
-    private let value = Mutex<T?>(nil)
-    private let done = DispatchSemaphore(value: 0)
-
-    func finish(_ result: T) {
-        value.withLock { $0 = result }
-        done.signal()
-    }
-
-    func wait() -> T {
-        done.wait()
-        return value.withLock { $0! }
-    }
-}
-
-/// A flag one thread raises and another polls.
-final class Flag: Sendable {
-    private let value = Atomic(false)
-    func raise() { value.store(true, ordering: .releasing) }
-    var isRaised: Bool { value.load(ordering: .acquiring) }
-}
-
 /// The outcome of one run on a thread, with the events it reported.
 struct ThreadRun: Sendable {
     var result: Result<MigrationSummary, MigrationError>
@@ -82,7 +38,7 @@ struct ThreadRun: Sendable {
         defer { database.drop() }
         let fixture = try MigrationFixture(Self.files)
         defer { fixture.destroy() }
-        let migrator = Migrator(databaseURL: database.url, files: try MigrationDirectory.load(path: fixture.path))
+        let migrator = try fixture.migrator(database.url)
 
         let first = startThread { Self.run(migrator) }
         let second = startThread { Self.run(migrator) }
@@ -105,7 +61,7 @@ struct ThreadRun: Sendable {
         defer { database.drop() }
         let fixture = try MigrationFixture(["0001_log.sql": Self.files["0001_log.sql"]!])
         defer { fixture.destroy() }
-        let migrator = Migrator(databaseURL: database.url, files: try MigrationDirectory.load(path: fixture.path))
+        let migrator = try fixture.migrator(database.url)
 
         let holder = try database.connect()
         defer { holder.close() }
@@ -129,8 +85,7 @@ struct ThreadRun: Sendable {
         defer { database.drop() }
         let fixture = try MigrationFixture(["0001_log.sql": Self.files["0001_log.sql"]!])
         defer { fixture.destroy() }
-        let files = try MigrationDirectory.load(path: fixture.path)
-        let migrator = Migrator(databaseURL: database.url, files: files, lockTimeout: 0.3)
+        let migrator = try fixture.migrator(database.url, lockTimeout: 0.3)
 
         let holder = try database.connect()
         defer { holder.close() }

@@ -11,7 +11,7 @@ import FerryTestSupport
 
     private func record(_ file: MigrationFile, checksum: String? = nil) -> AppliedMigration {
         AppliedMigration(
-            version: file.version, fileName: file.fileName, checksum: checksum ?? file.checksum,
+            track: .app, version: file.version, fileName: file.fileName, checksum: checksum ?? file.checksum,
             appliedAt: "2026-01-02 03:04:05 UTC", durationMs: 12)
     }
 
@@ -20,9 +20,9 @@ import FerryTestSupport
         let two = try file(2, "0002_two.sql", "SELECT 2;")
         let four = try file(4, "0004_four.sql", "SELECT 4;")
         let gone = AppliedMigration(
-            version: 3, fileName: "0003_gone.sql", checksum: "ab", appliedAt: "2026-01-01 00:00:00 UTC", durationMs: 5)
+            track: .app, version: 3, fileName: "0003_gone.sql", checksum: "ab", appliedAt: "2026-01-01 00:00:00 UTC", durationMs: 5)
         let plan = MigrationPlan(
-            files: [one, two, four],
+            track: .app, files: [one, two, four],
             applied: [record(one), record(two, checksum: String(repeating: "0", count: 64)), gone])
         #expect(plan.pending == [four])
         #expect(plan.upToDate == 1)
@@ -31,19 +31,18 @@ import FerryTestSupport
             fileName: "0002_two.sql", appliedChecksum: String(repeating: "0", count: 64), currentChecksum: two.checksum)])
         #expect(plan.entries.map(\.version) == [1, 2, 3, 4])
 
-        let report = plan.statusReport().split(separator: "\n").map(String.init)
-        #expect(report == [
-            "0001_one.sql   applied 2026-01-02 03:04:05 UTC (12 ms)",
-            "0002_two.sql   changed (applied 2026-01-02 03:04:05 UTC as 000000000000, file is now \(two.checksum.prefix(12)))",
-            "0003_gone.sql  missing (applied 2026-01-01 00:00:00 UTC, no such file on disk)",
-            "0004_four.sql  pending",
-            "1 applied, 1 pending, 1 changed, 1 missing",
+        #expect(plan.entryLines() + [plan.countsLine] == [
+            "  0001_one.sql   applied 2026-01-02 03:04:05 UTC (12 ms)",
+            "  0002_two.sql   changed (applied 2026-01-02 03:04:05 UTC as 000000000000, file is now \(two.checksum.prefix(12)))",
+            "  0003_gone.sql  missing (applied 2026-01-01 00:00:00 UTC, no such file on disk)",
+            "  0004_four.sql  pending",
+            "app: 1 applied, 1 pending, 1 changed, 1 missing",
         ])
     }
 
     @Test func freshDatabaseHasEverythingPending() throws {
         let files = [try file(1, "0001_one.sql", "SELECT 1;"), try file(2, "0002_two.sql", "SELECT 2;")]
-        let plan = MigrationPlan(files: files, applied: [])
+        let plan = MigrationPlan(track: .app, files: files, applied: [])
         #expect(plan.pending == files)
         #expect(plan.changed.isEmpty && plan.missing.isEmpty && plan.upToDate == 0)
     }
@@ -65,13 +64,15 @@ import FerryTestSupport
 
     @Test func summaryLines() {
         var summary = MigrationSummary(
-            applied: [.init(fileName: "0001_a.sql", durationMs: 3)], wouldApply: [], alreadyApplied: 2,
-            missing: [], dryRun: false, durationMs: 40)
+            applied: [.init(track: .app, fileName: "0001_a.sql", durationMs: 3)], wouldApply: [], alreadyApplied: 2,
+            missing: [], dryRun: false, appChecked: true, durationMs: 40)
         #expect(summary.line == "applied 1 migration in 40 ms (2 already applied)")
         summary.applied = []
         #expect(summary.line == "nothing to apply (2 already applied)")
         summary.dryRun = true
-        summary.wouldApply = ["0003_b.sql", "0004_c.sql"]
+        summary.wouldApply = [.init(track: .core, fileName: "0003_b.sql"), .init(track: .app, fileName: "0004_c.sql")]
         #expect(summary.line == "dry run: 2 migrations would be applied; nothing was run (2 already applied)")
+        summary.appChecked = false
+        #expect(summary.line.hasSuffix("(2 already applied; no app directory given, so only Ferry's own)"))
     }
 }

@@ -13,7 +13,7 @@ import FerryTestSupport
     ]
 
     private func migrator(_ database: ScratchDatabase, _ fixture: MigrationFixture) throws -> Migrator {
-        Migrator(databaseURL: database.url, files: try MigrationDirectory.load(path: fixture.path))
+        try fixture.migrator(database.url)
     }
 
     @Test func freshDatabaseAppliesEveryFileThenNothing() throws {
@@ -27,16 +27,16 @@ import FerryTestSupport
         let first = try migrator.migrate { events.append($0) }
         #expect(first.applied.map(\.fileName) == ["0001_create.sql", "0002_fill.sql", "0003_index.sql"])
         #expect(first.alreadyApplied == 0)
-        #expect(events.map(\.line).allSatisfy { $0.hasPrefix("applied 00") && $0.hasSuffix(" ms") })
+        #expect(events.map(\.line).allSatisfy { $0.hasPrefix("applied app 00") && $0.hasSuffix(" ms") })
         #expect(try database.column("SELECT count(*) FROM public.items") == ["2"])
         #expect(try database.column("SELECT to_regclass('public.items_label_idx')::text") == ["items_label_idx"])
 
         let rows = try database.column("""
-            SELECT version || ' ' || name || ' ' || checksum || ' ' || (duration_ms >= 0) || ' ' || (applied_at <= now())
+            SELECT track || ' ' || version || ' ' || name || ' ' || checksum || ' ' || (duration_ms >= 0) || ' ' || (applied_at <= now())
             FROM ferry.schema_migrations ORDER BY version
             """)
         let files = try MigrationDirectory.load(path: fixture.path)
-        #expect(rows == files.map { "\($0.version) \($0.fileName) \($0.checksum) true true" })
+        #expect(rows == files.map { "app \($0.version) \($0.fileName) \($0.checksum) true true" })
 
         var again: [MigrationEvent] = []
         let second = try migrator.migrate { again.append($0) }
@@ -60,10 +60,10 @@ import FerryTestSupport
                 """,
         ])
         defer { fixture.destroy() }
-        let core = try MigrationDirectory.load(
-            path: TestEnvironment.repositoryRoot.appendingPathComponent("migrations").path)
+        let study = try ExampleApp.study.migrations()
         let extra = try MigrationDirectory.load(path: fixture.path)
-        _ = try Migrator(databaseURL: database.url, files: core + extra).migrate()
+        _ = try Migrator(databaseURL: database.url, core: try MigrationFile.core(),
+                         app: AppMigrations(directory: "study+", files: study.files + extra)).migrate()
 
         let source = try database.column("""
             SELECT prosrc FROM pg_proc WHERE oid = format('ferry.sync_update_%s()', 'app.terms'::regclass::oid)::regprocedure
@@ -122,8 +122,8 @@ import FerryTestSupport
         #expect(text.contains("migration 0002_broken.sql failed at line 3"))
         #expect(text.contains("syntax error at or near \"SELEC\""))
         #expect(text.contains("3 | SELEC 'é✓' FROM nowhere;"))
-        #expect(events == [.applied(fileName: "0001_create.sql", durationMs: events.first.flatMap {
-            if case let .applied(_, ms) = $0 { ms } else { nil }
+        #expect(events == [.applied(track: .app, fileName: "0001_create.sql", durationMs: events.first.flatMap {
+            if case let .applied(_, _, ms) = $0 { ms } else { nil }
         } ?? -1)])
 
         #expect(try database.column("SELECT version::text FROM ferry.schema_migrations ORDER BY version") == ["1"])
@@ -179,19 +179,22 @@ import FerryTestSupport
             "0001_a.sql": "SELECT 1;", "0002_b.sql": "SELECT 2;", "0003_c.sql": "SELECT 3;",
         ])
         defer { fixture.destroy() }
-        #expect(try migrator(database, fixture).plan().statusReport().hasSuffix("0 applied, 3 pending, 0 changed, 0 missing"))
+        #expect(try migrator(database, fixture).status().statusReport().hasSuffix("app: 0 applied, 3 pending, 0 changed, 0 missing"))
         _ = try migrator(database, fixture).migrate()
         try fixture.write("0002_b.sql", "SELECT 22;")
         try fixture.remove("0003_c.sql")
         try fixture.write("0004_d.sql", "SELECT 4;")
 
-        let lines = try migrator(database, fixture).plan().statusReport().split(separator: "\n").map(String.init)
-        #expect(lines.count == 5)
-        #expect(lines[0].range(of: #"^0001_a\.sql  applied \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ ms\)$"#, options: .regularExpression) != nil)
-        #expect(lines[1].hasPrefix("0002_b.sql  changed (applied "))
-        #expect(lines[2].hasPrefix("0003_c.sql  missing (applied "))
-        #expect(lines[3] == "0004_d.sql  pending")
-        #expect(lines[4] == "1 applied, 1 pending, 1 changed, 1 missing")
+        let lines = try migrator(database, fixture).status().statusReport().split(separator: "\n").map(String.init)
+        #expect(lines.count == 8)
+        #expect(lines[0] == "core (built into ferry)")
+        #expect(lines[1] == "app (\(fixture.path))")
+        #expect(lines[2].range(of: #"^  0001_a\.sql  applied \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ ms\)$"#, options: .regularExpression) != nil)
+        #expect(lines[3].hasPrefix("  0002_b.sql  changed (applied "))
+        #expect(lines[4].hasPrefix("  0003_c.sql  missing (applied "))
+        #expect(lines[5] == "  0004_d.sql  pending")
+        #expect(lines[6] == "core: 0 applied, 0 pending, 0 changed, 0 missing")
+        #expect(lines[7] == "app: 1 applied, 1 pending, 1 changed, 1 missing")
         // Status changes nothing.
         #expect(try database.column("SELECT count(*) FROM ferry.schema_migrations") == ["3"])
     }
@@ -208,8 +211,8 @@ import FerryTestSupport
         let summary = try migrator(database, fixture).migrate { events.append($0) }
         #expect(summary.applied.map(\.fileName) == ["0003_c.sql"])
         #expect(summary.missing.map(\.fileName) == ["0001_a.sql"])
-        #expect(events.first?.line.hasPrefix("warning: 0001_a.sql (version 1) was applied at ") == true)
-        #expect(summary.line.hasSuffix("(1 already applied, 1 missing from disk)"))
+        #expect(events.first?.line.hasPrefix("warning: app 0001_a.sql (version 1) was applied at ") == true)
+        #expect(summary.line.hasSuffix("(1 already applied, 1 missing)"))
     }
 
     @Test func dryRunAppliesNothing() throws {
@@ -219,9 +222,11 @@ import FerryTestSupport
         defer { fixture.destroy() }
         var events: [MigrationEvent] = []
         let summary = try migrator(database, fixture).migrate(dryRun: true) { events.append($0) }
-        #expect(summary.wouldApply == ["0001_create.sql", "0002_fill.sql", "0003_index.sql"])
+        #expect(summary.wouldApply.map(\.fileName) == ["0001_create.sql", "0002_fill.sql", "0003_index.sql"])
         #expect(summary.applied.isEmpty)
-        #expect(events.map(\.line) == ["would apply 0001_create.sql", "would apply 0002_fill.sql", "would apply 0003_index.sql"])
+        #expect(events.map(\.line) == [
+            "would apply app 0001_create.sql", "would apply app 0002_fill.sql", "would apply app 0003_index.sql",
+        ])
         #expect(try database.column("SELECT to_regclass('ferry.schema_migrations')::text") == [nil])
         #expect(try database.column("SELECT to_regclass('public.items')::text") == [nil])
 
@@ -259,7 +264,9 @@ import FerryTestSupport
         let migrator = try migrator(database, fixture)
         let connection = try migrator.connect()
         defer { connection.close() }
-        let error = #expect(throws: MigrationError.self) { try migrator.apply(migrator.files[0], on: connection) }
+        let error = #expect(throws: MigrationError.self) {
+            try migrator.apply(try #require(migrator.app).files[0], track: .app, on: connection)
+        }
         guard case let .transactionControl(fileName)? = error else {
             Issue.record("expected transactionControl, got \(String(describing: error))")
             return
@@ -269,10 +276,47 @@ import FerryTestSupport
     }
 
     @Test func unreachableDatabaseIsAClearError() throws {
-        let migrator = Migrator(databaseURL: "postgresql://nobody:hunter2@127.0.0.1:1/none?connect_timeout=2", files: [])
+        let migrator = Migrator(databaseURL: "postgresql://nobody:hunter2@127.0.0.1:1/none?connect_timeout=2", core: [], app: nil)
         let error = #expect(throws: MigrationError.self) { try migrator.migrate() }
         let text = error.map { "\($0)" } ?? ""
         #expect(text.hasPrefix("connecting to the database failed: "))
         #expect(!text.contains("hunter2"))
+    }
+
+    /// An app file may call Ferry's functions and write its rows (enable sync, declare an
+    /// access scope), and change the session's search_path; it may not create, alter or
+    /// drop Ferry's objects, which rolls the whole file back and names what it changed.
+    @Test func appFilesCallFerryButLeaveItsSchemaAlone() throws {
+        let database = try ScratchDatabase.create()
+        defer { database.drop() }
+        let fixture = try MigrationFixture([
+            "0001_notes.sql": """
+                SET search_path = ferry, public;
+                CREATE SCHEMA app;
+                CREATE TABLE app.notes (id uuid PRIMARY KEY, body text NOT NULL DEFAULT '');
+                SELECT ferry.enable_sync('app.notes');
+                INSERT INTO ferry.access_scopes (scope_table, member_table, member_column) VALUES ('app.notes', 'app.notes', 'id');
+                """,
+            "0002_grant.sql": """
+                CREATE TABLE app.more (id int);
+                GRANT EXECUTE ON FUNCTION ferry.record_access_grant(uuid, regclass, text) TO ferry_app;
+                """,
+        ])
+        defer { fixture.destroy() }
+        let migrator = Migrator(
+            databaseURL: database.url, core: try MigrationFile.core(), app: try AppMigrations.load(directory: fixture.path))
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate() }
+        guard case let .appTouchesFerrySchema(fileName, objects)? = error else {
+            Issue.record("expected appTouchesFerrySchema, got \(String(describing: error))")
+            return
+        }
+        #expect(fileName == "0002_grant.sql")
+        #expect(objects == ["function ferry.record_access_grant(p_user uuid, p_scope regclass, p_scope_id text) altered"])
+        #expect(try database.column("SELECT name FROM ferry.schema_migrations WHERE track = 'app'") == ["0001_notes.sql"])
+        #expect(try database.column("SELECT count(*) FROM ferry.sync_resources") == ["1"])
+        #expect(try database.column("SELECT to_regclass('app.more')::text") == [nil])
+        #expect(try database.column("""
+            SELECT has_function_privilege('ferry_app', 'ferry.record_access_grant(uuid, regclass, text)', 'EXECUTE')::text
+            """) == ["false"])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import FerryMigrations
 
 /// A temporary directory of migration files written by a test.
 struct MigrationFixture {
@@ -24,6 +25,12 @@ struct MigrationFixture {
     /// Deletes one file.
     func remove(_ name: String) throws {
         try FileManager.default.removeItem(atPath: (path as NSString).appendingPathComponent(name))
+    }
+
+    /// A migrator that applies this directory as an app's migrations, with no core files:
+    /// the engine alone, without Ferry's schema.
+    func migrator(_ databaseURL: String, lockTimeout: Double? = nil) throws -> Migrator {
+        Migrator(databaseURL: databaseURL, core: [], app: try AppMigrations.load(directory: path), lockTimeout: lockTimeout)
     }
 
     /// Deletes the directory.
