@@ -21,7 +21,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        // 4.x: what jwt-kit 5 needs; the API Ferry uses is the same in 3.x.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        // JWT verification (issue 36): signatures and JWK key import only; Ferry parses and checks the claims.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
@@ -55,6 +58,7 @@ let package = Package(
                 "FerryBase", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryRank",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         .executableTarget(
@@ -76,7 +80,14 @@ let package = Package(
         // libFuzzer targets over the code that reads client bytes (bench/fuzz/README.md).
         // A normal build makes a tool that replays inputs; bench/fuzz/run.sh builds it with
         // -sanitize=fuzzer,address -DFERRY_FUZZ, where libFuzzer's driver runs it instead.
-        .executableTarget(name: "ferry-fuzz", dependencies: ["CLibFuzzer", "Ferry", "FerryHTTP", "FerryRank"]),
+        .executableTarget(
+            name: "ferry-fuzz",
+            dependencies: [
+                "CLibFuzzer", "Ferry", "FerryHTTP", "FerryRank",
+                // The jwt target checks accepted signatures with swift-crypto, apart from jwt-kit.
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "FerryHTTPTests",
             dependencies: ["FerryHTTP", "FerryHTTPTestSupport", .product(name: "Logging", package: "swift-log")]
@@ -93,8 +104,10 @@ let package = Package(
         .target(
             name: "FerryTestSupport",
             dependencies: [
-                "Ferry", "FerryHTTP", "FerryHTTPTestSupport", "FerryMigrations", "FerryPostgres",
+                "Ferry", "FerryBase", "FerryHTTP", "FerryHTTPTestSupport", "FerryMigrations", "FerryPostgres",
                 .product(name: "Logging", package: "swift-log"),
+                // The test identity provider signs JWTs with swift-crypto itself, apart from jwt-kit.
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(
@@ -113,8 +126,8 @@ let package = Package(
         .testTarget(
             name: "FerryTests",
             dependencies: [
-                "Ferry", "FerryHTTP", "FerryHTTPTestSupport", "FerryMigrations", "FerryPostgres", "FerryMemcached", "FerryRank",
-                "FerryTestSupport",
+                "Ferry", "FerryBase", "FerryHTTP", "FerryHTTPTestSupport", "FerryMigrations", "FerryPostgres", "FerryMemcached",
+                "FerryRank", "FerryTestSupport",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             // The plans' SQL, read by ResourcePlanTests from the source tree, not bundled.

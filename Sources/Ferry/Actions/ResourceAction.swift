@@ -26,8 +26,8 @@ struct ResourceAction: Sendable {
 
     /// The resource named in the path; nil only for ``Kind/refused(_:)`` of a name with no resource.
     let resource: Resource?
-    /// SHA-256 of the bearer token (``BearerToken/hash(_:)``): who the caller is.
-    let tokenHash: String
+    /// The request's bearer, not yet checked: who the caller claims to be.
+    let credential: Credential
     let kind: Kind
 
     enum Kind: Sendable {
@@ -66,11 +66,11 @@ struct ResourceAction: Sendable {
     ) throws -> ResourceAction {
         let name = parameters["resource"] ?? ""
         if SchemaCatalog.reservedNames.contains(name) { throw Problem.notFound("no route for /v1/\(name)") }
-        let hash = try Caller.tokenHash(request)
+        let hash = try Caller.credential(request)
         guard let resource = catalog[name] else {
-            return ResourceAction(resource: nil, tokenHash: hash, kind: .refused(.notFound("no resource called \(name)")))
+            return ResourceAction(resource: nil, credential: hash, kind: .refused(.notFound("no resource called \(name)")))
         }
-        let action = { (kind: Kind) in ResourceAction(resource: resource, tokenHash: hash, kind: kind) }
+        let action = { (kind: Kind) in ResourceAction(resource: resource, credential: hash, kind: kind) }
         let pathID = parameters["id"] ?? ""
         // A malformed id names no row: 404, as a well-formed id of no row would be.
         let idRefusal = { action(.refused(.notFound("no such row"))) }

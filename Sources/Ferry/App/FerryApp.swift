@@ -38,7 +38,11 @@ public final class FerryApp: Sendable {
             onConnect: Self.sessionSetup(preparedStatements: db.preparedStatements, jit: db.jit)
         )
         self.pool = pool
-        database = Database(pool: pool, tokenCacheSeconds: configuration.auth.tokenCacheSeconds)
+        let auth = configuration.auth
+        // The providers' keys are read (and fetched) before anything serves.
+        let jwt = try auth.jwtProviders.isEmpty ? nil : JWTVerifier(
+            providers: auth.jwtProviders, timing: auth.keyTiming, leewaySeconds: auth.jwtLeewaySeconds, logger: logger)
+        database = Database(pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt)
         let metrics = FerryMetrics()
         self.metrics = metrics
         memcached = try MemcachedClient(configuration: Self.memcachedConfiguration(configuration.memcached))
@@ -101,7 +105,8 @@ public final class FerryApp: Sendable {
         router.get(ProbeRoute.health, inline: true) { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
         ReadinessRoute(database: database, memcached: memcached).register(on: &router)
         AuthRoutes(auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
-                   allowSignup: configuration.auth.allowSignup).register(on: &router, handle: handle)
+                   allowSignup: configuration.auth.allowSignup, builtinTokens: configuration.auth.builtinTokens)
+            .register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
         ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema).register(on: &router, handle: handle)
         // The key check outermost, so that a replay does no work.
@@ -141,6 +146,9 @@ public final class FerryApp: Sendable {
         )
     }
 
-    /// Closes the pool's connections.
-    public func close() { pool.close() }
+    /// Closes the pool's connections and stops the JWT key refreshes.
+    public func close() {
+        database.jwt?.stop()
+        pool.close()
+    }
 }

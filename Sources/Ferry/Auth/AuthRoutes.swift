@@ -4,11 +4,23 @@ import FerryHTTP
 struct AuthRoutes: Sendable {
     let auth: AuthService
     let allowSignup: Bool
+    /// Whether Ferry's own tokens are on (`auth.builtin_tokens`); without them
+    /// only `/v1/auth/me` is served, and `/v1/auth/token` is 404.
+    let builtinTokens: Bool
 
     func register(on router: inout Router, handle: RouteHandling) {
+        router.get("/v1/auth/me", handle { request, context in try me(request, context) })
+        guard builtinTokens else {
+            // Not a resource either: 404 to every method, never 405 from the resource routes' patterns.
+            for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
+                router.add(method, "/v1/auth/token", handle { _, _ in
+                    throw Problem.notFound("Ferry's own tokens are off (auth.builtin_tokens); sign in with your identity provider")
+                })
+            }
+            return
+        }
         router.post("/v1/auth/token", handle { request, _ in try signIn(request) })
         router.delete("/v1/auth/token", handle { request, context in try revoke(request, context) })
-        router.get("/v1/auth/me", handle { request, context in try me(request, context) })
         if allowSignup {
             router.post("/v1/users", handle { request, _ in try signUp(request) })
         }
@@ -36,16 +48,19 @@ struct AuthRoutes: Sendable {
     }
 
     func revoke(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
-        let hash = try Caller.tokenHash(request)
-        _ = try auth.database.asCaller(context.caller(hash), [PlannedStatement("SELECT ferry.revoke_token($1::bytea)", [.text(hash)])])
+        let credential = try Caller.credential(request)
+        guard case .token(let hash) = credential else {
+            _ = try auth.database.asCaller(context.caller(credential), [])  // a bad JWT is 401 first
+            throw Problem.badRequest("a JWT is not revoked here: it is valid until it expires; sign out at its identity provider")
+        }
+        _ = try auth.database.asCaller(context.caller(credential), [PlannedStatement("SELECT ferry.revoke_token($1::bytea)", [.text(hash)])])
         // Committed: from now on this process looks the token up again, and finds it revoked.
         auth.database.forgetToken(hash)
         return HTTPResponse(status: 204)
     }
 
     func me(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
-        let hash = try Caller.tokenHash(request)
-        let result = try auth.database.asCaller(context.caller(hash), [
+        let result = try auth.database.asCaller(context.caller(try Caller.credential(request)), [
             PlannedStatement("SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) FROM ferry.me()")
         ])[0]
         guard let json = result.first?[0] else { throw Problem.unauthorized() }

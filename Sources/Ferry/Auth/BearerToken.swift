@@ -43,21 +43,48 @@ public enum BearerToken {
     /// like one Ferry issues, so junk never reaches the database.
     public static func from(_ request: HTTPRequest) -> String? {
         guard var value = request.headers["Authorization"] else { return nil }
-        // Byte-level on purpose: this runs on every authenticated request.
         return value.withUTF8 { bytes -> String? in
-            var start = 0
-            while start < bytes.count, bytes[start] == space { start += 1 }
-            guard bytes.count - start > scheme.count else { return nil }
-            for (offset, letter) in scheme.enumerated() where bytes[start + offset] | 0x20 != letter { return nil }
-            start += scheme.count
-            guard bytes[start] == space else { return nil }
-            while start < bytes.count, isWhitespace(bytes[start]) { start += 1 }
-            var end = bytes.count
-            while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
-            let token = UnsafeBufferPointer(rebasing: bytes[start..<end])
-            guard (16...512).contains(token.count), token.allSatisfy(Base64URL.isAlphabet) else { return nil }
+            guard let token = bearer(bytes), isFerryToken(token) else { return nil }
             return String(decoding: token, as: UTF8.self)
         }
+    }
+
+    /// What the request's `Authorization: Bearer` carries: one of Ferry's
+    /// tokens, a JWT (anything with a dot, so that a malformed one gets its
+    /// reason), or nil for neither.
+    package static func credential(_ request: HTTPRequest) -> Credential? {
+        guard var value = request.headers["Authorization"] else { return nil }
+        return value.withUTF8 { bytes -> Credential? in
+            guard let token = bearer(bytes) else { return nil }
+            if token.contains(UInt8(ascii: ".")) {
+                let text = String(decoding: token, as: UTF8.self)
+                return .jwt(hash: hash(text), token: text)
+            }
+            guard isFerryToken(token) else { return nil }
+            return .token(hash: hash(String(decoding: token, as: UTF8.self)))
+        }
+    }
+
+    /// The bytes after `Bearer` and its whitespace, trailing whitespace
+    /// dropped; nil for another scheme or an empty token. Byte-level on
+    /// purpose: this runs on every authenticated request.
+    private static func bearer(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        var start = 0
+        while start < bytes.count, bytes[start] == space { start += 1 }
+        guard bytes.count - start > scheme.count else { return nil }
+        for (offset, letter) in scheme.enumerated() where bytes[start + offset] | 0x20 != letter { return nil }
+        start += scheme.count
+        guard bytes[start] == space else { return nil }
+        while start < bytes.count, isWhitespace(bytes[start]) { start += 1 }
+        var end = bytes.count
+        while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
+        guard end > start else { return nil }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// Whether `token` could be one Ferry issued: 16 to 512 base64url characters.
+    private static func isFerryToken(_ token: UnsafeBufferPointer<UInt8>) -> Bool {
+        (16...512).contains(token.count) && token.allSatisfy(Base64URL.isAlphabet)
     }
 
     /// `bearer`, lowercase: compared against the header with ASCII letters folded.
@@ -149,6 +176,11 @@ extension Base64URL {
 /// Only successful checks are stored, so a wrong token always reaches the
 /// database (and its throttling). Keys are token hashes: the process never keeps
 /// a token itself.
+///
+/// Verified JWTs have a cache of their own (``Database``), whose entries also
+/// hold the token's claims and last until the token expires: a JWT cannot be
+/// revoked, so its verification stands for its lifetime. There the claims'
+/// bytes are bounded too.
 final class TokenCache: Sendable {
     /// One checked token.
     struct Entry: Sendable {
@@ -158,6 +190,8 @@ final class TokenCache: Sendable {
         let expiresAtMs: Int64
         /// Until when this check stands in for the database's.
         let checkedUntil: ContinuousClock.Instant
+        /// A JWT's claims, as JSON text (what `ferry.claims()` returns); nil for Ferry's tokens.
+        var claims: String? = nil
     }
 
     private struct State {
@@ -167,6 +201,8 @@ final class TokenCache: Sendable {
         var generation: UInt64 = 0
         /// When lapsed entries are next swept out.
         var nextSweep: ContinuousClock.Instant?
+        /// The bytes of the claims held.
+        var claimBytes = 0
     }
 
     private let state = Locked(State())
@@ -175,23 +211,32 @@ final class TokenCache: Sendable {
     /// At most this many tokens are held; past it, lapsed entries go and, if
     /// that is not enough, all of them (the next check of each refills it).
     let capacity: Int
+    /// At most this many bytes of claims are held, treated like ``capacity``.
+    let maxClaimBytes: Int
 
     /// A cache whose checks stand for `seconds`; nil for 0, which disables it.
-    init?(seconds: Int, capacity: Int = 100_000) {
+    init?(seconds: Int, capacity: Int = 100_000, maxClaimBytes: Int = 64 << 20) {
         guard seconds > 0 else { return nil }
         lifetime = .seconds(seconds)
         self.capacity = max(1, capacity)
+        self.maxClaimBytes = maxClaimBytes
     }
 
     /// The user `hash` was checked for, while the check is recent and the token unexpired.
     func user(for hash: String, now: ContinuousClock.Instant = .now, nowMs: Int64 = TokenCache.wallClockMs()) -> String? {
+        entry(for: hash, now: now, nowMs: nowMs)?.userID
+    }
+
+    /// What `hash` was checked for, while the check is recent and the token unexpired.
+    func entry(for hash: String, now: ContinuousClock.Instant = .now, nowMs: Int64 = TokenCache.wallClockMs()) -> Entry? {
         state.withLock { state in
             guard let entry = state.entries[hash] else { return nil }
             guard now < entry.checkedUntil, nowMs < entry.expiresAtMs else {
+                state.claimBytes -= entry.claims?.utf8.count ?? 0
                 state.entries[hash] = nil
                 return nil
             }
-            return entry.userID
+            return entry
         }
     }
 
@@ -199,8 +244,13 @@ final class TokenCache: Sendable {
     var generation: UInt64 { state.withLock { $0.generation } }
 
     /// Keeps a successful check, unless a token was evicted since `generation` was read.
-    func store(_ hash: String, userID: String, expiresAtMs: Int64, generation: UInt64, now: ContinuousClock.Instant = .now) {
-        let entry = Entry(userID: userID, expiresAtMs: expiresAtMs, checkedUntil: now + lifetime)
+    func store(
+        _ hash: String, userID: String, expiresAtMs: Int64, claims: String? = nil, generation: UInt64,
+        now: ContinuousClock.Instant = .now, until: ContinuousClock.Instant? = nil
+    ) {
+        let checkedUntil = until.map { min($0, now + lifetime) } ?? now + lifetime
+        let entry = Entry(userID: userID, expiresAtMs: expiresAtMs, checkedUntil: checkedUntil, claims: claims)
+        let bytes = claims?.utf8.count ?? 0
         state.withLock { state in
             guard state.generation == generation else { return }
             // A token not used again (its app signed out, its user moved on)
@@ -208,22 +258,34 @@ final class TokenCache: Sendable {
             // entries once per lifetime, so the cache holds the tokens of the
             // last moments and memory follows the active users, not all users.
             if let next = state.nextSweep, now >= next {
-                state.entries = state.entries.filter { now < $0.value.checkedUntil }
+                Self.sweep(&state, now: now)
                 state.nextSweep = now + lifetime
             } else if state.nextSweep == nil {
                 state.nextSweep = now + lifetime
             }
-            if state.entries.count >= capacity, state.entries[hash] == nil {
-                state.entries = state.entries.filter { now < $0.value.checkedUntil }
-                if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
+            let full = state.entries.count >= capacity || state.claimBytes + bytes > maxClaimBytes
+            if full, state.entries[hash] == nil {
+                Self.sweep(&state, now: now)
+                if state.entries.count >= capacity || state.claimBytes + bytes > maxClaimBytes {
+                    state.entries.removeAll(keepingCapacity: true)
+                    state.claimBytes = 0
+                }
             }
+            state.claimBytes += bytes - (state.entries[hash]?.claims?.utf8.count ?? 0)
             state.entries[hash] = entry
         }
+    }
+
+    /// Drops the entries whose check has lapsed.
+    private static func sweep(_ state: inout State, now: ContinuousClock.Instant) {
+        state.entries = state.entries.filter { now < $0.value.checkedUntil }
+        state.claimBytes = state.entries.values.reduce(0) { $0 + ($1.claims?.utf8.count ?? 0) }
     }
 
     /// Forgets `hash` (its token was revoked through this process).
     func evict(_ hash: String) {
         state.withLock { state in
+            state.claimBytes -= state.entries[hash]?.claims?.utf8.count ?? 0
             state.entries[hash] = nil
             state.generation &+= 1
         }
@@ -237,6 +299,23 @@ final class TokenCache: Sendable {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec / 1_000_000)
+    }
+}
+
+/// What a request's bearer is. Only hashes are kept past the request; a JWT
+/// travels with its request because it is verified, on a cache miss, where
+/// the request reaches the database.
+package enum Credential: Sendable, Equatable {
+    /// One of Ferry's own tokens, by its hash.
+    case token(hash: String)
+    /// A JWT, with its hash (its key in the verification cache).
+    case jwt(hash: String, token: String)
+
+    /// The hash of the token, whichever kind.
+    var hash: String {
+        switch self {
+        case .token(let hash), .jwt(let hash, _): hash
+        }
     }
 }
 

@@ -28,7 +28,7 @@ struct BatchRoute: Sendable {
     }
 
     func batch(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
-        let hash = try Caller.tokenHash(request)
+        let hash = try Caller.credential(request)
         let operations: [BatchOperation]
         do {
             try RequestBody.requireJSON(request)

@@ -28,6 +28,7 @@ extension ConfigurationKey {
         case .boolean(let v): return v ? "true" : "false"
         case .string(let v): return quote(v)
         case .stringList(let v): return "[" + v.map(quote).joined(separator: ", ") + "]"
+        case .json(let v): return v
         }
     }
 

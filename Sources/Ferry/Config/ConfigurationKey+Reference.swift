@@ -14,6 +14,7 @@ extension ConfigurationKey {
             case .boolean(let v): value = v ? "true" : "false"
             case .string(let v): value = v.isEmpty ? "\"\"" : v
             case .stringList(let v): value = "[" + v.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+            case .json(let v): value = v
             }
             let help = key.help.replacingOccurrences(of: "|", with: "\\|")
             out += "| `\(key.name)` | `\(key.environmentVariable)` | \(key.kind.rawValue) | `\(value)` | \(help) |\n"

@@ -7,6 +7,8 @@ public struct ConfigurationKey: Sendable {
     /// The JSON type a key takes.
     public enum Kind: String, Sendable {
         case integer, number, boolean, string, stringList = "list of strings"
+        /// JSON objects, each checked by the key itself (`auth.jwt_providers`); the environment holds the JSON text.
+        case objectList = "list of objects"
     }
 
     /// Dotted name, e.g. `database.pool_size`.
@@ -29,6 +31,8 @@ public struct ConfigurationKey: Sendable {
 
 public enum ConfigurationValue: Sendable, Equatable {
     case integer(Int), number(Double), boolean(Bool), string(String), stringList([String])
+    /// A list of objects, as JSON text.
+    case json(String)
 }
 
 extension ConfigurationKey {
@@ -81,6 +85,19 @@ extension ConfigurationKey {
             config[keyPath: path] = v
             return nil
         }, read: { .string($0[keyPath: path]) })
+    }
+
+    static func providers(
+        _ name: String, _ path: WritableKeyPath<FerryConfiguration, [JWTProvider]> & Sendable, _ help: String
+    ) -> ConfigurationKey {
+        ConfigurationKey(name: name, kind: .objectList, help: help, store: { config, value in
+            guard case .json(let text) = value else { return "expected a list of objects" }
+            switch JWTProvider.parseList(text) {
+            case .success(let providers): config[keyPath: path] = providers
+            case .failure(let error): return error.reason
+            }
+            return nil
+        }, read: { .json(JWTProvider.jsonText($0[keyPath: path])) })
     }
 
     static func list(

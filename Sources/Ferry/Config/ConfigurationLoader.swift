@@ -80,6 +80,9 @@ public enum ConfigurationLoader {
         for server in config.memcached.servers where MemcachedAddress(server) == nil {
             throw ConfigurationError(key: "memcached.servers", reason: "\"\(server)\" is not host:port")
         }
+        if !config.auth.builtinTokens, config.auth.jwtProviders.isEmpty {
+            throw ConfigurationError(key: "auth.builtin_tokens", reason: "false needs at least one provider in auth.jwt_providers")
+        }
         for origin in config.cors.allowedOrigins where origin.isEmpty || origin.contains(" ") {
             throw ConfigurationError(key: "cors.allowed_origins", reason: "\"\(origin)\" is not an origin")
         }
@@ -97,6 +100,7 @@ public enum ConfigurationLoader {
             default: return nil
             }
         case .string: return .string(raw)
+        case .objectList: return .json(raw)
         case .stringList:
             return .stringList(trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty })
@@ -104,7 +108,7 @@ public enum ConfigurationLoader {
     }
 
     private static func article(_ kind: ConfigurationKey.Kind) -> String {
-        kind == .integer ? "an integer" : kind == .stringList ? "a list of strings" : "a \(kind.rawValue)"
+        kind == .integer ? "an integer" : "a \(kind.rawValue)"
     }
 
     private static func describe(_ error: Error) -> String {

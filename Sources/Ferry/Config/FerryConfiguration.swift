@@ -113,6 +113,23 @@ public struct FerryConfiguration: Sendable, Equatable {
         /// process (0: every request looks its token up). A token revoked other than
         /// through this process is still accepted here for up to this long.
         public var tokenCacheSeconds = 1
+        /// Whether Ferry's own users and tokens are accepted (`POST /v1/auth/token`, sign-up, `ferry token issue`).
+        public var builtinTokens = true
+        /// The identity providers whose JWTs are accepted; none by default.
+        public var jwtProviders: [JWTProvider] = []
+        /// Clock skew tolerated on a JWT's `exp`, `nbf` and `iat`.
+        public var jwtLeewaySeconds = 60
+        /// How often a provider's JWKS is fetched again in the background.
+        public var jwksRefreshSeconds = 600
+        /// How long past a failed refresh the keys held keep serving.
+        public var jwksGraceSeconds = 86_400
+        /// An unknown `kid` fetches the JWKS again at most once per this many seconds.
+        public var jwksMinRefetchSeconds = 30
+
+        /// The JWKS timing these keys set.
+        public var keyTiming: KeyTiming {
+            KeyTiming(refresh: .seconds(jwksRefreshSeconds), grace: .seconds(jwksGraceSeconds), minRefetch: .seconds(jwksMinRefetchSeconds))
+        }
     }
 
     /// Tombstone retention.

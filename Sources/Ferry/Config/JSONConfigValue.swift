@@ -1,6 +1,6 @@
 /// A JSON value as a configuration file holds it, keeping booleans and
 /// numbers apart (JSONSerialization on Linux does not).
-enum JSONConfigValue: Decodable, Equatable {
+enum JSONConfigValue: Decodable, Equatable, Sendable {
     case null, bool(Bool), integer(Int), number(Double), string(String)
     case array([JSONConfigValue]), object([String: JSONConfigValue])
 
@@ -30,6 +30,7 @@ enum JSONConfigValue: Decodable, Equatable {
                 strings.append(s)
             }
             return .stringList(strings)
+        case (.objectList, .array): return .json(String(decoding: jsonValue.bytes, as: UTF8.self))
         default: return nil
         }
     }

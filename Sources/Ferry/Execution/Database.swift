@@ -61,6 +61,12 @@ enum Bind: Sendable, Equatable {
 /// inside that transaction, which aborts everything after it. A token checked
 /// within `auth.token_cache_seconds` (``TokenCache``) is not looked up again:
 /// its pipeline starts with ``callerSetting`` instead.
+///
+/// A JWT is verified here, before its pipeline is sent (``JWTVerifier``); a
+/// verified one starts its pipeline with ``externalSignIn``, which makes its
+/// user on first sight and sets the claims, and is then cached until it
+/// expires: later requests start with ``claimsSetting``, as cheap as a cached
+/// Ferry token's ``callerSetting``.
 public final class Database: Sendable {
     /// The serve pool (the RLS-subject role). Private, so that a request's
     /// statements reach PostgreSQL only through this type; start-up and
@@ -70,12 +76,24 @@ public final class Database: Sendable {
     public let maxRetries: Int
     /// Tokens checked within the last `auth.token_cache_seconds`; nil when that is 0.
     let tokens: TokenCache?
+    /// Whether Ferry's own tokens are accepted (`auth.builtin_tokens`).
+    let builtinTokens: Bool
+    /// The JWT verifier; nil when no provider is configured.
+    let jwt: JWTVerifier?
+    /// JWTs verified, each until it expires.
+    let jwts: TokenCache
 
-    /// A database over `pool`, keeping checked tokens for `tokenCacheSeconds` (0: never).
-    public init(pool: PostgresPool, maxRetries: Int = 3, tokenCacheSeconds: Int = 0) {
+    /// A database over `pool`, keeping checked tokens for `tokenCacheSeconds` (0: never),
+    /// accepting Ferry's tokens when `builtinTokens` and JWTs when `jwt` is set.
+    public init(
+        pool: PostgresPool, maxRetries: Int = 3, tokenCacheSeconds: Int = 0, builtinTokens: Bool = true, jwt: JWTVerifier? = nil
+    ) {
         self.pool = pool
         self.maxRetries = maxRetries
         tokens = TokenCache(seconds: tokenCacheSeconds)
+        self.builtinTokens = builtinTokens
+        self.jwt = jwt
+        jwts = TokenCache(seconds: 86_400)!
     }
 
     /// Runs `statements` as `caller`, in one transaction and one round trip.
@@ -84,27 +102,68 @@ public final class Database: Sendable {
     /// When the caller has a ``CallerTransaction`` open (a batch, an idempotent
     /// write) the statements join it instead, one round trip each.
     func asCaller(_ caller: Caller, _ statements: [PlannedStatement]) throws -> [PostgresResult] {
-        let tokenHash = caller.tokenHash
         if let transaction = caller.transaction {
-            guard transaction.tokenHash == tokenHash else { throw Problem.unauthorized("one transaction, one caller") }
+            guard transaction.credential == caller.credential else { throw Problem.unauthorized("one transaction, one caller") }
             return try transaction.run(statements)
         }
-        if let tokens, let user = tokens.user(for: tokenHash) {
-            let results = try run(Self.callerSetting(user), statements)
-            caller.trace?.userID = user
-            return Array(results.dropFirst())
-        }
-        // Read before the check is sent: a revocation through this process while it
-        // runs must keep what the check saw out of the cache.
-        let generation = tokens?.generation
-        let results = try run(Self.tokenCheck(tokenHash), statements)
-        let checked = results.first?.first?[0].flatMap(CheckedToken.init)
+        let opening = try opening(caller.credential)
+        let results = try run(opening.statement, statements)
         // For the request log line.
-        caller.trace?.userID = checked?.userID
-        if let tokens, let generation, let checked {
-            tokens.store(tokenHash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
-        }
+        caller.trace?.userID = opening.knownUser ?? opening.learn(results.first?.first?[0])
         return Array(results.dropFirst())
+    }
+
+    /// The first statement of a caller's transaction, and what its result teaches the caches.
+    struct Opening: Sendable {
+        let statement: PostgresStatement
+        /// The user, when a cache vouched for the bearer and the statement only sets it.
+        let knownUser: String?
+        /// Keeps what the statement returned, once its transaction has committed, and gives the user id.
+        let learn: @Sendable (String?) -> String?
+    }
+
+    /// How a transaction for `credential` starts: the cached identity, a token
+    /// lookup, or (for a JWT, verified here) the external sign-in.
+    func opening(_ credential: Credential) throws -> Opening {
+        switch credential {
+        case .token(let hash):
+            guard builtinTokens else { throw Problem.unauthorized() }
+            if let tokens, let user = tokens.user(for: hash) {
+                return Opening(statement: Self.callerSetting(user), knownUser: user) { _ in user }
+            }
+            // Read before the check is sent: a revocation through this process while it
+            // runs must keep what the check saw out of the cache.
+            let generation = tokens?.generation
+            return Opening(statement: Self.tokenCheck(hash), knownUser: nil) { [tokens] text in
+                guard let checked = text.flatMap(CheckedToken.init) else { return nil }
+                if let tokens, let generation {
+                    tokens.store(hash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
+                }
+                return checked.userID
+            }
+        case .jwt(let hash, let token):
+            guard let jwt else { throw Problem.unauthorized() }
+            if let entry = jwts.entry(for: hash) {
+                return Opening(statement: Self.claimsSetting(entry.userID, entry.claims ?? "{}"), knownUser: entry.userID) { _ in
+                    entry.userID
+                }
+            }
+            let nowMs = TokenCache.wallClockMs()
+            let verified: VerifiedJWT
+            do {
+                verified = try jwt.verify(token, now: Double(nowMs) / 1000)
+            } catch let refusal as JWTRefusal {
+                throw refusal.problem
+            }
+            let generation = jwts.generation
+            let until = ContinuousClock.now + .milliseconds(max(0, verified.acceptedUntilMs - nowMs))
+            return Opening(statement: Self.externalSignIn(verified), knownUser: nil) { [jwts] user in
+                guard let user else { return nil }
+                jwts.store(hash, userID: user, expiresAtMs: verified.acceptedUntilMs, claims: verified.claims,
+                           generation: generation, until: until)
+                return user
+            }
+        }
     }
 
     /// Forgets a token revoked through this process, so its next use is checked again.
@@ -136,6 +195,20 @@ public final class Database: Sendable {
     /// token: `ferry.user_id` set for the transaction, no lookup.
     static func callerSetting(_ userID: String) -> PostgresStatement {
         PostgresStatement("SELECT pg_catalog.set_config('ferry.user_id', $1, true)", [userID])
+    }
+
+    /// What starts the transaction of a JWT verified lately: the user and the
+    /// claims (`ferry.claims()`) set for the transaction, nothing looked up.
+    static func claimsSetting(_ userID: String, _ claims: String) -> PostgresStatement {
+        PostgresStatement(
+            "SELECT pg_catalog.set_config('ferry.user_id', $1, true), pg_catalog.set_config('ferry.claims', $2, true)",
+            [userID, claims])
+    }
+
+    /// What starts the transaction of a JWT just verified: its user made on
+    /// first sight (migration 0016), the user and claims set; returns the user id.
+    static func externalSignIn(_ verified: VerifiedJWT) -> PostgresStatement {
+        PostgresStatement("SELECT ferry.sign_in_external($1, $2, $3)", [verified.issuer, verified.subject, verified.claims])
     }
 
     /// Runs `statements` with no caller identity (sign-in, sign-up), in one transaction.
@@ -185,24 +258,25 @@ extension Database {
     /// When the caller has a transaction open already, `body` simply joins it
     /// (the outermost owner commits).
     func callerTransaction<T>(_ caller: Caller, _ body: (CallerTransaction) throws -> TransactionOutcome<T>) throws -> T {
-        let tokenHash = caller.tokenHash
         if let current = caller.transaction {
             switch try body(current) {
             case .commit(let value), .rollback(let value): return value
             }
         }
+        // Verified before a connection is taken: a JWT's keys may have to be fetched.
+        let opening = try opening(caller.credential)
         var attempt = 0
         while true {
             var retry = false
+            var opened: String?
             let value: T? = try withMappedConnection { connection in
                 do throws(PostgresError) {
                     try connection.execute("BEGIN")
-                    let check = Database.tokenCheck(tokenHash)
-                    _ = try connection.query(check.sql, check.params)
+                    opened = try connection.query(opening.statement.sql, opening.statement.params).first?[0]
                 } catch {
                     throw DatabaseFailure.map(error, statementOffset: 0)
                 }
-                let transaction = CallerTransaction(connection: connection, tokenHash: tokenHash)
+                let transaction = CallerTransaction(connection: connection, credential: caller.credential)
                 // The pool rolls back a transaction left open, also when `body` throws.
                 let outcome = try body(transaction)
                 if transaction.sawRetryableConflict, attempt < maxRetries {
@@ -217,6 +291,8 @@ extension Database {
                         if commit.commandTag == "ROLLBACK" {
                             throw Problem(500, "internal_error", "the transaction was rolled back at commit")
                         }
+                        // Only now: a JWT's first sight made its user in this transaction.
+                        if opening.knownUser == nil { _ = opening.learn(opened) }
                     } catch let error as PostgresError {
                         if error.isRetryableConflict, attempt < maxRetries {
                             retry = true
@@ -266,17 +342,17 @@ extension Database {
 /// `Database.callerTransaction`'s body; no other thread ever sees it.
 final class CallerTransaction: @unchecked Sendable {
     let connection: PostgresConnection
-    /// The token hash the token check (`Database.tokenCheck`) identified the caller with.
-    let tokenHash: String
+    /// The bearer the transaction's first statement identified the caller with.
+    let credential: Credential
     /// Set when a statement lost a serialization or deadlock race: the whole
     /// transaction is then rerun, whatever answer the request produced.
     private(set) var sawRetryableConflict = false
     /// Set when any statement failed: the transaction is aborted and can only roll back.
     private(set) var failed = false
 
-    init(connection: PostgresConnection, tokenHash: String) {
+    init(connection: PostgresConnection, credential: Credential) {
         self.connection = connection
-        self.tokenHash = tokenHash
+        self.credential = credential
     }
 
     /// Runs `statements` one round trip each (a pipeline would end the

@@ -23,7 +23,7 @@ struct IdempotentWrites: Middleware {
 
     func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
         guard let key = request.headers["Idempotency-Key"], context.scope.transaction == nil else { return try next(request, context) }
-        let caller = context.caller(try Caller.tokenHash(request))
+        let caller = context.caller(try Caller.credential(request))
         // RFC 5234 VCHAR only, as the contract says: a space or a byte past ASCII would make the key's
         // identity depend on how each hop trims and re-encodes the header.
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {

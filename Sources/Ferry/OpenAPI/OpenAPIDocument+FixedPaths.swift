@@ -5,7 +5,7 @@ extension OpenAPIDocument {
     var fixedPaths: [(String, JSONValue)] {
         var paths: [(String, JSONValue)] = [
             ("/v1", .object([("get", Self.operation("catalog", "List the resources and their columns", tag: "sync",
-                responses: Self.commonProblems + [("200", Self.ok("The resources.", Self.ref("schemas", "Catalog")))]))])),
+                responses: commonProblems + [("200", Self.ok("The resources.", Self.ref("schemas", "Catalog")))]))])),
             ("/v1/changes", .object([("get", Self.operation("changes", "Every readable row changed after a cursor", tag: "sync",
                 parameters: [
                     Self.query("since", Self.type("string", ("pattern", "^(now|1[A-Za-z0-9_-]+)?$")), "The cursor of the previous answer; none for a full sync; `now` for the cursor of this moment and no changes."),
@@ -14,7 +14,7 @@ extension OpenAPIDocument {
                     Self.query("resources", resourcesSchema, "Comma-separated resource names; default all."),
                     Self.ref("parameters", "IfNoneMatch"),
                 ],
-                responses: Self.commonProblems + [
+                responses: commonProblems + [
                     ("200", Self.ok("Changes in commit order; follow `cursor` while `has_more`.", Self.ref("schemas", "Changes"),
                                     headers: ["ETag"])),
                     ("304", Self.ok("Nothing changed since the cursor in If-None-Match.", headers: ["ETag"])),
@@ -24,7 +24,7 @@ extension OpenAPIDocument {
             ("/v1/batch", .object([("post", Self.operation("batch", "Run operations in order in one transaction", tag: "sync",
                 parameters: [Self.ref("parameters", "IdempotencyKey")],
                 body: Self.jsonBody(Self.ref("schemas", "BatchRequest")),
-                responses: Self.commonProblems + Self.bodyProblems + [
+                responses: commonProblems + Self.bodyProblems + [
                     ("200", Self.ok("Every operation applied.", Self.ref("schemas", "BatchResponse"))),
                     ("404", Self.problem(["not_found"])),
                     ("409", Self.problem(["revision_conflict", "already_exists", "idempotency_key_in_use"])),
@@ -32,7 +32,9 @@ extension OpenAPIDocument {
                     ("412", Self.problem(["precondition_failed"])),
                     ("422", Self.problem(["validation_failed", "unknown_field", "too_many_items", "idempotency_key_reused"])),
                 ]))])),
-            ("/v1/auth/token", .object([
+        ]
+        if configuration.auth.builtinTokens {
+            paths.append(("/v1/auth/token", .object([
                 ("post", Self.operation("signIn", "Exchange a name and password for a bearer token", tag: "auth",
                     responses: [
                         ("201", Self.ok("A new token.", Self.ref("schemas", "Token"))),
@@ -41,13 +43,15 @@ extension OpenAPIDocument {
                     ],
                     security: .array([.object([("basicAuth", .array([]))])]))),
                 ("delete", Self.operation("revokeToken", "Revoke the calling token", tag: "auth",
-                    responses: Self.commonProblems + [("204", Self.ok(
+                    responses: commonProblems + (acceptsJWTs ? [("400", Self.problem(["bad_request"]))] : []) + [("204", Self.ok(
                         "Revoked: refused from now on by this instance; other instances may accept it for up to auth.token_cache_seconds."))])),
-            ])),
+            ])))
+        }
+        paths += [
             ("/v1/auth/me", .object([("get", Self.operation("me", "The caller", tag: "auth",
-                responses: Self.commonProblems + [("200", Self.ok("The caller.", Self.ref("schemas", "User")))]))])),
+                responses: commonProblems + [("200", Self.ok("The caller.", Self.ref("schemas", "User")))]))])),
         ]
-        if configuration.auth.allowSignup {
+        if configuration.auth.allowSignup, configuration.auth.builtinTokens {
             paths.append(("/v1/users", .object([("post", Self.operation("signUp", "Create an account", tag: "auth",
                 body: Self.jsonBody(Self.ref("schemas", "SignUp")),
                 responses: Self.bodyProblems + [

@@ -12,7 +12,7 @@ extension OpenAPIDocument {
         let tag = resource.name
         let maxItems = configuration.limits.maxBulkItems
         let idempotency = Self.ref("parameters", "IdempotencyKey")
-        let writeProblems: [(String, JSONValue)] = Self.commonProblems + Self.bodyProblems + [
+        let writeProblems: [(String, JSONValue)] = commonProblems + Self.bodyProblems + [
             ("404", Self.problem(["not_found"])),
             ("409", Self.problem(["revision_conflict", "idempotency_key_in_use"])),
             ("410", Self.problem(["gone"])),
@@ -29,7 +29,7 @@ extension OpenAPIDocument {
                 parameters: ["modified_since", "include_deleted"].map { Self.ref("parameters", $0) } + [
                     Self.query("order", Self.orderSchema(resource), "`column[.asc|.desc],...`; ties break on id."),
                 ] + ["limit", "paging", "IfNoneMatch"].map { Self.ref("parameters", $0) } + filters,
-                responses: Self.commonProblems.filter { $0.0 != "503" } + [
+                responses: commonProblems.filter { $0.0 != "503" } + [
                     ("200", Self.ok("A page of rows.", schema("index"), headers: ["ETag", "Link"])),
                     ("304", Self.ok("Nothing changed since the ETag sent.", headers: ["ETag"])),
                     ("400", Self.problem(["invalid_query", "bad_request"])),
@@ -90,7 +90,7 @@ extension OpenAPIDocument {
         let ifMatch = Self.ref("parameters", "IfMatch")
         let idempotency = Self.ref("parameters", "IdempotencyKey")
         let gone = Self.problem(["gone"], headers: ["ETag"], schema: Self.ref("schemas", "Gone"))
-        let updateProblems: [(String, JSONValue)] = Self.commonProblems + Self.bodyProblems.filter { $0.0 != "400" } + [
+        let updateProblems: [(String, JSONValue)] = commonProblems + Self.bodyProblems.filter { $0.0 != "400" } + [
             ("400", Self.problem(["bad_request", "invalid_json", "revision_required"])),
             ("404", Self.problem(["not_found"])),
             ("409", Self.problem(["revision_conflict", "idempotency_key_in_use"])),
@@ -99,7 +99,7 @@ extension OpenAPIDocument {
             ("422", Self.problem(["validation_failed", "unknown_field", "idempotency_key_reused"])),
             ("200", Self.ok("The updated row.", schema(""), headers: ["ETag"])),
         ]
-        let readResponses: [(String, JSONValue)] = Self.commonProblems + [
+        let readResponses: [(String, JSONValue)] = commonProblems + [
             ("200", Self.ok("The row (one id), or the rows in request order with the ids not found (a comma-separated list).",
                             .object([("oneOf", .array([schema(""), schema("multiShow")]))]), headers: ["ETag"])),
             ("304", Self.ok("Not modified.", headers: ["ETag"])),
@@ -127,7 +127,7 @@ extension OpenAPIDocument {
                     ("name", "revision"), ("in", "query"), ("schema", Self.milliseconds),
                     ("description", "The revision the delete is based on, instead of If-Match."),
                 ])],
-                responses: Self.commonProblems + [
+                responses: commonProblems + [
                     ("200", Self.ok("The tombstone.", Self.ref("schemas", "Tombstone"))),
                     ("400", Self.problem(["revision_required", "bad_request"])),
                     ("404", Self.problem(["not_found"])),

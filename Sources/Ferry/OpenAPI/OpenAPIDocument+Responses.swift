@@ -17,12 +17,17 @@ extension OpenAPIDocument {
         return .object(members)
     }
 
-    /// Answers every authenticated route may give.
-    static let commonProblems: [(String, JSONValue)] = [
-        ("401", problem(["unauthorized"])),
-        ("429", problem(["rate_limited"], headers: ["Retry-After"])),
-        ("503", problem(["unavailable", "storage_full"], headers: ["Retry-After"])),
-    ]
+    /// Answers every authenticated route may give; with JWT providers, their refusals too.
+    var commonProblems: [(String, JSONValue)] {
+        [
+            ("401", Self.problem(["unauthorized"] + (acceptsJWTs ? JWTRefusal.codes : []))),
+            ("429", Self.problem(["rate_limited"], headers: ["Retry-After"])),
+            ("503", Self.problem(["unavailable", "storage_full"] + (acceptsJWTs ? ["jwks_unavailable"] : []), headers: ["Retry-After"])),
+        ]
+    }
+
+    /// Whether JWTs from identity providers are accepted (`auth.jwt_providers`).
+    var acceptsJWTs: Bool { !configuration.auth.jwtProviders.isEmpty }
 
     /// Answers every route with a JSON body may give.
     static let bodyProblems: [(String, JSONValue)] = [

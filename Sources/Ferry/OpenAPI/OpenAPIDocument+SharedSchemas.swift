@@ -28,10 +28,15 @@ extension OpenAPIDocument {
         .object([("type", .string(name))] + extra)
     }
 
-    static let sharedSchemas: [(String, JSONValue)] = [
+    /// The codes of JWT refusals and of a provider's keys out of reach, in the
+    /// Problem schema when JWTs are accepted.
+    static let jwtProblemCodes = JWTRefusal.codes + ["jwks_unavailable"]
+
+    /// The schemas every document has; `jwt` adds JWT refusal codes and users without a name.
+    static func sharedSchemas(jwt: Bool) -> [(String, JSONValue)] { [
         ("Problem", object([
             ("type", type("string")), ("title", type("string")), ("status", type("integer")),
-            ("code", type("string", ("enum", .array(problemCodes.map { .string($0) })))),
+            ("code", type("string", ("enum", .array((problemCodes + (jwt ? jwtProblemCodes : [])).map { .string($0) })))),
             ("detail", type("string")),
             ("current", .object([("description", "The server's version of the row (409, 412).")])),
             ("conflicting_fields", type("array", ("items", type("string")))),
@@ -71,7 +76,13 @@ extension OpenAPIDocument {
         ("Token", object([
             ("token", type("string")), ("expires_at", type("integer", ("format", "int64"))), ("user_id", type("string")),
         ], required: ["token", "expires_at", "user_id"])),
-        ("User", object([("id", type("string")), ("name", type("string")), ("created_at", .object([]))], required: ["id", "name"])),
+        jwt
+            ? ("User", object([
+                ("id", type("string")),
+                ("name", .object([("type", ["string", "null"]), ("description", "null for a user from a JWT.")])),
+                ("created_at", .object([])),
+            ], required: ["id", "name"]))
+            : ("User", object([("id", type("string")), ("name", type("string")), ("created_at", .object([]))], required: ["id", "name"])),
         ("SignUp", object([("name", type("string")), ("password", type("string"))], required: ["name", "password"])),
         ("Catalog", object([
             ("resources", type("array", ("items", object([
@@ -79,7 +90,7 @@ extension OpenAPIDocument {
                 ("ranked", type("boolean")), ("columns", type("array", ("items", type("object")))),
             ])))),
         ], required: ["resources"])),
-    ]
+    ] }
 
     static let sharedHeaders: [(String, JSONValue)] = [
         ("ETag", .object([("description", "The revision, quoted; for lists a digest of every row."), ("schema", type("string"))])),

@@ -54,24 +54,35 @@ public struct OpenAPIDocument: Sendable {
         return kept.contains { methods.contains($0.0) } ? (item.0, .object(kept)) : nil
     }
 
+    /// What a bearer may be, as configured.
+    var bearerDescription: String {
+        let issuers = configuration.auth.jwtProviders.map(\.issuer).joined(separator: ", ")
+        switch (configuration.auth.builtinTokens, acceptsJWTs) {
+        case (true, true): return "A token from POST /v1/auth/token, or a JWT from one of these issuers: \(issuers)."
+        case (false, true): return "A JWT from one of these issuers: \(issuers)."
+        default: return "A token from POST /v1/auth/token."
+        }
+    }
+
     /// The resources in name order.
     var resources: [Resource] { catalog.names.compactMap { catalog[$0] } }
 
     var components: JSONValue {
-        var schemas: [(String, JSONValue)] = Self.sharedSchemas
+        var schemas: [(String, JSONValue)] = Self.sharedSchemas(jwt: acceptsJWTs)
         schemas.append(("BatchRequest", Self.batchRequestSchema(maxOperations: configuration.limits.maxBatchOperations)))
         for resource in resources { schemas += resourceSchemas(resource) }
         return .object([
             ("securitySchemes", .object([
                 ("bearerAuth", .object([
                     ("type", "http"), ("scheme", "bearer"),
-                    ("description", "A token from POST /v1/auth/token."),
+                    ("description", .string(bearerDescription)),
                 ])),
+            ] + (configuration.auth.builtinTokens ? [
                 ("basicAuth", .object([
                     ("type", "http"), ("scheme", "basic"),
                     ("description", "Name and password; only for POST /v1/auth/token."),
                 ])),
-            ])),
+            ] : []))),
             ("schemas", .object(schemas)),
             ("parameters", .object(Self.sharedParameters(configuration))),
             ("headers", .object(Self.sharedHeaders)),

@@ -41,7 +41,7 @@ struct RankRewriter: Middleware {
             }
             forms.append((index, form))
         }
-        let caller = context.caller(try Caller.tokenHash(request))
+        let caller = context.caller(try Caller.credential(request))
         if !errors.isEmpty {
             throw try everyError(errors, items: items, single: single, request: request, context: context, caller: caller, next: next)
         }

@@ -131,20 +131,20 @@ struct RouteHandling: Sendable {
     }
 }
 
-/// Who a request runs as, and where its database work goes: the hash of its
-/// bearer token, the trace that learns the user id for the log line, and the
-/// transaction it joins when one is open (a batch, an `Idempotency-Key`
-/// write, a computed rank). Handed to ``Database/asCaller(_:_:)`` explicitly.
+/// Who a request runs as, and where its database work goes: its bearer
+/// (a hashed Ferry token or a JWT), the trace that learns the user id for the
+/// log line, and the transaction it joins when one is open (a batch, an
+/// `Idempotency-Key` write, a computed rank). Handed to
+/// ``Database/asCaller(_:_:)`` explicitly, which checks the bearer.
 struct Caller: Sendable {
-    /// SHA-256 of the bearer token (``BearerToken/hash(_:)``), never the token.
-    let tokenHash: String
+    let credential: Credential
     let trace: RequestTrace?
     let transaction: CallerTransaction?
 
-    /// The hash of the request's bearer token; 401 when there is none.
-    static func tokenHash(_ request: HTTPRequest) throws -> String {
-        guard let token = BearerToken.from(request) else { throw Problem.unauthorized() }
-        return BearerToken.hash(token)
+    /// The request's bearer; 401 when there is none.
+    static func credential(_ request: HTTPRequest) throws -> Credential {
+        guard let credential = BearerToken.credential(request) else { throw Problem.unauthorized() }
+        return credential
     }
 }
 
@@ -163,8 +163,8 @@ struct RequestScope: Sendable {
         self.transaction = transaction
     }
 
-    /// The caller `tokenHash` identifies, in this scope.
-    func caller(_ tokenHash: String) -> Caller { Caller(tokenHash: tokenHash, trace: trace, transaction: transaction) }
+    /// The caller `credential` identifies, in this scope.
+    func caller(_ credential: Credential) -> Caller { Caller(credential: credential, trace: trace, transaction: transaction) }
 
     /// This scope inside `transaction`: whatever runs with it joins that transaction.
     func joining(_ transaction: CallerTransaction) -> RequestScope {
@@ -179,8 +179,8 @@ extension RequestContext {
         set { attachment = newValue }
     }
 
-    /// The caller `tokenHash` identifies, in this request's scope.
-    func caller(_ tokenHash: String) -> Caller { scope.caller(tokenHash) }
+    /// The caller `credential` identifies, in this request's scope.
+    func caller(_ credential: Credential) -> Caller { scope.caller(credential) }
 
     /// This context inside `transaction`, for what a write hook or a batch runs in it.
     func joining(_ transaction: CallerTransaction) -> RequestContext {

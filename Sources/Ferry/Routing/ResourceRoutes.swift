@@ -44,7 +44,7 @@ struct ResourceRoutes: Sendable {
         var accessScopes: [AccessScope] = []
         if case .index = action.kind { accessScopes = try scopes.scopes(for: catalog, schema: schemaName, database: executor.database) }
         let plan = ResourcePlanner(catalog: catalog, scopes: accessScopes, plans: plans).plan(action)
-        let result = try executor.run(plan, as: context.caller(action.tokenHash), for: request)
+        let result = try executor.run(plan, as: context.caller(action.credential), for: request)
         return try ResourceResponse.make(result, conditions: plan.conditions)
     }
 }

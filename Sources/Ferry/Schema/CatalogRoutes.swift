@@ -8,7 +8,7 @@ struct CatalogRoutes: Sendable {
     func register(on router: inout Router, handle: RouteHandling) {
         router.get("/v1", handle { request, context in
             // Every /v1 route needs a valid token, this listing included.
-            _ = try database.asCaller(context.caller(try Caller.tokenHash(request)), [])
+            _ = try database.asCaller(context.caller(try Caller.credential(request)), [])
             return .json(Self.listing(schema.catalog).bytes)
         })
     }

@@ -6,14 +6,14 @@ import Testing
 /// no socket, no database.
 @Suite struct ResourceActionTests {
     typealias F = PipelineFixture
-    let hash = BearerToken.hash(PipelineFixture.token)
+    let hash = Credential.token(hash: BearerToken.hash(PipelineFixture.token))
 
     // MARK: - The eight routes
 
     @Test func readTakesTheIdAndTheValidators() throws {
         let action = try F.parse("GET", "/v1/terms/\(F.term)", headers: [("If-None-Match", #"W/"7", "x""#)])
         #expect(action.resource == F.terms)
-        #expect(action.tokenHash == hash)
+        #expect(action.credential == hash)
         guard case .read(let id, let conditions) = action.kind else { Issue.record("\(action.kind)"); return }
         #expect(id == F.term)
         #expect(conditions.noneMatch == .tags(["7", "x"]))
@@ -170,7 +170,7 @@ import Testing
         ]
         for (method, target, status, code) in cases {
             let action = try F.parse(method, target, body: method == "PATCH" ? "{}" : nil)
-            #expect(action.tokenHash == hash)
+            #expect(action.credential == hash)
             guard case .refused(let problem) = action.kind else {
                 Issue.record("\(method) \(target): \(action.kind)")
                 continue

@@ -19,7 +19,7 @@ struct ChangesRoutes: Sendable {
     }
 
     func changes(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
-        let caller = context.caller(try Caller.tokenHash(request))
+        let caller = context.caller(try Caller.credential(request))
         let catalog = schema.catalog
         let parsed = try ChangesRequest(request, catalog: catalog)
         let plan = ChangesPlan(request: parsed, catalog: catalog,

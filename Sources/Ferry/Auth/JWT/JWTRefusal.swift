@@ -1,0 +1,82 @@
+import FerryHTTP
+
+/// Why a JWT was refused, each with the stable `code` of its 401 (docs/API.md,
+/// "Sign-in with your identity provider's JWTs"). The detail says which check
+/// failed and never repeats the token or a claim's value.
+package enum JWTRefusal: Error, Equatable, Sendable {
+    /// Longer than ``CompactJWT/maxBytes``.
+    case tooLarge
+    /// Not three base64url parts, a header or payload that is not a JSON
+    /// object, a `crit` header, or a claim holding U+0000.
+    case malformed(String)
+    /// `alg` is `none`, not one Ferry verifies, or not the one pinned to the key.
+    case algorithm(String)
+    /// `iss` names no configured provider.
+    case unknownIssuer
+    /// No key of the provider has the token's `kid`, even after a refetch.
+    case unknownKey
+    /// The signature does not verify.
+    case badSignature
+    /// A registered claim of the wrong JSON type, or the user claim missing.
+    case invalidClaim(String)
+    /// `exp` (plus the leeway) has passed.
+    case expired
+    /// `nbf` or `iat` (less the leeway) is still ahead.
+    case notYetValid
+    /// `aud` names none of the provider's audiences.
+    case wrongAudience
+
+    /// The contract's code.
+    var code: String {
+        switch self {
+        case .tooLarge: "token_too_large"
+        case .malformed: "token_malformed"
+        case .algorithm: "token_algorithm_refused"
+        case .unknownIssuer: "token_unknown_issuer"
+        case .unknownKey: "token_unknown_key"
+        case .badSignature: "token_bad_signature"
+        case .invalidClaim: "token_invalid_claim"
+        case .expired: "token_expired"
+        case .notYetValid: "token_not_yet_valid"
+        case .wrongAudience: "token_wrong_audience"
+        }
+    }
+
+    /// Ferry's sentence for people.
+    var detail: String {
+        switch self {
+        case .tooLarge: "the token is longer than \(CompactJWT.maxBytes) bytes"
+        case .malformed(let why): "the token is not a well-formed JWT: \(why)"
+        case .algorithm(let why): "the token's algorithm is refused: \(why)"
+        case .unknownIssuer: "the token's issuer (iss) is not a configured provider"
+        case .unknownKey: "no key of the issuer has the token's key id (kid), even after fetching its keys again"
+        case .badSignature: "the token's signature does not verify"
+        case .invalidClaim(let why): "the token has an invalid claim: \(why)"
+        case .expired: "the token has expired (exp)"
+        case .notYetValid: "the token is not valid yet (nbf or iat is in the future)"
+        case .wrongAudience: "the token's audience (aud) is not this server"
+        }
+    }
+
+    /// The 401, with RFC 6750's `WWW-Authenticate` error so that generic OAuth
+    /// clients know to fetch a new token.
+    var problem: Problem {
+        Problem(401, code, detail, headers: HTTPHeaders([("WWW-Authenticate", #"Bearer error="invalid_token""#)]))
+    }
+
+    /// Every code, for the OpenAPI document and the tests.
+    static let codes = [
+        "token_too_large", "token_malformed", "token_algorithm_refused", "token_unknown_issuer", "token_unknown_key",
+        "token_bad_signature", "token_invalid_claim", "token_expired", "token_not_yet_valid", "token_wrong_audience",
+    ]
+}
+
+extension Problem {
+    /// 503 `jwks_unavailable`: the provider's keys could not be fetched and the
+    /// ones held are past `auth.jwks_grace_seconds` (or were never fetched).
+    static func keysUnavailable(issuer: String, retryAfter seconds: Int) -> Problem {
+        Problem(503, "jwks_unavailable",
+                "the signing keys of \(issuer) could not be fetched, and the ones held are too old to trust",
+                headers: HTTPHeaders([("Retry-After", String(max(1, seconds)))]))
+    }
+}
