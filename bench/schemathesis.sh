@@ -2,7 +2,7 @@
 # Issue 21, item 10: schemathesis against Ferry's own /openapi.json, every
 # check, and fails on any failure. CI calls it from .ci/run.
 #
-#   bench/schemathesis.sh            (EXAMPLES=10 MIN_CASES=2000)
+#   bench/schemathesis.sh            (EXAMPLES=10 MIN_CASES=2000 AUTH=jwt)
 #
 # Installs schemathesis (pinned) into a virtualenv under .local/ when missing,
 # creates a scratch database, migrates it, adds a user with a token, serves
@@ -15,7 +15,9 @@
 # FERRY_SCHEMATHESIS_OWNER_URL / FERRY_SCHEMATHESIS_APP_URL (server URLs without a
 # database) and FERRY_SCHEMATHESIS_MEMCACHED; without them, deploy/local.sh's services.
 # EXAMPLES (schemathesis --max-examples, per operation and phase), MIN_CASES
-# (default 2000), SEED (default random; schemathesis prints the one it used),
+# (default 2000), AUTH (jwt, the default: the operations run as a JWT's user with
+# JWT sign-in on beside Ferry's tokens; token: as a Ferry token's user),
+# SEED (default random; schemathesis prints the one it used),
 # SCHEMATHESIS_REPORT (a directory for the JUnit and NDJSON reports).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -61,6 +63,21 @@ export FERRY_DATABASE_MIGRATION_URL="$OWNER_BASE/$DB" FERRY_DATABASE_URL="$APP_B
 echo "schemathesis-password" | "$FERRY_BIN" user add schemathesis >/dev/null
 export FERRY_SCHEMATHESIS_TOKEN FERRY_SCHEMATHESIS_REVOKED_TOKEN FERRY_SCHEMATHESIS_BASIC
 FERRY_SCHEMATHESIS_TOKEN=$("$FERRY_BIN" token issue schemathesis | tail -n1)
+# Issue 36: JWT sign-in is on beside Ferry's own tokens, and the operations run
+# as a JWT's user (AUTH=token runs them with a Ferry token instead). The JWT is
+# HS256 with the provider's secret, valid for two hours.
+JWT_ISSUER=https://schemathesis.test
+JWT_SECRET=schemathesis-hs256-secret-of-at-least-32-bytes
+export FERRY_AUTH_JWT_PROVIDERS="[{\"issuer\": \"$JWT_ISSUER\", \"audience\": \"ferry\", \"secret\": \"$JWT_SECRET\"}]"
+if [ "${AUTH:-jwt}" = jwt ]; then
+  FERRY_SCHEMATHESIS_TOKEN=$(JWT_ISSUER=$JWT_ISSUER JWT_SECRET=$JWT_SECRET python3 -c '
+import base64, hashlib, hmac, json, os, time
+b = lambda d: base64.urlsafe_b64encode(d).rstrip(b"=").decode()
+now = int(time.time())
+head = b(json.dumps({"alg": "HS256", "typ": "JWT"}).encode()) + "." + b(json.dumps(
+    {"iss": os.environ["JWT_ISSUER"], "aud": "ferry", "sub": "schemathesis", "iat": now, "exp": now + 7200, "org_id": "acme"}).encode())
+print(head + "." + b(hmac.new(os.environ["JWT_SECRET"].encode(), head.encode(), hashlib.sha256).digest()))')
+fi
 FERRY_SCHEMATHESIS_REVOKED_TOKEN=$("$FERRY_BIN" token issue schemathesis | tail -n1)
 FERRY_SCHEMATHESIS_BASIC=$(printf 'schemathesis:schemathesis-password' | base64)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -15,6 +15,7 @@ struct FuzzTarget: Sendable {
         FuzzTarget(name: "paging-token", run: PagingTokenFuzz.run),
         FuzzTarget(name: "change-cursor", run: ChangeCursorFuzz.run),
         FuzzTarget(name: "bearer-token", run: BearerTokenFuzz.run),
+        FuzzTarget(name: "jwt", run: JWTFuzz.run),
     ]
 
     /// The target called `name`, if there is one.

@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 SECONDS_EACH=${1:-3600}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(http-request chunked query json-body rank paging-token change-cursor bearer-token)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(http-request chunked query json-body rank paging-token change-cursor bearer-token jwt)
 JOBS=${FUZZ_JOBS:-2}
 # Seconds one input may take before it counts as a hang. libFuzzer measures wall time, and a
 # niced run on a busy machine was once starved for 10 s on an input that takes 40 ms.

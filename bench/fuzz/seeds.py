@@ -207,3 +207,30 @@ write("bearer-token", {
     "scheme-only": b"\x01Bearer ",
     "long": b"\x00Bearer " + b"A" * 600,
 })
+
+import hmac
+import json
+
+
+def jwt(header: dict, claims: dict, secret: bytes = b"ferry-fuzz-secret-of-at-least-32-bytes") -> bytes:
+    head = b64url(json.dumps(header, separators=(",", ":")).encode()) + "." + b64url(json.dumps(claims, separators=(",", ":")).encode())
+    return (head + "." + b64url(hmac.new(secret, head.encode(), hashlib.sha256).digest())).encode()
+
+
+# JWTFuzz's verifier trusts issuer https://fuzz.test with the secret above, at 1,800,000,000 s.
+claims = {"iss": "https://fuzz.test", "aud": "ferry", "sub": "fuzz", "iat": 1799999000, "exp": 1800003600}
+hs = {"alg": "HS256", "typ": "JWT"}
+write("jwt", {
+    "valid": jwt(hs, claims),
+    "valid-list-aud": jwt(hs, dict(claims, aud=["other", "ferry"], org_id="acme", roles=["a", "b"], nested={"x": [1, 2.5, True, None]})),
+    "expired": jwt(hs, dict(claims, exp=1700000000)),
+    "not-yet": jwt(hs, dict(claims, nbf=1900000000)),
+    "wrong-aud": jwt(hs, dict(claims, aud="x")),
+    "exp-string": jwt(hs, dict(claims, exp="soon")),
+    "alg-none": jwt({"alg": "none"}, claims)[: -43],
+    "rs256-kid": jwt({"alg": "RS256", "kid": "k1"}, claims),
+    "crit": jwt({"alg": "HS256", "crit": ["b64"]}, claims),
+    "wrong-secret": jwt(hs, claims, b"another-secret-of-at-least-32-bytes!!"),
+    "two-parts": jwt(hs, claims).rsplit(b".", 1)[0],
+    "deep": jwt(hs, dict(claims, d=[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]])),
+})
