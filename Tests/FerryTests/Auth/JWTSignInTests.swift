@@ -31,6 +31,19 @@ import Testing
         #expect(fixture.server.app.database.jwts.count >= 1)
     }
 
+    /// The provider's clock half a minute off either way is within the default 60 s leeway.
+    @Test func theProvidersClockSkewIsTolerated() throws {
+        let fixture = try JWTFixture()
+        defer { fixture.stop() }
+        let idp = fixture.idp
+        let rsa = try #require(idp.key("rsa-1"))
+        let now = Int(Date().timeIntervalSince1970)
+        let ahead = idp.claims(subject: "skew").filter { !["iat", "nbf"].contains($0.0) } + [("iat", .int(now + 30)), ("nbf", .int(now + 30))]
+        #expect(try fixture.call("GET", "/v1/auth/me", token: idp.sign(claims: ahead, with: rsa)).status == 200)
+        let behind = idp.claims(subject: "skew").filter { $0.0 != "exp" } + [("exp", .int(now - 30))]
+        #expect(try fixture.call("GET", "/v1/auth/me", token: idp.sign(claims: behind, with: rsa)).status == 200)
+    }
+
     /// Every bad token of the list: 401 problem+json with a stable code, never a 5xx.
     @Test func eachBadTokenGetsA401WithItsCode() throws {
         let fixture = try JWTFixture { $0.auth.jwksMinRefetchSeconds = 30 }
