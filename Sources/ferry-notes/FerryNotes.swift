@@ -18,7 +18,8 @@ struct FerryNotes: AsyncParsableCommand {
             Signs in, keeps one SQLite file per server and user, and redraws one screen after each command:
             \(NotesCommand.usage)
             The server, user and password come from the flags, else FERRY_NOTES_SERVER, FERRY_NOTES_USER and
-            FERRY_NOTES_PASSWORD, else the terminal asks.
+            FERRY_NOTES_PASSWORD, else the terminal asks. With --token-command (or FERRY_NOTES_TOKEN_COMMAND), it signs
+            in with the JWT that command prints instead, from the identity provider the server trusts.
             """)
 
     @Option(help: "The Ferry server's root URL, e.g. http://127.0.0.1:8080.")
@@ -30,6 +31,10 @@ struct FerryNotes: AsyncParsableCommand {
     @Option(help: "The password (visible to `ps`: prefer FERRY_NOTES_PASSWORD or the prompt).")
     var password: String?
 
+    @Option(name: .customLong("token-command"),
+            help: "A shell command printing a JWT from your identity provider, run again when the server refuses it; replaces --user and the password.")
+    var tokenCommand: String?
+
     @Option(name: .customLong("data-dir"), help: "Where the store files live (default: FERRY_NOTES_DIR or ~/.local/share/ferry-notes).")
     var dataDirectory: String?
 
@@ -37,21 +42,51 @@ struct FerryNotes: AsyncParsableCommand {
     var autoSync = 5
 
     func run() async throws {
+        if let command = tokenCommand ?? ProcessInfo.processInfo.environment["FERRY_NOTES_TOKEN_COMMAND"], !command.isEmpty {
+            return try await runSignedIn(with: TokenCommand(command: command))
+        }
         let credentials = try Credentials.resolve(server: server, user: user, password: password)
         let transport = OfflineTransport(URLSessionTransport(baseURL: credentials.server))
         let (token, userID) = try await FerryAuth.signIn(transport: transport, name: credentials.user, password: credentials.password)
+        // Tokens expire; signing in again with what the person gave is the
+        // refresh this app has (the password stays in memory only).
+        try await run(transport: transport, token: token, account: (credentials.user, userID, credentials.server)) {
+            try? await FerryAuth.signIn(transport: transport, name: credentials.user, password: credentials.password).token
+        }
+    }
+
+    /// Signed in with an identity provider's JWT: the user is whoever the server says it names.
+    func runSignedIn(with command: TokenCommand) async throws {
+        guard let serverText = server ?? ProcessInfo.processInfo.environment["FERRY_NOTES_SERVER"],
+              let url = URL(string: serverText), url.scheme != nil else {
+            throw Credentials.Missing(description: "no server URL: --server or FERRY_NOTES_SERVER")
+        }
+        let transport = OfflineTransport(URLSessionTransport(baseURL: url))
+        let token = try command.token()
+        let me = try await transport.send(TransportRequest(method: "GET", path: "/v1/auth/me", headers: ["Authorization": "Bearer \(token)"]))
+        guard me.status == 200, let userID = me.object?["id"]?.string else {
+            let code = me.object?["code"]?.string ?? "status \(me.status)"
+            throw Credentials.Missing(description: "the server refused the token command's token (\(code))")
+        }
+        try await run(transport: transport, token: token, account: ("jwt:" + userID.prefix(8), userID, url)) {
+            try? command.token()
+        }
+    }
+
+    /// The app itself, once signed in; `refresh` gives a new token when the server refuses the one held.
+    func run(
+        transport: OfflineTransport, token: String, account: (user: String, userID: String, server: URL),
+        refresh: @escaping @Sendable () async -> String?
+    ) async throws {
+        let userID = account.userID
         let directory = URL(fileURLWithPath: dataDirectory ?? Self.defaultDirectory())
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // One file per (server, user): two accounts never share rows or an outbox.
-        let path = directory.appendingPathComponent(FerryStore.fileName(server: credentials.server, userID: userID)).path
+        let path = directory.appendingPathComponent(FerryStore.fileName(server: account.server, userID: userID)).path
         let store = try FerryStore(path: path)
-        // Tokens expire; signing in again with what the person gave is the
-        // refresh this app has (the password stays in memory only).
-        let engine = SyncEngine(store: store, transport: transport, token: token, refreshToken: {
-            try? await FerryAuth.signIn(transport: transport, name: credentials.user, password: credentials.password).token
-        })
+        let engine = SyncEngine(store: store, transport: transport, token: token, refreshToken: refresh)
         let app = NotesApp(store: store, engine: engine, transport: transport,
-                           account: .init(user: credentials.user, userID: userID, server: credentials.server, storePath: path),
+                           account: .init(user: account.user, userID: userID, server: account.server, storePath: path),
                            terminal: isatty(1) == 1, autoSync: max(0, autoSync))
 
         let listeners = [

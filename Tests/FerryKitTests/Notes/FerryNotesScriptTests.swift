@@ -68,3 +68,49 @@ import Testing
         #expect(online.settled && online.contains("last error: none") && online.contains("note: online: synced"), "\(online)")
     }
 }
+
+/// ferry-notes signed in with an identity provider's JWT (issue 36): the
+/// token command's JWT is the bearer of every sync, and a second device of the
+/// same provider user sees what the first wrote.
+@Suite struct FerryNotesJWTTests {
+    @Test func aJWTFromTheTokenCommandSignsInAndSyncs() async throws {
+        let idp = try TestIdentityProvider()
+        defer { idp.stop() }
+        let providers = #"[{"issuer": "\#(idp.issuer)", "audience": "\#(idp.audience)", "jwks_url": "\#(idp.jwksURL)"}]"#
+        let ferry = try FerryServer(settings: ["FERRY_AUTH_JWT_PROVIDERS": providers])
+        defer { ferry.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-notes-jwt-" + UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tokenFile = directory.appendingPathComponent("token")
+        try Data(idp.token(subject: "erin").utf8).write(to: tokenFile)
+
+        func run(_ script: [String], device: String) throws -> [NotesScreen] {
+            let process = Process()
+            process.executableURL = try FerryProcess.executable(named: "ferry-notes")
+            process.arguments = ["--server", ferry.baseURL.absoluteString, "--token-command", "cat '\(tokenFile.path)'",
+                                 "--data-dir", directory.appendingPathComponent(device).path, "--auto-sync", "0"]
+            process.environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
+            let input = Pipe(), output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            input.fileHandleForWriting.write(Data((script.joined(separator: "\n") + "\n").utf8))
+            try input.fileHandleForWriting.close()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "ferry-notes exited with \(process.terminationStatus):\n\(text)")
+            #expect(!text.contains(try String(contentsOf: tokenFile, encoding: .utf8)), "the token is never shown")
+            return text.components(separatedBy: "\n==== screen\n").dropFirst().map { NotesScreen(text: $0) }
+        }
+
+        let laptop = try run(["new set Tokens", "open 1", "add jwt = a signed token", "sync"], device: "laptop")
+        #expect(laptop.last?.settled == true && laptop.last?.texts == ["jwt = a signed token"], "\(laptop.last?.text ?? "")")
+        // A new token for the same user (its first one expired, say): the same account, the same rows.
+        try Data(idp.token(subject: "erin", extra: [("jti", "second")]).utf8).write(to: tokenFile)
+        let phone = try run(["open 1"], device: "phone")
+        #expect(phone.first?.texts == ["Tokens (1 terms)"], "\(phone.first?.text ?? "")")
+        #expect(phone.last?.texts == ["jwt = a signed token"] && phone.last?.settled == true, "\(phone.last?.text ?? "")")
+    }
+}

@@ -14,12 +14,14 @@ final class FerryServer {
     var port: Int { serve.port }
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init() throws {
+    /// `settings` adds FERRY_* variables (a JWT provider, say) to the server's environment.
+    init(settings: [String: String] = [:]) throws {
         database = try ScratchDatabase()
         do {
             serve = try FerryServeProcess(databaseURL: database.appURL,
                                           settings: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL,
-                                                     "FERRY_MEMCACHED_SERVERS": try TestEnvironment.memcached()])
+                                                     "FERRY_MEMCACHED_SERVERS": try TestEnvironment.memcached()]
+                                              .merging(settings) { $1 })
         } catch {
             database.drop()
             throw error
