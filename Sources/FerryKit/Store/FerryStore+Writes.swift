@@ -95,19 +95,21 @@ extension FerryStore {
 
     static func create(_ db: Database, _ resource: String, _ values: RowData, group: String?) throws -> String {
         let table = try Self.resource(db, resource)
+        try WriteCheck.create(values, table)
         let id = values["id"]?.string ?? UUID().uuidString.lowercased()
-        var row = values
+        var row = values.filter { $0.value != .null }
         row["id"] = .string(id)
         try put(db, table, row)
-        try record(db, resource, id: id, kind: .create, fields: Set(values.keys).subtracting(["id"]), group: group)
+        try record(db, resource, id: id, kind: .create, fields: Set(row.keys).subtracting(["id"]), group: group)
         return id
     }
 
     static func update(_ db: Database, _ resource: String, id: String, _ values: RowData, group: String?) throws {
         let table = try Self.resource(db, resource)
         guard var row = try Self.row(db, resource, id: id) else { throw FerryKitError.noSuchRow(resource: resource, id: id) }
+        let fields = try WriteCheck.update(values, current: row, table)
+        guard !fields.isEmpty else { return }
         try captureBase(db, resource, row)
-        let fields = Set(values.keys).subtracting(["id", "revision", "last_modified", "is_deleted"])
         for field in fields { row[field] = values[field] }
         try put(db, table, row)
         try record(db, resource, id: id, kind: .update, fields: fields, group: group)
@@ -122,6 +124,7 @@ extension FerryStore {
 
     static func move(_ db: Database, _ resource: String, id: String, after: String?, group: String?) throws {
         let table = try Self.resource(db, resource)
+        guard table.ranked == true, table.column("rank") != nil else { throw FerryKitError.notRanked(resource) }
         guard let row = try Self.row(db, resource, id: id) else { throw FerryKitError.noSuchRow(resource: resource, id: id) }
         let scope = table.rankScope
         let siblings = try Self.rows(db, resource, where: scope, equals: scope.flatMap { row[$0] })

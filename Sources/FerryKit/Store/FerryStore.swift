@@ -128,17 +128,3 @@ extension FerryStore {
         return resource
     }
 }
-
-/// What FerryKit refuses or cannot do, as opposed to what the server refused
-/// (those are ``SyncEvent``s).
-public enum FerryKitError: Error, Equatable, Sendable {
-    /// The store has no such resource (the schema was not applied, or the server has none).
-    case unknownResource(String)
-    case noSuchRow(resource: String, id: String)
-    /// The server's answer could not be read.
-    case malformedAnswer(String)
-    /// Signing in failed, with the server's status.
-    case signInFailed(status: Int)
-    /// Sync is paused: the server refused the token twice in a row.
-    case unauthorized
-}
