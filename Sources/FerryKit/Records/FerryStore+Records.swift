@@ -10,7 +10,7 @@ extension FerryStore {
     /// record as stored.
     @discardableResult
     public func insert<T: FerryRecord>(_ record: T) throws -> T {
-        try database.write { db in try Self.insert(db, record, group: nil) }
+        try database.write { db in try Self.insert(db, record) }
     }
 
     /// Writes the fields of `record` that differ from the stored row. Columns
@@ -21,7 +21,7 @@ extension FerryStore {
     /// changed, and writing it whole would send them back as edits. Prefer
     /// ``update(_:_:)``, which writes only what its closure changes.
     public func update<T: FerryRecord>(_ record: T) throws {
-        try database.write { db in try Self.update(db, record, group: nil) }
+        try database.write { db in try Self.update(db, record) }
     }
 
     /// Changes the stored row of `record`'s id with `change`, and writes only
@@ -29,19 +29,19 @@ extension FerryStore {
     /// Returns the record as stored.
     @discardableResult
     public func update<T: FerryRecord>(_ record: T, _ change: (inout T) throws -> Void) throws -> T {
-        try database.write { db in try Self.update(db, T.self, id: record.id, change, group: nil) }
+        try database.write { db in try Self.update(db, T.self, id: record.id, change) }
     }
 
     /// Deletes `record`'s row locally at once; the server gets the delete on upload.
     public func delete<T: FerryRecord>(_ record: T) throws {
-        try database.write { db in try Self.delete(db, T.self, id: record.id, group: nil) }
+        try database.write { db in try Self.delete(db, T.self, id: record.id) }
     }
 
     /// Moves `record` right after `after` (nil: first) in its rank scope, with
     /// a FerryRank key between its new neighbours. Returns it as stored.
     @discardableResult
     public func move<T: FerryRankedRecord>(_ record: T, after: T?) throws -> T {
-        try database.write { db in try Self.move(db, record, after: after, group: nil) }
+        try database.write { db in try Self.move(db, record, after: after) }
     }
 
     /// The rows of `T` (those matching `predicate`, if given), in rank order
@@ -84,26 +84,25 @@ extension FerryStore {
 
     // MARK: In a transaction
 
-    static func insert<T: FerryRecord>(_ db: Database, _ record: T, group: String?) throws -> T {
+    static func insert<T: FerryRecord>(_ db: Database, _ record: T) throws -> T {
         let resource = try resource(for: T.self, db)
         var values = try values(record, resource).filter { $0.value != .null }
         if resource.ranked == true, resource.column("rank") != nil, values["rank"] == nil {
             values["rank"] = .string(try rankAtEnd(db, resource.name, scope: resource.rankScope.flatMap { values[$0] }))
         }
-        let id = try create(db, resource.name, values, group: group)
+        let id = try create(db, resource.name, values)
         return try stored(db, T.self, id)
     }
 
-    static func update<T: FerryRecord>(_ db: Database, _ record: T, group: String?) throws {
+    static func update<T: FerryRecord>(_ db: Database, _ record: T) throws {
         let resource = try resource(for: T.self, db)
         let values = try values(record, resource).filter { name, value in
             !ServerSchema.Column.syncColumns.contains(name) && !(value == .null && resource.column(name)?.changeable == false)
         }
-        try update(db, resource.name, id: record.id.rowID, values, group: group)
+        try update(db, resource.name, id: record.id.rowID, values)
     }
 
-    static func update<T: FerryRecord>(_ db: Database, _ type: T.Type, id: T.ID, _ change: (inout T) throws -> Void,
-                                       group: String?) throws -> T {
+    static func update<T: FerryRecord>(_ db: Database, _ type: T.Type, id: T.ID, _ change: (inout T) throws -> Void) throws -> T {
         let resource = try resource(for: T.self, db)
         guard let current = try fetch(db, type, id: id) else { throw FerryKitError.noSuchRow(resource: resource.name, id: id.rowID) }
         var changed = current
@@ -111,18 +110,18 @@ extension FerryStore {
         let before = try values(current, resource), after = try values(changed, resource)
         let edits = after.filter { before[$0.key] != $0.value }
         if after["id"] != before["id"] { throw FerryKitError.readOnlyColumn(resource: resource.name, column: "id") }
-        try update(db, resource.name, id: id.rowID, edits, group: group)
+        try update(db, resource.name, id: id.rowID, edits)
         return try stored(db, T.self, id.rowID)
     }
 
-    static func delete<T: FerryRecord>(_ db: Database, _ type: T.Type, id: T.ID, group: String?) throws {
+    static func delete<T: FerryRecord>(_ db: Database, _ type: T.Type, id: T.ID) throws {
         let resource = try resource(for: T.self, db)
-        try delete(db, resource.name, id: id.rowID, group: group)
+        try delete(db, resource.name, id: id.rowID)
     }
 
-    static func move<T: FerryRankedRecord>(_ db: Database, _ record: T, after: T?, group: String?) throws -> T {
+    static func move<T: FerryRankedRecord>(_ db: Database, _ record: T, after: T?) throws -> T {
         let resource = try resource(for: T.self, db)
-        try move(db, resource.name, id: record.id.rowID, after: after?.id.rowID, group: group)
+        try move(db, resource.name, id: record.id.rowID, after: after?.id.rowID)
         return try stored(db, T.self, record.id.rowID)
     }
 
@@ -152,23 +151,23 @@ extension FerryStore {
 extension FerryStore.WriteTransaction {
     /// ``FerryStore/insert(_:)`` inside the group.
     @discardableResult
-    public func insert<T: FerryRecord>(_ record: T) throws -> T { try FerryStore.insert(db, record, group: group) }
+    public func insert<T: FerryRecord>(_ record: T) throws -> T { try FerryStore.insert(db, record) }
 
     /// ``FerryStore/update(_:)`` inside the group.
-    public func update<T: FerryRecord>(_ record: T) throws { try FerryStore.update(db, record, group: group) }
+    public func update<T: FerryRecord>(_ record: T) throws { try FerryStore.update(db, record) }
 
     /// ``FerryStore/update(_:_:)`` inside the group.
     @discardableResult
     public func update<T: FerryRecord>(_ record: T, _ change: (inout T) throws -> Void) throws -> T {
-        try FerryStore.update(db, T.self, id: record.id, change, group: group)
+        try FerryStore.update(db, T.self, id: record.id, change)
     }
 
     /// The record form of ``FerryStore/delete(_:id:)`` inside the group.
-    public func delete<T: FerryRecord>(_ record: T) throws { try FerryStore.delete(db, T.self, id: record.id, group: group) }
+    public func delete<T: FerryRecord>(_ record: T) throws { try FerryStore.delete(db, T.self, id: record.id) }
 
     /// The record form of ``FerryStore/move(_:id:after:)`` inside the group.
     @discardableResult
-    public func move<T: FerryRankedRecord>(_ record: T, after: T?) throws -> T { try FerryStore.move(db, record, after: after, group: group) }
+    public func move<T: FerryRankedRecord>(_ record: T, after: T?) throws -> T { try FerryStore.move(db, record, after: after) }
 
     /// ``FerryStore/fetch(_:where:)`` inside the group, seeing its own writes.
     public func fetch<T: FerryRecord>(_ type: T.Type, where predicate: SQLExpression? = nil) throws -> [T] {

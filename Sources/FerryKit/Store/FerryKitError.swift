@@ -6,6 +6,8 @@ public enum FerryKitError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The store has no such resource (the schema was not applied, or the server has none).
     case unknownResource(String)
     case noSuchRow(resource: String, id: String)
+    /// A create with the id of a row the store already has.
+    case rowExists(resource: String, id: String)
     /// A write named a column the resource does not have.
     case unknownColumn(resource: String, column: String, known: [String])
     /// A value does not fit the column's type on the server (`expected`, a
@@ -35,6 +37,8 @@ public enum FerryKitError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the server has no resource \"\(name)\" (or the store has not synced its schema yet)"
         case .noSuchRow(let resource, let id):
             return "\(resource) has no row \(id)"
+        case .rowExists(let resource, let id):
+            return "\(resource) already has a row \(id)"
         case .unknownColumn(let resource, let column, let known):
             return "\(resource) has no column \"\(column)\"; its columns are \(known.joined(separator: ", "))"
         case .typeMismatch(let resource, let column, let expected, let got):
