@@ -18,16 +18,34 @@ public final class FerryStore: Sendable {
     /// The SQLite database. The app reads it with GRDB as it likes, and may
     /// write the synced tables with GRDB records or SQL too: each write is
     /// checked and recorded for upload in the same transaction.
-    public let database: DatabaseQueue
+    ///
+    /// A file is a GRDB `DatabasePool` (WAL): reads run beside writes and
+    /// never wait for them, so the app's screen reads stay quick while a sync
+    /// applies a page of 1,000 rows. `":memory:"` is a `DatabaseQueue`.
+    public let database: any DatabaseWriter
     /// Who is writing, as the triggers ask it.
     let context: WriteContext
 
+    /// How a store file is opened: the pool, or the serial queue FerryKit
+    /// used before (kept for the benchmark that compares them).
+    enum Access { case pool, queue }
+
     /// Opens (or creates) the store at `path`; `":memory:"` for a throwaway one.
-    public init(path: String) throws {
+    public convenience init(path: String) throws {
+        try self.init(path: path, access: path == ":memory:" ? .queue : .pool)
+    }
+
+    init(path: String, access: Access) throws {
         let context = WriteContext()
         var configuration = Configuration()
         configuration.prepareDatabase { db in context.register(on: db) }
-        database = path == ":memory:" ? try DatabaseQueue(configuration: configuration) : try DatabaseQueue(path: path, configuration: configuration)
+        if path == ":memory:" {
+            database = try DatabaseQueue(configuration: configuration)
+        } else if access == .queue {
+            database = try DatabaseQueue(path: path, configuration: configuration)
+        } else {
+            database = try DatabasePool(path: path, configuration: configuration)
+        }
         self.context = context
         try context.asFerry { try Self.migrator.migrate(database) }
         try ferryWrite { db in
@@ -138,7 +156,9 @@ extension FerryStore {
             for resource in schema.resources where try db.tableExists(resource.name) {
                 existing[resource.name] = try db.columns(in: resource.name).map(\.name)
             }
-            for statement in LocalSchema.migrations(to: schema, existing: existing) { try db.execute(sql: statement) }
+            for statement in LocalSchema.migrations(to: schema, existing: existing) + LocalSchema.indexes(for: schema) {
+                try db.execute(sql: statement)
+            }
             try Self.installTriggers(db, schema)
             let encoded = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
             try db.execute(sql: "INSERT INTO ferry_state (key, value) VALUES ('schema', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
