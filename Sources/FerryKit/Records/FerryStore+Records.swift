@@ -44,6 +44,11 @@ extension FerryStore {
         try database.write { db in try Self.move(db, record, after: after) }
     }
 
+    /// `record`'s sync state (``RowState``): synced, dirty, syncing, conflict or rejected.
+    public func state<T: FerryRecord>(of record: T) throws -> RowState {
+        try state(T.resource, id: record.id.rowID)
+    }
+
     /// The rows of `T` (those matching `predicate`, if given), in rank order
     /// for a ranked resource, else by id.
     ///
