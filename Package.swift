@@ -18,6 +18,8 @@ let package = Package(
         .executable(name: "ferry-notes", targets: ["ferry-notes"]),
         .library(name: "FerryRank", targets: ["FerryRank"]),
         .library(name: "FerryKit", targets: ["FerryKit"]),
+        // The study example's generated records, for apps on the example schema (examples/swift-app).
+        .library(name: "StudyModels", targets: ["StudyModels"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -107,7 +109,7 @@ let package = Package(
         .testTarget(
             name: "FerryKitTests",
             dependencies: [
-                "FerryKit", "FerryHTTPTestSupport", "FerryPostgres", "FerryRank", "FerryTestSupport", "ferry-notes",
+                "FerryKit", "FerryHTTPTestSupport", "FerryPostgres", "FerryRank", "FerryTestSupport", "StudyModels", "ferry-notes",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
