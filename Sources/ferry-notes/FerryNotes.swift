@@ -39,17 +39,16 @@ struct FerryNotes: AsyncParsableCommand {
     func run() async throws {
         let credentials = try Credentials.resolve(server: server, user: user, password: password)
         let transport = OfflineTransport(URLSessionTransport(baseURL: credentials.server))
-        let (token, userID) = try await FerryAuth.signIn(transport: transport, name: credentials.user, password: credentials.password)
+        // Tokens expire; the session signs in again with what the person gave
+        // when the server refuses its token (the password stays in memory only).
+        let session = FerryAuth.PasswordSession(transport: transport, name: credentials.user, password: credentials.password)
+        let userID = try await session.signIn()
         let directory = URL(fileURLWithPath: dataDirectory ?? Self.defaultDirectory())
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // One file per (server, user): two accounts never share rows or an outbox.
         let path = directory.appendingPathComponent(FerryStore.fileName(server: credentials.server, userID: userID)).path
         let store = try FerryStore(path: path)
-        // Tokens expire; signing in again with what the person gave is the
-        // refresh this app has (the password stays in memory only).
-        let engine = SyncEngine(store: store, transport: transport, token: token, refreshToken: {
-            try? await FerryAuth.signIn(transport: transport, name: credentials.user, password: credentials.password).token
-        })
+        let engine = SyncEngine(store: store, transport: transport, tokens: session)
         let app = NotesApp(store: store, engine: engine, transport: transport,
                            account: .init(user: credentials.user, userID: userID, server: credentials.server, storePath: path),
                            terminal: isatty(1) == 1, autoSync: max(0, autoSync))

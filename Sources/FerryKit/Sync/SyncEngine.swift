@@ -79,23 +79,10 @@ public actor SyncEngine {
     }
 
     /// An engine with one fixed bearer token (``FerryAuth/signIn(transport:name:password:)``,
-    /// `ferry token issue`). `refreshToken` is asked for a new one after a
-    /// 401; without it, or when it answers nil, a 401 pauses sync.
-    public init(store: FerryStore, transport: any Transport, token: String, policy: RetryPolicy = RetryPolicy(),
-                refreshToken: (@Sendable () async -> String?)? = nil,
-                resolvers: [String: ThreeWayMerge.Resolver] = [:],
-                maxBulk: Int = 100,
-                initialSyncOrder: [DownloadStep] = [],
-                pageSize: Int = 1_000,
-                stalledAfter: Int = 3,
-                now: @escaping @Sendable () -> Date = { Date() },
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
-        let first = AccessToken(token)
-        let tokens: any TokenProvider = refreshToken.map { refresh in
-            TokenClosure { renew in renew ? await refresh().map { AccessToken($0) } : first }
-        } ?? FixedToken(token)
-        self.init(store: store, transport: transport, tokens: tokens, policy: policy, resolvers: resolvers, maxBulk: maxBulk,
-                  initialSyncOrder: initialSyncOrder, pageSize: pageSize, stalledAfter: stalledAfter, now: now, random: random)
+    /// `ferry token issue`), as ``FixedToken``: a 401 pauses sync. Pass
+    /// `tokens:` for the other parameters, or a token that renews.
+    public init(store: FerryStore, transport: any Transport, token: String) {
+        self.init(store: store, transport: transport, tokens: FixedToken(token))
     }
 
     // An app's `for await` over ``events`` or ``status`` ends when its engine
