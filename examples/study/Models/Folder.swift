@@ -10,6 +10,8 @@ public struct Folder: FerryRecord, Hashable {
     public var id: FerryID<Folder>
     /// A user's id. Set when the row is created; read-only once the server has it. The server fills it when left nil. PostgreSQL `uuid`, not null.
     public var ownerID: FerryID<FerryUser>?
+    /// The folder's name: 1 to 200 characters.
+    ///
     /// PostgreSQL `text`, not null.
     public var name: String
     /// The server's revision of the row: nil until it is synced.

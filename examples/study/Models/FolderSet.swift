@@ -8,8 +8,12 @@ public struct FolderSet: FerryRecord, Hashable {
     public static let resource = "folder_sets"
     /// The row's id, made offline by `FerryID()`.
     public var id: FerryID<FolderSet>
+    /// The folder the set is filed in.
+    ///
     /// References ``Folder``. Set when the row is created; read-only once the server has it. PostgreSQL `uuid`, not null.
     public var folderID: FerryID<Folder>
+    /// The set filed in the folder (one link per folder and set).
+    ///
     /// References ``StudySet``. Set when the row is created; read-only once the server has it. PostgreSQL `uuid`, not null.
     public var setID: FerryID<StudySet>
     /// The server's revision of the row: nil until it is synced.

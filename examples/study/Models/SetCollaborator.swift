@@ -10,6 +10,8 @@ public struct SetCollaborator: FerryRecord, Hashable {
     public var id: FerryID<SetCollaborator>
     /// References ``StudySet``. Set when the row is created; read-only once the server has it. PostgreSQL `uuid`, not null.
     public var setID: FerryID<StudySet>
+    /// The user the set is shared with: they may read and edit it.
+    ///
     /// A user's id. Set when the row is created; read-only once the server has it. PostgreSQL `uuid`, not null.
     public var userID: FerryID<FerryUser>
     /// The server's revision of the row: nil until it is synced.

@@ -8,10 +8,16 @@ public struct StudySet: FerryRecord, Hashable {
     public static let resource = "study_sets"
     /// The row's id, made offline by `FerryID()`.
     public var id: FerryID<StudySet>
+    /// Who made the set: only they may share it.
+    ///
     /// A user's id. Set when the row is created; read-only once the server has it. The server fills it when left nil. PostgreSQL `uuid`, not null.
     public var creatorID: FerryID<FerryUser>?
+    /// The set's name, as its list shows it: 1 to 500 characters.
+    ///
     /// PostgreSQL `text`, not null.
     public var title: String
+    /// What the set is for, in the creator's words: up to 10,000 characters.
+    ///
     /// The server fills it when left nil. PostgreSQL `text`, not null.
     public var description: String?
     /// The server's revision of the row: nil until it is synced.

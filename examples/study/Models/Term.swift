@@ -10,10 +10,16 @@ public struct Term: FerryRankedRecord, Hashable {
     public var id: FerryID<Term>
     /// References ``StudySet``. Set when the row is created; read-only once the server has it. PostgreSQL `uuid`, not null.
     public var setID: FerryID<StudySet>
+    /// The word or phrase to learn.
+    ///
     /// The server fills it when left nil. PostgreSQL `text`, not null.
     public var word: String?
+    /// What it means, in the learner's language.
+    ///
     /// The server fills it when left nil. PostgreSQL `text`, not null.
     public var definition: String?
+    /// Where the term stands in its set: terms are studied in rank order.
+    ///
     /// A FerryRank key: nil places a new row last (`store.insert`); move rows with `store.move`. The server fills it when left nil. PostgreSQL `text`, not null.
     public var rank: String?
     /// The server's revision of the row: nil until it is synced.
