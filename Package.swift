@@ -6,7 +6,8 @@ import PackageDescription
 //   FerryHTTP, FerryPostgres, FerryMemcached -> FerryBase (the one lock type)
 //   ferry (CLI) -> FerryMigrations -> FerryPostgres, FerryCoreMigrations (migrations/, built in by EmbedFiles)
 //   FerryKit (the client an app links) -> FerryRank, GRDB; never a server module
-//   ferry-notes (a terminal app on FerryKit) -> FerryKit only
+//   StudyModels (the study example's generated records) -> FerryKit, GRDB
+//   ferry-notes (a terminal app on FerryKit) -> FerryKit, StudyModels, GRDB
 //   ferry-fuzz (libFuzzer targets) -> Ferry, FerryHTTP, FerryRank
 // The lower layers know nothing of Ferry's domain.
 let package = Package(
@@ -17,6 +18,8 @@ let package = Package(
         .executable(name: "ferry-notes", targets: ["ferry-notes"]),
         .library(name: "FerryRank", targets: ["FerryRank"]),
         .library(name: "FerryKit", targets: ["FerryKit"]),
+        // The study example's generated records, for apps on the example schema (examples/swift-app).
+        .library(name: "StudyModels", targets: ["StudyModels"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -71,11 +74,17 @@ let package = Package(
         ),
         // The client: SQLite through GRDB, HTTP through Foundation's URLSession.
         .target(name: "FerryKit", dependencies: ["FerryRank", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The study example's records, written by `ferry generate swift` (CI checks they are what
+        // the schema generates: GenerateSwiftCommandTests).
+        .target(name: "StudyModels", dependencies: ["FerryKit", .product(name: "GRDB", package: "GRDB.swift")], path: "examples/study/Models"),
         // An app on FerryKit, as a person would use it: the example schema's study
         // sets and terms in a terminal, offline and back. Links no server module.
         .executableTarget(
             name: "ferry-notes",
-            dependencies: ["FerryKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "FerryKit", "StudyModels", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         // libFuzzer targets over the code that reads client bytes (bench/fuzz/README.md).
         // A normal build makes a tool that replays inputs; bench/fuzz/run.sh builds it with
@@ -113,7 +122,7 @@ let package = Package(
         .testTarget(
             name: "FerryKitTests",
             dependencies: [
-                "FerryKit", "FerryHTTPTestSupport", "FerryPostgres", "FerryRank", "FerryTestSupport", "ferry-notes",
+                "FerryKit", "FerryHTTPTestSupport", "FerryPostgres", "FerryRank", "FerryTestSupport", "StudyModels", "ferry-notes",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -47,12 +47,11 @@ struct FerryNotes: AsyncParsableCommand {
         }
         let credentials = try Credentials.resolve(server: server, user: user, password: password)
         let transport = OfflineTransport(URLSessionTransport(baseURL: credentials.server))
-        let (token, userID) = try await FerryAuth.signIn(transport: transport, name: credentials.user, password: credentials.password)
-        // Tokens expire; signing in again with what the person gave is the
-        // refresh this app has (the password stays in memory only).
-        try await run(transport: transport, token: token, account: (credentials.user, userID, credentials.server)) {
-            try? await FerryAuth.signIn(transport: transport, name: credentials.user, password: credentials.password).token
-        }
+        // Tokens expire; the session signs in again with what the person gave
+        // when the server refuses its token (the password stays in memory only).
+        let session = FerryAuth.PasswordSession(transport: transport, name: credentials.user, password: credentials.password)
+        let userID = try await session.signIn()
+        try await run(transport: transport, tokens: session, account: (credentials.user, userID, credentials.server))
     }
 
     /// Signed in with an identity provider's JWT: the user is whoever the server says it names.
@@ -68,23 +67,21 @@ struct FerryNotes: AsyncParsableCommand {
             let code = me.object?["code"]?.string ?? "status \(me.status)"
             throw Credentials.Missing(description: "the server refused the token command's token (\(code))")
         }
-        try await run(transport: transport, token: token, account: ("jwt:" + userID.prefix(8), userID, url)) {
-            try? command.token()
-        }
+        // The engine asks for a token when it starts and again (refresh) when the server
+        // refuses the one it holds: the command runs each time, as a provider's SDK refreshes.
+        let tokens = TokenClosure { _ in AccessToken(try command.token()) }
+        try await run(transport: transport, tokens: tokens, account: ("jwt:" + userID.prefix(8), userID, url))
     }
 
-    /// The app itself, once signed in; `refresh` gives a new token when the server refuses the one held.
-    func run(
-        transport: OfflineTransport, token: String, account: (user: String, userID: String, server: URL),
-        refresh: @escaping @Sendable () async -> String?
-    ) async throws {
+    /// The app itself, once signed in.
+    func run(transport: OfflineTransport, tokens: some TokenProvider, account: (user: String, userID: String, server: URL)) async throws {
         let userID = account.userID
         let directory = URL(fileURLWithPath: dataDirectory ?? Self.defaultDirectory())
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // One file per (server, user): two accounts never share rows or an outbox.
         let path = directory.appendingPathComponent(FerryStore.fileName(server: account.server, userID: userID)).path
         let store = try FerryStore(path: path)
-        let engine = SyncEngine(store: store, transport: transport, token: token, refreshToken: refresh)
+        let engine = SyncEngine(store: store, transport: transport, tokens: tokens)
         let app = NotesApp(store: store, engine: engine, transport: transport,
                            account: .init(user: account.user, userID: userID, server: account.server, storePath: path),
                            terminal: isatty(1) == 1, autoSync: max(0, autoSync))

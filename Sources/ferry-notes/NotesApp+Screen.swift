@@ -1,5 +1,7 @@
 import FerryKit
 import Foundation
+import GRDB
+import StudyModels
 
 /// Drawing: a whole screen each time, from the store as it is now.
 extension NotesApp {
@@ -48,24 +50,21 @@ extension NotesApp {
         // not an error.
         guard try store.schema() != nil else { return .sets([]) }
         if let id = openSet {
-            guard let set = try store.row("study_sets", id: id) else {
+            guard let set = try store.fetch(StudySet.self, id: id) else {
                 // Deleted here or on the server, or no longer shared.
                 openSet = nil
                 message = "the open set is gone (deleted, or no longer shared with you)"
                 return try body()
             }
-            let terms = try store.rows("terms", where: "set_id", equals: .string(id)).map { term in
-                Screen.Item(text: "\(term["word"]?.string ?? "") = \(term["definition"]?.string ?? "")",
-                            state: try store.state("terms", id: self.id(of: term)))
+            let terms = try store.fetch(Term.self, where: Term.Columns.setID == id).map { term in
+                Screen.Item(text: "\(term.word ?? "") = \(term.definition ?? "")", state: try store.state(of: term))
             }
-            let collaborators = try store.rows("set_collaborators", where: "set_id", equals: .string(id)).count
-            return .set(title: set["title"]?.string ?? "", state: try store.state("study_sets", id: id),
-                        sharedWith: collaborators, terms: terms)
+            let collaborators = try store.fetch(SetCollaborator.self, where: SetCollaborator.Columns.setID == id).count
+            return .set(title: set.title, state: try store.state(of: set), sharedWith: collaborators, terms: terms)
         }
         return .sets(try sets().map { set in
-            let id = try self.id(of: set)
-            let count = try store.rows("terms", where: "set_id", equals: .string(id)).count
-            return Screen.Item(text: "\(set["title"]?.string ?? "") (\(count) terms)", state: try store.state("study_sets", id: id))
+            let count = try store.fetch(Term.self, where: Term.Columns.setID == set.id).count
+            return Screen.Item(text: "\(set.title) (\(count) terms)", state: try store.state(of: set))
         })
     }
 }

@@ -1,5 +1,6 @@
 import FerryKit
 import Foundation
+import StudyModels
 
 /// The app: one signed-in user's store and engine, which set is open, and
 /// what the screen says.
@@ -26,7 +27,7 @@ actor NotesApp {
     let terminal: Bool
     var autoSync: Int
     /// The open set's id; nil shows the list of sets.
-    var openSet: String?
+    var openSet: FerryID<StudySet>?
     var message: String?
     /// The latest events, newest last, as lines for the screen.
     var events: [String] = []

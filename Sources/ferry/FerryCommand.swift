@@ -9,7 +9,7 @@ struct FerryCommand: ParsableCommand {
         abstract: "Ferry, an offline-first sync server for PostgreSQL.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, UserCommand.self, TokenCommand.self, VersionCommand.self,
-            ConfigCommand.self, PurgeCommand.self,
+            ConfigCommand.self, PurgeCommand.self, GenerateCommand.self,
         ],
         defaultSubcommand: nil
     )

@@ -14,7 +14,8 @@ extension OpenAPIDocument {
     }
 
     static func description(_ column: Column) -> String {
-        var text = "PostgreSQL type \(column.type)"
+        var text = column.comment.map { $0.hasSuffix(".") ? $0 + " " : $0 + ". " } ?? ""
+        text += "PostgreSQL type \(column.type)"
         if let target = column.references { text += "; references \(target)" }
         if column.name == "last_modified" { text += "; milliseconds since the Unix epoch" }
         if column.hasDefault { text += "; has a default" }

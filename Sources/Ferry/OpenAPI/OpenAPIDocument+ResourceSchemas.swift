@@ -10,6 +10,8 @@ extension OpenAPIDocument {
             ("description", .string("A row of \(resource.schema).\(resource.name).")),
             ("properties", .object(resource.columns.map { ($0.name, Self.columnSchema($0)) })),
             ("required", .array(resource.columns.map { .string($0.name) })),
+            // The resource as GET /v1 lists it, for code generators (`ferry generate swift`).
+            ("x-ferry-resource", CatalogRoutes.entry(resource)),
         ])
         let writable = resource.columns.filter(\.writable)
         let idType = Self.typeSchema(resource.column("id")?.type ?? "")

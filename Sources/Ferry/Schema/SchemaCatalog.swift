@@ -133,6 +133,9 @@ public struct Column: Sendable, Equatable, Codable {
     /// The column default as SQL (`pg_get_expr`), e.g. `gen_random_uuid()`; nil without one.
     /// It comes from the catalog, written by the schema's owner, so plans may inline it.
     public let defaultSQL: String?
+    /// The column's comment (`COMMENT ON COLUMN`), for documentation: GET /v1,
+    /// the OpenAPI document and the models `ferry generate swift` writes.
+    public var comment: String? = nil
 
     /// The sync columns the database maintains; clients never set them.
     public static let syncColumns: Set<String> = ["id", "revision", "last_modified", "is_deleted"]
@@ -142,7 +145,7 @@ public struct Column: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case name, type, nullable, hasDefault = "has_default", insertable, updatable, references
-        case defaultSQL = "default_sql"
+        case defaultSQL = "default_sql", comment
     }
 }
 

@@ -23,7 +23,8 @@ public enum SchemaIntrospector {
                                WHERE f.conrelid = c.oid AND f.contype = 'f' AND f.conkey = ARRAY[a.attnum]
                                LIMIT 1),
                 'default_sql', (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
-                                WHERE d.adrelid = c.oid AND d.adnum = a.attnum)
+                                WHERE d.adrelid = c.oid AND d.adnum = a.attnum),
+                'comment', col_description(c.oid, a.attnum)
               ) ORDER BY a.attnum)
              FROM pg_attribute a
              WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped

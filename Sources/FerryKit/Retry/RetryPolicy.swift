@@ -6,7 +6,7 @@ import Foundation
 /// | answer | step |
 /// |---|---|
 /// | network error, timeout, 5xx, 429 | back off: random in [0, min(cap, base * 2^attempt)] (full jitter); `Retry-After` wins |
-/// | 401 | the app's token hook, then retry once; a second 401 in a row pauses sync |
+/// | 401 | a new token from the engine's ``TokenProvider``, then retry once; a second 401 in a row pauses sync |
 /// | 409, 412 | merge with the server's `current`, then send again |
 /// | 410 on a row | apply the tombstone; pending edits of the row are rejected |
 /// | other 4xx | the operation is rejected, with its problem; the rest goes on |
@@ -25,7 +25,7 @@ public struct RetryPolicy: Sendable {
         case success
         /// Try again after this many seconds.
         case retry(after: Double)
-        /// Ask the app for a new token, then retry.
+        /// Ask the token provider for a new token, then retry.
         case refreshToken
         /// Stop syncing until the app signs in again.
         case pause

@@ -38,4 +38,29 @@ public enum LocalSchema {
         }
         return statements
     }
+
+    /// The indexes an app's usual reads need, each created if missing: a
+    /// ranked resource's rows in order within their scope (a set's terms, by
+    /// rank), and every reference (a folder's links). Without them, reading
+    /// one set's terms scans every term the user has.
+    public static func indexes(for schema: ServerSchema) -> [String] {
+        var statements: [String] = []
+        for resource in schema.resources where resource.column("id") != nil {
+            var covered = Set<String>()
+            if resource.ranked == true, resource.column("rank") != nil {
+                let columns = (resource.rankScope.flatMap { resource.column($0)?.name }.map { [$0] } ?? []) + ["rank"]
+                statements.append(index(resource.name, columns))
+                covered.formUnion(columns.prefix(1))
+            }
+            for column in resource.columns where column.references != nil && !covered.contains(column.name) {
+                statements.append(index(resource.name, [column.name]))
+            }
+        }
+        return statements
+    }
+
+    static func index(_ table: String, _ columns: [String]) -> String {
+        "CREATE INDEX IF NOT EXISTS \(quote("ferry_index_\(table)_" + columns.joined(separator: "_"))) ON \(quote(table)) "
+            + "(\(columns.map(quote).joined(separator: ", ")))"
+    }
 }

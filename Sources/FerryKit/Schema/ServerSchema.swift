@@ -8,16 +8,28 @@ public struct ServerSchema: Sendable, Equatable, Codable {
         public let nullable: Bool
         /// Whether a client may send it (sync columns and server-owned ones are not).
         public let writable: Bool
+        /// Whether an update may change it; false for a column set once, when
+        /// the row is created (`terms.set_id`). Nil from a server that does not say.
+        public let updatable: Bool?
         /// Whether the server fills it when a create leaves it out.
         public let hasDefault: Bool?
         /// The referenced resource, for a foreign key to one.
         public let references: String?
 
-        enum CodingKeys: String, CodingKey { case name, type, nullable, writable, hasDefault = "has_default", references }
+        enum CodingKeys: String, CodingKey { case name, type, nullable, writable, updatable, hasDefault = "has_default", references }
 
-        public init(name: String, type: String, nullable: Bool = true, writable: Bool = true, hasDefault: Bool? = false, references: String? = nil) {
+        public init(name: String, type: String, nullable: Bool = true, writable: Bool = true, updatable: Bool? = nil, hasDefault: Bool? = false,
+                    references: String? = nil) {
             (self.name, self.type, self.nullable, self.writable, self.hasDefault, self.references) = (name, type, nullable, writable, hasDefault, references)
+            self.updatable = updatable
         }
+
+        /// The sync columns the server maintains; the app never sets them.
+        public static let syncColumns: Set<String> = ["id", "revision", "last_modified", "is_deleted"]
+
+        /// Whether the app may change it in an existing row: a writable column
+        /// that is not set once at creation.
+        public var changeable: Bool { writable && updatable != false && !Self.syncColumns.contains(name) }
     }
 
     /// One resource (a table on the server).

@@ -13,7 +13,7 @@ extension FerryStore {
     /// a crash leaves the page applied with its cursor, or neither.
     func applyPage(_ changes: [(resource: String, data: RowData)], cursor: String?,
                    resolve: @Sendable (String) -> ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
-        try database.write { db in
+        try ferryWrite { db in
             let events = try Self.applyRemote(db, changes, resolve: resolve)
             if let cursor { try Self.saveState(db, "cursor", cursor) }
             return events
@@ -22,7 +22,7 @@ extension FerryStore {
 
     /// Applies the server's version of one row (a conflict's `current`).
     func applyRemote(_ resource: String, _ data: RowData, resolver: ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
-        try database.write { db in try Self.applyRemote(db, resource, data, resolver: resolver, maybePending: true) }
+        try ferryWrite { db in try Self.applyRemote(db, resource, data, resolver: resolver, maybePending: true) }
     }
 
     static func applyRemote(_ db: Database, _ changes: [(resource: String, data: RowData)],

@@ -11,7 +11,7 @@ extension FerryStore {
     /// the local store as its parent did. Rows that do not depend on it are
     /// untouched.
     func rejectDependants(ofCreated resource: String, id: String) throws -> [(resource: String, id: String, problem: Data)] {
-        try database.write { db in
+        try ferryWrite { db in
             guard let schema = try Self.schema(db) else { return [] }
             var rejected: [(resource: String, id: String, problem: Data)] = []
             var parents = [(resource, id)]

@@ -36,7 +36,7 @@ extension FerryStore {
 
     /// Records the feed cursor that the changes feed follows from once every step is done.
     func beginInitialSync(cursor: String) throws {
-        try database.write { db in
+        try ferryWrite { db in
             try Self.clearInitialSync(db)
             try Self.saveState(db, "initial_cursor", cursor)
             guard let schema = try Self.schema(db) else { return }
@@ -54,7 +54,7 @@ extension FerryStore {
     /// step goes on from: `next`, or the step done when there is no next page.
     func applyIndexPage(_ rows: [(resource: String, data: RowData)], step: String, next: String?,
                         resolve: @Sendable (String) -> ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
-        try database.write { db in
+        try ferryWrite { db in
             let events = try Self.applyRemote(db, rows, resolve: resolve)
             try Self.confirm(db, rows)
             if let next {
@@ -71,7 +71,7 @@ extension FerryStore {
     /// Rows already applied stay; the new snapshot brings them again, and they
     /// apply by revision.
     func restartStep() throws {
-        try database.write { db in
+        try ferryWrite { db in
             try db.execute(sql: "DELETE FROM ferry_state WHERE key IN ('initial_step', 'initial_next')")
         }
     }
@@ -79,7 +79,7 @@ extension FerryStore {
     /// Marks a step done without rows (the server refused to list it). Its
     /// resource's rows cannot be confirmed, so none of them is taken for gone.
     func skipStep(_ step: DownloadStep) throws {
-        try database.write { db in
+        try ferryWrite { db in
             try db.execute(sql: "DELETE FROM ferry_unconfirmed WHERE resource = ?", arguments: [step.resource])
             try Self.markStepDone(db, step.key)
         }
@@ -90,7 +90,7 @@ extension FerryStore {
     /// Rows held before the cursor that no page brought back, and that have no
     /// local edit pending, are removed (each with a ``SyncEvent/removed``).
     func finishInitialSync() throws -> [SyncEvent] {
-        try database.write { db in
+        try ferryWrite { db in
             guard let cursor = try Self.loadState(db, "initial_cursor") else { return [] }
             var events: [SyncEvent] = []
             for row in try GRDB.Row.fetchAll(db, sql: "SELECT resource, id FROM ferry_unconfirmed") {

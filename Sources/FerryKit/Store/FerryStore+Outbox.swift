@@ -40,7 +40,7 @@ extension FerryStore {
 
     /// Forgets the rejected operations (after the app has shown them).
     public func clearRejected() throws {
-        try database.write { db in try db.execute(sql: OutboxState.statement(.cleared, where: "true")) }
+        try ferryWrite { db in try db.execute(sql: OutboxState.statement(.cleared, where: "true")) }
     }
 
     /// Signing out: the number of local changes the server has not seen. The
@@ -88,7 +88,7 @@ extension FerryStore {
     /// Carries `event` out on the operations `opIDs` (``OutboxState/transition(_:_:)``):
     /// `error` becomes their last error when given, `nextAttempt` their due time.
     func transition(_ opIDs: [UUID], _ event: OutboxState.Event, error: Data? = nil, nextAttempt: Date? = nil) throws {
-        try database.write { db in
+        try ferryWrite { db in
             let statement = try db.cachedStatement(sql: OutboxState.statement(event, where: "op_id = ?"))
             for id in opIDs {
                 try statement.execute(arguments: Self.outcomeArguments(event, error: error, nextAttempt: nextAttempt)
@@ -99,7 +99,7 @@ extension FerryStore {
 
     /// Records `error` as the last error of `opIDs`, whatever their state.
     func noteError(_ opIDs: [UUID], _ error: Data) throws {
-        try database.write { db in
+        try ferryWrite { db in
             let statement = try db.cachedStatement(sql: "UPDATE ferry_outbox SET last_error = ? WHERE op_id = ?")
             for id in opIDs { try statement.execute(arguments: [String(decoding: error, as: UTF8.self), id.uuidString.lowercased()]) }
         }
@@ -128,7 +128,7 @@ extension FerryStore {
 
     /// ``acknowledge(_:serverRow:)`` for every item of a bulk answer, in one transaction.
     func acknowledge(_ answers: [(request: UploadRequest, serverRow: RowData?)]) throws {
-        try database.write { db in
+        try ferryWrite { db in
             for answer in answers { try Self.acknowledge(db, answer.request, serverRow: answer.serverRow) }
         }
     }
@@ -188,17 +188,6 @@ extension FerryStore {
         return (revision, row)
     }
 
-    /// Keeps row `id`'s server version as the base of the edit about to be
-    /// made, unless an earlier pending edit already did. Rows without pending
-    /// edits keep no copy: the local row is the server's version, so an
-    /// initial sync writes each row once.
-    static func captureBase(_ db: Database, _ resource: String, _ row: RowData) throws {
-        guard let id = row["id"]?.string ?? row["id"]?.int.map(String.init), row["revision"]?.int != nil else { return }
-        let exists = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_base WHERE resource = ? AND id = ?)"),
-                                       arguments: [resource, id]) ?? false
-        if !exists { try setBase(db, resource, row) }
-    }
-
     static func dropBase(_ db: Database, _ resource: String, id: String) throws {
         try db.cachedStatement(sql: "DELETE FROM ferry_base WHERE resource = ? AND id = ?").execute(arguments: [resource, id])
     }
@@ -238,7 +227,7 @@ extension FerryStore {
     /// another device created the same id): the create becomes an update of every
     /// field the app set.
     func createBecameUpdate(_ request: UploadRequest) throws {
-        try database.write { db in
+        try ferryWrite { db in
             let fields = try Self.resource(db, request.resource).writableColumns.sorted()
             let encoded = String(decoding: try JSONEncoder().encode(fields), as: UTF8.self)
             for id in request.opIDs {
@@ -252,7 +241,7 @@ extension FerryStore {
     /// edits; rows with edits stay, and are re-based as the full sync brings
     /// their server versions (or rejected on upload if the server lost them).
     func startOver() throws {
-        try database.write { db in
+        try ferryWrite { db in
             try db.execute(sql: "DELETE FROM ferry_state WHERE key = 'cursor'")
             try Self.clearInitialSync(db)
             guard let schema = try Self.schema(db) else { return }
@@ -274,7 +263,7 @@ extension FerryStore {
     /// delete returns to the base version, with any later edits still pending
     /// on top. The app sees the row as the server will keep it.
     func rollBack(_ request: UploadRequest) throws {
-        try database.write { db in
+        try ferryWrite { db in
             let table = try Self.resource(db, request.resource)
             guard let base = try Self.base(db, request.resource, id: request.rowID) else {
                 try db.execute(sql: "DELETE FROM \(LocalSchema.quote(request.resource)) WHERE id = ?", arguments: [request.rowID])

@@ -6,25 +6,61 @@ import GRDB
 /// The app reads and writes only here; nothing waits on the network. Every
 /// write changes the row and records what the server has not seen yet (an
 /// outbox entry with its own operation id, and the row's base version) in the
-/// same SQLite transaction, so a crash keeps both or neither. ``SyncEngine``
+/// same SQLite transaction, so a crash keeps both or neither: triggers on each
+/// synced table do it (``LocalTriggers``), so a write the app makes with GRDB
+/// on ``database`` is recorded like one made through the store. ``SyncEngine``
 /// does the rest.
 ///
 /// Tables: one per resource of `GET /v1`, plus `ferry_base` (each row's last
 /// server version, the merge's base), `ferry_outbox` (pending operations) and
 /// `ferry_state` (the feed cursor and the schema).
 public final class FerryStore: Sendable {
-    /// The SQLite database; readers may observe it with GRDB directly.
-    public let database: DatabaseQueue
+    /// The SQLite database. The app reads it with GRDB as it likes, and may
+    /// write the synced tables with GRDB records or SQL too: each write is
+    /// checked and recorded for upload in the same transaction.
+    ///
+    /// A file is a GRDB `DatabasePool` (WAL): reads run beside writes and
+    /// never wait for them, so the app's screen reads stay quick while a sync
+    /// applies a page of 1,000 rows. `":memory:"` is a `DatabaseQueue`.
+    public let database: any DatabaseWriter
+    /// Who is writing, as the triggers ask it.
+    let context: WriteContext
+
+    /// How a store file is opened: the pool, or the serial queue FerryKit
+    /// used before (kept for the benchmark that compares them).
+    enum Access { case pool, queue }
 
     /// Opens (or creates) the store at `path`; `":memory:"` for a throwaway one.
-    public init(path: String) throws {
-        database = path == ":memory:" ? try DatabaseQueue() : try DatabaseQueue(path: path)
-        try Self.migrator.migrate(database)
-        // An upload in flight when the process died was either applied or not;
-        // sending it again with the same Idempotency-Key is right either way.
-        try database.write { db in
-            try db.execute(sql: OutboxState.statement(.reopened, where: "true"), arguments: Self.outcomeArguments(.reopened, error: nil, nextAttempt: nil))
+    public convenience init(path: String) throws {
+        try self.init(path: path, access: path == ":memory:" ? .queue : .pool)
+    }
+
+    init(path: String, access: Access) throws {
+        let context = WriteContext()
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in context.register(on: db) }
+        if path == ":memory:" {
+            database = try DatabaseQueue(configuration: configuration)
+        } else if access == .queue {
+            database = try DatabaseQueue(path: path, configuration: configuration)
+        } else {
+            database = try DatabasePool(path: path, configuration: configuration)
         }
+        self.context = context
+        try context.asFerry { try Self.migrator.migrate(database) }
+        try ferryWrite { db in
+            // An upload in flight when the process died was either applied or not;
+            // sending it again with the same Idempotency-Key is right either way.
+            try db.execute(sql: OutboxState.statement(.reopened, where: "true"), arguments: Self.outcomeArguments(.reopened, error: nil, nextAttempt: nil))
+            // A file written before the triggers existed, or by an older FerryKit, gets today's.
+            if let schema = try Self.schema(db) { try Self.installTriggers(db, schema) }
+        }
+    }
+
+    /// A write of FerryKit's own (applying the server's rows, the outbox's
+    /// bookkeeping): the triggers neither check nor record it.
+    func ferryWrite<T>(_ body: (Database) throws -> T) throws -> T {
+        try database.write { db in try context.asFerry { try body(db) } }
     }
 
     /// The file name for a (server, user) pair: one store each, so that two
@@ -60,6 +96,10 @@ public final class FerryStore: Sendable {
         // each must reappear in an Index page, or the server no longer has it.
         migrator.registerMigration("ferry 3") { db in
             try db.execute(sql: "CREATE TABLE ferry_unconfirmed (resource TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (resource, id))")
+        }
+        // Only FerryKit writes the outbox; the synced tables' own triggers come with the schema.
+        migrator.registerMigration("ferry 4") { db in
+            for statement in LocalTriggers.outboxGuards { try db.execute(sql: statement) }
         }
         return migrator
     }
@@ -111,15 +151,25 @@ extension FerryStore {
     /// columns are added; nothing is dropped, so unsynced edits survive a
     /// server schema change.
     public func apply(schema: ServerSchema) throws {
-        try database.write { db in
+        try ferryWrite { db in
             var existing: [String: [String]] = [:]
             for resource in schema.resources where try db.tableExists(resource.name) {
                 existing[resource.name] = try db.columns(in: resource.name).map(\.name)
             }
-            for statement in LocalSchema.migrations(to: schema, existing: existing) { try db.execute(sql: statement) }
+            for statement in LocalSchema.migrations(to: schema, existing: existing) + LocalSchema.indexes(for: schema) {
+                try db.execute(sql: statement)
+            }
+            try Self.installTriggers(db, schema)
             let encoded = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
             try db.execute(sql: "INSERT INTO ferry_state (key, value) VALUES ('schema', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                            arguments: [encoded])
+        }
+    }
+
+    /// (Re)installs every synced table's triggers for `schema`.
+    static func installTriggers(_ db: Database, _ schema: ServerSchema) throws {
+        for resource in schema.resources where try db.tableExists(resource.name) {
+            for statement in LocalTriggers.statements(for: resource) { try db.execute(sql: statement) }
         }
     }
 
@@ -127,18 +177,4 @@ extension FerryStore {
         guard let resource = try schema(db)?[name] else { throw FerryKitError.unknownResource(name) }
         return resource
     }
-}
-
-/// What FerryKit refuses or cannot do, as opposed to what the server refused
-/// (those are ``SyncEvent``s).
-public enum FerryKitError: Error, Equatable, Sendable {
-    /// The store has no such resource (the schema was not applied, or the server has none).
-    case unknownResource(String)
-    case noSuchRow(resource: String, id: String)
-    /// The server's answer could not be read.
-    case malformedAnswer(String)
-    /// Signing in failed, with the server's status.
-    case signInFailed(status: Int)
-    /// Sync is paused: the server refused the token twice in a row.
-    case unauthorized
 }

@@ -4,7 +4,7 @@ import Foundation
 /// `column` equals `value` (the set the user has open), read through Index
 /// paging snapshots.
 ///
-/// The app lists the steps it wants first (``SyncEngine/init(store:transport:token:policy:refreshToken:resolvers:maxBulk:initialSyncOrder:pageSize:random:)``);
+/// The app lists the steps it wants first (``SyncEngine/init(store:transport:tokens:policy:resolvers:maxBulk:initialSyncOrder:pageSize:stalledAfter:now:random:)``);
 /// every resource then follows whole, parents first. A row that an early step
 /// brought comes again with its resource's whole step and applies by revision.
 public struct DownloadStep: Sendable, Hashable {

@@ -14,8 +14,9 @@ public actor SyncEngine {
     let transport: any Transport
     let policy: RetryPolicy
     let random: @Sendable () -> Double
-    var token: String
-    let refreshToken: (@Sendable () async -> String?)?
+    /// Where bearer tokens come from, and the one in use.
+    let tokens: any TokenProvider
+    var token: AccessToken?
     let resolvers: [String: ThreeWayMerge.Resolver]
     /// Items per bulk call; Ferry takes up to `limits.max_bulk_items` (1,000 by default).
     let maxBulk: Int
@@ -41,8 +42,8 @@ public actor SyncEngine {
     public private(set) var currentStatus = SyncStatus()
 
     /// - Parameters:
-    ///   - token: the bearer token (``FerryAuth/signIn(transport:name:password:)``).
-    ///   - refreshToken: asked for a new token after a 401; nil, or a nil answer, pauses sync.
+    ///   - tokens: where bearer tokens come from: the app's identity provider's
+    ///     session, or ``FerryAuth/PasswordSession`` (``TokenProvider``).
     ///   - resolvers: per resource, replaces the default merge (local wins) of a conflicting field.
     ///   - maxBulk: items per bulk call; 1 sends every row's writes alone.
     ///   - initialSyncOrder: what an initial sync downloads first (Trello's queue:
@@ -54,8 +55,7 @@ public actor SyncEngine {
     ///     ``SyncEvent/stalled(resource:id:attempts:lastError:)``.
     ///   - now: the clock (a fixed one in tests).
     ///   - random: [0, 1) draws for backoff jitter (a fixed one in tests).
-    public init(store: FerryStore, transport: any Transport, token: String, policy: RetryPolicy = RetryPolicy(),
-                refreshToken: (@Sendable () async -> String?)? = nil,
+    public init(store: FerryStore, transport: any Transport, tokens: any TokenProvider, policy: RetryPolicy = RetryPolicy(),
                 resolvers: [String: ThreeWayMerge.Resolver] = [:],
                 maxBulk: Int = 100,
                 initialSyncOrder: [DownloadStep] = [],
@@ -70,13 +70,19 @@ public actor SyncEngine {
         self.now = now
         self.store = store
         self.transport = transport
-        self.token = token
+        self.tokens = tokens
         self.policy = policy
-        self.refreshToken = refreshToken
         self.resolvers = resolvers
         self.random = random
         (events, eventSink) = AsyncStream.makeStream(of: SyncEvent.self, bufferingPolicy: .unbounded)
         (status, statusSink) = AsyncStream.makeStream(of: SyncStatus.self, bufferingPolicy: .bufferingNewest(16))
+    }
+
+    /// An engine with one fixed bearer token (``FerryAuth/signIn(transport:name:password:)``,
+    /// `ferry token issue`), as ``FixedToken``: a 401 pauses sync. Pass
+    /// `tokens:` for the other parameters, or a token that renews.
+    public init(store: FerryStore, transport: any Transport, token: String) {
+        self.init(store: store, transport: transport, tokens: FixedToken(token))
     }
 
     // An app's `for await` over ``events`` or ``status`` ends when its engine
@@ -156,11 +162,30 @@ public actor SyncEngine {
         for event in events { eventSink.yield(event) }
     }
 
-    /// Sends with the current token; a 401 asks the app for a new one and tries
-    /// once more, a second 401 pauses sync.
+    /// How long before its expiry a token is renewed.
+    static let renewal: TimeInterval = 60
+
+    /// The token to send: the one in use, unless there is none yet or it
+    /// expires within ``renewal`` (then the provider is asked for a new one).
+    /// Nil from the provider pauses sync.
+    func bearer(refresh: Bool = false) async throws -> AccessToken {
+        let expiring = token?.expiresAt.map { $0.timeIntervalSince(now()) < Self.renewal } ?? false
+        if refresh || token == nil || expiring {
+            guard let fresh = try await tokens.token(refresh: refresh || token != nil) else {
+                try update { $0.paused = true }
+                throw FerryKitError.unauthorized
+            }
+            token = fresh
+        }
+        guard let token else { throw FerryKitError.unauthorized }
+        return token
+    }
+
+    /// Sends with the current token; a 401 asks the provider for a new one and
+    /// tries once more, a second 401 pauses sync.
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         var request = request
-        request.headers["Authorization"] = "Bearer \(token)"
+        request.headers["Authorization"] = "Bearer \(try await bearer().value)"
         if request.body != nil { request.headers["Content-Type"] = "application/json" }
         let response = try await exchange(request)
         guard response.status == 401 else { schedule.lastUnauthorized = false; return response }
@@ -169,12 +194,7 @@ public actor SyncEngine {
             throw FerryKitError.unauthorized
         }
         schedule.lastUnauthorized = true
-        guard let refreshed = await refreshToken?() else {
-            try update { $0.paused = true }
-            throw FerryKitError.unauthorized
-        }
-        token = refreshed
-        request.headers["Authorization"] = "Bearer \(token)"
+        request.headers["Authorization"] = "Bearer \(try await bearer(refresh: true).value)"
         let retried = try await exchange(request)
         if retried.status == 401 {
             try update { $0.paused = true }

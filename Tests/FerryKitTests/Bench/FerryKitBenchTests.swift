@@ -19,20 +19,32 @@ struct FerryKitBenchTests {
         return Double(line.split(separator: " ").dropFirst().first ?? "0").map { $0 / 1024 } ?? 0
     }
 
-    @Test func initialSyncOfAHundredThousandRows() async throws {
-        let server = try FerryServer()
-        defer { server.stop() }
-        let alice = try await server.user("alice")
-        let sets = Self.rows / 100
+    /// `rows` terms in sets of 100, owned by `user`.
+    static func seed(_ server: FerryServer, for user: String) throws {
         let owner = try server.database.connect()
+        defer { owner.close() }
         _ = try owner.query("INSERT INTO app.study_sets (creator_id, title) SELECT $1::uuid, 'set ' || i FROM generate_series(1, $2::int) i",
-                            [alice.userID, String(sets)])
+                            [user, String(rows / 100)])
         _ = try owner.query("""
             INSERT INTO app.terms (set_id, word, definition, rank)
             SELECT s.id, 'word ' || i, 'a definition of some length for row ' || i, 'r' || lpad(i::text, 3, '0') || 'V'
               FROM app.study_sets s CROSS JOIN generate_series(1, 100) i
             """)
-        owner.close()
+    }
+
+    /// The id of the set whose terms the last Index pages bring.
+    static func aSet(_ server: FerryServer) throws -> String {
+        let owner = try server.database.connect()
+        defer { owner.close() }
+        return try owner.query("SELECT id::text FROM app.study_sets ORDER BY id DESC LIMIT 1").rows.first?[0] ?? ""
+    }
+
+    @Test func initialSyncOfAHundredThousandRows() async throws {
+        let server = try FerryServer()
+        defer { server.stop() }
+        let alice = try await server.user("alice")
+        let sets = Self.rows / 100
+        try Self.seed(server, for: alice.userID)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ferrykit-bench-\(UUID()).sqlite").path
         defer { _ = try? FerryStore.signOut(path: path, discardingUnsynced: true) }
         let store = try FerryStore(path: path)
@@ -86,6 +98,75 @@ struct FerryKitBenchTests {
               + "uploaded in \(String(format: "%.2f", seconds)) s "
               + "with \(sent.filter { $0.key != "GET" }.values.reduce(0, +)) write requests (\(sent.sorted { $0.key < $1.key }))")
         #expect(try store.pendingCount() == 0)
+    }
+}
+
+extension FerryKitBenchTests {
+    /// Issue 35's read latency: while an initial sync of `rows` terms runs, a
+    /// thread that stands for the app's main thread reads the 100 terms of a
+    /// set, in rank order, every 5 ms; each read's time, as the pool (WAL) and as the
+    /// serial queue FerryKit used before, one after the other on the same data.
+    @Test func aMainThreadReadDuringAnInitialSync() async throws {
+        let server = try FerryServer()
+        defer { server.stop() }
+        let alice = try await server.user("alice")
+        try Self.seed(server, for: alice.userID)
+        for access in [FerryStore.Access.queue, .pool] {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("ferrykit-reads-\(UUID()).sqlite").path
+            defer { _ = try? FerryStore.signOut(path: path, discardingUnsynced: true) }
+            let store = try FerryStore(path: path, access: access)
+            let engine = SyncEngine(store: store, transport: URLSessionTransport(baseURL: server.baseURL), token: alice.token)
+            try await engine.refreshSchema()
+            let reader = ReadSampler(store: store, set: try Self.aSet(server))
+            reader.start()
+            let start = Date()
+            try await engine.sync()
+            let seconds = Date().timeIntervalSince(start)
+            let latencies = reader.stop().sorted()
+            let count = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM terms") ?? 0 }
+            #expect(count == Self.rows && latencies.count > 10)
+            func percentile(_ p: Double) -> Double { latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] * 1_000 }
+            print("ferrykit-bench: reads during an initial sync of \(count) terms, \(access == .pool ? "pool (WAL)" : "queue"): "
+                  + "\(latencies.count) reads of 100 rows, p50 \(String(format: "%.2f", percentile(0.5))) ms, "
+                  + "p99 \(String(format: "%.2f", percentile(0.99))) ms, max \(String(format: "%.2f", (latencies.last ?? 0) * 1_000)) ms; "
+                  + "the sync took \(String(format: "%.2f", seconds)) s")
+        }
+    }
+}
+
+/// A thread that reads 100 rows every 5 ms, as an app's screen would, and
+/// keeps each read's duration.
+final class ReadSampler: Sendable {
+    let store: FerryStore
+    private let state = Mutex<(running: Bool, latencies: [Double], done: Bool)>((false, [], false))
+
+    let set: String
+
+    init(store: FerryStore, set: String) { (self.store, self.set) = (store, set) }
+
+    func start() {
+        state.withLock { $0.running = true }
+        let thread = Thread { [self] in
+            while state.withLock({ $0.running }) {
+                let start = DispatchTime.now().uptimeNanoseconds
+                _ = try? store.database.read { db in
+                    try Row.fetchAll(db, sql: "SELECT * FROM terms WHERE set_id = ? ORDER BY rank, id LIMIT 100", arguments: [set])
+                }
+                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                state.withLock { $0.latencies.append(elapsed) }
+                // A real sleep: the screen's pace between reads.
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            state.withLock { $0.done = true }
+        }
+        thread.start()
+    }
+
+    /// Stops the thread and returns the durations, in seconds.
+    func stop() -> [Double] {
+        state.withLock { $0.running = false }
+        while !state.withLock({ $0.done }) { Thread.sleep(forTimeInterval: 0.001) }
+        return state.withLock { $0.latencies }
     }
 }
 

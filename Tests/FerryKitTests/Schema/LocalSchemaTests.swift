@@ -14,4 +14,11 @@ import Testing
         #expect(missing.contains("ALTER TABLE \"folders\" ADD COLUMN \"revision\" INTEGER"))
         #expect(!missing.contains { $0.contains("DROP") })
     }
+
+    @Test func aRankedResourceIsIndexedInOrderWithinItsScopeAndEveryReferenceIsIndexed() {
+        let indexes = LocalSchema.indexes(for: ExampleSchema.schema)
+        #expect(indexes.contains("CREATE INDEX IF NOT EXISTS \"ferry_index_terms_set_id_rank\" ON \"terms\" (\"set_id\", \"rank\")"))
+        #expect(!indexes.contains { $0.contains("ferry_index_terms_set_id\"") }, "the rank index covers set_id")
+        #expect(indexes.contains { $0.contains("ferry_index_folder_sets_folder_id") } && indexes.contains { $0.contains("ferry_index_study_sets_creator_id") })
+    }
 }

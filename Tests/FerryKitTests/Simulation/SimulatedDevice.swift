@@ -36,7 +36,7 @@ final class SimulatedDevice {
                      retries: RetryLog) throws -> (FerryStore, SyncEngine, SimulationTransport) {
         let store = try FerryStore(path: path)
         let transport = SimulationTransport(SocketTransport.chosen(baseURL: baseURL), seed: seed, retries: retries)
-        let engine = SyncEngine(store: store, transport: transport, token: token, policy: RetryPolicy(base: 0.001, cap: 0.01),
+        let engine = SyncEngine(store: store, transport: transport, tokens: FixedToken(token), policy: RetryPolicy(base: 0.001, cap: 0.01),
                                 random: { 0.5 })
         return (store, engine, transport)
     }

@@ -28,6 +28,8 @@ final class Simulation {
     let seed: UInt64
     let faultRate: Double
     let restarts: Bool
+    /// Devices write as an app that only uses GRDB would (``SimulatedWrites``).
+    let grdb: Bool
     var random: SplitMix64
     var users: [SimulatedUser] = []
     var devices: [SimulatedDevice] = []
@@ -41,11 +43,12 @@ final class Simulation {
     /// Every row a device created (no other row may exist on the server).
     var created: Set<RowKey> = []
 
-    init(server: FerryServer, seed: UInt64, faultRate: Double, restarts: Bool) {
+    init(server: FerryServer, seed: UInt64, faultRate: Double, restarts: Bool, grdb: Bool = false) {
         self.server = server
         self.seed = seed
         self.faultRate = faultRate
         self.restarts = restarts
+        self.grdb = grdb
         random = SplitMix64(seed: seed)
         report = SimulationReport(seed: seed)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-sim-\(seed)-\(UUID().uuidString)")
@@ -132,6 +135,8 @@ final class Simulation {
         let operation = draw()
         guard let device = random.pick(devices) else { return }
         let store = device.store
+        var drawing = SplitMix64(seed: seed &+ UInt64(step) &* 7_919)
+        let writes = SimulatedWrites(store: store, grdb: grdb, draw: { drawing.chance(0.5) })
         let tag = "\(device.name).\(step)"
         func short(_ id: String?) -> String { String((id ?? "-").prefix(8)) }
         do {
@@ -141,7 +146,7 @@ final class Simulation {
                 note("\(step) \(device.name) \(device.transport.offline ? "offline" : "online")")
             case .createSet:
                 let values: RowData = ["title": .string("set \(tag)")]
-                let id = try store.create("study_sets", values)
+                let id = try writes.create("study_sets", values)
                 created.insert(RowKey(resource: "study_sets", id: id))
                 record(device, "study_sets", id, values)
                 note("\(step) \(device.name) create set \(short(id))")
@@ -149,18 +154,18 @@ final class Simulation {
                 guard let set = random.pick(try store.rows("study_sets")), let id = set["id"]?.string else { return }
                 let field = random.chance(0.5) ? "title" : "description"
                 let values: RowData = [field: .string("\(field) \(tag)")]
-                try store.update("study_sets", id: id, values)
+                try writes.update("study_sets", id: id, values)
                 record(device, "study_sets", id, values)
                 note("\(step) \(device.name) edit set \(short(id)) \(field)")
             case .deleteSet:
                 guard let set = random.pick(try store.rows("study_sets")), let id = set["id"]?.string else { return }
-                try store.delete("study_sets", id: id)
+                try writes.delete("study_sets", id: id)
                 note("\(step) \(device.name) delete set \(short(id))")
             case .createTerm:
                 guard let set = random.pick(try store.rows("study_sets")), let setID = set["id"]?.string else { return }
                 let values: RowData = ["set_id": .string(setID), "word": .string("word \(tag)"),
                                        "rank": .string(try store.rankAtEnd("terms", scope: .string(setID)))]
-                let id = try store.create("terms", values)
+                let id = try writes.create("terms", values)
                 created.insert(RowKey(resource: "terms", id: id))
                 record(device, "terms", id, values)
                 note("\(step) \(device.name) create term \(short(id)) in \(short(setID))")
@@ -168,23 +173,23 @@ final class Simulation {
                 guard let term = random.pick(try store.rows("terms")), let id = term["id"]?.string else { return }
                 let field = random.chance(0.5) ? "word" : "definition"
                 let values: RowData = [field: .string("\(field) \(tag)")]
-                try store.update("terms", id: id, values)
+                try writes.update("terms", id: id, values)
                 record(device, "terms", id, values)
                 note("\(step) \(device.name) edit term \(short(id)) \(field)")
             case .deleteTerm:
                 guard let term = random.pick(try store.rows("terms")), let id = term["id"]?.string else { return }
-                try store.delete("terms", id: id)
+                try writes.delete("terms", id: id)
                 note("\(step) \(device.name) delete term \(short(id))")
             case .moveTerm:
                 guard let term = random.pick(try store.rows("terms")), let id = term["id"]?.string else { return }
                 let siblings = try store.rows("terms", where: "set_id", equals: term["set_id"]).filter { $0["id"]?.string != id }
                 let anchor = random.chance(0.2) ? nil : random.pick(siblings)?["id"]?.string
-                try store.move("terms", id: id, after: anchor)
+                try writes.move(term: id, after: anchor)
                 if let rank = try store.row("terms", id: id)?["rank"] { record(device, "terms", id, ["rank": rank]) }
                 note("\(step) \(device.name) move term \(short(id)) after \(short(anchor))")
             case .createFolder:
                 let values: RowData = ["name": .string("folder \(tag)")]
-                let id = try store.create("folders", values)
+                let id = try writes.create("folders", values)
                 created.insert(RowKey(resource: "folders", id: id))
                 record(device, "folders", id, values)
                 note("\(step) \(device.name) create folder \(short(id))")
@@ -194,13 +199,13 @@ final class Simulation {
                 let links = try store.rows("folder_sets", where: "folder_id", equals: .string(folder))
                 guard !links.contains(where: { $0["set_id"]?.string == set }) else { return }
                 let values: RowData = ["folder_id": .string(folder), "set_id": .string(set)]
-                let id = try store.create("folder_sets", values)
+                let id = try writes.create("folder_sets", values)
                 created.insert(RowKey(resource: "folder_sets", id: id))
                 record(device, "folder_sets", id, values)
                 note("\(step) \(device.name) link folder \(short(folder)) set \(short(set))")
             case .unlink:
                 guard let link = random.pick(try store.rows("folder_sets"))?["id"]?.string else { return }
-                try store.delete("folder_sets", id: link)
+                try writes.delete("folder_sets", id: link)
                 note("\(step) \(device.name) unlink \(short(link))")
             case .share:
                 let own = try store.rows("study_sets").filter { $0["creator_id"] == .string(device.user.id) || $0["creator_id"] == nil || $0["creator_id"] == .null }
@@ -209,7 +214,7 @@ final class Simulation {
                 let current = try store.rows("set_collaborators", where: "set_id", equals: .string(set))
                 guard !current.contains(where: { $0["user_id"]?.string == other.id }) else { return }
                 let values: RowData = ["set_id": .string(set), "user_id": .string(other.id)]
-                let id = try store.create("set_collaborators", values)
+                let id = try writes.create("set_collaborators", values)
                 created.insert(RowKey(resource: "set_collaborators", id: id))
                 record(device, "set_collaborators", id, values)
                 note("\(step) \(device.name) share set \(short(set)) with \(other.name)")
@@ -217,7 +222,7 @@ final class Simulation {
                 let own = Set(try store.rows("study_sets").filter { $0["creator_id"] == .string(device.user.id) }.compactMap { $0["id"]?.string })
                 let shares = try store.rows("set_collaborators").filter { own.contains($0["set_id"]?.string ?? "") }
                 guard let share = random.pick(shares)?["id"]?.string else { return }
-                try store.delete("set_collaborators", id: share)
+                try writes.delete("set_collaborators", id: share)
                 note("\(step) \(device.name) unshare \(short(share))")
             case .sync:
                 let ok = await device.sync(faultRate: faultRate)

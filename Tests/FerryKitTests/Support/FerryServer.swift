@@ -86,7 +86,7 @@ struct Device {
          initialSyncOrder: [DownloadStep] = [], pageSize: Int = 1_000) throws {
         store = try FerryStore(path: path)
         transport = FaultyTransport(inner ?? URLSessionTransport(baseURL: server.baseURL))
-        engine = SyncEngine(store: store, transport: transport, token: token, policy: RetryPolicy(base: 0.01, cap: 0.05),
+        engine = SyncEngine(store: store, transport: transport, tokens: FixedToken(token), policy: RetryPolicy(base: 0.01, cap: 0.05),
                             resolvers: resolvers, initialSyncOrder: initialSyncOrder, pageSize: pageSize, random: { 0.5 })
     }
 }

@@ -21,8 +21,12 @@ struct SyncEngineRetryTests {
         try store.apply(schema: ExampleSchema.schema)
         _ = try store.applyPage([], cursor: "c0") { _ in nil }  // synced before: the pull is a 304 check
         let transport = ScriptedTransport(whileSending: whileSending)
-        let engine = SyncEngine(store: store, transport: transport, token: "t1", policy: RetryPolicy(base: 1, cap: 60),
-                                refreshToken: refresh, maxBulk: 1, stalledAfter: stalledAfter, now: { t0 }, random: { 0.5 })
+        // The app's refresh hook, if any, answers a 401; without one a 401 pauses.
+        let tokens: any TokenProvider = refresh.map { refresh in
+            TokenClosure { renew in renew ? await refresh().map { AccessToken($0) } : AccessToken("t1") }
+        } ?? FixedToken("t1")
+        let engine = SyncEngine(store: store, transport: transport, tokens: tokens, policy: RetryPolicy(base: 1, cap: 60),
+                                maxBulk: 1, stalledAfter: stalledAfter, now: { t0 }, random: { 0.5 })
         return Fixture(store: store, transport: transport, engine: engine)
     }
 

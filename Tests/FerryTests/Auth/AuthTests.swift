@@ -140,6 +140,9 @@ import FerryTestSupport
         let creator = try #require((sets["columns"] as? [[String: Any]])?.first { $0["name"] as? String == "creator_id" })
         #expect(creator["has_default"] as? Bool == true, "the server fills creator_id with the caller")
         #expect(setID["has_default"] as? Bool == false)
+        // Set once, when the term is created: a client refuses to change it offline.
+        #expect(setID["updatable"] as? Bool == false && setID["comment"] is NSNull)
+        #expect(columns.first { $0["name"] as? String == "word" }?["updatable"] as? Bool == true)
         let folderSets = try #require(resources.first { $0["name"] as? String == "folder_sets" })
         let keys = (folderSets["unique_keys"] as? [[String]] ?? []).map { $0.sorted() }
         #expect(keys.contains(["folder_id", "set_id"]), "\(keys)")

@@ -1,0 +1,116 @@
+import FerryHTTPTestSupport
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// `ferry generate swift` as a person runs it: against a running `ferry serve`
+/// (its /openapi.json) or a saved document; and CI's check that the study
+/// example's committed models are what the schema generates.
+@Suite struct GenerateSwiftCommandTests {
+    /// A scratch database served by a real `ferry serve`; `prepare` runs as
+    /// the owner before the server starts (it reads the tables at start).
+    static func serving(_ prepare: (ScratchDatabase) throws -> Void = { _ in }) throws -> (ScratchDatabase, FerryServeProcess) {
+        let database = try ScratchDatabase()
+        do {
+            try prepare(database)
+            return (database, try FerryServeProcess(databaseURL: database.appURL, settings: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL]))
+        } catch {
+            database.drop()
+            throw error
+        }
+    }
+
+    static func temporaryDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("ferry-generate-\(UUID().uuidString)")
+    }
+
+    /// CI regenerates the study example's models from the schema and fails when
+    /// they differ from what is committed. To accept a change of the schema,
+    /// run with `FERRY_RECORD_MODELS=1` (it writes them) and review the diff.
+    @Test func theStudyExamplesCommittedModelsAreWhatTheSchemaGenerates() throws {
+        let (database, serve) = try Self.serving()
+        defer { serve.stop(); database.drop() }
+        let record = ProcessInfo.processInfo.environment["FERRY_RECORD_MODELS"] == "1"
+        let result = try FerryProcess.run(["generate", "swift", "--from", "http://127.0.0.1:\(serve.port)", "--output", "examples/study/Models"]
+                                          + (record ? [] : ["--check"]))
+        #expect(result.status == 0, """
+            \(result.stderr)
+            The study example's models differ from what its schema generates. If the schema changed on purpose, run \
+            FERRY_RECORD_MODELS=1 swift test --filter GenerateSwiftCommandTests, review the diff of examples/study/Models, and commit it.
+            """)
+    }
+
+    @Test func commentsReferencesAndRanksReachTheModelsFromTheServerOrASavedDocument() throws {
+        let (database, serve) = try Self.serving { database in
+            let owner = try database.connect()
+            defer { owner.close() }
+            _ = try owner.query("COMMENT ON COLUMN app.terms.word IS 'The word to learn, in the language the set teaches.'")
+            _ = try owner.query("COMMENT ON COLUMN app.terms.definition IS 'What it means.\nAs the learner wrote it.'")
+        }
+        defer { serve.stop(); database.drop() }
+        let output = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let served = try FerryProcess.run(["generate", "swift", "--from", "http://127.0.0.1:\(serve.port)", "--output", output.path])
+        #expect(served.status == 0, "\(served.stderr)")
+        #expect(served.stdout.contains("5 files, 5 written, 0 removed"), "\(served.stdout)")
+        let term = try String(contentsOf: output.appendingPathComponent("Term.swift"), encoding: .utf8)
+        #expect(term.contains("public struct Term: FerryRankedRecord, Hashable {"))
+        #expect(term.contains("    /// The word to learn, in the language the set teaches.\n    ///\n"))
+        #expect(term.contains("    /// What it means.\n    /// As the learner wrote it.\n"))
+        #expect(term.contains("    public var setID: FerryID<StudySet>\n"), "a required reference: typed, not optional")
+        #expect(term.contains("    public var word: String?\n"), "not null, but the server fills it: nil until synced")
+        #expect(term.contains("case setID = \"set_id\""))
+        #expect(term.contains("public static let set = belongsTo(StudySet.self, key: \"set\", using: ForeignKey([\"set_id\"]))"))
+        let set = try String(contentsOf: output.appendingPathComponent("StudySet.swift"), encoding: .utf8)
+        #expect(set.contains("public var creatorID: FerryID<FerryUser>?"))
+        #expect(set.contains("public var title: String\n"))
+        #expect(set.contains("public static let terms = hasMany(Term.self, key: \"terms\", using: ForeignKey([\"set_id\"]))"))
+
+        // The same document saved, read from a file and from standard input: the same files.
+        let document = try TestHTTPClient(port: serve.port).request("GET", "/openapi.json")
+        #expect(document.text.contains("The word to learn") && document.text.contains("x-ferry-resource"))
+        let saved = Self.temporaryDirectory().appendingPathExtension("json")
+        defer { try? FileManager.default.removeItem(at: saved) }
+        try Data(document.text.utf8).write(to: saved)
+        let again = try FerryProcess.run(["generate", "swift", "--from", saved.path, "--output", output.path, "--check"])
+        #expect(again.status == 0 && again.stdout.contains("5 files, as generated"), "\(again.stderr)")
+        let piped = try FerryProcess.run(["generate", "swift", "--from", "-", "--output", output.path, "--check"], input: document.text)
+        #expect(piped.status == 0, "\(piped.stderr)")
+    }
+
+    @Test func badInputIsRefusedWithAMessageNamingIt() throws {
+        let output = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let notJSON = Self.temporaryDirectory().appendingPathExtension("json")
+        defer { try? FileManager.default.removeItem(at: notJSON) }
+        try Data("{\"openapi\": \"3.1.0\", \"components\": {\"schemas\": {}}}".utf8).write(to: notJSON)
+        let cases: [([String], String)] = [
+            (["--from", "/nonexistent/openapi.json"], "/nonexistent/openapi.json: no such file, or it cannot be read"),
+            (["--from", notJSON.path], "has no x-ferry-resource in its schemas"),
+            (["--from", "https://sync.example.com"], "only http:// URLs are read directly; for https, pipe curl's output into --from -"),
+            (["--from", "http://127.0.0.1:\(FreePort.next())"], "cannot connect to 127.0.0.1"),
+        ]
+        for (arguments, message) in cases {
+            let result = try FerryProcess.run(["generate", "swift"] + arguments + ["--output", output.path])
+            #expect(result.status != 0 && result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: output.path), "nothing written")
+
+        // --check names the file that differs, and a hand-written file in the directory is never touched.
+        let (database, serve) = try Self.serving()
+        defer { serve.stop(); database.drop() }
+        let from = "http://127.0.0.1:\(serve.port)"
+        _ = try FerryProcess.run(["generate", "swift", "--from", from, "--output", output.path])
+        try Data("// mine\n".utf8).write(to: output.appendingPathComponent("Extensions.swift"))
+        try Data("// Generated by `ferry generate swift`, then edited by hand\n".utf8).write(to: output.appendingPathComponent("Folder.swift"))
+        let check = try FerryProcess.run(["generate", "swift", "--from", from, "--output", output.path, "--check"])
+        #expect(check.status == 1 && check.stderr.contains("Folder.swift differs") && !check.stderr.contains("Extensions"), "\(check.stderr)")
+        let written = try FerryProcess.run(["generate", "swift", "--from", from, "--output", output.path])
+        #expect(written.status == 0 && written.stdout.contains("1 written"), "\(written.stdout)")
+        #expect(try String(contentsOf: output.appendingPathComponent("Extensions.swift"), encoding: .utf8) == "// mine\n")
+        // A file of the same name that it did not write is not overwritten.
+        try Data("// mine too\n".utf8).write(to: output.appendingPathComponent("Term.swift"))
+        let clash = try FerryProcess.run(["generate", "swift", "--from", from, "--output", output.path])
+        #expect(clash.status == 1 && clash.stderr.contains("Term.swift exists and was not written by ferry generate swift"), "\(clash.stderr)")
+    }
+}
