@@ -107,6 +107,11 @@ public final class Database: Sendable {
         return Array(results.dropFirst())
     }
 
+    /// The user a recently checked token belongs to, without a lookup; nil when not cached.
+    func cachedUser(_ tokenHash: String) -> String? {
+        tokens?.user(for: tokenHash)
+    }
+
     /// Forgets a token revoked through this process, so its next use is checked again.
     func forgetToken(_ tokenHash: String) {
         tokens?.evict(tokenHash)
