@@ -63,6 +63,8 @@ public final class FerryMetrics: Sendable {
             text.sample("ferry_live_hints_total", value: live.hintsReceived)
             text.family("ferry_live_wakes_total", type: .counter, help: "Waiters woken to check the feed.")
             text.sample("ferry_live_wakes_total", value: live.wakes)
+            text.family("ferry_live_checks_total", type: .counter, help: "Checks of the feed made by waiters.")
+            text.sample("ferry_live_checks_total", value: live.checks)
         }
         let counters: [(String, String, MetricCounter)] = [
             ("ferry_memcached_hits_total", "memcached gets that found their item.", memcachedHits),

@@ -13,10 +13,14 @@ import Testing
         let alice = try server.user("alice")
         let set = try server.makeSet(for: alice.id)
         try waitUntil("the listener to listen", within: 30) { server.app.live.isListening }
-        let start = try server.client().request("GET", "/v1/changes?since=now", headers: [("Authorization", "Bearer \(alice.token)")])
-        let cursor = try #require(start.object["cursor"] as? String)
-        let poll = PendingRequest(port: server.port, "/v1/changes?since=\(cursor)&wait=60", token: alice.token)
+        // Past the set: a cursor from since=now may be below it while other transactions run.
+        let feed = FeedFollower(server: server, token: alice.token)
+        try feed.catchUp(pastXID: try server.maxXID())
+        let checks = server.app.live.checks
+        let poll = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
         try server.waitForWaiters(1)
+        // Its first check done: from now on it waits, and a fault meets a waiter, not a poll.
+        try waitUntil("the waiter's first check", within: 30) { server.app.live.checks > checks }
         return (alice, set, poll)
     }
 

@@ -73,9 +73,9 @@ extension TestServer {
         _ = try ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [set, userID])
     }
 
-    /// Waits until this instance holds `count` waiters.
+    /// Waits until this instance holds `count` waiters, each parked (its check done).
     func waitForWaiters(_ count: Int) throws {
-        try waitUntil("\(count) waiters", within: 30) { app.live.waiters == count }
+        try waitUntil("\(count) parked waiters", within: 30) { app.live.waiters == count && app.live.checksRunning == 0 }
     }
 }
 

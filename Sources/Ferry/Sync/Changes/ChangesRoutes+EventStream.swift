@@ -34,8 +34,7 @@ extension ChangesRoutes {
         ticket.arm()
         var part: [UInt8] = resumption == nil ? ServerSentEvent.retry(milliseconds: Self.reconnectMilliseconds) : []
         do {
-            let check = try FeedCheck.run(plan, caller: caller, database: database,
-                                          loadScopes: registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.tokenHash)))
+            let check = try FeedCheck.run(plan, caller: caller, database: database, registry: registry)
             if let user = check.user, !registry.identify(ticket, user: user, scopes: check.scopes) {
                 throw Self.userFull(limit: registry.limits.perUser)
             }

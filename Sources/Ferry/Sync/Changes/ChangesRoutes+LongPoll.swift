@@ -33,8 +33,7 @@ extension ChangesRoutes {
         ticket.arm()
         let check: FeedCheck
         do {
-            check = try FeedCheck.run(plan, caller: caller, database: database,
-                                      loadScopes: registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.tokenHash)))
+            check = try FeedCheck.run(plan, caller: caller, database: database, registry: registry)
         } catch let problem as Problem where problem.status == 503 && context.resumption != nil {
             // PostgreSQL cannot be reached while it waits: it waits on; the
             // listener's fallback checks (or its return) wake it to try again.

@@ -17,7 +17,11 @@ struct FeedCheck {
     /// The scope rows the caller can read, when they were loaded.
     let scopes: Set<WaiterRegistry.ScopeKey>?
 
-    static func run(_ plan: ChangesPlan, caller: Caller, database: Database, loadScopes: Bool) throws -> FeedCheck {
+    /// One check, counted in `registry` (`ferry_live_checks_total`).
+    static func run(_ plan: ChangesPlan, caller: Caller, database: Database, registry: WaiterRegistry) throws -> FeedCheck {
+        registry.checksRunning.add(1, ordering: .relaxed)
+        defer { registry.checksRunning.subtract(1, ordering: .relaxed) }
+        let loadScopes = registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.tokenHash))
         let scopeTables = loadScopes ? plan.scopeTables : []
         let statements = [plan.activityStatement(waiting: true)]
             + scopeTables.map { PlannedStatement("SELECT t.id::text FROM \($0.qualifiedName) t") }
@@ -43,6 +47,7 @@ struct FeedCheck {
         } else {
             page = ChangesPage(emptyBelow: frontier, request: plan.request)
         }
+        registry.checkCount.add(1, ordering: .relaxed)
         return FeedCheck(page: page, frontier: frontier, held: try activity.bool(4) == true,
                          user: caller.trace?.userID, scopes: scopes)
     }

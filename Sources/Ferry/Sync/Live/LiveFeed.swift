@@ -53,6 +53,12 @@ public final class LiveFeed: Sendable {
     /// Waiters woken (by a hint, the frontier passing their changes, or a check for everyone).
     public var wakes: Int { registry.wakeCount.load(ordering: .relaxed) }
 
+    /// Checks of the feed that waiters made.
+    public var checks: Int { registry.checkCount.load(ordering: .relaxed) }
+
+    /// Checks running now (a waiter whose check is done is parked, or answered).
+    public var checksRunning: Int { registry.checksRunning.load(ordering: .relaxed) }
+
     /// Times the LISTEN connection was established (1 after a quiet start, more after outages).
     public var listenerConnections: Int { listener.connections.load(ordering: .relaxed) }
 }

@@ -75,6 +75,10 @@ final class WaiterRegistry: Sendable {
     /// Hints delivered, and wakes they (or the frontier, or a fallback check) caused: for /metrics and the tests.
     let hintCount = Atomic<Int>(0)
     let wakeCount = Atomic<Int>(0)
+    /// Checks of the feed that waiters made (each wake costs one, when it finds PostgreSQL).
+    let checkCount = Atomic<Int>(0)
+    /// Checks running now: a waiter is parked once its check is done.
+    let checksRunning = Atomic<Int>(0)
     /// Called when a waiter starts waiting for the frontier, so the listener watches it.
     private let frontierWatched: @Sendable () -> Void
 

@@ -21,8 +21,15 @@ import Testing
         let set = UUID().uuidString.lowercased()
         let writer = TestHTTPClient(port: deployment.ferryPorts[0])
         #expect(try writer.request("POST", "/v1/study_sets", headers: [auth], json: ["id": set, "title": "live"]).status == 201)
-        let now = try TestHTTPClient(port: deployment.ferryPorts[1]).request("GET", "/v1/changes?since=now", headers: [auth])
-        let cursor = try #require(now.object["cursor"] as? String, "\(now.status) \(now.text)")
+        // A cursor past the set (one from since=now may be below it while other transactions run).
+        var cursor = ""
+        var seen = false
+        try waitUntil("the set to be in the feed", within: 60) {
+            let page = try TestHTTPClient(port: deployment.ferryPorts[1]).request("GET", "/v1/changes?since=\(cursor)", headers: [auth])
+            seen = seen || changedIDs(page.object, "study_sets").contains(set)
+            cursor = page.object["cursor"] as? String ?? cursor
+            return seen && page.object["has_more"] as? Bool == false
+        }
 
         // A long poll on instance 1, one through nginx, and an event stream through nginx.
         let direct = PendingRequest(port: deployment.ferryPorts[1], "/v1/changes?since=\(cursor)&wait=60", token: token)
