@@ -65,10 +65,11 @@ import Testing
         for port in deployment.ferryPorts {
             #expect(try TestHTTPClient(port: port).request("GET", "/v1/live_notes", headers: [auth]).status == 404)
         }
-        // `ferry migrate` with one more file than the deployment was migrated with.
+        // `ferry migrate` with one more app file than the deployment was migrated with.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-live-migrations-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.copyItem(at: TestEnvironment.repositoryRoot.appendingPathComponent("migrations"), to: directory)
+        try FileManager.default.copyItem(at: TestEnvironment.repositoryRoot.appendingPathComponent("examples/study/migrations"),
+                                         to: directory)
         try """
             CREATE TABLE app.live_notes (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body text NOT NULL DEFAULT '');
             SELECT ferry.enable_sync('app.live_notes');
