@@ -8,7 +8,7 @@ import FerryPostgres
 /// What an app may do in `ferry` is call Ferry's functions and write rows (declare an
 /// access scope, enable sync), so rows are not compared, and neither are the update
 /// trigger functions `ferry.enable_sync` generates per synced table
-/// (`ferry.sync_update_<oid>`, and `ferry.sync_notify_<oid>` from core 0016). A guard
+/// (`ferry.sync_update_<oid>`, and `ferry.sync_notify_<oid>` from core 0017). A guard
 /// against mistakes, not malice: migrations run as the owner role, which could undo any check.
 enum FerrySchemaGuard {
     /// One line per object in schema `ferry`: its kind and name, then a digest of its

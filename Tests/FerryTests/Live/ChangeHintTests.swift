@@ -1,7 +1,7 @@
 @testable import Ferry
 import Testing
 
-/// The NOTIFY payloads of migration 0016, read as hints.
+/// The NOTIFY payloads of migration 0017, read as hints.
 @Suite struct ChangeHintTests {
     @Test func eachFormIsRead() {
         #expect(ChangeHint(payload: "812 16384 u 0b7a3c52-5c1e-4c4e-9a57-3f1de1b0c001")

@@ -3,7 +3,7 @@ import FerryTestSupport
 import Foundation
 import Testing
 
-/// The hints migration 0016's triggers send on `ferry_changes`: who a commit
+/// The hints migration 0017's triggers send on `ferry_changes`: who a commit
 /// may concern, never the row; nothing for a rollback; one per transaction
 /// and target; everyone for a write by no user or across too many scopes.
 @Suite struct LiveHintTests {

@@ -1,5 +1,5 @@
 /// One NOTIFY on channel `ferry_changes`: who a committed change may concern,
-/// never the row itself (migration 0016 writes them). The payload is
+/// never the row itself (migration 0017 writes them). The payload is
 /// `<xid> <table oid> s <scope table oid> <scope row id>`,
 /// `<xid> <table oid> u <user id>` or `<xid> <table oid> *`.
 struct ChangeHint: Sendable, Equatable {

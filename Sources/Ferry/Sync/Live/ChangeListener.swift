@@ -8,7 +8,7 @@ import Logging
 import Synchronization
 
 /// The one PostgreSQL connection per instance that LISTENs: it turns the sync
-/// triggers' NOTIFY hints (migration 0016) into wakes of this instance's
+/// triggers' NOTIFY hints (migration 0017) into wakes of this instance's
 /// waiters (``WaiterRegistry``), reloads the schema when a migration
 /// announces one, and watches the feed's frontier while a waiter has changes
 /// it holds back. It runs on a thread of its own and never on a request's path.
@@ -37,7 +37,7 @@ final class ChangeListener: Sendable {
     /// Times the connection was (re)established.
     let connections = Atomic<Int>(0)
 
-    /// The channels of migration 0016.
+    /// The channels of migration 0017.
     static let changesChannel = "ferry_changes"
     static let schemaChannel = "ferry_schema"
 

@@ -1,4 +1,4 @@
--- 0016_live_notify.sql: committed changes wake the live feed's waiters (issue 34).
+-- 0017_live_notify.sql: committed changes wake the live feed's waiters (issue 34).
 --
 -- Applied by `ferry migrate` as the OWNER role, in one transaction, after 0015.
 -- Ferry's own: it changes ferry.* only and works for any app schema.
