@@ -81,7 +81,11 @@ fi
 FERRY_SCHEMATHESIS_REVOKED_TOKEN=$("$FERRY_BIN" token issue schemathesis | tail -n1)
 FERRY_SCHEMATHESIS_BASIC=$(printf 'schemathesis:schemathesis-password' | base64)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-FERRY_LISTEN_PORT=$PORT FERRY_LOGGING_LEVEL=error "$FERRY_BIN" serve >"$WORK/serve.log" 2>&1 &
+# Long polls and event streams are held at most a second: schemathesis draws `wait`
+# from the whole range it may take, and a run of thousands of cases must not wait
+# the default 30 s on each (they are answered the same, only sooner).
+FERRY_LISTEN_PORT=$PORT FERRY_LOGGING_LEVEL=error FERRY_LIVE_MAX_WAIT_SECONDS=1 FERRY_LIVE_MAX_STREAM_SECONDS=1 \
+  "$FERRY_BIN" serve >"$WORK/serve.log" 2>&1 &
 SERVER=$!
 for _ in $(seq 1 100); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
 

@@ -23,6 +23,10 @@ public final class FerryApp: Sendable {
     public let memcached: MemcachedClient
     /// Index paging over `database` and `memcached`.
     public let paging: IndexPaging
+    /// The live changes feed: the waiting long polls and event streams, and
+    /// the LISTEN connection that wakes them (and reloads the schema when a
+    /// migration says so).
+    public let live: LiveFeed
     let logger: Logger
 
     /// Connects the pool and reads the catalog; throws when PostgreSQL is
@@ -51,7 +55,13 @@ public final class FerryApp: Sendable {
             store: PagingSnapshotStore(
                 memcached: memcached, ttlSeconds: configuration.paging.tokenTTLSeconds, metrics: metrics),
             retryAfterSeconds: configuration.memcached.retryTimeoutSeconds, logger: logger)
-        schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
+        let schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
+        self.schema = schema
+        live = try LiveFeed(configuration: configuration, logger: logger) {
+            Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger)
+        }
+        live.start()
+        metrics.observe(live: live)
     }
 
     /// With prepared statements, every statement is planned once per connection.
@@ -79,10 +89,15 @@ public final class FerryApp: Sendable {
         return { connection in try connection.execute(sql) }
     }
 
-    /// Re-reads the catalog (SIGHUP); keeps the old one when the database cannot be read.
+    /// Re-reads the catalog (SIGHUP, or a migration's NOTIFY); keeps the old one
+    /// when the database cannot be read.
     public func reloadSchema() {
+        Self.reload(schema, pool: pool, schemaName: configuration.database.schema, logger: logger)
+    }
+
+    static func reload(_ schema: SchemaCache, pool: PostgresPool, schemaName: String, logger: Logger) {
         do {
-            let catalog = try Self.loadCatalog(pool: pool, schema: configuration.database.schema, logger: logger)
+            let catalog = try Self.loadCatalog(pool: pool, schema: schemaName, logger: logger)
             if schema.replace(with: catalog) {
                 logger.notice("schema reloaded", metadata: ["resources": "\(catalog.names.joined(separator: ","))"])
             }
@@ -108,7 +123,8 @@ public final class FerryApp: Sendable {
                    allowSignup: configuration.auth.allowSignup, builtinTokens: configuration.auth.builtinTokens)
             .register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
-        ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema).register(on: &router, handle: handle)
+        ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema, live: live)
+            .register(on: &router, handle: handle)
         // The key check outermost, so that a replay does no work.
         let writes = handle.with([
             IdempotentWrites(database: database, ttlHours: configuration.idempotency.ttlHours),
@@ -146,8 +162,9 @@ public final class FerryApp: Sendable {
         )
     }
 
-    /// Closes the pool's connections and stops the JWT key refreshes.
+    /// Stops listening, stops the JWT key refreshes and closes the pool's connections.
     public func close() {
+        live.stop()
         database.jwt?.stop()
         pool.close()
     }

@@ -90,5 +90,20 @@ extension ConfigurationKey {
              "zlib level of gzip/deflate answers to clients whose Accept-Encoding allows it: 1 fastest, 9 smallest; 0 off."),
         .int("compression.min_bytes", \.compression.minBytes, min: 0,
              "Smallest JSON answer compressed; streamed answers always are."),
+
+        .int("live.max_wait_seconds", \.live.maxWaitSeconds, min: 1, max: 3_600,
+             "Longest a long poll (GET /v1/changes?wait=) is held; a longer wait is held this long. Keep it under the proxy's read timeout."),
+        .int("live.max_waiters", \.live.maxWaiters, min: 1,
+             "Long polls and event streams one instance holds at once (503 with Retry-After beyond)."),
+        .int("live.max_waiters_per_user", \.live.maxWaitersPerUser, min: 1,
+             "Long polls and event streams one user may hold on one instance (429 too_many_waiters beyond)."),
+        .seconds("live.heartbeat_seconds", \.live.heartbeatSeconds,
+                 "A quiet event stream sends a comment this often, so that proxies keep it open."),
+        .seconds("live.max_stream_seconds", \.live.maxStreamSeconds,
+                 "An event stream ends after this long; the client reconnects with Last-Event-ID (and may reach another instance)."),
+        .seconds("live.fallback_check_seconds", \.live.fallbackCheckSeconds,
+                 "While the LISTEN connection is down, every waiter checks the feed this often."),
+        .string("live.listen_url", \.live.listenURL, allowEmpty: true,
+                "URL or conninfo of the instance's one LISTEN connection; empty: database.url. It must reach PostgreSQL itself: PgBouncer in transaction mode cannot LISTEN."),
     ]
 }

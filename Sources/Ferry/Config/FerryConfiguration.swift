@@ -167,6 +167,24 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var minBytes = 1024
     }
 
+    /// The live changes feed: long polls and event streams on GET /v1/changes.
+    public struct Live: Sendable, Equatable {
+        /// The longest a long poll is held (seconds); a longer `wait` is held this long.
+        public var maxWaitSeconds = 30
+        /// Long polls and event streams one instance holds at once.
+        public var maxWaiters = 10_000
+        /// Of them, per user.
+        public var maxWaitersPerUser = 16
+        /// A quiet event stream sends a comment this often.
+        public var heartbeatSeconds = 15.0
+        /// An event stream ends after this long.
+        public var maxStreamSeconds = 600.0
+        /// While the LISTEN connection is down, waiters check the feed this often.
+        public var fallbackCheckSeconds = 2.0
+        /// Where the LISTEN connection goes; empty: database.url.
+        public var listenURL = ""
+    }
+
     public var listen = Listen()
     public var database = Database()
     public var memcached = Memcached()
@@ -178,6 +196,7 @@ public struct FerryConfiguration: Sendable, Equatable {
     public var logging = Logging()
     public var cors = CORS()
     public var compression = Compression()
+    public var live = Live()
 
     /// The defaults.
     public init() {}

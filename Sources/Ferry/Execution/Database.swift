@@ -166,6 +166,14 @@ public final class Database: Sendable {
         }
     }
 
+    /// The user a recently checked credential belongs to, without a lookup; nil when not cached.
+    func cachedUser(_ credential: Credential) -> String? {
+        switch credential {
+        case .token(let hash): tokens?.user(for: hash)
+        case .jwt(let hash, _): jwts.entry(for: hash)?.userID
+        }
+    }
+
     /// Forgets a token revoked through this process, so its next use is checked again.
     func forgetToken(_ tokenHash: String) {
         tokens?.evict(tokenHash)

@@ -24,6 +24,7 @@ public final class FerryMetrics: Sendable {
 
     private let server = Locked<HTTPServer?>(nil)
     private let pool = Locked<PostgresPool?>(nil)
+    private let live = Locked<LiveFeed?>(nil)
 
     public init() {}
 
@@ -32,6 +33,9 @@ public final class FerryMetrics: Sendable {
 
     /// Reads the pool's size, use, waits and timeouts from `pool` at scrape time.
     public func observe(pool: PostgresPool) { self.pool.withLock { $0 = pool } }
+
+    /// Reads the live feed's waiters and its listener's state at scrape time.
+    public func observe(live: LiveFeed) { self.live.withLock { $0 = live } }
 
     /// The whole exposition, in the Prometheus text format 0.0.4.
     public func render() -> String {
@@ -48,6 +52,20 @@ public final class FerryMetrics: Sendable {
             text.sample("ferry_http_requests_in_flight", value: server.inFlightRequests)
         }
         if let pool = pool.withLock({ $0 }) { Self.write(pool.stats, to: &text) }
+        if let live = live.withLock({ $0 }) {
+            text.family("ferry_live_waiters", type: .gauge, help: "Long polls and event streams waiting now.")
+            text.sample("ferry_live_waiters", value: live.waiters)
+            text.family("ferry_live_listening", type: .gauge, help: "1 while the LISTEN connection is up; waiters check on a timer while it is 0.")
+            text.sample("ferry_live_listening", value: live.isListening ? 1 : 0)
+            text.family("ferry_live_listener_connects_total", type: .counter, help: "Times the LISTEN connection was established.")
+            text.sample("ferry_live_listener_connects_total", value: live.listenerConnections)
+            text.family("ferry_live_hints_total", type: .counter, help: "Commit hints heard on the LISTEN connection.")
+            text.sample("ferry_live_hints_total", value: live.hintsReceived)
+            text.family("ferry_live_wakes_total", type: .counter, help: "Waiters woken to check the feed.")
+            text.sample("ferry_live_wakes_total", value: live.wakes)
+            text.family("ferry_live_checks_total", type: .counter, help: "Checks of the feed made by waiters.")
+            text.sample("ferry_live_checks_total", value: live.checks)
+        }
         let counters: [(String, String, MetricCounter)] = [
             ("ferry_memcached_hits_total", "memcached gets that found their item.", memcachedHits),
             ("ferry_memcached_misses_total", "memcached gets that found nothing.", memcachedMisses),

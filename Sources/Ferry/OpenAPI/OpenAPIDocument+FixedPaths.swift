@@ -12,14 +12,19 @@ extension OpenAPIDocument {
                     Self.query("limit", Self.type("integer", ("minimum", 1), ("maximum", .int(ChangesRequest.maxLimit)),
                                                   ("default", .int(ChangesRequest.defaultLimit))), "The most changes in one answer."),
                     Self.query("resources", resourcesSchema, "Comma-separated resource names; default all."),
+                    Self.query("wait", Self.type("integer", ("minimum", 0), ("maximum", 999_999_999)),
+                               "A long poll: when nothing is after the cursor, hold the request up to this many seconds (at most `live.max_wait_seconds`) until something is."),
+                    .object([("name", "Last-Event-ID"), ("in", "header"),
+                             ("schema", Self.type("string", ("pattern", "^(1[A-Za-z0-9_-]+)?$"))),
+                             ("description", "The `id` of the last event an event stream received: the cursor to go on from (it wins over `since`).")]),
                     Self.ref("parameters", "IfNoneMatch"),
                 ],
-                responses: commonProblems + [
-                    ("200", Self.ok("Changes in commit order; follow `cursor` while `has_more`.", Self.ref("schemas", "Changes"),
-                                    headers: ["ETag"])),
+                responses: commonProblems.filter { $0.0 != "429" } + [
+                    ("200", Self.changesAnswer),
                     ("304", Self.ok("Nothing changed since the cursor in If-None-Match.", headers: ["ETag"])),
                     ("400", Self.problem(["invalid_query", "bad_request"])),
                     ("410", Self.problem(["cursor_expired"])),
+                    ("429", Self.problem(["rate_limited", "too_many_waiters"], headers: ["Retry-After"])),
                 ]))])),
             ("/v1/batch", .object([("post", Self.operation("batch", "Run operations in order in one transaction", tag: "sync",
                 parameters: [Self.ref("parameters", "IdempotencyKey")],
@@ -95,6 +100,18 @@ extension OpenAPIDocument {
             out.append(character)
         }
         return out
+    }
+
+    /// The feed's 200: a page as JSON, or, with `Accept: text/event-stream`, a stream of pages.
+    static var changesAnswer: JSONValue {
+        .object([
+            ("description", "Changes in commit order; follow `cursor` while `has_more`. With `Accept: text/event-stream`, a stream of server-sent events: `event: changes`, `id` the page's cursor, `data` the page; `event: problem` ends it."),
+            ("headers", .object([("ETag", ref("headers", "ETag"))])),
+            ("content", .object([
+                ("application/json", .object([("schema", ref("schemas", "Changes"))])),
+                ("text/event-stream", .object([("schema", type("string"))])),
+            ])),
+        ])
     }
 
     static func query(_ name: String, _ schema: JSONValue, _ description: String) -> JSONValue {

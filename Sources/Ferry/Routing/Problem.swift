@@ -102,6 +102,9 @@ extension HTTPResponse {
         var members: [(String, JSONValue)] = [("code", .string(code))]
         if let detail { members.append(("detail", .string(detail))) }
         members.append(contentsOf: extra.filter { $0.0 != "code" && $0.0 != "detail" })
+        // An error is about this moment: no cache or proxy may keep it and answer it again.
+        var headers = headers
+        if !headers.contains("Cache-Control") { headers.add("Cache-Control", "no-store") }
         return problem(status: status, title: title, type: type, extensions: members, headers: headers)
     }
 }

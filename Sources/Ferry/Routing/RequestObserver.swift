@@ -30,6 +30,10 @@ struct RequestObserver: Middleware {
 
     func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
         let response = try next(request, context)
+        // A parked exchange's passes are not answers: its line is written once, when it
+        // is answered, or when its stream starts; a stream's later parts write none.
+        if context.resumption?.streaming == true { return response }
+        if case .parked(let parking) = response.body, parking.stream == nil || context.resumption != nil { return response }
         let seconds = max(0, MonotonicClock.now() - context.receivedAt)
         let trace = context.scope.trace
         let route = trace?.route ?? context.routePattern ?? Self.unmatched

@@ -19,6 +19,14 @@ struct ChangesPage {
         cursor = Self.frontierCursor(frontier, request: request)
     }
 
+    /// An empty page at the request's own cursor, told without asking
+    /// PostgreSQL (a long poll answered at shutdown): true, and no progress.
+    init(unchangedAt request: ChangesRequest) {
+        changes = nil
+        hasMore = false
+        cursor = request.since
+    }
+
     /// A page from the columns of ``ChangesPlan/statement``.
     init(_ result: PostgresResult, request: ChangesRequest) throws {
         let row = try ChangesPage.firstRow(result)

@@ -1,3 +1,5 @@
+import FerryPostgres
+
 /// The cheap first step of every poll: "is there anything at all after the
 /// cursor and below the frontier?", one index probe per stream and no row
 /// rendering. Most polls end here (an empty page or a 304), and this
@@ -10,16 +12,27 @@ extension ChangesPlan {
     /// Columns: frontier, (id check), expired, active. Parameters: `$1` cursor
     /// xid, `$2` whether it is the full-sync cursor, `$3` whether it is a
     /// position, `$4` the position's id when its resource is served.
-    var activityStatement: PlannedStatement {
+    var activityStatement: PlannedStatement { activityStatement(waiting: false) }
+
+    /// The activity check; `waiting` adds a fifth column, held: whether the
+    /// caller can see changes at or above the frontier, which an older
+    /// transaction still running holds back (a waiter checks again once the
+    /// frontier has passed them, docs/changes-feed.md "Live").
+    func activityStatement(waiting: Bool) -> PlannedStatement {
         // At a frontier cursor every entry at its xid is delivered; at a
         // position some may remain at the same xid.
         let after = request.since.position == nil ? ">" : ">="
-        var probes = request.resources.compactMap { catalog[$0] }.map { resource in
+        let resources = request.resources.compactMap { catalog[$0] }
+        var probes = resources.map { resource in
             "EXISTS (SELECT 1 FROM \(resource.qualifiedName) t WHERE t._ferry_xid \(after) $1::xid8 AND t._ferry_xid < s.frontier)"
+        }
+        var heldProbes = resources.map { resource in
+            "EXISTS (SELECT 1 FROM \(resource.qualifiedName) t WHERE t._ferry_xid >= s.frontier)"
         }
         for log in ["ferry.access_grants", "ferry.access_revocations"] {
             probes.append("EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() "
                 + "AND g.xid \(after) $1::xid8 AND g.xid < s.frontier)")
+            heldProbes.append("EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() AND g.xid >= s.frontier)")
         }
         // A position's id must fit its resource's id type (else 22P02: 400),
         // whether or not anything follows it.
@@ -29,13 +42,30 @@ extension ChangesPlan {
             idCheck = "CAST($4 AS \(resource.column("id")?.type ?? "text"))::text"
             binds.append(.text(position.id))
         }
+        let held = waiting ? ",\n       " + heldProbes.joined(separator: "\n    OR ") : ""
         let sql = """
             SELECT s.frontier::text, \(idCheck),
                    NOT $2::boolean AND ($1::xid8 < h.horizon_xid OR ($1::xid8 = h.horizon_xid AND $3::boolean)),
-                   \(probes.joined(separator: "\n   OR "))
+                   \(probes.joined(separator: "\n   OR "))\(held)
               FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS frontier) s CROSS JOIN ferry.purge_horizon h
             """
         let since = request.since
         return PlannedStatement(sql, [.text(String(since.afterXID)), .bool(since.isStart), .bool(since.position != nil)] + binds)
+    }
+
+    /// The scope tables among the resources: a waiter's caller is woken by
+    /// changes under the rows of these they can read.
+    var scopeTables: [Resource] {
+        Set(scopes.map(\.scope)).sorted().compactMap { catalog[$0] }
+    }
+
+    /// Runs `body`, turning a cursor whose id does not fit its resource's id
+    /// type (SQLSTATE class 22) into the 400 a malformed cursor gets.
+    static func mappingCursorErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
+            throw ChangesRequest.invalid("since is not a cursor this server gave out; start over without since")
+        }
     }
 }

@@ -21,15 +21,32 @@ public struct ChangesRequest: Sendable, Equatable {
     public let limit: Int
     /// The resources to follow, unique, in ``ChangeOrder`` order.
     public let resources: [String]
+    /// Whether `resources` was given (else every resource is followed, now and after a schema change).
+    public let namesResources: Bool
+    /// `wait=S`: hold the request up to S seconds until something is in the feed (a long poll).
+    public let wait: Int?
+    /// `Accept: text/event-stream`: answer with a stream of pages (server-sent events).
+    public let stream: Bool
 
     /// A request from its parts (already valid).
-    init(since: ChangeCursor, limit: Int, resources: [String]) {
+    init(since: ChangeCursor, limit: Int, resources: [String], namesResources: Bool = false, wait: Int? = nil, stream: Bool = false) {
         self.since = since
         hasSince = !since.isStart
         startsNow = false
         self.limit = limit
         self.resources = resources
+        self.namesResources = namesResources
+        self.wait = wait
+        self.stream = stream
     }
+
+    /// The same request going on after `cursor` (an event stream's next part).
+    func continuing(after cursor: ChangeCursor) -> ChangesRequest {
+        ChangesRequest(since: cursor, limit: limit, resources: resources, namesResources: namesResources, wait: wait, stream: stream)
+    }
+
+    /// The resources a waiter follows, for the hints that wake it: nil for all.
+    var followedResources: Set<String>? { namesResources ? Set(resources) : nil }
 
     /// Parses the query against the resources in `catalog`.
     public init(_ request: HTTPRequest, catalog: SchemaCatalog) throws {
@@ -38,6 +55,8 @@ public struct ChangesRequest: Sendable, Equatable {
         var startsNow = false
         var limit = Self.defaultLimit
         var resources = catalog.names.sorted(by: ChangeOrder.precedes)
+        var namesResources = false
+        var wait: Int?
         var seen: Set<String> = []
         for (name, value) in request.query {
             guard seen.insert(name).inserted else { throw Self.invalid("\(name) is given more than once") }
@@ -66,15 +85,58 @@ public struct ChangesRequest: Sendable, Equatable {
                     throw Self.invalid("no resource named \(name.prefix(64))")
                 }
                 resources = Set(names).sorted(by: ChangeOrder.precedes)
+                namesResources = true
+            case "wait":
+                guard value.utf8.count <= 9, let seconds = Int(value), seconds >= 0 else {
+                    throw Self.invalid("wait must be a whole number of seconds, 0 or more")
+                }
+                wait = seconds
             default:
-                throw Self.invalid("unknown query parameter \(name.prefix(64)); use since, limit and resources")
+                throw Self.invalid("unknown query parameter \(name.prefix(64)); use since, limit, resources and wait")
             }
+        }
+        let stream = Self.acceptsEventStream(request.headers.values("Accept"))
+        // An event source reconnecting sends the id of the last event it received (to
+        // the URL it first asked, `since` and all): it goes on from there.
+        if let lastEventID = request.headers["Last-Event-ID"], !lastEventID.isEmpty {
+            guard let cursor = ChangeCursor(token: lastEventID) else {
+                throw Self.invalid("Last-Event-ID is not a cursor this server gave out; start over without it")
+            }
+            since = cursor
+            hasSince = true
+            startsNow = false
         }
         self.since = since
         self.hasSince = hasSince
         self.startsNow = startsNow
         self.limit = limit
         self.resources = resources
+        self.namesResources = namesResources
+        self.wait = wait
+        self.stream = stream
+    }
+
+    /// Whether an `Accept` field asks for `text/event-stream` (with a q-value above 0).
+    static func acceptsEventStream(_ values: [String]) -> Bool {
+        for value in values {
+            for member in value.split(separator: ",") {
+                let parts = member.split(separator: ";").map { Self.trimmed($0).lowercased() }
+                guard parts.first == "text/event-stream" else { continue }
+                let refused = parts.dropFirst().contains { parameter in
+                    let pair = parameter.split(separator: "=", maxSplits: 1).map { Self.trimmed($0) }
+                    return pair.count == 2 && pair[0] == "q" && (Double(pair[1]) ?? 1) <= 0
+                }
+                if !refused { return true }
+            }
+        }
+        return false
+    }
+
+    private static func trimmed(_ text: Substring) -> Substring {
+        var text = text
+        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
+        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+        return text
     }
 
     static func invalid(_ detail: String) -> Problem { Problem(400, "invalid_query", detail) }

@@ -1,17 +1,22 @@
 import FerryHTTP
 import FerryPostgres
 
-/// `GET /v1/changes`: delta sync (API.md, "Delta sync").
+/// `GET /v1/changes`: delta sync (API.md, "Delta sync"), answered at once (a
+/// poll), when there is something to answer (a long poll, `wait=`,
+/// ChangesRoutes+LongPoll.swift), or as a stream of pages (server-sent events,
+/// `Accept: text/event-stream`, ChangesRoutes+EventStream.swift).
 struct ChangesRoutes: Sendable {
     let database: Database
     let schema: SchemaCache
     let schemaName: String
+    let live: LiveFeed
     private let scopes = AccessScopeCache()
 
-    init(database: Database, schema: SchemaCache, schemaName: String) {
+    init(database: Database, schema: SchemaCache, schemaName: String, live: LiveFeed) {
         self.database = database
         self.schema = schema
         self.schemaName = schemaName
+        self.live = live
     }
 
     func register(on router: inout Router, handle: RouteHandling) {
@@ -19,31 +24,40 @@ struct ChangesRoutes: Sendable {
     }
 
     func changes(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
-        let caller = context.caller(try Caller.credential(request))
+        // A trace of its own when the chain gave none: a waiter learns its caller from it.
+        let caller = Caller(credential: try Caller.credential(request), trace: context.scope.trace ?? RequestTrace(),
+                            transaction: context.scope.transaction)
         let catalog = schema.catalog
         let parsed = try ChangesRequest(request, catalog: catalog)
         let plan = ChangesPlan(request: parsed, catalog: catalog,
                                scopes: try scopes.scopes(for: catalog, schema: schemaName, database: database))
-        let page: ChangesPage
-        do {
+        // Only a GET the server can park waits: not a HEAD, nor one a batch replays in its transaction.
+        let ticket = caller.transaction == nil && request.method == "GET" ? context.parkingTicket() : nil
+        if let ticket, parsed.stream {
+            return try eventStream(context, parsed, plan: plan, caller: caller, ticket: ticket)
+        }
+        if let ticket, let wait = parsed.wait, wait > 0, !parsed.startsNow {
+            return try longPoll(request, context, parsed, plan: plan, caller: caller, ticket: ticket, wait: wait)
+        }
+        return Self.answer(try poll(parsed, plan: plan, caller: caller), request: request, parsed: parsed)
+    }
+
+    /// The page a poll answers now: the activity check, and the page statement when it found something.
+    func poll(_ parsed: ChangesRequest, plan: ChangesPlan, caller: Caller) throws -> ChangesPage {
+        try ChangesPlan.mappingCursorErrors {
             if parsed.startsNow {
                 let row = try ChangesPage.firstRow(database.asCaller(caller, [Self.frontier])[0])
                 guard let frontier = try row.uint64(0) else { throw ChangesPage.malformed }
-                return Self.answer(ChangesPage(emptyBelow: frontier, request: parsed), request: request, parsed: parsed)
+                return ChangesPage(emptyBelow: frontier, request: parsed)
             }
             let activity = try ChangesPage.firstRow(database.asCaller(caller, [plan.activityStatement])[0])
             if try activity.bool(2) == true { throw ChangesPage.expired }
             guard let frontier = try activity.uint64(0) else { throw ChangesPage.malformed }
             if try activity.bool(3) == true {
-                page = try ChangesPage(database.asCaller(caller, [plan.statement])[0], request: parsed)
-            } else {
-                page = ChangesPage(emptyBelow: frontier, request: parsed)
+                return try ChangesPage(database.asCaller(caller, [plan.statement])[0], request: parsed)
             }
-        } catch let error as PostgresError where error.sqlState?.hasPrefix("22") == true {
-            // The cursor's id does not fit the resource's id type.
-            throw ChangesRequest.invalid("since is not a cursor this server gave out; start over without since")
+            return ChangesPage(emptyBelow: frontier, request: parsed)
         }
-        return Self.answer(page, request: request, parsed: parsed)
     }
 
     /// The frontier alone, for `since=now`: every transaction below it has ended,

@@ -111,6 +111,8 @@ final class LoopbackDeployment {
             "FERRY_LISTEN_IO_THREADS": "1",
             "FERRY_LISTEN_WORKER_THREADS": "8",
             "FERRY_DATABASE_URL": appURLThroughPgBouncer,
+            // The one LISTEN connection needs a session of its own: PostgreSQL itself, not PgBouncer.
+            "FERRY_LIVE_LISTEN_URL": database.appURL,
             "FERRY_DATABASE_MIGRATION_URL": database.ownerURL,
             "FERRY_DATABASE_POOL_SIZE": "4",
             // deploy/README.md: behind PgBouncer, no session-level SET and no named prepared statements.

@@ -42,13 +42,19 @@ import Testing
         #expect(counts.allSatisfy { $0 > 0 }, "one instance got nothing: \(counts)")
         #expect(counts.reduce(0, +) == 20)
 
-        // Eight pooled client connections shared PgBouncer's two server connections.
+        // Eight pooled client connections shared PgBouncer's two server connections;
+        // besides them, each instance holds its one LISTEN connection, straight to PostgreSQL.
         let owner = try PostgresConnection(url: deployment.database.ownerURL)
         defer { owner.close() }
         let servers = try owner.query(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND usename = 'ferry_app'", [deployment.database.name]
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND usename = 'ferry_app' AND application_name <> 'ferry-listen'",
+            [deployment.database.name]
         ).rows[0][0]
         #expect(Int(servers ?? "") ?? 99 <= deployment.serverConnections)
+        try waitUntil("one LISTEN connection per instance", within: 30) {
+            try owner.query("SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'ferry-listen'",
+                            [deployment.database.name]).rows[0][0] == String(deployment.ferryPorts.count)
+        }
 
         // TLS is terminated by nginx; port 80 redirects to it.
         let tls = try Subprocess.run(["curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}",

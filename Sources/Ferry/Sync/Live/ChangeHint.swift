@@ -1,0 +1,46 @@
+/// One NOTIFY on channel `ferry_changes`: who a committed change may concern,
+/// never the row itself (migration 0017 writes them). The payload is
+/// `<xid> <table oid> s <scope table oid> <scope row id>`,
+/// `<xid> <table oid> u <user id>` or `<xid> <table oid> *`.
+struct ChangeHint: Sendable, Equatable {
+    /// The writing transaction: the change is in the feed once the frontier has passed it.
+    let xid: UInt64
+    /// The changed table's oid; 0 for an access grant or revocation (any resource).
+    let table: UInt32
+    let target: Target
+
+    enum Target: Sendable, Equatable {
+        /// A member row of this scope row changed: whoever can read the scope row may care.
+        case scope(table: UInt32, id: String)
+        /// This user wrote the table (or, with table 0, gained or lost access).
+        case user(String)
+        /// Anyone following the table may care.
+        case everyone
+    }
+
+    /// Parses a payload; nil for anything else (an older or newer server's
+    /// form), which the listener treats as a wake for everyone.
+    init?(payload: String) {
+        let parts = payload.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
+        guard parts.count >= 3, let xid = UInt64(parts[0]), let table = UInt32(parts[1]) else { return nil }
+        self.xid = xid
+        self.table = table
+        switch parts[2] {
+        case "*" where parts.count == 3:
+            target = .everyone
+        case "u" where parts.count == 4 && !parts[3].isEmpty:
+            target = .user(String(parts[3]))
+        case "s" where parts.count == 5:
+            guard let scope = UInt32(parts[3]), !parts[4].isEmpty else { return nil }
+            target = .scope(table: scope, id: String(parts[4]))
+        default:
+            return nil
+        }
+    }
+
+    init(xid: UInt64, table: UInt32, target: Target) {
+        self.xid = xid
+        self.table = table
+        self.target = target
+    }
+}

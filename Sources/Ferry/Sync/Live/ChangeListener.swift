@@ -1,0 +1,228 @@
+import Dispatch
+import FerryBase
+import FerryHTTP
+import FerryPostgres
+import Foundation
+import Glibc
+import Logging
+import Synchronization
+
+/// The one PostgreSQL connection per instance that LISTENs: it turns the sync
+/// triggers' NOTIFY hints (migration 0017) into wakes of this instance's
+/// waiters (``WaiterRegistry``), reloads the schema when a migration
+/// announces one, and watches the feed's frontier while a waiter has changes
+/// it holds back. It runs on a thread of its own and never on a request's path.
+///
+/// When the connection drops (a PostgreSQL restart, a failover,
+/// `pg_terminate_backend`), it reconnects with backoff (50 ms doubling to 5 s,
+/// with jitter), and meanwhile wakes every waiter each
+/// `live.fallback_check_seconds`, so that a change committed during the
+/// outage is found by a check instead of a hint; once it listens again it
+/// wakes every waiter once more, for what committed while it was away.
+final class ChangeListener: Sendable {
+    private let url: String
+    private let schemaName: String
+    private let registry: WaiterRegistry
+    private let fallbackSeconds: Double
+    private let logger: Logger
+    private let onSchemaChange: @Sendable () -> Void
+    /// A pipe: a byte written to `wakeWrite` cuts a wait on `wakeRead` short (to
+    /// stop, or to start watching the frontier). Both ends are non-blocking.
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    /// Whether the connection listens right now (`ferry_live_listening` in /metrics).
+    let listening = Atomic<Bool>(false)
+    /// Times the connection was (re)established.
+    let connections = Atomic<Int>(0)
+
+    /// The channels of migration 0017.
+    static let changesChannel = "ferry_changes"
+    static let schemaChannel = "ferry_schema"
+
+    init(url: String, schemaName: String, registry: WaiterRegistry, fallbackSeconds: Double, logger: Logger,
+         onSchemaChange: @escaping @Sendable () -> Void) throws {
+        self.url = url
+        self.schemaName = schemaName
+        self.registry = registry
+        self.fallbackSeconds = fallbackSeconds
+        self.logger = logger
+        self.onSchemaChange = onSchemaChange
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw PostgresError(kind: .connection, message: "pipe failed: errno \(errno)") }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        wakeRead = ends[0]
+        wakeWrite = ends[1]
+    }
+
+    /// Starts the thread; it connects in the background, so a database that is
+    /// down at start-up delays live wakes, not the server.
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "ferry-listen"
+        thread.start()
+    }
+
+    /// Stops the thread and closes the connection; waits up to 5 s for it.
+    func stop() {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        poke()
+        // Left open if the thread is still inside a wait, which may yet read it.
+        guard finished.wait(timeout: .now() + 5) == .success else { return }
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    /// Cuts the current wait short (a waiter now waits for the frontier).
+    func poke() {
+        var one: UInt8 = 1
+        // A full pipe already holds a wake: nothing is lost when this write fails.
+        _ = write(wakeWrite, &one, 1)
+    }
+
+    private func run() {
+        var backoff = 0.05
+        var outageLogged = false
+        while !stopping.load(ordering: .acquiring) {
+            do {
+                let connection = try PostgresConnection(url: url, applicationName: "ferry-listen")
+                defer { connection.close() }
+                try connection.listen([Self.changesChannel, Self.schemaChannel])
+                try loadTables(connection)
+                listening.store(true, ordering: .releasing)
+                connections.add(1, ordering: .relaxed)
+                if outageLogged {
+                    logger.notice("listening for changes again; waking every waiter once")
+                    outageLogged = false
+                }
+                backoff = 0.05
+                // Whatever committed while nobody listened sent no hint anyone heard.
+                registry.wakeAll()
+                try listen(on: connection)
+            } catch {
+                listening.store(false, ordering: .releasing)
+                if stopping.load(ordering: .acquiring) { break }
+                if !outageLogged {
+                    logger.error("the live listener's connection failed; reconnecting, waiters check every \(fallbackSeconds) s meanwhile",
+                                 metadata: ["error": "\(error)"])
+                    outageLogged = true
+                }
+                waitWithFallback(backoff * Double.random(in: 0.5...1.5))
+                backoff = min(backoff * 2, 5)
+            }
+        }
+        listening.store(false, ordering: .releasing)
+        finished.signal()
+    }
+
+    /// Listens until stopped; throws when the connection fails.
+    private func listen(on connection: PostgresConnection) throws {
+        var watch = FrontierWatch()
+        while !stopping.load(ordering: .acquiring) {
+            let now = MonotonicClock.now()
+            let lowest = registry.lowestHeld
+            let timeout = lowest == nil ? 60 : max(0, watch.nextPoll - now)
+            let received = try connection.notifications(waitingUpTo: timeout, wakeDescriptor: wakeRead)
+            drainWakes()
+            var hints: [ChangeHint] = []
+            var schemaChanged = false
+            for notification in received {
+                if notification.channel == Self.schemaChannel {
+                    schemaChanged = true
+                } else {
+                    // A payload this server does not read still wakes whoever might care: everyone.
+                    hints.append(ChangeHint(payload: notification.payload) ?? ChangeHint(xid: 0, table: 0, target: .everyone))
+                }
+            }
+            if schemaChanged {
+                onSchemaChange()
+                try loadTables(connection)
+                registry.wakeAll()
+            } else if !hints.isEmpty {
+                registry.deliver(hints)
+            }
+            if let lowest = registry.lowestHeld, MonotonicClock.now() >= watch.nextPoll {
+                let frontier = try Self.frontier(connection)
+                watch.observed(frontier, passes: frontier > lowest)
+                registry.frontierPassed(frontier)
+            } else if lowest == nil {
+                watch = FrontierWatch()
+            }
+        }
+    }
+
+    /// Waits `seconds` (cut short by `stop`), waking every waiter each fallback interval.
+    private func waitWithFallback(_ seconds: Double) {
+        let end = MonotonicClock.now() + seconds
+        var nextCheck = MonotonicClock.now() + fallbackSeconds
+        while !stopping.load(ordering: .acquiring) {
+            let now = MonotonicClock.now()
+            if now >= nextCheck {
+                registry.wakeAll()
+                nextCheck = now + fallbackSeconds
+            }
+            guard now < end else { return }
+            var descriptor = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, Int32((min(end, nextCheck) - now) * 1000) + 1)
+            drainWakes()
+        }
+    }
+
+    private func drainWakes() {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while read(wakeRead, &bytes, bytes.count) > 0 {}
+    }
+
+    /// The synced tables of the served schema by oid, as hints name them, and
+    /// which of them are scopes.
+    private func loadTables(_ connection: PostgresConnection) throws {
+        let tables = try connection.query("""
+            SELECT r.table_oid::oid::int8, r.table_name::text,
+                   EXISTS (SELECT 1 FROM ferry.access_scopes s WHERE s.scope_table = r.table_oid)
+              FROM ferry.sync_resources r WHERE r.schema_name = $1
+            """, [schemaName])
+        var byOID: [UInt32: String] = [:]
+        var scopes: Set<String> = []
+        for row in tables.rows {
+            guard let oid = try row.int64(0), let name = row[1] else { continue }
+            byOID[UInt32(truncatingIfNeeded: oid)] = name
+            if try row.bool(2) == true { scopes.insert(name) }
+        }
+        registry.setTables(byOID, scopeTables: scopes)
+    }
+
+    /// The feed's frontier now (docs/changes-feed.md): every transaction below it has ended.
+    static func frontier(_ connection: PostgresConnection) throws -> UInt64 {
+        let result = try connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
+        guard let frontier = try result.first?.uint64(0) else {
+            throw PostgresError(kind: .protocolError, message: "no frontier")
+        }
+        return frontier
+    }
+}
+
+/// When to ask for the frontier while a waiter waits for it to move: soon
+/// after it started waiting, then less often while the frontier stays put (a
+/// long transaction), at most once a second; soon again once it moves.
+struct FrontierWatch {
+    static let first = 0.005
+    static let longest = 1.0
+    private(set) var nextPoll = MonotonicClock.now() + FrontierWatch.first
+    private var interval = FrontierWatch.first
+    private var last: UInt64?
+
+    /// The frontier was read; `passes` when it passed what a waiter waits for.
+    mutating func observed(_ frontier: UInt64, passes: Bool) {
+        if passes || frontier != last {
+            interval = Self.first
+        } else {
+            interval = min(interval * 2, Self.longest)
+        }
+        last = frontier
+        nextPoll = MonotonicClock.now() + interval
+    }
+}

@@ -1,0 +1,54 @@
+import FerryPostgres
+
+/// One look at the feed for a caller who waits: the page there is now (the
+/// same as a poll's), whether changes the caller can see are held back by the
+/// frontier (an older transaction still runs), and, when asked, the scope rows
+/// the caller can read (for ``WaiterRegistry``). At most two round trips:
+/// the activity check, with the scope rows beside it, and the page when the
+/// check found something.
+struct FeedCheck {
+    let page: ChangesPage
+    /// The frontier of the activity check.
+    let frontier: UInt64
+    /// Changes the caller can see sit at or above `frontier`: check again once it has passed them.
+    let held: Bool
+    /// The caller, as the token check named them.
+    let user: String?
+    /// The scope rows the caller can read, when they were loaded.
+    let scopes: Set<WaiterRegistry.ScopeKey>?
+
+    /// One check, counted in `registry` (`ferry_live_checks_total`).
+    static func run(_ plan: ChangesPlan, caller: Caller, database: Database, registry: WaiterRegistry) throws -> FeedCheck {
+        registry.checksRunning.add(1, ordering: .relaxed)
+        defer { registry.checksRunning.subtract(1, ordering: .relaxed) }
+        let loadScopes = registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.credential))
+        let scopeTables = loadScopes ? plan.scopeTables : []
+        let statements = [plan.activityStatement(waiting: true)]
+            + scopeTables.map { PlannedStatement("SELECT t.id::text FROM \($0.qualifiedName) t") }
+        let results = try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, statements) }
+        let activity = try ChangesPage.firstRow(results[0])
+        if try activity.bool(2) == true { throw ChangesPage.expired }
+        guard let frontier = try activity.uint64(0) else { throw ChangesPage.malformed }
+        var scopes: Set<WaiterRegistry.ScopeKey>?
+        if loadScopes {
+            var keys: Set<WaiterRegistry.ScopeKey> = []
+            for (index, table) in scopeTables.enumerated() {
+                for row in results[1 + index].rows {
+                    if let id = row[0] { keys.insert(WaiterRegistry.ScopeKey(scope: table.name, id: id)) }
+                }
+            }
+            scopes = keys
+        }
+        let page: ChangesPage
+        if try activity.bool(3) == true {
+            page = try ChangesPlan.mappingCursorErrors {
+                try ChangesPage(database.asCaller(caller, [plan.statement])[0], request: plan.request)
+            }
+        } else {
+            page = ChangesPage(emptyBelow: frontier, request: plan.request)
+        }
+        registry.checkCount.add(1, ordering: .relaxed)
+        return FeedCheck(page: page, frontier: frontier, held: try activity.bool(4) == true,
+                         user: caller.trace?.userID, scopes: scopes)
+    }
+}

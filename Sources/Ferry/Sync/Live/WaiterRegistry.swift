@@ -1,0 +1,320 @@
+import FerryBase
+import FerryHTTP
+import Synchronization
+
+/// This instance's waiting long polls and event streams, and which commit
+/// hints (``ChangeHint``) concern each: the one place the listener's thread
+/// and the request handlers meet.
+///
+/// A waiter is found by the hints that may concern its caller:
+/// - a hint naming the caller (they wrote the table, or gained or lost access);
+/// - a hint naming a scope row the caller can read (``ScopeKey``): the scope
+///   rows each waiting user can read are loaded with their first check (one
+///   statement per scope table, under their Row Level Security) and dropped
+///   when a hint says they may have changed (the user wrote a scope table, or
+///   gained or lost access); until they are loaded again, every scope hint
+///   concerns that user;
+/// - a hint for everyone (a write by no Ferry user);
+/// and only when it follows the hint's resource. A waiter whose caller is
+/// not known yet (its first check has not named them) is concerned by every hint.
+///
+/// Being concerned is cheap to get wrong in one direction only: a wake too
+/// many costs one check of the feed, a wake too few a change that waits for
+/// the long poll's deadline. Hence "every hint" wherever the registry cannot tell.
+final class WaiterRegistry: Sendable {
+    /// How many may wait.
+    struct Limits: Sendable {
+        var perInstance: Int
+        var perUser: Int
+    }
+
+    /// A scope row, by its resource's name and its id as text.
+    struct ScopeKey: Hashable, Sendable {
+        let scope: String
+        let id: String
+    }
+
+    private struct Waiter {
+        let ticket: any LiveTicket
+        /// Nil until a check has named the caller.
+        var user: String?
+        /// The resources it follows; nil for all.
+        let resources: Set<String>?
+        /// Re-check once the feed's frontier is past this: it has changes the
+        /// frontier still holds back (an older transaction runs).
+        var heldBelow: UInt64?
+        /// Where an event stream has got to (its last event's cursor).
+        var cursor: String?
+    }
+
+    private struct UserWaiters {
+        var tickets: Set<ObjectIdentifier> = []
+        /// The scope rows the user can read; nil until loaded, or after a hint said they changed.
+        var scopes: Set<ScopeKey>?
+    }
+
+    private struct State {
+        var waiters: [ObjectIdentifier: Waiter] = [:]
+        var users: [String: UserWaiters] = [:]
+        /// Users (with waiters) by the scope rows they can read.
+        var readers: [ScopeKey: Set<String>] = [:]
+        /// Users with waiters whose scope rows are not loaded.
+        var unscoped: Set<String> = []
+        /// Waiters whose caller is not known yet.
+        var anonymous: Set<ObjectIdentifier> = []
+        /// Waiters with a `heldBelow`.
+        var held: Set<ObjectIdentifier> = []
+        /// Synced tables by oid, as hints name them.
+        var tables: [UInt32: String] = [:]
+        /// The scope tables' names: a user's write to one may change the scope rows they can read.
+        var scopeTables: Set<String> = []
+    }
+
+    let limits: Limits
+    private let state = Locked(State())
+    /// Hints delivered, and wakes they (or the frontier, or a fallback check) caused: for /metrics and the tests.
+    let hintCount = Atomic<Int>(0)
+    let wakeCount = Atomic<Int>(0)
+    /// Checks of the feed that waiters made (each wake costs one, when it finds PostgreSQL).
+    let checkCount = Atomic<Int>(0)
+    /// Checks running now: a waiter is parked once its check is done.
+    let checksRunning = Atomic<Int>(0)
+    /// Called when a waiter starts waiting for the frontier, so the listener watches it.
+    private let frontierWatched: @Sendable () -> Void
+
+    init(limits: Limits, frontierWatched: @escaping @Sendable () -> Void = {}) {
+        self.limits = limits
+        self.frontierWatched = frontierWatched
+    }
+
+    /// Waiters right now.
+    var count: Int { state.withLock { $0.waiters.count } }
+
+    /// Waiters waiting for the frontier right now.
+    var heldCount: Int { state.withLock { $0.held.count } }
+
+    /// Waiters whose caller is not known yet.
+    var anonymousCount: Int { state.withLock { $0.anonymous.count } }
+
+    // MARK: Requests
+
+    /// Why a waiter was not added.
+    enum Refusal: Error {
+        /// The instance holds `perInstance` waiters.
+        case instanceFull
+        /// The user holds `perUser` waiters.
+        case userFull
+    }
+
+    /// Adds a waiter, or says which limit refuses it. `user` when already
+    /// known (a cached token), `resources` nil for all.
+    func register(_ ticket: any LiveTicket, user: String?, resources: Set<String>?) -> Refusal? {
+        let id = ObjectIdentifier(ticket)
+        let refusal = state.withLock { state -> Refusal? in
+            if state.waiters[id] != nil { return nil }
+            guard state.waiters.count < limits.perInstance else { return .instanceFull }
+            if let user, (state.users[user]?.tickets.count ?? 0) >= limits.perUser { return .userFull }
+            state.waiters[id] = Waiter(ticket: ticket, user: nil, resources: resources)
+            state.anonymous.insert(id)
+            if let user { Self.name(id, user, in: &state) }
+            return nil
+        }
+        // Captures the id, not the ticket: the ticket keeps this closure.
+        if refusal == nil { ticket.whenAbandoned { [self] in remove(id) } }
+        return refusal
+    }
+
+    /// The caller of a registered waiter, named by its check, with the scope
+    /// rows they can read when the check loaded them. False when the user
+    /// already has as many waiters as they may: the waiter is removed.
+    func identify(_ ticket: any LiveTicket, user: String, scopes: Set<ScopeKey>?) -> Bool {
+        let id = ObjectIdentifier(ticket)
+        return state.withLock { state in
+            guard state.waiters[id] != nil else { return true }
+            if state.waiters[id]?.user == nil {
+                guard (state.users[user]?.tickets.count ?? 0) < limits.perUser else {
+                    Self.remove(id, from: &state)
+                    return false
+                }
+                Self.name(id, user, in: &state)
+            }
+            if let scopes { Self.load(scopes, for: user, in: &state) }
+            return true
+        }
+    }
+
+    /// Whether a check for `user` (nil: not known yet) should load the scope rows they can read.
+    func needsScopes(_ user: String?) -> Bool {
+        guard let user else { return true }
+        return state.withLock { $0.users[user]?.scopes == nil }
+    }
+
+    /// Marks a waiter as having changes the frontier holds back below `frontier`
+    /// (nil: none): it is woken once the frontier has passed it.
+    func hold(_ ticket: any LiveTicket, below frontier: UInt64?) {
+        let id = ObjectIdentifier(ticket)
+        let watch = state.withLock { state -> Bool in
+            guard state.waiters[id] != nil else { return false }
+            state.waiters[id]?.heldBelow = frontier
+            if frontier == nil {
+                state.held.remove(id)
+                return false
+            }
+            return state.held.insert(id).inserted
+        }
+        if watch { frontierWatched() }
+    }
+
+    /// An event stream's cursor, kept between its passes.
+    func cursor(of ticket: any LiveTicket) -> String? {
+        state.withLock { $0.waiters[ObjectIdentifier(ticket)]?.cursor }
+    }
+
+    func setCursor(_ cursor: String, of ticket: any LiveTicket) {
+        state.withLock { $0.waiters[ObjectIdentifier(ticket)]?.cursor = cursor }
+    }
+
+    /// Forgets a waiter (answered, or abandoned).
+    func remove(_ ticket: any LiveTicket) {
+        remove(ObjectIdentifier(ticket))
+    }
+
+    private func remove(_ id: ObjectIdentifier) {
+        state.withLock { state in Self.remove(id, from: &state) }
+    }
+
+    // MARK: The listener
+
+    /// The synced tables by oid, from the listener's connection.
+    func setTables(_ tables: [UInt32: String], scopeTables: Set<String>) {
+        state.withLock { state in
+            state.tables = tables
+            state.scopeTables = scopeTables
+        }
+    }
+
+    /// Wakes the waiters these hints may concern.
+    func deliver(_ hints: [ChangeHint]) {
+        let woken = state.withLock { state -> [any LiveTicket] in
+            var ids: Set<ObjectIdentifier> = state.anonymous
+            for hint in hints { Self.concerned(by: hint, in: &state, into: &ids) }
+            return ids.compactMap { state.waiters[$0]?.ticket }
+        }
+        hintCount.add(hints.count, ordering: .relaxed)
+        wake(woken)
+    }
+
+    private func wake(_ tickets: [any LiveTicket]) {
+        wakeCount.add(tickets.count, ordering: .relaxed)
+        for ticket in tickets { ticket.wake() }
+    }
+
+    /// Wakes every waiter: the listener came back (what committed meanwhile
+    /// sent no hint it heard), or it is down and this is the periodic check.
+    func wakeAll() {
+        wake(state.withLock { $0.waiters.values.map(\.ticket) })
+    }
+
+    /// The lowest frontier a held waiter waits for the feed to pass; nil when none waits.
+    var lowestHeld: UInt64? {
+        state.withLock { state in state.held.compactMap { state.waiters[$0]?.heldBelow }.min() }
+    }
+
+    /// The feed's frontier is now `frontier`: wakes the held waiters it has passed.
+    func frontierPassed(_ frontier: UInt64) {
+        let woken = state.withLock { state -> [any LiveTicket] in
+            var tickets: [any LiveTicket] = []
+            for id in state.held {
+                guard let waiter = state.waiters[id], let below = waiter.heldBelow, frontier > below else { continue }
+                state.waiters[id]?.heldBelow = nil
+                state.held.remove(id)
+                tickets.append(waiter.ticket)
+            }
+            return tickets
+        }
+        wake(woken)
+    }
+
+    // MARK: State changes, under the lock
+
+    private static func name(_ id: ObjectIdentifier, _ user: String, in state: inout State) {
+        state.waiters[id]?.user = user
+        state.anonymous.remove(id)
+        if state.users[user] == nil {
+            state.users[user] = UserWaiters()
+            state.unscoped.insert(user)
+        }
+        state.users[user]?.tickets.insert(id)
+    }
+
+    private static func load(_ scopes: Set<ScopeKey>, for user: String, in state: inout State) {
+        guard state.users[user] != nil else { return }
+        forgetScopes(of: user, in: &state)
+        state.users[user]?.scopes = scopes
+        state.unscoped.remove(user)
+        for key in scopes { state.readers[key, default: []].insert(user) }
+    }
+
+    private static func forgetScopes(of user: String, in state: inout State) {
+        guard let scopes = state.users[user]?.scopes else { return }
+        for key in scopes {
+            state.readers[key]?.remove(user)
+            if state.readers[key]?.isEmpty == true { state.readers[key] = nil }
+        }
+        state.users[user]?.scopes = nil
+        state.unscoped.insert(user)
+    }
+
+    private static func remove(_ id: ObjectIdentifier, from state: inout State) {
+        guard let waiter = state.waiters.removeValue(forKey: id) else { return }
+        state.anonymous.remove(id)
+        state.held.remove(id)
+        guard let user = waiter.user else { return }
+        state.users[user]?.tickets.remove(id)
+        if state.users[user]?.tickets.isEmpty == true {
+            forgetScopes(of: user, in: &state)
+            state.users[user] = nil
+            state.unscoped.remove(user)
+        }
+    }
+
+    /// Adds to `ids` the waiters `hint` may concern.
+    private static func concerned(by hint: ChangeHint, in state: inout State, into ids: inout Set<ObjectIdentifier>) {
+        // Table 0 (an access change) and tables not (yet) known concern every resource.
+        let resource = hint.table == 0 ? nil : state.tables[hint.table]
+        let everyResource = hint.table == 0 || resource == nil
+        func follows(_ id: ObjectIdentifier) -> Bool {
+            guard !everyResource, let resource, let followed = state.waiters[id]?.resources else { return true }
+            return followed.contains(resource)
+        }
+        func addUser(_ user: String) {
+            for id in state.users[user]?.tickets ?? [] where follows(id) { ids.insert(id) }
+        }
+        switch hint.target {
+        case .everyone:
+            for id in state.waiters.keys where follows(id) { ids.insert(id) }
+        case .user(let user):
+            addUser(user)
+            // Access gained or lost, or a scope row written: the rows they can read may differ.
+            if hint.table == 0 || resource.map(state.scopeTables.contains) != false {
+                forgetScopes(of: user, in: &state)
+            }
+        case .scope(let table, let id):
+            guard let scope = state.tables[table] else {
+                for id in state.waiters.keys where follows(id) { ids.insert(id) }
+                return
+            }
+            for user in state.readers[ScopeKey(scope: scope, id: id)] ?? [] { addUser(user) }
+            for user in state.unscoped { addUser(user) }
+        }
+    }
+}
+
+/// What the registry wakes: a parked exchange's ticket (FerryHTTP's
+/// ``ParkingTicket``), or a test's stand-in.
+protocol LiveTicket: AnyObject, Sendable {
+    func wake()
+    func whenAbandoned(_ body: @escaping @Sendable () -> Void)
+}
+
+extension ParkingTicket: LiveTicket {}
