@@ -104,7 +104,12 @@ import Testing
              WHERE n.nspname IN ('app', 'ferry') AND c.relkind = 'r' AND c.relname <> 'schema_migrations' ORDER BY 1
             """).compactMap { $0 }
         return try tables.map { table in
-            let digest = try database.column("SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) || ' ' || count(*) FROM \(table) t")
+            // Rows as JSON without the columns newer core migrations add (0016's last writer,
+            // NULL on rows written before it): a column added is not a row changed.
+            let digest = try database.column("""
+                SELECT md5(coalesce(string_agg((to_jsonb(t) - '_ferry_writer')::text, '|' ORDER BY (to_jsonb(t) - '_ferry_writer')::text), ''))
+                       || ' ' || count(*) FROM \(table) t
+                """)
             return "\(table) \(digest.first.flatMap { $0 } ?? "?")"
         }
     }
@@ -132,7 +137,11 @@ import Testing
             + study.files.filter { $0.version > 15 }.map { "app \($0.fileName)" }
         #expect(summary.applied.map { "\($0.track.rawValue) \($0.fileName)" } == newer)
         #expect(summary.alreadyApplied == 17)
-        #expect(try Self.contents(database) == before, "the upgrade changed rows")
+        // Every table of before keeps its rows; tables newer core migrations add start empty.
+        let after = try Self.contents(database)
+        let name = { (line: String) in String(line.prefix { $0 != " " }) }
+        #expect(after.filter { line in before.contains { name($0) == name(line) } } == before, "the upgrade changed rows")
+        #expect(after.filter { line in !before.contains { name($0) == name(line) } }.allSatisfy { $0.hasSuffix(" 0") })
 
         // Each track holds its own files, each row keeping when it was first applied.
         let rows = try database.column("""

@@ -78,5 +78,10 @@ extension ConfigurationKey {
              "zlib level of gzip/deflate answers to clients whose Accept-Encoding allows it: 1 fastest, 9 smallest; 0 off."),
         .int("compression.min_bytes", \.compression.minBytes, min: 0,
              "Smallest JSON answer compressed; streamed answers always are."),
+
+        .bool("console.enabled", \.console.enabled,
+              "Serve the operator's console at /console and record refused requests for it."),
+        .int("console.token_ttl_seconds", \.console.tokenTTLSeconds, min: 60, max: 7 * 86_400,
+             "Lifetime of a console token (an operator's sign-in)."),
     ]
 }

@@ -150,6 +150,14 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var minBytes = 1024
     }
 
+    /// The operator's console at `/console` (docs/CONSOLE.md).
+    public struct Console: Sendable, Equatable {
+        /// Whether `ferry serve` serves it (and records refused requests for it).
+        public var enabled = true
+        /// Lifetime of a console token.
+        public var tokenTTLSeconds = 8 * 3600
+    }
+
     public var listen = Listen()
     public var database = Database()
     public var memcached = Memcached()
@@ -161,6 +169,7 @@ public struct FerryConfiguration: Sendable, Equatable {
     public var logging = Logging()
     public var cors = CORS()
     public var compression = Compression()
+    public var console = Console()
 
     /// The defaults.
     public init() {}
