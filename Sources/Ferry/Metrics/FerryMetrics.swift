@@ -33,6 +33,11 @@ public final class FerryMetrics: Sendable {
     /// Reads the pool's size, use, waits and timeouts from `pool` at scrape time.
     public func observe(pool: PostgresPool) { self.pool.withLock { $0 = pool } }
 
+    /// Open connections and requests in flight now, when a server is observed.
+    var serverGauges: (open: Int, inFlight: Int)? {
+        server.withLock { $0 }.map { ($0.openConnections, $0.inFlightRequests) }
+    }
+
     /// The whole exposition, in the Prometheus text format 0.0.4.
     public func render() -> String {
         var text = PrometheusText()
