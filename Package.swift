@@ -55,7 +55,9 @@ let package = Package(
                 "FerryBase", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryRank",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            // The console's pages (Console/Assets), built in as ConsoleAssetFiles.files.
+            plugins: ["EmbedFiles"]
         ),
         .executableTarget(
             name: "ferry",

@@ -37,6 +37,7 @@ struct ConsoleRoutes: Sendable {
     var schemaName: String { configuration.database.schema }
 
     func register(on router: inout Router, handle: RouteHandling) {
+        ConsoleAssets().register(on: &router)
         let routes = self
         let api = Self.api
         typealias Handler = @Sendable (ConsoleRoutes, HTTPRequest, RequestContext) throws -> HTTPResponse
