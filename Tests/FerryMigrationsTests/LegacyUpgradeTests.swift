@@ -104,7 +104,7 @@ import Testing
              WHERE n.nspname IN ('app', 'ferry') AND c.relkind = 'r' AND c.relname <> 'schema_migrations' ORDER BY 1
             """).compactMap { $0 }
         return try tables.map { table in
-            // Rows as JSON without the columns newer core migrations add (0016's last writer,
+            // Rows as JSON without the columns newer core migrations add (0018's last writer,
             // NULL on rows written before it): a column added is not a row changed.
             let digest = try database.column("""
                 SELECT md5(coalesce(string_agg((to_jsonb(t) - '_ferry_writer')::text, '|' ORDER BY (to_jsonb(t) - '_ferry_writer')::text), ''))

@@ -1,5 +1,5 @@
 -- role: app
--- Migration 0016, as the serve role sees it: the operators' tables are out of
+-- Migration 0018, as the serve role sees it: the operators' tables are out of
 -- reach, the console's functions open only to a live operator token (never a
 -- user's), sign-in mints a token only with the password, and every synced
 -- row remembers its last writer.

@@ -5,7 +5,7 @@ import FerryPostgres
 /// the same serve role (`ferry_app`, under Row Level Security) as any request.
 ///
 /// - What an operator sees past Row Level Security comes only from
-///   `ferry.console_*` functions (migration 0016), each of which checks the
+///   `ferry.console_*` functions (migration 0018), each of which checks the
 ///   console token's hash itself before it reads; the serve role has no other
 ///   way to them, and an app user's token is not a console token.
 /// - What a user sees ("see as a user") is read by the user's own statements,

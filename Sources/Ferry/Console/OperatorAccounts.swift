@@ -2,7 +2,7 @@ import FerryPostgres
 
 /// Operators as `ferry operator` manages them, as the owner role on a
 /// connection of its own (the serve role can neither create operators nor
-/// mint their tokens: migration 0016).
+/// mint their tokens: migration 0018).
 public enum OperatorAccounts {
     /// An operator as listed.
     public struct Listed: Sendable, Equatable {

@@ -10,7 +10,7 @@ import Logging
 /// A middleware step: an answered request costs one comparison of its status.
 /// A refusal is copied into a bounded in-memory queue, and a background flush
 /// (at most every ``flushDelay``) writes the queue in one statement,
-/// `ferry.record_refusals`, which keeps the newest 50 per user (migration 0016
+/// `ferry.record_refusals`, which keeps the newest 50 per user (migration 0018
 /// says why a table). The refused request never waits for it; past
 /// ``capacity`` queued entries, refusals are dropped and counted, so a client
 /// looping on a refused write cannot grow memory or the database's load.

@@ -1,4 +1,4 @@
--- 0016_console.sql: the operator's console (issue 38). Ferry's own: it
+-- 0018_console.sql: the operator's console (issue 38). Ferry's own: it
 -- changes ferry.* only, and works for any app schema.
 --
 -- Applied by `ferry migrate` as the OWNER role, in one transaction, after 0015.
