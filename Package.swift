@@ -62,7 +62,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
-            ]
+            ],
+            // The console's pages (Console/Assets), built in as ConsoleAssetFiles.files.
+            plugins: ["EmbedFiles"]
         ),
         .executableTarget(
             name: "ferry",

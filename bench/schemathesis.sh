@@ -80,6 +80,13 @@ print(head + "." + b(hmac.new(os.environ["JWT_SECRET"].encode(), head.encode(), 
 fi
 FERRY_SCHEMATHESIS_REVOKED_TOKEN=$("$FERRY_BIN" token issue schemathesis | tail -n1)
 FERRY_SCHEMATHESIS_BASIC=$(printf 'schemathesis:schemathesis-password' | base64)
+# The console's API (docs/CONSOLE.md): an admin operator, a token for every console
+# operation, one of its own for signing out, and the password for signing in.
+echo "schemathesis-operator" | "$FERRY_BIN" operator add schemathesis-operator --role admin >/dev/null
+export FERRY_SCHEMATHESIS_OPERATOR_TOKEN FERRY_SCHEMATHESIS_OPERATOR_SIGNOUT_TOKEN FERRY_SCHEMATHESIS_OPERATOR_BASIC
+FERRY_SCHEMATHESIS_OPERATOR_TOKEN=$("$FERRY_BIN" operator token schemathesis-operator | tail -n1)
+FERRY_SCHEMATHESIS_OPERATOR_SIGNOUT_TOKEN=$("$FERRY_BIN" operator token schemathesis-operator | tail -n1)
+FERRY_SCHEMATHESIS_OPERATOR_BASIC=$(printf 'schemathesis-operator:schemathesis-operator' | base64)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 # Long polls and event streams are held at most a second: schemathesis draws `wait`
 # from the whole range it may take, and a run of thousands of cases must not wait

@@ -3,8 +3,8 @@
 #
 #   deploy/local.sh install   apt-get everything development and CI need (idempotent):
 #                             the build and runtime libraries, PostgreSQL, memcached, and the
-#                             tools the tests run (systemd-analyze, nginx, pgbouncer, tmux, and
-#                             openapi-spec-validator from PyPI)
+#                             tools the tests run (systemd-analyze, nginx, pgbouncer, tmux, chromium,
+#                             and openapi-spec-validator from PyPI)
 #   deploy/local.sh install build     only what compiling Ferry needs (the Dockerfile's builder stage)
 #   deploy/local.sh install runtime   only what running Ferry needs (the Dockerfile's runtime stage)
 #   deploy/local.sh start     initdb if needed, start both, create roles and the database
@@ -65,6 +65,8 @@ install() {
       command -v pgbouncer >/dev/null || need+=(pgbouncer)
       # ferry-notes' terminal test types into two tmux sessions and reads their screens.
       command -v tmux >/dev/null || need+=(tmux)
+      # The console's browser tests drive headless Chromium (Tests/FerryTests/Console).
+      command -v chromium >/dev/null || need+=(chromium)
       python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
       need+=($(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev libpq5 libmemcached11 libmemcachedutil2 zlib1g openssl))
       apt_install "${need[@]}"
@@ -110,6 +112,10 @@ DO \$\$ BEGIN
   -- Lets tests drop their scratch databases even while a pool is still connected.
   IF NOT pg_has_role('ferry_owner', 'pg_signal_backend', 'MEMBER') THEN
     GRANT pg_signal_backend TO ferry_owner;
+  END IF;
+  -- Lets the console name the session that holds the changes feed back (docs/CONSOLE.md).
+  IF NOT pg_has_role('ferry_owner', 'pg_read_all_stats', 'MEMBER') THEN
+    GRANT pg_read_all_stats TO ferry_owner;
   END IF;
 END \$\$;
 SQL

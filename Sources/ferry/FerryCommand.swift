@@ -8,7 +8,7 @@ struct FerryCommand: ParsableCommand {
         commandName: "ferry",
         abstract: "Ferry, an offline-first sync server for PostgreSQL.",
         subcommands: [
-            ServeCommand.self, MigrateCommand.self, UserCommand.self, TokenCommand.self, VersionCommand.self,
+            ServeCommand.self, MigrateCommand.self, UserCommand.self, TokenCommand.self, OperatorCommand.self, VersionCommand.self,
             ConfigCommand.self, PurgeCommand.self, GenerateCommand.self,
         ],
         defaultSubcommand: nil

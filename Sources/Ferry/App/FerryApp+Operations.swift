@@ -13,6 +13,8 @@ extension FerryApp {
         // With no origin allowed, CORS only passes requests on: leave it out of every request's path.
         let cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
         if !cors.isDisabled { middleware.append(CORSResponder(policy: cors)) }
+        // What the console shows of each user's refused writes and feed polls.
+        if configuration.console.enabled { middleware.append(RefusalRecorder(queue: RefusalQueue(database: database, logger: logger))) }
         return MiddlewareChain(middleware: middleware, router: router, logger: logger)
     }
 

@@ -133,6 +133,11 @@ public final class FerryApp: Sendable {
         ResourceRoutes(database: database, schema: schema, configuration: configuration, paging: paging).register(on: &router, handle: writes)
         BatchRoute(database: database, operations: router, maxOperations: configuration.limits.maxBatchOperations)
             .register(on: &router, handle: writes)
+        if configuration.console.enabled {
+            ConsoleRoutes(console: ConsoleDatabase(database: database), schema: schema, configuration: configuration,
+                          operations: router, paging: paging, metrics: metrics, memcached: memcached, pool: pool, logger: logger)
+                .register(on: &router, handle: handle)
+        }
         return router
     }
 

@@ -105,5 +105,9 @@ extension ConfigurationKey {
                  "While the LISTEN connection is down, every waiter checks the feed this often."),
         .string("live.listen_url", \.live.listenURL, allowEmpty: true,
                 "URL or conninfo of the instance's one LISTEN connection; empty: database.url. It must reach PostgreSQL itself: PgBouncer in transaction mode cannot LISTEN."),
+        .bool("console.enabled", \.console.enabled,
+              "Serve the operator's console at /console and record refused requests for it."),
+        .int("console.token_ttl_seconds", \.console.tokenTTLSeconds, min: 60, max: 7 * 86_400,
+             "Lifetime of a console token (an operator's sign-in)."),
     ]
 }

@@ -185,6 +185,14 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var listenURL = ""
     }
 
+    /// The operator's console at `/console` (docs/CONSOLE.md).
+    public struct Console: Sendable, Equatable {
+        /// Whether `ferry serve` serves it (and records refused requests for it).
+        public var enabled = true
+        /// Lifetime of a console token.
+        public var tokenTTLSeconds = 8 * 3600
+    }
+
     public var listen = Listen()
     public var database = Database()
     public var memcached = Memcached()
@@ -197,6 +205,7 @@ public struct FerryConfiguration: Sendable, Equatable {
     public var cors = CORS()
     public var compression = Compression()
     public var live = Live()
+    public var console = Console()
 
     /// The defaults.
     public init() {}

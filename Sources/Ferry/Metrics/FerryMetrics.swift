@@ -36,6 +36,10 @@ public final class FerryMetrics: Sendable {
 
     /// Reads the live feed's waiters and its listener's state at scrape time.
     public func observe(live: LiveFeed) { self.live.withLock { $0 = live } }
+    /// Open connections and requests in flight now, when a server is observed.
+    var serverGauges: (open: Int, inFlight: Int)? {
+        server.withLock { $0 }.map { ($0.openConnections, $0.inFlightRequests) }
+    }
 
     /// The whole exposition, in the Prometheus text format 0.0.4.
     public func render() -> String {

@@ -63,6 +63,31 @@ public final class RequestMetrics: Sendable {
         }
     }
 
+    /// Every request answered so far on routes outside `prefix` (the console
+    /// leaves its own out): how many, how many 4xx and 5xx, and their latency
+    /// histogram (counts per ``bucketBounds``, the last one past them) and sum.
+    func totals(excludingRoutesUnder prefix: String) -> Totals {
+        var totals = Totals()
+        for (key, series) in merged() where !key.route.hasPrefix(prefix) {
+            for (status, count) in series.statuses {
+                totals.total += count
+                if status >= 500 { totals.serverErrors += count } else if status >= 400 { totals.clientErrors += count }
+            }
+            for index in series.buckets.indices { totals.buckets[index] += series.buckets[index] }
+            totals.sum += series.sum
+        }
+        return totals
+    }
+
+    /// What ``totals(excludingRoutesUnder:)`` adds up.
+    struct Totals {
+        var total = 0
+        var clientErrors = 0
+        var serverErrors = 0
+        var buckets = [Int](repeating: 0, count: RequestMetrics.bucketBounds.count + 1)
+        var sum = 0.0
+    }
+
     /// Writes the request counter and the latency histogram families.
     func write(to text: inout PrometheusText) {
         let snapshot = merged().sorted { $0.key < $1.key }

@@ -10,6 +10,7 @@ extension OpenAPIDocument {
         "unsupported_content_encoding",
         "validation_failed", "unknown_field", "too_many_items", "idempotency_key_reused", "rate_limited",
         "unavailable", "storage_full", "paging_unavailable", "internal_error",
+        "forbidden", "confirmation_required",
     ]
 
     static func object(_ properties: [(String, JSONValue)], required: [String] = []) -> JSONValue {

@@ -27,6 +27,7 @@ public struct OpenAPIDocument: Sendable {
             paths += resourcePaths(resource)
         }
         paths += fixedPaths
+        paths += consolePaths
         paths = paths.compactMap(servedOnly)
         return .object([
             ("openapi", "3.1.0"),
@@ -80,7 +81,11 @@ public struct OpenAPIDocument: Sendable {
             ] + (configuration.auth.builtinTokens ? [
                 ("basicAuth", .object([
                     ("type", "http"), ("scheme", "basic"),
-                    ("description", "Name and password; only for POST /v1/auth/token."),
+                    ("description", "Name and password; only for POST /v1/auth/token (a user's) and POST /console/api/session (an operator's)."),
+                ])),
+                ("consoleAuth", .object([
+                    ("type", "http"), ("scheme", "bearer"),
+                    ("description", "A console token from POST /console/api/session or `ferry operator token`; never a user's."),
                 ])),
             ] : []))),
             ("schemas", .object(schemas)),

@@ -1,0 +1,139 @@
+// "See as a user": what a user may read, what the feed sends one of their
+// devices from its cursor and why, their refused requests, their tokens.
+import { api, query, session } from './client.js';
+import { h, show, table, time, cellText, short, badge, errorBox, confirmAction } from './dom.js';
+
+export async function usersView({ main, params }) {
+  const search = h('input', { id: 'user-search', placeholder: 'name prefix or user id', value: params.get('search') || '' });
+  const list = h('div', { id: 'user-list' });
+  const form = h('form', { class: 'inline', onsubmit: (event) => {
+    event.preventDefault();
+    location.hash = `#/users${query({ search: search.value })}`;
+  } }, h('label', null, 'User', search), h('button', { type: 'submit', id: 'user-search-submit' }, 'Find'));
+  show(main, h('h1', null, 'See as a user'),
+    h('p', { class: 'muted' }, 'Pick a user to see what they may read, what the feed sends their devices, what was refused, and their tokens.'),
+    form, list);
+  const data = await api(`/users${query({ search: params.get('search') || '', limit: 100 })}`);
+  show(list, data.users.length ? table(['Name', 'Id', 'Created', 'Live tokens'], data.users.map((user) => ({
+    class: 'clickable', dataset: { user: user.id },
+    onclick: () => { location.hash = `#/users/${encodeURIComponent(user.id)}`; },
+    cells: [h('a', { href: `#/users/${encodeURIComponent(user.id)}` }, user.name), h('code', null, user.id), time(user.created_at), user.live_tokens],
+  })), { id: 'users', numeric: ['Live tokens'] }) : h('p', { class: 'muted' }, 'No user matches.'));
+}
+
+export async function userView({ main, params }, id) {
+  const data = await api(`/users/${encodeURIComponent(id)}`);
+  const name = data.user.name;
+  const feed = h('div', { id: 'feed' });
+  const since = h('input', { id: 'cursor', class: 'wide mono', placeholder: 'the device\'s cursor (empty: a full sync)', value: params.get('since') || '' });
+  const cursorForm = h('form', { class: 'inline', id: 'cursor-form', onsubmit: (event) => {
+    event.preventDefault();
+    location.hash = `#/users/${encodeURIComponent(id)}${query({ since: since.value.trim() })}`;
+  } }, h('label', null, 'Cursor', since), h('button', { type: 'submit', id: 'cursor-submit' }, 'What would the feed send?'));
+  show(main,
+    h('h1', null, 'As ', h('span', { id: 'user-name' }, name), ' ', h('code', { class: 'muted' }, data.user.id)),
+    h('h2', null, 'What they may read'),
+    table(['Resource', 'Readable rows', 'Tombstones', ''], data.resources.map((resource) => ({
+      dataset: { resource: resource.name },
+      cells: [resource.name, resource.readable, resource.tombstones,
+        h('a', { href: `#/users/${encodeURIComponent(id)}?rows=${encodeURIComponent(resource.name)}` }, 'see the rows')],
+    })), { id: 'readable', numeric: ['Readable rows', 'Tombstones'] }),
+    params.get('rows') ? h('div', { id: 'user-rows' }) : null,
+    h('h2', null, 'What the feed sends a device'),
+    h('p', { class: 'muted' }, 'Paste the cursor a device last received (its sync state, or the "cursor" of its last answer): this is GET /v1/changes as that device asks it, answered as ', name, '.'),
+    cursorForm, feed,
+    h('h2', null, 'Refused requests'),
+    refusalsTable(data.refusals),
+    h('h2', null, 'Tokens'),
+    tokensTable(id, data.tokens));
+  if (params.get('rows')) await userRows(id, params.get('rows'), params.get('paging_token'), params.get('page'));
+  if (params.has('since')) await explain(feed, id, params.get('since'));
+}
+
+async function userRows(id, resource, token, page) {
+  const box = document.getElementById('user-rows');
+  try {
+    const data = await api(`/users/${encodeURIComponent(id)}/rows/${encodeURIComponent(resource)}${query({ include_deleted: 'true', paging_token: token, page })}`);
+    const body = data.body || {};
+    const rows = body.data || [];
+    const columns = rows.length ? Object.keys(rows.find((row) => !row.is_deleted) || rows[0]) : [];
+    const paging = body.paging || {};
+    show(box, h('h3', null, `${resource} as ${data.user.name} reads them (${data.request}: ${data.status})`),
+      data.status >= 400 ? h('pre', null, JSON.stringify(body, null, 2))
+        : rows.length ? table(columns, rows.map((row) => ({ class: row.is_deleted ? 'deleted' : null,
+          cells: columns.map((column) => ({ text: cellText(row[column]), class: 'cell', title: cellText(row[column]) })) })), { id: 'user-rows-table' })
+          : h('p', { class: 'muted' }, 'Nothing.'),
+      paging.token && paging.page < paging.pages ? h('a', {
+        href: `#/users/${encodeURIComponent(id)}${query({ rows: resource, paging_token: paging.token, page: paging.page + 1 })}`,
+      }, `Next page (${paging.page + 1} of ${paging.pages})`) : null);
+  } catch (error) {
+    show(box, errorBox(error));
+  }
+}
+
+async function explain(box, id, since) {
+  show(box, h('p', { class: 'muted' }, 'Asking the feed…'));
+  let data;
+  try {
+    data = await api(`/users/${encodeURIComponent(id)}/changes${query({ since })}`);
+  } catch (error) {
+    return show(box, errorBox(error));
+  }
+  const explanation = data.explanation;
+  const changes = (data.body && data.body.changes) || [];
+  const cursor = explanation.cursor;
+  show(box,
+    h('div', { class: 'panel' },
+      h('h3', null, 'Why'),
+      h('ul', { class: 'notes', id: 'notes' }, explanation.notes.map((note) => h('li', { class: note.kind, dataset: { kind: note.kind } }, note.text))),
+      h('dl', { class: 'facts' },
+        h('dt', null, 'Request'), h('dd', null, h('code', null, data.request)),
+        h('dt', null, 'Answer'), h('dd', { id: 'feed-status' }, String(data.status), data.body && data.body.code ? ` ${data.body.code}` : ''),
+        h('dt', null, 'Cursor'), h('dd', null, cursor.kind === 'position' ? `transaction ${cursor.xid}, after ${cursor.resource} ${cursor.id}`
+          : cursor.xid ? `${cursor.kind} at transaction ${cursor.xid}` : cursor.kind),
+        h('dt', null, 'Feed now'), h('dd', null, `frontier ${explanation.feed.frontier}, next transaction ${explanation.feed.next_xid}, purge horizon ${explanation.feed.purge_horizon}`),
+        data.body && data.body.cursor ? [h('dt', null, 'Next cursor'), h('dd', null, h('a', {
+          href: `#/users/${encodeURIComponent(id)}${query({ since: data.body.cursor })}`, id: 'next-cursor',
+        }, data.body.cursor), data.body.has_more ? ' (more follow)' : '')] : null)),
+    changes.length ? table(['Resource', 'Id', 'Revision', 'State', 'Data'], changes.map((change) => ({
+      class: change.data.is_deleted ? 'deleted' : null,
+      dataset: { resource: change.resource, id: String(change.data.id) },
+      cells: [change.resource, h('code', null, short(change.data.id)), change.data.revision ?? '',
+        change.data.revoked ? badge('revoked', 'bad') : change.data.is_deleted ? badge('deleted', 'warn') : badge('changed', 'good'),
+        { text: cellText(change.data), class: 'cell mono', title: cellText(change.data) }],
+    })), { id: 'changes' }) : null);
+}
+
+function refusalsTable(refusals) {
+  if (!refusals.length) return h('p', { class: 'muted', id: 'no-refusals' }, 'None recorded: Ferry keeps each user\'s latest 50, for 30 days.');
+  return table(['When', 'Request', 'Answer', 'Problem'], refusals.map((refusal) => ({
+    dataset: { code: refusal.code || '' },
+    cells: [time(refusal.at), h('code', null, `${refusal.method} ${refusal.path}`),
+      badge(`${refusal.status} ${refusal.code || ''}`, refusal.status >= 500 ? 'bad' : 'warn'),
+      h('details', null, h('summary', null, (refusal.problem && refusal.problem.detail) || 'problem+json'),
+        h('pre', null, JSON.stringify(refusal.problem, null, 2)))],
+  })), { id: 'refusals' });
+}
+
+function tokensTable(userID, tokens) {
+  if (!tokens.length) return h('p', { class: 'muted' }, 'No tokens.');
+  const admin = (session.operator || {}).role === 'admin';
+  return table(['Token', 'Issued', 'Expires', 'State', ''], tokens.map((token) => ({
+    dataset: { token: token.id },
+    cells: [h('code', null, token.id), time(token.created_at), time(token.expires_at),
+      token.revoked ? badge('revoked', 'bad') : token.live ? badge('live', 'good') : badge('expired', 'warn'),
+      token.live ? h('button', { type: 'button', class: 'danger', disabled: !admin, title: admin ? null : 'Revoking needs an admin operator',
+        dataset: { revoke: token.id },
+        onclick: async () => {
+          const ok = await confirmAction({ title: 'Revoke this token?', action: 'Revoke',
+            text: `The device holding token ${token.id} is signed out: its requests get 401 at once on this instance, and on others within the token cache's lifetime.` });
+          if (!ok) return;
+          try {
+            await api(`/users/${encodeURIComponent(userID)}/tokens/${encodeURIComponent(token.id)}/revoke`, { method: 'POST', body: { confirm: true } });
+            window.dispatchEvent(new HashChangeEvent('hashchange'));
+          } catch (error) {
+            document.getElementById('main').prepend(errorBox(error));
+          }
+        } }, 'Revoke…') : ''],
+  })), { id: 'tokens' });
+}

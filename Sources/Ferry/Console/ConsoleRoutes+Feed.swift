@@ -1,0 +1,124 @@
+import FerryHTTP
+import FerryPostgres
+import Foundation
+
+/// `GET /console/api/users/<id>/changes?since=&limit=&resources=`: what
+/// `GET /v1/changes` answers one of the user's devices from its cursor
+/// (pasted from the device, or none for a full sync), replayed as the user,
+/// and why (``ConsoleFeedExplanation``): the cursor decoded, the feed's
+/// frontier and purge horizon, the user's access grants and revocations
+/// after the cursor, the transaction holding the frontier back, the user's
+/// live tokens and latest refusal.
+extension ConsoleRoutes {
+    func userChanges(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        try Self.onlyQuery(request, ["since", "limit", "resources"])
+        // A limit or resources the feed would refuse is the operator's mistake: 400 here, as the
+        // feed's own. A cursor is the device's: one that is no cursor at all (not even its
+        // characters) is refused here too; one that only the feed can tell is not its own is
+        // what the device would be told, and is explained.
+        var rest = request
+        rest.query = request.query.filter { $0.name != "since" }
+        _ = try ChangesRequest(rest, catalog: schema.catalog)
+        if let since = request.queryValue("since"), !Self.looksLikeACursor(since) {
+            throw Problem(400, "invalid_query", "since is a cursor from the feed (1 and base64url), now, or nothing")
+        }
+        let userID = try Self.userID(context)
+        let hash = try Self.tokenHash(request)
+        let since = request.queryValue("since").flatMap { $0.isEmpty ? nil : $0 }
+        let (session, results) = try console.run(hash, [
+            ConsoleDatabase.audit(hash, action: "view_user_changes", target: [
+                ("user_id", .string(userID)), ("query", .string(request.rawQuery ?? "")),
+            ], requestID: context.requestID),
+            Self.tokensStatement(hash, userID: userID),
+            PlannedStatement("SELECT r.at, r.method, r.path, r.status, r.code FROM ferry.console_refusals($1::bytea, $2::uuid, 1) r",
+                             [.text(hash), .text(userID)]),
+            Self.oldestTransactions(hash),
+        ])
+        Self.trace(session, context)
+        let cursor = since.flatMap { $0 == "now" ? nil : ChangeCursor(token: $0) }
+        let seen = try console.asUser(userID, tokenHash: hash) { transaction, name in
+            let response = replay("/v1/changes", query: request.query, request: request, context: context, transaction: transaction)
+            let caller = Caller(tokenHash: hash, trace: nil, transaction: transaction)
+            let facts = try database.asCaller(caller, [Self.feedPosition, Self.accessEvents(after: cursor)])
+            return (name, response, facts)
+        }
+        guard let (name, response, facts) = seen else { throw Problem.notFound("no such user") }
+        var body: [String: Any] = [:]
+        if case .bytes(let bytes) = response.body, !bytes.isEmpty {
+            body = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
+        }
+        let position = facts[0].first
+        let explanation = ConsoleFeedExplanation(
+            since: since, status: response.status, body: body,
+            frontier: (try position?.uint64(0)) ?? 0, nextXID: (try position?.uint64(1)) ?? 0,
+            horizon: (try position?.uint64(2)) ?? 0, access: Self.accessEvents(facts[1]), oldest: Self.oldest(results[3]),
+            liveTokens: Self.liveTokens(results[1]),
+            scopeResources: Set(try scopes.scopes(for: schema.catalog, schema: schemaName, database: database).map(\.scope)),
+            latestRefusal: try results[2].first.map { row in
+                (try row.int64(0) ?? 0, row[1] ?? "", row[2] ?? "", try row.int(3) ?? 0, row[4])
+            })
+        return Self.json(.object([
+            ("user", .object([("id", .string(userID)), ("name", .string(name))])),
+            ("request", .string(Self.target("/v1/changes", request.query))),
+        ] + Self.answer(response) + [
+            ("explanation", explanation.json), ("running_transactions", Self.transactionsJSON(results[3])),
+        ]))
+    }
+
+    /// Whether `text` is spelled as a cursor is (`now`, or `1` and base64url), empty included.
+    static func looksLikeACursor(_ text: String) -> Bool {
+        text.isEmpty || text == "now" || (text.utf8.first == UInt8(ascii: "1") && text.utf8.count <= 2_000
+            && text.utf8.dropFirst().allSatisfy { Base64URL.isAlphabet($0) } && text.utf8.count > 1)
+    }
+
+    /// The user's own access grants and revocations after `cursor`, newest 50,
+    /// read as the user (their Row Level Security shows them only their own):
+    /// `kind, xid, resource, rows, ids, at`, oldest first.
+    static func accessEvents(after cursor: ChangeCursor?) -> PlannedStatement {
+        let after = cursor?.position == nil ? ">" : ">="
+        return PlannedStatement("""
+            SELECT e.kind, e.xid::text, e.resource, e.rows, array_to_string(e.ids, ','), e.at FROM (
+              SELECT 'grant' AS kind, g.xid, c.relname::text AS resource, 1::bigint AS rows, ARRAY[g.scope_id] AS ids,
+                     floor(extract(epoch FROM g.created_at) * 1000)::bigint AS at
+                FROM ferry.access_grants g JOIN pg_class c ON c.oid = g.scope_table
+               WHERE g.user_id = ferry.current_user_id() AND g.xid \(after) $1::xid8
+              UNION ALL
+              SELECT 'revocation', v.xid, c.relname::text, count(*), (array_agg(v.row_id ORDER BY v.row_id))[1:3],
+                     floor(extract(epoch FROM min(v.created_at)) * 1000)::bigint
+                FROM ferry.access_revocations v JOIN pg_class c ON c.oid = v.table_oid
+               WHERE v.user_id = ferry.current_user_id() AND v.xid \(after) $1::xid8
+               GROUP BY v.xid, c.relname
+              ORDER BY 2 DESC, 1, 3 LIMIT 50) e
+             ORDER BY e.xid, e.kind, e.resource
+            """, [.text(String(cursor?.afterXID ?? 0))])
+    }
+
+    static func accessEvents(_ result: PostgresResult) -> [ConsoleFeedExplanation.AccessEvent] {
+        result.rows.map { row in
+            ConsoleFeedExplanation.AccessEvent(
+                kind: row[0] ?? "", xid: row[1] ?? "", resource: row[2] ?? "", rows: (try? row.int(3)) ?? 0,
+                ids: (row[4] ?? "").split(separator: ",").map(String.init), at: (try? row.int64(5)) ?? 0)
+        }
+    }
+
+    /// The oldest running transactions with an xid, the first holding the
+    /// feed's frontier back (``ferry.console_oldest_transactions``).
+    static func oldestTransactions(_ hash: String) -> PlannedStatement {
+        PlannedStatement("""
+            SELECT o.xid, o.pid, o.application_name, o.state, o.age_ms, o.backend_type, o.role_name, o.query, o.this_database
+              FROM ferry.console_oldest_transactions($1::bytea) o
+            """, [.text(hash)])
+    }
+
+    static func oldest(_ result: PostgresResult) -> ConsoleFeedExplanation.OldestTransaction? {
+        guard let row = result.first, let xid = row[0] else { return nil }
+        return ConsoleFeedExplanation.OldestTransaction(
+            xid: xid, pid: try? row.int(1), application: row[2], state: row[3], ageMs: try? row.int64(4))
+    }
+
+    static func liveTokens(_ result: PostgresResult) -> Int {
+        guard let text = result.first?[0], let tokens = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]
+        else { return 0 }
+        return tokens.filter { $0["live"] as? Bool == true }.count
+    }
+}

@@ -1,0 +1,64 @@
+import FerryHTTP
+import FerryPostgres
+
+/// `GET /console/api/health`: a JSON twin of `/metrics` for the console's
+/// live charts, plus what Prometheus text cannot say: whether memcached
+/// answers, the feed's frontier lag and the transactions holding it back.
+///
+/// Counters are totals since the process started; the page takes two samples
+/// and draws rates. Requests to the console's own routes are left out, so the
+/// charts show the API's traffic and not their own polling.
+extension ConsoleRoutes {
+    func health(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        try Self.onlyQuery(request, [])
+        let hash = try Self.tokenHash(request)
+        let (session, results) = try console.run(hash, [Self.feedPosition, Self.oldestTransactions(hash)])
+        Self.trace(session, context)
+        let requests = metrics.requests.totals(excludingRoutesUnder: Self.prefix)
+        let pool = self.pool.stats
+        var feed = try Self.feedJSON(results[0])
+        if case .object(var members) = feed {
+            members.append(("running_transactions", Self.transactionsJSON(results[1])))
+            feed = .object(members)
+        }
+        return Self.json(.object([
+            ("at", .int(Int(TokenCache.wallClockMs()))),
+            ("requests", .object([
+                ("total", .int(requests.total)), ("client_errors", .int(requests.clientErrors)),
+                ("server_errors", .int(requests.serverErrors)),
+                ("latency", .object([
+                    ("bounds", .array(RequestMetrics.bucketBounds.map { .double($0) })),
+                    ("counts", .array(requests.buckets.map { .int($0) })), ("sum_seconds", .double(requests.sum)),
+                ])),
+            ])),
+            ("http", .object(metrics.serverGauges.map { [("open_connections", .int($0.open)), ("in_flight", .int($0.inFlight))] }
+                ?? [])),
+            ("pool", .object([
+                ("size", .int(pool.size)), ("open", .int(pool.open)), ("in_use", .int(pool.inUse)),
+                ("waiting", .int(pool.waiting)), ("waits", .int(pool.waits)), ("acquire_timeouts", .int(pool.acquireTimeouts)),
+                ("connect_failures", .int(pool.connectFailures)),
+            ])),
+            ("memcached", .object([
+                ("up", .bool(memcached.ping())), ("hits", .int(metrics.memcachedHits.value)),
+                ("misses", .int(metrics.memcachedMisses.value)), ("errors", .int(metrics.memcachedErrors.value)),
+            ])),
+            ("paging_snapshots_created", .int(metrics.pagingSnapshotsCreated.value)),
+            ("changes_polls", .int(metrics.changesPolls.value)),
+            ("feed", feed),
+        ]))
+    }
+
+    /// The oldest running transactions with an xid, oldest first (the first holds the frontier).
+    static func transactionsJSON(_ result: PostgresResult) -> JSONValue {
+        .array(result.rows.compactMap { row in
+            guard let xid = row[0] else { return nil }
+            func text(_ index: Int) -> JSONValue { row[index].map { .string($0) } ?? .null }
+            return .object([
+                ("xid", .string(xid)), ("pid", (try? row.int(1)).map { .int($0) } ?? .null), ("application", text(2)),
+                ("state", text(3)), ("age_ms", (try? row.int64(4)).map { .int(Int($0)) } ?? .null),
+                ("backend_type", text(5)), ("role", text(6)), ("query", text(7)),
+                ("this_database", (try? row.bool(8)).map { .bool($0) } ?? .null),
+            ])
+        })
+    }
+}

@@ -1,0 +1,239 @@
+import Ferry
+import FerryHTTPTestSupport
+import FerryPostgres
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// The console in a real browser: headless Chromium against a real `ferry
+/// serve`, as an operator uses it. Each test saves a screenshot under
+/// `.build/test-artifacts/console/` (or `$FERRY_TEST_ARTIFACTS/console/`).
+@Suite(.serialized) struct ConsoleBrowserTests {
+    @Test func signIn() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.chromium.open(story.base + "/console/")
+        try browser.chromium.waitFor("document.querySelector('#signin')", "the sign-in form")
+        try browser.chromium.type("#signin-name", "dana")
+        try browser.chromium.type("#signin-password", "wrong-password")
+        try browser.chromium.click("#signin-submit")
+        try browser.chromium.waitFor("document.querySelector('#signin .error')", "the refusal")
+        #expect(try browser.chromium.text("#signin .error").contains("401"))
+        try browser.chromium.type("#signin-password", "dana-password")
+        try browser.chromium.click("#signin-submit")
+        try browser.chromium.waitFor("document.querySelector('#resources')", "the resources")
+        #expect(try browser.chromium.text("#operator-name") == "dana (admin)")
+        #expect(try browser.chromium.text("#resources").contains("study_sets"))
+        try browser.finish("sign-in")
+    }
+
+    /// Browsing a resource, where a set's title is an attack: it shows as text.
+    @Test func browseAResourceWithHostileText() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/resources/study_sets/rows")
+        try browser.chromium.waitFor("document.querySelector('#rows')", "the rows")
+        let title = BrowserFixture.hostileTitle
+        #expect(try browser.chromium.text("#rows").contains(title))
+        #expect(try browser.chromium.evaluate("document.querySelectorAll('#main img, #main script').length") as? Int == 0)
+        // The row's history: the last writer by name.
+        try browser.chromium.click("#rows tr[data-id='\(story.hostileSet)']")
+        try browser.chromium.waitFor("document.querySelector('#history')", "the history")
+        #expect(try browser.chromium.text("#writer").contains("gina"))
+        #expect(try browser.chromium.text("#fields").contains(title))
+        #expect(try browser.chromium.evaluate("document.querySelectorAll('img').length") as? Int == 0)
+        #expect(!browser.chromium.dialogOpened, "a script ran: alert opened")
+        try browser.finish("browse-resource")
+    }
+
+    /// "See as a user" for a collaborator who was removed, from the cursor their device held.
+    @Test func seeAsARevokedCollaborator() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/users")
+        try browser.chromium.waitFor("document.querySelector('#users')", "the users")
+        try browser.chromium.click("#users tr[data-user='\(story.friend.id)']")
+        try browser.chromium.waitFor("document.querySelector('#readable')", "what hank may read")
+        #expect(try browser.chromium.text("#user-name") == "hank")
+        try browser.chromium.type("#cursor", story.cursor)
+        try browser.chromium.click("#cursor-submit")
+        try browser.chromium.waitFor("document.querySelector('#notes')", "the explanation")
+        let notes = try browser.chromium.text("#notes")
+        #expect(notes.contains("Access to study_sets \(story.set) was revoked"), "\(notes)")
+        #expect(notes.contains("1 study_sets, 3 terms"), "\(notes)")
+        #expect(try browser.chromium.text("#feed-status") == "200")
+        let revoked = try browser.chromium.evaluate("[...document.querySelectorAll('#changes tbody tr')].filter(r => r.innerText.includes('revoked')).length")
+        #expect(revoked as? Int == 4)
+        // hank may read nothing of the set any more.
+        #expect(try browser.chromium.text("#readable tr[data-resource='terms']").contains("0"))
+        try browser.finish("see-as-user")
+    }
+
+    @Test func findARefusedWrite() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/users/\(story.friend.id)")
+        try browser.chromium.waitFor("document.querySelector('#refusals')", "the refusals")
+        let refusals = try browser.chromium.text("#refusals")
+        #expect(refusals.contains("PATCH /v1/study_sets/\(story.set)"), "\(refusals)")
+        #expect(refusals.contains("404 not_found"), "\(refusals)")
+        try browser.chromium.click("#refusals details summary")
+        #expect(try browser.chromium.text("#refusals pre").contains("\"code\": \"not_found\""))
+        try browser.finish("refused-write")
+    }
+
+    @Test func watchAChartUpdate() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/health")
+        try browser.chromium.waitFor("Number(document.querySelector('#chart-pool')?.dataset.samples) >= 1", "the first sample")
+        // Traffic while the page samples: the requests chart goes above zero.
+        let client = TestHTTPClient(port: story.serve.port)
+        let deadline = Date().addingTimeInterval(15)
+        var rate = 0.0
+        while Date() < deadline, rate <= 0 {
+            for _ in 0..<20 { _ = try client.request("GET", "/v1/study_sets", headers: [("Authorization", "Bearer \(story.owner.token)")]) }
+            let latest = try browser.chromium.evaluate("document.querySelector('#chart-requests').dataset.latest || '[0]'") as? String ?? "[0]"
+            rate = ((try? JSONSerialization.jsonObject(with: Data(latest.utf8))) as? [Any])?.first as? Double ?? 0
+        }
+        #expect(rate > 0, "the requests chart never rose")
+        // For the documentation's screenshot, a longer run: FERRY_CONSOLE_HEALTH_SAMPLES=20.
+        let wanted = Int(ProcessInfo.processInfo.environment["FERRY_CONSOLE_HEALTH_SAMPLES"] ?? "") ?? 0
+        while (try browser.chromium.evaluate("Number(document.querySelector('#chart-requests').dataset.samples)") as? Int ?? 0) < wanted {
+            for index in 0..<Int.random(in: 5...60) {
+                _ = try client.request("GET", index % 9 == 0 ? "/v1/nope" : "/v1/study_sets", headers: [("Authorization", "Bearer \(story.owner.token)")])
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let samples = try browser.chromium.evaluate("Number(document.querySelector('#chart-requests').dataset.samples)") as? Int ?? 0
+        #expect(samples >= 1)
+        #expect(try browser.chromium.text("#memcached-state").hasPrefix("up"))
+        try browser.finish("health")
+    }
+
+    /// A write asks first (in the page's own dialog), then takes effect.
+    @Test func revokeATokenAfterConfirming() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/users/\(story.owner.id)")
+        try browser.chromium.waitFor("document.querySelector('#tokens [data-revoke]')", "the tokens")
+        try browser.chromium.click("#tokens [data-revoke]")
+        try browser.chromium.waitFor("document.querySelector('#confirm').open", "the confirmation")
+        try browser.chromium.screenshot("revoke-confirm", in: BrowserFixture.artifacts)
+        try browser.chromium.click("#confirm-cancel")
+        #expect(try TestHTTPClient(port: story.serve.port).request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(story.owner.token)")]).status == 200)
+        try browser.chromium.click("#tokens [data-revoke]")
+        try browser.chromium.waitFor("document.querySelector('#confirm').open", "the confirmation")
+        try browser.chromium.click("#confirm-ok")
+        try browser.chromium.waitFor("!document.querySelector('#tokens [data-revoke]') && document.querySelector('#tokens')", "the revoked token")
+        #expect(try TestHTTPClient(port: story.serve.port).request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(story.owner.token)")]).status == 401)
+        try browser.go(story, "#/audit")
+        try browser.chromium.waitFor("document.querySelector('#audit tr[data-action=\"revoke_token\"]')", "the audit entry")
+        try browser.finish("revoke-token")
+    }
+}
+
+/// One scenario's world: a migrated database with the collaborator story and
+/// a hostile title, `ferry serve` on it, an admin operator, and Chromium.
+struct BrowserFixture {
+    static let hostileTitle = "<img src=x onerror=alert(1)>"
+
+    /// Where screenshots go.
+    static var artifacts: URL {
+        let base = ProcessInfo.processInfo.environment["FERRY_TEST_ARTIFACTS"].map { URL(fileURLWithPath: $0) }
+            ?? TestEnvironment.repositoryRoot.appendingPathComponent(".build/test-artifacts")
+        return base.appendingPathComponent("console")
+    }
+
+    final class Story {
+        let database: ScratchDatabase
+        let serve: FerryServeProcess
+        var owner: (id: String, token: String) = ("", "")
+        var friend: (id: String, token: String) = ("", "")
+        var set = ""
+        var hostileSet = ""
+        var cursor = ""
+        var base: String { "http://127.0.0.1:\(serve.port)" }
+
+        init() throws {
+            database = try ScratchDatabase()
+            serve = try FerryServeProcess(databaseURL: database.appURL)
+        }
+
+        deinit {
+            serve.kill()
+            database.drop()
+        }
+    }
+
+    final class Browser {
+        let chromium: Chromium
+        init() throws { chromium = try Chromium() }
+
+        func signIn(_ story: Story) throws {
+            try chromium.open(story.base + "/console/")
+            try chromium.waitFor("document.querySelector('#signin')", "the sign-in form")
+            try chromium.type("#signin-name", "dana")
+            try chromium.type("#signin-password", "dana-password")
+            try chromium.click("#signin-submit")
+            try chromium.waitFor("document.querySelector('#resources')", "the resources")
+        }
+
+        func go(_ story: Story, _ fragment: String) throws {
+            try chromium.evaluate("location.hash = \(Chromium.quoted(fragment))")
+        }
+
+        /// Saves the screenshot, then checks the page broke no rule of its policy and threw nothing.
+        func finish(_ name: String) throws {
+            let path = try chromium.screenshot(name, in: BrowserFixture.artifacts)
+            print("screenshot: \(path)")
+            #expect(chromium.problems.isEmpty, "\(chromium.problems)")
+            #expect(!chromium.dialogOpened)
+        }
+    }
+
+    static func start() throws -> (Story, Browser) {
+        let story = try Story()
+        let owner = try story.database.connect()
+        defer { owner.close() }
+        _ = try OperatorAccounts.create(name: "dana", password: "dana-password", role: "admin", connection: owner)
+        let ownerToken = try TestServerless.token(owner, user: "gina")
+        let friendToken = try TestServerless.token(owner, user: "hank")
+        story.owner = (try id(owner, "gina"), ownerToken)
+        story.friend = (try id(owner, "hank"), friendToken)
+        let client = TestHTTPClient(port: story.serve.port)
+        func call(_ method: String, _ path: String, _ token: String, _ json: Any? = nil) throws -> TestHTTPClient.Response {
+            try client.request(method, path, headers: [("Authorization", "Bearer \(token)")], json: json)
+        }
+        story.hostileSet = try call("POST", "/v1/study_sets", story.owner.token, ["title": hostileTitle]).object["id"] as? String ?? ""
+        story.set = try call("POST", "/v1/study_sets", story.owner.token, ["title": "Spanish verbs"]).object["id"] as? String ?? ""
+        let terms = try call("POST", "/v1/terms", story.owner.token, ["ser", "estar", "ir"].map { ["set_id": story.set, "word": $0, "rank": "last"] })
+        var wanted = Set((terms.json as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } + [story.set])
+        let collaborator = try call("POST", "/v1/set_collaborators", story.owner.token, ["set_id": story.set, "user_id": story.friend.id])
+        // hank's device syncs until it has the set and its terms (once older transactions of the cluster end).
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let page = try call("GET", "/v1/changes" + (story.cursor.isEmpty ? "" : "?since=\(story.cursor)"), story.friend.token).object
+            story.cursor = page["cursor"] as? String ?? story.cursor
+            for change in page["changes"] as? [[String: Any]] ?? [] { wanted.remove((change["data"] as? [String: Any])?["id"] as? String ?? "") }
+            if page["has_more"] as? Bool == true { continue }
+            if wanted.isEmpty { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        _ = try call("DELETE", "/v1/set_collaborators/\(collaborator.object["id"] as? String ?? "")?revision=1", story.owner.token)
+        // The feed serves the revocation once older transactions of the cluster end (the cursor stays).
+        _ = eventually(within: 20, every: 0.02) {
+            let page = (try? call("GET", "/v1/changes?since=\(story.cursor)", story.friend.token).object) ?? [:]
+            return (page["changes"] as? [[String: Any]] ?? []).contains { ($0["data"] as? [String: Any])?["revoked"] as? Bool == true }
+        }
+        // hank's device, not yet told, edits the set: refused.
+        _ = try call("PATCH", "/v1/study_sets/\(story.set)", story.friend.token, ["revision": 1, "title": "mine"])
+        _ = eventually(within: 10, every: 0.05) {
+            (try? owner.query("SELECT count(*) FROM ferry.refused_requests").rows[0][0]) == "1"
+        }
+        return (story, try Browser())
+    }
+
+    static func id(_ owner: PostgresConnection, _ name: String) throws -> String {
+        try owner.query("SELECT id::text FROM ferry.user_by_name($1)", [name]).rows[0][0] ?? ""
+    }
+}

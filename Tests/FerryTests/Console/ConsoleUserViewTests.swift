@@ -1,0 +1,179 @@
+import Ferry
+import FerryHTTPTestSupport
+import FerryPostgres
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// "See as a user" shows what the user's own requests get, under the user's
+/// own Row Level Security, and explains why a device is where it is.
+@Suite struct ConsoleUserViewTests {
+    /// The heart of the console: a collaborator was removed, and their device,
+    /// polling from the cursor it held, is told why its rows disappear.
+    @Test func aRevokedCollaboratorsDeviceIsExplained() throws {
+        let fixture = try ConsoleFixture()
+        defer { fixture.stop() }
+        let story = try fixture.revokedCollaborator()
+        let view = try fixture.console("GET", "/users/\(story.friend.id)/changes?since=\(story.cursor)")
+        #expect(view.status == 200)
+        let object = view.object
+        // Exactly what the device gets when it polls itself.
+        let own = try fixture.app("GET", "/v1/changes?since=\(story.cursor)", token: story.friend.token)
+        #expect(object["status"] as? Int == 200)
+        #expect(NSDictionary(dictionary: object["body"] as? [String: Any] ?? [:]) == NSDictionary(dictionary: own.object))
+        let changes = (object["body"] as? [String: Any])?["changes"] as? [[String: Any]] ?? []
+        let revoked = Set(changes.filter { ($0["data"] as? [String: Any])?["revoked"] as? Bool == true }
+            .map { "\($0["resource"] ?? "")/\(($0["data"] as? [String: Any])?["id"] ?? "")" })
+        #expect(revoked == Set(["study_sets/\(story.set)"] + story.terms.map { "terms/\($0)" }))
+
+        let explanation = try #require(object["explanation"] as? [String: Any])
+        let notes = explanation["notes"] as? [[String: Any]] ?? []
+        let revocation = try #require(notes.first { $0["kind"] as? String == "access_revoked" }?["text"] as? String)
+        #expect(revocation.contains("Access to study_sets \(story.set) was revoked"), "\(revocation)")
+        #expect(revocation.contains("1 study_sets") && revocation.contains("3 terms"), "\(revocation)")
+        let summary = explanation["summary"] as? [[String: Any]] ?? []
+        #expect(summary.first { $0["resource"] as? String == "terms" }?["revoked"] as? Int == 3)
+        #expect(summary.first { $0["resource"] as? String == "set_collaborators" }?["tombstones"] as? Int == 1)
+        #expect((explanation["cursor"] as? [String: Any])?["kind"] as? String == "frontier")
+
+        // From the cursor that answer gave, the device is up to date.
+        let next = try #require((object["body"] as? [String: Any])?["cursor"] as? String)
+        let after = try fixture.console("GET", "/users/\(story.friend.id)/changes?since=\(next)").object
+        let kinds = ((after["explanation"] as? [String: Any])?["notes"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        #expect(kinds.contains("up_to_date") && !kinds.contains("access_revoked"), "\(kinds)")
+    }
+
+    @Test func whatAUserMayReadIsCountedAsTheUser() throws {
+        let fixture = try ConsoleFixture()
+        defer { fixture.stop() }
+        let story = try fixture.revokedCollaborator()
+        let other = try fixture.server.user("kim")
+        _ = try fixture.app("POST", "/v1/study_sets", token: other.token, json: ["title": "private"])
+        for user in [story.owner, story.friend, other] {
+            let resources = try fixture.console("GET", "/users/\(user.id)").object["resources"] as? [[String: Any]] ?? []
+            #expect(resources.count == 5)
+            for resource in resources {
+                let name = resource["name"] as? String ?? ""
+                let own = try fixture.app("GET", "/v1/\(name)?include_deleted=true&limit=1000", token: user.token).object
+                let rows = own["data"] as? [[String: Any]] ?? []
+                #expect(resource["readable"] as? Int == rows.filter { $0["is_deleted"] as? Bool != true }.count, "\(name)")
+                #expect(resource["tombstones"] as? Int == rows.filter { $0["is_deleted"] as? Bool == true }.count, "\(name)")
+            }
+        }
+    }
+
+    @Test func aUsersRowsAreTheirOwnIndexAnswer() throws {
+        let fixture = try ConsoleFixture()
+        defer { fixture.stop() }
+        let story = try fixture.revokedCollaborator()
+        for query in ["", "?set_id=\(story.set)&order=word.desc", "?include_deleted=true&limit=2"] {
+            for user in [story.owner, story.friend] {
+                let view = try fixture.console("GET", "/users/\(user.id)/rows/terms\(query)").object
+                let own = try fixture.app("GET", "/v1/terms\(query)", token: user.token)
+                #expect(view["status"] as? Int == own.status)
+                // Each first page makes its own snapshot: all but its token are the same.
+                let strip = { (body: [String: Any]) -> NSDictionary in
+                    var body = body
+                    var paging = body["paging"] as? [String: Any] ?? [:]
+                    paging["token"] = nil
+                    paging["next"] = nil
+                    body["paging"] = paging
+                    return NSDictionary(dictionary: body)
+                }
+                #expect(strip(view["body"] as? [String: Any] ?? [:]) == strip(own.object), "\(query)")
+            }
+        }
+        // Paged: the snapshot belongs to the user, and its later pages read as the user.
+        let first = try fixture.console("GET", "/users/\(story.owner.id)/rows/terms?limit=2").object
+        let token = try #require(((first["body"] as? [String: Any])?["paging"] as? [String: Any])?["token"] as? String)
+        let second = try fixture.console("GET", "/users/\(story.owner.id)/rows/terms?limit=2&paging_token=\(token)&page=2").object
+        #expect(((second["body"] as? [String: Any])?["data"] as? [Any])?.count == 1)
+        let ownSecond = try fixture.app("GET", "/v1/terms?limit=2&paging_token=\(token)&page=2", token: story.owner.token)
+        #expect(ownSecond.status == 200)
+        let stranger = try fixture.console("GET", "/users/\(story.friend.id)/rows/terms?limit=2&paging_token=\(token)&page=2").object
+        #expect(stranger["status"] as? Int == 404)
+    }
+
+    /// No route scoped to a user returns anything of another user's: their
+    /// rows, names, token ids or refusals.
+    @Test func noUserRouteShowsAnotherUsersData() throws {
+        let fixture = try ConsoleFixture()
+        defer { fixture.stop() }
+        let alice = try fixture.server.user("alice")
+        let bob = try fixture.server.user("bob")
+        var secrets: [String: [String]] = [:]
+        for (name, user) in [("alice", alice), ("bob", bob)] {
+            let set = try fixture.app("POST", "/v1/study_sets", token: user.token, json: ["title": "\(name)-secret-title"]).object["id"] as? String ?? ""
+            let term = try fixture.app("POST", "/v1/terms", token: user.token, json: ["set_id": set, "word": "\(name)-secret-word"]).object["id"] as? String ?? ""
+            _ = try fixture.app("PATCH", "/v1/study_sets/\(set)", token: user.token, json: ["revision": 7, "title": "x"])
+            _ = try fixture.sync(user.token, until: ["study_sets/\(set)", "terms/\(term)"])
+            let tokens = try fixture.console("GET", "/users/\(user.id)").object["tokens"] as? [[String: Any]] ?? []
+            secrets[name] = [set, term, "\(name)-secret-title", "\(name)-secret-word"] + tokens.compactMap { $0["id"] as? String }
+        }
+        _ = try fixture.waitForRefusals(alice.id, count: 1)
+        _ = try fixture.waitForRefusals(bob.id, count: 1)
+        for (name, user, other) in [("alice", alice, "bob"), ("bob", bob, "alice")] {
+            let answers = try [
+                "/users/\(user.id)", "/users/\(user.id)/changes", "/users/\(user.id)/rows/study_sets?include_deleted=true",
+                "/users/\(user.id)/rows/terms", "/users?search=\(name)",
+            ].map { try fixture.console("GET", $0).text }
+            for answer in answers {
+                for secret in secrets[other] ?? [] { #expect(!answer.contains(secret), "\(name)'s view shows \(other)'s \(secret)") }
+            }
+            // The user's own rows are there: the views are not empty by accident.
+            #expect(answers[1].contains("\(name)-secret-word") && answers[2].contains(secrets[name]?[0] ?? "-"))
+        }
+    }
+
+    @Test func anExpiredCursorAndASignedOutUserAreExplained() throws {
+        let fixture = try ConsoleFixture()
+        defer { fixture.stop() }
+        let story = try fixture.revokedCollaborator()
+        _ = try fixture.server.ownerQuery("UPDATE ferry.purge_horizon SET horizon_xid = pg_current_xact_id()")
+        let expired = try fixture.console("GET", "/users/\(story.friend.id)/changes?since=\(story.cursor)").object
+        #expect(expired["status"] as? Int == 410)
+        #expect((expired["body"] as? [String: Any])?["code"] as? String == "cursor_expired")
+        let kinds = { (object: [String: Any]) in
+            ((object["explanation"] as? [String: Any])?["notes"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        }
+        #expect(kinds(expired).contains("cursor_expired"))
+        // A cursor spelled as one, which the feed does not know, is what the device would be told;
+        // one that is no cursor at all is the operator's mistake.
+        let unknown = try fixture.console("GET", "/users/\(story.friend.id)/changes?since=1nope").object
+        #expect(unknown["status"] as? Int == 400 && kinds(unknown).contains("invalid_cursor"))
+        let garbage = try fixture.console("GET", "/users/\(story.friend.id)/changes?since=%25%25")
+        #expect(garbage.status == 400 && garbage.object["code"] as? String == "invalid_query")
+        #expect(try fixture.console("GET", "/users/\(story.friend.id)/changes?limit=0").status == 400)
+
+        _ = try fixture.server.ownerQuery("UPDATE ferry.tokens SET revoked = true WHERE user_id = $1", [story.friend.id])
+        let signedOut = try fixture.console("GET", "/users/\(story.friend.id)/changes").object
+        #expect(kinds(signedOut).contains("signed_out"))
+    }
+
+    /// A transaction left open holds the feed back; the console names it.
+    @Test func theTransactionHoldingTheFrontierIsNamed() throws {
+        let fixture = try ConsoleFixture()
+        defer { fixture.stop() }
+        let story = try fixture.revokedCollaborator()
+        let holder = try PostgresConnection(url: fixture.server.database.ownerURL, applicationName: "stuck-job")
+        defer { holder.close() }
+        try holder.execute("BEGIN")
+        let pid = try holder.query("SELECT pg_backend_pid(), pg_current_xact_id()").rows[0][0] ?? ""
+        _ = try fixture.app("PATCH", "/v1/study_sets/\(story.set)", token: story.owner.token, json: ["revision": 1, "title": "later"])
+        let view = try fixture.console("GET", "/users/\(story.owner.id)/changes?since=now").object
+        // Other tests' transactions share the cluster's xids: ours is among the oldest running.
+        let running = view["running_transactions"] as? [[String: Any]] ?? []
+        let ours = try #require(running.first { "\($0["pid"] ?? "")" == pid }, "\(running)")
+        #expect(ours["application"] as? String == "stuck-job" && ours["this_database"] as? Bool == true)
+        #expect((ours["age_ms"] as? Int ?? -1) >= 0)
+        let explanation = try #require(view["explanation"] as? [String: Any])
+        let notes = explanation["notes"] as? [[String: Any]] ?? []
+        let held = try #require(notes.first { $0["kind"] as? String == "frontier_held" }?["text"] as? String)
+        let first = try #require(running.first)
+        #expect(held.contains("Transaction \(first["xid"] ?? "")"), "\(held)")
+        let health = try fixture.console("GET", "/health").object
+        let shown = (health["feed"] as? [String: Any])?["running_transactions"] as? [[String: Any]] ?? []
+        #expect(shown.contains { "\($0["pid"] ?? "")" == pid })
+        try holder.execute("ROLLBACK")
+    }
+}
