@@ -115,7 +115,7 @@ import Testing
               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
               JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
              WHERE n.nspname IN ('app', 'ferry') AND c.relkind = 'r' AND c.relname <> 'schema_migrations'
-             GROUP BY 1 ORDER BY 1
+             GROUP BY n.nspname, c.relname ORDER BY 1
             """).compactMap { $0 }
         var columns: [String: String] = [:]
         for row in rows {

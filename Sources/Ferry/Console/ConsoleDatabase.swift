@@ -47,7 +47,7 @@ struct ConsoleDatabase: Sendable {
                 }
                 defer { try? connection.execute("ROLLBACK") }
                 guard let name else { return nil }
-                return try body(CallerTransaction(connection: connection, tokenHash: tokenHash), name)
+                return try body(CallerTransaction(connection: connection, credential: .token(hash: tokenHash)), name)
             }
         } catch {
             throw OperatorSession.mapping(error)

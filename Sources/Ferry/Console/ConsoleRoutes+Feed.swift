@@ -38,7 +38,7 @@ extension ConsoleRoutes {
         let cursor = since.flatMap { $0 == "now" ? nil : ChangeCursor(token: $0) }
         let seen = try console.asUser(userID, tokenHash: hash) { transaction, name in
             let response = replay("/v1/changes", query: request.query, request: request, context: context, transaction: transaction)
-            let caller = Caller(tokenHash: hash, trace: nil, transaction: transaction)
+            let caller = Caller(credential: .token(hash: hash), trace: nil, transaction: transaction)
             let facts = try database.asCaller(caller, [Self.feedPosition, Self.accessEvents(after: cursor)])
             return (name, response, facts)
         }

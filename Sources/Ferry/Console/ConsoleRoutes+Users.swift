@@ -53,7 +53,7 @@ extension ConsoleRoutes {
         let catalog = schema.catalog
         let scopes = try self.scopes.scopes(for: catalog, schema: schemaName, database: database)
         let seen = try console.asUser(userID, tokenHash: hash) { transaction, name -> (String, PostgresResult) in
-            let caller = Caller(tokenHash: hash, trace: nil, transaction: transaction)
+            let caller = Caller(credential: .token(hash: hash), trace: nil, transaction: transaction)
             return (name, try database.asCaller(caller, [Self.readableCounts(catalog, scopes: scopes)])[0])
         }
         guard let (name, counts) = seen else { throw Problem.notFound("no such user") }

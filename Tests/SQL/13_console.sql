@@ -77,4 +77,4 @@ BEGIN
                      WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = s.table_oid AND a.attname = '_ferry_writer')));
 END $$;
 
-SELECT 'PASS 12_console';
+SELECT 'PASS 13_console';
