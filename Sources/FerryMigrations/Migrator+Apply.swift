@@ -5,8 +5,8 @@ extension Migrator {
     private enum Step: Error {
         /// The file's own SQL failed.
         case script(PostgresError)
-        /// Regenerating the synced tables' update triggers after the file failed.
-        case syncTriggers(PostgresError)
+        /// Regenerating what Ferry generates from the app's tables failed after the file.
+        case generated(PostgresError)
         /// Writing the `ferry.schema_migrations` row failed.
         case bookkeeping(PostgresError)
         /// The file committed or rolled back the transaction it was given.
@@ -25,8 +25,8 @@ extension Migrator {
             switch step {
             case let .script(error):
                 throw .migrationFailed(MigrationFailure(fileName: file.fileName, script: file.script, error: error))
-            case let .syncTriggers(error):
-                // The file left a synced table in a shape its trigger cannot be generated for.
+            case let .generated(error):
+                // The file left a synced table in a shape its trigger or its rule cannot be generated for.
                 throw .migrationFailed(MigrationFailure(fileName: file.fileName, location: nil, error: error))
             case let .bookkeeping(error):
                 throw .database(operation: "recording \(file.fileName) in ferry.schema_migrations", error: error)
@@ -47,9 +47,9 @@ extension Migrator {
     }
 
     /// The body of a file's transaction: the script (for an app file, between two looks
-    /// at schema `ferry`), a check that the script left the transaction open, the synced
-    /// tables' generated update triggers brought up to date (migration 0011), and the
-    /// bookkeeping row.
+    /// at schema `ferry`), a check that the script left the transaction open, what Ferry
+    /// generates from the app's tables brought up to date (core migrations 0011 and 0019), and
+    /// the bookkeeping row.
     private static func runAndRecord(
         _ file: MigrationFile, track: MigrationTrack, on connection: PostgresConnection
     ) throws(Step) {
@@ -72,7 +72,7 @@ extension Migrator {
             let changes = FerrySchemaGuard.changes(from: before, to: try ferrySchema(on: connection))
             guard changes.isEmpty else { throw .ferrySchema(changes) }
         }
-        try refreshSyncTriggers(on: connection)
+        try refreshGenerated(on: connection)
         do {
             try MigrationHistory.record(file, track: track, durationMs: durationMs, on: connection)
         } catch {
@@ -88,18 +88,27 @@ extension Migrator {
         }
     }
 
-    /// Regenerates the synced tables' update triggers in the file's transaction, once the
-    /// database has `ferry.refresh_sync_triggers` (0011 on): a generated trigger names the
-    /// columns it knew, so a migration that adds, drops or renames a synced column leaves
-    /// it current. Tables whose trigger is already current are not touched (no lock).
-    private static func refreshSyncTriggers(on connection: PostgresConnection) throws(Step) {
+    /// Brings what Ferry generates from an app's tables up to date in the file's
+    /// transaction, with the functions the database has so far: the synced tables'
+    /// update triggers (`ferry.refresh_sync_triggers`, migration 0011: a generated trigger
+    /// names the columns it knew, so a migration that adds, drops or renames a synced
+    /// column leaves it current), then what the declarative sync rules generate
+    /// (`ferry.refresh_sync_rules`, 0019: a column added to a ruled table is granted, a new
+    /// foreign key indexed). Nothing that is current is touched, so no lock is taken.
+    private static func refreshGenerated(on connection: PostgresConnection) throws(Step) {
         do {
-            let exists = try connection.query(
-                "SELECT pg_catalog.to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL AS present")
-            guard try exists.first?.bool("present") == true else { return }
-            _ = try connection.query("SELECT ferry.refresh_sync_triggers()")
+            let exists = try connection.query("""
+                SELECT pg_catalog.to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL AS triggers,
+                       pg_catalog.to_regprocedure('ferry.refresh_sync_rules()') IS NOT NULL AS rules
+                """)
+            if try exists.first?.bool("triggers") == true {
+                _ = try connection.query("SELECT ferry.refresh_sync_triggers()")
+            }
+            if try exists.first?.bool("rules") == true {
+                _ = try connection.query("SELECT ferry.refresh_sync_rules()")
+            }
         } catch {
-            throw .syncTriggers(error)
+            throw .generated(error)
         }
     }
 

@@ -87,6 +87,16 @@ public final class ScratchDatabase: Sendable {
         _ = try Migrator(databaseURL: ownerURL, core: try MigrationFile.core(), app: try app.migrations()).migrate()
     }
 
+    /// Applies Ferry's migrations and an app's written inline (file name to SQL), as
+    /// `ferry migrate` would apply them from a directory; for a schema a test makes up.
+    public func applyMigrations(appFiles: [String: String]) throws {
+        let files = try appFiles.map { name, sql in
+            try MigrationFile(fileName: name, path: "test/\(name)", contents: Data(sql.utf8))
+        }.sorted { $0.version < $1.version }
+        _ = try Migrator(databaseURL: ownerURL, core: try MigrationFile.core(), app: AppMigrations(directory: "test", files: files))
+            .migrate()
+    }
+
     /// Drops the database, disconnecting anyone still on it.
     public func drop() {
         guard let admin = try? PostgresConnection(url: adminURL) else { return }
