@@ -102,6 +102,10 @@ struct ResourceAction: Sendable {
             return action(.index(query, conditions: ReadConditions(request), paged: paged))
         case .create:
             return action(.create(try WriteItems(request, maxItems: limits.maxBulkItems, allowObject: true, allowArray: true)))
+        case .bulkDelete where !resource.deletable:
+            return action(.refused(.undeletable(resource, allow: "GET, HEAD, POST, PATCH")))
+        case .delete where !resource.deletable:
+            return action(.refused(.undeletable(resource, allow: "GET, HEAD, PATCH, PUT")))
         case .bulkPatch, .bulkDelete:
             let items = try WriteItems(request, maxItems: limits.maxBulkItems, allowObject: false, allowArray: true)
             return action(.updateMany(mode: route == .bulkPatch ? .patch : .delete, items: items))
@@ -126,6 +130,18 @@ struct ResourceAction: Sendable {
             return action(.update(id: pathID, mode: .delete, item: item, preconditions: WritePreconditions(request),
                                   prechecked: false))
         }
+    }
+}
+
+extension Problem {
+    /// 405 for a DELETE on a resource whose `is_deleted` the serve role may not update:
+    /// a delete is `UPDATE … SET is_deleted = true`, so it could only fail, and the
+    /// answer names the grant that is missing instead of a column the row has.
+    static func undeletable(_ resource: Resource, allow: String) -> Problem {
+        Problem(405, "method_not_allowed",
+                "\(resource.name) rows cannot be deleted: the server's database role may not update is_deleted "
+                    + "(GRANT UPDATE (is_deleted) ON \(resource.schema).\(resource.name), or a sync rule, allows it)",
+                headers: HTTPHeaders([("Allow", allow)]))
     }
 }
 

@@ -53,11 +53,11 @@ enum WriteFailure {
         if error.sqlState == "FR400", let detail = error.detail,
            let object = try? JSONSerialization.jsonObject(with: Data(detail.utf8)) as? [String: Any],
            let errors = object["errors"] as? [[String: Any]], !errors.isEmpty {
-            return problem(errors, single: single)
+            return problem(errors, single: single, resource: resource)
         }
         if let body = BodyFailure.map(error) { return body }
         guard let state = error.sqlState, state.hasPrefix("23") || state.hasPrefix("22") || state == "42501" else { return error }
-        return problem(itemErrors(error, resource: resource), single: single)
+        return problem(itemErrors(error, resource: resource), single: single, resource: resource)
     }
 
     /// One error entry per field, like `ferry.item_errors`.
@@ -69,16 +69,18 @@ enum WriteFailure {
         case "23503": reason = "not_found"
         case "23502": reason = "not_null"
         case "23P01": reason = "exclusion_violation"
-        case "42501": reason = "not_allowed"
+        // Refused by Row Level Security, or for want of a grant: the cause is the row or
+        // the role, never a column, so no field is named (core migration 0020 does the same).
+        case "42501": reason = error.message.contains("row-level security") ? "not_allowed" : "not_granted"
         default: reason = "invalid_value"
         }
         var fields: [String] = []
-        if let column = error.column, !column.isEmpty {
+        if error.sqlState == "42501" {
+            fields = []
+        } else if let column = error.column, !column.isEmpty {
             fields = [column]
         } else if let constraint = error.constraint, !constraint.isEmpty {
             fields = resource.columns(ofConstraint: constraint)
-        } else if error.sqlState == "42501" {
-            fields = resource.columns.filter { $0.references != nil }.map(\.name)
         }
         let entries: [Any] = fields.isEmpty ? [NSNull()] : fields
         return entries.map { field in
@@ -89,8 +91,8 @@ enum WriteFailure {
     /// The problem for a list of failed items. A single write lifts the first
     /// entry's `current` and `conflicting_fields` to the top level; a bulk
     /// write answers the first failing item's status and lists them all.
-    static func problem(_ errors: [[String: Any]], single: Bool) -> Problem {
-        let errors = errors.map(ValidationReason.clean)
+    static func problem(_ errors: [[String: Any]], single: Bool, resource: Resource? = nil) -> Problem {
+        let errors = errors.map { ValidationReason.clean($0, resource: resource) }
         let first = errors[0]
         let status = first["status"] as? Int ?? 422
         var code = first["code"] as? String ?? "validation_failed"
@@ -162,7 +164,8 @@ enum ValidationReason {
         case "not_found": return "\(subject) names a row that does not exist or that the caller cannot see"
         case "not_null": return "\(subject) is required"
         case "exclusion_violation": return "\(subject) conflicts with another row"
-        case "not_allowed": return "the caller may not write this row"
+        case "not_allowed": return "Row Level Security refused this row: no policy lets the caller write it"
+        case "not_granted": return "the server's database role lacks a grant this write needs"
         case "parent_deleted": return "\(subject) names a row that has been deleted"
         case "required": return "\(subject) is required"
         case "duplicate": return "the request names this row more than once"
@@ -174,11 +177,22 @@ enum ValidationReason {
     }
 
     /// `entry` with its `detail` in Ferry's words; entries without a `reason`
-    /// (conflicts, 404s) keep what Ferry itself wrote.
-    static func clean(_ entry: [String: Any]) -> [String: Any] {
+    /// (conflicts, 404s) keep what Ferry itself wrote. A refusal by Row Level Security
+    /// names the resource's policies for writes, one for want of a grant the grants
+    /// writes need: what an operator must look at, whatever the client sent.
+    static func clean(_ entry: [String: Any], resource: Resource? = nil) -> [String: Any] {
         guard let reason = entry["reason"] as? String else { return entry }
         var entry = entry
         entry["detail"] = detail(reason: reason, field: entry["field"] as? String)
+        if let resource, reason == "not_allowed" {
+            let names = resource.writePolicies
+            entry["detail"] = "Row Level Security refused this row: "
+                + (names.isEmpty ? "\(resource.name) has no policy for writes"
+                                 : "no policy of \(resource.name) for writes (\(names.joined(separator: ", "))) lets the caller write it")
+        } else if let resource, reason == "not_granted" {
+            entry["detail"] = "the server's database role lacks a grant this write needs on \(resource.name): INSERT on the "
+                + "fields of a create, UPDATE on those of an update, UPDATE (is_deleted) for a delete"
+        }
         return entry
     }
 }

@@ -24,6 +24,7 @@ extension OpenAPIDocument {
                 ("description", .string("Equality on \(column.name); a comma-separated list means IN.")),
             ])
         }
+        // A resource whose is_deleted the serve role may not update has no DELETE (405).
         let collection = JSONValue.object([
             ("get", Self.operation("index_\(name)", "List \(resource.name), filtered, ordered and paged", tag: tag,
                 parameters: ["modified_since", "include_deleted"].map { Self.ref("parameters", $0) } + [
@@ -45,7 +46,7 @@ extension OpenAPIDocument {
                 responses: writeProblems.filter { $0.0 != "409" } + [
                     ("201", Self.linked(Self.ok("Created: the row (with Location and ETag), or the rows in request order.",
                                     .object([("oneOf", .array([schema(""), rows]))]), headers: ["Location", "ETag"]),
-                                        Self.createdLinks(name))),
+                                        Self.createdLinks(name, deletable: resource.deletable))),
                     ("200", Self.ok("A retried create whose fields all match the stored row.",
                                     .object([("oneOf", .array([schema(""), rows]))]))),
                     ("409", Self.problem(["already_exists", "idempotency_key_in_use"])),
@@ -54,19 +55,20 @@ extension OpenAPIDocument {
                 parameters: [idempotency],
                 body: Self.jsonBody(Self.type("array", ("items", schema("bulkItem")), ("maxItems", .int(maxItems)))),
                 responses: writeProblems + [("200", Self.ok("The updated rows.", rows))])),
+        ] + (resource.deletable ? [
             ("delete", Self.operation("bulkDelete_\(name)", "Soft-delete many rows in one transaction", tag: tag,
                 parameters: [idempotency],
                 body: Self.jsonBody(Self.type("array", ("items", schema("idRevision")), ("maxItems", .int(maxItems)))),
                 responses: writeProblems + [
                     ("200", Self.ok("The tombstones.", Self.type("array", ("items", Self.ref("schemas", "Tombstone"))))),
                 ])),
-        ])
+        ] : []))
         return [("/v1/\(resource.name)", collection), ("/v1/\(resource.name)/{id}", member(resource, tag: tag, schema: schema))]
     }
 
     /// What a client does next with a row it created: read it, update it
     /// under its ETag, delete it at its revision. Stateful testers follow these.
-    static func createdLinks(_ name: String) -> [(String, JSONValue)] {
+    static func createdLinks(_ name: String, deletable: Bool) -> [(String, JSONValue)] {
         let id = ("id", JSONValue.string("$response.body#/id"))
         return [
             ("read", .object([("operationId", .string("read_\(name)")), ("parameters", .object([id]))])),
@@ -74,9 +76,10 @@ extension OpenAPIDocument {
                                 ("parameters", .object([id, ("header.If-Match", "$response.header.ETag")]))])),
             ("replace", .object([("operationId", .string("replace_\(name)")),
                                  ("parameters", .object([id, ("header.If-Match", "$response.header.ETag")]))])),
+        ] + (deletable ? [
             ("delete", .object([("operationId", .string("delete_\(name)")),
                                 ("parameters", .object([id, ("query.revision", "$response.body#/revision")]))])),
-        ]
+        ] : [])
     }
 
     /// `response` with OpenAPI links.
@@ -122,6 +125,7 @@ extension OpenAPIDocument {
                 responses: updateProblems.filter { $0.0 != "409" } + [
                     ("409", Self.problem(["revision_conflict", "idempotency_key_in_use"])),
                 ])),
+        ] + (!resource.deletable ? [] : [
             ("delete", Self.operation("delete_\(name)", "Soft-delete a row; deleting a tombstone answers it again", tag: tag,
                 parameters: [ifMatch, idempotency, .object([
                     ("name", "revision"), ("in", "query"), ("schema", Self.milliseconds),
@@ -135,6 +139,6 @@ extension OpenAPIDocument {
                     ("412", Self.problem(["precondition_failed"])),
                     ("422", Self.problem(["idempotency_key_reused"])),
                 ])),
-        ])
+        ]))
     }
 }

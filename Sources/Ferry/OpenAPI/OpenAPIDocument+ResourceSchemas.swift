@@ -5,10 +5,17 @@ extension OpenAPIDocument {
     /// Per resource: the row, its write body, its bulk items and its envelopes.
     func resourceSchemas(_ resource: Resource) -> [(String, JSONValue)] {
         let name = Self.componentName(resource.name)
+        // A live row's is_deleted is false, a tombstone's true (the Tombstone schema): so a
+        // list of both is unambiguous whatever the table's other columns, even when a
+        // tombstone of a table of references carries every column a row has.
         let row = JSONValue.object([
             ("type", "object"),
             ("description", .string("A row of \(resource.schema).\(resource.name).")),
-            ("properties", .object(resource.columns.map { ($0.name, Self.columnSchema($0)) })),
+            ("properties", .object(resource.columns.map { column in
+                (column.name, column.name == "is_deleted"
+                    ? Self.type("boolean", ("const", false), ("description", "false: a deleted row is a Tombstone."))
+                    : Self.columnSchema(column))
+            })),
             ("required", .array(resource.columns.map { .string($0.name) })),
             // The resource as GET /v1 lists it, for code generators (`ferry generate swift`).
             ("x-ferry-resource", CatalogRoutes.entry(resource)),

@@ -70,6 +70,9 @@ public struct Resource: Sendable, Equatable, Codable {
     /// Constraint and unique-index names mapped to their columns, so that a
     /// violation PostgreSQL reports by name can name the fields.
     public let constraints: [String: [String]]?
+    /// Its Row Level Security policies' names by command (`SELECT`, `INSERT`, `UPDATE`,
+    /// `DELETE`, `ALL`), so that a refusal can name them.
+    public var policies: [String: [String]]? = nil
 
     /// The column named `name`, if the resource has one.
     public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
@@ -89,7 +92,15 @@ public struct Resource: Sendable, Equatable, Codable {
     /// `"schema"."table"`, quoted for SQL. Names come only from the catalog.
     public var qualifiedName: String { SQL.id(schema) + "." + SQL.id(name) }
 
-    enum CodingKeys: String, CodingKey { case name, schema, columns, uniqueKeys = "unique_keys", constraints }
+    enum CodingKeys: String, CodingKey { case name, schema, columns, uniqueKeys = "unique_keys", constraints, policies }
+
+    /// The policies that decide whether the caller may write a row: INSERT, UPDATE and ALL.
+    var writePolicies: [String] {
+        ["ALL", "INSERT", "UPDATE"].flatMap { policies?[$0] ?? [] }
+    }
+
+    /// Whether the serve role may delete rows: a delete is `UPDATE … SET is_deleted`.
+    var deletable: Bool { column("is_deleted")?.updatable ?? false }
 
     /// The columns a constraint or unique index covers; empty when unknown.
     public func columns(ofConstraint name: String) -> [String] { constraints?[name] ?? [] }

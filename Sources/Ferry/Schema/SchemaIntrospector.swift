@@ -42,7 +42,12 @@ public enum SchemaIntrospector {
                SELECT ic.relname, (SELECT json_agg(ka.attname ORDER BY ka.attnum) FROM pg_attribute ka
                                     WHERE ka.attrelid = c.oid AND ka.attnum = ANY(i.indkey))
                  FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-                WHERE i.indrelid = c.oid AND i.indisunique) k) AS constraints
+                WHERE i.indrelid = c.oid AND i.indisunique) k) AS constraints,
+            (SELECT json_object_agg(p.command, p.names) FROM (
+               SELECT CASE polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE'
+                                  WHEN 'd' THEN 'DELETE' ELSE 'ALL' END AS command,
+                      json_agg(polname ORDER BY polname) AS names
+                 FROM pg_policy WHERE polrelid = c.oid GROUP BY 1) p) AS policies
           FROM ferry.sync_resources s
           JOIN pg_class c ON c.oid = s.table_oid
           JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -21,7 +21,7 @@ enum PipelineFixture {
     static let syncColumns = [
         column("revision", "bigint", nullable: false, hasDefault: true, insertable: false, updatable: false),
         column("last_modified", "bigint", nullable: false, hasDefault: true, insertable: false, updatable: false),
-        column("is_deleted", "boolean", nullable: false, hasDefault: true, insertable: false, updatable: false),
+        column("is_deleted", "boolean", nullable: false, hasDefault: true, insertable: false, updatable: true),
     ]
 
     static let sets = Resource(
