@@ -1,6 +1,7 @@
 import ArgumentParser
 import Ferry
 import FerryMigrations
+import FerryPostgres
 import Foundation
 
 /// `ferry migrate [apply]`: applies every pending migration, one transaction per file.
@@ -37,6 +38,25 @@ struct MigrateApplyCommand: ParsableCommand {
         } catch {
             fflush(nil)  // nil flushes every stream; progress must not wait for the buffer
             throw failure(error)
+        }
+        if !dryRun { warnAboutTheSchema(migrator) }
+    }
+
+    /// `ferry check`'s catalog checks on what was just migrated, as warnings: the run has
+    /// succeeded, and whether a finding may ship is CI's call (`ferry check` exits 1).
+    private func warnAboutTheSchema(_ migrator: Migrator) {
+        guard let config = try? options.configOptions.load() else { return }
+        let role = URLComponents(string: config.database.url)?.user ?? "ferry_app"
+        do {
+            let connection = try PostgresConnection(url: migrator.databaseURL, applicationName: "ferry")
+            defer { connection.close() }
+            let facts = try SchemaFacts.load(servedSchema: config.database.schema, role: role, connection: connection)
+            let findings = SchemaCheck.findings(facts)
+            guard !findings.isEmpty else { return }
+            for finding in findings { print("warning: \(finding.text)") }
+            print("warning: \(findings.summary(tables: facts.tables.count)); `ferry check` says more, as the serve role")
+        } catch {
+            print("warning: the schema could not be checked after migrating: \(error)")
         }
     }
 }

@@ -169,4 +169,25 @@ import FerryTestSupport
         #expect(try database.column("SELECT to_regprocedure('ferry.helper()')::text") == [nil])
         #expect(try database.column("SELECT name FROM ferry.schema_migrations WHERE track = 'app'") == ["0001_mine.sql"])
     }
+
+    /// `ferry migrate` checks the schema it leaves and warns; the run itself succeeds.
+    @Test func migrateWarnsAboutWhatFerryCheckWouldFind() throws {
+        let database = try ScratchDatabase.create()
+        defer { database.drop() }
+        let fixture = try MigrationFixture([
+            "0001_open.sql": """
+                CREATE SCHEMA app;
+                CREATE TABLE app.open_notes (id uuid PRIMARY KEY, body text);
+                SELECT ferry.enable_sync('app.open_notes');
+                GRANT USAGE ON SCHEMA app TO ferry_app;
+                GRANT SELECT, INSERT (id, body), UPDATE (body, is_deleted) ON app.open_notes TO ferry_app;
+                """,
+        ])
+        defer { fixture.destroy() }
+        let apply = try FerryProcess.run(["migrate", "--dir", fixture.path], environment: ["FERRY_DATABASE_MIGRATION_URL": database.url])
+        #expect(apply.status == 0, "\(apply.stderr)")
+        #expect(apply.stdout.contains("warning: error   app.open_notes: Row Level Security is off, so every user reads and writes every row\n"),
+                "\(apply.stdout)")
+        #expect(apply.stdout.contains("warning: 1 error, 0 warnings in 1 synced table; `ferry check` says more"))
+    }
 }

@@ -1,0 +1,161 @@
+import FerryPostgres
+import Foundation
+
+/// What `ferry check` reads of a database: every synced table and what guards it,
+/// as one catalog query returns it (`SchemaFacts.query`).
+///
+/// Privileges are the serve role's (the `role` the query is given), so a fact says
+/// what requests will meet, not what the owner could do.
+public struct SchemaFacts: Decodable, Sendable, Equatable {
+    /// The schema `ferry serve` serves (`database.schema`).
+    public var servedSchema: String
+    /// The serve role the privileges are those of.
+    public var role: String
+    public var tables: [Table]
+
+    public struct Table: Decodable, Sendable, Equatable {
+        /// `schema.table`, quoted where it must be, as SQL writes it.
+        public var name: String
+        public var schema: String
+        public var relname: String
+        public var rowLevelSecurity: Bool
+        /// The serve role may read it, and use its schema.
+        public var readable: Bool
+        public var primaryKey: [String]
+        public var columns: [Column]
+        public var foreignKeys: [ForeignKey]
+        /// The leading columns of each index that is not partial.
+        public var indexes: [[String]]
+        public var policies: [Policy]
+        public var triggers: [Trigger]
+        /// Its declarative sync rule, if any (core migration 0019).
+        public var rule: Rule?
+        /// The access scopes it is a member of (`ferry.access_scopes`).
+        public var scopes: [Scope]
+
+        public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
+    }
+
+    public struct Column: Decodable, Sendable, Equatable {
+        public var name: String
+        public var type: String
+        public var notNull: Bool
+        public var hasDefault: Bool
+        public var generated: Bool
+        public var insertable: Bool
+        public var updatable: Bool
+    }
+
+    public struct ForeignKey: Decodable, Sendable, Equatable {
+        public var name: String
+        public var columns: [String]
+        /// The referenced table, as SQL writes it.
+        public var target: String
+    }
+
+    public struct Policy: Decodable, Sendable, Equatable {
+        public var name: String
+        /// `SELECT`, `INSERT`, `UPDATE`, `DELETE` or `ALL`.
+        public var command: String
+        /// The functions of the database (not PostgreSQL's own) its expressions call.
+        public var functions: [Function]
+    }
+
+    public struct Function: Decodable, Sendable, Equatable {
+        /// `schema.name(argument types)`.
+        public var signature: String
+        /// `i`, `s` or `v`: immutable, stable or volatile.
+        public var volatility: String
+        public var securityDefiner: Bool
+        /// The serve role may execute it.
+        public var executable: Bool
+    }
+
+    public struct Trigger: Decodable, Sendable, Equatable {
+        public var name: String
+        public var function: String
+        /// Its function (or one it names) records access granted and revoked.
+        public var recordsGrants: Bool
+        public var recordsRevocations: Bool
+    }
+
+    public struct Rule: Decodable, Sendable, Equatable {
+        public var kind: String
+        public var column: String
+        public var readOnly: [String]
+    }
+
+    public struct Scope: Decodable, Sendable, Equatable {
+        public var scope: String
+        public var column: String
+        public var readThroughScope: Bool
+    }
+
+    /// Reads the facts of every synced table, with `role`'s privileges.
+    public static func load(servedSchema: String, role: String, connection: PostgresConnection) throws -> SchemaFacts {
+        let json = try connection.query(query, [role]).rows.first?[0] ?? "[]"
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let tables = try decoder.decode([Table].self, from: Data(json.utf8))
+        return SchemaFacts(servedSchema: servedSchema, role: role, tables: tables)
+    }
+
+    /// The catalog query; `$1` is the serve role. One JSON array, one object per synced table.
+    static let query = """
+        SELECT coalesce(json_agg(t ORDER BY t.name), '[]') FROM (
+          SELECT c.oid::regclass::text AS name, n.nspname AS schema, c.relname,
+            c.relrowsecurity AS row_level_security,
+            has_table_privilege($1, c.oid, 'SELECT') AND has_schema_privilege($1, n.oid, 'USAGE') AS readable,
+            coalesce((SELECT json_agg(a.attname ORDER BY k.n) FROM pg_index i
+                        CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, n)
+                        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+                       WHERE i.indrelid = c.oid AND i.indisprimary), '[]') AS primary_key,
+            (SELECT json_agg(json_build_object(
+                 'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'not_null', a.attnotnull,
+                 'has_default', a.atthasdef OR a.attidentity <> '', 'generated', a.attgenerated <> '',
+                 'insertable', has_column_privilege($1, c.oid, a.attnum, 'INSERT'),
+                 'updatable', has_column_privilege($1, c.oid, a.attnum, 'UPDATE')) ORDER BY a.attnum)
+               FROM pg_attribute a
+              WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND left(a.attname, 7) <> '_ferry_') AS columns,
+            coalesce((SELECT json_agg(json_build_object(
+                 'name', f.conname, 'target', f.confrelid::regclass::text,
+                 'columns', (SELECT json_agg(a.attname ORDER BY k.n) FROM unnest(f.conkey) WITH ORDINALITY k(attnum, n)
+                               JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum)) ORDER BY f.conname)
+               FROM pg_constraint f WHERE f.conrelid = c.oid AND f.contype = 'f'), '[]') AS foreign_keys,
+            coalesce((SELECT json_agg((SELECT json_agg(a.attname ORDER BY k.n) FROM unnest(i.indkey) WITH ORDINALITY k(attnum, n)
+                                         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum))
+               FROM pg_index i WHERE i.indrelid = c.oid AND i.indpred IS NULL), '[]') AS indexes,
+            coalesce((SELECT json_agg(json_build_object(
+                 'name', p.polname,
+                 'command', CASE p.polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE'
+                                          WHEN 'd' THEN 'DELETE' ELSE 'ALL' END,
+                 'functions', coalesce((
+                     SELECT json_agg(json_build_object(
+                              'signature', format('%s.%s(%s)', quote_ident(fn.nspname), quote_ident(pr.proname),
+                                                  pg_get_function_identity_arguments(pr.oid)),
+                              'volatility', pr.provolatile, 'security_definer', pr.prosecdef,
+                              'executable', has_function_privilege($1, pr.oid, 'EXECUTE')) ORDER BY pr.oid)
+                       FROM pg_proc pr JOIN pg_namespace fn ON fn.oid = pr.pronamespace
+                      WHERE pr.oid IN (SELECT m[1]::oid FROM regexp_matches(
+                                          coalesce(p.polqual::text, '') || coalesce(p.polwithcheck::text, ''),
+                                          ':funcid ([0-9]+)', 'g') m)
+                        AND fn.nspname NOT IN ('pg_catalog', 'information_schema')), '[]')) ORDER BY p.polname)
+               FROM pg_policy p WHERE p.polrelid = c.oid), '[]') AS policies,
+            coalesce((SELECT json_agg(json_build_object(
+                 'name', tg.tgname, 'function', tg.tgfoid::regproc::text,
+                 'records_grants', pr.prosrc LIKE '%record_access_grant%',
+                 'records_revocations', pr.prosrc LIKE '%record_access_revocation%') ORDER BY tg.tgname)
+               FROM pg_trigger tg JOIN pg_proc pr ON pr.oid = tg.tgfoid
+              WHERE tg.tgrelid = c.oid AND NOT tg.tgisinternal AND tg.tgenabled <> 'D'), '[]') AS triggers,
+            (SELECT json_build_object('kind', r.kind, 'column', r.rule_column, 'read_only', r.read_only)
+               FROM ferry.sync_rules r WHERE r.table_oid = c.oid) AS rule,
+            coalesce((SELECT json_agg(json_build_object(
+                 'scope', s.scope_table::text, 'column', s.member_column, 'read_through_scope', s.read_through_scope)
+                 ORDER BY s.scope_table::text)
+               FROM ferry.access_scopes s WHERE s.member_table = c.oid AND s.scope_table <> c.oid), '[]') AS scopes
+          FROM ferry.synced_tables st
+          JOIN pg_class c ON c.oid = st.table_oid
+          JOIN pg_namespace n ON n.oid = c.relnamespace
+        ) t
+        """
+}
