@@ -72,7 +72,9 @@ let package = Package(
                 "Ferry", "FerryBase", "FerryHTTP", "FerryMigrations", "FerryPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // `ferry init`'s files (Scaffold/), built in by EmbedFiles.
+            plugins: ["EmbedFiles"]
         ),
         // The client: SQLite through GRDB, HTTP through Foundation's URLSession.
         .target(name: "FerryKit", dependencies: ["FerryRank", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -8,8 +8,8 @@ struct FerryCommand: ParsableCommand {
         commandName: "ferry",
         abstract: "Ferry, an offline-first sync server for PostgreSQL.",
         subcommands: [
-            ServeCommand.self, MigrateCommand.self, CheckCommand.self, UserCommand.self, TokenCommand.self, OperatorCommand.self,
-            VersionCommand.self, ConfigCommand.self, PurgeCommand.self, GenerateCommand.self,
+            ServeCommand.self, MigrateCommand.self, CheckCommand.self, InitCommand.self, UserCommand.self, TokenCommand.self,
+            OperatorCommand.self, VersionCommand.self, ConfigCommand.self, PurgeCommand.self, GenerateCommand.self,
         ],
         defaultSubcommand: nil
     )

@@ -21,7 +21,7 @@ struct MigrateOptions: ParsableArguments {
         // The configuration is read only for what the command line leaves open.
         let config = directory == nil || databaseURL == nil ? try configOptions.load() : nil
         let url = databaseURL ?? config?.database.migrationURL ?? ""
-        let appDirectory = directory ?? config.map(\.database.migrationsDir).flatMap { $0.isEmpty ? nil : $0 }
+        let appDirectory = directory ?? config.map(\.database.migrationsDir).flatMap { $0.isEmpty ? nil : resolved($0) }
         do {
             return Migrator(
                 databaseURL: url, core: try MigrationFile.core(),
@@ -30,6 +30,16 @@ struct MigrateOptions: ParsableArguments {
         } catch {
             throw failure(error)
         }
+    }
+
+    /// `database.migrations_dir` as a path: a relative one in a configuration file is
+    /// relative to that file (as `ferry init` writes it); from the environment, or with
+    /// no file, to the working directory.
+    private func resolved(_ directory: String) -> String {
+        guard !directory.hasPrefix("/"), let file = configOptions.config,
+              ProcessInfo.processInfo.environment["FERRY_DATABASE_MIGRATIONS_DIR"] == nil else { return directory }
+        let base = (file as NSString).deletingLastPathComponent
+        return base.isEmpty ? directory : (base as NSString).appendingPathComponent(directory)
     }
 
     /// `<database> (Ferry's <n> and <m> files in <dir>)`, for the first line of output; no password.

@@ -12,7 +12,7 @@ extension ConfigurationKey {
                 "URL or conninfo of the owner role that runs `ferry migrate` and `ferry purge`."),
         .string("database.schema", \.database.schema, "Schema whose sync-enabled tables become resources."),
         .string("database.migrations_dir", \.database.migrationsDir, allowEmpty: true,
-                "The app's migrations directory (relative to the working directory): `ferry migrate` applies Ferry's own, built in, then these; empty: Ferry's own only. `--dir` overrides it."),
+                "The app's migrations directory: `ferry migrate` applies Ferry's own, built in, then these; empty: Ferry's own only. Relative to the configuration file (to the working directory when set by the environment); `--dir` overrides it."),
         .int("database.pool_size", \.database.poolSize, min: 1, max: 1_000, "Connections in the serve pool."),
         .int("database.acquire_timeout_ms", \.database.acquireTimeoutMs, min: 1, max: 600_000,
              "How long a request waits for a pooled connection before it gets 503."),
