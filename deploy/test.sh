@@ -12,4 +12,6 @@ export FERRY_TEST_MEMCACHED="$FERRY_MEMCACHED_SERVERS"
 export FERRY_TEST_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
 bash Tests/SQL/run.sh
 swift build --build-tests
+# docs/GUIDE.md's commands, as written (a few seconds).
+bash Tests/Guide/run.sh
 swift test --skip-build "$@"

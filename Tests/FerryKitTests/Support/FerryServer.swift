@@ -14,9 +14,11 @@ final class FerryServer {
     var port: Int { serve.port }
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    /// `settings` adds FERRY_* variables (a JWT provider, say) to the server's environment.
-    init(settings: [String: String] = [:]) throws {
-        database = try ScratchDatabase()
+    /// Serves `database` (a new one migrated to the study example by default); `settings`
+    /// adds FERRY_* variables (a JWT provider, say) to the server's environment.
+    init(database: ScratchDatabase? = nil, settings: [String: String] = [:]) throws {
+        let database = try database ?? ScratchDatabase()
+        self.database = database
         do {
             serve = try FerryServeProcess(databaseURL: database.appURL,
                                           settings: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL,
