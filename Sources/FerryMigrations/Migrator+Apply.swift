@@ -89,23 +89,24 @@ extension Migrator {
     }
 
     /// Brings what Ferry generates from an app's tables up to date in the file's
-    /// transaction, with the functions the database has so far: the synced tables'
-    /// update triggers (`ferry.refresh_sync_triggers`, migration 0011: a generated trigger
-    /// names the columns it knew, so a migration that adds, drops or renames a synced
-    /// column leaves it current), then what the declarative sync rules generate
-    /// (`ferry.refresh_sync_rules`, 0019: a column added to a ruled table is granted, a new
-    /// foreign key indexed). Nothing that is current is touched, so no lock is taken.
+    /// transaction, with the functions the database has so far: first what the
+    /// declarative sync rules generate (`ferry.refresh_sync_rules`, core 0019: a column
+    /// added to a ruled table is granted, a new foreign key indexed, the access scopes
+    /// current), then the synced tables' triggers (`ferry.refresh_sync_triggers`, 0011
+    /// and 0017: a generated trigger names the columns it knew, and the live feed's
+    /// notify trigger the access scopes it knew), so that they are generated from the
+    /// scopes the rules left. Nothing that is current is touched, so no lock is taken.
     private static func refreshGenerated(on connection: PostgresConnection) throws(Step) {
         do {
             let exists = try connection.query("""
                 SELECT pg_catalog.to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL AS triggers,
                        pg_catalog.to_regprocedure('ferry.refresh_sync_rules()') IS NOT NULL AS rules
                 """)
-            if try exists.first?.bool("triggers") == true {
-                _ = try connection.query("SELECT ferry.refresh_sync_triggers()")
-            }
             if try exists.first?.bool("rules") == true {
                 _ = try connection.query("SELECT ferry.refresh_sync_rules()")
+            }
+            if try exists.first?.bool("triggers") == true {
+                _ = try connection.query("SELECT ferry.refresh_sync_triggers()")
             }
         } catch {
             throw .generated(error)
