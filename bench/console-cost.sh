@@ -66,7 +66,8 @@ INSERT INTO public.bench_variants
 SELECT p.proname, p.prosrc, replace(p.prosrc, 'NEW._ferry_writer := ferry.current_user_id();', '')
   FROM pg_proc p WHERE p.pronamespace = 'ferry'::regnamespace
    AND p.proname IN ('sync_before_insert', 'sync_update_' || 'app.terms'::regclass::oid);
-VACUUM ANALYZE;
+VACUUM ANALYZE app.terms;
+VACUUM ANALYZE public.bench_ids;
 SQL
   [ "$(psql -X -qtA "$OWNER/$DB" -c "SELECT count(*) FROM public.bench_variants WHERE stamped <> unstamped")" = 2 ] \
     || { echo "writes: the trigger functions do not carry the writer line" >&2; exit 1; }
