@@ -79,11 +79,11 @@ struct SimulatedWrites {
         guard try store.schema()?[resource] != nil else { throw FerryKitError.unknownResource(resource) }
     }
 
-    /// A term moved right after `after` (nil: first): with GRDB, the rank comes
-    /// from `store.rank(moving:of:after:)` and the app writes it.
-    func move(term id: String, after: String?) throws {
-        guard grdb else { return try store.move("terms", id: id, after: after) }
-        let rank = try store.rank(moving: id, of: "terms", after: after)
-        try update("terms", id: id, ["rank": .string(rank)])
+    /// A ranked row (a term, a todo) moved right after `after` (nil: first): with
+    /// GRDB, the rank comes from `store.rank(moving:of:after:)` and the app writes it.
+    func move(_ resource: String, id: String, after: String?) throws {
+        guard grdb else { return try store.move(resource, id: id, after: after) }
+        let rank = try store.rank(moving: id, of: resource, after: after)
+        try update(resource, id: id, ["rank": .string(rank)])
     }
 }

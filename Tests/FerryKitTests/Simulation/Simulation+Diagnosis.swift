@@ -40,24 +40,31 @@ extension Simulation {
     }
 
     /// The row as the database owner sees it (tombstones and all), and for a
-    /// term or a share, its set and the set's collaborators.
+    /// term or a share, its set and the set's collaborators (a todo or a member:
+    /// its list and the list's members).
     private func serverSide(_ resource: String, _ id: String) -> [String] {
-        guard Self.resources.contains(resource) else { return [] }
+        guard resources.contains(resource) else { return [] }
+        // The column naming the shared row each resource belongs to.
+        var scope = [schema.child.name: schema.child.reference, schema.members.name: schema.members.scope]
+        if let link = schema.link { scope[link.name] = link.shared }
         do {
             let connection = try server.database.connect()
             defer { connection.close() }
             var out: [String] = []
-            // The resource name is one of Self.resources, never input.
+            // Every name is the schema's, never input.
             let row = try connection.query("SELECT row_to_json(t)::text FROM app.\(resource) t WHERE id = $1::uuid", [id])
             out.append("row \(row.first?[0] ?? "none")")
-            let setID = try connection.query("SELECT CASE WHEN $2 IN ('terms', 'folder_sets', 'set_collaborators') THEN (row_to_json(t)->>'set_id') END FROM app.\(resource) t WHERE id = $1::uuid",
-                                             [id, resource]).first?[0] ?? (resource == "study_sets" ? id : nil)
+            let setID = try scope[resource].map { column in
+                try connection.query("SELECT row_to_json(t)->>$2 FROM app.\(resource) t WHERE id = $1::uuid", [id, column]).first?[0] ?? nil
+            } ?? (resource == schema.shared.name ? id : nil)
             if let setID {
-                if resource != "study_sets" {
-                    let set = try connection.query("SELECT row_to_json(s)::text FROM app.study_sets s WHERE id = $1::uuid", [setID])
+                if resource != schema.shared.name {
+                    let set = try connection.query("SELECT row_to_json(s)::text FROM app.\(schema.shared.name) s WHERE id = $1::uuid", [setID])
                     out.append("set \(set.first?[0] ?? "none")")
                 }
-                let shares = try connection.query("SELECT row_to_json(c)::text FROM app.set_collaborators c WHERE set_id = $1::uuid ORDER BY last_modified", [setID])
+                let members = schema.members
+                let shares = try connection.query("SELECT row_to_json(c)::text FROM app.\(members.name) c WHERE \(members.scope) = $1::uuid ORDER BY last_modified",
+                                                  [setID])
                 out += shares.rows.map { "share \($0[0] ?? "")" }
             }
             let users = try connection.query("SELECT id::text, name FROM ferry.users WHERE name LIKE $1", ["sim\(seed)u%"])

@@ -25,6 +25,8 @@ struct SimulationReport {
 /// empty, and the checks run (``check()``).
 final class Simulation {
     let server: FerryServer
+    /// The tables it writes: the server's app's.
+    let schema: SimulationSchema
     let seed: UInt64
     let faultRate: Double
     let restarts: Bool
@@ -43,8 +45,10 @@ final class Simulation {
     /// Every row a device created (no other row may exist on the server).
     var created: Set<RowKey> = []
 
-    init(server: FerryServer, seed: UInt64, faultRate: Double, restarts: Bool, grdb: Bool = false) {
+    init(server: FerryServer, schema: SimulationSchema = .study, seed: UInt64, faultRate: Double, restarts: Bool,
+         grdb: Bool = false) {
         self.server = server
+        self.schema = schema
         self.seed = seed
         self.faultRate = faultRate
         self.restarts = restarts
@@ -145,84 +149,95 @@ final class Simulation {
                 device.transport.set(offline: !device.transport.offline)
                 note("\(step) \(device.name) \(device.transport.offline ? "offline" : "online")")
             case .createSet:
-                let values: RowData = ["title": .string("set \(tag)")]
-                let id = try writes.create("study_sets", values)
-                created.insert(RowKey(resource: "study_sets", id: id))
-                record(device, "study_sets", id, values)
+                let shared = schema.shared
+                let values: RowData = [shared.fields[0]: .string("set \(tag)")]
+                let id = try writes.create(shared.name, values)
+                created.insert(RowKey(resource: shared.name, id: id))
+                record(device, shared.name, id, values)
                 note("\(step) \(device.name) create set \(short(id))")
             case .editSet:
-                guard let set = random.pick(try store.rows("study_sets")), let id = set["id"]?.string else { return }
-                let field = random.chance(0.5) ? "title" : "description"
+                let shared = schema.shared
+                guard let set = random.pick(try store.rows(shared.name)), let id = set["id"]?.string else { return }
+                let field = random.chance(0.5) ? shared.fields[0] : shared.fields[shared.fields.count - 1]
                 let values: RowData = [field: .string("\(field) \(tag)")]
-                try writes.update("study_sets", id: id, values)
-                record(device, "study_sets", id, values)
+                try writes.update(shared.name, id: id, values)
+                record(device, shared.name, id, values)
                 note("\(step) \(device.name) edit set \(short(id)) \(field)")
             case .deleteSet:
-                guard let set = random.pick(try store.rows("study_sets")), let id = set["id"]?.string else { return }
-                try writes.delete("study_sets", id: id)
+                guard let set = random.pick(try store.rows(schema.shared.name)), let id = set["id"]?.string else { return }
+                try writes.delete(schema.shared.name, id: id)
                 note("\(step) \(device.name) delete set \(short(id))")
             case .createTerm:
-                guard let set = random.pick(try store.rows("study_sets")), let setID = set["id"]?.string else { return }
-                let values: RowData = ["set_id": .string(setID), "word": .string("word \(tag)"),
-                                       "rank": .string(try store.rankAtEnd("terms", scope: .string(setID)))]
-                let id = try writes.create("terms", values)
-                created.insert(RowKey(resource: "terms", id: id))
-                record(device, "terms", id, values)
+                let child = schema.child
+                guard let set = random.pick(try store.rows(schema.shared.name)), let setID = set["id"]?.string else { return }
+                let values: RowData = [child.reference: .string(setID), child.fields[0]: .string("word \(tag)"),
+                                       "rank": .string(try store.rankAtEnd(child.name, scope: .string(setID)))]
+                let id = try writes.create(child.name, values)
+                created.insert(RowKey(resource: child.name, id: id))
+                record(device, child.name, id, values)
                 note("\(step) \(device.name) create term \(short(id)) in \(short(setID))")
             case .editTerm:
-                guard let term = random.pick(try store.rows("terms")), let id = term["id"]?.string else { return }
-                let field = random.chance(0.5) ? "word" : "definition"
+                let child = schema.child
+                guard let term = random.pick(try store.rows(child.name)), let id = term["id"]?.string else { return }
+                let field = random.chance(0.5) ? child.fields[0] : child.fields[child.fields.count - 1]
                 let values: RowData = [field: .string("\(field) \(tag)")]
-                try writes.update("terms", id: id, values)
-                record(device, "terms", id, values)
+                try writes.update(child.name, id: id, values)
+                record(device, child.name, id, values)
                 note("\(step) \(device.name) edit term \(short(id)) \(field)")
             case .deleteTerm:
-                guard let term = random.pick(try store.rows("terms")), let id = term["id"]?.string else { return }
-                try writes.delete("terms", id: id)
+                guard let term = random.pick(try store.rows(schema.child.name)), let id = term["id"]?.string else { return }
+                try writes.delete(schema.child.name, id: id)
                 note("\(step) \(device.name) delete term \(short(id))")
             case .moveTerm:
-                guard let term = random.pick(try store.rows("terms")), let id = term["id"]?.string else { return }
-                let siblings = try store.rows("terms", where: "set_id", equals: term["set_id"]).filter { $0["id"]?.string != id }
+                let child = schema.child
+                guard let term = random.pick(try store.rows(child.name)), let id = term["id"]?.string else { return }
+                let siblings = try store.rows(child.name, where: child.reference, equals: term[child.reference])
+                    .filter { $0["id"]?.string != id }
                 let anchor = random.chance(0.2) ? nil : random.pick(siblings)?["id"]?.string
-                try writes.move(term: id, after: anchor)
-                if let rank = try store.row("terms", id: id)?["rank"] { record(device, "terms", id, ["rank": rank]) }
+                try writes.move(child.name, id: id, after: anchor)
+                if let rank = try store.row(child.name, id: id)?["rank"] { record(device, child.name, id, ["rank": rank]) }
                 note("\(step) \(device.name) move term \(short(id)) after \(short(anchor))")
             case .createFolder:
-                let values: RowData = ["name": .string("folder \(tag)")]
-                let id = try writes.create("folders", values)
-                created.insert(RowKey(resource: "folders", id: id))
-                record(device, "folders", id, values)
+                let own = schema.own
+                let values: RowData = [own.fields[0]: .string("folder \(tag)")]
+                let id = try writes.create(own.name, values)
+                created.insert(RowKey(resource: own.name, id: id))
+                record(device, own.name, id, values)
                 note("\(step) \(device.name) create folder \(short(id))")
             case .link:
-                guard let folder = random.pick(try store.rows("folders"))?["id"]?.string,
-                      let set = random.pick(try store.rows("study_sets"))?["id"]?.string else { return }
-                let links = try store.rows("folder_sets", where: "folder_id", equals: .string(folder))
-                guard !links.contains(where: { $0["set_id"]?.string == set }) else { return }
-                let values: RowData = ["folder_id": .string(folder), "set_id": .string(set)]
-                let id = try writes.create("folder_sets", values)
-                created.insert(RowKey(resource: "folder_sets", id: id))
-                record(device, "folder_sets", id, values)
+                guard let link = schema.link,
+                      let folder = random.pick(try store.rows(schema.own.name))?["id"]?.string,
+                      let set = random.pick(try store.rows(schema.shared.name))?["id"]?.string else { return }
+                let links = try store.rows(link.name, where: link.own, equals: .string(folder))
+                guard !links.contains(where: { $0[link.shared]?.string == set }) else { return }
+                let values: RowData = [link.own: .string(folder), link.shared: .string(set)]
+                let id = try writes.create(link.name, values)
+                created.insert(RowKey(resource: link.name, id: id))
+                record(device, link.name, id, values)
                 note("\(step) \(device.name) link folder \(short(folder)) set \(short(set))")
             case .unlink:
-                guard let link = random.pick(try store.rows("folder_sets"))?["id"]?.string else { return }
-                try writes.delete("folder_sets", id: link)
+                guard let name = schema.link?.name, let link = random.pick(try store.rows(name))?["id"]?.string else { return }
+                try writes.delete(name, id: link)
                 note("\(step) \(device.name) unlink \(short(link))")
             case .share:
-                let own = try store.rows("study_sets").filter { $0["creator_id"] == .string(device.user.id) || $0["creator_id"] == nil || $0["creator_id"] == .null }
+                let members = schema.members, owner = schema.shared.reference
+                let own = try store.rows(schema.shared.name)
+                    .filter { $0[owner] == .string(device.user.id) || $0[owner] == nil || $0[owner] == .null }
                 guard let set = random.pick(own)?["id"]?.string,
                       let other = random.pick(users.filter { $0.id != device.user.id }) else { return }
-                let current = try store.rows("set_collaborators", where: "set_id", equals: .string(set))
-                guard !current.contains(where: { $0["user_id"]?.string == other.id }) else { return }
-                let values: RowData = ["set_id": .string(set), "user_id": .string(other.id)]
-                let id = try writes.create("set_collaborators", values)
-                created.insert(RowKey(resource: "set_collaborators", id: id))
-                record(device, "set_collaborators", id, values)
+                let current = try store.rows(members.name, where: members.scope, equals: .string(set))
+                guard !current.contains(where: { $0[members.user]?.string == other.id }) else { return }
+                let values: RowData = [members.scope: .string(set), members.user: .string(other.id)]
+                let id = try writes.create(members.name, values)
+                created.insert(RowKey(resource: members.name, id: id))
+                record(device, members.name, id, values)
                 note("\(step) \(device.name) share set \(short(set)) with \(other.name)")
             case .unshare:
-                let own = Set(try store.rows("study_sets").filter { $0["creator_id"] == .string(device.user.id) }.compactMap { $0["id"]?.string })
-                let shares = try store.rows("set_collaborators").filter { own.contains($0["set_id"]?.string ?? "") }
+                let members = schema.members, owner = schema.shared.reference
+                let own = Set(try store.rows(schema.shared.name).filter { $0[owner] == .string(device.user.id) }.compactMap { $0["id"]?.string })
+                let shares = try store.rows(members.name).filter { own.contains($0[members.scope]?.string ?? "") }
                 guard let share = random.pick(shares)?["id"]?.string else { return }
-                try writes.delete("set_collaborators", id: share)
+                try writes.delete(members.name, id: share)
                 note("\(step) \(device.name) unshare \(short(share))")
             case .sync:
                 let ok = await device.sync(faultRate: faultRate)
@@ -260,7 +275,8 @@ final class Simulation {
         }
     }
 
-    static let resources = ["study_sets", "terms", "folders", "folder_sets", "set_collaborators"]
+    /// The resources the checks compare.
+    var resources: [String] { schema.resources }
 
     /// The checker's own reads go through a loaded machine too: a timeout or a
     /// 503 is retried (a few times), not counted against FerryKit.
@@ -285,7 +301,7 @@ final class Simulation {
     func serverView(_ user: SimulatedUser) async throws -> [String: [String: RowData]] {
         let transport = SocketTransport.chosen(baseURL: server.baseURL, timeout: 30)
         var view: [String: [String: RowData]] = [:]
-        for resource in Self.resources {
+        for resource in resources {
             var path: String? = "/v1/\(resource)?limit=1000"
             var rows: [String: RowData] = [:]
             while let current = path {
@@ -321,7 +337,7 @@ final class Simulation {
         for user in users { views[user.id] = try await serverView(user) }
         for device in devices {
             guard let view = views[device.user.id] else { continue }
-            for resource in Self.resources {
+            for resource in resources {
                 let server = view[resource] ?? [:]
                 let local = Dictionary(try device.store.rows(resource).compactMap { row in row["id"]?.string.map { ($0, row) } },
                                        uniquingKeysWith: { a, _ in a })

@@ -7,7 +7,9 @@ import Testing
 /// real `ferry serve`, each seed with its own users and files.
 ///
 /// - `FERRY_SIM_SEEDS` (default 100): how many seeds, from `FERRY_SIM_FIRST` (default 1);
-///   `FERRY_SIM_GRDB_SEEDS` (default 100): as many again with devices that write through GRDB.
+///   `FERRY_SIM_GRDB_SEEDS` (default 100): as many again with devices that write through GRDB;
+///   `FERRY_SIM_TODO_SEEDS` (default 100): as many again on examples/todo's schema (issue 33:
+///   an app on the sync rules alone), each on a server of its own.
 /// - `FERRY_SIM_SEED`: run that one seed only (a failure prints it).
 /// - `FERRY_SIM_DEVICES`, `FERRY_SIM_STEPS`: fix the device count (else 2 to 4
 ///   per seed) and the operations per seed (default 30).
@@ -22,6 +24,12 @@ import Testing
         try await runSeeds(grdb: false, count: Self.environment["FERRY_SIM_SEEDS"].flatMap(UInt64.init) ?? 100)
     }
 
+    /// The same on examples/todo: lists for sets, todos for terms, notes for folders,
+    /// list members for collaborators (it has no folder links). `FERRY_SIM_TODO_SEEDS`.
+    @Test func todoDevicesConvergeUnderFaultsForEverySeed() async throws {
+        try await runSeeds(.todo, grdb: false, count: Self.environment["FERRY_SIM_TODO_SEEDS"].flatMap(UInt64.init) ?? 100)
+    }
+
     /// The same, with every device writing as an app that only uses GRDB
     /// (records and SQL on `store.database`): the triggers must record each
     /// write as the store's calls do. `FERRY_SIM_GRDB_SEEDS` (default 100).
@@ -29,7 +37,7 @@ import Testing
         try await runSeeds(grdb: true, count: Self.environment["FERRY_SIM_GRDB_SEEDS"].flatMap(UInt64.init) ?? 100)
     }
 
-    func runSeeds(grdb: Bool, count: UInt64) async throws {
+    func runSeeds(_ schema: SimulationSchema = .study, grdb: Bool, count: UInt64) async throws {
         let env = Self.environment
         let seeds: [UInt64]
         if let one = env["FERRY_SIM_SEED"].flatMap(UInt64.init) {
@@ -41,7 +49,7 @@ import Testing
         guard !seeds.isEmpty else { return }
         let steps = env["FERRY_SIM_STEPS"].flatMap(Int.init) ?? 30
         let faultRate = env["FERRY_SIM_FAULTS"].flatMap(Double.init) ?? 0.2
-        let server = try FerryServer()
+        let server = try FerryServer(database: try ScratchDatabase(prefix: "ferry_sim_\(schema.app.rawValue)", app: schema.app))
         defer { server.stop() }
         var total = SimulationReport(seed: 0)
         var failed: [UInt64] = []
@@ -62,7 +70,8 @@ import Testing
             let devices = env["FERRY_SIM_DEVICES"].flatMap(Int.init) ?? 2 + Int(picker.next() % 3)
             let report: SimulationReport
             do {
-                report = try await Simulation(server: server, seed: seed, faultRate: faultRate, restarts: restarts, grdb: grdb)
+                report = try await Simulation(server: server, schema: schema, seed: seed, faultRate: faultRate, restarts: restarts,
+                                              grdb: grdb)
                     .run(deviceCount: devices, steps: steps)
             } catch {
                 // A seed that could not be set up or checked is a failure of that
@@ -79,9 +88,10 @@ import Testing
             if !report.failures.isEmpty {
                 failed.append(seed)
                 let text = """
-                    seed \(seed) failed (\(devices) devices, \(steps) steps\(grdb ? ", writing through GRDB" : "")); replay: \
+                    seed \(seed) failed (\(schema.app.rawValue), \(devices) devices, \(steps) steps\(grdb ? ", writing through GRDB" : "")); replay: \
                     FERRY_SIM_SEED=\(seed) FERRY_SIM_DEVICES=\(devices) FERRY_SIM_STEPS=\(steps) swift test --filter \
-                    SimulationTests/\(grdb ? "devicesWritingThroughGRDBConvergeUnderFaults" : "devicesConvergeUnderFaultsForEverySeed")
+                    SimulationTests/\(schema.app == .todo ? "todoDevicesConvergeUnderFaultsForEverySeed"
+                                       : grdb ? "devicesWritingThroughGRDBConvergeUnderFaults" : "devicesConvergeUnderFaultsForEverySeed")
                     \(report.failures.joined(separator: "\n"))
                     what each side knew:
                     \(report.diagnosis.joined(separator: "\n"))
@@ -94,7 +104,7 @@ import Testing
         }
         sampler?.sample(seeds: done, failures: failed.count)
         let faults = SimulationFault.allCases.map { "\($0.rawValue) \(total.faults[$0] ?? 0)" }.joined(separator: ", ")
-        print("simulation\(grdb ? " (GRDB writes)" : ""): \(seeds.count) seeds, \(total.operations) operations, \(total.crashes) crashes, "
+        print("simulation (\(schema.app.rawValue)\(grdb ? ", GRDB writes" : "")): \(seeds.count) seeds, \(total.operations) operations, \(total.crashes) crashes, "
               + "\(total.serverRestarts) server restarts, faults: \(faults); \(total.rekeyed) lost writes re-sent under a new key; "
               + "\(failed.count) failed \(failed); "
               + String(format: "%.1f s", Date().timeIntervalSince(started)))
