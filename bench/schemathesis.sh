@@ -2,7 +2,9 @@
 # Issue 21, item 10: schemathesis against Ferry's own /openapi.json, every
 # check, and fails on any failure. CI calls it from .ci/run.
 #
-#   bench/schemathesis.sh            (EXAMPLES=10 MIN_CASES=2000 AUTH=jwt)
+#   bench/schemathesis.sh            (EXAMPLES=10 MIN_CASES=2000 AUTH=jwt APP=study)
+#   APP=todo bench/schemathesis.sh   the same on examples/todo (issue 33: an app on the
+#                                    sync rules alone); CI runs both
 #
 # Installs schemathesis (pinned) into a virtualenv under .local/ when missing,
 # creates a scratch database, migrates it, adds a user with a token, serves
@@ -59,7 +61,7 @@ cleanup() {
 trap cleanup EXIT
 psql -X -q -v ON_ERROR_STOP=1 "$OWNER_BASE/postgres" -c "CREATE DATABASE $DB"
 export FERRY_DATABASE_MIGRATION_URL="$OWNER_BASE/$DB" FERRY_DATABASE_URL="$APP_BASE/$DB"
-"$FERRY_BIN" migrate --dir "$ROOT/examples/study/migrations" >/dev/null
+"$FERRY_BIN" migrate --dir "$ROOT/examples/${APP:-study}/migrations" >/dev/null
 echo "schemathesis-password" | "$FERRY_BIN" user add schemathesis >/dev/null
 export FERRY_SCHEMATHESIS_TOKEN FERRY_SCHEMATHESIS_REVOKED_TOKEN FERRY_SCHEMATHESIS_BASIC
 FERRY_SCHEMATHESIS_TOKEN=$("$FERRY_BIN" token issue schemathesis | tail -n1)
@@ -122,5 +124,5 @@ if [ "${CASES:-0}" -lt "$MIN_CASES" ]; then
   echo "schemathesis generated ${CASES:-no} cases, fewer than $MIN_CASES" >&2; STATUS=1
 fi
 VERDICT=PASS; [ "$STATUS" = 0 ] || VERDICT=FAIL
-echo "schemathesis: ${CASES:-?} cases, --checks all, ${ELAPSED} s: $VERDICT"
+echo "schemathesis (examples/${APP:-study}): ${CASES:-?} cases, --checks all, ${ELAPSED} s: $VERDICT"
 exit "$STATUS"
