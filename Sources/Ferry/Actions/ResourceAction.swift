@@ -1,8 +1,9 @@
 import FerryHTTP
 
 // What a resource request asks for, parsed without I/O: the action itself,
-// its validators (`If-None-Match`, `If-Modified-Since`, `If-Match`, entity
-// tags), the write body's items, and which write it is.
+// the write body's items, and which write it is. Its validators
+// (`If-None-Match`, `If-Modified-Since`, `If-Match`, entity tags) are in
+// Shared/, since Execution and Response read them too.
 
 /// What a request to `/v1/<r>` or `/v1/<r>/<id>` asks for, decided from the
 /// request and the catalog alone: no database, no cache, no clock.
@@ -145,83 +146,6 @@ extension Problem {
     }
 }
 
-/// A conditional read's validators (RFC 9110 §13.2.2), parsed once:
-/// `If-None-Match` first (weak comparison, `*` allowed); only without it,
-/// `If-Modified-Since`, and only on GET and HEAD.
-struct ReadConditions: Sendable, Equatable {
-    enum NoneMatch: Sendable, Equatable {
-        /// `*`: any current representation matches.
-        case any
-        /// The opaque tags listed, `W/` ignored (weak comparison).
-        case tags([String])
-    }
-
-    var noneMatch: NoneMatch?
-    /// `If-Modified-Since` in seconds since the epoch, when it applies.
-    var modifiedSince: Int64?
-
-    init(noneMatch: NoneMatch? = nil, modifiedSince: Int64? = nil) {
-        self.noneMatch = noneMatch
-        self.modifiedSince = modifiedSince
-    }
-
-    init(_ request: HTTPRequest) {
-        if let header = request.headers["If-None-Match"] {
-            noneMatch = EntityTag.parseList(header).map { .tags($0.map(\.opaque)) } ?? .any
-        } else if request.method == "GET" || request.method == "HEAD" {
-            modifiedSince = request.headers["If-Modified-Since"].flatMap(HTTPDateFormat.parse)
-        }
-    }
-
-    /// The revisions `If-None-Match` names, as ``notModified(etag:lastModifiedMs:)``
-    /// compares them: the tag must be the revision exactly as Ferry writes it
-    /// (`"03"` names nothing); nil for `*`, no header or no revision named.
-    var revisions: [Int64]? {
-        guard case .tags(let tags) = noneMatch else { return nil }
-        let revisions = tags.compactMap { tag in Int64(tag).flatMap { String($0) == tag ? $0 : nil } }
-        return revisions.isEmpty ? nil : revisions
-    }
-
-    /// Whether the client's copy, tagged `etag` and last changed at
-    /// `lastModifiedMs`, is current: the answer is then 304.
-    func notModified(etag: String, lastModifiedMs: Int64?) -> Bool {
-        switch noneMatch {
-        case .any: return true
-        case .tags(let tags): return EntityTag.opaque(etag).map { tags.contains($0) } ?? false
-        case nil:
-            guard let modifiedSince, let lastModifiedMs else { return false }
-            return lastModifiedMs / 1000 <= modifiedSince
-        }
-    }
-
-    /// 304 with the validators and no body.
-    static func notModifiedResponse(etag: String, lastModifiedMs: Int64?) -> HTTPResponse {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(2)
-        headers.add("ETag", etag)
-        if let lastModifiedMs { headers.add("Last-Modified", HTTPDateFormat.format(milliseconds: lastModifiedMs)) }
-        return HTTPResponse(status: 304, headers: headers)
-    }
-}
-
-/// A write's `If-Match` (strong comparison, 412 when it fails).
-struct WritePreconditions: Sendable, Equatable {
-    /// The revisions it accepts; nil with no header or with `*`.
-    var revisions: [Int64]?
-    /// `If-Match: *`: any live row.
-    var any = false
-
-    init(revisions: [Int64]? = nil, any: Bool = false) {
-        self.revisions = revisions
-        self.any = any
-    }
-
-    init(_ request: HTTPRequest) {
-        guard let header = request.headers["If-Match"] else { return }
-        if let revisions = EntityTag.matchRevisions(header) { self.revisions = revisions } else { any = true }
-    }
-}
-
 /// A write body, checked just enough to plan it: JSON content type, the
 /// structure scan, the item count limit. PostgreSQL does the parsing.
 struct WriteItems: Sendable, Equatable {
@@ -260,64 +184,6 @@ struct WriteItems: Sendable, Equatable {
             count = scan.count
             single = false
         }
-    }
-}
-
-/// Entity tags (RFC 9110 §8.8.3). A row's ETag is `"<revision>"`; a
-/// collection's is a fingerprint of the rows in the answer.
-enum EntityTag {
-    /// `"<revision>"`.
-    static func revision(_ revision: String) -> String { "\"\(revision)\"" }
-
-    /// The opaque tags of an `If-None-Match` or `If-Match` list, `W/` kept
-    /// apart; nil means `*`.
-    static func parseList(_ value: String) -> [(weak: Bool, opaque: String)]? {
-        // Over the bytes: every conditional request parses its list (a 304 parses it
-        // twice), and walking Characters cost more than the rest of the 304 answer.
-        var value = value
-        return value.withUTF8 { bytes -> [(weak: Bool, opaque: String)]? in
-            let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ",")
-            var tags: [(weak: Bool, opaque: String)] = []
-            var at = 0
-            while true {
-                while at < bytes.count, bytes[at] == UInt8(ascii: " ") || bytes[at] == UInt8(ascii: "\t") || bytes[at] == comma {
-                    at += 1
-                }
-                if at == bytes.count { break }
-                if bytes[at] == UInt8(ascii: "*") { return nil }
-                var weak = false
-                if bytes.count - at >= 2, bytes[at] == UInt8(ascii: "W"), bytes[at + 1] == UInt8(ascii: "/") {
-                    weak = true
-                    at += 2
-                }
-                guard at < bytes.count, bytes[at] == quote else {
-                    // Not a tag: skip to the next comma; it matches nothing.
-                    while at < bytes.count, bytes[at] != comma { at += 1 }
-                    continue
-                }
-                at += 1
-                guard let end = bytes[at...].firstIndex(of: quote) else { break }
-                tags.append((weak, String(decoding: UnsafeBufferPointer(rebasing: bytes[at..<end]), as: UTF8.self)))
-                at = end + 1
-            }
-            return tags
-        }
-    }
-
-    /// The opaque value of `etag` without its quotes (`W/` dropped), for
-    /// weak comparison; nil when it is not a quoted tag.
-    static func opaque(_ etag: String) -> String? {
-        var opaque = Substring(etag)
-        if opaque.hasPrefix("W/") { opaque = opaque.dropFirst(2) }
-        guard opaque.count >= 2, opaque.first == "\"", opaque.last == "\"" else { return nil }
-        return String(opaque.dropFirst().dropLast())
-    }
-
-    /// The revisions an `If-Match` header accepts (strong comparison: weak
-    /// tags and non-revisions accept nothing); nil for `*`.
-    static func matchRevisions(_ header: String) -> [Int64]? {
-        guard let tags = parseList(header) else { return nil }
-        return tags.compactMap { $0.weak ? nil : Int64($0.opaque) }
     }
 }
 

@@ -4,54 +4,8 @@ import Logging
 // Ferry's way into PostgreSQL: one pipelined round trip per request as the
 // caller, and the caller's transaction held open across round trips for the
 // requests that need one. The statements it runs are `PlannedStatement`s with
-// typed binds, the one statement type of Ferry's own code; only this file
-// turns them into libpq's text parameters.
-
-/// A statement with typed binds: what a plan, a route or a write hook hands
-/// to `Database` to run.
-struct PlannedStatement: Sendable, Equatable {
-    let sql: String
-    let binds: [Bind]
-
-    init(sql: String, binds: [Bind] = []) {
-        self.sql = sql
-        self.binds = binds
-    }
-
-    init(_ sql: String, _ binds: [Bind] = []) {
-        self.init(sql: sql, binds: binds)
-    }
-
-    /// The statement as libpq takes it: every bind in PostgreSQL's text format.
-    var postgres: PostgresStatement { PostgresStatement(sql, binds.map(\.text)) }
-}
-
-/// One statement parameter, sent in PostgreSQL's text format and cast in the
-/// SQL (`$1::uuid`), so the same plan serves every value of its type.
-enum Bind: Sendable, Equatable {
-    case text(String)
-    case int(Int64)
-    case bool(Bool)
-    /// A JSON document (the items of a write).
-    case json(String)
-    /// A `text[]` literal's elements (NULL elements allowed).
-    case texts([String?])
-    /// A `bigint[]`, or NULL for no array at all.
-    case ints([Int64]?)
-    case null
-
-    /// The text PostgreSQL parses the parameter from; nil for NULL.
-    var text: String? {
-        switch self {
-        case .text(let text), .json(let text): text
-        case .int(let value): String(value)
-        case .bool(let value): value ? "true" : "false"
-        case .texts(let items): SQL.arrayLiteral(items)
-        case .ints(let values): values.map { SQL.arrayLiteral($0.map { String($0) }) }
-        case .null: nil
-        }
-    }
-}
+// typed binds (Shared/PlannedStatement.swift), the one statement type of
+// Ferry's own code.
 
 /// Ferry's way into PostgreSQL: every request is one pipelined transaction.
 ///
@@ -332,55 +286,6 @@ extension Database {
         } catch let error as PostgresError {
             throw DatabaseFailure.map(error, statementOffset: 0)
         }
-    }
-}
-
-/// A caller's transaction held open across several round trips, for the
-/// requests that cannot be one pipeline: a batch (each operation sees the
-/// effects of the ones before it), an `Idempotency-Key` write (the stored
-/// response must commit with the write it describes) and a server-computed
-/// rank (FerryRank runs in Swift between reading the neighbours and writing).
-///
-/// It travels in the request's ``RequestScope``: while a ``Caller`` carries
-/// one, `Database.asCaller` runs its statements inside it instead of opening
-/// a transaction of its own, so the actions run unchanged inside a batch.
-///
-/// `@unchecked Sendable` because it wraps a non-Sendable connection: it is
-/// created, used and dropped on the one thread that runs the request, inside
-/// `Database.callerTransaction`'s body; no other thread ever sees it.
-final class CallerTransaction: @unchecked Sendable {
-    let connection: PostgresConnection
-    /// The bearer the transaction's first statement identified the caller with.
-    let credential: Credential
-    /// Set when a statement lost a serialization or deadlock race: the whole
-    /// transaction is then rerun, whatever answer the request produced.
-    private(set) var sawRetryableConflict = false
-    /// Set when any statement failed: the transaction is aborted and can only roll back.
-    private(set) var failed = false
-
-    init(connection: PostgresConnection, credential: Credential) {
-        self.connection = connection
-        self.credential = credential
-    }
-
-    /// Runs `statements` one round trip each (a pipeline would end the
-    /// transaction), with errors mapped as `Database.asCaller` maps them.
-    func run(_ statements: [PlannedStatement]) throws -> [PostgresResult] {
-        var results: [PostgresResult] = []
-        results.reserveCapacity(statements.count)
-        for (index, statement) in statements.enumerated() {
-            do {
-                let statement = statement.postgres
-                results.append(try connection.query(statement.sql, statement.params))
-            } catch {
-                failed = true
-                if error.isRetryableConflict { sawRetryableConflict = true }
-                var error = error
-                error.statementIndex = index
-                throw DatabaseFailure.map(error, statementOffset: 0)
-            }
-        }
-        return results
     }
 }
 

@@ -100,7 +100,7 @@ enum WriteFailure {
         // One 410 shape for reads and writes: the tombstone's fields, and it as `current`.
         if single, status == 410, code == "gone", let current = first["current"], let tombstone = raw(current) {
             let revision = (current as? [String: Any])?["revision"].map { "\($0)" }
-            return ResourceResponse.gone(tombstone: String(decoding: tombstone, as: UTF8.self), etag: revision.map(EntityTag.revision))
+            return Problem.gone(tombstone: String(decoding: tombstone, as: UTF8.self), etag: revision.map(EntityTag.revision))
         }
         var extra: [(String, JSONValue)] = []
         if single {

@@ -1,6 +1,6 @@
 import Foundation
 
-// SQL text helpers shared by the plans: quoting, literals, array literals,
+// SQL text helpers shared by the plans: quoting, literals,
 // the write items' CTE and the expressions over one write item.
 
 /// Small SQL text helpers. Identifiers come only from the catalog and are
@@ -27,32 +27,6 @@ enum SQL {
     /// `a IS DISTINCT FROM b` that also works for json (which has no equality operator).
     static func distinct(_ a: String, _ b: String, type: String) -> String {
         type == "json" ? "(\(a))::jsonb IS DISTINCT FROM (\(b))::jsonb" : "\(a) IS DISTINCT FROM \(b)"
-    }
-
-    /// A PostgreSQL array literal of text elements, quoted; nil elements are NULL.
-    ///
-    /// Byte by byte: it runs per request (Index filters, If-Match and If-None-Match
-    /// revisions), and Foundation's `replacingOccurrences` was far slower, even for a
-    /// one-element list.
-    static func arrayLiteral(_ items: [String?]) -> String {
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        out.reserveCapacity(items.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
-        for (index, item) in items.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            guard let item else {
-                out.append(contentsOf: "NULL".utf8)
-                continue
-            }
-            out.append(quote)
-            for byte in item.utf8 {
-                if byte == quote || byte == backslash { out.append(backslash) }
-                out.append(byte)
-            }
-            out.append(quote)
-        }
-        out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

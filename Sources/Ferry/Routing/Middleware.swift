@@ -2,8 +2,9 @@ import FerryHTTP
 import Logging
 
 // How a request passes through Ferry's layers: the middleware protocol and
-// the chain that routes once and runs it, the per-route handling of the writes,
-// and the request's scope (caller, transaction, trace) that every step is handed.
+// the chain that routes once and runs it, and the per-route handling of the
+// writes. The request's scope (caller, transaction, trace), which every step is
+// handed, is in Shared/.
 
 /// A step around the route handlers: the request observer, compact JSON and
 /// CORS around every route (``MiddlewareChain``); the `Idempotency-Key` and
@@ -129,80 +130,4 @@ struct RouteHandling: Sendable {
             }
         }
     }
-}
-
-/// Who a request runs as, and where its database work goes: its bearer
-/// (a hashed Ferry token or a JWT), the trace that learns the user id for the
-/// log line, and the transaction it joins when one is open (a batch, an
-/// `Idempotency-Key` write, a computed rank). Handed to
-/// ``Database/asCaller(_:_:)`` explicitly, which checks the bearer.
-struct Caller: Sendable {
-    let credential: Credential
-    let trace: RequestTrace?
-    let transaction: CallerTransaction?
-
-    /// The request's bearer; 401 when there is none.
-    static func credential(_ request: HTTPRequest) throws -> Credential {
-        guard let credential = BearerToken.credential(request) else { throw Problem.unauthorized() }
-        return credential
-    }
-}
-
-/// What Ferry's layers know of the request being answered beyond HTTP. It
-/// rides in ``RequestContext/attachment``, set by the outermost middleware,
-/// so every handler's signature carries it.
-struct RequestScope: Sendable {
-    /// Facts learned deep in the handler (the user, a route label) for the
-    /// request log line; nil outside the server's middleware (tests, batch probes).
-    let trace: RequestTrace?
-    /// The caller's transaction the request's statements join, if one is open.
-    let transaction: CallerTransaction?
-
-    init(trace: RequestTrace? = nil, transaction: CallerTransaction? = nil) {
-        self.trace = trace
-        self.transaction = transaction
-    }
-
-    /// The caller `credential` identifies, in this scope.
-    func caller(_ credential: Credential) -> Caller { Caller(credential: credential, trace: trace, transaction: transaction) }
-
-    /// This scope inside `transaction`: whatever runs with it joins that transaction.
-    func joining(_ transaction: CallerTransaction) -> RequestScope {
-        RequestScope(trace: trace, transaction: transaction)
-    }
-}
-
-extension RequestContext {
-    /// Ferry's scope of this request (empty when no middleware set one).
-    var scope: RequestScope {
-        get { attachment as? RequestScope ?? RequestScope() }
-        set { attachment = newValue }
-    }
-
-    /// The caller `credential` identifies, in this request's scope.
-    func caller(_ credential: Credential) -> Caller { scope.caller(credential) }
-
-    /// This context inside `transaction`, for what a write hook or a batch runs in it.
-    func joining(_ transaction: CallerTransaction) -> RequestContext {
-        var context = self
-        context.scope = scope.joining(transaction)
-        return context
-    }
-}
-
-/// Facts about the request being answered that only code deep inside the
-/// handler learns (who the caller is), handed back to the request observer
-/// for the request log line. It travels in the request's ``RequestScope``.
-///
-/// `@unchecked Sendable` without a lock: ``MiddlewareChain`` creates it, hands
-/// it down in the context, and reads it once `next` has returned, all on the
-/// one thread that runs the request (a worker, or the I/O thread for an
-/// inline route); a batch's operations run on that thread too. No other
-/// thread ever sees it, so a lock here would only be made and torn down with
-/// every request.
-final class RequestTrace: @unchecked Sendable {
-    /// The authenticated caller, once the token has been checked.
-    var userID: String?
-    /// A route label that overrides the router's pattern (a CORS preflight).
-    var route: String?
 }

@@ -77,7 +77,7 @@ extension Resources {
                 let sql = FieldValidation(resource: Self.resource, mode: mode).anyFieldFails(item: "b.body::jsonb")
                 let result = try connection.query(
                     "SELECT b.body, \(sql) FROM unnest($1::text[]) WITH ORDINALITY AS b(body, n) WHERE $2::text IS NOT NULL ORDER BY b.n",
-                    [SQL.arrayLiteral(bodies), "00000000-0000-0000-0000-000000000001"])
+                    [Bind.arrayLiteral(bodies), "00000000-0000-0000-0000-000000000001"])
                 #expect(result.rows.count == bodies.count)
                 var passed = 0
                 for row in result.rows {

@@ -28,8 +28,8 @@ extension Resources {
         /// NULL as a word and as a value, empty strings, non-ASCII.
         @Test func arrayLiteralRoundTripsThroughPostgreSQL() throws {
             let items: [String?] = ["plain", "", nil, "NULL", "a\"b", "c\\d", "{x,y}", " spaced ", "ü€😀", "\\\""]
-            let literal = SQL.arrayLiteral(items)
-            #expect(SQL.arrayLiteral([]) == "{}")
+            let literal = Bind.arrayLiteral(items)
+            #expect(Bind.arrayLiteral([]) == "{}")
             let connection = try PostgresConnection(url: TestEnvironment.appURL())
             let result = try connection.query(
                 "SELECT e, e IS NULL FROM unnest($1::text[]) WITH ORDINALITY AS u(e, n) ORDER BY n", [literal])

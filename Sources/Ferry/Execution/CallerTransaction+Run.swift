@@ -1,0 +1,22 @@
+import FerryPostgres
+
+extension CallerTransaction {
+    /// Runs `statements` one round trip each (a pipeline would end the
+    /// transaction), with errors mapped as `Database.asCaller` maps them.
+    func run(_ statements: [PlannedStatement]) throws -> [PostgresResult] {
+        var results: [PostgresResult] = []
+        results.reserveCapacity(statements.count)
+        for (index, statement) in statements.enumerated() {
+            do {
+                let statement = statement.postgres
+                results.append(try connection.query(statement.sql, statement.params))
+            } catch {
+                recordFailure(retryable: error.isRetryableConflict)
+                var error = error
+                error.statementIndex = index
+                throw DatabaseFailure.map(error, statementOffset: 0)
+            }
+        }
+        return results
+    }
+}
