@@ -144,7 +144,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             // The plans' SQL, read by ResourcePlanTests from the source tree, not bundled.
-            exclude: ["Pipeline/Snapshots"]
+            exclude: ["Planning/Snapshots"]
         ),
     ],
     swiftLanguageModes: [.v6]
