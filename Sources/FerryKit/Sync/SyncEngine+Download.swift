@@ -6,7 +6,13 @@ extension SyncEngine {
     /// then page by page, each applied with its cursor in one transaction.
     /// Without a cursor, an initial sync fills the store first. A 410
     /// `cursor_expired` starts over with an initial sync, keeping every local edit.
-    func pull() async throws {
+    ///
+    /// With `wait` (continuous mode), the first request is a long poll
+    /// (`&wait=`): the server holds it until a commit the user may see is in
+    /// the feed, or answers 304 after that many seconds. Returns the rows received.
+    @discardableResult
+    func pull(wait: Int? = nil) async throws -> Int {
+        var received = 0
         if try store.cursor() == nil { try await initialSync() }
         var cursor = try store.cursor()
         var check = cursor != nil
@@ -14,13 +20,15 @@ extension SyncEngine {
         while true {
             var path = "/v1/changes?limit=500"
             if let cursor { path += "&since=" + cursor }
+            let longPoll = check && wait != nil
+            if longPoll, let wait { path += "&wait=\(wait)" }
             var request = TransportRequest(method: "GET", path: path)
             if check, let cursor { request.headers["If-None-Match"] = "\"\(cursor)\"" }
             check = false
-            let response = try await send(request)
+            let response = try await send(request, longPoll: longPoll)
             switch response.status {
             case 304:
-                return
+                return received
             case 410 where restarts == 0:
                 restarts += 1
                 try store.startOver()
@@ -56,8 +64,9 @@ extension SyncEngine {
             }
             emit(events)
             try update { $0.received += changes.count }
+            received += changes.count
             cursor = next
-            if body["has_more"]?.bool != true { return }
+            if body["has_more"]?.bool != true { return received }
         }
     }
 }

@@ -7,8 +7,15 @@ import Foundation
 /// first) and applies it page by page with its cursor. Every answer goes
 /// through ``RetryPolicy``; every conflict, rejection and removal becomes a
 /// ``SyncEvent`` on ``events``, and every state change a ``SyncStatus`` on
-/// ``status``. The app decides when to call ``sync()`` (a timer, a push, the
-/// network coming back); ``nextAttempt`` says when a failed one is due again.
+/// ``status``.
+///
+/// Two ways to run it. ``start(uploadDelay:longPollWait:)`` syncs by itself
+/// until ``stop()``: it uploads shortly after each local write, holds a long
+/// poll on the changes feed so that other devices' edits arrive as they
+/// commit, backs off by ``RetryPolicy`` after errors, and tries again at once
+/// on ``networkBecameAvailable()``. Or the app calls ``sync()`` when it likes
+/// (a background task, a test); ``SyncStatus/nextAttempt`` says when a failed
+/// one is due again.
 public actor SyncEngine {
     let store: FerryStore
     let transport: any Transport
@@ -40,6 +47,13 @@ public actor SyncEngine {
     public nonisolated let status: AsyncStream<SyncStatus>
     let statusSink: AsyncStream<SyncStatus>.Continuation
     public private(set) var currentStatus = SyncStatus()
+
+    /// Continuous mode while it runs (``start(uploadDelay:longPollWait:)``).
+    var continuous: ContinuousRun?
+    /// What wakes continuous mode's loop; ``networkBecameAvailable()`` posts here from any thread.
+    nonisolated let signal = LiveSignal()
+    /// `sync()` calls made in continuous mode, answered when the loop's next round ends.
+    var syncWaiters: [CheckedContinuation<Void, any Error>] = []
 
     /// - Parameters:
     ///   - tokens: where bearer tokens come from: the app's identity provider's
@@ -90,6 +104,8 @@ public actor SyncEngine {
     // dropped without `finish()` keeps its reader waiting forever, and with it
     // whatever that task holds.
     deinit {
+        // An engine dropped without `stop()`: its loop ends with its current step.
+        continuous?.cancel()
         eventSink.finish()
         statusSink.finish()
     }
@@ -97,7 +113,20 @@ public actor SyncEngine {
     /// One full round: the schema if the store has none, the upload, the download.
     /// Returns normally when both finished; throws the transport error or
     /// ``FerryKitError`` that stopped it, after recording it in ``currentStatus``.
+    ///
+    /// In continuous mode the loop runs the round (at once, whatever backoff
+    /// was under way), so that two rounds never interleave, and this returns
+    /// or throws with its outcome; a `stop()` meanwhile throws `CancellationError`.
     public func sync() async throws {
+        guard continuous?.plan.ended == false else { return try await round() }
+        try await withCheckedThrowingContinuation { continuation in
+            syncWaiters.append(continuation)
+            signal.post(.sync)
+        }
+    }
+
+    /// ``sync()``'s round, run by the app's call or by continuous mode's loop.
+    func round() async throws {
         var round = SyncRound()
         do {
             if try store.schema() == nil { try await refreshSchema() }
@@ -105,18 +134,37 @@ public actor SyncEngine {
             try await push(&round)
             try update { $0.phase = .downloading }
             try await pull()
-            schedule.succeeded()
-            try update { $0.online = true; $0.lastError = nil; $0.nextAttempt = nil; $0.phase = .idle }
+            succeeded()
+            try update { $0.phase = .idle }
         } catch {
-            let due = schedule.failed(error, policy: policy, now: now(), random: random)
-            try? update {
-                $0.online = !(error is URLError) && !(error is TransportFailure)
-                $0.phase = .idle
-                $0.lastError = "\(error)"
-                $0.nextAttempt = due
+            // A cancelled round (`stop()`, or the app's task) did not fail: nothing to back off from.
+            if Task.isCancelled {
+                try? update { $0.phase = .idle }
+            } else {
+                failed(error)
             }
             throw error
         }
+    }
+
+    /// A round or a long poll reached the server and did all it had to.
+    func succeeded() {
+        schedule.succeeded()
+        try? update { $0.online = true; $0.lastError = nil; $0.nextAttempt = nil; $0.paused = false }
+    }
+
+    /// A round or a long poll failed with `error`: recorded, and the next try
+    /// scheduled by the retry table. Returns when it is due.
+    @discardableResult
+    func failed(_ error: any Error) -> Date {
+        let due = schedule.failed(error, policy: policy, now: now(), random: random)
+        try? update {
+            $0.online = !(error is URLError) && !(error is TransportFailure)
+            $0.phase = .idle
+            $0.lastError = "\(error)"
+            $0.nextAttempt = due
+        }
+        return due
     }
 
     /// Reads `GET /v1` and brings the local tables up to it.
@@ -137,15 +185,25 @@ public actor SyncEngine {
         statusSink.yield(currentStatus)
     }
 
-    /// One request on the transport, shown in ``SyncStatus/inFlightSince`` while it waits.
-    func exchange(_ request: TransportRequest) async throws -> TransportResponse {
-        currentStatus.inFlightSince = now()
+    /// One request on the transport, shown in ``SyncStatus/inFlightSince``
+    /// while it waits, or as ``SyncStatus/connected`` for a long poll (which
+    /// is meant to wait).
+    ///
+    /// A read is abandoned when the task is cancelled (continuous mode ends a
+    /// long poll so, when the app writes or stops it): it returns at once,
+    /// whether the transport honours cancellation or not, and its late
+    /// answer, which changed nothing, is dropped. A write is not: its outcome
+    /// must be recorded.
+    func exchange(_ request: TransportRequest, longPoll: Bool = false) async throws -> TransportResponse {
+        if longPoll { currentStatus.connected = true } else { currentStatus.inFlightSince = now() }
         statusSink.yield(currentStatus)
         defer {
-            currentStatus.inFlightSince = nil
+            if longPoll { currentStatus.connected = false } else { currentStatus.inFlightSince = nil }
             statusSink.yield(currentStatus)
         }
-        return try await transport.send(request)
+        let transport = self.transport
+        guard request.method == "GET" else { return try await transport.send(request) }
+        return try await abandoningOnCancel { try await transport.send(request) }
     }
 
     /// Operations that must wait: back to pending with why and when, and a
@@ -183,11 +241,11 @@ public actor SyncEngine {
 
     /// Sends with the current token; a 401 asks the provider for a new one and
     /// tries once more, a second 401 pauses sync.
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
+    func send(_ request: TransportRequest, longPoll: Bool = false) async throws -> TransportResponse {
         var request = request
         request.headers["Authorization"] = "Bearer \(try await bearer().value)"
         if request.body != nil { request.headers["Content-Type"] = "application/json" }
-        let response = try await exchange(request)
+        let response = try await exchange(request, longPoll: longPoll)
         guard response.status == 401 else { schedule.lastUnauthorized = false; return response }
         if policy.step(after: .status(401, retryAfter: nil), attempt: 0, previousWasUnauthorized: schedule.lastUnauthorized) == .pause {
             try update { $0.paused = true }
@@ -195,7 +253,7 @@ public actor SyncEngine {
         }
         schedule.lastUnauthorized = true
         request.headers["Authorization"] = "Bearer \(try await bearer(refresh: true).value)"
-        let retried = try await exchange(request)
+        let retried = try await exchange(request, longPoll: longPoll)
         if retried.status == 401 {
             try update { $0.paused = true }
             throw FerryKitError.unauthorized

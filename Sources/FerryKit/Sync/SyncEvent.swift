@@ -52,6 +52,13 @@ public struct SyncStatus: Sendable, Equatable {
     public var paused: Bool = false
     /// What ``SyncEngine/sync()`` is doing now.
     public var phase: SyncPhase = .idle
+    /// Whether the engine syncs by itself (``SyncEngine/start(uploadDelay:longPollWait:)``)
+    /// or only when the app calls ``SyncEngine/sync()``.
+    public var mode: SyncMode = .manual
+    /// In continuous mode, a long poll is open on the server: other devices'
+    /// edits arrive as they commit. False between polls, while backing off
+    /// after an error, and in manual mode.
+    public var connected: Bool = false
     /// While the store fills for the first time (or again after `cursor_expired`):
     /// how far it has come. Nil otherwise.
     public var initialSync: InitialSyncProgress?
@@ -66,4 +73,12 @@ public enum SyncPhase: Sendable, Equatable {
     /// Following the changes feed, or filling the store by Index pages (then
     /// ``SyncStatus/initialSync`` says how far).
     case downloading
+}
+
+/// How the engine runs.
+public enum SyncMode: Sendable, Equatable {
+    /// Only when the app calls ``SyncEngine/sync()``.
+    case manual
+    /// By itself, between ``SyncEngine/start(uploadDelay:longPollWait:)`` and ``SyncEngine/stop()``.
+    case continuous
 }

@@ -1,3 +1,4 @@
+import FerryHTTPTestSupport
 import FerryKit
 import FerryTestSupport
 import Foundation
@@ -34,6 +35,12 @@ import Testing
         #expect(try store.fetch(Term.self).map(\.word) == ["hola"])
         #expect(try store.pendingCount() == 0)
         #expect(try store.fetch(Term.self, id: hola.id)?.revision == 1, "the server's row came back as the base")
+
+        await engine.start()
+        try store.update(hola) { $0.definition = "hello!" }
+        try await waitUntilAsync("the edit uploaded by continuous mode", within: 60) { try store.pendingCount() == 0 }
+        await engine.stop()
+        #expect(try store.fetch(Term.self, id: hola.id)?.revision == 2)
     }
 
     /// Every statement of the README's example is in the test above, as written

@@ -11,6 +11,8 @@ import Testing
     static let toolchainModules: Set<String> = [
         "Foundation", "FoundationNetworking", "FoundationEssentials", "Glibc", "Darwin", "Dispatch",
         "Synchronization", "Testing", "XCTest", "_Concurrency", "PackagePlugin",
+        // Apple platforms' own (FerryKit's NetworkMonitor, under `#if canImport(Network)`).
+        "Network",
     ]
     /// What a server module is; FerryKit may link none of them.
     static let serverModules: Set<String> = [

@@ -1,0 +1,204 @@
+import Foundation
+
+/// Continuous mode: the engine syncs by itself between `start()` and `stop()`.
+///
+/// One loop task runs every round and every wait, so the store sees one sync
+/// at a time, as with ``sync()``. ``LivePlan`` decides each step; the loop
+/// carries it out and tells it what happened. A long poll runs in a task of its
+/// own while the loop waits on ``LiveSignal`` for whatever comes first: the
+/// poll's answer, a local write (``OutboxObserver``), the network back, a
+/// `sync()`, `stop()`, or the time the plan set. Ending a poll early drops a
+/// request that changed nothing (``exchange(_:longPoll:)``).
+extension SyncEngine {
+    /// Starts syncing by itself, until ``stop()``:
+    /// - a round at once (the upload, then the changes feed to its end);
+    /// - after each local write (through the store or with GRDB on
+    ///   ``FerryStore/database``), an upload `uploadDelay` seconds later,
+    ///   with every write made meanwhile;
+    /// - between rounds, a long poll on the feed (`wait=longPollWait`): other
+    ///   devices' edits arrive as they commit;
+    /// - after an error, the next try when ``RetryPolicy`` says
+    ///   (``SyncStatus/nextAttempt``), at once on ``networkBecameAvailable()``;
+    ///   after two 401s (``SyncStatus/paused``), nothing until ``sync()`` or
+    ///   ``networkBecameAvailable()``.
+    ///
+    /// `longPollWait` must stay under the transport's timeout
+    /// (``URLSessionTransport``'s is 30 s) and the server's
+    /// `live.max_wait_seconds` (30 by default). Calling `start()` while
+    /// running changes nothing. ``SyncStatus/mode`` and
+    /// ``SyncStatus/connected`` show it. On Apple platforms an `NWPathMonitor`
+    /// calls ``networkBecameAvailable()``; elsewhere the app does.
+    public func start(uploadDelay: TimeInterval = 0.25, longPollWait: Int = 20) {
+        guard continuous == nil else { return }
+        signal.reset()
+        let signal = self.signal
+        let observer = OutboxObserver { signal.post(.wrote) }
+        store.database.add(transactionObserver: observer, extent: .observerLifetime)
+        var run = ContinuousRun(plan: LivePlan(uploadDelay: uploadDelay, now: now()), longPollWait: max(0, longPollWait),
+                                observer: observer, clock: now())
+        #if canImport(Network)
+        run.monitor = NetworkMonitor { signal.post(.network) }
+        #endif
+        run.loop = Task { [weak self] in
+            while let engine = self, await engine.step() {}
+        }
+        continuous = run
+        try? update { $0.mode = .continuous }
+    }
+
+    /// Ends continuous mode: the wait is dropped, an upload in flight is
+    /// cancelled (its operations stay in the outbox and go, under the same
+    /// `Idempotency-Key`, with the next round), and this returns once the loop
+    /// has ended, with no task of the engine's left running. For backgrounding
+    /// and signing out; ``start(uploadDelay:longPollWait:)`` again resumes.
+    public func stop() async {
+        guard let loop = continuous?.loop else { return }
+        continuous?.plan.stopped()
+        signal.post(.stop)
+        loop.cancel()
+        await loop.value
+    }
+
+    /// The network is back: in continuous mode, the next round runs at once
+    /// instead of at the end of its backoff. Safe from any thread; nothing
+    /// happens in manual mode.
+    public nonisolated func networkBecameAvailable() {
+        signal.post(.network)
+    }
+
+    // MARK: The loop
+
+    /// One step of the plan; false once continuous mode ended.
+    func step() async -> Bool {
+        guard let run = continuous else { return false }
+        let now = max(now(), run.clock)
+        switch run.plan.next(now: now) {
+        case .end:
+            await endPoll()
+            finish()
+            return false
+        case .round:
+            await endPoll()
+            let answering = syncWaiters
+            syncWaiters = []
+            do {
+                try await round()
+                continuous?.plan.roundSucceeded()
+                for waiter in answering { waiter.resume() }
+            } catch {
+                continuous?.plan.failed(retryAt: currentStatus.paused ? nil : schedule.nextAttempt)
+                for waiter in answering { waiter.resume(throwing: error) }
+            }
+            return true
+        case .wait(let until, let listening):
+            if listening { listen(run.longPollWait) } else { await endPoll() }
+            let wakes = await signal.wait(seconds: until.map { max(0, $0.timeIntervalSince(now)) })
+            if wakes.isEmpty, let until { continuous?.clock = until }
+            await handle(wakes)
+            return true
+        }
+    }
+
+    /// Tells the plan what woke the loop.
+    func handle(_ wakes: Set<LiveSignal.Wake>) async {
+        let now = now()
+        if wakes.contains(.stop) { continuous?.plan.stopped() }
+        if wakes.contains(.network) || wakes.contains(.sync) { continuous?.plan.askedNow(now: now) }
+        if wakes.contains(.wrote) { continuous?.plan.wrote(now: now) }
+        if wakes.contains(.pollEnded), let poll = continuous?.poll {
+            let outcome = await poll.value
+            continuous?.poll = nil
+            switch outcome {
+            case .answered(let empty, let elapsed): continuous?.plan.pollAnswered(empty: empty, elapsed: elapsed, now: now)
+            case .failed(let due): continuous?.plan.failed(retryAt: due)
+            case .cancelled: break
+            }
+        }
+    }
+
+    /// Opens a long poll unless one is open.
+    func listen(_ wait: Int) {
+        guard continuous != nil, continuous?.poll == nil else { return }
+        let signal = self.signal
+        continuous?.poll = Task { [weak self] in
+            defer { signal.post(.pollEnded) }
+            guard let engine = self else { return .cancelled }
+            return await engine.longPoll(wait)
+        }
+    }
+
+    /// One long poll, its pages applied.
+    func longPoll(_ wait: Int) async -> PollOutcome {
+        let started = now()
+        do {
+            let received = try await pull(wait: wait)
+            succeeded()
+            return .answered(empty: received == 0, elapsed: now().timeIntervalSince(started))
+        } catch {
+            if Task.isCancelled { return .cancelled }
+            let due = failed(error)
+            return .failed(due: currentStatus.paused ? nil : due)
+        }
+    }
+
+    /// Ends the long poll, if one is open, and waits for its task.
+    func endPoll() async {
+        guard let poll = continuous?.poll else { return }
+        poll.cancel()
+        _ = await poll.value
+        continuous?.poll = nil
+        // Its end was posted as it ended; it must not be taken for the next poll's.
+        signal.discard(.pollEnded)
+    }
+
+    /// The loop's end: the outbox no longer watched, `sync()` calls still
+    /// waiting answered, the status back to manual.
+    func finish() {
+        if let run = continuous {
+            store.database.remove(transactionObserver: run.observer)
+            run.cancel()
+        }
+        continuous = nil
+        let waiting = syncWaiters
+        syncWaiters = []
+        for waiter in waiting { waiter.resume(throwing: CancellationError()) }
+        try? update { $0.mode = .manual; $0.connected = false }
+    }
+}
+
+/// Continuous mode's state while it runs.
+struct ContinuousRun: Sendable {
+    var plan: LivePlan
+    let longPollWait: Int
+    let observer: OutboxObserver
+    /// The latest deadline the loop waited for: the plan's clock never runs
+    /// behind it, even with a test's fixed `now`.
+    var clock: Date
+    var loop: Task<Void, Never>?
+    var poll: Task<PollOutcome, Never>?
+    #if canImport(Network)
+    var monitor: NetworkMonitor?
+    #endif
+
+    init(plan: LivePlan, longPollWait: Int, observer: OutboxObserver, clock: Date) {
+        (self.plan, self.longPollWait, self.observer, self.clock) = (plan, longPollWait, observer, clock)
+    }
+
+    func cancel() {
+        loop?.cancel()
+        poll?.cancel()
+        #if canImport(Network)
+        monitor?.cancel()
+        #endif
+    }
+}
+
+/// How a long poll ended.
+enum PollOutcome: Sendable {
+    /// The server answered: with changes, or empty after its wait.
+    case answered(empty: Bool, elapsed: TimeInterval)
+    /// It failed; the next try is due then (nil: sync is paused).
+    case failed(due: Date?)
+    /// The loop ended it.
+    case cancelled
+}
