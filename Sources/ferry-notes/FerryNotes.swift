@@ -38,8 +38,8 @@ struct FerryNotes: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "Where the store files live (default: FERRY_NOTES_DIR or ~/.local/share/ferry-notes).")
     var dataDirectory: String?
 
-    @Option(name: .customLong("auto-sync"), help: "Sync every N seconds while online; 0 turns it off.")
-    var autoSync = 5
+    @Flag(inversion: .prefixedNo, help: "Sync by itself (FerryKit's continuous mode): edits go up as they are made, others' arrive as they commit.")
+    var live = true
 
     func run() async throws {
         if let command = tokenCommand ?? ProcessInfo.processInfo.environment["FERRY_NOTES_TOKEN_COMMAND"], !command.isEmpty {
@@ -84,18 +84,19 @@ struct FerryNotes: AsyncParsableCommand {
         let engine = SyncEngine(store: store, transport: transport, tokens: tokens)
         let app = NotesApp(store: store, engine: engine, transport: transport,
                            account: .init(user: account.user, userID: userID, server: account.server, storePath: path),
-                           terminal: isatty(1) == 1, autoSync: max(0, autoSync))
+                           terminal: isatty(1) == 1, live: live)
 
         let listeners = [
             Task { for await event in engine.events { await app.record(event) } },
             Task { for await _ in engine.status { await app.statusChanged() } },
-            Task { await app.runAutoSync() },
         ]
+        if live { await engine.start(uploadDelay: NotesApp.uploadDelay) }
         await app.syncNow()
         await app.draw()
         for await line in LineReader.lines() {
             if await app.handle(line) == .quit { break }
         }
+        await engine.stop()
         listeners.forEach { $0.cancel() }
         FileHandle.standardOutput.write(Data(("\n" + (try await app.farewell())).utf8))
     }

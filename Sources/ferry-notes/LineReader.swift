@@ -4,7 +4,7 @@ import Foundation
 ///
 /// `readLine()` blocks its thread until a line arrives. On the cooperative
 /// pool (a thread or two per core) that would stall sync, the event feed and
-/// auto-sync while the user thinks; so the blocking read gets a thread of its
+/// the live engine while the user thinks; so the blocking read gets a thread of its
 /// own and hands each line over.
 enum LineReader {
     static func lines() -> AsyncStream<String> {

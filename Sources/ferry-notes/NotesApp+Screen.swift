@@ -28,11 +28,12 @@ extension NotesApp {
         screen.userID = account.userID
         screen.server = account.server.absoluteString
         screen.offline = await transport.isOffline
-        screen.autoSync = autoSync
+        screen.live = live
         let status = await engine.currentStatus
         screen.reachable = status.online
         screen.stalled = status.stalled
-        screen.lastError = lastError
+        // Live, the engine's loop fails and recovers by itself: its status has the latest word.
+        screen.lastError = live ? status.lastError : lastError
         screen.events = events
         do {
             screen.pending = try store.pendingCount()

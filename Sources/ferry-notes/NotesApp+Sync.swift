@@ -3,14 +3,15 @@ import Foundation
 
 /// When the app syncs, and what it tells the person about it.
 extension NotesApp {
-    /// One `engine.sync()`, after any sync already under way. Its failure is
-    /// not thrown: the screen shows it as the last error until a sync
-    /// succeeds, and the outbox keeps every edit for the next try.
+    /// One `engine.sync()`, after any sync already under way (in live mode,
+    /// a round of the engine's loop). Its failure is not thrown: the screen
+    /// shows it as the last error until a sync succeeds, and the outbox keeps
+    /// every edit for the next try.
     ///
     /// Whoever finds the sync it waited for still recorded clears it. A waiter that
     /// left it for its starter to clear spun: awaiting a finished task does not
     /// suspend, so the starter never ran again to clear it, and the app froze (a
-    /// typed `sync` and auto-sync arriving together; the tmux test caught it).
+    /// typed `sync` and the old timer's arriving together; the tmux test caught it).
     func syncNow() async {
         while let current = running {
             await current.value
@@ -46,19 +47,9 @@ extension NotesApp {
         }
     }
 
-    /// Syncs every `autoSync` seconds while online, and redraws only when the
-    /// screen would change, so a quiet sync never disturbs the prompt.
-    func runAutoSync() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(max(autoSync, 1)))
-            guard autoSync > 0, running == nil, await !transport.isOffline else { continue }
-            await syncNow()
-            await draw(onlyIfChanged: true)
-        }
-    }
-
     /// A status change redraws when it shows (counts, reachability, a row
-    /// now syncing).
+    /// now syncing, and in live mode the rows another device's edit brought),
+    /// and only then, so a quiet long poll never disturbs the prompt.
     func statusChanged() async {
         await draw(onlyIfChanged: true)
     }

@@ -6,7 +6,8 @@ import StudyModels
 /// what the screen says.
 ///
 /// An actor because three things reach it at once: the lines the person
-/// types, the engine's events, and auto-sync. Each command reads and writes
+/// types, the engine's events, and its status (which, in live mode, changes
+/// as other devices' edits arrive). Each command reads and writes
 /// the local store only; the network is the engine's business, so a command
 /// answers at once whether the server is there or not.
 actor NotesApp {
@@ -25,14 +26,17 @@ actor NotesApp {
     let account: Account
     /// Clear and redraw a terminal; from a pipe, print each screen after the last.
     let terminal: Bool
-    var autoSync: Int
+    /// The engine syncs by itself (continuous mode); off, only `sync` and `online` do.
+    var live: Bool
+    /// A command is one write: nothing to coalesce, so it goes up at once.
+    static let uploadDelay: TimeInterval = 0.05
     /// The open set's id; nil shows the list of sets.
     var openSet: FerryID<StudySet>?
     var message: String?
     /// The latest events, newest last, as lines for the screen.
     var events: [String] = []
-    /// The sync under way, so that auto-sync and `sync` never run two at once
-    /// (the engine's calls would interleave at every await).
+    /// The sync under way, so that a typed `sync` and `online` never run two
+    /// at once (in live mode the engine runs each in its loop anyway).
     var running: Task<Void, Never>?
     /// Why the last sync failed, in words; nil once one succeeds.
     var lastError: String?
@@ -41,13 +45,13 @@ actor NotesApp {
     /// Set on quit: nothing draws over the farewell.
     var closed = false
 
-    init(store: FerryStore, engine: SyncEngine, transport: OfflineTransport, account: Account, terminal: Bool, autoSync: Int) {
+    init(store: FerryStore, engine: SyncEngine, transport: OfflineTransport, account: Account, terminal: Bool, live: Bool) {
         self.store = store
         self.engine = engine
         self.transport = transport
         self.account = account
         self.terminal = terminal
-        self.autoSync = autoSync
+        self.live = live
     }
 
     /// One typed line: parsed, run against the store, then a fresh screen.
@@ -84,14 +88,17 @@ actor NotesApp {
             message = "offline: edits stay here until you go online"
         case .online:
             await transport.setOffline(false)
+            // What NWPathMonitor does on Apple platforms: live mode's backoff ends now.
+            engine.networkBecameAvailable()
             await syncNow()
             message = syncOutcome("online")
         case .sync:
             await syncNow()
             message = syncOutcome("sync")
-        case .autoSync(let seconds):
-            autoSync = seconds
-            message = seconds > 0 ? "auto-sync every \(seconds) s while online" : "auto-sync off"
+        case .live(let on):
+            live = on
+            if on { await engine.start(uploadDelay: Self.uploadDelay) } else { await engine.stop() }
+            message = on ? "live: edits go up as you make them, others' arrive as they commit" : "live off: sync with `sync`"
         case .clearRejected:
             try store.clearRejected()
             message = "rejected operations forgotten"

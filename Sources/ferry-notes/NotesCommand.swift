@@ -19,7 +19,8 @@ enum NotesCommand: Equatable, Sendable {
     case offline
     case online
     case sync
-    case autoSync(seconds: Int)
+    /// Continuous mode on or off.
+    case live(Bool)
     case clearRejected
     case help
     case quit
@@ -31,7 +32,7 @@ enum NotesCommand: Equatable, Sendable {
 
     static let usage = """
         sets · new set <title> · open <n> · rename <n> <title> · add <word> = <definition> · edit <n> <word> = <definition>
-        del <n> · move <n> <m> · share <user-id> · offline · online · sync · auto <seconds|off> · clear · help · quit
+        del <n> · move <n> <m> · share <user-id> · offline · online · sync · live <on|off> · clear · help · quit
         """
 
     static func parse(_ line: String) throws(Unknown) -> NotesCommand {
@@ -68,9 +69,12 @@ enum NotesCommand: Equatable, Sendable {
         case "offline": return .offline
         case "online": return .online
         case "sync", "s": return .sync
-        case "auto":
-            if rest.lowercased() == "off" { return .autoSync(seconds: 0) }
-            return .autoSync(seconds: try number(rest, usage: "auto <seconds|off>", allowZero: true))
+        case "live":
+            switch rest.lowercased() {
+            case "on", "": return .live(true)
+            case "off": return .live(false)
+            default: throw Unknown(message: "live <on|off>")
+            }
         case "clear": return .clearRejected
         case "help", "?": return .help
         case "quit", "exit", "q": return .quit
@@ -93,8 +97,8 @@ enum NotesCommand: Equatable, Sendable {
         return (word, definition)
     }
 
-    private static func number(_ text: String, usage: String, allowZero: Bool = false) throws(Unknown) -> Int {
-        guard let value = Int(text), value > 0 || (allowZero && value == 0) else { throw Unknown(message: usage) }
+    private static func number(_ text: String, usage: String) throws(Unknown) -> Int {
+        guard let value = Int(text), value > 0 else { throw Unknown(message: usage) }
         return value
     }
 }

@@ -19,7 +19,8 @@ struct Screen: Equatable, Sendable {
     var userID = ""
     var server = ""
     var offline = false
-    var autoSync = 0
+    /// The engine syncs by itself (``NotesApp/live``).
+    var live = false
     /// Whether the last sync reached the server. Not the sync's phase: that
     /// changes several times a second during every sync, and each change would
     /// redraw the screen under whatever the person is typing.
@@ -48,7 +49,7 @@ struct Screen: Equatable, Sendable {
         var lines: [String] = []
         lines.append("ferry-notes · \(user) @ \(server) · your id: \(userID)")
         let mode = offline ? "OFFLINE" : "online"
-        let auto = autoSync > 0 ? "auto-sync \(autoSync)s" : "auto-sync off"
+        let auto = live ? "live" : "sync by hand"
         let server = offline ? "-" : (reachable ? "reachable" : "not reached yet")
         lines.append("mode: \(mode) · \(auto) · server: \(server) · pending \(pending) · rejected \(rejected)"
                      + (stalled > 0 ? " · stalled \(stalled)" : ""))

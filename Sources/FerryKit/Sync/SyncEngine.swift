@@ -265,7 +265,9 @@ public actor SyncEngine {
 }
 
 /// A transport that gave no answer (used by test transports; URLSession throws `URLError`).
-public struct TransportFailure: Error, Equatable, Sendable {
+public struct TransportFailure: Error, Equatable, Sendable, CustomStringConvertible {
     public let reason: String
     public init(_ reason: String) { self.reason = reason }
+    /// The reason alone: it is what ``SyncStatus/lastError`` shows.
+    public var description: String { reason }
 }

@@ -9,7 +9,7 @@ import Testing
     static func run(_ script: [String], server: FerryServer, user: String, directory: URL) throws -> [NotesScreen] {
         let process = Process()
         process.executableURL = try FerryProcess.executable(named: "ferry-notes")
-        process.arguments = ["--server", server.baseURL.absoluteString, "--user", user, "--data-dir", directory.path, "--auto-sync", "0"]
+        process.arguments = ["--server", server.baseURL.absoluteString, "--user", user, "--data-dir", directory.path, "--no-live"]
         process.environment = ["FERRY_NOTES_PASSWORD": "secret-\(user)", "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
         let input = Pipe(), output = Pipe()
         process.standardInput = input
@@ -89,7 +89,7 @@ import Testing
             let process = Process()
             process.executableURL = try FerryProcess.executable(named: "ferry-notes")
             process.arguments = ["--server", ferry.baseURL.absoluteString, "--token-command", "cat '\(tokenFile.path)'",
-                                 "--data-dir", directory.appendingPathComponent(device).path, "--auto-sync", "0"]
+                                 "--data-dir", directory.appendingPathComponent(device).path, "--no-live"]
             process.environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
             let input = Pipe(), output = Pipe()
             process.standardInput = input

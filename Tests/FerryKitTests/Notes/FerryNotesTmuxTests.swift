@@ -5,7 +5,8 @@ import Testing
 
 /// ferry-notes as two people use it: two terminals (tmux sessions) against one
 /// real `ferry serve`, each typing commands and reading the screen; nothing
-/// but keystrokes in and screen text out.
+/// but keystrokes in and screen text out. Both run live (FerryKit's
+/// continuous mode): nobody types `sync` for the other's edits to appear.
 @Suite(.serialized) struct FerryNotesTmuxTests {
     @Test(.enabled(if: Tmux.isInstalled, "tmux is not installed (deploy/local.sh install adds it)"))
     func twoPeopleEditASharedSetOfflineAndConvergeOnTheSameScreen() async throws {
@@ -19,8 +20,7 @@ import Testing
         defer { tmux.kill() }
         let binary = try FerryProcess.executable(named: "ferry-notes").path
         func command(_ user: String) -> [String] {
-            [binary, "--server", ferry.baseURL.absoluteString, "--user", user, "--data-dir", directory.appendingPathComponent(user).path,
-             "--auto-sync", "1"]
+            [binary, "--server", ferry.baseURL.absoluteString, "--user", user, "--data-dir", directory.appendingPathComponent(user).path]
         }
 
         // Alice's password comes from the environment; Bob types his at the prompt.
@@ -35,8 +35,8 @@ import Testing
         try await alice.run("new set Spanish", until: "the new set open") { $0.contains("Set: Spanish") }
         try await alice.run("add hola = hello", until: "hola listed") { $0.texts == ["hola = hello"] }
         try await alice.run("share \(bobID)", until: "shared") { $0.contains("shared with 1") }
-        try await alice.run("sync", until: "all synced") { $0.settled && $0.texts == ["hola = hello"] }
-        try await bob.waitFor("the shared set (auto-sync)", timeout: 120) { $0.texts == ["Spanish (1 terms)"] }
+        try await alice.waitFor("all synced (live)") { $0.settled && $0.texts == ["hola = hello"] }
+        try await bob.waitFor("the shared set (live)", timeout: 120) { $0.texts == ["Spanish (1 terms)"] }
         try await bob.run("open 1", until: "the set open") { $0.texts == ["hola = hello"] && $0.settled }
 
         // Both go offline and edit the same set: new terms on both sides, a
@@ -56,13 +56,11 @@ import Testing
         try await alice.run("online", until: "Alice synced") { $0.count("pending") == 0 && $0.contains("mode: online") }
         try await bob.run("online", until: "Bob synced") { $0.count("pending") == 0 && $0.contains("mode: online") }
 
-        // Both sync once by hand, then their auto-sync (every second) carries on
-        // until the screens agree and nothing is left to send. Typing "sync"
-        // every half second instead queued commands faster than a loaded
-        // machine ran them, and the screens never caught up.
+        // Nobody types anything more: live mode carries on until the screens
+        // agree and nothing is left to send (Bob's merged edit of hola goes up
+        // after his first round, and comes down to Alice as it commits).
         let expected = ["perro = dog", "hola = hi", "adios = goodbye", "gracias = thank you"]
         var screens: [NotesScreen] = []
-        for person in [alice, bob] { try person.type("sync") }
         let converged = try await eventuallyAsync(within: 120, every: 0.5) {
             screens = try [alice.screen(), bob.screen()]
             return screens.allSatisfy { $0.settled && $0.texts == expected }
@@ -76,6 +74,15 @@ import Testing
                 "Bob's screen shows the conflict as it was resolved:\n\(screens[1])")
         // The screens, for whoever reads the test log (docs/FERRYKIT.md's walkthrough shows one).
         print("bob's screen offline:\n\(offline)\nalice's screen:\n\(screens[0])\nbob's screen:\n\(screens[1])")
+
+        // Live: Alice adds a term, and Bob's screen shows it within a second,
+        // with nothing typed on it (timed from Alice's keystrokes).
+        let typed = ContinuousClock.now
+        try alice.type("add nuevo = new")
+        let arrived = try await bob.waitFor("Alice's new term on Bob's screen", timeout: 30) { $0.texts.contains("nuevo = new") }
+        let took = ContinuousClock.now - typed
+        #expect(took < .seconds(1), "Bob's screen showed Alice's edit \(took) after she typed it:\n\(arrived)")
+        print("ferry-notes live: Alice's edit on Bob's screen \(took) after she typed it:\n\(arrived)")
         try alice.type("quit")
         try await alice.waitFor("the farewell") { $0.contains("bye: everything is synced") }
     }

@@ -21,7 +21,7 @@ private struct SlowDownTransport: Transport {
 
 @Suite("ferry-notes: one sync at a time")
 struct NotesAppSyncTests {
-    /// A typed `sync` arriving while auto-sync's runs waits for it and then syncs
+    /// A typed `sync` arriving while another runs waits for it and then syncs
     /// itself. Before the fix the waiter spun on the finished task, holding the
     /// app's actor, and the app froze (the tmux test caught it under load).
     @Test func aSyncAskedForWhileOneRunsWaitsForItThenRuns() async throws {
@@ -31,7 +31,7 @@ struct NotesAppSyncTests {
         let app = NotesApp(
             store: store, engine: engine, transport: transport,
             account: .init(user: "u", userID: "id", server: URL(string: "http://127.0.0.1:9")!, storePath: ":memory:"),
-            terminal: false, autoSync: 0)
+            terminal: false, live: false)
         let returned = Returned()
         // Unstructured, so that a spinning call cannot keep the test from ending.
         Task { await app.syncNow(); returned.count.add(1, ordering: .relaxed) }
