@@ -59,18 +59,75 @@ public final class URLSessionTransport: Transport {
     // app that signs out and in again would otherwise keep every old one.
     deinit { session.finishTasksAndInvalidate() }
 
+    /// Sends `request`; a cancelled task cancels it (continuous mode ends its
+    /// long poll so), and gets `URLError(.cancelled)`.
+    ///
+    /// Not `session.data(for:)`: on Linux, swift-corelibs-foundation's version
+    /// cancels its URLSessionTask synchronously from inside the cancelling
+    /// call, which deadlocks when the session's queue is delivering the answer
+    /// at that moment (swift-corelibs-foundation #5412; the simulation in
+    /// continuous mode froze on it). Here the cancel runs on its own thread.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard let url = URL(string: request.path, relativeTo: baseURL) else { throw URLError(.badURL) }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
-        let (data, response) = try await session.data(for: urlRequest)
+        let pending = PendingTask()
+        let (data, response): (Data, URLResponse) = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: urlRequest) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                pending.start(task)
+            }
+        } onCancel: {
+            pending.cancel()
+        }
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
         }
         return TransportResponse(status: http.statusCode, headers: headers, body: data)
+    }
+}
+
+/// One request's URLSessionTask, and whether its caller was cancelled: the
+/// two may come in either order.
+///
+/// `@unchecked Sendable`: its mutable state is only touched under `lock`
+/// (`Synchronization.Mutex` would need macOS 15; FerryKit supports 14).
+private final class PendingTask: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func start(_ task: URLSessionDataTask) {
+        lock.lock()
+        self.task = task
+        let cancelled = self.cancelled
+        lock.unlock()
+        task.resume()
+        if cancelled { Self.cancelApart(task) }
+    }
+
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let task = self.task
+        lock.unlock()
+        if let task { Self.cancelApart(task) }
+    }
+
+    /// Cancels on a thread of its own, never inside the cancelling call (see ``URLSessionTransport/send(_:)``).
+    private static func cancelApart(_ task: URLSessionDataTask) {
+        DispatchQueue.global().async { task.cancel() }
     }
 }
