@@ -5,12 +5,15 @@ import Synchronization
 /// One device of the simulation: a user's SQLite file, the engine syncing it,
 /// its faulty link, and every event its engines have told the app, across
 /// crashes (each reopen is a new process with a new engine on the same file).
+/// In continuous mode (`live`) every engine it has runs by itself from the
+/// moment it opens.
 final class SimulatedDevice {
     let name: String
     let user: SimulatedUser
     let path: String
     let baseURL: URL
     let seed: UInt64
+    let live: Bool
     private(set) var store: FerryStore
     private(set) var engine: SyncEngine
     private(set) var transport: SimulationTransport
@@ -22,23 +25,48 @@ final class SimulatedDevice {
     /// Faults injected by the links of earlier incarnations.
     private var earlier: [SimulationFault: Int] = [:]
 
-    init(name: String, user: SimulatedUser, directory: URL, baseURL: URL, seed: UInt64) throws {
+    init(name: String, user: SimulatedUser, directory: URL, baseURL: URL, seed: UInt64, live: Bool = false) throws {
         self.name = name
         self.user = user
         self.baseURL = baseURL
         self.seed = seed
+        self.live = live
         path = directory.appendingPathComponent("\(name).sqlite").path
-        (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed, retries: retries)
+        (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed, retries: retries, live: live)
         listen()
     }
 
+    /// Continuous mode's timing in the simulation: uploads 10 ms after a
+    /// write, long polls of 2 s (short, so that a poll whose answer a fault
+    /// lost costs the seed little), and a backoff from 20 ms to 0.2 s, not
+    /// the 1 to 10 ms the manual devices use: an offline device's loop
+    /// retries by itself, and must not spin meanwhile.
+    static let uploadDelay: TimeInterval = 0.01
+    static let longPollWait = 2
+
     static func open(path: String, baseURL: URL, token: String, seed: UInt64,
-                     retries: RetryLog) throws -> (FerryStore, SyncEngine, SimulationTransport) {
+                     retries: RetryLog, live: Bool) throws -> (FerryStore, SyncEngine, SimulationTransport) {
         let store = try FerryStore(path: path)
-        let transport = SimulationTransport(SocketTransport.chosen(baseURL: baseURL), seed: seed, retries: retries)
-        let engine = SyncEngine(store: store, transport: transport, tokens: FixedToken(token), policy: RetryPolicy(base: 0.001, cap: 0.01),
-                                random: { 0.5 })
+        // The socket transport's timeout must outlast a long poll.
+        let transport = SimulationTransport(SocketTransport.chosen(baseURL: baseURL, timeout: 10), seed: seed, retries: retries)
+        let policy = live ? RetryPolicy(base: 0.02, cap: 0.2) : RetryPolicy(base: 0.001, cap: 0.01)
+        let engine = SyncEngine(store: store, transport: transport, tokens: FixedToken(token), policy: policy, random: { 0.5 })
         return (store, engine, transport)
+    }
+
+    /// Continuous mode on (a no-op for a manual device).
+    func start() async {
+        guard live else { return }
+        await engine.start(uploadDelay: Self.uploadDelay, longPollWait: Self.longPollWait)
+    }
+
+    /// Continuous mode off, for the checks, which sync by hand.
+    func stop() async { await engine.stop() }
+
+    /// The device's network came back: what NWPathMonitor tells a live engine.
+    func online() {
+        transport.set(offline: false)
+        engine.networkBecameAvailable()
     }
 
     private func listen() {
@@ -53,17 +81,27 @@ final class SimulatedDevice {
 
     /// The process died: the engine and store are dropped without another
     /// statement, and the app starts again on the same file, offline or not as
-    /// it was, with the same fault rate.
-    func crashAndReopen(faultRate: Double) throws {
+    /// it was, with the same fault rate. A live engine is stopped first (its
+    /// loop would otherwise run on beside the new one's until its step ended,
+    /// which no dead process does): what it had in flight is cancelled.
+    func crashAndReopen(faultRate: Double) async throws {
+        if live { await engine.stop() }
         let offline = transport.offline
         earlier.merge(transport.injected, uniquingKeysWith: +)
+        longPollsBefore += transport.longPolls
         // The old listener drains what the dead engine had already told.
         incarnation += 1
         (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed &+ incarnation &* 7919,
-                                                   retries: retries)
+                                                   retries: retries, live: live)
         transport.set(offline: offline, faultRate: faultRate)
         listen()
+        await start()
     }
+
+    /// Long polls sent by the links of earlier incarnations.
+    private var longPollsBefore = 0
+    /// Long polls sent by every link the device has had.
+    var longPolls: Int { longPollsBefore + transport.longPolls }
 
     /// One sync; a simulated crash reopens the file. Other failures are what
     /// the app would see and retry later.
@@ -73,7 +111,7 @@ final class SimulatedDevice {
             try await engine.sync()
             return true
         } catch is SimulatedCrash {
-            try? crashAndReopen(faultRate: faultRate)
+            try? await crashAndReopen(faultRate: faultRate)
             return false
         } catch {
             return false

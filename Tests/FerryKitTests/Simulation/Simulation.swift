@@ -13,6 +13,9 @@ struct SimulationReport {
     var serverRestarts = 0
     /// Lost writes a device sent again under another key (``RetryLog/rekeyed``).
     var rekeyed = 0
+    /// Continuous mode: long polls sent, and times the server's LISTEN connection was killed.
+    var longPolls = 0
+    var listenerKills = 0
     var failures: [String] = []
     /// For each failure about a row, what each side knew of it.
     var diagnosis: [String] = []
@@ -32,6 +35,10 @@ final class Simulation {
     let restarts: Bool
     /// Devices write as an app that only uses GRDB would (``SimulatedWrites``).
     let grdb: Bool
+    /// Devices run in continuous mode (`engine.start()`): uploads, long polls
+    /// and retries happen by themselves between the operations, under the
+    /// same faults, and quiescence calls no `sync()`.
+    let live: Bool
     var random: SplitMix64
     var users: [SimulatedUser] = []
     var devices: [SimulatedDevice] = []
@@ -46,13 +53,14 @@ final class Simulation {
     var created: Set<RowKey> = []
 
     init(server: FerryServer, schema: SimulationSchema = .study, seed: UInt64, faultRate: Double, restarts: Bool,
-         grdb: Bool = false) {
+         grdb: Bool = false, live: Bool = false) {
         self.server = server
         self.schema = schema
         self.seed = seed
         self.faultRate = faultRate
         self.restarts = restarts
         self.grdb = grdb
+        self.live = live
         random = SplitMix64(seed: seed)
         report = SimulationReport(seed: seed)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-sim-\(seed)-\(UUID().uuidString)")
@@ -71,20 +79,35 @@ final class Simulation {
         }
         for index in 0..<deviceCount {
             let device = try SimulatedDevice(name: "d\(index)", user: users[index % users.count], directory: directory,
-                                             baseURL: server.baseURL, seed: seed &* 31 &+ UInt64(index))
+                                             baseURL: server.baseURL, seed: seed &* 31 &+ UInt64(index), live: live)
             device.transport.set(faultRate: faultRate)
             devices.append(device)
         }
         report.devices = deviceCount
-        for device in devices { await device.sync(faultRate: faultRate) }
-        for step in 0..<steps {
-            try await perform(step: step)
-            report.operations += 1
+        for device in devices { await device.start() }
+        do {
+            for device in devices { await device.sync(faultRate: faultRate) }
+            for step in 0..<steps {
+                try await perform(step: step)
+                report.operations += 1
+                if live { try await reopenCrashed(step: step) }
+            }
+            try await quiesce()
+        } catch {
+            // However the seed ends, no engine's loop outlives it.
+            for device in devices { await device.stop() }
+            throw error
         }
-        try await quiesce()
+        for device in devices { await device.stop() }
         try await check()
         for device in devices {
             for (fault, count) in device.injected { report.faults[fault, default: 0] += count }
+            report.longPolls += device.longPolls
+        }
+        if live {
+            for device in devices where device.longPolls == 0 {
+                report.failures.append("not live: \(device.name) never held a long poll")
+            }
         }
         return report
     }
@@ -102,6 +125,9 @@ final class Simulation {
     enum Operation: CaseIterable {
         case toggleOnline, createSet, editSet, deleteSet, createTerm, editTerm, deleteTerm, moveTerm
         case createFolder, link, unlink, share, unshare, sync, crash, restartServer
+        /// Continuous mode only: the server's LISTEN connection is terminated
+        /// (`pg_terminate_backend`), as a PostgreSQL failover does.
+        case killListener
 
         var weight: Int {
             switch self {
@@ -121,12 +147,13 @@ final class Simulation {
             case .sync: 18
             case .crash: 2
             case .restartServer: 1
+            case .killListener: 1
             }
         }
     }
 
     func draw() -> Operation {
-        let choices = Operation.allCases.filter { restarts || $0 != .restartServer }
+        let choices = Operation.allCases.filter { (restarts || $0 != .restartServer) && (live || $0 != .killListener) }
         var roll = Int(random.next() % UInt64(choices.map(\.weight).reduce(0, +)))
         for choice in choices {
             roll -= choice.weight
@@ -146,7 +173,7 @@ final class Simulation {
         do {
             switch operation {
             case .toggleOnline:
-                device.transport.set(offline: !device.transport.offline)
+                if device.transport.offline { device.online() } else { device.transport.set(offline: true) }
                 note("\(step) \(device.name) \(device.transport.offline ? "offline" : "online")")
             case .createSet:
                 let shared = schema.shared
@@ -239,17 +266,29 @@ final class Simulation {
                 guard let share = random.pick(shares)?["id"]?.string else { return }
                 try writes.delete(members.name, id: share)
                 note("\(step) \(device.name) unshare \(short(share))")
+            case .sync where live && random.chance(0.5):
+                // Live, most of the syncing happens by itself: time passes for it.
+                let pause = 1 + Int(random.next() % 60)
+                try await Task.sleep(for: .milliseconds(pause))
+                note("\(step) \(device.name) waits \(pause) ms")
             case .sync:
                 let ok = await device.sync(faultRate: faultRate)
                 note("\(step) \(device.name) sync \(ok ? "ok" : "failed: \(await device.engine.currentStatus.lastError ?? "crash")")")
             case .crash:
-                try device.crashAndReopen(faultRate: faultRate)
+                try await device.crashAndReopen(faultRate: faultRate)
                 report.crashes += 1
                 note("\(step) \(device.name) crash, reopen")
             case .restartServer:
                 try server.restart()
                 report.serverRestarts += 1
                 note("\(step) server restart")
+            case .killListener:
+                let killed = try server.database.column("""
+                    SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_activity
+                     WHERE datname = current_database() AND application_name = 'ferry-listen'
+                    """)
+                report.listenerKills += 1
+                note("\(step) server's LISTEN connection killed (\(killed.first.flatMap { $0 } ?? "?"))")
             }
         } catch let error as FerryKitError {
             note("\(step) \(device.name) \(operation) refused locally: \(error)")
@@ -267,6 +306,7 @@ final class Simulation {
     /// cluster's oldest transaction, so this polls, within a deadline.
     func quiesce() async throws {
         for device in devices { device.transport.set(offline: false, faultRate: 0) }
+        if live { return try await quiesceLive() }
         // Not thrown: `check()` then reports what still differs.
         _ = try await eventuallyAsync(within: 120) {
             for device in devices { await device.sync(faultRate: 0) }

@@ -10,6 +10,7 @@ import Testing
 ///   `FERRY_SIM_GRDB_SEEDS` (default 100): as many again with devices that write through GRDB;
 ///   `FERRY_SIM_TODO_SEEDS` (default 100): as many again on examples/todo's schema (issue 33:
 ///   an app on the sync rules alone), each on a server of its own.
+///   `FERRY_SIM_LIVE_SEEDS` (default 100): as many again with devices in continuous mode.
 /// - `FERRY_SIM_SEED`: run that one seed only (a failure prints it).
 /// - `FERRY_SIM_DEVICES`, `FERRY_SIM_STEPS`: fix the device count (else 2 to 4
 ///   per seed) and the operations per seed (default 30).
@@ -37,7 +38,16 @@ import Testing
         try await runSeeds(grdb: true, count: Self.environment["FERRY_SIM_GRDB_SEEDS"].flatMap(UInt64.init) ?? 100)
     }
 
-    func runSeeds(_ schema: SimulationSchema = .study, grdb: Bool, count: UInt64) async throws {
+    /// The same, with every device in continuous mode (`engine.start()`, issue
+    /// 34): uploads, long polls and retries run by themselves between the
+    /// operations, under the same faults plus long polls cut mid-wait, the
+    /// server restarted while devices wait, and its LISTEN connection killed;
+    /// quiescence calls no `sync()`. `FERRY_SIM_LIVE_SEEDS` (default 100).
+    @Test func devicesInContinuousModeConvergeUnderFaults() async throws {
+        try await runSeeds(grdb: false, live: true, count: Self.environment["FERRY_SIM_LIVE_SEEDS"].flatMap(UInt64.init) ?? 100)
+    }
+
+    func runSeeds(_ schema: SimulationSchema = .study, grdb: Bool, live: Bool = false, count: UInt64) async throws {
         let env = Self.environment
         let seeds: [UInt64]
         if let one = env["FERRY_SIM_SEED"].flatMap(UInt64.init) {
@@ -71,7 +81,7 @@ import Testing
             let report: SimulationReport
             do {
                 report = try await Simulation(server: server, schema: schema, seed: seed, faultRate: faultRate, restarts: restarts,
-                                              grdb: grdb)
+                                              grdb: grdb, live: live)
                     .run(deviceCount: devices, steps: steps)
             } catch {
                 // A seed that could not be set up or checked is a failure of that
@@ -85,13 +95,17 @@ import Testing
             total.serverRestarts += report.serverRestarts
             for (fault, count) in report.faults { total.faults[fault, default: 0] += count }
             total.rekeyed += report.rekeyed
+            total.longPolls += report.longPolls
+            total.listenerKills += report.listenerKills
             if !report.failures.isEmpty {
                 failed.append(seed)
+                let test = live ? "devicesInContinuousModeConvergeUnderFaults"
+                    : schema.app == .todo ? "todoDevicesConvergeUnderFaultsForEverySeed"
+                    : grdb ? "devicesWritingThroughGRDBConvergeUnderFaults" : "devicesConvergeUnderFaultsForEverySeed"
                 let text = """
-                    seed \(seed) failed (\(schema.app.rawValue), \(devices) devices, \(steps) steps\(grdb ? ", writing through GRDB" : "")); replay: \
+                    seed \(seed) failed (\(schema.app.rawValue), \(devices) devices, \(steps) steps\(grdb ? ", writing through GRDB" : "")\(live ? ", live" : "")); replay: \
                     FERRY_SIM_SEED=\(seed) FERRY_SIM_DEVICES=\(devices) FERRY_SIM_STEPS=\(steps) swift test --filter \
-                    SimulationTests/\(schema.app == .todo ? "todoDevicesConvergeUnderFaultsForEverySeed"
-                                       : grdb ? "devicesWritingThroughGRDBConvergeUnderFaults" : "devicesConvergeUnderFaultsForEverySeed")
+                    SimulationTests/\(test)
                     \(report.failures.joined(separator: "\n"))
                     what each side knew:
                     \(report.diagnosis.joined(separator: "\n"))
@@ -104,8 +118,10 @@ import Testing
         }
         sampler?.sample(seeds: done, failures: failed.count)
         let faults = SimulationFault.allCases.map { "\($0.rawValue) \(total.faults[$0] ?? 0)" }.joined(separator: ", ")
-        print("simulation (\(schema.app.rawValue)\(grdb ? ", GRDB writes" : "")): \(seeds.count) seeds, \(total.operations) operations, \(total.crashes) crashes, "
-              + "\(total.serverRestarts) server restarts, faults: \(faults); \(total.rekeyed) lost writes re-sent under a new key; "
+        let liveCounts = live ? "\(total.longPolls) long polls, \(total.listenerKills) LISTEN connections killed, " : ""
+        print("simulation (\(schema.app.rawValue)\(grdb ? ", GRDB writes" : "")\(live ? ", continuous mode" : "")): \(seeds.count) seeds, "
+              + "\(total.operations) operations, \(total.crashes) crashes, \(total.serverRestarts) server restarts, \(liveCounts)faults: \(faults); "
+              + "\(total.rekeyed) lost writes re-sent under a new key; "
               + "\(failed.count) failed \(failed); "
               + String(format: "%.1f s", Date().timeIntervalSince(started)))
     }

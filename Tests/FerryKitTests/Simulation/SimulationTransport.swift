@@ -18,6 +18,11 @@ enum SimulationFault: String, CaseIterable, Sendable {
     /// The device's process dies while this request is in flight; the
     /// simulation reopens its file.
     case crash
+    /// A long poll (continuous mode's `wait=`) reaches the server, which holds
+    /// it; 5 to 200 ms later the connection is cut, as a phone's radio or a
+    /// proxy does. Drawn only for long polls, so that runs without continuous
+    /// mode draw their faults as before.
+    case dropMidWait
 }
 
 /// The device died (``SimulationFault/crash``): the simulation drops its
@@ -35,6 +40,11 @@ final class SimulationTransport: Transport {
         var lastWrite: TransportRequest?
         var sent = 0
         var lastStatus = 0
+        /// A ``SimulationFault/crash`` fired since the simulation last asked:
+        /// in continuous mode the engine's loop, not the simulation, saw the error.
+        var crashed = false
+        /// Long polls sent (continuous mode), faulty or not.
+        var longPolls = 0
     }
 
     let inner: any Transport
@@ -60,18 +70,26 @@ final class SimulationTransport: Transport {
     /// Requests answered so far, and the last answer's status.
     var answered: (count: Int, lastStatus: Int) { state.withLock { ($0.sent, $0.lastStatus) } }
     var injected: [SimulationFault: Int] { state.withLock { $0.injected } }
+    var longPolls: Int { state.withLock { $0.longPolls } }
+
+    /// Whether a crash fault fired since the last call.
+    func takeCrash() -> Bool { state.withLock { state in defer { state.crashed = false }; return state.crashed } }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         UploadLatencies.shared.countRequest()
+        let longPoll = request.path.contains("wait=")
         let (offline, fault, delay, previous): (Bool, SimulationFault?, Int, TransportRequest?) = state.withLock { state in
             guard !state.offline else { return (true, nil, 0, nil) }
+            if longPoll { state.longPolls += 1 }
             // Writes meet faults more often than reads: they are fewer, and a
             // lost write is where duplicates and lost edits come from.
             let rate = request.method == "GET" ? state.faultRate : min(0.6, state.faultRate * 2.5)
-            guard state.random.chance(rate), let fault = state.random.pick(SimulationFault.allCases) else {
+            let faults = longPoll ? SimulationFault.allCases : SimulationFault.allCases.filter { $0 != .dropMidWait }
+            guard state.random.chance(rate), let fault = state.random.pick(faults) else {
                 return (false, nil, 0, nil)
             }
             state.injected[fault, default: 0] += 1
+            if fault == .crash { state.crashed = true }
             return (false, fault, 1 + Int(state.random.next() % 40), state.lastWrite)
         }
         if offline { throw TransportFailure("offline") }
@@ -95,6 +113,13 @@ final class SimulationTransport: Transport {
             // after writing the request and before reading the answer.
             if delay % 2 == 0, let lost = try? await inner.send(request) { retries.lost(request, lost) }
             throw SimulatedCrash()
+        case .dropMidWait?:
+            let inner = self.inner
+            let call = Task { try await inner.send(request) }
+            defer { call.cancel() }
+            // A real sleep: how long the server held the poll before the cut is the fault.
+            try await Task.sleep(for: .milliseconds(delay * 5))
+            throw TransportFailure("simulated: long poll cut mid-wait")
         case nil:
             break
         }

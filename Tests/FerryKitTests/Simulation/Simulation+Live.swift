@@ -1,0 +1,28 @@
+import FerryHTTPTestSupport
+import Foundation
+
+/// The simulation's continuous mode (``Simulation/live``): what differs from
+/// devices that sync only when told.
+extension Simulation {
+    /// In continuous mode a crash fault hits a request of the engine's own
+    /// loop, which only sees an error: the simulation reopens the device, as
+    /// the dead process's next launch would.
+    func reopenCrashed(step: Int) async throws {
+        for device in devices where device.transport.takeCrash() {
+            try await device.crashAndReopen(faultRate: faultRate)
+            report.crashes += 1
+            note("\(step) \(device.name) crashed in its loop, reopen")
+        }
+    }
+
+    /// Continuous mode's quiescence: the network back for every device (which
+    /// ends each backoff), then nothing but time: no `sync()` is called until
+    /// every queue is empty and every device holds what the server shows.
+    func quiesceLive() async throws {
+        for device in devices { device.online() }
+        _ = try await eventuallyAsync(within: 120, every: 0.25) {
+            for device in devices where try device.store.pendingCount() > 0 { return false }
+            return try await differences().isEmpty
+        }
+    }
+}
