@@ -78,16 +78,22 @@ extension SyncIntegrationTests {
         await a.engine.stop()
     }
 
-    @Test func aServerErrorBacksOffByTheRetryTableThenUploads() async throws {
-        let server = try FerryServer()
-        defer { server.stop() }
+    /// A user's store and engine with its own retry table (jitter fixed at one
+    /// half), through a faulty link whose every request is timed.
+    static func device(_ server: FerryServer, policy: RetryPolicy) async throws -> (FerryStore, FaultyTransport, TimedTransport, SyncEngine) {
         let alice = try await server.user("alice")
         let store = try FerryStore(path: ":memory:")
         let faulty = FaultyTransport(URLSessionTransport(baseURL: server.baseURL))
         let timed = TimedTransport(faulty)
-        // base 1 s, jitter fixed at one half: the first wait is 0.5 s, the second 1 s.
-        let engine = SyncEngine(store: store, transport: timed, tokens: FixedToken(alice.token),
-                                policy: RetryPolicy(base: 1, cap: 8), random: { 0.5 })
+        let engine = SyncEngine(store: store, transport: timed, tokens: FixedToken(alice.token), policy: policy, random: { 0.5 })
+        return (store, faulty, timed, engine)
+    }
+
+    @Test func aServerErrorBacksOffByTheRetryTableThenUploads() async throws {
+        let server = try FerryServer()
+        defer { server.stop() }
+        // base 1 s: the first wait is 0.5 s, the second 1 s.
+        let (store, faulty, timed, engine) = try await Self.device(server, policy: RetryPolicy(base: 1, cap: 8))
         await engine.start(uploadDelay: 0.05)
         try await waitUntilAsync("the long poll", within: 60) { await engine.currentStatus.connected }
         let failure = TransportResponse(status: 500, headers: ["Content-Type": "application/problem+json"],
@@ -112,12 +118,8 @@ extension SyncIntegrationTests {
     @Test func networkBecameAvailableEndsTheBackoffAtOnce() async throws {
         let server = try FerryServer()
         defer { server.stop() }
-        let alice = try await server.user("alice")
-        let store = try FerryStore(path: ":memory:")
-        let faulty = FaultyTransport(URLSessionTransport(baseURL: server.baseURL))
         // A 300 s backoff after the first failure: far longer than the test waits.
-        let engine = SyncEngine(store: store, transport: faulty, tokens: FixedToken(alice.token),
-                                policy: RetryPolicy(base: 1_200, cap: 600), random: { 0.5 })
+        let (store, faulty, _, engine) = try await Self.device(server, policy: RetryPolicy(base: 1_200, cap: 600))
         faulty.setOffline(true)
         await engine.start()
         try await waitUntilAsync("the failed first round", within: 60) { await engine.currentStatus.nextAttempt != nil }
