@@ -37,7 +37,9 @@ struct NotesAppSyncTests {
         Task { await app.syncNow(); returned.count.add(1, ordering: .relaxed) }
         try await waitUntilAsync("the first sync to run") { await app.running != nil }
         Task { await app.syncNow(); returned.count.add(1, ordering: .relaxed) }
-        let bothReturned = try await eventuallyAsync(within: 20) { returned.count.load(ordering: .relaxed) == 2 }
+        // Generous: a full test run can hold the cooperative threads for a minute
+        // (CI saw 60 s); the hang this guards against never returns at all.
+        let bothReturned = try await eventuallyAsync(within: 180) { returned.count.load(ordering: .relaxed) == 2 }
         #expect(bothReturned, "a sync asked for while another ran never returned")
         // Only then: a spinning call holds the app's actor, and asking it would wait forever.
         if bothReturned { #expect(await app.lastError != nil, "both syncs ran and failed, and the screen would say why") }
