@@ -1,0 +1,221 @@
+"""Issue 34's live-feed figures against one `ferry serve` (bench/live/run.sh starts it).
+
+    live.py PORT SERVER_PID WRITER_TOKEN READER_TOKEN BYSTANDER_TOKEN SET_ID WAITERS...
+
+For each count N of WAITERS (e.g. 1 1000 10000):
+- latency: N-1 long polls of a bystander (a user who cannot see the set) wait
+  beside device B (the reader, the set's collaborator), which loops on a long
+  poll; the writer adds a term to the set 16 times a second, 200 times. The
+  time from each write's answer to B's long poll answering with that term:
+  p50, p99 (client and server on the same cores).
+- memory: the server's RSS growth per waiting long poll, with the N waiting.
+- idle CPU: the server's CPU time over 20 s with the N waiting and no writes.
+- fan-out: N long polls of the reader (devices of the set's collaborator) and
+  one write: the time from the write's answer until every one has its answer.
+And once, the same latency for a device that polls every second instead.
+"""
+import json, os, selectors, socket, statistics, sys, threading, time
+
+HOST = "127.0.0.1"
+
+
+def request(path, token, method="GET", body=None, headers=()):
+    lines = [f"{method} {path} HTTP/1.1", "Host: bench", f"Authorization: Bearer {token}"]
+    lines += list(headers)
+    data = b""
+    if body is not None:
+        data = json.dumps(body).encode()
+        lines += ["Content-Type: application/json", f"Content-Length: {len(data)}"]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+
+
+class Conn:
+    """One keep-alive connection, one request at a time."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection((HOST, port))
+        self.buffer = b""
+
+    def send(self, raw):
+        self.sock.sendall(raw)
+
+    def answer(self):
+        while b"\r\n\r\n" not in self.buffer:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise SystemExit("connection closed")
+            self.buffer += chunk
+        head, _, rest = self.buffer.partition(b"\r\n\r\n")
+        lines = head.decode().split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {k.lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
+        length = int(headers.get("content-length", "0"))
+        while len(rest) < length:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise SystemExit("connection closed in a body")
+            rest += chunk
+        self.buffer = rest[length:]
+        return status, headers, rest[:length]
+
+    def call(self, raw):
+        self.send(raw)
+        return self.answer()
+
+
+def now_cursor(port, token):
+    status, _, body = Conn(port).call(request("/v1/changes?since=now", token))
+    assert status == 200, status
+    return json.loads(body)["cursor"]
+
+
+def long_poll(cursor, token, wait):
+    return request(f"/v1/changes?since={cursor}&wait={wait}&limit=500", token, headers=[f'If-None-Match: "{cursor}"'])
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise SystemExit("no VmRSS")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def open_waiters(port, token, count, wait=120):
+    """count long polls of one user, each on its own connection, all sent."""
+    cursor = now_cursor(port, token)
+    conns = []
+    raw = long_poll(cursor, token, wait)
+    for i in range(count):
+        c = Conn(port)
+        c.send(raw)
+        conns.append(c)
+    return conns
+
+
+def close_all(conns):
+    for c in conns:
+        c.sock.close()
+
+
+def percentile(values, p):
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def latency(port, writer, reader, set_id, writes=200, rate=16, poll_every=None):
+    """Write `writes` terms at `rate` a second; B long-polls (or polls every `poll_every` s)."""
+    answered = {}   # term id -> when the writer had the answer
+    arrived = {}    # term id -> when B had it
+    done = threading.Event()
+
+    def device_b():
+        conn = Conn(port)
+        cursor = now_cursor(port, reader)
+        while not done.is_set():
+            if poll_every is None:
+                status, _, body = conn.call(long_poll(cursor, reader, 30))
+            else:
+                time.sleep(poll_every)
+                status, _, body = conn.call(request(f"/v1/changes?since={cursor}&limit=500", reader,
+                                                    headers=[f'If-None-Match: "{cursor}"']))
+            at = time.monotonic()
+            if status == 200:
+                page = json.loads(body)
+                cursor = page["cursor"]
+                for change in page["changes"]:
+                    if change["resource"] == "terms":
+                        arrived.setdefault(change["data"]["id"], at)
+            elif status != 304:
+                raise SystemExit(f"B's poll answered {status}: {body[:200]!r}")
+
+    thread = threading.Thread(target=device_b, daemon=True)
+    thread.start()
+    time.sleep(0.5)
+    conn = Conn(port)
+    start = time.monotonic()
+    for i in range(writes):
+        due = start + i / rate
+        pause = due - time.monotonic()
+        if pause > 0:
+            time.sleep(pause)
+        status, _, body = conn.call(request("/v1/terms", writer, "POST", {"set_id": set_id, "word": f"w{i}", "rank": "last"}))
+        at = time.monotonic()
+        if status != 201:
+            raise SystemExit(f"write answered {status}: {body[:200]!r}")
+        answered[json.loads(body)["id"]] = at
+    deadline = time.monotonic() + 10 + (poll_every or 0)
+    while len(arrived.keys() & answered.keys()) < len(answered) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    done.set()
+    missing = len(answered) - len(arrived.keys() & answered.keys())
+    ms = [(arrived[i] - answered[i]) * 1000 for i in answered if i in arrived]
+    return percentile(ms, 50), percentile(ms, 99), missing
+
+
+def fan_out(port, writer, reader, set_id, count):
+    conns = open_waiters(port, reader, count)
+    time.sleep(2)
+    sel = selectors.DefaultSelector()
+    for c in conns:
+        c.sock.setblocking(False)
+        sel.register(c.sock, selectors.EVENT_READ, c)
+    w = Conn(port)
+    status, _, body = w.call(request("/v1/terms", writer, "POST", {"set_id": set_id, "word": "fan-out", "rank": "last"}))
+    written = time.monotonic()
+    assert status == 201, status
+    pending = count
+    last = written
+    deadline = written + 120
+    while pending and time.monotonic() < deadline:
+        for key, _ in sel.select(timeout=1):
+            c = key.data
+            try:
+                chunk = c.sock.recv(65536)
+            except BlockingIOError:
+                continue
+            c.buffer += chunk
+            if not chunk or (b"\r\n\r\n" in c.buffer and b'"fan-out"' in c.buffer):
+                sel.unregister(c.sock)
+                pending -= 1
+                last = time.monotonic()
+    close_all(conns)
+    return (last - written) * 1000, pending
+
+
+def main():
+    port, pid = int(sys.argv[1]), int(sys.argv[2])
+    writer, reader, bystander, set_id = sys.argv[3:7]
+    counts = [int(n) for n in sys.argv[7:]]
+    p50, p99, missing = latency(port, writer, reader, set_id, writes=60, rate=4, poll_every=1.0)
+    print(f"polling every 1 s: commit to device p50 {p50:.1f} ms, p99 {p99:.1f} ms (60 writes at 4/s; {missing} missing)", flush=True)
+    for n in counts:
+        time.sleep(1)
+        before = rss_kib(pid)
+        others = open_waiters(port, bystander, n - 1) if n > 1 else []
+        time.sleep(3)
+        after = rss_kib(pid)
+        cpu0 = cpu_seconds(pid)
+        time.sleep(20)
+        idle = (cpu_seconds(pid) - cpu0) / 20 * 100
+        p50, p99, missing = latency(port, writer, reader, set_id)
+        per = (after - before) / max(1, n - 1)
+        print(f"{n} waiting: commit to device p50 {p50:.1f} ms, p99 {p99:.1f} ms (200 writes at 16/s; {missing} missing); "
+              f"server RSS +{after - before} KiB for {n - 1} other waiters ({per:.2f} KiB each); "
+              f"idle CPU {idle:.2f} % of a core", flush=True)
+        close_all(others)
+        time.sleep(2)
+        took, left = fan_out(port, writer, reader, set_id, n)
+        print(f"{n} waiting on one shared set, one write: all answered {took:.1f} ms after the write's answer ({left} never)", flush=True)
+
+
+if __name__ == "__main__":
+    main()

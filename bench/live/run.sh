@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Issue 34's live-feed figures (bench/live/live.py says what each is): commit
+# to device p50/p99 with 1, 1,000 and 10,000 waiting long polls, against a
+# device polling every second; the server's memory per waiter and its idle
+# CPU; fan-out of one write to every waiter of a shared set. Client and server
+# on the same cores; a release build; the dev services. Never in CI.
+#
+#   bench/live/run.sh [N ...]     (default: 1 1000 10000; FERRY_BIN=path skips the build)
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+COUNTS=("$@")
+[ ${#COUNTS[@]} -gt 0 ] || COUNTS=(1 1000 10000)
+MAX=$(printf '%s\n' "${COUNTS[@]}" | sort -n | tail -n1)
+ulimit -n "$(ulimit -Hn)"  # client and server each hold one descriptor per waiter
+source bench/lib.sh
+bench_binary
+bench_database ferry_bench_live
+for user in writer reader bystander; do echo "bench-password" | "$BIN" user add "$user" >/dev/null; done
+WRITER=$("$BIN" token issue writer | tail -n1)
+READER=$("$BIN" token issue reader | tail -n1)
+BYSTANDER=$("$BIN" token issue bystander | tail -n1)
+# Every waiter may be one user's (the limits per user and per instance raised
+# for it), and held 120 s, longer than a phase of the run.
+bench_serve FERRY_LIMITS_MAX_CONNECTIONS=$((MAX + 1000)) FERRY_LIMITS_IDLE_TIMEOUT_SECONDS=600 \
+  FERRY_LIVE_MAX_WAITERS=$((MAX + 100)) FERRY_LIVE_MAX_WAITERS_PER_USER=$((MAX + 100)) FERRY_LIVE_MAX_WAIT_SECONDS=120
+api() { curl -fsS -X "$1" "http://127.0.0.1:$PORT$2" -H "Authorization: Bearer $3" -H 'Content-Type: application/json' ${4:+-d "$4"}; }
+READER_ID=$(api GET /v1/auth/me "$READER" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+SET=$(api POST /v1/study_sets "$WRITER" '{"title":"live bench"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+api POST /v1/set_collaborators "$WRITER" "{\"set_id\":\"$SET\",\"user_id\":\"$READER_ID\"}" >/dev/null
+echo "ferry serve ($BIN) on 127.0.0.1:$PORT, pid $SERVER; $(nproc) cores; $(date -u +%FT%TZ)"
+python3 bench/live/live.py "$PORT" "$SERVER" "$WRITER" "$READER" "$BYSTANDER" "$SET" "${COUNTS[@]}"
