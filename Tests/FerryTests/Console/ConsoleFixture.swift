@@ -57,7 +57,7 @@ struct ConsoleFixture {
         _ = try app("DELETE", "/v1/set_collaborators/\(collaboratorID)?revision=1", token: owner.token)
         // The feed serves the revocation once every older transaction of the cluster has
         // ended: wait for that, without moving the device's cursor.
-        let served = eventually(within: 20, every: 0.02) {
+        let served = eventually(within: 180, every: 0.05) {
             let page = (try? app("GET", "/v1/changes?since=\(cursor)", token: friend.token).object) ?? [:]
             return (page["changes"] as? [[String: Any]] ?? []).contains { ($0["data"] as? [String: Any])?["revoked"] as? Bool == true }
         }
@@ -70,7 +70,7 @@ struct ConsoleFixture {
     func sync(_ token: String, until wanted: Set<String>) throws -> String {
         var cursor = ""
         var received: Set<String> = []
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(180)
         while Date() < deadline {
             let page = try app("GET", "/v1/changes" + (cursor.isEmpty ? "" : "?since=\(cursor)"), token: token).object
             cursor = page["cursor"] as? String ?? cursor
@@ -96,7 +96,7 @@ struct ConsoleFixture {
     /// Waits until the refusal recorder has written `count` refusals for `userID`.
     func waitForRefusals(_ userID: String, count: Int) throws -> [[String: Any]] {
         var refusals: [[String: Any]] = []
-        let done = eventually(within: 10, every: 0.05) {
+        let done = eventually(within: 180, every: 0.05) {
             refusals = (try? console("GET", "/users/\(userID)").object["refusals"] as? [[String: Any]]) ?? []
             return refusals.count >= count
         }
