@@ -58,6 +58,24 @@ extension Todo {
                             .status == 404, "\(name) bulk PATCH \(table)")
                         expect(try api.call("DELETE", "/v1/\(table)", json: [["id": row.id, "revision": 1]]).status == 404,
                                "\(name) bulk DELETE \(table)")
+                        // In a batch, the same writes fail the batch the same way, and nothing of it applies.
+                        let batch = try api.call("POST", "/v1/batch", json: ["operations": [
+                            ["method": "PATCH", "path": path, "body": fields.merging(["revision": 1]) { $1 }],
+                        ]])
+                        expect(batch.status == 404, "\(name) batch PATCH \(path): \(batch.status)")
+                        let batchDelete = try api.call("POST", "/v1/batch", json: ["operations": [
+                            ["method": "DELETE", "path": path + "?revision=1"],
+                        ]])
+                        expect(batchDelete.status == 404, "\(name) batch DELETE \(path): \(batchDelete.status)")
+                    }
+                    if reads {
+                        // A batch reads what the caller reads.
+                        let read = try api.call("POST", "/v1/batch", json: ["operations": [["method": "GET", "path": path]]])
+                        let results = read.object["results"] as? [[String: Any]] ?? []
+                        expect(read.status == 200 && results.first?["status"] as? Int == 200, "\(name) batch GET \(path): \(read.status)")
+                    } else {
+                        let read = try api.call("POST", "/v1/batch", json: ["operations": [["method": "GET", "path": path]]])
+                        expect(read.status == 404, "\(name) batch GET \(path): \(read.status)")
                     }
                 }
                 let revision = try TodoFixture.server().ownerQuery("SELECT revision FROM app.\(table) WHERE id = $1", [row.id])
