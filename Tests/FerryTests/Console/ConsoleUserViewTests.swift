@@ -20,7 +20,11 @@ import Testing
         // Exactly what the device gets when it polls itself.
         let own = try fixture.app("GET", "/v1/changes?since=\(story.cursor)", token: story.friend.token)
         #expect(object["status"] as? Int == 200)
-        #expect(NSDictionary(dictionary: object["body"] as? [String: Any] ?? [:]) == NSDictionary(dictionary: own.object))
+        // The same answer but for the cursor: on an empty last page the cursor is the feed's
+        // frontier, which other suites' commits on the shared cluster may move between the calls.
+        var replayed = object["body"] as? [String: Any] ?? [:], direct = own.object
+        if replayed["has_more"] as? Bool == false { replayed["cursor"] = nil; direct["cursor"] = nil }
+        #expect(NSDictionary(dictionary: replayed) == NSDictionary(dictionary: direct))
         let changes = (object["body"] as? [String: Any])?["changes"] as? [[String: Any]] ?? []
         let revoked = Set(changes.filter { ($0["data"] as? [String: Any])?["revoked"] as? Bool == true }
             .map { "\($0["resource"] ?? "")/\(($0["data"] as? [String: Any])?["id"] ?? "")" })
