@@ -19,7 +19,8 @@ PREFIX=${1:?usage: deploy/build.sh PREFIX}
 CONFIGURATION=${FERRY_BUILD:-release}
 
 # Static Swift runtime and Foundation: the runtime image then needs only the C
-# libraries (libpq5, libmemcached11 and its libmemcachedutil2). Swift 6.3's static
+# libraries (libpq5, libmemcached11 and its libmemcachedutil2, and libcurl4, which
+# Foundation's URLSession needs to fetch JWT providers' key sets). Swift 6.3's static
 # Foundation archives do not pull in their own dependencies, so name them, by path:
 # the flags reach every link, the build plugins' tools too (Sources/EmbedFiles), which
 # are linked for the host without the static runtime's search path, where `-lNAME`

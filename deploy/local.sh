@@ -53,9 +53,10 @@ missing_packages() {
 # so the image's install steps are the ones CI exercises.
 install() {
   case "${1:-all}" in
-    build) apt_install $(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev) ;;
-    # libmemcachedutil2 comes from libmemcached's source package; Ferry links it.
-    runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g) ;;
+    build) apt_install $(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev) ;;
+    # libmemcachedutil2 comes from libmemcached's source package; Ferry links it. libcurl4:
+    # Foundation's URLSession, which fetches JWT providers' key sets over HTTPS.
+    runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4) ;;
     all)
       local need=()
       [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] || need+=(postgresql postgresql-contrib)
@@ -68,7 +69,7 @@ install() {
       # The console's browser tests drive headless Chromium (Tests/FerryTests/Console).
       command -v chromium >/dev/null || need+=(chromium)
       python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
-      need+=($(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev libpq5 libmemcached11 libmemcachedutil2 zlib1g openssl))
+      need+=($(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4 openssl))
       apt_install "${need[@]}"
       PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
       if ! python3 -m openapi_spec_validator --help >/dev/null 2>&1; then

@@ -25,7 +25,7 @@ import Testing
         #expect(dockerfile.contains("USER ferry"))
         #expect(dockerfile.contains("HEALTHCHECK") && dockerfile.contains("/readyz"))
         let local = try read("deploy/local.sh")
-        #expect(local.contains("runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g) ;;"),
+        #expect(local.contains("runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4) ;;"),
                 "the runtime image installs only the C libraries Ferry links")
     }
 
@@ -96,7 +96,7 @@ import Testing
     @Test func runtimePackagesCoverEveryLibraryTheBinaryLinks() throws {
         // The image installs `deploy/local.sh install runtime` on bookworm-slim, whose base
         // already has libc6, libstdc++6 and libgcc-s1; the Swift runtime is linked statically there.
-        let runtime = ["libpq5", "libmemcached11", "libmemcachedutil2", "zlib1g"]
+        let runtime = ["libpq5", "libmemcached11", "libmemcachedutil2", "zlib1g", "libcurl4"]
         var allowed: Set<String> = Set(runtime + ["libc6", "libstdc++6", "libgcc-s1"])
         // What apt pulls in with them is there too (libsasl2-2 comes with libmemcached11).
         let depends = try Subprocess.run(["apt-cache", "depends", "--no-recommends", "--no-suggests"] + runtime)
