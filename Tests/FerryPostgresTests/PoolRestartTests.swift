@@ -36,10 +36,17 @@ import Testing
                 // connects, longer than the pool's acquire timeout); the errors are checked below.
                 Thread.sleep(forTimeInterval: 2)
                 try server.start()
-                timeline.withLock { $0 = (stopping, .now) }
-                // A real sleep: the load runs on for 4 s after the restart, the window in which
-                // the test looks for errors that go on too long and for enough successes.
-                Thread.sleep(forTimeInterval: 4)
+                let restarted = ContinuousClock.now
+                timeline.withLock { $0 = (stopping, restarted) }
+                // The load runs on after the restart, the window in which the test looks for
+                // errors that go on too long and for enough successes: at least 4 s, and until
+                // 60 successes follow the last failure (a loaded machine serves fewer in 4 s).
+                try waitUntil("60 successes after the last failure", within: 60) {
+                    let all = attempts.all
+                    let lastFailure = all.filter { $0.kind != nil || $0.other != nil }.map(\.at).max() ?? stopping
+                    return ContinuousClock.now > restarted + .seconds(4)
+                        && all.filter { $0.kind == nil && $0.other == nil && $0.at > lastFailure }.count > 60
+                }
             } catch {
                 controlErrors.append("\(error)")
             }
