@@ -14,7 +14,7 @@ public final class FerryApp: Sendable {
     /// the tombstone purger, the pool gauges); requests go through ``database``.
     public let pool: PostgresPool
     /// The serve role's database access, the only way a request reaches PostgreSQL.
-    public let database: Database
+    public let database: PostgresGateway
     /// The resources, reloadable.
     public let schema: SchemaCache
     /// Counters and gauges served at `/metrics`; features bump theirs here.
@@ -46,7 +46,7 @@ public final class FerryApp: Sendable {
         // The providers' keys are read (and fetched) before anything serves.
         let jwt = try auth.jwtProviders.isEmpty ? nil : JWTVerifier(
             providers: auth.jwtProviders, timing: auth.keyTiming, leewaySeconds: auth.jwtLeewaySeconds, logger: logger)
-        database = Database(pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt)
+        database = PostgresGateway(pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt)
         let metrics = FerryMetrics()
         self.metrics = metrics
         memcached = try MemcachedClient(configuration: Self.memcachedConfiguration(configuration.memcached))

@@ -8,7 +8,7 @@ import FerryMemcached
 /// balancer to poll, and bounded by the pool's acquire timeout and memcached's
 /// connect and poll timeouts.
 struct ReadinessRoute: Sendable {
-    let database: Database
+    let database: PostgresGateway
     let memcached: MemcachedClient
 
     func register(on router: inout Router) {
@@ -27,7 +27,7 @@ struct ReadinessRoute: Sendable {
         })
     }
 
-    static func postgresqlIsUp(_ database: Database) -> Bool {
+    static func postgresqlIsUp(_ database: PostgresGateway) -> Bool {
         do {
             let result = try database.anonymous([PlannedStatement("SELECT 1")])[0]
             return try result.rows.first?.int(0) == 1

@@ -7,11 +7,11 @@ import FerryPostgres
 /// PostgreSQL (pgcrypto), which keeps the slow hash off Ferry's I/O threads.
 public struct AuthService: Sendable {
     /// Where the functions live.
-    public let database: Database
+    public let database: PostgresGateway
     /// Lifetime of issued tokens.
     public let tokenTTLSeconds: Int
 
-    public init(database: Database, tokenTTLSeconds: Int) {
+    public init(database: PostgresGateway, tokenTTLSeconds: Int) {
         self.database = database
         self.tokenTTLSeconds = tokenTTLSeconds
     }
@@ -77,7 +77,7 @@ public struct AuthService: Sendable {
         }
     }
 
-    /// Creates a user through `run` (the sign-up route: `Database.anonymous`),
+    /// Creates a user through `run` (the sign-up route: `PostgresGateway.anonymous`),
     /// with the same checks and answers as the CLI's.
     static func createUser(name: String, password: String, run: (PlannedStatement) throws -> PostgresResult) throws -> String {
         guard password.utf8.count >= 8 else {

@@ -1,4 +1,4 @@
-/// What the token check (`Database.tokenCheck`) returns for a live token:
+/// What the token check (`PostgresGateway.tokenCheck`) returns for a live token:
 /// `"<user id> <expiry in ms since the epoch>"`, one text so that the statement
 /// keeps its single COALESCE that raises FR401 when no token matches.
 struct CheckedToken: Equatable {

@@ -6,7 +6,7 @@ import Glibc
 /// expires.
 ///
 /// A request whose token is here starts its pipeline with `set_config` alone
-/// instead of the token lookup (`Database.asCaller`): the lookup was a large
+/// instead of the token lookup (`PostgresGateway.asCaller`): the lookup was a large
 /// share of PostgreSQL's CPU in a GET by id. What that costs: a token revoked
 /// anywhere but through this process (`DELETE /v1/auth/token` on another
 /// instance, SQL by hand, a deleted user) is still accepted here for up to the
@@ -17,7 +17,7 @@ import Glibc
 /// database (and its throttling). Keys are token hashes: the process never keeps
 /// a token itself.
 ///
-/// Verified JWTs have a cache of their own (``Database``), whose entries also
+/// Verified JWTs have a cache of their own (``PostgresGateway``), whose entries also
 /// hold the token's claims and last until the token expires: a JWT cannot be
 /// revoked, so its verification stands for its lifetime. There the claims'
 /// bytes are bounded too.

@@ -8,8 +8,8 @@ import FerryHTTP
 /// would get alone. The operations depend on each other's effects (a DELETE
 /// then a POST of the same unique pair), so they cannot share one pipeline:
 /// the batch holds one transaction open on one pooled connection (BEGIN;
-/// the token check, `Database.tokenCheck`; each operation's statements; COMMIT) and every
-/// action's `Database.asCaller` joins it: each operation's context carries it
+/// the token check, `PostgresGateway.tokenCheck`; each operation's statements; COMMIT) and every
+/// action's `PostgresGateway.asCaller` joins it: each operation's context carries it
 /// (see ``CallerTransaction``). That
 /// costs a round trip per statement, which is acceptable for batches.
 ///
@@ -17,7 +17,7 @@ import FerryHTTP
 /// everything; the answer is that operation's status and problem, plus
 /// `operation_index`.
 struct BatchRoute: Sendable {
-    let database: Database
+    let database: PostgresGateway
     /// Every route an operation may reach (the batch route is not among them).
     let operations: Router
     let maxOperations: Int

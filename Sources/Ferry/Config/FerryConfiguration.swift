@@ -18,8 +18,8 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var workerThreads = HTTPServerConfiguration.defaultWorkerThreads
     }
 
-    /// PostgreSQL connection settings.
-    public struct Database: Sendable, Equatable {
+    /// PostgreSQL connection settings: the `database` section.
+    public struct Postgres: Sendable, Equatable {
         /// URL or conninfo of the RLS-subject role that serves requests.
         public var url = "postgresql://ferry_app@127.0.0.1:5432/ferry"
         /// URL or conninfo of the owner role that runs migrations and purges.
@@ -194,7 +194,7 @@ public struct FerryConfiguration: Sendable, Equatable {
     }
 
     public var listen = Listen()
-    public var database = Database()
+    public var database = Postgres()
     public var memcached = Memcached()
     public var limits = Limits()
     public var paging = Paging()

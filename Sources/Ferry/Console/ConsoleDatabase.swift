@@ -1,7 +1,7 @@
 import FerryHTTP
 import FerryPostgres
 
-/// How the console reaches PostgreSQL: every statement through ``Database``,
+/// How the console reaches PostgreSQL: every statement through ``PostgresGateway``,
 /// the same serve role (`ferry_app`, under Row Level Security) as any request.
 ///
 /// - What an operator sees past Row Level Security comes only from
@@ -13,7 +13,7 @@ import FerryPostgres
 ///   `ferry.console_act_as` set, exactly as the token check sets it for the
 ///   user's own requests; the transaction always rolls back.
 struct ConsoleDatabase: Sendable {
-    let database: Database
+    let database: PostgresGateway
 
     /// Runs `statements` after checking the console token (and, with `admin`,
     /// that its operator is an admin), in one transaction and one round trip;

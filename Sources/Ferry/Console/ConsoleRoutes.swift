@@ -33,7 +33,7 @@ struct ConsoleRoutes: Sendable {
     let logger: Logger
     let scopes = AccessScopeCache()
 
-    var database: Database { console.database }
+    var database: PostgresGateway { console.database }
     var schemaName: String { configuration.database.schema }
 
     func register(on router: inout Router, handle: RouteHandling) {

@@ -44,12 +44,12 @@ final class RefusalQueue: Sendable {
         var dropped = 0
     }
 
-    private let database: Database
+    private let database: PostgresGateway
     private let logger: Logger
     private let state = Locked(State())
     private let warnings = LogThrottle()
 
-    init(database: Database, logger: Logger) {
+    init(database: PostgresGateway, logger: Logger) {
         self.database = database
         self.logger = logger
     }

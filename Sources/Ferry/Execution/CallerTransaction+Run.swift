@@ -2,7 +2,7 @@ import FerryPostgres
 
 extension CallerTransaction {
     /// Runs `statements` one round trip each (a pipeline would end the
-    /// transaction), with errors mapped as `Database.asCaller` maps them.
+    /// transaction), with errors mapped as `PostgresGateway.asCaller` maps them.
     func run(_ statements: [PlannedStatement]) throws -> [PostgresResult] {
         var results: [PostgresResult] = []
         results.reserveCapacity(statements.count)

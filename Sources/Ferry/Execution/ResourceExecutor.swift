@@ -3,10 +3,10 @@ import FerryPostgres
 
 /// The one place a resource action touches PostgreSQL: runs a
 /// ``ResourcePlan`` as the caller, each step one pipelined round trip with
-/// the token check in front (``Database/asCaller(_:_:)``), and returns what
+/// the token check in front (``PostgresGateway/asCaller(_:_:)``), and returns what
 /// the rows say (``ResourceResult``); the answer is ``ResourceResponse``'s.
 struct ResourceExecutor: Sendable {
-    let database: Database
+    let database: PostgresGateway
     let paging: IndexPaging
 
     /// What `plan`'s statements find for `caller`, for `request` (paging reads its

@@ -18,7 +18,7 @@ import Foundation
 ///
 /// Inside a batch, an operation's own key is ignored: the batch's key covers it.
 struct IdempotentWrites: Middleware {
-    let database: Database
+    let database: PostgresGateway
     let ttlHours: Int
 
     func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {

@@ -9,7 +9,7 @@ import Logging
 /// wins (401), because every answer first runs through the caller's transaction.
 public struct IndexPaging: Sendable {
     /// The serve database.
-    public let database: Database
+    public let database: PostgresGateway
     public let store: PagingSnapshotStore
     /// `Retry-After` of a 503 `paging_unavailable`, seconds.
     public let retryAfterSeconds: Int
@@ -17,7 +17,7 @@ public struct IndexPaging: Sendable {
     /// memcached's failures, logged at most once per 5 s with a count of the ones held back.
     let storeWarnings = LogThrottle()
 
-    public init(database: Database, store: PagingSnapshotStore, retryAfterSeconds: Int, logger: Logger) {
+    public init(database: PostgresGateway, store: PagingSnapshotStore, retryAfterSeconds: Int, logger: Logger) {
         self.database = database
         self.store = store
         self.retryAfterSeconds = max(1, retryAfterSeconds)

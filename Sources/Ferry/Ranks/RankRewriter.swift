@@ -19,7 +19,7 @@ import Foundation
 /// time may get equal keys. That is legal (ties order by id) and keeps
 /// writes free of locks.
 struct RankRewriter: Middleware {
-    let database: Database
+    let database: PostgresGateway
     let schema: SchemaCache
 
     func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {

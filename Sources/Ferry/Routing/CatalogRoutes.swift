@@ -2,7 +2,7 @@ import FerryHTTP
 
 /// `GET /v1`: the resources and their columns, for clients and tooling.
 struct CatalogRoutes: Sendable {
-    let database: Database
+    let database: PostgresGateway
     let schema: SchemaCache
 
     func register(on router: inout Router, handle: RouteHandling) {

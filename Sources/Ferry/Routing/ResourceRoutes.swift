@@ -14,7 +14,7 @@ struct ResourceRoutes: Sendable {
     let schemaName: String
     let scopes = AccessScopeCache()
 
-    init(database: Database, schema: SchemaCache, configuration: FerryConfiguration, paging: IndexPaging) {
+    init(database: PostgresGateway, schema: SchemaCache, configuration: FerryConfiguration, paging: IndexPaging) {
         self.schema = schema
         limits = ResourceAction.Limits(
             maxBulkItems: configuration.limits.maxBulkItems,

@@ -4,7 +4,7 @@ import FerryHTTP
 /// (a hashed Ferry token or a JWT), the trace that learns the user id for the
 /// log line, and the transaction it joins when one is open (a batch, an
 /// `Idempotency-Key` write, a computed rank). Handed to
-/// ``Database/asCaller(_:_:)`` explicitly, which checks the bearer.
+/// ``PostgresGateway/asCaller(_:_:)`` explicitly, which checks the bearer.
 struct Caller: Sendable {
     let credential: Credential
     let trace: RequestTrace?

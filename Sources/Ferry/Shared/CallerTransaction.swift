@@ -7,7 +7,7 @@ import FerryPostgres
 /// rank (FerryRank runs in Swift between reading the neighbours and writing).
 ///
 /// It travels in the request's ``RequestScope``: while a ``Caller`` carries
-/// one, `Database.asCaller` runs its statements inside it instead of opening
+/// one, `PostgresGateway.asCaller` runs its statements inside it instead of opening
 /// a transaction of its own, so the actions run unchanged inside a batch.
 ///
 /// Its statements run in Execution (`CallerTransaction+Run.swift`); the type is
@@ -15,7 +15,7 @@ import FerryPostgres
 ///
 /// `@unchecked Sendable` because it wraps a non-Sendable connection: it is
 /// created, used and dropped on the one thread that runs the request, inside
-/// `Database.callerTransaction`'s body; no other thread ever sees it.
+/// `PostgresGateway.callerTransaction`'s body; no other thread ever sees it.
 final class CallerTransaction: @unchecked Sendable {
     let connection: PostgresConnection
     /// The bearer the transaction's first statement identified the caller with.

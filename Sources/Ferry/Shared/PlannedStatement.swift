@@ -1,7 +1,7 @@
 import FerryPostgres
 
 /// A statement with typed binds: what a plan, a route or a write hook hands
-/// to `Database` to run.
+/// to `PostgresGateway` to run.
 struct PlannedStatement: Sendable, Equatable {
     let sql: String
     let binds: [Bind]

@@ -14,7 +14,7 @@ public struct AccessScope: Sendable, Equatable {
     public let readThroughScope: Bool
 
     /// The scopes of `schema` whose tables are both served resources in `catalog`.
-    static func load(schema: String, catalog: SchemaCatalog, database: Database) throws -> [AccessScope] {
+    static func load(schema: String, catalog: SchemaCatalog, database: PostgresGateway) throws -> [AccessScope] {
         try database.anonymous([statement(schema: schema)])[0].rows.compactMap { row in
             guard let scope = row[0], let member = row[1], let column = row[2],
                   catalog[scope] != nil, catalog[member]?.column(column) != nil else { return nil }

@@ -6,13 +6,13 @@ import FerryPostgres
 /// ChangesRoutes+LongPoll.swift), or as a stream of pages (server-sent events,
 /// `Accept: text/event-stream`, ChangesRoutes+EventStream.swift).
 struct ChangesRoutes: Sendable {
-    let database: Database
+    let database: PostgresGateway
     let schema: SchemaCache
     let schemaName: String
     let live: LiveFeed
     private let scopes = AccessScopeCache()
 
-    init(database: Database, schema: SchemaCache, schemaName: String, live: LiveFeed) {
+    init(database: PostgresGateway, schema: SchemaCache, schemaName: String, live: LiveFeed) {
         self.database = database
         self.schema = schema
         self.schemaName = schemaName

@@ -18,7 +18,7 @@ struct FeedCheck {
     let scopes: Set<WaiterRegistry.ScopeKey>?
 
     /// One check, counted in `registry` (`ferry_live_checks_total`).
-    static func run(_ plan: ChangesPlan, caller: Caller, database: Database, registry: WaiterRegistry) throws -> FeedCheck {
+    static func run(_ plan: ChangesPlan, caller: Caller, database: PostgresGateway, registry: WaiterRegistry) throws -> FeedCheck {
         registry.checksRunning.add(1, ordering: .relaxed)
         defer { registry.checksRunning.subtract(1, ordering: .relaxed) }
         let loadScopes = registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.credential))

@@ -7,7 +7,10 @@ import Logging
 // typed binds (Shared/PlannedStatement.swift), the one statement type of
 // Ferry's own code.
 
-/// Ferry's way into PostgreSQL: every request is one pipelined transaction.
+/// The one door through which a request's statements reach PostgreSQL, run
+/// as the caller under Row Level Security: every request is one pipelined
+/// transaction, or joins its caller's open one. Not FerryPostgres's: it sits
+/// on that module's ``PostgresPool`` and adds the caller.
 ///
 /// `asCaller` puts the token check (``tokenCheck``) first in the pipeline, so
 /// the token check, the caller's identity for Row Level Security, the action's
@@ -21,7 +24,7 @@ import Logging
 /// user on first sight and sets the claims, and is then cached until it
 /// expires: later requests start with ``claimsSetting``, as cheap as a cached
 /// Ferry token's ``callerSetting``.
-public final class Database: Sendable {
+public final class PostgresGateway: Sendable {
     /// The serve pool (the RLS-subject role). Private, so that a request's
     /// statements reach PostgreSQL only through this type; start-up and
     /// operations (the catalog, the purger, `/metrics`) use ``FerryApp/pool``.
@@ -37,7 +40,7 @@ public final class Database: Sendable {
     /// JWTs verified, each until it expires.
     let jwts: TokenCache
 
-    /// A database over `pool`, keeping checked tokens for `tokenCacheSeconds` (0: never),
+    /// A gateway over `pool`, keeping checked tokens for `tokenCacheSeconds` (0: never),
     /// accepting Ferry's tokens when `builtinTokens` and JWTs when `jwt` is set.
     public init(
         pool: PostgresPool, maxRetries: Int = 3, tokenCacheSeconds: Int = 0, builtinTokens: Bool = true, jwt: JWTVerifier? = nil
@@ -208,7 +211,7 @@ extension PostgresError {
     var isRetryableConflict: Bool { sqlState == "40001" || sqlState == "40P01" }
 }
 
-extension Database {
+extension PostgresGateway {
     /// Runs `body` in one transaction as `caller`, on one pooled connection.
     /// `body` gets the transaction, and hands it on (in its ``RequestScope``)
     /// to whatever it runs, so that every `asCaller` inside joins it.
