@@ -12,14 +12,9 @@ import FerryTestSupport
 /// fault "a PostgreSQL restart under load").
 @Suite struct PostgresRestartTests {
     @Test func servesAgainWithinSecondsOfARestart() throws {
-        let cluster = try TemporaryPostgres()
-        defer { cluster.destroy() }
-        let database = try ScratchDatabase(on: cluster)
-        let server = try TestServer(database: database) {
-            $0.database.poolSize = 4
-            $0.database.acquireTimeoutMs = 500
-        }
-        defer { server.stop() }
+        let isolated = try PrivateClusterServer { $0.database.acquireTimeoutMs = 500 }
+        defer { isolated.stop() }
+        let (cluster, server) = (isolated.cluster, isolated.server)
         let user = try server.user("rita")
 
         struct Outcome { let at: Double; let status: Int; let retryAfter: Bool; let seconds: Double; let write: Bool; let text: String }

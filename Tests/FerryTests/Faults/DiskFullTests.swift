@@ -14,12 +14,10 @@ import Glibc
 @Suite struct DiskFullTests {
     @Test(.enabled(if: TemporaryPostgres.canMountDisk, "skipped: mounting a tmpfs under PostgreSQL needs root and a system that allows mounts (CI runs as root)"))
     func writesAnswerStorageFullAndReadsGoOn() throws {
-        let cluster = try TemporaryPostgres(diskMegabytes: 160)
-        defer { cluster.destroy() }
-        let disk = try #require(cluster.disk)
-        let database = try ScratchDatabase(on: cluster)
-        let server = try TestServer(database: database) { $0.database.poolSize = 4 }
-        defer { server.stop() }
+        let isolated = try PrivateClusterServer(diskMegabytes: 160)
+        defer { isolated.stop() }
+        let server = isolated.server
+        let disk = try #require(isolated.cluster.disk)
         let user = try server.user("dora")
         let client = TestHTTPClient(port: server.port, timeout: 10)
         let auth = ("Authorization", "Bearer \(user.token)")

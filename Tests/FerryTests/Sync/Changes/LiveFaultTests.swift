@@ -25,15 +25,12 @@ import Testing
     }
 
     @Test func aPostgreSQLRestartWhileWaitersWaitMissesNothing() throws {
-        let cluster = try TemporaryPostgres()
-        defer { cluster.destroy() }
-        let database = try ScratchDatabase(on: cluster)
-        let server = try TestServer(database: database) {
-            $0.database.poolSize = 4
+        let isolated = try PrivateClusterServer {
             $0.database.acquireTimeoutMs = 500
             $0.live.fallbackCheckSeconds = 0.2
         }
-        defer { server.stop() }
+        defer { isolated.stop() }
+        let (cluster, server) = (isolated.cluster, isolated.server)
         let (alice, set, poll) = try Self.waitingUser(server)
 
         try cluster.restart()
