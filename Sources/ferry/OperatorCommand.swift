@@ -27,9 +27,7 @@ struct OperatorCommand: ParsableCommand {
 
         func run() throws {
             let config = try options.load()
-            guard let password = readLine(strippingNewline: true), !password.isEmpty else {
-                throw CLIError("no password on standard input")
-            }
+            let password = try PasswordInput.read()
             try OperatorCommand.withOwner(config) { connection in
                 let id = try OperatorAccounts.create(name: name, password: password, role: role, connection: connection)
                 print("created operator \(name) (\(role), \(id))")

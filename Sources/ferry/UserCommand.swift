@@ -22,13 +22,11 @@ struct UserCommand: ParsableCommand {
 
         func run() throws {
             let config = try options.load()
-            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
-                throw CLIError("no password on standard input")
-            }
+            let password = try PasswordInput.read()
             let connection = try OwnerConnection.open(config)
             defer { connection.close() }
             do {
-                let id = try AuthService.createUser(name: name, password: line, connection: connection)
+                let id = try AuthService.createUser(name: name, password: password, connection: connection)
                 print("created user \(name) (\(id))")
             } catch let problem as Problem {
                 throw CLIError(problem.detail ?? problem.code)
