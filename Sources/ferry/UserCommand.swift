@@ -1,7 +1,6 @@
 import ArgumentParser
 import Ferry
 import FerryPostgres
-import Foundation
 
 /// `ferry user add NAME`: creates a user, reading the password from standard input.
 struct UserCommand: ParsableCommand {
@@ -33,50 +32,4 @@ struct UserCommand: ParsableCommand {
             }
         }
     }
-}
-
-/// `ferry token issue NAME`: prints a new bearer token for a user.
-struct TokenCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "token", abstract: "Manage bearer tokens.", subcommands: [Issue.self]
-    )
-
-    struct Issue: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Issue a bearer token for a user and print it.")
-
-        @OptionGroup var options: ConfigOptions
-
-        @Argument(help: "The user's name.")
-        var name: String
-
-        @Option(help: "Lifetime in seconds (default: auth.token_ttl_seconds).")
-        var ttl: Int?
-
-        func run() throws {
-            let config = try options.load()
-            let connection = try OwnerConnection.open(config)
-            defer { connection.close() }
-            guard let issued = try AuthService.issueToken(
-                name: name, ttlSeconds: ttl ?? config.auth.tokenTTLSeconds, connection: connection)
-            else { throw CLIError("no user named \(name)") }
-            print(issued.token)
-        }
-    }
-}
-
-/// Administrative commands connect as the owner role (`database.migration_url`).
-enum OwnerConnection {
-    static func open(_ config: FerryConfiguration) throws -> PostgresConnection {
-        do {
-            return try PostgresConnection(url: config.database.migrationURL, applicationName: "ferry")
-        } catch {
-            throw CLIError("cannot connect to PostgreSQL as the owner role: \(error.message)")
-        }
-    }
-}
-
-/// A command failure: the message goes to standard error and the exit status is 1.
-struct CLIError: Error, CustomStringConvertible {
-    let description: String
-    init(_ message: String) { description = message }
 }
