@@ -53,7 +53,7 @@ extension ConsoleRoutes {
             frontier: (try position?.uint64(0)) ?? 0, nextXID: (try position?.uint64(1)) ?? 0,
             horizon: (try position?.uint64(2)) ?? 0, access: Self.accessEvents(facts[1]), oldest: Self.oldest(results[3]),
             liveTokens: Self.liveTokens(results[1]),
-            scopeResources: Set(try scopes.scopes(for: schema.catalog, schema: schemaName, database: database).map(\.scope)),
+            scopeResources: Set(try scopes.scopes(for: schema.catalog, generation: schema.generation, schema: schemaName, database: database).map(\.scope)),
             latestRefusal: try results[2].first.map { row in
                 (try row.int64(0) ?? 0, row[1] ?? "", row[2] ?? "", try row.int(3) ?? 0, row[4])
             })

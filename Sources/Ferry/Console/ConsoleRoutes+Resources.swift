@@ -30,7 +30,7 @@ extension ConsoleRoutes {
             Self.feedPosition,
         ])
         Self.trace(session, context)
-        let scopes = try self.scopes.scopes(for: catalog, schema: schemaName, database: database)
+        let scopes = try self.scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: database)
         let counts = results[0].first?[0] ?? "{}"
         let rules = results[1].first?[0] ?? "{}"
         let scopeList = JSONValue.array(scopes.map { scope in

@@ -51,7 +51,7 @@ extension ConsoleRoutes {
         ])
         Self.trace(session, context)
         let catalog = schema.catalog
-        let scopes = try self.scopes.scopes(for: catalog, schema: schemaName, database: database)
+        let scopes = try self.scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: database)
         let seen = try console.asUser(userID, tokenHash: hash) { transaction, name -> (String, PostgresResult) in
             let caller = Caller(credential: .token(hash: hash), trace: nil, transaction: transaction)
             return (name, try database.asCaller(caller, [Self.readableCounts(catalog, scopes: scopes)])[0])

@@ -40,19 +40,24 @@ public struct SchemaCatalog: Sendable, Equatable {
 ///
 /// Every request reads it; only a reload writes, so readers share the lock.
 public final class SchemaCache: Sendable {
-    private let current: Locked<SchemaCatalog>
+    private let current: Locked<(catalog: SchemaCatalog, generation: Int)>
 
-    public init(_ catalog: SchemaCatalog) { current = Locked(catalog) }
+    public init(_ catalog: SchemaCatalog) { current = Locked((catalog, 0)) }
 
     /// The catalog in force now.
-    public var catalog: SchemaCatalog { current.withLock { $0 } }
+    public var catalog: SchemaCatalog { current.withLock { $0.catalog } }
+
+    /// How many times the schema was read again since start, whether or not
+    /// the tables changed: what is read beside the catalog (policies, rules,
+    /// access scopes) is read again after each.
+    public var generation: Int { current.withLock { $0.generation } }
 
     /// Replaces the catalog; returns whether it changed.
     @discardableResult
     public func replace(with catalog: SchemaCatalog) -> Bool {
         current.withLock { old in
-            defer { old = catalog }
-            return old != catalog
+            defer { old = (catalog, old.generation + 1) }
+            return old.catalog != catalog
         }
     }
 }

@@ -34,7 +34,7 @@ import Testing
     static let planted: [(sql: String, code: String, object: String)] = [
         ("ALTER TABLE app.open_notes DISABLE ROW LEVEL SECURITY", "no_row_level_security", "app.open_notes"),
         ("SELECT 1", "bad_id_type", "app.events.id"),
-        ("DROP INDEX app.comments_list_id_idx", "unindexed_foreign_key", "app.comments (list_id)"),
+        ("DROP INDEX app.comments_list_id_idx, app.comments_list_id_feed_idx", "unindexed_foreign_key", "app.comments (list_id)"),
         ("DROP INDEX app.cards_list_id_rank_id_idx; CREATE INDEX cards_list_idx ON app.cards (list_id)", "unindexed_rank", "app.cards.rank"),
         ("REVOKE UPDATE (is_deleted) ON app.pins FROM ferry_app", "undeletable", "app.pins.is_deleted"),
         ("REVOKE INSERT (color), UPDATE (color) ON app.pins FROM ferry_app", "unwritable_column", "app.pins.color"),

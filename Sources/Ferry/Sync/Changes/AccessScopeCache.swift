@@ -1,14 +1,34 @@
 import FerryBase
 
-/// The access scopes, read once per catalog version (they change only with
-/// migrations, which also change or reload the catalog).
+/// The access scopes and read paths, read once per schema load: they change
+/// only with migrations, after which every instance reloads its schema
+/// (``SchemaCache/generation`` moves even when the tables did not change, as
+/// when a migration only adds a policy).
 final class AccessScopeCache: Sendable {
-    private let cached = Locked<(catalog: SchemaCatalog, scopes: [AccessScope])?>(nil)
+    private struct Entry {
+        let catalog: SchemaCatalog
+        let generation: Int
+        let scopes: [AccessScope]
+        let readPaths: [ReadPath]
+    }
 
-    func scopes(for catalog: SchemaCatalog, schema: String, database: PostgresGateway) throws -> [AccessScope] {
-        if let hit = cached.withLock({ $0?.catalog == catalog ? $0?.scopes : nil }) { return hit }
-        let loaded = try AccessScope.load(schema: schema, catalog: catalog, database: database)
-        cached.withLock { $0 = (catalog, loaded) }
+    private let cached = Locked<Entry?>(nil)
+
+    func scopes(for catalog: SchemaCatalog, generation: Int, schema: String, database: PostgresGateway) throws -> [AccessScope] {
+        try entry(catalog, generation, schema, database).scopes
+    }
+
+    func readPaths(for catalog: SchemaCatalog, generation: Int, schema: String, database: PostgresGateway) throws -> [ReadPath] {
+        try entry(catalog, generation, schema, database).readPaths
+    }
+
+    /// Read after the caller read `generation`, so an entry is never older than the load it is filed under.
+    private func entry(_ catalog: SchemaCatalog, _ generation: Int, _ schema: String, _ database: PostgresGateway) throws -> Entry {
+        if let hit = cached.withLock({ $0?.catalog == catalog && $0?.generation == generation ? $0 : nil }) { return hit }
+        let loaded = Entry(catalog: catalog, generation: generation,
+                           scopes: try AccessScope.load(schema: schema, catalog: catalog, database: database),
+                           readPaths: try ReadPath.load(schema: schema, catalog: catalog, database: database))
+        cached.withLock { $0 = loaded }
         return loaded
     }
 }

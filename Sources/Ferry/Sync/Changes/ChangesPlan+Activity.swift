@@ -1,8 +1,8 @@
 import FerryPostgres
 
 /// The cheap first step of every poll: "is there anything at all after the
-/// cursor and below the frontier?", one index probe per stream and no row
-/// rendering. Most polls end here (an empty page or a 304), and this
+/// cursor and below the frontier?", one index probe per stream (per key of a
+/// read path, ``ReadThrough``) and no row rendering. Most polls end here (an empty page or a 304), and this
 /// statement plans in a fraction of the time of the full page statement.
 ///
 /// It runs under the caller's RLS, so it answers for the caller's rows only;
@@ -23,8 +23,28 @@ extension ChangesPlan {
         // position some may remain at the same xid.
         let after = request.since.position == nil ? ">" : ">="
         let resources = request.resources.compactMap { catalog[$0] }
-        var probes = resources.map { resource in
-            "EXISTS (SELECT 1 FROM \(resource.qualifiedName) t WHERE t._ferry_xid \(after) $1::xid8 AND t._ferry_xid < s.frontier)"
+        let readThrough = self.readThrough
+        var probes = resources.flatMap { resource -> [String] in
+            let q = resource.qualifiedName
+            guard let paths = readThrough.paths(resource.name) else {
+                return ["EXISTS (SELECT 1 FROM \(q) t WHERE t._ferry_xid \(after) $1::xid8 AND t._ferry_xid < s.frontier)"]
+            }
+            // As in the page statement (pathWindow), "after the cursor" is a row
+            // comparison led by the path's column, which no other index can use,
+            // and the order by _ferry_xid is the path index's own once the column
+            // is fixed: together they keep the probe on (column, _ferry_xid, id)
+            // instead of a walk of the _ferry_xid index or of all the key's rows.
+            return paths.map { path in
+                let column = SQL.id(path.column)
+                let keys: String
+                switch path.keys {
+                case .caller: keys = "SELECT ferry.current_user_id()"
+                case .query(let query): keys = query
+                }
+                return "EXISTS (SELECT 1 FROM (\(keys)) k(key) CROSS JOIN LATERAL (SELECT 1 FROM \(q) m "
+                    + "WHERE m.\(column) = k.key AND (m.\(column), m._ferry_xid) \(after) (k.key, $1::xid8) "
+                    + "AND m._ferry_xid < s.frontier ORDER BY m._ferry_xid LIMIT 1) t)"
+            }
         }
         var heldProbes = resources.map { resource in
             "EXISTS (SELECT 1 FROM \(resource.qualifiedName) t WHERE t._ferry_xid >= s.frontier)"

@@ -2,17 +2,49 @@
 /// grant brought into view, and the rows an access revocation took away,
 /// each an index range scan after the cursor and below the frontier, merged
 /// and de-duplicated (one entry per `(xid, id)`), numbered in id order.
+///
+/// A table's own changed rows are read through its read paths when it has
+/// them (``ReadThrough``): per path, the `(column, _ferry_xid, id)` index from
+/// each key the caller holds. Otherwise the `(_ferry_xid, id)` index is walked
+/// and Row Level Security drops what the caller may not read.
 extension ChangesPlan {
     func stream(_ resource: Resource, index: Int) -> String {
         let q = resource.qualifiedName
         let idType = resource.column("id")?.type ?? "text"
         let row = RowJSON(resource: resource).view(SQL.column("t"))
-        var parts = ["""
-                (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
-                  WHERE \(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType))
-                    AND t._ferry_xid < (SELECT upto FROM f)
-                  ORDER BY t._ferry_xid, t.id LIMIT $3)
-            """]
+        var parts: [String]
+        if let paths = readThrough.paths(resource.name) {
+            parts = paths.map { path in
+                let column = SQL.id(path.column)
+                switch path.keys {
+                case .caller:
+                    let window = pathWindow(resource.name, column: "t.\(column)", key: "ferry.current_user_id()", alias: "t", idType: idType)
+                    return """
+                        (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
+                          WHERE \(window)
+                          ORDER BY t._ferry_xid, t.id LIMIT $3)
+                    """
+                case .query(let keys):
+                    // One index range per key: LATERAL with its own ORDER BY and
+                    // LIMIT keeps it a nested loop that reads at most a page per key.
+                    let window = pathWindow(resource.name, column: "m.\(column)", key: "k.key", alias: "m", idType: idType)
+                    return """
+                        (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM (\(keys)) k(key)
+                          CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
+                                 WHERE \(window)
+                                 ORDER BY m._ferry_xid, m.id LIMIT $3) t
+                          ORDER BY 1, 2 LIMIT $3)
+                    """
+                }
+            }
+        } else {
+            parts = ["""
+                    (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
+                      WHERE \(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType))
+                        AND t._ferry_xid < (SELECT upto FROM f)
+                      ORDER BY t._ferry_xid, t.id LIMIT $3)
+                """]
+        }
         for scope in scopes where scope.member == resource.name {
             guard let scopeTable = catalog[scope.scope], let column = resource.column(scope.column) else { continue }
             // LATERAL ... OFFSET 0 keeps this a nested loop driven by the few
@@ -54,6 +86,23 @@ extension ChangesPlan {
             \(parts.joined(separator: "\n    UNION ALL\n"))
                 ) u ORDER BY u.x, u.id) d
             """
+    }
+
+    /// A read path's rows of `resource` after the cursor and below the
+    /// frontier: `column = key`, and "after the cursor" as one row comparison
+    /// led by the column. That is an index condition on `(column, _ferry_xid,
+    /// id)` alone, so the planner cannot prefer the `(_ferry_xid, id)` index on
+    /// statistics that predate a burst of writes (it then walks all of them).
+    func pathWindow(_ resource: String, column: String, key: String, alias: String, idType: String) -> String {
+        let xid = "\(alias)._ferry_xid"
+        let after: String
+        if let position = request.since.position, resource == position.resource {
+            after = "(\(column), \(xid), \(alias).id) > (\(key), $1::xid8, CAST($2 AS \(idType)))"
+        } else {
+            let strict = request.since.position.map { ChangeOrder.precedes(resource, $0.resource) } ?? true
+            after = "(\(column), \(xid)) \(strict ? ">" : ">=") (\(key), $1::xid8)"
+        }
+        return "\(column) = \(key) AND \(after) AND \(xid) < (SELECT upto FROM f)"
     }
 
     /// "After the cursor" for entries of `resource`, as a condition on its

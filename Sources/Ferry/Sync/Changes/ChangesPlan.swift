@@ -22,6 +22,11 @@ struct ChangesPlan {
     let request: ChangesRequest
     let catalog: SchemaCatalog
     let scopes: [AccessScope]
+    /// The declarative rules' read paths (``ReadThrough``); without them each
+    /// table's part walks every change since the cursor.
+    var readPaths: [ReadPath] = []
+
+    var readThrough: ReadThrough { ReadThrough(catalog: catalog, readPaths: readPaths) }
 
     /// The statement. Parameters: `$1` cursor xid, `$2` cursor id (position
     /// only), `$3` page size + 1 (one more tells whether there is more),

@@ -29,8 +29,10 @@ struct ChangesRoutes: Sendable {
                             transaction: context.scope.transaction)
         let catalog = schema.catalog
         let parsed = try ChangesRequest(request, catalog: catalog)
+        let generation = schema.generation
         let plan = ChangesPlan(request: parsed, catalog: catalog,
-                               scopes: try scopes.scopes(for: catalog, schema: schemaName, database: database))
+                               scopes: try scopes.scopes(for: catalog, generation: generation, schema: schemaName, database: database),
+                               readPaths: try scopes.readPaths(for: catalog, generation: generation, schema: schemaName, database: database))
         // Only a GET the server can park waits: not a HEAD, nor one a batch replays in its transaction.
         let ticket = caller.transaction == nil && request.method == "GET" ? context.parkingTicket() : nil
         if let ticket, parsed.stream {

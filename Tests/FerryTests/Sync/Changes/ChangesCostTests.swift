@@ -29,7 +29,10 @@ extension ChangesSuites {
             let large = try Self.measure(rows: Self.sizes[1])
             for (name, s, l) in [("page with grants and revocations", small.page, large.page),
                                  ("empty poll (activity check)", small.activity, large.activity),
-                                 ("page at the frontier", small.frontierPage, large.frontierPage)] {
+                                 ("page at the frontier", small.frontierPage, large.frontierPage),
+                                 ("poll after another user changed every row", small.othersActivity, large.othersActivity),
+                                 ("poll after another user changed every row the reader may not see",
+                                  small.invisibleActivity, large.invisibleActivity)] {
                 print("cost: \(name): \(s.buffers) buffers at \(Self.sizes[0]) rows, \(l.buffers) at \(Self.sizes[1]); "
                       + "execution \(s.executionMs) / \(l.executionMs) ms")
                 if ProcessInfo.processInfo.environment["FERRY_COST_PLANS"] != nil { print(s.text); print(l.text) }
@@ -48,6 +51,24 @@ extension ChangesSuites {
             // (each set's 100 terms, granted or revoked), the same at both sizes.
             #expect(small.pageRows == large.pageRows)
             #expect(small.pageRows >= (Self.grants + Self.revocations) * 100)
+            // Of the other user's rewrite the reader sees what is in the sets still
+            // shared with them, and nothing else: the same at both sizes.
+            #expect(small.othersPageRows == large.othersPageRows)
+            #expect(small.othersPageRows == Self.grants * 100 + 1)
+            // That page reads each row it returns, and its scope row for the
+            // policy (a few buffers each), never the other user's rewrite
+            // (every row of the table, after the cursor): the feed reads
+            // through the reader's sets (core 0021). At the smaller size the
+            // planner may hash the policy's scope table instead, so the page is
+            // judged by what it returns, not against the smaller size.
+            for (size, plan) in [(Self.sizes[0], small.othersPage), (Self.sizes[1], large.othersPage)] {
+                print("cost: page after another user changed every row: \(plan.buffers) buffers at \(size) rows, "
+                      + "\(small.othersPageRows) entries; execution \(plan.executionMs) ms")
+                let scans = plan.executedSeqScans(of: size == Self.sizes[0] ? ["terms"] : Self.grownTables)
+                #expect(scans.isEmpty, "page after the rewrite at \(size): executed sequential scans of \(scans)\n\(plan.text)")
+                #expect(plan.buffers <= 6 * small.othersPageRows + 64,
+                        "page after the rewrite at \(size): \(plan.buffers) buffers for \(small.othersPageRows) entries\n\(plan.text)")
+            }
         }
 
         static let grants = 4
@@ -58,12 +79,20 @@ extension ChangesSuites {
             let pageRows: Int
             let activity: ExecutedPlan
             let frontierPage: ExecutedPlan
+            /// After the other user rewrote every one of their rows.
+            let othersActivity: ExecutedPlan
+            let othersPage: ExecutedPlan
+            let othersPageRows: Int
+            /// After the other user rewrote every row the reader may not see.
+            let invisibleActivity: ExecutedPlan
         }
 
         /// Seeds `rows` terms of another user (sets of 100), gives the reader
         /// access to `grants` of those sets and takes `revocations` away, and
         /// explains the reader's page from before those changes, the empty poll
-        /// after them, and the full page statement at that frontier.
+        /// after them, and the full page statement at that frontier; then the
+        /// other user rewrites every row, and it explains the reader's poll and
+        /// page after that, which hold only the sets still shared with them.
         static func measure(rows: Int) throws -> Measurement {
             let server = try TestServer()
             defer { server.stop() }
@@ -97,19 +126,53 @@ extension ChangesSuites {
 
             let catalog = server.app.schema.catalog
             let scopes = try scopes(server)
+            let paths = try ReadPath.load(schema: "app", catalog: catalog, database: server.app.database)
             let resources = catalog.names.sorted(by: ChangeOrder.precedes)
-            let pagePlan = ChangesPlan(request: ChangesRequest(since: before, limit: 1_000, resources: resources), catalog: catalog, scopes: scopes)
+            let plan = { (since: ChangeCursor, limit: Int) in
+                ChangesPlan(request: ChangesRequest(since: since, limit: limit, resources: resources),
+                            catalog: catalog, scopes: scopes, readPaths: paths)
+            }
+            let pagePlan = plan(before, 1_000)
             let page = try explain(server, statement: pagePlan.statement, userID: reader.id)
             // Column 4 counts the page's entries (at most its limit + 1).
             let pageRows = Int(try value(server, statement: pagePlan.statement, userID: reader.id, column: 3) ?? "") ?? -1
 
             try feed.catchUp(pastXID: try server.maxXID(), limit: 5_000, timeout: 300)
             let frontier = try #require(feed.position)
-            let quiet = ChangesPlan(request: ChangesRequest(since: frontier, limit: 500, resources: resources), catalog: catalog, scopes: scopes)
+            let quiet = plan(frontier, 500)
+            let activity = try explain(server, statement: quiet.activityStatement, userID: reader.id)
+            let frontierPage = try explain(server, statement: quiet.statement, userID: reader.id)
+
+            // The other user rewrites all their rows, and one of a set still shared.
+            _ = try server.ownerQuery("UPDATE app.terms t SET definition = definition || '.' FROM app.study_sets s "
+                                      + "WHERE s.id = t.set_id AND s.creator_id = $1", [other.id])
+            _ = try server.ownerQuery("UPDATE app.study_sets SET title = title || '.' WHERE id = $1", [sets[0]])
+            let rewrite = try server.maxXID()
+            try waitUntil("every transaction older than xid \(rewrite) to end", within: 120) {
+                UInt64(try server.ownerQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").rows[0][0] ?? "0") ?? 0 > rewrite
+            }
+            let after = plan(frontier, 5_000)
+            let othersActivity = try explain(server, statement: after.activityStatement, userID: reader.id)
+            let othersPage = try explain(server, statement: after.statement, userID: reader.id)
+            let othersPageRows = Int(try value(server, statement: after.statement, userID: reader.id, column: 3) ?? "") ?? -1
+
+            // Then every row the reader may not see: their poll finds nothing.
+            try feed.catchUp(pastXID: try server.maxXID(), limit: 5_000, timeout: 300)
+            let caughtUp = try #require(feed.position)
+            _ = try server.ownerQuery("UPDATE app.terms t SET definition = definition || '.' FROM app.study_sets s "
+                                      + "WHERE s.id = t.set_id AND s.creator_id = $1 AND s.id <> ALL ($2::uuid[])",
+                                      [other.id, "{" + sets.prefix(grants).joined(separator: ",") + "}"])
+            let hidden = try server.maxXID()
+            try waitUntil("every transaction older than xid \(hidden) to end", within: 120) {
+                UInt64(try server.ownerQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").rows[0][0] ?? "0") ?? 0 > hidden
+            }
+            let invisible = plan(caughtUp, 500).activityStatement
+            #expect(try value(server, statement: invisible, userID: reader.id, column: 3) == "f",
+                    "the reader's poll found something in another user's private rows")
             return Measurement(
-                page: page, pageRows: pageRows,
-                activity: try explain(server, statement: quiet.activityStatement, userID: reader.id),
-                frontierPage: try explain(server, statement: quiet.statement, userID: reader.id))
+                page: page, pageRows: pageRows, activity: activity, frontierPage: frontierPage,
+                othersActivity: othersActivity, othersPage: othersPage, othersPageRows: othersPageRows,
+                invisibleActivity: try explain(server, statement: invisible, userID: reader.id))
         }
 
         /// Another user's `rows` terms, in sets of 100: the table that grows.

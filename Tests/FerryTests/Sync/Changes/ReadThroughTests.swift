@@ -1,0 +1,125 @@
+@testable import Ferry
+import FerryHTTPTestSupport
+import FerryPostgres
+import FerryTestSupport
+import Foundation
+import Testing
+
+extension ChangesSuites {
+    /// The feed read through the rules' read paths (core 0021) answers exactly
+    /// what the walk of every change answers: the paths only choose where to
+    /// look. Each user's whole feed, in large and in small pages, is read both
+    /// ways in one snapshot and compared row for row, after owned, shared,
+    /// child, linked, deleted, granted and revoked rows of three users.
+    @Suite struct ReadThroughTests {
+        @Test func everyUsersFeedIsTheSameReadThroughThePathsAsWalked() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let ann = try server.user("ann"), bob = try server.user("bob"), cat = try server.user("cat")
+            let catalog = server.app.schema.catalog
+            let paths = try ReadPath.load(schema: "app", catalog: catalog, database: server.app.database)
+            let scopes = try AccessScope.load(schema: "app", catalog: catalog, database: server.app.database)
+            // Every table of the study app is under a rule, each with a path.
+            let through = ReadThrough(catalog: catalog, readPaths: paths)
+            for name in catalog.names { #expect(through.paths(name) != nil, "\(name) has no read path") }
+
+            try Self.write(server, ann: ann.id, bob: bob.id, cat: cat.id)
+            let resources = catalog.names.sorted(by: ChangeOrder.precedes)
+            for user in [ann, bob, cat] {
+                for limit in [1_000, 7] {
+                    var cursor = ChangeCursor.start
+                    var pages = 0
+                    while true {
+                        let request = ChangesRequest(since: cursor, limit: limit, resources: resources)
+                        let read = ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths)
+                        let walked = ChangesPlan(request: request, catalog: catalog, scopes: scopes)
+                        let (through, walk) = try Self.bothWays(server, read, walked, userID: user.id)
+                        #expect(through.page == walk.page, "page \(pages) of \(limit) for \(user.id)")
+                        #expect(through.active == walk.active, "activity at page \(pages) of \(limit) for \(user.id)")
+                        let page = try ChangesPage(through.result, request: request)
+                        pages += 1
+                        guard page.hasMore, pages < 200 else { break }
+                        cursor = page.cursor
+                    }
+                    if limit == 7 { #expect(pages > 3, "the small pages paged") }
+                }
+            }
+        }
+
+        /// A permissive read policy of the app's own beside a rule's may let the
+        /// caller read more than the rule says: that table, and the tables read
+        /// through it, lose their paths and are walked as before.
+        @Test func aPolicyBesideTheRuleTurnsThePathsOff() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let catalog = server.app.schema.catalog
+            _ = try server.ownerQuery("CREATE POLICY everyone_reads ON app.folders FOR SELECT USING (true)")
+            let paths = try ReadPath.load(schema: "app", catalog: catalog, database: server.app.database)
+            let through = ReadThrough(catalog: catalog, readPaths: paths)
+            #expect(paths.first { $0.table == "folders" }?.rulesOnly == false)
+            #expect(through.paths("folders") == nil)
+            #expect(through.paths("folder_sets") == nil, "a child of a table without paths has none")
+            #expect(through.paths("terms") != nil)
+        }
+
+        /// Three users' sets, terms, folders and collaborations, changed over
+        /// several transactions: shares granted and revoked, rows deleted.
+        static func write(_ server: TestServer, ann: String, bob: String, cat: String) throws {
+            func set(_ owner: String, _ title: String, terms: Int) throws -> String {
+                let id = try #require(try server.ownerQuery(
+                    "INSERT INTO app.study_sets (creator_id, title) VALUES ($1, $2) RETURNING id", [owner, title]).rows[0][0])
+                _ = try server.ownerQuery("""
+                    INSERT INTO app.terms (set_id, word, definition, rank)
+                    SELECT $1, $2 || ' ' || i, 'definition ' || i, 'r' || lpad(i::text, 3, '0') || 'V' FROM generate_series(1, $3) i
+                    """, [id, title, String(terms)])
+                return id
+            }
+            let shared = try set(ann, "ann shared", terms: 12)
+            let secret = try set(ann, "ann secret", terms: 9)
+            let bobs = try set(bob, "bob own", terms: 5)
+            let cats = try set(cat, "cat shared", terms: 6)
+            _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2), ($3, $2), ($3, $4)",
+                                      [shared, bob, cats, ann])
+            let folder = try #require(try server.ownerQuery(
+                "INSERT INTO app.folders (owner_id, name) VALUES ($1, 'bob folder') RETURNING id", [bob]).rows[0][0])
+            _ = try server.ownerQuery("INSERT INTO app.folder_sets (folder_id, set_id) VALUES ($1, $2), ($1, $3)", [folder, bobs, shared])
+            _ = try server.ownerQuery("UPDATE app.terms SET definition = definition || ' (edited)' WHERE set_id = $1 AND word LIKE '% 1%'", [shared])
+            _ = try server.ownerQuery("UPDATE app.terms SET is_deleted = true WHERE set_id = $1 AND word LIKE '% 2'", [secret])
+            _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [shared, cat])
+            _ = try server.ownerQuery("UPDATE app.set_collaborators SET is_deleted = true WHERE set_id = $1 AND user_id = $2", [shared, bob])
+            _ = try server.ownerQuery("UPDATE app.terms SET definition = definition || ' (later)' WHERE set_id = $1 AND word LIKE '% 3'", [shared])
+            _ = try server.ownerQuery("UPDATE app.study_sets SET is_deleted = true WHERE id = $1", [cats])
+            _ = try server.ownerQuery("UPDATE app.study_sets SET title = 'bob renamed' WHERE id = $1", [bobs])
+            let last = try server.maxXID()
+            try waitUntil("every transaction older than xid \(last) to end", within: 120) {
+                UInt64(try server.ownerQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").rows[0][0] ?? "0") ?? 0 > last
+            }
+        }
+
+        struct Answer {
+            let result: PostgresResult
+            /// The page statement's row, every column.
+            let page: [String?]
+            /// The activity check's answer: whether anything follows the cursor.
+            let active: String?
+        }
+
+        /// Runs both plans' page and activity statements as `userID` in one
+        /// snapshot (so that the frontier is the same for both).
+        static func bothWays(_ server: TestServer, _ read: ChangesPlan, _ walked: ChangesPlan, userID: String) throws -> (Answer, Answer) {
+            try server.app.pool.withConnection { connection in
+                try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                defer { _ = try? connection.execute("ROLLBACK") }
+                _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [userID])
+                func answer(_ plan: ChangesPlan) throws -> Answer {
+                    let page = plan.statement.postgres, activity = plan.activityStatement.postgres
+                    let result = try connection.query(page.sql, page.params)
+                    let row = result.rows[0]
+                    return Answer(result: result, page: (0..<8).map { row[$0] },
+                                  active: try connection.query(activity.sql, activity.params).rows[0][3])
+                }
+                return (try answer(read), try answer(walked))
+            }
+        }
+    }
+}
