@@ -227,8 +227,14 @@ BEGIN
     PERFORM pg_temp.check(plan LIKE '%InitPlan%' AND plan NOT LIKE '%Seq Scan%',
                           'access check reads the collaborations once and scans nothing whole: ' || plan);
 
+    -- On these few rows a bitmap scan and a sort is as cheap as the ordered
+    -- index (since core 0021 another index leads with set_id, the feed's
+    -- (set_id, _ferry_xid, id)); with sorting priced out, what is checked is
+    -- that an index gives the order.
+    PERFORM set_config('enable_sort', 'off', true);
     SELECT string_agg(line, E'\n') INTO plan
       FROM (SELECT * FROM pg_temp.explain(format('SELECT * FROM app.terms WHERE set_id = %L ORDER BY rank, id LIMIT 100', pg_temp.id('set_a')))) p(line);
+    PERFORM set_config('enable_sort', 'on', true);
     RAISE NOTICE E'terms of a set:\n%', plan;
     PERFORM pg_temp.check(plan LIKE '%Index%terms_set_rank_idx%', 'terms of a set use (set_id, rank, id): ' || plan);
 

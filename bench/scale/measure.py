@@ -2,12 +2,15 @@
 """bench/scale: one size's operations against a running ferry serve.
 
   measure.py URL cursor            the reader's since=now cursor (before access changes)
-  measure.py URL run CURSOR SIZE   p50/p99 of each operation, as one JSON line
+  measure.py URL run CURSOR SIZE [OWNER_URL]
+                                   p50/p99 of each operation, as one JSON line; with
+                                   OWNER_URL, last, the reader's poll after every row
+                                   they may not see was rewritten (psql as the owner)
 
 Sequential requests on one keep-alive connection (http.client), so each figure
 is one request's latency with nothing queued behind it.
 """
-import base64, http.client, json, sys, time, uuid
+import base64, http.client, json, subprocess, sys, time, uuid
 from urllib.parse import urlparse
 
 URL = urlparse(sys.argv[1])
@@ -94,6 +97,26 @@ def main():
         c, "PATCH", f"/v1/terms/{patch_ids[i % len(patch_ids)]}", reader, {"word": f"w{i}"}, {"If-Match": "*"}), {200})
     results["POST of 100"] = timed(conn, 30, lambda c, i: call(c, "POST", "/v1/terms", reader, [
         {"id": str(uuid.uuid4()), "set_id": write_set, "word": f"n{i}-{k}", "rank": f"n{i:03d}{k:03d}V"} for k in range(100)]), {201})
+    # A reader's first page of a full sync, from the start: their own sets and
+    # the 100 sets shared with them, among everyone's rows.
+    results["first page from the start (100 rows)"] = timed(conn, 50, lambda c, i: call(
+        c, "GET", "/v1/changes?limit=100", reader), {200})
+    if len(sys.argv) > 5:
+        # Every term of the other users' sets that the reader may not see is
+        # rewritten after the reader's cursor; their poll then has nothing.
+        _, _, body = call(conn, "GET", "/v1/changes?since=now", reader)
+        quiet = json.loads(body)["cursor"]
+        start = time.perf_counter()
+        rewritten = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", sys.argv[5], "-c", """
+            WITH r AS (SELECT id FROM ferry.users WHERE name = 'reader'),
+                 seen AS (SELECT c.set_id FROM app.set_collaborators c, r WHERE c.user_id = r.id AND NOT c.is_deleted),
+                 u AS (UPDATE app.terms t SET definition = t.definition || '.' FROM app.study_sets s, r
+                        WHERE s.id = t.set_id AND s.creator_id <> r.id AND s.id NOT IN (SELECT set_id FROM seen) RETURNING 1)
+            SELECT count(*) FROM u"""], check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+        results["invisible_changes"] = int(rewritten)
+        results["invisible_rewrite_s"] = round(time.perf_counter() - start, 1)
+        results["poll after the invisible changes (304)"] = timed(conn, 300, lambda c, i: call(
+            c, "GET", f"/v1/changes?since={quiet}", reader, headers={"If-None-Match": f'"{quiet}"'}), {304})
     print(json.dumps(results))
 
 

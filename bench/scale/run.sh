@@ -56,7 +56,7 @@ for size in $SIZES; do
   for _ in $(seq 200); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
   cursor=$(python3 bench/scale/measure.py "http://127.0.0.1:$PORT" cursor)
   psql -X -q -v ON_ERROR_STOP=1 "$OWNER" -f bench/scale/access.sql >/dev/null
-  python3 bench/scale/measure.py "http://127.0.0.1:$PORT" run "$cursor" "$size" | tee -a "$OUT/results.jsonl"
+  python3 bench/scale/measure.py "http://127.0.0.1:$PORT" run "$cursor" "$size" "$OWNER" | tee -a "$OUT/results.jsonl"
   if [ "$size" = "$LARGEST" ]; then
     su_psql -d "$DB" -c "ALTER DATABASE $DB SET session_preload_libraries = 'auto_explain'" \
       -c "ALTER DATABASE $DB SET auto_explain.log_min_duration = 0" -c "ALTER DATABASE $DB SET auto_explain.log_analyze = on" \
@@ -93,6 +93,9 @@ for r in rows:
     if "huge_snapshot" in r:
         h = r["huge_snapshot"]
         print(f"Index page 1 of a {r['huge_snapshot_rows']:,}-row snapshot at {r['size']:,} terms: p50 {h['p50']:.1f} ms, p99 {h['p99']:.1f} ms.")
+print("The poll after the invisible changes follows a rewrite of " + ", ".join(
+    f"{r['invisible_changes']:,} rows at {r['size']:,} ({r['invisible_rewrite_s']} s)" for r in rows if "invisible_changes" in r)
+      + ": every term of other users' sets that the reader may not see.")
 PY
 cat "$OUT/results.md"
 if python3 -c "import matplotlib" 2>/dev/null; then python3 bench/scale/plot.py "$OUT/results.jsonl" "$OUT/scale.png"; echo "plot: $OUT/scale.png"; fi
