@@ -48,7 +48,11 @@ import Testing
         try await bob.run("add perro = dog", until: "perro") { $0.texts == ["hola = hello", "perro = dog"] }
         try await bob.run("move 2 1", until: "perro first") { $0.texts == ["perro = dog", "hola = hello"] }
         try await bob.run("edit 2 hola = hi", until: "edited") { $0.texts == ["perro = dog", "hola = hi"] }
-        let offline = try await bob.run("sync", until: "the failure shown") { $0.contains("last error: offline") }
+        // The failure line and the rows' states are drawn in turn: wait for both
+        // (a row still "syncing" beside the error is a screen between two draws).
+        let offline = try await bob.run("sync", until: "the failure shown, every row pending again") {
+            $0.contains("last error: offline") && $0.rows.allSatisfy { $0.state == "pending" }
+        }
         #expect(offline.count("pending") == 3, "Bob's three edits wait in the outbox:\n\(offline)")
         #expect(offline.rows.map(\.state) == ["pending", "pending"], "\(offline)")
 
