@@ -36,6 +36,8 @@ public struct ExecutedPlan: Sendable {
     public let buffers: Int
     /// `Execution Time`, for printing only: tests do not assert on time.
     public let executionMs: Double
+    /// `Planning Time`, for printing only.
+    public let planningMs: Double
     /// Functions JIT-compiled for the statement; 0 when JIT did not run.
     public let jitFunctions: Int
 
@@ -63,6 +65,7 @@ public struct ExecutedPlan: Sendable {
         executed = nodes
         buffers = (plan["Shared Hit Blocks"] as? Int ?? 0) + (plan["Shared Read Blocks"] as? Int ?? 0)
         executionMs = (top["Execution Time"] as? NSNumber)?.doubleValue ?? -1
+        planningMs = (top["Planning Time"] as? NSNumber)?.doubleValue ?? -1
         jitFunctions = (top["JIT"] as? [String: Any])?["Functions"] as? Int ?? 0
     }
 

@@ -101,6 +101,13 @@ def main():
     # the 100 sets shared with them, among everyone's rows.
     results["first page from the start (100 rows)"] = timed(conn, 50, lambda c, i: call(
         c, "GET", "/v1/changes?limit=100", reader), {200})
+    # An owner of many sets syncing through the feed from the start (FerryKit
+    # syncs first through Index): each set of theirs is a key of the terms'
+    # read path, so the page reads up to a page per set.
+    results["big user's first page from the start (500 rows)"] = timed(conn, 20, lambda c, i: call(
+        c, "GET", "/v1/changes?limit=500", big), {200})
+    if "huge_snapshot" in results:
+        results["huge_first_feed_page"] = timed(conn, 5, lambda c, i: call(c, "GET", "/v1/changes?limit=500", huge), {200})
     if len(sys.argv) > 5:
         # Every term of the other users' sets that the reader may not see is
         # rewritten after the reader's cursor; their poll then has nothing.

@@ -93,6 +93,10 @@ for r in rows:
     if "huge_snapshot" in r:
         h = r["huge_snapshot"]
         print(f"Index page 1 of a {r['huge_snapshot_rows']:,}-row snapshot at {r['size']:,} terms: p50 {h['p50']:.1f} ms, p99 {h['p99']:.1f} ms.")
+for r in rows:
+    if "huge_first_feed_page" in r:
+        h = r["huge_first_feed_page"]
+        print(f"The huge user's first feed page from the start (500 of {r['huge_snapshot_rows']:,} terms in 1,000 sets) at {r['size']:,} terms: p50 {h['p50']:.1f} ms, p99 {h['p99']:.1f} ms.")
 print("The poll after the invisible changes follows a rewrite of " + ", ".join(
     f"{r['invisible_changes']:,} rows at {r['size']:,} ({r['invisible_rewrite_s']} s)" for r in rows if "invisible_changes" in r)
       + ": every term of other users' sets that the reader may not see.")

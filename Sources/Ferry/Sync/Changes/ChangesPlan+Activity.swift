@@ -36,12 +36,7 @@ extension ChangesPlan {
             // instead of a walk of the _ferry_xid index or of all the key's rows.
             return paths.map { path in
                 let column = SQL.id(path.column)
-                let keys: String
-                switch path.keys {
-                case .caller: keys = "SELECT ferry.current_user_id()"
-                case .query(let query): keys = query
-                }
-                return "EXISTS (SELECT 1 FROM (\(keys)) k(key) CROSS JOIN LATERAL (SELECT 1 FROM \(q) m "
+                return "EXISTS (SELECT 1 FROM (\(readThrough.keys(path))) k CROSS JOIN LATERAL (SELECT 1 FROM \(q) m "
                     + "WHERE m.\(column) = k.key AND (m.\(column), m._ferry_xid) \(after) (k.key, $1::xid8) "
                     + "AND m._ferry_xid < s.frontier ORDER BY m._ferry_xid LIMIT 1) t)"
             }
@@ -63,7 +58,8 @@ extension ChangesPlan {
             binds.append(.text(position.id))
         }
         let held = waiting ? ",\n       " + heldProbes.joined(separator: "\n    OR ") : ""
-        let sql = """
+        let readable = readThrough.withClause(for: resources.map(\.name))
+        let sql = (readable.isEmpty ? "" : "WITH \(readable)\n") + """
             SELECT s.frontier::text, \(idCheck),
                    NOT $2::boolean AND ($1::xid8 < h.horizon_xid OR ($1::xid8 = h.horizon_xid AND $3::boolean)),
                    \(probes.joined(separator: "\n   OR "))\(held)

@@ -3,33 +3,43 @@
 /// each an index range scan after the cursor and below the frontier, merged
 /// and de-duplicated (one entry per `(xid, id)`), numbered in id order.
 ///
-/// A table's own changed rows are read through its read paths when it has
-/// them (``ReadThrough``): per path, the `(column, _ferry_xid, id)` index from
-/// each key the caller holds. Otherwise the `(_ferry_xid, id)` index is walked
-/// and Row Level Security drops what the caller may not read.
+/// A poll's page (from a frontier cursor) reads a table's own changed rows
+/// through its read paths when it has them (``ReadThrough``): per path, the
+/// `(column, _ferry_xid, id)` index from each key the caller holds. Otherwise
+/// the `(_ferry_xid, id)` index is walked and Row Level Security drops what
+/// the caller may not read.
 extension ChangesPlan {
+    /// Whether the page reads through the paths: a poll, whose window holds
+    /// what happened since the caller last caught up. A path reads up to a page
+    /// per key, so a window that holds much of what the caller may see (a sync
+    /// from the start, and every page after a full one: a position cursor)
+    /// would read all of it for every page when the caller holds many keys (an
+    /// owner of a thousand sets: 650 ms a page, bench/README.md); there the walk
+    /// costs about a page, as the caller's rows are most of what it meets.
+    var pagesThroughPaths: Bool { request.since.position == nil && !request.since.isStart }
+
     func stream(_ resource: Resource, index: Int) -> String {
         let q = resource.qualifiedName
         let idType = resource.column("id")?.type ?? "text"
         let row = RowJSON(resource: resource).view(SQL.column("t"))
         var parts: [String]
-        if let paths = readThrough.paths(resource.name) {
+        if pagesThroughPaths, let paths = readThrough.paths(resource.name) {
             parts = paths.map { path in
                 let column = SQL.id(path.column)
                 switch path.keys {
                 case .caller:
-                    let window = pathWindow(resource.name, column: "t.\(column)", key: "ferry.current_user_id()", alias: "t", idType: idType)
+                    let window = pathWindow(column: "t.\(column)", key: "ferry.current_user_id()", alias: "t")
                     return """
                         (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
                           WHERE \(window)
                           ORDER BY t._ferry_xid, t.id LIMIT $3)
                     """
-                case .query(let keys):
+                default:
                     // One index range per key: LATERAL with its own ORDER BY and
                     // LIMIT keeps it a nested loop that reads at most a page per key.
-                    let window = pathWindow(resource.name, column: "m.\(column)", key: "k.key", alias: "m", idType: idType)
+                    let window = pathWindow(column: "m.\(column)", key: "k.key", alias: "m")
                     return """
-                        (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM (\(keys)) k(key)
+                        (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM (\(readThrough.keys(path))) k
                           CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
                                  WHERE \(window)
                                  ORDER BY m._ferry_xid, m.id LIMIT $3) t
@@ -88,21 +98,14 @@ extension ChangesPlan {
             """
     }
 
-    /// A read path's rows of `resource` after the cursor and below the
-    /// frontier: `column = key`, and "after the cursor" as one row comparison
-    /// led by the column. That is an index condition on `(column, _ferry_xid,
-    /// id)` alone, so the planner cannot prefer the `(_ferry_xid, id)` index on
-    /// statistics that predate a burst of writes (it then walks all of them).
-    func pathWindow(_ resource: String, column: String, key: String, alias: String, idType: String) -> String {
-        let xid = "\(alias)._ferry_xid"
-        let after: String
-        if let position = request.since.position, resource == position.resource {
-            after = "(\(column), \(xid), \(alias).id) > (\(key), $1::xid8, CAST($2 AS \(idType)))"
-        } else {
-            let strict = request.since.position.map { ChangeOrder.precedes(resource, $0.resource) } ?? true
-            after = "(\(column), \(xid)) \(strict ? ">" : ">=") (\(key), $1::xid8)"
-        }
-        return "\(column) = \(key) AND \(after) AND \(xid) < (SELECT upto FROM f)"
+    /// A read path's rows of `resource` after the (frontier) cursor and below
+    /// the frontier: `column = key`, and "after the cursor" as one row
+    /// comparison led by the column. That is an index condition on `(column,
+    /// _ferry_xid, id)` alone, so the planner cannot prefer the `(_ferry_xid,
+    /// id)` index on statistics that predate a burst of writes (it then walks
+    /// all of them).
+    func pathWindow(column: String, key: String, alias: String) -> String {
+        "\(column) = \(key) AND (\(column), \(alias)._ferry_xid) > (\(key), $1::xid8) AND \(alias)._ferry_xid < (SELECT upto FROM f)"
     }
 
     /// "After the cursor" for entries of `resource`, as a condition on its

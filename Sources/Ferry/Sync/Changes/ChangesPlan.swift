@@ -36,6 +36,7 @@ struct ChangesPlan {
         let blocks = request.resources.enumerated().compactMap { index, name in
             catalog[name].map { stream($0, index: index) }
         }
+        let readable = pagesThroughPaths ? readThrough.withClause(for: request.resources) : ""
         let sql = """
             WITH f AS MATERIALIZED (
               SELECT s.frontier, e.expired, $2::text AS cursor_id,
@@ -44,7 +45,7 @@ struct ChangesPlan {
                CROSS JOIN ferry.purge_horizon h
                CROSS JOIN LATERAL (SELECT NOT $4::boolean AND ($1::xid8 < h.horizon_xid
                                    OR ($1::xid8 = h.horizon_xid AND $5::boolean)) AS expired) e
-            ), c AS (
+            ),\(readable.isEmpty ? "" : " \(readable),") c AS (
             \(blocks.joined(separator: "\nUNION ALL\n"))
             ), p AS (
               SELECT c.*, row_number() OVER (ORDER BY c.x, c.ri, c.ord) AS k

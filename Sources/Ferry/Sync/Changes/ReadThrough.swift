@@ -9,14 +9,20 @@
 /// they only choose where to look. A table without a rule, with a permissive
 /// read policy beside the rule's, or below such a table, has no paths and is
 /// walked in `_ferry_xid` order as before.
+///
+/// The ids of the rows the caller may read of a parent or shared table are a
+/// common table expression of their own (``withClause(for:)``), written once
+/// per statement however many paths read through them: planned once, and run
+/// at most once.
 struct ReadThrough: Sendable {
     /// The keys of one path.
     enum Keys: Sendable, Equatable {
         /// The caller's user id.
         case caller
-        /// A query of one column: the ids of the rows (of the parent or the
-        /// shared table) that the caller may read.
-        case query(String)
+        /// The caller's live scope ids, from a members rule's generated function.
+        case scopeIDs(function: String)
+        /// The ids of the rows of a (parent or shared) table that the caller may read.
+        case readable(table: String)
     }
 
     struct Path: Sendable, Equatable {
@@ -43,33 +49,61 @@ struct ReadThrough: Sendable {
             var paths = [Path(column: rule.column, keys: .caller)]
             for sharing in rules.values.sorted(by: { $0.table < $1.table }) where sharing.kind == .members && sharing.target == table {
                 guard let function = sharing.scopeIDsFunction else { return nil }
-                paths.append(Path(column: "id", keys: .query("SELECT unnest(\(function))")))
+                paths.append(Path(column: "id", keys: .scopeIDs(function: function)))
             }
             return paths
         case .child:
-            guard let parent = rule.target, let ids = readableIDs(parent, depth: depth + 1) else { return nil }
-            return [Path(column: rule.column, keys: .query(ids))]
+            guard let parent = rule.target, paths(parent, depth: depth + 1) != nil else { return nil }
+            return [Path(column: rule.column, keys: .readable(table: parent))]
         case .members:
-            guard let scope = rule.target, let member = rule.memberColumn,
-                  let ids = readableIDs(scope, depth: depth + 1) else { return nil }
-            return [Path(column: member, keys: .caller), Path(column: rule.column, keys: .query(ids))]
+            guard let scope = rule.target, let member = rule.memberColumn, paths(scope, depth: depth + 1) != nil else { return nil }
+            return [Path(column: member, keys: .caller), Path(column: rule.column, keys: .readable(table: scope))]
         }
     }
 
-    /// A query of the ids of `table`'s rows that the caller may read (a superset
-    /// the table's policy narrows: it applies to this query too).
-    func readableIDs(_ table: String, depth: Int) -> String? {
-        guard let paths = paths(table, depth: depth), let resource = catalog[table] else { return nil }
-        let alias = "r\(depth)"
-        return paths.map { path in
-            switch path.keys {
-            case .query(let ids) where path.column == "id":
-                return ids
-            case .query(let ids):
-                return "SELECT \(alias).id FROM \(resource.qualifiedName) \(alias) WHERE \(alias).\(SQL.id(path.column)) IN (\(ids))"
-            case .caller:
-                return "SELECT \(alias).id FROM \(resource.qualifiedName) \(alias) WHERE \(alias).\(SQL.id(path.column)) = ferry.current_user_id()"
+    /// The tables whose readable ids the paths of `tables` read, each after
+    /// the tables its own ids are read through.
+    func readableTables(for tables: [String]) -> [String] {
+        var ordered: [String] = []
+        func visit(_ table: String) {
+            for path in paths(table) ?? [] {
+                guard case .readable(let parent) = path.keys, !ordered.contains(parent) else { continue }
+                visit(parent)
+                ordered.append(parent)
             }
+        }
+        tables.forEach(visit)
+        return ordered
+    }
+
+    /// `name AS MATERIALIZED (ids), ...` for every table the paths of `tables`
+    /// read through, to open a `WITH` (empty when there is none).
+    func withClause(for tables: [String]) -> String {
+        readableTables(for: tables).map { "\(Self.name($0)) AS MATERIALIZED (\(readableIDs($0)))" }.joined(separator: ",\n")
+    }
+
+    /// The common table expression holding `table`'s readable ids (an
+    /// identifier of Ferry's: a resource name is quoted inside it).
+    static func name(_ table: String) -> String { SQL.id("ferry_readable_" + table) }
+
+    /// A query of one column `key`: the path's keys.
+    func keys(_ path: Path) -> String {
+        switch path.keys {
+        case .caller: "SELECT ferry.current_user_id() AS key"
+        case .scopeIDs(let function): "SELECT unnest(\(function)) AS key"
+        case .readable(let table): "SELECT key FROM \(Self.name(table))"
+        }
+    }
+
+    /// A query of the ids of `table`'s rows that the caller may read (a
+    /// superset the table's policy narrows: it applies to this query too).
+    func readableIDs(_ table: String) -> String {
+        guard let paths = paths(table), let resource = catalog[table] else { return "SELECT NULL WHERE false" }
+        return paths.map { path in
+            if path.column == "id", path.keys != .caller { return keys(path) }
+            let column = "r.\(SQL.id(path.column))"
+            let condition = path.keys == .caller ? "\(column) = ferry.current_user_id()" : "\(column) IN (\(keys(path)))"
+            return "SELECT r.id AS key FROM \(resource.qualifiedName) r WHERE \(condition)"
         }.joined(separator: " UNION ")
     }
 }

@@ -34,7 +34,7 @@ extension ChangesSuites {
                                  ("poll after another user changed every row the reader may not see",
                                   small.invisibleActivity, large.invisibleActivity)] {
                 print("cost: \(name): \(s.buffers) buffers at \(Self.sizes[0]) rows, \(l.buffers) at \(Self.sizes[1]); "
-                      + "execution \(s.executionMs) / \(l.executionMs) ms")
+                      + "execution \(s.executionMs) / \(l.executionMs) ms, planning \(s.planningMs) / \(l.planningMs) ms")
                 if ProcessInfo.processInfo.environment["FERRY_COST_PLANS"] != nil { print(s.text); print(l.text) }
                 // terms is the table that grows; at the larger size the sets
                 // outgrow the few pages that any planner rightly reads whole.

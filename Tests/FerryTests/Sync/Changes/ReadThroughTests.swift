@@ -8,9 +8,10 @@ import Testing
 extension ChangesSuites {
     /// The feed read through the rules' read paths (core 0021) answers exactly
     /// what the walk of every change answers: the paths only choose where to
-    /// look. Each user's whole feed, in large and in small pages, is read both
-    /// ways in one snapshot and compared row for row, after owned, shared,
-    /// child, linked, deleted, granted and revoked rows of three users.
+    /// look. Each user's polls from points between the writes, and their whole
+    /// feed in small pages, are read both ways in one snapshot and compared
+    /// row for row, after owned, shared, child, linked, deleted, granted and
+    /// revoked rows of three users.
     @Suite struct ReadThroughTests {
         @Test func everyUsersFeedIsTheSameReadThroughThePathsAsWalked() throws {
             let server = try TestServer()
@@ -23,26 +24,39 @@ extension ChangesSuites {
             let through = ReadThrough(catalog: catalog, readPaths: paths)
             for name in catalog.names { #expect(through.paths(name) != nil, "\(name) has no read path") }
 
-            try Self.write(server, ann: ann.id, bob: bob.id, cat: cat.id)
+            let checkpoints = try Self.write(server, ann: ann.id, bob: bob.id, cat: cat.id)
             let resources = catalog.names.sorted(by: ChangeOrder.precedes)
             for user in [ann, bob, cat] {
-                for limit in [1_000, 7] {
-                    var cursor = ChangeCursor.start
-                    var pages = 0
-                    while true {
-                        let request = ChangesRequest(since: cursor, limit: limit, resources: resources)
+                // A poll from each point between the writes (a frontier cursor:
+                // the page reads through the paths), in a large page and a small one.
+                for (index, xid) in checkpoints.enumerated() {
+                    for limit in [1_000, 7] {
+                        let request = ChangesRequest(since: ChangeCursor(afterXID: xid), limit: limit, resources: resources)
                         let read = ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths)
+                        #expect(read.pagesThroughPaths)
                         let walked = ChangesPlan(request: request, catalog: catalog, scopes: scopes)
                         let (through, walk) = try Self.bothWays(server, read, walked, userID: user.id)
-                        #expect(through.page == walk.page, "page \(pages) of \(limit) for \(user.id)")
-                        #expect(through.active == walk.active, "activity at page \(pages) of \(limit) for \(user.id)")
-                        let page = try ChangesPage(through.result, request: request)
-                        pages += 1
-                        guard page.hasMore, pages < 200 else { break }
-                        cursor = page.cursor
+                        #expect(through.page == walk.page, "poll after checkpoint \(index), limit \(limit), for \(user.id)")
+                        #expect(through.active == walk.active, "activity after checkpoint \(index), limit \(limit), for \(user.id)")
                     }
-                    if limit == 7 { #expect(pages > 3, "the small pages paged") }
                 }
+                // The whole feed from the start in small pages (position cursors:
+                // the walk), with the activity check read through the paths.
+                var cursor = ChangeCursor.start
+                var pages = 0
+                while true {
+                    let request = ChangesRequest(since: cursor, limit: 7, resources: resources)
+                    let read = ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths)
+                    let walked = ChangesPlan(request: request, catalog: catalog, scopes: scopes)
+                    let (through, walk) = try Self.bothWays(server, read, walked, userID: user.id)
+                    #expect(through.page == walk.page, "page \(pages) for \(user.id)")
+                    #expect(through.active == walk.active, "activity at page \(pages) for \(user.id)")
+                    let page = try ChangesPage(through.result, request: request)
+                    pages += 1
+                    guard page.hasMore, pages < 200 else { break }
+                    cursor = page.cursor
+                }
+                #expect(pages > 3, "the small pages paged")
             }
         }
 
@@ -64,7 +78,9 @@ extension ChangesSuites {
 
         /// Three users' sets, terms, folders and collaborations, changed over
         /// several transactions: shares granted and revoked, rows deleted.
-        static func write(_ server: TestServer, ann: String, bob: String, cat: String) throws {
+        /// Returns the highest xid after each step: the frontier cursors to poll from.
+        static func write(_ server: TestServer, ann: String, bob: String, cat: String) throws -> [UInt64] {
+            var checkpoints: [UInt64] = [max(1, try server.maxXID())]
             func set(_ owner: String, _ title: String, terms: Int) throws -> String {
                 let id = try #require(try server.ownerQuery(
                     "INSERT INTO app.study_sets (creator_id, title) VALUES ($1, $2) RETURNING id", [owner, title]).rows[0][0])
@@ -83,17 +99,22 @@ extension ChangesSuites {
             let folder = try #require(try server.ownerQuery(
                 "INSERT INTO app.folders (owner_id, name) VALUES ($1, 'bob folder') RETURNING id", [bob]).rows[0][0])
             _ = try server.ownerQuery("INSERT INTO app.folder_sets (folder_id, set_id) VALUES ($1, $2), ($1, $3)", [folder, bobs, shared])
+            checkpoints.append(try server.maxXID())
             _ = try server.ownerQuery("UPDATE app.terms SET definition = definition || ' (edited)' WHERE set_id = $1 AND word LIKE '% 1%'", [shared])
             _ = try server.ownerQuery("UPDATE app.terms SET is_deleted = true WHERE set_id = $1 AND word LIKE '% 2'", [secret])
+            checkpoints.append(try server.maxXID())
             _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [shared, cat])
             _ = try server.ownerQuery("UPDATE app.set_collaborators SET is_deleted = true WHERE set_id = $1 AND user_id = $2", [shared, bob])
+            checkpoints.append(try server.maxXID())
             _ = try server.ownerQuery("UPDATE app.terms SET definition = definition || ' (later)' WHERE set_id = $1 AND word LIKE '% 3'", [shared])
             _ = try server.ownerQuery("UPDATE app.study_sets SET is_deleted = true WHERE id = $1", [cats])
+            checkpoints.append(try server.maxXID())
             _ = try server.ownerQuery("UPDATE app.study_sets SET title = 'bob renamed' WHERE id = $1", [bobs])
             let last = try server.maxXID()
             try waitUntil("every transaction older than xid \(last) to end", within: 120) {
                 UInt64(try server.ownerQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").rows[0][0] ?? "0") ?? 0 > last
             }
+            return checkpoints
         }
 
         struct Answer {
