@@ -3,20 +3,23 @@
 /// each an index range scan after the cursor and below the frontier, merged
 /// and de-duplicated (one entry per `(xid, id)`), numbered in id order.
 ///
-/// A poll's page (from a frontier cursor) reads a table's own changed rows
-/// through its read paths when it has them (``ReadThrough``): per path, the
-/// `(column, _ferry_xid, id)` index from each key the caller holds. Otherwise
-/// the `(_ferry_xid, id)` index is walked and Row Level Security drops what
-/// the caller may not read.
+/// A page from the start or from a frontier cursor (a poll) reads a table's
+/// own changed rows through its read paths when it has them
+/// (``ReadThrough``): per path, the `(column, _ferry_xid, id)` index from each
+/// key the caller holds. Otherwise, and on the pages after a full one, the
+/// `(_ferry_xid, id)` index is walked and Row Level Security drops what the
+/// caller may not read.
 extension ChangesPlan {
-    /// Whether the page reads through the paths: a poll, whose window holds
-    /// what happened since the caller last caught up. A path reads up to a page
-    /// per key, so a window that holds much of what the caller may see (a sync
-    /// from the start, and every page after a full one: a position cursor)
-    /// would read all of it for every page when the caller holds many keys (an
-    /// owner of a thousand sets: 650 ms a page, bench/README.md); there the walk
-    /// costs about a page, as the caller's rows are most of what it meets.
-    var pagesThroughPaths: Bool { request.since.position == nil && !request.since.isStart }
+    /// Whether the page reads through the paths: not after a full page (a
+    /// position cursor). A path reads up to a page per key, so a window that
+    /// holds much of what the caller may see costs up to a page per key for
+    /// every page of it (an owner of 1,000 sets of 100 terms: 100,000 rows
+    /// read for a page from the start); after the first page the walk goes on
+    /// from the caller's last entry, where their rows are near. The first page
+    /// reads through the paths, whose cost is the caller's, against a walk
+    /// through everyone's rows before theirs (at 1M terms: 46 ms against 917
+    /// for an owner of 50 sets, bench/README.md).
+    var pagesThroughPaths: Bool { request.since.position == nil }
 
     func stream(_ resource: Resource, index: Int) -> String {
         let q = resource.qualifiedName

@@ -40,8 +40,9 @@ extension ChangesSuites {
                         #expect(through.active == walk.active, "activity after checkpoint \(index), limit \(limit), for \(user.id)")
                     }
                 }
-                // The whole feed from the start in small pages (position cursors:
-                // the walk), with the activity check read through the paths.
+                // The whole feed from the start in small pages (the first through
+                // the paths, the rest after a position cursor: the walk), with the
+                // activity check read through the paths.
                 var cursor = ChangeCursor.start
                 var pages = 0
                 while true {
