@@ -10,15 +10,11 @@
 /// `(_ferry_xid, id)` index is walked and Row Level Security drops what the
 /// caller may not read.
 extension ChangesPlan {
-    /// Whether the page reads through the paths: not after a full page (a
-    /// position cursor). A path reads up to a page per key, so a window that
-    /// holds much of what the caller may see costs up to a page per key for
-    /// every page of it (an owner of 1,000 sets of 100 terms: 100,000 rows
-    /// read for a page from the start); after the first page the walk goes on
-    /// from the caller's last entry, where their rows are near. The first page
-    /// reads through the paths, whose cost is the caller's, against a walk
-    /// through everyone's rows before theirs (at 1M terms: 46 ms against 917
-    /// for an owner of 50 sets, bench/README.md).
+    /// Whether the page reads through the paths: a page from the start or a
+    /// poll, whose cost through them is the caller's (a first page from the
+    /// start at 1M terms: bench/README.md, "The changes feed through read
+    /// paths"). After a full page (a position cursor)
+    /// the walk goes on from the caller's last entry, where their rows are.
     var pagesThroughPaths: Bool { request.since.position == nil }
 
     func stream(_ resource: Resource, index: Int) -> String {
@@ -27,7 +23,7 @@ extension ChangesPlan {
         let row = RowJSON(resource: resource).view(SQL.column("t"))
         var parts: [String]
         if pagesThroughPaths, let paths = readThrough.paths(resource.name) {
-            parts = paths.map { path in
+            parts = paths.enumerated().map { pathIndex, path in
                 let column = SQL.id(path.column)
                 switch path.keys {
                 case .caller:
@@ -39,13 +35,21 @@ extension ChangesPlan {
                     """
                 default:
                     // One index range per key: LATERAL with its own ORDER BY and
-                    // LIMIT keeps it a nested loop that reads at most a page per key.
+                    // LIMIT keeps it a nested loop. Up to the page's bound
+                    // (boundDefinition) when there is one, else a page per key.
                     let window = pathWindow(column: "m.\(column)", key: "k.key", alias: "m")
+                    let bound = Self.boundName(index, pathIndex)
                     return """
                         (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM (\(readThrough.keys(path))) k
-                          CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
-                                 WHERE \(window)
-                                 ORDER BY m._ferry_xid, m.id LIMIT $3) t
+                          CROSS JOIN LATERAL (
+                                 (SELECT m.* FROM \(q) m
+                                   WHERE EXISTS (SELECT 1 FROM \(bound)) AND \(window)
+                                     AND (m.\(column), m._ferry_xid, m.id) <= (k.key, (SELECT b.x FROM \(bound) b), (SELECT b.id FROM \(bound) b))
+                                   ORDER BY m._ferry_xid, m.id LIMIT $3)
+                                 UNION ALL
+                                 (SELECT m.* FROM \(q) m
+                                   WHERE NOT EXISTS (SELECT 1 FROM \(bound)) AND \(window)
+                                   ORDER BY m._ferry_xid, m.id LIMIT $3)) t
                           ORDER BY 1, 2 LIMIT $3)
                     """
                 }
@@ -100,6 +104,42 @@ extension ChangesPlan {
                 ) u ORDER BY u.x, u.id) d
             """
     }
+
+    /// The bounds of the page's multi-key paths, as common table expressions
+    /// of the statement (empty when the page walks).
+    var boundDefinitions: [String] {
+        guard pagesThroughPaths else { return [] }
+        let readThrough = self.readThrough
+        return request.resources.enumerated().flatMap { index, name -> [String] in
+            guard let resource = catalog[name], let paths = readThrough.paths(name) else { return [] }
+            return paths.enumerated().compactMap { pathIndex, path in
+                path.keys == .caller ? nil : boundDefinition(resource, index: index, pathIndex: pathIndex, path: path)
+            }
+        }
+    }
+
+    /// A multi-key path's bound: the page's last possible entry. The first
+    /// two entries of each key, sorted, cut at the page's size: the entry
+    /// there has at least a page of entries at or before it, so every entry
+    /// of the page is at or before it, and each key is read up to it only
+    /// (about a page in all, where a page per key would read every key's
+    /// rows: an owner of 1,000 sets, 100,000 rows). No row when the keys'
+    /// first entries are fewer than a page: then each key is read up to a
+    /// page, and as most keys hold fewer than two entries, few keys hold more.
+    func boundDefinition(_ resource: Resource, index: Int, pathIndex: Int, path: ReadThrough.Path) -> String {
+        let column = SQL.id(path.column)
+        return """
+            \(Self.boundName(index, pathIndex)) AS MATERIALIZED (
+              SELECT c.x, c.id FROM (\(readThrough.keys(path))) k
+               CROSS JOIN LATERAL (SELECT m._ferry_xid AS x, m.id FROM \(resource.qualifiedName) m
+                      WHERE \(pathWindow(column: "m.\(column)", key: "k.key", alias: "m"))
+                      ORDER BY m._ferry_xid, m.id LIMIT 2) c
+               ORDER BY c.x, c.id OFFSET $3 - 1 LIMIT 1)
+            """
+    }
+
+    /// The bound's name: the resource's place in the request and the path's in its paths.
+    static func boundName(_ index: Int, _ pathIndex: Int) -> String { "ferry_bound_\(index)_\(pathIndex)" }
 
     /// A read path's rows of `resource` after the (frontier) cursor and below
     /// the frontier: `column = key`, and "after the cursor" as one row

@@ -36,7 +36,8 @@ struct ChangesPlan {
         let blocks = request.resources.enumerated().compactMap { index, name in
             catalog[name].map { stream($0, index: index) }
         }
-        let readable = pagesThroughPaths ? readThrough.withClause(for: request.resources) : ""
+        let readable = ((pagesThroughPaths ? [readThrough.withClause(for: request.resources)] : []) + boundDefinitions)
+            .filter { !$0.isEmpty }.joined(separator: ",\n")
         let sql = """
             WITH f AS MATERIALIZED (
               SELECT s.frontier, e.expired, $2::text AS cursor_id,

@@ -86,11 +86,12 @@ struct ReadThrough: Sendable {
     /// identifier of Ferry's: a resource name is quoted inside it).
     static func name(_ table: String) -> String { SQL.id("ferry_readable_" + table) }
 
-    /// A query of one column `key`: the path's keys.
+    /// A query of one column `key`: the path's keys, each once (a page's
+    /// bound counts each key's entries once).
     func keys(_ path: Path) -> String {
         switch path.keys {
         case .caller: "SELECT ferry.current_user_id() AS key"
-        case .scopeIDs(let function): "SELECT unnest(\(function)) AS key"
+        case .scopeIDs(let function): "SELECT DISTINCT unnest(\(function)) AS key"
         case .readable(let table): "SELECT key FROM \(Self.name(table))"
         }
     }

@@ -30,7 +30,7 @@ extension ChangesSuites {
                 // A poll from each point between the writes (a frontier cursor:
                 // the page reads through the paths), in a large page and a small one.
                 for (index, xid) in checkpoints.enumerated() {
-                    for limit in [1_000, 7] {
+                    for limit in [1_000, 7, 3] {
                         let request = ChangesRequest(since: ChangeCursor(afterXID: xid), limit: limit, resources: resources)
                         let read = ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths)
                         #expect(read.pagesThroughPaths)
