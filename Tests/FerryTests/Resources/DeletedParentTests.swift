@@ -34,10 +34,12 @@ extension Resources {
             // Both devices learn it through the feed: the term and the link are tombstones.
             // The feed serves a write once every transaction running when it committed has
             // ended, cluster-wide (other suites write meanwhile): poll until the set's is there.
+            // RaceTests holds transactions open for 30 s at a time beside it: a clean-clone
+            // run took 81 s here, and another passed 120 s; the wait is only as long as that.
             for user in [creator, collaborator] {
                 var changes: [[String: Any]] = []
                 var rows: [String: [String: Any]] = [:]
-                _ = try eventually(within: 120, every: 0.05) {
+                _ = try eventually(within: 300, every: 0.05) {
                     changes = try user.call("GET", "/v1/changes?limit=1000").object["changes"] as? [[String: Any]] ?? []
                     rows = Dictionary(changes.compactMap { change -> (String, [String: Any])? in
                         guard let data = change["data"] as? [String: Any], let id = data["id"] as? String else { return nil }
