@@ -37,6 +37,10 @@ extension ChangesPlan {
                     // One index range per key: LATERAL with its own ORDER BY and
                     // LIMIT keeps it a nested loop. Up to the page's bound
                     // (boundDefinition) when there is one, else a page per key.
+                    // The bound is on (xid, id) alone (the key is fixed): led by
+                    // the column, as the lower one is, PostgreSQL costed the
+                    // feed index above any other index on the column and read
+                    // each key's rows in full through that one, filtering.
                     let window = pathWindow(column: "m.\(column)", key: "k.key", alias: "m")
                     let bound = Self.boundName(index, pathIndex)
                     return """
@@ -44,7 +48,7 @@ extension ChangesPlan {
                           CROSS JOIN LATERAL (
                                  (SELECT m.* FROM \(q) m
                                    WHERE EXISTS (SELECT 1 FROM \(bound)) AND \(window)
-                                     AND (m.\(column), m._ferry_xid, m.id) <= (k.key, (SELECT b.x FROM \(bound) b), (SELECT b.id FROM \(bound) b))
+                                     AND (m._ferry_xid, m.id) <= ((SELECT b.x FROM \(bound) b), (SELECT b.id FROM \(bound) b))
                                    ORDER BY m._ferry_xid, m.id LIMIT $3)
                                  UNION ALL
                                  (SELECT m.* FROM \(q) m

@@ -69,6 +69,21 @@ extension ChangesSuites {
                 #expect(plan.buffers <= 6 * small.othersPageRows + 64,
                         "page after the rewrite at \(size): \(plan.buffers) buffers for \(small.othersPageRows) entries\n\(plan.text)")
             }
+            // The other user's own first page from the start reads through their
+            // sets: two index entries per set for the page's bound (about 11
+            // buffers a set: the entries, their heap rows while the visibility
+            // map is unset, their set's policy check), then each set's entries
+            // up to it (about 4), never each set's rows in full (100 each, over
+            // 110 buffers a set), which another index on the set column once
+            // made PostgreSQL do.
+            for (size, plan) in [(Self.sizes[0], small.ownerFirstPage), (Self.sizes[1], large.ownerFirstPage)] {
+                let sets = size / 100
+                print("cost: the owner of \(sets) sets' first page from the start: \(plan.buffers) buffers; execution \(plan.executionMs) ms")
+                let scans = plan.executedSeqScans(of: ["terms"])
+                #expect(scans.isEmpty, "the owner's first page at \(size): executed sequential scans of \(scans)\n\(plan.text)")
+                #expect(plan.buffers <= 20 * sets + 6 * 100 + 64,
+                        "the owner's first page at \(size): \(plan.buffers) buffers for \(sets) sets\n\(plan.text)")
+            }
         }
 
         static let grants = 4
@@ -85,6 +100,8 @@ extension ChangesSuites {
             let othersPageRows: Int
             /// After the other user rewrote every row the reader may not see.
             let invisibleActivity: ExecutedPlan
+            /// The other user's own first page of 100 from the start.
+            let ownerFirstPage: ExecutedPlan
         }
 
         /// Seeds `rows` terms of another user (sets of 100), gives the reader
@@ -132,6 +149,7 @@ extension ChangesSuites {
                 ChangesPlan(request: ChangesRequest(since: since, limit: limit, resources: resources),
                             catalog: catalog, scopes: scopes, readPaths: paths)
             }
+            let ownerFirstPage = try explain(server, statement: plan(.start, 100).statement, userID: other.id)
             let pagePlan = plan(before, 1_000)
             let page = try explain(server, statement: pagePlan.statement, userID: reader.id)
             // Column 4 counts the page's entries (at most its limit + 1).
@@ -171,7 +189,8 @@ extension ChangesSuites {
             return Measurement(
                 page: page, pageRows: pageRows, activity: activity, frontierPage: frontierPage,
                 othersActivity: othersActivity, othersPage: othersPage, othersPageRows: othersPageRows,
-                invisibleActivity: try explain(server, statement: invisible, userID: reader.id))
+                invisibleActivity: try explain(server, statement: invisible, userID: reader.id),
+                ownerFirstPage: ownerFirstPage)
         }
 
         /// Rewrites every term of `sets`, 100 sets (10,000 terms) a transaction:
