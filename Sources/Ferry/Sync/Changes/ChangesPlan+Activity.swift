@@ -23,7 +23,6 @@ extension ChangesPlan {
         // position some may remain at the same xid.
         let after = request.since.position == nil ? ">" : ">="
         let resources = request.resources.compactMap { catalog[$0] }
-        let readThrough = self.readThrough
         var probes = resources.flatMap { resource -> [String] in
             let q = resource.qualifiedName
             guard let paths = readThrough.paths(resource.name) else {
@@ -34,12 +33,16 @@ extension ChangesPlan {
             // and the order by _ferry_xid is the path index's own once the column
             // is fixed: together they keep the probe on (column, _ferry_xid, id)
             // instead of a walk of the _ferry_xid index or of all the key's rows.
-            return paths.map { path in
+            let pathProbes = paths.map { path in
                 let column = SQL.id(path.column)
                 return "EXISTS (SELECT 1 FROM (\(readThrough.keys(path))) k CROSS JOIN LATERAL (SELECT 1 FROM \(q) m "
                     + "WHERE m.\(column) = k.key AND (m.\(column), m._ferry_xid) \(after) (k.key, $1::xid8) "
                     + "AND m._ferry_xid < s.frontier ORDER BY m._ferry_xid LIMIT 1) t)"
             }
+            guard walksWhenCallerReadsMost, let gate = readThrough.walkGate(resource.name) else { return pathProbes }
+            // CASE evaluates only the branch taken.
+            return ["CASE WHEN \(gate) THEN EXISTS (SELECT 1 FROM \(q) t WHERE t._ferry_xid \(after) $1::xid8 "
+                + "AND t._ferry_xid < s.frontier) ELSE (\(pathProbes.joined(separator: " OR "))) END"]
         }
         var heldProbes = resources.map { resource in
             "EXISTS (SELECT 1 FROM \(resource.qualifiedName) t WHERE t._ferry_xid >= s.frontier)"
@@ -58,7 +61,7 @@ extension ChangesPlan {
             binds.append(.text(position.id))
         }
         let held = waiting ? ",\n       " + heldProbes.joined(separator: "\n    OR ") : ""
-        let readable = readThrough.withClause(for: resources.map(\.name))
+        let readable = readThrough.withClause(for: resources.map(\.name), walks: walksWhenCallerReadsMost)
         let sql = (readable.isEmpty ? "" : "WITH \(readable)\n") + """
             SELECT s.frontier::text, \(idCheck),
                    NOT $2::boolean AND ($1::xid8 < h.horizon_xid OR ($1::xid8 = h.horizon_xid AND $3::boolean)),

@@ -22,6 +22,12 @@ extension ChangesPlan {
         let idType = resource.column("id")?.type ?? "text"
         let row = RowJSON(resource: resource).view(SQL.column("t"))
         var parts: [String]
+        let walk = """
+                    (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
+                      WHERE \(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType))
+                        AND t._ferry_xid < (SELECT upto FROM f)
+                      ORDER BY t._ferry_xid, t.id LIMIT $3)
+                """
         if pagesThroughPaths, let paths = readThrough.paths(resource.name) {
             parts = paths.enumerated().map { pathIndex, path in
                 let column = SQL.id(path.column)
@@ -58,13 +64,13 @@ extension ChangesPlan {
                     """
                 }
             }
+            // A one-time filter each: only the paths or only the walk run.
+            if walksWhenCallerReadsMost, let gate = readThrough.walkGate(resource.name) {
+                parts = parts.map { "(SELECT p.* FROM \($0) p WHERE NOT \(gate))" }
+                    + ["(SELECT w.* FROM \(walk) w WHERE \(gate))"]
+            }
         } else {
-            parts = ["""
-                    (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
-                      WHERE \(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType))
-                        AND t._ferry_xid < (SELECT upto FROM f)
-                      ORDER BY t._ferry_xid, t.id LIMIT $3)
-                """]
+            parts = [walk]
         }
         for scope in scopes where scope.member == resource.name {
             guard let scopeTable = catalog[scope.scope], let column = resource.column(scope.column) else { continue }

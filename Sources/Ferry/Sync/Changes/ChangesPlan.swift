@@ -24,9 +24,22 @@ struct ChangesPlan {
     let scopes: [AccessScope]
     /// The declarative rules' read paths (``ReadThrough``); without them each
     /// table's part walks every change since the cursor.
-    var readPaths: [ReadPath] = []
+    let readPaths: [ReadPath]
+    let readThrough: ReadThrough
+    /// Whether a table read through a parent the caller may mostly read walks
+    /// instead (``ReadThrough/walkGate(_:)``); off, the paths are always taken
+    /// (tests compare them with the walk).
+    let walksWhenCallerReadsMost: Bool
 
-    var readThrough: ReadThrough { ReadThrough(catalog: catalog, readPaths: readPaths) }
+    init(request: ChangesRequest, catalog: SchemaCatalog, scopes: [AccessScope], readPaths: [ReadPath] = [],
+         walksWhenCallerReadsMost: Bool = true) {
+        self.request = request
+        self.catalog = catalog
+        self.scopes = scopes
+        self.readPaths = readPaths
+        readThrough = ReadThrough(catalog: catalog, readPaths: readPaths)
+        self.walksWhenCallerReadsMost = walksWhenCallerReadsMost
+    }
 
     /// The statement. Parameters: `$1` cursor xid, `$2` cursor id (position
     /// only), `$3` page size + 1 (one more tells whether there is more),
@@ -36,7 +49,7 @@ struct ChangesPlan {
         let blocks = request.resources.enumerated().compactMap { index, name in
             catalog[name].map { stream($0, index: index) }
         }
-        let readable = ((pagesThroughPaths ? [readThrough.withClause(for: request.resources)] : []) + boundDefinitions)
+        let readable = ((pagesThroughPaths ? [readThrough.withClause(for: request.resources, walks: walksWhenCallerReadsMost)] : []) + boundDefinitions)
             .filter { !$0.isEmpty }.joined(separator: ",\n")
         let sql = """
             WITH f AS MATERIALIZED (

@@ -77,14 +77,48 @@ struct ReadThrough: Sendable {
     }
 
     /// `name AS MATERIALIZED (ids), ...` for every table the paths of `tables`
-    /// read through, to open a `WITH` (empty when there is none).
-    func withClause(for tables: [String]) -> String {
-        readableTables(for: tables).map { "\(Self.name($0)) AS MATERIALIZED (\(readableIDs($0)))" }.joined(separator: ",\n")
+    /// read through, to open a `WITH` (empty when there is none); with
+    /// `walks`, each followed by its walk decision (``walkGate(_:)``).
+    func withClause(for tables: [String], walks: Bool) -> String {
+        readableTables(for: tables).flatMap { table -> [String] in
+            let readable = "\(Self.name(table)) AS MATERIALIZED (\(readableIDs(table)))"
+            guard walks, let resource = catalog[table] else { return [readable] }
+            // reltuples is PostgreSQL's estimate of the table's rows (-1 before
+            // its first ANALYZE: then the paths).
+            let estimate = "(SELECT c.reltuples FROM pg_catalog.pg_class c WHERE c.oid = \(SQL.literal(resource.qualifiedName))::regclass)"
+            return [readable, """
+                \(Self.walkName(table)) AS MATERIALIZED (SELECT coalesce(\(estimate) > 0 AND count(*) * 2 >= \(estimate), false) AS walk
+                  FROM \(Self.name(table)))
+                """]
+        }.joined(separator: ",\n")
+    }
+
+    /// Whether `table`'s part of the feed walks its changes instead of reading
+    /// through its paths, as a one-row boolean expression, or nil when it
+    /// always reads through them (no path of many keys).
+    ///
+    /// A path keyed by a parent's readable ids costs a probe per key whatever
+    /// changed: an owner of 1,000 sets pays 1,000 probes per poll, and two
+    /// entries per set for a first page, where the walk, meeting mostly their
+    /// rows, reads about what it returns. So when the caller may read at least
+    /// half of a parent's rows (by PostgreSQL's estimate of the table), the
+    /// table's part walks, as it does after a full page; a caller who reads a
+    /// small share of it, where the walk would read mostly other users'
+    /// changes, keeps the paths.
+    func walkGate(_ table: String) -> String? {
+        let parents = (paths(table) ?? []).compactMap { path -> String? in
+            guard case .readable(let parent) = path.keys else { return nil }
+            return "(SELECT w.walk FROM \(Self.walkName(parent)) w)"
+        }
+        return parents.isEmpty ? nil : "(" + parents.joined(separator: " OR ") + ")"
     }
 
     /// The common table expression holding `table`'s readable ids (an
     /// identifier of Ferry's: a resource name is quoted inside it).
     static func name(_ table: String) -> String { SQL.id("ferry_readable_" + table) }
+
+    /// The common table expression holding the walk decision of the tables read through `table`.
+    static func walkName(_ table: String) -> String { SQL.id("ferry_walk_" + table) }
 
     /// A query of one column `key`: the path's keys, each once (a page's
     /// bound counts each key's entries once).
