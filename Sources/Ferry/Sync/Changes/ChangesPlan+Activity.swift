@@ -25,7 +25,8 @@ extension ChangesPlan {
         let resources = request.resources.compactMap { catalog[$0] }
         var probes = resources.flatMap { resource -> [String] in
             let q = resource.qualifiedName
-            guard let paths = readThrough.paths(resource.name) else {
+            let way = self.way(resource.name)
+            guard let paths = readThrough.paths(resource.name), way != .walk else {
                 return ["EXISTS (SELECT 1 FROM \(q) t WHERE t._ferry_xid \(after) $1::xid8 AND t._ferry_xid < s.frontier)"]
             }
             // As in the page statement (pathWindow), "after the cursor" is a row
@@ -39,7 +40,7 @@ extension ChangesPlan {
                     + "WHERE m.\(column) = k.key AND (m.\(column), m._ferry_xid) \(after) (k.key, $1::xid8) "
                     + "AND m._ferry_xid < s.frontier ORDER BY m._ferry_xid LIMIT 1) t)"
             }
-            guard walksWhenCallerReadsMost, let gate = readThrough.walkGate(resource.name) else { return pathProbes }
+            guard case .gate(let gate) = way else { return pathProbes }
             // CASE evaluates only the branch taken.
             return ["CASE WHEN \(gate) THEN EXISTS (SELECT 1 FROM \(q) t WHERE t._ferry_xid \(after) $1::xid8 "
                 + "AND t._ferry_xid < s.frontier) ELSE (\(pathProbes.joined(separator: " OR "))) END"]
@@ -61,7 +62,7 @@ extension ChangesPlan {
             binds.append(.text(position.id))
         }
         let held = waiting ? ",\n       " + heldProbes.joined(separator: "\n    OR ") : ""
-        let readable = readThrough.withClause(for: resources.map(\.name), walks: walksWhenCallerReadsMost)
+        let readable = readThrough.withClause(for: readThroughResources(resources.map(\.name)), walks: walks == .decidedInStatement)
         let sql = (readable.isEmpty ? "" : "WITH \(readable)\n") + """
             SELECT s.frontier::text, \(idCheck),
                    NOT $2::boolean AND ($1::xid8 < h.horizon_xid OR ($1::xid8 = h.horizon_xid AND $3::boolean)),

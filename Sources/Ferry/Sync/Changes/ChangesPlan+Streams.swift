@@ -28,7 +28,8 @@ extension ChangesPlan {
                         AND t._ferry_xid < (SELECT upto FROM f)
                       ORDER BY t._ferry_xid, t.id LIMIT $3)
                 """
-        if pagesThroughPaths, let paths = readThrough.paths(resource.name) {
+        let way = self.way(resource.name)
+        if pagesThroughPaths, let paths = readThrough.paths(resource.name), way != .walk {
             parts = paths.enumerated().map { pathIndex, path in
                 let column = SQL.id(path.column)
                 switch path.keys {
@@ -65,7 +66,7 @@ extension ChangesPlan {
                 }
             }
             // A one-time filter each: only the paths or only the walk run.
-            if walksWhenCallerReadsMost, let gate = readThrough.walkGate(resource.name) {
+            if case .gate(let gate) = way {
                 parts = parts.map { "(SELECT p.* FROM \($0) p WHERE NOT \(gate))" }
                     + ["(SELECT w.* FROM \(walk) w WHERE \(gate))"]
             }
@@ -119,9 +120,8 @@ extension ChangesPlan {
     /// of the statement (empty when the page walks).
     var boundDefinitions: [String] {
         guard pagesThroughPaths else { return [] }
-        let readThrough = self.readThrough
         return request.resources.enumerated().flatMap { index, name -> [String] in
-            guard let resource = catalog[name], let paths = readThrough.paths(name) else { return [] }
+            guard let resource = catalog[name], let paths = readThrough.paths(name), way(name) != .walk else { return [] }
             return paths.enumerated().compactMap { pathIndex, path in
                 path.keys == .caller ? nil : boundDefinition(resource, index: index, pathIndex: pathIndex, path: path)
             }

@@ -26,19 +26,56 @@ struct ChangesPlan {
     /// table's part walks every change since the cursor.
     let readPaths: [ReadPath]
     let readThrough: ReadThrough
-    /// Whether a table read through a parent the caller may mostly read walks
-    /// instead (``ReadThrough/walkGate(_:)``); off, the paths are always taken
-    /// (tests compare them with the walk).
-    let walksWhenCallerReadsMost: Bool
+    /// Whether a table read through a parent the caller may mostly read
+    /// walks instead (``ReadThrough/walkGate(_:)``).
+    let walks: Walks
+
+    /// How a table with a walk gate chooses between its paths and the walk.
+    enum Walks: Sendable, Equatable {
+        /// Always the paths (tests compare them with the walk).
+        case never
+        /// In each statement, from the caller's share of the parent.
+        case decidedInStatement
+        /// Beforehand (``WalkDecisions``): the parents whose tables walk.
+        case through(Set<String>)
+    }
+
+    /// What one table's part of the feed does.
+    enum Way: Equatable {
+        case paths
+        case walk
+        /// The statement decides, by this one-row boolean expression.
+        case gate(String)
+    }
 
     init(request: ChangesRequest, catalog: SchemaCatalog, scopes: [AccessScope], readPaths: [ReadPath] = [],
-         walksWhenCallerReadsMost: Bool = true) {
+         walks: Walks = .decidedInStatement) {
         self.request = request
         self.catalog = catalog
         self.scopes = scopes
         self.readPaths = readPaths
         readThrough = ReadThrough(catalog: catalog, readPaths: readPaths)
-        self.walksWhenCallerReadsMost = walksWhenCallerReadsMost
+        self.walks = walks
+    }
+
+    /// The same plan with its walks decided beforehand.
+    func walking(through parents: Set<String>) -> ChangesPlan {
+        ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: readPaths, walks: .through(parents))
+    }
+
+    /// How `table`'s part reads, when it has paths.
+    func way(_ table: String) -> Way {
+        guard let gate = readThrough.walkGate(table) else { return .paths }
+        switch walks {
+        case .never: return .paths
+        case .decidedInStatement: return .gate(gate)
+        case .through(let parents): return parents.isDisjoint(with: readThrough.gateParents(table)) ? .paths : .walk
+        }
+    }
+
+    /// The resources whose paths a statement reads (those not walked).
+    func readThroughResources(_ names: [String]) -> [String] {
+        names.filter { readThrough.paths($0) != nil && way($0) != .walk }
     }
 
     /// The statement. Parameters: `$1` cursor xid, `$2` cursor id (position
@@ -49,7 +86,7 @@ struct ChangesPlan {
         let blocks = request.resources.enumerated().compactMap { index, name in
             catalog[name].map { stream($0, index: index) }
         }
-        let readable = ((pagesThroughPaths ? [readThrough.withClause(for: request.resources, walks: walksWhenCallerReadsMost)] : []) + boundDefinitions)
+        let readable = ((pagesThroughPaths ? [readThrough.withClause(for: readThroughResources(request.resources), walks: walks == .decidedInStatement)] : []) + boundDefinitions)
             .filter { !$0.isEmpty }.joined(separator: ",\n")
         let sql = """
             WITH f AS MATERIALIZED (

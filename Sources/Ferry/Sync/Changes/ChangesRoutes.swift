@@ -11,6 +11,7 @@ struct ChangesRoutes: Sendable {
     let schemaName: String
     let live: LiveFeed
     private let scopes = AccessScopeCache()
+    private let walkDecisions = WalkDecisions()
 
     init(database: PostgresGateway, schema: SchemaCache, schemaName: String, live: LiveFeed) {
         self.database = database
@@ -30,9 +31,10 @@ struct ChangesRoutes: Sendable {
         let catalog = schema.catalog
         let parsed = try ChangesRequest(request, catalog: catalog)
         let generation = schema.generation
-        let plan = ChangesPlan(request: parsed, catalog: catalog,
-                               scopes: try scopes.scopes(for: catalog, generation: generation, schema: schemaName, database: database),
-                               readPaths: try scopes.readPaths(for: catalog, generation: generation, schema: schemaName, database: database))
+        let undecided = ChangesPlan(request: parsed, catalog: catalog,
+                                    scopes: try scopes.scopes(for: catalog, generation: generation, schema: schemaName, database: database),
+                                    readPaths: try scopes.readPaths(for: catalog, generation: generation, schema: schemaName, database: database))
+        let plan = parsed.startsNow ? undecided : try decided(undecided, caller: caller, generation: generation)
         // Only a GET the server can park waits: not a HEAD, nor one a batch replays in its transaction.
         let ticket = caller.transaction == nil && request.method == "GET" ? context.parkingTicket() : nil
         if let ticket, parsed.stream {
@@ -42,6 +44,19 @@ struct ChangesRoutes: Sendable {
             return try longPoll(request, context, parsed, plan: plan, caller: caller, ticket: ticket, wait: wait)
         }
         return Self.answer(try poll(parsed, plan: plan, caller: caller), request: request, parsed: parsed)
+    }
+
+    /// `plan` with the caller's walk decisions (``WalkDecisions``): remembered,
+    /// or decided now by one statement as the caller.
+    func decided(_ plan: ChangesPlan, caller: Caller, generation: Int) throws -> ChangesPlan {
+        guard let decision = plan.readThrough.decisionStatement(for: plan.request.resources) else { return plan }
+        let key = WalkDecisions.Key(bearer: caller.credential.hash, generation: generation)
+        if let walking = walkDecisions.walking(key) { return plan.walking(through: walking) }
+        let row = try ChangesPage.firstRow(database.asCaller(caller, [decision.statement])[0])
+        var walking = Set<String>()
+        for (column, parent) in decision.parents.enumerated() where try row.bool(column) == true { walking.insert(parent) }
+        walkDecisions.remember(walking, for: key)
+        return plan.walking(through: walking)
     }
 
     /// The page a poll answers now: the activity check, and the page statement when it found something.

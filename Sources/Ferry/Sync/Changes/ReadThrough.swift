@@ -106,11 +106,35 @@ struct ReadThrough: Sendable {
     /// small share of it, where the walk would read mostly other users'
     /// changes, keeps the paths.
     func walkGate(_ table: String) -> String? {
-        let parents = (paths(table) ?? []).compactMap { path -> String? in
-            guard case .readable(let parent) = path.keys else { return nil }
-            return "(SELECT w.walk FROM \(Self.walkName(parent)) w)"
-        }
+        let parents = gateParents(table).map { "(SELECT w.walk FROM \(Self.walkName($0)) w)" }
         return parents.isEmpty ? nil : "(" + parents.joined(separator: " OR ") + ")"
+    }
+
+    /// The parents whose readable ids key `table`'s paths: it walks when the
+    /// caller may read most of any of them.
+    func gateParents(_ table: String) -> [String] {
+        (paths(table) ?? []).compactMap { path in
+            guard case .readable(let parent) = path.keys else { return nil }
+            return parent
+        }
+    }
+
+    /// The statement that decides, for the caller, which of the parents
+    /// gating `tables` they may read most of: one row, a boolean per parent
+    /// in ``DecisionStatement/parents``' order. Nil when no table has a gate.
+    func decisionStatement(for tables: [String]) -> DecisionStatement? {
+        let gated = tables.filter { !gateParents($0).isEmpty }
+        var parents: [String] = []
+        for parent in gated.flatMap(gateParents) where !parents.contains(parent) { parents.append(parent) }
+        guard !parents.isEmpty else { return nil }
+        let columns = parents.map { "(SELECT w.walk FROM \(Self.walkName($0)) w)" }.joined(separator: ", ")
+        return DecisionStatement(parents: parents,
+                                 statement: PlannedStatement("WITH \(withClause(for: gated, walks: true))\nSELECT \(columns)"))
+    }
+
+    struct DecisionStatement: Sendable {
+        let parents: [String]
+        let statement: PlannedStatement
     }
 
     /// The common table expression holding `table`'s readable ids (an

@@ -163,7 +163,7 @@ extension ChangesSuites {
             }
             let start = ChangesRequest(since: .start, limit: 100, resources: resources)
             let ownerFirstPage = try explain(server, statement: ChangesPlan(
-                request: start, catalog: catalog, scopes: scopes, readPaths: paths, walksWhenCallerReadsMost: false).statement,
+                request: start, catalog: catalog, scopes: scopes, readPaths: paths, walks: .never).statement,
                 userID: other.id)
             let ownerFirstPageWalked = try explain(server, statement: plan(.start, 100).statement, userID: other.id)
             let pagePlan = plan(before, 1_000)

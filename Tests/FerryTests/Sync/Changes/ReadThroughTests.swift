@@ -38,15 +38,22 @@ extension ChangesSuites {
                              catalog: catalog, scopes: scopes, paths: paths)
         }
 
-        /// Each user's feed three ways in one snapshot: through the paths always,
-        /// through them unless the user may read most of a parent (the
-        /// server's plan), and walked; the first two must answer as the walk.
+        /// Each user's feed in one snapshot through the paths always, through
+        /// them unless the user may read most of a parent (decided in the
+        /// statement), with every gated table walked or none (decided
+        /// beforehand, as the server does, ``WalkDecisions``), and walked; each
+        /// must answer as the walk.
         static func compare(_ server: TestServer, users: [String], checkpoints: [UInt64],
                             catalog: SchemaCatalog, scopes: [AccessScope], paths: [ReadPath]) throws {
             let resources = catalog.names.sorted(by: ChangeOrder.precedes)
+            let parents = Set(catalog.names.flatMap(ReadThrough(catalog: catalog, readPaths: paths).gateParents))
+            #expect(parents.contains("study_sets"), "terms are read through the sets: \(parents)")
+            let ways = ["paths", "gated", "decided: walk all", "decided: walk none"]
             func plans(_ request: ChangesRequest) -> [ChangesPlan] {
-                [ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths, walksWhenCallerReadsMost: false),
+                [ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths, walks: .never),
                  ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths),
+                 ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths, walks: .through(parents)),
+                 ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths, walks: .through([])),
                  ChangesPlan(request: request, catalog: catalog, scopes: scopes)]
             }
             for user in users {
@@ -58,9 +65,9 @@ extension ChangesSuites {
                         let all = plans(request)
                         #expect(all[0].pagesThroughPaths)
                         let answers = try Self.allWays(server, all, userID: user)
-                        for (way, answer) in zip(["paths", "gated"], answers) {
-                            #expect(answer.page == answers[2].page, "\(way): poll after checkpoint \(index), limit \(limit), for \(user)")
-                            #expect(answer.active == answers[2].active, "\(way): activity after checkpoint \(index), limit \(limit), for \(user)")
+                        for (way, answer) in zip(ways, answers) {
+                            #expect(answer.page == answers[4].page, "\(way): poll after checkpoint \(index), limit \(limit), for \(user)")
+                            #expect(answer.active == answers[4].active, "\(way): activity after checkpoint \(index), limit \(limit), for \(user)")
                         }
                     }
                 }
@@ -72,9 +79,9 @@ extension ChangesSuites {
                 while true {
                     let request = ChangesRequest(since: cursor, limit: 7, resources: resources)
                     let answers = try Self.allWays(server, plans(request), userID: user)
-                    for (way, answer) in zip(["paths", "gated"], answers) {
-                        #expect(answer.page == answers[2].page, "\(way): page \(pages) for \(user)")
-                        #expect(answer.active == answers[2].active, "\(way): activity at page \(pages) for \(user)")
+                    for (way, answer) in zip(ways, answers) {
+                        #expect(answer.page == answers[4].page, "\(way): page \(pages) for \(user)")
+                        #expect(answer.active == answers[4].active, "\(way): activity at page \(pages) for \(user)")
                     }
                     let page = try ChangesPage(answers[0].result, request: request)
                     pages += 1
