@@ -11,7 +11,7 @@
 ///
 /// The event loop reports what happened (epoll readiness, a read's result, a
 /// parsed request, a response started and queued, a write that stalled, a
-/// sweep's tick, shutdown) and does what the answer says. Time comes in as an
+/// deadline come, shutdown) and does what the answer says. Time comes in as an
 /// argument, so a test can move it.
 ///
 /// Phases, in the usual order: `reading` → `handling` (a worker runs the
@@ -69,7 +69,7 @@ struct ConnectionState: Equatable {
         case close
     }
 
-    /// What a sweep decides for the connection.
+    /// What the timer decides for the connection when its deadline comes.
     enum TimerAction: Equatable {
         case none
         /// Close at once, without an answer.
@@ -252,26 +252,46 @@ struct ConnectionState: Equatable {
 
     // MARK: Timers and shutdown
 
-    /// The sweep's decision at `now`: a stalled write, an expired linger, and for
+    /// The timer's decision at `now`: a stalled write, an expired linger, and for
     /// a connection waiting on its client, the header, body and idle timeouts. An
     /// idle connection is closed at once while `stopping`.
     func timer(now: Double, stopping: Bool, progress: Progress, outputPending: Bool) -> TimerAction {
-        if let stalled = writeStalledSince, now - stalled >= limits.writeTimeoutSeconds { return .close }
+        if let stalled = writeStalledSince, now >= stalled + limits.writeTimeoutSeconds { return .close }
+        guard let limit = phaseLimit(stopping: stopping, progress: progress, outputPending: outputPending),
+              now >= limit.at else { return .none }
+        return limit.action
+    }
+
+    /// The first time at which ``timer(now:stopping:progress:outputPending:)``
+    /// acts, as things stand; nil when no limit runs (a worker has the request,
+    /// or a parked exchange whose writes are not stalled). Whatever the loop
+    /// reports to the state may move it.
+    func deadline(stopping: Bool, progress: Progress, outputPending: Bool) -> Double? {
+        let stall = writeStalledSince.map { $0 + limits.writeTimeoutSeconds }
+        guard let limit = phaseLimit(stopping: stopping, progress: progress, outputPending: outputPending) else {
+            return stall
+        }
+        return min(stall ?? limit.at, limit.at)
+    }
+
+    /// The limit of the current phase: when it expires and what then happens.
+    private func phaseLimit(stopping: Bool, progress: Progress, outputPending: Bool) -> (at: Double, action: TimerAction)? {
         switch phase {
         case .lingering:
-            return now >= lingerDeadline ? .close : .none
+            return (lingerDeadline, .close)
         case .reading where !outputPending && !closeAfterWrite:
             switch progress {
             case .head:
-                guard let started = headStartedAt, now - started >= limits.headerTimeoutSeconds else { return .none }
-                return .timeOut("The request head did not arrive in time.")
+                guard let started = headStartedAt else { return nil }
+                return (started + limits.headerTimeoutSeconds, .timeOut("The request head did not arrive in time."))
             case .body:
-                return now - lastReadAt >= limits.bodyTimeoutSeconds ? .timeOut("The request body stalled.") : .none
+                return (lastReadAt + limits.bodyTimeoutSeconds, .timeOut("The request body stalled."))
             case .none:
-                return now - idleSince >= limits.idleTimeoutSeconds || stopping ? .close : .none
+                // While stopping an idle connection is due at once (it went idle at or before now).
+                return (stopping ? idleSince : idleSince + limits.idleTimeoutSeconds, .close)
             }
         default:
-            return .none
+            return nil
         }
     }
 
