@@ -28,9 +28,9 @@ public struct HTTPParking: Sendable {
     /// The exchange's ticket, from ``RequestContext/parkingTicket()``.
     public var ticket: ParkingTicket
     /// When to resume with ``Resumption/Reason/deadline``, in ``MonotonicClock``
-    /// seconds; nil waits for a wake or shutdown alone. The loop checks
-    /// deadlines on its periodic sweep (every quarter second at most), not
-    /// with a timer per exchange.
+    /// seconds; nil waits for a wake or shutdown alone. The loop keeps every
+    /// connection's deadline in one queue and wakes when the first is due:
+    /// no timer or thread per exchange, and nothing runs for those not due.
     public var deadline: Double?
     /// The body so far, for an open-ended stream; nil for a long poll.
     public var stream: Stream?

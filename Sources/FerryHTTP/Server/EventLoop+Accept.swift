@@ -48,7 +48,7 @@ extension EventLoop {
     }
 
     /// Out of descriptors with no spare to refuse with: stops watching the
-    /// listener until the next sweep, rather than wake for it in a busy loop.
+    /// listener for a moment, rather than wake for it in a busy loop.
     private func pauseAccepting() {
         guard acceptPausedUntil == nil else { return }
         var event = epoll_event()

@@ -1,6 +1,6 @@
 // The event loop's side of parked exchanges (HTTPParking.swift): holding one
 // with no thread and no timer of its own, resuming it when its ticket is
-// woken, its deadline passes or the server shuts down, and carrying an
+// woken, its deadline comes or the server shuts down, and carrying an
 // open-ended stream's body on, part by part, with its heartbeat. What the
 // connection does next stays ConnectionState's decision (`parked`, `resumed`,
 // `deferWake`, and `next` answering `.resume` or `.close`); this file performs it.
@@ -142,13 +142,24 @@ extension EventLoop {
         }
     }
 
-    /// The sweep's part for a parked exchange: its deadline and its heartbeat.
-    func sweepParked(_ connection: Connection) {
+    /// When the parked exchange next needs the loop: its deadline, or its
+    /// stream's next heartbeat (none while the last part is still being written).
+    func parkedDeadline(_ connection: Connection) -> Double? {
+        guard let parked = connection.parking, connection.state.isParked else { return nil }
+        guard let heartbeat = parked.heartbeat, parked.stream != nil, !connection.hasPendingOutput else {
+            return parked.deadline
+        }
+        let beat = parked.lastSentAt + heartbeat.interval
+        return min(parked.deadline ?? beat, beat)
+    }
+
+    /// A parked exchange's deadline come: resumed at its deadline, or its heartbeat sent.
+    func expireParked(_ connection: Connection) {
         guard let parked = connection.parking, connection.state.isParked else { return }
         if let deadline = parked.deadline, now >= deadline {
             resumeParked(connection, .deadline)
         } else if let heartbeat = parked.heartbeat, parked.stream != nil, !connection.hasPendingOutput,
-                  now - parked.lastSentAt >= heartbeat.interval {
+                  now >= parked.lastSentAt + heartbeat.interval {
             sendPart(connection, heartbeat.bytes)
             drive(connection)
         }

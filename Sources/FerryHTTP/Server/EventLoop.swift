@@ -4,8 +4,8 @@
 // this file performs it on the socket. `drive` stays whole, so a connection's turn
 // reads top to bottom. Beside it: accepting (+Accept), exchanges from a parsed
 // request to the answer on the wire (+Exchange), parked exchanges (+Parking), and
-// the sweep that enforces time limits and drains at shutdown (+Sweep); request ids
-// come from RequestIDGenerator.swift.
+// the deadlines that enforce time limits as they fall due, and shutdown's drain
+// (+Deadlines, over DeadlineQueue.swift); request ids come from RequestIDGenerator.swift.
 
 import CEpoll
 import Glibc
@@ -30,8 +30,8 @@ final class EventLoop: @unchecked Sendable {
     var now: Double
     var stopping = false
     var graceDeadline = Double.infinity
-    let sweepInterval: Double
-    var nextSweep: Double
+    /// Each connection's next deadline (or an earlier one: see `reschedule`).
+    var deadlines = DeadlineQueue()
     /// Set while the listener is unwatched for lack of descriptors (see `pauseAccepting`).
     var acceptPausedUntil: Double?
 
@@ -47,12 +47,6 @@ final class EventLoop: @unchecked Sendable {
         guard epollFD >= 0 else { throw Socket.Failure(call: "epoll_create1", code: errno) }
         readBuffer = .allocate(byteCount: Self.readBufferBytes, alignment: 16)
         now = MonotonicClock.now()
-        // Sweep often enough that the shortest timeout is honoured within a quarter of itself.
-        let shortest = min(
-            limits.headerTimeoutSeconds, limits.idleTimeoutSeconds, limits.bodyTimeoutSeconds,
-            limits.writeTimeoutSeconds)
-        sweepInterval = min(0.25, max(0.01, shortest / 4))
-        nextSweep = now + sweepInterval
         date.refresh()
         // EPOLLEXCLUSIVE: one loop wakes per new connection, not all of them.
         try watch(shared.listenerFD, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue)
@@ -74,8 +68,7 @@ final class EventLoop: @unchecked Sendable {
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
         while true {
-            let waitMillis = Int32(max(0, min(1000, (nextSweep - now) * 1000)).rounded(.up))
-            let count = epoll_wait(epollFD, events, Int32(capacity), waitMillis)
+            let count = epoll_wait(epollFD, events, Int32(capacity), waitMillis())
             now = MonotonicClock.now()
             date.refresh()
             if count < 0 && errno != EINTR {
@@ -97,11 +90,8 @@ final class EventLoop: @unchecked Sendable {
                     drive(connection)
                 }
             }
-            if now >= nextSweep {
-                resumeAcceptingIfDue()
-                sweep()
-                nextSweep = now + sweepInterval
-            }
+            resumeAcceptingIfDue()
+            expireDue()
             if stopping && (liveConnections == 0 || now >= graceDeadline) { break }
         }
         teardown()
@@ -171,6 +161,7 @@ extension EventLoop {
     /// Advances a connection as far as its input and output allow.
     /// Requests are taken one at a time, so pipelined answers stay in order.
     func drive(_ connection: Connection) {
+        defer { reschedule(connection) }
         while true {
             if connection.hasPendingOutput {
                 switch flush(connection) {
@@ -351,6 +342,7 @@ extension EventLoop {
     func close(_ connection: Connection) {
         guard let slot = connections[Int(connection.fd)], slot === connection else { return }
         connections[Int(connection.fd)] = nil
+        deadlines.remove(connection.fd)
         liveConnections -= 1
         shared.openConnections.subtract(1, ordering: .relaxed)
         if let ack = connection.pendingAck {
