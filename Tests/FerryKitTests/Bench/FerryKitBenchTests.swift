@@ -63,6 +63,7 @@ struct FerryKitBenchTests {
               + "\(requests) requests, \(bytes) response bytes, peak RSS \(String(format: "%.0f", peak)) MiB "
               + "(\(String(format: "%.0f", rssBefore)) MiB before)")
         #expect(received == Self.rows + sets)
+        print("ferrykit-bench: " + transport.pageTimes())
 
         // Steady state: nothing changed, so a sync is the feed's 304 check alone.
         try await engine.sync()
@@ -175,6 +176,8 @@ final class ReadSampler: Sendable {
 final class CountingTransport: Transport {
     let inner: any Transport
     private let state = Mutex<(requests: Int, bytes: Int, lastStatus: Int, byMethod: [String: Int], lastHeadBytes: Int)>((0, 0, 0, [:], 0))
+    /// Each request's start and end, in seconds of uptime and of this process's CPU: a few hundred.
+    private let spans = Mutex<[(start: Double, end: Double, cpuStart: Double, cpuEnd: Double)]>([])
 
     init(_ inner: any Transport) { self.inner = inner }
 
@@ -185,8 +188,40 @@ final class CountingTransport: Transport {
     /// status line and headers (URLSession does not hand out the raw bytes).
     var lastHeadBytes: Int { state.withLock { $0.lastHeadBytes } }
 
+    /// Where an initial sync's time went: waiting on the server (each request,
+    /// from send to the whole answer) and the client's own (from one answer to
+    /// the next request: decoding and applying the page), in wall-clock time
+    /// and in this process's CPU time (which a busy machine's other processes
+    /// do not inflate); in total and per request over the first and the last
+    /// tenth of the requests, so that a cost growing with the store or with
+    /// the server's table shows which side it is on.
+    func pageTimes() -> String {
+        let spans = spans.withLock { $0 }
+        guard spans.count > 2 else { return "too few requests to split" }
+        let server = spans.map { $0.end - $0.start }
+        let client = zip(spans, spans.dropFirst()).map { $1.start - $0.end }
+        let clientCPU = zip(spans, spans.dropFirst()).map { $1.cpuStart - $0.cpuEnd }
+        let tenth = max(1, client.count / 10)
+        func ms(_ values: some Collection<Double>) -> String { String(format: "%.1f", values.reduce(0, +) / Double(values.count) * 1_000) }
+        func s(_ values: [Double]) -> String { String(format: "%.2f", values.reduce(0, +)) }
+        return "time waiting on the server \(s(server)) s, the client's own \(s(client)) s (\(s(clientCPU)) s of CPU); "
+            + "per request, first tenth: server \(ms(server.prefix(tenth))) ms, client \(ms(client.prefix(tenth))) ms "
+            + "(CPU \(ms(clientCPU.prefix(tenth))) ms); last tenth: server \(ms(server.dropLast().suffix(tenth))) ms, "
+            + "client \(ms(client.suffix(tenth))) ms (CPU \(ms(clientCPU.suffix(tenth))) ms)"
+    }
+
+    /// This process's CPU time so far, in seconds.
+    static func cpuTime() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
     func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let (start, cpuStart) = (Double(DispatchTime.now().uptimeNanoseconds) / 1e9, Self.cpuTime())
         let response = try await inner.send(request)
+        let (end, cpuEnd) = (Double(DispatchTime.now().uptimeNanoseconds) / 1e9, Self.cpuTime())
+        spans.withLock { $0.append((start, end, cpuStart, cpuEnd)) }
         state.withLock {
             $0.requests += 1
             $0.bytes += response.body.count
