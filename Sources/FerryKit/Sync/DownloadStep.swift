@@ -22,9 +22,15 @@ public struct DownloadStep: Sendable, Hashable {
         DownloadStep(resource: resource, column: column, value: value)
     }
 
-    /// Path and query of the step's first Index page.
+    /// Path and query of the step's first Index page, in id order.
+    ///
+    /// Id order fills the local primary key's index at its end. In the
+    /// Index's default order (rank, then id, for a ranked resource), each page
+    /// held one term of every set, so each page's transaction rewrote nearly
+    /// every page of both the id index and the (set, rank) index, and the
+    /// bytes written per page grew with the store (bench/README.md, issue 35).
     func path(limit: Int) -> String {
-        "/v1/\(Self.encode(resource))?limit=\(limit)" + filter
+        "/v1/\(Self.encode(resource))?limit=\(limit)&order=id" + filter
     }
 
     /// The step's identity in the store's progress record.
