@@ -3,6 +3,12 @@ import Testing
 
 /// The local tables a server schema needs, as SQL, without a database.
 @Suite struct LocalSchemaTests {
+    @Test func identifiersAreQuotedWithTheirDoubleQuotesDoubled() {
+        #expect(LocalSchema.quote("terms") == "\"terms\"")
+        #expect(LocalSchema.quote("say \"hi\"") == "\"say \"\"hi\"\"\"")
+        #expect(LocalSchema.quote("") == "\"\"")
+    }
+
     @Test func localSchemaAddsAndNeverDrops() {
         let first = LocalSchema.migrations(to: ExampleSchema.schema, existing: [:])
         #expect(first.count == 4 && first.allSatisfy { $0.hasPrefix("CREATE TABLE") })
