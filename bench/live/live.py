@@ -1,6 +1,7 @@
 """Issue 34's live-feed figures against one `ferry serve` (bench/live/run.sh starts it).
 
     live.py PORT SERVER_PID WRITER_TOKEN READER_TOKEN BYSTANDER_TOKEN SET_ID WAITERS...
+    live.py idle PORT SERVER_PID TOKEN SECONDS WAITERS...
 
 For each count N of WAITERS (e.g. 1 1000 10000):
 - latency: N-1 long polls of a bystander (a user who cannot see the set) wait
@@ -9,10 +10,19 @@ For each count N of WAITERS (e.g. 1 1000 10000):
   time from each write's answer to B's long poll answering with that term:
   p50, p99 (client and server on the same cores).
 - memory: the server's RSS growth per waiting long poll, with the N waiting.
-- idle CPU: the server's CPU time over 20 s with the N waiting and no writes.
+- idle CPU: the server's CPU time over 20 s with the N waiting and no writes,
+  once they are parked (the server's CPU has settled).
 - fan-out: N long polls of the reader (devices of the set's collaborator) and
   one write: the time from the write's answer until every one has its answer.
 And once, the same latency for a device that polls every second instead.
+
+`idle` measures only the server's CPU over SECONDS with each count of long
+polls waiting (0 included) and nothing written: what parked waiters cost a
+server that has nothing to say.
+
+Each figure is also appended, one JSON object a line, to $BENCH_LIVE_RESULTS
+when set (bench/live/run.sh sets it), labelled $BENCH_LIVE_LABEL, for
+bench/live/plot.py.
 """
 import json, os, selectors, socket, statistics, sys, threading, time
 
@@ -87,6 +97,18 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def settle(pid, below=5.0, most=60):
+    """Waits (at most `most` s) until the server uses under `below` % of a core
+    over 2 s: until it has parked every waiter sent it, each after a first check
+    of the feed on a worker, so that an idle figure is of waiting, not of parking."""
+    deadline = time.monotonic() + most
+    while time.monotonic() < deadline:
+        cpu0 = cpu_seconds(pid)
+        time.sleep(2)
+        if (cpu_seconds(pid) - cpu0) / 2 * 100 < below:
+            return
+
+
 def open_waiters(port, token, count, wait=120):
     """count long polls of one user, each on its own connection, all sent."""
     cursor = now_cursor(port, token)
@@ -102,6 +124,17 @@ def open_waiters(port, token, count, wait=120):
 def close_all(conns):
     for c in conns:
         c.sock.close()
+
+
+def record(kind, **fields):
+    """Appends one figure to $BENCH_LIVE_RESULTS, if set."""
+    path = os.environ.get("BENCH_LIVE_RESULTS")
+    if not path:
+        return
+    fields = {"kind": kind, "label": os.environ.get("BENCH_LIVE_LABEL", "ferry"),
+              "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load": round(os.getloadavg()[0], 2), **fields}
+    with open(path, "a") as f:
+        f.write(json.dumps(fields) + "\n")
 
 
 def percentile(values, p):
@@ -191,17 +224,40 @@ def fan_out(port, writer, reader, set_id, count):
     return (last - written) * 1000, pending
 
 
+def idle_cpu(port, pid, token, counts, seconds):
+    """The server's CPU (utime + stime) over `seconds` with N long polls waiting and nothing written."""
+    for n in counts:
+        # Held longer than the run, so that no deadline falls in the window.
+        conns = open_waiters(port, token, n, wait=600) if n else []
+        settle(pid)
+        cpu0, t0 = cpu_seconds(pid), time.monotonic()
+        time.sleep(seconds)
+        used = cpu_seconds(pid) - cpu0
+        elapsed = time.monotonic() - t0
+        print(f"idle {n} waiting: server CPU {used:.2f} s in {elapsed:.0f} s = {used / elapsed * 100:.3f} % of a core; "
+              f"load average {os.getloadavg()[0]:.2f}", flush=True)
+        record("idle", waiters=n, seconds=round(elapsed, 1), cpu_seconds=round(used, 3),
+               cpu_percent=round(used / elapsed * 100, 4))
+        close_all(conns)
+        time.sleep(2)
+
+
 def main():
+    if sys.argv[1] == "idle":
+        port, pid, token, seconds = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
+        idle_cpu(port, pid, token, [int(n) for n in sys.argv[6:]], seconds)
+        return
     port, pid = int(sys.argv[1]), int(sys.argv[2])
     writer, reader, bystander, set_id = sys.argv[3:7]
     counts = [int(n) for n in sys.argv[7:]]
     p50, p99, missing = latency(port, writer, reader, set_id, writes=60, rate=4, poll_every=1.0)
     print(f"polling every 1 s: commit to device p50 {p50:.1f} ms, p99 {p99:.1f} ms (60 writes at 4/s; {missing} missing)", flush=True)
+    record("polling", p50_ms=round(p50, 2), p99_ms=round(p99, 2), missing=missing)
     for n in counts:
         time.sleep(1)
         before = rss_kib(pid)
-        others = open_waiters(port, bystander, n - 1) if n > 1 else []
-        time.sleep(3)
+        others = open_waiters(port, bystander, n - 1, wait=600) if n > 1 else []
+        settle(pid)
         after = rss_kib(pid)
         cpu0 = cpu_seconds(pid)
         time.sleep(20)
@@ -211,10 +267,13 @@ def main():
         print(f"{n} waiting: commit to device p50 {p50:.1f} ms, p99 {p99:.1f} ms (200 writes at 16/s; {missing} missing); "
               f"server RSS +{after - before} KiB for {n - 1} other waiters ({per:.2f} KiB each); "
               f"idle CPU {idle:.2f} % of a core", flush=True)
+        record("waiting", waiters=n, p50_ms=round(p50, 2), p99_ms=round(p99, 2), missing=missing,
+               rss_kib=after - before, rss_kib_each=round(per, 3), idle_cpu_percent=round(idle, 4))
         close_all(others)
         time.sleep(2)
         took, left = fan_out(port, writer, reader, set_id, n)
         print(f"{n} waiting on one shared set, one write: all answered {took:.1f} ms after the write's answer ({left} never)", flush=True)
+        record("fan-out", waiters=n, all_answered_ms=round(took, 1), never=left)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,22 @@
 # on the same cores; a release build; the dev services. Never in CI.
 #
 #   bench/live/run.sh [N ...]     (default: 1 1000 10000; FERRY_BIN=path skips the build)
+#   bench/live/run.sh idle [N ...]
+#       only the server's CPU with N long polls waiting and nothing written,
+#       over BENCH_IDLE_SECONDS (default 60) each (default N: 0 1000 10000)
+#
+# Each figure is appended to BENCH_LIVE_RESULTS (default bench/live/results.jsonl),
+# labelled BENCH_LIVE_LABEL (default: FERRY_BIN, else the commit); bench/live/plot.py
+# draws the latest of each from it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
+MODE=all
+if [ "${1:-}" = idle ]; then MODE=idle; shift; fi
 COUNTS=("$@")
-[ ${#COUNTS[@]} -gt 0 ] || COUNTS=(1 1000 10000)
+if [ ${#COUNTS[@]} -eq 0 ]; then
+  if [ "$MODE" = idle ]; then COUNTS=(0 1000 10000); else COUNTS=(1 1000 10000); fi
+fi
 MAX=$(printf '%s\n' "${COUNTS[@]}" | sort -n | tail -n1)
 ulimit -n "$(ulimit -Hn)"  # client and server each hold one descriptor per waiter
 source bench/lib.sh
@@ -21,12 +32,19 @@ WRITER=$("$BIN" token issue writer | tail -n1)
 READER=$("$BIN" token issue reader | tail -n1)
 BYSTANDER=$("$BIN" token issue bystander | tail -n1)
 # Every waiter may be one user's (the limits per user and per instance raised
-# for it), and held 120 s, longer than a phase of the run.
+# for it), and held up to 600 s, longer than a phase of the run.
 bench_serve FERRY_LIMITS_MAX_CONNECTIONS=$((MAX + 1000)) FERRY_LIMITS_IDLE_TIMEOUT_SECONDS=600 \
-  FERRY_LIVE_MAX_WAITERS=$((MAX + 100)) FERRY_LIVE_MAX_WAITERS_PER_USER=$((MAX + 100)) FERRY_LIVE_MAX_WAIT_SECONDS=120
+  FERRY_LIVE_MAX_WAITERS=$((MAX + 100)) FERRY_LIVE_MAX_WAITERS_PER_USER=$((MAX + 100)) FERRY_LIVE_MAX_WAIT_SECONDS=600
 api() { curl -fsS -X "$1" "http://127.0.0.1:$PORT$2" -H "Authorization: Bearer $3" -H 'Content-Type: application/json' ${4:+-d "$4"}; }
 READER_ID=$(api GET /v1/auth/me "$READER" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 SET=$(api POST /v1/study_sets "$WRITER" '{"title":"live bench"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 api POST /v1/set_collaborators "$WRITER" "{\"set_id\":\"$SET\",\"user_id\":\"$READER_ID\"}" >/dev/null
-echo "ferry serve ($BIN) on 127.0.0.1:$PORT, pid $SERVER; $(nproc) cores; $(date -u +%FT%TZ)"
+export BENCH_LIVE_RESULTS=${BENCH_LIVE_RESULTS:-$ROOT/bench/live/results.jsonl}
+if [ -n "${FERRY_BIN:-}" ]; then DEFAULT_LABEL=$FERRY_BIN; else DEFAULT_LABEL=$(git rev-parse --short HEAD); fi
+export BENCH_LIVE_LABEL=${BENCH_LIVE_LABEL:-$DEFAULT_LABEL}
+echo "ferry serve ($BIN) on 127.0.0.1:$PORT, pid $SERVER; $(nproc) cores; $(date -u +%FT%TZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "$MODE" = idle ]; then
+  python3 bench/live/live.py idle "$PORT" "$SERVER" "$BYSTANDER" "${BENCH_IDLE_SECONDS:-60}" "${COUNTS[@]}"
+  exit 0
+fi
 python3 bench/live/live.py "$PORT" "$SERVER" "$WRITER" "$READER" "$BYSTANDER" "$SET" "${COUNTS[@]}"
