@@ -80,7 +80,12 @@ struct ReadThrough: Sendable {
     /// read through, to open a `WITH` (empty when there is none); with
     /// `walks`, each followed by its walk decision (``walkGate(_:)``).
     func withClause(for tables: [String], walks: Bool) -> String {
-        readableTables(for: tables).flatMap { table -> [String] in
+        var written = readableTables(for: tables)
+        if walks {
+            // An owned table is its own gate: its readable ids too, to decide.
+            for parent in tables.flatMap(gateParents) where !written.contains(parent) { written.append(parent) }
+        }
+        return written.flatMap { table -> [String] in
             let readable = "\(Self.name(table)) AS MATERIALIZED (\(readableIDs(table)))"
             guard walks, let resource = catalog[table] else { return [readable] }
             // reltuples is PostgreSQL's estimate of the table's rows (-1 before
@@ -104,16 +109,21 @@ struct ReadThrough: Sendable {
     /// half of a parent's rows (by PostgreSQL's estimate of the table), the
     /// table's part walks, as it does after a full page; a caller who reads a
     /// small share of it, where the walk would read mostly other users'
-    /// changes, keeps the paths.
+    /// changes, keeps the paths. An owned table walks by the same test on its
+    /// own rows: its paths (its owner column, the scope ids of its members
+    /// rule) then read what the walk would, through a larger statement and a
+    /// call of the scope-ids function.
     func walkGate(_ table: String) -> String? {
         let parents = gateParents(table).map { "(SELECT w.walk FROM \(Self.walkName($0)) w)" }
         return parents.isEmpty ? nil : "(" + parents.joined(separator: " OR ") + ")"
     }
 
-    /// The parents whose readable ids key `table`'s paths: it walks when the
-    /// caller may read most of any of them.
+    /// The parents whose readable ids key `table`'s paths, or the owned table
+    /// itself: it walks when the caller may read most of any of them.
     func gateParents(_ table: String) -> [String] {
-        (paths(table) ?? []).compactMap { path in
+        guard let paths = paths(table) else { return [] }
+        if rules[table]?.kind == .owned { return [table] }
+        return paths.compactMap { path in
             guard case .readable(let parent) = path.keys else { return nil }
             return parent
         }

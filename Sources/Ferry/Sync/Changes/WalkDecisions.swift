@@ -1,7 +1,7 @@
 import FerryBase
 
-/// Which parents' tables each caller's feed walks instead of reading through
-/// its paths (``ReadThrough/walkGate(_:)``), decided by one statement and
+/// Which parents' tables (and owned tables, each its own parent) each
+/// caller's feed walks instead of reading through its paths (``ReadThrough/walkGate(_:)``), decided by one statement and
 /// then remembered for ``lifetime`` per bearer and schema load, so that the
 /// statements of a caller who walks are the walk alone: without it every
 /// activity check and page counts the caller's readable rows of each parent
