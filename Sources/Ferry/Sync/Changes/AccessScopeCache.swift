@@ -9,7 +9,7 @@ final class AccessScopeCache: Sendable {
         let catalog: SchemaCatalog
         let generation: Int
         let scopes: [AccessScope]
-        let readPaths: [ReadPath]
+        let readThrough: ReadThrough
     }
 
     private let cached = Locked<Entry?>(nil)
@@ -18,8 +18,9 @@ final class AccessScopeCache: Sendable {
         try entry(catalog, generation, schema, database).scopes
     }
 
-    func readPaths(for catalog: SchemaCatalog, generation: Int, schema: String, database: PostgresGateway) throws -> [ReadPath] {
-        try entry(catalog, generation, schema, database).readPaths
+    /// The read paths, worked out for the catalog once per load.
+    func readThrough(for catalog: SchemaCatalog, generation: Int, schema: String, database: PostgresGateway) throws -> ReadThrough {
+        try entry(catalog, generation, schema, database).readThrough
     }
 
     /// Read after the caller read `generation`, so an entry is never older than the load it is filed under.
@@ -27,7 +28,8 @@ final class AccessScopeCache: Sendable {
         if let hit = cached.withLock({ $0?.catalog == catalog && $0?.generation == generation ? $0 : nil }) { return hit }
         let loaded = Entry(catalog: catalog, generation: generation,
                            scopes: try AccessScope.load(schema: schema, catalog: catalog, database: database),
-                           readPaths: try ReadPath.load(schema: schema, catalog: catalog, database: database))
+                           readThrough: ReadThrough(catalog: catalog,
+                                                    readPaths: try ReadPath.load(schema: schema, catalog: catalog, database: database)))
         cached.withLock { $0 = loaded }
         return loaded
     }

@@ -24,7 +24,6 @@ struct ChangesPlan {
     let scopes: [AccessScope]
     /// The declarative rules' read paths (``ReadThrough``); without them each
     /// table's part walks every change since the cursor.
-    let readPaths: [ReadPath]
     let readThrough: ReadThrough
     /// Whether a table read through a parent the caller may mostly read
     /// walks instead (``ReadThrough/walkGate(_:)``).
@@ -50,26 +49,38 @@ struct ChangesPlan {
 
     init(request: ChangesRequest, catalog: SchemaCatalog, scopes: [AccessScope], readPaths: [ReadPath] = [],
          walks: Walks = .decidedInStatement) {
+        self.init(request: request, catalog: catalog, scopes: scopes,
+                  readThrough: ReadThrough(catalog: catalog, readPaths: readPaths), walks: walks)
+    }
+
+    /// With the schema load's ``ReadThrough`` (``AccessScopeCache``), built once.
+    init(request: ChangesRequest, catalog: SchemaCatalog, scopes: [AccessScope], readThrough: ReadThrough,
+         walks: Walks = .decidedInStatement) {
         self.request = request
         self.catalog = catalog
         self.scopes = scopes
-        self.readPaths = readPaths
-        readThrough = ReadThrough(catalog: catalog, readPaths: readPaths)
+        self.readThrough = readThrough
         self.walks = walks
     }
 
     /// The same plan with its walks decided beforehand.
     func walking(through parents: Set<String>) -> ChangesPlan {
-        ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: readPaths, walks: .through(parents))
+        ChangesPlan(request: request, catalog: catalog, scopes: scopes, readThrough: readThrough, walks: .through(parents))
+    }
+
+    /// The same plan for another request (an event stream's next part).
+    func serving(_ request: ChangesRequest) -> ChangesPlan {
+        ChangesPlan(request: request, catalog: catalog, scopes: scopes, readThrough: readThrough, walks: walks)
     }
 
     /// How `table`'s part reads, when it has paths.
     func way(_ table: String) -> Way {
-        guard let gate = readThrough.walkGate(table) else { return .paths }
+        let parents = readThrough.gateParents(table)
+        guard !parents.isEmpty else { return .paths }
         switch walks {
         case .never: return .paths
-        case .decidedInStatement: return .gate(gate)
-        case .through(let parents): return parents.isDisjoint(with: readThrough.gateParents(table)) ? .paths : .walk
+        case .decidedInStatement: return readThrough.walkGate(table).map(Way.gate) ?? .paths
+        case .through(let walking): return walking.isDisjoint(with: parents) ? .paths : .walk
         }
     }
 

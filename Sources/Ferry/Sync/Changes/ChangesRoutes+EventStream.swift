@@ -30,7 +30,7 @@ extension ChangesRoutes {
         if let sent = registry.cursor(of: ticket).flatMap(ChangeCursor.init(token:)) {
             request = parsed.continuing(after: sent)
         }
-        let plan = ChangesPlan(request: request, catalog: plan.catalog, scopes: plan.scopes, readPaths: plan.readPaths, walks: plan.walks)
+        let plan = plan.serving(request)
         ticket.arm()
         var part: [UInt8] = resumption == nil ? ServerSentEvent.retry(milliseconds: Self.reconnectMilliseconds) : []
         do {

@@ -33,7 +33,7 @@ struct ChangesRoutes: Sendable {
         let generation = schema.generation
         let undecided = ChangesPlan(request: parsed, catalog: catalog,
                                     scopes: try scopes.scopes(for: catalog, generation: generation, schema: schemaName, database: database),
-                                    readPaths: try scopes.readPaths(for: catalog, generation: generation, schema: schemaName, database: database))
+                                    readThrough: try scopes.readThrough(for: catalog, generation: generation, schema: schemaName, database: database))
         let plan = parsed.startsNow ? undecided : try decided(undecided, caller: caller, generation: generation)
         // Only a GET the server can park waits: not a HEAD, nor one a batch replays in its transaction.
         let ticket = caller.transaction == nil && request.method == "GET" ? context.parkingTicket() : nil
@@ -49,9 +49,10 @@ struct ChangesRoutes: Sendable {
     /// `plan` with the caller's walk decisions (``WalkDecisions``): remembered,
     /// or decided now by one statement as the caller.
     func decided(_ plan: ChangesPlan, caller: Caller, generation: Int) throws -> ChangesPlan {
-        guard let decision = plan.readThrough.decisionStatement(for: plan.request.resources) else { return plan }
+        guard !plan.readThrough.decisionParents(for: plan.request.resources).isEmpty else { return plan }
         let key = WalkDecisions.Key(bearer: caller.credential.hash, generation: generation)
         if let walking = walkDecisions.walking(key) { return plan.walking(through: walking) }
+        guard let decision = plan.readThrough.decisionStatement(for: plan.request.resources) else { return plan }
         let row = try ChangesPage.firstRow(database.asCaller(caller, [decision.statement])[0])
         var walking = Set<String>()
         for (column, parent) in decision.parents.enumerated() where try row.bool(column) == true { walking.insert(parent) }

@@ -32,17 +32,36 @@ struct ReadThrough: Sendable {
 
     let catalog: SchemaCatalog
     let rules: [String: ReadPath]
+    /// ``paths(_:)`` and ``gateParents(_:)`` of every table, worked out once:
+    /// a schema load builds one ``ReadThrough`` (``AccessScopeCache``) that
+    /// every request's plan asks several times per table.
+    private let pathsByTable: [String: [Path]]
+    private let gatesByTable: [String: [String]]
 
     init(catalog: SchemaCatalog, readPaths: [ReadPath]) {
         self.catalog = catalog
-        rules = Dictionary(readPaths.map { ($0.table, $0) }, uniquingKeysWith: { first, _ in first })
+        let rules = Dictionary(readPaths.map { ($0.table, $0) }, uniquingKeysWith: { first, _ in first })
+        self.rules = rules
+        var paths: [String: [Path]] = [:]
+        for table in rules.keys { paths[table] = Self.paths(table, rules: rules, catalog: catalog) }
+        pathsByTable = paths
+        // An owned table is its own gate; any other, the parents its paths read through.
+        gatesByTable = Dictionary(uniqueKeysWithValues: paths.map { table, tablePaths in
+            (table, rules[table]?.kind == .owned ? [table] : tablePaths.compactMap { path in
+                guard case .readable(let parent) = path.keys else { return nil }
+                return parent
+            })
+        })
     }
 
     /// Rule chains are a few tables deep; a longer one is walked as before.
     static let maximumDepth = 6
 
     /// The paths to `table`'s readable rows, or nil when the feed must walk all its changes.
-    func paths(_ table: String, depth: Int = 0) -> [Path]? {
+    func paths(_ table: String) -> [Path]? { pathsByTable[table] }
+
+    private static func paths(_ table: String, depth: Int = 0, rules: [String: ReadPath], catalog: SchemaCatalog) -> [Path]? {
+        func paths(_ table: String, depth: Int) -> [Path]? { Self.paths(table, depth: depth, rules: rules, catalog: catalog) }
         guard depth < Self.maximumDepth, let rule = rules[table], rule.rulesOnly, catalog[table] != nil else { return nil }
         switch rule.kind {
         case .owned:
@@ -120,13 +139,14 @@ struct ReadThrough: Sendable {
 
     /// The parents whose readable ids key `table`'s paths, or the owned table
     /// itself: it walks when the caller may read most of any of them.
-    func gateParents(_ table: String) -> [String] {
-        guard let paths = paths(table) else { return [] }
-        if rules[table]?.kind == .owned { return [table] }
-        return paths.compactMap { path in
-            guard case .readable(let parent) = path.keys else { return nil }
-            return parent
-        }
+    func gateParents(_ table: String) -> [String] { gatesByTable[table] ?? [] }
+
+    /// The gate parents of `tables`, each once, in order: what
+    /// ``decisionStatement(for:)`` decides (none: nothing to decide).
+    func decisionParents(for tables: [String]) -> [String] {
+        var parents: [String] = []
+        for parent in tables.flatMap(gateParents) where !parents.contains(parent) { parents.append(parent) }
+        return parents
     }
 
     /// The statement that decides, for the caller, which of the parents
@@ -134,8 +154,7 @@ struct ReadThrough: Sendable {
     /// in ``DecisionStatement/parents``' order. Nil when no table has a gate.
     func decisionStatement(for tables: [String]) -> DecisionStatement? {
         let gated = tables.filter { !gateParents($0).isEmpty }
-        var parents: [String] = []
-        for parent in gated.flatMap(gateParents) where !parents.contains(parent) { parents.append(parent) }
+        let parents = decisionParents(for: gated)
         guard !parents.isEmpty else { return nil }
         let columns = parents.map { "(SELECT w.walk FROM \(Self.walkName($0)) w)" }.joined(separator: ", ")
         return DecisionStatement(parents: parents,
