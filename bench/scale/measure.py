@@ -101,6 +101,10 @@ def main():
     # the 100 sets shared with them, among everyone's rows.
     results["first page from the start (100 rows)"] = timed(conn, 50, lambda c, i: call(
         c, "GET", "/v1/changes?limit=100", reader), {200})
+    # Issue 34's collaborator: 20 sets shared with them, none of their own.
+    collaborator = sign_in(conn, "collaborator")
+    results["a collaborator of 20 sets: first page from the start (100 rows)"] = timed(conn, 50, lambda c, i: call(
+        c, "GET", "/v1/changes?limit=100", collaborator), {200})
     # An owner of many sets syncing through the feed from the start (FerryKit
     # syncs first through Index): each set of theirs is a key of the terms'
     # read path, so the page reads up to a page per set.

@@ -1,7 +1,9 @@
 -- bench/scale: :terms terms in sets of 10 spread over many users, a "big" user
 -- who owns :big of them (the same at every size, so its snapshot figure
 -- compares like with like), a "huge" user who owns :huge (100,000 at the
--- largest size, else none), and a reader with two sets of 100 terms.
+-- largest size, else none), a reader with two sets of 100 terms, and a
+-- collaborator who owns nothing and is shared 20 other users' sets (issue 34's
+-- measure: a collaborator of 20 sets among everyone's rows).
 -- Run as the owner role with psql -v terms=N -v big=M -v huge=K.
 SELECT ferry.create_user('reader', 'bench'), ferry.create_user('big', 'bench'), ferry.create_user('huge', 'bench');
 INSERT INTO ferry.users (name, password_hash)
@@ -26,4 +28,8 @@ SELECT (SELECT id FROM ferry.users WHERE name = 'reader'), t FROM unnest(ARRAY['
 INSERT INTO app.terms (set_id, word, definition, rank)
 SELECT s.id, 'word ' || i, 'd', 'r' || lpad(i::text, 3, '0') || 'V'
   FROM app.study_sets s CROSS JOIN generate_series(1, 100) i WHERE s.title LIKE 'reader %';
+SELECT ferry.create_user('collaborator', 'bench');
+INSERT INTO app.set_collaborators (set_id, user_id)
+SELECT s.id, (SELECT id FROM ferry.users WHERE name = 'collaborator')
+  FROM app.study_sets s WHERE s.title LIKE 'set %' ORDER BY s.id DESC LIMIT 20;
 ANALYZE app.terms, app.study_sets, app.set_collaborators, ferry.users;
