@@ -1,8 +1,9 @@
 import FerryBase
 
 /// Which parents' tables (and owned tables, each its own parent) each
-/// caller's feed walks instead of reading through its paths (``ReadThrough/walkGate(_:)``), decided by one statement and
-/// then remembered for ``lifetime`` per bearer and schema load, so that the
+/// caller's feed walks instead of reading through its paths
+/// (``ReadThrough/walkGate(_:)``), decided by one statement for every table
+/// and then remembered for ``lifetime`` per bearer and schema load, so that the
 /// statements of a caller who walks are the walk alone: without it every
 /// activity check and page counts the caller's readable rows of each parent
 /// again (an owner of 1,000 sets: 1 ms of each statement).
