@@ -7,6 +7,7 @@ import Foundation
 /// |---|---|
 /// | network error, timeout, 5xx, 429 | back off: random in [0, min(cap, base * 2^attempt)] (full jitter); `Retry-After` wins |
 /// | 401 | a new token from the engine's ``TokenProvider``, then retry once; a second 401 in a row pauses sync |
+/// | 409 `idempotency_key_in_use` | the same request is still running on the server: wait as for a 503, then send again with the same key |
 /// | 409, 412 | merge with the server's `current`, then send again |
 /// | 410 on a row | apply the tombstone; pending edits of the row are rejected |
 /// | other 4xx | the operation is rejected, with its problem; the rest goes on |
@@ -16,8 +17,9 @@ public struct RetryPolicy: Sendable {
     public enum Outcome: Sendable, Equatable {
         /// No answer: the connection failed, timed out, or was cut.
         case transportFailure
-        /// An HTTP answer, with its `Retry-After` in seconds when it had one.
-        case status(Int, retryAfter: Double?)
+        /// An HTTP answer, with its `Retry-After` in seconds when it had one
+        /// and its problem+json `code` when it had one.
+        case status(Int, retryAfter: Double?, code: String? = nil)
     }
 
     /// The step after an outcome.
@@ -51,10 +53,17 @@ public struct RetryPolicy: Sendable {
         switch outcome {
         case .transportFailure:
             return .retry(after: backoff(attempt: attempt, random: random))
-        case .status(let status, let retryAfter):
+        case .status(let status, let retryAfter, let code):
             switch status {
             case 200..<300: return .success
             case 401: return previousWasUnauthorized ? .pause : .refreshToken
+            case 409 where code == "idempotency_key_in_use":
+                // An earlier send of this request (its answer lost, or the app
+                // killed while it waited) is still running: its outcome will be
+                // this key's, replayed. Merging would drop the write: the answer
+                // has no `current`.
+                if let retryAfter, retryAfter >= 0 { return .retry(after: min(retryAfter, cap * 10)) }
+                return .retry(after: backoff(attempt: attempt, random: random))
             case 409, 412: return .merge
             case 410: return .tombstone
             case 429, 500..<600:

@@ -85,7 +85,7 @@ extension SyncEngine {
             throw error
         }
         let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
-        let step = policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random)
+        let step = policy.step(after: .status(response.status, retryAfter: retryAfter, code: response.object?["code"]?.string), attempt: attempts, random: random)
         switch step {
         case .success:
             guard case .array(let rows)? = try? JSONValue.decode(response.body), rows.count == bundle.requests.count else {
@@ -148,7 +148,7 @@ extension SyncEngine {
             return false
         }
         let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
-        let step = policy.step(after: .status(response.status, retryAfter: retryAfter), attempt: attempts, random: random)
+        let step = policy.step(after: .status(response.status, retryAfter: retryAfter, code: response.object?["code"]?.string), attempt: attempts, random: random)
         switch step {
         case .success:
             try store.acknowledge(request, serverRow: (try? JSONValue.decode(response.body))?.object)
@@ -231,7 +231,7 @@ extension SyncEngine {
     }
 }
 
-/// The server answered 5xx or 429: the upload waits `retryAfter` seconds.
+/// The server answered 5xx, 429, or 409 `idempotency_key_in_use`: the upload waits `retryAfter` seconds.
 public struct ServerRefusedForNow: Error, Equatable, Sendable {
     public let status: Int
     public let retryAfter: Double

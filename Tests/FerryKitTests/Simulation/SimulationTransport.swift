@@ -205,6 +205,13 @@ final class RetryLog: Sendable {
                 state.rekeyed += 1
                 return
             }
+            // An earlier send with this key is still running (a crashed
+            // device's, say): nothing ran, and the next answer to the key must
+            // be the replay.
+            if response.status == 409, response.object?["code"]?.string == "idempotency_key_in_use" {
+                state.lost[signature] = lostKey
+                return
+            }
             if !(200..<300).contains(response.status) || response.headers["idempotent-replayed"] != "true" {
                 let body = String(decoding: response.body.prefix(300), as: UTF8.self)
                 state.violations.append("\(request.method) \(request.path) applied, answer lost; the same request again (key \(key)) got "

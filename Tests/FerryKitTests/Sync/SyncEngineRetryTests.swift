@@ -145,6 +145,24 @@ struct SyncEngineRetryTests {
         #expect(try f.store.pendingCount() == 0)
     }
 
+    /// The same request still running on the server (its earlier send's answer
+    /// lost, or the app killed while it waited): wait, then the same key again,
+    /// never a merge (the answer has no `current`: the write was rejected).
+    @Test func a409IdempotencyKeyInUseWaitsAndSendsTheSameKeyAgain() async throws {
+        let f = try Self.fixture()
+        let id = try f.store.create("study_sets", ["title": .string("T")])
+        f.transport.script(Self.problem(409, "idempotency_key_in_use", headers: ["Retry-After": "1"]))
+        await #expect(throws: ServerRefusedForNow(status: 409, retryAfter: 1)) { try await f.engine.sync() }
+        #expect(try f.store.pendingCount() == 1 && f.store.rejectedCount() == 0)
+        #expect(try f.store.outbox().first?.nextAttempt == Self.t0.addingTimeInterval(1))
+        f.transport.script(Self.answer(201, Self.serverRow(id, revision: 1), headers: ["Idempotent-Replayed": "true"]))
+        try await f.engine.sync()
+        #expect(try f.store.pendingCount() == 0 && f.store.rejectedCount() == 0)
+        #expect(try f.store.state("study_sets", id: id) == .synced)
+        let keys = f.transport.writes.map(\.headers["Idempotency-Key"])
+        #expect(keys.count == 2 && keys[0] != nil && keys[0] == keys[1], "the same key: \(keys)")
+    }
+
     @Test func a410OnARowAppliesTheTombstoneAndTheEditBecomesRejectedWithAnEvent() async throws {
         let f = try Self.fixture()
         let id = try Self.syncedAndEdited(f)
