@@ -108,6 +108,27 @@ extension ChangesSuites {
             #expect(through.paths("terms") != nil)
         }
 
+        /// A table read through a parent is gated by that parent; an owned
+        /// table by its own rows (the owner of most of the sets walks them, as a
+        /// hand-written table is walked); a decision made for every table
+        /// covers both.
+        @Test func anOwnedTableIsGatedByItsOwnRows() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let catalog = server.app.schema.catalog
+            let through = ReadThrough(catalog: catalog,
+                                      readPaths: try ReadPath.load(schema: "app", catalog: catalog, database: server.app.database))
+            #expect(through.gateParents("study_sets") == ["study_sets"])
+            #expect(through.gateParents("folders") == ["folders"])
+            #expect(through.gateParents("terms") == ["study_sets"])
+            let request = ChangesRequest(since: .start, limit: 10, resources: catalog.names.sorted(by: ChangeOrder.precedes))
+            let plan = ChangesPlan(request: request, catalog: catalog, scopes: [], readThrough: through, walks: .through(["study_sets"]))
+            #expect(plan.way("study_sets") == .walk && plan.way("terms") == .walk)
+            #expect(plan.way("folders") == .paths && plan.way("folder_sets") == .paths)
+            let decided = try #require(through.decisionStatement(for: catalog.names))
+            #expect(Set(decided.parents) == ["study_sets", "folders"])
+        }
+
         /// Three users' sets, terms, folders and collaborations, changed over
         /// several transactions: shares granted and revoked, rows deleted.
         /// Returns the highest xid after each step: the frontier cursors to poll from.
