@@ -8,9 +8,10 @@
 # FERRY_TEST_APP_URL (the RLS-subject app role ferry_app); deploy/test.sh
 # exports both. Creates a scratch database as the owner, applies every
 # migrations/NNNN_*.sql in order, then every examples/study/migrations/NNNN_*.sql
-# (each with psql --single-transaction, as `ferry migrate` does: Ferry's own
-# first, then the app's), runs each Tests/SQL/NN_*.sql file as the role named
-# on its first line (`-- role: owner` or `-- role: app`) and each NN_*.sh
+# (each with psql --single-transaction and the refresh of what Ferry generates,
+# as `ferry migrate` does: Ferry's own first, then the app's), runs each
+# Tests/SQL/NN_*.sql file as the role named on its first line (`-- role:
+# owner` or `-- role: app`) and each NN_*.sh
 # (tests needing concurrent sessions, given both URLs), then applies the
 # migrations once more to a second fresh database. Prints `N passed, N failed`,
 # drops the scratch databases, and exits non-zero on any failure.
@@ -65,12 +66,20 @@ report() { # name status output
   fi
 }
 
+# What `ferry migrate` runs after each file, in its transaction
+# (Migrator+Apply.swift, refreshGenerated): the rules' and the triggers' refresh,
+# once the migrations so far define them.
+REFRESH="DO \$\$ BEGIN
+  IF pg_catalog.to_regprocedure('ferry.refresh_sync_rules()') IS NOT NULL THEN PERFORM ferry.refresh_sync_rules(); END IF;
+  IF pg_catalog.to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL THEN PERFORM ferry.refresh_sync_triggers(); END IF;
+END \$\$"
+
 # Applies every migration, Ferry's then the study app's, to the database at $1;
 # prints psql's complaints.
 migrate() {
   local url=$1 f
   for f in "$ROOT"/migrations/[0-9][0-9][0-9][0-9]_*.sql "$ROOT"/examples/study/migrations/[0-9][0-9][0-9][0-9]_*.sql; do
-    "$PSQL" -X -q -v ON_ERROR_STOP=1 --single-transaction -f "$f" "$url" >/dev/null 2>"$TMP/migrate.err" \
+    "$PSQL" -X -q -v ON_ERROR_STOP=1 --single-transaction -f "$f" -c "$REFRESH" "$url" >/dev/null 2>"$TMP/migrate.err" \
       || { echo "$(basename "$f"):"; cat "$TMP/migrate.err"; return 1; }
   done
 }

@@ -4,6 +4,7 @@ import FerryHTTPTestSupport
 import FerryPostgres
 import FerryTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 extension ChangesSuites {
@@ -113,6 +114,86 @@ extension ChangesSuites {
             try feed.catchUp(pastXID: try server.maxXID())
             #expect(feed.rows["terms/\(late)"] == nil, "the late term stayed with a removed collaborator")
             #expect(feed.revoked.contains("terms/\(late)"))
+        }
+
+        /// The other order: the removed collaborator's own insert began while they
+        /// still had access, then waited for the revocation's lock on the set.
+        /// Committed, it would be a row their device holds from its own write's
+        /// answer, that they may no longer read and no revocation names; core
+        /// 0022 refuses it as it refuses the same write sent after the removal.
+        /// (The live soak's seed 1118 found the race.)
+        @Test func aRemovedCollaboratorsInsertThatWaitedOnTheRevocationIsRefused() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let owner = try server.user("mona")
+            let friend = try server.user("nils")
+            let set = try server.makeSet(for: owner.id)
+            let collab = try server.ownerQuery(
+                "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id", [set, friend.id]
+            ).rows[0][0] ?? ""
+            let moved = try server.makeTerms(in: try server.makeSet(for: friend.id), count: 1)[0]
+
+            let remover = try PostgresConnection(url: server.database.ownerURL)
+            defer { remover.close() }
+            try remover.execute("BEGIN")
+            _ = try remover.query("UPDATE app.set_collaborators SET is_deleted = true WHERE id = $1", [collab])
+
+            // Both writes pass Row Level Security (the removal is not committed)
+            // and then wait in their foreign-key check for the set's row lock.
+            let port = server.port
+            let token = friend.token
+            let answers = Mutex<[String: TestHTTPClient.Response]>([:])
+            let moveError = Mutex<String?>(nil)
+            let appURL = server.database.appURL
+            let friendID = friend.id
+            let serveRole = try PostgresConnection(url: appURL)
+            let role = try serveRole.query("SELECT quote_ident(current_user)").rows[0][0] ?? ""
+            serveRole.close()
+            _ = try server.ownerQuery("GRANT UPDATE (set_id) ON app.terms TO \(role)")
+            let group = onThreads([{
+                let client = TestHTTPClient(port: port)
+                let answer = try? client.request(
+                    "POST", "/v1/terms", headers: [("Authorization", "Bearer \(token)")], json: ["set_id": set, "word": "late"])
+                answers.withLock { $0["insert"] = answer }
+            }, {
+                // The study app's set_id is read-only over the API; an app whose
+                // member column is writable moves rows with the same statement.
+                do {
+                    let mover = try PostgresConnection(url: appURL)
+                    defer { mover.close() }
+                    try mover.execute("BEGIN")
+                    _ = try mover.query("SELECT set_config('ferry.user_id', $1, true)", [friendID])
+                    _ = try mover.query("UPDATE app.terms SET set_id = $1 WHERE id = $2", [set, moved])
+                    try mover.execute("COMMIT")
+                    moveError.withLock { $0 = "committed" }
+                } catch {
+                    moveError.withLock { $0 = (error as? PostgresError).map { "\($0.sqlState ?? "") \($0.message)" } ?? "\(error)" }
+                }
+            }])
+            try waitUntil("both writes to wait for the removal's lock") {
+                try server.ownerQuery(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                ).rows[0][0] == "2"
+            }
+            try remover.execute("COMMIT")
+            group.wait()
+
+            let answer = try #require(answers.withLock { $0["insert"] }, "the insert got no answer")
+            #expect(answer.status == 422, "\(answer.text)")
+            let errors = answer.object["errors"] as? [[String: Any]] ?? []
+            #expect(errors.first?["reason"] as? String == "not_allowed", "\(answer.text)")
+            let move = moveError.withLock { $0 } ?? ""
+            #expect(move.hasPrefix("42501 new row violates row-level security policy for table \"terms\""), "the move: \(move)")
+            #expect(try server.ownerQuery("SELECT count(*) FROM app.terms WHERE set_id = $1", [set]).rows[0][0] == "0",
+                    "a write the removed collaborator can no longer read was kept")
+            // The owner's own writes to the set, and the friend's to their own, still pass.
+            let owned = try server.client().request(
+                "POST", "/v1/terms", headers: [("Authorization", "Bearer \(owner.token)")], json: ["set_id": set, "word": "mine"])
+            #expect(owned.status == 201, "\(owned.text)")
+            let own = try server.client().request(
+                "PATCH", "/v1/terms/\(moved)", headers: [("Authorization", "Bearer \(friend.token)"), ("If-Match", "\"1\"")],
+                json: ["word": "still mine"])
+            #expect(own.status == 200, "\(own.text)")
         }
 
         /// The same through the REST API: the creator adds and removes a collaborator.
