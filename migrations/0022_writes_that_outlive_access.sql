@@ -82,7 +82,10 @@ END
 $$;
 
 -- (Re)generates p_table's reach check and its two statement triggers, or drops
--- them when the table no longer needs one.
+-- them and the function when the table no longer needs one. A dropped table's
+-- function stays behind: ferry.refresh_sync_triggers' sweep (0017) knows only
+-- the sync_update_ and sync_notify_ functions, and a few unused lines are not
+-- worth restating that whole function here.
 CREATE FUNCTION ferry.refresh_sync_reach(p_table pg_catalog.regclass) RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, ferry, pg_temp
@@ -93,14 +96,17 @@ DECLARE
     v_trigger name;
 BEGIN
     IF v_source IS NULL THEN
-        -- Only the triggers that exist: DROP TRIGGER IF EXISTS would print a
-        -- notice per table on every migration.
+        -- Only what exists: DROP ... IF EXISTS would print a notice per table
+        -- on every migration.
         FOR v_trigger IN
             SELECT t.tgname FROM pg_trigger t
              WHERE t.tgrelid = p_table AND t.tgname IN ('zz_ferry_reach_insert', 'zz_ferry_reach_update')
         LOOP
             EXECUTE format('DROP TRIGGER %I ON %s', v_trigger, p_table);
         END LOOP;
+        IF to_regprocedure(format('ferry.%I()', 'sync_reach_' || p_table::oid)) IS NOT NULL THEN
+            EXECUTE format('DROP FUNCTION ferry.%I()', 'sync_reach_' || p_table::oid);
+        END IF;
         RETURN;
     END IF;
     v_function := ferry.generated_trigger_function('sync_reach_' || p_table::oid, v_source);
@@ -120,38 +126,6 @@ BEGIN
     PERFORM ferry.refresh_sync_update_trigger(p_table);
     PERFORM ferry.refresh_sync_notify(p_table);
     PERFORM ferry.refresh_sync_reach(p_table);
-END
-$$;
-
--- 0017's refresh of every synced table, now also dropping the generated reach
--- functions no trigger uses.
-CREATE OR REPLACE FUNCTION ferry.refresh_sync_triggers() RETURNS pg_catalog.int4
-    LANGUAGE plpgsql VOLATILE
-    SET search_path = pg_catalog, ferry, pg_temp
-AS $$
-DECLARE
-    v_table regclass;
-    v_stale regprocedure;
-    v_count int := 0;
-BEGIN
-    FOR v_table IN
-        SELECT s.table_oid FROM ferry.synced_tables s
-         WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = s.table_oid)
-           AND has_table_privilege(s.table_oid, 'TRIGGER')
-         ORDER BY s.table_oid::oid
-    LOOP
-        PERFORM ferry.refresh_sync_trigger(v_table);
-        v_count := v_count + 1;
-    END LOOP;
-    FOR v_stale IN
-        SELECT p.oid::regprocedure FROM pg_proc p
-         WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(update|notify|reach)_[0-9]+$'
-           AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgfoid = p.oid)
-    LOOP
-        EXECUTE format('DROP FUNCTION %s', v_stale);
-    END LOOP;
-    PERFORM pg_notify('ferry_schema', '');
-    RETURN v_count;
 END
 $$;
 
