@@ -36,8 +36,7 @@ extension SyncEngine {
         }
         let problem = response.object
         let index = problem?["operation_index"]?.int.map { Int($0) }.flatMap { bundle.requests.indices.contains($0) ? $0 : nil }
-        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
-        let step = policy.step(after: .status(response.status, retryAfter: retryAfter, code: response.object?["code"]?.string), attempt: attempts, random: random)
+        let step = retryStep(after: response)
         switch step {
         case .success:
             guard case .array(let results)? = problem?["results"], results.count == bundle.requests.count else {

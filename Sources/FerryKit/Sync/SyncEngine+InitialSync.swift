@@ -87,8 +87,7 @@ extension SyncEngine {
     /// The error for an answer that is neither data nor a refusal to list: a
     /// 5xx, 429 or 503 `paging_unavailable` waits and retries later.
     func refusal(_ response: TransportResponse, _ what: String) -> any Error {
-        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
-        if case .retry(let after) = policy.step(after: .status(response.status, retryAfter: retryAfter, code: response.object?["code"]?.string), attempt: attempts, random: random) {
+        if case .retry(let after) = retryStep(after: response) {
             return ServerRefusedForNow(status: response.status, retryAfter: after)
         }
         return FerryKitError.malformedAnswer("\(what) answered \(response.status)")

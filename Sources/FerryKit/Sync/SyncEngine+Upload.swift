@@ -84,8 +84,7 @@ extension SyncEngine {
             try postpone(opIDs, error: Self.noAnswer(error))
             throw error
         }
-        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
-        let step = policy.step(after: .status(response.status, retryAfter: retryAfter, code: response.object?["code"]?.string), attempt: attempts, random: random)
+        let step = retryStep(after: response)
         switch step {
         case .success:
             guard case .array(let rows)? = try? JSONValue.decode(response.body), rows.count == bundle.requests.count else {
@@ -147,8 +146,7 @@ extension SyncEngine {
             try store.acknowledge(request, serverRow: ["id": .string(request.rowID), "is_deleted": .bool(true)])
             return false
         }
-        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
-        let step = policy.step(after: .status(response.status, retryAfter: retryAfter, code: response.object?["code"]?.string), attempt: attempts, random: random)
+        let step = retryStep(after: response)
         switch step {
         case .success:
             try store.acknowledge(request, serverRow: (try? JSONValue.decode(response.body))?.object)

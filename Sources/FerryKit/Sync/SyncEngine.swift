@@ -40,6 +40,14 @@ public actor SyncEngine {
     /// The backoff exponent for a request that must wait: the rounds failed so far.
     var attempts: Int { schedule.failures }
 
+    /// What the retry table says of a server's answer: by its status, its
+    /// `Retry-After` and its problem's `code`, at this engine's backoff.
+    func retryStep(after response: TransportResponse) -> RetryPolicy.Step {
+        let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
+        return policy.step(after: .status(response.status, retryAfter: retryAfter, code: response.object?["code"]?.string),
+                           attempt: attempts, random: random)
+    }
+
     /// Conflicts resolved, operations rejected, rows removed.
     public nonisolated let events: AsyncStream<SyncEvent>
     let eventSink: AsyncStream<SyncEvent>.Continuation
