@@ -53,7 +53,7 @@ struct ChangesRoutes: Sendable {
         let key = WalkDecisions.Key(bearer: caller.credential.hash, generation: generation)
         if let walking = walkDecisions.walking(key) { return plan.walking(through: walking) }
         // For every table, not only this request's: the decision is remembered for the caller's later requests.
-        guard let decision = plan.readThrough.decisionStatement(for: plan.catalog.names) else { return plan }
+        guard let decision = plan.readThrough.decision else { return plan }
         let row = try ChangesPage.firstRow(database.asCaller(caller, [decision.statement])[0])
         var walking = Set<String>()
         for (column, parent) in decision.parents.enumerated() where try row.bool(column) == true { walking.insert(parent) }

@@ -37,6 +37,10 @@ struct ReadThrough: Sendable {
     /// every request's plan asks several times per table.
     private let pathsByTable: [String: [Path]]
     private let gatesByTable: [String: [String]]
+    /// The walk decision for every table (``decisionStatement(for:)``), written
+    /// once: it does not depend on the request, and a caller's decision is
+    /// remembered for all their requests (``WalkDecisions``).
+    private(set) var decision: DecisionStatement?
 
     init(catalog: SchemaCatalog, readPaths: [ReadPath]) {
         self.catalog = catalog
@@ -52,6 +56,7 @@ struct ReadThrough: Sendable {
                 return parent
             })
         })
+        decision = decisionStatement(for: catalog.names)
     }
 
     /// Rule chains are a few tables deep; a longer one is walked as before.

@@ -125,7 +125,7 @@ extension ChangesSuites {
             let plan = ChangesPlan(request: request, catalog: catalog, scopes: [], readThrough: through, walks: .through(["study_sets"]))
             #expect(plan.way("study_sets") == .walk && plan.way("terms") == .walk)
             #expect(plan.way("folders") == .paths && plan.way("folder_sets") == .paths)
-            let decided = try #require(through.decisionStatement(for: catalog.names))
+            let decided = try #require(through.decision)
             #expect(Set(decided.parents) == ["study_sets", "folders"])
         }
 
