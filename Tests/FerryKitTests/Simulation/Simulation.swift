@@ -283,10 +283,15 @@ final class Simulation {
                 report.serverRestarts += 1
                 note("\(step) server restart")
             case .killListener:
-                let killed = try server.database.column("""
-                    SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_activity
-                     WHERE datname = current_database() AND application_name = 'ferry-listen'
-                    """)
+                // The harness's own connection, not a device's: a load spike on the
+                // machine can time it out (soak seed 1844), which says nothing of
+                // FerryKit, so it is tried again before it counts as a failure.
+                let killed = try await Self.harnessStatement {
+                    try server.database.column("""
+                        SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_activity
+                         WHERE datname = current_database() AND application_name = 'ferry-listen'
+                        """)
+                }
                 report.listenerKills += 1
                 note("\(step) server's LISTEN connection killed (\(killed.first.flatMap { $0 } ?? "?"))")
             }
@@ -297,6 +302,16 @@ final class Simulation {
             report.failures.append("local: \(device.name) \(operation) threw \(error)")
             note("\(step) \(device.name) \(operation) threw \(error)")
         }
+    }
+
+    /// `body`, a statement of the harness's own, tried up to three times a
+    /// second apart: only its last error is the run's.
+    static func harnessStatement<T>(_ body: () throws -> T) async throws -> T {
+        for _ in 1..<3 {
+            if let value = try? body() { return value }
+            try await Task.sleep(for: .seconds(1))
+        }
+        return try body()
     }
 
     // MARK: Quiescence
