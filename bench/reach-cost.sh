@@ -58,27 +58,13 @@ SQL
   || { echo "reach-cost: app.terms has no reach check (core 0022 not applied?)" >&2; exit 1; }
 user=$(psql -X -qtA "$OWNER/$DB" -c "SELECT id FROM ferry.users WHERE name = 'bench'")
 
-cat >"$WORK/insert.sql" <<SQL
-\set n random(1, 10000)
-BEGIN;
-SELECT set_config('ferry.user_id', '$user', true);
-INSERT INTO app.terms (set_id, word) SELECT set_id, 'x' FROM public.bench_ids WHERE n = :n;
-COMMIT;
-SQL
-cat >"$WORK/update.sql" <<SQL
-\set n random(1, 10000)
-BEGIN;
-SELECT set_config('ferry.user_id', '$user', true);
-UPDATE app.terms SET definition = md5(random()::text) WHERE id = (SELECT id FROM public.bench_ids WHERE n = :n);
-COMMIT;
-SQL
-cat >"$WORK/insert100.sql" <<SQL
-\set n random(1, 10000)
-BEGIN;
-SELECT set_config('ferry.user_id', '$user', true);
-INSERT INTO app.terms (set_id, word) SELECT b.set_id, 'x' || g FROM public.bench_ids b, generate_series(1, 100) g WHERE b.n = :n;
-COMMIT;
-SQL
+# write_script NAME STATEMENT: one request's write transaction as the bench user, on a random term.
+write_script() {
+  printf '%s\n' '\set n random(1, 10000)' 'BEGIN;' "SELECT set_config('ferry.user_id', '$user', true);" "$2" 'COMMIT;' >"$WORK/$1.sql"
+}
+write_script insert "INSERT INTO app.terms (set_id, word) SELECT set_id, 'x' FROM public.bench_ids WHERE n = :n;"
+write_script update "UPDATE app.terms SET definition = md5(random()::text) WHERE id = (SELECT id FROM public.bench_ids WHERE n = :n);"
+write_script insert100 "INSERT INTO app.terms (set_id, word) SELECT b.set_id, 'x' || g FROM public.bench_ids b, generate_series(1, 100) g WHERE b.n = :n;"
 
 reach() {
   psql -X -q -v ON_ERROR_STOP=1 "$OWNER/$DB" \
