@@ -2,9 +2,9 @@
 import PackageDescription
 
 // Layers, lowest first. An arrow is an allowed import:
-//   ferry (CLI) -> Ferry -> FerryHTTP, FerryPostgres, FerryMemcached, FerryRank
+//   FerryCLI (the `ferry` command) -> Ferry -> FerryHTTP, FerryPostgres, FerryMemcached, FerryRank
 //   FerryHTTP, FerryPostgres, FerryMemcached -> FerryBase (the one lock type)
-//   ferry (CLI) -> FerryMigrations -> FerryPostgres, FerryCoreMigrations (migrations/, built in by EmbedFiles)
+//   FerryCLI (the `ferry` command) -> FerryMigrations -> FerryPostgres, FerryCoreMigrations (migrations/, built in by EmbedFiles)
 //   FerryKit (the client an app links) -> FerryRank, GRDB; never a server module
 //   StudyModels (the study example's generated records) -> FerryKit, GRDB
 //   ferry-notes (a terminal app on FerryKit) -> FerryKit, StudyModels, GRDB
@@ -14,7 +14,7 @@ let package = Package(
     name: "Ferry",
     platforms: [.macOS(.v14), .iOS(.v16)],
     products: [
-        .executable(name: "ferry", targets: ["ferry"]),
+        .executable(name: "ferry", targets: ["FerryCLI"]),
         .executable(name: "ferry-notes", targets: ["ferry-notes"]),
         .library(name: "FerryRank", targets: ["FerryRank"]),
         .library(name: "FerryKit", targets: ["FerryKit"]),
@@ -66,8 +66,10 @@ let package = Package(
             // The console's pages (Console/Assets), built in as ConsoleAssetFiles.files.
             plugins: ["EmbedFiles"]
         ),
+        // The `ferry` command. Its folder is not `Sources/ferry`: on a case-insensitive file
+        // system (macOS's default) that is the same folder as `Sources/Ferry`.
         .executableTarget(
-            name: "ferry",
+            name: "FerryCLI",
             dependencies: [
                 "Ferry", "FerryBase", "FerryHTTP", "FerryMigrations", "FerryPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -9,7 +9,7 @@ import Testing
 @Suite struct GuideExampleTests {
     @Test func theGuidesFerryKitExampleRuns() async throws {
         let database = try ScratchDatabase.create(prefix: "ferry_guide")
-        let scaffold = TestEnvironment.repositoryRoot.appendingPathComponent("Sources/ferry/Scaffold/migrations")
+        let scaffold = TestEnvironment.repositoryRoot.appendingPathComponent("Sources/FerryCLI/Scaffold/migrations")
         try database.applyMigrations(appFiles: Dictionary(uniqueKeysWithValues: try FileManager.default
             .contentsOfDirectory(atPath: scaffold.path).filter { $0.hasSuffix(".sql") }
             .map { ($0, try String(contentsOf: scaffold.appendingPathComponent($0), encoding: .utf8)) }))
