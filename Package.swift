@@ -125,11 +125,21 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // FerryKit's test records, its example schema and a scripted transport: shared by its unit
+        // and integration tests, and like FerryKit itself free of every server module.
+        .target(name: "FerryKitTestSupport", dependencies: ["FerryKit", .product(name: "GRDB", package: "GRDB.swift")]),
+        // FerryKit's unit tests: no I/O, no server module, so they build and run wherever FerryKit
+        // ships (`swift build --target FerryKitUnitTests` on macOS builds none of Linux's epoll).
+        .testTarget(
+            name: "FerryKitUnitTests",
+            dependencies: ["FerryKit", "FerryKitTestSupport", "FerryRank", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // FerryKit against a real `ferry serve`: integration, the simulation, ferry-notes in tmux.
         .testTarget(
             name: "FerryKitTests",
             dependencies: [
-                "FerryKit", "FerryHTTPTestSupport", "FerryPostgres", "FerryRank", "FerryTestSupport", "StudyModels", "ferry-notes",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "FerryKit", "FerryKitTestSupport", "FerryHTTPTestSupport", "FerryPostgres", "FerryRank", "FerryTestSupport",
+                "StudyModels", "ferry-notes", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The migration engine against a real PostgreSQL; the legacy layout it upgrades is in Fixtures.

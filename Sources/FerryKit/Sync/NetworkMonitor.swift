@@ -8,13 +8,14 @@ import Network
 /// next round runs at once instead of at the end of its backoff.
 ///
 /// `@unchecked Sendable`: `monitor` is only started and cancelled, which
-/// `NWPathMonitor` allows from any thread, and `satisfied` is only touched on
-/// `queue`, where the monitor calls its handler.
+/// `NWPathMonitor` allows from any thread, and `changes` is only touched on
+/// `queue`, where the monitor calls its handler. What a report means is
+/// ``PathChanges``, which is platform-free and tested on Linux too.
 final class NetworkMonitor: @unchecked Sendable {
     private let monitor = NWPathMonitor()
     private let queue = DispatchQueue(label: "FerryKit.NetworkMonitor")
     private let available: @Sendable () -> Void
-    private var satisfied: Bool?
+    private var changes = PathChanges()
 
     init(available: @escaping @Sendable () -> Void) {
         self.available = available
@@ -23,9 +24,7 @@ final class NetworkMonitor: @unchecked Sendable {
     }
 
     private func changed(_ now: Bool) {
-        // The first report is the path as it is, not a change.
-        if now, satisfied == false { available() }
-        satisfied = now
+        if changes.report(satisfied: now) { available() }
     }
 
     func cancel() { monitor.cancel() }

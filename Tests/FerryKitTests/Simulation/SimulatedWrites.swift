@@ -1,6 +1,7 @@
 @testable import FerryKit
 import Foundation
 import GRDB
+@testable import FerryKitTestSupport
 
 /// How a simulated device writes: through the store's own calls, or as an app
 /// that only ever uses GRDB would (issue 35), with records (``TestSet``,

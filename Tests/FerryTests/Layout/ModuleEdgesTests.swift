@@ -122,7 +122,8 @@ import Testing
                     "\(name) links \(closure(name))")
         }
         // The client links no server module, so it builds for iOS and macOS.
-        for name in ["FerryKit", "StudyModels", "ferry-notes"] {
+        // FerryKit's unit tests too, so they run where FerryKit ships (issue 49).
+        for name in ["FerryKit", "StudyModels", "ferry-notes", "FerryKitTestSupport", "FerryKitUnitTests"] {
             #expect(closure(name).isDisjoint(with: Self.serverModules), "\(name) links \(closure(name).intersection(Self.serverModules))")
         }
     }

@@ -2,6 +2,7 @@
 import Foundation
 import GRDB
 import Testing
+@testable import FerryKitTestSupport
 
 /// Issue 35's bad input, through the dictionary calls and records: each is
 /// refused with an error that names the cause, and leaves the store and its

@@ -1,5 +1,6 @@
 @testable import FerryKit
 import Testing
+@testable import FerryKitTestSupport
 
 /// The local tables a server schema needs, as SQL, without a database.
 @Suite struct LocalSchemaTests {

@@ -2,6 +2,7 @@
 import Foundation
 import GRDB
 import Testing
+@testable import FerryKitTestSupport
 
 /// The store without a server: writes, the outbox they record, schema growth.
 @Suite struct StoreTests {

@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+@testable import FerryKitTestSupport
 
 /// The engine's bearer tokens from a ``TokenProvider``: asked once, renewed
 /// before they expire and after a 401, and a provider without a token pauses

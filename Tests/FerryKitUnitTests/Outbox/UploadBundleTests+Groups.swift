@@ -1,6 +1,7 @@
 @testable import FerryKit
 import Foundation
 import Testing
+@testable import FerryKitTestSupport
 
 extension UploadBundleTests {
     @Test func aWriteGroupIsOneBatchInPlannedOrderAndGroupsSharingARowJoin() {

@@ -2,6 +2,7 @@
 import Foundation
 import GRDB
 import Testing
+@testable import FerryKitTestSupport
 
 /// Writes an app makes with plain GRDB, records or SQL, inside
 /// `store.database.write`: recorded for upload in the same transaction, as

@@ -1,6 +1,7 @@
 @testable import FerryKit
 import Foundation
 import Testing
+@testable import FerryKitTestSupport
 
 @Suite struct UploadPlannerTests {
     let set = RowKey(resource: "study_sets", id: "s1")

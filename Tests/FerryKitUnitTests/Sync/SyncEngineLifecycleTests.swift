@@ -1,6 +1,7 @@
 @testable import FerryKit
 import Foundation
 import Testing
+@testable import FerryKitTestSupport
 
 /// An engine's streams end with the engine, so an app's `for await` loop over
 /// them (and all that task holds) does not outlive a sign-out.

@@ -1,5 +1,6 @@
 @testable import FerryKit
 import Testing
+@testable import FerryKitTestSupport
 
 /// Whether a write fits its resource, without a database.
 @Suite struct WriteCheckTests {

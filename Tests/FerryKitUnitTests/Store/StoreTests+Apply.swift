@@ -2,6 +2,7 @@
 import Foundation
 import GRDB
 import Testing
+@testable import FerryKitTestSupport
 
 /// Applying the server's rows without a server: the revision rule, and the
 /// base copy that exists only while local edits are pending.

@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+@testable import FerryKitTestSupport
 
 /// The retry table (docs/FERRYKIT.md, "Retries") row by row, through the
 /// engine: a scripted transport gives each answer, a fixed clock and a fixed

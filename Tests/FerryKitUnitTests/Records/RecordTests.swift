@@ -2,6 +2,7 @@
 import Foundation
 import GRDB
 import Testing
+@testable import FerryKitTestSupport
 
 /// Typed records over the store, without a server: the same outbox, checks
 /// and order as the dictionary calls, and GRDB's own reads on top.

@@ -1,6 +1,7 @@
 @testable import FerryKit
 import Foundation
 import Testing
+@testable import FerryKitTestSupport
 
 /// How planned requests become HTTP calls: bulk per action and resource,
 /// order kept, some rows alone.

@@ -2,6 +2,7 @@
 import Foundation
 import GRDB
 import Testing
+@testable import FerryKitTestSupport
 
 extension StoreTests {
     /// A file written by an older FerryKit (its own tables at "ferry 1") opens
