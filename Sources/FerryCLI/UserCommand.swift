@@ -28,7 +28,7 @@ struct UserCommand: ParsableCommand {
                 let id = try AuthService.createUser(name: name, password: password, connection: connection)
                 print("created user \(name) (\(id))")
             } catch let problem as Problem {
-                throw CLIError(problem.detail ?? problem.code)
+                throw CLIError(problem.detail ?? problem.code.rawValue)
             }
         }
     }

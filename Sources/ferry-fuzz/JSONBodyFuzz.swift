@@ -26,7 +26,7 @@ enum JSONBodyFuzz {
             scan = try BodyScan(bytes)
         } catch {
             let problem = error as? Problem
-            require(problem?.status == 400 && problem?.code == "invalid_json", "BodyScan threw \(error)")
+            require(problem?.status == 400 && problem?.code == .invalidJson, "BodyScan threw \(error)")
             scan = nil
         }
         let members = ObjectMembers(bytes)

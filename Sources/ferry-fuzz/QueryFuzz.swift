@@ -83,7 +83,7 @@ enum QueryFuzz {
 
     static func requireInvalidQuery(_ error: any Error, _ reader: String) {
         guard let problem = error as? Problem else { return require(false, "\(reader) threw \(error)") }
-        require(problem.status == 400 && problem.code == "invalid_query", "\(reader) answered \(problem.status) \(problem.code)")
+        require(problem.status == 400 && problem.code == .invalidQuery, "\(reader) answered \(problem.status) \(problem.code)")
     }
 
     /// Every byte but the unreserved ones (RFC 3986 §2.3) as `%XX`.

@@ -56,7 +56,7 @@ package struct IndexQuery: Sendable {
         }
     }
 
-    static func invalid(_ detail: String) -> Problem { Problem(400, "invalid_query", detail) }
+    static func invalid(_ detail: String) -> Problem { Problem(400, .invalidQuery, detail) }
 
     /// Whether a filter value is one spelling of a value of `kind`: Ferry's own
     /// (a UUID with or without its four hyphens, decimal digits, `true` or

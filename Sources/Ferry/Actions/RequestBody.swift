@@ -12,7 +12,7 @@ enum RequestBody {
     /// 415 unless the request says `Content-Type: application/json` (parameters allowed).
     static func requireJSON(_ request: HTTPRequest) throws {
         guard let value = request.headers["Content-Type"], isJSON(value) else {
-            throw Problem(415, "unsupported_media_type", "the body must be application/json")
+            throw Problem(415, .unsupportedMediaType, "the body must be application/json")
         }
     }
 
@@ -45,10 +45,10 @@ enum RequestBody {
     static func smallObject(_ request: HTTPRequest, maxBytes: Int = 16 * 1024) throws -> [String: Any] {
         try requireJSON(request)
         guard request.body.count <= maxBytes else {
-            throw Problem(413, "payload_too_large", "this body may have at most \(maxBytes) bytes")
+            throw Problem(413, .payloadTooLarge, "this body may have at most \(maxBytes) bytes")
         }
         guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
-            throw Problem(400, "invalid_json", "the body must be a JSON object")
+            throw Problem(400, .invalidJson, "the body must be a JSON object")
         }
         return object
     }
@@ -103,7 +103,7 @@ package struct BodyScan {
                 if depth == 1, top == .array, !sawValueAtDepth1 { sawValueAtDepth1 = true; count += 1 }
                 depth += 1
                 if depth > Self.maxDepth {
-                    throw Problem(400, "invalid_json", "the body nests deeper than \(Self.maxDepth) levels")
+                    throw Problem(400, .invalidJson, "the body nests deeper than \(Self.maxDepth) levels")
                 }
             case 0x7D, 0x5D: // } ]
                 guard depth > 0 else { throw Self.invalid("unbalanced brackets") }
@@ -122,7 +122,7 @@ package struct BodyScan {
         self.count = count
     }
 
-    private static func invalid(_ detail: String) -> Problem { Problem(400, "invalid_json", "the body is not valid JSON: \(detail)") }
+    private static func invalid(_ detail: String) -> Problem { Problem(400, .invalidJson, "the body is not valid JSON: \(detail)") }
 }
 
 // `package`, not internal: ferry-fuzz feeds it client bytes directly (bench/fuzz/README.md).

@@ -82,7 +82,7 @@ struct ResourceAction: Sendable {
                 var seen = Set<String>()
                 let ids = pathID.split(separator: ",").map(String.init).filter { seen.insert($0).inserted }
                 guard ids.count <= limits.maxLimit else {
-                    throw Problem(422, "too_many_items", "multi-show takes at most \(limits.maxLimit) ids")
+                    throw Problem(422, .tooManyItems, "multi-show takes at most \(limits.maxLimit) ids")
                 }
                 let kind = resource.idKind
                 return action(.readMany(ids: ids, parsed: ids.map { kind.accepts(id: $0) ? $0 : nil }, conditions: conditions))
@@ -139,7 +139,7 @@ extension Problem {
     /// a delete is `UPDATE … SET is_deleted = true`, so it could only fail, and the
     /// answer names the grant that is missing instead of a column the row has.
     static func undeletable(_ resource: Resource, allow: String) -> Problem {
-        Problem(405, "method_not_allowed",
+        Problem(405, .methodNotAllowed,
                 "\(resource.name) rows cannot be deleted: the server's database role may not update is_deleted "
                     + "(GRANT UPDATE (is_deleted) ON \(resource.schema).\(resource.name), or a sync rule, allows it)",
                 headers: HTTPHeaders([("Allow", allow)]))
@@ -164,7 +164,7 @@ struct WriteItems: Sendable, Equatable {
         let scan = try BodyScan(request.body)
         switch scan.top {
         case .object:
-            guard allowObject else { throw Problem(400, "bad_request", "this request takes a JSON array of objects") }
+            guard allowObject else { throw Problem(400, .badRequest, "this request takes a JSON array of objects") }
             // Wrapped as it is copied out of the body: one copy, not a String and then a second for the brackets.
             let body = request.body
             items = String(unsafeUninitializedCapacity: body.count + 2) { out in
@@ -176,9 +176,9 @@ struct WriteItems: Sendable, Equatable {
             count = 1
             single = true
         case .array:
-            guard allowArray else { throw Problem(400, "bad_request", "this request takes one JSON object") }
+            guard allowArray else { throw Problem(400, .badRequest, "this request takes one JSON object") }
             guard scan.count <= maxItems else {
-                throw Problem(422, "too_many_items", "at most \(maxItems) items per request; this one has \(scan.count)")
+                throw Problem(422, .tooManyItems, "at most \(maxItems) items per request; this one has \(scan.count)")
             }
             items = String(decoding: request.body, as: UTF8.self)
             count = scan.count

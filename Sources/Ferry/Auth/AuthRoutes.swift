@@ -28,7 +28,7 @@ struct AuthRoutes: Sendable {
 
     func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let credentials = BasicCredentials(request) else {
-            throw Problem(401, "unauthorized", "send the name and password with HTTP Basic authentication",
+            throw Problem(401, .unauthorized, "send the name and password with HTTP Basic authentication",
                           headers: HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry", charset="UTF-8""#)]))
         }
         switch try auth.signIn(name: credentials.name, password: credentials.password) {
@@ -38,11 +38,11 @@ struct AuthRoutes: Sendable {
                 ("user_id", .string(issued.userID)),
             ]).bytes, status: 201, headers: HTTPHeaders([("Cache-Control", "no-store")]))
         case .invalid:
-            throw Problem(401, "unauthorized", "wrong name or password",
+            throw Problem(401, .unauthorized, "wrong name or password",
                           headers: HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry", charset="UTF-8""#)]))
         case .throttled(let ms):
             let seconds = max(1, Int((ms + 999) / 1000))
-            throw Problem(429, "rate_limited", "too many failed sign-ins; retry later",
+            throw Problem(429, .rateLimited, "too many failed sign-ins; retry later",
                           headers: HTTPHeaders([("Retry-After", String(seconds))]))
         }
     }
@@ -70,7 +70,7 @@ struct AuthRoutes: Sendable {
     func signUp(_ request: HTTPRequest) throws -> HTTPResponse {
         let body = try RequestBody.smallObject(request)
         guard let name = body["name"] as? String, let password = body["password"] as? String else {
-            throw Problem(422, "validation_failed", "name and password are required strings",
+            throw Problem(422, .validationFailed, "name and password are required strings",
                           extra: [("errors", .array([.object([("field", "name")]), .object([("field", "password")])]))])
         }
         let id = try AuthService.createUser(name: name, password: password) { try auth.database.anonymous([$0])[0] }

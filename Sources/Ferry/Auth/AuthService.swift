@@ -81,7 +81,7 @@ public struct AuthService: Sendable {
     /// with the same checks and answers as the CLI's.
     static func createUser(name: String, password: String, run: (PlannedStatement) throws -> PostgresResult) throws -> String {
         guard password.utf8.count >= 8 else {
-            throw Problem(422, "validation_failed", "the password must have at least 8 characters",
+            throw Problem(422, .validationFailed, "the password must have at least 8 characters",
                           extra: [("errors", .array([.object([("field", "password"), ("code", "too_short")])]))])
         }
         do {
@@ -89,9 +89,9 @@ public struct AuthService: Sendable {
             guard let id = result.first?[0] else { throw Problem.unavailable("user creation returned nothing") }
             return id
         } catch let error as PostgresError where error.sqlState == "23505" {
-            throw Problem(409, "already_exists", "a user with that name exists")
+            throw Problem(409, .alreadyExists, "a user with that name exists")
         } catch let error as PostgresError where error.sqlState?.hasPrefix("23") == true || error.sqlState?.hasPrefix("22") == true {
-            throw Problem(422, "validation_failed", "the user name is not acceptable",
+            throw Problem(422, .validationFailed, "the user name is not acceptable",
                           extra: [("errors", .array([.object([("field", "name"), ("code", "invalid")])]))])
         }
     }

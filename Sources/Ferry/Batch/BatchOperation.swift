@@ -22,7 +22,7 @@ struct BatchOperation {
             throw Problem.badRequest(#"the body must be {"operations": [{"method", "path", "headers"?, "body"?}, ...]}"#)
         }
         guard list.count <= maxOperations else {
-            throw Problem(422, "too_many_items", "at most \(maxOperations) operations per batch; this one has \(list.count)")
+            throw Problem(422, .tooManyItems, "at most \(maxOperations) operations per batch; this one has \(list.count)")
         }
         return try list.enumerated().map { index, entry in
             do {

@@ -20,7 +20,7 @@ extension ConsoleRoutes {
         rest.query = request.query.filter { $0.name != "since" }
         _ = try ChangesRequest(rest, catalog: schema.catalog)
         if let since = request.queryValue("since"), !Self.looksLikeACursor(since) {
-            throw Problem(400, "invalid_query", "since is a cursor from the feed (1 and base64url), now, or nothing")
+            throw Problem(400, .invalidQuery, "since is a cursor from the feed (1 and base64url), now, or nothing")
         }
         let userID = try Self.userID(context)
         let hash = try Self.tokenHash(request)

@@ -75,10 +75,10 @@ extension ConsoleRoutes {
         var seen: Set<String> = []
         for (name, _) in request.query {
             guard allowed.contains(name) else {
-                throw Problem(400, "invalid_query", "unknown query parameter \(name.prefix(64))"
+                throw Problem(400, .invalidQuery, "unknown query parameter \(name.prefix(64))"
                     + (allowed.isEmpty ? "; this takes none" : "; this takes \(allowed.sorted().joined(separator: ", "))"))
             }
-            guard seen.insert(name).inserted else { throw Problem(400, "invalid_query", "\(name.prefix(64)) is given more than once") }
+            guard seen.insert(name).inserted else { throw Problem(400, .invalidQuery, "\(name.prefix(64)) is given more than once") }
         }
     }
 }

@@ -9,7 +9,7 @@ extension ConsoleRoutes {
     func signIn(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let basic = HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry-console", charset="UTF-8""#)])
         guard let credentials = BasicCredentials(request) else {
-            throw Problem(401, "unauthorized", "send an operator's name and password with HTTP Basic authentication", headers: basic)
+            throw Problem(401, .unauthorized, "send an operator's name and password with HTTP Basic authentication", headers: basic)
         }
         let token = OperatorSession.generateToken()
         let hash = BearerToken.hash(token)
@@ -18,13 +18,13 @@ extension ConsoleRoutes {
             SELECT s.operator_id::text, s.role, s.expires_at, s.retry_after_ms
               FROM ferry.operator_sign_in($1, $2, $3::bytea, $4::int) s
             """, [.text(credentials.name), .text(credentials.password), .text(hash), .int(Int64(ttl))])])
-        guard let row = results[0].first else { throw Problem(500, "internal_error", "the sign-in returned nothing") }
+        guard let row = results[0].first else { throw Problem(500, .internalError, "the sign-in returned nothing") }
         guard let id = row[0], let role = row[1], let expires = try row.int64(2) else {
             if let retry = try row.int64(3), retry > 0 {
-                throw Problem(429, "rate_limited", "too many failed sign-ins; retry later",
+                throw Problem(429, .rateLimited, "too many failed sign-ins; retry later",
                               headers: HTTPHeaders([("Retry-After", String(max(1, (retry + 999) / 1000)))]))
             }
-            throw Problem(401, "unauthorized", "wrong name or password", headers: basic)
+            throw Problem(401, .unauthorized, "wrong name or password", headers: basic)
         }
         let session = OperatorSession(id: id, name: credentials.name, role: role, expiresAt: expires)
         Self.trace(session, context)
@@ -70,7 +70,7 @@ extension ConsoleRoutes {
     static func limit(_ request: HTTPRequest, default value: Int, max: Int) throws -> Int {
         guard let text = request.queryValue("limit") else { return value }
         guard text.utf8.count <= 7, let n = Int(text), (1...max).contains(n) else {
-            throw Problem(400, "invalid_query", "limit must be a whole number from 1 to \(max)")
+            throw Problem(400, .invalidQuery, "limit must be a whole number from 1 to \(max)")
         }
         return n
     }

@@ -19,7 +19,7 @@ extension ConsoleRoutes {
         try Self.onlyQuery(request, ["search", "limit"])
         let limit = try Self.limit(request, default: 50, max: 500)
         let search = request.queryValue("search") ?? ""
-        guard search.unicodeScalars.count <= 200 else { throw Problem(400, "invalid_query", "search is at most 200 characters") }
+        guard search.unicodeScalars.count <= 200 else { throw Problem(400, .invalidQuery, "search is at most 200 characters") }
         let hash = try Self.tokenHash(request)
         let (session, results) = try console.run(hash, [
             ConsoleDatabase.audit(hash, action: "search_users", target: [("search", .string(search))], requestID: context.requestID),

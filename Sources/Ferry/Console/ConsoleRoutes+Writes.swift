@@ -52,7 +52,7 @@ extension ConsoleRoutes {
         let body = try Self.confirmed(request, allowed: ["retention_days"])
         let days = body.retentionDays ?? configuration.tombstones.retentionDays
         guard (0...36_500).contains(days) else {
-            throw Problem(400, "bad_request", "retention_days is a whole number from 0 to 36500")
+            throw Problem(400, .badRequest, "retention_days is a whole number from 0 to 36500")
         }
         let (session, _) = try console.run(hash, admin: true, [
             ConsoleDatabase.audit(hash, action: "purge", target: [("retention_days", .int(days))], requestID: context.requestID),

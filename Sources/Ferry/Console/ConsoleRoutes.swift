@@ -140,19 +140,19 @@ struct ConsoleRoutes: Sendable {
     static func confirmed(_ request: HTTPRequest, allowed: Set<String> = []) throws -> WriteBody {
         let members = try RequestBody.smallObject(request)
         if let null = members.first(where: { $0.value is NSNull && $0.key != "confirm" })?.key {
-            throw Problem(400, "bad_request", "\(null.prefix(64)) may not be null")
+            throw Problem(400, .badRequest, "\(null.prefix(64)) may not be null")
         }
         if let unknown = members.keys.first(where: { $0 != "confirm" && !allowed.contains($0) }) {
-            throw Problem(400, "bad_request", "unknown member \(unknown.prefix(64)); a write takes confirm\(allowed.sorted().map { " and " + $0 }.joined())")
+            throw Problem(400, .badRequest, "unknown member \(unknown.prefix(64)); a write takes confirm\(allowed.sorted().map { " and " + $0 }.joined())")
         }
         let body: WriteBody
         do {
             body = try JSONDecoder().decode(WriteBody.self, from: Data(request.body))
         } catch {
-            throw Problem(400, "bad_request", "confirm must be true or false, retention_days a whole number")
+            throw Problem(400, .badRequest, "confirm must be true or false, retention_days a whole number")
         }
         guard body.confirm == true else {
-            throw Problem(422, "confirmation_required", "a write needs {\"confirm\": true} in its body")
+            throw Problem(422, .confirmationRequired, "a write needs {\"confirm\": true} in its body")
         }
         return body
     }

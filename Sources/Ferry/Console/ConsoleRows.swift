@@ -66,7 +66,7 @@ struct ConsoleRowsQuery: Sendable, Equatable {
         }
     }
 
-    static func invalid(_ detail: String) -> Problem { Problem(400, "invalid_query", detail) }
+    static func invalid(_ detail: String) -> Problem { Problem(400, .invalidQuery, detail) }
 
     /// Equality filters take text, uuid, integer and boolean columns, whose values Ferry checks itself.
     static func isFilterable(_ kind: ValueKind) -> Bool {
@@ -109,13 +109,13 @@ extension ConsoleRoutes {
                       query.order.map { .text($0) } ?? .null, .bool(query.descending), .int(Int64(query.limit))])])
             Self.trace(session, context)
             guard let row = results[1].first, let total = try row.int(0), let data = row[2] else {
-                throw Problem(500, "internal_error", "the rows query returned nothing")
+                throw Problem(500, .internalError, "the rows query returned nothing")
             }
             let pages = max(1, (total + query.limit - 1) / query.limit)
             var token: String?
             if let hex = row[1] {
                 var ids: [UInt8] = []
-                guard UUIDBytes.appendConcatenated(hex, to: &ids) else { throw Problem(500, "internal_error", "ids are not UUIDs") }
+                guard UUIDBytes.appendConcatenated(hex, to: &ids) else { throw Problem(500, .internalError, "ids are not UUIDs") }
                 do {
                     token = try self.paging.store.store(ids: ids, fingerprint: fingerprint(session.id), userID: session.id,
                                                         pageSize: query.limit).0.text
@@ -174,7 +174,7 @@ extension ConsoleRoutes {
                 PlannedStatement("SELECT ferry.console_row($1::bytea, $2::regclass, $3)",
                                  [.text(hash), .text(resource.qualifiedName), .text(id)]),
             ])
-        } catch let problem as Problem where problem.code == "invalid_query" {
+        } catch let problem as Problem where problem.code == .invalidQuery {
             throw Problem.notFound("no such row")  // an id that cannot be one of this resource's names no row
         }
         Self.trace(run.0, context)

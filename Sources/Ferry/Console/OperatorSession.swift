@@ -40,7 +40,7 @@ struct OperatorSession: Sendable, Equatable {
     static let unauthorized = Problem.unauthorized("sign in to the console: a console token is required")
 
     /// 403 for a viewer asking for a write.
-    static let forbidden = Problem(403, "forbidden", "this needs an admin operator; yours is a viewer")
+    static let forbidden = Problem(403, .forbidden, "this needs an admin operator; yours is a viewer")
 
     /// The statement that checks a console token (FR401, or FR403 for a viewer
     /// when `admin`) and returns its operator.
@@ -79,7 +79,7 @@ extension OperatorSession {
         if state == "FR401" { return unauthorized }
         if state == "FR403" { return forbidden }
         if state.hasPrefix("22") || state == "42703" {
-            return Problem(400, "invalid_query", "a filter does not fit the table: \(error.message.prefix(120))")
+            return Problem(400, .invalidQuery, "a filter does not fit the table: \(error.message.prefix(120))")
         }
         return error
     }

@@ -26,7 +26,7 @@ enum DatabaseFailure {
         case "57014": return Problem.unavailable("the statement timed out")
         // disk_full: its own code, because only an operator can end it (reads go on meanwhile).
         case "53100":
-            return Problem(503, "storage_full", "the database is out of disk space; writes are refused until space is freed",
+            return Problem(503, .storageFull, "the database is out of disk space; writes are refused until space is freed",
                            headers: HTTPHeaders([("Retry-After", "10")]))
         case let state? where state.hasPrefix("53") || state.hasPrefix("08") || state.hasPrefix("57P"):
             return Problem.unavailable("the database is unavailable")
@@ -95,10 +95,12 @@ enum WriteFailure {
         let errors = errors.map { ValidationReason.clean($0, resource: resource) }
         let first = errors[0]
         let status = first["status"] as? Int ?? 422
-        var code = first["code"] as? String ?? "validation_failed"
-        if status == 422, errors.contains(where: { $0["code"] as? String == "unknown_field" }) { code = "unknown_field" }
+        // The SQL of writes names its codes as text; ProblemCodeTests holds every one it can
+        // raise to ProblemCode, so an unknown one is a fault of the server's, not the request's.
+        var code = (first["code"] as? String).map { ProblemCode(rawValue: $0) ?? .internalError } ?? .validationFailed
+        if status == 422, errors.contains(where: { $0["code"] as? String == ProblemCode.unknownField.rawValue }) { code = .unknownField }
         // One 410 shape for reads and writes: the tombstone's fields, and it as `current`.
-        if single, status == 410, code == "gone", let current = first["current"], let tombstone = raw(current) {
+        if single, status == 410, code == .gone, let current = first["current"], let tombstone = raw(current) {
             let revision = (current as? [String: Any])?["revision"].map { "\($0)" }
             return Problem.gone(tombstone: String(decoding: tombstone, as: UTF8.self), etag: revision.map(EntityTag.revision))
         }
@@ -114,15 +116,15 @@ enum WriteFailure {
         return Problem(status, code, detail, extra: extra)
     }
 
-    private static func describe(_ code: String) -> String {
+    private static func describe(_ code: ProblemCode) -> String {
         switch code {
-        case "not_found": return "no such row"
-        case "gone": return "the row is deleted"
-        case "precondition_failed": return "If-Match does not match the current revision"
-        case "revision_required": return "send If-Match or a revision to update or delete"
-        case "revision_conflict": return "the row changed since that revision"
-        case "already_exists": return "a row with this id exists with other values"
-        case "unknown_field": return "the body has fields that are not columns"
+        case .notFound: return "no such row"
+        case .gone: return "the row is deleted"
+        case .preconditionFailed: return "If-Match does not match the current revision"
+        case .revisionRequired: return "send If-Match or a revision to update or delete"
+        case .revisionConflict: return "the row changed since that revision"
+        case .alreadyExists: return "a row with this id exists with other values"
+        case .unknownField: return "the body has fields that are not columns"
         default: return "the body does not fit the resource"
         }
     }
@@ -142,7 +144,7 @@ enum BodyFailure {
         let state = error.sqlState ?? ""
         let isBody = ["22P05", "22021", "54001"].contains(state)
             || (["22P02", "2202E"].contains(state) && error.message.contains("json"))
-        return isBody ? Problem(400, "invalid_json", "the body is not valid JSON") : nil
+        return isBody ? Problem(400, .invalidJson, "the body is not valid JSON") : nil
     }
 }
 

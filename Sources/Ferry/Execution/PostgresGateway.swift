@@ -254,7 +254,7 @@ extension PostgresGateway {
                     do {
                         let commit = try connection.query("COMMIT")
                         if commit.commandTag == "ROLLBACK" {
-                            throw Problem(500, "internal_error", "the transaction was rolled back at commit")
+                            throw Problem(500, .internalError, "the transaction was rolled back at commit")
                         }
                         // Only now: a JWT's first sight made its user in this transaction.
                         if opening.knownUser == nil { _ = opening.learn(opened) }

@@ -44,7 +44,7 @@ struct ResourceExecutor: Sendable {
             }
         case .write(let statement, let resource, let single, let created):
             guard let result = try write(statement, resource, caller, single: single) else {
-                throw Problem(500, "internal_error", "the write returned nothing")
+                throw Problem(500, .internalError, "the write returned nothing")
             }
             return .written(result, created ? .created(resource: resource.name, single: single) : .bulk)
         case .update(let fast, let exact, let resource):
@@ -54,7 +54,7 @@ struct ResourceExecutor: Sendable {
             } else {
                 result = try write(exact, resource, caller, single: true)
             }
-            guard let result else { throw Problem(500, "internal_error", "the write returned nothing") }
+            guard let result else { throw Problem(500, .internalError, "the write returned nothing") }
             return .written(result, .one)
         }
     }

@@ -33,15 +33,15 @@ struct IdempotentWrites: Middleware {
         let fingerprint = Self.fingerprint(request)
         return try database.callerTransaction(caller) { transaction in
             let claim = try transaction.run([PlannedStatement("SELECT * FROM ferry.idempotency_claim($1)", [.text(key)])])[0]
-            guard let row = claim.first else { throw Problem(500, "internal_error", "the key claim returned nothing") }
+            guard let row = claim.first else { throw Problem(500, .internalError, "the key claim returned nothing") }
             switch row[0] {
             case "in_use":
-                return .rollback(Problem(409, "idempotency_key_in_use",
+                return .rollback(Problem(409, .idempotencyKeyInUse,
                                          "a request with this Idempotency-Key is still running; retry it later",
                                          headers: HTTPHeaders([("Retry-After", "1")])).response)
             case "stored":
                 guard row[1] == fingerprint else {
-                    return .rollback(Problem(422, "idempotency_key_reused",
+                    return .rollback(Problem(422, .idempotencyKeyReused,
                                              "this Idempotency-Key was used for a different request").response)
                 }
                 return .rollback(try Self.replay(status: row[2], headers: row[3], body: row[4]))
@@ -113,7 +113,7 @@ struct IdempotentWrites: Middleware {
     static func replay(status: String?, headers: String?, body: String?) throws -> HTTPResponse {
         guard let status = status.flatMap({ Int($0) }), let bytes = body.flatMap(unhex),
               let pairs = try? JSONSerialization.jsonObject(with: Data((headers ?? "[]").utf8)) as? [[String]] else {
-            throw Problem(500, "internal_error", "a stored idempotent response is unreadable")
+            throw Problem(500, .internalError, "a stored idempotent response is unreadable")
         }
         var replayed = HTTPHeaders()
         for pair in pairs where pair.count == 2 { replayed.add(pair[0], pair[1]) }

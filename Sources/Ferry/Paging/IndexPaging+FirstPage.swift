@@ -10,7 +10,7 @@ extension IndexPaging {
             caller, [PagingSQL.sortMemory, PagingSQL.firstPage(query, limit: binding.limit)])
         guard let row = results.last?.first, let userID = row["user_id"], let total = row["total"].flatMap({ Int($0) }),
               let data = row["data"]
-        else { throw Problem(500, "internal_error", "the paging query returned no row") }
+        else { throw Problem(500, .internalError, "the paging query returned no row") }
         let pages = max(1, (total + binding.limit - 1) / binding.limit)
         let etag = "\"i-\(total)-\(row["hash"] ?? "0")\""
         if notModified(etag) { return .notModified(etag: etag) }
@@ -19,7 +19,7 @@ extension IndexPaging {
         }
         var ids: [UInt8] = []
         guard UUIDBytes.appendConcatenated(snapshot, to: &ids), ids.count == total * 16 else {
-            throw Problem(500, "internal_error", "the paging query returned ids that are not UUIDs")
+            throw Problem(500, .internalError, "the paging query returned ids that are not UUIDs")
         }
         let token: PagingToken
         do {

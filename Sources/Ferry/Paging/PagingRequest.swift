@@ -21,7 +21,7 @@ public struct PagingRequest: Sendable, Equatable {
         let tokens = query.filter { $0.name == "paging_token" }.map(\.value)
         let pages = query.filter { $0.name == "page" }.map(\.value)
         guard tokens.count <= 1, pages.count <= 1 else {
-            throw Problem(400, "invalid_query", "paging_token and page may each be given once")
+            throw Problem(400, .invalidQuery, "paging_token and page may each be given once")
         }
         token = tokens.first
         guard let text = pages.first else {
@@ -29,12 +29,12 @@ public struct PagingRequest: Sendable, Equatable {
             return
         }
         guard token != nil else {
-            throw Problem(400, "invalid_query", "page needs a paging_token from the first page's answer")
+            throw Problem(400, .invalidQuery, "page needs a paging_token from the first page's answer")
         }
         guard (1...9).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
               let number = Int(text), (1...Self.maxPage).contains(number)
         else {
-            throw Problem(400, "invalid_query", "page must be a whole number from 1 to \(Self.maxPage)")
+            throw Problem(400, .invalidQuery, "page must be a whole number from 1 to \(Self.maxPage)")
         }
         page = number
     }

@@ -16,7 +16,7 @@ enum ResourceResponse {
                 return ReadConditions.notModifiedResponse(etag: etag, lastModifiedMs: lastModified)
             }
             // The statement leaves the body out only when If-None-Match names this revision: a 304 above.
-            guard let json else { throw Problem(500, "internal_error", "the row came back without its body") }
+            guard let json else { throw Problem(500, .internalError, "the row came back without its body") }
             return .json(Array(json.utf8), headers: rowHeaders(etag: etag, lastModified: lastModified))
         case .tombstone(let json, let revision):
             throw Problem.gone(tombstone: json, etag: EntityTag.revision(revision))

@@ -20,6 +20,6 @@ extension Problem {
         default:
             logger.error("unhandled error", metadata: ["request_id": "\(context.requestID)", "error": "\(error)"])
         }
-        return Problem(500, "internal_error", "the server failed; the request id is \(context.requestID)").response
+        return Problem(500, .internalError, "the server failed; the request id is \(context.requestID)").response
     }
 }

@@ -16,6 +16,6 @@ extension Problem {
         extra.append(("current", .raw(bytes)))
         var headers = HTTPHeaders()
         if let etag { headers.add("ETag", etag) }
-        return Problem(410, "gone", "the row is deleted", extra: extra, headers: headers)
+        return Problem(410, .gone, "the row is deleted", extra: extra, headers: headers)
     }
 }

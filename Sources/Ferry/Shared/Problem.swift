@@ -8,7 +8,7 @@ import Logging
 public struct Problem: Error, Sendable {
     public var status: Int
     /// The contract's machine-readable code.
-    public var code: String
+    public var code: ProblemCode
     /// A human-readable explanation.
     public var detail: String?
     /// Extra members, in order.
@@ -17,7 +17,7 @@ public struct Problem: Error, Sendable {
     public var headers: HTTPHeaders
 
     public init(
-        _ status: Int, _ code: String, _ detail: String? = nil, extra: [(String, JSONValue)] = [],
+        _ status: Int, _ code: ProblemCode, _ detail: String? = nil, extra: [(String, JSONValue)] = [],
         headers: HTTPHeaders = HTTPHeaders()
     ) {
         self.status = status
@@ -35,19 +35,19 @@ public struct Problem: Error, Sendable {
 extension Problem {
     /// 401 with `WWW-Authenticate: Bearer`, the same for every kind of bad token.
     public static func unauthorized(_ detail: String = "a valid bearer token is required") -> Problem {
-        Problem(401, "unauthorized", detail, headers: HTTPHeaders([("WWW-Authenticate", "Bearer")]))
+        Problem(401, .unauthorized, detail, headers: HTTPHeaders([("WWW-Authenticate", "Bearer")]))
     }
 
     /// 503 `unavailable` with `Retry-After`: temporary, the client retries.
     public static func unavailable(_ detail: String, retryAfter seconds: Int = 1) -> Problem {
-        Problem(503, "unavailable", detail, headers: HTTPHeaders([("Retry-After", String(seconds))]))
+        Problem(503, .unavailable, detail, headers: HTTPHeaders([("Retry-After", String(seconds))]))
     }
 
     /// 400 `bad_request`.
-    public static func badRequest(_ detail: String) -> Problem { Problem(400, "bad_request", detail) }
+    public static func badRequest(_ detail: String) -> Problem { Problem(400, .badRequest, detail) }
 
     /// 404 `not_found`.
-    public static func notFound(_ detail: String = "no such resource or row") -> Problem { Problem(404, "not_found", detail) }
+    public static func notFound(_ detail: String = "no such resource or row") -> Problem { Problem(404, .notFound, detail) }
 }
 
 extension Problem {
@@ -60,29 +60,29 @@ extension Problem {
     /// The server's and the router's refusals, answered as contract problems.
     public static let refusal: HTTPRefusal = { Problem(refusal: $0).response }
 
-    private static func code(for error: HTTPError) -> String {
+    private static func code(for error: HTTPError) -> ProblemCode {
         switch error.reason {
-        case .malformed, .contentCodingCorrupt: "bad_request"
-        case .bodyTooLarge: "payload_too_large"
-        case .targetTooLong: "uri_too_long"
-        case .headersTooLarge: "headers_too_large"
-        case .transferCodingNotImplemented: "not_implemented"
-        case .versionNotSupported: "http_version_not_supported"
-        case .requestTimeout: "request_timeout"
-        case .tooManyConnections: "unavailable"
-        case .routeNotFound: "not_found"
-        case .methodNotAllowed: "method_not_allowed"
-        case .contentCodingUnsupported: "unsupported_content_encoding"
-        case .handlerFailed: "internal_error"
+        case .malformed, .contentCodingCorrupt: .badRequest
+        case .bodyTooLarge: .payloadTooLarge
+        case .targetTooLong: .uriTooLong
+        case .headersTooLarge: .headersTooLarge
+        case .transferCodingNotImplemented: .notImplemented
+        case .versionNotSupported: .httpVersionNotSupported
+        case .requestTimeout: .requestTimeout
+        case .tooManyConnections: .unavailable
+        case .routeNotFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .contentCodingUnsupported: .unsupportedContentEncoding
+        case .handlerFailed: .internalError
         case .other:
             switch error.status {
-            case 400: "bad_request"
-            case 404: "not_found"
-            case 405: "method_not_allowed"
-            case 413: "payload_too_large"
-            case 503: "unavailable"
-            case 500...: "internal_error"
-            default: "bad_request"
+            case 400: .badRequest
+            case 404: .notFound
+            case 405: .methodNotAllowed
+            case 413: .payloadTooLarge
+            case 503: .unavailable
+            case 500...: .internalError
+            default: .badRequest
             }
         }
     }
@@ -96,10 +96,10 @@ extension HTTPResponse {
     ///   - code: The contract's stable machine-readable code, e.g. `not_found`.
     ///   - extra: Further members in order, e.g. `("current", .raw(rowJSON))`.
     public static func problem(
-        status: Int, code: String, title: String? = nil, detail: String? = nil,
+        status: Int, code: ProblemCode, title: String? = nil, detail: String? = nil,
         type: String = "about:blank", extra: [(String, JSONValue)] = [], headers: HTTPHeaders = HTTPHeaders()
     ) -> HTTPResponse {
-        var members: [(String, JSONValue)] = [("code", .string(code))]
+        var members: [(String, JSONValue)] = [("code", .string(code.rawValue))]
         if let detail { members.append(("detail", .string(detail))) }
         members.append(contentsOf: extra.filter { $0.0 != "code" && $0.0 != "detail" })
         // An error is about this moment: no cache or proxy may keep it and answer it again.

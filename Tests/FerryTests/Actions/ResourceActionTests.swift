@@ -124,7 +124,7 @@ import Testing
         for name in SchemaCatalog.reservedNames {
             let problem = F.thrownProblem { _ = try F.parse("GET", "/v1/\(name)/x", token: nil) }
             #expect(problem?.status == 404, "\(name)")
-            #expect(problem?.code == "not_found")
+            #expect(problem?.code == .notFound)
         }
     }
 
@@ -141,11 +141,11 @@ import Testing
         for (method, target, body, type, status, code) in cases {
             let problem = F.thrownProblem { _ = try F.parse(method, target, body: body, contentType: type) }
             #expect(problem?.status == status, "\(method) \(target) \(body ?? "")")
-            #expect(problem?.code == code, "\(method) \(target) \(body ?? "")")
+            #expect(problem?.code.rawValue == code, "\(method) \(target) \(body ?? "")")
         }
         let tooMany = F.thrownProblem { _ = try F.parse("GET", "/v1/terms/a,b,c,d,e") }
         #expect(tooMany?.status == 422)
-        #expect(tooMany?.code == "too_many_items")
+        #expect(tooMany?.code == .tooManyItems)
     }
 
     /// Path and query problems wait for the token check: a bad token must be
@@ -176,7 +176,7 @@ import Testing
                 continue
             }
             #expect(problem.status == status, "\(method) \(target)")
-            #expect(problem.code == code, "\(method) \(target)")
+            #expect(problem.code.rawValue == code, "\(method) \(target)")
         }
     }
 

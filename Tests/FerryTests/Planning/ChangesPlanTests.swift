@@ -40,7 +40,7 @@ import Testing
                       "resources=nothing", "colour=red", "limit=1&limit=2"] {
             let problem = F.thrownProblem { _ = try parse(query) }
             #expect(problem?.status == 400, "\(query)")
-            #expect(problem?.code == "invalid_query", "\(query)")
+            #expect(problem?.code == .invalidQuery, "\(query)")
         }
     }
 
@@ -108,8 +108,8 @@ import Testing
 
     @Test func theBodyAndTheCountAreCheckedFirst() {
         #expect(PipelineFixture.thrownProblem { _ = try parse(#"{"ops": []}"#) }?.status == 400)
-        #expect(PipelineFixture.thrownProblem { _ = try parse("[") }?.code == "invalid_json")
+        #expect(PipelineFixture.thrownProblem { _ = try parse("[") }?.code == .invalidJson)
         let many = #"{"operations": [\#(Array(repeating: #"{"method": "GET", "path": "/v1/sets"}"#, count: 4).joined(separator: ","))]}"#
-        #expect(PipelineFixture.thrownProblem { _ = try parse(many) }?.code == "too_many_items")
+        #expect(PipelineFixture.thrownProblem { _ = try parse(many) }?.code == .tooManyItems)
     }
 }

@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func aFailingOperationsProblemGainsItsIndex() {
-        let problem = Problem(409, "revision_conflict", "stale").response
+        let problem = Problem(409, .revisionConflict, "stale").response
         let failed = BatchRoute.failure(problem, index: 3)
         guard case .bytes(let bytes) = failed.body else { Issue.record("not bytes"); return }
         let text = String(decoding: bytes, as: UTF8.self)

@@ -76,7 +76,7 @@ import Testing
                 guard let problem = error as? Problem else { return false }
                 let members = problem.extra.map(\.0)
                 // `status` would collide with the problem's own member: it stays in `current` only.
-                return problem.status == 410 && problem.code == "gone" && problem.headers["ETag"] == #""8""#
+                return problem.status == 410 && problem.code == .gone && problem.headers["ETag"] == #""8""#
                     && members == ["id", "is_deleted", "revision", "current"]
             }
         }

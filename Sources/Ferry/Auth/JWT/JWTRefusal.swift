@@ -27,18 +27,18 @@ package enum JWTRefusal: Error, Equatable, Sendable {
     case wrongAudience
 
     /// The contract's code.
-    var code: String {
+    var code: ProblemCode {
         switch self {
-        case .tooLarge: "token_too_large"
-        case .malformed: "token_malformed"
-        case .algorithm: "token_algorithm_refused"
-        case .unknownIssuer: "token_unknown_issuer"
-        case .unknownKey: "token_unknown_key"
-        case .badSignature: "token_bad_signature"
-        case .invalidClaim: "token_invalid_claim"
-        case .expired: "token_expired"
-        case .notYetValid: "token_not_yet_valid"
-        case .wrongAudience: "token_wrong_audience"
+        case .tooLarge: .tokenTooLarge
+        case .malformed: .tokenMalformed
+        case .algorithm: .tokenAlgorithmRefused
+        case .unknownIssuer: .tokenUnknownIssuer
+        case .unknownKey: .tokenUnknownKey
+        case .badSignature: .tokenBadSignature
+        case .invalidClaim: .tokenInvalidClaim
+        case .expired: .tokenExpired
+        case .notYetValid: .tokenNotYetValid
+        case .wrongAudience: .tokenWrongAudience
         }
     }
 
@@ -65,17 +65,14 @@ package enum JWTRefusal: Error, Equatable, Sendable {
     }
 
     /// Every code, for the OpenAPI document and the tests.
-    static let codes = [
-        "token_too_large", "token_malformed", "token_algorithm_refused", "token_unknown_issuer", "token_unknown_key",
-        "token_bad_signature", "token_invalid_claim", "token_expired", "token_not_yet_valid", "token_wrong_audience",
-    ]
+    static let codes = ProblemCode.allCases.filter { $0.rawValue.hasPrefix("token_") }.map(\.rawValue)
 }
 
 extension Problem {
     /// 503 `jwks_unavailable`: the provider's keys could not be fetched and the
     /// ones held are past `auth.jwks_grace_seconds` (or were never fetched).
     static func keysUnavailable(issuer: String, retryAfter seconds: Int) -> Problem {
-        Problem(503, "jwks_unavailable",
+        Problem(503, .jwksUnavailable,
                 "the signing keys of \(issuer) could not be fetched, and the ones held are too old to trust",
                 headers: HTTPHeaders([("Retry-After", String(max(1, seconds)))]))
     }

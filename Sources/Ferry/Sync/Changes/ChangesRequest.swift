@@ -139,5 +139,5 @@ public struct ChangesRequest: Sendable, Equatable {
         return text
     }
 
-    static func invalid(_ detail: String) -> Problem { Problem(400, "invalid_query", detail) }
+    static func invalid(_ detail: String) -> Problem { Problem(400, .invalidQuery, detail) }
 }

@@ -67,7 +67,7 @@ extension ChangesRoutes {
 
     /// 429: the caller holds `live.max_waiters_per_user` waiting requests on this instance already.
     static func userFull(limit: Int) -> Problem {
-        Problem(429, "too_many_waiters",
+        Problem(429, .tooManyWaiters,
                 "this user already has \(limit) waiting requests on this server; end one first, or poll without wait",
                 headers: HTTPHeaders([("Retry-After", "5")]))
     }
