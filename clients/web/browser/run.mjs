@@ -1,0 +1,105 @@
+// FerryWeb's browser tests: the IndexedDB store and the sync engine in headless
+// Chromium, against a real `ferry serve` (FERRY_URL_PORT), two browser contexts as two
+// devices. Run by clients/web/browser-test.sh, which starts the server.
+import assert from "node:assert/strict";
+import { Browser } from "./cdp.mjs";
+import { startHarness } from "./harness.mjs";
+
+const port = Number(process.env.FERRY_PORT);
+const token = process.env.FERRY_TOKEN;
+const { server, faults, origin } = await startHarness(port);
+const browser = await Browser.launch();
+const results = [];
+
+async function test(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    results.push(`ok - ${name} (${Date.now() - started} ms)`);
+  } catch (e) {
+    results.push(`not ok - ${name}: ${e.stack ?? e}`);
+  }
+  Object.assign(faults, { dropRequests: 0, loseAnswers: 0, offline: false });
+}
+
+/** Runs sync rounds until `probe` (an expression) is truthy: the feed may take a few polls. */
+async function until(page, probe, rounds = 30) {
+  for (let i = 0; i < rounds; i++) {
+    await page.eval("dev.engine.sync().catch(() => {})");
+    const v = await page.eval(probe);
+    if (v) return v;
+  }
+  const events = await page.eval("Promise.all([dev.store.all('todos'), dev.store.operations()]).then(([t, o]) => JSON.stringify([t.length, o.slice(0, 2), dev.events.filter((e) => e.type !== 'changed').slice(-2)]))");
+  throw new Error(`never: ${probe}; last events: ${events}`);
+}
+
+const url = `${origin}/?token=${encodeURIComponent(token)}`;
+const a = await browser.page(url), b = await browser.page(url);
+await a.eval("device('a')");
+await b.eval("device('b')");
+
+await test("an offline write is kept, then uploaded; the other device receives it", async () => {
+  faults.offline = true;
+  const [listID] = await a.eval(`dev.store.write([{resource: "lists", kind: "create", fields: {title: "Groceries"}}])`);
+  await a.eval("dev.engine.sync().catch(() => {})");
+  assert.equal((await a.eval("dev.store.operations()")).length, 1, "the write waits in the outbox");
+  assert.equal((await a.eval(`dev.store.get("lists", ${JSON.stringify(listID)})`)).title, "Groceries");
+  faults.offline = false;
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const seen = await until(b, `dev.store.get("lists", ${JSON.stringify(listID)})`);
+  assert.equal(seen.title, "Groceries");
+  globalThis.listID = listID;
+});
+
+await test("two devices edit different fields offline and converge", async () => {
+  const id = JSON.stringify(globalThis.listID);
+  await until(a, `dev.store.get("lists", ${id}).then((r) => r && r.revision)`);
+  await a.eval(`dev.store.write([{resource: "lists", id: ${id}, kind: "update", fields: {title: "Food"}}])`);
+  await b.eval(`dev.store.write([{resource: "lists", id: ${id}, kind: "update", fields: {color: "green"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(b, "dev.store.operations().then((o) => o.length === 0)");
+  const want = `dev.store.get("lists", ${id}).then((r) => r.title === "Food" && r.color === "green" && r.revision)`;
+  const ra = await until(a, want), rb = await until(b, want);
+  assert.equal(ra, rb, "same revision on both");
+});
+
+await test("ranked todos inserted on both devices at the same spot sort the same everywhere", async () => {
+  const id = JSON.stringify(globalThis.listID);
+  for (const page of [a, b]) {
+    await page.eval(`(async () => {
+      for (let i = 0; i < 5; i++) {
+        const todos = (await dev.store.all("todos")).filter((t) => t.list_id === ${id}).sort((x, y) => ferry.Rank.compare(x.rank, y.rank) || (x.id < y.id ? -1 : 1));
+        const rank = ferry.Rank.between(todos[0]?.rank ?? null, todos[1]?.rank ?? null);
+        await dev.store.write([{resource: "todos", kind: "create", fields: {list_id: ${id}, title: "t" + i, rank}}]);
+      }
+    })()`);
+  }
+  const order = `dev.store.all("todos").then((ts) => ts.length === 10 && ts.sort((x, y) => ferry.Rank.compare(x.rank, y.rank) || (x.id < y.id ? -1 : 1)).map((t) => t.id).join())`;
+  for (const page of [a, b]) await until(page, "dev.store.operations().then((o) => o.length === 0)");
+  const oa = await until(a, order), ob = await until(b, order);
+  assert.equal(oa, ob);
+});
+
+await test("a lost answer: the retry carries the same Idempotency-Key and the server replays", async () => {
+  faults.loseAnswers = 1;
+  faults.seen.length = 0;
+  const [id] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "once"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const posts = faults.seen.filter((s) => s.startsWith("POST /v1/notes"));
+  assert.ok(posts.length >= 2, posts.join("; "));
+  assert.equal(new Set(posts).size, 1, "the same key each time");
+  const notes = await until(b, `dev.store.all("notes").then((n) => n.filter((x) => x.body === "once"))`);
+  assert.deepEqual(notes.map((n) => n.id), [id]);
+});
+
+await test("a dropped request is sent again", async () => {
+  faults.dropRequests = 1;
+  const [id] = await b.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "dropped"}}])`);
+  await until(b, "dev.store.operations().then((o) => o.length === 0)");
+  await until(a, `dev.store.get("notes", ${JSON.stringify(id)})`);
+});
+
+await browser.close();
+server.close();
+console.log(results.join("\n"));
+process.exit(results.every((r) => r.startsWith("ok")) ? 0 : 1);

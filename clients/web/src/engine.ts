@@ -1,0 +1,339 @@
+// The sync engine: uploads the outbox (planned by planner.ts, retried by retry.ts) and
+// applies the changes feed (decided by merge.ts) into the IndexedDB store. One tab
+// syncs at a time (Web Locks); every tab hears that the store changed (BroadcastChannel).
+
+import { RowData } from "./json.js";
+import { decide, needs, Resolver, Conflict } from "./merge.js";
+import { plan, UploadRequest, SchemaResource, rowKeyOf } from "./planner.js";
+import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
+import { FerryStore, StoredOperation, req, stores } from "./store.js";
+
+/** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
+export type TokenProvider = (refresh: boolean) => Promise<string>;
+
+export type SyncEvent =
+  | { type: "changed"; resources: string[] }
+  | { type: "conflict"; resource: string; id: string; conflicts: Conflict[] }
+  | { type: "rejected"; resource: string; id: string; status: number; problem: unknown }
+  | { type: "removed"; resource: string; id: string; revoked: boolean; discardedEdits: boolean; localVersion: RowData | null }
+  | { type: "paused"; reason: string };
+
+export interface EngineOptions {
+  baseURL: string;
+  token: TokenProvider;
+  resolvers?: Record<string, Resolver>;
+  retry?: RetryPolicy;
+  /** Page size of the changes feed. */
+  limit?: number;
+  fetch?: typeof fetch;
+}
+
+export class SyncEngine {
+  private listeners = new Set<(e: SyncEvent) => void>();
+  private channel: BroadcastChannel | null;
+  private token: string | null = null;
+  private schema: SchemaResource[] | null = null;
+  private running = false;
+  private attempt = 0;
+  readonly retry: RetryPolicy;
+
+  constructor(readonly store: FerryStore, readonly options: EngineOptions) {
+    this.retry = options.retry ?? new RetryPolicy();
+    this.channel = typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel(`ferry:${store.name}`);
+    if (this.channel) this.channel.onmessage = (m) => this.emit(m.data as SyncEvent, false);
+  }
+
+  on(listener: (e: SyncEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(e: SyncEvent, broadcast = true): void {
+    for (const l of this.listeners) l(e);
+    if (broadcast) this.channel?.postMessage(e);
+  }
+
+  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+    const f = this.options.fetch ?? fetch;
+    let refreshed = false;
+    for (;;) {
+      this.token ??= await this.options.token(false);
+      const h: Record<string, string> = { ...headers, Authorization: `Bearer ${this.token}` };
+      if (body !== undefined) h["Content-Type"] = "application/json";
+      const res = await f(this.options.baseURL + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+      if (res.status !== 401) return res;
+      const step = this.retry.step({ status: 401 }, 0, refreshed);
+      if (step.step === "pause") {
+        this.emit({ type: "paused", reason: "unauthorized" });
+        throw new SyncPaused("the token provider's token was refused twice");
+      }
+      refreshed = true;
+      this.token = await this.options.token(true);
+    }
+  }
+
+  /** The resources and their references, from GET /v1. */
+  private async loadSchema(): Promise<SchemaResource[]> {
+    if (this.schema) return this.schema;
+    const res = await this.send("GET", "/v1");
+    if (!res.ok) throw new Error(`GET /v1: ${res.status}`);
+    const doc = await res.json();
+    this.schema = (doc.resources as SchemaResource[]);
+    return this.schema;
+  }
+
+  /** One round: upload the outbox, then download the feed. Resolves when both are done or deferred. */
+  async sync(): Promise<void> {
+    if (typeof navigator !== "undefined" && navigator.locks) {
+      await navigator.locks.request(`ferry-sync:${this.store.name}`, () => this.round());
+    } else {
+      await this.round();
+    }
+  }
+
+  private async round(): Promise<void> {
+    await this.upload();
+    await this.download(0);
+  }
+
+  /** Sends every planned request; stops at the first that must wait (a retry). */
+  async upload(): Promise<void> {
+    const schema = await this.loadSchema();
+    for (let passes = 0; passes < 20; passes++) {
+      const ops = (await this.store.operations()).filter((o) => o.state !== "rejected");
+      if (ops.length === 0) return;
+      const rejectedRows = new Set((await this.store.operations()).filter((o) => o.state === "rejected").map((o) => rowKeyOf(o.resource, o.rowID)));
+      const rows = new Map<string, RowData>();
+      const bases = new Map<string, number>();
+      const tx = this.store.tx("readonly");
+      for (const op of ops) {
+        const key = rowKeyOf(op.resource, op.rowID);
+        const row = await req(tx.objectStore(stores.ROWS).get([op.resource, op.rowID]));
+        if (row) rows.set(key, row.data);
+        const base = await req(tx.objectStore(stores.BASES).get([op.resource, op.rowID]));
+        if (base) bases.set(key, base.revision);
+      }
+      // A refused write blocks only its dependants: rows with a rejected operation wait.
+      const requests = plan(ops.filter((o) => !rejectedRows.has(rowKeyOf(o.resource, o.rowID))), schema, rows, bases);
+      if (requests.length === 0) return;
+      let again = false;
+      for (const request of requests) {
+        const outcome = await this.sendUpload(request);
+        if (outcome === "wait") return;
+        if (outcome === "again") again = true;
+      }
+      if (!again) return;
+    }
+  }
+
+  private async markSent(request: UploadRequest): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const outbox = tx.objectStore(stores.OUTBOX);
+      for (const op of await this.opsOf(tx, request)) {
+        op.sent = true;
+        op.state = "inflight";
+        op.attempts += 1;
+        outbox.put(op);
+      }
+    });
+  }
+
+  private async opsOf(tx: IDBTransaction, request: UploadRequest): Promise<StoredOperation[]> {
+    const all: StoredOperation[] = await req(tx.objectStore(stores.OUTBOX).index("row").getAll([request.resource, request.rowID]));
+    return all.filter((o) => request.opIDs.includes(o.opID));
+  }
+
+  /** One request with its Idempotency-Key; "ok" when settled, "again" to re-plan, "wait" to stop the round. */
+  private async sendUpload(request: UploadRequest): Promise<"ok" | "again" | "wait"> {
+    await this.markSent(request);
+    const path = `/v1/${request.resource}` + (request.action === "create" ? "" : `/${encodeURIComponent(request.rowID)}`);
+    const headers: Record<string, string> = { "Idempotency-Key": request.idempotencyKey };
+    let method = "POST", body: unknown = request.body ?? undefined;
+    if (request.action === "update") {
+      method = "PATCH";
+      if (request.baseRevision !== null) body = { ...request.body, revision: request.baseRevision };
+      else headers["If-Match"] = "*";
+    } else if (request.action === "delete") {
+      method = "DELETE";
+      if (request.baseRevision !== null) headers["If-Match"] = `"${request.baseRevision}"`;
+      else headers["If-Match"] = "*";
+    }
+    let outcome: Outcome, res: Response | null = null, answer: any = null;
+    try {
+      res = await this.send(method, path, body, headers);
+      answer = await res.json().catch(() => null);
+      outcome = { status: res.status, retryAfter: retryAfterSeconds(res.headers.get("Retry-After"), Date.now()), code: answer?.code ?? null };
+    } catch (e) {
+      if (e instanceof SyncPaused) throw e;
+      outcome = { transportFailure: true };
+    }
+    // A delete that meets 404 wanted the row gone: it is.
+    if (request.action === "delete" && res?.status === 404) outcome = { status: 200 };
+    const step = this.retry.step(outcome, this.attempt);
+    switch (step.step) {
+      case "success":
+        this.attempt = 0;
+        await this.settle(request, answer);
+        return "ok";
+      case "retry":
+        this.attempt++;
+        await this.setOps(request, "pending");
+        this.nextDelay = step.after;
+        return "wait";
+      case "merge":
+        if (answer?.current) await this.applyPage([{ resource: request.resource, data: answer.current }], null);
+        await this.setOps(request, "pending");
+        return "again";
+      case "tombstone":
+        await this.applyPage([{ resource: request.resource, data: { ...(answer?.current ?? {}), id: request.rowID, is_deleted: true } }], null);
+        return "again";
+      default:
+        await this.setOps(request, "rejected", answer);
+        this.emit({ type: "rejected", resource: request.resource, id: request.rowID, status: res?.status ?? 0, problem: answer });
+        return "again";
+    }
+  }
+
+  /** Seconds the last round asked to wait before the next upload. */
+  nextDelay = 0;
+
+  private async setOps(request: UploadRequest, state: "pending" | "rejected", problem?: unknown): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      for (const op of await this.opsOf(tx, request)) {
+        op.state = state;
+        if (problem !== undefined) op.lastError = problem;
+        tx.objectStore(stores.OUTBOX).put(op);
+      }
+    });
+  }
+
+  /** The server took the request: its operations leave, its answer becomes the base (and the row, if no later edit waits). */
+  private async settle(request: UploadRequest, answer: any): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const outbox = tx.objectStore(stores.OUTBOX);
+      for (const op of await this.opsOf(tx, request)) outbox.delete(op.sequence);
+      const later: StoredOperation[] = await req(outbox.index("row").getAll([request.resource, request.rowID]));
+      const row = answer && typeof answer === "object" && !Array.isArray(answer) && answer.id !== undefined ? answer as RowData : null;
+      if (!row || row["is_deleted"] === true || request.action === "delete") {
+        tx.objectStore(stores.BASES).delete([request.resource, request.rowID]);
+        return;
+      }
+      tx.objectStore(stores.BASES).put({ resource: request.resource, id: request.rowID, revision: row["revision"], row });
+      if (later.length === 0) tx.objectStore(stores.ROWS).put({ resource: request.resource, id: request.rowID, data: row });
+    });
+    this.emit({ type: "changed", resources: [request.resource] });
+  }
+
+  /** Follows the changes feed from the saved cursor until it has no more; `wait` > 0 long-polls. */
+  async download(wait: number): Promise<void> {
+    for (;;) {
+      const cursor = await this.store.state<string>("cursor");
+      const query = new URLSearchParams({ limit: String(this.options.limit ?? 500) });
+      if (cursor) query.set("since", cursor);
+      if (wait > 0) query.set("wait", String(wait));
+      const res = await this.send("GET", `/v1/changes?${query}`);
+      if (res.status === 410) {
+        await this.store.setState("cursor", null);
+        continue;
+      }
+      if (!res.ok) throw new Error(`GET /v1/changes: ${res.status}`);
+      const page = await res.json();
+      await this.applyPage(page.changes, page.cursor);
+      if (!page.has_more) return;
+      wait = 0;
+    }
+  }
+
+  /** Applies server rows and saves the cursor, in one transaction. */
+  async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null): Promise<void> {
+    const events: SyncEvent[] = [];
+    const touched = new Set<string>();
+    await this.store.transaction(async (tx) => {
+      const rows = tx.objectStore(stores.ROWS), bases = tx.objectStore(stores.BASES), outbox = tx.objectStore(stores.OUTBOX);
+      for (const { resource, data } of changes) {
+        const id = typeof data.id === "number" ? String(data.id) : data.id;
+        if (typeof id !== "string") continue;
+        const ops: StoredOperation[] = (await req(outbox.index("row").getAll([resource, id])));
+        const waiting = ops.filter((o) => o.state !== "rejected");
+        const pending = waiting.length > 0;
+        const need = needs(data, pending);
+        const base = need.includes("base") ? (await req(bases.get([resource, id])))?.row ?? null : null;
+        const stored = await req(rows.get([resource, id]));
+        const row = stored?.data ?? null;
+        const dirty = new Set(waiting.flatMap((o) => o.fields));
+        const decision = decide(data, { pending, base, row, dirty }, this.options.resolvers?.[resource]);
+        switch (decision.decision) {
+          case "ignore": break;
+          case "apply": {
+            const have = typeof row?.["revision"] === "number" ? row["revision"] as number : -1;
+            if ((data.revision as number) > have) rows.put({ resource, id, data });
+            bases.delete([resource, id]);
+            touched.add(resource);
+            break;
+          }
+          case "keep": bases.put({ resource, id, revision: data.revision, row: data }); break;
+          case "merge": case "conflict":
+            rows.put({ resource, id, data: decision.row });
+            bases.put({ resource, id, revision: data.revision, row: data });
+            touched.add(resource);
+            if (decision.decision === "conflict") events.push({ type: "conflict", resource, id, conflicts: decision.conflicts });
+            break;
+          case "remove":
+            if (decision.problem) {
+              for (const op of waiting) {
+                op.state = "rejected";
+                op.lastError = decision.problem;
+                outbox.put(op);
+              }
+            }
+            rows.delete([resource, id]);
+            bases.delete([resource, id]);
+            touched.add(resource);
+            if (decision.event) events.push({ type: "removed", resource, id, ...decision.event.removed });
+            break;
+        }
+      }
+      if (cursor !== null) tx.objectStore(stores.STATE).put(cursor, "cursor");
+    });
+    for (const e of events) this.emit(e);
+    if (touched.size) this.emit({ type: "changed", resources: [...touched] });
+  }
+
+  /** Continuous mode: upload, then long-poll the feed, until `stop()`. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const loop = async () => {
+      while (this.running) {
+        try {
+          await this.sync();
+          if (!this.running) break;
+          const lock = typeof navigator !== "undefined" && navigator.locks;
+          const poll = () => this.download(20);
+          await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, poll) : poll());
+          if (this.nextDelay > 0) await sleep(this.nextDelay * 1000);
+          this.nextDelay = 0;
+        } catch (e) {
+          if (e instanceof SyncPaused) { this.running = false; break; }
+          await sleep(this.retry.backoff(Math.min(this.attempt++, 6), Math.random) * 1000);
+        }
+      }
+    };
+    void loop();
+  }
+
+  stop(): void {
+    this.running = false;
+  }
+
+  /** Rejected operations, for the app to show and clear. */
+  async rejected(): Promise<StoredOperation[]> {
+    return (await this.store.operations()).filter((o) => o.state === "rejected");
+  }
+}
+
+export class SyncPaused extends Error {}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
