@@ -10,7 +10,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const types = { ".js": "text/javascript", ".html": "text/html", ".css": "text/css", ".json": "application/json" };
 
 export function startHarness(ferryPort, staticRoot = root) {
-  const faults = { dropRequests: 0, loseAnswers: 0, offline: false, seen: [] };
+  const faults = { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, seen: [] };
   const server = createServer((req, res) => {
     if (req.url.startsWith("/v1")) {
       faults.seen.push(`${req.method} ${req.url.split("?")[0]} ${req.headers["idempotency-key"] ?? ""}`);
@@ -19,6 +19,8 @@ export function startHarness(ferryPort, staticRoot = root) {
         res.socket.destroy();
         return;
       }
+      // Held: the request never reaches the server and never gets an answer.
+      if (req.method !== "GET" && faults.hold) return;
       const lose = req.method !== "GET" && faults.loseAnswers > 0 && faults.loseAnswers--;
       const upstream = httpRequest({ host: "127.0.0.1", port: ferryPort, path: req.url, method: req.method, headers: req.headers }, (answer) => {
         if (lose) {

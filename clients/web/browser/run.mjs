@@ -19,7 +19,7 @@ async function test(name, body) {
   } catch (e) {
     results.push(`not ok - ${name}: ${e.stack ?? e}`);
   }
-  Object.assign(faults, { dropRequests: 0, loseAnswers: 0, offline: false });
+  Object.assign(faults, { dropRequests: 0, loseAnswers: 0, offline: false, hold: false });
 }
 
 /** Runs sync rounds until `probe` (an expression) is truthy: the feed may take a few polls. */
@@ -97,6 +97,23 @@ await test("a dropped request is sent again", async () => {
   const [id] = await b.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "dropped"}}])`);
   await until(b, "dev.store.operations().then((o) => o.length === 0)");
   await until(a, `dev.store.get("notes", ${JSON.stringify(id)})`);
+});
+
+await test("a tab closed mid-upload: another tab of the same device sends the write, once", async () => {
+  const tab = await browser.pageIn(a.contextId, url);
+  await tab.eval("device('a')");
+  faults.hold = true;
+  faults.seen.length = 0;
+  const [id] = await tab.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "closed tab"}}])`);
+  await tab.eval("dev.engine.sync(); true");
+  for (let i = 0; i < 200 && !faults.seen.some((s) => s.startsWith("POST /v1/notes")); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.seen.some((s) => s.startsWith("POST /v1/notes")), "the upload started");
+  await tab.close();
+  faults.hold = false;
+  // The operation was in flight when its tab died: the device's other tab sends it again.
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const notes = await until(b, `dev.store.all("notes").then((n) => n.filter((x) => x.body === "closed tab"))`);
+  assert.deepEqual(notes.map((n) => n.id), [id]);
 });
 
 await browser.close();
