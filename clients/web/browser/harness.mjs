@@ -10,10 +10,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const types = { ".js": "text/javascript", ".html": "text/html", ".css": "text/css", ".json": "application/json" };
 
 export function startHarness(ferryPort, staticRoot = root) {
-  const faults = { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, seen: [] };
+  const faults = { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, seen: [], urls: [] };
   const server = createServer((req, res) => {
     if (req.url.startsWith("/v1")) {
       faults.seen.push(`${req.method} ${req.url.split("?")[0]} ${req.headers["idempotency-key"] ?? ""}`);
+      faults.urls.push(req.url);
       if (faults.offline || (req.method !== "GET" && faults.dropRequests > 0 && faults.dropRequests--)) {
         req.resume();
         res.socket.destroy();

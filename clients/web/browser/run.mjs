@@ -116,6 +116,24 @@ await test("a tab closed mid-upload: another tab of the same device sends the wr
   assert.deepEqual(notes.map((n) => n.id), [id]);
 });
 
+await test("a new device fills its store from Index pages, then follows the feed", async () => {
+  faults.urls.length = 0;
+  const c = await browser.page(url);
+  await c.eval("device('c', { pageSize: 2 })");
+  const snapshot = `Promise.all(["lists", "todos", "notes"].map((r) => dev.store.all(r))).then((all) => JSON.stringify(all.map((rows) => rows.map((x) => x.id + ":" + x.revision).sort())))`;
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const want = await a.eval(snapshot);
+  await c.eval("dev.engine.sync()");
+  assert.equal(await c.eval(snapshot), want);
+  assert.ok(faults.urls.some((u) => u.startsWith("/v1/changes?since=now")), "took the cursor first");
+  assert.ok(faults.urls.some((u) => u.startsWith("/v1/todos?") && u.includes("paging_token=")), "read the todos in pages");
+  // Then the feed: a change made afterwards arrives.
+  const [id] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "after the initial sync"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(c, `dev.store.get("notes", ${JSON.stringify(id)})`);
+  await c.close();
+});
+
 await browser.close();
 server.close();
 console.log(results.join("\n"));

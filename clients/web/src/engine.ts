@@ -25,6 +25,10 @@ export interface EngineOptions {
   retry?: RetryPolicy;
   /** Page size of the changes feed. */
   limit?: number;
+  /** Page size of an initial sync's Index pages (at most 1000, the server's). */
+  pageSize?: number;
+  /** A new store fills itself from Index pages (the default), not from the feed's beginning. */
+  initialSyncByIndex?: boolean;
   fetch?: typeof fetch;
 }
 
@@ -224,9 +228,46 @@ export class SyncEngine {
     this.emit({ type: "changed", resources: [request.resource] });
   }
 
+  /**
+   * A store that never synced fills itself from Index pages, then follows the feed from
+   * the cursor taken before the first page (`since=now`): a row changed meanwhile comes
+   * through both and applies by revision. Pages are applied as they come, so a tab closed
+   * midway starts over with what it has kept (rows apply by revision).
+   */
+  async initialSync(): Promise<void> {
+    const schema = await this.loadSchema();
+    const now = await this.send("GET", "/v1/changes?since=now");
+    if (!now.ok) throw new Error(`GET /v1/changes?since=now: ${now.status}`);
+    const cursor = (await now.json()).cursor as string;
+    const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
+    for (const resource of schema) {
+      let token: string | null = null, page = 1, pages = 1;
+      while (page <= pages) {
+        const query = new URLSearchParams({ limit });
+        if (token) { query.set("paging_token", token); query.set("page", String(page)); }
+        const res = await this.send("GET", `/v1/${encodeURIComponent(resource.name)}?${query}`);
+        if ((res.status === 404 || res.status === 410) && token) {
+          // The snapshot expired or memcached lost it: start this resource over.
+          token = null; page = 1; pages = 1;
+          continue;
+        }
+        if (!res.ok) throw new Error(`GET /v1/${resource.name}: ${res.status}`);
+        const body = await res.json();
+        await this.applyPage((body.data as RowData[]).map((data) => ({ resource: resource.name, data })), null);
+        token = body.paging?.token ?? null;
+        pages = token ? body.paging.pages : 0;
+        page++;
+      }
+    }
+    await this.store.setState("cursor", cursor);
+  }
+
   /** Follows the changes feed from the saved cursor until it has no more; `wait` > 0 long-polls. */
   async download(wait: number): Promise<void> {
     for (;;) {
+      if ((await this.store.state<string | null>("cursor")) == null && this.options.initialSyncByIndex !== false) {
+        await this.initialSync();
+      }
       const cursor = await this.store.state<string>("cursor");
       const query = new URLSearchParams({ limit: String(this.options.limit ?? 500) });
       if (cursor) query.set("since", cursor);
