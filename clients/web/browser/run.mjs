@@ -134,6 +134,22 @@ await test("a new device fills its store from Index pages, then follows the feed
   await c.close();
 });
 
+const seeds = Number(process.env.FERRYWEB_SEEDS ?? 20);
+const firstSeed = Number(process.env.FERRYWEB_FIRST_SEED ?? 1);
+await test(`seeded simulation: ${seeds} seeds, 3 devices, dropped requests and lost answers, converge with the server`, async () => {
+  const sim = await browser.page(url);
+  const failures = [];
+  let rows = 0, dropped = 0, lost = 0;
+  for (let seed = firstSeed; seed < firstSeed + seeds; seed++) {
+    const r = await sim.eval(`import("/browser/simulation.js").then((m) => m.simulate(${seed}, new URLSearchParams(location.search).get("token")))`);
+    if (!r.converged) failures.push(`seed ${seed}: ${JSON.stringify(r)}`);
+    rows += r.rows ?? 0; dropped += r.dropped ?? 0; lost += r.lost ?? 0;
+  }
+  console.log(`# simulation: ${seeds} seeds, ${rows} todos, ${dropped} requests dropped, ${lost} answers lost`);
+  assert.equal(failures.length, 0, failures.join("\n"));
+  await sim.close();
+});
+
 await browser.close();
 server.close();
 console.log(results.join("\n"));

@@ -106,7 +106,6 @@ export class SyncEngine {
     for (let passes = 0; passes < 20; passes++) {
       const ops = (await this.store.operations()).filter((o) => o.state !== "rejected");
       if (ops.length === 0) return;
-      const rejectedRows = new Set((await this.store.operations()).filter((o) => o.state === "rejected").map((o) => rowKeyOf(o.resource, o.rowID)));
       const rows = new Map<string, RowData>();
       const bases = new Map<string, number>();
       const tx = this.store.tx("readonly");
@@ -117,8 +116,8 @@ export class SyncEngine {
         const base = await req(tx.objectStore(stores.BASES).get([op.resource, op.rowID]));
         if (base) bases.set(key, base.revision);
       }
-      // A refused write blocks only its dependants: rows with a rejected operation wait.
-      const requests = plan(ops.filter((o) => !rejectedRows.has(rowKeyOf(o.resource, o.rowID))), schema, rows, bases);
+      const requests = plan(ops, schema, rows, bases);
+      await this.discardCancelled(ops, requests);
       if (requests.length === 0) return;
       let again = false;
       for (const request of requests) {
@@ -185,6 +184,11 @@ export class SyncEngine {
         this.nextDelay = step.after;
         return "wait";
       case "merge":
+        if (request.action === "create" && res?.status === 409 && answer?.code === "already_exists" && answer.current) {
+          // The server has the row (an earlier send of this create, its answer lost,
+          // before later edits joined it): the create becomes an update of what was set.
+          await this.createBecameUpdate(request);
+        }
         if (answer?.current) await this.applyPage([{ resource: request.resource, data: answer.current }], null);
         await this.setOps(request, "pending");
         return "again";
@@ -193,9 +197,92 @@ export class SyncEngine {
         return "again";
       default:
         await this.setOps(request, "rejected", answer);
+        await this.rollBack(request);
         this.emit({ type: "rejected", resource: request.resource, id: request.rowID, status: res?.status ?? 0, problem: answer });
+        // A refused create takes the rows made locally under it along; nothing else waits on it.
+        if (request.action === "create") await this.rejectDependants(request.resource, request.rowID);
         return "again";
     }
+  }
+
+  /**
+   * A refused request's row rolls back: to the server's version (its base) with the
+   * fields of edits still waiting laid over it, or out of the store when the server
+   * never had it.
+   */
+  private async rollBack(request: UploadRequest): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const rows = tx.objectStore(stores.ROWS);
+      const base = await req(tx.objectStore(stores.BASES).get([request.resource, request.rowID]));
+      if (!base) {
+        rows.delete([request.resource, request.rowID]);
+        return;
+      }
+      const row: RowData = { ...base.row };
+      const local = (await req(rows.get([request.resource, request.rowID])))?.data as RowData | undefined;
+      const waiting: StoredOperation[] = (await req(tx.objectStore(stores.OUTBOX).index("row").getAll([request.resource, request.rowID])))
+        .filter((o: StoredOperation) => o.state !== "rejected");
+      if (local) for (const f of new Set(waiting.flatMap((o) => o.fields))) if (f in local) row[f] = local[f];
+      rows.put({ resource: request.resource, id: request.rowID, data: row });
+    });
+  }
+
+  /** Operations that need no request (a create later deleted, before it was ever sent) leave the outbox. */
+  private async discardCancelled(ops: StoredOperation[], planned: UploadRequest[]): Promise<void> {
+    const sent = new Set(planned.flatMap((r) => r.opIDs));
+    const cancelled = ops.filter((o) => !sent.has(o.opID) && o.state === "pending");
+    if (cancelled.length === 0) return;
+    await this.store.transaction((tx) => {
+      for (const op of cancelled) tx.objectStore(stores.OUTBOX).delete(op.sequence);
+    });
+  }
+
+  private async createBecameUpdate(request: UploadRequest): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const ops = await this.opsOf(tx, request);
+      const fields = [...new Set(ops.flatMap((o) => o.fields))];
+      for (const op of ops) {
+        if (op.kind === "create") { op.kind = "update"; op.fields = fields; }
+        tx.objectStore(stores.OUTBOX).put(op);
+      }
+    });
+  }
+
+  /**
+   * Rows created locally under a row whose create the server refused can never reach
+   * it: they are refused at once (424 parent_rejected) and leave the store, and the rows
+   * under them too, by the references of GET /v1 (FerryKit's rejectDependants).
+   */
+  private async rejectDependants(resource: string, id: string): Promise<void> {
+    const schema = await this.loadSchema();
+    const events: SyncEvent[] = [];
+    await this.store.transaction(async (tx) => {
+      const rows = tx.objectStore(stores.ROWS), outbox = tx.objectStore(stores.OUTBOX);
+      const parents: [string, string][] = [[resource, id]];
+      for (let next = parents.pop(); next; next = parents.pop()) {
+        const [parent, parentID] = next;
+        for (const child of schema) {
+          for (const column of child.columns.filter((c) => c.references === parent)) {
+            const candidates: { id: string; data: RowData }[] = await req(rows.index("resource").getAll(child.name));
+            for (const row of candidates.filter((r) => r.data[column.name] === parentID)) {
+              const ops: StoredOperation[] = await req(outbox.index("row").getAll([child.name, row.id]));
+              if (!ops.some((o) => o.kind === "create" && o.state !== "rejected")) continue;
+              const problem = { code: "parent_rejected", status: 424, field: column.name,
+                                detail: `the ${parent} row ${parentID} it belongs to was refused by the server` };
+              for (const op of ops.filter((o) => o.state !== "rejected")) {
+                op.state = "rejected";
+                op.lastError = problem;
+                outbox.put(op);
+              }
+              rows.delete([child.name, row.id]);
+              events.push({ type: "rejected", resource: child.name, id: row.id, status: 424, problem });
+              parents.push([child.name, row.id]);
+            }
+          }
+        }
+      }
+    });
+    for (const e of events) this.emit(e);
   }
 
   /** Seconds the last round asked to wait before the next upload. */
