@@ -35,17 +35,23 @@ export async function simulate(seed, token, { devices = 3, steps = 40 } = {}) {
   const rng = generator(seed);
   const faults = { on: true, dropped: 0, lost: 0 };
   // The network: a request may never leave, or reach the server and lose its answer.
+  const wire = [];
   const network = async (input, init) => {
     const method = (init?.method ?? "GET").toUpperCase();
-    if (faults.on && rng.chance(0.15)) { faults.dropped++; throw new TypeError("dropped"); }
+    const note = (what) => { if (method !== "GET") wire.push(`${method} ${input} ${init?.body ?? ""} ${init?.headers?.["Idempotency-Key"] ?? ""} -> ${what}`); };
+    if (faults.on && rng.chance(0.15)) { faults.dropped++; note("dropped"); throw new TypeError("dropped"); }
     const answer = await fetch(input, init);
-    if (faults.on && method !== "GET" && rng.chance(0.15)) { faults.lost++; await answer.arrayBuffer(); throw new TypeError("answer lost"); }
+    if (faults.on && method !== "GET" && rng.chance(0.15)) { faults.lost++; note(`lost ${answer.status} ${await answer.clone().text()}`); await answer.arrayBuffer(); throw new TypeError("answer lost"); }
+    note(`${answer.status} ${(await answer.clone().text()).slice(0, 200)}`);
     return answer;
   };
   const fleet = [];
+  const log = [];
+  const current = { step: -1 };
   for (let d = 0; d < devices; d++) {
     const store = await FerryStore.open(`sim-${seed}-${d}-${Date.now()}`);
     const engine = new SyncEngine(store, { baseURL: location.origin, token: async () => token, fetch: network });
+    engine.on((e) => { if (e.type !== "changed") log.push(`${current.step} d${d} ${JSON.stringify(e).slice(0, 160)}`); });
     fleet.push({ store, engine });
   }
   const sync = (dev) => dev.engine.sync().catch(() => {});
@@ -54,6 +60,8 @@ export async function simulate(seed, token, { devices = 3, steps = 40 } = {}) {
 
   for (let step = 0; step < steps; step++) {
     const dev = fleet[rng.below(fleet.length)];
+    const who = fleet.indexOf(dev);
+    current.step = step;
     const list = await todos(dev);
     const roll = rng.below(100);
     if (roll < 30 || list.length === 0) {
@@ -76,6 +84,7 @@ export async function simulate(seed, token, { devices = 3, steps = 40 } = {}) {
     } else if (roll < 72) {
       const t = list[rng.below(list.length)];
       await dev.store.write([{ resource: "todos", id: t.id, kind: "delete" }]);
+      log.push(`${step} d${who} delete ${t.id}`);
     } else {
       await sync(dev);
     }
@@ -100,5 +109,16 @@ export async function simulate(seed, token, { devices = 3, steps = 40 } = {}) {
   }
   const stuck = (await Promise.all(fleet.map((d) => d.store.operations()))).flat().filter((o) => o.state !== "rejected")
     .map((o) => `${o.kind} ${o.resource} ${o.state} sent=${o.sent} err=${JSON.stringify(o.lastError ?? null)}`);
-  return { converged: false, reason: "devices never agreed", stuck, views: (await Promise.all(fleet.map(view))).map((v) => v.slice(0, 300)) };
+  // Which rows differ, and what each device and the server know of them.
+  const perDevice = await Promise.all(fleet.map(async (d) => new Map((await todos(d)).map((t) => [t.id, t]))));
+  const ids = new Set(perDevice.flatMap((m) => [...m.keys()]));
+  const differ = [];
+  for (const id of ids) {
+    const versions = perDevice.map((m) => JSON.stringify(m.get(id) ? [m.get(id).title, m.get(id).done, m.get(id).rank, m.get(id).revision] : null));
+    if (versions.every((v) => v === versions[0])) continue;
+    const server = await (await fetch(`/v1/todos/${id}`, { headers: { Authorization: `Bearer ${token}` } })).text();
+    const ops = await Promise.all(fleet.map(async (d) => (await d.store.operations()).filter((o) => o.rowID === id).map((o) => `${o.kind}:${o.state}:${o.lastError?.code ?? ""}`)));
+    differ.push({ id, versions, server: server.slice(0, 200), ops, log: log.filter((l) => l.includes(id) && !l.includes("conflict")), wire: wire.filter((l) => l.includes(id)) });
+  }
+  return { converged: false, reason: "devices never agreed", differ, stuck, views: (await Promise.all(fleet.map(view))).map((v) => v.slice(0, 300)) };
 }

@@ -115,6 +115,7 @@ export class SyncEngine {
         if (row) rows.set(key, row.data);
         const base = await req(tx.objectStore(stores.BASES).get([op.resource, op.rowID]));
         if (base) bases.set(key, base.revision);
+        else if (typeof row?.data?.revision === "number") bases.set(key, row.data.revision);
       }
       const requests = plan(ops, schema, rows, bases);
       await this.discardCancelled(ops, requests);
@@ -148,27 +149,29 @@ export class SyncEngine {
 
   /** One request with its Idempotency-Key; "ok" when settled, "again" to re-plan, "wait" to stop the round. */
   private async sendUpload(request: UploadRequest): Promise<"ok" | "again" | "wait"> {
+    // A request sent before under this key without an answer goes again byte for byte:
+    // the server may have applied it, and only the same request replays its answer (a
+    // body rebuilt on a newer base would be 422 idempotency_key_reused).
+    const key = `sent:${request.idempotencyKey}`;
+    const sent = await this.store.state<{ method: string; path: string; body?: unknown; headers: Record<string, string> }>(key);
+    const http = sent ?? httpRequest(request);
+    if (!sent) await this.store.setState(key, http);
     await this.markSent(request);
-    const path = `/v1/${request.resource}` + (request.action === "create" ? "" : `/${encodeURIComponent(request.rowID)}`);
-    const headers: Record<string, string> = { "Idempotency-Key": request.idempotencyKey };
-    let method = "POST", body: unknown = request.body ?? undefined;
-    if (request.action === "update") {
-      method = "PATCH";
-      if (request.baseRevision !== null) body = { ...request.body, revision: request.baseRevision };
-      else headers["If-Match"] = "*";
-    } else if (request.action === "delete") {
-      method = "DELETE";
-      if (request.baseRevision !== null) headers["If-Match"] = `"${request.baseRevision}"`;
-      else headers["If-Match"] = "*";
-    }
     let outcome: Outcome, res: Response | null = null, answer: any = null;
     try {
-      res = await this.send(method, path, body, headers);
+      res = await this.send(http.method, http.path, http.body, http.headers);
       answer = await res.json().catch(() => null);
       outcome = { status: res.status, retryAfter: retryAfterSeconds(res.headers.get("Retry-After"), Date.now()), code: answer?.code ?? null };
     } catch (e) {
       if (e instanceof SyncPaused) throw e;
       outcome = { transportFailure: true };
+    }
+    // An answer settles what the key means: a success is stored (a later request
+    // replays it), a refusal is not (the server wrote nothing). Only while the first
+    // send may still be running, or no answer came, must the request stay the same.
+    if (res && !(res.status === 409 && answer?.code === "idempotency_key_in_use")) {
+      const tx = this.store.tx("readwrite");
+      tx.objectStore(stores.STATE).delete(key);
     }
     // A delete that meets 404 wanted the row gone: it is.
     if (request.action === "delete" && res?.status === 404) outcome = { status: 200 };
@@ -309,8 +312,24 @@ export class SyncEngine {
         tx.objectStore(stores.BASES).delete([request.resource, request.rowID]);
         return;
       }
-      tx.objectStore(stores.BASES).put({ resource: request.resource, id: request.rowID, revision: row["revision"], row });
-      if (later.length === 0) tx.objectStore(stores.ROWS).put({ resource: request.resource, id: request.rowID, data: row });
+      // A replayed answer may be older than what the feed brought meanwhile: keep the newer.
+      const revision = typeof row["revision"] === "number" ? row["revision"] : -1;
+      const stored = await req(tx.objectStore(stores.ROWS).get([request.resource, request.rowID]));
+      const base = await req(tx.objectStore(stores.BASES).get([request.resource, request.rowID]));
+      if (later.length === 0) {
+        // Nothing left to send: the row becomes the newest server version known. A
+        // replayed answer (the first send's) may be older than the base a merge kept
+        // meanwhile; the merged local row's own values are settled and the server's win.
+        tx.objectStore(stores.BASES).delete([request.resource, request.rowID]);
+        const newest = base && base.revision > revision ? base.row : row;
+        const have = typeof stored?.data?.revision === "number" ? stored.data.revision : -1;
+        const newestRevision = typeof newest["revision"] === "number" ? newest["revision"] : -1;
+        if (newestRevision >= have || newest === base?.row) {
+          tx.objectStore(stores.ROWS).put({ resource: request.resource, id: request.rowID, data: newest });
+        }
+      } else if (!base || revision > base.revision) {
+        tx.objectStore(stores.BASES).put({ resource: request.resource, id: request.rowID, revision, row });
+      }
     });
     this.emit({ type: "changed", resources: [request.resource] });
   }
@@ -323,9 +342,15 @@ export class SyncEngine {
    */
   async initialSync(): Promise<void> {
     const schema = await this.loadSchema();
-    const now = await this.send("GET", "/v1/changes?since=now");
-    if (!now.ok) throw new Error(`GET /v1/changes?since=now: ${now.status}`);
-    const cursor = (await now.json()).cursor as string;
+    // The cursor taken before the first page is kept: an initial sync cut short starts
+    // its pages over but not its cursor, or a row deleted in between would stay.
+    let cursor = await this.store.state<string>("initialCursor");
+    if (!cursor) {
+      const now = await this.send("GET", "/v1/changes?since=now");
+      if (!now.ok) throw new Error(`GET /v1/changes?since=now: ${now.status}`);
+      cursor = (await now.json()).cursor as string;
+      await this.store.setState("initialCursor", cursor);
+    }
     const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
     for (const resource of schema) {
       let token: string | null = null, page = 1, pages = 1;
@@ -346,7 +371,10 @@ export class SyncEngine {
         page++;
       }
     }
-    await this.store.setState("cursor", cursor);
+    await this.store.transaction((tx) => {
+      tx.objectStore(stores.STATE).put(cursor, "cursor");
+      tx.objectStore(stores.STATE).delete("initialCursor");
+    });
   }
 
   /** Follows the changes feed from the saved cursor until it has no more; `wait` > 0 long-polls. */
@@ -385,9 +413,13 @@ export class SyncEngine {
         const waiting = ops.filter((o) => o.state !== "rejected");
         const pending = waiting.length > 0;
         const need = needs(data, pending);
-        const base = need.includes("base") ? (await req(bases.get([resource, id])))?.row ?? null : null;
         const stored = await req(rows.get([resource, id]));
         const row = stored?.data ?? null;
+        // The server version local edits were made on: kept since the first edit, else
+        // (no edit pending) the stored row itself, if the server has it.
+        const base = need.includes("base")
+          ? (await req(bases.get([resource, id])))?.row ?? (typeof row?.["revision"] === "number" ? row : null)
+          : null;
         const dirty = new Set(waiting.flatMap((o) => o.fields));
         const decision = decide(data, { pending, base, row, dirty }, this.options.resolvers?.[resource]);
         switch (decision.decision) {
@@ -461,6 +493,22 @@ export class SyncEngine {
 }
 
 export class SyncPaused extends Error {}
+
+/** The HTTP request of a planned upload, as FerryKit sends it (SyncEngine+Upload.swift). */
+function httpRequest(request: UploadRequest): { method: string; path: string; body?: unknown; headers: Record<string, string> } {
+  const row = `/v1/${encodeURIComponent(request.resource)}/${encodeURIComponent(request.rowID)}`;
+  const headers: Record<string, string> = { "Idempotency-Key": request.idempotencyKey };
+  switch (request.action) {
+    case "create":
+      return { method: "POST", path: `/v1/${encodeURIComponent(request.resource)}`, body: request.body, headers };
+    case "update":
+      if (request.baseRevision === null) return { method: "PATCH", path: row, body: request.body, headers: { ...headers, "If-Match": "*" } };
+      return { method: "PATCH", path: row, body: { ...request.body, revision: request.baseRevision }, headers };
+    case "delete":
+      if (request.baseRevision === null) return { method: "DELETE", path: row, headers: { ...headers, "If-Match": "*" } };
+      return { method: "DELETE", path: `${row}?revision=${request.baseRevision}`, headers };
+  }
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -82,6 +82,13 @@ export class FerryStore {
       ids.push(id);
       const fields = edit.fields ?? {};
       const current: { data: RowData } | undefined = await req(rows.get([edit.resource, id]));
+      // The first edit of a row the server has keeps the version it was made on: the
+      // base of the three-way merge and the revision the upload sends.
+      const bases = tx.objectStore(BASES);
+      if (current && typeof current.data["revision"] === "number" && !(await req(bases.get([edit.resource, id])))) {
+        const waiting: StoredOperation[] = await req(outbox.index("row").getAll([edit.resource, id]));
+        if (!waiting.some((o) => o.state !== "rejected")) bases.put({ resource: edit.resource, id, revision: current.data["revision"], row: current.data });
+      }
       if (edit.kind === "delete") {
         rows.delete([edit.resource, id]);
       } else {
