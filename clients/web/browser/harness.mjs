@@ -10,12 +10,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const types = { ".js": "text/javascript", ".html": "text/html", ".css": "text/css", ".json": "application/json" };
 
 export function startHarness(ferryPort, staticRoot = root) {
-  const faults = { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, seen: [], urls: [] };
+  const faults = { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false, seen: [], urls: [] };
   const server = createServer((req, res) => {
     if (req.url.startsWith("/v1")) {
       faults.seen.push(`${req.method} ${req.url.split("?")[0]} ${req.headers["idempotency-key"] ?? ""}`);
       faults.urls.push(req.url);
-      if (faults.offline || (req.method !== "GET" && faults.dropRequests > 0 && faults.dropRequests--)) {
+      if (faults.offline || faults.offlineAll || (req.method !== "GET" && faults.dropRequests > 0 && faults.dropRequests--)) {
         req.resume();
         res.socket.destroy();
         return;
@@ -38,7 +38,13 @@ export function startHarness(ferryPort, staticRoot = root) {
       return;
     }
     const path = normalize(decodeURIComponent(req.url.split("?")[0])).replace(/^(\.\.[/\\])+/, "");
-    const file = path === "/" ? "/browser/page.html" : path.endsWith(".html") && !path.startsWith("/browser") && !path.startsWith("/example") ? `/browser${path}` : path;
+    if (faults.offlineAll) {
+      // The whole network is down: the page can only load from its service worker's cache.
+      req.resume();
+      res.socket.destroy();
+      return;
+    }
+    const file = path === "/" ? "/browser/page.html" : path.endsWith("/") ? `${path}index.html` : path;
     try {
       const body = readFileSync(join(staticRoot, file));
       res.writeHead(200, { "Content-Type": types[file.slice(file.lastIndexOf("."))] ?? "application/octet-stream", "Cache-Control": "no-store" });

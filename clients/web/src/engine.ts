@@ -16,7 +16,9 @@ export type SyncEvent =
   | { type: "conflict"; resource: string; id: string; conflicts: Conflict[] }
   | { type: "rejected"; resource: string; id: string; status: number; problem: unknown }
   | { type: "removed"; resource: string; id: string; revoked: boolean; discardedEdits: boolean; localVersion: RowData | null }
-  | { type: "paused"; reason: string };
+  | { type: "paused"; reason: string }
+  /** A tab wrote to the store: the syncing tab uploads. */
+  | { type: "written" };
 
 export interface EngineOptions {
   baseURL: string;
@@ -44,7 +46,21 @@ export class SyncEngine {
   constructor(readonly store: FerryStore, readonly options: EngineOptions) {
     this.retry = options.retry ?? new RetryPolicy();
     this.channel = typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel(`ferry:${store.name}`);
-    if (this.channel) this.channel.onmessage = (m) => this.emit(m.data as SyncEvent, false);
+    if (this.channel) {
+      this.channel.onmessage = (m) => {
+        const e = m.data as SyncEvent;
+        if (e.type === "written") this.kick();
+        this.emit(e, false);
+      };
+    }
+  }
+
+  /** Writes through the store and starts their upload (in this tab or the one that syncs). */
+  async write(edits: Parameters<FerryStore["write"]>[0]): Promise<string[]> {
+    const ids = await this.store.write(edits);
+    this.emit({ type: "written" });
+    this.kick();
+    return ids;
   }
 
   on(listener: (e: SyncEvent) => void): () => void {
@@ -64,7 +80,8 @@ export class SyncEngine {
       this.token ??= await this.options.token(false);
       const h: Record<string, string> = { ...headers, Authorization: `Bearer ${this.token}` };
       if (body !== undefined) h["Content-Type"] = "application/json";
-      const res = await f(this.options.baseURL + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+      const signal = method === "GET" && path.includes("wait=") ? this.poll?.signal : undefined;
+      const res = await f(this.options.baseURL + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), signal });
       if (res.status !== 401) return res;
       const step = this.retry.step({ status: 401 }, 0, refreshed);
       if (step.step === "pause") {
@@ -469,17 +486,49 @@ export class SyncEngine {
           await this.sync();
           if (!this.running) break;
           const lock = typeof navigator !== "undefined" && navigator.locks;
+          this.poll = new AbortController();
           const poll = () => this.download(20);
           await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, poll) : poll());
-          if (this.nextDelay > 0) await sleep(this.nextDelay * 1000);
+          if (this.nextDelay > 0) await this.pause(this.nextDelay * 1000);
+          else this.failures = 0;
           this.nextDelay = 0;
         } catch (e) {
           if (e instanceof SyncPaused) { this.running = false; break; }
-          await sleep(this.retry.backoff(Math.min(this.attempt++, 6), Math.random) * 1000);
+          // A kick (a local write) cut the long poll short: upload at once.
+          if (this.poll?.signal.aborted) continue;
+          await this.pause(this.retry.backoff(Math.min(this.failures++, 6), Math.random) * 1000);
+        } finally {
+          this.poll = null;
         }
       }
     };
     void loop();
+  }
+
+  /** The long poll in progress, which a local write cuts short. */
+  private poll: AbortController | null = null;
+
+  /**
+   * Tells continuous mode there is something to upload now: the waiting long poll ends
+   * and the next round starts. Call it after `store.write` (other tabs' writes reach the
+   * syncing tab through the "changed" broadcast).
+   */
+  kick(): void {
+    this.poll?.abort();
+    this.wake?.();
+  }
+
+  /** Rounds in a row that failed (no network, a 5xx): continuous mode backs off by them. */
+  private failures = 0;
+  private wake: (() => void) | null = null;
+
+  /** Waits `ms`, or less when kicked (a local write, the browser back online). */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() { clearTimeout(timer); resolve(); }
+      this.wake = () => { this.wake = null; done(); };
+    });
   }
 
   stop(): void {
@@ -508,8 +557,4 @@ function httpRequest(request: UploadRequest): { method: string; path: string; bo
       if (request.baseRevision === null) return { method: "DELETE", path: row, headers: { ...headers, "If-Match": "*" } };
       return { method: "DELETE", path: `${row}?revision=${request.baseRevision}`, headers };
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
