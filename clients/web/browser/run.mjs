@@ -134,6 +134,38 @@ await test("a new device fills its store from Index pages, then follows the feed
   await c.close();
 });
 
+await test("multi-tab: another tab of the device hears the store change when the syncing tab applies it", async () => {
+  const tab = await browser.pageIn(a.contextId, url);
+  await tab.eval("device('a')");
+  await tab.eval("window.heard = []; dev.engine.on((e) => e.type === 'changed' && window.heard.push(...e.resources)); true");
+  const [id] = await b.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "for every tab"}}])`);
+  await until(b, "dev.store.operations().then((o) => o.length === 0)");
+  await until(a, `dev.store.get("notes", ${JSON.stringify(id)})`);
+  // The other tab did not sync: it heard through BroadcastChannel, and reads the shared store.
+  for (let i = 0; i < 200 && !(await tab.eval("window.heard.includes('notes')")); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(await tab.eval("window.heard.includes('notes')"), "the change was broadcast");
+  assert.equal((await tab.eval(`dev.store.get("notes", ${JSON.stringify(id)})`)).body, "for every tab");
+  await tab.close();
+});
+
+await test("the token provider: a refused token is renewed once; refused again, sync pauses", async () => {
+  const page = await browser.page(url);
+  await page.eval(`(async () => {
+    const good = new URLSearchParams(location.search).get("token");
+    window.asked = [];
+    window.mode = "renew";
+    await device("tokens", { token: async (refresh) => { asked.push(refresh); return mode === "renew" && refresh ? good : "not-a-token"; } });
+    return true;
+  })()`);
+  await page.eval("dev.engine.sync()");
+  assert.deepEqual(await page.eval("asked"), [false, true], "asked again after the 401, then synced");
+  await page.eval(`dev.engine.token = null; mode = "refuse"; asked = []; true`);
+  const outcome = await page.eval("dev.engine.sync().then(() => 'synced', (e) => e.constructor.name)");
+  assert.equal(outcome, "SyncPaused");
+  assert.deepEqual(await page.eval("dev.events.filter((e) => e.type === 'paused').map((e) => e.reason)"), ["unauthorized"]);
+  await page.close();
+});
+
 await test("the example app works offline: a todo added with the network down survives a reload, then reaches another window", async () => {
   const app = `${origin}/example/?token=${encodeURIComponent(token)}`;
   const w1 = await browser.page(app);
