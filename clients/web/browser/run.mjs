@@ -134,6 +134,38 @@ await test("a new device fills its store from Index pages, then follows the feed
   await c.close();
 });
 
+await test("a write group goes as one /v1/batch; refused, all of it is rejected and rolled back", async () => {
+  faults.seen.length = 0;
+  const ids = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Packing"}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "Passport", rank: "V"}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "Charger", rank: "W"}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  assert.equal(faults.seen.filter((x) => x.startsWith("POST /v1/batch")).length, 1, faults.seen.join("; "));
+  assert.ok(!faults.seen.some((x) => x.startsWith("POST /v1/todos")), "the group's todos went in the batch");
+  await until(b, `dev.store.get("todos", ${JSON.stringify(ids[2])})`);
+  // A group the server refuses (an empty title breaks a CHECK): none of it stays.
+  const bad = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Doomed"}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "", rank: "V"}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.every((x) => x.state === 'rejected'))");
+  assert.equal(await a.eval(`dev.store.get("lists", ${JSON.stringify(bad[0])}).then((r) => r ?? null)`), null, "the list rolled back");
+  const rejected = await a.eval("dev.events.filter((e) => e.type === 'rejected').map((e) => e.resource + ' ' + e.status)");
+  assert.deepEqual(rejected.slice(-2).sort(), ["lists 422", "todos 422"]);
+  const server = await a.eval(`fetch("/v1/lists/" + ${JSON.stringify(bad[0])}, {headers: {Authorization: "Bearer " + new URLSearchParams(location.search).get("token")}}).then((r) => r.status)`);
+  assert.equal(server, 404, "the server kept none of it");
+  await a.eval("dev.engine.clearRejected()");
+  assert.equal(await a.eval("dev.store.operations().then((o) => o.length)"), 0, "the app forgot them");
+});
+
 await test("multi-tab: another tab of the device hears the store change when the syncing tab applies it", async () => {
   const tab = await browser.pageIn(a.contextId, url);
   await tab.eval("device('a')");

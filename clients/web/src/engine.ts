@@ -4,7 +4,7 @@
 
 import { RowData } from "./json.js";
 import { decide, needs, Resolver, Conflict } from "./merge.js";
-import { plan, UploadRequest, SchemaResource, rowKeyOf } from "./planner.js";
+import { plan, UploadRequest, SchemaResource, rowKeyOf, writeGroups, digest } from "./planner.js";
 import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 
@@ -138,8 +138,22 @@ export class SyncEngine {
       await this.discardCancelled(ops, requests);
       if (requests.length === 0) return;
       let again = false;
-      for (const request of requests) {
-        const outcome = await this.sendUpload(request);
+      // An app's write group (one store.write of several edits, joined with every
+      // group sharing a row) goes as one /v1/batch, at its first request's place.
+      const batches = writeGroups(requests);
+      const sentBatches = new Set<number>();
+      for (const [index, request] of requests.entries()) {
+        const batch = batches.get(index);
+        let outcome: "ok" | "again" | "wait";
+        if (batch !== undefined) {
+          if (sentBatches.has(batch)) continue;
+          sentBatches.add(batch);
+          outcome = await this.sendBatch(requests.filter((_, i) => batches.get(i) === batch));
+          // A merged group goes again next pass; what follows may need its rows.
+          if (outcome === "again") { again = true; break; }
+        } else {
+          outcome = await this.sendUpload(request);
+        }
         if (outcome === "wait") return;
         if (outcome === "again") again = true;
       }
@@ -303,6 +317,86 @@ export class SyncEngine {
       }
     });
     for (const e of events) this.emit(e);
+  }
+
+  /**
+   * A write group as one POST /v1/batch: the server applies all of it or none. Its key
+   * is "batch-" and the digest of every op id, resent byte for byte until answered.
+   */
+  private async sendBatch(requests: UploadRequest[]): Promise<"ok" | "again" | "wait"> {
+    const opIDs = requests.flatMap((r) => r.opIDs);
+    const idempotencyKey = "batch-" + digest(opIDs.map((id) => id.toLowerCase()).sort().join(","));
+    const key = `sent:${idempotencyKey}`;
+    type Http = { method: string; path: string; body?: unknown; headers: Record<string, string> };
+    const sent = await this.store.state<Http>(key);
+    const http: Http = sent ?? {
+      method: "POST", path: "/v1/batch", headers: { "Idempotency-Key": idempotencyKey },
+      body: {
+        operations: requests.map((r) => {
+          const single = httpRequest(r);
+          const headers = Object.fromEntries(Object.entries(single.headers).filter(([k]) => k !== "Idempotency-Key"));
+          const op: Record<string, unknown> = { method: single.method, path: single.path };
+          if (Object.keys(headers).length) op.headers = headers;
+          if (single.body !== undefined) op.body = single.body;
+          return op;
+        }),
+      },
+    };
+    if (!sent) await this.store.setState(key, http);
+    for (const r of requests) await this.markSent(r);
+    let outcome: Outcome, res: Response | null = null, answer: any = null;
+    try {
+      res = await this.send(http.method, http.path, http.body, http.headers);
+      answer = await res.json().catch(() => null);
+      outcome = { status: res.status, retryAfter: retryAfterSeconds(res.headers.get("Retry-After"), Date.now()), code: answer?.code ?? null };
+    } catch (e) {
+      if (e instanceof SyncPaused) throw e;
+      outcome = { transportFailure: true };
+    }
+    if (res && !(res.status === 409 && answer?.code === "idempotency_key_in_use")) await this.store.transaction((tx) => tx.objectStore(stores.STATE).delete(key));
+    const index: number | null = typeof answer?.operation_index === "number" && answer.operation_index < requests.length ? answer.operation_index : null;
+    const step = this.retry.step(outcome, this.attempt);
+    const refuseAll = async (except: number | null) => {
+      for (const [i, r] of requests.entries()) {
+        if (i === except) continue;
+        await this.setOps(r, "rejected", answer);
+        await this.rollBack(r);
+        this.emit({ type: "rejected", resource: r.resource, id: r.rowID, status: res?.status ?? 0, problem: answer });
+      }
+      for (const r of requests) if (r.action === "create") await this.rejectDependants(r.resource, r.rowID);
+    };
+    switch (step.step) {
+      case "success": {
+        const results = answer?.results;
+        if (!Array.isArray(results) || results.length !== requests.length) {
+          for (const r of requests) await this.setOps(r, "pending");
+          return "wait";
+        }
+        this.attempt = 0;
+        for (const [i, r] of requests.entries()) await this.settle(r, results[i]?.body ?? null);
+        return "ok";
+      }
+      case "retry": case "refreshToken": case "pause":
+        this.attempt++;
+        for (const r of requests) await this.setOps(r, "pending");
+        this.nextDelay = step.step === "retry" ? step.after : 0;
+        return "wait";
+      case "merge":
+        if (index === null || !answer?.current) { await refuseAll(null); return "ok"; }
+        for (const r of requests) await this.setOps(r, "pending");
+        await this.applyPage([{ resource: requests[index].resource, data: answer.current }], null);
+        return "again";
+      case "tombstone":
+        if (index !== null) {
+          const r = requests[index];
+          await this.applyPage([{ resource: r.resource, data: { ...(answer ?? {}), id: r.rowID, is_deleted: true, revoked: false } }], null);
+        }
+        await refuseAll(index);
+        return "again";
+      default:
+        await refuseAll(null);
+        return "again";
+    }
   }
 
   /** Seconds the last round asked to wait before the next upload. */
@@ -538,6 +632,14 @@ export class SyncEngine {
   /** Rejected operations, for the app to show and clear. */
   async rejected(): Promise<StoredOperation[]> {
     return (await this.store.operations()).filter((o) => o.state === "rejected");
+  }
+
+  /** Forgets rejected operations once the app has shown them (all, or those of `opIDs`). */
+  async clearRejected(opIDs?: string[]): Promise<void> {
+    const forget = (await this.rejected()).filter((o) => !opIDs || opIDs.includes(o.opID));
+    await this.store.transaction((tx) => {
+      for (const op of forget) tx.objectStore(stores.OUTBOX).delete(op.sequence);
+    });
   }
 }
 

@@ -193,3 +193,38 @@ export function transition(state: OutboxState, event: OutboxEvent): Transition {
     default: return null;
   }
 }
+
+/**
+ * For each request (by index) in a write group of two or more requests, the number of
+ * its batch: groups that share a row are one batch (FerryKit's UploadPlanner.writeGroups).
+ */
+export function writeGroups(requests: UploadRequest[]): Map<number, number> {
+  const parent = new Map<string, string>();
+  const find = (group: string): string => {
+    let root = group;
+    for (let next = parent.get(root); next !== undefined && next !== root; next = parent.get(root)) root = next;
+    return root;
+  };
+  for (const request of requests) {
+    const groups = [...request.groups].sort();
+    if (groups.length === 0) continue;
+    if (!parent.has(groups[0])) parent.set(groups[0], groups[0]);
+    for (const group of groups.slice(1)) {
+      if (!parent.has(group)) parent.set(group, group);
+      parent.set(find(group), find(groups[0]));
+    }
+  }
+  const members = new Map<string, number[]>();
+  requests.forEach((request, index) => {
+    if (request.groups.length === 0) return;
+    const root = find([...request.groups].sort()[0]);
+    const list = members.get(root);
+    if (list) list.push(index);
+    else members.set(root, [index]);
+  });
+  const batch = new Map<number, number>();
+  [...members.values()].filter((m) => m.length > 1).sort((a, b) => a[0] - b[0]).forEach((indices, number) => {
+    for (const index of indices) batch.set(index, number);
+  });
+  return batch;
+}

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { RetryPolicy, retryAfterSeconds, Outcome, Step } from "../src/retry.js";
 import { threeWayMerge, decide, needs, Resolver, Conflict, Decision, LocalFacts } from "../src/merge.js";
-import { plan, digest, transition, PendingOperation, SchemaResource, OutboxState, OutboxEvent, Transition, rowKeyOf } from "../src/planner.js";
+import { plan, writeGroups, digest, transition, PendingOperation, SchemaResource, OutboxState, OutboxEvent, Transition, rowKeyOf } from "../src/planner.js";
 import { JSONValue, RowData } from "../src/json.js";
 import { load } from "./conformance.js";
 
@@ -62,7 +62,7 @@ for (const c of feed.cases) {
 const outbox = load<{
   schema: SchemaResource[];
   plans: { name: string; operations: PendingOperation[]; rows: { resource: string; id: string; row: RowData }[];
-           bases: { resource: string; id: string; revision: number }[]; expect: unknown[] }[];
+           bases: { resource: string; id: string; revision: number }[]; expect: unknown[]; batches: (number | null)[] }[];
   transitions: { state: OutboxState; event: OutboxEvent; expect: Transition }[];
   digests: { text: string; digest: string }[];
 }>("outbox.json");
@@ -71,7 +71,10 @@ for (const c of outbox.plans) {
   test(`outbox plan: ${c.name}`, () => {
     const rows = new Map(c.rows.map((r) => [rowKeyOf(r.resource, r.id), r.row]));
     const bases = new Map(c.bases.map((b) => [rowKeyOf(b.resource, b.id), b.revision]));
-    assert.deepEqual(plan(c.operations, outbox.schema, rows, bases), c.expect);
+    const planned = plan(c.operations, outbox.schema, rows, bases);
+    assert.deepEqual(planned, c.expect);
+    const batches = writeGroups(planned);
+    assert.deepEqual(planned.map((_, i) => batches.get(i) ?? null), c.batches, "write groups");
   });
 }
 
