@@ -166,6 +166,31 @@ await test("a write group goes as one /v1/batch; refused, all of it is rejected 
   assert.equal(await a.eval("dev.store.operations().then((o) => o.length)"), 0, "the app forgot them");
 });
 
+await test("a revoked share: the friend's device removes the list and its todos, and hears why", async () => {
+  const friendToken = process.env.FERRY_TOKEN2;
+  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(friendToken)}`);
+  await friend.eval("device('friend')");
+  const friendID = await friend.eval(`fetch("/v1/auth/me", {headers: {Authorization: "Bearer " + new URLSearchParams(location.search).get("token")}}).then((r) => r.json()).then((me) => me.id ?? me.user_id)`);
+  assert.ok(friendID, "the friend's user id");
+  const [listID, todoID, memberID] = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Shared"}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "Bring snacks", rank: "V"}},
+      {resource: "list_members", kind: "create", fields: {list_id: l, user_id: ${JSON.stringify(friendID)}}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(friend, `dev.store.get("todos", ${JSON.stringify(todoID)})`);
+  // The owner stops sharing: the friend's feed carries revoked stubs.
+  await a.eval(`dev.store.write([{resource: "list_members", id: ${JSON.stringify(memberID)}, kind: "delete"}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(friend, `Promise.all([dev.store.get("lists", ${JSON.stringify(listID)}), dev.store.get("todos", ${JSON.stringify(todoID)})]).then(([l, t]) => !l && !t)`);
+  const removed = await friend.eval(`dev.events.filter((e) => e.type === "removed").map((e) => e.resource + ":" + e.revoked)`);
+  assert.ok(removed.includes("lists:true"), removed.join());
+  await friend.close();
+});
+
 await test("multi-tab: another tab of the device hears the store change when the syncing tab applies it", async () => {
   const tab = await browser.pageIn(a.contextId, url);
   await tab.eval("device('a')");

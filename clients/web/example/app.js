@@ -41,7 +41,8 @@ async function start() {
 async function render() {
   const lists = (await store.all("lists")).sort((a, b) => (a.title < b.title ? -1 : 1));
   const pending = new Set((await store.operations()).filter((o) => o.state !== "rejected").map((o) => o.rowID));
-  if (!lists.some((l) => l.id === selected)) selected = lists[0]?.id ?? null;
+  if (!lists.some((l) => l.id === selected) && !pending.has(selected)) selected = lists[0]?.id ?? null;
+  if (selected) localStorage.setItem("ferry.list", selected);
   $("lists").replaceChildren(...lists.map((list) => {
     const li = document.createElement("li");
     li.dataset.id = list.id;
