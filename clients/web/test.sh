@@ -6,4 +6,4 @@ cd "$(dirname "$0")"
 command -v tsc >/dev/null || { echo "tsc missing: bash deploy/local.sh install (node-typescript)" >&2; exit 1; }
 rm -rf dist
 tsc -p .
-node --test dist/test/
+node --test dist/test/*.test.js
