@@ -3,7 +3,7 @@
 #
 #   deploy/local.sh install   apt-get everything development and CI need (idempotent):
 #                             the build and runtime libraries, PostgreSQL, memcached, and the
-#                             tools the tests run (systemd-analyze, nginx, pgbouncer, tmux, chromium,
+#                             tools the tests run (systemd-analyze, nginx, pgbouncer, tmux, chromium, tsc and node
 #                             and openapi-spec-validator from PyPI)
 #   deploy/local.sh install build     only what compiling Ferry needs (the Dockerfile's builder stage)
 #   deploy/local.sh install runtime   only what running Ferry needs (the Dockerfile's runtime stage)
@@ -68,6 +68,9 @@ install() {
       command -v tmux >/dev/null || need+=(tmux)
       # The console's browser tests drive headless Chromium (Tests/FerryTests/Console).
       command -v chromium >/dev/null || need+=(chromium)
+      # FerryWeb (clients/web) compiles with Debian's TypeScript and tests under Node.
+      command -v tsc >/dev/null || need+=(node-typescript)
+      command -v node >/dev/null || need+=(nodejs)
       python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
       need+=($(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4 openssl))
       apt_install "${need[@]}"

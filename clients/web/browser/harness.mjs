@@ -1,0 +1,58 @@
+// A same-origin server for the browser tests: the built library and the test page, and
+// /v1 proxied to a real `ferry serve` through faults the test turns on: requests dropped
+// before the server sees them, answers lost after the server applied the request.
+import { createServer, request as httpRequest } from "node:http";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { dirname, join, normalize } from "node:path";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const types = { ".js": "text/javascript", ".html": "text/html", ".css": "text/css", ".json": "application/json" };
+
+export function startHarness(ferryPort, staticRoot = root) {
+  const faults = { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false, seen: [], urls: [] };
+  const server = createServer((req, res) => {
+    if (req.url.startsWith("/v1")) {
+      faults.seen.push(`${req.method} ${req.url.split("?")[0]} ${req.headers["idempotency-key"] ?? ""}`);
+      faults.urls.push(req.url);
+      if (faults.offline || faults.offlineAll || (req.method !== "GET" && faults.dropRequests > 0 && faults.dropRequests--)) {
+        req.resume();
+        res.socket.destroy();
+        return;
+      }
+      // Held: the request never reaches the server and never gets an answer.
+      if (req.method !== "GET" && faults.hold) return;
+      const lose = req.method !== "GET" && faults.loseAnswers > 0 && faults.loseAnswers--;
+      const upstream = httpRequest({ host: "127.0.0.1", port: ferryPort, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+        if (lose) {
+          // The server applied it; the client never hears.
+          answer.resume();
+          answer.on("end", () => res.socket.destroy());
+          return;
+        }
+        res.writeHead(answer.statusCode, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on("error", () => res.socket.destroy());
+      req.pipe(upstream);
+      return;
+    }
+    const path = normalize(decodeURIComponent(req.url.split("?")[0])).replace(/^(\.\.[/\\])+/, "");
+    if (faults.offlineAll) {
+      // The whole network is down: the page can only load from its service worker's cache.
+      req.resume();
+      res.socket.destroy();
+      return;
+    }
+    const file = path === "/" ? "/browser/page.html" : path.endsWith("/") ? `${path}index.html` : path;
+    try {
+      const body = readFileSync(join(staticRoot, file));
+      res.writeHead(200, { "Content-Type": types[file.slice(file.lastIndexOf("."))] ?? "application/octet-stream", "Cache-Control": "no-store" });
+      res.end(body);
+    } catch {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, faults, origin: `http://127.0.0.1:${server.address().port}` })));
+}

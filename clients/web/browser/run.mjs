@@ -1,0 +1,281 @@
+// FerryWeb's browser tests: the IndexedDB store and the sync engine in headless
+// Chromium, against a real `ferry serve` (FERRY_URL_PORT), two browser contexts as two
+// devices. Run by clients/web/browser-test.sh, which starts the server.
+import assert from "node:assert/strict";
+import { Browser } from "./cdp.mjs";
+import { startHarness } from "./harness.mjs";
+
+const port = Number(process.env.FERRY_PORT);
+const token = process.env.FERRY_TOKEN;
+const { server, faults, origin } = await startHarness(port);
+const browser = await Browser.launch();
+const results = [];
+
+async function test(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    results.push(`ok - ${name} (${Date.now() - started} ms)`);
+  } catch (e) {
+    results.push(`not ok - ${name}: ${e.stack ?? e}`);
+  }
+  Object.assign(faults, { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false });
+}
+
+/** Runs sync rounds until `probe` (an expression) is truthy: the feed may take a few polls. */
+async function until(page, probe, rounds = 30) {
+  for (let i = 0; i < rounds; i++) {
+    await page.eval("dev.engine.sync().catch(() => {})");
+    const v = await page.eval(probe);
+    if (v) return v;
+  }
+  const events = await page.eval("Promise.all([dev.store.all('todos'), dev.store.operations()]).then(([t, o]) => JSON.stringify([t.length, o.slice(0, 2), dev.events.filter((e) => e.type !== 'changed').slice(-2)]))");
+  throw new Error(`never: ${probe}; last events: ${events}`);
+}
+
+const url = `${origin}/?token=${encodeURIComponent(token)}`;
+const a = await browser.page(url), b = await browser.page(url);
+await a.eval("device('a')");
+await b.eval("device('b')");
+
+await test("an offline write is kept, then uploaded; the other device receives it", async () => {
+  faults.offline = true;
+  const [listID] = await a.eval(`dev.store.write([{resource: "lists", kind: "create", fields: {title: "Groceries"}}])`);
+  await a.eval("dev.engine.sync().catch(() => {})");
+  assert.equal((await a.eval("dev.store.operations()")).length, 1, "the write waits in the outbox");
+  assert.equal((await a.eval(`dev.store.get("lists", ${JSON.stringify(listID)})`)).title, "Groceries");
+  faults.offline = false;
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const seen = await until(b, `dev.store.get("lists", ${JSON.stringify(listID)})`);
+  assert.equal(seen.title, "Groceries");
+  globalThis.listID = listID;
+});
+
+await test("two devices edit different fields offline and converge", async () => {
+  const id = JSON.stringify(globalThis.listID);
+  await until(a, `dev.store.get("lists", ${id}).then((r) => r && r.revision)`);
+  await a.eval(`dev.store.write([{resource: "lists", id: ${id}, kind: "update", fields: {title: "Food"}}])`);
+  await b.eval(`dev.store.write([{resource: "lists", id: ${id}, kind: "update", fields: {color: "green"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(b, "dev.store.operations().then((o) => o.length === 0)");
+  const want = `dev.store.get("lists", ${id}).then((r) => r.title === "Food" && r.color === "green" && r.revision)`;
+  const ra = await until(a, want), rb = await until(b, want);
+  assert.equal(ra, rb, "same revision on both");
+});
+
+await test("ranked todos inserted on both devices at the same spot sort the same everywhere", async () => {
+  const id = JSON.stringify(globalThis.listID);
+  for (const page of [a, b]) {
+    await page.eval(`(async () => {
+      for (let i = 0; i < 5; i++) {
+        const todos = (await dev.store.all("todos")).filter((t) => t.list_id === ${id}).sort((x, y) => ferry.Rank.compare(x.rank, y.rank) || (x.id < y.id ? -1 : 1));
+        const rank = ferry.Rank.between(todos[0]?.rank ?? null, todos[1]?.rank ?? null);
+        await dev.store.write([{resource: "todos", kind: "create", fields: {list_id: ${id}, title: "t" + i, rank}}]);
+      }
+    })()`);
+  }
+  const order = `dev.store.all("todos").then((ts) => ts.length === 10 && ts.sort((x, y) => ferry.Rank.compare(x.rank, y.rank) || (x.id < y.id ? -1 : 1)).map((t) => t.id).join())`;
+  for (const page of [a, b]) await until(page, "dev.store.operations().then((o) => o.length === 0)");
+  const oa = await until(a, order), ob = await until(b, order);
+  assert.equal(oa, ob);
+});
+
+await test("a lost answer: the retry carries the same Idempotency-Key and the server replays", async () => {
+  faults.loseAnswers = 1;
+  faults.seen.length = 0;
+  const [id] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "once"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const posts = faults.seen.filter((s) => s.startsWith("POST /v1/notes"));
+  assert.ok(posts.length >= 2, posts.join("; "));
+  assert.equal(new Set(posts).size, 1, "the same key each time");
+  const notes = await until(b, `dev.store.all("notes").then((n) => n.filter((x) => x.body === "once"))`);
+  assert.deepEqual(notes.map((n) => n.id), [id]);
+});
+
+await test("a dropped request is sent again", async () => {
+  faults.dropRequests = 1;
+  const [id] = await b.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "dropped"}}])`);
+  await until(b, "dev.store.operations().then((o) => o.length === 0)");
+  await until(a, `dev.store.get("notes", ${JSON.stringify(id)})`);
+});
+
+await test("a tab closed mid-upload: another tab of the same device sends the write, once", async () => {
+  const tab = await browser.pageIn(a.contextId, url);
+  await tab.eval("device('a')");
+  faults.hold = true;
+  faults.seen.length = 0;
+  const [id] = await tab.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "closed tab"}}])`);
+  await tab.eval("dev.engine.sync(); true");
+  for (let i = 0; i < 200 && !faults.seen.some((s) => s.startsWith("POST /v1/notes")); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.seen.some((s) => s.startsWith("POST /v1/notes")), "the upload started");
+  await tab.close();
+  faults.hold = false;
+  // The operation was in flight when its tab died: the device's other tab sends it again.
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const notes = await until(b, `dev.store.all("notes").then((n) => n.filter((x) => x.body === "closed tab"))`);
+  assert.deepEqual(notes.map((n) => n.id), [id]);
+});
+
+await test("a new device fills its store from Index pages, then follows the feed", async () => {
+  faults.urls.length = 0;
+  const c = await browser.page(url);
+  await c.eval("device('c', { pageSize: 2 })");
+  const snapshot = `Promise.all(["lists", "todos", "notes"].map((r) => dev.store.all(r))).then((all) => JSON.stringify(all.map((rows) => rows.map((x) => x.id + ":" + x.revision).sort())))`;
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const want = await a.eval(snapshot);
+  // A 503 (paging_unavailable, with Retry-After) is retried like any temporary answer.
+  await until(c, `${snapshot}.then((s) => s === ${JSON.stringify(want)})`);
+  assert.ok(faults.urls.some((u) => u.startsWith("/v1/changes?since=now")), "took the cursor first");
+  assert.ok(faults.urls.some((u) => u.startsWith("/v1/todos?") && u.includes("paging_token=")), "read the todos in pages");
+  // Then the feed: a change made afterwards arrives.
+  const [id] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "after the initial sync"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(c, `dev.store.get("notes", ${JSON.stringify(id)})`);
+  await c.close();
+});
+
+await test("a write group goes as one /v1/batch; refused, all of it is rejected and rolled back", async () => {
+  faults.seen.length = 0;
+  const ids = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Packing"}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "Passport", rank: "V"}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "Charger", rank: "W"}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  assert.equal(faults.seen.filter((x) => x.startsWith("POST /v1/batch")).length, 1, faults.seen.join("; "));
+  assert.ok(!faults.seen.some((x) => x.startsWith("POST /v1/todos")), "the group's todos went in the batch");
+  await until(b, `dev.store.get("todos", ${JSON.stringify(ids[2])})`);
+  // A group the server refuses (an empty title breaks a CHECK): none of it stays.
+  const bad = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Doomed"}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "", rank: "V"}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.every((x) => x.state === 'rejected'))");
+  assert.equal(await a.eval(`dev.store.get("lists", ${JSON.stringify(bad[0])}).then((r) => r ?? null)`), null, "the list rolled back");
+  const rejected = await a.eval("dev.events.filter((e) => e.type === 'rejected').map((e) => e.resource + ' ' + e.status)");
+  assert.deepEqual(rejected.slice(-2).sort(), ["lists 422", "todos 422"]);
+  const server = await a.eval(`fetch("/v1/lists/" + ${JSON.stringify(bad[0])}, {headers: {Authorization: "Bearer " + new URLSearchParams(location.search).get("token")}}).then((r) => r.status)`);
+  assert.equal(server, 404, "the server kept none of it");
+  await a.eval("dev.engine.clearRejected()");
+  assert.equal(await a.eval("dev.store.operations().then((o) => o.length)"), 0, "the app forgot them");
+});
+
+await test("a revoked share: the friend's device removes the list and its todos, and hears why", async () => {
+  const friendToken = process.env.FERRY_TOKEN2;
+  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(friendToken)}`);
+  await friend.eval("device('friend')");
+  const friendID = await friend.eval(`fetch("/v1/auth/me", {headers: {Authorization: "Bearer " + new URLSearchParams(location.search).get("token")}}).then((r) => r.json()).then((me) => me.id ?? me.user_id)`);
+  assert.ok(friendID, "the friend's user id");
+  const [listID, todoID, memberID] = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Shared"}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "Bring snacks", rank: "V"}},
+      {resource: "list_members", kind: "create", fields: {list_id: l, user_id: ${JSON.stringify(friendID)}}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(friend, `dev.store.get("todos", ${JSON.stringify(todoID)})`);
+  // The owner stops sharing: the friend's feed carries revoked stubs.
+  await a.eval(`dev.store.write([{resource: "list_members", id: ${JSON.stringify(memberID)}, kind: "delete"}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(friend, `Promise.all([dev.store.get("lists", ${JSON.stringify(listID)}), dev.store.get("todos", ${JSON.stringify(todoID)})]).then(([l, t]) => !l && !t)`);
+  const removed = await friend.eval(`dev.events.filter((e) => e.type === "removed").map((e) => e.resource + ":" + e.revoked)`);
+  assert.ok(removed.includes("lists:true"), removed.join());
+  await friend.close();
+});
+
+await test("multi-tab: another tab of the device hears the store change when the syncing tab applies it", async () => {
+  const tab = await browser.pageIn(a.contextId, url);
+  await tab.eval("device('a')");
+  await tab.eval("window.heard = []; dev.engine.on((e) => e.type === 'changed' && window.heard.push(...e.resources)); true");
+  const [id] = await b.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "for every tab"}}])`);
+  await until(b, "dev.store.operations().then((o) => o.length === 0)");
+  await until(a, `dev.store.get("notes", ${JSON.stringify(id)})`);
+  // The other tab did not sync: it heard through BroadcastChannel, and reads the shared store.
+  for (let i = 0; i < 200 && !(await tab.eval("window.heard.includes('notes')")); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(await tab.eval("window.heard.includes('notes')"), "the change was broadcast");
+  assert.equal((await tab.eval(`dev.store.get("notes", ${JSON.stringify(id)})`)).body, "for every tab");
+  await tab.close();
+});
+
+await test("the token provider: a refused token is renewed once; refused again, sync pauses", async () => {
+  const page = await browser.page(url);
+  await page.eval(`(async () => {
+    const good = new URLSearchParams(location.search).get("token");
+    window.asked = [];
+    window.mode = "renew";
+    await device("tokens", { token: async (refresh) => { asked.push(refresh); return mode === "renew" && refresh ? good : "not-a-token"; } });
+    return true;
+  })()`);
+  await page.eval("dev.engine.sync()");
+  assert.deepEqual(await page.eval("asked"), [false, true], "asked again after the 401, then synced");
+  await page.eval(`dev.engine.token = null; mode = "refuse"; asked = []; true`);
+  const outcome = await page.eval("dev.engine.sync().then(() => 'synced', (e) => e.constructor.name)");
+  assert.equal(outcome, "SyncPaused");
+  assert.deepEqual(await page.eval("dev.events.filter((e) => e.type === 'paused').map((e) => e.reason)"), ["unauthorized"]);
+  await page.close();
+});
+
+await test("the example app works offline: a todo added with the network down survives a reload, then reaches another window", async () => {
+  const app = `${origin}/example/?token=${encodeURIComponent(token)}`;
+  const w1 = await browser.page(app);
+  const poll = async (page, expression, what) => {
+    for (let i = 0; i < 1200; i++) {
+      const v = await page.eval(expression);
+      if (v) return v;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`never: ${what}`);
+  };
+  await poll(w1, "navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller || (location.reload(), false))", "the service worker controls the page");
+  await poll(w1, "window.ready && !!document.getElementById('new-list')", "the app started");
+  await w1.eval(`document.getElementById("list-title").value = "Shopping"; document.getElementById("new-list").requestSubmit(); true`);
+  await poll(w1, `[...document.querySelectorAll("#lists li")].some((li) => li.textContent === "Shopping") && document.getElementById("status").textContent.endsWith("synced")`, "the list synced");
+  faults.offlineAll = true;
+  await w1.eval(`document.getElementById("todo-title").value = "Milk, added offline"; document.getElementById("new-todo").requestSubmit(); true`);
+  await poll(w1, `[...document.querySelectorAll("#todos li.pending")].some((li) => li.textContent.includes("Milk, added offline"))`, "the todo shows, waiting");
+  await w1.goto(app);  // a reload with no network: the shell from the service worker, the rows from IndexedDB
+  await poll(w1, `[...document.querySelectorAll("#todos li")].some((li) => li.textContent.includes("Milk, added offline"))`, "the todo survives the reload");
+  faults.offlineAll = false;
+  await poll(w1, `document.getElementById("status").textContent.endsWith(", synced")`, "the todo uploaded");
+  const w2 = await browser.page(app);
+  await poll(w2, `(() => { const li = [...document.querySelectorAll("#lists li")].find((li) => li.textContent === "Shopping"); li?.click(); return !!li; })()`, "the other window has the list");
+  await poll(w2, `[...document.querySelectorAll("#todos li")].some((li) => li.textContent.includes("Milk, added offline"))`, "the other window has it");
+  // Live: a todo added in the second window appears in the first without a reload.
+  await w2.eval(`document.getElementById("todo-title").value = "Bread"; document.getElementById("new-todo").requestSubmit(); true`);
+  await poll(w1, `[...document.querySelectorAll("#todos li")].map((li) => li.textContent).join().includes("Bread")`, "the first window sees the second's todo");
+  if (process.env.FERRYWEB_SCREENSHOT) {
+    const { data } = await browser.send("Page.captureScreenshot", { format: "png" }, w1.sessionId);
+    (await import("node:fs")).writeFileSync(process.env.FERRYWEB_SCREENSHOT, Buffer.from(data, "base64"));
+  }
+  await w1.close();
+  await w2.close();
+});
+
+const seeds = Number(process.env.FERRYWEB_SEEDS ?? 20);
+const firstSeed = Number(process.env.FERRYWEB_FIRST_SEED ?? 1);
+await test(`seeded simulation: ${seeds} seeds, 3 devices, dropped requests and lost answers, converge with the server`, async () => {
+  const sim = await browser.page(url);
+  const failures = [];
+  let rows = 0, dropped = 0, lost = 0;
+  for (let seed = firstSeed; seed < firstSeed + seeds; seed++) {
+    const r = await sim.eval(`import("/browser/simulation.js").then((m) => m.simulate(${seed}, new URLSearchParams(location.search).get("token")))`);
+    if (!r.converged) failures.push(`seed ${seed}: ${JSON.stringify(r)}`);
+    rows += r.rows ?? 0; dropped += r.dropped ?? 0; lost += r.lost ?? 0;
+  }
+  console.log(`# simulation: ${seeds} seeds, ${rows} todos, ${dropped} requests dropped, ${lost} answers lost`);
+  assert.equal(failures.length, 0, failures.join("\n"));
+  await sim.close();
+});
+
+await browser.close();
+server.close();
+console.log(results.join("\n"));
+process.exit(results.every((r) => r.startsWith("ok")) ? 0 : 1);

@@ -1,0 +1,662 @@
+// The sync engine: uploads the outbox (planned by planner.ts, retried by retry.ts) and
+// applies the changes feed (decided by merge.ts) into the IndexedDB store. One tab
+// syncs at a time (Web Locks); every tab hears that the store changed (BroadcastChannel).
+
+import { RowData } from "./json.js";
+import { decide, needs, Resolver, Conflict } from "./merge.js";
+import { plan, UploadRequest, SchemaResource, rowKeyOf, writeGroups, digest } from "./planner.js";
+import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
+import { FerryStore, StoredOperation, req, stores } from "./store.js";
+
+/** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
+export type TokenProvider = (refresh: boolean) => Promise<string>;
+
+export type SyncEvent =
+  | { type: "changed"; resources: string[] }
+  | { type: "conflict"; resource: string; id: string; conflicts: Conflict[] }
+  | { type: "rejected"; resource: string; id: string; status: number; problem: unknown }
+  | { type: "removed"; resource: string; id: string; revoked: boolean; discardedEdits: boolean; localVersion: RowData | null }
+  | { type: "paused"; reason: string }
+  /** A tab wrote to the store: the syncing tab uploads. */
+  | { type: "written" };
+
+export interface EngineOptions {
+  baseURL: string;
+  token: TokenProvider;
+  resolvers?: Record<string, Resolver>;
+  retry?: RetryPolicy;
+  /** Page size of the changes feed. */
+  limit?: number;
+  /** Page size of an initial sync's Index pages (at most 1000, the server's). */
+  pageSize?: number;
+  /** A new store fills itself from Index pages (the default), not from the feed's beginning. */
+  initialSyncByIndex?: boolean;
+  fetch?: typeof fetch;
+}
+
+export class SyncEngine {
+  private listeners = new Set<(e: SyncEvent) => void>();
+  private channel: BroadcastChannel | null;
+  private token: string | null = null;
+  private schema: SchemaResource[] | null = null;
+  private running = false;
+  private attempt = 0;
+  readonly retry: RetryPolicy;
+
+  constructor(readonly store: FerryStore, readonly options: EngineOptions) {
+    this.retry = options.retry ?? new RetryPolicy();
+    this.channel = typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel(`ferry:${store.name}`);
+    if (this.channel) {
+      this.channel.onmessage = (m) => {
+        const e = m.data as SyncEvent;
+        if (e.type === "written") this.kick();
+        this.emit(e, false);
+      };
+    }
+  }
+
+  /** Writes through the store and starts their upload (in this tab or the one that syncs). */
+  async write(edits: Parameters<FerryStore["write"]>[0]): Promise<string[]> {
+    const ids = await this.store.write(edits);
+    this.emit({ type: "written" });
+    this.kick();
+    return ids;
+  }
+
+  on(listener: (e: SyncEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(e: SyncEvent, broadcast = true): void {
+    for (const l of this.listeners) l(e);
+    if (broadcast) this.channel?.postMessage(e);
+  }
+
+  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+    const f = this.options.fetch ?? fetch;
+    let refreshed = false;
+    for (;;) {
+      this.token ??= await this.options.token(false);
+      const h: Record<string, string> = { ...headers, Authorization: `Bearer ${this.token}` };
+      if (body !== undefined) h["Content-Type"] = "application/json";
+      const signal = method === "GET" && path.includes("wait=") ? this.poll?.signal : undefined;
+      const res = await f(this.options.baseURL + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), signal });
+      if (res.status !== 401) return res;
+      const step = this.retry.step({ status: 401 }, 0, refreshed);
+      if (step.step === "pause") {
+        this.emit({ type: "paused", reason: "unauthorized" });
+        throw new SyncPaused("the token provider's token was refused twice");
+      }
+      refreshed = true;
+      this.token = await this.options.token(true);
+    }
+  }
+
+  /** The resources and their references, from GET /v1. */
+  private async loadSchema(): Promise<SchemaResource[]> {
+    if (this.schema) return this.schema;
+    const res = await this.send("GET", "/v1");
+    if (!res.ok) throw new Error(`GET /v1: ${res.status}`);
+    const doc = await res.json();
+    this.schema = (doc.resources as SchemaResource[]);
+    return this.schema;
+  }
+
+  /** One round: upload the outbox, then download the feed. Resolves when both are done or deferred. */
+  async sync(): Promise<void> {
+    if (typeof navigator !== "undefined" && navigator.locks) {
+      await navigator.locks.request(`ferry-sync:${this.store.name}`, () => this.round());
+    } else {
+      await this.round();
+    }
+  }
+
+  private async round(): Promise<void> {
+    await this.upload();
+    await this.download(0);
+  }
+
+  /** Sends every planned request; stops at the first that must wait (a retry). */
+  async upload(): Promise<void> {
+    const schema = await this.loadSchema();
+    for (let passes = 0; passes < 20; passes++) {
+      const ops = (await this.store.operations()).filter((o) => o.state !== "rejected");
+      if (ops.length === 0) return;
+      const rows = new Map<string, RowData>();
+      const bases = new Map<string, number>();
+      const tx = this.store.tx("readonly");
+      for (const op of ops) {
+        const key = rowKeyOf(op.resource, op.rowID);
+        const row = await req(tx.objectStore(stores.ROWS).get([op.resource, op.rowID]));
+        if (row) rows.set(key, row.data);
+        const base = await req(tx.objectStore(stores.BASES).get([op.resource, op.rowID]));
+        if (base) bases.set(key, base.revision);
+        else if (typeof row?.data?.revision === "number") bases.set(key, row.data.revision);
+      }
+      const requests = plan(ops, schema, rows, bases);
+      await this.discardCancelled(ops, requests);
+      if (requests.length === 0) return;
+      let again = false;
+      // An app's write group (one store.write of several edits, joined with every
+      // group sharing a row) goes as one /v1/batch, at its first request's place.
+      const batches = writeGroups(requests);
+      const sentBatches = new Set<number>();
+      for (const [index, request] of requests.entries()) {
+        const batch = batches.get(index);
+        let outcome: "ok" | "again" | "wait";
+        if (batch !== undefined) {
+          if (sentBatches.has(batch)) continue;
+          sentBatches.add(batch);
+          outcome = await this.sendBatch(requests.filter((_, i) => batches.get(i) === batch));
+          // A merged group goes again next pass; what follows may need its rows.
+          if (outcome === "again") { again = true; break; }
+        } else {
+          outcome = await this.sendUpload(request);
+        }
+        if (outcome === "wait") return;
+        if (outcome === "again") again = true;
+      }
+      if (!again) return;
+    }
+  }
+
+  private async markSent(request: UploadRequest): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const outbox = tx.objectStore(stores.OUTBOX);
+      for (const op of await this.opsOf(tx, request)) {
+        op.sent = true;
+        op.state = "inflight";
+        op.attempts += 1;
+        outbox.put(op);
+      }
+    });
+  }
+
+  private async opsOf(tx: IDBTransaction, request: UploadRequest): Promise<StoredOperation[]> {
+    const all: StoredOperation[] = await req(tx.objectStore(stores.OUTBOX).index("row").getAll([request.resource, request.rowID]));
+    return all.filter((o) => request.opIDs.includes(o.opID));
+  }
+
+  /** One request with its Idempotency-Key; "ok" when settled, "again" to re-plan, "wait" to stop the round. */
+  private async sendUpload(request: UploadRequest): Promise<"ok" | "again" | "wait"> {
+    // A request sent before under this key without an answer goes again byte for byte:
+    // the server may have applied it, and only the same request replays its answer (a
+    // body rebuilt on a newer base would be 422 idempotency_key_reused).
+    const key = `sent:${request.idempotencyKey}`;
+    const sent = await this.store.state<{ method: string; path: string; body?: unknown; headers: Record<string, string> }>(key);
+    const http = sent ?? httpRequest(request);
+    if (!sent) await this.store.setState(key, http);
+    await this.markSent(request);
+    let outcome: Outcome, res: Response | null = null, answer: any = null;
+    try {
+      res = await this.send(http.method, http.path, http.body, http.headers);
+      answer = await res.json().catch(() => null);
+      outcome = { status: res.status, retryAfter: retryAfterSeconds(res.headers.get("Retry-After"), Date.now()), code: answer?.code ?? null };
+    } catch (e) {
+      if (e instanceof SyncPaused) throw e;
+      outcome = { transportFailure: true };
+    }
+    // An answer settles what the key means: a success is stored (a later request
+    // replays it), a refusal is not (the server wrote nothing). Only while the first
+    // send may still be running, or no answer came, must the request stay the same.
+    if (res && !(res.status === 409 && answer?.code === "idempotency_key_in_use")) {
+      const tx = this.store.tx("readwrite");
+      tx.objectStore(stores.STATE).delete(key);
+    }
+    // A delete that meets 404 wanted the row gone: it is.
+    if (request.action === "delete" && res?.status === 404) outcome = { status: 200 };
+    const step = this.retry.step(outcome, this.attempt);
+    switch (step.step) {
+      case "success":
+        this.attempt = 0;
+        await this.settle(request, answer);
+        return "ok";
+      case "retry":
+        this.attempt++;
+        await this.setOps(request, "pending");
+        this.nextDelay = step.after;
+        return "wait";
+      case "merge":
+        if (request.action === "create" && res?.status === 409 && answer?.code === "already_exists" && answer.current) {
+          // The server has the row (an earlier send of this create, its answer lost,
+          // before later edits joined it): the create becomes an update of what was set.
+          await this.createBecameUpdate(request);
+        }
+        if (answer?.current) await this.applyPage([{ resource: request.resource, data: answer.current }], null);
+        await this.setOps(request, "pending");
+        return "again";
+      case "tombstone":
+        await this.applyPage([{ resource: request.resource, data: { ...(answer?.current ?? {}), id: request.rowID, is_deleted: true } }], null);
+        return "again";
+      default:
+        await this.setOps(request, "rejected", answer);
+        await this.rollBack(request);
+        this.emit({ type: "rejected", resource: request.resource, id: request.rowID, status: res?.status ?? 0, problem: answer });
+        // A refused create takes the rows made locally under it along; nothing else waits on it.
+        if (request.action === "create") await this.rejectDependants(request.resource, request.rowID);
+        return "again";
+    }
+  }
+
+  /**
+   * A refused request's row rolls back: to the server's version (its base) with the
+   * fields of edits still waiting laid over it, or out of the store when the server
+   * never had it.
+   */
+  private async rollBack(request: UploadRequest): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const rows = tx.objectStore(stores.ROWS);
+      const base = await req(tx.objectStore(stores.BASES).get([request.resource, request.rowID]));
+      if (!base) {
+        rows.delete([request.resource, request.rowID]);
+        return;
+      }
+      const row: RowData = { ...base.row };
+      const local = (await req(rows.get([request.resource, request.rowID])))?.data as RowData | undefined;
+      const waiting: StoredOperation[] = (await req(tx.objectStore(stores.OUTBOX).index("row").getAll([request.resource, request.rowID])))
+        .filter((o: StoredOperation) => o.state !== "rejected");
+      if (local) for (const f of new Set(waiting.flatMap((o) => o.fields))) if (f in local) row[f] = local[f];
+      rows.put({ resource: request.resource, id: request.rowID, data: row });
+    });
+  }
+
+  /** Operations that need no request (a create later deleted, before it was ever sent) leave the outbox. */
+  private async discardCancelled(ops: StoredOperation[], planned: UploadRequest[]): Promise<void> {
+    const sent = new Set(planned.flatMap((r) => r.opIDs));
+    const cancelled = ops.filter((o) => !sent.has(o.opID) && o.state === "pending");
+    if (cancelled.length === 0) return;
+    await this.store.transaction((tx) => {
+      for (const op of cancelled) tx.objectStore(stores.OUTBOX).delete(op.sequence);
+    });
+  }
+
+  private async createBecameUpdate(request: UploadRequest): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const ops = await this.opsOf(tx, request);
+      const fields = [...new Set(ops.flatMap((o) => o.fields))];
+      for (const op of ops) {
+        if (op.kind === "create") { op.kind = "update"; op.fields = fields; }
+        tx.objectStore(stores.OUTBOX).put(op);
+      }
+    });
+  }
+
+  /**
+   * Rows created locally under a row whose create the server refused can never reach
+   * it: they are refused at once (424 parent_rejected) and leave the store, and the rows
+   * under them too, by the references of GET /v1 (FerryKit's rejectDependants).
+   */
+  private async rejectDependants(resource: string, id: string): Promise<void> {
+    const schema = await this.loadSchema();
+    const events: SyncEvent[] = [];
+    await this.store.transaction(async (tx) => {
+      const rows = tx.objectStore(stores.ROWS), outbox = tx.objectStore(stores.OUTBOX);
+      const parents: [string, string][] = [[resource, id]];
+      for (let next = parents.pop(); next; next = parents.pop()) {
+        const [parent, parentID] = next;
+        for (const child of schema) {
+          for (const column of child.columns.filter((c) => c.references === parent)) {
+            const candidates: { id: string; data: RowData }[] = await req(rows.index("resource").getAll(child.name));
+            for (const row of candidates.filter((r) => r.data[column.name] === parentID)) {
+              const ops: StoredOperation[] = await req(outbox.index("row").getAll([child.name, row.id]));
+              if (!ops.some((o) => o.kind === "create" && o.state !== "rejected")) continue;
+              const problem = { code: "parent_rejected", status: 424, field: column.name,
+                                detail: `the ${parent} row ${parentID} it belongs to was refused by the server` };
+              for (const op of ops.filter((o) => o.state !== "rejected")) {
+                op.state = "rejected";
+                op.lastError = problem;
+                outbox.put(op);
+              }
+              rows.delete([child.name, row.id]);
+              events.push({ type: "rejected", resource: child.name, id: row.id, status: 424, problem });
+              parents.push([child.name, row.id]);
+            }
+          }
+        }
+      }
+    });
+    for (const e of events) this.emit(e);
+  }
+
+  /**
+   * A write group as one POST /v1/batch: the server applies all of it or none. Its key
+   * is "batch-" and the digest of every op id, resent byte for byte until answered.
+   */
+  private async sendBatch(requests: UploadRequest[]): Promise<"ok" | "again" | "wait"> {
+    const opIDs = requests.flatMap((r) => r.opIDs);
+    const idempotencyKey = "batch-" + digest(opIDs.map((id) => id.toLowerCase()).sort().join(","));
+    const key = `sent:${idempotencyKey}`;
+    type Http = { method: string; path: string; body?: unknown; headers: Record<string, string> };
+    const sent = await this.store.state<Http>(key);
+    const http: Http = sent ?? {
+      method: "POST", path: "/v1/batch", headers: { "Idempotency-Key": idempotencyKey },
+      body: {
+        operations: requests.map((r) => {
+          const single = httpRequest(r);
+          const headers = Object.fromEntries(Object.entries(single.headers).filter(([k]) => k !== "Idempotency-Key"));
+          const op: Record<string, unknown> = { method: single.method, path: single.path };
+          if (Object.keys(headers).length) op.headers = headers;
+          if (single.body !== undefined) op.body = single.body;
+          return op;
+        }),
+      },
+    };
+    if (!sent) await this.store.setState(key, http);
+    for (const r of requests) await this.markSent(r);
+    let outcome: Outcome, res: Response | null = null, answer: any = null;
+    try {
+      res = await this.send(http.method, http.path, http.body, http.headers);
+      answer = await res.json().catch(() => null);
+      outcome = { status: res.status, retryAfter: retryAfterSeconds(res.headers.get("Retry-After"), Date.now()), code: answer?.code ?? null };
+    } catch (e) {
+      if (e instanceof SyncPaused) throw e;
+      outcome = { transportFailure: true };
+    }
+    if (res && !(res.status === 409 && answer?.code === "idempotency_key_in_use")) await this.store.transaction((tx) => tx.objectStore(stores.STATE).delete(key));
+    const index: number | null = typeof answer?.operation_index === "number" && answer.operation_index < requests.length ? answer.operation_index : null;
+    const step = this.retry.step(outcome, this.attempt);
+    const refuseAll = async (except: number | null) => {
+      for (const [i, r] of requests.entries()) {
+        if (i === except) continue;
+        await this.setOps(r, "rejected", answer);
+        await this.rollBack(r);
+        this.emit({ type: "rejected", resource: r.resource, id: r.rowID, status: res?.status ?? 0, problem: answer });
+      }
+      for (const r of requests) if (r.action === "create") await this.rejectDependants(r.resource, r.rowID);
+    };
+    switch (step.step) {
+      case "success": {
+        const results = answer?.results;
+        if (!Array.isArray(results) || results.length !== requests.length) {
+          for (const r of requests) await this.setOps(r, "pending");
+          return "wait";
+        }
+        this.attempt = 0;
+        for (const [i, r] of requests.entries()) await this.settle(r, results[i]?.body ?? null);
+        return "ok";
+      }
+      case "retry": case "refreshToken": case "pause":
+        this.attempt++;
+        for (const r of requests) await this.setOps(r, "pending");
+        this.nextDelay = step.step === "retry" ? step.after : 0;
+        return "wait";
+      case "merge":
+        if (index === null || !answer?.current) { await refuseAll(null); return "ok"; }
+        for (const r of requests) await this.setOps(r, "pending");
+        await this.applyPage([{ resource: requests[index].resource, data: answer.current }], null);
+        return "again";
+      case "tombstone":
+        if (index !== null) {
+          const r = requests[index];
+          await this.applyPage([{ resource: r.resource, data: { ...(answer ?? {}), id: r.rowID, is_deleted: true, revoked: false } }], null);
+        }
+        await refuseAll(index);
+        return "again";
+      default:
+        await refuseAll(null);
+        return "again";
+    }
+  }
+
+  /** Seconds the last round asked to wait before the next upload. */
+  nextDelay = 0;
+
+  private async setOps(request: UploadRequest, state: "pending" | "rejected", problem?: unknown): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      for (const op of await this.opsOf(tx, request)) {
+        op.state = state;
+        if (problem !== undefined) op.lastError = problem;
+        tx.objectStore(stores.OUTBOX).put(op);
+      }
+    });
+  }
+
+  /** The server took the request: its operations leave, its answer becomes the base (and the row, if no later edit waits). */
+  private async settle(request: UploadRequest, answer: any): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const outbox = tx.objectStore(stores.OUTBOX);
+      for (const op of await this.opsOf(tx, request)) outbox.delete(op.sequence);
+      const later: StoredOperation[] = await req(outbox.index("row").getAll([request.resource, request.rowID]));
+      const row = answer && typeof answer === "object" && !Array.isArray(answer) && answer.id !== undefined ? answer as RowData : null;
+      if (!row || row["is_deleted"] === true || request.action === "delete") {
+        tx.objectStore(stores.BASES).delete([request.resource, request.rowID]);
+        return;
+      }
+      // A replayed answer may be older than what the feed brought meanwhile: keep the newer.
+      const revision = typeof row["revision"] === "number" ? row["revision"] : -1;
+      const stored = await req(tx.objectStore(stores.ROWS).get([request.resource, request.rowID]));
+      const base = await req(tx.objectStore(stores.BASES).get([request.resource, request.rowID]));
+      if (later.length === 0) {
+        // Nothing left to send: the row becomes the newest server version known. A
+        // replayed answer (the first send's) may be older than the base a merge kept
+        // meanwhile; the merged local row's own values are settled and the server's win.
+        tx.objectStore(stores.BASES).delete([request.resource, request.rowID]);
+        const newest = base && base.revision > revision ? base.row : row;
+        const have = typeof stored?.data?.revision === "number" ? stored.data.revision : -1;
+        const newestRevision = typeof newest["revision"] === "number" ? newest["revision"] : -1;
+        if (newestRevision >= have || newest === base?.row) {
+          tx.objectStore(stores.ROWS).put({ resource: request.resource, id: request.rowID, data: newest });
+        }
+      } else if (!base || revision > base.revision) {
+        tx.objectStore(stores.BASES).put({ resource: request.resource, id: request.rowID, revision, row });
+      }
+    });
+    this.emit({ type: "changed", resources: [request.resource] });
+  }
+
+  /**
+   * A store that never synced fills itself from Index pages, then follows the feed from
+   * the cursor taken before the first page (`since=now`): a row changed meanwhile comes
+   * through both and applies by revision. Pages are applied as they come, so a tab closed
+   * midway starts over with what it has kept (rows apply by revision).
+   */
+  async initialSync(): Promise<void> {
+    const schema = await this.loadSchema();
+    // The cursor taken before the first page is kept: an initial sync cut short starts
+    // its pages over but not its cursor, or a row deleted in between would stay.
+    let cursor = await this.store.state<string>("initialCursor");
+    if (!cursor) {
+      const now = await this.send("GET", "/v1/changes?since=now");
+      if (!now.ok) throw new Error(`GET /v1/changes?since=now: ${now.status}`);
+      cursor = (await now.json()).cursor as string;
+      await this.store.setState("initialCursor", cursor);
+    }
+    const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
+    for (const resource of schema) {
+      let token: string | null = null, page = 1, pages = 1;
+      while (page <= pages) {
+        const query = new URLSearchParams({ limit });
+        if (token) { query.set("paging_token", token); query.set("page", String(page)); }
+        const res = await this.send("GET", `/v1/${encodeURIComponent(resource.name)}?${query}`);
+        if ((res.status === 404 || res.status === 410) && token) {
+          // The snapshot expired or memcached lost it: start this resource over.
+          token = null; page = 1; pages = 1;
+          continue;
+        }
+        if (!res.ok) throw new Error(`GET /v1/${resource.name}: ${res.status}`);
+        const body = await res.json();
+        await this.applyPage((body.data as RowData[]).map((data) => ({ resource: resource.name, data })), null);
+        token = body.paging?.token ?? null;
+        pages = token ? body.paging.pages : 0;
+        page++;
+      }
+    }
+    await this.store.transaction((tx) => {
+      tx.objectStore(stores.STATE).put(cursor, "cursor");
+      tx.objectStore(stores.STATE).delete("initialCursor");
+    });
+  }
+
+  /** Follows the changes feed from the saved cursor until it has no more; `wait` > 0 long-polls. */
+  async download(wait: number): Promise<void> {
+    for (;;) {
+      if ((await this.store.state<string | null>("cursor")) == null && this.options.initialSyncByIndex !== false) {
+        await this.initialSync();
+      }
+      const cursor = await this.store.state<string>("cursor");
+      const query = new URLSearchParams({ limit: String(this.options.limit ?? 500) });
+      if (cursor) query.set("since", cursor);
+      if (wait > 0) query.set("wait", String(wait));
+      const res = await this.send("GET", `/v1/changes?${query}`);
+      if (res.status === 410) {
+        await this.store.setState("cursor", null);
+        continue;
+      }
+      if (!res.ok) throw new Error(`GET /v1/changes: ${res.status}`);
+      const page = await res.json();
+      await this.applyPage(page.changes, page.cursor);
+      if (!page.has_more) return;
+      wait = 0;
+    }
+  }
+
+  /** Applies server rows and saves the cursor, in one transaction. */
+  async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null): Promise<void> {
+    const events: SyncEvent[] = [];
+    const touched = new Set<string>();
+    await this.store.transaction(async (tx) => {
+      const rows = tx.objectStore(stores.ROWS), bases = tx.objectStore(stores.BASES), outbox = tx.objectStore(stores.OUTBOX);
+      for (const { resource, data } of changes) {
+        const id = typeof data.id === "number" ? String(data.id) : data.id;
+        if (typeof id !== "string") continue;
+        const ops: StoredOperation[] = (await req(outbox.index("row").getAll([resource, id])));
+        const waiting = ops.filter((o) => o.state !== "rejected");
+        const pending = waiting.length > 0;
+        const need = needs(data, pending);
+        const stored = await req(rows.get([resource, id]));
+        const row = stored?.data ?? null;
+        // The server version local edits were made on: kept since the first edit, else
+        // (no edit pending) the stored row itself, if the server has it.
+        const base = need.includes("base")
+          ? (await req(bases.get([resource, id])))?.row ?? (typeof row?.["revision"] === "number" ? row : null)
+          : null;
+        const dirty = new Set(waiting.flatMap((o) => o.fields));
+        const decision = decide(data, { pending, base, row, dirty }, this.options.resolvers?.[resource]);
+        switch (decision.decision) {
+          case "ignore": break;
+          case "apply": {
+            const have = typeof row?.["revision"] === "number" ? row["revision"] as number : -1;
+            if ((data.revision as number) > have) rows.put({ resource, id, data });
+            bases.delete([resource, id]);
+            touched.add(resource);
+            break;
+          }
+          case "keep": bases.put({ resource, id, revision: data.revision, row: data }); break;
+          case "merge": case "conflict":
+            rows.put({ resource, id, data: decision.row });
+            bases.put({ resource, id, revision: data.revision, row: data });
+            touched.add(resource);
+            if (decision.decision === "conflict") events.push({ type: "conflict", resource, id, conflicts: decision.conflicts });
+            break;
+          case "remove":
+            if (decision.problem) {
+              for (const op of waiting) {
+                op.state = "rejected";
+                op.lastError = decision.problem;
+                outbox.put(op);
+              }
+            }
+            rows.delete([resource, id]);
+            bases.delete([resource, id]);
+            touched.add(resource);
+            if (decision.event) events.push({ type: "removed", resource, id, ...decision.event.removed });
+            break;
+        }
+      }
+      if (cursor !== null) tx.objectStore(stores.STATE).put(cursor, "cursor");
+    });
+    for (const e of events) this.emit(e);
+    if (touched.size) this.emit({ type: "changed", resources: [...touched] });
+  }
+
+  /** Continuous mode: upload, then long-poll the feed, until `stop()`. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const loop = async () => {
+      while (this.running) {
+        try {
+          await this.sync();
+          if (!this.running) break;
+          const lock = typeof navigator !== "undefined" && navigator.locks;
+          this.poll = new AbortController();
+          const poll = () => this.download(20);
+          await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, poll) : poll());
+          if (this.nextDelay > 0) await this.pause(this.nextDelay * 1000);
+          else this.failures = 0;
+          this.nextDelay = 0;
+        } catch (e) {
+          if (e instanceof SyncPaused) { this.running = false; break; }
+          // A kick (a local write) cut the long poll short: upload at once.
+          if (this.poll?.signal.aborted) continue;
+          await this.pause(this.retry.backoff(Math.min(this.failures++, 6), Math.random) * 1000);
+        } finally {
+          this.poll = null;
+        }
+      }
+    };
+    void loop();
+  }
+
+  /** The long poll in progress, which a local write cuts short. */
+  private poll: AbortController | null = null;
+
+  /**
+   * Tells continuous mode there is something to upload now: the waiting long poll ends
+   * and the next round starts. Call it after `store.write` (other tabs' writes reach the
+   * syncing tab through the "changed" broadcast).
+   */
+  kick(): void {
+    this.poll?.abort();
+    this.wake?.();
+  }
+
+  /** Rounds in a row that failed (no network, a 5xx): continuous mode backs off by them. */
+  private failures = 0;
+  private wake: (() => void) | null = null;
+
+  /** Waits `ms`, or less when kicked (a local write, the browser back online). */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() { clearTimeout(timer); resolve(); }
+      this.wake = () => { this.wake = null; done(); };
+    });
+  }
+
+  stop(): void {
+    this.running = false;
+  }
+
+  /** Rejected operations, for the app to show and clear. */
+  async rejected(): Promise<StoredOperation[]> {
+    return (await this.store.operations()).filter((o) => o.state === "rejected");
+  }
+
+  /** Forgets rejected operations once the app has shown them (all, or those of `opIDs`). */
+  async clearRejected(opIDs?: string[]): Promise<void> {
+    const forget = (await this.rejected()).filter((o) => !opIDs || opIDs.includes(o.opID));
+    await this.store.transaction((tx) => {
+      for (const op of forget) tx.objectStore(stores.OUTBOX).delete(op.sequence);
+    });
+  }
+}
+
+export class SyncPaused extends Error {}
+
+/** The HTTP request of a planned upload, as FerryKit sends it (SyncEngine+Upload.swift). */
+function httpRequest(request: UploadRequest): { method: string; path: string; body?: unknown; headers: Record<string, string> } {
+  const row = `/v1/${encodeURIComponent(request.resource)}/${encodeURIComponent(request.rowID)}`;
+  const headers: Record<string, string> = { "Idempotency-Key": request.idempotencyKey };
+  switch (request.action) {
+    case "create":
+      return { method: "POST", path: `/v1/${encodeURIComponent(request.resource)}`, body: request.body, headers };
+    case "update":
+      if (request.baseRevision === null) return { method: "PATCH", path: row, body: request.body, headers: { ...headers, "If-Match": "*" } };
+      return { method: "PATCH", path: row, body: { ...request.body, revision: request.baseRevision }, headers };
+    case "delete":
+      if (request.baseRevision === null) return { method: "DELETE", path: row, headers: { ...headers, "If-Match": "*" } };
+      return { method: "DELETE", path: `${row}?revision=${request.baseRevision}`, headers };
+  }
+}

@@ -1,0 +1,10 @@
+// FerryWeb: the browser client for Ferry.
+export * as Rank from "./rank.js";
+export { RankError } from "./rank.js";
+export * from "./json.js";
+export * from "./retry.js";
+export * from "./merge.js";
+export * from "./planner.js";
+export { FerryStore } from "./store.js";
+export { SyncEngine, SyncPaused } from "./engine.js";
+export type { SyncEvent, TokenProvider, EngineOptions } from "./engine.js";

@@ -1,0 +1,91 @@
+// FerryWeb runs the protocol conformance suite FerryKit generated: the retry table,
+// merge decisions, how each feed entry is applied, the outbox's plans and keys.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { RetryPolicy, retryAfterSeconds, Outcome, Step } from "../src/retry.js";
+import { threeWayMerge, decide, needs, Resolver, Conflict, Decision, LocalFacts } from "../src/merge.js";
+import { plan, writeGroups, digest, transition, PendingOperation, SchemaResource, OutboxState, OutboxEvent, Transition, rowKeyOf } from "../src/planner.js";
+import { JSONValue, RowData } from "../src/json.js";
+import { load } from "./conformance.js";
+
+/** The resolvers the suite names (see merge.json's about). */
+const resolvers: Record<string, Resolver> = {
+  remote: (c: Conflict) => c.remote,
+  base: (c: Conflict) => c.base,
+  drop: () => undefined,
+  joined: (c: Conflict) => [c.local, c.remote].filter((v): v is string => typeof v === "string").join("+"),
+};
+
+const retry = load<{
+  steps: { name: string; outcome: Outcome; attempt: number; previousWasUnauthorized: boolean; random: number; expect: Step }[];
+  retryAfter: { header: string | null; now: number; expect: number | null }[];
+}>("retry.json");
+
+for (const c of retry.steps) {
+  test(`retry: ${c.name}`, () => {
+    const step = new RetryPolicy().step(c.outcome, c.attempt, c.previousWasUnauthorized, () => c.random);
+    assert.deepEqual(step, c.expect);
+  });
+}
+
+test("retry: Retry-After headers", () => {
+  for (const c of retry.retryAfter) {
+    assert.equal(retryAfterSeconds(c.header, c.now * 1000), c.expect, `Retry-After: ${JSON.stringify(c.header)}`);
+  }
+});
+
+const merge = load<{
+  cases: { name: string; base: RowData | null; local: RowData; remote: RowData; dirty: string[]; resolver?: string;
+           expect: { row: RowData; conflicts: Conflict[] } }[];
+}>("merge.json");
+
+for (const c of merge.cases) {
+  test(`merge: ${c.name}`, () => {
+    const got = threeWayMerge(c.base, c.local, c.remote, c.dirty, c.resolver ? resolvers[c.resolver] : undefined);
+    assert.deepEqual(got, c.expect);
+  });
+}
+
+const feed = load<{
+  cases: { name: string; remote: RowData; local: { pending: boolean; base: RowData | null; row: RowData | null; dirty: string[] };
+           needs: string[]; resolver?: string; expect: Decision }[];
+}>("feed.json");
+
+for (const c of feed.cases) {
+  test(`feed entry: ${c.name}`, () => {
+    assert.deepEqual(needs(c.remote, c.local.pending), c.needs);
+    const local: LocalFacts = { pending: c.local.pending, base: c.local.base, row: c.local.row, dirty: c.local.dirty };
+    assert.deepEqual(decide(c.remote, local, c.resolver ? resolvers[c.resolver] : undefined), c.expect);
+  });
+}
+
+const outbox = load<{
+  schema: SchemaResource[];
+  plans: { name: string; operations: PendingOperation[]; rows: { resource: string; id: string; row: RowData }[];
+           bases: { resource: string; id: string; revision: number }[]; expect: unknown[]; batches: (number | null)[] }[];
+  transitions: { state: OutboxState; event: OutboxEvent; expect: Transition }[];
+  digests: { text: string; digest: string }[];
+}>("outbox.json");
+
+for (const c of outbox.plans) {
+  test(`outbox plan: ${c.name}`, () => {
+    const rows = new Map(c.rows.map((r) => [rowKeyOf(r.resource, r.id), r.row]));
+    const bases = new Map(c.bases.map((b) => [rowKeyOf(b.resource, b.id), b.revision]));
+    const planned = plan(c.operations, outbox.schema, rows, bases);
+    assert.deepEqual(planned, c.expect);
+    const batches = writeGroups(planned);
+    assert.deepEqual(planned.map((_, i) => batches.get(i) ?? null), c.batches, "write groups");
+  });
+}
+
+test("outbox: every state and event", () => {
+  assert.equal(outbox.transitions.length, 3 * 8);
+  for (const t of outbox.transitions) assert.deepEqual(transition(t.state, t.event), t.expect, `${t.state} ${t.event}`);
+});
+
+test("outbox: digests of op ids", () => {
+  for (const d of outbox.digests) assert.equal(digest(d.text), d.digest, JSON.stringify(d.text));
+});
+
+// Kept to type-check the JSON shapes against the library's.
+export type _Shapes = [JSONValue];
