@@ -132,6 +132,41 @@ extension ChangesSuites {
             }
         }
 
+        /// Operators see it (core 0024): a session of this database idle in a
+        /// transaction after a synced write holds the feed; `/metrics` names its
+        /// kind and how long, and past `live.max_feed_hold_seconds` `/readyz`
+        /// says so (still 200). Nothing holding: zero, and no `feed` member.
+        @Test func metricsAndReadinessNameWhatHoldsTheFeed() throws {
+            let server = try TestServer { $0.live.maxFeedHoldSeconds = 0.5 }
+            defer { server.stop() }
+            let alice = try server.user("alice")
+            let set = try server.makeSet(for: alice.id)
+            let client = server.client()
+            let quiet = try client.request("GET", "/readyz")
+            #expect(quiet.status == 200)
+            #expect(quiet.object["feed"] == nil)
+            let idle = try server.database.connect()
+            defer { idle.close() }
+            try idle.execute("BEGIN")
+            _ = try idle.query("UPDATE app.study_sets SET title = 'held' WHERE id = $1", [set])
+            // A newer commit, so that the frontier is below the snapshot's xmax.
+            _ = try server.makeSet(for: alice.id)
+            try waitUntil("the hold to pass its limit", within: 30) {
+                (try client.request("GET", "/readyz").object["feed"] as? [String: Any])?["held"] as? String == "over_limit"
+            }
+            let ready = try client.request("GET", "/readyz")
+            #expect(ready.status == 200)
+            let feed = try #require(ready.object["feed"] as? [String: Any])
+            #expect(feed["held_by"] as? String == "idle_in_transaction")
+            let metrics = try client.request("GET", "/metrics").text
+            #expect(metrics.contains("ferry_feed_hold_over_limit 1"))
+            let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("ferry_feed_held_seconds{kind=\"idle_in_transaction\"}") })
+            #expect((Double(line.split(separator: " ").last ?? "") ?? 0) >= 0.5)
+            try idle.execute("ROLLBACK")
+            try waitUntil("the hold to end", within: 30) { try client.request("GET", "/readyz").object["feed"] == nil }
+            #expect(try client.request("GET", "/metrics").text.contains("ferry_feed_hold_over_limit 0"))
+        }
+
         static func words(_ response: TestHTTPClient.Response) -> [String: String] {
             var out: [String: String] = [:]
             for change in response.object["changes"] as? [[String: Any]] ?? [] {
