@@ -27,6 +27,8 @@ public final class FerryApp: Sendable {
     /// the LISTEN connection that wakes them (and reloads the schema when a
     /// migration says so).
     public let live: LiveFeed
+    /// What holds the feed's frontier back, asked by `/readyz` and `/metrics`.
+    public let feedHold: FeedHoldWatch
     let logger: Logger
 
     /// Connects the pool and reads the catalog; throws when PostgreSQL is
@@ -62,6 +64,8 @@ public final class FerryApp: Sendable {
         }
         live.start()
         metrics.observe(live: live)
+        feedHold = FeedHoldWatch(database: database, limitSeconds: configuration.live.maxFeedHoldSeconds)
+        metrics.observe(feedHold: feedHold)
     }
 
     /// With prepared statements, every statement is planned once per connection.
@@ -118,7 +122,7 @@ public final class FerryApp: Sendable {
         var router = Router(refusal: Problem.refusal)
         let handle = RouteHandling(logger: logger)
         router.get(ProbeRoute.health, inline: true) { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
-        ReadinessRoute(database: database, memcached: memcached).register(on: &router)
+        ReadinessRoute(database: database, memcached: memcached, feedHold: feedHold).register(on: &router)
         AuthRoutes(auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
                    allowSignup: configuration.auth.allowSignup, builtinTokens: configuration.auth.builtinTokens)
             .register(on: &router, handle: handle)

@@ -105,6 +105,8 @@ extension ConfigurationKey {
                  "While the LISTEN connection is down, every waiter checks the feed this often."),
         .string("live.listen_url", \.live.listenURL, allowEmpty: true,
                 "URL or conninfo of the instance's one LISTEN connection; empty: database.url. It must reach PostgreSQL itself: PgBouncer in transaction mode cannot LISTEN."),
+        .seconds("live.max_feed_hold_seconds", \.live.maxFeedHoldSeconds,
+                 "A changes feed held back longer than this by one transaction is reported: /readyz names it (still 200) and ferry_feed_hold_over_limit is 1."),
         .bool("console.enabled", \.console.enabled,
               "Serve the operator's console at /console and record refused requests for it."),
         .int("console.token_ttl_seconds", \.console.tokenTTLSeconds, min: 60, max: 7 * 86_400,

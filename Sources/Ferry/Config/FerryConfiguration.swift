@@ -183,6 +183,8 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var fallbackCheckSeconds = 2.0
         /// Where the LISTEN connection goes; empty: database.url.
         public var listenURL = ""
+        /// A feed held back longer than this (seconds) is reported by `/readyz` and `/metrics`.
+        public var maxFeedHoldSeconds = 300.0
     }
 
     /// The operator's console at `/console` (docs/CONSOLE.md).

@@ -110,8 +110,10 @@ extension ConsoleRoutes {
             """, [.text(hash)])
     }
 
+    /// The oldest of them that can hold the feed: transactions of other databases
+    /// never do (core 0023); a prepared one (no session, so no database named) may.
     static func oldest(_ result: PostgresResult) -> ConsoleFeedExplanation.OldestTransaction? {
-        guard let row = result.first, let xid = row[0] else { return nil }
+        guard let row = result.rows.first(where: { $0[8] != "f" }), let xid = row[0] else { return nil }
         return ConsoleFeedExplanation.OldestTransaction(
             xid: xid, pid: try? row.int(1), application: row[2], state: row[3], ageMs: try? row.int64(4))
     }

@@ -56,9 +56,10 @@ extension ConsoleRoutes {
     /// ended), the next transaction id, the purge horizon (a cursor at or below
     /// it gets 410 `cursor_expired`) and when the last purge ran.
     static let feedPosition = PlannedStatement("""
-        SELECT pg_snapshot_xmin(s)::text, pg_snapshot_xmax(s)::text, h.horizon_xid::text,
+        SELECT f.frontier::text, pg_snapshot_xmax(s)::text, h.horizon_xid::text,
                floor(extract(epoch FROM h.purged_at) * 1000)::bigint
-          FROM pg_current_snapshot() s CROSS JOIN ferry.purge_horizon h
+          FROM pg_current_snapshot() s CROSS JOIN (SELECT ferry.feed_frontier() AS frontier OFFSET 0) f
+         CROSS JOIN ferry.purge_horizon h
         """)
 
     static func feedJSON(_ result: PostgresResult) throws -> JSONValue {

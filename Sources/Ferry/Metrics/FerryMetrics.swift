@@ -25,6 +25,7 @@ public final class FerryMetrics: Sendable {
     private let server = Locked<HTTPServer?>(nil)
     private let pool = Locked<PostgresPool?>(nil)
     private let live = Locked<LiveFeed?>(nil)
+    private let feedHold = Locked<FeedHoldWatch?>(nil)
 
     public init() {}
 
@@ -36,6 +37,9 @@ public final class FerryMetrics: Sendable {
 
     /// Reads the live feed's waiters and its listener's state at scrape time.
     public func observe(live: LiveFeed) { self.live.withLock { $0 = live } }
+
+    /// Asks `feedHold` at scrape time what holds the changes feed back.
+    public func observe(feedHold: FeedHoldWatch) { self.feedHold.withLock { $0 = feedHold } }
     /// Open connections and requests in flight now, when a server is observed.
     var serverGauges: (open: Int, inFlight: Int)? {
         server.withLock { $0 }.map { ($0.openConnections, $0.inFlightRequests) }
@@ -56,6 +60,15 @@ public final class FerryMetrics: Sendable {
             text.sample("ferry_http_requests_in_flight", value: server.inFlightRequests)
         }
         if let pool = pool.withLock({ $0 }) { Self.write(pool.stats, to: &text) }
+        if let watch = feedHold.withLock({ $0 }), case .success(let hold) = Result(catching: { try watch.current() }) {
+            text.family("ferry_feed_held_seconds", type: .gauge,
+                        help: "How long the transaction holding the changes feed back now has held it, by its kind; 0 for the other kinds and when nothing holds it.")
+            for kind in FeedHoldWatch.kinds {
+                text.sample("ferry_feed_held_seconds", labels: [("kind", kind)], value: hold?.kind == kind ? hold?.seconds ?? 0 : 0)
+            }
+            text.family("ferry_feed_hold_over_limit", type: .gauge, help: "1 while the feed is held longer than live.max_feed_hold_seconds.")
+            text.sample("ferry_feed_hold_over_limit", value: (hold?.seconds ?? 0) > watch.limitSeconds ? 1 : 0)
+        }
         if let live = live.withLock({ $0 }) {
             text.family("ferry_live_waiters", type: .gauge, help: "Long polls and event streams waiting now.")
             text.sample("ferry_live_waiters", value: live.waiters)

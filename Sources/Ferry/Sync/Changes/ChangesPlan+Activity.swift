@@ -67,7 +67,7 @@ extension ChangesPlan {
             SELECT s.frontier::text, \(idCheck),
                    NOT $2::boolean AND ($1::xid8 < h.horizon_xid OR ($1::xid8 = h.horizon_xid AND $3::boolean)),
                    \(probes.joined(separator: "\n   OR "))\(held)
-              FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS frontier) s CROSS JOIN ferry.purge_horizon h
+              FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s CROSS JOIN ferry.purge_horizon h
             """
         let since = request.since
         return PlannedStatement(sql, [.text(String(since.afterXID)), .bool(since.isStart), .bool(since.position != nil)] + binds)

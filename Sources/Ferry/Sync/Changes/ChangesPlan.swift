@@ -3,8 +3,10 @@
 ///
 /// Correctness rests on three facts (docs/changes-feed.md has the argument):
 /// 1. The statement reads with one snapshot S, and serves only entries with
-///    `xid < pg_snapshot_xmin(S)` (the *frontier*). Every transaction with an
-///    xid below it has ended before S was taken, so its writes are visible
+///    `xid < ferry.feed_frontier()` evaluated on S (the *frontier*: the oldest
+///    xid running in S not known to belong to another database, else S's
+///    xmax). Every transaction with an xid below it that could write this
+///    database had ended before S was taken, so its writes are visible
 ///    in S if it committed, and absent for good if it rolled back.
 /// 2. Every transaction that commits later has an xid at or above the
 ///    frontier (it was running when S was taken, or starts later and gets a
@@ -103,7 +105,7 @@ struct ChangesPlan {
             WITH f AS MATERIALIZED (
               SELECT s.frontier, e.expired, $2::text AS cursor_id,
                      CASE WHEN e.expired THEN '0'::xid8 ELSE s.frontier END AS upto
-                FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS frontier) s
+                FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s
                CROSS JOIN ferry.purge_horizon h
                CROSS JOIN LATERAL (SELECT NOT $4::boolean AND ($1::xid8 < h.horizon_xid
                                    OR ($1::xid8 = h.horizon_xid AND $5::boolean)) AS expired) e

@@ -82,7 +82,7 @@ struct ChangesRoutes: Sendable {
     /// The frontier alone, for `since=now`: every transaction below it has ended,
     /// so whatever an Index read shows afterwards includes their writes, and every
     /// later change is at or above it.
-    static let frontier = PlannedStatement("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
+    static let frontier = PlannedStatement("SELECT ferry.feed_frontier()::text")
 
     static func answer(_ page: ChangesPage, request: HTTPRequest, parsed: ChangesRequest) -> HTTPResponse {
         let headers = HTTPHeaders([

@@ -197,7 +197,7 @@ final class ChangeListener: Sendable {
 
     /// The feed's frontier now (docs/changes-feed.md): every transaction below it has ended.
     static func frontier(_ connection: PostgresConnection) throws -> UInt64 {
-        let result = try connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
+        let result = try connection.query("SELECT ferry.feed_frontier()::text")
         guard let frontier = try result.first?.uint64(0) else {
             throw PostgresError(kind: .protocolError, message: "no frontier")
         }

@@ -37,11 +37,12 @@ extension ChangesSuites {
             let user = try server.user("racer\(run)")
             let set = try server.makeSet(for: user.id)
             let ledger = RaceLedger()
-            let end = Date().addingTimeInterval(writeSeconds)
             let writers = (0..<8).map { _ in
                 RaceWriter(url: server.database.appURL, userID: user.id, setID: set, ledger: ledger, maxHoldMs: maxHoldMs)
             }
-            let group = onThreads(writers.map { writer in { writer.run(until: end) } })
+            let gate = StartGate(writers: writers.count)
+            let group = onThreads(writers.map { writer in { writer.run(gate) } })
+            gate.start(seconds: writeSeconds)
             let feed = FeedFollower(server: server, token: user.token)
             while group.wait(timeout: .now()) == .timedOut {
                 try feed.poll(limit: [3, 17, 100].randomElement()!)
@@ -82,11 +83,12 @@ extension ChangesSuites {
 
             let ledger = RaceLedger()
             ledger.committed(Array(early.dropFirst()))
-            let end = Date().addingTimeInterval(4)
             let writers = (0..<4).map { _ in
                 RaceWriter(url: server.database.appURL, userID: user.id, setID: set, ledger: ledger, maxHoldMs: 300)
             }
-            let group = onThreads(writers.map { writer in { writer.run(until: end) } })
+            let gate = StartGate(writers: writers.count)
+            let group = onThreads(writers.map { writer in { writer.run(gate) } })
+            gate.start(seconds: 4)
             // While it is open, the cursor never passes it and its rows never show.
             while Date().timeIntervalSince(heldSince) < 30 {
                 try feed.poll(limit: 20)

@@ -36,15 +36,18 @@ struct RaceWriter {
     /// Longest hold of a "long" transaction, in ms.
     let maxHoldMs: Int
 
-    /// Runs transactions of random length until `end`: inserts and updates of
-    /// terms, sometimes a soft delete; some held long, some rolled back.
-    func run(until end: Date) {
-        guard let connection = try? PostgresConnection(url: url) else {
+    /// Connects, waits at `gate` for every writer to be connected, then runs
+    /// transactions of random length until the window's end: inserts and
+    /// updates of terms, sometimes a soft delete; some held long, some rolled back.
+    func run(_ gate: StartGate) {
+        let connection = try? PostgresConnection(url: url)
+        _ = try? connection?.query("SELECT set_config('ferry.user_id', $1, false), set_config('lock_timeout', '300ms', false)", [userID])
+        let end = gate.arrive()
+        guard let connection else {
             ledger.rolledBack([], failed: true)
             return
         }
         defer { connection.close() }
-        _ = try? connection.query("SELECT set_config('ferry.user_id', $1, false), set_config('lock_timeout', '300ms', false)", [userID])
         while Date() < end {
             var inserted: [String] = []
             do {
@@ -79,6 +82,33 @@ struct RaceWriter {
                 ledger.rolledBack(inserted, failed: true)
             }
         }
+    }
+}
+
+/// Starts a race's clock once every writer is connected: on a loaded machine a
+/// writer still connecting when a clock started beforehand ran out committed
+/// nothing (issue 49: "the race needs commits and rollbacks (commits: 0)").
+final class StartGate: Sendable {
+    private let ready = DispatchSemaphore(value: 0)
+    private let go = DispatchSemaphore(value: 0)
+    private let end = Mutex(Date.distantFuture)
+    private let writers: Int
+
+    init(writers: Int) { self.writers = writers }
+
+    /// A writer is connected: waits for the clock, and returns its window's end.
+    func arrive() -> Date {
+        ready.signal()
+        go.wait()
+        go.signal()
+        return end.withLock { $0 }
+    }
+
+    /// Waits for every writer to arrive, then starts a window of `seconds`.
+    func start(seconds: Double) {
+        for _ in 0..<writers { ready.wait() }
+        end.withLock { $0 = Date().addingTimeInterval(seconds) }
+        go.signal()
     }
 }
 
