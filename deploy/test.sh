@@ -14,4 +14,8 @@ bash Tests/SQL/run.sh
 swift build --build-tests
 # docs/GUIDE.md's commands, as written (a few seconds).
 bash Tests/Guide/run.sh
+# FerryWeb (clients/web): its pure and conformance tests under Node (a second or two), then
+# headless Chromium against a real `ferry serve` of this build (about a minute, 20 seeds).
+bash clients/web/test.sh
+bash clients/web/browser-test.sh
 swift test --skip-build "$@"
