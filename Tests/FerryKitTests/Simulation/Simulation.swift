@@ -2,6 +2,7 @@ import FerryHTTPTestSupport
 @testable import FerryKit
 import FerryTestSupport
 import Foundation
+@testable import FerryKitTestSupport
 
 /// What one seed did and found.
 struct SimulationReport {

@@ -2,6 +2,7 @@
 import FerryTestSupport
 import Foundation
 import Testing
+@testable import FerryKitTestSupport
 
 /// Devices that must converge under faults (issue 20): seeded runs against one
 /// real `ferry serve`, each seed with its own users and files.

@@ -1,6 +1,7 @@
 import FerryKit
 import Foundation
 import Synchronization
+@testable import FerryKitTestSupport
 
 /// The faults the simulation puts between a device and the server.
 enum SimulationFault: String, CaseIterable, Sendable {

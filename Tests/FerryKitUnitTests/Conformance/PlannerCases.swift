@@ -1,5 +1,6 @@
 @testable import FerryKit
 import Foundation
+@testable import FerryKitTestSupport
 
 /// `clients/conformance/outbox.json`: how pending operations become requests
 /// (UploadPlanner: coalescing, order, bodies, base revisions), the `Idempotency-Key`

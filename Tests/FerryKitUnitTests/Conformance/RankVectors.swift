@@ -1,5 +1,6 @@
 import FerryKit
 import FerryRank
+@testable import FerryKitTestSupport
 
 /// `clients/conformance/ranks.json`: keys from FerryRank, for every client to reproduce
 /// exactly. Two devices that insert between the same neighbours offline must make the
