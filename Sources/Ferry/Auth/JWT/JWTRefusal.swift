@@ -7,7 +7,8 @@ package enum JWTRefusal: Error, Equatable, Sendable {
     /// Longer than ``CompactJWT/maxBytes``.
     case tooLarge
     /// Not three base64url parts, a header or payload that is not a JSON
-    /// object, a `crit` header, or a claim holding U+0000.
+    /// object, a `crit` header, a member name twice in one object, or a claim
+    /// holding U+0000.
     case malformed(String)
     /// `alg` is `none`, not one Ferry verifies, or not the one pinned to the key.
     case algorithm(String)
