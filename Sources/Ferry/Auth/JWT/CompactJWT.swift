@@ -21,6 +21,8 @@ package struct CompactJWT: Sendable {
     package let algorithm: String
     /// The header's `kid`, if any.
     package let keyID: String?
+    /// The header's `typ`, if any (``JWTTypeCheck`` reads it).
+    package let type: String?
     /// The payload's members.
     let claims: [String: JSONConfigValue]
     /// `header.payload`, the bytes the signature covers.
@@ -45,6 +47,11 @@ package struct CompactJWT: Sendable {
         case nil: keyID = nil
         case .string(let kid)?: keyID = kid
         default: throw .malformed("the header's kid is not a string")
+        }
+        switch header["typ"] {
+        case nil: type = nil
+        case .string(let typ)?: type = typ
+        default: throw .malformed("the header's typ is not a string")
         }
         if header["crit"] != nil { throw .malformed("the header has a crit member, and Ferry implements no extension") }
         self.algorithm = algorithm

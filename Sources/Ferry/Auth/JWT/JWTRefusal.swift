@@ -26,6 +26,9 @@ package enum JWTRefusal: Error, Equatable, Sendable {
     case notYetValid
     /// `aud` names none of the provider's audiences.
     case wrongAudience
+    /// Not an access token: a `typ` outside the provider's `token_types`, a
+    /// logout token, or an ID token where they are not accepted (``JWTTypeCheck``).
+    case wrongType(String)
 
     /// The contract's code.
     var code: String {
@@ -40,6 +43,7 @@ package enum JWTRefusal: Error, Equatable, Sendable {
         case .expired: "token_expired"
         case .notYetValid: "token_not_yet_valid"
         case .wrongAudience: "token_wrong_audience"
+        case .wrongType: "token_wrong_type"
         }
     }
 
@@ -56,6 +60,7 @@ package enum JWTRefusal: Error, Equatable, Sendable {
         case .expired: "the token has expired (exp)"
         case .notYetValid: "the token is not valid yet (nbf or iat is in the future)"
         case .wrongAudience: "the token's audience (aud) is not this server"
+        case .wrongType(let why): "the token is not an access token: \(why)"
         }
     }
 
@@ -69,6 +74,7 @@ package enum JWTRefusal: Error, Equatable, Sendable {
     static let codes = [
         "token_too_large", "token_malformed", "token_algorithm_refused", "token_unknown_issuer", "token_unknown_key",
         "token_bad_signature", "token_invalid_claim", "token_expired", "token_not_yet_valid", "token_wrong_audience",
+        "token_wrong_type",
     ]
 }
 
@@ -79,5 +85,15 @@ extension Problem {
         Problem(503, "jwks_unavailable",
                 "the signing keys of \(issuer) could not be fetched, and the ones held are too old to trust",
                 headers: HTTPHeaders([("Retry-After", String(max(1, seconds)))]))
+    }
+
+    /// 503 `jwks_unavailable` while the provider's keys are being fetched for
+    /// a `kid` Ferry does not hold: the request is answered at once rather
+    /// than holding a worker for the fetch (issue 51); the retry, a second
+    /// later, finds the key if the provider published it.
+    static func keysFetching(issuer: String) -> Problem {
+        Problem(503, "jwks_unavailable",
+                "the signing keys of \(issuer) are being fetched for the token's key id (kid); try again shortly",
+                headers: HTTPHeaders([("Retry-After", "1")]))
     }
 }
