@@ -6,11 +6,12 @@ extension OpenAPIDocument {
         "bad_request", "invalid_json", "invalid_query", "revision_required", "unauthorized", "not_found",
         "paging_token_not_found", "method_not_allowed", "revision_conflict", "already_exists",
         "idempotency_key_in_use", "gone", "paging_token_expired", "cursor_expired", "precondition_failed",
-        "payload_too_large", "uri_too_long", "request_header_fields_too_large", "unsupported_media_type",
+        "payload_too_large", "uri_too_long", "headers_too_large", "unsupported_media_type",
         "unsupported_content_encoding",
         "validation_failed", "unknown_field", "too_many_items", "idempotency_key_reused", "rate_limited",
         "unavailable", "storage_full", "paging_unavailable", "internal_error",
-        "forbidden", "confirmation_required",
+        "forbidden", "confirmation_required", "too_many_waiters", "request_timeout", "not_implemented",
+        "http_version_not_supported",
     ]
 
     static func object(_ properties: [(String, JSONValue)], required: [String] = []) -> JSONValue {

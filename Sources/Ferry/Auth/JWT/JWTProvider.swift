@@ -11,7 +11,7 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
     public var audiences: [String]
     /// Where its JSON Web Key Set is published (`https://…/.well-known/jwks.json`).
     public var jwksURL: URL?
-    /// A JWKS file, read at start and on SIGHUP.
+    /// A JWKS file, read at start.
     public var jwksFile: String?
     /// A JWKS written into the configuration, as JSON text.
     public var jwks: String?
