@@ -11,7 +11,7 @@ struct ServeCommand: ParsableCommand {
         abstract: "Serve the HTTP API.",
         discussion: """
             Connects to PostgreSQL as database.url, reads the sync-enabled tables of database.schema, \
-            and serves until SIGTERM or SIGINT, finishing in-flight requests first. SIGHUP re-reads the tables.
+            and serves until SIGTERM or SIGINT, finishing in-flight requests first. SIGHUP re-reads the tables and fetches the identity providers' keys again.
             """
     )
 
@@ -37,7 +37,7 @@ struct ServeCommand: ParsableCommand {
             intervalSeconds: Double(config.tombstones.purgeIntervalSeconds), logger: logger)
         purger.start()
         defer { purger.stop() }
-        SignalShutdown.install(for: server, onHangup: { app.reloadSchema() })
+        SignalShutdown.install(for: server, onHangup: { app.reload() })
         server.waitUntilStopped()
         logger.info("stopped")
         LogSetup.flush()

@@ -17,7 +17,7 @@ public final class FerryServeProcess {
     public let logPath: String
     private let environment: [String: String]
     private let descriptorLimit: Int?
-    private var process: Process?
+    private var process: SpawnedProcess?
 
     /// Starts `ferry serve` on `databaseURL` and waits until `/healthz` answers.
     /// `settings` are more `FERRY_*` variables; `descriptorLimit` runs it under
@@ -54,24 +54,15 @@ public final class FerryServeProcess {
 
     /// Starts the process (again) and waits up to 30 s until `/healthz` answers 200.
     public func start() throws {
-        let process = Process()
         let binary = try FerryProcess.binary.path
+        let process: SpawnedProcess
         if let descriptorLimit {
             // exec: the pid is ferry's own, so a signal reaches it and not a shell.
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" serve", binary]
+            process = try SpawnedProcess(executable: "/bin/bash", arguments: ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" serve", binary],
+                                         environment: environment, outputPath: logPath)
         } else {
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["serve"]
+            process = try SpawnedProcess(executable: binary, arguments: ["serve"], environment: environment, outputPath: logPath)
         }
-        process.environment = environment
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try? log.close()
         self.process = process
         let healthy = eventually(within: 30, every: 0.05) { !process.isRunning || Self.healthy(port: port) } && process.isRunning
         guard healthy else {

@@ -34,6 +34,10 @@ public final class TestIdentityProvider: Sendable {
         var published: [SigningKey]
         var down = false
         var fetches = 0
+        /// While set, a fetch of the JWKS hangs (until cleared or stopped).
+        var hanging = false
+        /// Fetches hanging now.
+        var hung = 0
     }
 
     /// A provider with one key of each asymmetric algorithm published, its JWKS served on a free port.
@@ -45,10 +49,22 @@ public final class TestIdentityProvider: Sendable {
         self.state = state
         var router = Router()
         router.get("/jwks.json") { _, _ in
-            let (down, keys) = state.withLock { state -> (Bool, [SigningKey]) in
+            let hangs = state.withLock { state -> Bool in
                 state.fetches += 1
-                return (state.down, state.published)
+                if state.hanging { state.hung += 1 }
+                return state.hanging
             }
+            if hangs {
+                // A provider that accepts the connection and never answers, until released.
+                let _: Bool = state.withLockWaiting(until: LockDeadline(after: .seconds(300))) { state, wake in
+                    if !state.hanging || wake == .timedOut {
+                        state.hung -= 1
+                        return true
+                    }
+                    return nil
+                }
+            }
+            let (down, keys) = state.withLock { state -> (Bool, [SigningKey]) in (state.down, state.published) }
             if down { return .text("the provider is down", status: 503) }
             return .json(JSONValue.object([("keys", .array(keys.map { .object($0.jwk) }))]).bytes)
         }
@@ -63,6 +79,16 @@ public final class TestIdentityProvider: Sendable {
 
     /// While down, the JWKS answers 503.
     public func setDown(_ down: Bool) { state.withLock { $0.down = down } }
+
+    /// While hanging, a fetch of the JWKS gets no answer (the connection stays
+    /// open); clearing it lets the fetches hanging go on.
+    public func setHanging(_ hanging: Bool) {
+        state.withLock { $0.hanging = hanging }
+        state.broadcast()
+    }
+
+    /// How many fetches hang now.
+    public var hangingFetches: Int { state.withLock { $0.hung } }
 
     /// The keys published now.
     public var keys: [SigningKey] { state.withLock { $0.published } }
@@ -79,6 +105,11 @@ public final class TestIdentityProvider: Sendable {
             state.published.append(key)
         }
         return key
+    }
+
+    /// Stops publishing the key `kid` (its tokens name a key that is gone).
+    public func withdraw(kid: String) {
+        state.withLock { $0.published.removeAll { $0.kid == kid } }
     }
 
     /// A key made but not published (a token signed with it names an unknown `kid`).
@@ -150,6 +181,9 @@ public final class TestIdentityProvider: Sendable {
                  ("x", .string(base64URL(Array(key.publicKey.rawRepresentation))))])
     }
 
-    /// Stops the JWKS server.
-    public func stop() { server.shutdown() }
+    /// Stops the JWKS server (releasing any fetch it holds first).
+    public func stop() {
+        setHanging(false)
+        server.shutdown()
+    }
 }

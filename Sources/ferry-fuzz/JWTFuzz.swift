@@ -12,7 +12,9 @@ import Logging
 /// `JWTRefusal` or accepts, and it accepts only a token whose signature is
 /// HMAC-SHA256 of its first two parts under the secret (checked with
 /// swift-crypto here, not through jwt-kit), whose `alg` is HS256, and whose
-/// `exp` is ahead; the claims it hands on are a JSON object.
+/// `exp` is ahead; the claims it hands on are a JSON object. No token read
+/// has a member name twice in one object of its header or payload
+/// (``FuzzDuplicateNames``, a reader of the fuzz target's own).
 enum JWTFuzz {
     static let issuer = "https://fuzz.test"
     static let secret = "ferry-fuzz-secret-of-at-least-32-bytes"
@@ -36,6 +38,12 @@ enum JWTFuzz {
             require(token.utf8.count <= CompactJWT.maxBytes, "a token of \(token.utf8.count) bytes was read")
             require(token.utf8.filter { $0 == UInt8(ascii: ".") }.count == 2, "a token without exactly two dots was read")
             require(!jwt.algorithm.isEmpty || token.contains("\"alg\""), "an alg from nowhere")
+            // Issue 51: no token read repeats a member name, in its header or its payload.
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+            for part in parts.prefix(2) {
+                let json = Base64URLAlphabet.decode(String(part)) ?? Data()
+                require(FuzzDuplicateNames.check(json) != true, "a token with a member twice was read")
+            }
         }
         let verified: VerifiedJWT
         do {

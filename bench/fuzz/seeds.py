@@ -217,6 +217,12 @@ def jwt(header: dict, claims: dict, secret: bytes = b"ferry-fuzz-secret-of-at-le
     return (head + "." + b64url(hmac.new(secret, head.encode(), hashlib.sha256).digest())).encode()
 
 
+def jwt_text(header: str, claims: str, secret: bytes = b"ferry-fuzz-secret-of-at-least-32-bytes") -> bytes:
+    """A token of these exact JSON texts (json.dumps cannot write a member twice)."""
+    head = b64url(header.encode()) + "." + b64url(claims.encode())
+    return (head + "." + b64url(hmac.new(secret, head.encode(), hashlib.sha256).digest())).encode()
+
+
 # JWTFuzz's verifier trusts issuer https://fuzz.test with the secret above, at 1,800,000,000 s.
 claims = {"iss": "https://fuzz.test", "aud": "ferry", "sub": "fuzz", "iat": 1799999000, "exp": 1800003600}
 hs = {"alg": "HS256", "typ": "JWT"}
@@ -233,4 +239,9 @@ write("jwt", {
     "wrong-secret": jwt(hs, claims, b"another-secret-of-at-least-32-bytes!!"),
     "two-parts": jwt(hs, claims).rsplit(b".", 1)[0],
     "deep": jwt(hs, dict(claims, d=[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]])),
+    # Issue 51: a member twice, signed, so that only the duplicate check refuses it.
+    "dup-sub": jwt_text('{"alg":"HS256","typ":"JWT"}', json.dumps(claims, separators=(",", ":"))[:-1] + ',"sub":"other"}'),
+    "dup-header": jwt_text('{"alg":"HS256","kid":"a","kid":"b"}', json.dumps(claims, separators=(",", ":"))),
+    "dup-nested": jwt_text('{"alg":"HS256"}', json.dumps(claims, separators=(",", ":"))[:-1] + ',"org":{"id":"a","i\\u0064":"b"}}'),
+    "typ-at-jwt": jwt({"alg": "HS256", "typ": "at+jwt"}, claims),
 })

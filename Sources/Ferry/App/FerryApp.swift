@@ -99,6 +99,15 @@ public final class FerryApp: Sendable {
         Self.reload(schema, pool: pool, schemaName: configuration.database.schema, logger: logger)
     }
 
+    /// What SIGHUP does: the catalog read again, and every identity
+    /// provider's JWKS fetched again now (in the background), so that a key
+    /// the provider withdrew stops verifying without waiting for the next
+    /// refresh (docs/SIGN-IN.md).
+    public func reload() {
+        database.jwt?.refetchKeys()
+        reloadSchema()
+    }
+
     static func reload(_ schema: SchemaCache, pool: PostgresPool, schemaName: String, logger: Logger) {
         do {
             let catalog = try Self.loadCatalog(pool: pool, schema: schemaName, logger: logger)

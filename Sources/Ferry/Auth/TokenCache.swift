@@ -18,9 +18,10 @@ import Glibc
 /// a token itself.
 ///
 /// Verified JWTs have a cache of their own (``PostgresGateway``), whose entries also
-/// hold the token's claims and last until the token expires: a JWT cannot be
-/// revoked, so its verification stands for its lifetime. There the claims'
-/// bytes are bounded too.
+/// hold the token's claims and last until the token expires, or until its
+/// key is withdrawn from the provider's key set or the key set passes its
+/// grace, whichever comes first (issue 51). There the claims' bytes are
+/// bounded too.
 final class TokenCache: Sendable {
     /// One checked token.
     struct Entry: Sendable {
@@ -32,6 +33,8 @@ final class TokenCache: Sendable {
         let checkedUntil: ContinuousClock.Instant
         /// A JWT's claims, as JSON text (what `ferry.claims()` returns); nil for Ferry's tokens.
         var claims: String? = nil
+        /// The key that verified a JWT (``VerifiedJWT/keyIdentity``); nil for Ferry's tokens.
+        var key: String? = nil
     }
 
     private struct State {
@@ -85,11 +88,11 @@ final class TokenCache: Sendable {
 
     /// Keeps a successful check, unless a token was evicted since `generation` was read.
     func store(
-        _ hash: String, userID: String, expiresAtMs: Int64, claims: String? = nil, generation: UInt64,
+        _ hash: String, userID: String, expiresAtMs: Int64, claims: String? = nil, key: String? = nil, generation: UInt64,
         now: ContinuousClock.Instant = .now, until: ContinuousClock.Instant? = nil
     ) {
         let checkedUntil = until.map { min($0, now + lifetime) } ?? now + lifetime
-        let entry = Entry(userID: userID, expiresAtMs: expiresAtMs, checkedUntil: checkedUntil, claims: claims)
+        let entry = Entry(userID: userID, expiresAtMs: expiresAtMs, checkedUntil: checkedUntil, claims: claims, key: key)
         let bytes = claims?.utf8.count ?? 0
         state.withLock { state in
             guard state.generation == generation else { return }
@@ -127,6 +130,16 @@ final class TokenCache: Sendable {
         state.withLock { state in
             state.claimBytes -= state.entries[hash]?.claims?.utf8.count ?? 0
             state.entries[hash] = nil
+            state.generation &+= 1
+        }
+    }
+
+    /// Forgets every JWT verified with one of `keys` (a fetch withdrew them),
+    /// and keeps checks under way from storing what they verified before.
+    func evict(keys: Set<String>) {
+        state.withLock { state in
+            state.entries = state.entries.filter { $0.value.key.map { !keys.contains($0) } ?? true }
+            state.claimBytes = state.entries.values.reduce(0) { $0 + ($1.claims?.utf8.count ?? 0) }
             state.generation &+= 1
         }
     }

@@ -68,7 +68,9 @@ extension ConfigurationKey {
         .int("auth.jwks_grace_seconds", \.auth.jwksGraceSeconds, min: 0, max: 30 * 86_400,
              "How long past a failed refresh the keys held keep serving; then their tokens get 503 jwks_unavailable."),
         .int("auth.jwks_min_refetch_seconds", \.auth.jwksMinRefetchSeconds, min: 0, max: 3_600,
-             "A token with an unknown kid fetches the JWKS again at most once per this interval."),
+             "A token with an unknown kid starts a fetch of the JWKS at most once per this interval; while a fetch runs, such a token gets 503 jwks_unavailable at once."),
+        .int("auth.jwks_fetch_timeout_seconds", \.auth.jwksFetchTimeoutSeconds, min: 1, max: 120,
+             "How long one JWKS fetch may take; start-up waits at most this long (plus a second) for all providers' keys, fetched at once."),
 
         .int("tombstones.retention_days", \.tombstones.retentionDays, min: 1, max: 36_500,
              "Tombstones older than this are purged; older change cursors get 410."),

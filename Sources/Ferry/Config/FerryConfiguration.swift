@@ -125,10 +125,13 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var jwksGraceSeconds = 86_400
         /// An unknown `kid` fetches the JWKS again at most once per this many seconds.
         public var jwksMinRefetchSeconds = 30
+        /// How long one JWKS fetch may take; start-up waits at most this (plus a second) for all of them.
+        public var jwksFetchTimeoutSeconds = 5
 
         /// The JWKS timing these keys set.
         public var keyTiming: KeyTiming {
-            KeyTiming(refresh: .seconds(jwksRefreshSeconds), grace: .seconds(jwksGraceSeconds), minRefetch: .seconds(jwksMinRefetchSeconds))
+            KeyTiming(refresh: .seconds(jwksRefreshSeconds), grace: .seconds(jwksGraceSeconds), minRefetch: .seconds(jwksMinRefetchSeconds),
+                      fetchTimeout: .seconds(jwksFetchTimeoutSeconds))
         }
     }
 

@@ -37,7 +37,7 @@ public final class PostgresGateway: Sendable {
     let builtinTokens: Bool
     /// The JWT verifier; nil when no provider is configured.
     let jwt: JWTVerifier?
-    /// JWTs verified, each until it expires.
+    /// JWTs verified, each until it expires, its key is withdrawn, or its key set passes its grace.
     let jwts: TokenCache
 
     /// A gateway over `pool`, keeping checked tokens for `tokenCacheSeconds` (0: never),
@@ -50,7 +50,10 @@ public final class PostgresGateway: Sendable {
         tokens = TokenCache(seconds: tokenCacheSeconds)
         self.builtinTokens = builtinTokens
         self.jwt = jwt
-        jwts = TokenCache(seconds: 86_400)!
+        let jwts = TokenCache(seconds: 86_400)!
+        self.jwts = jwts
+        // A withdrawn key ends the cache entries of the tokens it verified at once.
+        jwt?.onWithdrawn { withdrawn in jwts.evict(keys: Set(withdrawn)) }
     }
 
     /// Runs `statements` as `caller`, in one transaction and one round trip.
@@ -106,18 +109,20 @@ public final class PostgresGateway: Sendable {
                 }
             }
             let nowMs = TokenCache.wallClockMs()
+            // Read before verifying: a key withdrawn while this runs must keep its verification out of the cache.
+            let generation = jwts.generation
             let verified: VerifiedJWT
             do {
                 verified = try jwt.verify(token, now: Double(nowMs) / 1000)
             } catch let refusal as JWTRefusal {
                 throw refusal.problem
             }
-            let generation = jwts.generation
-            let until = ContinuousClock.now + .milliseconds(max(0, verified.acceptedUntilMs - nowMs))
+            let expires = ContinuousClock.now + .milliseconds(max(0, verified.acceptedUntilMs - nowMs))
+            let until = verified.keysTrustedUntil.map { min(expires, $0) } ?? expires
             return Opening(statement: Self.externalSignIn(verified), knownUser: nil) { [jwts] user in
                 guard let user else { return nil }
                 jwts.store(hash, userID: user, expiresAtMs: verified.acceptedUntilMs, claims: verified.claims,
-                           generation: generation, until: until)
+                           key: verified.keyIdentity, generation: generation, until: until)
                 return user
             }
         }

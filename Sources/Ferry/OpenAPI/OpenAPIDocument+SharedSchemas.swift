@@ -1,8 +1,9 @@
 import FerryHTTP
 
 extension OpenAPIDocument {
-    /// Every error code of the contract, for the Problem schema's `code`.
-    public static let problemCodes: [String] = ProblemCode.allCases.map(\.rawValue)
+    /// Every error code of the contract but sign-in's with JWTs (``jwtProblemCodes``, listed only
+    /// where providers are configured), for the Problem schema's `code`.
+    public static let problemCodes: [String] = ProblemCode.allCases.map(\.rawValue).filter { !jwtProblemCodes.contains($0) }
 
     static func object(_ properties: [(String, JSONValue)], required: [String] = []) -> JSONValue {
         var members: [(String, JSONValue)] = [("type", "object"), ("properties", .object(properties))]
@@ -22,7 +23,7 @@ extension OpenAPIDocument {
 
     /// The codes of JWT refusals and of a provider's keys out of reach, in the
     /// Problem schema when JWTs are accepted.
-    static let jwtProblemCodes = JWTRefusal.codes + ["jwks_unavailable"]
+    static let jwtProblemCodes = JWTRefusal.codes + [ProblemCode.jwksUnavailable.rawValue]
 
     /// The schemas every document has; `jwt` adds JWT refusal codes and users without a name.
     static func sharedSchemas(jwt: Bool) -> [(String, JSONValue)] { [

@@ -35,6 +35,8 @@ public enum ProblemCode: String, CaseIterable, Sendable {
     case tokenNotYetValid = "token_not_yet_valid"
     /// A JWT for another audience.
     case tokenWrongAudience = "token_wrong_audience"
+    /// A JWT that is not an access token: an ID or logout token, or a `typ` the provider's `token_types` refuses.
+    case tokenWrongType = "token_wrong_type"
     // 403
     /// An operator's write that their role does not allow.
     case forbidden = "forbidden"

@@ -135,6 +135,12 @@ extension FerryStore {
 
     static func acknowledge(_ db: Database, _ request: UploadRequest, serverRow answered: RowData?) throws {
         let table = try Self.resource(db, request.resource)
+        // The feed removed the row while the request was out (a revocation
+        // racing the upload, or another device's delete): the removal refused
+        // the request's operations, and it stands. The answer says what the
+        // server did before the removal; putting its row back would show a
+        // row this user can no longer read (issue 51).
+        guard try anyWaiting(db, request.opIDs) else { return }
         // An answer can be older than what the feed already brought: a replay
         // (Idempotency-Key) of a write whose first answer was lost, stored at
         // the revision it made, while the feed merged a later one meanwhile.
@@ -206,6 +212,14 @@ extension FerryStore {
             fields.formUnion((try? JSONDecoder().decode([String].self, from: Data((record["fields"] as String).utf8))) ?? [])
         }
         return fields
+    }
+
+    /// Whether any of `opIDs` still waits for its answer (pending or in flight,
+    /// not rejected and not gone).
+    static func anyWaiting(_ db: Database, _ opIDs: [UUID]) throws -> Bool {
+        let statement = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE op_id = ? AND \(OutboxState.waiting()))")
+        for id in opIDs where try Bool.fetchOne(statement, arguments: [id.uuidString.lowercased()]) == true { return true }
+        return false
     }
 
     static func hasPending(_ db: Database, _ resource: String, id: String) throws -> Bool {

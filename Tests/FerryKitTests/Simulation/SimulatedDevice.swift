@@ -25,7 +25,13 @@ final class SimulatedDevice {
     /// Faults injected by the links of earlier incarnations.
     private var earlier: [SimulationFault: Int] = [:]
 
-    init(name: String, user: SimulatedUser, directory: URL, baseURL: URL, seed: UInt64, live: Bool = false) throws {
+    /// For ``SimulationFault/revokedBeforeAnswer``: removes this device's user
+    /// from the set of a row an update names; true when it did.
+    let revoke: (@Sendable (TransportRequest) -> Bool)?
+
+    init(name: String, user: SimulatedUser, directory: URL, baseURL: URL, seed: UInt64, live: Bool = false,
+         revoke: (@Sendable (TransportRequest) -> Bool)? = nil) throws {
+        self.revoke = revoke
         self.name = name
         self.user = user
         self.baseURL = baseURL
@@ -33,7 +39,21 @@ final class SimulatedDevice {
         self.live = live
         path = directory.appendingPathComponent("\(name).sqlite").path
         (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed, retries: retries, live: live)
+        arm()
         listen()
+    }
+
+    /// Gives the link ``SimulationFault/revokedBeforeAnswer``'s race: the
+    /// revocation, then this engine's pull of the feed, while the write's
+    /// answer waits (the engine is an actor; its round is suspended there).
+    private func arm() {
+        guard let revoke else { return }
+        let engine = self.engine
+        transport.setRace { request in
+            guard revoke(request) else { return false }
+            _ = try? await engine.pull()
+            return true
+        }
     }
 
     /// Continuous mode's timing in the simulation: uploads 10 ms after a
@@ -88,12 +108,14 @@ final class SimulatedDevice {
         if live { await engine.stop() }
         let offline = transport.offline
         earlier.merge(transport.injected, uniquingKeysWith: +)
+        racesBefore += transport.races
         longPollsBefore += transport.longPolls
         // The old listener drains what the dead engine had already told.
         incarnation += 1
         (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed &+ incarnation &* 7919,
                                                    retries: retries, live: live)
         transport.set(offline: offline, faultRate: faultRate)
+        arm()
         listen()
         await start()
     }
@@ -119,6 +141,10 @@ final class SimulatedDevice {
     }
 
     var injected: [SimulationFault: Int] { earlier.merging(transport.injected, uniquingKeysWith: +) }
+
+    /// Races of ``SimulationFault/revokedBeforeAnswer`` that revoked, by every link the device has had.
+    var races: Int { racesBefore + transport.races }
+    private var racesBefore = 0
 }
 
 /// A user of the simulation.

@@ -14,6 +14,8 @@ struct SimulationReport {
     var serverRestarts = 0
     /// Lost writes a device sent again under another key (``RetryLog/rekeyed``).
     var rekeyed = 0
+    /// Updates whose writer lost access between the server's answer and its delivery (``SimulationFault/revokedBeforeAnswer``).
+    var revocationRaces = 0
     /// Continuous mode: long polls sent, and times the server's LISTEN connection was killed.
     var longPolls = 0
     var listenerKills = 0
@@ -79,8 +81,11 @@ final class Simulation {
             users.append(SimulatedUser(name: name, id: signedIn.userID, token: signedIn.token))
         }
         for index in 0..<deviceCount {
-            let device = try SimulatedDevice(name: "d\(index)", user: users[index % users.count], directory: directory,
-                                             baseURL: server.baseURL, seed: seed &* 31 &+ UInt64(index), live: live)
+            let user = users[index % users.count]
+            // The revocation race only where it changes nothing else: manual devices writing through the store.
+            let revoke = !live && !grdb && schema.app == SimulationSchema.study.app ? revoker(for: user.id) : nil
+            let device = try SimulatedDevice(name: "d\(index)", user: user, directory: directory,
+                                             baseURL: server.baseURL, seed: seed &* 31 &+ UInt64(index), live: live, revoke: revoke)
             device.transport.set(faultRate: faultRate)
             devices.append(device)
         }
@@ -104,6 +109,7 @@ final class Simulation {
         for device in devices {
             for (fault, count) in device.injected { report.faults[fault, default: 0] += count }
             report.longPolls += device.longPolls
+            report.revocationRaces += device.races
         }
         if live {
             for device in devices where device.longPolls == 0 {

@@ -96,6 +96,7 @@ import Testing
             total.serverRestarts += report.serverRestarts
             for (fault, count) in report.faults { total.faults[fault, default: 0] += count }
             total.rekeyed += report.rekeyed
+            total.revocationRaces += report.revocationRaces
             total.longPolls += report.longPolls
             total.listenerKills += report.listenerKills
             if !report.failures.isEmpty {
@@ -122,7 +123,7 @@ import Testing
         let liveCounts = live ? "\(total.longPolls) long polls, \(total.listenerKills) LISTEN connections killed, " : ""
         print("simulation (\(schema.app.rawValue)\(grdb ? ", GRDB writes" : "")\(live ? ", continuous mode" : "")): \(seeds.count) seeds, "
               + "\(total.operations) operations, \(total.crashes) crashes, \(total.serverRestarts) server restarts, \(liveCounts)faults: \(faults); "
-              + "\(total.rekeyed) lost writes re-sent under a new key; "
+              + "\(total.rekeyed) lost writes re-sent under a new key; \(total.revocationRaces) updates revoked before their answer; "
               + "\(failed.count) failed \(failed); "
               + String(format: "%.1f s", Date().timeIntervalSince(started)))
     }

@@ -24,6 +24,15 @@ enum SimulationFault: String, CaseIterable, Sendable {
     /// proxy does. Drawn only for long polls, so that runs without continuous
     /// mode draw their faults as before.
     case dropMidWait
+    /// Issue 51: an update of a shared row (or a new term in a shared set) reaches the server, which applies
+    /// it; then the row's owner removes this user from the row's set, and the
+    /// device applies the feed (its revocation) before the update's answer
+    /// arrives, as a second `sync()` of the app's can. The answer must not
+    /// bring the row back. Drawn only for a device given a revoker
+    /// (``SimulationTransport/setRace(_:)``), for every PATCH and PUT and a
+    /// third of the creates, outside the fault draw, so that the other modes
+    /// draw their faults as before.
+    case revokedBeforeAnswer
 }
 
 /// The device died (``SimulationFault/crash``): the simulation drops its
@@ -46,6 +55,11 @@ final class SimulationTransport: Transport {
         var crashed = false
         /// Long polls sent (continuous mode), faulty or not.
         var longPolls = 0
+        /// What ``SimulationFault/revokedBeforeAnswer`` runs between the
+        /// server's answer and its delivery; true when it revoked and pulled.
+        var race: (@Sendable (TransportRequest) async -> Bool)?
+        /// Races that revoked the writer's access.
+        var races = 0
     }
 
     let inner: any Transport
@@ -67,6 +81,14 @@ final class SimulationTransport: Transport {
         }
     }
 
+    /// Arms ``SimulationFault/revokedBeforeAnswer``.
+    func setRace(_ race: @escaping @Sendable (TransportRequest) async -> Bool) {
+        state.withLock { $0.race = race }
+    }
+
+    /// How many drawn races revoked the writer's access.
+    var races: Int { state.withLock { $0.races } }
+
     var offline: Bool { state.withLock { $0.offline } }
     /// Requests answered so far, and the last answer's status.
     var answered: (count: Int, lastStatus: Int) { state.withLock { ($0.sent, $0.lastStatus) } }
@@ -85,7 +107,23 @@ final class SimulationTransport: Transport {
             // Writes meet faults more often than reads: they are fewer, and a
             // lost write is where duplicates and lost edits come from.
             let rate = request.method == "GET" ? state.faultRate : min(0.6, state.faultRate * 2.5)
-            let faults = longPoll ? SimulationFault.allCases : SimulationFault.allCases.filter { $0 != .dropMidWait }
+            // Updates are few in a seed (most rows are created and edited before
+            // they are sent), and the race revokes only a collaborator's: every
+            // update runs it, and a third of the creates (a collaborator's new
+            // term in a shared set), outside the fault draw.
+            let update = request.method == "PATCH" || request.method == "PUT"
+            let create = request.method == "POST" && request.path != "/v1/batch" && !request.path.hasPrefix("/v1/auth")
+            if state.race != nil, update || (create && state.random.chance(0.3)) {
+                state.injected[.revokedBeforeAnswer, default: 0] += 1
+                return (false, .revokedBeforeAnswer, 0, nil)
+            }
+            let faults = SimulationFault.allCases.filter { fault in
+                switch fault {
+                case .dropMidWait: longPoll
+                case .revokedBeforeAnswer: false
+                default: true
+                }
+            }
             guard state.random.chance(rate), let fault = state.random.pick(faults) else {
                 return (false, nil, 0, nil)
             }
@@ -114,6 +152,12 @@ final class SimulationTransport: Transport {
             // after writing the request and before reading the answer.
             if delay % 2 == 0, let lost = try? await inner.send(request) { retries.lost(request, lost) }
             throw SimulatedCrash()
+        case .revokedBeforeAnswer?:
+            let response = try await deliver(request)
+            if (200..<300).contains(response.status), let race = state.withLock({ $0.race }), await race(request) {
+                state.withLock { $0.races += 1 }
+            }
+            return response
         case .dropMidWait?:
             let inner = self.inner
             let call = Task { try await inner.send(request) }

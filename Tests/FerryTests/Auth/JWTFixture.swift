@@ -34,6 +34,32 @@ struct JWTFixture {
         try server.client().request(method, path, headers: [("Authorization", "Bearer \(token)")], json: json)
     }
 
+    /// The server's verifier.
+    var verifier: JWTVerifier { server.app.database.jwt! }
+
+    /// ``call(_:_:token:json:)``, again after each 503 `jwks_unavailable` that
+    /// says a fetch runs (`Retry-After: 1`), once no fetch of `idp`'s runs:
+    /// what a client that honours `Retry-After` sees, without its sleep.
+    func callSettled(_ method: String, _ path: String, token: String, idp: TestIdentityProvider? = nil) throws -> TestHTTPClient.Response {
+        let issuer = (idp ?? self.idp).issuer
+        var answer = try call(method, path, token: token)
+        for _ in 0..<20 where answer.status == 503 && answer.header("Retry-After") == "1" {
+            waitForFetches(issuer: issuer)
+            answer = try call(method, path, token: token)
+        }
+        return answer
+    }
+
+    /// Returns once every fetch of `issuer`'s keys started so far has finished
+    /// (gives up after a minute, leaving the assertion that follows to fail).
+    func waitForFetches(issuer: String) {
+        let verifier = self.verifier
+        let deadline = Date().addingTimeInterval(60)
+        while verifier.finishedFetches(issuer: issuer) < verifier.fetches(issuer: issuer), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
     /// The id `GET /v1/auth/me` gives the holder of `token`.
     func userID(_ token: String) throws -> String? {
         try call("GET", "/v1/auth/me", token: token).object["id"] as? String

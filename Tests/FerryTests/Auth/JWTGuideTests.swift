@@ -38,7 +38,10 @@ import Testing
         var loaded = FerryConfiguration()
         try ConfigurationLoader.apply(json: Data(configuration.replacingOccurrences(of: keycloak, with: idp.jwksURL).utf8),
                                       source: "docs/SIGN-IN.md", to: &loaded)
-        let server = try TestServer { $0.auth.jwtProviders = loaded.auth.jwtProviders }
+        // A second provider whose users also say org_id "acme" (issue 51): the guide's policy keeps them apart.
+        let rival = try TestIdentityProvider(issuer: "https://rival.example.com", audience: "ferry")
+        defer { rival.stop() }
+        let server = try TestServer { $0.auth.jwtProviders = loaded.auth.jwtProviders + [JWTFixture.provider(rival)] }
         defer { server.stop() }
         let owner = try PostgresConnection(url: server.database.ownerURL)
         defer { owner.close() }
@@ -52,20 +55,27 @@ import Testing
         let bob = idp.token(subject: "bob", extra: [("org_id", "acme")])
         let eve = idp.token(subject: "eve", extra: [("org_id", "globex")])
         let nobody = idp.token(subject: "nobody")
+        let rivalAcme = rival.token(subject: "alice", extra: [("org_id", "acme")])
         let note = try call("POST", "/v1/org_notes", alice, json: ["body": "quarterly plan"])
         #expect(note.status == 201, "\(note.text)")
         #expect(note.object["org_id"] as? String == "acme", "the column takes the token's claim")
         let id = try #require(note.object["id"] as? String)
         #expect(try call("GET", "/v1/org_notes/\(id)", bob).status == 200, "a member of the same organisation reads it")
         #expect(try call("PATCH", "/v1/org_notes/\(id)", bob, json: ["body": "edited", "revision": 1]).status == 200)
-        for outsider in [eve, nobody] {
+        for outsider in [eve, nobody, rivalAcme] {
             #expect(try call("GET", "/v1/org_notes/\(id)", outsider).status == 404)
             #expect((try call("GET", "/v1/org_notes", outsider).object["data"] as? [Any])?.isEmpty == true)
             #expect(try call("PATCH", "/v1/org_notes/\(id)", outsider, json: ["body": "x", "revision": 2]).status == 404)
         }
-        // The body cannot choose the organisation: org_id is not in the INSERT grant.
+        // The body cannot choose the organisation: org_id and org_iss are not in the INSERT grant.
         let forged = try call("POST", "/v1/org_notes", eve, json: ["body": "x", "org_id": "acme"])
         #expect(forged.status == 422, "\(forged.text)")
+        let forgedIssuer = try call("POST", "/v1/org_notes", rivalAcme, json: ["body": "x", "org_iss": idp.issuer])
+        #expect(forgedIssuer.status == 422, "\(forgedIssuer.text)")
+        // The rival's acme writes its own note, which the first provider's acme never sees.
+        let rivalNote = try call("POST", "/v1/org_notes", rivalAcme, json: ["body": "theirs"])
+        #expect(rivalNote.status == 201 && rivalNote.object["org_iss"] as? String == rival.issuer, "\(rivalNote.text)")
+        #expect(try call("GET", "/v1/org_notes/\(rivalNote.object["id"] as? String ?? "")", alice).status == 404)
         // The feed serves the note once every older transaction of the cluster has ended
         // (other suites hold some open): wait for it rather than read once.
         var changes: [Any]?

@@ -68,7 +68,9 @@ import Testing
     }
 
     @Test func theOpenAPIDocumentListsEveryCode() {
-        #expect(OpenAPIDocument.problemCodes == ProblemCode.allCases.map(\.rawValue))
-        #expect(JWTRefusal.codes.count == 10)
+        let listed = OpenAPIDocument.problemCodes + OpenAPIDocument.jwtProblemCodes
+        #expect(listed.count == Set(listed).count, "listed twice: \(listed)")
+        #expect(Set(listed) == Set(ProblemCode.allCases.map(\.rawValue)))
+        #expect(JWTRefusal.codes.count == 11)
     }
 }

@@ -8,7 +8,8 @@ import Foundation
 /// without padding, a header and a payload that are JSON objects nested at
 /// most ``maxDepth`` deep, no `crit` header (Ferry implements no extension,
 /// RFC 7515 §4.1.11), no string holding U+0000 (PostgreSQL's `jsonb`, where
-/// the claims go, cannot hold it), and at most ``maxBytes`` in all.
+/// the claims go, cannot hold it), no member name twice in one object
+/// (``JSONDuplicateMembers``), and at most ``maxBytes`` in all.
 package struct CompactJWT: Sendable {
     /// The longest token read. Identity providers' access tokens are 1 to 2 KiB;
     /// a token with hundreds of group claims stays under this.
@@ -20,6 +21,8 @@ package struct CompactJWT: Sendable {
     package let algorithm: String
     /// The header's `kid`, if any.
     package let keyID: String?
+    /// The header's `typ`, if any (``JWTTypeCheck`` reads it).
+    package let type: String?
     /// The payload's members.
     let claims: [String: JSONConfigValue]
     /// `header.payload`, the bytes the signature covers.
@@ -45,6 +48,11 @@ package struct CompactJWT: Sendable {
         case .string(let kid)?: keyID = kid
         default: throw .malformed("the header's kid is not a string")
         }
+        switch header["typ"] {
+        case nil: type = nil
+        case .string(let typ)?: type = typ
+        default: throw .malformed("the header's typ is not a string")
+        }
         if header["crit"] != nil { throw .malformed("the header has a crit member, and Ferry implements no extension") }
         self.algorithm = algorithm
         self.keyID = keyID
@@ -65,6 +73,10 @@ package struct CompactJWT: Sendable {
             throw .malformed("the \(part) is not JSON")
         }
         guard case .object(let members) = value else { throw .malformed("the \(part) is not a JSON object") }
+        // Named in the refusal: a member name is not a claim's value, and says what to fix.
+        if let name = JSONDuplicateMembers.first(in: bytes) {
+            throw .malformed("the \(part) has the member \(String(name.prefix(64)).debugDescription) twice")
+        }
         guard !value.containsNUL else { throw .malformed("the \(part) holds U+0000") }
         return members
     }

@@ -11,7 +11,7 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
     public var audiences: [String]
     /// Where its JSON Web Key Set is published (`https://…/.well-known/jwks.json`).
     public var jwksURL: URL?
-    /// A JWKS file, read at start and on SIGHUP.
+    /// A JWKS file, read at start.
     public var jwksFile: String?
     /// A JWKS written into the configuration, as JSON text.
     public var jwks: String?
@@ -21,6 +21,13 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
     public var userClaim = "sub"
     /// The algorithms its keys may be pinned to.
     public var algorithms: [String] = JWTProvider.supportedAlgorithms
+    /// The header `typ` values accepted, nil standing for none (``JWTTypeCheck``).
+    public var tokenTypes: [String?] = JWTProvider.defaultTokenTypes
+    /// Whether ID tokens are accepted as access tokens (Firebase, Cognito).
+    public var idTokens = false
+
+    /// RFC 9068's `at+jwt`, and `JWT` or nothing, which most providers' access tokens still carry.
+    public static let defaultTokenTypes: [String?] = ["at+jwt", "JWT", nil]
 
     /// The algorithms Ferry verifies.
     public static let supportedAlgorithms = ["RS256", "ES256", "EdDSA", "HS256"]
@@ -34,11 +41,11 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         "JWTProvider(issuer: \(issuer), audiences: \(audiences), jwks_url: \(jwksURL?.absoluteString ?? "-"), "
             + "jwks_file: \(jwksFile ?? "-"), jwks: \(jwks == nil ? "-" : "inline"), secret: \(secret == nil ? "-" : "***"), "
-            + "user_claim: \(userClaim), algorithms: \(algorithms))"
+            + "user_claim: \(userClaim), algorithms: \(algorithms), token_types: \(tokenTypes.map { $0 ?? "null" }), id_tokens: \(idTokens))"
     }
 
     /// The members an entry may have.
-    static let members: Set<String> = ["issuer", "audience", "jwks_url", "jwks_file", "jwks", "secret", "user_claim", "algorithms"]
+    static let members: Set<String> = ["issuer", "audience", "jwks_url", "jwks_file", "jwks", "secret", "user_claim", "algorithms", "token_types", "id_tokens"]
 
     /// The providers of `auth.jwt_providers`' JSON text, or the reason it is refused,
     /// naming the entry and member (`[1].jwks_url: …`).
@@ -108,6 +115,24 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
                 provider.algorithms.append(name)
             }
         }
+        if let list = object["token_types"] {
+            guard case .array(let items) = list, !items.isEmpty else {
+                throw ProviderError("token_types: a non-empty list of typ values (strings; null for a token without typ)")
+            }
+            provider.tokenTypes = []
+            for item in items {
+                switch item {
+                case .null: provider.tokenTypes.append(nil)
+                case .string(let type) where !type.isEmpty: provider.tokenTypes.append(type)
+                default: throw ProviderError("token_types: each a non-empty string, or null for a token without typ")
+                }
+            }
+        }
+        switch object["id_tokens"] {
+        case nil: break
+        case .bool(let accept)?: provider.idTokens = accept
+        default: throw ProviderError("id_tokens: true or false")
+        }
         guard provider.jwksURL != nil || provider.jwksFile != nil || provider.jwks != nil || provider.secret != nil else {
             throw ProviderError("jwks_url: a provider needs keys: jwks_url, jwks_file, jwks or secret")
         }
@@ -142,6 +167,8 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
             if let secret = provider.secret { members.append(("secret", .string(secret))) }
             members.append(("user_claim", .string(provider.userClaim)))
             members.append(("algorithms", .array(provider.algorithms.map { .string($0) })))
+            members.append(("token_types", .array(provider.tokenTypes.map { $0.map { .string($0) } ?? .null })))
+            members.append(("id_tokens", .bool(provider.idTokens)))
             return .object(members)
         }
         return String(decoding: JSONValue.array(entries).bytes, as: UTF8.self)

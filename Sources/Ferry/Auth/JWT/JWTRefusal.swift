@@ -7,7 +7,8 @@ package enum JWTRefusal: Error, Equatable, Sendable {
     /// Longer than ``CompactJWT/maxBytes``.
     case tooLarge
     /// Not three base64url parts, a header or payload that is not a JSON
-    /// object, a `crit` header, or a claim holding U+0000.
+    /// object, a `crit` header, a member name twice in one object, or a claim
+    /// holding U+0000.
     case malformed(String)
     /// `alg` is `none`, not one Ferry verifies, or not the one pinned to the key.
     case algorithm(String)
@@ -25,6 +26,9 @@ package enum JWTRefusal: Error, Equatable, Sendable {
     case notYetValid
     /// `aud` names none of the provider's audiences.
     case wrongAudience
+    /// Not an access token: a `typ` outside the provider's `token_types`, a
+    /// logout token, or an ID token where they are not accepted (``JWTTypeCheck``).
+    case wrongType(String)
 
     /// The contract's code.
     var code: ProblemCode {
@@ -39,6 +43,7 @@ package enum JWTRefusal: Error, Equatable, Sendable {
         case .expired: .tokenExpired
         case .notYetValid: .tokenNotYetValid
         case .wrongAudience: .tokenWrongAudience
+        case .wrongType: .tokenWrongType
         }
     }
 
@@ -55,6 +60,7 @@ package enum JWTRefusal: Error, Equatable, Sendable {
         case .expired: "the token has expired (exp)"
         case .notYetValid: "the token is not valid yet (nbf or iat is in the future)"
         case .wrongAudience: "the token's audience (aud) is not this server"
+        case .wrongType(let why): "the token is not an access token: \(why)"
         }
     }
 
@@ -75,5 +81,15 @@ extension Problem {
         Problem(503, .jwksUnavailable,
                 "the signing keys of \(issuer) could not be fetched, and the ones held are too old to trust",
                 headers: HTTPHeaders([("Retry-After", String(max(1, seconds)))]))
+    }
+
+    /// 503 `jwks_unavailable` while the provider's keys are being fetched for
+    /// a `kid` Ferry does not hold: the request is answered at once rather
+    /// than holding a worker for the fetch (issue 51); the retry, a second
+    /// later, finds the key if the provider published it.
+    static func keysFetching(issuer: String) -> Problem {
+        Problem(503, .jwksUnavailable,
+                "the signing keys of \(issuer) are being fetched for the token's key id (kid); try again shortly",
+                headers: HTTPHeaders([("Retry-After", "1")]))
     }
 }

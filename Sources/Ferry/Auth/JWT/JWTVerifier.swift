@@ -1,4 +1,6 @@
+import FerryBase
 import FerryHTTP
+import Foundation
 import Logging
 
 /// A JWT that verified: who it names and what it claims.
@@ -11,28 +13,86 @@ package struct VerifiedJWT: Sendable, Equatable {
     package let claims: String
     /// Until when the token is accepted (`exp` plus the leeway), in ms since the Unix epoch.
     package let acceptedUntilMs: Int64
+    /// The key that verified it (``ProviderKeys/identity(of:)``): its cache
+    /// entry ends when a fetch withdraws that key.
+    package var keyIdentity = ""
+    /// Until when the key set that verified it is trusted (its fetch, plus
+    /// the refresh interval and the grace); nil for fixed keys.
+    package var keysTrustedUntil: ContinuousClock.Instant?
 }
 
 /// Verifies the JWTs of the configured providers (`auth.jwt_providers`).
 ///
 /// In order: the token's shape (``CompactJWT``); `alg`, which must be one
 /// Ferry verifies and never `none`; `iss`, which picks the provider; the key
-/// with the token's `kid`, fetched again if it is not held; the algorithm
-/// pinned to that key, which `alg` must equal; the signature (jwt-kit); and
-/// the claims (``JWTClaimsCheck``). A refusal throws ``JWTRefusal``; keys that
+/// with the token's `kid` (when it is not held, a fetch starts in the
+/// background and the request gets 503 at once, ``ProviderKeys``); the
+/// algorithm pinned to that key, which `alg` must equal; the signature
+/// (jwt-kit); that it is an access token (``JWTTypeCheck``); and the claims
+/// (``JWTClaimsCheck``). A refusal throws ``JWTRefusal``; keys that
 /// cannot be had throw a 503 ``Problem``.
 public final class JWTVerifier: Sendable {
-    private let providers: [String: (keys: ProviderKeys, check: JWTClaimsCheck)]
+    private let providers: [String: (keys: ProviderKeys, check: JWTClaimsCheck, type: JWTTypeCheck)]
+    /// Who hears of withdrawn keys (the verified-token cache); set once the gateway exists.
+    private let withdrawalListeners = Locked<[@Sendable ([String]) -> Void]>([])
 
     /// Reads every provider's keys; throws for fixed keys that cannot be read.
+    /// The JWKS URLs are fetched all at once, and start-up waits for them at
+    /// most one fetch timeout (plus a second): a hanging provider delays it by
+    /// that, however many there are, and its fetch finishes in the background.
     public init(providers: [JWTProvider], timing: KeyTiming, leewaySeconds: Int, logger: Logger) throws {
-        var table: [String: (keys: ProviderKeys, check: JWTClaimsCheck)] = [:]
+        var table: [String: (keys: ProviderKeys, check: JWTClaimsCheck, type: JWTTypeCheck)] = [:]
+        let listeners = withdrawalListeners
+        let notify: @Sendable ([String]) -> Void = { withdrawn in
+            for listener in listeners.withLock({ $0 }) { listener(withdrawn) }
+        }
         for provider in providers {
-            let keys = try ProviderKeys(provider: provider, timing: timing, logger: logger)
+            let keys = try ProviderKeys(provider: provider, timing: timing, logger: logger, onWithdrawn: notify)
             let check = JWTClaimsCheck(audiences: provider.audiences, userClaim: provider.userClaim, leewaySeconds: Double(leewaySeconds))
-            table[provider.issuer] = (keys, check)
+            table[provider.issuer] = (keys, check, JWTTypeCheck(tokenTypes: provider.tokenTypes, idTokens: provider.idTokens))
         }
         self.providers = table
+        let fetching = table.values.map(\.keys).filter { $0.provider.jwksURL != nil }
+        let group = DispatchGroup()
+        for keys in fetching {
+            group.enter()
+            let thread = Thread {
+                keys.fetchNow()
+                group.leave()
+            }
+            thread.name = "ferry-jwks-start"
+            thread.start()
+        }
+        let seconds = Double(timing.fetchTimeout.components.seconds) + Double(timing.fetchTimeout.components.attoseconds) / 1e18
+        if group.wait(timeout: .now() + seconds + 1) == .timedOut {
+            logger.warning("JWKS fetches still running at start; serving, their providers' tokens get 503 until they finish")
+        }
+        for keys in fetching { keys.startRefreshing() }
+    }
+
+    /// Calls `listener` with the identities of the keys each fetch withdraws.
+    package func onWithdrawn(_ listener: @escaping @Sendable ([String]) -> Void) {
+        withdrawalListeners.withLock { $0.append(listener) }
+    }
+
+    /// Fetches every provider's JWKS again now, each on a thread of its own
+    /// (SIGHUP: an operator withdrew a key and will not wait for the next
+    /// refresh). With `wait`, returns once they finished or one fetch timeout passed.
+    public func refetchKeys(wait: Bool = false) {
+        let group = DispatchGroup()
+        var timeout = Duration.zero
+        for (keys, _, _) in providers.values where keys.provider.jwksURL != nil {
+            timeout = max(timeout, keys.timing.fetchTimeout)
+            group.enter()
+            let thread = Thread {
+                keys.fetchNow()
+                group.leave()
+            }
+            thread.name = "ferry-jwks-sighup"
+            thread.start()
+        }
+        guard wait else { return }
+        _ = group.wait(timeout: .now() + Double(timeout.components.seconds) + 1)
     }
 
     /// Verifies `token` at `now` (seconds since the Unix epoch).
@@ -48,14 +108,16 @@ public final class JWTVerifier: Sendable {
         case nil: throw JWTRefusal.unknownIssuer
         default: throw JWTRefusal.invalidClaim("iss must be a string")
         }
-        guard let (keys, check) = providers[issuer] else { throw JWTRefusal.unknownIssuer }
+        guard let (keys, check, type) = providers[issuer] else { throw JWTRefusal.unknownIssuer }
         guard keys.provider.algorithms.contains(jwt.algorithm) else {
             throw JWTRefusal.algorithm("the issuer's keys use \(keys.provider.algorithms.joined(separator: ", "))")
         }
         let candidates: [VerifyingKey]
+        let trustedUntil: ContinuousClock.Instant?
         switch keys.lookup(kid: jwt.keyID) {
-        case .keys(let found): candidates = found
+        case .keys(let found, let until): (candidates, trustedUntil) = (found, until)
         case .unknown: throw JWTRefusal.unknownKey
+        case .fetching: throw Problem.keysFetching(issuer: issuer)
         case .unavailable(let seconds): throw Problem.keysUnavailable(issuer: issuer, retryAfter: seconds)
         }
         // The key's pinned algorithm decides; alg only has to agree with it.
@@ -63,19 +125,26 @@ public final class JWTVerifier: Sendable {
         guard !pinned.isEmpty else {
             throw JWTRefusal.algorithm("the key is pinned to \(Set(candidates.map(\.algorithm)).sorted().joined(separator: ", "))")
         }
-        guard pinned.contains(where: { $0.verifies(jwt.signature, signs: jwt.signingInput) }) else {
+        guard let key = pinned.first(where: { $0.verifies(jwt.signature, signs: jwt.signingInput) }) else {
             throw JWTRefusal.badSignature
         }
+        try type.check(type: jwt.type, claims: jwt.claims)
         let passed = try check.check(jwt.claims, now: now)
         let claims = String(decoding: JSONConfigValue.object(jwt.claims).jsonValue.bytes, as: UTF8.self)
-        return VerifiedJWT(issuer: issuer, subject: passed.subject, claims: claims, acceptedUntilMs: passed.acceptedUntilMs)
+        var verified = VerifiedJWT(issuer: issuer, subject: passed.subject, claims: claims, acceptedUntilMs: passed.acceptedUntilMs)
+        verified.keyIdentity = keys.identity(of: key.identity)
+        verified.keysTrustedUntil = trustedUntil
+        return verified
     }
 
     /// How many times `issuer`'s key set was fetched (for tests).
     func fetches(issuer: String) -> Int { providers[issuer]?.keys.fetches ?? 0 }
 
+    /// How many of `issuer`'s fetches have finished (for tests).
+    func finishedFetches(issuer: String) -> Int { providers[issuer]?.keys.finishedFetches ?? 0 }
+
     /// Ends the background key refreshes.
     public func stop() {
-        for (keys, _) in providers.values { keys.stop() }
+        for (keys, _, _) in providers.values { keys.stop() }
     }
 }

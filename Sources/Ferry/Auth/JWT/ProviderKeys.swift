@@ -25,15 +25,26 @@ public struct KeyTiming: Sendable, Equatable {
 
 /// One provider's keys: the fixed ones (a JWKS file or inline, an HS256
 /// secret) and the ones fetched from its JWKS URL, at start, every
-/// ``KeyTiming/refresh`` in the background, and when a token names a `kid`
-/// not held. Concurrent requests for an unknown `kid` share one fetch, and
-/// fetches on demand happen at most once per ``KeyTiming/minRefetch``: a
-/// rotation costs one fetch, and a flood of made-up `kid`s costs no more.
+/// ``KeyTiming/refresh`` in the background, on an operator's demand
+/// (SIGHUP), and when a token names a `kid` not held.
+///
+/// No request ever waits for a fetch (issue 51): a fetch runs on a thread of
+/// its own, one at a time per provider, and a token whose `kid` is not held
+/// while a fetch runs, or that starts one, is answered at once with 503
+/// `jwks_unavailable` and `Retry-After: 1`. A fetch on demand starts at most
+/// once per ``KeyTiming/minRefetch``: a rotation costs one fetch, and a flood
+/// of made-up `kid`s costs no more, and holds no worker while the provider hangs.
+///
+/// A fetch that no longer lists a key withdraws it: the key stops verifying
+/// at once, and ``onWithdrawn`` tells the verified-token cache to drop what
+/// it verified.
 final class ProviderKeys: Sendable {
     let provider: JWTProvider
     let timing: KeyTiming
     private let logger: Logger
     private let state: Locked<State>
+    /// Called with the ``VerifyingKey/identity`` of each key a fetch withdrew (issuer-qualified).
+    private let onWithdrawn: @Sendable ([String]) -> Void
 
     private struct State {
         var fixed: [VerifyingKey]
@@ -42,31 +53,37 @@ final class ProviderKeys: Sendable {
         var fetchedAt: ContinuousClock.Instant?
         /// When a fetch for an unknown `kid` last started (the rate limit's clock).
         var lastOnDemand: ContinuousClock.Instant?
-        /// Whether the last fetch succeeded.
-        var lastSucceeded = false
         var fetching = false
         var stopped = false
         /// Fetches made, successful or not (for tests and the log).
         var fetches = 0
+        /// Fetches finished, successful or not (for tests).
+        var finished = 0
     }
 
     /// What a lookup found.
     enum Lookup {
-        /// The keys with the `kid` (every key, for a token without one).
-        case keys([VerifyingKey])
+        /// The keys with the `kid` (every key, for a token without one), and
+        /// until when they are trusted (nil: fixed keys, for good).
+        case keys([VerifyingKey], trustedUntil: ContinuousClock.Instant?)
         /// No such key, and the key set is current.
         case unknown
+        /// A fetch runs (or was just started for this token): ask again shortly.
+        case fetching
         /// The key set cannot be fetched and what is held is past its grace.
         case unavailable(retryAfterSeconds: Int)
     }
 
-    /// Reads the fixed keys (throwing for an unreadable file or set), then
-    /// fetches the URL's once; a failed fetch is logged, not thrown, so that
-    /// Ferry serves while the provider is down (its tokens get 503 until a fetch succeeds).
-    init(provider: JWTProvider, timing: KeyTiming, logger: Logger) throws(KeyImportError) {
+    /// Reads the fixed keys, throwing for an unreadable file or set. The URL's
+    /// keys are not fetched here: ``JWTVerifier`` fetches every provider's at
+    /// once (``fetchNow()``), and a failed fetch is logged, not thrown, so that
+    /// Ferry serves while a provider is down (its tokens get 503 until a fetch succeeds).
+    init(provider: JWTProvider, timing: KeyTiming, logger: Logger,
+         onWithdrawn: @escaping @Sendable ([String]) -> Void = { _ in }) throws(KeyImportError) {
         self.provider = provider
         self.timing = timing
         self.logger = logger
+        self.onWithdrawn = onWithdrawn
         var fixed: [VerifyingKey] = []
         var sources: [(String, String)] = []
         if let file = provider.jwksFile {
@@ -93,89 +110,96 @@ final class ProviderKeys: Sendable {
             }
         }
         state = Locked(State(fixed: fixed))
-        if provider.jwksURL != nil {
-            _ = fetch(force: true)
-            let thread = Thread { [self] in refreshLoop() }
-            thread.name = "ferry-jwks"
-            thread.start()
-        }
     }
 
-    /// The keys with `kid` (all keys when nil), fetching the key set again when
-    /// none has it and the rate limit allows.
+    /// Starts the background refresh (after the first fetch, by ``JWTVerifier``).
+    func startRefreshing() {
+        guard provider.jwksURL != nil else { return }
+        let thread = Thread { [self] in refreshLoop() }
+        thread.name = "ferry-jwks"
+        thread.start()
+    }
+
+    /// The keys with `kid` (all keys when nil). Never waits: when none has it,
+    /// a fetch is started on its own thread (unless one runs, or the rate
+    /// limit holds) and the answer is ``Lookup/fetching``.
     func lookup(kid: String?, now: ContinuousClock.Instant = .now) -> Lookup {
-        let (found, current) = held(kid: kid, now: now)
-        if !found.isEmpty { return .keys(found) }
-        guard provider.jwksURL != nil else { return .unknown }
-        switch fetch(force: false) {
-        case .fetched:
-            let (again, _) = held(kid: kid, now: .now)
-            return again.isEmpty ? .unknown : .keys(again)
-        case .failed:
-            return .unavailable(retryAfterSeconds: retryAfter)
-        case .rateLimited:
-            return current ? .unknown : .unavailable(retryAfterSeconds: retryAfter)
+        enum Next { case found([VerifyingKey], ContinuousClock.Instant?), unknown, fetching, start, unavailable }
+        let next: Next = state.withLock { state in
+            let trustedUntil = state.fetchedAt.map { $0 + timing.refresh + timing.grace }
+            let current = trustedUntil.map { now < $0 } ?? false
+            let fetched = current ? state.fetched.filter { kid == nil || $0.keyID == kid } : []
+            let fixed = state.fixed.filter { kid == nil || $0.keyID == kid }
+            if !fetched.isEmpty { return .found(fixed + fetched, trustedUntil) }
+            if !fixed.isEmpty { return .found(fixed, nil) }
+            guard provider.jwksURL != nil else { return .unknown }
+            if state.fetching { return .fetching }
+            if state.stopped { return current ? .unknown : .unavailable }
+            if let last = state.lastOnDemand, now < last + timing.minRefetch { return current ? .unknown : .unavailable }
+            state.lastOnDemand = now
+            state.fetching = true
+            state.fetches += 1
+            return .start
         }
-    }
-
-    /// The held keys with `kid`, and whether the fetched set is within its grace.
-    private func held(kid: String?, now: ContinuousClock.Instant) -> ([VerifyingKey], Bool) {
-        state.withLock { state in
-            let current = state.fetchedAt.map { now < $0 + timing.refresh + timing.grace } ?? false
-            let keys = current ? state.fixed + state.fetched : state.fixed
-            return (kid == nil ? keys : keys.filter { $0.keyID == kid }, current || provider.jwksURL == nil)
+        switch next {
+        case .found(let keys, let until): return .keys(keys, trustedUntil: until)
+        case .unknown: return .unknown
+        case .fetching: return .fetching
+        case .unavailable: return .unavailable(retryAfterSeconds: retryAfter)
+        case .start:
+            let thread = Thread { [self] in download() }
+            thread.name = "ferry-jwks-kid"
+            thread.start()
+            return .fetching
         }
     }
 
     private var retryAfter: Int { max(1, Int(timing.minRefetch.components.seconds)) }
 
-    private enum FetchOutcome { case fetched, failed, rateLimited }
-
-    /// Fetches the key set unless one fetch is under way (then waits for it) or,
-    /// unless `force`, one started within ``KeyTiming/minRefetch``.
-    private func fetch(force: Bool) -> FetchOutcome {
-        enum Turn { case mine, waited(Bool), limited }
-        let deadline = LockDeadline(after: timing.fetchTimeout + .seconds(2))
-        var sawFetch = false
-        let turn: Turn = state.withLockWaiting(until: deadline) { state, wake in
-            if state.fetching {
-                sawFetch = true
-                return wake == .timedOut ? .waited(false) : nil
-            }
-            if sawFetch { return .waited(state.lastSucceeded) }
-            if !force, let last = state.lastOnDemand, ContinuousClock.now < last + timing.minRefetch { return .limited }
+    /// Fetches the key set on the calling thread, unless a fetch runs already
+    /// (then returns at once): at start, from the refresh loop, and on SIGHUP.
+    /// Whether this call fetched.
+    @discardableResult
+    func fetchNow() -> Bool {
+        guard provider.jwksURL != nil else { return false }
+        let mine: Bool = state.withLock { state in
+            guard !state.fetching, !state.stopped else { return false }
             state.fetching = true
-            if !force { state.lastOnDemand = .now }
             state.fetches += 1
-            return .mine
+            return true
         }
-        switch turn {
-        case .limited: return .rateLimited
-        case .waited(let succeeded): return succeeded ? .fetched : .failed
-        case .mine: break
-        }
+        if mine { download() }
+        return mine
+    }
+
+    /// Fetches, keeps and logs the key set; called by whoever set `fetching`.
+    private func download() {
         let result = Self.download(provider, timeout: timing.fetchTimeout)
-        state.withLock { state in
+        let withdrawn: [String] = state.withLock { state in
             state.fetching = false
-            switch result {
-            case .success(let keys):
-                state.fetched = keys
-                state.fetchedAt = .now
-                state.lastSucceeded = true
-            case .failure:
-                state.lastSucceeded = false
-            }
+            state.finished += 1
+            guard case .success(let keys) = result else { return [] }
+            let kept = Set(keys.map(\.identity))
+            let gone = state.fetched.map(\.identity).filter { !kept.contains($0) }
+            state.fetched = keys
+            state.fetchedAt = .now
+            return gone
         }
-        state.broadcast()
         switch result {
         case .success(let keys):
             logger.info("JWKS fetched", metadata: ["issuer": "\(provider.issuer)", "keys": "\(keys.count)"])
-            return .fetched
         case .failure(let error):
             logger.warning("JWKS fetch failed; keeping the keys held", metadata: ["issuer": "\(provider.issuer)", "reason": "\(error.reason)"])
-            return .failed
+        }
+        if !withdrawn.isEmpty {
+            logger.notice("JWT keys withdrawn; tokens verified with them are verified again", metadata: [
+                "issuer": "\(provider.issuer)", "keys": "\(withdrawn.map { $0.split(separator: " ").first.map(String.init) ?? "" })"])
+            onWithdrawn(withdrawn.map { identity(of: $0) })
         }
     }
+
+    /// A key's identity qualified by the provider's issuer, as ``VerifiedJWT`` carries it.
+    func identity(of key: String) -> String { provider.issuer + "\u{0}" + key }
 
     /// The URL's key set, read.
     private static func download(_ provider: JWTProvider, timeout: Duration) -> Result<[VerifyingKey], KeyImportError> {
@@ -202,7 +226,7 @@ final class ProviderKeys: Sendable {
                 return wake == .timedOut ? false : nil
             }
             if stop { return }
-            _ = fetch(force: true)
+            fetchNow()
         }
     }
 
@@ -212,6 +236,7 @@ final class ProviderKeys: Sendable {
         state.broadcast()
     }
 
-    /// How many fetches were made.
+    /// How many fetches were started, and how many have finished.
     var fetches: Int { state.withLock { $0.fetches } }
+    var finishedFetches: Int { state.withLock { $0.finished } }
 }

@@ -14,6 +14,11 @@ struct VerifyingKey: Sendable {
     let algorithm: String
     /// jwt-kit's verifier for that key and algorithm.
     let verifier: any JWTAlgorithm
+    /// What tells this key from another with the same `kid`: the kid, the
+    /// algorithm and a SHA-256 of the JWK as read. A key set that no longer
+    /// holds it withdrew the key (``ProviderKeys``), also when the `kid` is
+    /// reused for new key material.
+    var identity = ""
 
     /// Whether `signature` signs `input`; a malformed signature is simply false.
     func verifies(_ signature: [UInt8], signs input: [UInt8]) -> Bool {
@@ -52,7 +57,7 @@ enum KeyImport {
             try await JWTKeyCollection().add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256, kid: "secret")
                 .getKey(for: "secret")
         }
-        return VerifyingKey(keyID: nil, algorithm: "HS256", verifier: verifier)
+        return VerifyingKey(keyID: nil, algorithm: "HS256", verifier: verifier, identity: "secret")
     }
 
     /// One JWK as a key, nil (with no complaint) for a key meant for encryption.
@@ -99,7 +104,8 @@ enum KeyImport {
                 }
             }
             guard verifier.name == algorithm else { throw KeyImportError("jwt-kit made a \(verifier.name) key for alg \(algorithm)") }
-            return VerifyingKey(keyID: keyID, algorithm: algorithm, verifier: verifier)
+            let digest = SHA256.hash(data: entry.jsonValue.bytes).map { String(format: "%02x", $0) }.joined()
+            return VerifyingKey(keyID: keyID, algorithm: algorithm, verifier: verifier, identity: "\(kid) \(algorithm) \(digest)")
         } catch let error as KeyImportError {
             throw error
         } catch {
