@@ -61,6 +61,9 @@ import Testing
         try browser.chromium.click("#rows tr[data-id='\(story.bidiSet)']")
         try browser.chromium.waitFor("document.querySelector('#fields')", "the row")
         #expect(try browser.chromium.text("#fields").contains(shown))
+        // last_modified reads as a time, not milliseconds (issue 48).
+        let modified = try browser.chromium.evaluate("[...document.querySelectorAll('#fields tr')].find((tr) => tr.cells[0].textContent === 'last_modified').cells[1].textContent") as? String ?? ""
+        #expect(modified.range(of: #"^20\d\d-\d\d-\d\d \d\d:\d\d:\d\dZ$"#, options: .regularExpression) != nil, "\(modified)")
         try browser.finish("invisible-characters")
     }
 
