@@ -16,8 +16,11 @@
 #                             that way, bench/README.md)
 #
 # Everything lives under $FERRY_LOCAL_DIR (default: <repo>/.local). PostgreSQL
-# listens on 127.0.0.1 and a unix socket in that directory only; memcached on
-# 127.0.0.1. Running it twice is safe: start skips what already runs.
+# listens on 127.0.0.1:$FERRY_PG_PORT (default 54329) and a unix socket in that
+# directory only; memcached on 127.0.0.1:$FERRY_MC_PORT (default 11299). Set the
+# same variables for every command (start, env, stop) to move them, e.g. when another
+# checkout's services hold the defaults; `ferry init` reads them too. Running it
+# twice is safe: start skips what already runs.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -86,6 +89,18 @@ install() {
   esac
 }
 
+# Something already answers on 127.0.0.1:PORT (another checkout's services, a system
+# PostgreSQL): say which port and which variable moves it, rather than pg_ctl's bare
+# "could not start server".
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+refuse_taken() {
+  local what=$1 port=$2 variable=$3
+  echo "deploy/local.sh: cannot start $what: port $port on 127.0.0.1 is taken by another process" \
+       "(another checkout's deploy/local.sh?). Choose a free one with $variable=<port>," \
+       "the same for every deploy/local.sh command (start, env, stop) and for ferry init." >&2
+  exit 1
+}
+
 pg_running() { [ -f "$PGDATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; }
 mc_running() { [ -f "$LOCAL/mc/memcached.pid" ] && kill -0 "$(cat "$LOCAL/mc/memcached.pid")" 2>/dev/null; }
 
@@ -101,8 +116,13 @@ start() {
     as_pg "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >/dev/null
   fi
   if ! pg_running; then
-    as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$SOCK/postgres.log" -w -o \
-      "-c listen_addresses=127.0.0.1 -p $PG_PORT -c unix_socket_directories=$SOCK -c max_connections=300 -c shared_buffers=256MB -c fsync=${FERRY_PG_FSYNC:-on}" start >/dev/null
+    port_taken "$PG_PORT" && refuse_taken PostgreSQL "$PG_PORT" FERRY_PG_PORT
+    if ! as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$SOCK/postgres.log" -w -o \
+      "-c listen_addresses=127.0.0.1 -p $PG_PORT -c unix_socket_directories=$SOCK -c max_connections=300 -c shared_buffers=256MB -c fsync=${FERRY_PG_FSYNC:-on}" start >/dev/null; then
+      echo "deploy/local.sh: PostgreSQL did not start on port $PG_PORT (FERRY_PG_PORT moves it); the end of $SOCK/postgres.log:" >&2
+      tail -n 5 "$SOCK/postgres.log" >&2 || true
+      exit 1
+    fi
   fi
   psql_su() { as_pg psql -h "$SOCK" -p "$PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
   psql_su <<SQL
@@ -127,10 +147,12 @@ SQL
     psql_su -c "CREATE DATABASE ferry OWNER ferry_owner"
   fi
   if ! mc_running; then
+    port_taken "$MC_PORT" && refuse_taken memcached "$MC_PORT" FERRY_MC_PORT
     local user_flag=()
     [ "$(id -u)" = 0 ] && user_flag=(-u nobody)
     memcached -d -l 127.0.0.1 -p "$MC_PORT" -U 0 -m 256 -c 4096 -P "$LOCAL/mc/memcached.pid" "${user_flag[@]}"
     for _ in $(seq 50); do mc_running && break; sleep 0.1; done
+    mc_running || { echo "deploy/local.sh: memcached did not start on port $MC_PORT (FERRY_MC_PORT moves it)" >&2; exit 1; }
   fi
   status
 }

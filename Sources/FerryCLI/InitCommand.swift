@@ -7,7 +7,12 @@ struct InitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
         abstract: "Create DIR with a configuration, a first migration (an owned table and a child table) and a README.",
-        discussion: "Refuses a DIR that exists and is not empty. Nothing is connected to: run `ferry migrate` next."
+        discussion: """
+            Refuses a DIR that exists and is not empty. Nothing is connected to: run `ferry migrate` next.
+            ferry.json points at the services `deploy/local.sh start` runs in a Ferry checkout, \
+            read from the same variables local.sh reads: FERRY_PG_PORT (default 54329), FERRY_MC_PORT \
+            (11299), FERRY_OWNER_PASSWORD and FERRY_APP_PASSWORD (its development passwords).
+            """
     )
 
     @Argument(help: "The directory to create.")
@@ -24,11 +29,13 @@ struct InitCommand: ParsableCommand {
             }
         }
         let name = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
+        let values = try LocalServices(environment: ProcessInfo.processInfo.environment).placeholders(dir: name)
         for (path, bytes) in Scaffold.files {
             let target = URL(fileURLWithPath: directory).appendingPathComponent(path)
             do {
                 try manager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-                let text = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "{{DIR}}", with: name)
+                var text = String(decoding: bytes, as: UTF8.self)
+                for (placeholder, value) in values { text = text.replacingOccurrences(of: placeholder, with: value) }
                 try Data(text.utf8).write(to: target, options: .withoutOverwriting)
             } catch {
                 throw CLIError("cannot write \(target.path): \(error.localizedDescription)")
@@ -37,7 +44,8 @@ struct InitCommand: ParsableCommand {
         }
         print("""
 
-            Next, with PostgreSQL and memcached running (their URLs are in \(directory)/ferry.json):
+            Next, with PostgreSQL and memcached running (in a Ferry checkout: deploy/local.sh start;
+            their URLs are in \(directory)/ferry.json):
 
               cd \(directory)
               ferry migrate --config ferry.json

@@ -5,27 +5,29 @@
 #
 #   bash Tests/Guide/run.sh
 #
-# Needs FERRY_TEST_OWNER_URL, FERRY_TEST_APP_URL and FERRY_TEST_MEMCACHED (deploy/test.sh
-# exports them) and a built `ferry` (.build/debug/ferry, or FERRY_BIN). The guide's
-# commands reach a scratch database and a free port through the FERRY_* variables
-# that override any configuration key, as a reader's deploy/local.sh env would.
+# Runs the guide the way a reader does: on fresh services that deploy/local.sh starts
+# (what "Before you start" says to run), in a scratch FERRY_LOCAL_DIR, on free ports; then
+# the guide's commands in a clean environment: `env -i` with PATH (where `ferry` is),
+# HOME, and the port variables the guide documents for a machine whose default ports are
+# taken (FERRY_PG_PORT, FERRY_MC_PORT, FERRY_LISTEN_PORT), as this shared machine's are.
+# Nothing else: the database and memcached URLs come from the ferry.json `ferry init`
+# writes, or from what the guide's own commands set. Needs a built `ferry`
+# (.build/debug/ferry, or FERRY_BIN) and `deploy/local.sh install` done.
 # Prints each command as it runs; exits non-zero on the first that fails.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 GUIDE=$ROOT/docs/GUIDE.md
 BIN=${FERRY_BIN:-$ROOT/.build/debug/ferry}
-for var in FERRY_TEST_OWNER_URL FERRY_TEST_APP_URL FERRY_TEST_MEMCACHED; do
-  [ -n "${!var:-}" ] || { echo "guide test: $var is not set (run it through deploy/test.sh)" >&2; exit 2; }
-done
 [ -x "$BIN" ] || { echo "guide test: $BIN is not built (swift build --product ferry)" >&2; exit 2; }
 
 WORK=$(mktemp -d)
-DB=ferry_guide_$(date +%s)_$RANDOM
-url_for() { local url=$1 db=$2; echo "${url%/*}/$db"; }
-admin() { psql -X -q -v ON_ERROR_STOP=1 "$FERRY_TEST_OWNER_URL" -c "$1"; }
+# deploy/local.sh runs PostgreSQL as the postgres user when run as root: it must reach $WORK/local.
+chmod 755 "$WORK"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+PORTS=(FERRY_LOCAL_DIR="$WORK/local" FERRY_PG_PORT="$(free_port)" FERRY_MC_PORT="$(free_port)")
 cleanup() {
-  admin "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" >/dev/null 2>&1 || true
+  env "${PORTS[@]}" bash "$ROOT/deploy/local.sh" stop >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -65,15 +67,12 @@ for i, block in enumerate(blocks, 1):
     print(block)
 PY
 
-admin "CREATE DATABASE \"$DB\""
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+env "${PORTS[@]}" bash "$ROOT/deploy/local.sh" start
 mkdir -p "$WORK/bin" "$WORK/home"
 ln -s "$BIN" "$WORK/bin/ferry"
 cd "$WORK/home"
 start=$(date +%s)
-env PATH="$WORK/bin:$PATH" \
-    FERRY_DATABASE_URL="$(url_for "$FERRY_TEST_APP_URL" "$DB")" \
-    FERRY_DATABASE_MIGRATION_URL="$(url_for "$FERRY_TEST_OWNER_URL" "$DB")" \
-    FERRY_MEMCACHED_SERVERS="$FERRY_TEST_MEMCACHED" FERRY_LISTEN_PORT="$PORT" FERRY_LOGGING_LEVEL=warning \
+env -i PATH="$WORK/bin:$PATH" HOME="$WORK/home" \
+    "${PORTS[@]:1}" FERRY_LISTEN_PORT="$(free_port)" \
     bash "$WORK/guide.sh"
 echo "guide test: $(grep -c '^: guide block' "$WORK/guide.sh") blocks of docs/GUIDE.md ran as written in $(( $(date +%s) - start )) s"

@@ -9,7 +9,8 @@ let package = Package(
     name: "swift-app",
     platforms: [.macOS(.v14), .iOS(.v16)],
     dependencies: [
-        // Elsewhere: .package(url: "https://github.com/<owner>/ferry", from: "1.0.0")
+        // An app elsewhere names its checkout of Ferry the same way (CHANGELOG.md,
+        // "Depending on FerryKit"): Ferry has no package URL yet.
         .package(name: "Ferry", path: "../.."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],

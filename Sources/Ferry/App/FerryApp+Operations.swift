@@ -10,6 +10,8 @@ extension FerryApp {
         registerOperationsRoutes(on: &router)
         metrics.observe(pool: pool)
         var middleware: [any Middleware] = [RequestObserver(metrics: metrics, logger: logger), CompactJSONResponder()]
+        // The console's headers on all it answers, refusals included (docs/CONSOLE.md).
+        if configuration.console.enabled { middleware.append(ConsoleHeadersResponder(logger: logger)) }
         // With no origin allowed, CORS only passes requests on: leave it out of every request's path.
         let cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
         if !cors.isDisabled { middleware.append(CORSResponder(policy: cors)) }

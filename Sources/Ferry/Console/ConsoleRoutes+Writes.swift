@@ -17,7 +17,7 @@ extension ConsoleRoutes {
         let userID = try Self.userID(context)
         let tokenID = (context.parameters["token"] ?? "").lowercased()
         let hash = try Self.tokenHash(request)
-        _ = try console.run(hash, admin: true, [])
+        try requireAdmin(hash, action: "revoke_token", target: [("user_id", .string(userID)), ("token_id", .string(tokenID))], context)
         _ = try Self.confirmed(request)
         guard tokenID.utf8.count == 16, tokenID.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
             throw Problem.notFound("no such token")
@@ -48,7 +48,7 @@ extension ConsoleRoutes {
     func purge(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         try Self.onlyQuery(request, [])
         let hash = try Self.tokenHash(request)
-        _ = try console.run(hash, admin: true, [])
+        try requireAdmin(hash, action: "purge", target: [], context)
         let body = try Self.confirmed(request, allowed: ["retention_days"])
         let days = body.retentionDays ?? configuration.tombstones.retentionDays
         guard (0...36_500).contains(days) else {
@@ -78,5 +78,20 @@ extension ConsoleRoutes {
         return Self.json(.object([
             ("retention_days", .int(days)), ("tombstones", .int(tombstones)), ("access_log_entries", .int(entries)),
         ]))
+    }
+
+    /// Checks that the console token's operator is an admin. A viewer's refused
+    /// write is audited (its status 403) before the 403 goes out: an operator
+    /// trying what their role forbids is what an audit log is for.
+    func requireAdmin(_ hash: String, action: String, target: [(String, JSONValue)], _ context: RequestContext) throws {
+        do {
+            _ = try console.run(hash, admin: true, [])
+        } catch let problem as Problem where problem.status == 403 {
+            let (session, _) = try console.run(hash, [
+                ConsoleDatabase.audit(hash, action: action, target: target, status: 403, requestID: context.requestID),
+            ])
+            Self.trace(session, context)
+            throw problem
+        }
     }
 }

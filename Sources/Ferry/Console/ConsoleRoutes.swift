@@ -79,11 +79,14 @@ struct ConsoleRoutes: Sendable {
     }
 
     /// Every API answer: never cached (it is an operator's view of live data),
-    /// and under the same strict policy as the pages.
+    /// and under the same strict policy as the pages. ``ConsoleHeadersResponder``
+    /// does the same for every answer under `/console`, thrown problems and the
+    /// router's refusals included; this covers a handler's answer where the
+    /// routes are mounted without the middleware (the route tests' router).
     static func secured(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
         response.headers.replace("Cache-Control", "no-store")
-        for (name, value) in ConsoleSecurityHeaders.all { response.headers.add(name, value) }
+        for (name, value) in ConsoleSecurityHeaders.all { response.headers.replace(name, value) }
         return response
     }
 

@@ -7,14 +7,14 @@
 /// with no policy allowed, so that no string ever reaches an HTML sink such as
 /// `innerHTML`: the pages build every node with `textContent`, and a database
 /// value can only ever be text.
-enum ConsoleSecurityHeaders {
-    static let contentSecurityPolicy = [
+public enum ConsoleSecurityHeaders {
+    public static let contentSecurityPolicy = [
         "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'",
         "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
         "require-trusted-types-for 'script'", "trusted-types 'none'",
     ].joined(separator: "; ")
 
-    static let all: [(String, String)] = [
+    public static let all: [(String, String)] = [
         ("Content-Security-Policy", contentSecurityPolicy), ("X-Frame-Options", "DENY"),
         ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
         ("Cross-Origin-Opener-Policy", "same-origin"), ("Cross-Origin-Resource-Policy", "same-origin"),

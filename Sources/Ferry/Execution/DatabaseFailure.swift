@@ -92,7 +92,7 @@ enum WriteFailure {
     /// entry's `current` and `conflicting_fields` to the top level; a bulk
     /// write answers the first failing item's status and lists them all.
     static func problem(_ errors: [[String: Any]], single: Bool, resource: Resource? = nil) -> Problem {
-        let errors = errors.map { ValidationReason.clean($0, resource: resource) }
+        let errors = combined(errors).map { ValidationReason.clean($0, resource: resource) }
         let first = errors[0]
         let status = first["status"] as? Int ?? 422
         // The SQL of writes names its codes as text; ProblemCodeTests holds every one it can
@@ -114,6 +114,34 @@ enum WriteFailure {
         let failing = Set(errors.compactMap { $0["index"] as? Int }).count
         let detail = single ? describe(code) : "\(failing) item(s) failed; nothing was written"
         return Problem(status, code, detail, extra: extra)
+    }
+
+    /// The reasons a constraint over several columns gives: the combination is
+    /// what violates it, never one of its columns.
+    static let combinationReasons: Set<String> = ["unique_violation", "exclusion_violation"]
+
+    /// `errors` with the entries one item got for one multi-column constraint
+    /// (one per column, from `ferry.item_errors` or ``itemErrors``) made one entry
+    /// naming the columns together, in `fields`, with `field` null: a duplicate
+    /// `(list_id, user_id)` is one error about the pair, not two about fields that
+    /// are each fine on their own (issue 48).
+    static func combined(_ errors: [[String: Any]]) -> [[String: Any]] {
+        var result: [[String: Any]] = []
+        for entry in errors {
+            if let reason = entry["reason"] as? String, combinationReasons.contains(reason), let field = entry["field"] as? String,
+               var last = result.last, last["reason"] as? String == reason,
+               last["index"] as? Int == entry["index"] as? Int {
+                var fields = last["fields"] as? [String] ?? [last["field"] as? String].compactMap { $0 }
+                guard !fields.isEmpty else { result.append(entry); continue }
+                fields.append(field)
+                last["fields"] = fields
+                last["field"] = NSNull()
+                result[result.count - 1] = last
+            } else {
+                result.append(entry)
+            }
+        }
+        return result
     }
 
     private static func describe(_ code: ProblemCode) -> String {
@@ -186,6 +214,11 @@ enum ValidationReason {
         guard let reason = entry["reason"] as? String else { return entry }
         var entry = entry
         entry["detail"] = detail(reason: reason, field: entry["field"] as? String)
+        if let fields = entry["fields"] as? [String], fields.count > 1 {
+            let named = fields.dropLast().joined(separator: ", ") + " and " + fields[fields.count - 1]
+            entry["detail"] = reason == "unique_violation"
+                ? "another row already has this \(named) together" : "this \(named) together conflicts with another row"
+        }
         if let resource, reason == "not_allowed" {
             let names = resource.writePolicies
             entry["detail"] = "Row Level Security refused this row: "

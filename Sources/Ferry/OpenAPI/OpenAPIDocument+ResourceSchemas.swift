@@ -20,7 +20,8 @@ extension OpenAPIDocument {
             // The resource as GET /v1 lists it, for code generators (`ferry generate swift`).
             ("x-ferry-resource", CatalogRoutes.entry(resource)),
         ])
-        let writable = resource.columns.filter(\.writable)
+        // `id` is writable on create, but its member is written out below, per body.
+        let writable = resource.columns.filter { $0.writable && $0.name != "id" }
         let idType = Self.typeSchema(resource.column("id")?.type ?? "")
         let revision = Self.milliseconds
         // The write bodies list every member the server takes: another is 422 `unknown_field`.

@@ -35,7 +35,7 @@ struct CatalogRoutes: Sendable {
                 .object([
                     ("name", .string(column.name)), ("type", .string(column.type)),
                     ("nullable", .bool(column.nullable)), ("writable", .bool(column.writable)),
-                    ("updatable", .bool(column.writable && column.updatable)),
+                    ("updatable", .bool(column.changeable)),
                     ("has_default", .bool(column.hasDefault)),
                     ("references", column.references.map { .string($0) } ?? .null),
                     ("comment", column.comment.map { .string($0) } ?? .null),

@@ -156,8 +156,15 @@ public struct Column: Sendable, Equatable, Codable {
     /// The sync columns the database maintains; clients never set them.
     public static let syncColumns: Set<String> = ["id", "revision", "last_modified", "is_deleted"]
 
-    /// Whether a client may write this column in a create or update body.
-    public var writable: Bool { !Column.syncColumns.contains(name) && (insertable || updatable) }
+    /// Whether a client may write this column in a create or update body. `id`
+    /// is, on create, when the serve role may insert it: an app working offline
+    /// picks its rows' ids (issue 48: GET /v1 called it not writable).
+    public var writable: Bool {
+        name == "id" ? insertable : !Column.syncColumns.contains(name) && (insertable || updatable)
+    }
+
+    /// Whether an update may change it: never `id`, whatever the grants.
+    public var changeable: Bool { writable && updatable && name != "id" }
 
     enum CodingKeys: String, CodingKey {
         case name, type, nullable, hasDefault = "has_default", insertable, updatable, references

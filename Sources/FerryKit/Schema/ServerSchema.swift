@@ -52,7 +52,9 @@ public struct ServerSchema: Sendable, Equatable, Codable {
         public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
 
         /// Columns a client may send in a write body.
-        public var writableColumns: [String] { columns.filter(\.writable).map(\.name) }
+        /// The columns an update may carry: `id`, which GET /v1 calls writable on
+        /// create (the client picks it), is the row's key, never a field of its body.
+        public var writableColumns: [String] { columns.filter { $0.writable && $0.name != "id" }.map(\.name) }
 
         /// Resources this one references (its parents).
         public var parents: Set<String> { Set(columns.compactMap(\.references)) }

@@ -107,6 +107,14 @@ public actor SyncEngine {
         self.init(store: store, transport: transport, tokens: FixedToken(token))
     }
 
+    /// The form of 0.1.0 before `tokens:`, kept so that an app written against it
+    /// still compiles (CHANGELOG.md: a changed public API keeps its old form,
+    /// deprecated, for at least one release).
+    @available(*, deprecated, message: "pass tokens: FixedToken(token) (or a TokenProvider that renews) with maxBulk:")
+    public init(store: FerryStore, transport: any Transport, token: String, maxBulk: Int) {
+        self.init(store: store, transport: transport, tokens: FixedToken(token), maxBulk: maxBulk)
+    }
+
     // An app's `for await` over ``events`` or ``status`` ends when its engine
     // goes (sign-out, a new account): an AsyncStream whose continuation is
     // dropped without `finish()` keeps its reader waiting forever, and with it

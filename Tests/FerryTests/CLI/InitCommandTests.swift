@@ -34,4 +34,32 @@ import Testing
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         #expect(check.stdout == "0 errors, 0 warnings in 2 synced tables\n")
     }
+
+    /// The configuration it writes reaches deploy/local.sh's services as the guide starts
+    /// them: their default ports, or the ones FERRY_PG_PORT / FERRY_MC_PORT moved them to
+    /// (issue 48: it pointed at 5432 with no password, and the guide's migrate failed).
+    @Test func theConfigurationPointsAtTheServicesDeployLocalStarts() throws {
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-init-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let plain = try FerryProcess.run(["init", parent.appendingPathComponent("plain").path])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        let defaults = try String(contentsOfFile: parent.appendingPathComponent("plain/ferry.json").path, encoding: .utf8)
+        #expect(defaults.contains(#""url": "postgresql://ferry_app:ferry_app@127.0.0.1:54329/ferry""#), "\(defaults)")
+        #expect(defaults.contains(#""migration_url": "postgresql://ferry_owner:ferry_owner@127.0.0.1:54329/ferry""#))
+        #expect(defaults.contains(#""servers": ["127.0.0.1:11299"]"#))
+
+        let moved = try FerryProcess.run(["init", parent.appendingPathComponent("moved").path],
+                                         environment: ["FERRY_PG_PORT": "54399", "FERRY_MC_PORT": "11399",
+                                                       "FERRY_APP_PASSWORD": "s3cret/\"x"])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        let text = try String(contentsOfFile: parent.appendingPathComponent("moved/ferry.json").path, encoding: .utf8)
+        #expect(text.contains(#""url": "postgresql://ferry_app:s3cret%2F%22x@127.0.0.1:54399/ferry""#), "\(text)")
+        #expect(text.contains(#""servers": ["127.0.0.1:11399"]"#))
+        #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil, "still JSON: \(text)")
+
+        let bad = try FerryProcess.run(["init", parent.appendingPathComponent("bad").path], environment: ["FERRY_PG_PORT": "5432x"])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains(#"FERRY_PG_PORT is "5432x", not a port"#), "\(bad.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: parent.appendingPathComponent("bad").path))
+    }
 }

@@ -101,6 +101,12 @@ import Testing
         #expect(try fixture.console("POST", revoke, json: ["confirm": true]).status == 404)
         let tokens = try fixture.console("GET", "/users/\(user.id)").object["tokens"] as? [[String: Any]] ?? []
         #expect(tokens.first?["revoked"] as? Bool == true)
+        // The viewer's two refused writes are in the audit log, with what they tried and their 403 (issue 48).
+        let entries = try fixture.console("GET", "/audit").object["entries"] as? [[String: Any]] ?? []
+        let refused = entries.filter { $0["operator"] as? String == "vic" && $0["status"] as? Int == 403 }
+        #expect(Set(refused.compactMap { $0["action"] as? String }) == ["purge", "revoke_token"], "\(entries)")
+        let target = refused.first { $0["action"] as? String == "revoke_token" }?["target"] as? [String: Any]
+        #expect(target?["user_id"] as? String == user.id && target?["token_id"] as? String == tokenID)
     }
 
     @Test func everyActionIsAuditedWithWhoDidIt() throws {

@@ -138,7 +138,13 @@ extension Resources {
             let duplicate = try me.call("POST", "/v1/folder_sets", json: link)
             #expect(duplicate.status == 422)
             #expect(duplicate.errors.first?["reason"] as? String == "unique_violation")
-            #expect(Set(duplicate.errors.compactMap { $0["field"] as? String }) == ["folder_id", "set_id"])
+            // One error about the pair, not one per column (issue 48).
+            #expect(duplicate.errors.count == 1, "\(duplicate.text)")
+            #expect(duplicate.errors.first?["field"] is NSNull)
+            #expect(Set(duplicate.errors.first?["fields"] as? [String] ?? []) == ["folder_id", "set_id"])
+            let bulk = try me.call("POST", "/v1/folder_sets", json: [link])
+            #expect(bulk.status == 422 && bulk.errors.count == 1, "\(bulk.text)")
+            #expect(Set(bulk.errors.first?["fields"] as? [String] ?? []) == ["folder_id", "set_id"])
 
             let dangling = try me.call("POST", "/v1/terms", json: ["set_id": UUID().uuidString])
             #expect(dangling.status == 422)

@@ -47,6 +47,15 @@ extension Todo {
             #expect(batch.status == 200, "\(batch.text)")
             #expect(try alice.call("GET", "/v1/todos?list_id=\(newList)").object["data"] as? [Any] != nil)
 
+            // A member added twice: one error naming the pair (issue 48).
+            let bob = try TodoFixture.user("bob")
+            _ = try alice.share(list.id, with: bob)
+            let twice = try alice.call("POST", "/v1/list_members", json: ["list_id": list.id, "user_id": bob.userID])
+            #expect(twice.status == 422 && twice.errors.count == 1, "\(twice.text)")
+            #expect(twice.errors.first?["reason"] as? String == "unique_violation" && twice.errors.first?["field"] is NSNull)
+            #expect(twice.errors.first?["fields"] as? [String] == ["list_id", "user_id"])
+            #expect(twice.errors.first?["detail"] as? String == "another row already has this list_id and user_id together")
+
             // A note is private, and bulk-created with the others.
             let note = try alice.create("notes", ["body": "buy the good bread"])
             #expect(note["owner_id"] as? String == alice.userID)

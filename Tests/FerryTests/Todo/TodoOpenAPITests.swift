@@ -35,5 +35,28 @@ extension Todo {
             #expect(verdict?["row"] == [true, false], "a live row is a row, not a tombstone: \(result.output)")
             #expect(verdict?["tombstone"] == [false, true], "a tombstone is a tombstone, not a row: \(result.output)")
         }
+
+        /// A client picks its rows' ids (an app working offline must): GET /v1 calls
+        /// `id` writable, never updatable, and the OpenAPI document does not call it
+        /// read-only (issue 48: both said a client may not send it).
+        @Test func clientsMaySendIDs() throws {
+            let server = try TodoFixture.server()
+            let alice = try TodoFixture.user("alice")
+            let resources = try alice.call("GET", "/v1").object["resources"] as? [[String: Any]] ?? []
+            #expect(resources.count == 4)
+            for resource in resources {
+                let columns = resource["columns"] as? [[String: Any]] ?? []
+                let id = try #require(columns.first { $0["name"] as? String == "id" })
+                #expect(id["writable"] as? Bool == true && id["updatable"] as? Bool == false, "\(resource["name"] ?? ""): \(id)")
+                let revision = try #require(columns.first { $0["name"] as? String == "revision" })
+                #expect(revision["writable"] as? Bool == false)
+            }
+            let document = try server.client().request("GET", "/openapi.json").object
+            let schemas = (document["components"] as? [String: Any])?["schemas"] as? [String: Any] ?? [:]
+            let lists = (schemas["lists"] as? [String: Any])?["properties"] as? [String: Any] ?? [:]
+            let id = try #require(lists["id"] as? [String: Any])
+            #expect(id["readOnly"] == nil, "\(id)")
+            #expect((lists["revision"] as? [String: Any])?["readOnly"] as? Bool == true)
+        }
     }
 }

@@ -41,7 +41,7 @@ CREATE TABLE app.todos (
 );
 SELECT ferry.sync_child('app.todos', parent => 'list_id', read_only => ARRAY['created_at']);
 
--- A note is its author's alone, whoever else shares the list it is about.
+-- A note is its author's alone: it belongs to no list, and no member of any list reads it.
 CREATE TABLE app.notes (
     id       uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     owner_id uuid NOT NULL REFERENCES ferry.users,

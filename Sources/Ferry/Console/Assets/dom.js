@@ -12,19 +12,53 @@ export function h(tag, props, ...children) {
     else if (key === 'dataset') Object.assign(el.dataset, value);
     else if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
     else if (key === 'value') el.value = value;
-    else el.setAttribute(key, value === true ? '' : String(value));
+    else el.setAttribute(key, value === true ? '' : named(String(value)));
   }
   append(el, children);
   return el;
 }
 
-/** Appends children: nodes as they are, anything else as a text node. */
+/** Appends children: nodes as they are, anything else as text (with its invisible characters shown). */
 export function append(el, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    el.append(child instanceof Node ? child : visible(String(child)));
   }
   return el;
+}
+
+// Characters that change how text reads without showing themselves: bidirectional
+// controls (`invoice_\u202Efdp.exe` displays as "invoice_exe.pdf"), zero-width and
+// other invisible format characters, and control characters other than tab and newline.
+const INVISIBLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{E0000}-\u{E007F}]/u;
+const INVISIBLE_ALL = new RegExp(INVISIBLE.source, 'gu');
+
+function codePoint(char) { return 'U+' + char.codePointAt(0).toString(16).toUpperCase().padStart(4, '0'); }
+
+/** Text with each invisible character replaced by its code point, as in an attribute (a title). */
+export function named(text) {
+  return INVISIBLE.test(text) ? text.replace(INVISIBLE_ALL, (char) => `[${codePoint(char)}]`) : text;
+}
+
+/**
+ * Text as nodes, each invisible character in it replaced by a marked `[U+202E]`
+ * (class `invisible`), so an operator sees it is there and it reorders nothing.
+ */
+export function visible(text) {
+  if (!INVISIBLE.test(text)) return document.createTextNode(text);
+  const fragment = document.createDocumentFragment();
+  let at = 0;
+  for (const match of text.matchAll(INVISIBLE_ALL)) {
+    if (match.index > at) fragment.append(document.createTextNode(text.slice(at, match.index)));
+    const span = document.createElement('span');
+    span.className = 'invisible';
+    span.title = 'an invisible character: ' + codePoint(match[0]);
+    span.textContent = `[${codePoint(match[0])}]`;
+    fragment.append(span);
+    at = match.index + match[0].length;
+  }
+  if (at < text.length) fragment.append(document.createTextNode(text.slice(at)));
+  return fragment;
 }
 
 /** Replaces everything in `el`. */

@@ -96,7 +96,11 @@ export async function rowView({ main }, name, id) {
             : 'not yet below the feed\'s frontier: an older transaction is still running'))),
     h('h2', null, 'Fields'),
     table(['Field', 'Value', 'Last changed at revision'], Object.keys(row).map((field) => [
-      h('code', null, field), { text: cellText(row[field]), class: 'mono' },
+      h('code', null, field),
+      // A time for people, the stored milliseconds in its tooltip.
+      field === 'last_modified' && typeof row[field] === 'number'
+        ? { text: time(row[field]), class: 'mono', title: `${row[field]} ms since 1970` }
+        : { text: cellText(row[field]), class: 'mono' },
       fieldRevisions[field] !== undefined ? String(fieldRevisions[field]) : (['id', 'revision', 'last_modified'].includes(field) ? '' : '1'),
     ]), { id: 'fields' }),
     accessTable('Access granted through this row', history.grants),

@@ -45,6 +45,28 @@ import Testing
         try browser.finish("browse-resource")
     }
 
+    /// A title with a right-to-left override, which would display as
+    /// "invoice_exe.pdf": the console shows the control as `[U+202E]`, in place
+    /// of the character, in the list, the row's fields and the tooltip (issue 48).
+    @Test func invisibleCharactersAreShown() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/resources/study_sets/rows")
+        try browser.chromium.waitFor("document.querySelector('#rows')", "the rows")
+        let shown = "invoice_[U+202E]fdp.exe"
+        #expect(try browser.chromium.text("#rows").contains(shown))
+        #expect(try browser.chromium.evaluate("document.querySelector('#rows').textContent.includes('\\u202E')") as? Bool == false)
+        #expect(try browser.chromium.evaluate("document.querySelectorAll('#rows .invisible').length") as? Int == 1)
+        #expect(try browser.chromium.evaluate("[...document.querySelectorAll('#rows td')].some((td) => td.title === 'invoice_[U+202E]fdp.exe')") as? Bool == true)
+        try browser.chromium.click("#rows tr[data-id='\(story.bidiSet)']")
+        try browser.chromium.waitFor("document.querySelector('#fields')", "the row")
+        #expect(try browser.chromium.text("#fields").contains(shown))
+        // last_modified reads as a time, not milliseconds (issue 48).
+        let modified = try browser.chromium.evaluate("[...document.querySelectorAll('#fields tr')].find((tr) => tr.cells[0].textContent === 'last_modified').cells[1].textContent") as? String ?? ""
+        #expect(modified.range(of: #"^20\d\d-\d\d-\d\d \d\d:\d\d:\d\dZ$"#, options: .regularExpression) != nil, "\(modified)")
+        try browser.finish("invisible-characters")
+    }
+
     /// "See as a user" for a collaborator who was removed, from the cursor their device held.
     @Test func seeAsARevokedCollaborator() throws {
         let (story, browser) = try BrowserFixture.start()
@@ -136,6 +158,7 @@ import Testing
 /// a hostile title, `ferry serve` on it, an admin operator, and Chromium.
 struct BrowserFixture {
     static let hostileTitle = "<img src=x onerror=alert(1)>"
+    static let bidiTitle = "invoice_\u{202E}fdp.exe"
 
     /// Where screenshots go.
     static var artifacts: URL {
@@ -151,6 +174,7 @@ struct BrowserFixture {
         var friend: (id: String, token: String) = ("", "")
         var set = ""
         var hostileSet = ""
+        var bidiSet = ""
         var cursor = ""
         var base: String { "http://127.0.0.1:\(serve.port)" }
 
@@ -205,6 +229,7 @@ struct BrowserFixture {
             try client.request(method, path, headers: [("Authorization", "Bearer \(token)")], json: json)
         }
         story.hostileSet = try call("POST", "/v1/study_sets", story.owner.token, ["title": hostileTitle]).object["id"] as? String ?? ""
+        story.bidiSet = try call("POST", "/v1/study_sets", story.owner.token, ["title": bidiTitle]).object["id"] as? String ?? ""
         story.set = try call("POST", "/v1/study_sets", story.owner.token, ["title": "Spanish verbs"]).object["id"] as? String ?? ""
         let terms = try call("POST", "/v1/terms", story.owner.token, ["ser", "estar", "ir"].map { ["set_id": story.set, "word": $0, "rank": "last"] })
         var wanted = Set((terms.json as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } + [story.set])
