@@ -143,6 +143,10 @@ import Testing
         #expect(Set(stream.entries.map(\.1)) == expected)
         #expect(stream.entries.count == expected.count, "no entry twice in one pass: \(stream.entries)")
 
+        // The owner's subscription is that set's tree too, not every row she reads.
+        let own = try w.feed("stream=set:\(closed.id)", w.alice) { $0.count >= 3 }
+        #expect(Set(own.entries.map(\.1)) == Set([closed.id] + closed.terms), "\(own.entries)")
+
         // A commit in the set reaches the subscription, and not the default stream.
         let later = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": open.id, "word": "new"])
         let newID = try #require(later.object["id"] as? String)
