@@ -62,16 +62,27 @@ public final class PostgresGateway: Sendable {
     /// When the caller has a ``CallerTransaction`` open (a batch, an idempotent
     /// write) the statements join it instead, one round trip each.
     func asCaller(_ caller: Caller, _ statements: [PlannedStatement]) throws -> [PostgresResult] {
+        // A read of public rows (core 0025) turns them on around its own
+        // statements only: in a batch, the writes after it never see them.
+        let wrapped = caller.readsPublic && !statements.isEmpty ? [Self.publicReadsOn] + statements + [Self.publicReadsOff] : statements
+        let unwrap: ([PostgresResult]) -> [PostgresResult] = { results in
+            wrapped.count == statements.count ? results : Array(results.dropFirst().dropLast())
+        }
         if let transaction = caller.transaction {
             guard transaction.credential == caller.credential else { throw Problem.unauthorized("one transaction, one caller") }
-            return try transaction.run(statements)
+            return unwrap(try transaction.run(wrapped))
         }
         let opening = try opening(caller.credential)
-        let results = try run(opening.statement, statements)
+        let results = try run(opening.statement, wrapped)
         // For the request log line.
         caller.trace?.userID = opening.knownUser ?? opening.learn(results.first?.first?[0])
-        return Array(results.dropFirst())
+        return unwrap(Array(results.dropFirst()))
     }
+
+    /// Public rows (`ferry.sync_public`) are readable in this transaction from here on.
+    static let publicReadsOn = PlannedStatement("SELECT pg_catalog.set_config('ferry.public_reads', 'on', true)")
+    /// ... and no longer.
+    static let publicReadsOff = PlannedStatement("SELECT pg_catalog.set_config('ferry.public_reads', 'off', true)")
 
     /// The first statement of a caller's transaction, and what its result teaches the caches.
     struct Opening: Sendable {

@@ -13,6 +13,16 @@ struct ResourceExecutor: Sendable {
     /// token and builds its links from it). ``ResourceResponse`` makes the answer.
     func run(_ plan: ResourcePlan, as caller: Caller, for request: HTTPRequest) throws -> ResourceResult {
         switch plan {
+        case .read, .readMany, .index, .pagedIndex:
+            // Reads see public rows (core 0025); writes never pass a policy through one.
+            return try execute(plan, as: caller.readingPublic, for: request)
+        case .refuse, .write, .update:
+            return try execute(plan, as: caller, for: request)
+        }
+    }
+
+    private func execute(_ plan: ResourcePlan, as caller: Caller, for request: HTTPRequest) throws -> ResourceResult {
+        switch plan {
         case .refuse(let problem):
             _ = try database.asCaller(caller, [])
             throw problem

@@ -14,6 +14,8 @@ extension OpenAPIDocument {
                     Self.query("resources", resourcesSchema, "Comma-separated resource names; default all."),
                     Self.query("wait", Self.type("integer", ("minimum", 0), ("maximum", 999_999_999)),
                                "A long poll: when nothing is after the cursor, hold the request up to this many seconds (at most `live.max_wait_seconds`) until something is."),
+                    Self.query("stream", Self.type("string", ("pattern", "^[a-z][a-z0-9_]{0,62}:[^\\s]{1,200}$"), ("maxLength", 264)),
+                               "A subscription: `<stream name>:<row id>`, a stream the app declared (`ferry.sync_stream`). The answer is that row and what hangs from it, public rows included, with a cursor of its own; without it, the default stream. A stream the caller may not read answers as one whose id does not exist (an empty page); an unknown name or an id of the wrong type is 400."),
                     .object([("name", "Last-Event-ID"), ("in", "header"),
                              ("schema", Self.type("string", ("pattern", "^(1[A-Za-z0-9_-]+)?$"))),
                              ("description", "The `id` of the last event an event stream received: the cursor to go on from (it wins over `since`).")]),

@@ -9,6 +9,16 @@ struct Caller: Sendable {
     let credential: Credential
     let trace: RequestTrace?
     let transaction: CallerTransaction?
+    /// Whether its statements read public rows (core 0025): a GET and an
+    /// Index do; writes, the default changes feed and everything else do not.
+    var readsPublic = false
+
+    /// The same caller reading public rows.
+    var readingPublic: Caller {
+        var caller = self
+        caller.readsPublic = true
+        return caller
+    }
 
     /// The request's bearer; 401 when there is none.
     static func credential(_ request: HTTPRequest) throws -> Credential {

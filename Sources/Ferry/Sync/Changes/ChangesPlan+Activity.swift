@@ -48,10 +48,20 @@ extension ChangesPlan {
         var heldProbes = resources.map { resource in
             "EXISTS (SELECT 1 FROM \(resource.qualifiedName) t WHERE t._ferry_xid >= s.frontier)"
         }
-        for log in ["ferry.access_grants", "ferry.access_revocations"] {
-            probes.append("EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() "
-                + "AND g.xid \(after) $1::xid8 AND g.xid < s.frontier)")
-            heldProbes.append("EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() AND g.xid >= s.frontier)")
+        if subscription != nil {
+            // A subscription's logs (``grantLog``, ``revocationLog``): its root row's.
+            var logs: [String] = [grantLog + " g WHERE " + grantFilter]
+            if !request.since.isStart { logs.append(revocationLog + " g WHERE true") }
+            for log in logs {
+                probes.append("EXISTS (SELECT 1 FROM \(log) AND g.xid \(after) $1::xid8 AND g.xid < s.frontier)")
+                heldProbes.append("EXISTS (SELECT 1 FROM \(log) AND g.xid >= s.frontier)")
+            }
+        } else {
+            for log in ["ferry.access_grants", "ferry.access_revocations"] {
+                probes.append("EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() "
+                    + "AND g.xid \(after) $1::xid8 AND g.xid < s.frontier)")
+                heldProbes.append("EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() AND g.xid >= s.frontier)")
+            }
         }
         // A position's id must fit its resource's id type (else 22P02: 400),
         // whether or not anything follows it.

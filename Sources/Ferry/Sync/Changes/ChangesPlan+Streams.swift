@@ -15,7 +15,9 @@ extension ChangesPlan {
     /// start at 1M terms: bench/README.md, "The changes feed through read
     /// paths"). After a full page (a position cursor)
     /// the walk goes on from the caller's last entry, where their rows are.
-    var pagesThroughPaths: Bool { request.since.position == nil }
+    /// A subscription always reads through its paths: a walk would meet
+    /// every row the caller may read, public ones included.
+    var pagesThroughPaths: Bool { subscription != nil || request.since.position == nil }
 
     func stream(_ resource: Resource, index: Int) -> String {
         let q = resource.qualifiedName
@@ -34,7 +36,7 @@ extension ChangesPlan {
                 let column = SQL.id(path.column)
                 switch path.keys {
                 case .caller:
-                    let window = pathWindow(column: "t.\(column)", key: "ferry.current_user_id()", alias: "t")
+                    let window = pathWindow(resource, column: "t.\(column)", key: "ferry.current_user_id()", alias: "t")
                     return """
                         (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
                           WHERE \(window)
@@ -48,7 +50,7 @@ extension ChangesPlan {
                     // the column, as the lower one is, PostgreSQL costed the
                     // feed index above any other index on the column and read
                     // each key's rows in full through that one, filtering.
-                    let window = pathWindow(column: "m.\(column)", key: "k.key", alias: "m")
+                    let window = pathWindow(resource, column: "m.\(column)", key: "k.key", alias: "m")
                     let bound = Self.boundName(index, pathIndex)
                     return """
                         (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM (\(readThrough.keys(path))) k
@@ -73,7 +75,7 @@ extension ChangesPlan {
         } else {
             parts = [walk]
         }
-        for scope in scopes where scope.member == resource.name {
+        for scope in scopes where scope.member == resource.name && (subscription == nil || subscription?.root == scope.scope) {
             guard let scopeTable = catalog[scope.scope], let column = resource.column(scope.column) else { continue }
             // LATERAL ... OFFSET 0 keeps this a nested loop driven by the few
             // grants in the window (an index lookup per grant); as a plain join
@@ -83,30 +85,31 @@ extension ChangesPlan {
             // the table's RLS policy had passed each row, and could never become
             // an index condition (a sequential scan per grant).
             parts.append("""
-                (SELECT g.xid, t.id, \(row) FROM ferry.access_grants g
+                (SELECT g.xid, t.id, \(row) FROM \(grantLog) g
                   CROSS JOIN LATERAL (SELECT CAST(g.scope_id AS \(column.type)) AS key OFFSET 0) k
                   CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
                          WHERE m.\(SQL.id(column.name)) = k.key OFFSET 0) t
-                  WHERE g.user_id = ferry.current_user_id()
+                  WHERE \(grantFilter)
                     AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
                     AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType))
                     AND g.xid < (SELECT upto FROM f)
                   ORDER BY g.xid, t.id LIMIT $3)
             """)
         }
-        parts.append("""
-                (SELECT v.xid, k.key, CASE WHEN t.id IS NULL
-                        THEN json_build_object('id', k.key, 'is_deleted', true, 'revoked', true)
-                        ELSE \(row) END
-                   FROM ferry.access_revocations v
-                  CROSS JOIN LATERAL (SELECT CAST(v.row_id AS \(idType)) AS key OFFSET 0) k
-                   LEFT JOIN LATERAL (SELECT m.* FROM \(q) m WHERE m.id = k.key OFFSET 0) t ON true
-                  WHERE v.user_id = ferry.current_user_id()
-                    AND v.table_oid = \(SQL.literal(q))::regclass
-                    AND \(lower(resource.name, xid: "v.xid", id: "k.key", idType: idType))
-                    AND v.xid < (SELECT upto FROM f)
-                  ORDER BY 1, 2 LIMIT $3)
-            """)
+        if subscription == nil || !request.since.isStart {
+            parts.append("""
+                    (SELECT v.xid, k.key, CASE WHEN t.id IS NULL
+                            THEN json_build_object('id', k.key, 'is_deleted', true, 'revoked', true)
+                            ELSE \(row) END
+                       FROM \(revocationLog) v
+                      CROSS JOIN LATERAL (SELECT CAST(v.row_id AS \(idType)) AS key OFFSET 0) k
+                       LEFT JOIN LATERAL (SELECT m.* FROM \(q) m WHERE m.id = k.key OFFSET 0) t ON true
+                      WHERE \(revocationFilter)v.table_oid = \(SQL.literal(q))::regclass
+                        AND \(lower(resource.name, xid: "v.xid", id: "k.key", idType: idType))
+                        AND v.xid < (SELECT upto FROM f)
+                      ORDER BY 1, 2 LIMIT $3)
+                """)
+        }
         return """
               SELECT d.x, \(index) AS ri, \(SQL.literal(resource.name))::text AS r,
                      row_number() OVER (ORDER BY d.x, d.id) AS ord, d.id::text AS id, d.data
@@ -142,7 +145,7 @@ extension ChangesPlan {
             \(Self.boundName(index, pathIndex)) AS MATERIALIZED (
               SELECT c.x, c.id FROM (\(readThrough.keys(path))) k
                CROSS JOIN LATERAL (SELECT m._ferry_xid AS x, m.id FROM \(resource.qualifiedName) m
-                      WHERE \(pathWindow(column: "m.\(column)", key: "k.key", alias: "m"))
+                      WHERE \(pathWindow(resource, column: "m.\(column)", key: "k.key", alias: "m"))
                       ORDER BY m._ferry_xid, m.id LIMIT 2) c
                ORDER BY c.x, c.id OFFSET $3 - 1 LIMIT 1)
             """
@@ -157,8 +160,56 @@ extension ChangesPlan {
     /// _ferry_xid, id)` alone, so the planner cannot prefer the `(_ferry_xid,
     /// id)` index on statistics that predate a burst of writes (it then walks
     /// all of them).
-    func pathWindow(column: String, key: String, alias: String) -> String {
-        "\(column) = \(key) AND (\(column), \(alias)._ferry_xid) > (\(key), $1::xid8) AND \(alias)._ferry_xid < (SELECT upto FROM f)"
+    ///
+    /// A subscription reads through its paths after a full page too: there
+    /// "after the cursor" is the position's (``lower(_:xid:id:idType:)``).
+    func pathWindow(_ resource: Resource, column: String, key: String, alias: String) -> String {
+        if subscription != nil, request.since.position != nil {
+            let after = lower(resource.name, xid: "\(alias)._ferry_xid", id: "\(alias).id", idType: resource.column("id")?.type ?? "text")
+            return "\(column) = \(key) AND \(after) AND \(alias)._ferry_xid < (SELECT upto FROM f)"
+        }
+        return "\(column) = \(key) AND (\(column), \(alias)._ferry_xid) > (\(key), $1::xid8) AND \(alias)._ferry_xid < (SELECT upto FROM f)"
+    }
+
+    /// The grants a page reads: the caller's; for a subscription, the
+    /// caller's and the public ones (its root row becoming public), of its
+    /// root row only.
+    var grantLog: String {
+        guard subscription != nil else { return "ferry.access_grants" }
+        return """
+            (SELECT a.user_id, a.xid, a.scope_table, a.scope_id FROM ferry.access_grants a
+              WHERE a.user_id = ferry.current_user_id()
+             UNION ALL
+             SELECT ferry.current_user_id(), p.xid, p.scope_table, p.scope_id FROM ferry.public_grants p)
+            """
+    }
+
+    var revocationFilter: String {
+        subscription != nil ? "" : "v.user_id = ferry.current_user_id()\n        AND "
+    }
+
+    var grantFilter: String {
+        guard subscription != nil else { return "g.user_id = ferry.current_user_id()" }
+        return "g.scope_id = current_setting('ferry.stream_key')"
+    }
+
+    /// The revocations a page reads: the caller's own; for a subscription,
+    /// those of its root row (the caller's, core 0025 records the scope) and
+    /// its root row's end of being public. A subscription from the start
+    /// reads none (``stream(_:index:)``): the device holds none of its rows,
+    /// and a stream id the caller may not read must answer as one that does
+    /// not exist.
+    var revocationLog: String {
+        guard let subscription else { return "ferry.access_revocations" }
+        let root = SQL.literal(catalog[subscription.root]?.qualifiedName ?? "")
+        return """
+            (SELECT a.xid, a.table_oid, a.row_id FROM ferry.access_revocations a
+              WHERE a.user_id = ferry.current_user_id() AND a.scope_table = \(root)::regclass
+                AND a.scope_id = current_setting('ferry.stream_key')
+             UNION ALL
+             SELECT p.xid, p.table_oid, p.row_id FROM ferry.public_revocations p
+              WHERE p.scope_table = \(root)::regclass AND p.scope_id = current_setting('ferry.stream_key'))
+            """
     }
 
     /// "After the cursor" for entries of `resource`, as a condition on its

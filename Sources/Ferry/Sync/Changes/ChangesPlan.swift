@@ -1,3 +1,5 @@
+import FerryPostgres
+
 /// The single SQL statement that reads one page of the feed, built from the
 /// schema catalog and the access scopes; only the pipeline touches PostgreSQL.
 ///
@@ -30,6 +32,14 @@ struct ChangesPlan {
     /// Whether a table read through a parent the caller may mostly read
     /// walks instead (``ReadThrough/walkGate(_:)``).
     let walks: Walks
+    /// A subscription's feed (``rooted(_:)``): its stream's root table and row
+    /// id; nil for the default stream.
+    let subscription: Subscribed?
+
+    struct Subscribed: Sendable, Equatable {
+        let root: String
+        let id: String
+    }
 
     /// How a table with a walk gate chooses between its paths and the walk.
     enum Walks: Sendable, Equatable {
@@ -57,22 +67,52 @@ struct ChangesPlan {
 
     /// With the schema load's ``ReadThrough`` (``AccessScopeCache``), built once.
     init(request: ChangesRequest, catalog: SchemaCatalog, scopes: [AccessScope], readThrough: ReadThrough,
-         walks: Walks = .decidedInStatement) {
+         walks: Walks = .decidedInStatement, subscription: Subscribed? = nil) {
         self.request = request
         self.catalog = catalog
         self.scopes = scopes
         self.readThrough = readThrough
         self.walks = walks
+        self.subscription = subscription
     }
 
     /// The same plan with its walks decided beforehand.
     func walking(through parents: Set<String>) -> ChangesPlan {
-        ChangesPlan(request: request, catalog: catalog, scopes: scopes, readThrough: readThrough, walks: .through(parents))
+        guard subscription == nil else { return self }
+        return ChangesPlan(request: request, catalog: catalog, scopes: scopes, readThrough: readThrough, walks: .through(parents))
     }
 
     /// The same plan for another request (an event stream's next part).
     func serving(_ request: ChangesRequest) -> ChangesPlan {
-        ChangesPlan(request: request, catalog: catalog, scopes: scopes, readThrough: readThrough, walks: walks)
+        ChangesPlan(request: request, catalog: catalog, scopes: scopes, readThrough: readThrough, walks: walks,
+                    subscription: subscription)
+    }
+
+    /// The plan of a subscription to `stream` at row `id` (core 0025): the
+    /// request narrowed to the stream's tables, each read through its paths
+    /// from the root row (``ReadThrough/rooted(at:)``), never walked; nil when
+    /// the stream's root has no read paths.
+    func rooted(_ stream: SyncStream, id: String) -> ChangesPlan? {
+        guard let (rooted, tables) = readThrough.rooted(at: stream.scope) else { return nil }
+        return ChangesPlan(request: request.following(tables), catalog: catalog, scopes: scopes, readThrough: rooted, walks: .never,
+                           subscription: Subscribed(root: stream.scope, id: id))
+    }
+
+    /// What runs before the plan's statements in the caller's transaction: a
+    /// subscription turns public reads on (a stream serves the public rows the
+    /// device asked for) and names its row (`ferry.stream_key`, a bound
+    /// value the paths read). Nothing for the default stream, which never
+    /// reads a public row the caller could not read anyway.
+    var prelude: [PlannedStatement] {
+        guard let subscription else { return [] }
+        return [PlannedStatement("SELECT pg_catalog.set_config('ferry.public_reads', 'on', true), "
+            + "pg_catalog.set_config('ferry.stream_key', $1, true)", [.text(subscription.id)])]
+    }
+
+    /// Runs `statement` after the prelude as the caller; its result.
+    func run(_ statement: PlannedStatement, as caller: Caller, on database: PostgresGateway) throws -> PostgresResult {
+        let results = try database.asCaller(caller, prelude + [statement])
+        return results[results.count - 1]
     }
 
     /// How `table`'s part reads, when it has paths.

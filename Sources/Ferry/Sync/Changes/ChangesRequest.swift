@@ -11,7 +11,7 @@ public struct ChangesRequest: Sendable, Equatable {
     /// Where to continue from (``ChangeCursor/start`` for a full sync).
     public let since: ChangeCursor
     /// Whether the request carried a non-empty `since`.
-    public let hasSince: Bool
+    public private(set) var hasSince: Bool
     /// `since=now`: no changes, only the cursor of this moment. A client that
     /// fills its store from Index pages takes this cursor first and then
     /// follows the feed from it, instead of reading the whole history through
@@ -27,22 +27,37 @@ public struct ChangesRequest: Sendable, Equatable {
     public let wait: Int?
     /// `Accept: text/event-stream`: answer with a stream of pages (server-sent events).
     public let stream: Bool
+    /// `stream=<name>:<id>`: the feed of one subscription (a row of a stream's
+    /// scope and what hangs from it, public rows included) instead of the
+    /// default stream. ``ChangesRoutes`` resolves the name.
+    public let subscription: StreamSubscription?
 
     /// A request from its parts (already valid).
-    init(since: ChangeCursor, limit: Int, resources: [String], namesResources: Bool = false, wait: Int? = nil, stream: Bool = false) {
+    init(since: ChangeCursor, limit: Int, resources: [String], namesResources: Bool = false, wait: Int? = nil, stream: Bool = false,
+         subscription: StreamSubscription? = nil, startsNow: Bool = false) {
         self.since = since
         hasSince = !since.isStart
-        startsNow = false
+        self.startsNow = startsNow
         self.limit = limit
         self.resources = resources
         self.namesResources = namesResources
         self.wait = wait
         self.stream = stream
+        self.subscription = subscription
     }
 
     /// The same request going on after `cursor` (an event stream's next part).
     func continuing(after cursor: ChangeCursor) -> ChangesRequest {
-        ChangesRequest(since: cursor, limit: limit, resources: resources, namesResources: namesResources, wait: wait, stream: stream)
+        ChangesRequest(since: cursor, limit: limit, resources: resources, namesResources: namesResources, wait: wait, stream: stream,
+                       subscription: subscription)
+    }
+
+    /// The same request reading only `tables` (a subscription's), of those it names.
+    func following(_ tables: [String]) -> ChangesRequest {
+        var copy = ChangesRequest(since: since, limit: limit, resources: resources.filter(tables.contains), namesResources: true,
+                                  wait: wait, stream: stream, subscription: subscription, startsNow: startsNow)
+        copy.hasSince = hasSince
+        return copy
     }
 
     /// The resources a waiter follows, for the hints that wake it: nil for all.
@@ -57,6 +72,7 @@ public struct ChangesRequest: Sendable, Equatable {
         var resources = catalog.names.sorted(by: ChangeOrder.precedes)
         var namesResources = false
         var wait: Int?
+        var subscription: StreamSubscription?
         var seen: Set<String> = []
         for (name, value) in request.query {
             guard seen.insert(name).inserted else { throw Self.invalid("\(name) is given more than once") }
@@ -91,8 +107,13 @@ public struct ChangesRequest: Sendable, Equatable {
                     throw Self.invalid("wait must be a whole number of seconds, 0 or more")
                 }
                 wait = seconds
+            case "stream":
+                guard let parsed = StreamSubscription(value) else {
+                    throw Self.invalid("stream is <stream name>:<id>, the name lower-case letters, digits and _")
+                }
+                subscription = parsed
             default:
-                throw Self.invalid("unknown query parameter \(name.prefix(64)); use since, limit, resources and wait")
+                throw Self.invalid("unknown query parameter \(name.prefix(64)); use since, limit, resources, wait and stream")
             }
         }
         let stream = Self.acceptsEventStream(request.headers.values("Accept"))
@@ -114,6 +135,7 @@ public struct ChangesRequest: Sendable, Equatable {
         self.namesResources = namesResources
         self.wait = wait
         self.stream = stream
+        self.subscription = subscription
     }
 
     /// Whether an `Accept` field asks for `text/event-stream` (with a q-value above 0).

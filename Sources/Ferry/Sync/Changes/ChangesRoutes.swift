@@ -34,7 +34,12 @@ struct ChangesRoutes: Sendable {
         let undecided = ChangesPlan(request: parsed, catalog: catalog,
                                     scopes: try scopes.scopes(for: catalog, generation: generation, schema: schemaName, database: database),
                                     readThrough: try scopes.readThrough(for: catalog, generation: generation, schema: schemaName, database: database))
-        let plan = parsed.startsNow ? undecided : try decided(undecided, caller: caller, generation: generation)
+        let plan: ChangesPlan
+        if let subscription = parsed.subscription {
+            plan = try subscribed(undecided, to: subscription, generation: generation)
+        } else {
+            plan = parsed.startsNow ? undecided : try decided(undecided, caller: caller, generation: generation)
+        }
         // Only a GET the server can park waits: not a HEAD, nor one a batch replays in its transaction.
         let ticket = caller.transaction == nil && request.method == "GET" ? context.parkingTicket() : nil
         if let ticket, parsed.stream {
@@ -44,6 +49,25 @@ struct ChangesRoutes: Sendable {
             return try longPoll(request, context, parsed, plan: plan, caller: caller, ticket: ticket, wait: wait)
         }
         return Self.answer(try poll(parsed, plan: plan, caller: caller), request: request, parsed: parsed)
+    }
+
+    /// The plan of a subscription (`stream=<name>:<id>`): 400 for a stream
+    /// name the app did not declare or an id that cannot be its scope's (both
+    /// public facts); an id the caller may not read, or that no row has, is
+    /// a stream with nothing in it.
+    func subscribed(_ plan: ChangesPlan, to subscription: StreamSubscription, generation: Int) throws -> ChangesPlan {
+        let streams = try scopes.streams(for: plan.catalog, generation: generation, schema: schemaName, database: database)
+        guard let stream = streams.first(where: { $0.name == subscription.name }) else {
+            let names = streams.map(\.name).joined(separator: ", ")
+            throw ChangesRequest.invalid("no stream named \(subscription.name)" + (names.isEmpty ? "" : "; the streams are \(names)"))
+        }
+        guard let scope = plan.catalog[stream.scope], scope.idKind.accepts(id: subscription.id) else {
+            throw ChangesRequest.invalid("\(subscription.name)'s id is not of its table's id type: \(subscription.id.prefix(64))")
+        }
+        guard let rooted = plan.rooted(stream, id: subscription.id) else {
+            throw Problem(500, .internalError, "stream \(stream.name) has no read paths from \(stream.scope)")
+        }
+        return rooted
     }
 
     /// `plan` with the caller's walk decisions (``WalkDecisions``): remembered,
@@ -69,13 +93,13 @@ struct ChangesRoutes: Sendable {
                 guard let frontier = try row.uint64(0) else { throw ChangesPage.malformed }
                 return ChangesPage(emptyBelow: frontier, request: parsed)
             }
-            let activity = try ChangesPage.firstRow(database.asCaller(caller, [plan.activityStatement])[0])
+            let activity = try ChangesPage.firstRow(plan.run(plan.activityStatement, as: caller, on: database))
             if try activity.bool(2) == true { throw ChangesPage.expired }
             guard let frontier = try activity.uint64(0) else { throw ChangesPage.malformed }
             if try activity.bool(3) == true {
-                return try ChangesPage(database.asCaller(caller, [plan.statement])[0], request: parsed)
+                return try ChangesPage(plan.run(plan.statement, as: caller, on: database), request: plan.request)
             }
-            return ChangesPage(emptyBelow: frontier, request: parsed)
+            return ChangesPage(emptyBelow: frontier, request: plan.request)
         }
     }
 

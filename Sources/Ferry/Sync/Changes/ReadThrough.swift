@@ -23,6 +23,9 @@ struct ReadThrough: Sendable {
         case scopeIDs(function: String)
         /// The ids of the rows of a (parent or shared) table that the caller may read.
         case readable(table: String)
+        /// A subscription's scope row: the id the transaction set
+        /// (`ferry.stream_key`, ``ChangesPlan/prelude``), as the table's id type.
+        case streamKey(idType: String)
     }
 
     struct Path: Sendable, Equatable {
@@ -35,8 +38,8 @@ struct ReadThrough: Sendable {
     /// ``paths(_:)`` and ``gateParents(_:)`` of every table, worked out once:
     /// a schema load builds one ``ReadThrough`` (``AccessScopeCache``) that
     /// every request's plan asks several times per table.
-    private let pathsByTable: [String: [Path]]
-    private let gatesByTable: [String: [String]]
+    private var pathsByTable: [String: [Path]]
+    private var gatesByTable: [String: [String]]
     /// The walk decision for every table (``decisionStatement(for:)``), written
     /// once: it does not depend on the request, and a caller's decision is
     /// remembered for all their requests (``WalkDecisions``).
@@ -57,6 +60,37 @@ struct ReadThrough: Sendable {
             })
         })
         decision = decisionStatement(for: catalog.names)
+    }
+
+    /// The read of one subscription to a stream rooted at `root` (core 0025):
+    /// the root's row by the stream's key, and every table whose paths read
+    /// through it, through those paths only (not the caller's own rows
+    /// elsewhere, nor their other scopes). Nothing walks: a walk would read
+    /// every row the caller may read, the public ones included. Nil when the
+    /// root has no paths (no rule, or a policy of its own beside it).
+    func rooted(at root: String) -> (readThrough: ReadThrough, tables: [String])? {
+        guard paths(root) != nil, let idType = catalog[root]?.column("id")?.type else { return nil }
+        var tables: Set<String> = [root]
+        var grew = true
+        while grew {
+            grew = false
+            for (table, tablePaths) in pathsByTable where !tables.contains(table) {
+                if tablePaths.contains(where: { if case .readable(let parent) = $0.keys { tables.contains(parent) } else { false } }) {
+                    tables.insert(table)
+                    grew = true
+                }
+            }
+        }
+        var copy = self
+        copy.pathsByTable = Dictionary(uniqueKeysWithValues: tables.map { table in
+            guard table != root else { return (table, [Path(column: "id", keys: .streamKey(idType: idType))]) }
+            return (table, (pathsByTable[table] ?? []).filter {
+                if case .readable(let parent) = $0.keys { tables.contains(parent) } else { false }
+            })
+        })
+        copy.gatesByTable = [:]
+        copy.decision = nil
+        return (copy, tables.sorted(by: ChangeOrder.precedes))
     }
 
     /// Rule chains are a few tables deep; a longer one is walked as before.
@@ -185,6 +219,7 @@ struct ReadThrough: Sendable {
         case .caller: "SELECT ferry.current_user_id() AS key"
         case .scopeIDs(let function): "SELECT DISTINCT unnest(\(function)) AS key"
         case .readable(let table): "SELECT key FROM \(Self.name(table))"
+        case .streamKey(let idType): "SELECT (SELECT CAST(current_setting('ferry.stream_key') AS \(idType))) AS key"
         }
     }
 

@@ -21,11 +21,14 @@ struct FeedCheck {
     static func run(_ plan: ChangesPlan, caller: Caller, database: PostgresGateway, registry: WaiterRegistry) throws -> FeedCheck {
         registry.checksRunning.add(1, ordering: .relaxed)
         defer { registry.checksRunning.subtract(1, ordering: .relaxed) }
-        let loadScopes = registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.credential))
+        // A subscription's check always loads them, its stream's row with them (below).
+        let loadScopes = plan.subscription != nil || registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.credential))
         let scopeTables = loadScopes ? plan.scopeTables : []
         let statements = [plan.activityStatement(waiting: true)]
             + scopeTables.map { PlannedStatement("SELECT t.id::text FROM \($0.qualifiedName) t") }
-        let results = try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, statements) }
+        // A subscription's prelude first (public reads, its row): its results are dropped.
+        let prelude = plan.prelude.count
+        let results = Array(try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, plan.prelude + statements) }.dropFirst(prelude))
         let activity = try ChangesPage.firstRow(results[0])
         if try activity.bool(2) == true { throw ChangesPage.expired }
         guard let frontier = try activity.uint64(0) else { throw ChangesPage.malformed }
@@ -37,12 +40,17 @@ struct FeedCheck {
                     if let id = row[0] { keys.insert(WaiterRegistry.ScopeKey(scope: table.name, id: id)) }
                 }
             }
+            // A subscriber learns of its stream's row (public, so not among
+            // the scope rows above): hints of that row wake the user.
+            if let subscription = plan.subscription, plan.scopes.contains(where: { $0.scope == subscription.root }) {
+                keys.insert(WaiterRegistry.ScopeKey(scope: subscription.root, id: subscription.id))
+            }
             scopes = keys
         }
         let page: ChangesPage
         if try activity.bool(3) == true {
             page = try ChangesPlan.mappingCursorErrors {
-                try ChangesPage(database.asCaller(caller, [plan.statement])[0], request: plan.request)
+                try ChangesPage(plan.run(plan.statement, as: caller, on: database), request: plan.request)
             }
         } else {
             page = ChangesPage(emptyBelow: frontier, request: plan.request)

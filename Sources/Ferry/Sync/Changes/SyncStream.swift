@@ -1,0 +1,46 @@
+import FerryPostgres
+
+/// A stream an app declared beside its rules (core 0025, `ferry.sync_stream`):
+/// a row of `scope` (an owned table), by id, and every row whose rule reads
+/// through it. A device subscribes with `GET /v1/changes?stream=<name>:<id>`
+/// (``ChangesRequest/subscription``); the feed then reads that row's tree
+/// only, with public rows readable (``ChangesPlan/prelude``).
+public struct SyncStream: Sendable, Equatable {
+    public let name: String
+    /// The scope resource (e.g. `study_sets`).
+    public let scope: String
+
+    /// The streams of `schema` whose scope is a served resource. A database
+    /// from before core 0025 has none.
+    static func load(schema: String, catalog: SchemaCatalog, database: PostgresGateway) throws -> [SyncStream] {
+        guard try database.anonymous([present])[0].rows.first?.bool(0) == true else { return [] }
+        return try database.anonymous([PlannedStatement("SELECT * FROM ferry.streams_of($1)", [.text(schema)])])[0].rows
+            .compactMap { row in
+                guard let name = row[0], let scope = row[1], catalog[scope] != nil else { return nil }
+                return SyncStream(name: name, scope: scope)
+            }
+    }
+
+    static let present = PlannedStatement("SELECT pg_catalog.to_regprocedure('ferry.streams_of(name)') IS NOT NULL")
+}
+
+/// A subscription as a request states it: `stream=<name>:<id>`.
+public struct StreamSubscription: Sendable, Equatable {
+    public let name: String
+    public let id: String
+
+    /// Parses `name:id` (the id is everything after the first colon).
+    init?(_ text: String) {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let name = String(text[..<colon])
+        let id = String(text[text.index(after: colon)...])
+        guard !name.isEmpty, name.utf8.count <= 63, !id.isEmpty, id.utf8.count <= 200,
+              name.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }),
+              let first = name.utf8.first, first >= 0x61, first <= 0x7A else { return nil }
+        self.name = name
+        self.id = id
+    }
+
+    /// The stream's rooted read: its scope table and the id as text, for the plan.
+    var key: String { "\(name):\(id)" }
+}

@@ -1,0 +1,244 @@
+import Ferry
+import FerryHTTPTestSupport
+import FerryPostgres
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// Public rows and streams (core 0025, issue 46) over the wire, on an app of
+/// their own: sets (owned, public by `is_public`), their terms (children) and
+/// their members, and a stream `set` of a set and what hangs from it.
+@Suite struct SyncStreamTests {
+    static let app = [
+        "0001_sets.sql": """
+            CREATE SCHEMA app;
+            CREATE TABLE app.sets (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                                   owner_id uuid NOT NULL REFERENCES ferry.users, title text NOT NULL,
+                                   is_public boolean NOT NULL DEFAULT false);
+            CREATE TABLE app.terms (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                                    set_id uuid NOT NULL REFERENCES app.sets, word text NOT NULL DEFAULT '');
+            CREATE TABLE app.members (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                                      set_id uuid NOT NULL REFERENCES app.sets, user_id uuid NOT NULL REFERENCES ferry.users);
+            SELECT ferry.sync_owned('app.sets', owner => 'owner_id');
+            SELECT ferry.sync_members('app.members', scope => 'set_id', member => 'user_id');
+            SELECT ferry.sync_child('app.terms', parent => 'set_id');
+            SELECT ferry.sync_public('app.sets', flag => 'is_public');
+            SELECT ferry.sync_stream('set', scope => 'app.sets');
+            """,
+    ]
+
+    struct World {
+        let server: TestServer
+        let client: TestHTTPClient
+        let alice: [(String, String)]
+        let bob: [(String, String)]
+        let carol: [(String, String)]
+        let carolID: String
+
+        func get(_ path: String, _ auth: [(String, String)]) throws -> TestHTTPClient.Response {
+            try client.request("GET", path, headers: auth)
+        }
+
+        /// Every entry of a feed from `since` to its end, page by page: (resource, id, revoked).
+        func feed(_ query: String, since: String? = nil, limit: Int = 500, _ auth: [(String, String)]) throws
+            -> (entries: [(String, String, Bool)], cursor: String) {
+            var cursor = since
+            var entries: [(String, String, Bool)] = []
+            while true {
+                let path = "/v1/changes?limit=\(limit)" + (query.isEmpty ? "" : "&" + query) + (cursor.map { "&since=\($0)" } ?? "")
+                let page = try get(path, auth)
+                try #require(page.status == 200, "\(path): \(page.text.prefix(400))")
+                for change in page.object["changes"] as? [[String: Any]] ?? [] {
+                    let data = change["data"] as? [String: Any] ?? [:]
+                    entries.append((change["resource"] as? String ?? "", data["id"] as? String ?? "", data["revoked"] as? Bool == true))
+                }
+                cursor = page.object["cursor"] as? String
+                if page.object["has_more"] as? Bool != true { break }
+            }
+            return (entries, cursor ?? "")
+        }
+
+        /// ``feed(_:since:limit:_:)`` read on until `done` holds of what arrived
+        /// (the frontier waits for transactions anywhere in the cluster: other
+        /// tests' writes may hold it back a moment).
+        func feed(_ query: String, since: String? = nil, limit: Int = 500, _ auth: [(String, String)],
+                  until done: ([(String, String, Bool)]) -> Bool) throws -> (entries: [(String, String, Bool)], cursor: String) {
+            var all: [(String, String, Bool)] = []
+            var cursor = since
+            let deadline = ContinuousClock.now + .seconds(30)
+            while true {
+                let part = try feed(query, since: cursor, limit: limit, auth)
+                all += part.entries
+                cursor = part.cursor
+                if done(all) || ContinuousClock.now > deadline { return (all, part.cursor) }
+                usleep(20_000)
+            }
+        }
+    }
+
+    static func world() throws -> World {
+        let database = try ScratchDatabase.create(prefix: "ferry_streams")
+        try database.applyMigrations(appFiles: app)
+        let owner = try database.connect()
+        defer { owner.close() }
+        var tokens: [String] = []
+        var carolID = ""
+        for name in ["alice", "bob", "carol"] {
+            let id = try owner.query("SELECT ferry.create_user($1, $1 || '-password-1')::text", [name]).first?[0] ?? ""
+            if name == "carol" { carolID = id }
+            tokens.append(try #require(try AuthService.issueToken(name: name, ttlSeconds: 600, connection: owner)).token)
+        }
+        let server = try TestServer(database: database)
+        return World(server: server, client: server.client(), alice: [("Authorization", "Bearer \(tokens[0])")],
+                     bob: [("Authorization", "Bearer \(tokens[1])")], carol: [("Authorization", "Bearer \(tokens[2])")],
+                     carolID: carolID)
+    }
+
+    /// Alice's set with `terms` terms; its id and its terms' ids.
+    static func set(_ w: World, public isPublic: Bool, terms: Int) throws -> (id: String, terms: [String]) {
+        let made = try w.client.request("POST", "/v1/sets", headers: w.alice, json: ["title": "set", "is_public": isPublic])
+        try #require(made.status == 201, "\(made.text)")
+        let id = try #require(made.object["id"] as? String)
+        var ids: [String] = []
+        for n in 0..<terms {
+            let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": id, "word": "w\(n)"])
+            try #require(term.status == 201, "\(term.text)")
+            ids.append(try #require(term.object["id"] as? String))
+        }
+        return (id, ids)
+    }
+
+    @Test func aPublicSetIsReadByItsSubscriberAndSentToNoOtherDevice() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let open = try Self.set(w, public: true, terms: 3)
+        let closed = try Self.set(w, public: false, terms: 2)
+
+        // GET and Index serve the public set to any signed-in user; writes through it are refused.
+        #expect(try w.get("/v1/sets/\(open.id)", w.bob).status == 200)
+        #expect(try w.get("/v1/sets/\(closed.id)", w.bob).status == 404)
+        let terms = try w.get("/v1/terms?set_id=\(open.id)", w.bob)
+        #expect((terms.object["data"] as? [Any])?.count == 3, "\(terms.text.prefix(300))")
+        let patch = try w.client.request("PATCH", "/v1/sets/\(open.id)", headers: w.bob, json: ["title": "mine"])
+        #expect(patch.status >= 400, "\(patch.text)")
+        let added = try w.client.request("POST", "/v1/terms", headers: w.bob, json: ["set_id": open.id, "word": "spam"])
+        #expect(added.status >= 400, "\(added.text)")
+        // A batch that reads the set first still cannot write through it.
+        let batch = try w.client.request("POST", "/v1/batch", headers: w.bob, json: ["operations": [
+            ["method": "GET", "path": "/v1/sets/\(open.id)"],
+            ["method": "POST", "path": "/v1/terms", "body": ["set_id": open.id, "word": "spam"]],
+        ]])
+        #expect(!batch.text.contains("\"spam\"") || batch.status >= 400, "\(batch.text.prefix(400))")
+        #expect(try w.server.database.column("SELECT count(*) FROM app.terms WHERE word = 'spam'") == ["0"])
+
+        // Alice's default stream is as before: both sets, their terms.
+        #expect(try w.feed("", w.alice) { $0.count >= 7 }.entries.count == 2 + 5)
+        // The default stream (read after the frontier passed them): nothing of either set reaches Bob's device.
+        let bobDefault = try w.feed("", w.bob)
+        #expect(bobDefault.entries.isEmpty, "\(bobDefault.entries)")
+
+        // Subscribed: the set and its terms, in pages of 2, and nothing of the other set.
+        let stream = try w.feed("stream=set:\(open.id)", limit: 2, w.bob) { $0.count >= 4 }
+        let expected = Set([open.id] + open.terms)
+        #expect(Set(stream.entries.map(\.1)) == expected)
+        #expect(stream.entries.count == expected.count, "no entry twice in one pass: \(stream.entries)")
+
+        // The owner's subscription is that set's tree too, not every row she reads.
+        let own = try w.feed("stream=set:\(closed.id)", w.alice) { $0.count >= 3 }
+        #expect(Set(own.entries.map(\.1)) == Set([closed.id] + closed.terms), "\(own.entries)")
+
+        // A commit in the set reaches the subscription, and not the default stream.
+        let later = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": open.id, "word": "new"])
+        let newID = try #require(later.object["id"] as? String)
+        let next = try w.feed("stream=set:\(open.id)", since: stream.cursor, w.bob) { !$0.isEmpty }
+        #expect(next.entries.map(\.1) == [newID])
+        #expect(try w.feed("", since: bobDefault.cursor, w.bob).entries.isEmpty)
+    }
+
+    @Test func aStreamTheUserMayNotReadAnswersAsOneThatDoesNotExist() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let closed = try Self.set(w, public: false, terms: 2)
+        let open = try Self.set(w, public: true, terms: 1)
+        let unknown = UUID().uuidString.lowercased()
+        func answer(_ id: String, since: String? = nil) throws -> (Int, [Any], Bool, Bool) {
+            let page = try w.get("/v1/changes?stream=set:\(id)" + (since.map { "&since=\($0)" } ?? ""), w.bob)
+            let cursor = page.object["cursor"] as? String ?? ""
+            return (page.status, page.object["changes"] as? [Any] ?? ["missing"], page.object["has_more"] as? Bool ?? true, cursor.hasPrefix("1"))
+        }
+        let hidden = try answer(closed.id)
+        let missing = try answer(unknown)
+        #expect(hidden.0 == 200 && hidden.1.isEmpty && !hidden.2 && hidden.3)
+        #expect(hidden.0 == missing.0 && hidden.1.count == missing.1.count && hidden.2 == missing.2 && hidden.3 == missing.3)
+        // From another stream's cursor too.
+        let cursor = try w.feed("stream=set:\(open.id)", w.bob) { $0.count >= 2 }.cursor
+        _ = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": closed.id, "word": "more"])
+        let hiddenLater = try answer(closed.id, since: cursor)
+        let missingLater = try answer(unknown, since: cursor)
+        #expect(hiddenLater.1.isEmpty && missingLater.1.isEmpty && hiddenLater.0 == missingLater.0)
+        // Names and ids that cannot be: 400, whoever asks.
+        #expect(try w.get("/v1/changes?stream=nope:\(unknown)", w.bob).status == 400)
+        #expect(try w.get("/v1/changes?stream=set:not-a-uuid", w.bob).status == 400)
+        #expect(try w.get("/v1/changes?stream=set", w.bob).status == 400)
+        #expect(try w.get("/v1/changes?stream=set:\(unknown)", []).status == 401)
+    }
+
+    @Test func revocationInsideAStreamSendsRevokedEntries() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        // A public set that turns private: its subscriber gets revoked entries for the set and its terms.
+        let open = try Self.set(w, public: true, terms: 2)
+        let first = try w.feed("stream=set:\(open.id)", w.bob) { $0.count >= 3 }
+        #expect(first.entries.count == 3)
+        let closing = try w.client.request("PATCH", "/v1/sets/\(open.id)", headers: w.alice, json: ["is_public": false, "revision": 1])
+        #expect(closing.status == 200, "\(closing.text)")
+        let revoked = try w.feed("stream=set:\(open.id)", since: first.cursor, w.bob) { $0.count >= 3 }
+        #expect(Set(revoked.entries.filter(\.2).map(\.1)) == Set([open.id] + open.terms), "\(revoked.entries)")
+        #expect(revoked.entries.allSatisfy { $0.2 })
+        // Public again: the subscriber receives it all again, from the cursor it holds.
+        #expect(try w.client.request("PATCH", "/v1/sets/\(open.id)", headers: w.alice, json: ["is_public": true, "revision": 2]).status == 200)
+        let back = try w.feed("stream=set:\(open.id)", since: revoked.cursor, w.bob) { $0.count >= 3 }
+        #expect(Set(back.entries.filter { !$0.2 }.map(\.1)) == Set([open.id] + open.terms), "\(back.entries)")
+
+        // A member removed from a private set: revoked entries in their stream of it.
+        let shared = try Self.set(w, public: false, terms: 1)
+        let member = try w.client.request("POST", "/v1/members", headers: w.alice, json: ["set_id": shared.id, "user_id": w.carolID])
+        try #require(member.status == 201, "\(member.text)")
+        let memberID = try #require(member.object["id"] as? String)
+        let carol = try w.feed("stream=set:\(shared.id)", w.carol) { $0.count >= 3 }
+        #expect(Set(carol.entries.map(\.1)) == Set([shared.id, memberID] + shared.terms))
+        let removal = try w.client.request("DELETE", "/v1/members/\(memberID)?revision=1", headers: w.alice)
+        #expect(removal.status < 300, "\(removal.text)")
+        let gone = try w.feed("stream=set:\(shared.id)", since: carol.cursor, w.carol) { $0.count >= 3 }
+        let revokedIDs = Set(gone.entries.filter(\.2).map(\.1))
+        #expect(revokedIDs == Set([shared.id] + shared.terms), "\(gone.entries)")
+        // Her own member row comes as its tombstone (she still reads it), not as revoked.
+        #expect(gone.entries.contains { $0.1 == memberID && !$0.2 })
+    }
+
+    @Test func aLongPollOnAStreamWakesForACommitInIt() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let open = try Self.set(w, public: true, terms: 1)
+        let cursor = try w.feed("stream=set:\(open.id)", w.bob) { $0.count >= 2 }.cursor
+        let port = w.server.port
+        let bob = w.bob
+        let waiter = startThread { () -> Result<(Int, String, Duration), any Error> in
+            Result { () throws -> (Int, String, Duration) in
+                let client = TestHTTPClient(port: port)
+                let start = ContinuousClock.now
+                let page = try client.request("GET", "/v1/changes?stream=set:\(open.id)&since=\(cursor)&wait=60", headers: bob)
+                return (page.status, page.text, ContinuousClock.now - start)
+            }
+        }
+        // Wait for the waiter to be parked (the registry counts it), then commit.
+        try waitUntil("the stream's waiter to park", within: 30) { w.server.app.live.waiters == 1 && w.server.app.live.checksRunning == 0 }
+        let started = ContinuousClock.now
+        let added = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": open.id, "word": "late"])
+        let id = try #require(added.object["id"] as? String)
+        let (status, text, _) = try waiter.wait().get()
+        #expect(status == 200)
+        #expect(text.contains(id))
+        #expect(ContinuousClock.now - started < .seconds(45), "woken by the commit, not by the wait's deadline")
+    }
+}
