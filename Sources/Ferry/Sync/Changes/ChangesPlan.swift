@@ -30,7 +30,7 @@ struct ChangesPlan {
     let walks: Walks
 
     /// How a table with a walk gate chooses between its paths and the walk.
-    enum Walks: Sendable, Equatable {
+    enum Walks: Sendable, Hashable {
         /// Always the paths (tests compare them with the walk).
         case never
         /// In each statement, from the caller's share of the parent.
