@@ -2,6 +2,7 @@
 
     live.py PORT SERVER_PID WRITER_TOKEN READER_TOKEN BYSTANDER_TOKEN SET_ID WAITERS...
     live.py idle PORT SERVER_PID TOKEN SECONDS WAITERS...
+    live.py fanout PORT SERVER_PID WRITER_TOKEN READER_TOKEN SET_ID WAITERS...
 
 For each count N of WAITERS (e.g. 1 1000 10000):
 - latency: N-1 long polls of a bystander (a user who cannot see the set) wait
@@ -15,6 +16,11 @@ For each count N of WAITERS (e.g. 1 1000 10000):
 - fan-out: N long polls of the reader (devices of the set's collaborator) and
   one write: the time from the write's answer until every one has its answer.
 And once, the same latency for a device that polls every second instead.
+
+`fanout` measures only the fan-out, twice for each N: N long polls of the
+reader's one token (the same question: one shared check, issue 46), and N
+collaborators of the set with a token each (users fan-1..fan-N, made by
+run.sh, tokens "fanout-bench-token-<i>": a check each).
 
 `idle` measures only the server's CPU over SECONDS with each count of long
 polls waiting (0 included) and nothing written: what parked waiters cost a
@@ -74,7 +80,9 @@ class Conn:
 
 
 def now_cursor(port, token):
-    status, _, body = Conn(port).call(request("/v1/changes?since=now", token))
+    c = Conn(port)
+    status, _, body = c.call(request("/v1/changes?since=now", token))
+    c.sock.close()
     assert status == 200, status
     return json.loads(body)["cursor"]
 
@@ -194,8 +202,18 @@ def latency(port, writer, reader, set_id, writes=200, rate=16, poll_every=None):
     return percentile(ms, 50), percentile(ms, 99), missing
 
 
-def fan_out(port, writer, reader, set_id, count):
-    conns = open_waiters(port, reader, count)
+def fan_out(port, writer, reader, set_id, count, tokens=None, pid=None):
+    """One write, `count` waiters of `reader` (or one each of `tokens`): ms from the write's answer to the last answer."""
+    if tokens is None:
+        conns = open_waiters(port, reader, count)
+    else:
+        conns = []
+        for token in tokens[:count]:
+            c = Conn(port)
+            c.send(long_poll(now_cursor(port, token), token, 120))
+            conns.append(c)
+        # A first check each (no two are the same): wait until they are parked.
+        settle(pid)
     time.sleep(2)
     sel = selectors.DefaultSelector()
     for c in conns:
@@ -243,6 +261,22 @@ def idle_cpu(port, pid, token, counts, seconds):
 
 
 def main():
+    if sys.argv[1] == "fanout":
+        port, pid = int(sys.argv[2]), int(sys.argv[3])
+        writer, reader, set_id = sys.argv[4:7]
+        counts = [int(n) for n in sys.argv[7:]]
+        for n in counts:
+            settle(pid)
+            took, left = fan_out(port, writer, reader, set_id, n)
+            print(f"{n} long polls of one token on one shared set, one write: all answered {took:.1f} ms after the write's answer ({left} never)", flush=True)
+            record("fan-out", waiters=n, all_answered_ms=round(took, 1), never=left)
+            time.sleep(2)
+            settle(pid)
+            took, left = fan_out(port, writer, reader, set_id, n, tokens=[f"fanout-bench-token-{i}" for i in range(1, n + 1)], pid=pid)
+            print(f"{n} collaborators (a token each) on one shared set, one write: all answered {took:.1f} ms after the write's answer ({left} never)", flush=True)
+            record("fan-out-users", waiters=n, all_answered_ms=round(took, 1), never=left)
+            time.sleep(2)
+        return
     if sys.argv[1] == "idle":
         port, pid, token, seconds = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
         idle_cpu(port, pid, token, [int(n) for n in sys.argv[6:]], seconds)

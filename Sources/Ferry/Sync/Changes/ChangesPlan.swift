@@ -42,7 +42,7 @@ struct ChangesPlan {
     }
 
     /// How a table with a walk gate chooses between its paths and the walk.
-    enum Walks: Sendable, Equatable {
+    enum Walks: Sendable, Hashable {
         /// Always the paths (tests compare them with the walk).
         case never
         /// In each statement, from the caller's share of the parent.

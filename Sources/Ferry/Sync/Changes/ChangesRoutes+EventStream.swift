@@ -11,7 +11,8 @@ import FerryHTTP
 /// an `event: problem` with the problem as its data, and ends the stream.
 extension ChangesRoutes {
     func eventStream(
-        _ context: RequestContext, _ parsed: ChangesRequest, plan: ChangesPlan, caller: Caller, ticket: ParkingTicket
+        _ context: RequestContext, _ parsed: ChangesRequest, plan: ChangesPlan, caller: Caller, generation: Int,
+        ticket: ParkingTicket
     ) throws -> HTTPResponse {
         let registry = live.registry
         let resumption = context.resumption
@@ -34,7 +35,7 @@ extension ChangesRoutes {
         ticket.arm()
         var part: [UInt8] = resumption == nil ? ServerSentEvent.retry(milliseconds: Self.reconnectMilliseconds) : []
         do {
-            let check = try FeedCheck.run(plan, caller: caller, database: database, registry: registry)
+            let check = try FeedCheck.run(plan, caller: caller, generation: generation, ticket: ticket, database: database, live: live)
             if let user = check.user, !registry.identify(ticket, user: user, scopes: check.scopes) {
                 throw Self.userFull(limit: registry.limits.perUser)
             }

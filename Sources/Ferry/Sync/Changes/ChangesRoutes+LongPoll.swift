@@ -7,7 +7,7 @@ import FerryHTTP
 extension ChangesRoutes {
     func longPoll(
         _ request: HTTPRequest, _ context: RequestContext, _ parsed: ChangesRequest, plan: ChangesPlan, caller: Caller,
-        ticket: ParkingTicket, wait: Int
+        generation: Int, ticket: ParkingTicket, wait: Int
     ) throws -> HTTPResponse {
         let registry = live.registry
         caller.trace?.route = Self.waitRoute
@@ -33,7 +33,7 @@ extension ChangesRoutes {
         ticket.arm()
         let check: FeedCheck
         do {
-            check = try FeedCheck.run(plan, caller: caller, database: database, registry: registry)
+            check = try FeedCheck.run(plan, caller: caller, generation: generation, ticket: ticket, database: database, live: live)
         } catch let problem as Problem where problem.status == 503 && context.resumption != nil {
             // PostgreSQL cannot be reached while it waits: it waits on; the
             // listener's fallback checks (or its return) wake it to try again.

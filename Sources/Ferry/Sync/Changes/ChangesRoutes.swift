@@ -43,10 +43,10 @@ struct ChangesRoutes: Sendable {
         // Only a GET the server can park waits: not a HEAD, nor one a batch replays in its transaction.
         let ticket = caller.transaction == nil && request.method == "GET" ? context.parkingTicket() : nil
         if let ticket, parsed.stream {
-            return try eventStream(context, parsed, plan: plan, caller: caller, ticket: ticket)
+            return try eventStream(context, parsed, plan: plan, caller: caller, generation: generation, ticket: ticket)
         }
         if let ticket, let wait = parsed.wait, wait > 0, !parsed.startsNow {
-            return try longPoll(request, context, parsed, plan: plan, caller: caller, ticket: ticket, wait: wait)
+            return try longPoll(request, context, parsed, plan: plan, caller: caller, generation: generation, ticket: ticket, wait: wait)
         }
         return Self.answer(try poll(parsed, plan: plan, caller: caller), request: request, parsed: parsed)
     }

@@ -17,6 +17,24 @@ struct FeedCheck {
     /// The scope rows the caller can read, when they were loaded.
     let scopes: Set<WaiterRegistry.ScopeKey>?
 
+    /// The check for a registered waiter: another waiter's, when it made the
+    /// same one late enough (``SharedChecks``), else its own.
+    static func run(_ plan: ChangesPlan, caller: Caller, generation: Int, ticket: any LiveTicket, database: PostgresGateway,
+                    live: LiveFeed) throws -> FeedCheck {
+        let key = SharedChecks.Key(credential: caller.credential.hash, generation: generation, walks: plan.walks,
+                                   since: plan.request.since.token, limit: plan.request.limit, resources: plan.request.resources,
+                                   stream: plan.request.subscription.map { "\($0.name):\($0.id)" })
+        let (check, shared) = try live.sharedChecks.check(key, ticket: ticket, registry: live.registry) {
+            try run(plan, caller: caller, database: database, registry: live.registry)
+        }
+        if shared {
+            live.registry.sharedCount.add(1, ordering: .relaxed)
+            // For the request log line, which names the user its own check would have.
+            if caller.trace?.userID == nil { caller.trace?.userID = check.user }
+        }
+        return check
+    }
+
     /// One check, counted in `registry` (`ferry_live_checks_total`).
     static func run(_ plan: ChangesPlan, caller: Caller, database: PostgresGateway, registry: WaiterRegistry) throws -> FeedCheck {
         registry.checksRunning.add(1, ordering: .relaxed)

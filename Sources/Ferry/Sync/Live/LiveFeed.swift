@@ -8,6 +8,8 @@ public final class LiveFeed: Sendable {
     /// `live.*` of the configuration.
     public let settings: FerryConfiguration.Live
     let registry: WaiterRegistry
+    /// The checks woken waiters share (``SharedChecks``).
+    let sharedChecks = SharedChecks()
     private let listener: ChangeListener
 
     /// A feed whose listener connects to `live.listen_url` (else `database.url`)
@@ -55,6 +57,9 @@ public final class LiveFeed: Sendable {
 
     /// Checks of the feed that waiters made.
     public var checks: Int { registry.checkCount.load(ordering: .relaxed) }
+
+    /// Waiters answered by another waiter's identical check, without a query of their own.
+    public var sharedAnswers: Int { registry.sharedCount.load(ordering: .relaxed) }
 
     /// Checks running now (a waiter whose check is done is parked, or answered).
     public var checksRunning: Int { registry.checksRunning.load(ordering: .relaxed) }

@@ -45,6 +45,9 @@ final class WaiterRegistry: Sendable {
         var heldBelow: UInt64?
         /// Where an event stream has got to (its last event's cursor).
         var cursor: String?
+        /// The wake epoch of its registration or its latest wake: a check
+        /// that started at this epoch or later answers it (``SharedChecks``).
+        var checkFrom: UInt64
     }
 
     private struct UserWaiters {
@@ -68,6 +71,10 @@ final class WaiterRegistry: Sendable {
         var tables: [UInt32: String] = [:]
         /// The scope tables' names: a user's write to one may change the scope rows they can read.
         var scopeTables: Set<String> = []
+        /// Moves with every delivery of hints, wake of everyone, or pass of
+        /// the frontier, under the lock that wakes: a check that read epoch E
+        /// before it started saw every commit that woke a waiter up to E.
+        var epoch: UInt64 = 0
     }
 
     let limits: Limits
@@ -77,6 +84,8 @@ final class WaiterRegistry: Sendable {
     let wakeCount = Atomic<Int>(0)
     /// Checks of the feed that waiters made (each wake costs one, when it finds PostgreSQL).
     let checkCount = Atomic<Int>(0)
+    /// Waiters answered by another waiter's check (``SharedChecks``), without a query of their own.
+    let sharedCount = Atomic<Int>(0)
     /// Checks running now: a waiter is parked once its check is done.
     let checksRunning = Atomic<Int>(0)
     /// Called when a waiter starts waiting for the frontier, so the listener watches it.
@@ -114,7 +123,7 @@ final class WaiterRegistry: Sendable {
             if state.waiters[id] != nil { return nil }
             guard state.waiters.count < limits.perInstance else { return .instanceFull }
             if let user, (state.users[user]?.tickets.count ?? 0) >= limits.perUser { return .userFull }
-            state.waiters[id] = Waiter(ticket: ticket, user: nil, resources: resources)
+            state.waiters[id] = Waiter(ticket: ticket, user: nil, resources: resources, checkFrom: state.epoch)
             state.anonymous.insert(id)
             if let user { Self.name(id, user, in: &state) }
             return nil
@@ -165,6 +174,15 @@ final class WaiterRegistry: Sendable {
         if watch { frontierWatched() }
     }
 
+    /// The epoch a check must have started at (or after) to answer this waiter:
+    /// that of its registration or its latest wake. Nil when it is not registered.
+    func checkFrom(_ ticket: any LiveTicket) -> UInt64? {
+        state.withLock { $0.waiters[ObjectIdentifier(ticket)]?.checkFrom }
+    }
+
+    /// The epoch now, read by a check before it starts (``SharedChecks``).
+    var epoch: UInt64 { state.withLock { $0.epoch } }
+
     /// An event stream's cursor, kept between its passes.
     func cursor(of ticket: any LiveTicket) -> String? {
         state.withLock { $0.waiters[ObjectIdentifier(ticket)]?.cursor }
@@ -198,7 +216,7 @@ final class WaiterRegistry: Sendable {
         let woken = state.withLock { state -> [any LiveTicket] in
             var ids: Set<ObjectIdentifier> = state.anonymous
             for hint in hints { Self.concerned(by: hint, in: &state, into: &ids) }
-            return ids.compactMap { state.waiters[$0]?.ticket }
+            return Self.woken(ids, in: &state)
         }
         hintCount.add(hints.count, ordering: .relaxed)
         wake(woken)
@@ -212,7 +230,7 @@ final class WaiterRegistry: Sendable {
     /// Wakes every waiter: the listener came back (what committed meanwhile
     /// sent no hint it heard), or it is down and this is the periodic check.
     func wakeAll() {
-        wake(state.withLock { $0.waiters.values.map(\.ticket) })
+        wake(state.withLock { state in Self.woken(Set(state.waiters.keys), in: &state) })
     }
 
     /// The lowest frontier a held waiter waits for the feed to pass; nil when none waits.
@@ -223,19 +241,30 @@ final class WaiterRegistry: Sendable {
     /// The feed's frontier is now `frontier`: wakes the held waiters it has passed.
     func frontierPassed(_ frontier: UInt64) {
         let woken = state.withLock { state -> [any LiveTicket] in
-            var tickets: [any LiveTicket] = []
+            var ids: Set<ObjectIdentifier> = []
             for id in state.held {
-                guard let waiter = state.waiters[id], let below = waiter.heldBelow, frontier > below else { continue }
+                guard let below = state.waiters[id]?.heldBelow, frontier > below else { continue }
                 state.waiters[id]?.heldBelow = nil
-                state.held.remove(id)
-                tickets.append(waiter.ticket)
+                ids.insert(id)
             }
-            return tickets
+            state.held.subtract(ids)
+            // The frontier passing is no commit: the epoch moves only for those it wakes.
+            return ids.isEmpty ? [] : Self.woken(ids, in: &state)
         }
         wake(woken)
     }
 
     // MARK: State changes, under the lock
+
+    /// Moves the epoch and marks `ids` as woken at it: each needs a check
+    /// that starts from now. Their tickets, to wake once the lock is let go.
+    private static func woken(_ ids: Set<ObjectIdentifier>, in state: inout State) -> [any LiveTicket] {
+        state.epoch += 1
+        return ids.compactMap { id in
+            state.waiters[id]?.checkFrom = state.epoch
+            return state.waiters[id]?.ticket
+        }
+    }
 
     private static func name(_ id: ObjectIdentifier, _ user: String, in state: inout State) {
         state.waiters[id]?.user = user

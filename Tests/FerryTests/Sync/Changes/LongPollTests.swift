@@ -16,12 +16,14 @@ final class PendingRequest: Sendable {
 
     init(port: Int, _ path: String, token: String, headers: [(String, String)] = [], timeout: Double = 90) {
         let headers = [("Authorization", "Bearer \(token)")] + headers
-        DispatchQueue.global().async { [self] in
+        // A thread of its own: Linux's global dispatch queue runs about as many
+        // blocking jobs at once as there are cores, and a fan-out test holds dozens.
+        Thread { [self] in
             let client = TestHTTPClient(port: port, timeout: timeout)
             let outcome = Result { try client.request("GET", path, headers: headers) }
             result.withLock { $0 = outcome }
             done.signal()
-        }
+        }.start()
     }
 
     /// Whether the answer has come.
