@@ -82,8 +82,9 @@ struct EmbedManifest {
             case "access" where ["internal", "package", "public"].contains(parts[1]):
                 access = parts[1]
             default:
-                throw Failure("\(path):\(number + 1): `\(line)` is not understood (a second directory, or an access "
-                    + "other than internal, package or public?)")
+                throw Failure(
+                    "\(path):\(number + 1): `\(line)` is not understood (a second directory, or an access "
+                        + "other than internal, package or public?)")
             }
         }
     }

@@ -23,7 +23,10 @@ struct SwiftModelsCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "The schema: a server's http:// URL (its /openapi.json is read, no token needed), a file holding that document or a GET /v1 listing, or - for standard input.")
+    @Option(
+        help:
+            "The schema: a server's http:// URL (its /openapi.json is read, no token needed), a file holding that document or a GET /v1 listing, or - for standard input."
+    )
     var from: String
 
     @Option(help: "The directory to write the files into (created if missing). Generated files no longer needed are removed.")
@@ -60,8 +63,9 @@ struct SwiftModelsCommand: ParsableCommand {
         if check {
             let problems = differing.map { "\($0) differs" } + stale.sorted().map { "\($0) is generated but no longer needed" }
             guard problems.isEmpty else {
-                throw CLIError("\(output) is not what the schema generates: " + problems.joined(separator: "; ")
-                               + ". Run the same command without --check to update it.")
+                throw CLIError(
+                    "\(output) is not what the schema generates: " + problems.joined(separator: "; ")
+                        + ". Run the same command without --check to update it.")
             }
             print("\(output): \(files.count) files, as generated")
             return
@@ -73,10 +77,11 @@ struct SwiftModelsCommand: ParsableCommand {
     /// The files in `directory` that an earlier run generated.
     func generatedFiles(in directory: URL) throws -> Set<String> {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return Set(names.filter { name in
-            name.hasSuffix(".swift")
-                && ((try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8))?.hasPrefix(SwiftModels.header) ?? false)
-        })
+        return Set(
+            names.filter { name in
+                name.hasSuffix(".swift")
+                    && ((try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8))?.hasPrefix(SwiftModels.header) ?? false)
+            })
     }
 
     func read() throws -> Data {

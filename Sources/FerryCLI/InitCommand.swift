@@ -24,8 +24,9 @@ struct InitCommand: ParsableCommand {
         if manager.fileExists(atPath: directory, isDirectory: &isDirectory) {
             let empty = isDirectory.boolValue && ((try? manager.contentsOfDirectory(atPath: directory))?.isEmpty ?? false)
             guard empty else {
-                throw CLIError("\(directory) already exists\(isDirectory.boolValue ? " and is not empty" : " and is a file"); "
-                    + "ferry init writes only into a new or empty directory")
+                throw CLIError(
+                    "\(directory) already exists\(isDirectory.boolValue ? " and is not empty" : " and is a file"); "
+                        + "ferry init writes only into a new or empty directory")
             }
         }
         let name = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
@@ -42,7 +43,8 @@ struct InitCommand: ParsableCommand {
             }
             print("created \((directory as NSString).appendingPathComponent(path))")
         }
-        print("""
+        print(
+            """
 
             Next, with PostgreSQL and memcached running (in a Ferry checkout: deploy/local.sh start;
             their URLs are in \(directory)/ferry.json):

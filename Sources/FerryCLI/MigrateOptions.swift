@@ -7,12 +7,14 @@ import Foundation
 struct MigrateOptions: ParsableArguments {
     @OptionGroup var configOptions: ConfigOptions
 
-    @Option(name: .customLong("dir"),
-            help: "The app's migrations directory; overrides database.migrations_dir. Ferry's own are built in.")
+    @Option(
+        name: .customLong("dir"),
+        help: "The app's migrations directory; overrides database.migrations_dir. Ferry's own are built in.")
     var directory: String?
 
-    @Option(name: .customLong("database-url"),
-            help: "The owner role's URL or conninfo; overrides database.migration_url.")
+    @Option(
+        name: .customLong("database-url"),
+        help: "The owner role's URL or conninfo; overrides database.migration_url.")
     var databaseURL: String?
 
     /// The target database, Ferry's own files and the app's, or exits 1 (78 for a bad
@@ -37,7 +39,8 @@ struct MigrateOptions: ParsableArguments {
     /// no file, to the working directory.
     private func resolved(_ directory: String) -> String {
         guard !directory.hasPrefix("/"), let file = configOptions.config,
-              ProcessInfo.processInfo.environment["FERRY_DATABASE_MIGRATIONS_DIR"] == nil else { return directory }
+            ProcessInfo.processInfo.environment["FERRY_DATABASE_MIGRATIONS_DIR"] == nil
+        else { return directory }
         let base = (file as NSString).deletingLastPathComponent
         return base.isEmpty ? directory : (base as NSString).appendingPathComponent(directory)
     }

@@ -19,7 +19,8 @@ enum PlainHTTP {
         guard url.hasPrefix("http://"), let parsed = URLComponents(string: url), let host = parsed.host, !host.isEmpty else {
             throw Failure(description: "only http:// URLs are read directly; for https, pipe curl's output into --from -")
         }
-        let path = (parsed.percentEncodedPath.isEmpty || parsed.percentEncodedPath == "/" ? "/openapi.json" : parsed.percentEncodedPath)
+        let path =
+            (parsed.percentEncodedPath.isEmpty || parsed.percentEncodedPath == "/" ? "/openapi.json" : parsed.percentEncodedPath)
             + (parsed.percentEncodedQuery.map { "?" + $0 } ?? "")
         let socket = try connect(host: host, port: parsed.port ?? 80, timeout: timeout)
         defer { close(socket) }

@@ -39,10 +39,11 @@ struct PurgeCommand: ParsableCommand {
         defer { connection.close() }
         print("purging tombstones older than \(days) days, \(batch) per batch")
         do {
-            let total = try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: days), batch: batch,
-                                                    progress: { kind, n, total in
-                print("purged \(n) \(kind.rawValue) (\(total) so far)")
-            })
+            let total = try TombstonePurge.run(
+                connection: connection, ageMs: TombstonePurge.ageMs(days: days), batch: batch,
+                progress: { kind, n, total in
+                    print("purged \(n) \(kind.rawValue) (\(total) so far)")
+                })
             print("done: \(total) purged")
         } catch let error as PostgresError {
             FileHandle.standardError.write(Data("ferry purge: \(error.message)\n".utf8))

@@ -48,10 +48,12 @@ enum SwiftModels {
         } else if let schemas = (top["components"] as? [String: Any])?["schemas"] as? [String: Any] {
             entries = schemas.keys.sorted().compactMap { (schemas[$0] as? [String: Any])?["x-ferry-resource"] }
             if entries.isEmpty {
-                throw Unreadable(description: "the OpenAPI document has no x-ferry-resource in its schemas: is it Ferry's, of a version that has them?")
+                throw Unreadable(
+                    description: "the OpenAPI document has no x-ferry-resource in its schemas: is it Ferry's, of a version that has them?")
             }
         } else {
-            throw Unreadable(description: "the input is neither Ferry's OpenAPI document (no components.schemas) nor a GET /v1 listing (no resources)")
+            throw Unreadable(
+                description: "the input is neither Ferry's OpenAPI document (no components.schemas) nor a GET /v1 listing (no resources)")
         }
         let data = try JSONSerialization.data(withJSONObject: entries)
         do {
@@ -84,16 +86,17 @@ enum SwiftModels {
         let type = names[resource.name]!
         let ranked = resource.ranked == true && resource.columns.contains { $0.name == "rank" }
         let columns = resource.columns.filter { $0.name != "is_deleted" }
-        var out = header + """
-             from the server's schema: do not edit.
-            // After a migration, generate again (docs/FERRYKIT.md, "Generated models").
-            \(imports)
+        var out =
+            header + """
+                 from the server's schema: do not edit.
+                // After a migration, generate again (docs/FERRYKIT.md, "Generated models").
+                \(imports)
 
-            /// A row of `\(resource.name)`\(ranked ? ", ordered by `rank`" + (resource.rankScope.map { " within its `\($0)`" } ?? "") : "").
-            public struct \(type): \(ranked ? "FerryRankedRecord" : "FerryRecord"), Hashable {
-                public static let resource = \(literal(resource.name))
+                /// A row of `\(resource.name)`\(ranked ? ", ordered by `rank`" + (resource.rankScope.map { " within its `\($0)`" } ?? "") : "").
+                public struct \(type): \(ranked ? "FerryRankedRecord" : "FerryRecord"), Hashable {
+                    public static let resource = \(literal(resource.name))
 
-            """
+                """
         for column in columns {
             for line in docLines(column, resource: resource, names: names) { out += line.isEmpty ? "    ///\n" : "    /// \(line)\n" }
             out += "    public var \(property(column.name)): \(swiftType(column, resource: resource, names: names))\n"
@@ -121,7 +124,8 @@ enum SwiftModels {
             for line in associations { out += "    \(line)\n" }
             out += "\n"
         }
-        out += "    /// The columns, for GRDB's query interface: `\(type).filter(\(type).Columns.\(property(columns.first { !syncColumns.contains($0.name) }?.name ?? "id")) == ...)`.\n"
+        out +=
+            "    /// The columns, for GRDB's query interface: `\(type).filter(\(type).Columns.\(property(columns.first { !syncColumns.contains($0.name) }?.name ?? "id")) == ...)`.\n"
         out += "    public enum Columns {\n"
         for column in columns {
             out += "        public static let \(property(column.name)) = GRDB.Column(CodingKeys.\(property(column.name)))\n"

@@ -22,8 +22,9 @@ struct TokenCommand: ParsableCommand {
             let config = try options.load()
             let connection = try OwnerConnection.open(config)
             defer { connection.close() }
-            guard let issued = try AuthService.issueToken(
-                name: name, ttlSeconds: ttl ?? config.auth.tokenTTLSeconds, connection: connection)
+            guard
+                let issued = try AuthService.issueToken(
+                    name: name, ttlSeconds: ttl ?? config.auth.tokenTTLSeconds, connection: connection)
             else { throw CLIError("no user named \(name)") }
             print(issued.token)
         }

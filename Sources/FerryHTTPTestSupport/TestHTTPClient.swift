@@ -107,13 +107,16 @@ public final class TestHTTPClient {
         try send(bytes)
         do {
             return try readResponse(method: method)
-        } catch let failure as Failure where !pinned && reused && buffer.isEmpty && failure.description == Self.closedBeforeResponse
-            && ["GET", "HEAD", "OPTIONS"].contains(method) {
+        } catch let failure as Failure
+            where !pinned && reused && buffer.isEmpty && failure.description == Self.closedBeforeResponse
+            && ["GET", "HEAD", "OPTIONS"].contains(method)
+        {
             // RFC 9112 §9.3.1: a server may close an idle keep-alive connection
             // as a request goes out; a client retries a safe request once, on a
             // new connection. Said on stderr, so that a server closing
             // connections it should keep shows in the test log.
-            FileHandle.standardError.write(Data("TestHTTPClient: port \(port) closed a kept-alive connection before answering \(method) \(path); retried once\n".utf8))
+            FileHandle.standardError.write(
+                Data("TestHTTPClient: port \(port) closed a kept-alive connection before answering \(method) \(path); retried once\n".utf8))
             close()
             try send(bytes)
             return try readResponse(method: method)

@@ -83,9 +83,10 @@ public enum TestHTTPServer {
         router.get("/big") { _, _ in HTTPResponse(bytes: [UInt8](repeating: 65, count: 100_000)) }
         router.get("/huge") { _, _ in HTTPResponse(bytes: [UInt8](repeating: 66, count: 32 << 20)) }
         router.get("/stream") { _, _ in
-            HTTPResponse(body: .stream { writer in
-                for i in 0..<5 { try writer.write("part\(i);") }
-            })
+            HTTPResponse(
+                body: .stream { writer in
+                    for i in 0..<5 { try writer.write("part\(i);") }
+                })
         }
         return router
     }

@@ -52,9 +52,11 @@ public enum ZlibCodec {
         let megabyte = [UInt8](repeating: 0, count: 1 << 20)
         var output: [UInt8] = []
         let pieces = (count + megabyte.count - 1) / megabyte.count
-        encode(coding: "gzip", level: 9, pieces: pieces, piece: { index in
-            index == pieces - 1 && count % megabyte.count != 0 ? Array(megabyte[0..<(count % megabyte.count)]) : megabyte
-        }, into: { output += $0 })
+        encode(
+            coding: "gzip", level: 9, pieces: pieces,
+            piece: { index in
+                index == pieces - 1 && count % megabyte.count != 0 ? Array(megabyte[0..<(count % megabyte.count)]) : megabyte
+            }, into: { output += $0 })
         return output
     }
 

@@ -71,7 +71,7 @@ extension MemcachedClient {
         // recording nothing; the unanswered requests are still counted per server.
         for index in 0..<memcached_server_count(handle.raw) {
             guard let instance = memcached_server_instance_by_position(handle.raw, index),
-                  memcached_server_response_count(instance) > 0
+                memcached_server_response_count(instance) > 0
             else { continue }
             let name = "\(String(cString: memcached_server_name(instance))):\(memcached_server_port(instance))"
             throw MemcachedError(

@@ -134,7 +134,7 @@ public final class MemcachedClient: Sendable {
         return try pool.withHandle { handle throws(MemcachedError) -> String in
             var rc = MEMCACHED_SUCCESS
             guard let instance = memcached_server_by_key(handle.raw, key, key.utf8.count, &rc),
-                  rc == MEMCACHED_SUCCESS
+                rc == MEMCACHED_SUCCESS
             else { throw MemcachedError(rc, handle: handle.raw, context: "server_by_key") }
             let host = String(cString: memcached_server_name(instance))
             let port = memcached_server_port(instance)

@@ -38,9 +38,10 @@ public struct MemcachedConfiguration: Sendable {
     /// Parses a comma-separated list such as `"127.0.0.1:11211,127.0.0.1:11212"`
     /// (the form environment variables use) into a configuration with defaults.
     public init(serverList: String) {
-        self.init(servers: serverList.split(separator: ",").map {
-            $0.trimmed()
-        })
+        self.init(
+            servers: serverList.split(separator: ",").map {
+                $0.trimmed()
+            })
     }
 }
 

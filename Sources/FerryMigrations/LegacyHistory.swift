@@ -91,9 +91,10 @@ public enum LegacyHistory {
                 appRow.checksum = both.appChecksum
                 coreRows.append(coreRow)
                 appRows.append(appRow)
-                divided.append(.init(
-                    version: row.version, coreName: file.fileName, coreChecksum: file.checksum,
-                    appName: both.appName, appChecksum: both.appChecksum))
+                divided.append(
+                    .init(
+                        version: row.version, coreName: file.fileName, coreChecksum: file.checksum,
+                        appName: both.appName, appChecksum: both.appChecksum))
             } else {
                 throw .legacyHistory(fileName: row.fileName, version: row.version, checksum: row.checksum)
             }

@@ -33,7 +33,8 @@ enum MigrationHistory {
     static func read(_ connection: PostgresConnection, core: [MigrationFile]) throws(MigrationError) -> Recorded {
         let layout: PostgresResult
         do {
-            layout = try connection.query("""
+            layout = try connection.query(
+                """
                 SELECT to_regclass('ferry.schema_migrations') IS NOT NULL AS present,
                        EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
                                 WHERE attrelid = to_regclass('ferry.schema_migrations')
@@ -57,18 +58,20 @@ enum MigrationHistory {
     }
 
     private static func rows(_ connection: PostgresConnection, track: String) throws(PostgresError) -> [AppliedMigration] {
-        let result = try connection.query("""
+        let result = try connection.query(
+            """
             SELECT \(track) AS track, version, name, checksum, duration_ms,
                    to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC' AS applied_at
             FROM ferry.schema_migrations ORDER BY 1 DESC, version
             """)
         var applied: [AppliedMigration] = []
         for row in result.rows {
-            applied.append(AppliedMigration(
-                track: MigrationTrack(rawValue: try row.string("track") ?? "") ?? .app,
-                version: try row.int("version") ?? 0, fileName: try row.string("name") ?? "",
-                checksum: try row.string("checksum") ?? "", appliedAt: try row.string("applied_at") ?? "",
-                durationMs: try row.int("duration_ms") ?? 0))
+            applied.append(
+                AppliedMigration(
+                    track: MigrationTrack(rawValue: try row.string("track") ?? "") ?? .app,
+                    version: try row.int("version") ?? 0, fileName: try row.string("name") ?? "",
+                    checksum: try row.string("checksum") ?? "", appliedAt: try row.string("applied_at") ?? "",
+                    durationMs: try row.int("duration_ms") ?? 0))
         }
         return applied
     }
@@ -78,7 +81,8 @@ enum MigrationHistory {
     static func convert(_ split: LegacyHistory.Split, on connection: PostgresConnection) throws(MigrationError) {
         do {
             try connection.transaction { connection in
-                try connection.execute("""
+                try connection.execute(
+                    """
                     ALTER TABLE ferry.schema_migrations
                         ADD COLUMN track text NOT NULL DEFAULT 'core'
                             CONSTRAINT schema_migrations_track CHECK (track IN ('core', 'app'));
@@ -93,7 +97,8 @@ enum MigrationHistory {
                         "UPDATE ferry.schema_migrations SET track = 'app' WHERE version = $1", [String(version)])
                 }
                 for part in split.divided {
-                    _ = try connection.query("""
+                    _ = try connection.query(
+                        """
                         INSERT INTO ferry.schema_migrations (track, version, name, checksum, applied_at, duration_ms)
                         SELECT 'app', version, $2, $3, applied_at, duration_ms
                           FROM ferry.schema_migrations WHERE track = 'core' AND version = $1
@@ -106,8 +111,9 @@ enum MigrationHistory {
         } catch let error as PostgresError {
             throw .database(operation: "dividing ferry.schema_migrations into the core and app tracks", error: error)
         } catch {
-            throw .database(operation: "dividing ferry.schema_migrations into the core and app tracks",
-                            error: PostgresError(kind: .protocolError, message: "\(error)"))
+            throw .database(
+                operation: "dividing ferry.schema_migrations into the core and app tracks",
+                error: PostgresError(kind: .protocolError, message: "\(error)"))
         }
     }
 
@@ -115,7 +121,8 @@ enum MigrationHistory {
     /// `IF NOT EXISTS` alone, because `CREATE SCHEMA IF NOT EXISTS` still demands CREATE on
     /// the database even when the schema is there.
     static func ensureTable(_ connection: PostgresConnection) throws(PostgresError) {
-        let existing = try connection.query("""
+        let existing = try connection.query(
+            """
             SELECT to_regnamespace('ferry') IS NOT NULL AS has_schema,
                    to_regclass('ferry.schema_migrations') IS NOT NULL AS has_table
             """)

@@ -58,9 +58,10 @@ public struct MigrationPlan: Sendable {
                 entries.append(Entry(version: file.version, fileName: file.fileName, state: .applied(record)))
             } else {
                 changed.append(.init(fileName: file.fileName, appliedChecksum: record.checksum, currentChecksum: file.checksum))
-                entries.append(Entry(
-                    version: file.version, fileName: file.fileName,
-                    state: .changed(record, currentChecksum: file.checksum)))
+                entries.append(
+                    Entry(
+                        version: file.version, fileName: file.fileName,
+                        state: .changed(record, currentChecksum: file.checksum)))
             }
         }
         missing = applied.filter { !onDisk.contains($0.version) }.sorted { $0.version < $1.version }

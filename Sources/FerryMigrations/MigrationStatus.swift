@@ -38,9 +38,10 @@ public struct MigrationStatus: Sendable {
     public func statusReport() -> String {
         var lines: [String] = []
         if let legacySplit {
-            lines.append("ferry.schema_migrations is from before Ferry's migrations and the app's were split; the next "
-                + "`ferry migrate` records \(legacySplit.movedToApp.count + legacySplit.divided.count) of its rows as the "
-                + "app's and applies none of them again (shown here as they will be)")
+            lines.append(
+                "ferry.schema_migrations is from before Ferry's migrations and the app's were split; the next "
+                    + "`ferry migrate` records \(legacySplit.movedToApp.count + legacySplit.divided.count) of its rows as the "
+                    + "app's and applies none of them again (shown here as they will be)")
         }
         lines.append("core (built into ferry)")
         lines += core.entryLines()
@@ -49,8 +50,9 @@ public struct MigrationStatus: Sendable {
             lines += app.entryLines()
             if app.entries.isEmpty { lines.append("  no migrations in the directory or the database") }
         } else {
-            lines.append("app: no directory given (--dir, or database.migrations_dir); "
-                + "\(appRecorded) applied file\(appRecorded == 1 ? "" : "s") recorded, not checked")
+            lines.append(
+                "app: no directory given (--dir, or database.migrations_dir); "
+                    + "\(appRecorded) applied file\(appRecorded == 1 ? "" : "s") recorded, not checked")
         }
         lines += plans.map(\.countsLine)
         return lines.joined(separator: "\n")

@@ -33,7 +33,8 @@ public struct MigrationSummary: Sendable, Equatable {
     public var line: String {
         var text: String
         if dryRun {
-            text = wouldApply.isEmpty
+            text =
+                wouldApply.isEmpty
                 ? "dry run: nothing to apply"
                 : "dry run: \(Self.count(wouldApply.count)) would be applied; nothing was run"
         } else if applied.isEmpty {

@@ -98,7 +98,8 @@ extension Migrator {
     /// scopes the rules left. Nothing that is current is touched, so no lock is taken.
     private static func refreshGenerated(on connection: PostgresConnection) throws(Step) {
         do {
-            let exists = try connection.query("""
+            let exists = try connection.query(
+                """
                 SELECT pg_catalog.to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL AS triggers,
                        pg_catalog.to_regprocedure('ferry.refresh_sync_rules()') IS NOT NULL AS rules
                 """)

@@ -47,9 +47,12 @@ public struct Migrator: Sendable {
     ) throws(MigrationError) -> MigrationSummary {
         let clock = ContinuousClock()
         let start = clock.now
-        let lock = dryRun ? nil : try MigrationLock.acquire(url: databaseURL, timeout: lockTimeout) {
-            progress(.waitingForLock)
-        }
+        let lock =
+            dryRun
+            ? nil
+            : try MigrationLock.acquire(url: databaseURL, timeout: lockTimeout) {
+                progress(.waitingForLock)
+            }
         defer { lock?.release() }
         let connection = try connect()
         defer { connection.close() }

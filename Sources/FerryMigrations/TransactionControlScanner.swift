@@ -66,9 +66,13 @@ struct TransactionControlScanner {
                     continue
                 }
                 if words.count < 2 { words.append((word, start)) }
-                if word == "ATOMIC", previousWord == "BEGIN" { atomicDepth += 1 }
-                else if atomicDepth > 0, word == "CASE" { atomicDepth += 1 }
-                else if atomicDepth > 0, word == "END" { atomicDepth -= 1 }
+                if word == "ATOMIC", previousWord == "BEGIN" {
+                    atomicDepth += 1
+                } else if atomicDepth > 0, word == "CASE" {
+                    atomicDepth += 1
+                } else if atomicDepth > 0, word == "END" {
+                    atomicDepth -= 1
+                }
                 previousWord = word
             default:
                 index += 1
@@ -174,7 +178,8 @@ struct TransactionControlScanner {
         index += delimiter.count
         while index < scalars.count {
             if scalars[index] == "$", index + delimiter.count <= scalars.count,
-                Array(scalars[index..<(index + delimiter.count)]) == delimiter {
+                Array(scalars[index..<(index + delimiter.count)]) == delimiter
+            {
                 index += delimiter.count
                 return
             }

@@ -74,10 +74,11 @@ extension PostgresConnection {
         var received: [PostgresNotification] = []
         while let notification = PQnotifies(handle) {
             let value = notification.pointee
-            received.append(PostgresNotification(
-                channel: value.relname.map { String(cString: $0) } ?? "",
-                payload: value.extra.map { String(cString: $0) } ?? "",
-                senderPID: value.be_pid))
+            received.append(
+                PostgresNotification(
+                    channel: value.relname.map { String(cString: $0) } ?? "",
+                    payload: value.extra.map { String(cString: $0) } ?? "",
+                    senderPID: value.be_pid))
             PQfreemem(notification)
         }
         return received

@@ -77,13 +77,15 @@ public final class PostgresConnection {
         // routes those through the notice path), because the session is then gone.
         // Unretained is safe: the receiver is only called from libpq calls made through this
         // object, and `close()` (at the latest in deinit) finishes the PGconn first.
-        PQsetNoticeReceiver(connection, { context, result in
-            guard let context, let result, let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))) else { return }
-            let level = String(cString: severity)
-            if level == "FATAL" || level == "PANIC" {
-                Unmanaged<PostgresConnection>.fromOpaque(context).takeUnretainedValue().sawFatalError = true
-            }
-        }, Unmanaged.passUnretained(self).toOpaque())
+        PQsetNoticeReceiver(
+            connection,
+            { context, result in
+                guard let context, let result, let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))) else { return }
+                let level = String(cString: severity)
+                if level == "FATAL" || level == "PANIC" {
+                    Unmanaged<PostgresConnection>.fromOpaque(context).takeUnretainedValue().sawFatalError = true
+                }
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit { close() }

@@ -47,18 +47,20 @@ public struct ExecutedPlan: Sendable {
     /// Parses the single row that `EXPLAIN (..., FORMAT JSON)` returns.
     public init(json: String) throws {
         guard let top = (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])?.first,
-              let plan = top["Plan"] as? [String: Any] else {
+            let plan = top["Plan"] as? [String: Any]
+        else {
             throw TestEnvironment.Missing(description: "not an EXPLAIN (FORMAT JSON) result: \(json.prefix(200))")
         }
         var nodes: [Node] = []
         func walk(_ node: [String: Any], depth: Int) {
             let loops = node["Actual Loops"] as? Int ?? 0
             guard loops > 0 else { return }  // never executed, and neither were its children
-            nodes.append(Node(
-                type: node["Node Type"] as? String ?? "?", relation: node["Relation Name"] as? String,
-                index: node["Index Name"] as? String, loops: loops,
-                rows: (node["Actual Rows"] as? NSNumber)?.doubleValue ?? 0,
-                buffers: (node["Shared Hit Blocks"] as? Int ?? 0) + (node["Shared Read Blocks"] as? Int ?? 0), depth: depth))
+            nodes.append(
+                Node(
+                    type: node["Node Type"] as? String ?? "?", relation: node["Relation Name"] as? String,
+                    index: node["Index Name"] as? String, loops: loops,
+                    rows: (node["Actual Rows"] as? NSNumber)?.doubleValue ?? 0,
+                    buffers: (node["Shared Hit Blocks"] as? Int ?? 0) + (node["Shared Read Blocks"] as? Int ?? 0), depth: depth))
             for child in node["Plans"] as? [[String: Any]] ?? [] { walk(child, depth: depth + 1) }
         }
         walk(plan, depth: 0)

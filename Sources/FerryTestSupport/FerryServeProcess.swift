@@ -58,8 +58,9 @@ public final class FerryServeProcess {
         let process: SpawnedProcess
         if let descriptorLimit {
             // exec: the pid is ferry's own, so a signal reaches it and not a shell.
-            process = try SpawnedProcess(executable: "/bin/bash", arguments: ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" serve", binary],
-                                         environment: environment, outputPath: logPath)
+            process = try SpawnedProcess(
+                executable: "/bin/bash", arguments: ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" serve", binary],
+                environment: environment, outputPath: logPath)
         } else {
             process = try SpawnedProcess(executable: binary, arguments: ["serve"], environment: environment, outputPath: logPath)
         }

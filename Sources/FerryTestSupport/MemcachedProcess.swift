@@ -76,14 +76,15 @@ public final class MemcachedProcess: @unchecked Sendable {
 
     private static func allThreadsStopped(_ pid: Int32) -> Bool {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return !tasks.isEmpty && tasks.allSatisfy { task in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")")
-            else { return false }
-            // The state letter follows "pid (comm) ".
-            let state = stat[stat.index(after: close)...].dropFirst().first
-            return state == "T" || state == "t"
-        }
+        return !tasks.isEmpty
+            && tasks.allSatisfy { task in
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                    let close = stat.lastIndex(of: ")")
+                else { return false }
+                // The state letter follows "pid (comm) ".
+                let state = stat[stat.index(after: close)...].dropFirst().first
+                return state == "T" || state == "t"
+            }
     }
     /// Lets a paused process run again.
     public func resume() { if let process { Glibc.kill(process.processIdentifier, SIGCONT) } }

@@ -38,8 +38,9 @@ public final class ScratchDatabase: Sendable {
     /// Creates `<prefix>_<random>` on the shared test cluster and applies Ferry's migrations
     /// and `app`'s as the owner.
     public convenience init(prefix: String = "ferry_t", app: ExampleApp = .study, migrate: Bool = true) throws {
-        try self.init(ownerBaseURL: try TestEnvironment.ownerURL(), appBaseURL: try TestEnvironment.appURL(),
-                      prefix: prefix, app: app, migrate: migrate)
+        try self.init(
+            ownerBaseURL: try TestEnvironment.ownerURL(), appBaseURL: try TestEnvironment.appURL(),
+            prefix: prefix, app: app, migrate: migrate)
     }
 
     /// Creates `<prefix>_<random>` through `ownerBaseURL` (a role with CREATEDB) and, when asked,

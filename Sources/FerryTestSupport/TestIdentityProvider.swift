@@ -118,8 +118,10 @@ public final class TestIdentityProvider: Sendable {
     /// The standard claims of a token for `subject`, valid from a minute ago for `lifetime` seconds.
     public func claims(subject: String, lifetime: Int = 3600, extra: [(String, JSONValue)] = []) -> [(String, JSONValue)] {
         let now = Int(Date().timeIntervalSince1970)
-        return [("iss", .string(issuer)), ("aud", .string(audience)), ("sub", .string(subject)),
-                ("iat", .int(now - 60)), ("nbf", .int(now - 60)), ("exp", .int(now + lifetime))] + extra
+        return [
+            ("iss", .string(issuer)), ("aud", .string(audience)), ("sub", .string(subject)),
+            ("iat", .int(now - 60)), ("nbf", .int(now - 60)), ("exp", .int(now + lifetime)),
+        ] + extra
     }
 
     /// A token for `subject` signed with the key `kid` (the RSA key by default).
@@ -157,28 +159,43 @@ public final class TestIdentityProvider: Sendable {
     private static func rsaKey(kid: String) throws -> SigningKey {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let primitives = try key.publicKey.getKeyPrimitives()
-        return SigningKey(kid: kid, algorithm: "RS256", sign: { input in
-            (try? Array(key.signature(for: input, padding: .insecurePKCS1v1_5).rawRepresentation)) ?? []
-        }, jwk: [("kty", "RSA"), ("kid", .string(kid)), ("use", "sig"), ("alg", "RS256"),
-                 ("n", .string(base64URL(Array(primitives.modulus)))), ("e", .string(base64URL(Array(primitives.publicExponent))))],
-           publicPEM: key.publicKey.pemRepresentation)
+        return SigningKey(
+            kid: kid, algorithm: "RS256",
+            sign: { input in
+                (try? Array(key.signature(for: input, padding: .insecurePKCS1v1_5).rawRepresentation)) ?? []
+            },
+            jwk: [
+                ("kty", "RSA"), ("kid", .string(kid)), ("use", "sig"), ("alg", "RS256"),
+                ("n", .string(base64URL(Array(primitives.modulus)))), ("e", .string(base64URL(Array(primitives.publicExponent)))),
+            ],
+            publicPEM: key.publicKey.pemRepresentation)
     }
 
     private static func ecKey(kid: String) -> SigningKey {
         let key = P256.Signing.PrivateKey()
         let point = Array(key.publicKey.x963Representation)  // 0x04 || x || y
-        return SigningKey(kid: kid, algorithm: "ES256", sign: { input in
-            (try? Array(key.signature(for: input).rawRepresentation)) ?? []
-        }, jwk: [("kty", "EC"), ("kid", .string(kid)), ("crv", "P-256"), ("alg", "ES256"),
-                 ("x", .string(base64URL(Array(point[1...32])))), ("y", .string(base64URL(Array(point[33...64]))))])
+        return SigningKey(
+            kid: kid, algorithm: "ES256",
+            sign: { input in
+                (try? Array(key.signature(for: input).rawRepresentation)) ?? []
+            },
+            jwk: [
+                ("kty", "EC"), ("kid", .string(kid)), ("crv", "P-256"), ("alg", "ES256"),
+                ("x", .string(base64URL(Array(point[1...32])))), ("y", .string(base64URL(Array(point[33...64])))),
+            ])
     }
 
     private static func edKey(kid: String) -> SigningKey {
         let key = Curve25519.Signing.PrivateKey()
-        return SigningKey(kid: kid, algorithm: "EdDSA", sign: { input in
-            (try? Array(key.signature(for: input))) ?? []
-        }, jwk: [("kty", "OKP"), ("kid", .string(kid)), ("crv", "Ed25519"),
-                 ("x", .string(base64URL(Array(key.publicKey.rawRepresentation))))])
+        return SigningKey(
+            kid: kid, algorithm: "EdDSA",
+            sign: { input in
+                (try? Array(key.signature(for: input))) ?? []
+            },
+            jwk: [
+                ("kty", "OKP"), ("kid", .string(kid)), ("crv", "Ed25519"),
+                ("x", .string(base64URL(Array(key.publicKey.rawRepresentation)))),
+            ])
     }
 
     /// Stops the JWKS server (releasing any fetch it holds first).

@@ -20,11 +20,13 @@ public final class TestServer: Sendable {
     ) throws {
         let database = try database ?? ScratchDatabase()
         self.database = database
-        let logger = logger ?? {
-            var logger = Logger(label: "ferry-test")
-            logger.logLevel = .warning
-            return logger
-        }()
+        let logger =
+            logger
+            ?? {
+                var logger = Logger(label: "ferry-test")
+                logger.logLevel = .warning
+                return logger
+            }()
         do {
             let instance = try TestFerryInstance(database: database, logger: logger, configure)
             app = instance.app

@@ -52,8 +52,9 @@ enum EmbeddedSource {
             let chunk = bytes[index..<min(index + 3, bytes.count)]
             let value = chunk.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (16 - 8 * UInt32($1.offset)) }
             for position in 0..<4 {
-                out.unicodeScalars.append(position <= chunk.count
-                    ? alphabet[Int((value >> (18 - 6 * UInt32(position))) & 63)] : "=")
+                out.unicodeScalars.append(
+                    position <= chunk.count
+                        ? alphabet[Int((value >> (18 - 6 * UInt32(position))) & 63)] : "=")
             }
             index += 3
         }

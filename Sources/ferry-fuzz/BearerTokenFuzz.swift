@@ -17,7 +17,8 @@ enum BearerTokenFuzz {
             guard let request = ParserTranscript(head, cuts: [], limits: HTTPLimits()).requests.first?.request else { return }
             check(request)
         } else {
-            check(HTTPRequest(method: "GET", target: "/", path: "/", headers: HTTPHeaders([("Authorization", String(decoding: value, as: UTF8.self))])))
+            check(
+                HTTPRequest(method: "GET", target: "/", path: "/", headers: HTTPHeaders([("Authorization", String(decoding: value, as: UTF8.self))])))
         }
     }
 
@@ -37,8 +38,9 @@ enum BearerTokenFuzz {
         require(trimmed == token, "token \(token.debugDescription) from \(header.debugDescription)")
         require(header.drop { $0 == " " }.prefix(6).lowercased() == "bearer", "a token under scheme \(header.prefix(8).debugDescription)")
         let hash = BearerToken.hash(token)
-        require(hash.utf8.count == 66 && hash.hasPrefix("\\x") && hash.dropFirst(2).allSatisfy { $0.isHexDigit && !$0.isUppercase },
-                "hash \(hash.debugDescription)")
+        require(
+            hash.utf8.count == 66 && hash.hasPrefix("\\x") && hash.dropFirst(2).allSatisfy { $0.isHexDigit && !$0.isUppercase },
+            "hash \(hash.debugDescription)")
     }
 
     /// The value with the case of the six characters after leading spaces flipped.

@@ -5,7 +5,8 @@ import Foundation
 /// them: the columns query parsing and body checks are resolved against. Terms get
 /// a column of each other kind the checks treat apart (boolean, integer, array, json).
 enum FuzzCatalog {
-    static let terms = resource("""
+    static let terms = resource(
+        """
         {"name": "terms", "schema": "app", "unique_keys": [], "constraints": {},
          "columns": [
           {"name": "id", "type": "uuid", "nullable": false, "has_default": true, "insertable": true, "updatable": false, "references": null},
@@ -22,7 +23,8 @@ enum FuzzCatalog {
          ]}
         """)
 
-    static let studySets = resource("""
+    static let studySets = resource(
+        """
         {"name": "study_sets", "schema": "app", "unique_keys": [], "constraints": {},
          "columns": [
           {"name": "id", "type": "uuid", "nullable": false, "has_default": true, "insertable": true, "updatable": false, "references": null},

@@ -39,7 +39,7 @@ enum JSONBodyFuzz {
         // Foundation takes `[1,]` and `{"a":1,}`, which JSON (and PostgreSQL) do not.
         // Foundation guesses UTF-16 and UTF-32 from NULs and byte order marks; the server takes UTF-8 only.
         guard !bytes.contains(0), bytes.first != 0xEF, bytes.first != 0xFE, bytes.first != 0xFF,
-              !hasTrailingComma(bytes), let document = try? JSONSerialization.jsonObject(with: Data(bytes))
+            !hasTrailingComma(bytes), let document = try? JSONSerialization.jsonObject(with: Data(bytes))
         else { return }
 
         if depth(document) <= BodyScan.maxDepth {

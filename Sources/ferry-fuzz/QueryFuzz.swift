@@ -30,8 +30,9 @@ enum QueryFuzz {
         if encoded.utf8.count < HTTPLimits().maxRequestLineBytes - 32 {
             let line = Array("GET /v1/terms?\(encoded) HTTP/1.1\r\nHost: fuzz\r\n\r\n".utf8)
             let again = ParserTranscript(line, cuts: [], limits: HTTPLimits())
-            require(again.requests.first.map { ParsedRequest($0.request).query } == ParsedRequest(request).query,
-                    "re-encoded pairs parse differently: \(again.error as Any)")
+            require(
+                again.requests.first.map { ParsedRequest($0.request).query } == ParsedRequest(request).query,
+                "re-encoded pairs parse differently: \(again.error as Any)")
         }
 
         checkIndexQuery(request.query)
@@ -92,7 +93,7 @@ enum QueryFuzz {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out += "%" + String(byte, radix: 16, uppercase: true).leftPadded

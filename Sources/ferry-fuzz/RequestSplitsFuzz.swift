@@ -14,7 +14,9 @@ enum RequestSplitsFuzz {
         let limits = HTTPLimits.fuzz
         let whole = ParserTranscript(stream, cuts: [], limits: limits)
         let pieces = ParserTranscript(stream, cuts: ParserTranscript.cuts(stream.count, seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15), limits: limits)
-        require(pieces == whole, "pieces and whole differ: \(pieces.error as Any) vs \(whole.error as Any), \(pieces.requests.count) vs \(whole.requests.count) requests")
+        require(
+            pieces == whole,
+            "pieces and whole differ: \(pieces.error as Any) vs \(whole.error as Any), \(pieces.requests.count) vs \(whole.requests.count) requests")
         // Byte by byte costs a call per byte; bounded so one input stays fast.
         if stream.count <= 1024 {
             let bytes = ParserTranscript(stream, cuts: ParserTranscript.everyByte(stream.count), limits: limits)

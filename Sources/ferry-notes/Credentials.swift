@@ -17,10 +17,12 @@ struct Credentials: Sendable {
         let description: String
     }
 
-    static func resolve(server: String?, user: String?, password: String?,
-                        environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Credentials {
+    static func resolve(
+        server: String?, user: String?, password: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Credentials {
         guard let serverText = server ?? environment["FERRY_NOTES_SERVER"] ?? ask("server URL: "),
-              let url = URL(string: serverText), url.scheme != nil
+            let url = URL(string: serverText), url.scheme != nil
         else { throw Missing(description: "no server URL: --server, FERRY_NOTES_SERVER, or type it when asked") }
         guard let name = user ?? environment["FERRY_NOTES_USER"] ?? ask("user: "), !name.isEmpty
         else { throw Missing(description: "no user: --user, FERRY_NOTES_USER, or type it when asked") }

@@ -31,8 +31,9 @@ struct FerryNotes: AsyncParsableCommand {
     @Option(help: "The password (visible to `ps`: prefer FERRY_NOTES_PASSWORD or the prompt).")
     var password: String?
 
-    @Option(name: .customLong("token-command"),
-            help: "A shell command printing a JWT from your identity provider, run again when the server refuses it; replaces --user and the password.")
+    @Option(
+        name: .customLong("token-command"),
+        help: "A shell command printing a JWT from your identity provider, run again when the server refuses it; replaces --user and the password.")
     var tokenCommand: String?
 
     @Option(name: .customLong("data-dir"), help: "Where the store files live (default: FERRY_NOTES_DIR or ~/.local/share/ferry-notes).")
@@ -57,7 +58,8 @@ struct FerryNotes: AsyncParsableCommand {
     /// Signed in with an identity provider's JWT: the user is whoever the server says it names.
     func runSignedIn(with command: TokenCommand) async throws {
         guard let serverText = server ?? ProcessInfo.processInfo.environment["FERRY_NOTES_SERVER"],
-              let url = URL(string: serverText), url.scheme != nil else {
+            let url = URL(string: serverText), url.scheme != nil
+        else {
             throw Credentials.Missing(description: "no server URL: --server or FERRY_NOTES_SERVER")
         }
         let transport = OfflineTransport(URLSessionTransport(baseURL: url))
@@ -82,9 +84,10 @@ struct FerryNotes: AsyncParsableCommand {
         let path = directory.appendingPathComponent(FerryStore.fileName(server: account.server, userID: userID)).path
         let store = try FerryStore(path: path)
         let engine = SyncEngine(store: store, transport: transport, tokens: tokens)
-        let app = NotesApp(store: store, engine: engine, transport: transport,
-                           account: .init(user: account.user, userID: userID, server: account.server, storePath: path),
-                           terminal: isatty(1) == 1, live: live)
+        let app = NotesApp(
+            store: store, engine: engine, transport: transport,
+            account: .init(user: account.user, userID: userID, server: account.server, storePath: path),
+            terminal: isatty(1) == 1, live: live)
 
         let listeners = [
             Task { for await event in engine.events { await app.record(event) } },
@@ -104,7 +107,8 @@ struct FerryNotes: AsyncParsableCommand {
     static func defaultDirectory() -> String {
         let environment = ProcessInfo.processInfo.environment
         if let directory = environment["FERRY_NOTES_DIR"], !directory.isEmpty { return directory }
-        let base = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share").path
         return base + "/ferry-notes"
     }

@@ -63,9 +63,10 @@ extension NotesApp {
             let collaborators = try store.fetch(SetCollaborator.self, where: SetCollaborator.Columns.setID == id).count
             return .set(title: set.title, state: try store.state(of: set), sharedWith: collaborators, terms: terms)
         }
-        return .sets(try sets().map { set in
-            let count = try store.fetch(Term.self, where: Term.Columns.setID == set.id).count
-            return Screen.Item(text: "\(set.title) (\(count) terms)", state: try store.state(of: set))
-        })
+        return .sets(
+            try sets().map { set in
+                let count = try store.fetch(Term.self, where: Term.Columns.setID == set.id).count
+                return Screen.Item(text: "\(set.title) (\(count) terms)", state: try store.state(of: set))
+            })
     }
 }

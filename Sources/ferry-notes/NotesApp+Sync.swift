@@ -68,7 +68,8 @@ extension NotesApp {
             text = "rejected \(name(resource, id)): \(status) \(Self.reason(problem))"
         case .removed(let resource, let id, let revoked, let discardedEdits, let localVersion):
             let what = Self.name(resource, localVersion) ?? "\(resource) \(id.prefix(8))"
-            text = (revoked ? "no longer shared with you: " : "deleted on the server: ") + what
+            text =
+                (revoked ? "no longer shared with you: " : "deleted on the server: ") + what
                 + (discardedEdits ? " (your edits to it were discarded)" : "")
         case .stalled(let resource, let id, let attempts, _):
             text = "stalled: \(name(resource, id)) sent \(attempts) times without an answer; still queued"

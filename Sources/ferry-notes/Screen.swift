@@ -51,8 +51,9 @@ struct Screen: Equatable, Sendable {
         let mode = offline ? "OFFLINE" : "online"
         let auto = live ? "live" : "sync by hand"
         let server = offline ? "-" : (reachable ? "reachable" : "not reached yet")
-        lines.append("mode: \(mode) · \(auto) · server: \(server) · pending \(pending) · rejected \(rejected)"
-                     + (stalled > 0 ? " · stalled \(stalled)" : ""))
+        lines.append(
+            "mode: \(mode) · \(auto) · server: \(server) · pending \(pending) · rejected \(rejected)"
+                + (stalled > 0 ? " · stalled \(stalled)" : ""))
         lines.append("last error: \(lastError ?? "none")")
         lines.append(String(repeating: "-", count: 72))
         switch body {

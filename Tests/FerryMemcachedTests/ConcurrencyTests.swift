@@ -10,8 +10,9 @@ import Testing
     @Test func manyThreadsHammerOneClient() throws {
         let a = try MemcachedProcess()
         let b = try MemcachedProcess()
-        let client = try MemcachedClient(configuration: .init(
-            servers: [a.address, b.address], pollTimeoutMs: 1000, poolSize: 4))
+        let client = try MemcachedClient(
+            configuration: .init(
+                servers: [a.address, b.address], pollTimeoutMs: 1000, poolSize: 4))
         let threads = 16
         let rounds = 150
         let problems = Mutex<[String]>([])
@@ -47,8 +48,9 @@ import Testing
     /// timeout instead of queueing forever.
     @Test func exhaustedPoolFailsFast() throws {
         let listener = try SilentListener()
-        let client = try MemcachedClient(configuration: .init(
-            servers: [listener.address], pollTimeoutMs: 300, poolSize: 1))
+        let client = try MemcachedClient(
+            configuration: .init(
+                servers: [listener.address], pollTimeoutMs: 300, poolSize: 1))
         let started = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
         Thread {

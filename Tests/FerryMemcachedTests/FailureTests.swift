@@ -64,8 +64,9 @@ import Testing
     @Test func oneOfTwoServersStopped() throws {
         let a = try MemcachedProcess()
         let b = try MemcachedProcess()
-        let client = try MemcachedClient(configuration: .init(
-            servers: [a.address, b.address], retryTimeoutSeconds: 1))
+        let client = try MemcachedClient(
+            configuration: .init(
+                servers: [a.address, b.address], retryTimeoutSeconds: 1))
         let keys = (0..<40).map { "k\($0)" }
         for key in keys { try client.set(key, Array(key.utf8), ttlSeconds: 60) }
         let onA = try keys.filter { try client.server(forKey: $0) == a.address }

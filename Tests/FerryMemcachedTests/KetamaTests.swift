@@ -8,8 +8,9 @@ import Testing
     /// Mapping alone does no I/O, so the servers need not exist for this part.
     @Test func addingAThirdServerMovesAboutAThird() throws {
         let two = try MemcachedClient(configuration: .init(servers: ["127.0.0.1:40001", "127.0.0.1:40002"]))
-        let three = try MemcachedClient(configuration: .init(
-            servers: ["127.0.0.1:40001", "127.0.0.1:40002", "127.0.0.1:40003"]))
+        let three = try MemcachedClient(
+            configuration: .init(
+                servers: ["127.0.0.1:40001", "127.0.0.1:40002", "127.0.0.1:40003"]))
         var moved = 0
         var perServer: [String: Int] = [:]
         for key in keys {

@@ -8,10 +8,11 @@ import Testing
         let b = try MemcachedProcess()
         let client = try MemcachedClient(configuration: .relaxed([a.address, b.address]))
         #expect(client.ping())
-        #expect(client.pingEach() == [
-            MemcachedServerStatus(server: a.address, isUp: true, message: nil),
-            MemcachedServerStatus(server: b.address, isUp: true, message: nil),
-        ])
+        #expect(
+            client.pingEach() == [
+                MemcachedServerStatus(server: a.address, isUp: true, message: nil),
+                MemcachedServerStatus(server: b.address, isUp: true, message: nil),
+            ])
         b.kill()
         let (statuses, seconds) = timed { client.pingEach() }
         let list = try statuses.get()

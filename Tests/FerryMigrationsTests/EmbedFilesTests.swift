@@ -33,9 +33,11 @@ import Testing
             try Data(bytes).write(to: work.appendingPathComponent("in").appendingPathComponent(name))
         }
         let generated = work.appendingPathComponent("Embedded.swift")
-        let tool = try run(FerryProcess.executable(named: "ferry-embed").path, [
-            generated.path, "Fixture", "internal", "in", work.appendingPathComponent("in").path,
-        ] + files.map(\.0).sorted())
+        let tool = try run(
+            FerryProcess.executable(named: "ferry-embed").path,
+            [
+                generated.path, "Fixture", "internal", "in", work.appendingPathComponent("in").path,
+            ] + files.map(\.0).sorted())
         try #require(tool.status == 0, "\(tool.output)")
         try "for (name, bytes) in Fixture.files { print(name, bytes.map { String($0) }.joined(separator: \",\")) }\n"
             .write(to: work.appendingPathComponent("main.swift"), atomically: true, encoding: .utf8)
@@ -43,8 +45,10 @@ import Testing
         let compile = try run("/usr/bin/env", ["swiftc", "-o", binary, generated.path, work.appendingPathComponent("main.swift").path])
         try #require(compile.status == 0, "\(compile.output)")
         let printed = try run(binary, [])
-        #expect(printed.output == files.sorted { $0.0 < $1.0 }
-            .map { "\($0.0) \($0.1.map { String($0) }.joined(separator: ","))\n" }.joined())
+        #expect(
+            printed.output
+                == files.sorted { $0.0 < $1.0 }
+                .map { "\($0.0) \($0.1.map { String($0) }.joined(separator: ","))\n" }.joined())
     }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {

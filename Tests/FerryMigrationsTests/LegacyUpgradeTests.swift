@@ -33,7 +33,8 @@ import Testing
     /// that held both parts are kept as they were in `Fixtures/legacy-0015`.
     static func legacyFiles() throws -> [MigrationFile] {
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/legacy-0015")
-        let files = try MigrationFile.core().filter { $0.version <= 15 && $0.version != 4 && $0.version != 15 }
+        let files =
+            try MigrationFile.core().filter { $0.version <= 15 && $0.version != 4 && $0.version != 15 }
             + ExampleApp.study.migrations().files.filter { [2, 5, 13, 14].contains($0.version) }
             + MigrationDirectory.load(path: fixtures.path)
         let sorted = files.sorted { $0.version < $1.version }
@@ -54,7 +55,8 @@ import Testing
                 if try connection.query("SELECT to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL AS p").first?.bool("p") == true {
                     _ = try connection.query("SELECT ferry.refresh_sync_triggers()")
                 }
-                try connection.execute("""
+                try connection.execute(
+                    """
                     CREATE TABLE IF NOT EXISTS ferry.schema_migrations (
                         version     int         PRIMARY KEY,
                         name        text        NOT NULL,
@@ -75,7 +77,8 @@ import Testing
     static func fill(_ database: ScratchDatabase) throws {
         let connection = try database.connect()
         defer { connection.close() }
-        try connection.execute("""
+        try connection.execute(
+            """
             SELECT ferry.create_user('ana', 'ana-password-1'), ferry.create_user('ben', 'ben-password-1'),
                    ferry.create_user('cyd', 'cyd-password-1');
             BEGIN;
@@ -101,7 +104,8 @@ import Testing
     static func contents(_ database: ScratchDatabase, columns: [String: String]) throws -> [String] {
         try columns.keys.sorted().map { table in
             let digest = try database.column(
-                "SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) || ' ' || count(*) FROM (SELECT \(columns[table]!) FROM \(table)) t")
+                "SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) || ' ' || count(*) FROM (SELECT \(columns[table]!) FROM \(table)) t"
+            )
             return "\(table) \(digest.first.flatMap { $0 } ?? "?")"
         }
     }
@@ -110,13 +114,15 @@ import Testing
     /// select list: the upgrade may add columns (a later core migration does), but
     /// what was there must read the same after it.
     static func columns(_ database: ScratchDatabase) throws -> [String: String] {
-        let rows = try database.column("""
+        let rows = try database.column(
+            """
             SELECT format('%I.%I', n.nspname, c.relname) || ' ' || string_agg(format('%I', a.attname), ', ' ORDER BY a.attnum)
               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
               JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
              WHERE n.nspname IN ('app', 'ferry') AND c.relkind = 'r' AND c.relname <> 'schema_migrations'
              GROUP BY n.nspname, c.relname ORDER BY 1
-            """).compactMap { $0 }
+            """
+        ).compactMap { $0 }
         var columns: [String: String] = [:]
         for row in rows {
             let space = row.firstIndex(of: " ")!
@@ -145,21 +151,25 @@ import Testing
         let summary = try migrator.migrate { events.append($0) }
         #expect(events.first == .dividedLegacyHistory(moved: 4, divided: 2))
         // Only files the old sequence never had run: none of 0001-0015 again.
-        let newer = core.filter { $0.version > 15 }.map { "core \($0.fileName)" }
+        let newer =
+            core.filter { $0.version > 15 }.map { "core \($0.fileName)" }
             + study.files.filter { $0.version > 15 }.map { "app \($0.fileName)" }
         #expect(summary.applied.map { "\($0.track.rawValue) \($0.fileName)" } == newer)
         #expect(summary.alreadyApplied == 17)
         #expect(try Self.contents(database, columns: columns) == before, "the upgrade changed rows")
 
         // Each track holds its own files, each row keeping when it was first applied.
-        let rows = try database.column("""
+        let rows = try database.column(
+            """
             SELECT track || ' ' || version || ' ' || name || ' ' || applied_at FROM ferry.schema_migrations
              WHERE version <= 15 ORDER BY track DESC, version
             """)
-        let when = Dictionary(uniqueKeysWithValues: appliedAt.compactMap { $0 }.map {
-            (Int($0.prefix { $0 != " " })!, String($0.drop { $0 != " " }.dropFirst()))
-        })
-        let expected = core.filter { $0.version <= 15 }.map { "core \($0.version) \($0.fileName) \(when[$0.version]!)" }
+        let when = Dictionary(
+            uniqueKeysWithValues: appliedAt.compactMap { $0 }.map {
+                (Int($0.prefix { $0 != " " })!, String($0.drop { $0 != " " }.dropFirst()))
+            })
+        let expected =
+            core.filter { $0.version <= 15 }.map { "core \($0.version) \($0.fileName) \(when[$0.version]!)" }
             + study.files.filter { $0.version <= 15 }.map { "app \($0.version) \($0.fileName) \(when[$0.version]!)" }
         #expect(rows.compactMap { $0 } == expected)
         #expect(try migrator.migrate().applied.isEmpty)
@@ -182,17 +192,23 @@ import Testing
     @Test func aForksOwnFilesMoveToTheAppTrackAndAChangedFerryFileIsRefused() throws {
         let core = try MigrationFile.core()
         let legacy = try Self.legacyFiles().map {
-            AppliedMigration(track: .core, version: $0.version, fileName: $0.fileName, checksum: $0.checksum,
-                             appliedAt: "2026-01-01 00:00:00 UTC", durationMs: 1)
+            AppliedMigration(
+                track: .core, version: $0.version, fileName: $0.fileName, checksum: $0.checksum,
+                appliedAt: "2026-01-01 00:00:00 UTC", durationMs: 1)
         }
         // A fork's own 0016, though Ferry may now have a core 0016 of its own.
-        let forked = legacy + [AppliedMigration(track: .core, version: 16, fileName: "0016_todos.sql", checksum: "ab",
-                                                appliedAt: "2026-01-02 00:00:00 UTC", durationMs: 1)]
+        let forked =
+            legacy + [
+                AppliedMigration(
+                    track: .core, version: 16, fileName: "0016_todos.sql", checksum: "ab",
+                    appliedAt: "2026-01-02 00:00:00 UTC", durationMs: 1)
+            ]
         let split = try LegacyHistory.split(forked, core: core)
-        #expect(split.rows.filter { $0.track == .app }.map(\.fileName) == [
-            "0002_example_app.sql", "0004_study_access_scope.sql", "0005_terms_policy.sql", "0013_indexable_set_policy.sql",
-            "0014_children_follow_parent.sql", "0015_study_read_through_scope.sql", "0016_todos.sql",
-        ])
+        #expect(
+            split.rows.filter { $0.track == .app }.map(\.fileName) == [
+                "0002_example_app.sql", "0004_study_access_scope.sql", "0005_terms_policy.sql", "0013_indexable_set_policy.sql",
+                "0014_children_follow_parent.sql", "0015_study_read_through_scope.sql", "0016_todos.sql",
+            ])
         #expect(split.rows.filter { $0.track == .core }.map(\.fileName) == core.filter { $0.version <= 15 }.map(\.fileName))
 
         var edited = legacy

@@ -33,12 +33,14 @@ import FerryTestSupport
         #expect(apply.status == 0, "\(apply.stderr)")
         let lines = apply.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == core.count + 4)
-        #expect(lines.first == "migrating \(database.url.replacingOccurrences(of: ":\(password)@", with: ":***@")) "
-            + "(Ferry's \(core.count) and 2 files in \(fixture.path))")
+        #expect(
+            lines.first == "migrating \(database.url.replacingOccurrences(of: ":\(password)@", with: ":***@")) "
+                + "(Ferry's \(core.count) and 2 files in \(fixture.path))")
         // Ferry's own first, in version order, then the app's.
         let applied = lines.dropFirst().dropLast().map { $0.replacingOccurrences(of: #" in \d+ ms$"#, with: "", options: .regularExpression) }
         #expect(applied == core.map { "applied core \($0.fileName)" } + ["applied app 0001_create.sql", "applied app 0002_fill.sql"])
-        #expect(lines.last?.range(of: #"^applied \#(core.count + 2) migrations in \d+ ms \(0 already applied\)$"#, options: .regularExpression) != nil)
+        #expect(
+            lines.last?.range(of: #"^applied \#(core.count + 2) migrations in \d+ ms \(0 already applied\)$"#, options: .regularExpression) != nil)
         #expect(!apply.stdout.contains(":\(password)@") && !apply.stderr.contains(":\(password)@"))
 
         let again = try FerryProcess.run(["migrate", "apply", "--dir", fixture.path], environment: env)
@@ -57,8 +59,10 @@ import FerryTestSupport
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.contains("\napp (\(fixture.path))\n"))
         #expect(status.stdout.contains("  0003_broken.sql  pending\n"))
-        #expect(status.stdout.hasSuffix("core: \(core.count) applied, 0 pending, 0 changed, 0 missing\n"
-            + "app: 2 applied, 1 pending, 0 changed, 0 missing\n"))
+        #expect(
+            status.stdout.hasSuffix(
+                "core: \(core.count) applied, 0 pending, 0 changed, 0 missing\n"
+                    + "app: 2 applied, 1 pending, 0 changed, 0 missing\n"))
 
         try fixture.write("0001_create.sql", "CREATE TABLE public.items (id bigint PRIMARY KEY);\n")
         let refused = try FerryProcess.run(["migrate", "--dir", fixture.path], environment: env)
@@ -142,8 +146,9 @@ import FerryTestSupport
         #expect(apply.status == 0, "\(apply.stdout)\n\(apply.stderr)")
         #expect(apply.stdout.contains("applied app 0002_example_app.sql in "))
         #expect(!apply.stdout.contains("applied core"))
-        #expect(try database.column("SELECT track || ' ' || count(*) FROM ferry.schema_migrations GROUP BY track ORDER BY track")
-            == ["app \(files.count)", "core \(core.count)"])
+        #expect(
+            try database.column("SELECT track || ' ' || count(*) FROM ferry.schema_migrations GROUP BY track ORDER BY track")
+                == ["app \(files.count)", "core \(core.count)"])
         #expect(try database.column("SELECT count(*) FROM ferry.sync_resources") == ["5"])
 
         let again = try FerryProcess.run(["migrate"], environment: env.merging(["FERRY_DATABASE_MIGRATIONS_DIR": Self.study]) { $1 })
@@ -176,18 +181,19 @@ import FerryTestSupport
         defer { database.drop() }
         let fixture = try MigrationFixture([
             "0001_open.sql": """
-                CREATE SCHEMA app;
-                CREATE TABLE app.open_notes (id uuid PRIMARY KEY, body text);
-                SELECT ferry.enable_sync('app.open_notes');
-                GRANT USAGE ON SCHEMA app TO ferry_app;
-                GRANT SELECT, INSERT (id, body), UPDATE (body, is_deleted) ON app.open_notes TO ferry_app;
-                """,
+            CREATE SCHEMA app;
+            CREATE TABLE app.open_notes (id uuid PRIMARY KEY, body text);
+            SELECT ferry.enable_sync('app.open_notes');
+            GRANT USAGE ON SCHEMA app TO ferry_app;
+            GRANT SELECT, INSERT (id, body), UPDATE (body, is_deleted) ON app.open_notes TO ferry_app;
+            """
         ])
         defer { fixture.destroy() }
         let apply = try FerryProcess.run(["migrate", "--dir", fixture.path], environment: ["FERRY_DATABASE_MIGRATION_URL": database.url])
         #expect(apply.status == 0, "\(apply.stderr)")
-        #expect(apply.stdout.contains("warning: error   app.open_notes: Row Level Security is off, so every user reads and writes every row\n"),
-                "\(apply.stdout)")
+        #expect(
+            apply.stdout.contains("warning: error   app.open_notes: Row Level Security is off, so every user reads and writes every row\n"),
+            "\(apply.stdout)")
         #expect(apply.stdout.contains("warning: 1 error, 0 warnings in 1 synced table; `ferry check` says more"))
     }
 }

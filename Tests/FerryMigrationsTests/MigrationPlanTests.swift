@@ -27,17 +27,21 @@ import FerryTestSupport
         #expect(plan.pending == [four])
         #expect(plan.upToDate == 1)
         #expect(plan.missing == [gone])
-        #expect(plan.changed == [.init(
-            fileName: "0002_two.sql", appliedChecksum: String(repeating: "0", count: 64), currentChecksum: two.checksum)])
+        #expect(
+            plan.changed == [
+                .init(
+                    fileName: "0002_two.sql", appliedChecksum: String(repeating: "0", count: 64), currentChecksum: two.checksum)
+            ])
         #expect(plan.entries.map(\.version) == [1, 2, 3, 4])
 
-        #expect(plan.entryLines() + [plan.countsLine] == [
-            "  0001_one.sql   applied 2026-01-02 03:04:05 UTC (12 ms)",
-            "  0002_two.sql   changed (applied 2026-01-02 03:04:05 UTC as 000000000000, file is now \(two.checksum.prefix(12)))",
-            "  0003_gone.sql  missing (applied 2026-01-01 00:00:00 UTC, no such file on disk)",
-            "  0004_four.sql  pending",
-            "app: 1 applied, 1 pending, 1 changed, 1 missing",
-        ])
+        #expect(
+            plan.entryLines() + [plan.countsLine] == [
+                "  0001_one.sql   applied 2026-01-02 03:04:05 UTC (12 ms)",
+                "  0002_two.sql   changed (applied 2026-01-02 03:04:05 UTC as 000000000000, file is now \(two.checksum.prefix(12)))",
+                "  0003_gone.sql  missing (applied 2026-01-01 00:00:00 UTC, no such file on disk)",
+                "  0004_four.sql  pending",
+                "app: 1 applied, 1 pending, 1 changed, 1 missing",
+            ])
     }
 
     @Test func freshDatabaseHasEverythingPending() throws {
@@ -50,16 +54,18 @@ import FerryTestSupport
     @Test func failureDescriptionNamesFileLineAndMessage() {
         let failure = MigrationFailure(
             fileName: "0002_bad.sql", script: "-- x\nSELECT 1;\nSELEC 2;\n",
-            error: .init(kind: .server, message: "syntax error at or near \"SELEC\"", sqlState: "42601",
-                         detail: "a detail", hint: "a hint", position: 16))
-        #expect(failure.description == """
-            migration 0002_bad.sql failed at line 3, column 1: syntax error at or near "SELEC" (SQLSTATE 42601)
-              3 | SELEC 2;
-                | ^
-              detail: a detail
-              hint: a hint
-            0002_bad.sql was rolled back; no part of it was applied.
-            """)
+            error: .init(
+                kind: .server, message: "syntax error at or near \"SELEC\"", sqlState: "42601",
+                detail: "a detail", hint: "a hint", position: 16))
+        #expect(
+            failure.description == """
+                migration 0002_bad.sql failed at line 3, column 1: syntax error at or near "SELEC" (SQLSTATE 42601)
+                  3 | SELEC 2;
+                    | ^
+                  detail: a detail
+                  hint: a hint
+                0002_bad.sql was rolled back; no part of it was applied.
+                """)
     }
 
     @Test func summaryLines() {

@@ -31,7 +31,8 @@ import FerryTestSupport
         #expect(try database.column("SELECT count(*) FROM public.items") == ["2"])
         #expect(try database.column("SELECT to_regclass('public.items_label_idx')::text") == ["items_label_idx"])
 
-        let rows = try database.column("""
+        let rows = try database.column(
+            """
             SELECT track || ' ' || version || ' ' || name || ' ' || checksum || ' ' || (duration_ms >= 0) || ' ' || (applied_at <= now())
             FROM ferry.schema_migrations ORDER BY version
             """)
@@ -55,32 +56,39 @@ import FerryTestSupport
         defer { database.drop() }
         let fixture = try MigrationFixture([
             "0100_reshape_terms.sql": """
-                ALTER TABLE app.terms ADD COLUMN note text;
-                ALTER TABLE app.terms RENAME COLUMN definition TO meaning;
-                """,
+            ALTER TABLE app.terms ADD COLUMN note text;
+            ALTER TABLE app.terms RENAME COLUMN definition TO meaning;
+            """
         ])
         defer { fixture.destroy() }
         let study = try ExampleApp.study.migrations()
         let extra = try MigrationDirectory.load(path: fixture.path)
-        _ = try Migrator(databaseURL: database.url, core: try MigrationFile.core(),
-                         app: AppMigrations(directory: "study+", files: study.files + extra)).migrate()
+        _ = try Migrator(
+            databaseURL: database.url, core: try MigrationFile.core(),
+            app: AppMigrations(directory: "study+", files: study.files + extra)
+        ).migrate()
 
-        let source = try database.column("""
-            SELECT prosrc FROM pg_proc WHERE oid = format('ferry.sync_update_%s()', 'app.terms'::regclass::oid)::regprocedure
-            """).first ?? nil
+        let source =
+            try database.column(
+                """
+                SELECT prosrc FROM pg_proc WHERE oid = format('ferry.sync_update_%s()', 'app.terms'::regclass::oid)::regprocedure
+                """
+            ).first ?? nil
         #expect(source?.contains("NEW.note)") == true)
         #expect(source?.contains("NEW.meaning)") == true)
         #expect(source?.contains("NEW.definition)") == false)
-        let revisions = try database.column("""
+        let revisions = try database.column(
+            """
             WITH s AS (INSERT INTO app.study_sets (creator_id, title)
                        VALUES (ferry.create_user('mig', 'mig-password-123'), 's') RETURNING id),
                  t AS (INSERT INTO app.terms (set_id, word, meaning, rank) SELECT id, 'w', 'm', '0001V' FROM s RETURNING id)
             SELECT id::text FROM t
             """)
         let id = try #require(revisions.first ?? nil)
-        #expect(try database.column(
-            "UPDATE app.terms SET note = 'n', meaning = 'm2' WHERE id = '\(id)' RETURNING _ferry_field_revisions::text")
-            == [#"{"note": 2, "meaning": 2}"#])
+        #expect(
+            try database.column(
+                "UPDATE app.terms SET note = 'n', meaning = 'm2' WHERE id = '\(id)' RETURNING _ferry_field_revisions::text")
+                == [#"{"note": 2, "meaning": 2}"#])
     }
 
     @Test func newFilesAreAppliedOnALaterRun() throws {
@@ -122,9 +130,14 @@ import FerryTestSupport
         #expect(text.contains("migration 0002_broken.sql failed at line 3"))
         #expect(text.contains("syntax error at or near \"SELEC\""))
         #expect(text.contains("3 | SELEC 'é✓' FROM nowhere;"))
-        #expect(events == [.applied(track: .app, fileName: "0001_create.sql", durationMs: events.first.flatMap {
-            if case let .applied(_, _, ms) = $0 { ms } else { nil }
-        } ?? -1)])
+        #expect(
+            events == [
+                .applied(
+                    track: .app, fileName: "0001_create.sql",
+                    durationMs: events.first.flatMap {
+                        if case let .applied(_, _, ms) = $0 { ms } else { nil }
+                    } ?? -1)
+            ])
 
         #expect(try database.column("SELECT version::text FROM ferry.schema_migrations ORDER BY version") == ["1"])
         #expect(try database.column("SELECT count(*) FROM public.items") == ["0"])
@@ -224,9 +237,10 @@ import FerryTestSupport
         let summary = try migrator(database, fixture).migrate(dryRun: true) { events.append($0) }
         #expect(summary.wouldApply.map(\.fileName) == ["0001_create.sql", "0002_fill.sql", "0003_index.sql"])
         #expect(summary.applied.isEmpty)
-        #expect(events.map(\.line) == [
-            "would apply app 0001_create.sql", "would apply app 0002_fill.sql", "would apply app 0003_index.sql",
-        ])
+        #expect(
+            events.map(\.line) == [
+                "would apply app 0001_create.sql", "would apply app 0002_fill.sql", "would apply app 0003_index.sql",
+            ])
         #expect(try database.column("SELECT to_regclass('ferry.schema_migrations')::text") == [nil])
         #expect(try database.column("SELECT to_regclass('public.items')::text") == [nil])
 
@@ -291,16 +305,16 @@ import FerryTestSupport
         defer { database.drop() }
         let fixture = try MigrationFixture([
             "0001_notes.sql": """
-                SET search_path = ferry, public;
-                CREATE SCHEMA app;
-                CREATE TABLE app.notes (id uuid PRIMARY KEY, body text NOT NULL DEFAULT '');
-                SELECT ferry.enable_sync('app.notes');
-                INSERT INTO ferry.access_scopes (scope_table, member_table, member_column) VALUES ('app.notes', 'app.notes', 'id');
-                """,
+            SET search_path = ferry, public;
+            CREATE SCHEMA app;
+            CREATE TABLE app.notes (id uuid PRIMARY KEY, body text NOT NULL DEFAULT '');
+            SELECT ferry.enable_sync('app.notes');
+            INSERT INTO ferry.access_scopes (scope_table, member_table, member_column) VALUES ('app.notes', 'app.notes', 'id');
+            """,
             "0002_grant.sql": """
-                CREATE TABLE app.more (id int);
-                GRANT EXECUTE ON FUNCTION ferry.record_access_grant(uuid, regclass, text) TO ferry_app;
-                """,
+            CREATE TABLE app.more (id int);
+            GRANT EXECUTE ON FUNCTION ferry.record_access_grant(uuid, regclass, text) TO ferry_app;
+            """,
         ])
         defer { fixture.destroy() }
         let migrator = Migrator(
@@ -315,8 +329,10 @@ import FerryTestSupport
         #expect(try database.column("SELECT name FROM ferry.schema_migrations WHERE track = 'app'") == ["0001_notes.sql"])
         #expect(try database.column("SELECT count(*) FROM ferry.sync_resources") == ["1"])
         #expect(try database.column("SELECT to_regclass('app.more')::text") == [nil])
-        #expect(try database.column("""
-            SELECT has_function_privilege('ferry_app', 'ferry.record_access_grant(uuid, regclass, text)', 'EXECUTE')::text
-            """) == ["false"])
+        #expect(
+            try database.column(
+                """
+                SELECT has_function_privilege('ferry_app', 'ferry.record_access_grant(uuid, regclass, text)', 'EXECUTE')::text
+                """) == ["false"])
     }
 }

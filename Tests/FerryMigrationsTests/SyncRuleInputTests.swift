@@ -38,7 +38,8 @@ import Testing
 
     /// The database as the first file left it: the rules, the scopes, the policies.
     private func state(_ database: ScratchDatabase) throws -> [String?] {
-        try database.column("""
+        try database.column(
+            """
             SELECT (SELECT string_agg(table_oid::text || ':' || kind, ',' ORDER BY 1) FROM ferry.sync_rules)
                 || ' ' || (SELECT count(*) FROM ferry.access_scopes)
                 || ' ' || (SELECT count(*) FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
@@ -53,15 +54,18 @@ import Testing
         defer { database.drop() }
         #expect(failure.fileName == "0002_bad.sql")
         #expect(failure.description.contains("app.keyless.code (named as owner) must be uuid"), "\(failure)")
-        let (keyless, other) = try self.failure("ALTER TABLE app.keyless ADD COLUMN owner_id uuid;\n"
-            + "SELECT ferry.sync_owned('app.keyless', owner => 'owner_id');\n")
+        let (keyless, other) = try self.failure(
+            "ALTER TABLE app.keyless ADD COLUMN owner_id uuid;\n"
+                + "SELECT ferry.sync_owned('app.keyless', owner => 'owner_id');\n")
         defer { other.drop() }
-        #expect(keyless.description.contains("app.keyless needs a single-column primary key named id to be synced (has none)"),
-                "\(keyless)")
+        #expect(
+            keyless.description.contains("app.keyless needs a single-column primary key named id to be synced (has none)"),
+            "\(keyless)")
         #expect(keyless.description.contains("0002_bad.sql was rolled back"))
         #expect(try state(other) == ["app.lists:owned 0 1 1 1"])
-        #expect(try other.column("SELECT count(*) FROM pg_attribute WHERE attrelid = 'app.keyless'::regclass AND attname = 'owner_id'")
-            == ["0"], "the file's own ALTER TABLE was rolled back with it")
+        #expect(
+            try other.column("SELECT count(*) FROM pg_attribute WHERE attrelid = 'app.keyless'::regclass AND attname = 'owner_id'")
+                == ["0"], "the file's own ALTER TABLE was rolled back with it")
     }
 
     @Test func aRuleNamingAMissingColumnNamesTableAndColumn() throws {
@@ -78,8 +82,9 @@ import Testing
     @Test func aRuleAppliedTwiceIsRefusedNamingTheTable() throws {
         let (failure, database) = try failure("SELECT ferry.sync_owned('app.lists', owner => 'owner_id');\n")
         defer { database.drop() }
-        #expect(failure.description.contains("app.lists already has a sync rule (owned, by owner_id): a table has one rule"),
-                "\(failure)")
+        #expect(
+            failure.description.contains("app.lists already has a sync rule (owned, by owner_id): a table has one rule"),
+            "\(failure)")
         #expect(failure.description.contains("hint: To state it differently, SELECT ferry.drop_sync_rules('app.lists') first"))
         #expect(try state(database) == ["app.lists:owned 0 1 1 1"])
     }
@@ -88,23 +93,26 @@ import Testing
         let (failure, database) = try failure(
             "SELECT ferry.sync_members('app.loose', scope => 'list_id', member => 'user_id');\n")
         defer { database.drop() }
-        #expect(failure.description.contains(
-            "app.loose.list_id (named as scope) is not a foreign key: a membership rule needs a foreign key to the table it shares"),
+        #expect(
+            failure.description.contains(
+                "app.loose.list_id (named as scope) is not a foreign key: a membership rule needs a foreign key to the table it shares"),
             "\(failure)")
         #expect(failure.description.contains("hint: ALTER TABLE app.loose ADD FOREIGN KEY (list_id) REFERENCES"))
         #expect(try state(database) == ["app.lists:owned 0 1 1 1"])
     }
 
     @Test func aTableWithPoliciesOfItsOwnIsRefusedNamingThem() throws {
-        let (failure, database) = try failure("""
+        let (failure, database) = try failure(
+            """
             ALTER TABLE app.loose ADD FOREIGN KEY (list_id) REFERENCES app.lists;
             ALTER TABLE app.loose ENABLE ROW LEVEL SECURITY;
             CREATE POLICY loose_all ON app.loose USING (true);
             SELECT ferry.sync_child('app.loose', parent => 'list_id');
             """)
         defer { database.drop() }
-        #expect(failure.description.contains(
-            "app.loose has row level security policies of its own (loose_all): the rules write every policy of a table"),
+        #expect(
+            failure.description.contains(
+                "app.loose has row level security policies of its own (loose_all): the rules write every policy of a table"),
             "\(failure)")
         #expect(try state(database) == ["app.lists:owned 0 1 1 1"])
     }
@@ -118,29 +126,36 @@ import Testing
         let fixture = try MigrationFixture([
             "0001_tables.sql": Self.tables,
             "0002_share.sql": """
-                CREATE TABLE app.list_members (id uuid PRIMARY KEY, list_id uuid NOT NULL REFERENCES app.lists,
-                                               user_id uuid NOT NULL REFERENCES ferry.users);
-                SELECT ferry.drop_sync_rules('app.lists');
-                SELECT ferry.sync_owned('app.lists', owner => 'owner_id', fixed => ARRAY['title']);
-                SELECT ferry.sync_members('app.list_members', scope => 'list_id', member => 'user_id');
-                """,
+            CREATE TABLE app.list_members (id uuid PRIMARY KEY, list_id uuid NOT NULL REFERENCES app.lists,
+                                           user_id uuid NOT NULL REFERENCES ferry.users);
+            SELECT ferry.drop_sync_rules('app.lists');
+            SELECT ferry.sync_owned('app.lists', owner => 'owner_id', fixed => ARRAY['title']);
+            SELECT ferry.sync_members('app.list_members', scope => 'list_id', member => 'user_id');
+            """,
             "0003_more.sql": "ALTER TABLE app.lists ADD COLUMN color text NOT NULL DEFAULT 'blue';\n",
         ])
         defer { fixture.destroy() }
-        _ = try Migrator(databaseURL: database.url, core: try MigrationFile.core(),
-                         app: try AppMigrations.load(directory: fixture.path)).migrate()
-        #expect(try database.column("SELECT ferry.rules_granted('app.lists')::text") == [
-            #"{"delete": false, "insert": ["id", "owner_id", "title", "color"], "select": true, "update": ["is_deleted", "color"]}"#,
-        ])
-        #expect(try database.column("SELECT polname FROM pg_policy WHERE polrelid = 'app.lists'::regclass ORDER BY 1")
-            == ["ferry_rules_create", "ferry_rules_read", "ferry_rules_write"], "shared: members read and write")
+        _ = try Migrator(
+            databaseURL: database.url, core: try MigrationFile.core(),
+            app: try AppMigrations.load(directory: fixture.path)
+        ).migrate()
+        #expect(
+            try database.column("SELECT ferry.rules_granted('app.lists')::text") == [
+                #"{"delete": false, "insert": ["id", "owner_id", "title", "color"], "select": true, "update": ["is_deleted", "color"]}"#
+            ])
+        #expect(
+            try database.column("SELECT polname FROM pg_policy WHERE polrelid = 'app.lists'::regclass ORDER BY 1")
+                == ["ferry_rules_create", "ferry_rules_read", "ferry_rules_write"], "shared: members read and write")
 
         try fixture.write("0004_unshare.sql", "SELECT ferry.drop_sync_rules('app.lists');\n")
         let error = #expect(throws: MigrationError.self) {
-            try Migrator(databaseURL: database.url, core: try MigrationFile.core(),
-                         app: try AppMigrations.load(directory: fixture.path)).migrate()
+            try Migrator(
+                databaseURL: database.url, core: try MigrationFile.core(),
+                app: try AppMigrations.load(directory: fixture.path)
+            ).migrate()
         }
-        #expect("\(error.map { "\($0)" } ?? "")".contains(
-            "app.lists is shared by the members rule of app.list_members: drop that rule first"))
+        #expect(
+            "\(error.map { "\($0)" } ?? "")".contains(
+                "app.lists is shared by the members rule of app.list_members: drop that rule first"))
     }
 }

@@ -29,10 +29,13 @@ import Testing
 
     @Test func typedAccessors() throws {
         let connection = try ownerConnection()
-        let row = try #require(connection.query("""
-            SELECT 42::int AS i, 9000000000::int8 AS big, true AS yes, false AS no, 1.5::float8 AS d,
-                   'Infinity'::float8 AS inf, 12.25::numeric AS num, NULL::int AS null_int, 'abc' AS word
-            """).first)
+        let row = try #require(
+            connection.query(
+                """
+                SELECT 42::int AS i, 9000000000::int8 AS big, true AS yes, false AS no, 1.5::float8 AS d,
+                       'Infinity'::float8 AS inf, 12.25::numeric AS num, NULL::int AS null_int, 'abc' AS word
+                """
+            ).first)
         #expect(try row.int("i") == 42)
         #expect(try row.int(0) == 42)
         #expect(try row.int64("big") == 9_000_000_000)
@@ -80,7 +83,8 @@ import Testing
 
     @Test func executeRunsScripts() throws {
         let connection = try ownerConnection()
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TEMP TABLE scripted (id int primary key, label text);
             INSERT INTO scripted VALUES (1, 'one'), (2, 'two');
             UPDATE scripted SET label = upper(label);

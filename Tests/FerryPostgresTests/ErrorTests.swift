@@ -19,7 +19,8 @@ import Testing
 
     @Test func checkAndNotNullViolations() throws {
         let connection = try ownerConnection()
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TEMP TABLE checked (qty int NOT NULL, CONSTRAINT checked_qty_positive CHECK (qty > 0))
             """)
         let check = postgresError { try connection.query("INSERT INTO checked VALUES ($1)", ["-1"]) }
@@ -53,11 +54,13 @@ import Testing
 
     @Test func hintAndContextFromRaise() throws {
         let connection = try ownerConnection()
-        let error = try #require(postgresError {
-            try connection.execute("""
-                DO $$ BEGIN RAISE EXCEPTION 'custom failure' USING ERRCODE = 'P0001', HINT = 'try again', DETAIL = 'some detail'; END $$
-                """)
-        })
+        let error = try #require(
+            postgresError {
+                try connection.execute(
+                    """
+                    DO $$ BEGIN RAISE EXCEPTION 'custom failure' USING ERRCODE = 'P0001', HINT = 'try again', DETAIL = 'some detail'; END $$
+                    """)
+            })
         #expect(error.sqlState == "P0001")
         #expect(error.message == "custom failure")
         #expect(error.hint == "try again")

@@ -32,13 +32,14 @@ import Testing
     func failureInTheMiddleRollsBack(prepared: Bool) throws {
         let connection = try ownerConnection(preparedStatements: prepared)
         try connection.execute("CREATE TEMP TABLE piped (id int PRIMARY KEY)")
-        let error = try #require(postgresError {
-            try connection.pipeline([
-                PostgresStatement("INSERT INTO piped VALUES ($1)", ["1"]),
-                PostgresStatement("INSERT INTO piped VALUES ($1)", ["1"]),
-                PostgresStatement("INSERT INTO piped VALUES ($1)", ["3"]),
-            ])
-        })
+        let error = try #require(
+            postgresError {
+                try connection.pipeline([
+                    PostgresStatement("INSERT INTO piped VALUES ($1)", ["1"]),
+                    PostgresStatement("INSERT INTO piped VALUES ($1)", ["1"]),
+                    PostgresStatement("INSERT INTO piped VALUES ($1)", ["3"]),
+                ])
+            })
         #expect(error.kind == .server)
         #expect(error.sqlState == "23505")
         #expect(error.statementIndex == 1)
@@ -93,7 +94,7 @@ import Testing
         let results = try connection.pipeline([
             PostgresStatement(
                 "SELECT $1::text IS NULL AS a, $2::text AS b, $3::text = repeat('ä0', 100000) AS c, $4::text IS NULL AS d, $5::text AS e",
-                [nil, "", large, nil, "ü"]),
+                [nil, "", large, nil, "ü"])
         ])
         let row = try #require(results.first?.first)
         #expect(row["a"] == "t")
@@ -105,15 +106,17 @@ import Testing
 
     @Test func commitFailureReportsStatementCount() throws {
         let connection = try ownerConnection()
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TEMP TABLE deferred (id int, CONSTRAINT deferred_id_key UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)
             """)
-        let error = try #require(postgresError {
-            try connection.pipeline([
-                PostgresStatement("INSERT INTO deferred VALUES (1)"),
-                PostgresStatement("INSERT INTO deferred VALUES (1)"),
-            ])
-        })
+        let error = try #require(
+            postgresError {
+                try connection.pipeline([
+                    PostgresStatement("INSERT INTO deferred VALUES (1)"),
+                    PostgresStatement("INSERT INTO deferred VALUES (1)"),
+                ])
+            })
         #expect(error.sqlState == "23505")
         #expect(error.constraint == "deferred_id_key")
         #expect(error.statementIndex == 2)
@@ -124,16 +127,18 @@ import Testing
     @Test func withoutExplicitTransactionStillAtomicUpToSync() throws {
         let connection = try ownerConnection()
         try connection.execute("CREATE TEMP TABLE implicit (id int PRIMARY KEY)")
-        let ok = try connection.pipeline([
-            PostgresStatement("INSERT INTO implicit VALUES (1)"),
-            PostgresStatement("SELECT count(*) FROM implicit"),
-        ], transaction: false)
+        let ok = try connection.pipeline(
+            [
+                PostgresStatement("INSERT INTO implicit VALUES (1)"),
+                PostgresStatement("SELECT count(*) FROM implicit"),
+            ], transaction: false)
         #expect(ok[1].first?[0] == "1")
         let error = postgresError {
-            try connection.pipeline([
-                PostgresStatement("INSERT INTO implicit VALUES (2)"),
-                PostgresStatement("INSERT INTO implicit VALUES (1)"),
-            ], transaction: false)
+            try connection.pipeline(
+                [
+                    PostgresStatement("INSERT INTO implicit VALUES (2)"),
+                    PostgresStatement("INSERT INTO implicit VALUES (1)"),
+                ], transaction: false)
         }
         #expect(error?.statementIndex == 1)
         #expect(try connection.query("SELECT count(*) FROM implicit").first?.int(0) == 1)
@@ -142,10 +147,11 @@ import Testing
     @Test func callerSettingIsTransactionLocalWithoutExplicitTransaction() throws {
         let connection = try ownerConnection(preparedStatements: true)
         for round in 0..<2 {
-            let results = try connection.pipeline([
-                PostgresStatement("SELECT set_config('ferry.user_id', $1, true)", ["user-\(round)"]),
-                PostgresStatement("SELECT current_setting('ferry.user_id') AS who"),
-            ], transaction: false)
+            let results = try connection.pipeline(
+                [
+                    PostgresStatement("SELECT set_config('ferry.user_id', $1, true)", ["user-\(round)"]),
+                    PostgresStatement("SELECT current_setting('ferry.user_id') AS who"),
+                ], transaction: false)
             #expect(results[1].first?["who"] == "user-\(round)")
             #expect(try connection.query("SELECT current_setting('ferry.user_id', true)").first?[0] ?? "" == "")
         }
@@ -154,16 +160,18 @@ import Testing
     @Test func failingImplicitCommitIsReportedAndLeavesTheConnectionUsable() throws {
         let connection = try ownerConnection()
         try connection.execute("CREATE TEMP TABLE deferred (id int PRIMARY KEY)")
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TEMP TABLE deferred_ref (id int PRIMARY KEY,
               parent int REFERENCES deferred DEFERRABLE INITIALLY DEFERRED)
             """)
         for transaction in [false, true] {
             let error = postgresError {
-                try connection.pipeline([
-                    PostgresStatement("INSERT INTO deferred_ref VALUES (1, 42)"),
-                    PostgresStatement("SELECT count(*) FROM deferred_ref"),
-                ], transaction: transaction)
+                try connection.pipeline(
+                    [
+                        PostgresStatement("INSERT INTO deferred_ref VALUES (1, 42)"),
+                        PostgresStatement("SELECT count(*) FROM deferred_ref"),
+                    ], transaction: transaction)
             }
             #expect(error?.sqlState == "23503", "transaction: \(transaction)")
             #expect(error?.statementIndex == 2, "transaction: \(transaction)")

@@ -86,7 +86,9 @@ import Testing
         #expect(lastFailure < restarted + .seconds(10), "errors continued \(lastFailure - restarted) after restart")
         let recovered = all.filter { $0.at > lastFailure }
         #expect(recovered.count > 50, "too few successes after recovery: \(recovered.count)")
-        print("restart: \(all.count) attempts, \(failures.count) failed (\(failures.filter { $0.kind == .connection }.count) connection, \(failures.filter { $0.kind == .poolTimeout }.count) poolTimeout); last failure \(lastFailure - restarted) after restart returned; stats \(pool.stats)")
+        print(
+            "restart: \(all.count) attempts, \(failures.count) failed (\(failures.filter { $0.kind == .connection }.count) connection, \(failures.filter { $0.kind == .poolTimeout }.count) poolTimeout); last failure \(lastFailure - restarted) after restart returned; stats \(pool.stats)"
+        )
     }
 
     @Test func temporaryServerLifecycle() throws {

@@ -2,10 +2,11 @@ import FerryRank
 import Testing
 
 @Suite struct RankSpreadTests {
-    @Test(arguments: [
-        (0, nil, nil), (1, nil, nil), (61, nil, nil), (1000, nil, nil), (10, "V", "W"),
-        (100, "a", nil), (100, nil, "01"), (50, "V", "V1"), (5, "zzzz", nil),
-    ] as [(Int, String?, String?)])
+    @Test(
+        arguments: [
+            (0, nil, nil), (1, nil, nil), (61, nil, nil), (1000, nil, nil), (10, "V", "W"),
+            (100, "a", nil), (100, nil, "01"), (50, "V", "V1"), (5, "zzzz", nil),
+        ] as [(Int, String?, String?)])
     func keysAreIncreasingAndInBounds(n: Int, a: String?, b: String?) throws {
         let keys = try Rank.spread(n, between: a, and: b)
         #expect(keys.count == n)

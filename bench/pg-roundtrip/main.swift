@@ -58,7 +58,9 @@ func measurePool(_ label: String, prepared: Bool, _ body: @escaping @Sendable (P
     group.wait()
     let elapsed = ContinuousClock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    print(label.padding(toLength: 40, withPad: " ", startingAt: 0) + String(format: "%3d threads      %9.0f requests/s", threads, Double(threads * iterations) / seconds))
+    print(
+        label.padding(toLength: 40, withPad: " ", startingAt: 0)
+            + String(format: "%3d threads      %9.0f requests/s", threads, Double(threads * iterations) / seconds))
     pool.close()
 }
 

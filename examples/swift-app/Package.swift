@@ -23,7 +23,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Sources"
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

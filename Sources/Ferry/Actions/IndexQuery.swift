@@ -35,8 +35,11 @@ package struct IndexQuery: Sendable {
                 order = try value.split(separator: ",", omittingEmptySubsequences: false).map { part in
                     var name = Substring(part)
                     var descending = false
-                    if name.hasSuffix(".desc") { name = name.dropLast(5); descending = true }
-                    else if name.hasSuffix(".asc") { name = name.dropLast(4) }
+                    if name.hasSuffix(".desc") {
+                        name = name.dropLast(5); descending = true
+                    } else if name.hasSuffix(".asc") {
+                        name = name.dropLast(4)
+                    }
                     guard resource.column(String(name)) != nil else { throw Self.invalid("cannot order by \(part): no such column") }
                     return (String(name), descending)
                 }

@@ -85,7 +85,13 @@ package struct BodyScan {
         var sawValueAtDepth1 = false
         for byte in bytes {
             if inString {
-                if escaped { escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 { inString = false } else if byte < 0x20 {
+                if escaped {
+                    escaped = false
+                } else if byte == 0x5C {
+                    escaped = true
+                } else if byte == 0x22 {
+                    inString = false
+                } else if byte < 0x20 {
                     throw Self.invalid("control character in a string")
                 }
                 continue
@@ -98,18 +104,18 @@ package struct BodyScan {
             }
             if closed { throw Self.invalid("unexpected data after the top-level value") }
             switch byte {
-            case 0x7B, 0x5B: // { [
+            case 0x7B, 0x5B:  // { [
                 if depth == 0 { top = byte == 0x7B ? .object : .array }
                 if depth == 1, top == .array, !sawValueAtDepth1 { sawValueAtDepth1 = true; count += 1 }
                 depth += 1
                 if depth > Self.maxDepth {
                     throw Problem(400, .invalidJson, "the body nests deeper than \(Self.maxDepth) levels")
                 }
-            case 0x7D, 0x5D: // } ]
+            case 0x7D, 0x5D:  // } ]
                 guard depth > 0 else { throw Self.invalid("unbalanced brackets") }
                 depth -= 1
                 if depth == 0 { closed = true }
-            case 0x2C: // ,
+            case 0x2C:  // ,
                 if depth == 1, top == .array { sawValueAtDepth1 = false }
             default:
                 guard depth > 0 else { throw Self.invalid("the body must be a JSON object or array") }

@@ -114,11 +114,14 @@ struct ResourceAction: Sendable {
             guard resource.idKind.accepts(id: pathID) else { return idRefusal() }
             let mode: WriteMode = route == .put ? .put : .patch
             let body = try WriteItems(request, maxItems: 1, allowObject: true, allowArray: false)
-            let prechecked = ObjectMembers(request.body).map {
-                FieldPrecheck(resource: resource, mode: mode).passes($0, in: request.body)
-            } ?? false
-            return action(.update(id: pathID, mode: mode, item: body.items, preconditions: WritePreconditions(request),
-                                  prechecked: prechecked))
+            let prechecked =
+                ObjectMembers(request.body).map {
+                    FieldPrecheck(resource: resource, mode: mode).passes($0, in: request.body)
+                } ?? false
+            return action(
+                .update(
+                    id: pathID, mode: mode, item: body.items, preconditions: WritePreconditions(request),
+                    prechecked: prechecked))
         case .delete:
             guard resource.idKind.accepts(id: pathID) else { return idRefusal() }
             var item = "[{}]"
@@ -128,8 +131,10 @@ struct ResourceAction: Sendable {
                 }
                 item = #"[{"revision":\#(n)}]"#
             }
-            return action(.update(id: pathID, mode: .delete, item: item, preconditions: WritePreconditions(request),
-                                  prechecked: false))
+            return action(
+                .update(
+                    id: pathID, mode: .delete, item: item, preconditions: WritePreconditions(request),
+                    prechecked: false))
         }
     }
 }
@@ -139,10 +144,11 @@ extension Problem {
     /// a delete is `UPDATE … SET is_deleted = true`, so it could only fail, and the
     /// answer names the grant that is missing instead of a column the row has.
     static func undeletable(_ resource: Resource, allow: String) -> Problem {
-        Problem(405, .methodNotAllowed,
-                "\(resource.name) rows cannot be deleted: the server's database role may not update is_deleted "
-                    + "(GRANT UPDATE (is_deleted) ON \(resource.schema).\(resource.name), or a sync rule, allows it)",
-                headers: HTTPHeaders([("Allow", allow)]))
+        Problem(
+            405, .methodNotAllowed,
+            "\(resource.name) rows cannot be deleted: the server's database role may not update is_deleted "
+                + "(GRANT UPDATE (is_deleted) ON \(resource.schema).\(resource.name), or a sync rule, allows it)",
+            headers: HTTPHeaders([("Allow", allow)]))
     }
 }
 

@@ -37,8 +37,9 @@ extension FerryApp {
         let schema = schema
         let configuration = configuration
         router.get("/metrics") { _, _ in
-            HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", PrometheusText.contentType)]),
-                         bytes: Array(metrics.render().utf8))
+            HTTPResponse(
+                status: 200, headers: HTTPHeaders([("Content-Type", PrometheusText.contentType)]),
+                bytes: Array(metrics.render().utf8))
         }
         // The routes as built so far (everything but these two), to describe only what is served.
         let routes = router

@@ -46,8 +46,11 @@ public final class FerryApp: Sendable {
         self.pool = pool
         let auth = configuration.auth
         // The providers' keys are read (and fetched) before anything serves.
-        let jwt = try auth.jwtProviders.isEmpty ? nil : JWTVerifier(
-            providers: auth.jwtProviders, timing: auth.keyTiming, leewaySeconds: auth.jwtLeewaySeconds, logger: logger)
+        let jwt =
+            try auth.jwtProviders.isEmpty
+            ? nil
+            : JWTVerifier(
+                providers: auth.jwtProviders, timing: auth.keyTiming, leewaySeconds: auth.jwtLeewaySeconds, logger: logger)
         database = PostgresGateway(pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt)
         let metrics = FerryMetrics()
         self.metrics = metrics
@@ -132,9 +135,11 @@ public final class FerryApp: Sendable {
         let handle = RouteHandling(logger: logger)
         router.get(ProbeRoute.health, inline: true) { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
         ReadinessRoute(database: database, memcached: memcached, feedHold: feedHold).register(on: &router)
-        AuthRoutes(auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
-                   allowSignup: configuration.auth.allowSignup, builtinTokens: configuration.auth.builtinTokens)
-            .register(on: &router, handle: handle)
+        AuthRoutes(
+            auth: AuthService(database: database, tokenTTLSeconds: configuration.auth.tokenTTLSeconds),
+            allowSignup: configuration.auth.allowSignup, builtinTokens: configuration.auth.builtinTokens
+        )
+        .register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
         ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema, live: live)
             .register(on: &router, handle: handle)
@@ -147,9 +152,11 @@ public final class FerryApp: Sendable {
         BatchRoute(database: database, operations: router, maxOperations: configuration.limits.maxBatchOperations)
             .register(on: &router, handle: writes)
         if configuration.console.enabled {
-            ConsoleRoutes(console: ConsoleDatabase(database: database), schema: schema, configuration: configuration,
-                          operations: router, paging: paging, metrics: metrics, memcached: memcached, pool: pool, logger: logger)
-                .register(on: &router, handle: handle)
+            ConsoleRoutes(
+                console: ConsoleDatabase(database: database), schema: schema, configuration: configuration,
+                operations: router, paging: paging, metrics: metrics, memcached: memcached, pool: pool, logger: logger
+            )
+            .register(on: &router, handle: handle)
         }
         return router
     }

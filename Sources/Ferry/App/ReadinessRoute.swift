@@ -18,26 +18,32 @@ struct ReadinessRoute: Sendable {
         let database = database
         let memcached = memcached
         let feedHold = feedHold
-        router.get(ProbeRoute.readiness, { _, _ in
-            let postgresql = Self.postgresqlIsUp(database)
-            let cache = memcached.ping()
-            var members: [(String, JSONValue)] = [
-                ("postgresql", .string(postgresql ? "up" : "down")), ("memcached", .string(cache ? "up" : "down")),
-            ]
-            // The feed held back past its limit is said, not refused: every instance
-            // shares the database, so a 503 would take them all out of the balancer
-            // and turn late changes into an outage.
-            if postgresql, let hold = try? feedHold.current(), hold.seconds > feedHold.limitSeconds {
-                members.append(("feed", .object([
-                    ("held", .string("over_limit")), ("held_seconds", .int(Int(hold.seconds))),
-                    ("held_by", .string(hold.kind)), ("xid", .string(String(hold.xid))),
-                ])))
-            }
-            if postgresql && cache { return .json(JSONValue.object(members).bytes) }
-            let down = [postgresql ? nil : "postgresql", cache ? nil : "memcached"].compactMap { $0 }
-            return Problem.unavailable("not ready: \(down.joined(separator: " and ")) down", retryAfter: 1)
-                .withExtra(members).response
-        })
+        router.get(
+            ProbeRoute.readiness,
+            { _, _ in
+                let postgresql = Self.postgresqlIsUp(database)
+                let cache = memcached.ping()
+                var members: [(String, JSONValue)] = [
+                    ("postgresql", .string(postgresql ? "up" : "down")), ("memcached", .string(cache ? "up" : "down")),
+                ]
+                // The feed held back past its limit is said, not refused: every instance
+                // shares the database, so a 503 would take them all out of the balancer
+                // and turn late changes into an outage.
+                if postgresql, let hold = try? feedHold.current(), hold.seconds > feedHold.limitSeconds {
+                    members.append(
+                        (
+                            "feed",
+                            .object([
+                                ("held", .string("over_limit")), ("held_seconds", .int(Int(hold.seconds))),
+                                ("held_by", .string(hold.kind)), ("xid", .string(String(hold.xid))),
+                            ])
+                        ))
+                }
+                if postgresql && cache { return .json(JSONValue.object(members).bytes) }
+                let down = [postgresql ? nil : "postgresql", cache ? nil : "memcached"].compactMap { $0 }
+                return Problem.unavailable("not ready: \(down.joined(separator: " and ")) down", retryAfter: 1)
+                    .withExtra(members).response
+            })
     }
 
     static func postgresqlIsUp(_ database: PostgresGateway) -> Bool {

@@ -13,9 +13,11 @@ struct AuthRoutes: Sendable {
         guard builtinTokens else {
             // Not a resource either: 404 to every method, never 405 from the resource routes' patterns.
             for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
-                router.add(method, "/v1/auth/token", handle { _, _ in
-                    throw Problem.notFound("Ferry's own tokens are off (auth.builtin_tokens); sign in with your identity provider")
-                })
+                router.add(
+                    method, "/v1/auth/token",
+                    handle { _, _ in
+                        throw Problem.notFound("Ferry's own tokens are off (auth.builtin_tokens); sign in with your identity provider")
+                    })
             }
             return
         }
@@ -28,22 +30,26 @@ struct AuthRoutes: Sendable {
 
     func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let credentials = BasicCredentials(request) else {
-            throw Problem(401, .unauthorized, "send the name and password with HTTP Basic authentication",
-                          headers: HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry", charset="UTF-8""#)]))
+            throw Problem(
+                401, .unauthorized, "send the name and password with HTTP Basic authentication",
+                headers: HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry", charset="UTF-8""#)]))
         }
         switch try auth.signIn(name: credentials.name, password: credentials.password) {
         case .issued(let issued):
-            return .json(JSONValue.object([
-                ("token", .string(issued.token)), ("expires_at", .int(Int(issued.expiresAt))),
-                ("user_id", .string(issued.userID)),
-            ]).bytes, status: 201, headers: HTTPHeaders([("Cache-Control", "no-store")]))
+            return .json(
+                JSONValue.object([
+                    ("token", .string(issued.token)), ("expires_at", .int(Int(issued.expiresAt))),
+                    ("user_id", .string(issued.userID)),
+                ]).bytes, status: 201, headers: HTTPHeaders([("Cache-Control", "no-store")]))
         case .invalid:
-            throw Problem(401, .unauthorized, "wrong name or password",
-                          headers: HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry", charset="UTF-8""#)]))
+            throw Problem(
+                401, .unauthorized, "wrong name or password",
+                headers: HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry", charset="UTF-8""#)]))
         case .throttled(let ms):
             let seconds = max(1, Int((ms + 999) / 1000))
-            throw Problem(429, .rateLimited, "too many failed sign-ins; retry later",
-                          headers: HTTPHeaders([("Retry-After", String(seconds))]))
+            throw Problem(
+                429, .rateLimited, "too many failed sign-ins; retry later",
+                headers: HTTPHeaders([("Retry-After", String(seconds))]))
         }
     }
 
@@ -60,9 +66,11 @@ struct AuthRoutes: Sendable {
     }
 
     func me(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
-        let result = try auth.database.asCaller(context.caller(try Caller.credential(request)), [
-            PlannedStatement("SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) FROM ferry.me()")
-        ])[0]
+        let result = try auth.database.asCaller(
+            context.caller(try Caller.credential(request)),
+            [
+                PlannedStatement("SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) FROM ferry.me()")
+            ])[0]
         guard let json = result.first?[0] else { throw Problem.unauthorized() }
         return .json(Array(json.utf8))
     }
@@ -70,8 +78,9 @@ struct AuthRoutes: Sendable {
     func signUp(_ request: HTTPRequest) throws -> HTTPResponse {
         let body = try RequestBody.smallObject(request)
         guard let name = body["name"] as? String, let password = body["password"] as? String else {
-            throw Problem(422, .validationFailed, "name and password are required strings",
-                          extra: [("errors", .array([.object([("field", "name")]), .object([("field", "password")])]))])
+            throw Problem(
+                422, .validationFailed, "name and password are required strings",
+                extra: [("errors", .array([.object([("field", "name")]), .object([("field", "password")])]))])
         }
         let id = try AuthService.createUser(name: name, password: password) { try auth.database.anonymous([$0])[0] }
         return .json(JSONValue.object([("id", .string(id)), ("name", .string(name))]).bytes, status: 201)

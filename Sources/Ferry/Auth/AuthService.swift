@@ -59,7 +59,8 @@ public struct AuthService: Sendable {
     /// Issues a token for a user by name without a password (the CLI, as the owner role).
     public static func issueToken(name: String, ttlSeconds: Int, connection: PostgresConnection) throws -> IssuedToken? {
         let token = BearerToken.generate()
-        let result = try connection.query("""
+        let result = try connection.query(
+            """
             SELECT u.id, floor(extract(epoch FROM ferry.issue_token(u.id, $2::bytea, $3::int)) * 1000)::bigint
             FROM ferry.user_by_name($1) u
             """, [name, BearerToken.hash(token), String(ttlSeconds)])
@@ -81,8 +82,9 @@ public struct AuthService: Sendable {
     /// with the same checks and answers as the CLI's.
     static func createUser(name: String, password: String, run: (PlannedStatement) throws -> PostgresResult) throws -> String {
         guard password.utf8.count >= 8 else {
-            throw Problem(422, .validationFailed, "the password must have at least 8 characters",
-                          extra: [("errors", .array([.object([("field", "password"), ("code", "too_short")])]))])
+            throw Problem(
+                422, .validationFailed, "the password must have at least 8 characters",
+                extra: [("errors", .array([.object([("field", "password"), ("code", "too_short")])]))])
         }
         do {
             let result = try run(PlannedStatement("SELECT ferry.create_user($1, $2)", [.text(name), .text(password)]))
@@ -91,8 +93,9 @@ public struct AuthService: Sendable {
         } catch let error as PostgresError where error.sqlState == "23505" {
             throw Problem(409, .alreadyExists, "a user with that name exists")
         } catch let error as PostgresError where error.sqlState?.hasPrefix("23") == true || error.sqlState?.hasPrefix("22") == true {
-            throw Problem(422, .validationFailed, "the user name is not acceptable",
-                          extra: [("errors", .array([.object([("field", "name"), ("code", "invalid")])]))])
+            throw Problem(
+                422, .validationFailed, "the user name is not acceptable",
+                extra: [("errors", .array([.object([("field", "name"), ("code", "invalid")])]))])
         }
     }
 }

@@ -13,10 +13,10 @@ public struct BasicCredentials: Sendable, Equatable {
         guard let value = request.headers["Authorization"] else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "basic",
-              parts[1].utf8.count <= 4096,
-              let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: data, encoding: .utf8),
-              let colon = text.firstIndex(of: ":")
+            parts[1].utf8.count <= 4096,
+            let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: data, encoding: .utf8),
+            let colon = text.firstIndex(of: ":")
         else { return nil }
         name = String(text[..<colon])
         password = String(text[text.index(after: colon)...])

@@ -16,7 +16,8 @@ struct CheckedToken: Equatable {
     /// Reads the check's text; nil for anything else.
     init?(_ text: String) {
         guard let space = text.utf8.firstIndex(of: UInt8(ascii: " ")),
-              let expiry = Int64(text[text.index(after: space)...]) else { return nil }
+            let expiry = Int64(text[text.index(after: space)...])
+        else { return nil }
         let user = String(text[..<space])
         guard !user.isEmpty else { return nil }
         userID = user

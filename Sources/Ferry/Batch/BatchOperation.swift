@@ -18,7 +18,8 @@ struct BatchOperation {
     static func parse(_ bytes: [UInt8], maxOperations: Int) throws -> [BatchOperation] {
         _ = try BodyScan(bytes)
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-              let list = object["operations"] as? [Any] else {
+            let list = object["operations"] as? [Any]
+        else {
             throw Problem.badRequest(#"the body must be {"operations": [{"method", "path", "headers"?, "body"?}, ...]}"#)
         }
         guard list.count <= maxOperations else {
@@ -45,7 +46,8 @@ struct BatchOperation {
             throw Problem.badRequest("an operation's method is one of GET, POST, PUT, PATCH and DELETE")
         }
         guard let target = object["path"] as? String, target.hasPrefix("/"),
-              target.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+            target.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F })
+        else {
             throw Problem.badRequest("an operation needs a path starting with /, without spaces")
         }
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
@@ -70,11 +72,14 @@ struct BatchOperation {
             guard let dictionary = given as? [String: Any] else { throw Problem.badRequest("headers must be an object of strings") }
             for (name, value) in dictionary.sorted(by: { $0.key < $1.key }) {
                 guard let value = value as? String, !name.isEmpty,
-                      (name + value).utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else {
+                    (name + value).utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F })
+                else {
                     throw Problem.badRequest("headers must be an object of strings")
                 }
                 // The batch's own caller, framing and key apply; an operation cannot change them.
-                guard !["authorization", "host", "content-length", "transfer-encoding", "idempotency-key"].contains(name.lowercased()) else { continue }
+                guard !["authorization", "host", "content-length", "transfer-encoding", "idempotency-key"].contains(name.lowercased()) else {
+                    continue
+                }
                 headers.append((name, value))
             }
         }
@@ -96,7 +101,8 @@ struct BatchOperation {
     func request(authorization: String?) -> HTTPRequest {
         var headers = HTTPHeaders(self.headers)
         if let authorization { headers.add("Authorization", authorization) }
-        return HTTPRequest(method: method, target: target, path: path, rawQuery: rawQuery, query: query,
-                           headers: headers, body: body ?? [])
+        return HTTPRequest(
+            method: method, target: target, path: path, rawQuery: rawQuery, query: query,
+            headers: headers, body: body ?? [])
     }
 }

@@ -34,7 +34,7 @@ struct BatchRoute: Sendable {
             try RequestBody.requireJSON(request)
             operations = try BatchOperation.parse(request.body, maxOperations: maxOperations)
         } catch {
-            _ = try database.asCaller(context.caller(hash), []) // a bad token is 401 before any body error
+            _ = try database.asCaller(context.caller(hash), [])  // a bad token is 401 before any body error
             throw error
         }
         let authorization = request.headers["Authorization"]

@@ -23,51 +23,68 @@ public enum SchemaCheck {
     /// Whether `ferry serve` serves the table at all.
     static func serving(_ table: SchemaFacts.Table, _ facts: SchemaFacts) -> [SchemaFinding] {
         if table.schema != facts.servedSchema {
-            return [.init(.warning, "not_served", table.name,
-                          "it is synced but not in the served schema \(facts.servedSchema), so no resource serves it",
-                          fix: "move it (ALTER TABLE \(table.name) SET SCHEMA \(facts.servedSchema)), or serve its schema (database.schema)")]
+            return [
+                .init(
+                    .warning, "not_served", table.name,
+                    "it is synced but not in the served schema \(facts.servedSchema), so no resource serves it",
+                    fix: "move it (ALTER TABLE \(table.name) SET SCHEMA \(facts.servedSchema)), or serve its schema (database.schema)")
+            ]
         }
         guard !table.readable else { return [] }
-        return [.init(.error, "not_readable", table.name,
-                      "the serve role \(facts.role) may not read it (SELECT on the table, USAGE on its schema), so it is no resource",
-                      fix: "GRANT USAGE ON SCHEMA \(table.schema) TO \(facts.role); GRANT SELECT ON \(table.name) TO \(facts.role); "
-                        + "or give it a sync rule")]
+        return [
+            .init(
+                .error, "not_readable", table.name,
+                "the serve role \(facts.role) may not read it (SELECT on the table, USAGE on its schema), so it is no resource",
+                fix: "GRANT USAGE ON SCHEMA \(table.schema) TO \(facts.role); GRANT SELECT ON \(table.name) TO \(facts.role); "
+                    + "or give it a sync rule")
+        ]
     }
 
     /// Row Level Security on, a policy to read and to write by, and functions policies may call.
     static func rowLevelSecurity(_ table: SchemaFacts.Table, role: String) -> [SchemaFinding] {
         guard table.rowLevelSecurity else {
-            return [.init(.error, "no_row_level_security", table.name,
-                          "Row Level Security is off, so every user reads and writes every row",
-                          fix: "give it a sync rule (SELECT ferry.sync_owned('\(table.name)', owner => 'owner_id'), or sync_child, "
-                            + "sync_members), or ALTER TABLE \(table.name) ENABLE ROW LEVEL SECURITY with policies")]
+            return [
+                .init(
+                    .error, "no_row_level_security", table.name,
+                    "Row Level Security is off, so every user reads and writes every row",
+                    fix: "give it a sync rule (SELECT ferry.sync_owned('\(table.name)', owner => 'owner_id'), or sync_child, "
+                        + "sync_members), or ALTER TABLE \(table.name) ENABLE ROW LEVEL SECURITY with policies")
+            ]
         }
         var found: [SchemaFinding] = []
         let covers = { (command: String) in table.policies.contains { $0.command == command || $0.command == "ALL" } }
         if !covers("SELECT") {
-            found.append(.init(.error, "no_read_policy", table.name,
-                               "Row Level Security is on but no policy lets anyone read it, so every read finds nothing",
-                               fix: "add a FOR SELECT policy, or give the table a sync rule"))
+            found.append(
+                .init(
+                    .error, "no_read_policy", table.name,
+                    "Row Level Security is on but no policy lets anyone read it, so every read finds nothing",
+                    fix: "add a FOR SELECT policy, or give the table a sync rule"))
         }
         if !covers("UPDATE"), table.columns.contains(where: \.updatable) {
-            found.append(.init(.error, "no_write_policy", table.name,
-                               "Row Level Security is on but no policy lets anyone update its rows, so every PATCH and DELETE fails",
-                               fix: "add a FOR UPDATE policy, or give the table a sync rule"))
+            found.append(
+                .init(
+                    .error, "no_write_policy", table.name,
+                    "Row Level Security is on but no policy lets anyone update its rows, so every PATCH and DELETE fails",
+                    fix: "add a FOR UPDATE policy, or give the table a sync rule"))
         }
         var seen: Set<String> = []
         for policy in table.policies {
             for function in policy.functions where seen.insert(function.signature).inserted {
                 if function.volatility == "v" {
-                    found.append(.init(.error, "volatile_policy_function", "\(table.name) policy \(policy.name)",
-                                       "it calls \(function.signature), which is VOLATILE: PostgreSQL cannot run it once per "
-                                        + "statement, so it runs for every row, and an index cannot use it",
-                                       fix: "ALTER FUNCTION \(function.signature) STABLE, if it only reads"))
+                    found.append(
+                        .init(
+                            .error, "volatile_policy_function", "\(table.name) policy \(policy.name)",
+                            "it calls \(function.signature), which is VOLATILE: PostgreSQL cannot run it once per "
+                                + "statement, so it runs for every row, and an index cannot use it",
+                            fix: "ALTER FUNCTION \(function.signature) STABLE, if it only reads"))
                 }
                 if !function.executable {
-                    found.append(.init(.error, "policy_function_not_executable", "\(table.name) policy \(policy.name)",
-                                       "it calls \(function.signature), which the serve role \(role) may not execute, so every "
-                                        + "statement on the table fails",
-                                       fix: "GRANT EXECUTE ON FUNCTION \(function.signature) TO \(role)"))
+                    found.append(
+                        .init(
+                            .error, "policy_function_not_executable", "\(table.name) policy \(policy.name)",
+                            "it calls \(function.signature), which the serve role \(role) may not execute, so every "
+                                + "statement on the table fails",
+                            fix: "GRANT EXECUTE ON FUNCTION \(function.signature) TO \(role)"))
                 }
             }
         }
@@ -78,14 +95,20 @@ public enum SchemaCheck {
     static func identity(_ table: SchemaFacts.Table) -> [SchemaFinding] {
         guard table.primaryKey == ["id"], let id = table.column("id") else {
             let key = table.primaryKey.isEmpty ? "none" : "(\(table.primaryKey.joined(separator: ", ")))"
-            return [.init(.error, "bad_primary_key", table.name,
-                          "its primary key is \(key), not id: Ferry names every row by a one-column primary key id",
-                          fix: "ALTER TABLE \(table.name) ADD PRIMARY KEY (id), with the other columns UNIQUE if they must be")]
+            return [
+                .init(
+                    .error, "bad_primary_key", table.name,
+                    "its primary key is \(key), not id: Ferry names every row by a one-column primary key id",
+                    fix: "ALTER TABLE \(table.name) ADD PRIMARY KEY (id), with the other columns UNIQUE if they must be")
+            ]
         }
         guard idTypes.contains(id.type) || id.type.hasPrefix("character varying") else {
-            return [.init(.error, "bad_id_type", "\(table.name).id",
-                          "its type is \(id.type); Ferry serves ids of type uuid, text, varchar, smallint, integer or bigint",
-                          fix: "ALTER TABLE \(table.name) ALTER COLUMN id TYPE uuid (or another of those)")]
+            return [
+                .init(
+                    .error, "bad_id_type", "\(table.name).id",
+                    "its type is \(id.type); Ferry serves ids of type uuid, text, varchar, smallint, integer or bigint",
+                    fix: "ALTER TABLE \(table.name) ALTER COLUMN id TYPE uuid (or another of those)")
+            ]
         }
         return []
     }
@@ -94,24 +117,32 @@ public enum SchemaCheck {
     static func columns(_ table: SchemaFacts.Table, role: String) -> [SchemaFinding] {
         var found: [SchemaFinding] = []
         if let deleted = table.column("is_deleted"), !deleted.updatable {
-            found.append(.init(.error, "undeletable", "\(table.name).is_deleted",
-                               "the serve role \(role) may not update it, and a DELETE is UPDATE … SET is_deleted = true, so every "
-                                + "delete fails",
-                               fix: "GRANT UPDATE (is_deleted) ON \(table.name) TO \(role), or give the table a sync rule"))
+            found.append(
+                .init(
+                    .error, "undeletable", "\(table.name).is_deleted",
+                    "the serve role \(role) may not update it, and a DELETE is UPDATE … SET is_deleted = true, so every "
+                        + "delete fails",
+                    fix: "GRANT UPDATE (is_deleted) ON \(table.name) TO \(role), or give the table a sync rule"))
         }
         let declared = Set(table.rule?.readOnly ?? [])
-        for column in table.columns where !["id", "revision", "last_modified", "is_deleted"].contains(column.name)
-            && !column.generated && !declared.contains(column.name) {
+        for column in table.columns
+        where !["id", "revision", "last_modified", "is_deleted"].contains(column.name)
+            && !column.generated && !declared.contains(column.name)
+        {
             let object = "\(table.name).\(column.name)"
             if column.notNull, !column.hasDefault, !column.insertable {
-                found.append(.init(.error, "required_column_not_insertable", object,
-                                   "it is NOT NULL without a default, and no client may set it, so every create fails",
-                                   fix: "GRANT INSERT (\(column.name)) ON \(table.name) TO \(role), or give it a default"))
+                found.append(
+                    .init(
+                        .error, "required_column_not_insertable", object,
+                        "it is NOT NULL without a default, and no client may set it, so every create fails",
+                        fix: "GRANT INSERT (\(column.name)) ON \(table.name) TO \(role), or give it a default"))
             } else if !column.insertable, !column.updatable {
-                found.append(.init(.warning, "unwritable_column", object,
-                                   "no client can write it: it is in neither the INSERT nor the UPDATE grant",
-                                   fix: "GRANT INSERT (\(column.name)), UPDATE (\(column.name)) ON \(table.name) TO \(role); or, "
-                                    + "if no client should, declare it in the table's sync rule (read_only => ARRAY['\(column.name)'])"))
+                found.append(
+                    .init(
+                        .warning, "unwritable_column", object,
+                        "no client can write it: it is in neither the INSERT nor the UPDATE grant",
+                        fix: "GRANT INSERT (\(column.name)), UPDATE (\(column.name)) ON \(table.name) TO \(role); or, "
+                            + "if no client should, declare it in the table's sync rule (read_only => ARRAY['\(column.name)'])"))
             }
         }
         return found
@@ -123,20 +154,24 @@ public enum SchemaCheck {
         var found: [SchemaFinding] = []
         for key in table.foreignKeys where !leads(key.columns) {
             let columns = key.columns.joined(separator: ", ")
-            found.append(.init(.warning, "unindexed_foreign_key", "\(table.name) (\(columns))",
-                               "the foreign key to \(key.target) has no index: the policies and checks that follow it, and "
-                                + "every delete of a \(key.target) row, scan the table",
-                               fix: "CREATE INDEX ON \(table.name) (\(columns))"))
+            found.append(
+                .init(
+                    .warning, "unindexed_foreign_key", "\(table.name) (\(columns))",
+                    "the foreign key to \(key.target) has no index: the policies and checks that follow it, and "
+                        + "every delete of a \(key.target) row, scan the table",
+                    fix: "CREATE INDEX ON \(table.name) (\(columns))"))
         }
         if table.column("rank") != nil {
             // The scope ranks order rows within, as RankRewriter.parentColumn picks it.
             let scope = table.foreignKeys.first { $0.columns.count == 1 && !$0.target.hasSuffix("users") }?.columns[0]
             let order = (scope.map { [$0] } ?? []) + ["rank"]
             if !leads(order) {
-                found.append(.init(.warning, "unindexed_rank", "\(table.name).rank",
-                                   "rows are read in (\(order.joined(separator: ", "))) order and no index has it, so every "
-                                    + "ordered read sorts all the rows of its scope",
-                                   fix: "CREATE INDEX ON \(table.name) (\((order + ["id"]).joined(separator: ", ")))"))
+                found.append(
+                    .init(
+                        .warning, "unindexed_rank", "\(table.name).rank",
+                        "rows are read in (\(order.joined(separator: ", "))) order and no index has it, so every "
+                            + "ordered read sorts all the rows of its scope",
+                        fix: "CREATE INDEX ON \(table.name) (\((order + ["id"]).joined(separator: ", ")))"))
             }
         }
         return found
@@ -147,16 +182,19 @@ public enum SchemaCheck {
         let records = table.triggers.contains { $0.recordsGrants } && table.triggers.contains { $0.recordsRevocations }
         guard !records else { return [] }
         guard let user = table.foreignKeys.first(where: { $0.target == "ferry.users" && $0.columns.count == 1 })?.columns[0],
-              let scope = table.scopes.first(where: { !$0.readThroughScope })
+            let scope = table.scopes.first(where: { !$0.readThroughScope })
         else { return [] }
         let isMembers = table.rule?.kind == "members"
-        return [.init(.error, "membership_without_triggers", table.name,
-                      "\(isMembers ? "its members rule's trigger is gone" : "it is a member of \(scope.scope)'s access scope and names users (\(user))"): "
-                        + "nothing records access granted and revoked through it, so a user added to or removed from a \(scope.scope) "
-                        + "row never receives its rows, nor loses them, through the changes feed",
-                      fix: isMembers
-                        ? "SELECT ferry.refresh_sync_rules();"
-                        : "SELECT ferry.sync_members('\(table.name)', scope => '\(scope.column)', member => '\(user)'); or a trigger "
-                          + "that calls ferry.record_access_grant and ferry.record_access_revocation")]
+        return [
+            .init(
+                .error, "membership_without_triggers", table.name,
+                "\(isMembers ? "its members rule's trigger is gone" : "it is a member of \(scope.scope)'s access scope and names users (\(user))"): "
+                    + "nothing records access granted and revoked through it, so a user added to or removed from a \(scope.scope) "
+                    + "row never receives its rows, nor loses them, through the changes feed",
+                fix: isMembers
+                    ? "SELECT ferry.refresh_sync_rules();"
+                    : "SELECT ferry.sync_members('\(table.name)', scope => '\(scope.column)', member => '\(user)'); or a trigger "
+                        + "that calls ferry.record_access_grant and ferry.record_access_revocation")
+        ]
     }
 }

@@ -45,14 +45,16 @@ public enum SchemaProbe {
     static func finding(_ error: PostgresError, table: String) -> SchemaFinding? {
         switch error.sqlState {
         case "42P17":
-            return .init(.error, "policy_recursion", table,
-                         "its policies recurse (\(error.message)), so every statement on it fails",
-                         fix: "read the other table in a SECURITY DEFINER function, as the sync rules do, or give both tables sync rules")
+            return .init(
+                .error, "policy_recursion", table,
+                "its policies recurse (\(error.message)), so every statement on it fails",
+                fix: "read the other table in a SECURITY DEFINER function, as the sync rules do, or give both tables sync rules")
         case "42501":
             return nil
         default:
-            return .init(.error, "unreadable", table, "reading it as a user fails: \(error.message)",
-                         fix: "run the same SELECT as the serve role with ferry.user_id set, and fix what it says")
+            return .init(
+                .error, "unreadable", table, "reading it as a user fails: \(error.message)",
+                fix: "run the same SELECT as the serve role with ferry.user_id set, and fix what it says")
         }
     }
 }

@@ -102,8 +102,9 @@ public enum ConfigurationLoader {
         case .string: return .string(raw)
         case .objectList: return .json(raw)
         case .stringList:
-            return .stringList(trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty })
+            return .stringList(
+                trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                    .filter { !$0.isEmpty })
         }
     }
 
@@ -126,7 +127,8 @@ struct MemcachedAddress {
 
     init?(_ text: String) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-              (1...65_535).contains(port) else { return nil }
+            (1...65_535).contains(port)
+        else { return nil }
         host = String(text[..<colon])
         self.port = port
         if host.isEmpty { return nil }

@@ -130,8 +130,9 @@ public struct FerryConfiguration: Sendable, Equatable {
 
         /// The JWKS timing these keys set.
         public var keyTiming: KeyTiming {
-            KeyTiming(refresh: .seconds(jwksRefreshSeconds), grace: .seconds(jwksGraceSeconds), minRefetch: .seconds(jwksMinRefetchSeconds),
-                      fetchTimeout: .seconds(jwksFetchTimeoutSeconds))
+            KeyTiming(
+                refresh: .seconds(jwksRefreshSeconds), grace: .seconds(jwksGraceSeconds), minRefetch: .seconds(jwksMinRefetchSeconds),
+                fetchTimeout: .seconds(jwksFetchTimeoutSeconds))
         }
     }
 

@@ -6,13 +6,21 @@ enum JSONConfigValue: Decodable, Equatable, Sendable {
 
     init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let v = try? container.decode(Bool.self) { self = .bool(v) }
-        else if let v = try? container.decode(Int.self) { self = .integer(v) }
-        else if let v = try? container.decode(Double.self) { self = .number(v) }
-        else if let v = try? container.decode(String.self) { self = .string(v) }
-        else if let v = try? container.decode([JSONConfigValue].self) { self = .array(v) }
-        else { self = .object(try container.decode([String: JSONConfigValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let v = try? container.decode(Bool.self) {
+            self = .bool(v)
+        } else if let v = try? container.decode(Int.self) {
+            self = .integer(v)
+        } else if let v = try? container.decode(Double.self) {
+            self = .number(v)
+        } else if let v = try? container.decode(String.self) {
+            self = .string(v)
+        } else if let v = try? container.decode([JSONConfigValue].self) {
+            self = .array(v)
+        } else {
+            self = .object(try container.decode([String: JSONConfigValue].self))
+        }
     }
 
     /// The value as the key's kind, or nil when the JSON type is wrong.

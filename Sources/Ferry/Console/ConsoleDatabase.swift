@@ -19,7 +19,8 @@ struct ConsoleDatabase: Sendable {
     /// that its operator is an admin), in one transaction and one round trip;
     /// returns the operator and the statements' results.
     func run(_ tokenHash: String, admin: Bool = false, _ statements: [PlannedStatement]) throws
-        -> (OperatorSession, [PostgresResult]) {
+        -> (OperatorSession, [PostgresResult])
+    {
         let results: [PostgresResult]
         do {
             results = try database.anonymous([OperatorSession.check(tokenHash, admin: admin)] + statements)
@@ -56,11 +57,15 @@ struct ConsoleDatabase: Sendable {
 
     /// Appends an entry to `ferry.operator_audit`: the statement goes first in
     /// the pipeline of what it records, so nothing is read or written unrecorded.
-    static func audit(_ tokenHash: String, action: String, target: [(String, JSONValue)], status: Int? = nil,
-                      requestID: String) -> PlannedStatement {
-        PlannedStatement("SELECT ferry.console_audit($1::bytea, $2, $3::jsonb, $4::int, $5)", [
-            .text(tokenHash), .text(action), .json(String(decoding: JSONValue.object(target).bytes, as: UTF8.self)),
-            status.map { .int(Int64($0)) } ?? .null, .text(requestID),
-        ])
+    static func audit(
+        _ tokenHash: String, action: String, target: [(String, JSONValue)], status: Int? = nil,
+        requestID: String
+    ) -> PlannedStatement {
+        PlannedStatement(
+            "SELECT ferry.console_audit($1::bytea, $2, $3::jsonb, $4::int, $5)",
+            [
+                .text(tokenHash), .text(action), .json(String(decoding: JSONValue.object(target).bytes, as: UTF8.self)),
+                status.map { .int(Int64($0)) } ?? .null, .text(requestID),
+            ])
     }
 }

@@ -69,16 +69,25 @@ struct ConsoleFeedExplanation {
     var notes: [Note] {
         var notes: [Note] = []
         if liveTokens == 0 {
-            notes.append(Note(kind: "signed_out", text: "The user holds no live token: every request of their devices gets "
-                + "401 unauthorized until they sign in again."))
+            notes.append(
+                Note(
+                    kind: "signed_out",
+                    text: "The user holds no live token: every request of their devices gets "
+                        + "401 unauthorized until they sign in again."))
         }
         switch status {
         case 400:
-            notes.append(Note(kind: "invalid_cursor", text: "The feed refuses this cursor (400 invalid_query): it is not one this "
-                + "server gave out. The device must start over without since (a full sync)."))
+            notes.append(
+                Note(
+                    kind: "invalid_cursor",
+                    text: "The feed refuses this cursor (400 invalid_query): it is not one this "
+                        + "server gave out. The device must start over without since (a full sync)."))
         case 410:
-            notes.append(Note(kind: "cursor_expired", text: "The cursor is at or below the purge horizon (transaction \(horizon)): "
-                + "tombstones it had not seen were purged, so the feed answers 410 cursor_expired and the device must do a full sync."))
+            notes.append(
+                Note(
+                    kind: "cursor_expired",
+                    text: "The cursor is at or below the purge horizon (transaction \(horizon)): "
+                        + "tombstones it had not seen were purged, so the feed answers 410 cursor_expired and the device must do a full sync."))
         case 200, 304:
             notes += pageNotes
         default:
@@ -86,8 +95,11 @@ struct ConsoleFeedExplanation {
         }
         notes += accessNotes
         if let refusal = latestRefusal {
-            notes.append(Note(kind: "refused_request", text: "The latest refused request: \(refusal.method) \(refusal.path) answered "
-                + "\(refusal.status)\(refusal.code.map { " " + $0 } ?? "") at \(Self.time(refusal.at)); see the refused requests."))
+            notes.append(
+                Note(
+                    kind: "refused_request",
+                    text: "The latest refused request: \(refusal.method) \(refusal.path) answered "
+                        + "\(refusal.status)\(refusal.code.map { " " + $0 } ?? "") at \(Self.time(refusal.at)); see the refused requests."))
         }
         return notes
     }
@@ -106,8 +118,11 @@ struct ConsoleFeedExplanation {
             let events = byXID[xid] ?? []
             var notes: [Note] = []
             for grant in events where grant.kind == "grant" {
-                notes.append(Note(kind: "access_granted", text: "Access to \(grant.resource) \(grant.ids.first ?? "") was granted at "
-                    + "\(Self.time(grant.at)) (transaction \(xid)): the feed sends that row and the rows it covers, old ones included."))
+                notes.append(
+                    Note(
+                        kind: "access_granted",
+                        text: "Access to \(grant.resource) \(grant.ids.first ?? "") was granted at "
+                            + "\(Self.time(grant.at)) (transaction \(xid)): the feed sends that row and the rows it covers, old ones included."))
             }
             let revocations = events.filter { $0.kind == "revocation" }
             guard let first = revocations.first else { return notes }
@@ -115,9 +130,12 @@ struct ConsoleFeedExplanation {
             let what = scope.map { "Access to \($0.resource) \($0.ids.first ?? "") was revoked" } ?? "Access was revoked"
             let total = revocations.reduce(0) { $0 + $1.rows }
             let parts = revocations.map { "\($0.rows) \($0.resource)" }.joined(separator: ", ")
-            notes.append(Note(kind: "access_revoked", text: "\(what) at \(Self.time(first.at)) (transaction \(xid)): the feed "
-                + "sends a revoked entry for each of the \(total) rows it covered that the user can no longer read (\(parts)), "
-                + "and the device removes them."))
+            notes.append(
+                Note(
+                    kind: "access_revoked",
+                    text: "\(what) at \(Self.time(first.at)) (transaction \(xid)): the feed "
+                        + "sends a revoked entry for each of the \(total) rows it covered that the user can no longer read (\(parts)), "
+                        + "and the device removes them."))
             return notes
         }
     }
@@ -126,33 +144,49 @@ struct ConsoleFeedExplanation {
         var notes: [Note] = []
         let cursorXID = cursor?.afterXID ?? 0
         if cursorXID >= nextXID, since != nil, since != "now" {
-            notes.append(Note(kind: "cursor_ahead", text: "The cursor (transaction \(cursorXID)) is ahead of this database, whose next "
-                + "transaction is \(nextXID): it came from another database, or this one was restored from a backup. The feed "
-                + "sends nothing past it; the device should sign out and do a full sync."))
+            notes.append(
+                Note(
+                    kind: "cursor_ahead",
+                    text: "The cursor (transaction \(cursorXID)) is ahead of this database, whose next "
+                        + "transaction is \(nextXID): it came from another database, or this one was restored from a backup. The feed "
+                        + "sends nothing past it; the device should sign out and do a full sync."))
         }
         let changes = body["changes"] as? [Any] ?? []
         if changes.isEmpty {
-            notes.append(Note(kind: "up_to_date", text: "Nothing after this cursor is readable by the user below the frontier "
-                + "(transaction \(frontier)): the device is up to date, and its poll answers an empty page (304 with If-None-Match)."))
+            notes.append(
+                Note(
+                    kind: "up_to_date",
+                    text: "Nothing after this cursor is readable by the user below the frontier "
+                        + "(transaction \(frontier)): the device is up to date, and its poll answers an empty page (304 with If-None-Match)."))
         } else {
             let parts = summary.map { item in
-                [item.rows > 0 ? "\(item.rows) \(item.resource)" : nil,
-                 item.tombstones > 0 ? "\(item.tombstones) deleted \(item.resource)" : nil,
-                 item.revoked > 0 ? "\(item.revoked) revoked \(item.resource)" : nil].compactMap { $0 }.joined(separator: ", ")
+                [
+                    item.rows > 0 ? "\(item.rows) \(item.resource)" : nil,
+                    item.tombstones > 0 ? "\(item.tombstones) deleted \(item.resource)" : nil,
+                    item.revoked > 0 ? "\(item.revoked) revoked \(item.resource)" : nil,
+                ].compactMap { $0 }.joined(separator: ", ")
             }
-            notes.append(Note(kind: "changes", text: "The feed sends \(changes.count) \(changes.count == 1 ? "change" : "changes"): "
-                + parts.joined(separator: "; ") + "."))
+            notes.append(
+                Note(
+                    kind: "changes",
+                    text: "The feed sends \(changes.count) \(changes.count == 1 ? "change" : "changes"): "
+                        + parts.joined(separator: "; ") + "."))
         }
         if body["has_more"] as? Bool == true {
             notes.append(Note(kind: "has_more", text: "More follow: the device asks again from the answer's cursor."))
         }
         if let oldest, let holder = UInt64(oldest.xid), holder <= frontier, frontier < nextXID {
-            let who = [oldest.pid.map { "pid \($0)" }, oldest.application.flatMap { $0.isEmpty ? nil : "application \($0)" },
-                       oldest.state.map { "state \($0)" }, oldest.ageMs.map { "running for \(Self.duration($0))" }]
-                .compactMap { $0 }.joined(separator: ", ")
-            notes.append(Note(kind: "frontier_held", text: "Transaction \(oldest.xid) (\(who.isEmpty ? "details hidden" : who)) is "
-                + "still running: the feed sends nothing committed at or after it until it ends, \(nextXID - frontier) "
-                + "transactions behind the newest."))
+            let who = [
+                oldest.pid.map { "pid \($0)" }, oldest.application.flatMap { $0.isEmpty ? nil : "application \($0)" },
+                oldest.state.map { "state \($0)" }, oldest.ageMs.map { "running for \(Self.duration($0))" },
+            ]
+            .compactMap { $0 }.joined(separator: ", ")
+            notes.append(
+                Note(
+                    kind: "frontier_held",
+                    text: "Transaction \(oldest.xid) (\(who.isEmpty ? "details hidden" : who)) is "
+                        + "still running: the feed sends nothing committed at or after it until it ends, \(nextXID - frontier) "
+                        + "transactions behind the newest."))
         }
         return notes
     }
@@ -169,19 +203,45 @@ struct ConsoleFeedExplanation {
     var json: JSONValue {
         .object([
             ("cursor", cursorJSON),
-            ("feed", .object([("frontier", .string(String(frontier))), ("next_xid", .string(String(nextXID))),
-                              ("purge_horizon", .string(String(horizon)))])),
-            ("summary", .array(summary.map { .object([("resource", .string($0.resource)), ("rows", .int($0.rows)),
-                                                      ("tombstones", .int($0.tombstones)), ("revoked", .int($0.revoked))]) })),
-            ("access", .array(access.map { .object([("kind", .string($0.kind)), ("xid", .string($0.xid)),
-                                                    ("resource", .string($0.resource)), ("rows", .int($0.rows)),
-                                                    ("ids", .array($0.ids.map { .string($0) })), ("at", .int(Int($0.at)))]) })),
-            ("oldest_transaction", oldest.map { oldest in
-                .object([("xid", .string(oldest.xid)), ("pid", oldest.pid.map { .int($0) } ?? .null),
-                         ("application", oldest.application.map { .string($0) } ?? .null),
-                         ("state", oldest.state.map { .string($0) } ?? .null),
-                         ("age_ms", oldest.ageMs.map { .int(Int($0)) } ?? .null)])
-            } ?? .null),
+            (
+                "feed",
+                .object([
+                    ("frontier", .string(String(frontier))), ("next_xid", .string(String(nextXID))),
+                    ("purge_horizon", .string(String(horizon))),
+                ])
+            ),
+            (
+                "summary",
+                .array(
+                    summary.map {
+                        .object([
+                            ("resource", .string($0.resource)), ("rows", .int($0.rows)),
+                            ("tombstones", .int($0.tombstones)), ("revoked", .int($0.revoked)),
+                        ])
+                    })
+            ),
+            (
+                "access",
+                .array(
+                    access.map {
+                        .object([
+                            ("kind", .string($0.kind)), ("xid", .string($0.xid)),
+                            ("resource", .string($0.resource)), ("rows", .int($0.rows)),
+                            ("ids", .array($0.ids.map { .string($0) })), ("at", .int(Int($0.at))),
+                        ])
+                    })
+            ),
+            (
+                "oldest_transaction",
+                oldest.map { oldest in
+                    .object([
+                        ("xid", .string(oldest.xid)), ("pid", oldest.pid.map { .int($0) } ?? .null),
+                        ("application", oldest.application.map { .string($0) } ?? .null),
+                        ("state", oldest.state.map { .string($0) } ?? .null),
+                        ("age_ms", oldest.ageMs.map { .int(Int($0)) } ?? .null),
+                    ])
+                } ?? .null
+            ),
             ("live_tokens", .int(liveTokens)),
             ("notes", .array(notes.map { .object([("kind", .string($0.kind)), ("text", .string($0.text))]) })),
         ])
@@ -192,8 +252,10 @@ struct ConsoleFeedExplanation {
             return .object([("kind", .string(since == nil ? "start" : "now"))])
         }
         guard let cursor = ChangeCursor(token: since) else { return .object([("kind", "invalid")]) }
-        var members: [(String, JSONValue)] = [("kind", .string(cursor.position == nil ? "frontier" : "position")),
-                                              ("xid", .string(String(cursor.afterXID)))]
+        var members: [(String, JSONValue)] = [
+            ("kind", .string(cursor.position == nil ? "frontier" : "position")),
+            ("xid", .string(String(cursor.afterXID))),
+        ]
         if let position = cursor.position {
             members += [("resource", .string(position.resource)), ("id", .string(position.id))]
         }

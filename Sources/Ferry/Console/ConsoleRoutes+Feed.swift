@@ -25,15 +25,20 @@ extension ConsoleRoutes {
         let userID = try Self.userID(context)
         let hash = try Self.tokenHash(request)
         let since = request.queryValue("since").flatMap { $0.isEmpty ? nil : $0 }
-        let (session, results) = try console.run(hash, [
-            ConsoleDatabase.audit(hash, action: "view_user_changes", target: [
-                ("user_id", .string(userID)), ("query", .string(request.rawQuery ?? "")),
-            ], requestID: context.requestID),
-            Self.tokensStatement(hash, userID: userID),
-            PlannedStatement("SELECT r.at, r.method, r.path, r.status, r.code FROM ferry.console_refusals($1::bytea, $2::uuid, 1) r",
-                             [.text(hash), .text(userID)]),
-            Self.oldestTransactions(hash),
-        ])
+        let (session, results) = try console.run(
+            hash,
+            [
+                ConsoleDatabase.audit(
+                    hash, action: "view_user_changes",
+                    target: [
+                        ("user_id", .string(userID)), ("query", .string(request.rawQuery ?? "")),
+                    ], requestID: context.requestID),
+                Self.tokensStatement(hash, userID: userID),
+                PlannedStatement(
+                    "SELECT r.at, r.method, r.path, r.status, r.code FROM ferry.console_refusals($1::bytea, $2::uuid, 1) r",
+                    [.text(hash), .text(userID)]),
+                Self.oldestTransactions(hash),
+            ])
         Self.trace(session, context)
         let cursor = since.flatMap { $0 == "now" ? nil : ChangeCursor(token: $0) }
         let seen = try console.asUser(userID, tokenHash: hash) { transaction, name in
@@ -53,22 +58,26 @@ extension ConsoleRoutes {
             frontier: (try position?.uint64(0)) ?? 0, nextXID: (try position?.uint64(1)) ?? 0,
             horizon: (try position?.uint64(2)) ?? 0, access: Self.accessEvents(facts[1]), oldest: Self.oldest(results[3]),
             liveTokens: Self.liveTokens(results[1]),
-            scopeResources: Set(try scopes.scopes(for: schema.catalog, generation: schema.generation, schema: schemaName, database: database).map(\.scope)),
+            scopeResources: Set(
+                try scopes.scopes(for: schema.catalog, generation: schema.generation, schema: schemaName, database: database).map(\.scope)),
             latestRefusal: try results[2].first.map { row in
                 (try row.int64(0) ?? 0, row[1] ?? "", row[2] ?? "", try row.int(3) ?? 0, row[4])
             })
-        return Self.json(.object([
-            ("user", .object([("id", .string(userID)), ("name", .string(name))])),
-            ("request", .string(Self.target("/v1/changes", request.query))),
-        ] + Self.answer(response) + [
-            ("explanation", explanation.json), ("running_transactions", Self.transactionsJSON(results[3])),
-        ]))
+        return Self.json(
+            .object(
+                [
+                    ("user", .object([("id", .string(userID)), ("name", .string(name))])),
+                    ("request", .string(Self.target("/v1/changes", request.query))),
+                ] + Self.answer(response) + [
+                    ("explanation", explanation.json), ("running_transactions", Self.transactionsJSON(results[3])),
+                ]))
     }
 
     /// Whether `text` is spelled as a cursor is (`now`, or `1` and base64url), empty included.
     static func looksLikeACursor(_ text: String) -> Bool {
-        text.isEmpty || text == "now" || (text.utf8.first == UInt8(ascii: "1") && text.utf8.count <= 2_000
-            && text.utf8.dropFirst().allSatisfy { Base64URL.isAlphabet($0) } && text.utf8.count > 1)
+        text.isEmpty || text == "now"
+            || (text.utf8.first == UInt8(ascii: "1") && text.utf8.count <= 2_000
+                && text.utf8.dropFirst().allSatisfy { Base64URL.isAlphabet($0) } && text.utf8.count > 1)
     }
 
     /// The user's own access grants and revocations after `cursor`, newest 50,
@@ -76,7 +85,8 @@ extension ConsoleRoutes {
     /// `kind, xid, resource, rows, ids, at`, oldest first.
     static func accessEvents(after cursor: ChangeCursor?) -> PlannedStatement {
         let after = cursor?.position == nil ? ">" : ">="
-        return PlannedStatement("""
+        return PlannedStatement(
+            """
             SELECT e.kind, e.xid::text, e.resource, e.rows, array_to_string(e.ids, ','), e.at FROM (
               SELECT 'grant' AS kind, g.xid, c.relname::text AS resource, 1::bigint AS rows, ARRAY[g.scope_id] AS ids,
                      floor(extract(epoch FROM g.created_at) * 1000)::bigint AS at
@@ -104,7 +114,8 @@ extension ConsoleRoutes {
     /// The oldest running transactions with an xid, the first holding the
     /// feed's frontier back (``ferry.console_oldest_transactions``).
     static func oldestTransactions(_ hash: String) -> PlannedStatement {
-        PlannedStatement("""
+        PlannedStatement(
+            """
             SELECT o.xid, o.pid, o.application_name, o.state, o.age_ms, o.backend_type, o.role_name, o.query, o.this_database
               FROM ferry.console_oldest_transactions($1::bytea) o
             """, [.text(hash)])

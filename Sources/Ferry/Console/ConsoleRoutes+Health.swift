@@ -21,44 +21,62 @@ extension ConsoleRoutes {
             members.append(("running_transactions", Self.transactionsJSON(results[1])))
             feed = .object(members)
         }
-        return Self.json(.object([
-            ("at", .int(Int(TokenCache.wallClockMs()))),
-            ("requests", .object([
-                ("total", .int(requests.total)), ("client_errors", .int(requests.clientErrors)),
-                ("server_errors", .int(requests.serverErrors)),
-                ("latency", .object([
-                    ("bounds", .array(RequestMetrics.bucketBounds.map { .double($0) })),
-                    ("counts", .array(requests.buckets.map { .int($0) })), ("sum_seconds", .double(requests.sum)),
-                ])),
-            ])),
-            ("http", .object(metrics.serverGauges.map { [("open_connections", .int($0.open)), ("in_flight", .int($0.inFlight))] }
-                ?? [])),
-            ("pool", .object([
-                ("size", .int(pool.size)), ("open", .int(pool.open)), ("in_use", .int(pool.inUse)),
-                ("waiting", .int(pool.waiting)), ("waits", .int(pool.waits)), ("acquire_timeouts", .int(pool.acquireTimeouts)),
-                ("connect_failures", .int(pool.connectFailures)),
-            ])),
-            ("memcached", .object([
-                ("up", .bool(memcached.ping())), ("hits", .int(metrics.memcachedHits.value)),
-                ("misses", .int(metrics.memcachedMisses.value)), ("errors", .int(metrics.memcachedErrors.value)),
-            ])),
-            ("paging_snapshots_created", .int(metrics.pagingSnapshotsCreated.value)),
-            ("changes_polls", .int(metrics.changesPolls.value)),
-            ("feed", feed),
-        ]))
+        return Self.json(
+            .object([
+                ("at", .int(Int(TokenCache.wallClockMs()))),
+                (
+                    "requests",
+                    .object([
+                        ("total", .int(requests.total)), ("client_errors", .int(requests.clientErrors)),
+                        ("server_errors", .int(requests.serverErrors)),
+                        (
+                            "latency",
+                            .object([
+                                ("bounds", .array(RequestMetrics.bucketBounds.map { .double($0) })),
+                                ("counts", .array(requests.buckets.map { .int($0) })), ("sum_seconds", .double(requests.sum)),
+                            ])
+                        ),
+                    ])
+                ),
+                (
+                    "http",
+                    .object(
+                        metrics.serverGauges.map { [("open_connections", .int($0.open)), ("in_flight", .int($0.inFlight))] }
+                            ?? [])
+                ),
+                (
+                    "pool",
+                    .object([
+                        ("size", .int(pool.size)), ("open", .int(pool.open)), ("in_use", .int(pool.inUse)),
+                        ("waiting", .int(pool.waiting)), ("waits", .int(pool.waits)), ("acquire_timeouts", .int(pool.acquireTimeouts)),
+                        ("connect_failures", .int(pool.connectFailures)),
+                    ])
+                ),
+                (
+                    "memcached",
+                    .object([
+                        ("up", .bool(memcached.ping())), ("hits", .int(metrics.memcachedHits.value)),
+                        ("misses", .int(metrics.memcachedMisses.value)), ("errors", .int(metrics.memcachedErrors.value)),
+                    ])
+                ),
+                ("paging_snapshots_created", .int(metrics.pagingSnapshotsCreated.value)),
+                ("changes_polls", .int(metrics.changesPolls.value)),
+                ("feed", feed),
+            ]))
     }
 
     /// The oldest running transactions with an xid, oldest first (the first holds the frontier).
     static func transactionsJSON(_ result: PostgresResult) -> JSONValue {
-        .array(result.rows.compactMap { row in
-            guard let xid = row[0] else { return nil }
-            func text(_ index: Int) -> JSONValue { row[index].map { .string($0) } ?? .null }
-            return .object([
-                ("xid", .string(xid)), ("pid", (try? row.int(1)).map { .int($0) } ?? .null), ("application", text(2)),
-                ("state", text(3)), ("age_ms", (try? row.int64(4)).map { .int(Int($0)) } ?? .null),
-                ("backend_type", text(5)), ("role", text(6)), ("query", text(7)),
-                ("this_database", (try? row.bool(8)).map { .bool($0) } ?? .null),
-            ])
-        })
+        .array(
+            result.rows.compactMap { row in
+                guard let xid = row[0] else { return nil }
+                func text(_ index: Int) -> JSONValue { row[index].map { .string($0) } ?? .null }
+                return .object([
+                    ("xid", .string(xid)), ("pid", (try? row.int(1)).map { .int($0) } ?? .null), ("application", text(2)),
+                    ("state", text(3)), ("age_ms", (try? row.int64(4)).map { .int(Int($0)) } ?? .null),
+                    ("backend_type", text(5)), ("role", text(6)), ("query", text(7)),
+                    ("this_database", (try? row.bool(8)).map { .bool($0) } ?? .null),
+                ])
+            })
     }
 }

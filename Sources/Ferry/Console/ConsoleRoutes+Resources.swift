@@ -11,51 +11,63 @@ extension ConsoleRoutes {
         try Self.onlyQuery(request, [])
         let hash = try Self.tokenHash(request)
         let catalog = schema.catalog
-        let (session, results) = try console.run(hash, [
-            PlannedStatement("""
-                SELECT coalesce(json_object_agg(s.table_name, json_build_object('rows', s.row_count, 'estimated', s.estimated,
-                       'tombstones', s.tombstones, 'oldest_tombstone', s.oldest_tombstone)), '{}')
-                  FROM ferry.console_table_stats($1::bytea) s WHERE s.schema_name = $2
-                """, [.text(hash), .text(schemaName)]),
-            PlannedStatement("""
-                SELECT coalesce(json_object_agg(c.relname, json_build_object(
-                         'row_level_security', c.relrowsecurity, 'forced', c.relforcerowsecurity,
-                         'policies', (SELECT coalesce(json_agg(json_build_object('name', p.policyname, 'command', p.cmd,
-                                             'permissive', p.permissive = 'PERMISSIVE', 'roles', p.roles,
-                                             'using', p.qual, 'with_check', p.with_check) ORDER BY p.policyname), '[]')
-                                        FROM pg_policies p WHERE p.schemaname = n.nspname AND p.tablename = c.relname))), '{}')
-                  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
-                """, [.text(schemaName)]),
-            Self.feedPosition,
-        ])
+        let (session, results) = try console.run(
+            hash,
+            [
+                PlannedStatement(
+                    """
+                    SELECT coalesce(json_object_agg(s.table_name, json_build_object('rows', s.row_count, 'estimated', s.estimated,
+                           'tombstones', s.tombstones, 'oldest_tombstone', s.oldest_tombstone)), '{}')
+                      FROM ferry.console_table_stats($1::bytea) s WHERE s.schema_name = $2
+                    """, [.text(hash), .text(schemaName)]),
+                PlannedStatement(
+                    """
+                    SELECT coalesce(json_object_agg(c.relname, json_build_object(
+                             'row_level_security', c.relrowsecurity, 'forced', c.relforcerowsecurity,
+                             'policies', (SELECT coalesce(json_agg(json_build_object('name', p.policyname, 'command', p.cmd,
+                                                 'permissive', p.permissive = 'PERMISSIVE', 'roles', p.roles,
+                                                 'using', p.qual, 'with_check', p.with_check) ORDER BY p.policyname), '[]')
+                                            FROM pg_policies p WHERE p.schemaname = n.nspname AND p.tablename = c.relname))), '{}')
+                      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                     WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
+                    """, [.text(schemaName)]),
+                Self.feedPosition,
+            ])
         Self.trace(session, context)
         let scopes = try self.scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: database)
         let counts = results[0].first?[0] ?? "{}"
         let rules = results[1].first?[0] ?? "{}"
-        let scopeList = JSONValue.array(scopes.map { scope in
-            .object([("scope", .string(scope.scope)), ("member", .string(scope.member)), ("column", .string(scope.column)),
-                     ("read_through_scope", .bool(scope.readThroughScope))])
-        })
+        let scopeList = JSONValue.array(
+            scopes.map { scope in
+                .object([
+                    ("scope", .string(scope.scope)), ("member", .string(scope.member)), ("column", .string(scope.column)),
+                    ("read_through_scope", .bool(scope.readThroughScope)),
+                ])
+            })
         let tombstones = configuration.tombstones
-        return Self.json(.object([
-            ("schema", .string(schemaName)),
-            ("resources", CatalogRoutes.listing(catalog).member("resources") ?? .array([])),
-            ("counts", .raw(Array(counts.utf8))),
-            ("rules", .raw(Array(rules.utf8))),
-            ("access_scopes", scopeList),
-            ("retention", .object([
-                ("tombstone_retention_days", .int(tombstones.retentionDays)),
-                ("purge_interval_seconds", .int(tombstones.purgeIntervalSeconds)),
-                ("feed", try Self.feedJSON(results[2])),
-            ])),
-        ]))
+        return Self.json(
+            .object([
+                ("schema", .string(schemaName)),
+                ("resources", CatalogRoutes.listing(catalog).member("resources") ?? .array([])),
+                ("counts", .raw(Array(counts.utf8))),
+                ("rules", .raw(Array(rules.utf8))),
+                ("access_scopes", scopeList),
+                (
+                    "retention",
+                    .object([
+                        ("tombstone_retention_days", .int(tombstones.retentionDays)),
+                        ("purge_interval_seconds", .int(tombstones.purgeIntervalSeconds)),
+                        ("feed", try Self.feedJSON(results[2])),
+                    ])
+                ),
+            ]))
     }
 
     /// The feed's position now: its frontier (below it every transaction has
     /// ended), the next transaction id, the purge horizon (a cursor at or below
     /// it gets 410 `cursor_expired`) and when the last purge ran.
-    static let feedPosition = PlannedStatement("""
+    static let feedPosition = PlannedStatement(
+        """
         SELECT f.frontier::text, pg_snapshot_xmax(s)::text, h.horizon_xid::text,
                floor(extract(epoch FROM h.purged_at) * 1000)::bigint
           FROM pg_current_snapshot() s CROSS JOIN (SELECT ferry.feed_frontier() AS frontier OFFSET 0) f
@@ -76,8 +88,10 @@ extension ConsoleRoutes {
         var seen: Set<String> = []
         for (name, _) in request.query {
             guard allowed.contains(name) else {
-                throw Problem(400, .invalidQuery, "unknown query parameter \(name.prefix(64))"
-                    + (allowed.isEmpty ? "; this takes none" : "; this takes \(allowed.sorted().joined(separator: ", "))"))
+                throw Problem(
+                    400, .invalidQuery,
+                    "unknown query parameter \(name.prefix(64))"
+                        + (allowed.isEmpty ? "; this takes none" : "; this takes \(allowed.sorted().joined(separator: ", "))"))
             }
             guard seen.insert(name).inserted else { throw Problem(400, .invalidQuery, "\(name.prefix(64)) is given more than once") }
         }

@@ -14,24 +14,29 @@ extension ConsoleRoutes {
         let token = OperatorSession.generateToken()
         let hash = BearerToken.hash(token)
         let ttl = configuration.console.tokenTTLSeconds
-        let results = try database.anonymous([PlannedStatement("""
-            SELECT s.operator_id::text, s.role, s.expires_at, s.retry_after_ms
-              FROM ferry.operator_sign_in($1, $2, $3::bytea, $4::int) s
-            """, [.text(credentials.name), .text(credentials.password), .text(hash), .int(Int64(ttl))])])
+        let results = try database.anonymous([
+            PlannedStatement(
+                """
+                SELECT s.operator_id::text, s.role, s.expires_at, s.retry_after_ms
+                  FROM ferry.operator_sign_in($1, $2, $3::bytea, $4::int) s
+                """, [.text(credentials.name), .text(credentials.password), .text(hash), .int(Int64(ttl))])
+        ])
         guard let row = results[0].first else { throw Problem(500, .internalError, "the sign-in returned nothing") }
         guard let id = row[0], let role = row[1], let expires = try row.int64(2) else {
             if let retry = try row.int64(3), retry > 0 {
-                throw Problem(429, .rateLimited, "too many failed sign-ins; retry later",
-                              headers: HTTPHeaders([("Retry-After", String(max(1, (retry + 999) / 1000)))]))
+                throw Problem(
+                    429, .rateLimited, "too many failed sign-ins; retry later",
+                    headers: HTTPHeaders([("Retry-After", String(max(1, (retry + 999) / 1000)))]))
             }
             throw Problem(401, .unauthorized, "wrong name or password", headers: basic)
         }
         let session = OperatorSession(id: id, name: credentials.name, role: role, expiresAt: expires)
         Self.trace(session, context)
         _ = try console.run(hash, [ConsoleDatabase.audit(hash, action: "sign_in", target: [], requestID: context.requestID)])
-        return .json(JSONValue.object([
-            ("token", .string(token)), ("expires_at", .int(Int(expires))), ("operator", session.json),
-        ]).bytes, status: 201)
+        return .json(
+            JSONValue.object([
+                ("token", .string(token)), ("expires_at", .int(Int(expires))), ("operator", session.json),
+            ]).bytes, status: 201)
     }
 
     /// `GET /console/api/session`: the signed-in operator.
@@ -44,10 +49,12 @@ extension ConsoleRoutes {
     /// `DELETE /console/api/session`: ends the calling console token (audited); 204.
     func signOut(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let hash = try Self.tokenHash(request)
-        let (session, _) = try console.run(hash, [
-            ConsoleDatabase.audit(hash, action: "sign_out", target: [], requestID: context.requestID),
-            PlannedStatement("SELECT ferry.operator_sign_out($1::bytea)", [.text(hash)]),
-        ])
+        let (session, _) = try console.run(
+            hash,
+            [
+                ConsoleDatabase.audit(hash, action: "sign_out", target: [], requestID: context.requestID),
+                PlannedStatement("SELECT ferry.operator_sign_out($1::bytea)", [.text(hash)]),
+            ])
         Self.trace(session, context)
         return HTTPResponse(status: 204)
     }
@@ -56,12 +63,17 @@ extension ConsoleRoutes {
     func audit(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let limit = try Self.limit(request, default: 100, max: 1_000)
         let hash = try Self.tokenHash(request)
-        let (session, results) = try console.run(hash, [PlannedStatement("""
-            SELECT coalesce(json_agg(json_build_object('id', a.id, 'at', a.at, 'operator', a.operator_name,
-                   'action', a.action, 'target', a.target, 'status', a.status, 'request_id', a.request_id)
-                   ORDER BY a.id DESC), '[]')
-              FROM ferry.console_audit_log($1::bytea, $2::int) a
-            """, [.text(hash), .int(Int64(limit))])])
+        let (session, results) = try console.run(
+            hash,
+            [
+                PlannedStatement(
+                    """
+                    SELECT coalesce(json_agg(json_build_object('id', a.id, 'at', a.at, 'operator', a.operator_name,
+                           'action', a.action, 'target', a.target, 'status', a.status, 'request_id', a.request_id)
+                           ORDER BY a.id DESC), '[]')
+                      FROM ferry.console_audit_log($1::bytea, $2::int) a
+                    """, [.text(hash), .int(Int64(limit))])
+            ])
         Self.trace(session, context)
         return Self.json(.object([("entries", .raw(Array((results[0].first?[0] ?? "[]").utf8)))]))
     }

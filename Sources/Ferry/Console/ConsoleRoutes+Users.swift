@@ -21,16 +21,19 @@ extension ConsoleRoutes {
         let search = request.queryValue("search") ?? ""
         guard search.unicodeScalars.count <= 200 else { throw Problem(400, .invalidQuery, "search is at most 200 characters") }
         let hash = try Self.tokenHash(request)
-        let (session, results) = try console.run(hash, [
-            ConsoleDatabase.audit(hash, action: "search_users", target: [("search", .string(search))], requestID: context.requestID),
-            Self.usersStatement(hash, search: search, limit: limit),
-        ])
+        let (session, results) = try console.run(
+            hash,
+            [
+                ConsoleDatabase.audit(hash, action: "search_users", target: [("search", .string(search))], requestID: context.requestID),
+                Self.usersStatement(hash, search: search, limit: limit),
+            ])
         Self.trace(session, context)
         return Self.json(.object([("users", .raw(Array((results[1].first?[0] ?? "[]").utf8)))]))
     }
 
     static func usersStatement(_ hash: String, search: String, limit: Int) -> PlannedStatement {
-        PlannedStatement("""
+        PlannedStatement(
+            """
             SELECT coalesce(json_agg(json_build_object('id', u.id, 'name', u.name, 'created_at', u.created_at,
                    'live_tokens', u.live_tokens) ORDER BY u.name), '[]')
               FROM ferry.console_users($1::bytea, $2, $3::int) u
@@ -44,11 +47,13 @@ extension ConsoleRoutes {
         try Self.onlyQuery(request, [])
         let userID = try Self.userID(context)
         let hash = try Self.tokenHash(request)
-        let (session, results) = try console.run(hash, [
-            ConsoleDatabase.audit(hash, action: "view_user", target: [("user_id", .string(userID))], requestID: context.requestID),
-            Self.tokensStatement(hash, userID: userID),
-            Self.refusalsStatement(hash, userID: userID),
-        ])
+        let (session, results) = try console.run(
+            hash,
+            [
+                ConsoleDatabase.audit(hash, action: "view_user", target: [("user_id", .string(userID))], requestID: context.requestID),
+                Self.tokensStatement(hash, userID: userID),
+                Self.refusalsStatement(hash, userID: userID),
+            ])
         Self.trace(session, context)
         let catalog = schema.catalog
         let scopes = try self.scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: database)
@@ -57,16 +62,20 @@ extension ConsoleRoutes {
             return (name, try database.asCaller(caller, [Self.readableCounts(catalog, scopes: scopes)])[0])
         }
         guard let (name, counts) = seen else { throw Problem.notFound("no such user") }
-        let resources = JSONValue.array(counts.rows.map { row in
-            .object([("name", .string(row[0] ?? "")), ("readable", .int((try? row.int(1)) ?? 0)),
-                     ("tombstones", .int((try? row.int(2)) ?? 0))])
-        })
-        return Self.json(.object([
-            ("user", .object([("id", .string(userID)), ("name", .string(name))])),
-            ("resources", resources),
-            ("tokens", .raw(Array((results[1].first?[0] ?? "[]").utf8))),
-            ("refusals", .raw(Array((results[2].first?[0] ?? "[]").utf8))),
-        ]))
+        let resources = JSONValue.array(
+            counts.rows.map { row in
+                .object([
+                    ("name", .string(row[0] ?? "")), ("readable", .int((try? row.int(1)) ?? 0)),
+                    ("tombstones", .int((try? row.int(2)) ?? 0)),
+                ])
+            })
+        return Self.json(
+            .object([
+                ("user", .object([("id", .string(userID)), ("name", .string(name))])),
+                ("resources", resources),
+                ("tokens", .raw(Array((results[1].first?[0] ?? "[]").utf8))),
+                ("refusals", .raw(Array((results[2].first?[0] ?? "[]").utf8))),
+            ]))
     }
 
     /// For every resource, how many live rows and tombstones the caller may
@@ -76,8 +85,9 @@ extension ConsoleRoutes {
         let parts = catalog.names.compactMap { catalog[$0] }.compactMap { resource -> String? in
             guard let query = try? IndexQuery([("include_deleted", "true")], resource: resource, defaultLimit: 1, maxLimit: 1)
             else { return nil }
-            let plan = IndexSQL(resource: resource, query: query,
-                                 drives: IndexSQL.drives(resource, catalog: catalog, scopes: scopes, query: query))
+            let plan = IndexSQL(
+                resource: resource, query: query,
+                drives: IndexSQL.drives(resource, catalog: catalog, scopes: scopes, query: query))
             return """
                 SELECT \(SQL.literal(resource.name))::text, count(*) FILTER (WHERE NOT t."is_deleted"),
                        count(*) FILTER (WHERE t."is_deleted") FROM \(resource.qualifiedName) t WHERE \(plan.condition.sql)
@@ -87,7 +97,8 @@ extension ConsoleRoutes {
     }
 
     static func tokensStatement(_ hash: String, userID: String) -> PlannedStatement {
-        PlannedStatement("""
+        PlannedStatement(
+            """
             SELECT coalesce(json_agg(json_build_object('id', t.token_id, 'created_at', t.created_at,
                    'expires_at', t.expires_at, 'revoked', t.revoked,
                    'live', NOT t.revoked AND t.expires_at > floor(extract(epoch FROM now()) * 1000))), '[]')
@@ -96,7 +107,8 @@ extension ConsoleRoutes {
     }
 
     static func refusalsStatement(_ hash: String, userID: String) -> PlannedStatement {
-        PlannedStatement("""
+        PlannedStatement(
+            """
             SELECT coalesce(json_agg(json_build_object('id', r.id, 'at', r.at, 'method', r.method, 'path', r.path,
                    'status', r.status, 'code', r.code, 'problem', r.problem, 'request_id', r.request_id) ORDER BY r.id DESC), '[]')
               FROM ferry.console_refusals($1::bytea, $2::uuid, 50) r
@@ -111,35 +123,48 @@ extension ConsoleRoutes {
         let resource = try resource(context)
         // A query Index would refuse is the operator's mistake: 400 here, as Index's own.
         _ = try PagingRequest(query: request.query)
-        _ = try IndexQuery(request.query, resource: resource, defaultLimit: configuration.paging.defaultLimit,
-                           maxLimit: configuration.paging.maxLimit)
+        _ = try IndexQuery(
+            request.query, resource: resource, defaultLimit: configuration.paging.defaultLimit,
+            maxLimit: configuration.paging.maxLimit)
         let hash = try Self.tokenHash(request)
         let path = "/v1/" + resource.name
-        let (session, _) = try console.run(hash, [ConsoleDatabase.audit(hash, action: "view_user_rows", target: [
-            ("user_id", .string(userID)), ("resource", .string(resource.name)), ("query", .string(request.rawQuery ?? "")),
-        ], requestID: context.requestID)])
+        let (session, _) = try console.run(
+            hash,
+            [
+                ConsoleDatabase.audit(
+                    hash, action: "view_user_rows",
+                    target: [
+                        ("user_id", .string(userID)), ("resource", .string(resource.name)), ("query", .string(request.rawQuery ?? "")),
+                    ], requestID: context.requestID)
+            ])
         Self.trace(session, context)
         let replayed = try console.asUser(userID, tokenHash: hash) { transaction, name in
             (name, replay(path, query: request.query, request: request, context: context, transaction: transaction))
         }
         guard let (name, response) = replayed else { throw Problem.notFound("no such user") }
-        return Self.json(.object([
-            ("user", .object([("id", .string(userID)), ("name", .string(name))])),
-            ("request", .string(Self.target(path, request.query))),
-        ] + Self.answer(response)))
+        return Self.json(
+            .object(
+                [
+                    ("user", .object([("id", .string(userID)), ("name", .string(name))])),
+                    ("request", .string(Self.target(path, request.query))),
+                ] + Self.answer(response)))
     }
 
     /// `request` (the operator's) replayed as `GET path?query` through the
     /// API's routes, inside `transaction` (the user's): the user's own answer.
-    func replay(_ path: String, query: [(name: String, value: String)], request: HTTPRequest, context: RequestContext,
-                transaction: CallerTransaction) -> HTTPResponse {
+    func replay(
+        _ path: String, query: [(name: String, value: String)], request: HTTPRequest, context: RequestContext,
+        transaction: CallerTransaction
+    ) -> HTTPResponse {
         var headers = HTTPHeaders()
         if let authorization = request.headers["Authorization"] { headers.add("Authorization", authorization) }
         let rawQuery = Self.rawQuery(query)
-        let inner = HTTPRequest(method: "GET", target: Self.target(path, query), path: path,
-                                rawQuery: rawQuery.isEmpty ? nil : rawQuery, query: query, headers: headers)
-        var innerContext = RequestContext(requestID: context.requestID + ".user", remoteAddress: context.remoteAddress,
-                                          logger: context.logger)
+        let inner = HTTPRequest(
+            method: "GET", target: Self.target(path, query), path: path,
+            rawQuery: rawQuery.isEmpty ? nil : rawQuery, query: query, headers: headers)
+        var innerContext = RequestContext(
+            requestID: context.requestID + ".user", remoteAddress: context.remoteAddress,
+            logger: context.logger)
         innerContext.scope = RequestScope(trace: nil, transaction: transaction)
         return operations.respond(to: inner, context: innerContext)
     }
@@ -150,8 +175,10 @@ extension ConsoleRoutes {
         if case .bytes(let bytes) = response.body, !bytes.isEmpty, response.headers["Content-Type"]?.contains("json") == true {
             body = .raw(bytes)
         }
-        return [("status", .int(response.status)), ("etag", response.headers["ETag"].map { .string($0) } ?? .null),
-                ("body", body)]
+        return [
+            ("status", .int(response.status)), ("etag", response.headers["ETag"].map { .string($0) } ?? .null),
+            ("body", body),
+        ]
     }
 
     static func target(_ path: String, _ query: [(name: String, value: String)]) -> String {
@@ -169,7 +196,7 @@ extension ConsoleRoutes {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"), UInt8(ascii: ","):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"), UInt8(ascii: ","):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 15, radix: 16, uppercase: true)

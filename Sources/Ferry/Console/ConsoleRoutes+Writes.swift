@@ -24,13 +24,21 @@ extension ConsoleRoutes {
         }
         let target = JSONValue.object([("user_id", .string(userID)), ("token_id", .string(tokenID))])
         // One statement: the revocation first, then its audit entry with what it came to.
-        let (session, results) = try console.run(hash, admin: true, [PlannedStatement("""
-            WITH r AS MATERIALIZED (SELECT ferry.console_revoke_token($1::bytea, $2::uuid, $3) AS hash)
-            SELECT r.hash, ferry.console_audit($1::bytea, 'revoke_token', $4::jsonb,
-                                               CASE WHEN r.hash IS NULL THEN 404 ELSE 200 END, $5)
-              FROM r
-            """, [.text(hash), .text(userID), .text(tokenID), .json(String(decoding: target.bytes, as: UTF8.self)),
-                  .text(context.requestID)])])
+        let (session, results) = try console.run(
+            hash, admin: true,
+            [
+                PlannedStatement(
+                    """
+                    WITH r AS MATERIALIZED (SELECT ferry.console_revoke_token($1::bytea, $2::uuid, $3) AS hash)
+                    SELECT r.hash, ferry.console_audit($1::bytea, 'revoke_token', $4::jsonb,
+                                                       CASE WHEN r.hash IS NULL THEN 404 ELSE 200 END, $5)
+                      FROM r
+                    """,
+                    [
+                        .text(hash), .text(userID), .text(tokenID), .json(String(decoding: target.bytes, as: UTF8.self)),
+                        .text(context.requestID),
+                    ])
+            ])
         Self.trace(session, context)
         guard let revoked = results[0].first?[0] else {
             throw Problem.notFound("the user holds no unrevoked token with that id")
@@ -54,30 +62,43 @@ extension ConsoleRoutes {
         guard (0...36_500).contains(days) else {
             throw Problem(400, .badRequest, "retention_days is a whole number from 0 to 36500")
         }
-        let (session, _) = try console.run(hash, admin: true, [
-            ConsoleDatabase.audit(hash, action: "purge", target: [("retention_days", .int(days))], requestID: context.requestID),
-        ])
+        let (session, _) = try console.run(
+            hash, admin: true,
+            [
+                ConsoleDatabase.audit(hash, action: "purge", target: [("retention_days", .int(days))], requestID: context.requestID)
+            ])
         Self.trace(session, context)
         var counts: [TombstonePurge.Kind: Int64] = [:]
         do {
             _ = try pool.withConnection { connection in
-                try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: days),
-                                       progress: { kind, _, total in counts[kind] = total })
+                try TombstonePurge.run(
+                    connection: connection, ageMs: TombstonePurge.ageMs(days: days),
+                    progress: { kind, _, total in counts[kind] = total })
             }
         } catch let error as PostgresError {
             throw DatabaseFailure.map(error, statementOffset: 0)
         }
         let tombstones = Int(counts[.tombstones] ?? 0), entries = Int(counts[.accessLog] ?? 0)
-        _ = try console.run(hash, [ConsoleDatabase.audit(
-            hash, action: "purge_done", target: [("retention_days", .int(days)), ("tombstones", .int(tombstones)),
-                                                  ("access_log_entries", .int(entries))],
-            status: 200, requestID: context.requestID)])
-        logger.notice("console purge", metadata: [
-            "operator": "\(session.name)", "tombstones": "\(tombstones)", "access_log_entries": "\(entries)",
-        ])
-        return Self.json(.object([
-            ("retention_days", .int(days)), ("tombstones", .int(tombstones)), ("access_log_entries", .int(entries)),
-        ]))
+        _ = try console.run(
+            hash,
+            [
+                ConsoleDatabase.audit(
+                    hash, action: "purge_done",
+                    target: [
+                        ("retention_days", .int(days)), ("tombstones", .int(tombstones)),
+                        ("access_log_entries", .int(entries)),
+                    ],
+                    status: 200, requestID: context.requestID)
+            ])
+        logger.notice(
+            "console purge",
+            metadata: [
+                "operator": "\(session.name)", "tombstones": "\(tombstones)", "access_log_entries": "\(entries)",
+            ])
+        return Self.json(
+            .object([
+                ("retention_days", .int(days)), ("tombstones", .int(tombstones)), ("access_log_entries", .int(entries)),
+            ]))
     }
 
     /// Checks that the console token's operator is an admin. A viewer's refused
@@ -87,9 +108,11 @@ extension ConsoleRoutes {
         do {
             _ = try console.run(hash, admin: true, [])
         } catch let problem as Problem where problem.status == 403 {
-            let (session, _) = try console.run(hash, [
-                ConsoleDatabase.audit(hash, action: action, target: target, status: 403, requestID: context.requestID),
-            ])
+            let (session, _) = try console.run(
+                hash,
+                [
+                    ConsoleDatabase.audit(hash, action: action, target: target, status: 403, requestID: context.requestID)
+                ])
             Self.trace(session, context)
             throw problem
         }

@@ -49,9 +49,11 @@ struct ConsoleRoutes: Sendable {
         }
         post("/session") { try $0.signIn($1, $2) }
         get("/session") { try $0.session($1, $2) }
-        router.delete(api + "/session", handle { request, context in
-            Self.secured(try routes.checked(request, context) { try $0.signOut($1, $2) })
-        })
+        router.delete(
+            api + "/session",
+            handle { request, context in
+                Self.secured(try routes.checked(request, context) { try $0.signOut($1, $2) })
+            })
         get("/resources") { try $0.resources($1, $2) }
         get("/resources/:resource/rows") { try $0.rows($1, $2) }
         get("/resources/:resource/rows/:id") { try $0.row($1, $2) }
@@ -68,8 +70,10 @@ struct ConsoleRoutes: Sendable {
     /// `handler`'s answer; a refusal it found before the console token was
     /// checked (a malformed query, an unknown user id) goes out only once the
     /// token is, so a caller without a live console token learns nothing but 401.
-    func checked(_ request: HTTPRequest, _ context: RequestContext,
-                 _ handler: (ConsoleRoutes, HTTPRequest, RequestContext) throws -> HTTPResponse) throws -> HTTPResponse {
+    func checked(
+        _ request: HTTPRequest, _ context: RequestContext,
+        _ handler: (ConsoleRoutes, HTTPRequest, RequestContext) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
         do {
             return try handler(self, request, context)
         } catch let problem as Problem where problem.status != 401 && problem.status < 500 && request.path != Self.api + "/session" {
@@ -114,7 +118,6 @@ struct ConsoleRoutes: Sendable {
         return id.lowercased()
     }
 
-
     /// A JSON answer from a value.
     static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
         .json(value.bytes, status: status)
@@ -146,7 +149,8 @@ struct ConsoleRoutes: Sendable {
             throw Problem(400, .badRequest, "\(null.prefix(64)) may not be null")
         }
         if let unknown = members.keys.first(where: { $0 != "confirm" && !allowed.contains($0) }) {
-            throw Problem(400, .badRequest, "unknown member \(unknown.prefix(64)); a write takes confirm\(allowed.sorted().map { " and " + $0 }.joined())")
+            throw Problem(
+                400, .badRequest, "unknown member \(unknown.prefix(64)); a write takes confirm\(allowed.sorted().map { " and " + $0 }.joined())")
         }
         let body: WriteBody
         do {

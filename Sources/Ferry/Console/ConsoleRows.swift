@@ -38,8 +38,11 @@ struct ConsoleRowsQuery: Sendable, Equatable {
                 deleted = value
             case "order":
                 var column = Substring(value)
-                if column.hasSuffix(".desc") { column = column.dropLast(5); descending = true }
-                else if column.hasSuffix(".asc") { column = column.dropLast(4) }
+                if column.hasSuffix(".desc") {
+                    column = column.dropLast(5); descending = true
+                } else if column.hasSuffix(".asc") {
+                    column = column.dropLast(4)
+                }
                 guard resource.column(String(column)) != nil else { throw Self.invalid("cannot order by \(value.prefix(64)): no such column") }
                 order = String(column)
             case "limit":
@@ -90,23 +93,36 @@ extension ConsoleRoutes {
         let query = try ConsoleRowsQuery(request.query, resource: resource)
         let paging = try PagingRequest(query: request.query)
         let hash = try Self.tokenHash(request)
-        let audit = ConsoleDatabase.audit(hash, action: "browse_rows", target: [
-            ("resource", .string(resource.name)), ("query", .string(request.rawQuery ?? "")),
-        ], requestID: context.requestID)
+        let audit = ConsoleDatabase.audit(
+            hash, action: "browse_rows",
+            target: [
+                ("resource", .string(resource.name)), ("query", .string(request.rawQuery ?? "")),
+            ], requestID: context.requestID)
         let fingerprint = { (operatorID: String) in
-            PagingFingerprint(userID: operatorID, resource: "console:" + resource.name,
-                              canonicalQuery: PagingFingerprint.canonicalQuery(request.query), limit: query.limit)
+            PagingFingerprint(
+                userID: operatorID, resource: "console:" + resource.name,
+                canonicalQuery: PagingFingerprint.canonicalQuery(request.query), limit: query.limit)
         }
         let page: IndexPage
         if let text = paging.token {
-            page = try laterRowsPage(request, resource: resource, token: text, page: paging.page, limit: query.limit,
-                                     hash: hash, audit: audit, fingerprint: fingerprint, context: context)
+            page = try laterRowsPage(
+                request, resource: resource, token: text, page: paging.page, limit: query.limit,
+                hash: hash, audit: audit, fingerprint: fingerprint, context: context)
         } else {
-            let (session, results) = try console.run(hash, [audit, PlannedStatement("""
-                SELECT r.total, encode(r.ids, 'hex'), r.data
-                  FROM ferry.console_rows($1::bytea, $2::regclass, $3::jsonb, $4, $5, $6, $7::int) r
-                """, [.text(hash), .text(resource.qualifiedName), .json(query.filtersJSON), .text(query.deleted),
-                      query.order.map { .text($0) } ?? .null, .bool(query.descending), .int(Int64(query.limit))])])
+            let (session, results) = try console.run(
+                hash,
+                [
+                    audit,
+                    PlannedStatement(
+                        """
+                        SELECT r.total, encode(r.ids, 'hex'), r.data
+                          FROM ferry.console_rows($1::bytea, $2::regclass, $3::jsonb, $4, $5, $6, $7::int) r
+                        """,
+                        [
+                            .text(hash), .text(resource.qualifiedName), .json(query.filtersJSON), .text(query.deleted),
+                            query.order.map { .text($0) } ?? .null, .bool(query.descending), .int(Int64(query.limit)),
+                        ]),
+                ])
             Self.trace(session, context)
             guard let row = results[1].first, let total = try row.int(0), let data = row[2] else {
                 throw Problem(500, .internalError, "the rows query returned nothing")
@@ -117,14 +133,17 @@ extension ConsoleRoutes {
                 var ids: [UInt8] = []
                 guard UUIDBytes.appendConcatenated(hex, to: &ids) else { throw Problem(500, .internalError, "ids are not UUIDs") }
                 do {
-                    token = try self.paging.store.store(ids: ids, fingerprint: fingerprint(session.id), userID: session.id,
-                                                        pageSize: query.limit).0.text
+                    token = try self.paging.store.store(
+                        ids: ids, fingerprint: fingerprint(session.id), userID: session.id,
+                        pageSize: query.limit
+                    ).0.text
                 } catch {
                     throw PagingProblem.unavailable(retryAfter: self.paging.retryAfterSeconds)
                 }
             }
-            page = IndexPage(data: Array(data.utf8), token: token, page: 1, pages: pages, total: total,
-                             next: token.map { IndexPage.link(for: request, token: $0, page: 2) }, etag: "")
+            page = IndexPage(
+                data: Array(data.utf8), token: token, page: 1, pages: pages, total: total,
+                next: token.map { IndexPage.link(for: request, token: $0, page: 2) }, etag: "")
         }
         return .json(page.body)
     }
@@ -148,9 +167,13 @@ extension ConsoleRoutes {
         case .found(let header, let ids):
             guard header.userID == session.id, header.fingerprint == fingerprint(session.id) else { throw PagingProblem.notFound }
             guard page <= header.pages else { throw PagingProblem.pageOutOfRange(page, pages: header.pages) }
-            let (_, results) = try console.run(hash, [PlannedStatement(
-                "SELECT ferry.console_rows_by_id($1::bytea, $2::regclass, $3::uuid[])",
-                [.text(hash), .text(resource.qualifiedName), .text(UUIDBytes.arrayLiteral(ids))])])
+            let (_, results) = try console.run(
+                hash,
+                [
+                    PlannedStatement(
+                        "SELECT ferry.console_rows_by_id($1::bytea, $2::regclass, $3::uuid[])",
+                        [.text(hash), .text(resource.qualifiedName), .text(UUIDBytes.arrayLiteral(ids))])
+                ])
             return IndexPage(
                 data: Array((results[0].first?[0] ?? "[]").utf8), token: text, page: page, pages: header.pages,
                 total: header.total, next: page < header.pages ? IndexPage.link(for: request, token: text, page: page + 1) : nil,
@@ -168,12 +191,16 @@ extension ConsoleRoutes {
         let hash = try Self.tokenHash(request)
         let run: (OperatorSession, [PostgresResult])
         do {
-            run = try console.run(hash, [
-                ConsoleDatabase.audit(hash, action: "view_row", target: [("resource", .string(resource.name)), ("id", .string(id))],
-                                      requestID: context.requestID),
-                PlannedStatement("SELECT ferry.console_row($1::bytea, $2::regclass, $3)",
-                                 [.text(hash), .text(resource.qualifiedName), .text(id)]),
-            ])
+            run = try console.run(
+                hash,
+                [
+                    ConsoleDatabase.audit(
+                        hash, action: "view_row", target: [("resource", .string(resource.name)), ("id", .string(id))],
+                        requestID: context.requestID),
+                    PlannedStatement(
+                        "SELECT ferry.console_row($1::bytea, $2::regclass, $3)",
+                        [.text(hash), .text(resource.qualifiedName), .text(id)]),
+                ])
         } catch let problem as Problem where problem.code == .invalidQuery {
             throw Problem.notFound("no such row")  // an id that cannot be one of this resource's names no row
         }

@@ -41,11 +41,13 @@ public enum OperatorAccounts {
 
     /// Every operator, by name.
     public static func list(connection: PostgresConnection) throws -> [Listed] {
-        try connection.query("""
+        try connection.query(
+            """
             SELECT o.id::text, o.name, o.role,
                    (SELECT count(*) FROM ferry.operator_tokens t WHERE t.operator_id = o.id AND NOT t.revoked AND t.expires_at > now())
               FROM ferry.operators o ORDER BY o.name
-            """).rows.map { row in
+            """
+        ).rows.map { row in
             Listed(id: row[0] ?? "", name: row[1] ?? "", role: row[2] ?? "", liveTokens: (try? row.int(3)) ?? 0)
         }
     }
@@ -65,7 +67,8 @@ public enum OperatorAccounts {
     /// and the tests); nil when there is no such operator.
     public static func issueToken(name: String, ttlSeconds: Int, connection: PostgresConnection) throws -> (token: String, expiresAt: Int64)? {
         let token = OperatorSession.generateToken()
-        let result = try connection.query("""
+        let result = try connection.query(
+            """
             SELECT floor(extract(epoch FROM ferry.issue_operator_token(o.id, $2::bytea, $3::int)) * 1000)::bigint
               FROM ferry.operators o WHERE o.name = $1
             """, [name, BearerToken.hash(token), String(ttlSeconds)])

@@ -45,8 +45,9 @@ struct OperatorSession: Sendable, Equatable {
     /// The statement that checks a console token (FR401, or FR403 for a viewer
     /// when `admin`) and returns its operator.
     static func check(_ tokenHash: String, admin: Bool = false) -> PlannedStatement {
-        PlannedStatement("SELECT operator_id::text, name, role, expires_at FROM ferry.operator_session($1::bytea, $2)",
-                         [.text(tokenHash), .bool(admin)])
+        PlannedStatement(
+            "SELECT operator_id::text, name, role, expires_at FROM ferry.operator_session($1::bytea, $2)",
+            [.text(tokenHash), .bool(admin)])
     }
 
     /// The operator of `check`'s result.

@@ -71,7 +71,8 @@ final class RefusalQueue: Sendable {
         guard user != nil || tokenHash != nil else { return }
         var problem = JSONValue.null
         if case .bytes(let bytes) = response.body, bytes.count <= Self.maxProblemBytes,
-           response.headers["Content-Type"]?.contains("json") == true, bytes.first == UInt8(ascii: "{") {
+            response.headers["Content-Type"]?.contains("json") == true, bytes.first == UInt8(ascii: "{")
+        {
             problem = .raw(bytes)
         }
         // The feed's cursor says where the device stood: its query is kept; a write's path is enough.
@@ -108,18 +109,25 @@ final class RefusalQueue: Sendable {
         }
         guard !entries.isEmpty else { return }
         do {
-            _ = try database.anonymous([PlannedStatement("SELECT ferry.record_refusals($1::jsonb)", [
-                .json(String(decoding: JSONValue.array(entries).bytes, as: UTF8.self)),
-            ])])
+            _ = try database.anonymous([
+                PlannedStatement(
+                    "SELECT ferry.record_refusals($1::jsonb)",
+                    [
+                        .json(String(decoding: JSONValue.array(entries).bytes, as: UTF8.self))
+                    ])
+            ])
             if dropped > 0, let held = warnings.admit() {
-                logger.warning("refused requests not recorded: the queue was full",
-                               metadata: ["dropped": "\(dropped)", "held_back": "\(held)"])
+                logger.warning(
+                    "refused requests not recorded: the queue was full",
+                    metadata: ["dropped": "\(dropped)", "held_back": "\(held)"])
             }
         } catch {
             if let held = warnings.admit() {
-                logger.warning("refused requests not recorded", metadata: [
-                    "error": "\(error)", "entries": "\(entries.count)", "held_back": "\(held)",
-                ])
+                logger.warning(
+                    "refused requests not recorded",
+                    metadata: [
+                        "error": "\(error)", "entries": "\(entries.count)", "held_back": "\(held)",
+                    ])
             }
         }
     }

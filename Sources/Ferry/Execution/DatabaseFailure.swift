@@ -26,8 +26,9 @@ enum DatabaseFailure {
         case "57014": return Problem.unavailable("the statement timed out")
         // disk_full: its own code, because only an operator can end it (reads go on meanwhile).
         case "53100":
-            return Problem(503, .storageFull, "the database is out of disk space; writes are refused until space is freed",
-                           headers: HTTPHeaders([("Retry-After", "10")]))
+            return Problem(
+                503, .storageFull, "the database is out of disk space; writes are refused until space is freed",
+                headers: HTTPHeaders([("Retry-After", "10")]))
         case let state? where state.hasPrefix("53") || state.hasPrefix("08") || state.hasPrefix("57P"):
             return Problem.unavailable("the database is unavailable")
         default:
@@ -51,8 +52,9 @@ enum WriteFailure {
     static func map(_ error: Error, resource: Resource, single: Bool) -> Error {
         guard let error = error as? PostgresError else { return error }
         if error.sqlState == "FR400", let detail = error.detail,
-           let object = try? JSONSerialization.jsonObject(with: Data(detail.utf8)) as? [String: Any],
-           let errors = object["errors"] as? [[String: Any]], !errors.isEmpty {
+            let object = try? JSONSerialization.jsonObject(with: Data(detail.utf8)) as? [String: Any],
+            let errors = object["errors"] as? [[String: Any]], !errors.isEmpty
+        {
             return problem(errors, single: single, resource: resource)
         }
         if let body = BodyFailure.map(error) { return body }
@@ -129,8 +131,9 @@ enum WriteFailure {
         var result: [[String: Any]] = []
         for entry in errors {
             if let reason = entry["reason"] as? String, combinationReasons.contains(reason), let field = entry["field"] as? String,
-               var last = result.last, last["reason"] as? String == reason,
-               last["index"] as? Int == entry["index"] as? Int {
+                var last = result.last, last["reason"] as? String == reason,
+                last["index"] as? Int == entry["index"] as? Int
+            {
                 var fields = last["fields"] as? [String] ?? [last["field"] as? String].compactMap { $0 }
                 guard !fields.isEmpty else { result.append(entry); continue }
                 fields.append(field)
@@ -170,7 +173,8 @@ enum BodyFailure {
     /// syntax, a bad Unicode escape, a NUL byte, nesting beyond its stack), else nil.
     static func map(_ error: PostgresError) -> Problem? {
         let state = error.sqlState ?? ""
-        let isBody = ["22P05", "22021", "54001"].contains(state)
+        let isBody =
+            ["22P05", "22021", "54001"].contains(state)
             || (["22P02", "2202E"].contains(state) && error.message.contains("json"))
         return isBody ? Problem(400, .invalidJson, "the body is not valid JSON") : nil
     }
@@ -216,16 +220,20 @@ enum ValidationReason {
         entry["detail"] = detail(reason: reason, field: entry["field"] as? String)
         if let fields = entry["fields"] as? [String], fields.count > 1 {
             let named = fields.dropLast().joined(separator: ", ") + " and " + fields[fields.count - 1]
-            entry["detail"] = reason == "unique_violation"
+            entry["detail"] =
+                reason == "unique_violation"
                 ? "another row already has this \(named) together" : "this \(named) together conflicts with another row"
         }
         if let resource, reason == "not_allowed" {
             let names = resource.writePolicies
-            entry["detail"] = "Row Level Security refused this row: "
-                + (names.isEmpty ? "\(resource.name) has no policy for writes"
-                                 : "no policy of \(resource.name) for writes (\(names.joined(separator: ", "))) lets the caller write it")
+            entry["detail"] =
+                "Row Level Security refused this row: "
+                + (names.isEmpty
+                    ? "\(resource.name) has no policy for writes"
+                    : "no policy of \(resource.name) for writes (\(names.joined(separator: ", "))) lets the caller write it")
         } else if let resource, reason == "not_granted" {
-            entry["detail"] = "the server's database role lacks a grant this write needs on \(resource.name): INSERT on the "
+            entry["detail"] =
+                "the server's database role lacks a grant this write needs on \(resource.name): INSERT on the "
                 + "fields of a create, UPDATE on those of an update, UPDATE (is_deleted) for a delete"
         }
         return entry

@@ -132,8 +132,9 @@ public final class PostgresGateway: Sendable {
             let until = verified.keysTrustedUntil.map { min(expires, $0) } ?? expires
             return Opening(statement: Self.externalSignIn(verified), knownUser: nil) { [jwts] user in
                 guard let user else { return nil }
-                jwts.store(hash, userID: user, expiresAtMs: verified.acceptedUntilMs, claims: verified.claims,
-                           key: verified.keyIdentity, generation: generation, until: until)
+                jwts.store(
+                    hash, userID: user, expiresAtMs: verified.acceptedUntilMs, claims: verified.claims,
+                    key: verified.keyIdentity, generation: generation, until: until)
                 return user
             }
         }
@@ -165,7 +166,8 @@ public final class PostgresGateway: Sendable {
     /// This and ``callerSetting`` are written as libpq takes them: they are
     /// this type's own, and every request sends one.
     static func tokenCheck(_ tokenHash: String) -> PostgresStatement {
-        PostgresStatement("""
+        PostgresStatement(
+            """
             SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true) \
             || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text \
             FROM ferry.live_tokens v WHERE v.token_hash = $1::pg_catalog.bytea), ferry.invalid_token())

@@ -36,13 +36,19 @@ struct IdempotentWrites: Middleware {
             guard let row = claim.first else { throw Problem(500, .internalError, "the key claim returned nothing") }
             switch row[0] {
             case "in_use":
-                return .rollback(Problem(409, .idempotencyKeyInUse,
-                                         "a request with this Idempotency-Key is still running; retry it later",
-                                         headers: HTTPHeaders([("Retry-After", "1")])).response)
+                return .rollback(
+                    Problem(
+                        409, .idempotencyKeyInUse,
+                        "a request with this Idempotency-Key is still running; retry it later",
+                        headers: HTTPHeaders([("Retry-After", "1")])
+                    ).response)
             case "stored":
                 guard row[1] == fingerprint else {
-                    return .rollback(Problem(422, .idempotencyKeyReused,
-                                             "this Idempotency-Key was used for a different request").response)
+                    return .rollback(
+                        Problem(
+                            422, .idempotencyKeyReused,
+                            "this Idempotency-Key was used for a different request"
+                        ).response)
                 }
                 return .rollback(try Self.replay(status: row[2], headers: row[3], body: row[4]))
             default:
@@ -52,10 +58,14 @@ struct IdempotentWrites: Middleware {
             do { response = try next(request, context.joining(transaction)) } catch let problem as Problem { response = problem.response }
             guard response.status < 400 else { return .rollback(response) }
             guard case .bytes(let body) = response.body else { return .commit(response) }
-            _ = try transaction.run([PlannedStatement(
-                "SELECT ferry.idempotency_store($1, $2::bytea, $3::int, $4::jsonb, $5::bytea, $6::int)",
-                [.text(key), .text(fingerprint), .int(Int64(response.status)), .json(Self.encode(response.headers)), .text(Self.hex(body)),
-                 .int(Int64(ttlHours))])])
+            _ = try transaction.run([
+                PlannedStatement(
+                    "SELECT ferry.idempotency_store($1, $2::bytea, $3::int, $4::jsonb, $5::bytea, $6::int)",
+                    [
+                        .text(key), .text(fingerprint), .int(Int64(response.status)), .json(Self.encode(response.headers)), .text(Self.hex(body)),
+                        .int(Int64(ttlHours)),
+                    ])
+            ])
             return .commit(response)
         }
     }
@@ -112,7 +122,8 @@ struct IdempotentWrites: Middleware {
     /// The stored response, marked `Idempotent-Replayed: true`.
     static func replay(status: String?, headers: String?, body: String?) throws -> HTTPResponse {
         guard let status = status.flatMap({ Int($0) }), let bytes = body.flatMap(unhex),
-              let pairs = try? JSONSerialization.jsonObject(with: Data((headers ?? "[]").utf8)) as? [[String]] else {
+            let pairs = try? JSONSerialization.jsonObject(with: Data((headers ?? "[]").utf8)) as? [[String]]
+        else {
             throw Problem(500, .internalError, "a stored idempotent response is unreadable")
         }
         var replayed = HTTPHeaders()

@@ -49,9 +49,11 @@ public final class FerryMetrics: Sendable {
     public func render() -> String {
         var text = PrometheusText()
         text.family("ferry_build_info", type: .gauge, help: "Ferry's version and the C libraries it links; always 1.")
-        text.sample("ferry_build_info", labels: [
-            ("version", FerryVersion.current), ("libpq", FerryVersion.libpq), ("libmemcached", FerryVersion.libmemcached),
-        ], value: 1)
+        text.sample(
+            "ferry_build_info",
+            labels: [
+                ("version", FerryVersion.current), ("libpq", FerryVersion.libpq), ("libmemcached", FerryVersion.libmemcached),
+            ], value: 1)
         requests.write(to: &text)
         if let server = server.withLock({ $0 }) {
             text.family("ferry_http_open_connections", type: .gauge, help: "Client connections open now.")
@@ -61,8 +63,11 @@ public final class FerryMetrics: Sendable {
         }
         if let pool = pool.withLock({ $0 }) { Self.write(pool.stats, to: &text) }
         if let watch = feedHold.withLock({ $0 }), case .success(let hold) = Result(catching: { try watch.current() }) {
-            text.family("ferry_feed_held_seconds", type: .gauge,
-                        help: "How long the transaction holding the changes feed back now has held it, by its kind; 0 for the other kinds and when nothing holds it.")
+            text.family(
+                "ferry_feed_held_seconds", type: .gauge,
+                help:
+                    "How long the transaction holding the changes feed back now has held it, by its kind; 0 for the other kinds and when nothing holds it."
+            )
             for kind in FeedHoldWatch.kinds {
                 text.sample("ferry_feed_held_seconds", labels: [("kind", kind)], value: hold?.kind == kind ? hold?.seconds ?? 0 : 0)
             }
@@ -98,16 +103,17 @@ public final class FerryMetrics: Sendable {
     }
 
     static func write(_ stats: PoolStats, to text: inout PrometheusText) {
-        let series = [
-            ("ferry_db_pool_size", .gauge, "The most database connections the pool opens.", stats.size),
-            ("ferry_db_pool_open", .gauge, "Database connections open now (idle or in use).", stats.open),
-            ("ferry_db_pool_in_use", .gauge, "Database connections lent to requests now.", stats.inUse),
-            ("ferry_db_pool_waiting", .gauge, "Requests waiting for a database connection now.", stats.waiting),
-            ("ferry_db_pool_waits_total", .counter, "Times a request waited because every connection was in use.", stats.waits),
-            ("ferry_db_pool_acquire_timeouts_total", .counter, "Times a request gave up waiting for a connection.", stats.acquireTimeouts),
-            ("ferry_db_pool_connect_failures_total", .counter, "Failed connection attempts.", stats.connectFailures),
-            ("ferry_db_pool_discarded_total", .counter, "Broken connections thrown away.", stats.discarded),
-        ] as [(String, PrometheusText.MetricType, String, Int)]
+        let series =
+            [
+                ("ferry_db_pool_size", .gauge, "The most database connections the pool opens.", stats.size),
+                ("ferry_db_pool_open", .gauge, "Database connections open now (idle or in use).", stats.open),
+                ("ferry_db_pool_in_use", .gauge, "Database connections lent to requests now.", stats.inUse),
+                ("ferry_db_pool_waiting", .gauge, "Requests waiting for a database connection now.", stats.waiting),
+                ("ferry_db_pool_waits_total", .counter, "Times a request waited because every connection was in use.", stats.waits),
+                ("ferry_db_pool_acquire_timeouts_total", .counter, "Times a request gave up waiting for a connection.", stats.acquireTimeouts),
+                ("ferry_db_pool_connect_failures_total", .counter, "Failed connection attempts.", stats.connectFailures),
+                ("ferry_db_pool_discarded_total", .counter, "Broken connections thrown away.", stats.discarded),
+            ] as [(String, PrometheusText.MetricType, String, Int)]
         for (name, type, help, value) in series {
             text.family(name, type: type, help: help)
             text.sample(name, value: value)

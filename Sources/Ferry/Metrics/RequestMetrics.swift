@@ -94,16 +94,19 @@ public final class RequestMetrics: Sendable {
         text.family("ferry_http_requests_total", type: .counter, help: "HTTP requests answered, by route pattern, method and status.")
         for (key, series) in snapshot {
             for status in series.statuses.keys.sorted() {
-                text.sample("ferry_http_requests_total",
-                            labels: [("route", key.route), ("method", key.method), ("status", String(status))],
-                            value: series.statuses[status] ?? 0)
+                text.sample(
+                    "ferry_http_requests_total",
+                    labels: [("route", key.route), ("method", key.method), ("status", String(status))],
+                    value: series.statuses[status] ?? 0)
             }
         }
-        text.family("ferry_http_request_duration_seconds", type: .histogram,
-                    help: "Time from a complete request to its response being ready, by route pattern and method.")
+        text.family(
+            "ferry_http_request_duration_seconds", type: .histogram,
+            help: "Time from a complete request to its response being ready, by route pattern and method.")
         for (key, series) in snapshot {
-            text.histogram("ferry_http_request_duration_seconds", labels: [("route", key.route), ("method", key.method)],
-                           bounds: Self.bucketBounds, counts: series.buckets, sum: series.sum)
+            text.histogram(
+                "ferry_http_request_duration_seconds", labels: [("route", key.route), ("method", key.method)],
+                bounds: Self.bucketBounds, counts: series.buckets, sum: series.sum)
         }
     }
 }

@@ -4,84 +4,209 @@ extension OpenAPIDocument {
     /// Ferry's own routes: catalog, changes, batch, auth and operations.
     var fixedPaths: [(String, JSONValue)] {
         var paths: [(String, JSONValue)] = [
-            ("/v1", .object([("get", Self.operation("catalog", "List the resources and their columns", tag: "sync",
-                responses: commonProblems + [("200", Self.ok("The resources.", Self.ref("schemas", "Catalog")))]))])),
-            ("/v1/changes", .object([("get", Self.operation("changes", "Every readable row changed after a cursor", tag: "sync",
-                parameters: [
-                    Self.query("since", Self.type("string", ("pattern", "^(now|1[A-Za-z0-9_-]+)?$")), "The cursor of the previous answer; none for a full sync; `now` for the cursor of this moment and no changes."),
-                    Self.query("limit", Self.type("integer", ("minimum", 1), ("maximum", .int(ChangesRequest.maxLimit)),
-                                                  ("default", .int(ChangesRequest.defaultLimit))), "The most changes in one answer."),
-                    Self.query("resources", resourcesSchema, "Comma-separated resource names; default all."),
-                    Self.query("wait", Self.type("integer", ("minimum", 0), ("maximum", 999_999_999)),
-                               "A long poll: when nothing is after the cursor, hold the request up to this many seconds (at most `live.max_wait_seconds`) until something is."),
-                    Self.query("stream", Self.type("string", ("pattern", "^[a-z][a-z0-9_]{0,62}:[^\\s]{1,200}$"), ("maxLength", 264)),
-                               "A subscription: `<stream name>:<row id>`, a stream the app declared (`ferry.sync_stream`). The answer is that row and what hangs from it, public rows included, with a cursor of its own; without it, the default stream. A stream the caller may not read answers as one whose id does not exist (an empty page); an unknown name or an id of the wrong type is 400."),
-                    .object([("name", "Last-Event-ID"), ("in", "header"),
-                             ("schema", Self.type("string", ("pattern", "^(1[A-Za-z0-9_-]+)?$"))),
-                             ("description", "The `id` of the last event an event stream received: the cursor to go on from (it wins over `since`).")]),
-                    Self.ref("parameters", "IfNoneMatch"),
-                ],
-                responses: commonProblems.filter { $0.0 != "429" } + [
-                    ("200", Self.changesAnswer),
-                    ("304", Self.ok("Nothing changed since the cursor in If-None-Match.", headers: ["ETag"])),
-                    ("400", Self.problem(["invalid_query", "bad_request"])),
-                    ("410", Self.problem(["cursor_expired"])),
-                    ("429", Self.problem(["rate_limited", "too_many_waiters"], headers: ["Retry-After"])),
-                ]))])),
-            ("/v1/batch", .object([("post", Self.operation("batch", "Run operations in order in one transaction", tag: "sync",
-                parameters: [Self.ref("parameters", "IdempotencyKey")],
-                body: Self.jsonBody(Self.ref("schemas", "BatchRequest")),
-                responses: commonProblems + Self.bodyProblems + [
-                    ("200", Self.ok("Every operation applied.", Self.ref("schemas", "BatchResponse"))),
-                    ("404", Self.problem(["not_found"])),
-                    ("409", Self.problem(["revision_conflict", "already_exists", "idempotency_key_in_use"])),
-                    ("410", Self.problem(["gone"])),
-                    ("412", Self.problem(["precondition_failed"])),
-                    ("422", Self.problem(["validation_failed", "unknown_field", "too_many_items", "idempotency_key_reused"])),
-                ]))])),
+            (
+                "/v1",
+                .object([
+                    (
+                        "get",
+                        Self.operation(
+                            "catalog", "List the resources and their columns", tag: "sync",
+                            responses: commonProblems + [("200", Self.ok("The resources.", Self.ref("schemas", "Catalog")))])
+                    )
+                ])
+            ),
+            (
+                "/v1/changes",
+                .object([
+                    (
+                        "get",
+                        Self.operation(
+                            "changes", "Every readable row changed after a cursor", tag: "sync",
+                            parameters: [
+                                Self.query(
+                                    "since", Self.type("string", ("pattern", "^(now|1[A-Za-z0-9_-]+)?$")),
+                                    "The cursor of the previous answer; none for a full sync; `now` for the cursor of this moment and no changes."),
+                                Self.query(
+                                    "limit",
+                                    Self.type(
+                                        "integer", ("minimum", 1), ("maximum", .int(ChangesRequest.maxLimit)),
+                                        ("default", .int(ChangesRequest.defaultLimit))), "The most changes in one answer."),
+                                Self.query("resources", resourcesSchema, "Comma-separated resource names; default all."),
+                                Self.query(
+                                    "wait", Self.type("integer", ("minimum", 0), ("maximum", 999_999_999)),
+                                    "A long poll: when nothing is after the cursor, hold the request up to this many seconds (at most `live.max_wait_seconds`) until something is."
+                                ),
+                                Self.query(
+                                    "stream", Self.type("string", ("pattern", "^[a-z][a-z0-9_]{0,62}:[^\\s]{1,200}$"), ("maxLength", 264)),
+                                    "A subscription: `<stream name>:<row id>`, a stream the app declared (`ferry.sync_stream`). The answer is that row and what hangs from it, public rows included, with a cursor of its own; without it, the default stream. A stream the caller may not read answers as one whose id does not exist (an empty page); an unknown name or an id of the wrong type is 400."
+                                ),
+                                .object([
+                                    ("name", "Last-Event-ID"), ("in", "header"),
+                                    ("schema", Self.type("string", ("pattern", "^(1[A-Za-z0-9_-]+)?$"))),
+                                    (
+                                        "description",
+                                        "The `id` of the last event an event stream received: the cursor to go on from (it wins over `since`)."
+                                    ),
+                                ]),
+                                Self.ref("parameters", "IfNoneMatch"),
+                            ],
+                            responses: commonProblems.filter { $0.0 != "429" } + [
+                                ("200", Self.changesAnswer),
+                                ("304", Self.ok("Nothing changed since the cursor in If-None-Match.", headers: ["ETag"])),
+                                ("400", Self.problem(["invalid_query", "bad_request"])),
+                                ("410", Self.problem(["cursor_expired"])),
+                                ("429", Self.problem(["rate_limited", "too_many_waiters"], headers: ["Retry-After"])),
+                            ])
+                    )
+                ])
+            ),
+            (
+                "/v1/batch",
+                .object([
+                    (
+                        "post",
+                        Self.operation(
+                            "batch", "Run operations in order in one transaction", tag: "sync",
+                            parameters: [Self.ref("parameters", "IdempotencyKey")],
+                            body: Self.jsonBody(Self.ref("schemas", "BatchRequest")),
+                            responses: commonProblems + Self.bodyProblems + [
+                                ("200", Self.ok("Every operation applied.", Self.ref("schemas", "BatchResponse"))),
+                                ("404", Self.problem(["not_found"])),
+                                ("409", Self.problem(["revision_conflict", "already_exists", "idempotency_key_in_use"])),
+                                ("410", Self.problem(["gone"])),
+                                ("412", Self.problem(["precondition_failed"])),
+                                ("422", Self.problem(["validation_failed", "unknown_field", "too_many_items", "idempotency_key_reused"])),
+                            ])
+                    )
+                ])
+            ),
         ]
         if configuration.auth.builtinTokens {
-            paths.append(("/v1/auth/token", .object([
-                ("post", Self.operation("signIn", "Exchange a name and password for a bearer token", tag: "auth",
-                    responses: [
-                        ("201", Self.ok("A new token.", Self.ref("schemas", "Token"))),
-                        ("401", Self.problem(["unauthorized"])),
-                        ("429", Self.problem(["rate_limited"], headers: ["Retry-After"])),
-                    ],
-                    security: .array([.object([("basicAuth", .array([]))])]))),
-                ("delete", Self.operation("revokeToken", "Revoke the calling token", tag: "auth",
-                    responses: commonProblems + (acceptsJWTs ? [("400", Self.problem(["bad_request"]))] : []) + [("204", Self.ok(
-                        "Revoked: refused from now on by this instance; other instances may accept it for up to auth.token_cache_seconds."))])),
-            ])))
+            paths.append(
+                (
+                    "/v1/auth/token",
+                    .object([
+                        (
+                            "post",
+                            Self.operation(
+                                "signIn", "Exchange a name and password for a bearer token", tag: "auth",
+                                responses: [
+                                    ("201", Self.ok("A new token.", Self.ref("schemas", "Token"))),
+                                    ("401", Self.problem(["unauthorized"])),
+                                    ("429", Self.problem(["rate_limited"], headers: ["Retry-After"])),
+                                ],
+                                security: .array([.object([("basicAuth", .array([]))])]))
+                        ),
+                        (
+                            "delete",
+                            Self.operation(
+                                "revokeToken", "Revoke the calling token", tag: "auth",
+                                responses: commonProblems + (acceptsJWTs ? [("400", Self.problem(["bad_request"]))] : []) + [
+                                    (
+                                        "204",
+                                        Self.ok(
+                                            "Revoked: refused from now on by this instance; other instances may accept it for up to auth.token_cache_seconds."
+                                        )
+                                    )
+                                ])
+                        ),
+                    ])
+                ))
         }
         paths += [
-            ("/v1/auth/me", .object([("get", Self.operation("me", "The caller", tag: "auth",
-                responses: commonProblems + [("200", Self.ok("The caller.", Self.ref("schemas", "User")))]))])),
+            (
+                "/v1/auth/me",
+                .object([
+                    (
+                        "get",
+                        Self.operation(
+                            "me", "The caller", tag: "auth",
+                            responses: commonProblems + [("200", Self.ok("The caller.", Self.ref("schemas", "User")))])
+                    )
+                ])
+            )
         ]
         if configuration.auth.allowSignup, configuration.auth.builtinTokens {
-            paths.append(("/v1/users", .object([("post", Self.operation("signUp", "Create an account", tag: "auth",
-                body: Self.jsonBody(Self.ref("schemas", "SignUp")),
-                responses: Self.bodyProblems + [
-                    ("201", Self.ok("The new user.", Self.ref("schemas", "User"))),
-                    ("409", Self.problem(["already_exists"])),
-                    ("422", Self.problem(["validation_failed"])),
-                ],
-                security: Self.open))])))
+            paths.append(
+                (
+                    "/v1/users",
+                    .object([
+                        (
+                            "post",
+                            Self.operation(
+                                "signUp", "Create an account", tag: "auth",
+                                body: Self.jsonBody(Self.ref("schemas", "SignUp")),
+                                responses: Self.bodyProblems + [
+                                    ("201", Self.ok("The new user.", Self.ref("schemas", "User"))),
+                                    ("409", Self.problem(["already_exists"])),
+                                    ("422", Self.problem(["validation_failed"])),
+                                ],
+                                security: Self.open)
+                        )
+                    ])
+                ))
         }
         paths += [
-            ("/healthz", .object([("get", Self.operation("healthz", "200 while the process serves", tag: "operations",
-                responses: [("200", Self.ok("Serving.", Self.type("object")))], security: Self.open))])),
-            ("/readyz", .object([("get", Self.operation("readyz", "200 when PostgreSQL and memcached answer", tag: "operations",
-                responses: [
-                    ("200", Self.ok("Ready.", Self.type("object"))),
-                    ("503", Self.ok("Not ready; the body names what is down.", Self.type("object"))),
-                ], security: Self.open))])),
-            ("/metrics", .object([("get", Self.operation("metrics", "Prometheus text exposition 0.0.4", tag: "operations",
-                responses: [("200", .object([("description", "Metrics."), ("content", .object([
-                    ("text/plain", .object([("schema", Self.type("string"))])),
-                ]))]))], security: Self.open))])),
-            ("/openapi.json", .object([("get", Self.operation("openapi", "This description", tag: "operations",
-                responses: [("200", Self.ok("OpenAPI 3.1.", Self.type("object")))], security: Self.open))])),
+            (
+                "/healthz",
+                .object([
+                    (
+                        "get",
+                        Self.operation(
+                            "healthz", "200 while the process serves", tag: "operations",
+                            responses: [("200", Self.ok("Serving.", Self.type("object")))], security: Self.open)
+                    )
+                ])
+            ),
+            (
+                "/readyz",
+                .object([
+                    (
+                        "get",
+                        Self.operation(
+                            "readyz", "200 when PostgreSQL and memcached answer", tag: "operations",
+                            responses: [
+                                ("200", Self.ok("Ready.", Self.type("object"))),
+                                ("503", Self.ok("Not ready; the body names what is down.", Self.type("object"))),
+                            ], security: Self.open)
+                    )
+                ])
+            ),
+            (
+                "/metrics",
+                .object([
+                    (
+                        "get",
+                        Self.operation(
+                            "metrics", "Prometheus text exposition 0.0.4", tag: "operations",
+                            responses: [
+                                (
+                                    "200",
+                                    .object([
+                                        ("description", "Metrics."),
+                                        (
+                                            "content",
+                                            .object([
+                                                ("text/plain", .object([("schema", Self.type("string"))]))
+                                            ])
+                                        ),
+                                    ])
+                                )
+                            ], security: Self.open)
+                    )
+                ])
+            ),
+            (
+                "/openapi.json",
+                .object([
+                    (
+                        "get",
+                        Self.operation(
+                            "openapi", "This description", tag: "operations",
+                            responses: [("200", Self.ok("OpenAPI 3.1.", Self.type("object")))], security: Self.open)
+                    )
+                ])
+            ),
         ]
         return paths
     }
@@ -107,12 +232,18 @@ extension OpenAPIDocument {
     /// The feed's 200: a page as JSON, or, with `Accept: text/event-stream`, a stream of pages.
     static var changesAnswer: JSONValue {
         .object([
-            ("description", "Changes in commit order; follow `cursor` while `has_more`. With `Accept: text/event-stream`, a stream of server-sent events: `event: changes`, `id` the page's cursor, `data` the page; `event: problem` ends it."),
+            (
+                "description",
+                "Changes in commit order; follow `cursor` while `has_more`. With `Accept: text/event-stream`, a stream of server-sent events: `event: changes`, `id` the page's cursor, `data` the page; `event: problem` ends it."
+            ),
             ("headers", .object([("ETag", ref("headers", "ETag"))])),
-            ("content", .object([
-                ("application/json", .object([("schema", ref("schemas", "Changes"))])),
-                ("text/event-stream", .object([("schema", type("string"))])),
-            ])),
+            (
+                "content",
+                .object([
+                    ("application/json", .object([("schema", ref("schemas", "Changes"))])),
+                    ("text/event-stream", .object([("schema", type("string"))])),
+                ])
+            ),
         ])
     }
 

@@ -12,13 +12,14 @@ extension OpenAPIDocument {
     /// comma-separated list of them (IN). A value that does not fit the type
     /// is 400 `invalid_query` (`IndexQuery.fits`); text columns take any string.
     static func filterSchema(_ column: Column) -> JSONValue {
-        let value: String? = switch ValueKind(type: column.type) {
-        case .uuid: "([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{32})"
-        // Digits a column always holds: one fewer than its largest value has, so every match fits.
-        case .integer(_, let max): "-?[0-9]{1,\(String(max).count - 1)}"
-        case .boolean: "(true|false)"
-        default: nil
-        }
+        let value: String? =
+            switch ValueKind(type: column.type) {
+            case .uuid: "([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{32})"
+            // Digits a column always holds: one fewer than its largest value has, so every match fits.
+            case .integer(_, let max): "-?[0-9]{1,\(String(max).count - 1)}"
+            case .boolean: "(true|false)"
+            default: nil
+            }
         guard let value else { return type("string") }
         return type("string", ("pattern", .string("^\(value)(,\(value))*$")))
     }

@@ -11,11 +11,18 @@ extension OpenAPIDocument {
         let row = JSONValue.object([
             ("type", "object"),
             ("description", .string("A row of \(resource.schema).\(resource.name).")),
-            ("properties", .object(resource.columns.map { column in
-                (column.name, column.name == "is_deleted"
-                    ? Self.type("boolean", ("const", false), ("description", "false: a deleted row is a Tombstone."))
-                    : Self.columnSchema(column))
-            })),
+            (
+                "properties",
+                .object(
+                    resource.columns.map { column in
+                        (
+                            column.name,
+                            column.name == "is_deleted"
+                                ? Self.type("boolean", ("const", false), ("description", "false: a deleted row is a Tombstone."))
+                                : Self.columnSchema(column)
+                        )
+                    })
+            ),
             ("required", .array(resource.columns.map { .string($0.name) })),
             // The resource as GET /v1 lists it, for code generators (`ferry generate swift`).
             ("x-ferry-resource", CatalogRoutes.entry(resource)),
@@ -32,64 +39,117 @@ extension OpenAPIDocument {
         }
         var fields: [(String, JSONValue)] = []
         for column in writable {
-            fields.append((column.name, column.name == "rank" && resource.isRanked
-                ? Self.rankWriteSchema(idType) : Self.columnSchema(column)))
+            fields.append(
+                (
+                    column.name,
+                    column.name == "rank" && resource.isRanked
+                        ? Self.rankWriteSchema(idType) : Self.columnSchema(column)
+                ))
         }
         let requiredOnCreate = writable.filter { !$0.nullable && !$0.hasDefault }.map { JSONValue.string($0.name) }
         let write = JSONValue.object([
             ("type", "object"),
             ("description", "Writable fields. The path names the row: a body `id` is ignored."),
-            ("properties", .object([
-                ("id", .object([("description", "Ignored: the path names the row.")])),
-                ("revision", .object([("description", "The revision this write is based on (the precondition).")] + Self.members(revision))),
-            ] + fields + echoed)),
+            (
+                "properties",
+                .object(
+                    [
+                        ("id", .object([("description", "Ignored: the path names the row.")])),
+                        ("revision", .object([("description", "The revision this write is based on (the precondition).")] + Self.members(revision))),
+                    ] + fields + echoed)
+            ),
             ("additionalProperties", false),
         ])
         // PUT resets the fields it leaves out, so a non-null field without a default must be sent.
-        let replace = JSONValue.object([("allOf", .array([Self.ref("schemas", "\(name).write")])),
-                                        ("required", .array(requiredOnCreate))])
+        let replace = JSONValue.object([
+            ("allOf", .array([Self.ref("schemas", "\(name).write")])),
+            ("required", .array(requiredOnCreate)),
+        ])
         let create = JSONValue.object([
             ("type", "object"),
             ("description", "A new row's fields."),
-            ("properties", .object([
-                ("id", .object(idType + [("description", "Optional: clients may generate ids offline.")])),
-                ("revision", .object([("description", "Ignored on create.")])),
-            ] + fields + echoed)),
+            (
+                "properties",
+                .object(
+                    [
+                        ("id", .object(idType + [("description", "Optional: clients may generate ids offline.")])),
+                        ("revision", .object([("description", "Ignored on create.")])),
+                    ] + fields + echoed)
+            ),
             ("required", .array(requiredOnCreate)),
             ("additionalProperties", false),
         ])
         let bulkItem = JSONValue.object([
             ("type", "object"),
             ("description", "One row of a bulk update: its id, the revision it is based on, and the fields to change."),
-            ("properties", .object([
-                ("id", .object(idType)),
-                ("revision", .object([("description", "The revision this write is based on (the precondition).")] + Self.members(revision))),
-            ] + fields + echoed)),
+            (
+                "properties",
+                .object(
+                    [
+                        ("id", .object(idType)),
+                        ("revision", .object([("description", "The revision this write is based on (the precondition).")] + Self.members(revision))),
+                    ] + fields + echoed)
+            ),
             ("required", ["id", "revision"]),
             ("additionalProperties", false),
         ])
-        let idRevision = Self.object([
-            ("id", .object(idType)),
-            ("revision", .object([("description", "The revision the delete is based on.")] + Self.members(revision))),
-        ], required: ["id", "revision"])
+        let idRevision = Self.object(
+            [
+                ("id", .object(idType)),
+                ("revision", .object([("description", "The revision the delete is based on.")] + Self.members(revision))),
+            ], required: ["id", "revision"])
         let multiShow = JSONValue.object([
             ("type", "object"),
-            ("properties", .object([
-                ("data", .object([("type", "array"), ("items", .object([("oneOf", .array([
-                    Self.ref("schemas", name), Self.ref("schemas", "Tombstone"),
-                ]))]))])),
-                ("missing", .object([("type", "array"), ("items", .object([]))])),
-            ])),
+            (
+                "properties",
+                .object([
+                    (
+                        "data",
+                        .object([
+                            ("type", "array"),
+                            (
+                                "items",
+                                .object([
+                                    (
+                                        "oneOf",
+                                        .array([
+                                            Self.ref("schemas", name), Self.ref("schemas", "Tombstone"),
+                                        ])
+                                    )
+                                ])
+                            ),
+                        ])
+                    ),
+                    ("missing", .object([("type", "array"), ("items", .object([]))])),
+                ])
+            ),
             ("required", ["data", "missing"]),
         ])
         let index = JSONValue.object([
             ("type", "object"),
-            ("properties", .object([
-                ("data", .object([("type", "array"), ("items", .object([("oneOf", .array([
-                    Self.ref("schemas", name), Self.ref("schemas", "Tombstone"),
-                ]))]))])),
-                ("paging", Self.ref("schemas", "Paging")),
-            ])),
+            (
+                "properties",
+                .object([
+                    (
+                        "data",
+                        .object([
+                            ("type", "array"),
+                            (
+                                "items",
+                                .object([
+                                    (
+                                        "oneOf",
+                                        .array([
+                                            Self.ref("schemas", name), Self.ref("schemas", "Tombstone"),
+                                        ])
+                                    )
+                                ])
+                            ),
+                        ])
+                    ),
+                    ("paging", Self.ref("schemas", "Paging")),
+                ])
+            ),
             ("required", ["data", "paging"]),
         ])
         return [
@@ -104,17 +164,25 @@ extension OpenAPIDocument {
     /// `Rank.validate` accepts (non-empty, at most `Rank.maxLength` base-62
     /// digits, no trailing `0`); an anchor is an id of the resource.
     static func rankWriteSchema(_ id: [(String, JSONValue)]) -> JSONValue {
-        let key = type("string", ("pattern", .string("^[0-9A-Za-z]{0,\(Rank.maxLength - 1)}[1-9A-Za-z]$")),
-                       ("description", "A fractional-index key, compared bytewise."))
+        let key = type(
+            "string", ("pattern", .string("^[0-9A-Za-z]{0,\(Rank.maxLength - 1)}[1-9A-Za-z]$")),
+            ("description", "A fractional-index key, compared bytewise."))
         let anchor = { (side: String) -> JSONValue in
-            .object([("type", "object"), ("properties", .object([(side, .object(id))])), ("required", .array([.string(side)])),
-                     ("additionalProperties", false)])
+            .object([
+                ("type", "object"), ("properties", .object([(side, .object(id))])), ("required", .array([.string(side)])),
+                ("additionalProperties", false),
+            ])
         }
-        return .object([("anyOf", .array([
-            key,
-            .object([("type", "string"), ("enum", ["first", "last"])]),
-            anchor("after"),
-            anchor("before"),
-        ]))])
+        return .object([
+            (
+                "anyOf",
+                .array([
+                    key,
+                    .object([("type", "string"), ("enum", ["first", "last"])]),
+                    anchor("after"),
+                    anchor("before"),
+                ])
+            )
+        ])
     }
 }

@@ -31,14 +31,20 @@ public struct OpenAPIDocument: Sendable {
         paths = paths.compactMap(servedOnly)
         return .object([
             ("openapi", "3.1.0"),
-            ("info", .object([
-                ("title", "Ferry sync API"),
-                ("version", .string(FerryVersion.current)),
-                ("description", """
-                    An offline-first sync server: each sync-enabled PostgreSQL table is a REST resource. \
-                    Every error is application/problem+json with a stable `code`.
-                    """),
-            ])),
+            (
+                "info",
+                .object([
+                    ("title", "Ferry sync API"),
+                    ("version", .string(FerryVersion.current)),
+                    (
+                        "description",
+                        """
+                        An offline-first sync server: each sync-enabled PostgreSQL table is a REST resource. \
+                        Every error is application/problem+json with a stable `code`.
+                        """
+                    ),
+                ])
+            ),
             ("jsonSchemaDialect", "https://spec.openapis.org/oas/3.1/dialect/base"),
             ("security", .array([.object([("bearerAuth", .array([]))])])),
             ("paths", .object(paths)),
@@ -73,21 +79,39 @@ public struct OpenAPIDocument: Sendable {
         schemas.append(("BatchRequest", Self.batchRequestSchema(maxOperations: configuration.limits.maxBatchOperations)))
         for resource in resources { schemas += resourceSchemas(resource) }
         return .object([
-            ("securitySchemes", .object([
-                ("bearerAuth", .object([
-                    ("type", "http"), ("scheme", "bearer"),
-                    ("description", .string(bearerDescription)),
-                ])),
-            ] + (configuration.auth.builtinTokens ? [
-                ("basicAuth", .object([
-                    ("type", "http"), ("scheme", "basic"),
-                    ("description", "Name and password; only for POST /v1/auth/token (a user's) and POST /console/api/session (an operator's)."),
-                ])),
-                ("consoleAuth", .object([
-                    ("type", "http"), ("scheme", "bearer"),
-                    ("description", "A console token from POST /console/api/session or `ferry operator token`; never a user's."),
-                ])),
-            ] : []))),
+            (
+                "securitySchemes",
+                .object(
+                    [
+                        (
+                            "bearerAuth",
+                            .object([
+                                ("type", "http"), ("scheme", "bearer"),
+                                ("description", .string(bearerDescription)),
+                            ])
+                        )
+                    ]
+                        + (configuration.auth.builtinTokens
+                            ? [
+                                (
+                                    "basicAuth",
+                                    .object([
+                                        ("type", "http"), ("scheme", "basic"),
+                                        (
+                                            "description",
+                                            "Name and password; only for POST /v1/auth/token (a user's) and POST /console/api/session (an operator's)."
+                                        ),
+                                    ])
+                                ),
+                                (
+                                    "consoleAuth",
+                                    .object([
+                                        ("type", "http"), ("scheme", "bearer"),
+                                        ("description", "A console token from POST /console/api/session or `ferry operator token`; never a user's."),
+                                    ])
+                                ),
+                            ] : []))
+            ),
             ("schemas", .object(schemas)),
             ("parameters", .object(Self.sharedParameters(configuration))),
             ("headers", .object(Self.sharedHeaders)),

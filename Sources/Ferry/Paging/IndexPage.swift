@@ -23,13 +23,16 @@ public struct IndexPage: Sendable {
     public var body: [UInt8] {
         JSONValue.object([
             ("data", .raw(data)),
-            ("paging", .object([
-                ("token", token.map { .string($0) } ?? .null),
-                ("page", .int(page)),
-                ("pages", .int(pages)),
-                ("total", .int(total)),
-                ("next", next.map { .string($0) } ?? .null),
-            ])),
+            (
+                "paging",
+                .object([
+                    ("token", token.map { .string($0) } ?? .null),
+                    ("page", .int(page)),
+                    ("pages", .int(pages)),
+                    ("total", .int(total)),
+                    ("next", next.map { .string($0) } ?? .null),
+                ])
+            ),
         ]).bytes
     }
 

@@ -9,7 +9,7 @@ extension IndexPaging {
         let results = try database.asCaller(
             caller, [PagingSQL.sortMemory, PagingSQL.firstPage(query, limit: binding.limit)])
         guard let row = results.last?.first, let userID = row["user_id"], let total = row["total"].flatMap({ Int($0) }),
-              let data = row["data"]
+            let data = row["data"]
         else { throw Problem(500, .internalError, "the paging query returned no row") }
         let pages = max(1, (total + binding.limit - 1) / binding.limit)
         let etag = "\"i-\(total)-\(row["hash"] ?? "0")\""
@@ -32,8 +32,9 @@ extension IndexPaging {
             throw PagingProblem.unavailable(retryAfter: retryAfterSeconds)
         }
         let text = token.text
-        return .page(IndexPage(
-            data: Array(data.utf8), token: text, page: 1, pages: pages, total: total,
-            next: IndexPage.link(for: request, token: text, page: 2), etag: etag))
+        return .page(
+            IndexPage(
+                data: Array(data.utf8), token: text, page: 1, pages: pages, total: total,
+                next: IndexPage.link(for: request, token: text, page: 2), etag: etag))
     }
 }

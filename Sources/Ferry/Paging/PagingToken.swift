@@ -50,7 +50,7 @@ public struct PagingToken: Sendable, Equatable {
     /// (wrong length, alphabet or version).
     public init?(parsing text: String) {
         guard text.utf8.count == Self.textLength, let bytes = Base64URL.decode(text),
-              bytes.count == Self.byteCount, bytes[0] == Self.version
+            bytes.count == Self.byteCount, bytes[0] == Self.version
         else { return nil }
         expiresAt = bytes[1...4].reduce(0) { $0 << 8 | UInt32($1) }
         secret = Array(bytes[5...20])
@@ -59,8 +59,10 @@ public struct PagingToken: Sendable, Equatable {
 
     /// The binary form.
     var bytes: [UInt8] {
-        [Self.version, UInt8(expiresAt >> 24), UInt8(expiresAt >> 16 & 0xff), UInt8(expiresAt >> 8 & 0xff),
-         UInt8(expiresAt & 0xff)] + secret + tag
+        [
+            Self.version, UInt8(expiresAt >> 24), UInt8(expiresAt >> 16 & 0xff), UInt8(expiresAt >> 8 & 0xff),
+            UInt8(expiresAt & 0xff),
+        ] + secret + tag
     }
 
     /// The text form clients see.

@@ -75,10 +75,12 @@ struct FastUpdateSQL {
         let merged = "jsonb_populate_record(t, \(SQL.WriteItem.clientFields("i.item")))"
         let names = updatable.map { SQL.id($0.name) }
         // PUT resets what it leaves out to the column default, as UpdateSQL does.
-        let values = mode == .put
+        let values =
+            mode == .put
             ? updatable.map { "CASE WHEN i.item ? \(SQL.literal($0.name)) THEN m.\(SQL.id($0.name)) ELSE \($0.defaultSQL ?? "NULL") END" }
             : names.map { "m.\($0)" }
-        let set = names.count == 1
+        let set =
+            names.count == 1
             ? "\(names[0]) = (SELECT \(values[0]) FROM \(merged) m)"
             : "(\(names.joined(separator: ", "))) = (SELECT \(values.joined(separator: ", ")) FROM \(merged) m)"
         let readOnlyUnchanged = readOnly.map {

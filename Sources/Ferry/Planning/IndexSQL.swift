@@ -17,7 +17,6 @@ struct IndexSQL {
     /// Scopes the rows are read through (``ScopeDrive``).
     var drives: [ScopeDrive] = []
 
-
     /// The filters over alias `t`, with how many parameters they bind (`$1`…`$n`).
     var condition: (sql: String, parameterCount: Int) {
         var conditions: [String] = []
@@ -100,7 +99,8 @@ extension IndexSQL {
     static func drives(_ resource: Resource, catalog: SchemaCatalog, scopes: [AccessScope], query: IndexQuery) -> [ScopeDrive] {
         scopes.compactMap { scope in
             guard scope.readThroughScope, scope.member == resource.name, scope.scope != resource.name,
-                  !query.filters.contains(where: { $0.column == scope.column }), let table = catalog[scope.scope] else { return nil }
+                !query.filters.contains(where: { $0.column == scope.column }), let table = catalog[scope.scope]
+            else { return nil }
             return ScopeDrive(column: scope.column, scopeTable: table.qualifiedName)
         }
     }

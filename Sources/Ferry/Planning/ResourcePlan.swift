@@ -106,8 +106,9 @@ struct ResourcePlanner: Sendable {
             return .write(write(resource, text, items: items, extra: []), resource, single: items.single, created: true)
         case .updateMany(let mode, let items):
             let text = updateSQL(resource, catalog.references(for: resource), mode: mode, oneItem: items.count == 1)
-            return .write(write(resource, text, items: items, extra: [.null, .null, .bool(false)]), resource,
-                          single: false, created: false)
+            return .write(
+                write(resource, text, items: items, extra: [.null, .null, .bool(false)]), resource,
+                single: false, created: false)
         case .update(let id, let mode, let item, let preconditions, let prechecked):
             let binds: [Bind] = [.json(item), .text(id), .ints(preconditions.revisions), .bool(preconditions.any)]
             let references = catalog.references(for: resource)
@@ -118,8 +119,9 @@ struct ResourcePlanner: Sendable {
                 return plan.applies ? plan.sql : ""
             }
             let exact = updateSQL(resource, references, mode: mode, oneItem: true)
-            return .update(fast: fast.isEmpty ? nil : PlannedStatement(sql: fast, binds: binds),
-                           exact: PlannedStatement(sql: exact, binds: binds), resource)
+            return .update(
+                fast: fast.isEmpty ? nil : PlannedStatement(sql: fast, binds: binds),
+                exact: PlannedStatement(sql: exact, binds: binds), resource)
         }
     }
 

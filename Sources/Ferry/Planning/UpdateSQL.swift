@@ -33,9 +33,14 @@ struct UpdateSQL {
         let rows = RowJSON(resource: resource)
         let isDelete = mode == .delete
         let idKind = resource.idKind
-        let fe = isDelete ? "fe AS (SELECT NULL::int AS idx, NULL::json AS err WHERE false)"
+        let fe =
+            isDelete
+            ? "fe AS (SELECT NULL::int AS idx, NULL::json AS err WHERE false)"
             : FieldValidation(resource: resource, mode: mode).cte
-        let merged = isDelete ? "t" : """
+        let merged =
+            isDelete
+            ? "t"
+            : """
             jsonb_populate_record(t, CASE WHEN EXISTS (SELECT 1 FROM fe WHERE fe.idx = k.idx) OR jsonb_typeof(k.item) <> 'object'
                                           THEN '{}'::jsonb ELSE \(SQL.WriteItem.clientFields("k.item")) END)
             """

@@ -28,7 +28,8 @@ enum RankForm: Equatable {
             return
         }
         guard let object = json as? [String: Any], object.count == 1, let (name, value) = object.first,
-              let id = Self.id(value) else { return nil }
+            let id = Self.id(value)
+        else { return nil }
         switch name {
         case "after": self = .after(id)
         case "before": self = .before(id)

@@ -24,8 +24,9 @@ struct RankRewriter: Middleware {
 
     func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
         guard request.method != "DELETE", let name = context.parameters["resource"],
-              let resource = schema.catalog[name], resource.isRanked, RankScan(request.body) == .needsParse,
-              let json = try? JSONSerialization.jsonObject(with: Data(request.body)) else { return try next(request, context) }
+            let resource = schema.catalog[name], resource.isRanked, RankScan(request.body) == .needsParse,
+            let json = try? JSONSerialization.jsonObject(with: Data(request.body))
+        else { return try next(request, context) }
         let single = json is [String: Any]
         let decoded: [[String: Any]]? = if let object = json as? [String: Any] { [object] } else { json as? [[String: Any]] }
         guard var items = decoded else { return try next(request, context) }
@@ -47,8 +48,9 @@ struct RankRewriter: Middleware {
         }
         guard forms.contains(where: { $0.1.isComputed }) else { return try next(request, context) }
         return try database.callerTransaction(caller) { transaction in
-            try place(resource, &items, forms: forms, pathID: pathID, create: request.method == "POST", single: single,
-                      transaction: transaction)
+            try place(
+                resource, &items, forms: forms, pathID: pathID, create: request.method == "POST", single: single,
+                transaction: transaction)
             var rewritten = request
             let data = try JSONSerialization.data(withJSONObject: single ? items[0] as Any : items as Any)
             rewritten.body = Array(data)
@@ -73,8 +75,9 @@ struct RankRewriter: Middleware {
         let other = try database.callerTransaction(caller) { .rollback(try next(probe, context.joining($0))) }
         var all = rankErrors
         if other.status == 422, case .bytes(let body) = other.body,
-           let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-           let errors = object["errors"] as? [[String: Any]] {
+            let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let errors = object["errors"] as? [[String: Any]]
+        {
             all += errors
         }
         let sorted = all.enumerated().sorted { a, b in
@@ -110,7 +113,7 @@ struct RankRewriter: Middleware {
             let scope: String
             if let selfID = selfIDs[index] {
                 guard let found = selfParents[selfID] else {
-                    items[index]["rank"] = "V" // no such row (or not the caller's): a stand-in, so the action answers its 404
+                    items[index]["rank"] = "V"  // no such row (or not the caller's): a stand-in, so the action answers its 404
                     continue
                 }
                 scope = found
@@ -127,7 +130,7 @@ struct RankRewriter: Middleware {
             if let selfID = selfIDs[index] { list.remove(id: selfID) }
             let key: String
             if create, let itemID, let stored = list.rank(of: itemID) {
-                key = stored // a retried create keeps its key, so the retry stays identical
+                key = stored  // a retried create keeps its key, so the retry stays identical
             } else {
                 do throws(RankError) {
                     key = try list.key(for: form)
@@ -185,13 +188,14 @@ struct RankRewriter: Middleware {
             "ARRAY(SELECT \(ValueKind(type: type).safeCast("x", type: type)) FROM unnest(\(parameter)::text[]) x)"
         }
         let selfIDs = typed("$2", resource.idType)
-        let inScope = parent.map { column in
-            let c = SQL.id(column)
-            let parentIDs = typed("$1", resource.column(column)?.type ?? "text")
-            // Both arms compare the column with an array computed once, so that the OR
-            // is a BitmapOr of two index scans; `IN (subquery)` would make it a filter.
-            return "(t.\(c) = ANY(\(parentIDs)) OR t.\(c) = ANY(ARRAY(SELECT s.\(c) FROM \(table) s WHERE s.\"id\" = ANY(\(selfIDs)))))"
-        } ?? "true"
+        let inScope =
+            parent.map { column in
+                let c = SQL.id(column)
+                let parentIDs = typed("$1", resource.column(column)?.type ?? "text")
+                // Both arms compare the column with an array computed once, so that the OR
+                // is a BitmapOr of two index scans; `IN (subquery)` would make it a filter.
+                return "(t.\(c) = ANY(\(parentIDs)) OR t.\(c) = ANY(ARRAY(SELECT s.\(c) FROM \(table) s WHERE s.\"id\" = ANY(\(selfIDs)))))"
+            } ?? "true"
         let sql = """
             SELECT t."id"::text, \(scope("t")), t."rank", false AS own FROM \(table) t
              WHERE (NOT t."is_deleted" OR t."id" = ANY(\(typed("$3", resource.idType)))) AND \(inScope)
@@ -256,7 +260,7 @@ package enum RankScan: Equatable {
             }
             var j = i + 6
             skipSpace(&j)
-            guard j < n, body[j] == UInt8(ascii: ":") else { i += 6; continue } // the word "rank" as a value
+            guard j < n, body[j] == UInt8(ascii: ":") else { i += 6; continue }  // the word "rank" as a value
             j += 1
             skipSpace(&j)
             guard j < n, body[j] == quote else { self = .needsParse; return }

@@ -19,13 +19,15 @@ struct CORSResponder: Middleware {
         let allowed = policy.allows(origin)
         if allowed, Self.isPreflight(request) {
             context.scope.trace?.route = "(cors-preflight)"
-            return HTTPResponse(status: 204, headers: HTTPHeaders([
-                ("Access-Control-Allow-Origin", policy.allowOriginValue(for: origin)),
-                ("Access-Control-Allow-Methods", CORSPolicy.allowedMethods),
-                ("Access-Control-Allow-Headers", CORSPolicy.allowedHeaders),
-                ("Access-Control-Max-Age", String(CORSPolicy.maxAgeSeconds)),
-                ("Vary", "Origin"),
-            ]))
+            return HTTPResponse(
+                status: 204,
+                headers: HTTPHeaders([
+                    ("Access-Control-Allow-Origin", policy.allowOriginValue(for: origin)),
+                    ("Access-Control-Allow-Methods", CORSPolicy.allowedMethods),
+                    ("Access-Control-Allow-Headers", CORSPolicy.allowedHeaders),
+                    ("Access-Control-Max-Age", String(CORSPolicy.maxAgeSeconds)),
+                    ("Vary", "Origin"),
+                ]))
         }
         var response = try next(request, context)
         // Caches must not hand one origin's answer to another.

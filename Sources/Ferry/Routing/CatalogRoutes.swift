@@ -6,11 +6,13 @@ struct CatalogRoutes: Sendable {
     let schema: SchemaCache
 
     func register(on router: inout Router, handle: RouteHandling) {
-        router.get("/v1", handle { request, context in
-            // Every /v1 route needs a valid token, this listing included.
-            _ = try database.asCaller(context.caller(try Caller.credential(request)), [])
-            return .json(Self.listing(schema.catalog).bytes)
-        })
+        router.get(
+            "/v1",
+            handle { request, context in
+                // Every /v1 route needs a valid token, this listing included.
+                _ = try database.asCaller(context.caller(try Caller.credential(request)), [])
+                return .json(Self.listing(schema.catalog).bytes)
+            })
     }
 
     static func listing(_ catalog: SchemaCatalog) -> JSONValue {
@@ -31,16 +33,20 @@ struct CatalogRoutes: Sendable {
             // which are set once, at creation (writable but not updatable).
             ("rank_scope", resource.isRanked ? RankRewriter.parentColumn(resource).map { .string($0) } ?? .null : .null),
             ("unique_keys", .array(resource.uniqueKeys.map { .array($0.map { .string($0) }) })),
-            ("columns", .array(resource.columns.map { column in
-                .object([
-                    ("name", .string(column.name)), ("type", .string(column.type)),
-                    ("nullable", .bool(column.nullable)), ("writable", .bool(column.writable)),
-                    ("updatable", .bool(column.changeable)),
-                    ("has_default", .bool(column.hasDefault)),
-                    ("references", column.references.map { .string($0) } ?? .null),
-                    ("comment", column.comment.map { .string($0) } ?? .null),
-                ])
-            })),
+            (
+                "columns",
+                .array(
+                    resource.columns.map { column in
+                        .object([
+                            ("name", .string(column.name)), ("type", .string(column.type)),
+                            ("nullable", .bool(column.nullable)), ("writable", .bool(column.writable)),
+                            ("updatable", .bool(column.changeable)),
+                            ("has_default", .bool(column.hasDefault)),
+                            ("references", column.references.map { .string($0) } ?? .null),
+                            ("comment", column.comment.map { .string($0) } ?? .null),
+                        ])
+                    })
+            ),
         ])
     }
 }

@@ -58,8 +58,8 @@ struct CompactJSONResponder: Middleware {
     func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
         var response = try next(request, context)
         guard case .bytes(let body) = response.body, !body.isEmpty, let type = response.headers["Content-Type"],
-              type.hasPrefix("application/json") || type.hasPrefix("application/problem+json"),
-              let compact = CompactJSON.compacted(body)
+            type.hasPrefix("application/json") || type.hasPrefix("application/problem+json"),
+            let compact = CompactJSON.compacted(body)
         else { return response }
         response.body = .bytes(compact)
         return response

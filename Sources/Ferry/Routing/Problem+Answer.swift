@@ -14,9 +14,11 @@ extension Problem {
         case let error as HTTPError:
             return Problem(refusal: error).response
         case let error as PostgresError:
-            logger.error("unmapped database error", metadata: [
-                "request_id": "\(context.requestID)", "sqlstate": "\(error.sqlState ?? "-")", "error": "\(error.message)",
-            ])
+            logger.error(
+                "unmapped database error",
+                metadata: [
+                    "request_id": "\(context.requestID)", "sqlstate": "\(error.sqlState ?? "-")", "error": "\(error.message)",
+                ])
         default:
             logger.error("unhandled error", metadata: ["request_id": "\(context.requestID)", "error": "\(error)"])
         }

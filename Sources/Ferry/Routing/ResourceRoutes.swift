@@ -42,7 +42,9 @@ struct ResourceRoutes: Sendable {
         let action = try ResourceAction.parse(request, route: route, parameters: context.parameters, catalog: catalog, limits: limits)
         // The only input of planning that comes from the database, read once per catalog.
         var accessScopes: [AccessScope] = []
-        if case .index = action.kind { accessScopes = try scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: executor.database) }
+        if case .index = action.kind {
+            accessScopes = try scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: executor.database)
+        }
         let plan = ResourcePlanner(catalog: catalog, scopes: accessScopes, plans: plans).plan(action)
         let result = try executor.run(plan, as: context.caller(action.credential), for: request)
         return try ResourceResponse.make(result, conditions: plan.conditions)

@@ -37,19 +37,19 @@ package struct ObjectMembers {
         var reader = Reader(bytes: bytes)
         var members: [Member] = []
         reader.skipSpace()
-        guard reader.take(0x7B) else { return nil } // {
+        guard reader.take(0x7B) else { return nil }  // {
         reader.skipSpace()
-        if !reader.take(0x7D) { // }
+        if !reader.take(0x7D) {  // }
             while true {
                 guard reader.take(0x22), let key = reader.string(), !key.escaped else { return nil }
                 reader.skipSpace()
-                guard reader.take(0x3A) else { return nil } // :
+                guard reader.take(0x3A) else { return nil }  // :
                 reader.skipSpace()
                 let valueStart = reader.index
                 guard let value = reader.value() else { return nil }
                 members.append(Member(key: key.range, value: value, valueBytes: valueStart..<reader.index))
                 reader.skipSpace()
-                if reader.take(0x2C) { reader.skipSpace(); continue } // ,
+                if reader.take(0x2C) { reader.skipSpace(); continue }  // ,
                 guard reader.take(0x7D) else { return nil }
                 break
             }
@@ -89,7 +89,7 @@ package struct ObjectMembers {
                     return (start..<index - 1, escaped)
                 }
                 if byte < 0x20 { return nil }
-                if byte == 0x5C { // backslash: skip the escaped byte
+                if byte == 0x5C {  // backslash: skip the escaped byte
                     escaped = true
                     index += 1
                 }
@@ -105,14 +105,14 @@ package struct ObjectMembers {
                 index += 1
                 guard let string = string() else { return nil }
                 return .string(string.range, escaped: string.escaped)
-            case 0x2D, 0x30...0x39: // - 0-9
+            case 0x2D, 0x30...0x39:  // - 0-9
                 let start = index
                 while index < bytes.count, Self.isNumberByte(bytes[index]) { index += 1 }
                 return .number(start..<index)
             case 0x74: return word("true") ? .boolean : nil
             case 0x66: return word("false") ? .boolean : nil
             case 0x6E: return word("null") ? .null : nil
-            case 0x7B, 0x5B: // { [
+            case 0x7B, 0x5B:  // { [
                 let kind: Value = bytes[index] == 0x7B ? .object : .array
                 return skipNested() ? kind : nil
             default:

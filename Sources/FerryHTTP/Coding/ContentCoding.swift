@@ -102,7 +102,8 @@ extension ServerShared {
         }
         let settings = configuration.compression
         let accepted = request.headers.values("Accept-Encoding")
-        let coding = settings.level > 0 && !accepted.isEmpty
+        let coding =
+            settings.level > 0 && !accepted.isEmpty
             ? AcceptEncoding(accepted.joined(separator: ",")).preferred() : .identity
         let ifNoneMatch = request.headers["If-None-Match"]
         for name in ["If-None-Match", "If-Match"] {

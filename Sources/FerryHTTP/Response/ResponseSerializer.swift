@@ -111,9 +111,12 @@ enum ResponseSerializer {
 
     static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
         if value == 0 { out.append(48); return }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-            UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var n = value
         var count = 0
         withUnsafeMutableBytes(of: &digits) { buf in
@@ -190,11 +193,11 @@ public enum HTTPDateFormat {
     public static func parse(_ value: String) -> Int64? {
         let parts = value.split(separator: " ")
         guard parts.count == 6, parts[5] == "GMT", parts[0].hasSuffix(","),
-              let day = Int32(parts[1]), let month = months.firstIndex(of: String(parts[2])), let year = Int32(parts[3])
+            let day = Int32(parts[1]), let month = months.firstIndex(of: String(parts[2])), let year = Int32(parts[3])
         else { return nil }
         let time = parts[4].split(separator: ":")
         guard time.count == 3, let h = Int32(time[0]), let m = Int32(time[1]), let s = Int32(time[2]),
-              (1...31).contains(day), (0...23).contains(h), (0...59).contains(m), (0...60).contains(s)
+            (1...31).contains(day), (0...23).contains(h), (0...59).contains(m), (0...60).contains(s)
         else { return nil }
         var parts2 = tm()
         parts2.tm_year = year - 1900

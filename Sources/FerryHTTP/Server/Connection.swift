@@ -258,7 +258,8 @@ struct ConnectionState: Equatable {
     func timer(now: Double, stopping: Bool, progress: Progress, outputPending: Bool) -> TimerAction {
         if let stalled = writeStalledSince, now >= stalled + limits.writeTimeoutSeconds { return .close }
         guard let limit = phaseLimit(stopping: stopping, progress: progress, outputPending: outputPending),
-              now >= limit.at else { return .none }
+            now >= limit.at
+        else { return .none }
         return limit.action
     }
 

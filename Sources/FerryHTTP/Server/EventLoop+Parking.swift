@@ -16,7 +16,8 @@ extension EventLoop {
             endStream(connection)
             return
         }
-        var parked = connection.parking
+        var parked =
+            connection.parking
             ?? ParkedExchange(ticket: parking.ticket, stream: nil, lastSentAt: now)
         if parked.ticket !== parking.ticket {
             // A handler that took a second ticket: wakes go to the one it answered with.
@@ -106,16 +107,20 @@ extension EventLoop {
             endStream(connection)
         } else {
             connection.parking = nil
-            finish(connection, shared.configuration.refusal(HTTPError(
-                status: 503, reason: .other, detail: "The server is shutting down; retry.",
-                headers: HTTPHeaders([("Retry-After", "1")]), closeConnection: true)))
+            finish(
+                connection,
+                shared.configuration.refusal(
+                    HTTPError(
+                        status: 503, reason: .other, detail: "The server is shutting down; retry.",
+                        headers: HTTPHeaders([("Retry-After", "1")]), closeConnection: true)))
         }
     }
 
     /// Hands a parked exchange back to the responder.
     func resumeParked(_ connection: Connection, _ reason: Resumption.Reason) {
         guard var parked = connection.parking, connection.state.isParked, let exchange = connection.current,
-              let request = exchange.request else { return }
+            let request = exchange.request
+        else { return }
         // A wake has moved the ticket on already; the loop's own reasons move it here.
         if reason != .woken { parked.ticket.claimResume() }
         parked.lastReason = reason
@@ -133,7 +138,8 @@ extension EventLoop {
     /// A ticket's wake reached the loop.
     func wakeParked(fd: Int32, serial: UInt64, ticket: ParkingTicket) {
         guard let connection = connection(fd, serial: serial), connection.parking?.ticket === ticket,
-              connection.state.isParked else { return }
+            connection.state.isParked
+        else { return }
         if connection.hasPendingOutput {
             // The client has not taken the last part yet: more waits until it has.
             connection.state.deferWake()
@@ -159,7 +165,8 @@ extension EventLoop {
         if let deadline = parked.deadline, now >= deadline {
             resumeParked(connection, .deadline)
         } else if let heartbeat = parked.heartbeat, parked.stream != nil, !connection.hasPendingOutput,
-                  now >= parked.lastSentAt + heartbeat.interval {
+            now >= parked.lastSentAt + heartbeat.interval
+        {
             sendPart(connection, heartbeat.bytes)
             drive(connection)
         }

@@ -66,7 +66,8 @@ public final class HTTPServer: Sendable {
             state.shared = shared
             state.loops = loops
             state.port = port
-            logger.info("listening on \(configuration.host):\(port) with \(configuration.ioThreads) I/O and \(configuration.workerThreads) worker threads")
+            logger.info(
+                "listening on \(configuration.host):\(port) with \(configuration.ioThreads) I/O and \(configuration.workerThreads) worker threads")
         }
     }
 
@@ -281,11 +282,13 @@ enum ThreadSpawn {
     static func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            box.body()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &thread, nil,
+            { raw in
+                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                box.body()
+                return nil
+            }, box)
         precondition(rc == 0, "pthread_create failed: \(rc)")
         // Linux limits thread names to 15 bytes.
         _ = pthread_setname_np(thread, String(name.prefix(15)))

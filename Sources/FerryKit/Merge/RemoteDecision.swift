@@ -70,18 +70,25 @@ enum RemoteDecision: Sendable, Equatable {
     /// with an event that carries the local version); a row without local edits
     /// is replaced; one with local edits is merged field by field, the
     /// incoming row becoming the new base.
-    static func decide(resource: String, id: String, remote: RowData, local: Local,
-                       resolver: ThreeWayMerge.Resolver? = nil) -> RemoteDecision {
+    static func decide(
+        resource: String, id: String, remote: RowData, local: Local,
+        resolver: ThreeWayMerge.Resolver? = nil
+    ) -> RemoteDecision {
         if remote["is_deleted"]?.bool == true {
             let revoked = remote["revoked"]?.bool == true
             if !revoked, let base = local.base, let revision = remote["revision"]?.int, revision <= base.revision { return .ignore }
-            let problem = local.pending ? JSONValue.object([
-                "code": .string(revoked ? "revoked" : "gone"),
-                "detail": .string(revoked ? "access to the row was lost" : "the row was deleted"),
-            ]).encoded() : nil
+            let problem =
+                local.pending
+                ? JSONValue.object([
+                    "code": .string(revoked ? "revoked" : "gone"),
+                    "detail": .string(revoked ? "access to the row was lost" : "the row was deleted"),
+                ]).encoded() : nil
             let existed = local.row != nil || local.pending
-            let event: SyncEvent? = existed ? .removed(resource: resource, id: id, revoked: revoked, discardedEdits: local.pending,
-                                                       localVersion: local.pending ? local.row : nil) : nil
+            let event: SyncEvent? =
+                existed
+                ? .removed(
+                    resource: resource, id: id, revoked: revoked, discardedEdits: local.pending,
+                    localVersion: local.pending ? local.row : nil) : nil
             return .remove(Removal(revoked: revoked, problem: problem, event: event))
         }
         guard let revision = remote["revision"]?.int else { return .ignore }

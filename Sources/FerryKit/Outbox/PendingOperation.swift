@@ -23,8 +23,10 @@ public struct PendingOperation: Sendable, Equatable {
     /// have applied it (a lost answer), so it cannot be taken back silently.
     public let sent: Bool
 
-    public init(opID: UUID = UUID(), sequence: Int64, resource: String, rowID: String, kind: Kind, fields: Set<String> = [],
-                group: String? = nil, sent: Bool = false) {
+    public init(
+        opID: UUID = UUID(), sequence: Int64, resource: String, rowID: String, kind: Kind, fields: Set<String> = [],
+        group: String? = nil, sent: Bool = false
+    ) {
         (self.opID, self.sequence, self.resource, self.rowID, self.kind, self.fields) = (opID, sequence, resource, rowID, kind, fields)
         (self.group, self.sent) = (group, sent)
     }

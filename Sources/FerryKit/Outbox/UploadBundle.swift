@@ -40,8 +40,10 @@ extension UploadPlanner {
     /// first request: the group's creates precede children made outside it;
     /// its deletes may then precede deletes of children outside it, which meet
     /// the tombstone (a 410 that loses nothing, the child being deleted anyway).
-    public static func bundle(_ requests: [UploadRequest], schema: ServerSchema, maxBulk: Int = 100,
-                              solo: Set<RowKey> = []) -> [UploadBundle] {
+    public static func bundle(
+        _ requests: [UploadRequest], schema: ServerSchema, maxBulk: Int = 100,
+        solo: Set<RowKey> = []
+    ) -> [UploadBundle] {
         let depth = depths(schema)
         let batches = writeGroups(requests)
         var batched = Set<Int>()
@@ -73,7 +75,8 @@ extension UploadPlanner {
                 }
                 continue
             }
-            let alone = solo.contains(RowKey(resource: request.resource, id: request.rowID))
+            let alone =
+                solo.contains(RowKey(resource: request.resource, id: request.rowID))
                 || (request.action != .create && request.baseRevision == nil)
             if alone {
                 bundles.append(UploadBundle([request]))

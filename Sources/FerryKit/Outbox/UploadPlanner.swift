@@ -42,8 +42,10 @@ public enum UploadPlanner {
             case (true, true) where ops.first?.sent == true:
                 // The create may have reached the server with its answer lost:
                 // delete whatever is there. A 404 then means it never arrived.
-                requests.append(UploadRequest(action: .delete, resource: key.resource, rowID: key.id, body: nil,
-                                              baseRevision: nil, opIDs: ids, lastSequence: last))
+                requests.append(
+                    UploadRequest(
+                        action: .delete, resource: key.resource, rowID: key.id, body: nil,
+                        baseRevision: nil, opIDs: ids, lastSequence: last))
             case (true, true):
                 continue
             case (true, false):
@@ -53,19 +55,25 @@ public enum UploadPlanner {
                 let fields = ops.reduce(into: Set<String>()) { $0.formUnion($1.fields) }.intersection(resource.writableColumns)
                 var body = row.filter { fields.contains($0.key) }
                 body["id"] = .string(key.id)
-                requests.append(UploadRequest(action: .create, resource: key.resource, rowID: key.id, body: body,
-                                              baseRevision: nil, opIDs: ids, lastSequence: last))
+                requests.append(
+                    UploadRequest(
+                        action: .create, resource: key.resource, rowID: key.id, body: body,
+                        baseRevision: nil, opIDs: ids, lastSequence: last))
             case (false, true):
-                requests.append(UploadRequest(action: .delete, resource: key.resource, rowID: key.id, body: nil,
-                                              baseRevision: bases[key], opIDs: ids, lastSequence: last))
+                requests.append(
+                    UploadRequest(
+                        action: .delete, resource: key.resource, rowID: key.id, body: nil,
+                        baseRevision: bases[key], opIDs: ids, lastSequence: last))
             case (false, false):
                 let fields = ops.reduce(into: Set<String>()) { $0.formUnion($1.fields) }
                     .intersection(resource.writableColumns)
                 guard let row = rows[key] else { continue }
                 var body: RowData = [:]
                 for field in fields { body[field] = row[field] ?? .null }
-                requests.append(UploadRequest(action: .update, resource: key.resource, rowID: key.id, body: body,
-                                              baseRevision: bases[key], opIDs: ids, lastSequence: last))
+                requests.append(
+                    UploadRequest(
+                        action: .update, resource: key.resource, rowID: key.id, body: body,
+                        baseRevision: bases[key], opIDs: ids, lastSequence: last))
             }
         }
         let depth = depths(schema)

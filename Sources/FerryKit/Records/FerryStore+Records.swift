@@ -134,7 +134,8 @@ extension FerryStore {
         let resource = try resource(for: T.self, db)
         var request = T.all()
         if let predicate { request = request.filter(predicate) }
-        request = resource.ranked == true && resource.column("rank") != nil
+        request =
+            resource.ranked == true && resource.column("rank") != nil
             ? request.order(Column("rank"), Column("id")) : request.order(Column("id"))
         return try decoding(T.self) { try request.fetchAll(db) }
     }

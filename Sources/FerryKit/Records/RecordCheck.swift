@@ -89,8 +89,9 @@ extension FerryStore {
     /// The resource of record type `T`, checked (``RecordCheck``) on first use.
     static func resource<T: FerryRecord>(for type: T.Type, _ db: Database) throws -> ServerSchema.Resource {
         guard let resource = try schema(db)?[T.resource] else {
-            throw FerryKitError.recordMismatch(record: "\(T.self)", resource: T.resource,
-                                               problem: "the server has no such resource (or the store has not synced its schema yet)")
+            throw FerryKitError.recordMismatch(
+                record: "\(T.self)", resource: T.resource,
+                problem: "the server has no such resource (or the store has not synced its schema yet)")
         }
         guard !RecordCheck.fitting.fits(T.self, resource) else { return resource }
         if let problem = RecordCheck.problem(RecordCheck.shapes.shape(T.self), resource, ranked: T.self is any FerryRankedRecord.Type) {

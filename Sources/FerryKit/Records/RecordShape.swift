@@ -121,8 +121,9 @@ struct ShapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         if let index = probe.shape.fields.firstIndex(where: { $0.key == key.stringValue }) {
             // A key asked twice (decodeNil, then decode): keep what each told.
             let kind = RecordShape.kind(of: type)
-            probe.shape.fields[index] = .init(key: key.stringValue, kind: kind == .other ? probe.shape.fields[index].kind : kind,
-                                              optional: probe.shape.fields[index].optional || optional)
+            probe.shape.fields[index] = .init(
+                key: key.stringValue, kind: kind == .other ? probe.shape.fields[index].kind : kind,
+                optional: probe.shape.fields[index].optional || optional)
         } else {
             probe.shape.fields.append(.init(key: key.stringValue, kind: RecordShape.kind(of: type), optional: optional))
         }

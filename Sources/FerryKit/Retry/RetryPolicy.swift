@@ -48,8 +48,10 @@ public struct RetryPolicy: Sendable {
 
     /// The step after `outcome` on attempt `attempt` (0 for the first), given
     /// whether the previous attempt was already a 401; `random` draws from [0, 1).
-    public func step(after outcome: Outcome, attempt: Int, previousWasUnauthorized: Bool = false,
-                     random: () -> Double = { Double.random(in: 0..<1) }) -> Step {
+    public func step(
+        after outcome: Outcome, attempt: Int, previousWasUnauthorized: Bool = false,
+        random: () -> Double = { Double.random(in: 0..<1) }
+    ) -> Step {
         switch outcome {
         case .transportFailure:
             return .retry(after: backoff(attempt: attempt, random: random))

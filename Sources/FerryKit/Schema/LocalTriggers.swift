@@ -33,7 +33,8 @@ enum LocalTriggers {
     /// The guards of `ferry_outbox`: only FerryKit and the synced tables'
     /// triggers write it.
     static let outboxGuards: [String] = {
-        let message = literal("""
+        let message = literal(
+            """
             ferry: ferry_outbox is FerryKit's record of what to upload, and only FerryKit writes it: \
             write the synced tables instead (store.insert, or GRDB inside store.database.write), and FerryKit records each write
             """)
@@ -62,13 +63,16 @@ enum LocalTriggers {
                 continue
             }
             if WriteCheck.required(column) {
-                body.append(raise("\(name).\(column.name) is required: it cannot be null and the server has no default for it",
-                                  when: "\(value) IS NULL"))
+                body.append(
+                    raise(
+                        "\(name).\(column.name) is required: it cannot be null and the server has no default for it",
+                        when: "\(value) IS NULL"))
             }
             if let bad = mismatch(column, value) { body.append(raise(typeMessage(name, column), when: bad)) }
         }
         let fields = dirtyMask(writable(resource)) { "NEW.\($0) IS NOT NULL" }
-        body.append("""
+        body.append(
+            """
             INSERT INTO ferry_outbox (op_id, resource, row_id, kind, fields, created_at, group_id) \
             VALUES (ferry_op_id(), \(literal(name)), NEW."id", 'create', \(fields), \(now), ferry_group())
             """)
@@ -88,8 +92,10 @@ enum LocalTriggers {
                 body.append(raise(readOnlyMessage(name, column), when: changed))
             } else {
                 if column.updatable == false {
-                    body.append(raise("\(name).\(column.name) is read-only once the server has the row: it is set when the row is created",
-                                      when: "\(changed) AND \(onServer)"))
+                    body.append(
+                        raise(
+                            "\(name).\(column.name) is read-only once the server has the row: it is set when the row is created",
+                            when: "\(changed) AND \(onServer)"))
                 }
                 if !column.nullable {
                     body.append(raise("\(name).\(column.name) cannot be null on the server", when: "\(new) IS NULL AND \(old) IS NOT NULL"))
@@ -100,7 +106,8 @@ enum LocalTriggers {
         let columns = writable(resource)
         let anyChanged = columns.isEmpty ? "0" : columns.map { "NEW.\($0) IS NOT OLD.\($0)" }.joined(separator: " OR ")
         body.append(captureBase(resource, when: "\(onServer) AND (\(anyChanged))"))
-        body.append("""
+        body.append(
+            """
             INSERT INTO ferry_outbox (op_id, resource, row_id, kind, fields, created_at, group_id) \
             SELECT ferry_op_id(), \(literal(name)), NEW."id", 'update', \(dirtyMask(columns) { "NEW.\($0) IS NOT OLD.\($0)" }), \(now), ferry_group() \
             WHERE \(anyChanged)
@@ -110,13 +117,15 @@ enum LocalTriggers {
 
     static func delete(_ resource: ServerSchema.Resource) -> String {
         let onServer = resource.column("revision") != nil ? "OLD.\"revision\" IS NOT NULL" : "0"
-        return trigger("delete", resource, "AFTER DELETE", [
-            captureBase(resource, when: onServer),
-            """
-            INSERT INTO ferry_outbox (op_id, resource, row_id, kind, fields, created_at, group_id) \
-            VALUES (ferry_op_id(), \(literal(resource.name)), OLD."id", 'delete', '[]', \(now), ferry_group())
-            """,
-        ])
+        return trigger(
+            "delete", resource, "AFTER DELETE",
+            [
+                captureBase(resource, when: onServer),
+                """
+                INSERT INTO ferry_outbox (op_id, resource, row_id, kind, fields, created_at, group_id) \
+                VALUES (ferry_op_id(), \(literal(resource.name)), OLD."id", 'delete', '[]', \(now), ferry_group())
+                """,
+            ])
     }
 
     // MARK: Parts
@@ -148,9 +157,10 @@ enum LocalTriggers {
     static func captureBase(_ resource: ServerSchema.Resource, when condition: String) -> String {
         // json_object takes at most 127 arguments: long rows are patched together in pieces.
         let pieces = stride(from: 0, to: resource.columns.count, by: 60).map { start in
-            "json_object(" + resource.columns[start..<min(start + 60, resource.columns.count)].map { column in
-                literal(column.name) + ", " + jsonOf(column, "OLD.\(LocalSchema.quote(column.name))")
-            }.joined(separator: ", ") + ")"
+            "json_object("
+                + resource.columns[start..<min(start + 60, resource.columns.count)].map { column in
+                    literal(column.name) + ", " + jsonOf(column, "OLD.\(LocalSchema.quote(column.name))")
+                }.joined(separator: ", ") + ")"
         }
         let row = pieces.dropFirst().reduce(pieces.first ?? "json_object()") { "json_patch(\($0), \($1))" }
         let revision = resource.column("revision") != nil ? "OLD.\"revision\"" : "0"

@@ -18,9 +18,13 @@ public struct ServerSchema: Sendable, Equatable, Codable {
 
         enum CodingKeys: String, CodingKey { case name, type, nullable, writable, updatable, hasDefault = "has_default", references }
 
-        public init(name: String, type: String, nullable: Bool = true, writable: Bool = true, updatable: Bool? = nil, hasDefault: Bool? = false,
-                    references: String? = nil) {
-            (self.name, self.type, self.nullable, self.writable, self.hasDefault, self.references) = (name, type, nullable, writable, hasDefault, references)
+        public init(
+            name: String, type: String, nullable: Bool = true, writable: Bool = true, updatable: Bool? = nil, hasDefault: Bool? = false,
+            references: String? = nil
+        ) {
+            (self.name, self.type, self.nullable, self.writable, self.hasDefault, self.references) = (
+                name, type, nullable, writable, hasDefault, references
+            )
             self.updatable = updatable
         }
 

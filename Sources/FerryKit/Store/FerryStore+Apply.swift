@@ -11,8 +11,10 @@ extension FerryStore {
 
     /// Applies one page of the feed and saves its cursor, in one transaction:
     /// a crash leaves the page applied with its cursor, or neither.
-    func applyPage(_ changes: [(resource: String, data: RowData)], cursor: String?,
-                   resolve: @Sendable (String) -> ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
+    func applyPage(
+        _ changes: [(resource: String, data: RowData)], cursor: String?,
+        resolve: @Sendable (String) -> ThreeWayMerge.Resolver?
+    ) throws -> [SyncEvent] {
         try ferryWrite { db in
             let events = try Self.applyRemote(db, changes, resolve: resolve)
             if let cursor { try Self.saveState(db, "cursor", cursor) }
@@ -25,10 +27,13 @@ extension FerryStore {
         try ferryWrite { db in try Self.applyRemote(db, resource, data, resolver: resolver, maybePending: true) }
     }
 
-    static func applyRemote(_ db: Database, _ changes: [(resource: String, data: RowData)],
-                            resolve: (String) -> ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
+    static func applyRemote(
+        _ db: Database, _ changes: [(resource: String, data: RowData)],
+        resolve: (String) -> ThreeWayMerge.Resolver?
+    ) throws -> [SyncEvent] {
         // Most pages meet an empty outbox: then no row needs its own lookup.
-        let outboxBusy = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE \(OutboxState.waiting()))")) ?? false
+        let outboxBusy =
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE \(OutboxState.waiting()))")) ?? false
         var events: [SyncEvent] = []
         for change in changes {
             events += try applyRemote(db, change.resource, change.data, resolver: resolve(change.resource), maybePending: outboxBusy)
@@ -48,8 +53,10 @@ extension FerryStore {
     /// Applies one server row: ``RemoteDecision`` decides from what the store
     /// knows of it (reading only what the decision needs), and this carries
     /// the decision out.
-    static func applyRemote(_ db: Database, _ resource: String, _ data: RowData, resolver: ThreeWayMerge.Resolver?,
-                            maybePending: Bool) throws -> [SyncEvent] {
+    static func applyRemote(
+        _ db: Database, _ resource: String, _ data: RowData, resolver: ThreeWayMerge.Resolver?,
+        maybePending: Bool
+    ) throws -> [SyncEvent] {
         let table = try Self.resource(db, resource)
         guard let id = data["id"]?.string ?? data["id"]?.int.map(String.init) else { return [] }
         let pending = try maybePending && hasPending(db, resource, id: id)

@@ -6,10 +6,12 @@ import GRDB
 extension FerryStore {
     static func recordConflict(_ db: Database, _ resource: String, id: String, fields: [String]) throws {
         let encoded = String(decoding: try JSONEncoder().encode(fields.sorted()), as: UTF8.self)
-        try db.cachedStatement(sql: """
-            INSERT INTO ferry_conflict (resource, id, fields) VALUES (?, ?, ?)
-            ON CONFLICT (resource, id) DO UPDATE SET fields = excluded.fields
-            """).execute(arguments: [resource, id, encoded])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO ferry_conflict (resource, id, fields) VALUES (?, ?, ?)
+                ON CONFLICT (resource, id) DO UPDATE SET fields = excluded.fields
+                """
+        ).execute(arguments: [resource, id, encoded])
     }
 
     static func clearConflict(_ db: Database, _ resource: String, id: String) throws {
@@ -17,7 +19,8 @@ extension FerryStore {
     }
 
     static func hasConflict(_ db: Database, _ resource: String, id: String) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_conflict WHERE resource = ? AND id = ?)"),
-                          arguments: [resource, id]) ?? false
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_conflict WHERE resource = ? AND id = ?)"),
+            arguments: [resource, id]) ?? false
     }
 }

@@ -18,12 +18,14 @@ extension FerryStore {
             while let (parent, parentID) = parents.popLast() {
                 for child in schema.resources where try db.tableExists(child.name) {
                     for column in child.columns where column.references == parent {
-                        let ids = try String.fetchAll(db, sql: """
-                            SELECT t.id FROM \(LocalSchema.quote(child.name)) t
-                             WHERE t.\(LocalSchema.quote(column.name)) = ?
-                               AND EXISTS (SELECT 1 FROM ferry_outbox o WHERE o.resource = ? AND o.row_id = t.id
-                                              AND o.kind = ? AND \(OutboxState.waiting("o.state")))
-                            """, arguments: [parentID, child.name, PendingOperation.Kind.create.rawValue])
+                        let ids = try String.fetchAll(
+                            db,
+                            sql: """
+                                SELECT t.id FROM \(LocalSchema.quote(child.name)) t
+                                 WHERE t.\(LocalSchema.quote(column.name)) = ?
+                                   AND EXISTS (SELECT 1 FROM ferry_outbox o WHERE o.resource = ? AND o.row_id = t.id
+                                                  AND o.kind = ? AND \(OutboxState.waiting("o.state")))
+                                """, arguments: [parentID, child.name, PendingOperation.Kind.create.rawValue])
                         for childID in ids {
                             let problem = JSONValue.object([
                                 "code": .string("parent_rejected"), "status": .int(424), "field": .string(column.name),

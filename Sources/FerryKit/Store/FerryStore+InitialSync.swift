@@ -41,19 +41,22 @@ extension FerryStore {
             try Self.saveState(db, "initial_cursor", cursor)
             guard let schema = try Self.schema(db) else { return }
             for resource in schema.resources where try db.tableExists(resource.name) {
-                try db.execute(sql: """
-                    INSERT INTO ferry_unconfirmed (resource, id)
-                    SELECT ?, id FROM \(LocalSchema.quote(resource.name))
-                     WHERE id NOT IN (SELECT row_id FROM ferry_outbox WHERE resource = ? AND \(OutboxState.waiting()))
-                    """, arguments: [resource.name, resource.name])
+                try db.execute(
+                    sql: """
+                        INSERT INTO ferry_unconfirmed (resource, id)
+                        SELECT ?, id FROM \(LocalSchema.quote(resource.name))
+                         WHERE id NOT IN (SELECT row_id FROM ferry_outbox WHERE resource = ? AND \(OutboxState.waiting()))
+                        """, arguments: [resource.name, resource.name])
             }
         }
     }
 
     /// Applies one Index page of `step` and, in the same transaction, where the
     /// step goes on from: `next`, or the step done when there is no next page.
-    func applyIndexPage(_ rows: [(resource: String, data: RowData)], step: String, next: String?,
-                        resolve: @Sendable (String) -> ThreeWayMerge.Resolver?) throws -> [SyncEvent] {
+    func applyIndexPage(
+        _ rows: [(resource: String, data: RowData)], step: String, next: String?,
+        resolve: @Sendable (String) -> ThreeWayMerge.Resolver?
+    ) throws -> [SyncEvent] {
         try ferryWrite { db in
             let events = try Self.applyRemote(db, rows, resolve: resolve)
             try Self.confirm(db, rows)
@@ -96,7 +99,8 @@ extension FerryStore {
             for row in try GRDB.Row.fetchAll(db, sql: "SELECT resource, id FROM ferry_unconfirmed") {
                 let (resource, id): (String, String) = (row["resource"], row["id"])
                 guard try db.tableExists(resource), !(try Self.hasPending(db, resource, id: id)),
-                      try Self.row(db, resource, id: id) != nil else { continue }
+                    try Self.row(db, resource, id: id) != nil
+                else { continue }
                 try Self.remove(db, resource, id: id)
                 events.append(.removed(resource: resource, id: id, revoked: false, discardedEdits: false))
             }

@@ -26,14 +26,19 @@ extension FerryStore {
     /// Every operation in the outbox, oldest first.
     public func outbox() throws -> [OutboxEntry] {
         try database.read { db in
-            try GRDB.Row.fetchAll(db, sql: """
-                SELECT resource, row_id, kind, state, attempts, last_error, next_attempt_at, created_at
-                  FROM ferry_outbox ORDER BY sequence
-                """).map { record in
-                OutboxEntry(resource: record["resource"], rowID: record["row_id"], kind: record["kind"], state: OutboxState(rawValue: record["state"]) ?? .pending,
-                            attempts: record["attempts"], lastError: record["last_error"],
-                            nextAttempt: (record["next_attempt_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                            createdAt: (record["created_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+            try GRDB.Row.fetchAll(
+                db,
+                sql: """
+                    SELECT resource, row_id, kind, state, attempts, last_error, next_attempt_at, created_at
+                      FROM ferry_outbox ORDER BY sequence
+                    """
+            ).map { record in
+                OutboxEntry(
+                    resource: record["resource"], rowID: record["row_id"], kind: record["kind"],
+                    state: OutboxState(rawValue: record["state"]) ?? .pending,
+                    attempts: record["attempts"], lastError: record["last_error"],
+                    nextAttempt: (record["next_attempt_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                    createdAt: (record["created_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
             }
         }
     }
@@ -49,16 +54,21 @@ extension FerryStore {
     /// operations sent `stalledAfter` times or more without being settled.
     func outboxSummary(stalledAfter: Int) throws -> OutboxSummary {
         try database.read { db in
-            guard let record = try GRDB.Row.fetchOne(db.cachedStatement(sql: """
-                SELECT count(*) FILTER (WHERE \(OutboxState.waiting())) AS pending,
-                       count(*) FILTER (WHERE \(OutboxState.isRejected())) AS rejected,
-                       min(created_at) FILTER (WHERE \(OutboxState.waiting())) AS oldest,
-                       count(*) FILTER (WHERE \(OutboxState.waiting()) AND attempts >= ?) AS stalled
-                  FROM ferry_outbox
-                """), arguments: [stalledAfter]) else { return OutboxSummary() }
-            return OutboxSummary(pending: record["pending"], rejected: record["rejected"],
-                                 oldestPending: (record["oldest"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                                 stalled: record["stalled"])
+            guard
+                let record = try GRDB.Row.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT count(*) FILTER (WHERE \(OutboxState.waiting())) AS pending,
+                                   count(*) FILTER (WHERE \(OutboxState.isRejected())) AS rejected,
+                                   min(created_at) FILTER (WHERE \(OutboxState.waiting())) AS oldest,
+                                   count(*) FILTER (WHERE \(OutboxState.waiting()) AND attempts >= ?) AS stalled
+                              FROM ferry_outbox
+                            """), arguments: [stalledAfter])
+            else { return OutboxSummary() }
+            return OutboxSummary(
+                pending: record["pending"], rejected: record["rejected"],
+                oldestPending: (record["oldest"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                stalled: record["stalled"])
         }
     }
 
@@ -69,9 +79,13 @@ extension FerryStore {
             var rows: [(String, String, String?)] = []
             var seen = Set<RowKey>()
             for id in opIDs {
-                guard let record = try GRDB.Row.fetchOne(db.cachedStatement(sql: """
-                    SELECT resource, row_id, last_error FROM ferry_outbox WHERE op_id = ? AND attempts = ? AND \(OutboxState.waiting())
-                    """), arguments: [id.uuidString.lowercased(), attempts]) else { continue }
+                guard
+                    let record = try GRDB.Row.fetchOne(
+                        db.cachedStatement(
+                            sql: """
+                                SELECT resource, row_id, last_error FROM ferry_outbox WHERE op_id = ? AND attempts = ? AND \(OutboxState.waiting())
+                                """), arguments: [id.uuidString.lowercased(), attempts])
+                else { continue }
                 let key = RowKey(resource: record["resource"], id: record["row_id"])
                 if seen.insert(key).inserted { rows.append((key.resource, key.id, record["last_error"])) }
             }

@@ -32,8 +32,10 @@ extension FerryStore {
     /// Row `id`'s sync state; `.synced` when the outbox holds nothing for it (also for an unknown row).
     public func state(_ resource: String, id: String) throws -> RowState {
         try database.read { db in
-            let states = try String.fetchAll(db, sql: "SELECT state FROM ferry_outbox WHERE resource = ? AND row_id = ?",
-                                             arguments: [resource, id]).compactMap(OutboxState.init(rawValue:))
+            let states = try String.fetchAll(
+                db, sql: "SELECT state FROM ferry_outbox WHERE resource = ? AND row_id = ?",
+                arguments: [resource, id]
+            ).compactMap(OutboxState.init(rawValue:))
             return RowState(operations: states, conflicted: try Self.hasConflict(db, resource, id: id))
         }
     }
@@ -60,10 +62,12 @@ extension FerryStore {
     /// The operations to upload, and the current rows and base revisions they need.
     func uploadInput() throws -> (operations: [PendingOperation], rows: [RowKey: RowData], bases: [RowKey: Int64]) {
         try database.read { db in
-            let records = try GRDB.Row.fetchAll(db, sql: """
-                SELECT sequence, op_id, resource, row_id, kind, fields, group_id, attempts FROM ferry_outbox
-                 WHERE state = \(OutboxState.pending.sql) ORDER BY sequence
-                """)
+            let records = try GRDB.Row.fetchAll(
+                db,
+                sql: """
+                    SELECT sequence, op_id, resource, row_id, kind, fields, group_id, attempts FROM ferry_outbox
+                     WHERE state = \(OutboxState.pending.sql) ORDER BY sequence
+                    """)
             var operations: [PendingOperation] = []
             var rows: [RowKey: RowData] = [:]
             var bases: [RowKey: Int64] = [:]
@@ -71,10 +75,13 @@ extension FerryStore {
                 let resource: String = record["resource"], rowID: String = record["row_id"]
                 let fields = (try? JSONDecoder().decode([String].self, from: Data((record["fields"] as String).utf8))) ?? []
                 guard let kind = PendingOperation.Kind(rawValue: record["kind"]),
-                      let opID = UUID(uuidString: record["op_id"]) else { continue }
-                operations.append(PendingOperation(opID: opID, sequence: record["sequence"], resource: resource,
-                                                   rowID: rowID, kind: kind, fields: Set(fields), group: record["group_id"],
-                                                   sent: (record["attempts"] as Int) > 0))
+                    let opID = UUID(uuidString: record["op_id"])
+                else { continue }
+                operations.append(
+                    PendingOperation(
+                        opID: opID, sequence: record["sequence"], resource: resource,
+                        rowID: rowID, kind: kind, fields: Set(fields), group: record["group_id"],
+                        sent: (record["attempts"] as Int) > 0))
                 let key = RowKey(resource: resource, id: rowID)
                 if rows[key] == nil, let row = try? Self.row(db, resource, id: rowID) { rows[key] = row }
                 if bases[key] == nil, let revision = try Self.base(db, resource, id: rowID)?.revision {
@@ -91,8 +98,9 @@ extension FerryStore {
         try ferryWrite { db in
             let statement = try db.cachedStatement(sql: OutboxState.statement(event, where: "op_id = ?"))
             for id in opIDs {
-                try statement.execute(arguments: Self.outcomeArguments(event, error: error, nextAttempt: nextAttempt)
-                                        + [id.uuidString.lowercased()])
+                try statement.execute(
+                    arguments: Self.outcomeArguments(event, error: error, nextAttempt: nextAttempt)
+                        + [id.uuidString.lowercased()])
             }
         }
     }
@@ -147,7 +155,8 @@ extension FerryStore {
         // That later version already includes this write; it stays.
         var serverRow = answered
         if let answered, let revision = answered["revision"]?.int, answered["is_deleted"]?.bool != true,
-           let known = try Self.base(db, request.resource, id: request.rowID), known.revision > revision {
+            let known = try Self.base(db, request.resource, id: request.rowID), known.revision > revision
+        {
             serverRow = known.row
         }
         let settle = try db.cachedStatement(sql: OutboxState.statement(.settled, where: "op_id = ?"))
@@ -174,10 +183,12 @@ extension FerryStore {
 
     static func setBase(_ db: Database, _ resource: String, _ row: RowData) throws {
         guard let id = row["id"].flatMap(\.string) ?? row["id"]?.int.map(String.init), let revision = row["revision"]?.int else { return }
-        try db.cachedStatement(sql: """
-            INSERT INTO ferry_base (resource, id, revision, row) VALUES (?, ?, ?, ?)
-            ON CONFLICT (resource, id) DO UPDATE SET revision = excluded.revision, row = excluded.row
-            """).execute(arguments: [resource, id, revision, String(decoding: JSONValue.object(row).encoded(), as: UTF8.self)])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO ferry_base (resource, id, revision, row) VALUES (?, ?, ?, ?)
+                ON CONFLICT (resource, id) DO UPDATE SET revision = excluded.revision, row = excluded.row
+                """
+        ).execute(arguments: [resource, id, revision, String(decoding: JSONValue.object(row).encoded(), as: UTF8.self)])
     }
 
     /// The server version local edits of row `id` were made on: the one kept
@@ -185,8 +196,10 @@ extension FerryStore {
     /// row itself, if the server has it. Nil for a row created locally and not
     /// yet acknowledged.
     static func base(_ db: Database, _ resource: String, id: String) throws -> (revision: Int64, row: RowData)? {
-        if let record = try GRDB.Row.fetchOne(db.cachedStatement(sql: "SELECT revision, row FROM ferry_base WHERE resource = ? AND id = ?"),
-                                              arguments: [resource, id]) {
+        if let record = try GRDB.Row.fetchOne(
+            db.cachedStatement(sql: "SELECT revision, row FROM ferry_base WHERE resource = ? AND id = ?"),
+            arguments: [resource, id])
+        {
             let row = (try? JSONValue.decode(Data((record["row"] as String).utf8)))?.object ?? [:]
             return (record["revision"], row)
         }
@@ -201,9 +214,11 @@ extension FerryStore {
     /// The fields edited locally and not yet acknowledged; every writable field
     /// for a row created locally.
     static func dirtyFields(_ db: Database, _ resource: String, id: String) throws -> Set<String> {
-        let records = try GRDB.Row.fetchAll(db, sql: """
-            SELECT kind, fields FROM ferry_outbox WHERE resource = ? AND row_id = ? AND \(OutboxState.waiting())
-            """, arguments: [resource, id])
+        let records = try GRDB.Row.fetchAll(
+            db,
+            sql: """
+                SELECT kind, fields FROM ferry_outbox WHERE resource = ? AND row_id = ? AND \(OutboxState.waiting())
+                """, arguments: [resource, id])
         var fields = Set<String>()
         for record in records {
             if (record["kind"] as String) == PendingOperation.Kind.create.rawValue {
@@ -223,8 +238,9 @@ extension FerryStore {
     }
 
     static func hasPending(_ db: Database, _ resource: String, id: String) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE resource = ? AND row_id = ? AND \(OutboxState.waiting()))"),
-                          arguments: [resource, id]) ?? false
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE resource = ? AND row_id = ? AND \(OutboxState.waiting()))"),
+            arguments: [resource, id]) ?? false
     }
 }
 
@@ -245,8 +261,9 @@ extension FerryStore {
             let fields = try Self.resource(db, request.resource).writableColumns.sorted()
             let encoded = String(decoding: try JSONEncoder().encode(fields), as: UTF8.self)
             for id in request.opIDs {
-                try db.execute(sql: "UPDATE ferry_outbox SET kind = 'update', fields = ? WHERE op_id = ? AND kind = 'create'",
-                               arguments: [encoded, id.uuidString.lowercased()])
+                try db.execute(
+                    sql: "UPDATE ferry_outbox SET kind = 'update', fields = ? WHERE op_id = ? AND kind = 'create'",
+                    arguments: [encoded, id.uuidString.lowercased()])
             }
         }
     }
@@ -260,12 +277,16 @@ extension FerryStore {
             try Self.clearInitialSync(db)
             guard let schema = try Self.schema(db) else { return }
             for resource in schema.resources where try db.tableExists(resource.name) {
-                try db.execute(sql: """
-                    DELETE FROM \(LocalSchema.quote(resource.name)) WHERE id NOT IN
-                      (SELECT row_id FROM ferry_outbox WHERE resource = ? AND \(OutboxState.waiting()))
-                    """, arguments: [resource.name])
+                try db.execute(
+                    sql: """
+                        DELETE FROM \(LocalSchema.quote(resource.name)) WHERE id NOT IN
+                          (SELECT row_id FROM ferry_outbox WHERE resource = ? AND \(OutboxState.waiting()))
+                        """, arguments: [resource.name])
             }
-            try db.execute(sql: "DELETE FROM ferry_base WHERE NOT EXISTS (SELECT 1 FROM ferry_outbox o WHERE o.resource = ferry_base.resource AND o.row_id = ferry_base.id AND \(OutboxState.waiting("o.state")))")
+            try db.execute(
+                sql:
+                    "DELETE FROM ferry_base WHERE NOT EXISTS (SELECT 1 FROM ferry_outbox o WHERE o.resource = ferry_base.resource AND o.row_id = ferry_base.id AND \(OutboxState.waiting("o.state")))"
+            )
         }
     }
 }

@@ -103,11 +103,13 @@ extension FerryStore {
         let assignments = columns.filter { $0 != "id" }.map { "\(LocalSchema.quote($0)) = excluded.\(LocalSchema.quote($0))" }
             .joined(separator: ", ")
         let table = LocalSchema.quote(resource.name)
-        try db.cachedStatement(sql: """
-            INSERT INTO \(table) (\(names)) VALUES (\(marks))
-            ON CONFLICT ("id") DO UPDATE SET \(assignments)
-            WHERE \(table)."revision" IS NULL OR excluded."revision" > \(table)."revision"
-            """).execute(arguments: StatementArguments(columns.map { databaseValue(row[$0] ?? .null) }))
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO \(table) (\(names)) VALUES (\(marks))
+                ON CONFLICT ("id") DO UPDATE SET \(assignments)
+                WHERE \(table)."revision" IS NULL OR excluded."revision" > \(table)."revision"
+                """
+        ).execute(arguments: StatementArguments(columns.map { databaseValue(row[$0] ?? .null) }))
     }
 
     static func remove(_ db: Database, _ resource: String, id: String) throws {

@@ -114,7 +114,8 @@ extension FerryStore {
         var row = values.filter { $0.value != .null }
         row["id"] = .string(id)
         let columns = row.keys.sorted()
-        let sql = "INSERT INTO \(LocalSchema.quote(resource)) (\(columns.map(LocalSchema.quote).joined(separator: ", "))) "
+        let sql =
+            "INSERT INTO \(LocalSchema.quote(resource)) (\(columns.map(LocalSchema.quote).joined(separator: ", "))) "
             + "VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         do {
             try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(columns.map { databaseValue(row[$0] ?? .null) }))

@@ -51,7 +51,8 @@ public final class FerryStore: Sendable {
         try ferryWrite { db in
             // An upload in flight when the process died was either applied or not;
             // sending it again with the same Idempotency-Key is right either way.
-            try db.execute(sql: OutboxState.statement(.reopened, where: "true"), arguments: Self.outcomeArguments(.reopened, error: nil, nextAttempt: nil))
+            try db.execute(
+                sql: OutboxState.statement(.reopened, where: "true"), arguments: Self.outcomeArguments(.reopened, error: nil, nextAttempt: nil))
             // A file written before the triggers existed, or by an older FerryKit, gets today's.
             if let schema = try Self.schema(db) { try Self.installTriggers(db, schema) }
         }
@@ -73,16 +74,17 @@ public final class FerryStore: Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("ferry 1") { db in
-            try db.execute(sql: """
-                CREATE TABLE ferry_base (resource TEXT NOT NULL, id TEXT NOT NULL, revision INTEGER NOT NULL,
-                                         row TEXT NOT NULL, PRIMARY KEY (resource, id));
-                CREATE TABLE ferry_outbox (sequence INTEGER PRIMARY KEY AUTOINCREMENT, op_id TEXT NOT NULL UNIQUE,
-                                           resource TEXT NOT NULL, row_id TEXT NOT NULL, kind TEXT NOT NULL,
-                                           fields TEXT NOT NULL, state TEXT NOT NULL DEFAULT \(OutboxState.pending.sql),
-                                           attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at REAL, last_error TEXT);
-                CREATE INDEX ferry_outbox_row ON ferry_outbox (resource, row_id);
-                CREATE TABLE ferry_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE ferry_base (resource TEXT NOT NULL, id TEXT NOT NULL, revision INTEGER NOT NULL,
+                                             row TEXT NOT NULL, PRIMARY KEY (resource, id));
+                    CREATE TABLE ferry_outbox (sequence INTEGER PRIMARY KEY AUTOINCREMENT, op_id TEXT NOT NULL UNIQUE,
+                                               resource TEXT NOT NULL, row_id TEXT NOT NULL, kind TEXT NOT NULL,
+                                               fields TEXT NOT NULL, state TEXT NOT NULL DEFAULT \(OutboxState.pending.sql),
+                                               attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at REAL, last_error TEXT);
+                    CREATE INDEX ferry_outbox_row ON ferry_outbox (resource, row_id);
+                    CREATE TABLE ferry_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                    """)
         }
         // When each operation was recorded (how long the queue has waited), the
         // app's group it uploads with (one `/v1/batch`), and the rows whose
@@ -90,7 +92,8 @@ public final class FerryStore: Sendable {
         migrator.registerMigration("ferry 2") { db in
             try db.execute(sql: "ALTER TABLE ferry_outbox ADD COLUMN created_at REAL")
             try db.execute(sql: "ALTER TABLE ferry_outbox ADD COLUMN group_id TEXT")
-            try db.execute(sql: "CREATE TABLE ferry_conflict (resource TEXT NOT NULL, id TEXT NOT NULL, fields TEXT NOT NULL, PRIMARY KEY (resource, id))")
+            try db.execute(
+                sql: "CREATE TABLE ferry_conflict (resource TEXT NOT NULL, id TEXT NOT NULL, fields TEXT NOT NULL, PRIMARY KEY (resource, id))")
         }
         // Rows the store held as synced when an initial sync took its cursor:
         // each must reappear in an Index page, or the server no longer has it.
@@ -161,8 +164,9 @@ extension FerryStore {
             }
             try Self.installTriggers(db, schema)
             let encoded = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
-            try db.execute(sql: "INSERT INTO ferry_state (key, value) VALUES ('schema', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                           arguments: [encoded])
+            try db.execute(
+                sql: "INSERT INTO ferry_state (key, value) VALUES ('schema', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                arguments: [encoded])
         }
     }
 

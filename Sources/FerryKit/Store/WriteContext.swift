@@ -37,21 +37,25 @@ final class WriteContext: @unchecked Sendable {
 
     /// The SQL functions the triggers call, on one connection.
     func register(on db: Database) {
-        db.add(function: DatabaseFunction("ferry_internal", argumentCount: 0, pure: false) { [self] _ in
-            locked { internalDepth > 0 }
-        })
-        db.add(function: DatabaseFunction("ferry_group", argumentCount: 0, pure: false) { [self] _ in
-            locked { group }
-        })
-        db.add(function: DatabaseFunction("ferry_op_id", argumentCount: 0, pure: false) { [self] _ in
-            let id = UUID().uuidString.lowercased()
-            locked { _ = issued.insert(id) }
-            return id
-        })
-        db.add(function: DatabaseFunction("ferry_issued", argumentCount: 1, pure: false) { [self] arguments in
-            guard let id = String.fromDatabaseValue(arguments[0]) else { return false }
-            return locked { issued.remove(id) != nil }
-        })
+        db.add(
+            function: DatabaseFunction("ferry_internal", argumentCount: 0, pure: false) { [self] _ in
+                locked { internalDepth > 0 }
+            })
+        db.add(
+            function: DatabaseFunction("ferry_group", argumentCount: 0, pure: false) { [self] _ in
+                locked { group }
+            })
+        db.add(
+            function: DatabaseFunction("ferry_op_id", argumentCount: 0, pure: false) { [self] _ in
+                let id = UUID().uuidString.lowercased()
+                locked { _ = issued.insert(id) }
+                return id
+            })
+        db.add(
+            function: DatabaseFunction("ferry_issued", argumentCount: 1, pure: false) { [self] arguments in
+                guard let id = String.fromDatabaseValue(arguments[0]) else { return false }
+                return locked { issued.remove(id) != nil }
+            })
     }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {

@@ -10,9 +10,10 @@ func abandoningOnCancel<T: Sendable>(_ operation: @escaping @Sendable () async t
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             race.begin(continuation)
-            race.run(Task {
-                do { race.finish(.success(try await operation())) } catch { race.finish(.failure(error)) }
-            })
+            race.run(
+                Task {
+                    do { race.finish(.success(try await operation())) } catch { race.finish(.failure(error)) }
+                })
         }
     } onCancel: {
         race.cancel()

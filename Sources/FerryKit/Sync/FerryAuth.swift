@@ -13,10 +13,13 @@ public enum FerryAuth {
         -> (token: String, userID: String, expiresAt: Date?)
     {
         let credentials = Data("\(name):\(password)".utf8).base64EncodedString()
-        let response = try await transport.send(TransportRequest(method: "POST", path: "/v1/auth/token",
-                                                                 headers: ["Authorization": "Basic \(credentials)"]))
+        let response = try await transport.send(
+            TransportRequest(
+                method: "POST", path: "/v1/auth/token",
+                headers: ["Authorization": "Basic \(credentials)"]))
         guard response.status == 201, let token = response.object?["token"]?.string,
-              let user = response.object?["user_id"]?.string else { throw FerryKitError.signInFailed(status: response.status) }
+            let user = response.object?["user_id"]?.string
+        else { throw FerryKitError.signInFailed(status: response.status) }
         let expiresAt = response.object?["expires_at"]?.int.map { Date(timeIntervalSince1970: Double($0) / 1_000) }
         return (token, user, expiresAt)
     }

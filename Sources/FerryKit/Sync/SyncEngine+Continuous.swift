@@ -34,8 +34,9 @@ extension SyncEngine {
         let signal = self.signal
         let observer = OutboxObserver { signal.post(.wrote) }
         store.database.add(transactionObserver: observer, extent: .observerLifetime)
-        var run = ContinuousRun(plan: LivePlan(uploadDelay: uploadDelay, now: now()), longPollWait: max(0, longPollWait),
-                                observer: observer, clock: now())
+        var run = ContinuousRun(
+            plan: LivePlan(uploadDelay: uploadDelay, now: now()), longPollWait: max(0, longPollWait),
+            observer: observer, clock: now())
         #if canImport(Network)
         run.monitor = NetworkMonitor { signal.post(.network) }
         #endif
@@ -162,7 +163,9 @@ extension SyncEngine {
         let waiting = syncWaiters
         syncWaiters = []
         for waiter in waiting { waiter.resume(throwing: CancellationError()) }
-        try? update { $0.mode = .manual; $0.connected = false }
+        try? update {
+            $0.mode = .manual; $0.connected = false
+        }
     }
 }
 

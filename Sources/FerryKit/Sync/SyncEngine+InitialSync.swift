@@ -47,7 +47,7 @@ extension SyncEngine {
             case 200:
                 break
             case 404 where response.object?["code"]?.string == "paging_token_not_found",
-                 410 where response.object?["code"]?.string == "paging_token_expired":
+                410 where response.object?["code"]?.string == "paging_token_expired":
                 // The snapshot is gone (its TTL passed while offline, or memcached
                 // lost it): take a new one. Twice in a row means something else is wrong.
                 guard restarts < 2 else { throw FerryKitError.malformedAnswer("GET \(path) answered \(response.status) twice") }

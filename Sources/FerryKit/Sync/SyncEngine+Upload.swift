@@ -26,8 +26,10 @@ extension SyncEngine {
                 guard !kept.isEmpty else { continue }
                 if planned.isBatch && kept.count < planned.requests.count {
                     // A group applies whole or not at all: without that row, not at all.
-                    let problem = JSONValue.object(["code": .string("parent_rejected"), "status": .int(424),
-                                                    "detail": .string("a row of this group belongs to a row the server refused")])
+                    let problem = JSONValue.object([
+                        "code": .string("parent_rejected"), "status": .int(424),
+                        "detail": .string("a row of this group belongs to a row the server refused"),
+                    ])
                     _ = try rejectGroup(UploadBundle(kept, batch: true), TransportResponse(status: 424, body: problem.encoded()), &round)
                     continue
                 }
@@ -65,7 +67,12 @@ extension SyncEngine {
                 return .object(["id": .string(request.rowID), "revision": request.baseRevision.map(JSONValue.int) ?? .null])
             }
         }
-        let method = switch first.action { case .create: "POST"; case .update: "PATCH"; case .delete: "DELETE" }
+        let method =
+            switch first.action {
+            case .create: "POST";
+            case .update: "PATCH";
+            case .delete: "DELETE"
+            }
         var http = TransportRequest(method: method, path: "/v1/\(first.resource)", body: JSONValue.array(items).encoded())
         http.headers["Idempotency-Key"] = bundle.idempotencyKey
         return http

@@ -44,8 +44,9 @@ public actor SyncEngine {
     /// `Retry-After` and its problem's `code`, at this engine's backoff.
     func retryStep(after response: TransportResponse) -> RetryPolicy.Step {
         let retryAfter = RetryPolicy.retryAfter(response.headers["retry-after"], now: now())
-        return policy.step(after: .status(response.status, retryAfter: retryAfter, code: response.object?["code"]?.string),
-                           attempt: attempts, random: random)
+        return policy.step(
+            after: .status(response.status, retryAfter: retryAfter, code: response.object?["code"]?.string),
+            attempt: attempts, random: random)
     }
 
     /// Conflicts resolved, operations rejected, rows removed.
@@ -77,14 +78,16 @@ public actor SyncEngine {
     ///     ``SyncEvent/stalled(resource:id:attempts:lastError:)``.
     ///   - now: the clock (a fixed one in tests).
     ///   - random: [0, 1) draws for backoff jitter (a fixed one in tests).
-    public init(store: FerryStore, transport: any Transport, tokens: any TokenProvider, policy: RetryPolicy = RetryPolicy(),
-                resolvers: [String: ThreeWayMerge.Resolver] = [:],
-                maxBulk: Int = 100,
-                initialSyncOrder: [DownloadStep] = [],
-                pageSize: Int = 1_000,
-                stalledAfter: Int = 3,
-                now: @escaping @Sendable () -> Date = { Date() },
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    public init(
+        store: FerryStore, transport: any Transport, tokens: any TokenProvider, policy: RetryPolicy = RetryPolicy(),
+        resolvers: [String: ThreeWayMerge.Resolver] = [:],
+        maxBulk: Int = 100,
+        initialSyncOrder: [DownloadStep] = [],
+        pageSize: Int = 1_000,
+        stalledAfter: Int = 3,
+        now: @escaping @Sendable () -> Date = { Date() },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
         self.maxBulk = max(1, maxBulk)
         self.initialSyncOrder = initialSyncOrder
         self.pageSize = min(max(1, pageSize), 1_000)
@@ -166,7 +169,9 @@ public actor SyncEngine {
     /// A round or a long poll reached the server and did all it had to.
     func succeeded() {
         schedule.succeeded()
-        try? update { $0.online = true; $0.lastError = nil; $0.nextAttempt = nil; $0.paused = false }
+        try? update {
+            $0.online = true; $0.lastError = nil; $0.nextAttempt = nil; $0.paused = false
+        }
     }
 
     /// A round or a long poll failed with `error`: recorded, and the next try
@@ -227,9 +232,10 @@ public actor SyncEngine {
     /// whose operations have now been sent `stalledAfter` times.
     func postpone(_ opIDs: [UUID], error: Data, until due: Date? = nil) throws {
         try store.transition(opIDs, .deferred, error: error, nextAttempt: due)
-        emit(try store.reachedAttempts(opIDs, stalledAfter).map {
-            .stalled(resource: $0.resource, id: $0.id, attempts: stalledAfter, lastError: $0.lastError)
-        })
+        emit(
+            try store.reachedAttempts(opIDs, stalledAfter).map {
+                .stalled(resource: $0.resource, id: $0.id, attempts: stalledAfter, lastError: $0.lastError)
+            })
     }
 
     func emit(_ events: [SyncEvent]) {

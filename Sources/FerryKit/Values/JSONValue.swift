@@ -96,8 +96,10 @@ public enum JSONValue: Sendable, Hashable, Codable {
             // integer types; everything else as a double.
             switch String(cString: number.objCType) {
             case "c", "B": self = .bool(number.boolValue)
-            case "d", "f": self = number.doubleValue.rounded() == number.doubleValue && abs(number.doubleValue) < 9e15
-                ? .int(Int64(number.doubleValue)) : .double(number.doubleValue)
+            case "d", "f":
+                self =
+                    number.doubleValue.rounded() == number.doubleValue && abs(number.doubleValue) < 9e15
+                    ? .int(Int64(number.doubleValue)) : .double(number.doubleValue)
             default: self = .int(number.int64Value)
             }
         case let array as [Any]:

@@ -23,7 +23,8 @@ enum CodingRoutes {
             return .json(document, headers: HTTPHeaders([("ETag", #""v1""#)]))
         }
         router.patch("/json") { request, _ in
-            request.headers["If-Match"] == #""v1""# ? .json(Array(#"{"ok":true}"#.utf8))
+            request.headers["If-Match"] == #""v1""#
+                ? .json(Array(#"{"ok":true}"#.utf8))
                 : .problem(status: 412, extensions: [("code", "precondition_failed")])
         }
         router.get("/problem") { _, _ in
@@ -32,22 +33,26 @@ enum CodingRoutes {
         router.get("/small") { _, _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
         router.get("/text") { _, _ in .text(String(repeating: "plain text ", count: 1000)) }
         router.get("/stream") { _, _ in
-            HTTPResponse(headers: HTTPHeaders([("Content-Type", "application/json")]), body: .stream { writer in
-                try writer.write("[")
-                for i in 0..<2000 {
-                    try writer.write((i > 0 ? "," : "") + #"{"n":\#(i)}"#)
-                    // A flush mid-body must still leave a decodable stream.
-                    if i == 1000 { try writer.flush() }
-                }
-                try writer.write("]")
-            })
+            HTTPResponse(
+                headers: HTTPHeaders([("Content-Type", "application/json")]),
+                body: .stream { writer in
+                    try writer.write("[")
+                    for i in 0..<2000 {
+                        try writer.write((i > 0 ? "," : "") + #"{"n":\#(i)}"#)
+                        // A flush mid-body must still leave a decodable stream.
+                        if i == 1000 { try writer.flush() }
+                    }
+                    try writer.write("]")
+                })
         }
         router.post("/echo") { request, _ in
-            HTTPResponse(status: 200, headers: HTTPHeaders([
-                ("Content-Type", "application/octet-stream"),
-                ("X-Content-Length", request.headers["Content-Length"] ?? "-"),
-                ("X-Content-Encoding", request.headers["Content-Encoding"] ?? "-"),
-            ]), bytes: request.body)
+            HTTPResponse(
+                status: 200,
+                headers: HTTPHeaders([
+                    ("Content-Type", "application/octet-stream"),
+                    ("X-Content-Length", request.headers["Content-Length"] ?? "-"),
+                    ("X-Content-Encoding", request.headers["Content-Encoding"] ?? "-"),
+                ]), bytes: request.body)
         }
         return router
     }

@@ -89,7 +89,9 @@ struct ResponseCompressionTests {
         for tag in [#""v1""#, #""v1-gzip""#, #""v1-deflate""#, #"W/"v1-gzip""#, #""v0", "v1-gzip""#] {
             for accept in ["gzip", "identity", "deflate"] {
                 let client = try TestHTTPClient(connectingTo: server.port)
-                try client.send("GET /json HTTP/1.1\r\nHost: x\r\nAccept-Encoding: \(accept)\r\nIf-None-Match: \(tag)\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\n\r\n")
+                try client.send(
+                    "GET /json HTTP/1.1\r\nHost: x\r\nAccept-Encoding: \(accept)\r\nIf-None-Match: \(tag)\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\n\r\n"
+                )
                 let response = try client.readResponse()
                 #expect(response.status == 304, "If-None-Match: \(tag), Accept-Encoding: \(accept)")
                 #expect(response.header("Content-Length") == nil && response.header("Content-Encoding") == nil)

@@ -14,10 +14,12 @@ struct RequestParserBodyTests {
         #expect(r.headers["content-length"] == "12")
     }
 
-    @Test("equal repeated Content-Length values are accepted (RFC 9110 §8.6)", arguments: [
-        "Content-Length: 5, 5\r\n", "Content-Length: 5\r\nContent-Length: 5\r\n", "Content-Length: 5,05\r\n",
-        "Content-Length:\t5 \r\n",
-    ])
+    @Test(
+        "equal repeated Content-Length values are accepted (RFC 9110 §8.6)",
+        arguments: [
+            "Content-Length: 5, 5\r\n", "Content-Length: 5\r\nContent-Length: 5\r\n", "Content-Length: 5,05\r\n",
+            "Content-Length:\t5 \r\n",
+        ])
     func repeatedContentLength(fields: String) throws {
         let r = try parseOne("POST / HTTP/1.1\r\nHost: h\r\n\(fields)\r\nhello", feed: .whole)
         #expect(r.body == wire("hello"))
@@ -42,9 +44,11 @@ struct RequestParserBodyTests {
         let r = try parseOne(input, feed: feed)
         #expect(r.body == wire("hello world0123456789!"))
         // Trailers come after the head's fields; framing fields are dropped.
-        #expect(r.headers == HTTPHeaders([
-            ("Host", "h"), ("Transfer-Encoding", "Chunked"), ("X-Checksum", "abc"), ("X-More", ""),
-        ]))
+        #expect(
+            r.headers
+                == HTTPHeaders([
+                    ("Host", "h"), ("Transfer-Encoding", "Chunked"), ("X-Checksum", "abc"), ("X-More", ""),
+                ]))
         #expect(r.headers["Content-Length"] == nil)
     }
 
@@ -96,10 +100,12 @@ struct RequestParserBodyTests {
         #expect(outcomes.count == (body.count == 5 ? 1 : 0))
     }
 
-    @Test("no expectContinue without a body or in HTTP/1.0", arguments: [
-        "PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n",
-        "PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n",
-    ])
+    @Test(
+        "no expectContinue without a body or in HTTP/1.0",
+        arguments: [
+            "PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n",
+            "PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n",
+        ])
     func noExpectContinueWithoutBody(input: String) throws {
         let r = try parseOne(input, feed: .whole)
         #expect(r.body.isEmpty)

@@ -19,8 +19,10 @@ struct Refusal: Sendable, CustomTestStringConvertible {
     var testDescription: String { "\(status) \(name)" }
 
     var reason: HTTPError.Reason {
-        [400: .malformed, 413: .bodyTooLarge, 414: .targetTooLong, 431: .headersTooLarge,
-         501: .transferCodingNotImplemented, 505: .versionNotSupported][status]!
+        [
+            400: .malformed, 413: .bodyTooLarge, 414: .targetTooLong, 431: .headersTooLarge,
+            501: .transferCodingNotImplemented, 505: .versionNotSupported,
+        ][status]!
     }
 }
 
@@ -81,7 +83,9 @@ let refusals: [Refusal] = [
     Refusal("chunk extension name then trailing whitespace", chunked + "2;a \r\nhi\r\n0\r\n\r\n", 400),
     Refusal("chunk extension value then trailing whitespace", chunked + "0;1=\t0\t\r\n\r\n", 400),
     Refusal("chunk extension too long", chunked + "5;" + String(repeating: "e", count: 5000) + "\r\nhello\r\n0\r\n\r\n", 400),
-    Refusal("chunk extensions over their total", chunked + String(repeating: "1;" + String(repeating: "e", count: 4000) + "\r\nz\r\n", count: 17) + "0\r\n\r\n", 400),
+    Refusal(
+        "chunk extensions over their total",
+        chunked + String(repeating: "1;" + String(repeating: "e", count: 4000) + "\r\nz\r\n", count: 17) + "0\r\n\r\n", 400),
     Refusal("chunk size bare LF", chunked + "5\nhello\r\n0\r\n\r\n", 400),
     Refusal("junk after chunk data", chunked + "5\r\nhelloX\r\n0\r\n\r\n", 400),
     Refusal("bare LF after chunk data", chunked + "5\r\nhello\n0\r\n\r\n", 400),

@@ -101,10 +101,12 @@ struct RequestParserRequestTests {
             TargetCase(target: "/a+b", path: "/a+b"),
             TargetCase(target: "/%41%62", path: "/Ab"),
             TargetCase(target: "/p?", path: "/p", rawQuery: ""),
-            TargetCase(target: "/p?a=1&b=x+y&c=%26%3D&d&&e=", path: "/p", rawQuery: "a=1&b=x+y&c=%26%3D&d&&e=",
-                       query: ["a=1", "b=x y", "c=&=", "d=", "e="]),
-            TargetCase(target: "/p?q=caf%C3%A9%20bar+baz&=v", path: "/p", rawQuery: "q=caf%C3%A9%20bar+baz&=v",
-                       query: ["q=café bar baz", "=v"]),
+            TargetCase(
+                target: "/p?a=1&b=x+y&c=%26%3D&d&&e=", path: "/p", rawQuery: "a=1&b=x+y&c=%26%3D&d&&e=",
+                query: ["a=1", "b=x y", "c=&=", "d=", "e="]),
+            TargetCase(
+                target: "/p?q=caf%C3%A9%20bar+baz&=v", path: "/p", rawQuery: "q=caf%C3%A9%20bar+baz&=v",
+                query: ["q=café bar baz", "=v"]),
             TargetCase(target: "/p?a=b=c", path: "/p", rawQuery: "a=b=c", query: ["a=b=c"]),
             TargetCase(target: "/p?x=/?y", path: "/p", rawQuery: "x=/?y", query: ["x=/?y"]),
             TargetCase(target: "/p?nl=%0A", path: "/p", rawQuery: "nl=%0A", query: ["nl=\n"]),

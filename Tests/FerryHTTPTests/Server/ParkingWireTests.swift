@@ -55,9 +55,11 @@ struct ParkingWireTests {
                 }
                 let heartbeat = request.queryValue("heartbeat").flatMap(Double.init)
                     .map { HTTPParking.Heartbeat(interval: $0, bytes: Array(": beat\n".utf8)) }
-                return .parked(HTTPParking(ticket: ticket, deadline: deadline,
-                                           stream: .init(bytes: part, heartbeat: heartbeat)),
-                               headers: HTTPHeaders([("Content-Type", "text/event-stream")]))
+                return .parked(
+                    HTTPParking(
+                        ticket: ticket, deadline: deadline,
+                        stream: .init(bytes: part, heartbeat: heartbeat)),
+                    headers: HTTPHeaders([("Content-Type", "text/event-stream")]))
             }
             switch context.resumption?.reason {
             case nil: return .parked(HTTPParking(ticket: ticket, deadline: deadline))

@@ -23,9 +23,11 @@ struct FerryKitBenchTests {
     static func seed(_ server: FerryServer, for user: String) throws {
         let owner = try server.database.connect()
         defer { owner.close() }
-        _ = try owner.query("INSERT INTO app.study_sets (creator_id, title) SELECT $1::uuid, 'set ' || i FROM generate_series(1, $2::int) i",
-                            [user, String(rows / 100)])
-        _ = try owner.query("""
+        _ = try owner.query(
+            "INSERT INTO app.study_sets (creator_id, title) SELECT $1::uuid, 'set ' || i FROM generate_series(1, $2::int) i",
+            [user, String(rows / 100)])
+        _ = try owner.query(
+            """
             INSERT INTO app.terms (set_id, word, definition, rank)
             SELECT s.id, 'word ' || i, 'a definition of some length for row ' || i, 'r' || lpad(i::text, 3, '0') || 'V'
               FROM app.study_sets s CROSS JOIN generate_series(1, 100) i
@@ -59,17 +61,19 @@ struct FerryKitBenchTests {
         let received = try await store.database.read { db in
             try (Int.fetchOne(db, sql: "SELECT count(*) FROM terms") ?? 0) + (Int.fetchOne(db, sql: "SELECT count(*) FROM study_sets") ?? 0)
         }
-        print("ferrykit-bench: initial sync of \(received) rows (\(sets) sets, \(Self.rows) terms): \(String(format: "%.2f", seconds)) s, "
-              + "\(requests) requests, \(bytes) response bytes, peak RSS \(String(format: "%.0f", peak)) MiB "
-              + "(\(String(format: "%.0f", rssBefore)) MiB before)")
+        print(
+            "ferrykit-bench: initial sync of \(received) rows (\(sets) sets, \(Self.rows) terms): \(String(format: "%.2f", seconds)) s, "
+                + "\(requests) requests, \(bytes) response bytes, peak RSS \(String(format: "%.0f", peak)) MiB "
+                + "(\(String(format: "%.0f", rssBefore)) MiB before)")
         #expect(received == Self.rows + sets)
         print("ferrykit-bench: " + transport.pageTimes())
 
         // Steady state: nothing changed, so a sync is the feed's 304 check alone.
         try await engine.sync()
         let (after, afterBytes) = transport.totals
-        print("ferrykit-bench: a sync with nothing to do: \(after - requests) request(s), \(afterBytes - bytes) response body bytes, "
-              + "about \(transport.lastHeadBytes) bytes of status line and headers, last status \(transport.lastStatus)")
+        print(
+            "ferrykit-bench: a sync with nothing to do: \(after - requests) request(s), \(afterBytes - bytes) response body bytes, "
+                + "about \(transport.lastHeadBytes) bytes of status line and headers, last status \(transport.lastStatus)")
         #expect(after - requests == 1 && transport.lastStatus == 304)
     }
 
@@ -95,9 +99,10 @@ struct FerryKitBenchTests {
         try await engine.sync()
         let seconds = Date().timeIntervalSince(start)
         let sent = transport.byMethod.merging(before) { $0 - $1 }.filter { $0.value > 0 }
-        print("ferrykit-bench: 10,000 offline edits across 1,000 rows written locally in \(String(format: "%.2f", local)) s, "
-              + "uploaded in \(String(format: "%.2f", seconds)) s "
-              + "with \(sent.filter { $0.key != "GET" }.values.reduce(0, +)) write requests (\(sent.sorted { $0.key < $1.key }))")
+        print(
+            "ferrykit-bench: 10,000 offline edits across 1,000 rows written locally in \(String(format: "%.2f", local)) s, "
+                + "uploaded in \(String(format: "%.2f", seconds)) s "
+                + "with \(sent.filter { $0.key != "GET" }.values.reduce(0, +)) write requests (\(sent.sorted { $0.key < $1.key }))")
         #expect(try store.pendingCount() == 0)
     }
 }
@@ -126,11 +131,14 @@ extension FerryKitBenchTests {
             let latencies = reader.stop().sorted()
             let count = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM terms") ?? 0 }
             #expect(count == Self.rows && latencies.count > 10)
-            func percentile(_ p: Double) -> Double { latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] * 1_000 }
-            print("ferrykit-bench: reads during an initial sync of \(count) terms, \(access == .pool ? "pool (WAL)" : "queue"): "
-                  + "\(latencies.count) reads of 100 rows, p50 \(String(format: "%.2f", percentile(0.5))) ms, "
-                  + "p99 \(String(format: "%.2f", percentile(0.99))) ms, max \(String(format: "%.2f", (latencies.last ?? 0) * 1_000)) ms; "
-                  + "the sync took \(String(format: "%.2f", seconds)) s")
+            func percentile(_ p: Double) -> Double {
+                latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] * 1_000
+            }
+            print(
+                "ferrykit-bench: reads during an initial sync of \(count) terms, \(access == .pool ? "pool (WAL)" : "queue"): "
+                    + "\(latencies.count) reads of 100 rows, p50 \(String(format: "%.2f", percentile(0.5))) ms, "
+                    + "p99 \(String(format: "%.2f", percentile(0.99))) ms, max \(String(format: "%.2f", (latencies.last ?? 0) * 1_000)) ms; "
+                    + "the sync took \(String(format: "%.2f", seconds)) s")
         }
     }
 }
@@ -226,7 +234,8 @@ final class CountingTransport: Transport {
             $0.requests += 1
             $0.bytes += response.body.count
             $0.lastStatus = response.status
-            $0.lastHeadBytes = "HTTP/1.1 \(response.status) \r\n\r\n".utf8.count
+            $0.lastHeadBytes =
+                "HTTP/1.1 \(response.status) \r\n\r\n".utf8.count
                 + response.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 }
             $0.byMethod[request.method, default: 0] += 1
         }

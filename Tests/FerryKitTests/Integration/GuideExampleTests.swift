@@ -10,13 +10,16 @@ import Testing
     @Test func theGuidesFerryKitExampleRuns() async throws {
         let database = try ScratchDatabase.create(prefix: "ferry_guide")
         let scaffold = TestEnvironment.repositoryRoot.appendingPathComponent("Sources/FerryCLI/Scaffold/migrations")
-        try database.applyMigrations(appFiles: Dictionary(uniqueKeysWithValues: try FileManager.default
-            .contentsOfDirectory(atPath: scaffold.path).filter { $0.hasSuffix(".sql") }
-            .map { ($0, try String(contentsOf: scaffold.appendingPathComponent($0), encoding: .utf8)) }))
+        try database.applyMigrations(
+            appFiles: Dictionary(
+                uniqueKeysWithValues: try FileManager.default
+                    .contentsOfDirectory(atPath: scaffold.path).filter { $0.hasSuffix(".sql") }
+                    .map { ($0, try String(contentsOf: scaffold.appendingPathComponent($0), encoding: .utf8)) }))
         let ferry = try FerryServer(database: database)
         defer { ferry.stop() }
-        let added = try FerryProcess.run(["user", "add", "alice"], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
-                                         input: "alice-password\n")
+        let added = try FerryProcess.run(
+            ["user", "add", "alice"], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
+            input: "alice-password\n")
         try #require(added.status == 0, "\(added.stderr)")
         let server = ferry.baseURL
         try await syncAlicesProjects(server: server)
@@ -41,16 +44,16 @@ import Testing
 }
 
 /// Syncs alice's projects and tasks into a local SQLite file, and adds one of each.
-func syncAlicesProjects(server: URL) async throws {      // such as URL(string: "http://127.0.0.1:8080")!
+func syncAlicesProjects(server: URL) async throws {  // such as URL(string: "http://127.0.0.1:8080")!
     let transport = URLSessionTransport(baseURL: server)
     let (token, userID) = try await FerryAuth.signIn(transport: transport, name: "alice", password: "alice-password")
     let file = FileManager.default.temporaryDirectory.appendingPathComponent(FerryStore.fileName(server: server, userID: userID))
     let store = try FerryStore(path: file.path)
     let engine = SyncEngine(store: store, transport: transport, token: token)
-    try await engine.sync()                               // the projects and tasks alice may see
+    try await engine.sync()  // the projects and tasks alice may see
 
     let project = try store.create("projects", ["name": .string("Kitchen")])
     let rank = try store.rankAtEnd("tasks", scope: .string(project))
     try store.create("tasks", ["project_id": .string(project), "title": .string("paint"), "rank": .string(rank)])
-    try await engine.sync()                               // uploaded; the server's rows come back
+    try await engine.sync()  // uploaded; the server's rows come back
 }

@@ -44,9 +44,10 @@ import Testing
         let server = try FerryServer()
         defer { server.stop() }
         _ = try await server.user("app")
-        let app = try Self.run(["\(scratch)/debug/swift-app"],
-                               environment: ["FERRY_SERVER": server.baseURL.absoluteString, "FERRY_USER": "app", "FERRY_PASSWORD": "secret-app"],
-                               timeout: 180)
+        let app = try Self.run(
+            ["\(scratch)/debug/swift-app"],
+            environment: ["FERRY_SERVER": server.baseURL.absoluteString, "FERRY_USER": "app", "FERRY_PASSWORD": "secret-app"],
+            timeout: 180)
         #expect(app.status == 0 && app.output.contains("swift-app: ok"), "\(app.output)")
     }
 }

@@ -96,8 +96,9 @@ extension SyncIntegrationTests {
         let (store, faulty, timed, engine) = try await Self.device(server, policy: RetryPolicy(base: 1, cap: 8))
         await engine.start(uploadDelay: 0.05)
         try await waitUntilAsync("the long poll", within: 60) { await engine.currentStatus.connected }
-        let failure = TransportResponse(status: 500, headers: ["Content-Type": "application/problem+json"],
-                                        body: Data(#"{"code":"internal","status":500}"#.utf8))
+        let failure = TransportResponse(
+            status: 500, headers: ["Content-Type": "application/problem+json"],
+            body: Data(#"{"code":"internal","status":500}"#.utf8))
         faulty.inject(.answer(failure)) { $0.method == "POST" }
         faulty.inject(.answer(failure)) { $0.method == "POST" }
         let id = try store.create("study_sets", ["title": .string("after two 500s")])

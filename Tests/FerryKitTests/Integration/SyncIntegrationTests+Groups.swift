@@ -16,8 +16,13 @@ extension SyncIntegrationTests {
             let set = try tx.create("study_sets", ["title": .string("together")])
             var terms: [String] = []
             for word in ["uno", "dos", "tres"] {
-                terms.append(try tx.create("terms", ["set_id": .string(set), "word": .string(word),
-                                                     "rank": .string(try tx.rankAtEnd("terms", scope: .string(set)))]))
+                terms.append(
+                    try tx.create(
+                        "terms",
+                        [
+                            "set_id": .string(set), "word": .string(word),
+                            "rank": .string(try tx.rankAtEnd("terms", scope: .string(set))),
+                        ]))
             }
             return (set, terms)
         }
@@ -77,8 +82,9 @@ extension SyncIntegrationTests {
         #expect(batches(a).count == 2, "409 on the set, merged, the group again")
         #expect(try a.store.pendingCount() == 0)
         let row = try #require(try await b.serverRows("study_sets", "id", set, token: alice.token).first)
-        #expect(row["title"] == .string("from a") && row["description"] == .string("from b"),
-                "the field both changed went the default way (local), the other kept")
+        #expect(
+            row["title"] == .string("from a") && row["description"] == .string("from b"),
+            "the field both changed went the default way (local), the other kept")
         guard case .conflict(_, let id, let conflicts)? = await Self.nextEvent(a.engine) else {
             Issue.record("expected a conflict event")
             return

@@ -12,16 +12,20 @@ final class HookTransport: Transport {
     let hook: @Sendable () async throws -> Void
     private let fired = Mutex(false)
 
-    init(_ inner: any Transport, when match: @escaping @Sendable (TransportRequest) -> Bool,
-         hook: @escaping @Sendable () async throws -> Void) {
+    init(
+        _ inner: any Transport, when match: @escaping @Sendable (TransportRequest) -> Bool,
+        hook: @escaping @Sendable () async throws -> Void
+    ) {
         (self.inner, self.match, self.hook) = (inner, match, hook)
     }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
-        let first = match(request) && fired.withLock { fired in
-            defer { fired = true }
-            return !fired
-        }
+        let first =
+            match(request)
+            && fired.withLock { fired in
+                defer { fired = true }
+                return !fired
+            }
         if first { try await hook() }
         return try await inner.send(request)
     }
@@ -33,10 +37,13 @@ extension SyncIntegrationTests {
         let set = try device.store.create("study_sets", ["title": .string(title)])
         var terms: [String] = []
         for n in 0..<count {
-            terms.append(try device.store.create("terms", [
-                "set_id": .string(set), "word": .string("\(title) \(n)"),
-                "rank": .string(try device.store.rankAtEnd("terms", scope: .string(set))),
-            ]))
+            terms.append(
+                try device.store.create(
+                    "terms",
+                    [
+                        "set_id": .string(set), "word": .string("\(title) \(n)"),
+                        "rank": .string(try device.store.rankAtEnd("terms", scope: .string(set))),
+                    ]))
         }
         return (set, terms)
     }
@@ -56,19 +63,28 @@ extension SyncIntegrationTests {
         // edits a term the first page already brought and adds one the snapshot
         // does not hold: both must arrive through the feed afterwards.
         let added = Mutex<String?>(nil)
-        let hook = HookTransport(URLSessionTransport(baseURL: server.baseURL), when: { request in
-            request.path.hasPrefix("/v1/terms?limit=3&order=id&paging_token=") && request.path.hasSuffix("page=2")
-        }, hook: {
-            try a.store.update("terms", id: x.terms[0], ["word": .string("edited meanwhile")])
-            let id = try a.store.create("terms", ["set_id": .string(x.set), "word": .string("added meanwhile"),
-                                                  "rank": .string(try a.store.rankAtEnd("terms", scope: .string(x.set)))])
-            added.withLock { $0 = id }
-            try await a.engine.sync()
-        })
-        let c = try Device(server: server, token: alice.token, inner: hook, initialSyncOrder: [
-            .rows(of: "study_sets", where: "id", equals: open.set),
-            .rows(of: "terms", where: "set_id", equals: open.set),
-        ], pageSize: 3)
+        let hook = HookTransport(
+            URLSessionTransport(baseURL: server.baseURL),
+            when: { request in
+                request.path.hasPrefix("/v1/terms?limit=3&order=id&paging_token=") && request.path.hasSuffix("page=2")
+            },
+            hook: {
+                try a.store.update("terms", id: x.terms[0], ["word": .string("edited meanwhile")])
+                let id = try a.store.create(
+                    "terms",
+                    [
+                        "set_id": .string(x.set), "word": .string("added meanwhile"),
+                        "rank": .string(try a.store.rankAtEnd("terms", scope: .string(x.set))),
+                    ])
+                added.withLock { $0 = id }
+                try await a.engine.sync()
+            })
+        let c = try Device(
+            server: server, token: alice.token, inner: hook,
+            initialSyncOrder: [
+                .rows(of: "study_sets", where: "id", equals: open.set),
+                .rows(of: "terms", where: "set_id", equals: open.set),
+            ], pageSize: 3)
         try await c.engine.sync()
 
         let paths = c.transport.delivered.map(\.path).filter { $0 != "/v1" }
@@ -76,7 +92,9 @@ extension SyncIntegrationTests {
         #expect(paths.dropFirst().first == "/v1/study_sets?limit=3&order=id&id=\(open.set)", "the app's first step comes first")
         let openTerms = paths.indices.filter { paths[$0].hasPrefix("/v1/terms?limit=3&order=id&set_id=\(open.set)") }
         #expect(openTerms.count == 2, "5 terms in pages of 3")
-        let allTerms = paths.indices.filter { paths[$0] == "/v1/terms?limit=3&order=id" || paths[$0].hasPrefix("/v1/terms?limit=3&order=id&paging_token=") }
+        let allTerms = paths.indices.filter {
+            paths[$0] == "/v1/terms?limit=3&order=id" || paths[$0].hasPrefix("/v1/terms?limit=3&order=id&paging_token=")
+        }
         #expect(allTerms.count == 4, "12 terms in pages of 3, following paging.next")
         let allSets = paths.indices.filter { paths[$0] == "/v1/study_sets?limit=3&order=id" }
         #expect(allSets.count == 1)
@@ -142,8 +160,9 @@ extension SyncIntegrationTests {
         _ = try Self.set("s", terms: 8, on: a)
         try await a.engine.sync()
         let c = try Device(server: server, token: alice.token, pageSize: 3)
-        let expired = TransportResponse(status: 410, headers: ["Content-Type": "application/problem+json"],
-                                        body: Data(#"{"code":"paging_token_expired","status":410}"#.utf8))
+        let expired = TransportResponse(
+            status: 410, headers: ["Content-Type": "application/problem+json"],
+            body: Data(#"{"code":"paging_token_expired","status":410}"#.utf8))
         c.transport.inject(.answer(expired)) { $0.path.hasPrefix("/v1/terms?limit=3&order=id&paging_token=") && $0.path.hasSuffix("page=2") }
         var statuses: [SyncStatus] = []
         let watcher = Task { [status = c.engine.status] in
@@ -162,8 +181,9 @@ extension SyncIntegrationTests {
         let progress = statuses.compactMap(\.initialSync).filter { $0.step == .resource("terms") }
         #expect(progress.last?.received == 8 && progress.last?.total == 8, "\(progress)")
         let resources = try #require(try c.store.schema()).resources.count
-        #expect(progress.allSatisfy { $0.steps == resources && $0.stepsDone == resources - 1 },
-                "every resource one step, none chosen by the app, terms (the deepest) last: \(progress)")
+        #expect(
+            progress.allSatisfy { $0.steps == resources && $0.stepsDone == resources - 1 },
+            "every resource one step, none chosen by the app, terms (the deepest) last: \(progress)")
         #expect(statuses.last?.initialSync == nil)
     }
 }

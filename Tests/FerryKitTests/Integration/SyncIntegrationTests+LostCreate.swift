@@ -53,8 +53,12 @@ extension SyncIntegrationTests {
         let a = try Device(server: server, token: alice.token)
         try await a.engine.refreshSchema()
         let set = try a.store.create("study_sets", ["title": .string("created, answer lost")])
-        let term = try a.store.create("terms", ["set_id": .string(set), "word": .string("w"),
-                                                "rank": .string(try a.store.rankAtEnd("terms", scope: .string(set)))])
+        let term = try a.store.create(
+            "terms",
+            [
+                "set_id": .string(set), "word": .string("w"),
+                "rank": .string(try a.store.rankAtEnd("terms", scope: .string(set))),
+            ])
         a.transport.inject(.dropResponse) { $0.method == "POST" && $0.path == "/v1/study_sets" }
         await #expect(throws: TransportFailure.self) { try await a.engine.sync() }
         try a.store.delete("study_sets", id: set)

@@ -24,7 +24,9 @@ extension SyncIntegrationTests {
             return
         }
         #expect(resource == "folder_sets" && id == link)
-        let reason = (try? JSONValue.decode(problem))?.object?["errors"].flatMap { if case .array(let e) = $0 { e.first?.object?["reason"] } else { nil } }
+        let reason = (try? JSONValue.decode(problem))?.object?["errors"].flatMap {
+            if case .array(let e) = $0 { e.first?.object?["reason"] } else { nil }
+        }
         #expect(reason == .string("parent_deleted"))
         #expect(try a.store.rows("folder_sets").isEmpty, "rolled back")
         #expect(try a.store.rejectedCount() == 1)

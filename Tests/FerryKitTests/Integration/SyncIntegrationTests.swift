@@ -25,9 +25,13 @@ import Testing
     /// The next event within `seconds`, or nil.
     static func nextEvent(_ engine: SyncEngine, within seconds: Double = 5) async -> SyncEvent? {
         await withTaskGroup(of: SyncEvent?.self) { group in
-            group.addTask { var iterator = engine.events.makeAsyncIterator(); return await iterator.next() }
+            group.addTask {
+                var iterator = engine.events.makeAsyncIterator(); return await iterator.next()
+            }
             // Not a wait: the deadline of a race the event wins as soon as it comes.
-            group.addTask { try? await Task.sleep(for: .seconds(seconds)); return nil }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds)); return nil
+            }
             let first = await group.next() ?? nil
             group.cancelAll()
             return first

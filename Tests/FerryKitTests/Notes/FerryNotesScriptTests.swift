@@ -31,10 +31,11 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-notes-" + UUID().uuidString)
         defer { try? FileManager.default.removeItem(at: directory) }
 
-        let screens = try Self.run([
-            "new set French", "add bonjour = hello", "add merci = thanks", "add chat = cat",
-            "move 3 1", "edit 2 bonjour = good day", "del 3", "frobnicate", "sync",
-        ], server: ferry, user: "carol", directory: directory.appendingPathComponent("laptop"))
+        let screens = try Self.run(
+            [
+                "new set French", "add bonjour = hello", "add merci = thanks", "add chat = cat",
+                "move 3 1", "edit 2 bonjour = good day", "del 3", "frobnicate", "sync",
+            ], server: ferry, user: "carol", directory: directory.appendingPathComponent("laptop"))
         // The first screen after signing in, then one per command.
         try #require(screens.count == 10, "\(screens.count) screens:\n\(screens.map(\.text).joined(separator: "\n\n"))")
         #expect(screens[4].texts == ["bonjour = hello", "merci = thanks", "chat = cat"])
@@ -56,8 +57,9 @@ import Testing
         _ = try await ferry.user("dave")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-notes-" + UUID().uuidString)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let screens = try Self.run(["open 1", "offline", "new set German", "add hund = dog", "sync", "online"],
-                                   server: ferry, user: "dave", directory: directory)
+        let screens = try Self.run(
+            ["open 1", "offline", "new set German", "add hund = dog", "sync", "online"],
+            server: ferry, user: "dave", directory: directory)
         try #require(screens.count == 7)
         #expect(screens[1].contains("note: there is no set 1; sets lists 0"), "a number off the list is answered, not a crash")
         let offline = screens[5]
@@ -88,8 +90,10 @@ import Testing
         func run(_ script: [String], device: String) throws -> [NotesScreen] {
             let process = Process()
             process.executableURL = try FerryProcess.executable(named: "ferry-notes")
-            process.arguments = ["--server", ferry.baseURL.absoluteString, "--token-command", "cat '\(tokenFile.path)'",
-                                 "--data-dir", directory.appendingPathComponent(device).path, "--no-live"]
+            process.arguments = [
+                "--server", ferry.baseURL.absoluteString, "--token-command", "cat '\(tokenFile.path)'",
+                "--data-dir", directory.appendingPathComponent(device).path, "--no-live",
+            ]
             process.environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
             let input = Pipe(), output = Pipe()
             process.standardInput = input

@@ -74,8 +74,9 @@ import Testing
             return
         }
         #expect(screens[0].rows == screens[1].rows)
-        #expect(screens[1].contains("conflict on term \"hola\": definition kept \"hi\" over the server's \"hello there\""),
-                "Bob's screen shows the conflict as it was resolved:\n\(screens[1])")
+        #expect(
+            screens[1].contains("conflict on term \"hola\": definition kept \"hi\" over the server's \"hello there\""),
+            "Bob's screen shows the conflict as it was resolved:\n\(screens[1])")
         // The screens, for whoever reads the test log (docs/FERRYKIT.md's walkthrough shows one).
         print("bob's screen offline:\n\(offline)\nalice's screen:\n\(screens[0])\nbob's screen:\n\(screens[1])")
 

@@ -34,9 +34,13 @@ struct NotesAppSyncTests {
             terminal: false, live: false)
         let returned = Returned()
         // Unstructured, so that a spinning call cannot keep the test from ending.
-        Task { await app.syncNow(); returned.count.add(1, ordering: .relaxed) }
+        Task {
+            await app.syncNow(); returned.count.add(1, ordering: .relaxed)
+        }
         try await waitUntilAsync("the first sync to run") { await app.running != nil }
-        Task { await app.syncNow(); returned.count.add(1, ordering: .relaxed) }
+        Task {
+            await app.syncNow(); returned.count.add(1, ordering: .relaxed)
+        }
         // Generous: a full test run can hold the cooperative threads for a minute
         // (CI saw 60 s); the hang this guards against never returns at all.
         let bothReturned = try await eventuallyAsync(within: 180) { returned.count.load(ordering: .relaxed) == 2 }

@@ -19,7 +19,7 @@ struct NotesScreen: CustomStringConvertible {
             // "  1. [synced]   hola = hello"
             let trimmed = line.drop { $0 == " " }
             guard let dot = trimmed.firstIndex(of: "."), Int(trimmed[..<dot]) != nil,
-                  let open = trimmed.firstIndex(of: "["), let close = trimmed.firstIndex(of: "]"), open < close
+                let open = trimmed.firstIndex(of: "["), let close = trimmed.firstIndex(of: "]"), open < close
             else { return nil }
             let rest = trimmed[trimmed.index(after: close)...].trimmingCharacters(in: .whitespaces)
             return Row(state: String(trimmed[trimmed.index(after: open)..<close]), text: rest)

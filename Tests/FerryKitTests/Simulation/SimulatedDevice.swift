@@ -29,8 +29,10 @@ final class SimulatedDevice {
     /// from the set of a row an update names; true when it did.
     let revoke: (@Sendable (TransportRequest) -> Bool)?
 
-    init(name: String, user: SimulatedUser, directory: URL, baseURL: URL, seed: UInt64, live: Bool = false,
-         revoke: (@Sendable (TransportRequest) -> Bool)? = nil) throws {
+    init(
+        name: String, user: SimulatedUser, directory: URL, baseURL: URL, seed: UInt64, live: Bool = false,
+        revoke: (@Sendable (TransportRequest) -> Bool)? = nil
+    ) throws {
         self.revoke = revoke
         self.name = name
         self.user = user
@@ -64,8 +66,10 @@ final class SimulatedDevice {
     static let uploadDelay: TimeInterval = 0.01
     static let longPollWait = 2
 
-    static func open(path: String, baseURL: URL, token: String, seed: UInt64,
-                     retries: RetryLog, live: Bool) throws -> (FerryStore, SyncEngine, SimulationTransport) {
+    static func open(
+        path: String, baseURL: URL, token: String, seed: UInt64,
+        retries: RetryLog, live: Bool
+    ) throws -> (FerryStore, SyncEngine, SimulationTransport) {
         let store = try FerryStore(path: path)
         // The socket transport's timeout must outlast a long poll.
         let transport = SimulationTransport(SocketTransport.chosen(baseURL: baseURL, timeout: 10), seed: seed, retries: retries)
@@ -112,8 +116,9 @@ final class SimulatedDevice {
         longPollsBefore += transport.longPolls
         // The old listener drains what the dead engine had already told.
         incarnation += 1
-        (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed &+ incarnation &* 7919,
-                                                   retries: retries, live: live)
+        (store, engine, transport) = try Self.open(
+            path: path, baseURL: baseURL, token: user.token, seed: seed &+ incarnation &* 7919,
+            retries: retries, live: live)
         transport.set(offline: offline, faultRate: faultRate)
         arm()
         listen()

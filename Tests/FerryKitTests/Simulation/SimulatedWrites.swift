@@ -23,15 +23,18 @@ struct SimulatedWrites {
             case ("study_sets", true):
                 try TestSet(id: FerryID(rawValue: id), title: values["title"]?.string ?? "", description: values["description"]?.string).insert(db)
             case ("terms", true):
-                try TestTerm(id: FerryID(rawValue: id), setID: FerryID(rawValue: values["set_id"]?.string ?? ""), word: values["word"]?.string,
-                             definition: values["definition"]?.string, rank: values["rank"]?.string).insert(db)
+                try TestTerm(
+                    id: FerryID(rawValue: id), setID: FerryID(rawValue: values["set_id"]?.string ?? ""), word: values["word"]?.string,
+                    definition: values["definition"]?.string, rank: values["rank"]?.string
+                ).insert(db)
             default:
                 var row = values
                 row["id"] = .string(id)
                 let columns = row.keys.sorted()
-                try db.execute(sql: "INSERT INTO \(LocalSchema.quote(resource)) (\(columns.map(LocalSchema.quote).joined(separator: ", "))) "
-                                   + "VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
-                               arguments: StatementArguments(columns.map { FerryStore.databaseValue(row[$0] ?? .null) }))
+                try db.execute(
+                    sql: "INSERT INTO \(LocalSchema.quote(resource)) (\(columns.map(LocalSchema.quote).joined(separator: ", "))) "
+                        + "VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
+                    arguments: StatementArguments(columns.map { FerryStore.databaseValue(row[$0] ?? .null) }))
             }
         }
         return id
@@ -55,9 +58,10 @@ struct SimulatedWrites {
                 try term.update(db)
             default:
                 let columns = values.keys.sorted()
-                try db.execute(sql: "UPDATE \(LocalSchema.quote(resource)) SET \(columns.map { "\(LocalSchema.quote($0)) = ?" }.joined(separator: ", ")) "
-                                   + "WHERE id = ?",
-                               arguments: StatementArguments(columns.map { FerryStore.databaseValue(values[$0] ?? .null) }) + [id])
+                try db.execute(
+                    sql: "UPDATE \(LocalSchema.quote(resource)) SET \(columns.map { "\(LocalSchema.quote($0)) = ?" }.joined(separator: ", ")) "
+                        + "WHERE id = ?",
+                    arguments: StatementArguments(columns.map { FerryStore.databaseValue(values[$0] ?? .null) }) + [id])
             }
         }
     }

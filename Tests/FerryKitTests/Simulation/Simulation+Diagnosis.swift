@@ -9,14 +9,24 @@ import GRDB
 extension Simulation {
     func diagnose(_ device: SimulatedDevice, _ resource: String, _ id: String) -> String {
         var lines = ["  \(device.name)'s \(resource) \(id):"]
-        lines.append("    state \((try? device.store.state(resource, id: id).rawValue) ?? "?"); local row \(describe(try? device.store.row(resource, id: id)))")
-        let local: (base: String, outbox: [String]) = (try? device.store.database.read { db in
-            let base = try Row.fetchOne(db, sql: "SELECT revision, row FROM ferry_base WHERE resource = ? AND id = ?", arguments: [resource, id])
-            let outbox = try Row.fetchAll(db, sql: "SELECT sequence, op_id, kind, fields, state, attempts, last_error FROM ferry_outbox WHERE resource = ? AND row_id = ? ORDER BY sequence",
-                                          arguments: [resource, id])
-            return (base.map { "revision \($0["revision"] as Int64? ?? -1) \($0["row"] as String? ?? "")" } ?? "none",
-                    outbox.map { "\($0["sequence"] as Int64? ?? 0) \($0["kind"] as String? ?? "") \($0["fields"] as String? ?? "") \($0["state"] as String? ?? "") attempts \($0["attempts"] as Int? ?? 0) \($0["last_error"] as String? ?? "")" })
-        }) ?? ("unreadable", [])
+        lines.append(
+            "    state \((try? device.store.state(resource, id: id).rawValue) ?? "?"); local row \(describe(try? device.store.row(resource, id: id)))"
+        )
+        let local: (base: String, outbox: [String]) =
+            (try? device.store.database.read { db in
+                let base = try Row.fetchOne(db, sql: "SELECT revision, row FROM ferry_base WHERE resource = ? AND id = ?", arguments: [resource, id])
+                let outbox = try Row.fetchAll(
+                    db,
+                    sql:
+                        "SELECT sequence, op_id, kind, fields, state, attempts, last_error FROM ferry_outbox WHERE resource = ? AND row_id = ? ORDER BY sequence",
+                    arguments: [resource, id])
+                return (
+                    base.map { "revision \($0["revision"] as Int64? ?? -1) \($0["row"] as String? ?? "")" } ?? "none",
+                    outbox.map {
+                        "\($0["sequence"] as Int64? ?? 0) \($0["kind"] as String? ?? "") \($0["fields"] as String? ?? "") \($0["state"] as String? ?? "") attempts \($0["attempts"] as Int? ?? 0) \($0["last_error"] as String? ?? "")"
+                    }
+                )
+            }) ?? ("unreadable", [])
         lines.append("    base \(local.base)")
         lines += local.outbox.map { "    outbox \($0)" }
         for event in device.events {
@@ -54,17 +64,19 @@ extension Simulation {
             // Every name is the schema's, never input.
             let row = try connection.query("SELECT row_to_json(t)::text FROM app.\(resource) t WHERE id = $1::uuid", [id])
             out.append("row \(row.first?[0] ?? "none")")
-            let setID = try scope[resource].map { column in
-                try connection.query("SELECT row_to_json(t)->>$2 FROM app.\(resource) t WHERE id = $1::uuid", [id, column]).first?[0] ?? nil
-            } ?? (resource == schema.shared.name ? id : nil)
+            let setID =
+                try scope[resource].map { column in
+                    try connection.query("SELECT row_to_json(t)->>$2 FROM app.\(resource) t WHERE id = $1::uuid", [id, column]).first?[0] ?? nil
+                } ?? (resource == schema.shared.name ? id : nil)
             if let setID {
                 if resource != schema.shared.name {
                     let set = try connection.query("SELECT row_to_json(s)::text FROM app.\(schema.shared.name) s WHERE id = $1::uuid", [setID])
                     out.append("set \(set.first?[0] ?? "none")")
                 }
                 let members = schema.members
-                let shares = try connection.query("SELECT row_to_json(c)::text FROM app.\(members.name) c WHERE \(members.scope) = $1::uuid ORDER BY last_modified",
-                                                  [setID])
+                let shares = try connection.query(
+                    "SELECT row_to_json(c)::text FROM app.\(members.name) c WHERE \(members.scope) = $1::uuid ORDER BY last_modified",
+                    [setID])
                 out += shares.rows.map { "share \($0[0] ?? "")" }
             }
             let users = try connection.query("SELECT id::text, name FROM ferry.users WHERE name LIKE $1", ["sim\(seed)u%"])

@@ -30,16 +30,18 @@ extension Simulation {
             // Every name is the schema's, never input; the values are bound.
             var setID: String? = id
             if parts[1] == child.name, bodySet == nil {
-                setID = (try? connection.query("SELECT \(child.reference)::text FROM app.\(child.name) WHERE id = $1::uuid", [id]))?
+                setID =
+                    (try? connection.query("SELECT \(child.reference)::text FROM app.\(child.name) WHERE id = $1::uuid", [id]))?
                     .first?[0] ?? nil
             }
             guard let setID else { return false }
             let revoked: PostgresResult?
             do {
-                revoked = try connection.query("""
-                UPDATE app.\(members.name) SET is_deleted = true
-                 WHERE \(members.scope) = $1::uuid AND \(members.user) = $2::uuid AND NOT is_deleted RETURNING id
-                """, [setID, userID])
+                revoked = try connection.query(
+                    """
+                    UPDATE app.\(members.name) SET is_deleted = true
+                     WHERE \(members.scope) = $1::uuid AND \(members.user) = $2::uuid AND NOT is_deleted RETURNING id
+                    """, [setID, userID])
             } catch {
                 revoked = nil
             }

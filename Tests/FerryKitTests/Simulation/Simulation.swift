@@ -55,8 +55,10 @@ final class Simulation {
     /// Every row a device created (no other row may exist on the server).
     var created: Set<RowKey> = []
 
-    init(server: FerryServer, schema: SimulationSchema = .study, seed: UInt64, faultRate: Double, restarts: Bool,
-         grdb: Bool = false, live: Bool = false) {
+    init(
+        server: FerryServer, schema: SimulationSchema = .study, seed: UInt64, faultRate: Double, restarts: Bool,
+        grdb: Bool = false, live: Bool = false
+    ) {
         self.server = server
         self.schema = schema
         self.seed = seed
@@ -84,8 +86,9 @@ final class Simulation {
             let user = users[index % users.count]
             // The revocation race only where it changes nothing else: manual devices writing through the store.
             let revoke = !live && !grdb && schema.app == SimulationSchema.study.app ? revoker(for: user.id) : nil
-            let device = try SimulatedDevice(name: "d\(index)", user: user, directory: directory,
-                                             baseURL: server.baseURL, seed: seed &* 31 &+ UInt64(index), live: live, revoke: revoke)
+            let device = try SimulatedDevice(
+                name: "d\(index)", user: user, directory: directory,
+                baseURL: server.baseURL, seed: seed &* 31 &+ UInt64(index), live: live, revoke: revoke)
             device.transport.set(faultRate: faultRate)
             devices.append(device)
         }
@@ -204,8 +207,10 @@ final class Simulation {
             case .createTerm:
                 let child = schema.child
                 guard let set = random.pick(try store.rows(schema.shared.name)), let setID = set["id"]?.string else { return }
-                let values: RowData = [child.reference: .string(setID), child.fields[0]: .string("word \(tag)"),
-                                       "rank": .string(try store.rankAtEnd(child.name, scope: .string(setID)))]
+                let values: RowData = [
+                    child.reference: .string(setID), child.fields[0]: .string("word \(tag)"),
+                    "rank": .string(try store.rankAtEnd(child.name, scope: .string(setID))),
+                ]
                 let id = try writes.create(child.name, values)
                 created.insert(RowKey(resource: child.name, id: id))
                 record(device, child.name, id, values)
@@ -240,8 +245,9 @@ final class Simulation {
                 note("\(step) \(device.name) create folder \(short(id))")
             case .link:
                 guard let link = schema.link,
-                      let folder = random.pick(try store.rows(schema.own.name))?["id"]?.string,
-                      let set = random.pick(try store.rows(schema.shared.name))?["id"]?.string else { return }
+                    let folder = random.pick(try store.rows(schema.own.name))?["id"]?.string,
+                    let set = random.pick(try store.rows(schema.shared.name))?["id"]?.string
+                else { return }
                 let links = try store.rows(link.name, where: link.own, equals: .string(folder))
                 guard !links.contains(where: { $0[link.shared]?.string == set }) else { return }
                 let values: RowData = [link.own: .string(folder), link.shared: .string(set)]
@@ -258,7 +264,8 @@ final class Simulation {
                 let own = try store.rows(schema.shared.name)
                     .filter { $0[owner] == .string(device.user.id) || $0[owner] == nil || $0[owner] == .null }
                 guard let set = random.pick(own)?["id"]?.string,
-                      let other = random.pick(users.filter { $0.id != device.user.id }) else { return }
+                    let other = random.pick(users.filter { $0.id != device.user.id })
+                else { return }
                 let current = try store.rows(members.name, where: members.scope, equals: .string(set))
                 guard !current.contains(where: { $0[members.user]?.string == other.id }) else { return }
                 let values: RowData = [members.scope: .string(set), members.user: .string(other.id)]
@@ -294,7 +301,8 @@ final class Simulation {
                 // machine can time it out (soak seed 1844), which says nothing of
                 // FerryKit, so it is tried again before it counts as a failure.
                 let killed = try await Self.harnessStatement {
-                    try server.database.column("""
+                    try server.database.column(
+                        """
                         SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_activity
                          WHERE datname = current_database() AND application_name = 'ferry-listen'
                         """)
@@ -350,7 +358,7 @@ final class Simulation {
                 UploadLatencies.shared.countRequest()
                 let response = try await call()
                 if response.status != 503 || attempt >= 10 { return response }
-            } catch where attempt < 10 {
+            } catch  where attempt < 10 {
                 _ = error
             }
             // A real sleep: a retry's backoff, as an app's; the attempts bound it, and the
@@ -401,19 +409,23 @@ final class Simulation {
             guard let view = views[device.user.id] else { continue }
             for resource in resources {
                 let server = view[resource] ?? [:]
-                let local = Dictionary(try device.store.rows(resource).compactMap { row in row["id"]?.string.map { ($0, row) } },
-                                       uniquingKeysWith: { a, _ in a })
+                let local = Dictionary(
+                    try device.store.rows(resource).compactMap { row in row["id"]?.string.map { ($0, row) } },
+                    uniquingKeysWith: { a, _ in a })
                 for id in Set(server.keys).subtracting(local.keys) {
                     found.append(Difference(text: "\(device.name) lacks \(resource) \(id)", device: device, resource: resource, id: id))
                 }
                 for id in Set(local.keys).subtracting(server.keys) {
-                    found.append(Difference(text: "\(device.name) has \(resource) \(id), the server does not", device: device, resource: resource, id: id))
+                    found.append(
+                        Difference(text: "\(device.name) has \(resource) \(id), the server does not", device: device, resource: resource, id: id))
                 }
                 for (id, row) in server {
                     guard let mine = local[id] else { continue }
                     for (field, value) in row where (mine[field] ?? .null) != value {
-                        found.append(Difference(text: "\(device.name) \(resource) \(id) \(field): \(mine[field] ?? .null) here, \(value) on the server",
-                                                device: device, resource: resource, id: id))
+                        found.append(
+                            Difference(
+                                text: "\(device.name) \(resource) \(id) \(field): \(mine[field] ?? .null) here, \(value) on the server",
+                                device: device, resource: resource, id: id))
                     }
                 }
             }
@@ -450,13 +462,14 @@ final class Simulation {
                 report.failures.append("stuck: \(device.name) has \(pending) operations waiting: \(stuck)")
             }
             // Every refusal reached the app as an event.
-            let told = Set(device.events.compactMap { event -> RowKey? in
-                switch event {
-                case .rejected(let resource, let id, _, _): RowKey(resource: resource, id: id)
-                case .removed(let resource, let id, _, true, _): RowKey(resource: resource, id: id)
-                default: nil
-                }
-            })
+            let told = Set(
+                device.events.compactMap { event -> RowKey? in
+                    switch event {
+                    case .rejected(let resource, let id, _, _): RowKey(resource: resource, id: id)
+                    case .removed(let resource, let id, _, true, _): RowKey(resource: resource, id: id)
+                    default: nil
+                    }
+                })
             let rejected = Set(try device.store.outbox().filter { $0.state == .rejected }.map { RowKey(resource: $0.resource, id: $0.rowID) })
             for key in rejected.subtracting(told) {
                 report.failures.append("silent: \(device.name) holds a rejected \(key.resource) \(key.id) it was never told of")
@@ -480,14 +493,17 @@ final class Simulation {
             guard let row = live[RowKey(resource: key.resource, id: key.id)], let value = row[key.field] else { continue }
             let writers = Set(history.map(\.device))
             if writers.count == 1, let last = history.last,
-               !(refused[last.device]?.contains(RowKey(resource: key.resource, id: key.id)) ?? false), value != last.value {
-                report.failures.append("lost: \(key.resource) \(key.id) \(key.field) is \(value) on the server; \(last.device) last wrote \(last.value)")
+                !(refused[last.device]?.contains(RowKey(resource: key.resource, id: key.id)) ?? false), value != last.value
+            {
+                report.failures.append(
+                    "lost: \(key.resource) \(key.id) \(key.field) is \(value) on the server; \(last.device) last wrote \(last.value)")
             }
             let rowKey = RowKey(resource: key.resource, id: key.id)
             let kept = history.filter { !(refused[$0.device]?.contains(rowKey) ?? false) }
             if !kept.isEmpty, !history.contains(where: { $0.value == value }) {
-                report.failures.append("invented: \(key.resource) \(key.id) \(key.field) is \(value), never written; "
-                                       + "writes: \(history.map { "\($0.device) \($0.value)" })")
+                report.failures.append(
+                    "invented: \(key.resource) \(key.id) \(key.field) is \(value), never written; "
+                        + "writes: \(history.map { "\($0.device) \($0.value)" })")
             }
         }
     }

@@ -81,9 +81,11 @@ import Testing
             let devices = env["FERRY_SIM_DEVICES"].flatMap(Int.init) ?? 2 + Int(picker.next() % 3)
             let report: SimulationReport
             do {
-                report = try await Simulation(server: server, schema: schema, seed: seed, faultRate: faultRate, restarts: restarts,
-                                              grdb: grdb, live: live)
-                    .run(deviceCount: devices, steps: steps)
+                report = try await Simulation(
+                    server: server, schema: schema, seed: seed, faultRate: faultRate, restarts: restarts,
+                    grdb: grdb, live: live
+                )
+                .run(deviceCount: devices, steps: steps)
             } catch {
                 // A seed that could not be set up or checked is a failure of that
                 // seed, told like the others; the run goes on.
@@ -101,9 +103,12 @@ import Testing
             total.listenerKills += report.listenerKills
             if !report.failures.isEmpty {
                 failed.append(seed)
-                let test = live ? "devicesInContinuousModeConvergeUnderFaults"
-                    : schema.app == .todo ? "todoDevicesConvergeUnderFaultsForEverySeed"
-                    : grdb ? "devicesWritingThroughGRDBConvergeUnderFaults" : "devicesConvergeUnderFaultsForEverySeed"
+                let test =
+                    live
+                    ? "devicesInContinuousModeConvergeUnderFaults"
+                    : schema.app == .todo
+                        ? "todoDevicesConvergeUnderFaultsForEverySeed"
+                        : grdb ? "devicesWritingThroughGRDBConvergeUnderFaults" : "devicesConvergeUnderFaultsForEverySeed"
                 let text = """
                     seed \(seed) failed (\(schema.app.rawValue), \(devices) devices, \(steps) steps\(grdb ? ", writing through GRDB" : "")\(live ? ", live" : "")); replay: \
                     FERRY_SIM_SEED=\(seed) FERRY_SIM_DEVICES=\(devices) FERRY_SIM_STEPS=\(steps) swift test --filter \
@@ -121,11 +126,12 @@ import Testing
         sampler?.sample(seeds: done, failures: failed.count)
         let faults = SimulationFault.allCases.map { "\($0.rawValue) \(total.faults[$0] ?? 0)" }.joined(separator: ", ")
         let liveCounts = live ? "\(total.longPolls) long polls, \(total.listenerKills) LISTEN connections killed, " : ""
-        print("simulation (\(schema.app.rawValue)\(grdb ? ", GRDB writes" : "")\(live ? ", continuous mode" : "")): \(seeds.count) seeds, "
-              + "\(total.operations) operations, \(total.crashes) crashes, \(total.serverRestarts) server restarts, \(liveCounts)faults: \(faults); "
-              + "\(total.rekeyed) lost writes re-sent under a new key; \(total.revocationRaces) updates revoked before their answer; "
-              + "\(failed.count) failed \(failed); "
-              + String(format: "%.1f s", Date().timeIntervalSince(started)))
+        print(
+            "simulation (\(schema.app.rawValue)\(grdb ? ", GRDB writes" : "")\(live ? ", continuous mode" : "")): \(seeds.count) seeds, "
+                + "\(total.operations) operations, \(total.crashes) crashes, \(total.serverRestarts) server restarts, \(liveCounts)faults: \(faults); "
+                + "\(total.rekeyed) lost writes re-sent under a new key; \(total.revocationRaces) updates revoked before their answer; "
+                + "\(failed.count) failed \(failed); "
+                + String(format: "%.1f s", Date().timeIntervalSince(started)))
     }
 
     /// The long form: 8 devices, 200 rounds (each round one operation per
@@ -137,8 +143,9 @@ import Testing
         let seed = Self.environment["FERRY_SIM_SEED"].flatMap(UInt64.init) ?? 8_200
         let report = try await Simulation(server: server, seed: seed, faultRate: 0.1, restarts: true).run(deviceCount: 8, steps: 1_600)
         let faults = SimulationFault.allCases.map { "\($0.rawValue) \(report.faults[$0] ?? 0)" }.joined(separator: ", ")
-        print("simulation long: seed \(seed), 8 devices, \(report.operations) operations, \(report.crashes) crashes, "
-              + "\(report.serverRestarts) server restarts, faults: \(faults); \(report.failures.count) failures")
+        print(
+            "simulation long: seed \(seed), 8 devices, \(report.operations) operations, \(report.crashes) crashes, "
+                + "\(report.serverRestarts) server restarts, faults: \(faults); \(report.failures.count) failures")
         #expect(report.failures.isEmpty, Comment(rawValue: report.failures.joined(separator: "\n")))
     }
 }

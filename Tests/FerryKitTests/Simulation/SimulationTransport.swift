@@ -96,7 +96,11 @@ final class SimulationTransport: Transport {
     var longPolls: Int { state.withLock { $0.longPolls } }
 
     /// Whether a crash fault fired since the last call.
-    func takeCrash() -> Bool { state.withLock { state in defer { state.crashed = false }; return state.crashed } }
+    func takeCrash() -> Bool {
+        state.withLock { state in
+            defer { state.crashed = false }; return state.crashed
+        }
+    }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         UploadLatencies.shared.countRequest()
@@ -143,8 +147,9 @@ final class SimulationTransport: Transport {
             // A real sleep: a slow network is the fault injected.
             try await Task.sleep(for: .milliseconds(delay))
         case .serviceUnavailable?:
-            return TransportResponse(status: 503, headers: ["Retry-After": "0", "Content-Type": "application/problem+json"],
-                                     body: Data(#"{"code":"unavailable","status":503}"#.utf8))
+            return TransportResponse(
+                status: 503, headers: ["Retry-After": "0", "Content-Type": "application/problem+json"],
+                body: Data(#"{"code":"unavailable","status":503}"#.utf8))
         case .lateDuplicate?:
             if let previous { _ = try? await inner.send(previous) }
         case .crash?:
@@ -209,7 +214,11 @@ final class UploadLatencies: Sendable {
     }
 
     /// The samples since the last drain.
-    func drain() -> [Double] { samples.withLock { samples in defer { samples = [] }; return samples } }
+    func drain() -> [Double] {
+        samples.withLock { samples in
+            defer { samples = [] }; return samples
+        }
+    }
 }
 
 /// The promise of `Idempotency-Key`, checked on the wire: a write the server
@@ -259,8 +268,9 @@ final class RetryLog: Sendable {
             }
             if !(200..<300).contains(response.status) || response.headers["idempotent-replayed"] != "true" {
                 let body = String(decoding: response.body.prefix(300), as: UTF8.self)
-                state.violations.append("\(request.method) \(request.path) applied, answer lost; the same request again (key \(key)) got "
-                                        + "\(response.status) without Idempotent-Replayed: executed twice; answer \(body)")
+                state.violations.append(
+                    "\(request.method) \(request.path) applied, answer lost; the same request again (key \(key)) got "
+                        + "\(response.status) without Idempotent-Replayed: executed twice; answer \(body)")
             }
         }
     }

@@ -50,7 +50,8 @@ final class SoakSampler {
             "seeds": seeds, "failures": failures,
         ]
         guard let data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]),
-              let handle = FileHandle(forWritingAtPath: path) else { return }
+            let handle = FileHandle(forWritingAtPath: path)
+        else { return }
         handle.seekToEndOfFile()
         handle.write(data + Data("\n".utf8))
         try? handle.close()

@@ -19,8 +19,12 @@ final class FaultyTransport: Transport {
     }
 
     let inner: any Transport
-    private let state = Mutex<(faults: [(match: @Sendable (TransportRequest) -> Bool, fault: Fault)], sent: [TransportRequest], offline: Bool,
-                               answers: [TransportResponse])>(([], [], false, []))
+    private let state = Mutex<
+        (
+            faults: [(match: @Sendable (TransportRequest) -> Bool, fault: Fault)], sent: [TransportRequest], offline: Bool,
+            answers: [TransportResponse]
+        )
+    >(([], [], false, []))
 
     init(_ inner: any Transport) { self.inner = inner }
 
@@ -56,7 +60,9 @@ final class FaultyTransport: Transport {
             throw TransportFailure("response lost")
         case nil:
             let response = try await inner.send(request)
-            state.withLock { $0.sent.append(request); $0.answers.append(response) }
+            state.withLock {
+                $0.sent.append(request); $0.answers.append(response)
+            }
             return response
         }
     }

@@ -20,10 +20,13 @@ final class FerryServer {
         let database = try database ?? ScratchDatabase()
         self.database = database
         do {
-            serve = try FerryServeProcess(databaseURL: database.appURL,
-                                          settings: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL,
-                                                     "FERRY_MEMCACHED_SERVERS": try TestEnvironment.memcached()]
-                                              .merging(settings) { $1 })
+            serve = try FerryServeProcess(
+                databaseURL: database.appURL,
+                settings: [
+                    "FERRY_DATABASE_MIGRATION_URL": database.ownerURL,
+                    "FERRY_MEMCACHED_SERVERS": try TestEnvironment.memcached(),
+                ]
+                .merging(settings) { $1 })
         } catch {
             database.drop()
             throw error
@@ -45,13 +48,15 @@ final class FerryServer {
         // A machine busy with other suites can make PostgreSQL slow to accept a
         // connection (libpq's connect timeout): that is the harness's trouble,
         // so the command is tried again, not the seed failed.
-        var added = try FerryProcess.run(["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
-                                         input: "secret-\(name)\n")
+        var added = try FerryProcess.run(
+            ["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
+            input: "secret-\(name)\n")
         for _ in 0..<3 where added.status != 0 && added.stderr.contains("cannot connect") {
             // A real sleep: a retry's backoff; the three attempts bound it, and the status is checked below.
             try await Task.sleep(for: .seconds(1))
-            added = try FerryProcess.run(["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
-                                         input: "secret-\(name)\n")
+            added = try FerryProcess.run(
+                ["user", "add", name], environment: ["FERRY_DATABASE_MIGRATION_URL": database.ownerURL],
+                input: "secret-\(name)\n")
         }
         guard added.status == 0 else { throw TestEnvironment.Missing(description: "ferry user add: \(added.stderr)") }
         // Signing in runs a slow password hash in PostgreSQL; a server busy with
@@ -83,13 +88,16 @@ struct Device {
     let engine: SyncEngine
     let transport: FaultyTransport
 
-    init(server: FerryServer, token: String, resolvers: [String: ThreeWayMerge.Resolver] = [:],
-         path: String = ":memory:", inner: (any Transport)? = nil,
-         initialSyncOrder: [DownloadStep] = [], pageSize: Int = 1_000) throws {
+    init(
+        server: FerryServer, token: String, resolvers: [String: ThreeWayMerge.Resolver] = [:],
+        path: String = ":memory:", inner: (any Transport)? = nil,
+        initialSyncOrder: [DownloadStep] = [], pageSize: Int = 1_000
+    ) throws {
         store = try FerryStore(path: path)
         transport = FaultyTransport(inner ?? URLSessionTransport(baseURL: server.baseURL))
-        engine = SyncEngine(store: store, transport: transport, tokens: FixedToken(token), policy: RetryPolicy(base: 0.01, cap: 0.05),
-                            resolvers: resolvers, initialSyncOrder: initialSyncOrder, pageSize: pageSize, random: { 0.5 })
+        engine = SyncEngine(
+            store: store, transport: transport, tokens: FixedToken(token), policy: RetryPolicy(base: 0.01, cap: 0.05),
+            resolvers: resolvers, initialSyncOrder: initialSyncOrder, pageSize: pageSize, random: { 0.5 })
     }
 }
 
@@ -109,8 +117,9 @@ extension Device {
     /// Index (which sees every committed row at once), as this device's user.
     func serverRows(_ resource: String, _ column: String, _ value: String, token: String) async throws -> [RowData] {
         let query = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
-        let response = try await transport.inner.send(TransportRequest(
-            method: "GET", path: "/v1/\(resource)?\(column)=\(query)", headers: ["Authorization": "Bearer \(token)"]))
+        let response = try await transport.inner.send(
+            TransportRequest(
+                method: "GET", path: "/v1/\(resource)?\(column)=\(query)", headers: ["Authorization": "Bearer \(token)"]))
         guard case .array(let rows)? = response.object?["data"] else { return [] }
         return rows.compactMap(\.object)
     }

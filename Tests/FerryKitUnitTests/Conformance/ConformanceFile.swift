@@ -43,10 +43,13 @@ struct ConformanceFile {
             return "\(name) is missing: run FERRY_WRITE_CONFORMANCE=1 swift test --filter ConformanceTests"
         }
         if committed == generated { return nil }
-        let (a, b) = (committed.split(separator: "\n", omittingEmptySubsequences: false),
-                      generated.split(separator: "\n", omittingEmptySubsequences: false))
+        let (a, b) = (
+            committed.split(separator: "\n", omittingEmptySubsequences: false),
+            generated.split(separator: "\n", omittingEmptySubsequences: false)
+        )
         for i in 0..<max(a.count, b.count) where i >= a.count || i >= b.count || a[i] != b[i] {
-            return "\(name) line \(i + 1) differs from what FerryKit does now:\n committed: \(i < a.count ? String(a[i]) : "(none)")\n FerryKit:  \(i < b.count ? String(b[i]) : "(none)")"
+            return
+                "\(name) line \(i + 1) differs from what FerryKit does now:\n committed: \(i < a.count ? String(a[i]) : "(none)")\n FerryKit:  \(i < b.count ? String(b[i]) : "(none)")"
         }
         return nil
     }

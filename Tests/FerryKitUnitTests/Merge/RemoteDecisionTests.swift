@@ -6,8 +6,10 @@ import Testing
 @Suite("Remote decision")
 struct RemoteDecisionTests {
     static func row(_ revision: Int64, title: String = "T", description: String = "D") -> RowData {
-        ["id": .string("s"), "title": .string(title), "description": .string(description), "revision": .int(revision),
-         "last_modified": .int(revision), "is_deleted": .bool(false)]
+        [
+            "id": .string("s"), "title": .string(title), "description": .string(description), "revision": .int(revision),
+            "last_modified": .int(revision), "is_deleted": .bool(false),
+        ]
     }
 
     static func tombstone(_ revision: Int64?, revoked: Bool = false) -> RowData {
@@ -75,8 +77,12 @@ struct RemoteDecisionTests {
 
     @Test func aTombstoneOfARowWithoutEditsTellsTheAppOnlyIfTheStoreHadIt() {
         let had = Self.decide(Self.tombstone(4), .init(pending: false, base: (3, Self.row(3)), row: Self.row(3)))
-        #expect(had == .remove(.init(revoked: false, problem: nil,
-                                     event: .removed(resource: "study_sets", id: "s", revoked: false, discardedEdits: false))))
+        #expect(
+            had
+                == .remove(
+                    .init(
+                        revoked: false, problem: nil,
+                        event: .removed(resource: "study_sets", id: "s", revoked: false, discardedEdits: false))))
         #expect(Self.decide(Self.tombstone(4), .init(pending: false)) == .remove(.init(revoked: false, problem: nil, event: nil)))
     }
 

@@ -60,16 +60,18 @@ struct OutboxStateTests {
     @Test func theStatementsDoWhatTheTableSays() throws {
         let queue = try DatabaseQueue()
         try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE ferry_outbox (op_id TEXT PRIMARY KEY, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
-                                           last_error TEXT, next_attempt_at REAL)
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE ferry_outbox (op_id TEXT PRIMARY KEY, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+                                               last_error TEXT, next_attempt_at REAL)
+                    """)
             for state in OutboxState.allCases {
                 for event in Event.allCases {
                     try db.execute(sql: "DELETE FROM ferry_outbox")
                     try db.execute(sql: "INSERT INTO ferry_outbox (op_id, state, last_error) VALUES ('a', ?, 'old')", arguments: [state.rawValue])
-                    try db.execute(sql: OutboxState.statement(event, where: "op_id = ?"),
-                                   arguments: FerryStore.outcomeArguments(event, error: nil, nextAttempt: Date(timeIntervalSince1970: 9)) + ["a"])
+                    try db.execute(
+                        sql: OutboxState.statement(event, where: "op_id = ?"),
+                        arguments: FerryStore.outcomeArguments(event, error: nil, nextAttempt: Date(timeIntervalSince1970: 9)) + ["a"])
                     let row = try Row.fetchOne(db, sql: "SELECT state, attempts, last_error FROM ferry_outbox")
                     switch OutboxState.transition(state, event) {
                     case nil:

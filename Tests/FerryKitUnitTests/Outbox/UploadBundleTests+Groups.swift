@@ -27,7 +27,8 @@ extension UploadBundleTests {
         #expect(batches.first?.requests.map(\.rowID) == ["s1", "t1", "t3"], "parents first inside the batch")
         #expect(batches.first?.idempotencyKey.hasPrefix("batch-") == true)
         let calls = bundles.map { ($0.isBatch ? "batch " : "") + $0.requests.map(\.rowID).joined(separator: ",") }
-        #expect(calls == ["batch s1,t1,t3", "s2", "f1", "t2,t4"],
-                "the batch goes at its first request's step (study_sets creates), before the children made outside it")
+        #expect(
+            calls == ["batch s1,t1,t3", "s2", "f1", "t2,t4"],
+            "the batch goes at its first request's step (study_sets creates), before the children made outside it")
     }
 }

@@ -7,8 +7,9 @@ import Testing
 /// order kept, some rows alone.
 @Suite struct UploadBundleTests {
     func request(_ action: UploadRequest.Action, _ resource: String, _ id: String, base: Int64? = 1) -> UploadRequest {
-        UploadRequest(action: action, resource: resource, rowID: id, body: action == .delete ? nil : ["id": .string(id)],
-                      baseRevision: action == .create ? nil : base, opIDs: [UUID()], lastSequence: 1)
+        UploadRequest(
+            action: action, resource: resource, rowID: id, body: action == .delete ? nil : ["id": .string(id)],
+            baseRevision: action == .create ? nil : base, opIDs: [UUID()], lastSequence: 1)
     }
 
     @Test func editsOfManyRowsGoInBulkCallsOfAtMostMaxBulk() {
@@ -21,15 +22,19 @@ import Testing
 
     @Test func parentCreatesGoInACallBeforeTheirChildrensAndDeletesAfter() {
         let planned = UploadPlanner.plan(
-            [PendingOperation(sequence: 1, resource: "terms", rowID: "t1", kind: .create),
-             PendingOperation(sequence: 2, resource: "study_sets", rowID: "s1", kind: .create),
-             PendingOperation(sequence: 3, resource: "terms", rowID: "t2", kind: .create),
-             PendingOperation(sequence: 4, resource: "study_sets", rowID: "s2", kind: .create),
-             PendingOperation(sequence: 5, resource: "terms", rowID: "old-t", kind: .delete),
-             PendingOperation(sequence: 6, resource: "study_sets", rowID: "old-s", kind: .delete)],
+            [
+                PendingOperation(sequence: 1, resource: "terms", rowID: "t1", kind: .create),
+                PendingOperation(sequence: 2, resource: "study_sets", rowID: "s1", kind: .create),
+                PendingOperation(sequence: 3, resource: "terms", rowID: "t2", kind: .create),
+                PendingOperation(sequence: 4, resource: "study_sets", rowID: "s2", kind: .create),
+                PendingOperation(sequence: 5, resource: "terms", rowID: "old-t", kind: .delete),
+                PendingOperation(sequence: 6, resource: "study_sets", rowID: "old-s", kind: .delete),
+            ],
             schema: ExampleSchema.schema,
-            rows: [RowKey(resource: "terms", id: "t1"): [:], RowKey(resource: "terms", id: "t2"): [:],
-                   RowKey(resource: "study_sets", id: "s1"): [:], RowKey(resource: "study_sets", id: "s2"): [:]],
+            rows: [
+                RowKey(resource: "terms", id: "t1"): [:], RowKey(resource: "terms", id: "t2"): [:],
+                RowKey(resource: "study_sets", id: "s1"): [:], RowKey(resource: "study_sets", id: "s2"): [:],
+            ],
             bases: [RowKey(resource: "terms", id: "old-t"): 3, RowKey(resource: "study_sets", id: "old-s"): 2])
         let calls = UploadPlanner.bundle(planned, schema: ExampleSchema.schema).map { bundle in
             "\(bundle.requests[0].action) \(bundle.requests[0].resource) \(bundle.requests.map(\.rowID).joined(separator: ","))"
@@ -38,8 +43,10 @@ import Testing
     }
 
     @Test func rowsNamedSoloAndWritesWithoutABaseGoAlone() {
-        let edits = [request(.update, "terms", "a"), request(.update, "terms", "b"), request(.update, "terms", "c", base: nil),
-                     request(.update, "terms", "d"), request(.delete, "terms", "e", base: nil)]
+        let edits = [
+            request(.update, "terms", "a"), request(.update, "terms", "b"), request(.update, "terms", "c", base: nil),
+            request(.update, "terms", "d"), request(.delete, "terms", "e", base: nil),
+        ]
         let bundles = UploadPlanner.bundle(edits, schema: ExampleSchema.schema, solo: [RowKey(resource: "terms", id: "b")])
         #expect(bundles.map { $0.requests.map(\.rowID) }.sorted { $0.joined() < $1.joined() } == [["a", "d"], ["b"], ["c"], ["e"]])
         #expect(bundles.filter(\.isBulk).count == 1)

@@ -57,10 +57,14 @@ import Testing
         let folder = RowKey(resource: "folders", id: "f"), link = RowKey(resource: "folder_sets", id: "l")
         let term = RowKey(resource: "terms", id: "t"), old = RowKey(resource: "study_sets", id: "old"), oldTerm = RowKey(resource: "terms", id: "ot")
         // Written children first, on purpose.
-        let ops = [op(1, link, .create), op(2, term, .create), op(3, set, .create), op(4, folder, .create),
-                   op(5, old, .delete), op(6, oldTerm, .delete)]
-        let rows: [RowKey: RowData] = [link: ["id": .string("l")], term: ["id": .string("t")], set: ["id": .string("s1")],
-                                       folder: ["id": .string("f")]]
+        let ops = [
+            op(1, link, .create), op(2, term, .create), op(3, set, .create), op(4, folder, .create),
+            op(5, old, .delete), op(6, oldTerm, .delete),
+        ]
+        let rows: [RowKey: RowData] = [
+            link: ["id": .string("l")], term: ["id": .string("t")], set: ["id": .string("s1")],
+            folder: ["id": .string("f")],
+        ]
         let plan = UploadPlanner.plan(ops, schema: ExampleSchema.schema, rows: rows, bases: [old: 1, oldTerm: 1])
         let order = plan.map { "\($0.action.rawValue) \($0.resource)" }
         func index(_ text: String) -> Int { order.firstIndex(of: text) ?? -1 }
@@ -72,8 +76,9 @@ import Testing
     }
 
     @Test func keysAreTheOpIdOrAStableDigestOfAllOfThem() {
-        let one = UploadRequest(action: .update, resource: "r", rowID: "1", body: [:], baseRevision: 1,
-                                opIDs: [UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!], lastSequence: 1)
+        let one = UploadRequest(
+            action: .update, resource: "r", rowID: "1", body: [:], baseRevision: 1,
+            opIDs: [UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!], lastSequence: 1)
         #expect(one.idempotencyKey == "6f9619ff-8b86-d011-b42d-00c04fc964ff")
         let ids = (0..<3).map { _ in UUID() }
         let a = UploadRequest(action: .update, resource: "r", rowID: "1", body: [:], baseRevision: 1, opIDs: ids, lastSequence: 3)

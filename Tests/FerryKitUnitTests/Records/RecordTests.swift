@@ -28,9 +28,18 @@ import Testing
 
     @Test func updateWritesOnlyTheFieldsThatDifferAndTheClosureOnlyWhatItChanged() throws {
         let store = try store()
-        _ = try store.applyPage([("study_sets", ["id": .string("00000000-0000-4000-8000-000000000001"), "title": .string("T"),
-                                                 "description": .string("D"), "revision": .int(1), "creator_id": .string("u")])],
-                                cursor: nil) { _ in nil }
+        _ = try store.applyPage(
+            [
+                (
+                    "study_sets",
+                    [
+                        "id": .string("00000000-0000-4000-8000-000000000001"), "title": .string("T"),
+                        "description": .string("D"), "revision": .int(1), "creator_id": .string("u"),
+                    ]
+                )
+            ],
+            cursor: nil
+        ) { _ in nil }
         var set = try #require(try store.fetch(TestSet.self, id: "00000000-0000-4000-8000-000000000001"))
         set.title = "mine"
         try store.update(set)
@@ -57,8 +66,9 @@ import Testing
         try store.delete(terms[0])
         #expect(try store.fetch(TestTerm.self).compactMap(\.word) == ["c", "b"])
         // Created and deleted before any upload: nothing to send for it.
-        let plan = UploadPlanner.plan(try store.uploadInput().operations, schema: ExampleSchema.withScores,
-                                      rows: try store.uploadInput().rows, bases: try store.uploadInput().bases)
+        let plan = UploadPlanner.plan(
+            try store.uploadInput().operations, schema: ExampleSchema.withScores,
+            rows: try store.uploadInput().rows, bases: try store.uploadInput().bases)
         #expect(!plan.contains { $0.rowID == terms[0].id.rowID })
     }
 
@@ -68,8 +78,11 @@ import Testing
         #expect(try store.fetch(TestScore.self, id: score.id) == score)
         let row = try #require(try store.row("scores", id: score.id.rowID))
         #expect(row["final"] == .bool(true) && row["tags"] == .array([.string("x"), .string("y")]) && row["extra"] == .object(["k": .int(1)]))
-        let request = try #require(UploadPlanner.plan(try store.uploadInput().operations, schema: ExampleSchema.withScores,
-                                                      rows: try store.uploadInput().rows, bases: try store.uploadInput().bases).first)
+        let request = try #require(
+            UploadPlanner.plan(
+                try store.uploadInput().operations, schema: ExampleSchema.withScores,
+                rows: try store.uploadInput().rows, bases: try store.uploadInput().bases
+            ).first)
         #expect(request.body?["final"] == .bool(true) && request.body?["points"] == .int(7))
     }
 

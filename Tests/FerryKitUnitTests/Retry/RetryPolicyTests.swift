@@ -34,7 +34,9 @@ import Testing
     }
 
     @Test func failuresWithoutRetryAfterBackOffWithFullJitterUpToTheCap() {
-        for outcome in [RetryPolicy.Outcome.transportFailure, .status(500, retryAfter: nil), .status(503, retryAfter: nil), .status(429, retryAfter: nil)] {
+        for outcome in [
+            RetryPolicy.Outcome.transportFailure, .status(500, retryAfter: nil), .status(503, retryAfter: nil), .status(429, retryAfter: nil),
+        ] {
             #expect(policy.step(after: outcome, attempt: 3, random: { 0.5 }) == .retry(after: 0.5 * 8 * 0.5))
             #expect(policy.step(after: outcome, attempt: 3, random: { 0 }) == .retry(after: 0))
             #expect(policy.step(after: outcome, attempt: 40, random: { 0.999 }) == .retry(after: 60 * 0.999))

@@ -30,13 +30,18 @@ import Testing
             try WriteCheck.create(["player": .string("p"), "points": .int(1), "final": .int(1)], scores)
         }
         #expect(throws: Never.self) {
-            try WriteCheck.create(["player": .string("p"), "points": .double(3), "final": .bool(true), "tags": .array([.string("a")]),
-                                   "extra": .object(["any": .array([])])], scores)
+            try WriteCheck.create(
+                [
+                    "player": .string("p"), "points": .double(3), "final": .bool(true), "tags": .array([.string("a")]),
+                    "extra": .object(["any": .array([])]),
+                ], scores)
         }
     }
 
     @Test func aCreateMustSetWhatTheServerRequiresANullCountingAsLeftOut() {
-        #expect(throws: FerryKitError.missingValue(resource: "study_sets", column: "title")) { try WriteCheck.create(["description": .string("d")], sets) }
+        #expect(throws: FerryKitError.missingValue(resource: "study_sets", column: "title")) {
+            try WriteCheck.create(["description": .string("d")], sets)
+        }
         #expect(throws: FerryKitError.missingValue(resource: "study_sets", column: "title")) { try WriteCheck.create(["title": .null], sets) }
         // creator_id is required on the server too, but it has a default: the caller.
         #expect(throws: Never.self) { try WriteCheck.create(["title": .string("t")], sets) }
@@ -49,8 +54,10 @@ import Testing
     }
 
     @Test func anUpdateChangesOnlyWhatDiffersAndMayEchoTheWholeRow() throws {
-        let current: RowData = ["id": .string("s"), "title": .string("t"), "description": .string("d"), "revision": .int(2),
-                                "last_modified": .int(5), "is_deleted": .bool(false)]
+        let current: RowData = [
+            "id": .string("s"), "title": .string("t"), "description": .string("d"), "revision": .int(2),
+            "last_modified": .int(5), "is_deleted": .bool(false),
+        ]
         var echoed = current
         echoed["title"] = .string("new")
         #expect(try WriteCheck.update(echoed, current: current, sets) == ["title"])
@@ -77,7 +84,8 @@ import Testing
     @Test func errorsNameWhatIsWrong() {
         let unknown = FerryKitError.unknownColumn(resource: "study_sets", column: "no_such_column", known: ["id", "title"])
         #expect(unknown.description == "study_sets has no column \"no_such_column\"; its columns are id, title")
-        #expect(FerryKitError.typeMismatch(resource: "scores", column: "points", expected: "integer", got: "the string \"ten\"").description
+        #expect(
+            FerryKitError.typeMismatch(resource: "scores", column: "points", expected: "integer", got: "the string \"ten\"").description
                 == "scores.points is integer on the server; the string \"ten\" does not fit it")
     }
 }

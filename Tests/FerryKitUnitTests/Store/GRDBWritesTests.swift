@@ -18,8 +18,17 @@ import Testing
     static let setID = "00000000-0000-4000-8000-000000000001"
 
     func synced(_ store: FerryStore) throws {
-        _ = try store.applyPage([("study_sets", ["id": .string(Self.setID), "title": .string("T"), "description": .string("D"),
-                                                 "creator_id": .string("u"), "revision": .int(1)])], cursor: "c1") { _ in nil }
+        _ = try store.applyPage(
+            [
+                (
+                    "study_sets",
+                    [
+                        "id": .string(Self.setID), "title": .string("T"), "description": .string("D"),
+                        "creator_id": .string("u"), "revision": .int(1),
+                    ]
+                )
+            ], cursor: "c1"
+        ) { _ in nil }
     }
 
     @Test func sqlWritesAreRecordedWithTheirDirtyMaskAndBase() throws {
@@ -28,8 +37,9 @@ import Testing
         #expect(try store.pendingCount() == 0, "the engine's own apply records nothing")
         try store.database.write { db in
             try db.execute(sql: "UPDATE study_sets SET title = 'mine' WHERE id = ?", arguments: [Self.setID])
-            try db.execute(sql: "INSERT INTO terms (id, set_id, word) VALUES ('00000000-0000-4000-8000-0000000000a1', ?, 'hola')",
-                           arguments: [Self.setID])
+            try db.execute(
+                sql: "INSERT INTO terms (id, set_id, word) VALUES ('00000000-0000-4000-8000-0000000000a1', ?, 'hola')",
+                arguments: [Self.setID])
             try db.execute(sql: "UPDATE study_sets SET title = 'mine' WHERE id = ?", arguments: [Self.setID])  // no change: nothing
         }
         let input = try store.uploadInput()
@@ -66,8 +76,9 @@ import Testing
         let store = try store()
         try store.write { tx in
             let set = try tx.insert(TestSet(title: "grouped"))
-            try tx.database.execute(sql: "INSERT INTO terms (id, set_id, rank) VALUES ('00000000-0000-4000-8000-0000000000a2', ?, 'U')",
-                                    arguments: [set.id])
+            try tx.database.execute(
+                sql: "INSERT INTO terms (id, set_id, rank) VALUES ('00000000-0000-4000-8000-0000000000a2', ?, 'U')",
+                arguments: [set.id])
         }
         try store.database.write { db in try TestSet(title: "alone").insert(db) }
         let groups = try store.uploadInput().operations.map(\.group)
@@ -77,20 +88,35 @@ import Testing
     @Test func aGRDBWriteThatBreaksTheSchemaIsRefusedAndChangesNothing() throws {
         let store = try store()
         try synced(store)
-        _ = try store.applyPage([("terms", ["id": .string("00000000-0000-4000-8000-0000000000a3"), "set_id": .string(Self.setID),
-                                            "word": .string("synced"), "rank": .string("V"), "revision": .int(1)])], cursor: nil) { _ in nil }
+        _ = try store.applyPage(
+            [
+                (
+                    "terms",
+                    [
+                        "id": .string("00000000-0000-4000-8000-0000000000a3"), "set_id": .string(Self.setID),
+                        "word": .string("synced"), "rank": .string("V"), "revision": .int(1),
+                    ]
+                )
+            ], cursor: nil
+        ) { _ in nil }
         let before = try StoreTests.contents(store)
         let refusals: [(String, String)] = [
-            ("UPDATE terms SET set_id = '00000000-0000-4000-8000-0000000000ff' WHERE id = '00000000-0000-4000-8000-0000000000a3'",
-             "terms.set_id is read-only once the server has the row"),
+            (
+                "UPDATE terms SET set_id = '00000000-0000-4000-8000-0000000000ff' WHERE id = '00000000-0000-4000-8000-0000000000a3'",
+                "terms.set_id is read-only once the server has the row"
+            ),
             ("UPDATE study_sets SET revision = 7", "study_sets.revision is read-only: the server sets it"),
-            ("INSERT INTO scores (id, player, points) VALUES ('00000000-0000-4000-8000-0000000000b1', 'p', 'ten')",
-             "scores.points is integer on the server"),
+            (
+                "INSERT INTO scores (id, player, points) VALUES ('00000000-0000-4000-8000-0000000000b1', 'p', 'ten')",
+                "scores.points is integer on the server"
+            ),
             ("INSERT INTO study_sets (id) VALUES ('00000000-0000-4000-8000-0000000000b2')", "study_sets.title is required"),
             ("INSERT INTO study_sets (id, title) VALUES ('not-a-uuid', 't')", "study_sets.id is uuid on the server"),
             ("INSERT INTO study_sets (title) VALUES ('no id')", "NOT NULL constraint failed: study_sets.id"),
-            ("INSERT INTO ferry_outbox (op_id, resource, row_id, kind, fields) VALUES ('x', 'terms', 'y', 'delete', '[]')",
-             "ferry_outbox is FerryKit's record of what to upload"),
+            (
+                "INSERT INTO ferry_outbox (op_id, resource, row_id, kind, fields) VALUES ('x', 'terms', 'y', 'delete', '[]')",
+                "ferry_outbox is FerryKit's record of what to upload"
+            ),
             ("UPDATE ferry_outbox SET state = 'rejected'", "ferry_outbox is FerryKit's"),
             ("DELETE FROM ferry_outbox", "ferry_outbox is FerryKit's"),
         ]

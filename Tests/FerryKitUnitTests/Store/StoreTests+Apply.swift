@@ -8,8 +8,10 @@ import Testing
 /// base copy that exists only while local edits are pending.
 extension StoreTests {
     func serverRow(_ id: String, revision: Int64, title: String, description: String = "d") -> RowData {
-        ["id": .string(id), "title": .string(title), "description": .string(description), "revision": .int(revision),
-         "last_modified": .int(1_000 * revision), "is_deleted": .bool(false)]
+        [
+            "id": .string(id), "title": .string(title), "description": .string(description), "revision": .int(revision),
+            "last_modified": .int(1_000 * revision), "is_deleted": .bool(false),
+        ]
     }
 
     func baseCount(_ store: FerryStore) throws -> Int {
@@ -19,8 +21,12 @@ extension StoreTests {
     @Test func olderOrEqualRevisionsAreIgnoredAndSyncedRowsKeepNoBaseCopy() throws {
         let store = try store()
         _ = try store.applyPage([("study_sets", serverRow("s", revision: 3, title: "three"))], cursor: "c1") { _ in nil }
-        _ = try store.applyPage([("study_sets", serverRow("s", revision: 2, title: "two")),
-                                 ("study_sets", serverRow("s", revision: 3, title: "three again"))], cursor: "c2") { _ in nil }
+        _ = try store.applyPage(
+            [
+                ("study_sets", serverRow("s", revision: 2, title: "two")),
+                ("study_sets", serverRow("s", revision: 3, title: "three again")),
+            ], cursor: "c2"
+        ) { _ in nil }
         #expect(try store.row("study_sets", id: "s")?["title"] == .string("three"))
         #expect(try store.cursor() == "c2")
         #expect(try baseCount(store) == 0, "the local row is the server's version")
@@ -38,8 +44,10 @@ extension StoreTests {
         #expect(try store.uploadInput().bases[RowKey(resource: "study_sets", id: "s")] == 1)
         // The server changed the description meanwhile: a merge, not a conflict,
         // because the base says the title is the only local change.
-        let events = try store.applyPage([("study_sets", serverRow("s", revision: 2, title: "T", description: "theirs"))],
-                                         cursor: nil) { _ in nil }
+        let events = try store.applyPage(
+            [("study_sets", serverRow("s", revision: 2, title: "T", description: "theirs"))],
+            cursor: nil
+        ) { _ in nil }
         #expect(events.isEmpty)
         #expect(try store.row("study_sets", id: "s")?["title"] == .string("mine again"))
         #expect(try store.row("study_sets", id: "s")?["description"] == .string("theirs"))
@@ -50,12 +58,17 @@ extension StoreTests {
         let store = try store()
         _ = try store.applyPage([("study_sets", serverRow("s", revision: 1, title: "T", description: "D"))], cursor: nil) { _ in nil }
         try store.update("study_sets", id: "s", ["title": .string("mine")])
-        let request = try #require(UploadPlanner.plan(try store.uploadInput().operations, schema: ExampleSchema.schema,
-                                                      rows: try store.uploadInput().rows, bases: try store.uploadInput().bases).first)
+        let request = try #require(
+            UploadPlanner.plan(
+                try store.uploadInput().operations, schema: ExampleSchema.schema,
+                rows: try store.uploadInput().rows, bases: try store.uploadInput().bases
+            ).first)
         // The edit reached the server (revision 2; the answer was lost), another
         // device changed the description (3), and the feed brought that first.
-        _ = try store.applyPage([("study_sets", serverRow("s", revision: 3, title: "mine", description: "theirs"))],
-                                cursor: nil) { _ in nil }
+        _ = try store.applyPage(
+            [("study_sets", serverRow("s", revision: 3, title: "mine", description: "theirs"))],
+            cursor: nil
+        ) { _ in nil }
         // Then the retry's replayed answer: revision 2, as the server stored it.
         try store.acknowledge(request, serverRow: serverRow("s", revision: 2, title: "mine", description: "D"))
         #expect(try store.state("study_sets", id: "s") == .synced)
@@ -68,12 +81,17 @@ extension StoreTests {
         _ = try store.applyPage([("study_sets", serverRow("s", revision: 1, title: "T", description: "D"))], cursor: nil) { _ in nil }
         try store.update("study_sets", id: "s", ["title": .string("mine")])
         #expect(try store.state("study_sets", id: "s") == .dirty)
-        let events = try store.applyPage([("study_sets", serverRow("s", revision: 2, title: "theirs", description: "D"))],
-                                         cursor: nil) { _ in nil }
+        let events = try store.applyPage(
+            [("study_sets", serverRow("s", revision: 2, title: "theirs", description: "D"))],
+            cursor: nil
+        ) { _ in nil }
         #expect(events.count == 1)
         #expect(try store.state("study_sets", id: "s") == .conflict)
-        let request = try #require(UploadPlanner.plan(try store.uploadInput().operations, schema: ExampleSchema.schema,
-                                                      rows: try store.uploadInput().rows, bases: try store.uploadInput().bases).first)
+        let request = try #require(
+            UploadPlanner.plan(
+                try store.uploadInput().operations, schema: ExampleSchema.schema,
+                rows: try store.uploadInput().rows, bases: try store.uploadInput().bases
+            ).first)
         try store.acknowledge(request, serverRow: serverRow("s", revision: 3, title: "mine", description: "D"))
         #expect(try store.state("study_sets", id: "s") == .synced)
     }

@@ -8,9 +8,13 @@ extension StoreTests {
     @Test func rowsHeldBeforeTheCursorThatNoPageBringsBackAreRemovedWithAnEvent() throws {
         let store = try store()
         // Acknowledged uploads before the first initial sync: synced rows.
-        _ = try store.applyPage([("study_sets", serverRow("kept", revision: 1, title: "kept")),
-                                 ("study_sets", serverRow("gone", revision: 1, title: "deleted on the server"))],
-                                cursor: nil) { _ in nil }
+        _ = try store.applyPage(
+            [
+                ("study_sets", serverRow("kept", revision: 1, title: "kept")),
+                ("study_sets", serverRow("gone", revision: 1, title: "deleted on the server")),
+            ],
+            cursor: nil
+        ) { _ in nil }
         let pending = try store.create("study_sets", ["title": .string("not uploaded yet")])
         try store.beginInitialSync(cursor: "c0")
         _ = try store.applyIndexPage([("study_sets", serverRow("kept", revision: 2, title: "kept"))], step: "study_sets", next: nil) { _ in nil }

@@ -16,10 +16,11 @@ extension StoreTests {
             try old.write { db in
                 try db.execute(sql: "CREATE TABLE study_sets (id TEXT PRIMARY KEY NOT NULL, title TEXT, revision INTEGER)")
                 try db.execute(sql: "INSERT INTO study_sets (id, title) VALUES ('s1', 'offline')")
-                try db.execute(sql: """
-                    INSERT INTO ferry_outbox (op_id, resource, row_id, kind, fields)
-                    VALUES ('6f1c3c52-8f6e-4c1a-9d7e-1b2c3d4e5f60', 'study_sets', 's1', 'create', '["title"]')
-                    """)
+                try db.execute(
+                    sql: """
+                        INSERT INTO ferry_outbox (op_id, resource, row_id, kind, fields)
+                        VALUES ('6f1c3c52-8f6e-4c1a-9d7e-1b2c3d4e5f60', 'study_sets', 's1', 'create', '["title"]')
+                        """)
             }
             try old.close()
         }

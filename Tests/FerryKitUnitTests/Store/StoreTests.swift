@@ -33,8 +33,9 @@ import Testing
         let set = try store.create("study_sets", ["title": .string("kept")])
         let term = try store.create("terms", ["set_id": .string(set), "word": .string("hola"), "rank": .string("U")])
         var resources = ExampleSchema.schema.resources
-        let grown = ServerSchema.Resource(name: "terms", columns: ExampleSchema.terms.columns + [.init(name: "audio_url", type: "text")],
-                                          ranked: true, rankScope: "set_id")
+        let grown = ServerSchema.Resource(
+            name: "terms", columns: ExampleSchema.terms.columns + [.init(name: "audio_url", type: "text")],
+            ranked: true, rankScope: "set_id")
         resources[resources.firstIndex { $0.name == "terms" }!] = grown
         resources.append(ServerSchema.Resource(name: "tags", columns: [ExampleSchema.id, .init(name: "label", type: "text")] + ExampleSchema.sync))
         // The server also dropped study_sets.description: the local column stays.
@@ -72,8 +73,13 @@ import Testing
         let set = try store.create("study_sets", ["title": .string("s")])
         var ids: [String] = []
         for word in ["a", "b", "c"] {
-            ids.append(try store.create("terms", ["set_id": .string(set), "word": .string(word),
-                                                  "rank": .string(try store.rankAtEnd("terms", scope: .string(set)))]))
+            ids.append(
+                try store.create(
+                    "terms",
+                    [
+                        "set_id": .string(set), "word": .string(word),
+                        "rank": .string(try store.rankAtEnd("terms", scope: .string(set))),
+                    ]))
         }
         try store.move("terms", id: ids[2], after: ids[0])
         #expect(try store.rows("terms", where: "set_id", equals: .string(set)).map { $0["word"] } == [.string("a"), .string("c"), .string("b")])

@@ -24,7 +24,9 @@ import Testing
             // cooperative threads of a 2-core machine for a minute (CI saw 60 s),
             // and the readers only need to be scheduled once to end. Not a wait: the
             // deadline of a race the readers win as soon as they end.
-            group.addTask { try? await Task.sleep(for: .seconds(300)); return false }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(300)); return false
+            }
             let first = await group.next() ?? false
             // A stream's reader also ends when its task is cancelled: that
             // frees the waiting child when the engine did not finish them.

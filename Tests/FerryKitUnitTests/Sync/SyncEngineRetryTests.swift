@@ -16,33 +16,43 @@ struct SyncEngineRetryTests {
         let engine: SyncEngine
     }
 
-    static func fixture(refresh: (@Sendable () async -> String?)? = nil, stalledAfter: Int = 3,
-                        whileSending: (@Sendable (TransportRequest) async -> Void)? = nil) throws -> Fixture {
+    static func fixture(
+        refresh: (@Sendable () async -> String?)? = nil, stalledAfter: Int = 3,
+        whileSending: (@Sendable (TransportRequest) async -> Void)? = nil
+    ) throws -> Fixture {
         let store = try FerryStore(path: ":memory:")
         try store.apply(schema: ExampleSchema.schema)
         _ = try store.applyPage([], cursor: "c0") { _ in nil }  // synced before: the pull is a 304 check
         let transport = ScriptedTransport(whileSending: whileSending)
         // The app's refresh hook, if any, answers a 401; without one a 401 pauses.
-        let tokens: any TokenProvider = refresh.map { refresh in
-            TokenClosure { renew in renew ? await refresh().map { AccessToken($0) } : AccessToken("t1") }
-        } ?? FixedToken("t1")
-        let engine = SyncEngine(store: store, transport: transport, tokens: tokens, policy: RetryPolicy(base: 1, cap: 60),
-                                maxBulk: 1, stalledAfter: stalledAfter, now: { t0 }, random: { 0.5 })
+        let tokens: any TokenProvider =
+            refresh.map { refresh in
+                TokenClosure { renew in renew ? await refresh().map { AccessToken($0) } : AccessToken("t1") }
+            } ?? FixedToken("t1")
+        let engine = SyncEngine(
+            store: store, transport: transport, tokens: tokens, policy: RetryPolicy(base: 1, cap: 60),
+            maxBulk: 1, stalledAfter: stalledAfter, now: { t0 }, random: { 0.5 })
         return Fixture(store: store, transport: transport, engine: engine)
     }
 
     /// A study set as the server would answer it.
     static func serverRow(_ id: String, revision: Int64, title: String = "T", description: String? = nil) -> [String: JSONValue] {
-        ["id": .string(id), "creator_id": .string("u"), "title": .string(title), "description": description.map(JSONValue.string) ?? .null,
-         "revision": .int(revision), "last_modified": .int(1), "is_deleted": .bool(false)]
+        [
+            "id": .string(id), "creator_id": .string("u"), "title": .string(title), "description": description.map(JSONValue.string) ?? .null,
+            "revision": .int(revision), "last_modified": .int(1), "is_deleted": .bool(false),
+        ]
     }
 
     static func answer(_ status: Int, _ body: [String: JSONValue], headers: [String: String] = [:]) -> ScriptedTransport.Answer {
-        .respond(TransportResponse(status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a },
-                                   body: JSONValue.object(body).encoded()))
+        .respond(
+            TransportResponse(
+                status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a },
+                body: JSONValue.object(body).encoded()))
     }
 
-    static func problem(_ status: Int, _ code: String, current: [String: JSONValue]? = nil, headers: [String: String] = [:]) -> ScriptedTransport.Answer {
+    static func problem(_ status: Int, _ code: String, current: [String: JSONValue]? = nil, headers: [String: String] = [:])
+        -> ScriptedTransport.Answer
+    {
         var body: [String: JSONValue] = ["code": .string(code), "status": .int(Int64(status)), "title": .string(code)]
         if let current { body["current"] = .object(current) }
         return answer(status, body, headers: headers)
@@ -67,7 +77,9 @@ struct SyncEngineRetryTests {
                 return seen
             }
             // Not a wait: the deadline of a race the events win as soon as they come.
-            group.addTask { try? await Task.sleep(for: .seconds(2)); return [] }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(2)); return []
+            }
             let first = await group.next() ?? []
             group.cancelAll()
             return first
@@ -88,8 +100,9 @@ struct SyncEngineRetryTests {
         let entry = try #require(try f.store.outbox().first)
         #expect(entry.state == .pending && entry.attempts == 2)
         #expect(entry.lastError?.contains("transport_failure") == true)
-        #expect(f.transport.writes.map(\.headers["Idempotency-Key"]).allSatisfy { $0 == f.transport.writes[0].headers["Idempotency-Key"] },
-                "a retry carries the same key")
+        #expect(
+            f.transport.writes.map(\.headers["Idempotency-Key"]).allSatisfy { $0 == f.transport.writes[0].headers["Idempotency-Key"] },
+            "a retry carries the same key")
     }
 
     @Test func fiveHundredsAndFourTwentyNineWaitForRetryAfterInSecondsOrAsADate() async throws {
@@ -113,7 +126,9 @@ struct SyncEngineRetryTests {
 
     @Test func a401AsksTheAppForATokenAndSendsOnceMoreASecondPauses() async throws {
         let asked = Mutex(0)
-        let f = try Self.fixture(refresh: { asked.withLock { $0 += 1 }; return "t2" })
+        let f = try Self.fixture(refresh: {
+            asked.withLock { $0 += 1 }; return "t2"
+        })
         let id = try f.store.create("study_sets", ["title": .string("T")])
         f.transport.script(Self.problem(401, "unauthorized"), Self.answer(201, Self.serverRow(id, revision: 1)))
         try await f.engine.sync()
@@ -133,8 +148,9 @@ struct SyncEngineRetryTests {
         let f = try Self.fixture()
         let id = try Self.syncedAndEdited(f, title: "mine")
         let theirs = Self.serverRow(id, revision: 2, title: "T", description: "theirs")
-        f.transport.script(Self.problem(status, status == 409 ? "revision_conflict" : "precondition_failed", current: theirs),
-                           Self.answer(200, Self.serverRow(id, revision: 3, title: "mine", description: "theirs")))
+        f.transport.script(
+            Self.problem(status, status == 409 ? "revision_conflict" : "precondition_failed", current: theirs),
+            Self.answer(200, Self.serverRow(id, revision: 3, title: "mine", description: "theirs")))
         try await f.engine.sync()
         let resent = try #require(f.transport.writes.last)
         let sent = try #require(resent.body)

@@ -27,7 +27,8 @@ struct SyncRoundTests {
         #expect(schedule.failed(TransportFailure("down"), policy: policy, now: now, random: { 0.5 }) == now.addingTimeInterval(0.5))
         #expect(schedule.failed(TransportFailure("down"), policy: policy, now: now, random: { 0.5 }) == now.addingTimeInterval(1))
         #expect(schedule.failures == 2 && schedule.nextAttempt == now.addingTimeInterval(1))
-        #expect(schedule.failed(ServerRefusedForNow(status: 503, retryAfter: 7), policy: policy, now: now, random: { 0.5 })
+        #expect(
+            schedule.failed(ServerRefusedForNow(status: 503, retryAfter: 7), policy: policy, now: now, random: { 0.5 })
                 == now.addingTimeInterval(7))
         schedule.succeeded()
         #expect(schedule.failures == 0 && schedule.nextAttempt == nil)

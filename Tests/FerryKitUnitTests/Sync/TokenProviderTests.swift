@@ -19,7 +19,9 @@ import Testing
         init(lifetime: TimeInterval? = nil, failing: Bool = false) { (self.lifetime, self.failing) = (lifetime, failing) }
 
         func token(refresh: Bool) async throws -> AccessToken? {
-            let count = asked.withLock { $0.append(refresh); return $0.count }
+            let count = asked.withLock {
+                $0.append(refresh); return $0.count
+            }
             if failing { throw TransportFailure("the identity provider is down") }
             return AccessToken("t\(count)", expiresAt: lifetime.map { TokenProviderTests.t0.addingTimeInterval($0) })
         }
@@ -30,8 +32,9 @@ import Testing
         try store.apply(schema: ExampleSchema.schema)
         _ = try store.applyPage([], cursor: "c0") { _ in nil }
         let transport = ScriptedTransport()
-        let engine = SyncEngine(store: store, transport: transport, tokens: tokens, policy: RetryPolicy(base: 1, cap: 60), maxBulk: 1,
-                                now: { t0 }, random: { 0.5 })
+        let engine = SyncEngine(
+            store: store, transport: transport, tokens: tokens, policy: RetryPolicy(base: 1, cap: 60), maxBulk: 1,
+            now: { t0 }, random: { 0.5 })
         return (store, transport, engine)
     }
 
@@ -55,7 +58,9 @@ import Testing
         let lifetimes = Mutex<[TimeInterval]>([30, 3_600])
         let asked = Mutex<[Bool]>([])
         let tokens = TokenClosure { refresh in
-            let (count, lifetime) = asked.withLock { $0.append(refresh); return ($0.count, lifetimes.withLock { $0.removeFirst() }) }
+            let (count, lifetime) = asked.withLock {
+                $0.append(refresh); return ($0.count, lifetimes.withLock { $0.removeFirst() })
+            }
             return AccessToken("t\(count)", expiresAt: Self.t0.addingTimeInterval(lifetime))
         }
         let (store, transport, engine) = try Self.engine(tokens)

@@ -63,8 +63,9 @@ import Testing
     @Test func aSingleObjectIsWrappedWithItsBytesRepairedAsUTF8() throws {
         var request = F.request("POST", "/v1/sets", body: "")
         request.body = Array(#"{"title": "a"#.utf8) + [0xFF, 0xC3] + Array(#""}"#.utf8)
-        let action = try ResourceAction.parse(request, route: .create, parameters: RouteParameters([("resource", "sets")]),
-                                              catalog: F.catalog, limits: F.limits)
+        let action = try ResourceAction.parse(
+            request, route: .create, parameters: RouteParameters([("resource", "sets")]),
+            catalog: F.catalog, limits: F.limits)
         guard case .create(let items) = action.kind else { Issue.record("\(action.kind)"); return }
         #expect(items.items == "[" + String(decoding: request.body, as: UTF8.self) + "]")
         #expect(items.items.contains("\u{FFFD}"))
@@ -91,8 +92,9 @@ import Testing
         #expect(preconditions == WritePreconditions(revisions: [3], any: false))
         #expect(prechecked)
         // A field the precheck cannot vouch for (no such column) leaves validation to PostgreSQL.
-        let put = try F.parse("PUT", "/v1/terms/\(F.term)", body: #"{"colour": "red", "word": "w"}"#,
-                              headers: [("If-Match", "*")])
+        let put = try F.parse(
+            "PUT", "/v1/terms/\(F.term)", body: #"{"colour": "red", "word": "w"}"#,
+            headers: [("If-Match", "*")])
         guard case .update(_, .put, _, let star, let putPrechecked) = put.kind else { Issue.record("\(put.kind)"); return }
         #expect(star == WritePreconditions(revisions: nil, any: true))
         #expect(!putPrechecked)
@@ -111,10 +113,12 @@ import Testing
     // MARK: - Answers parsing decides before any database work
 
     @Test func noTokenIs401OnEveryRoute() {
-        for (method, target) in [("GET", "/v1/terms"), ("POST", "/v1/terms"), ("PATCH", "/v1/terms"), ("DELETE", "/v1/terms"),
-                                 ("GET", "/v1/terms/\(F.term)"), ("PUT", "/v1/terms/\(F.term)"),
-                                 ("PATCH", "/v1/terms/\(F.term)"), ("DELETE", "/v1/terms/\(F.term)"),
-                                 ("GET", "/v1/nothing/\(F.term)")] {
+        for (method, target) in [
+            ("GET", "/v1/terms"), ("POST", "/v1/terms"), ("PATCH", "/v1/terms"), ("DELETE", "/v1/terms"),
+            ("GET", "/v1/terms/\(F.term)"), ("PUT", "/v1/terms/\(F.term)"),
+            ("PATCH", "/v1/terms/\(F.term)"), ("DELETE", "/v1/terms/\(F.term)"),
+            ("GET", "/v1/nothing/\(F.term)"),
+        ] {
             let problem = F.thrownProblem { _ = try F.parse(method, target, body: "{}", token: nil) }
             #expect(problem?.status == 401, "\(method) \(target)")
         }

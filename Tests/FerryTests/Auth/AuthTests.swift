@@ -45,8 +45,10 @@ import FerryTestSupport
         defer { server.stop() }
         let client = server.client()
         for (method, path) in [("GET", "/v1"), ("GET", "/v1/auth/me"), ("DELETE", "/v1/auth/token")] {
-            for header in [[], [("Authorization", "Bearer " + String(repeating: "A", count: 43))],
-                           [("Authorization", "Bearer short")], [("Authorization", "Basic Zm9vOmJhcg==")]] {
+            for header in [
+                [], [("Authorization", "Bearer " + String(repeating: "A", count: 43))],
+                [("Authorization", "Bearer short")], [("Authorization", "Basic Zm9vOmJhcg==")],
+            ] {
                 let response = try client.request(method, path, headers: header)
                 #expect(response.status == 401, "\(method) \(path) \(header)")
                 #expect(response.header("WWW-Authenticate") == "Bearer")

@@ -34,10 +34,12 @@ import Testing
     }
 
     @Test func hashIsTheByteaLiteralOfSHA256() {
-        let expected = "\\x" + SHA256.hash(data: Array(token.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined()
+        let expected =
+            "\\x"
+            + SHA256.hash(data: Array(token.utf8)).map { byte in
+                let hex = String(byte, radix: 16)
+                return hex.count == 1 ? "0" + hex : hex
+            }.joined()
         #expect(BearerToken.hash(token) == expected)
         #expect(BearerToken.hash(token).utf8.count == 66)
         // A known vector: SHA-256 of the empty string.

@@ -60,8 +60,9 @@ import Testing
         #expect(reason(#"[{"issuer": "i", "audience": "a"}]"#)?.contains("needs keys") == true)
         #expect(reason(#"[{"issuer": "i", "audience": "a", "secret": "short"}]"#)?.hasPrefix("[0].secret") == true)
         #expect(reason(#"[{"issuer": "i", "audience": "a", "jwks_url": "ftp://x"}]"#)?.hasPrefix("[0].jwks_url") == true)
-        #expect(reason(#"[{"issuer": "i", "audience": "a", "jwks_url": "https://x/j", "algorithms": ["HS512"]}]"#)?
-            .hasPrefix("[0].algorithms") == true)
+        #expect(
+            reason(#"[{"issuer": "i", "audience": "a", "jwks_url": "https://x/j", "algorithms": ["HS512"]}]"#)?
+                .hasPrefix("[0].algorithms") == true)
         #expect(reason(#"[{"issuer": "i", "audience": "a", "jwks_url": "https://x/j", "typo": 1}]"#)?.hasPrefix("[0].typo") == true)
         let twice = #"{"issuer": "i", "audience": "a", "jwks_url": "https://x/j"}"#
         #expect(reason("[\(twice), \(twice)]")?.hasPrefix("[1].issuer") == true)

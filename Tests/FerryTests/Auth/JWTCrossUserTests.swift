@@ -21,8 +21,10 @@ import Testing
         let folder = try fixture.call("POST", "/v1/folders", token: alice, json: ["name": "F"]).object
         let link = try fixture.call("POST", "/v1/folder_sets", token: alice, json: ["folder_id": folder["id"] ?? "", "set_id": setID])
         #expect(link.status == 201, "\(link.text)")
-        let rows = [("study_sets", setID), ("terms", term["id"] as? String ?? ""), ("folders", folder["id"] as? String ?? ""),
-                    ("folder_sets", link.object["id"] as? String ?? "")]
+        let rows = [
+            ("study_sets", setID), ("terms", term["id"] as? String ?? ""), ("folders", folder["id"] as? String ?? ""),
+            ("folder_sets", link.object["id"] as? String ?? ""),
+        ]
         for intruder in [otherAlice, bob] {
             for (resource, id) in rows {
                 let path = "/v1/\(resource)/\(id)"

@@ -36,8 +36,9 @@ import Testing
         let keycloak = "https://keycloak.example.com/realms/app/protocol/openid-connect/certs"
         #expect(configuration.contains(keycloak))
         var loaded = FerryConfiguration()
-        try ConfigurationLoader.apply(json: Data(configuration.replacingOccurrences(of: keycloak, with: idp.jwksURL).utf8),
-                                      source: "docs/SIGN-IN.md", to: &loaded)
+        try ConfigurationLoader.apply(
+            json: Data(configuration.replacingOccurrences(of: keycloak, with: idp.jwksURL).utf8),
+            source: "docs/SIGN-IN.md", to: &loaded)
         // A second provider whose users also say org_id "acme" (issue 51): the guide's policy keeps them apart.
         let rival = try TestIdentityProvider(issuer: "https://rival.example.com", audience: "ferry")
         defer { rival.stop() }

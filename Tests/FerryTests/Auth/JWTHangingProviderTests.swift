@@ -69,7 +69,8 @@ import Testing
         #expect(eventually(within: 60) { idp.hangingFetches == 1 }, "the fetch never reached the provider")
         let during = try Self.measure(fixture, tokens: tokens, count: 15)
         // Every request above completed while the fetch still hung.
-        let stillHanging = idp.hangingFetches == 1 && fixture.verifier.finishedFetches(issuer: idp.issuer) < fixture.verifier.fetches(issuer: idp.issuer)
+        let stillHanging =
+            idp.hangingFetches == 1 && fixture.verifier.finishedFetches(issuer: idp.issuer) < fixture.verifier.fetches(issuer: idp.issuer)
         stop.withLock { $0 = true }
         burst.wait()
         #expect(during.statuses == [200], "\(during.statuses)")

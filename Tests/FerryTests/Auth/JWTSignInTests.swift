@@ -72,25 +72,50 @@ import Testing
             ("no aud", idp.sign(claims: claims { $0.removeAll { $0.0 == "aud" } }, with: rsa), "token_wrong_audience"),
             ("unknown kid", idp.sign(claims: idp.claims(subject: "mallory"), with: ghost), "token_unknown_key"),
             ("alg none", TestIdentityProvider.sign(header: header("none"), payload: payload, with: nil), "token_algorithm_refused"),
-            ("alg none, signed", TestIdentityProvider.sign(header: header("none"), payload: payload, with: TestIdentityProvider.signer(rsa)),
-             "token_algorithm_refused"),
-            ("HS256 with the RSA public key as the secret",
-             TestIdentityProvider.sign(header: header("HS256"), payload: payload,
-                                       with: TestIdentityProvider.hmacSigner(Array(rsa.publicPEM.utf8))), "token_algorithm_refused"),
-            ("RS512, an algorithm Ferry does not verify",
-             TestIdentityProvider.sign(header: header("RS512"), payload: payload, with: TestIdentityProvider.signer(rsa)),
-             "token_algorithm_refused"),
-            ("truncated signature", TestIdentityProvider.sign(header: header("RS256"), payload: payload,
-                                                              with: { Array(TestIdentityProvider.signer(rsa)($0).dropLast(16)) }),
-             "token_bad_signature"),
-            ("another key's signature", TestIdentityProvider.sign(header: header("RS256"), payload: payload,
-                                                                  with: TestIdentityProvider.signer(ghost)), "token_bad_signature"),
-            ("oversized", idp.sign(claims: claims { $0.append(("pad", .string(String(repeating: "x", count: 9000)))) }, with: rsa),
-             "token_too_large"),
-            ("header not JSON", TestIdentityProvider.sign(header: Array("not json".utf8), payload: payload,
-                                                          with: TestIdentityProvider.signer(rsa)), "token_malformed"),
-            ("payload not an object", TestIdentityProvider.sign(header: header("RS256"), payload: Array("[1]".utf8),
-                                                                with: TestIdentityProvider.signer(rsa)), "token_malformed"),
+            (
+                "alg none, signed", TestIdentityProvider.sign(header: header("none"), payload: payload, with: TestIdentityProvider.signer(rsa)),
+                "token_algorithm_refused"
+            ),
+            (
+                "HS256 with the RSA public key as the secret",
+                TestIdentityProvider.sign(
+                    header: header("HS256"), payload: payload,
+                    with: TestIdentityProvider.hmacSigner(Array(rsa.publicPEM.utf8))), "token_algorithm_refused"
+            ),
+            (
+                "RS512, an algorithm Ferry does not verify",
+                TestIdentityProvider.sign(header: header("RS512"), payload: payload, with: TestIdentityProvider.signer(rsa)),
+                "token_algorithm_refused"
+            ),
+            (
+                "truncated signature",
+                TestIdentityProvider.sign(
+                    header: header("RS256"), payload: payload,
+                    with: { Array(TestIdentityProvider.signer(rsa)($0).dropLast(16)) }),
+                "token_bad_signature"
+            ),
+            (
+                "another key's signature",
+                TestIdentityProvider.sign(
+                    header: header("RS256"), payload: payload,
+                    with: TestIdentityProvider.signer(ghost)), "token_bad_signature"
+            ),
+            (
+                "oversized", idp.sign(claims: claims { $0.append(("pad", .string(String(repeating: "x", count: 9000)))) }, with: rsa),
+                "token_too_large"
+            ),
+            (
+                "header not JSON",
+                TestIdentityProvider.sign(
+                    header: Array("not json".utf8), payload: payload,
+                    with: TestIdentityProvider.signer(rsa)), "token_malformed"
+            ),
+            (
+                "payload not an object",
+                TestIdentityProvider.sign(
+                    header: header("RS256"), payload: Array("[1]".utf8),
+                    with: TestIdentityProvider.signer(rsa)), "token_malformed"
+            ),
             ("two parts", valid.split(separator: ".").prefix(2).joined(separator: "."), "token_malformed"),
             ("padded base64", valid.replacingOccurrences(of: ".", with: "=."), "token_malformed"),
             ("exp a string", idp.sign(claims: claims(replacing("exp", "tomorrow")), with: rsa), "token_invalid_claim"),
@@ -98,8 +123,14 @@ import Testing
             ("aud an object", idp.sign(claims: claims(replacing("aud", .object([("x", 1)]))), with: rsa), "token_invalid_claim"),
             ("no exp", idp.sign(claims: claims { $0.removeAll { $0.0 == "exp" } }, with: rsa), "token_invalid_claim"),
             ("a claim holding U+0000", idp.sign(claims: claims { $0.append(("name", "a\u{0}b")) }, with: rsa), "token_malformed"),
-            ("nested too deep", idp.sign(claims: claims { $0.append(("deep", JSONValue.raw(Array((String(repeating: "[", count: 40) + String(repeating: "]", count: 40)).utf8)))) }, with: rsa),
-             "token_malformed"),
+            (
+                "nested too deep",
+                idp.sign(
+                    claims: claims {
+                        $0.append(("deep", JSONValue.raw(Array((String(repeating: "[", count: 40) + String(repeating: "]", count: 40)).utf8))))
+                    }, with: rsa),
+                "token_malformed"
+            ),
         ]
         for (what, token, code) in cases {
             for path in ["/v1/auth/me", "/v1/study_sets"] {

@@ -16,15 +16,18 @@ import Testing
         let key = try #require(idp.key("rsa-1"))
         var header: [(String, JSONValue)] = [("alg", "RS256"), ("kid", "rsa-1")]
         if let typ { header.append(("typ", .string(typ))) }
-        return TestIdentityProvider.sign(header: JSONValue.object(header).bytes, payload: JSONValue.object(claims).bytes,
-                                         with: TestIdentityProvider.signer(key))
+        return TestIdentityProvider.sign(
+            header: JSONValue.object(header).bytes, payload: JSONValue.object(claims).bytes,
+            with: TestIdentityProvider.signer(key))
     }
 
     static func logoutClaims(_ idp: TestIdentityProvider) -> [(String, JSONValue)] {
         let now = Int(Date().timeIntervalSince1970)
-        return [("iss", .string(idp.issuer)), ("aud", .string(idp.audience)), ("sub", "alice"), ("iat", .int(now)),
-                ("exp", .int(now + 120)), ("jti", "logout-1"),
-                ("events", .object([("http://schemas.openid.net/event/backchannel-logout", .object([]))]))]
+        return [
+            ("iss", .string(idp.issuer)), ("aud", .string(idp.audience)), ("sub", "alice"), ("iat", .int(now)),
+            ("exp", .int(now + 120)), ("jti", "logout-1"),
+            ("events", .object([("http://schemas.openid.net/event/backchannel-logout", .object([]))])),
+        ]
     }
 
     @Test func accessTokensOfEveryCommonTypPassByDefault() throws {
@@ -43,7 +46,10 @@ import Testing
         let idp = fixture.idp
         let cases: [(String, String)] = [
             ("an ID token with a nonce", try Self.token(idp, typ: "JWT", claims: idp.claims(subject: "alice", extra: [("nonce", "n-0S6_WzA2Mj")]))),
-            ("an ID token with at_hash", try Self.token(idp, typ: nil, claims: idp.claims(subject: "alice", extra: [("at_hash", "77QmUPtjPfzWtF2AnpK9RQ")]))),
+            (
+                "an ID token with at_hash",
+                try Self.token(idp, typ: nil, claims: idp.claims(subject: "alice", extra: [("at_hash", "77QmUPtjPfzWtF2AnpK9RQ")]))
+            ),
             ("Cognito's ID token", try Self.token(idp, typ: "JWT", claims: idp.claims(subject: "alice", extra: [("token_use", "id")]))),
             ("Keycloak's ID token", try Self.token(idp, typ: "JWT", claims: idp.claims(subject: "alice", extra: [("typ", "ID")]))),
             ("a logout token", try Self.token(idp, typ: "logout+jwt", claims: Self.logoutClaims(idp))),
@@ -58,8 +64,9 @@ import Testing
         }
         // A typ that is not a string is not a well-formed token.
         let key = try #require(idp.key("rsa-1"))
-        let numeric = TestIdentityProvider.sign(header: Array(#"{"alg":"RS256","kid":"rsa-1","typ":1}"#.utf8),
-                                                payload: JSONValue.object(idp.claims(subject: "alice")).bytes, with: TestIdentityProvider.signer(key))
+        let numeric = TestIdentityProvider.sign(
+            header: Array(#"{"alg":"RS256","kid":"rsa-1","typ":1}"#.utf8),
+            payload: JSONValue.object(idp.claims(subject: "alice")).bytes, with: TestIdentityProvider.signer(key))
         #expect(try fixture.call("GET", "/v1/auth/me", token: numeric).object["code"] as? String == "token_malformed")
         let users = try fixture.server.ownerQuery("SELECT count(*) FROM ferry.users WHERE subject = 'alice'")
         #expect(users.rows[0][0] == "0", "nothing refused made a user")
@@ -79,7 +86,8 @@ import Testing
         #expect(try fixture.call("GET", "/v1/auth/me", token: idToken).status == 200)
         let logout = try fixture.call("GET", "/v1/auth/me", token: try Self.token(lenient, typ: "logout+jwt", claims: Self.logoutClaims(lenient)))
         #expect(logout.object["code"] as? String == "token_wrong_type")
-        #expect(try fixture.call("GET", "/v1/auth/me", token: try Self.token(strict, typ: "at+jwt", claims: strict.claims(subject: "s"))).status == 200)
+        #expect(
+            try fixture.call("GET", "/v1/auth/me", token: try Self.token(strict, typ: "at+jwt", claims: strict.claims(subject: "s"))).status == 200)
         for typ in ["JWT", nil] as [String?] {
             let answer = try fixture.call("GET", "/v1/auth/me", token: try Self.token(strict, typ: typ, claims: strict.claims(subject: "s")))
             #expect(answer.object["code"] as? String == "token_wrong_type", "typ \(typ ?? "absent")")

@@ -65,8 +65,9 @@ import Testing
         #expect(cache.count == 500)
         // New users come and go; the first ones are never looked up again.
         for step in 1...4 {
-            cache.store("new \(step)", userID: user, expiresAtMs: farFuture, generation: cache.generation,
-                        now: start + .milliseconds(600 * step))
+            cache.store(
+                "new \(step)", userID: user, expiresAtMs: farFuture, generation: cache.generation,
+                now: start + .milliseconds(600 * step))
         }
         #expect(cache.count <= 3, "only the last moments' tokens stay, not every token ever checked (\(cache.count))")
         #expect(cache.user(for: "new 4", now: start + .milliseconds(2_400)) == user)
@@ -132,8 +133,10 @@ import Testing
         let (server, token) = try checkedToken(
             cacheSeconds: 60, prepare: "UPDATE ferry.tokens SET expires_at = now() + interval '3 seconds'")
         defer { server.stop() }
-        let expiry = try #require(server.ownerQuery(
-            "SELECT floor(extract(epoch FROM expires_at) * 1000)::bigint FROM ferry.tokens").first?[0].flatMap { Int64($0) })
+        let expiry = try #require(
+            server.ownerQuery(
+                "SELECT floor(extract(epoch FROM expires_at) * 1000)::bigint FROM ferry.tokens"
+            ).first?[0].flatMap { Int64($0) })
         let wait = expiry + 200 - TokenCache.wallClockMs()
         // A real sleep: the clock must pass the token's expiry, which is what the test checks.
         if wait > 0 { Thread.sleep(forTimeInterval: Double(wait) / 1000) }

@@ -54,7 +54,8 @@ import Testing
             }
         }
         #expect(shapes.count == 1, "one answer for every way, on every path: \(shapes)")
-        #expect(try client.request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(valid.token)")]).status == 200,
-                "the valid token itself still works")
+        #expect(
+            try client.request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(valid.token)")]).status == 200,
+            "the valid token itself still works")
     }
 }

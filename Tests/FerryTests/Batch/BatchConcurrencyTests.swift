@@ -32,8 +32,10 @@ extension Resources {
                     let api = API(client: server.client(), token: token, userID: userID, server: server)
                     let order = side == 0 ? [a, b] : [b, a]
                     let operations: [[String: Any]] = order.map { id in
-                        ["method": "PATCH", "path": "/v1/study_sets/\(id)", "headers": ["If-Match": "*"],
-                         "body": ["description": "round \(round) side \(side)"]]
+                        [
+                            "method": "PATCH", "path": "/v1/study_sets/\(id)", "headers": ["If-Match": "*"],
+                            "body": ["description": "round \(round) side \(side)"],
+                        ]
                     }
                     let status = (try? api.call("POST", "/v1/batch", json: ["operations": operations]))?.status ?? -1
                     statuses.withLock { $0.append(status) }

@@ -75,6 +75,8 @@ import Testing
         #expect(times.count == lines.count, "unreadable timestamps:\n\(ferry.logTail())")
         let gaps = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }
         #expect(gaps.allSatisfy { $0 >= 1 }, "two log lines less than a second apart: \(gaps)\n\(ferry.logTail())")
-        print("fault fd-exhaustion: ulimit -n 64, 120 held + \(attempts) new connections over \(Int(seconds)) s: \(answered) answered, \(refused) closed at once, \(hung.count) hung; old connection served \(kept) of \(kept) times; \(lines.count) log lines (\(exhaustion.count) on descriptors), the closest \(gaps.min().map { String(format: "%.1f s", $0) } ?? "-") apart; accepting again after the flood")
+        print(
+            "fault fd-exhaustion: ulimit -n 64, 120 held + \(attempts) new connections over \(Int(seconds)) s: \(answered) answered, \(refused) closed at once, \(hung.count) hung; old connection served \(kept) of \(kept) times; \(lines.count) log lines (\(exhaustion.count) on descriptors), the closest \(gaps.min().map { String(format: "%.1f s", $0) } ?? "-") apart; accepting again after the flood"
+        )
     }
 }

@@ -31,9 +31,12 @@ import Testing
         let (database, serve) = try Self.serving()
         defer { serve.stop(); database.drop() }
         let record = ProcessInfo.processInfo.environment["FERRY_RECORD_MODELS"] == "1"
-        let result = try FerryProcess.run(["generate", "swift", "--from", "http://127.0.0.1:\(serve.port)", "--output", "examples/study/Models"]
-                                          + (record ? [] : ["--check"]))
-        #expect(result.status == 0, """
+        let result = try FerryProcess.run(
+            ["generate", "swift", "--from", "http://127.0.0.1:\(serve.port)", "--output", "examples/study/Models"]
+                + (record ? [] : ["--check"]))
+        #expect(
+            result.status == 0,
+            """
             \(result.stderr)
             The study example's models differ from what its schema generates. If the schema changed on purpose, run \
             FERRY_RECORD_MODELS=1 swift test --filter GenerateSwiftCommandTests, review the diff of examples/study/Models, and commit it.

@@ -48,9 +48,12 @@ import Testing
         #expect(defaults.contains(#""migration_url": "postgresql://ferry_owner:ferry_owner@127.0.0.1:54329/ferry""#))
         #expect(defaults.contains(#""servers": ["127.0.0.1:11299"]"#))
 
-        let moved = try FerryProcess.run(["init", parent.appendingPathComponent("moved").path],
-                                         environment: ["FERRY_PG_PORT": "54399", "FERRY_MC_PORT": "11399",
-                                                       "FERRY_APP_PASSWORD": "s3cret/\"x"])
+        let moved = try FerryProcess.run(
+            ["init", parent.appendingPathComponent("moved").path],
+            environment: [
+                "FERRY_PG_PORT": "54399", "FERRY_MC_PORT": "11399",
+                "FERRY_APP_PASSWORD": "s3cret/\"x",
+            ])
         #expect(moved.status == 0, "\(moved.stderr)")
         let text = try String(contentsOfFile: parent.appendingPathComponent("moved/ferry.json").path, encoding: .utf8)
         #expect(text.contains(#""url": "postgresql://ferry_app:s3cret%2F%22x@127.0.0.1:54399/ferry""#), "\(text)")

@@ -100,9 +100,11 @@ import Glibc
     }
 
     @Test func unreachableDatabaseFailsAtStart() throws {
-        let outcome = try FerryProcess.run(["serve"], environment: [
-            "FERRY_DATABASE_URL": "postgresql://ferry_app@127.0.0.1:1/ferry", "FERRY_LISTEN_PORT": String(FreePort.next()),
-        ])
+        let outcome = try FerryProcess.run(
+            ["serve"],
+            environment: [
+                "FERRY_DATABASE_URL": "postgresql://ferry_app@127.0.0.1:1/ferry", "FERRY_LISTEN_PORT": String(FreePort.next()),
+            ])
         #expect(outcome.status != 0)
         #expect((outcome.stdout + outcome.stderr).contains("cannot start"))
     }

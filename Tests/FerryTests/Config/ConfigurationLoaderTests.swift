@@ -26,11 +26,13 @@ import Testing
     }
 
     @Test func environmentOverridesFile() throws {
-        let config = try load(#"{"listen": {"port": 9000}}"#, env: [
-            "FERRY_LISTEN_PORT": "9100", "FERRY_DATABASE_URL": "postgresql://x@y/z",
-            "FERRY_MEMCACHED_SERVERS": "h1:11211, h2:11212", "FERRY_AUTH_ALLOW_SIGNUP": "true",
-            "FERRY_TEST_SOMETHING": "ignored",
-        ])
+        let config = try load(
+            #"{"listen": {"port": 9000}}"#,
+            env: [
+                "FERRY_LISTEN_PORT": "9100", "FERRY_DATABASE_URL": "postgresql://x@y/z",
+                "FERRY_MEMCACHED_SERVERS": "h1:11211, h2:11212", "FERRY_AUTH_ALLOW_SIGNUP": "true",
+                "FERRY_TEST_SOMETHING": "ignored",
+            ])
         #expect(config.listen.port == 9100)
         #expect(config.database.url == "postgresql://x@y/z")
         #expect(config.memcached.servers == ["h1:11211", "h2:11212"])

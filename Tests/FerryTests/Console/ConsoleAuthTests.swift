@@ -39,8 +39,9 @@ import Testing
         let fixture = try ConsoleFixture()
         defer { fixture.stop() }
         let story = try fixture.revokedCollaborator()
-        let tokenID = try #require((try fixture.console("GET", "/users/\(story.friend.id)").object["tokens"] as? [[String: Any]])?
-            .first?["id"] as? String)
+        let tokenID = try #require(
+            (try fixture.console("GET", "/users/\(story.friend.id)").object["tokens"] as? [[String: Any]])?
+                .first?["id"] as? String)
         let document = try fixture.server.client().request("GET", "/openapi.json").object
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         var operations: [(String, String)] = []
@@ -80,8 +81,9 @@ import Testing
         let fixture = try ConsoleFixture()
         defer { fixture.stop() }
         let user = try fixture.server.user("jo")
-        let tokenID = try #require((try fixture.console("GET", "/users/\(user.id)").object["tokens"] as? [[String: Any]])?
-            .first?["id"] as? String)
+        let tokenID = try #require(
+            (try fixture.console("GET", "/users/\(user.id)").object["tokens"] as? [[String: Any]])?
+                .first?["id"] as? String)
         let revoke = "/users/\(user.id)/tokens/\(tokenID)/revoke"
         // A viewer reads, and is refused writes even with a confirmation.
         #expect(try fixture.console("GET", "/resources", token: fixture.viewer).status == 200)

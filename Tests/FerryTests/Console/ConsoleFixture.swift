@@ -47,7 +47,8 @@ struct ConsoleFixture {
         let owner = try server.user("gina")
         let friend = try server.user("hank")
         let set = try app("POST", "/v1/study_sets", token: owner.token, json: ["title": "Spanish verbs"]).object["id"] as? String ?? ""
-        let terms = try app("POST", "/v1/terms", token: owner.token, json: ["ser", "estar", "ir"].map { ["set_id": set, "word": $0, "rank": "last"] })
+        let terms = try app(
+            "POST", "/v1/terms", token: owner.token, json: ["ser", "estar", "ir"].map { ["set_id": set, "word": $0, "rank": "last"] })
         let termIDs = (terms.json as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
         let collaborator = try app("POST", "/v1/set_collaborators", token: owner.token, json: ["set_id": set, "user_id": friend.id])
         let collaboratorID = collaborator.object["id"] as? String ?? ""

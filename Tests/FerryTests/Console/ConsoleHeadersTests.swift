@@ -15,8 +15,9 @@ import Testing
         defer { fixture.stop() }
         let user = try fixture.server.user("jo")
         let set = try fixture.app("POST", "/v1/study_sets", token: user.token, json: ["title": "Verbs"]).object["id"] as? String ?? ""
-        let tokenID = try #require((try fixture.console("GET", "/users/\(user.id)").object["tokens"] as? [[String: Any]])?
-            .first?["id"] as? String)
+        let tokenID = try #require(
+            (try fixture.console("GET", "/users/\(user.id)").object["tokens"] as? [[String: Any]])?
+                .first?["id"] as? String)
         let document = try fixture.server.client().request("GET", "/openapi.json").object
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         let unknown = "00000000-0000-4000-8000-000000000000"
@@ -29,8 +30,11 @@ import Testing
         var answers: [(String, TestHTTPClient.Response)] = []
         func ask(_ method: String, _ path: String, token: String?, json: Any? = nil) throws {
             let headers = token.map { [("Authorization", "Bearer \($0)")] } ?? []
-            answers.append(("\(method) \(path) as \(token == nil ? "nobody" : token == fixture.viewer ? "viewer" : "admin")",
-                            try client.request(method, path, headers: headers, json: json)))
+            answers.append(
+                (
+                    "\(method) \(path) as \(token == nil ? "nobody" : token == fixture.viewer ? "viewer" : "admin")",
+                    try client.request(method, path, headers: headers, json: json)
+                ))
         }
         var operations = 0
         for (path, item) in paths where path.hasPrefix("/console/") && path != "/console/api/session" {
@@ -38,17 +42,18 @@ import Testing
                 operations += 1
                 let verb = method.uppercased()
                 let found = concrete(path, found: true)
-                try ask(verb, found, token: nil)                                          // 401
-                try ask(verb, concrete(path, found: false), token: fixture.admin,
-                        json: verb == "POST" ? ["confirm": true] : nil)                   // 404 where an id is unknown
-                try ask("PUT", found, token: fixture.admin)                                 // 405
+                try ask(verb, found, token: nil)  // 401
+                try ask(
+                    verb, concrete(path, found: false), token: fixture.admin,
+                    json: verb == "POST" ? ["confirm": true] : nil)  // 404 where an id is unknown
+                try ask("PUT", found, token: fixture.admin)  // 405
                 if verb == "GET" {
-                    try ask(verb, found + "?limit=0", token: fixture.admin)                 // 400 where limit is read
-                    try ask(verb, found, token: fixture.viewer)                             // 200
+                    try ask(verb, found + "?limit=0", token: fixture.admin)  // 400 where limit is read
+                    try ask(verb, found, token: fixture.viewer)  // 200
                 } else {
-                    try ask(verb, found, token: fixture.admin, json: ["confirm": "yes"])    // 400
-                    try ask(verb, found, token: fixture.admin, json: [String: Any]())       // 422
-                    try ask(verb, found, token: fixture.viewer, json: ["confirm": true])    // 403
+                    try ask(verb, found, token: fixture.admin, json: ["confirm": "yes"])  // 400
+                    try ask(verb, found, token: fixture.admin, json: [String: Any]())  // 422
+                    try ask(verb, found, token: fixture.viewer, json: ["confirm": true])  // 403
                 }
             }
         }

@@ -16,8 +16,10 @@ import Testing
         let page = try client.request("GET", "/console/")
         #expect(page.status == 200 && page.header("Content-Type") == "text/html; charset=utf-8")
         let policy = try #require(page.header("Content-Security-Policy"))
-        for directive in ["default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'",
-                          "require-trusted-types-for 'script'", "trusted-types 'none'", "base-uri 'none'"] {
+        for directive in [
+            "default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'",
+            "require-trusted-types-for 'script'", "trusted-types 'none'", "base-uri 'none'",
+        ] {
             #expect(policy.contains(directive), "\(directive)")
         }
         #expect(!policy.contains("unsafe"))
@@ -50,8 +52,10 @@ import Testing
         #expect(!html.contains("<style") && !html.contains(" style=") && html.range(of: #"\son[a-z]+="#, options: .regularExpression) == nil)
         let names = try #require(html.range(of: "console.js")).isEmpty == false
         #expect(names)
-        for file in ["console.js", "client.js", "dom.js", "charts.js", "view-resources.js", "view-rows.js", "view-user.js",
-                     "view-health.js", "view-audit.js"] {
+        for file in [
+            "console.js", "client.js", "dom.js", "charts.js", "view-resources.js", "view-rows.js", "view-user.js",
+            "view-health.js", "view-audit.js",
+        ] {
             let source = try client.request("GET", "/console/\(file)")
             #expect(source.status == 200, "\(file)")
             for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setAttribute('style'"] {

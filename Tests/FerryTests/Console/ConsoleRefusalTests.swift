@@ -14,11 +14,15 @@ import Testing
         // A stale revision (409), a write to a set he can no longer read (404), a bad cursor (400).
         let term = story.terms[0]
         _ = try fixture.app("PATCH", "/v1/terms/\(term)", token: story.owner.token, json: ["revision": 1, "word": "one"])
-        let conflict = try fixture.app("PUT", "/v1/terms/\(term)", token: story.owner.token,
-                                       json: ["revision": 1, "set_id": story.set, "word": "two"])
+        let conflict = try fixture.app(
+            "PUT", "/v1/terms/\(term)", token: story.owner.token,
+            json: ["revision": 1, "set_id": story.set, "word": "two"])
         #expect(conflict.status == 409)
-        #expect(try fixture.app("PATCH", "/v1/study_sets/\(story.set)", token: story.friend.token,
-                                json: ["revision": 1, "title": "mine"]).status == 404)
+        #expect(
+            try fixture.app(
+                "PATCH", "/v1/study_sets/\(story.set)", token: story.friend.token,
+                json: ["revision": 1, "title": "mine"]
+            ).status == 404)
         #expect(try fixture.app("GET", "/v1/changes?since=1garbage", token: story.friend.token).status == 400)
         // Not recorded: successes, reads other than the feed, other users' refusals stay theirs.
         #expect(try fixture.app("GET", "/v1/terms/\(UUID().uuidString)", token: story.friend.token).status == 404)
@@ -66,8 +70,11 @@ import Testing
         let server = try TestServer { $0.console.enabled = false }
         defer { server.stop() }
         let user = try server.user("ned")
-        #expect(try server.client().request("PATCH", "/v1/terms/\(UUID().uuidString)", headers: [("Authorization", "Bearer \(user.token)")],
-                                            json: ["revision": 1]).status == 404)
+        #expect(
+            try server.client().request(
+                "PATCH", "/v1/terms/\(UUID().uuidString)", headers: [("Authorization", "Bearer \(user.token)")],
+                json: ["revision": 1]
+            ).status == 404)
         #expect(try server.client().request("GET", "/console/").status == 404)
         #expect(try server.client().request("GET", "/console/api/resources").status == 404)
         Thread.sleep(forTimeInterval: 0.5)  // longer than the recorder's flush delay: nothing may arrive

@@ -51,8 +51,9 @@ import Testing
         #expect((tombstones["paging"] as? [String: Any])?["total"] as? Int == 3)
 
         // The snapshot is the operator's: another operator's token does not read it.
-        let other = try fixture.console("GET", "/resources/terms/rows?set_id=\(set)&limit=50&paging_token=\(token)&page=2",
-                                        token: fixture.viewer)
+        let other = try fixture.console(
+            "GET", "/resources/terms/rows?set_id=\(set)&limit=50&paging_token=\(token)&page=2",
+            token: fixture.viewer)
         #expect(other.status == 404 && other.object["code"] as? String == "paging_token_not_found")
         // Nor does a user's Index.
         #expect(try fixture.app("GET", "/v1/terms?set_id=\(set)&limit=50&paging_token=\(token)&page=2", token: owner.token).status == 404)
@@ -68,8 +69,10 @@ import Testing
         #expect((byOther["paging"] as? [String: Any])?["total"] as? Int == 0)
         let ordered = try fixture.console("GET", "/resources/terms/rows?order=word.desc").object["data"] as? [[String: Any]] ?? []
         #expect(ordered.compactMap { ($0["row"] as? [String: Any])?["word"] as? String } == ["ser", "ir", "estar"])
-        for bad in ["set_id=nope", "nope=1", "order=nope", "deleted=maybe", "limit=0", "limit=201", "writer=x", "is_deleted=yes",
-                    "page=2", "set_id=\(story.set)&set_id=\(story.set)"] {
+        for bad in [
+            "set_id=nope", "nope=1", "order=nope", "deleted=maybe", "limit=0", "limit=201", "writer=x", "is_deleted=yes",
+            "page=2", "set_id=\(story.set)&set_id=\(story.set)",
+        ] {
             let response = try fixture.console("GET", "/resources/terms/rows?\(bad)")
             #expect(response.status == 400, "\(bad): \(response.status) \(response.text)")
         }

@@ -26,8 +26,9 @@ import Testing
         if replayed["has_more"] as? Bool == false { replayed["cursor"] = nil; direct["cursor"] = nil }
         #expect(NSDictionary(dictionary: replayed) == NSDictionary(dictionary: direct))
         let changes = (object["body"] as? [String: Any])?["changes"] as? [[String: Any]] ?? []
-        let revoked = Set(changes.filter { ($0["data"] as? [String: Any])?["revoked"] as? Bool == true }
-            .map { "\($0["resource"] ?? "")/\(($0["data"] as? [String: Any])?["id"] ?? "")" })
+        let revoked = Set(
+            changes.filter { ($0["data"] as? [String: Any])?["revoked"] as? Bool == true }
+                .map { "\($0["resource"] ?? "")/\(($0["data"] as? [String: Any])?["id"] ?? "")" })
         #expect(revoked == Set(["study_sets/\(story.set)"] + story.terms.map { "terms/\($0)" }))
 
         let explanation = try #require(object["explanation"] as? [String: Any])
@@ -107,8 +108,11 @@ import Testing
         let bob = try fixture.server.user("bob")
         var secrets: [String: [String]] = [:]
         for (name, user) in [("alice", alice), ("bob", bob)] {
-            let set = try fixture.app("POST", "/v1/study_sets", token: user.token, json: ["title": "\(name)-secret-title"]).object["id"] as? String ?? ""
-            let term = try fixture.app("POST", "/v1/terms", token: user.token, json: ["set_id": set, "word": "\(name)-secret-word"]).object["id"] as? String ?? ""
+            let set =
+                try fixture.app("POST", "/v1/study_sets", token: user.token, json: ["title": "\(name)-secret-title"]).object["id"] as? String ?? ""
+            let term =
+                try fixture.app("POST", "/v1/terms", token: user.token, json: ["set_id": set, "word": "\(name)-secret-word"]).object["id"] as? String
+                ?? ""
             _ = try fixture.app("PATCH", "/v1/study_sets/\(set)", token: user.token, json: ["revision": 7, "title": "x"])
             _ = try fixture.sync(user.token, until: ["study_sets/\(set)", "terms/\(term)"])
             let tokens = try fixture.console("GET", "/users/\(user.id)").object["tokens"] as? [[String: Any]] ?? []

@@ -25,8 +25,9 @@ import Testing
         #expect(dockerfile.contains("USER ferry"))
         #expect(dockerfile.contains("HEALTHCHECK") && dockerfile.contains("/readyz"))
         let local = try read("deploy/local.sh")
-        #expect(local.contains("runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4) ;;"),
-                "the runtime image installs only the C libraries Ferry links")
+        #expect(
+            local.contains("runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4) ;;"),
+            "the runtime image installs only the C libraries Ferry links")
     }
 
     /// A test that needs a tool skips without it, so CI must install every one:
@@ -41,8 +42,10 @@ import Testing
     }
 
     @Test func scriptsAreValidBash() throws {
-        for script in ["deploy/local.sh", "deploy/build.sh", "deploy/healthcheck.sh", "deploy/test.sh",
-                       "deploy/compose/roles.sh", ".ci/run"] {
+        for script in [
+            "deploy/local.sh", "deploy/build.sh", "deploy/healthcheck.sh", "deploy/test.sh",
+            "deploy/compose/roles.sh", ".ci/run",
+        ] {
             let result = try Subprocess.run(["bash", "-n", root.appendingPathComponent(script).path])
             #expect(result.status == 0, "\(script): \(result.output)")
         }

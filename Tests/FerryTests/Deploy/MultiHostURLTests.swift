@@ -9,7 +9,8 @@ import Testing
         let database = try ScratchDatabase(prefix: "ferry_ops")
         let app = try #require(URLComponents(string: database.appURL))
         let dead = FreePort.next()
-        let multiHost = "postgresql://\(app.user ?? ""):\(app.password ?? "")@127.0.0.1:\(dead),\(app.host ?? ""):\(app.port ?? 0)"
+        let multiHost =
+            "postgresql://\(app.user ?? ""):\(app.password ?? "")@127.0.0.1:\(dead),\(app.host ?? ""):\(app.port ?? 0)"
             + "\(app.path)?target_session_attrs=read-write&connect_timeout=2"
         let server = try TestServer(database: database) { $0.database.url = multiHost }
         defer { server.stop() }

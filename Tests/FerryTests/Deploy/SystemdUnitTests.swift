@@ -9,12 +9,15 @@ import Testing
         let root = TestEnvironment.repositoryRoot
         let unit = try String(contentsOf: root.appendingPathComponent("deploy/ferry.service"), encoding: .utf8)
         #expect(unit.contains("ExecStart=/usr/local/bin/ferry serve --config /etc/ferry/config.json"))
-        for option in ["NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
-                       "Restart=on-failure", "SystemCallFilter=@system-service", "CapabilityBoundingSet=\n"] {
+        for option in [
+            "NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
+            "Restart=on-failure", "SystemCallFilter=@system-service", "CapabilityBoundingSet=\n",
+        ] {
             #expect(unit.contains(option), "missing \(option)")
         }
         // verify insists that ExecStart's binary exists: point it at the built one.
-        let built = ["debug", "release"].map { root.appendingPathComponent(".build/\($0)/ferry").path }
+        let built =
+            ["debug", "release"].map { root.appendingPathComponent(".build/\($0)/ferry").path }
             .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/bin/true"
         let directory = try Subprocess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

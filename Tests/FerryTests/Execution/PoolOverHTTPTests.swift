@@ -8,7 +8,9 @@ import FerryTestSupport
 /// all complete, and an exhausted pool answers 503 with Retry-After, never hangs.
 @Suite struct PoolOverHTTPTests {
     @Test func sixtyFourConcurrentRequestsOnAPoolOfFour() throws {
-        let server = try TestServer { $0.database.poolSize = 4; $0.listen.workerThreads = 64 }
+        let server = try TestServer {
+            $0.database.poolSize = 4; $0.listen.workerThreads = 64
+        }
         defer { server.stop() }
         let user = try server.user("pat")
         let statuses = Mutex<[Int]>([])

@@ -34,7 +34,8 @@ import FerryTestSupport
                 while !stop.load(ordering: .relaxed) {
                     let began = Date()
                     n += 1
-                    let response = write
+                    let response =
+                        write
                         ? try? client.request(
                             "POST", "/v1/study_sets",
                             headers: [("Authorization", "Bearer \(user.token)"), ("Idempotency-Key", "w\(index)-\(n)")],
@@ -83,14 +84,17 @@ import FerryTestSupport
         #expect(all.allSatisfy { $0.seconds < 5 }, "a request hung for \(all.map(\.seconds).max() ?? 0) s")
         #expect(all.contains { $0.at < outageStart && $0.status == 200 })
         for write in [false, true] {
-            #expect(all.contains { $0.write == write && $0.at > outageStart + 0.2 && $0.at < restarted && $0.status == 503 },
-                    "no 503 during the outage (write: \(write))")
+            #expect(
+                all.contains { $0.write == write && $0.at > outageStart + 0.2 && $0.at < restarted && $0.status == 503 },
+                "no 503 during the outage (write: \(write))")
             let first = all.filter { $0.write == write && $0.at > restarted && (200..<300).contains($0.status) }.map(\.at).min()
             #expect(first.map { $0 - restarted < 10 } == true, "no 2xx within 10 s of the restart (write: \(write))")
         }
         let late = all.filter { $0.at > steady }
         #expect(!late.isEmpty && late.allSatisfy { (200..<300).contains($0.status) }, "not serving once recovered: \(Set(late.map(\.status)))")
         let outage = all.filter { $0.at > outageStart && $0.at < restarted }
-        print("fault postgres-restart: \(all.count) requests; outage \(String(format: "%.1f", restarted - outageStart)) s: \(outage.filter { $0.status == 503 }.count) of \(outage.count) answered 503 with Retry-After; slowest \(String(format: "%.2f", all.map(\.seconds).max() ?? 0)) s; reads and writes back \(String(format: "%.2f", recovered - restarted)) s after the restart")
+        print(
+            "fault postgres-restart: \(all.count) requests; outage \(String(format: "%.1f", restarted - outageStart)) s: \(outage.filter { $0.status == 503 }.count) of \(outage.count) answered 503 with Retry-After; slowest \(String(format: "%.2f", all.map(\.seconds).max() ?? 0)) s; reads and writes back \(String(format: "%.2f", recovered - restarted)) s after the restart"
+        )
     }
 }

@@ -18,8 +18,9 @@ import Testing
         _ = try server.makeTerms(in: try server.makeSet(for: reader.id), count: 20)
         let catalog = server.app.schema.catalog
         let scopes = try AccessScope.load(schema: "app", catalog: catalog, database: server.app.database)
-        let plan = ChangesPlan(request: ChangesRequest(since: .start, limit: 500, resources: catalog.names.sorted(by: ChangeOrder.precedes)),
-                               catalog: catalog, scopes: scopes)
+        let plan = ChangesPlan(
+            request: ChangesRequest(since: .start, limit: 500, resources: catalog.names.sorted(by: ChangeOrder.precedes)),
+            catalog: catalog, scopes: scopes)
 
         for statement in [plan.statement, plan.activityStatement] {
             let functions = try server.app.pool.withConnection { connection in

@@ -53,8 +53,9 @@ import Testing
                         let response = try? client.request(
                             "POST", "/v1/terms",
                             headers: [auth, ("Content-Type", "application/json"), ("Idempotency-Key", "k\(name)")], body: body)
-                        let write = Write(key: "k\(name)", word: "w\(name)", body: body, status: response?.status,
-                                          id: response?.object["id"] as? String)
+                        let write = Write(
+                            key: "k\(name)", word: "w\(name)", body: body, status: response?.status,
+                            id: response?.object["id"] as? String)
                         ledger.withLock { $0.append(write) }
                         // The first failure is the kill: this writer's last write was in flight.
                         if response == nil { return }
@@ -122,8 +123,11 @@ import Testing
             }
         }
         let counts = try owner.query(
-            "SELECT count(*), count(DISTINCT word) FROM app.terms WHERE set_id = $1::uuid", [set]).rows[0]
+            "SELECT count(*), count(DISTINCT word) FROM app.terms WHERE set_id = $1::uuid", [set]
+        ).rows[0]
         #expect(counts[0] == String(writes.count) && counts[1] == String(writes.count), "rows, words after the retries: \(counts)")
-        print("fault kill-9: \(rounds) round(s), 8 writers; answered before the kills \(killedAt); \(inFlight.count) in flight, \(survivedInFlight) of them committed; \(writes.count) retries, \(replayed) replayed; rows \(counts[0] ?? "-") = words \(counts[1] ?? "-")")
+        print(
+            "fault kill-9: \(rounds) round(s), 8 writers; answered before the kills \(killedAt); \(inFlight.count) in flight, \(survivedInFlight) of them committed; \(writes.count) retries, \(replayed) replayed; rows \(counts[0] ?? "-") = words \(counts[1] ?? "-")"
+        )
     }
 }

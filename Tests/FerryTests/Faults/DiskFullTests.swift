@@ -12,7 +12,10 @@ import Glibc
 /// need space answer 503 `storage_full` with Retry-After, reads go on, and
 /// once the file is deleted the same writes (same keys) succeed.
 @Suite struct DiskFullTests {
-    @Test(.enabled(if: TemporaryPostgres.canMountDisk, "skipped: mounting a tmpfs under PostgreSQL needs root and a system that allows mounts (CI runs as root)"))
+    @Test(
+        .enabled(
+            if: TemporaryPostgres.canMountDisk,
+            "skipped: mounting a tmpfs under PostgreSQL needs root and a system that allows mounts (CI runs as root)"))
     func writesAnswerStorageFullAndReadsGoOn() throws {
         let isolated = try PrivateClusterServer(diskMegabytes: 160)
         defer { isolated.stop() }
@@ -55,7 +58,9 @@ import Glibc
         }
         #expect((try call("GET", "/v1/terms?set_id=\(set)&limit=1000").object["data"] as? [Any])?.count == 140)
         #expect(try call("GET", "/readyz").status == 200)
-        print("fault disk-full: a \(filled / 1_048_576) MiB file filled the 160 MiB tmpfs; \(writes.count) writes answered 503 storage_full, \(reads) reads 200; the same writes 201 once it was deleted")
+        print(
+            "fault disk-full: a \(filled / 1_048_576) MiB file filled the 160 MiB tmpfs; \(writes.count) writes answered 503 storage_full, \(reads) reads 200; the same writes 201 once it was deleted"
+        )
     }
 
     /// `count` new terms for `set`, each with 1,500 characters that barely compress.

@@ -17,7 +17,7 @@ extension Resources {
             let me = try ResourceFixture.user("idem")
             let set = try me.createSet().id
             let key = Self.key()
-            let body: [String: Any] = ["set_id": set, "word": "once"] // no id: a plain retry would create a second row
+            let body: [String: Any] = ["set_id": set, "word": "once"]  // no id: a plain retry would create a second row
             let first = try me.call("POST", "/v1/terms", json: body, headers: [("Idempotency-Key", key)])
             #expect(first.status == 201, "\(first.text)")
             #expect(first.header("Idempotent-Replayed") == nil)
@@ -158,11 +158,15 @@ extension Resources {
             let me = try ResourceFixture.user("idem")
             let set = try me.createSet().id
             let key = Self.key()
-            let batch: [String: Any] = ["operations": [
-                ["method": "POST", "path": "/v1/terms", "body": ["set_id": set, "word": "x", "rank": "last"]],
-                ["method": "POST", "path": "/v1/terms", "body": ["set_id": set, "word": "y", "rank": "last"],
-                 "headers": ["Idempotency-Key": "ignored"]],
-            ]]
+            let batch: [String: Any] = [
+                "operations": [
+                    ["method": "POST", "path": "/v1/terms", "body": ["set_id": set, "word": "x", "rank": "last"]],
+                    [
+                        "method": "POST", "path": "/v1/terms", "body": ["set_id": set, "word": "y", "rank": "last"],
+                        "headers": ["Idempotency-Key": "ignored"],
+                    ],
+                ]
+            ]
             // A retry resends the same bytes.
             let bytes = Array(try JSONSerialization.data(withJSONObject: batch))
             let first = try me.call("POST", "/v1/batch", body: bytes, headers: [("Idempotency-Key", key)])

@@ -40,8 +40,11 @@ import Testing
         let scratch = try Subprocess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
         // Its own scratch path: the running `swift test` holds the lock on .build.
-        let dump = try Subprocess.run(["swift", "package", "--package-path", TestEnvironment.repositoryRoot.path,
-                                       "--scratch-path", scratch.path, "dump-package"], discardingErrors: true)
+        let dump = try Subprocess.run(
+            [
+                "swift", "package", "--package-path", TestEnvironment.repositoryRoot.path,
+                "--scratch-path", scratch.path, "dump-package",
+            ], discardingErrors: true)
         try #require(dump.status == 0, "swift package dump-package failed")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(dump.output.utf8)) as? [String: Any])
         let targets = try #require(json["targets"] as? [[String: Any]])
@@ -53,8 +56,9 @@ import Testing
                 // {"byName": [name, condition]}, {"target": [name, condition]}, {"product": [name, package, ...]}
                 dependency.values.compactMap { ($0 as? [Any])?.first as? String }.first
             }
-            byName[name] = Target(name: name, kind: kind, dependencies: Set(dependencies.map { $0.replacingOccurrences(of: "-", with: "_") }),
-                                  path: target["path"] as? String)
+            byName[name] = Target(
+                name: name, kind: kind, dependencies: Set(dependencies.map { $0.replacingOccurrences(of: "-", with: "_") }),
+                path: target["path"] as? String)
         }
         return byName
     }
@@ -73,8 +77,9 @@ import Testing
 
     /// The modules a target's sources import, each with a file that imports it.
     static func imports(of target: Target) throws -> [String: String] {
-        let pattern = try NSRegularExpression(pattern:
-            #"^\s*(?:@[A-Za-z_]+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:(?:struct|class|enum|protocol|typealias|func|var|let)\s+)?([A-Za-z_][A-Za-z0-9_]*)"#,
+        let pattern = try NSRegularExpression(
+            pattern:
+                #"^\s*(?:@[A-Za-z_]+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:(?:struct|class|enum|protocol|typealias|func|var|let)\s+)?([A-Za-z_][A-Za-z0-9_]*)"#,
             options: [.anchorsMatchLines])
         var found: [String: String] = [:]
         let files = FileManager.default.enumerator(at: target.directory, includingPropertiesForKeys: nil)
@@ -98,8 +103,9 @@ import Testing
             checked += imported.count
             for (module, file) in imported.sorted(by: { $0.key < $1.key })
             where !Self.toolchainModules.contains(module) && module != target.moduleName {
-                #expect(target.dependencies.contains(module),
-                        "\(target.name) imports \(module) (\(file)) without declaring it in Package.swift")
+                #expect(
+                    target.dependencies.contains(module),
+                    "\(target.name) imports \(module) (\(file)) without declaring it in Package.swift")
             }
         }
         #expect(checked > 100, "found the sources' imports")
@@ -118,8 +124,9 @@ import Testing
         #expect(closure("FerryCoreMigrations").isEmpty)
         // FerryHTTP and its tests build on a machine without libpq or libmemcached.
         for name in ["FerryHTTP", "FerryHTTPTestSupport", "FerryHTTPTests"] {
-            #expect(closure(name).isDisjoint(with: ["CLibPQ", "CLibMemcached", "FerryPostgres", "FerryMemcached", "Ferry"]),
-                    "\(name) links \(closure(name))")
+            #expect(
+                closure(name).isDisjoint(with: ["CLibPQ", "CLibMemcached", "FerryPostgres", "FerryMemcached", "Ferry"]),
+                "\(name) links \(closure(name))")
         }
         // The client links no server module, so it builds for iOS and macOS.
         // FerryKit's unit tests too, so they run where FerryKit ships (issue 49).

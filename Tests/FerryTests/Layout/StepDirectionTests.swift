@@ -83,7 +83,13 @@ import Testing
                 continue
             }
             if inBlock > 0 {
-                if character == "*", peek(1) == "/" { inBlock -= 1; index += 2 } else if character == "/", peek(1) == "*" { inBlock += 1; index += 2 } else { index += 1 }
+                if character == "*", peek(1) == "/" {
+                    inBlock -= 1; index += 2
+                } else if character == "/", peek(1) == "*" {
+                    inBlock += 1; index += 2
+                } else {
+                    index += 1
+                }
                 continue
             }
             if inMultiline {
@@ -144,17 +150,23 @@ import Testing
     @Test func aPlantedUpwardUseIsFound() {
         let folders: [String: [Source]] = [
             "Shared": [("Caller.swift", "struct Caller {\n    let plan: ResourcePlan?\n}\n")],
-            "Planning": [("ResourcePlan.swift", """
-                /// Made for a ``Caller``.
-                struct ResourcePlan {
-                    let caller: Caller // not a ResourceResult
-                    let note = "ResourceResult"
-                }
-                """)],
+            "Planning": [
+                (
+                    "ResourcePlan.swift",
+                    """
+                    /// Made for a ``Caller``.
+                    struct ResourcePlan {
+                        let caller: Caller // not a ResourceResult
+                        let note = "ResourceResult"
+                    }
+                    """
+                )
+            ],
             "Execution": [("ResourceResult.swift", "enum ResourceResult { case plan(ResourcePlan) }\n")],
         ]
-        #expect(Self.upwardUses(folders) == [
-            UpwardUse(file: "Shared/Caller.swift", line: 2, name: "ResourcePlan", declaredIn: "Planning"),
-        ])
+        #expect(
+            Self.upwardUses(folders) == [
+                UpwardUse(file: "Shared/Caller.swift", line: 2, name: "ResourcePlan", declaredIn: "Planning")
+            ])
     }
 }

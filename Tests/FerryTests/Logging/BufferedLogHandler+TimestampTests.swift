@@ -26,12 +26,12 @@ struct BufferedLogHandlerTimestampTests {
     @Test func leapDaysCenturiesAndEpochEdgesMatchGlibc() {
         let instants = [
             0, 59, 86_399, 86_400, -1, -86_400, -86_401,
-            951_782_400,    // 2000-02-29, a leap day in a century divisible by 400
-            951_868_799,    // its last second
+            951_782_400,  // 2000-02-29, a leap day in a century divisible by 400
+            951_868_799,  // its last second
             4_107_542_400,  // 2100-03-01, the day after a February without 29 days
             1_709_164_800,  // 2024-02-29
             1_735_689_599,  // 2024-12-31T23:59:59
-            253_402_300_799, // 9999-12-31T23:59:59
+            253_402_300_799,  // 9999-12-31T23:59:59
         ]
         for seconds in instants {
             #expect(written(seconds, 7) == expected(seconds, 7), "at \(seconds)")

@@ -41,10 +41,12 @@ struct BufferedLogHandlerTests {
 
     @Test func metadataValuesOfEveryKindInKeyOrder() {
         let text = logged { logger in
-            logger.info("request", metadata: [
-                "status": .stringConvertible(304), "route": .string("/v1/:resource/:id"),
-                "list": .array(["a", "b"]), "duration_ms": .stringConvertible(1.25),
-            ])
+            logger.info(
+                "request",
+                metadata: [
+                    "status": .stringConvertible(304), "route": .string("/v1/:resource/:id"),
+                    "list": .array(["a", "b"]), "duration_ms": .stringConvertible(1.25),
+                ])
         }
         #expect(text.hasSuffix("info t: request duration_ms=1.25 list=[\"a\", \"b\"] route=/v1/:resource/:id status=304\n"), "\(text)")
     }

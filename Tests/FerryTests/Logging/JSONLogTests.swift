@@ -29,9 +29,11 @@ import Testing
         defer { server.stop() }
         let alice = try server.user("alice")
         let client = server.client()
-        let me = try client.request("GET", "/v1/auth/me", headers: [
-            ("Authorization", "Bearer \(alice.token)"), ("X-Request-Id", "trace-me-1"),
-        ])
+        let me = try client.request(
+            "GET", "/v1/auth/me",
+            headers: [
+                ("Authorization", "Bearer \(alice.token)"), ("X-Request-Id", "trace-me-1"),
+            ])
         #expect(me.status == 200)
         let anonymous = try client.request("GET", "/v1/auth/me", headers: [("X-Request-Id", "trace-anon-2")])
         #expect(anonymous.status == 401)
@@ -53,8 +55,9 @@ import Testing
         #expect(second["status"] as? Int == 401)
         let third = try #require(requests.first { $0["request_id"] as? String == "trace-404-3" })
         #expect(third["route"] as? String != "/v1/terms/secret-id-123")
-        #expect(!lines.all.contains { String(decoding: $0, as: UTF8.self).contains("secret-id-123") },
-                "raw paths stay out of the request line")
+        #expect(
+            !lines.all.contains { String(decoding: $0, as: UTF8.self).contains("secret-id-123") },
+            "raw paths stay out of the request line")
         #expect(requests.count == 3)
     }
 
@@ -62,10 +65,12 @@ import Testing
         let lines = Lines()
         var logger = Logger(label: "ferry.test") { JSONLogHandler(label: $0, logLevel: .debug) { lines.append($0) } }
         logger[metadataKey: "global"] = "g"
-        logger.debug("quote \" backslash \\ newline \n tab \t done", metadata: [
-            "count": .stringConvertible(3), "flag": .stringConvertible(true), "list": .array(["a", "b"]),
-            "nested": .dictionary(["k": "v"]), "message": "shadowed", "\u{1}ctl": "x",
-        ])
+        logger.debug(
+            "quote \" backslash \\ newline \n tab \t done",
+            metadata: [
+                "count": .stringConvertible(3), "flag": .stringConvertible(true), "list": .array(["a", "b"]),
+                "nested": .dictionary(["k": "v"]), "message": "shadowed", "\u{1}ctl": "x",
+            ])
         logger.trace("below the level")
         let objects = try objects(lines)
         #expect(objects.count == 1)

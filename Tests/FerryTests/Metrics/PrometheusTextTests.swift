@@ -15,14 +15,15 @@ import Testing
     @Test func histogramBucketsAreCumulativeWithInfSumAndCount() throws {
         var text = PrometheusText()
         text.histogram("h", labels: [("r", "x")], bounds: [0.1, 1], counts: [2, 0, 3], sum: 7.25)
-        #expect(text.output == """
-            h_bucket{r="x",le="0.1"} 2
-            h_bucket{r="x",le="1"} 2
-            h_bucket{r="x",le="+Inf"} 5
-            h_sum{r="x"} 7.25
-            h_count{r="x"} 5
+        #expect(
+            text.output == """
+                h_bucket{r="x",le="0.1"} 2
+                h_bucket{r="x",le="1"} 2
+                h_bucket{r="x",le="+Inf"} 5
+                h_sum{r="x"} 7.25
+                h_count{r="x"} 5
 
-            """)
+                """)
     }
 
     @Test func recordedLatenciesLandInTheRightBucket() throws {

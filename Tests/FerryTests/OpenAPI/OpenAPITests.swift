@@ -11,8 +11,9 @@ import Testing
         let file = directory.appendingPathComponent("openapi.json")
         try Data(body).write(to: file)
         let result = try Subprocess.run(["python3", "-m", "openapi_spec_validator", "--schema", "3.1", file.path])
-        #expect(!result.output.contains("No module named"),
-                "openapi-spec-validator is not installed: run `deploy/local.sh install` (pip install openapi-spec-validator)")
+        #expect(
+            !result.output.contains("No module named"),
+            "openapi-spec-validator is not installed: run `deploy/local.sh install` (pip install openapi-spec-validator)")
         #expect(result.status == 0, "openapi-spec-validator rejected the document:\n\(result.output)")
         #expect(result.output.contains("OK"), "unexpected validator output:\n\(result.output)")
     }
@@ -74,7 +75,9 @@ import Testing
             }
         }
         // Revoking the token last, so the other calls still carry a valid one.
-        operations.sort { ($0.1 == "/v1/auth/token" && $0.0 == "DELETE" ? 1 : 0, $0.1, $0.0) < ($1.1 == "/v1/auth/token" && $1.0 == "DELETE" ? 1 : 0, $1.1, $1.0) }
+        operations.sort {
+            ($0.1 == "/v1/auth/token" && $0.0 == "DELETE" ? 1 : 0, $0.1, $0.0) < ($1.1 == "/v1/auth/token" && $1.0 == "DELETE" ? 1 : 0, $1.1, $1.0)
+        }
         #expect(operations.count >= 30)
         for (method, path) in operations {
             let body: Any? = ["POST", "PUT", "PATCH", "DELETE"].contains(method) ? [String: Any]() : nil
@@ -106,10 +109,13 @@ import Testing
         let schema = try document.parameter("IdempotencyKey")
         let samples = ["k", String(repeating: "~", count: 255), String(repeating: "~", count: 256), "a b", "caf\u{E9}", "!\"#$%&'()*"]
         for (index, key) in samples.enumerated() {
-            let response = try server.client().request("POST", "/v1/study_sets", headers: [
-                ("Authorization", "Bearer \(alice.token)"), ("Idempotency-Key", key),
-            ], json: ["title": "set \(index)"])
-            #expect(Schema.accepts(schema, key) == (response.status == 201), "key \(key.prefix(20)) (\(key.count)): \(response.status) \(response.text)")
+            let response = try server.client().request(
+                "POST", "/v1/study_sets",
+                headers: [
+                    ("Authorization", "Bearer \(alice.token)"), ("Idempotency-Key", key),
+                ], json: ["title": "set \(index)"])
+            #expect(
+                Schema.accepts(schema, key) == (response.status == 201), "key \(key.prefix(20)) (\(key.count)): \(response.status) \(response.text)")
             if response.status != 201 { #expect(response.status == 400 && response.object["code"] as? String == "bad_request") }
         }
     }
@@ -120,7 +126,8 @@ import Testing
         let alice = try server.user("alice")
         let schema = try DescribedSchemas(server.client()).parameter("modified_since")
         for value in ["0", "-1", "1795648606984", "9223372036854775807", "9223372036854775808"] {
-            let response = try server.client().request("GET", "/v1/terms?modified_since=\(value)", headers: [("Authorization", "Bearer \(alice.token)")])
+            let response = try server.client().request(
+                "GET", "/v1/terms?modified_since=\(value)", headers: [("Authorization", "Bearer \(alice.token)")])
             #expect(Schema.accepts(schema, value) == (response.status == 200), "modified_since=\(value): \(response.status)")
         }
     }
@@ -169,9 +176,11 @@ import Testing
             ["method": "OPTIONS", "path": "/v1/terms"],
         ]
         for sample in samples {
-            let response = try server.client().request("POST", "/v1/batch", headers: [("Authorization", "Bearer \(alice.token)")],
-                                                       json: ["operations": [sample]])
-            let described = Set(sample.keys).isSubset(of: Set((operation["properties"] as? [String: Any] ?? [:]).keys))
+            let response = try server.client().request(
+                "POST", "/v1/batch", headers: [("Authorization", "Bearer \(alice.token)")],
+                json: ["operations": [sample]])
+            let described =
+                Set(sample.keys).isSubset(of: Set((operation["properties"] as? [String: Any] ?? [:]).keys))
                 && Schema.accepts(methods, sample["method"] as? String ?? "")
             #expect(described == (response.status == 200), "\(sample): \(response.status) \(response.text)")
         }

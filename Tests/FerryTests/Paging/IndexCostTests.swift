@@ -22,10 +22,13 @@ import Testing
         let small = try Self.measure(rows: sizes[0])
         let large = try Self.measure(rows: sizes[1])
         #expect(small.total == 200 && large.total == 200, "the reader sees its own 100 terms and a shared set's 100")
-        for (name, s, l) in [("page 1 and its snapshot", small.firstPage, large.firstPage),
-                             ("the one-page statement", small.onePage, large.onePage)] {
-            print("cost: index of terms, \(name): \(s.buffers) buffers at \(sizes[0]) rows, \(l.buffers) at \(sizes[1]); "
-                  + "execution \(s.executionMs) / \(l.executionMs) ms")
+        for (name, s, l) in [
+            ("page 1 and its snapshot", small.firstPage, large.firstPage),
+            ("the one-page statement", small.onePage, large.onePage),
+        ] {
+            print(
+                "cost: index of terms, \(name): \(s.buffers) buffers at \(sizes[0]) rows, \(l.buffers) at \(sizes[1]); "
+                    + "execution \(s.executionMs) / \(l.executionMs) ms")
             let scans = s.executedSeqScans(of: ["terms"]) + l.executedSeqScans(of: ["terms"])
             #expect(scans.isEmpty, "\(name): executed sequential scans of \(scans)\n\(l.text)")
             #expect(l.buffers <= 2 * s.buffers + 16, "\(name): \(s.buffers) buffers at \(sizes[0]) rows, \(l.buffers) at \(sizes[1])\n\(l.text)")
@@ -42,8 +45,11 @@ import Testing
         let reader = try server.user("reader")
         let own = try server.makeSet(for: reader.id)
         _ = try server.makeTerms(in: own, count: 100)
-        let shared = try #require(try server.ownerQuery("SELECT id FROM app.study_sets WHERE creator_id = $1 ORDER BY title LIMIT 1",
-                                                        [other.id]).rows.first?[0])
+        let shared = try #require(
+            try server.ownerQuery(
+                "SELECT id FROM app.study_sets WHERE creator_id = $1 ORDER BY title LIMIT 1",
+                [other.id]
+            ).rows.first?[0])
         _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [shared, reader.id])
         _ = try server.ownerQuery("ANALYZE app.terms, app.study_sets, app.set_collaborators")
 

@@ -82,8 +82,10 @@ import Testing
         var laterExpiry = Array(f.token)
         laterExpiry[2] = laterExpiry[2] == "z" ? "y" : "z"
         let wrongVersion = "B" + f.token.dropFirst()
-        for token in ["", "abc", String(repeating: "A", count: 39), String(repeating: "*", count: 39), f.token + "A",
-                      String(flipped), String(laterExpiry), wrongVersion, "AWsC%2BJ8v"] {
+        for token in [
+            "", "abc", String(repeating: "A", count: 39), String(repeating: "*", count: 39), f.token + "A",
+            String(flipped), String(laterExpiry), wrongVersion, "AWsC%2BJ8v",
+        ] {
             let response = try f.page(f.alice, "set_id=\(f.set)&limit=100&paging_token=\(token)&page=2")
             #expect(response.status == 404, "token \(token): \(response.text)")
             #expect(response.problemCode == "paging_token_not_found")

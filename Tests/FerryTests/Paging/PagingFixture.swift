@@ -41,7 +41,8 @@ enum PagingSeed {
     /// Inserts `count` terms into `set`, ranked `r0000001V`, `r0000002V`, … so the
     /// Index order is the insertion number; words are `w<n>`.
     static func terms(_ server: TestServer, set: String, count: Int) throws {
-        _ = try server.ownerQuery("""
+        _ = try server.ownerQuery(
+            """
             INSERT INTO app.terms (set_id, word, definition, rank)
             SELECT $1::uuid, 'w' || i, 'd' || i, 'r' || lpad(i::text, 7, '0') || 'V' FROM generate_series(1, $2::int) i
             """, [set, String(count)])

@@ -102,7 +102,9 @@ import Testing
         let ids = try PagingSeed.orderedIDs(setup.server, set: setup.big)
         let oldToken = try #require(try setup.firstPage().paging["token"] as? String)
 
-        struct Outcome: Sendable { let small: Bool; let page: Int; let status: Int; let code: String?; let retryAfter: Bool; let right: Bool; let seconds: Double }
+        struct Outcome: Sendable {
+            let small: Bool; let page: Int; let status: Int; let code: String?; let retryAfter: Bool; let right: Bool; let seconds: Double
+        }
         let outcomes = Mutex<[Outcome]>([])
         let stop = Atomic<Bool>(false)
         let (port, bearer, big, small) = (setup.server.port, setup.alice.token, setup.big, setup.small)
@@ -121,8 +123,10 @@ import Testing
                 func record(small: Bool, page: Int, _ answer: (TestHTTPClient.Response?, Double), right: Bool) {
                     let (response, seconds) = answer
                     outcomes.withLock {
-                        $0.append(Outcome(small: small, page: page, status: response?.status ?? -1, code: response?.problemCode,
-                                          retryAfter: response?.header("Retry-After") != nil, right: right, seconds: seconds))
+                        $0.append(
+                            Outcome(
+                                small: small, page: page, status: response?.status ?? -1, code: response?.problemCode,
+                                retryAfter: response?.header("Retry-After") != nil, right: right, seconds: seconds))
                     }
                 }
                 while !stop.load(ordering: .relaxed) {
@@ -179,7 +183,9 @@ import Testing
         #expect(!warnings.isEmpty && times.count == warnings.count, "the outage's log: \(warnings.prefix(3))")
         #expect(gaps.allSatisfy { $0 >= 1 }, "\(warnings.count) warnings, some less than a second apart: \(gaps)")
         let refused = Dictionary(grouping: pages.filter { $0.status != 200 }, by: { "\($0.status) \($0.code ?? "-")" }).mapValues(\.count)
-        print("fault memcached-restart: \(all.count) requests (\(singles.count) single-page, all 200); pages refused \(refused.sorted { $0.key < $1.key }); \(warnings.count) warning lines; slowest \(String(format: "%.2f", all.map(\.seconds).max() ?? 0)) s")
+        print(
+            "fault memcached-restart: \(all.count) requests (\(singles.count) single-page, all 200); pages refused \(refused.sorted { $0.key < $1.key }); \(warnings.count) warning lines; slowest \(String(format: "%.2f", all.map(\.seconds).max() ?? 0)) s"
+        )
     }
 
     @Test func oneOfTwoMemcachedServersStopsMidRun() throws {

@@ -24,8 +24,10 @@ import Testing
         let token = PagingToken.issue(expiresAt: 1_800_000_000, fingerprint: fingerprint)
         #expect(token.expiresAt == 1_800_000_000)
         #expect(token.storageKey.utf8.count < 250)
-        for bad in ["", String(token.text.dropLast()), token.text + "A", "B" + token.text.dropFirst(),
-                    String(token.text.dropLast()) + "=", String(repeating: "/", count: 39)] {
+        for bad in [
+            "", String(token.text.dropLast()), token.text + "A", "B" + token.text.dropFirst(),
+            String(token.text.dropLast()) + "=", String(repeating: "/", count: 39),
+        ] {
             #expect(PagingToken(parsing: bad) == nil, "\(bad)")
         }
     }

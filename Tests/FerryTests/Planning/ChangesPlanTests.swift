@@ -36,8 +36,10 @@ import Testing
     }
 
     @Test func badQueriesAre400InvalidQuery() {
-        for query in ["since=garbage", "limit=0", "limit=5001", "limit=1e3", "resources=", "resources=sets,,terms",
-                      "resources=nothing", "colour=red", "limit=1&limit=2"] {
+        for query in [
+            "since=garbage", "limit=0", "limit=5001", "limit=1e3", "resources=", "resources=sets,,terms",
+            "resources=nothing", "colour=red", "limit=1&limit=2",
+        ] {
             let problem = F.thrownProblem { _ = try parse(query) }
             #expect(problem?.status == 400, "\(query)")
             #expect(problem?.code == .invalidQuery, "\(query)")
@@ -74,7 +76,8 @@ import Testing
     }
 
     @Test func operationsBecomeTheRequestsTheyStandFor() throws {
-        let operations = try parse("""
+        let operations = try parse(
+            """
             {"operations": [
               {"method": "POST", "path": "/v1/sets", "body": {"title": "a"}},
               {"method": "DELETE", "path": "/v1/sets/x?revision=3", "headers": {"If-Match": "\\"3\\""}}

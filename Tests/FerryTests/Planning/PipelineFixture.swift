@@ -14,8 +14,9 @@ enum PipelineFixture {
         _ name: String, _ type: String, nullable: Bool = true, hasDefault: Bool = false, insertable: Bool = true,
         updatable: Bool = true, references: String? = nil
     ) -> Column {
-        Column(name: name, type: type, nullable: nullable, hasDefault: hasDefault, insertable: insertable, updatable: updatable,
-               references: references, defaultSQL: nil)
+        Column(
+            name: name, type: type, nullable: nullable, hasDefault: hasDefault, insertable: insertable, updatable: updatable,
+            references: references, defaultSQL: nil)
     }
 
     static let syncColumns = [
@@ -26,23 +27,29 @@ enum PipelineFixture {
 
     static let sets = Resource(
         name: "sets", schema: "app",
-        columns: [column("id", "uuid", nullable: false, hasDefault: true, updatable: false),
-                  column("title", "text", nullable: false)] + syncColumns,
+        columns: [
+            column("id", "uuid", nullable: false, hasDefault: true, updatable: false),
+            column("title", "text", nullable: false),
+        ] + syncColumns,
         uniqueKeys: [["id"]], constraints: nil)
 
     static let terms = Resource(
         name: "terms", schema: "app",
-        columns: [column("id", "uuid", nullable: false, hasDefault: true, updatable: false),
-                  column("set_id", "uuid", nullable: false, updatable: false, references: "app.sets"),
-                  column("word", "text", nullable: false), column("note", "text"),
-                  column("rank", "text")] + syncColumns,
+        columns: [
+            column("id", "uuid", nullable: false, hasDefault: true, updatable: false),
+            column("set_id", "uuid", nullable: false, updatable: false, references: "app.sets"),
+            column("word", "text", nullable: false), column("note", "text"),
+            column("rank", "text"),
+        ] + syncColumns,
         uniqueKeys: [["id"]], constraints: nil)
 
     /// A resource whose ids are integers: never paged through snapshots.
     static let counters = Resource(
         name: "counters", schema: "app",
-        columns: [column("id", "bigint", nullable: false, hasDefault: true, updatable: false),
-                  column("hits", "integer", nullable: false)] + syncColumns,
+        columns: [
+            column("id", "bigint", nullable: false, hasDefault: true, updatable: false),
+            column("hits", "integer", nullable: false),
+        ] + syncColumns,
         uniqueKeys: [["id"]], constraints: nil)
 
     static let catalog = SchemaCatalog(tables: [sets, terms, counters])
@@ -56,15 +63,18 @@ enum PipelineFixture {
         token: String? = PipelineFixture.token, contentType: String? = "application/json"
     ) -> HTTPRequest {
         let parts = target.split(separator: "?", maxSplits: 1).map(String.init)
-        let query = parts.count > 1 ? parts[1].split(separator: "&").map { pair -> (name: String, value: String) in
-            let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
-            return (kv[0], kv.count > 1 ? kv[1].removingPercentEncoding ?? kv[1] : "")
-        } : []
+        let query =
+            parts.count > 1
+            ? parts[1].split(separator: "&").map { pair -> (name: String, value: String) in
+                let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                return (kv[0], kv.count > 1 ? kv[1].removingPercentEncoding ?? kv[1] : "")
+            } : []
         var fields = headers
         if let token { fields.append(("Authorization", "Bearer \(token)")) }
         if body != nil, let contentType { fields.append(("Content-Type", contentType)) }
-        return HTTPRequest(method: method, target: target, path: parts[0], rawQuery: parts.count > 1 ? parts[1] : nil,
-                           query: query, headers: HTTPHeaders(fields), body: Array((body ?? "").utf8))
+        return HTTPRequest(
+            method: method, target: target, path: parts[0], rawQuery: parts.count > 1 ? parts[1] : nil,
+            query: query, headers: HTTPHeaders(fields), body: Array((body ?? "").utf8))
     }
 
     /// The route and parameters the router would find for `target`'s path.
@@ -72,20 +82,22 @@ enum PipelineFixture {
         let segments = target.split(separator: "?")[0].split(separator: "/").map(String.init)
         let resource = segments.count > 1 ? segments[1] : ""
         if segments.count > 2 {
-            let route: ResourceAction.Route = switch method {
-            case "GET": .read
-            case "PUT": .put
-            case "PATCH": .patch
-            default: .delete
-            }
+            let route: ResourceAction.Route =
+                switch method {
+                case "GET": .read
+                case "PUT": .put
+                case "PATCH": .patch
+                default: .delete
+                }
             return (route, RouteParameters([("resource", resource), ("id", segments[2])]))
         }
-        let route: ResourceAction.Route = switch method {
-        case "GET": .index
-        case "POST": .create
-        case "PATCH": .bulkPatch
-        default: .bulkDelete
-        }
+        let route: ResourceAction.Route =
+            switch method {
+            case "GET": .index
+            case "POST": .create
+            case "PATCH": .bulkPatch
+            default: .bulkDelete
+            }
         return (route, RouteParameters([("resource", resource)]))
     }
 

@@ -8,8 +8,9 @@ import Testing
         Resource(
             name: name, schema: "app",
             columns: columns.map {
-                Column(name: $0, type: "text", nullable: true, hasDefault: false, insertable: true, updatable: true,
-                       references: nil, defaultSQL: nil)
+                Column(
+                    name: $0, type: "text", nullable: true, hasDefault: false, insertable: true, updatable: true,
+                    references: nil, defaultSQL: nil)
             },
             uniqueKeys: [["id"]], constraints: nil)
     }
@@ -19,11 +20,20 @@ import Testing
         let terms = resource("terms", columns: ["id", "word"])
         var builds = 0
         for _ in 0..<3 {
-            #expect(cache.sql(terms, .read) { builds += 1; return "SELECT 1" } == "SELECT 1")
+            #expect(
+                cache.sql(terms, .read) {
+                    builds += 1; return "SELECT 1"
+                } == "SELECT 1")
         }
         #expect(builds == 1)
-        #expect(cache.sql(terms, .readMany) { builds += 1; return "SELECT 2" } == "SELECT 2")
-        #expect(cache.sql(resource("sets", columns: ["id"]), .read) { builds += 1; return "SELECT 3" } == "SELECT 3")
+        #expect(
+            cache.sql(terms, .readMany) {
+                builds += 1; return "SELECT 2"
+            } == "SELECT 2")
+        #expect(
+            cache.sql(resource("sets", columns: ["id"]), .read) {
+                builds += 1; return "SELECT 3"
+            } == "SELECT 3")
         #expect(builds == 3)
         #expect(cache.count == 3)
     }

@@ -83,7 +83,7 @@ import Testing
         let cache = PlanCache()
         let scopes = [AccessScope(scope: "sets", member: "terms", column: "set_id", readThroughScope: true)]
         guard case .pagedIndex(let first, _, _, _) = try plan("GET", "/v1/terms?modified_since=5", scopes: scopes, cache: cache),
-              case .pagedIndex(let second, _, _, _) = try plan("GET", "/v1/terms?modified_since=9", scopes: scopes, cache: cache)
+            case .pagedIndex(let second, _, _, _) = try plan("GET", "/v1/terms?modified_since=9", scopes: scopes, cache: cache)
         else { Issue.record("not paged"); return }
         #expect(cache.count == 1)
         #expect(first.condition == second.condition)
@@ -177,7 +177,8 @@ import Testing
         _ = try plan("PATCH", "/v1/terms/\(F.term)", body: #"{"word": "w"}"#, cache: cache)
         _ = try plan("PATCH", "/v1/terms/\(F.set)", body: #"{"word": "other"}"#, cache: cache)
         #expect(cache.count == 5)  // the fast path and the exact one
-        #expect(PlanKey(resource: "terms", shape: .update(.patch, references: "", oneItem: true))
+        #expect(
+            PlanKey(resource: "terms", shape: .update(.patch, references: "", oneItem: true))
                 != PlanKey(resource: "terms", shape: .update(.put, references: "", oneItem: true)))
     }
 }

@@ -103,8 +103,9 @@ extension Resources {
         @Test func indexQueriesParseAndPlanWithParameters() throws {
             let resource = Self.terms
             let (a, b) = ("cfecfe5c-e8f9-4cdb-bdd0-dca7e335906d", "0e6c4a5e-5d0b-4f7e-9d2a-3b1c2d4e5f60")
-            let query = try IndexQuery([("set_id", "\(a),\(b)"), ("order", "word.desc,rank"), ("limit", "5")],
-                                       resource: resource, defaultLimit: 100, maxLimit: 1000)
+            let query = try IndexQuery(
+                [("set_id", "\(a),\(b)"), ("order", "word.desc,rank"), ("limit", "5")],
+                resource: resource, defaultLimit: 100, maxLimit: 1000)
             #expect(query.binds.map(\.text) == ["{\"\(a)\",\"\(b)\"}", "5"])
             let sql = IndexSQL(resource: resource, query: query).sql
             #expect(sql.contains("t.\"set_id\" = ANY ($1::uuid[])"))
@@ -129,10 +130,13 @@ extension Resources {
         }
 
         @Test func theCatalogWorksOutEachResourcesReferenceChecksOnce() throws {
-            let sets = try JSONDecoder().decode(Resource.self, from: Data("""
-                {"name": "study_sets", "schema": "app", "unique_keys": [], "constraints": {},
-                 "columns": [{"name": "id", "type": "uuid", "nullable": false, "has_default": true, "insertable": true, "updatable": false, "references": null}]}
-                """.utf8))
+            let sets = try JSONDecoder().decode(
+                Resource.self,
+                from: Data(
+                    """
+                    {"name": "study_sets", "schema": "app", "unique_keys": [], "constraints": {},
+                     "columns": [{"name": "id", "type": "uuid", "nullable": false, "has_default": true, "insertable": true, "updatable": false, "references": null}]}
+                    """.utf8))
             let catalog = SchemaCatalog(tables: [Self.terms, sets, Self.notes])
             let terms = catalog.references(for: Self.terms)
             #expect(terms.targets == ["set_id": "\"app\".\"study_sets\""])
@@ -144,8 +148,10 @@ extension Resources {
         }
 
         @Test func contentTypeJSONIsRecognisedOnBytes() {
-            for good in ["application/json", "Application/JSON; charset=utf-8", " application/json ", "application/json;",
-                         "application/json\t; q=1"] {
+            for good in [
+                "application/json", "Application/JSON; charset=utf-8", " application/json ", "application/json;",
+                "application/json\t; q=1",
+            ] {
                 #expect(RequestBody.isJSON(good), "\(good)")
             }
             for bad in ["", "application/jsonx", "text/json", "application/json-patch+json", "application/ json", ";application/json"] {

@@ -49,7 +49,7 @@ extension Resources {
                 #expect(response.status == 201, "\(word): \(response.text)")
                 return response.object
             }
-            let b = try create("b", "last") // empty set
+            let b = try create("b", "last")  // empty set
             #expect(b["rank"] as? String == (try Rank.between(nil, nil)))
             let d = try create("d", "last")
             _ = try create("a", "first")
@@ -128,10 +128,12 @@ extension Resources {
             // Bulk PATCH places items in body order, each seeing the ones before it.
             let current = try me.call("GET", "/v1/terms?set_id=\(set)&order=rank").object["data"] as? [[String: Any]] ?? []
             let byWord = Dictionary(uniqueKeysWithValues: current.map { ($0["word"] as? String ?? "", $0) })
-            let bulk = try me.call("PATCH", "/v1/terms", json: [
-                ["id": byWord["b"]!.id, "revision": byWord["b"]!.revision, "rank": "first"],
-                ["id": byWord["a"]!.id, "revision": byWord["a"]!.revision, "rank": ["after": byWord["b"]!.id]],
-            ])
+            let bulk = try me.call(
+                "PATCH", "/v1/terms",
+                json: [
+                    ["id": byWord["b"]!.id, "revision": byWord["b"]!.revision, "rank": "first"],
+                    ["id": byWord["a"]!.id, "revision": byWord["a"]!.revision, "rank": ["after": byWord["b"]!.id]],
+                ])
             #expect(bulk.status == 200, "\(bulk.text)")
             #expect(try Self.words(me, set: set) == ["b", "a", "c", "d"])
         }
@@ -140,7 +142,7 @@ extension Resources {
             let me = try ResourceFixture.user("rank")
             let set = try me.createSet().id
             let prefix = String(UUID().uuidString.prefix(8)).lowercased()
-            let ids = (1...3).map { prefix + "-0000-4000-8000-00000000000\($0)" } // ascending, so ties order e0, e1, e2
+            let ids = (1...3).map { prefix + "-0000-4000-8000-00000000000\($0)" }  // ascending, so ties order e0, e1, e2
             for (index, id) in ids.enumerated() {
                 let response = try me.call("POST", "/v1/terms", json: ["id": id, "set_id": set, "word": "e\(index)", "rank": "V"])
                 #expect(response.status == 201, "\(response.text)")
@@ -164,10 +166,12 @@ extension Resources {
             let retry = try me.call("POST", "/v1/terms", json: items)
             #expect(retry.status == 200, "\(retry.text)")
             #expect(try Self.words(me, set: set) == ["w0", "w1", "w2", "w3", "w4"])
-            let mixed = try me.call("POST", "/v1/terms", json: [
-                ["id": UUID().uuidString.lowercased(), "set_id": set, "word": "x", "rank": ["after": items[1]["id"]!]],
-                ["set_id": set, "word": "y", "rank": "first"],
-            ])
+            let mixed = try me.call(
+                "POST", "/v1/terms",
+                json: [
+                    ["id": UUID().uuidString.lowercased(), "set_id": set, "word": "x", "rank": ["after": items[1]["id"]!]],
+                    ["set_id": set, "word": "y", "rank": "first"],
+                ])
             #expect(mixed.status == 201, "\(mixed.text)")
             #expect(try Self.words(me, set: set) == ["y", "w0", "w1", "x", "w2", "w3", "w4"])
         }

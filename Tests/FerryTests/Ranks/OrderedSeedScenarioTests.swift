@@ -9,7 +9,7 @@ extension Resources {
     /// with FerryRank, as the Swift client library does.
     @Suite struct OrderedSeedScenarioTests {
         /// One offline edit, ready to send.
-        struct Request: @unchecked Sendable { // only read after creation
+        struct Request: @unchecked Sendable {  // only read after creation
             let method: String
             let path: String
             let json: Any?
@@ -46,8 +46,10 @@ extension Resources {
             var lower = local1[1].rank
             for (n, word) in ["one-a", "one-b", "one-c"].enumerated() {
                 let key = try Rank.between(lower, upper)
-                requests1.append(Request(method: "POST", path: "/v1/terms",
-                                         json: ["id": id(run, 100 + n), "set_id": set, "word": word, "rank": key]))
+                requests1.append(
+                    Request(
+                        method: "POST", path: "/v1/terms",
+                        json: ["id": id(run, 100 + n), "set_id": set, "word": word, "rank": key]))
                 lower = key
             }
             requests1.append(Request(method: "DELETE", path: "/v1/terms/\(id(run, 4))?revision=1", json: nil))
@@ -58,12 +60,16 @@ extension Resources {
             lower = local2[1].rank
             for (n, word) in ["two-a", "two-b"].enumerated() {
                 let key = try Rank.between(lower, upper)
-                requests2.append(Request(method: "POST", path: "/v1/terms",
-                                         json: ["id": id(run, 200 + n), "set_id": set, "word": word, "rank": key]))
+                requests2.append(
+                    Request(
+                        method: "POST", path: "/v1/terms",
+                        json: ["id": id(run, 200 + n), "set_id": set, "word": word, "rank": key]))
                 lower = key
             }
-            requests2.append(Request(method: "PATCH", path: "/v1/terms/\(id(run, 9))",
-                                     json: ["rank": try Rank.first(before: local2[0].rank), "revision": 1]))
+            requests2.append(
+                Request(
+                    method: "PATCH", path: "/v1/terms/\(id(run, 9))",
+                    json: ["rank": try Rank.first(before: local2[0].rank), "revision": 1]))
             requests2.append(Request(method: "DELETE", path: "/v1/terms/\(id(run, 6))?revision=1", json: nil))
 
             // 4. Sync.

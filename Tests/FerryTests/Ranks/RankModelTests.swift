@@ -32,20 +32,20 @@ extension Resources {
                     return coin ? ["after": rest[slot - 1].id] : ["before": rest[slot].id]
                 }
                 switch kind {
-                case 0...5: // insert at a random slot
+                case 0...5:  // insert at a random slot
                     let slot = model.isEmpty ? 0 : random.next(model.count + 1)
                     let word = "w\(step)"
                     let response = try me.call("POST", "/v1/terms", json: ["set_id": set, "word": word, "rank": form(model, slot)])
                     #expect(response.status == 201, "step \(step): \(response.text)")
                     model.insert((response.object.id, word, 1), at: slot)
-                case 6...8: // move a row
+                case 6...8:  // move a row
                     let row = model.remove(at: position)
                     let slot = random.next(model.count + 1)
                     let response = try me.call("PATCH", "/v1/terms/\(row.id)", json: ["rank": form(model, slot), "revision": row.revision])
                     #expect(response.status == 200, "step \(step): \(response.text)")
                     // A move that computes the key the row already has changes nothing (no new revision).
                     model.insert((row.id, row.word, response.object.revision), at: slot)
-                default: // delete a row
+                default:  // delete a row
                     let row = model.remove(at: position)
                     let response = try me.call("DELETE", "/v1/terms/\(row.id)?revision=\(row.revision)")
                     #expect(response.status == 200, "step \(step): \(response.text)")

@@ -83,6 +83,6 @@ import Testing
         #expect(scan(#"{"rank": "a\"b"}"#) == .needsParse)
         #expect(scan(#"{"r\u0061nk": "V0"}"#) == .needsParse)
         #expect(scan(#"{"rank": "V", "x": "a\"rank\": \"V0"}"#) == .valid)
-        #expect(scan(#"{"rank": "V"#) == .needsParse) // truncated: the action reports it
+        #expect(scan(#"{"rank": "V"#) == .needsParse)  // truncated: the action reports it
     }
 }

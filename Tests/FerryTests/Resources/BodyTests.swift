@@ -6,9 +6,11 @@ extension Resources {
     @Suite struct BodyTests {
         @Test func malformedAndTruncatedJSONIs400() throws {
             let me = try ResourceFixture.user()
-            for text in ["{\"title\": ", "{\"title\": \"x\"", "[{\"title\": \"x\"}", "{\"title\": tru}", "", "   ",
-                         "{\"title\": \"x\"}, {\"title\": \"y\"}", "{\"title\": \"x\"}]", "\"just a string\"", "42",
-                         "{\"title\": \"\\u0000\"}", "{\"title\": \"bad \\x escape\"}"] {
+            for text in [
+                "{\"title\": ", "{\"title\": \"x\"", "[{\"title\": \"x\"}", "{\"title\": tru}", "", "   ",
+                "{\"title\": \"x\"}, {\"title\": \"y\"}", "{\"title\": \"x\"}]", "\"just a string\"", "42",
+                "{\"title\": \"\\u0000\"}", "{\"title\": \"bad \\x escape\"}",
+            ] {
                 let response = try me.call("POST", "/v1/study_sets", body: Array(text.utf8))
                 #expect(response.status == 400, "\(text): \(response.text)")
                 #expect(response.code == "invalid_json", "\(text)")
@@ -26,8 +28,10 @@ extension Resources {
             let set = try me.createSet()
             let term = try me.createTerm(set: set["id"] as! String)
             let path = "/v1/terms/\(term["id"] as! String)"
-            for text in [#"{"definition": "x", "revision": 01}"#, #"{"definition": "x\u12"}"#,
-                         #"{"definition": "x\q"}"#, #"{"definition": "x\u0000"}"#] {
+            for text in [
+                #"{"definition": "x", "revision": 01}"#, #"{"definition": "x\u12"}"#,
+                #"{"definition": "x\q"}"#, #"{"definition": "x\u0000"}"#,
+            ] {
                 let response = try me.call("PATCH", path, body: Array(text.utf8), headers: [("If-Match", "*")])
                 #expect(response.status == 400, "\(text): \(response.text)")
                 #expect(response.code == "invalid_json", "\(text)")
@@ -68,7 +72,8 @@ extension Resources {
             // Above the limit: 413 as soon as the head announces it (the server
             // need not read the body, so only the head is sent here).
             let tooBig = try ResourceFixture.user()
-            let head = "POST /v1/terms HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(tooBig.token)\r\n"
+            let head =
+                "POST /v1/terms HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(tooBig.token)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: \(10 * 1024 * 1024 + 1)\r\n\r\n"
             try tooBig.client.send(Array(head.utf8))
             let refused = try tooBig.client.readResponse()

@@ -38,11 +38,13 @@ extension Resources {
             #expect(try me.call("GET", "/v1/terms/\(terms[0].id)").object["word"] as? String == "w0", "nothing written")
 
             // Constraint errors only the write detects are all found too.
-            let checks = try me.call("PATCH", "/v1/terms", json: [
-                ["id": terms[0].id, "revision": 1, "rank": ""],
-                ["id": terms[1].id, "revision": 1, "word": "fine"],
-                ["id": terms[2].id, "revision": 1, "definition": String(repeating: "y", count: 10_001)],
-            ])
+            let checks = try me.call(
+                "PATCH", "/v1/terms",
+                json: [
+                    ["id": terms[0].id, "revision": 1, "rank": ""],
+                    ["id": terms[1].id, "revision": 1, "word": "fine"],
+                    ["id": terms[2].id, "revision": 1, "definition": String(repeating: "y", count: 10_001)],
+                ])
             #expect(checks.status == 422, "\(checks.text)")
             #expect(checks.errors.compactMap { $0["index"] as? Int } == [0, 2])
             #expect(checks.errors.compactMap { $0["field"] as? String } == ["rank", "definition"])
@@ -62,7 +64,8 @@ extension Resources {
             let noRevision = try me.call("PATCH", "/v1/terms", json: [["id": t.id, "word": "w3"]])
             #expect(noRevision.status == 400)
             #expect(noRevision.code == "revision_required")
-            let duplicate = try me.call("PATCH", "/v1/terms", json: [["id": t.id, "revision": 3, "word": "a"], ["id": t.id, "revision": 3, "word": "b"]])
+            let duplicate = try me.call(
+                "PATCH", "/v1/terms", json: [["id": t.id, "revision": 3, "word": "a"], ["id": t.id, "revision": 3, "word": "b"]])
             #expect(duplicate.status == 422)
         }
     }

@@ -79,8 +79,9 @@ extension Resources {
             // A PATCH in gzip, with the If-Match of a compressed read.
             let id = created.array[0].id
             let patch = Array(#"{"definition":"gzipped"}"#.utf8)
-            let patched = try me.call("PATCH", "/v1/terms/\(id)", body: ZlibCodec.encode(patch),
-                                      headers: [("Content-Encoding", "gzip"), ("If-Match", "\"1-gzip\"")])
+            let patched = try me.call(
+                "PATCH", "/v1/terms/\(id)", body: ZlibCodec.encode(patch),
+                headers: [("Content-Encoding", "gzip"), ("If-Match", "\"1-gzip\"")])
             #expect(patched.status == 200, "\(patched.text)")
             #expect(patched.object["definition"] as? String == "gzipped")
 
@@ -102,8 +103,10 @@ extension Resources {
             let (me, path) = try hundredTerms()
             let curl = Process()
             curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            curl.arguments = ["-sS", "--compressed", "-D", "-", "-o", "/dev/null",
-                              "-H", "Authorization: Bearer \(me.token)", "http://127.0.0.1:\(me.server.port)\(path)"]
+            curl.arguments = [
+                "-sS", "--compressed", "-D", "-", "-o", "/dev/null",
+                "-H", "Authorization: Bearer \(me.token)", "http://127.0.0.1:\(me.server.port)\(path)",
+            ]
             let output = Pipe()
             curl.standardOutput = output
             try curl.run()

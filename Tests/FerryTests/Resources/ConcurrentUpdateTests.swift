@@ -19,8 +19,9 @@ extension Resources {
         @Test func aWaitingPatchKeepsTheOtherWritersFields() throws {
             let me = try ResourceFixture.user("cp")
             let set = try me.createSet("T", description: "D")
-            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET title = 'theirs' WHERE id = $1",
-                                              json: ["description": "mine"], headers: [("If-Match", "*")])
+            let response = try patchWhileHeld(
+                me, set: set.id, held: "UPDATE app.study_sets SET title = 'theirs' WHERE id = $1",
+                json: ["description": "mine"], headers: [("If-Match", "*")])
             #expect(response.status == 200, "\(response.text)")
             #expect(response.object["title"] as? String == "theirs", "the other writer's field survives")
             #expect(response.object["description"] as? String == "mine")
@@ -33,8 +34,9 @@ extension Resources {
         @Test func aWaitingPatchSeesTheRowDeleted() throws {
             let me = try ResourceFixture.user("cp")
             let set = try me.createSet()
-            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET is_deleted = true WHERE id = $1",
-                                              json: ["title": "late"], headers: [("If-Match", "*")])
+            let response = try patchWhileHeld(
+                me, set: set.id, held: "UPDATE app.study_sets SET is_deleted = true WHERE id = $1",
+                json: ["title": "late"], headers: [("If-Match", "*")])
             #expect(response.status == 410, "\(response.text)")
             #expect(response.code == "gone")
         }
@@ -42,8 +44,9 @@ extension Resources {
         @Test func aWaitingPatchSeesTheRevisionMoveOn() throws {
             let me = try ResourceFixture.user("cp")
             let set = try me.createSet()
-            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET title = 'theirs' WHERE id = $1",
-                                              json: ["title": "mine"], headers: [("If-Match", "\"1\"")])
+            let response = try patchWhileHeld(
+                me, set: set.id, held: "UPDATE app.study_sets SET title = 'theirs' WHERE id = $1",
+                json: ["title": "mine"], headers: [("If-Match", "\"1\"")])
             #expect(response.status == 412, "\(response.text)")
             #expect(try me.call("GET", "/v1/study_sets/\(set.id)").object["title"] as? String == "theirs")
         }
@@ -51,8 +54,9 @@ extension Resources {
         @Test func aWaitingPutSeesItsBaseRevisionGoStale() throws {
             let me = try ResourceFixture.user("cp")
             let set = try me.createSet("T", description: "D")
-            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET description = 'theirs' WHERE id = $1",
-                                              json: ["title": "mine", "revision": 1], method: "PUT")
+            let response = try patchWhileHeld(
+                me, set: set.id, held: "UPDATE app.study_sets SET description = 'theirs' WHERE id = $1",
+                json: ["title": "mine", "revision": 1], method: "PUT")
             #expect(response.status == 409, "\(response.text)")
             #expect(response.code == "revision_conflict")
             let stored = try me.call("GET", "/v1/study_sets/\(set.id)").object
@@ -63,8 +67,9 @@ extension Resources {
         @Test func aWaitingPutWithStarReplacesTheNewestRow() throws {
             let me = try ResourceFixture.user("cp")
             let set = try me.createSet("T", description: "D")
-            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET description = 'theirs' WHERE id = $1",
-                                              json: ["title": "mine"], headers: [("If-Match", "*")], method: "PUT")
+            let response = try patchWhileHeld(
+                me, set: set.id, held: "UPDATE app.study_sets SET description = 'theirs' WHERE id = $1",
+                json: ["title": "mine"], headers: [("If-Match", "*")], method: "PUT")
             #expect(response.status == 200, "\(response.text)")
             #expect(response.object["title"] as? String == "mine")
             #expect(response.object["description"] as? String == "", "a PUT resets what it leaves out, whoever wrote it")
@@ -74,8 +79,9 @@ extension Resources {
         @Test func aWaitingDeleteSeesTheRevisionMoveOn() throws {
             let me = try ResourceFixture.user("cp")
             let set = try me.createSet()
-            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET title = 'theirs' WHERE id = $1",
-                                              json: nil, method: "DELETE", query: "?revision=1")
+            let response = try patchWhileHeld(
+                me, set: set.id, held: "UPDATE app.study_sets SET title = 'theirs' WHERE id = $1",
+                json: nil, method: "DELETE", query: "?revision=1")
             #expect(response.status == 409, "\(response.text)")
             #expect(try me.call("GET", "/v1/study_sets/\(set.id)").object["title"] as? String == "theirs", "still live")
         }
@@ -83,8 +89,9 @@ extension Resources {
         @Test func aWaitingDeleteOfARowDeletedMeanwhileWritesNothing() throws {
             let me = try ResourceFixture.user("cp")
             let set = try me.createSet()
-            let response = try patchWhileHeld(me, set: set.id, held: "UPDATE app.study_sets SET is_deleted = true WHERE id = $1",
-                                              json: nil, headers: [("If-Match", "*")], method: "DELETE")
+            let response = try patchWhileHeld(
+                me, set: set.id, held: "UPDATE app.study_sets SET is_deleted = true WHERE id = $1",
+                json: nil, headers: [("If-Match", "*")], method: "DELETE")
             #expect(response.status == 200, "\(response.text)")
             #expect(response.object["is_deleted"] as? Bool == true)
             #expect(response.object.revision == 2, "the other writer's tombstone, not a second write")

@@ -23,9 +23,11 @@ extension Resources {
         @Test func clientIDAndEchoedSyncFieldsAreAccepted() throws {
             let me = try ResourceFixture.user()
             let id = UUID().uuidString.lowercased()
-            let response = try me.call("POST", "/v1/study_sets", json: [
-                "id": id, "title": "T", "revision": 99, "last_modified": 5, "is_deleted": true,
-            ])
+            let response = try me.call(
+                "POST", "/v1/study_sets",
+                json: [
+                    "id": id, "title": "T", "revision": 99, "last_modified": 5, "is_deleted": true,
+                ])
             #expect(response.status == 201, "\(response.text)")
             #expect(response.object.id == id)
             #expect(response.object.revision == 1)

@@ -42,9 +42,11 @@ extension Resources {
             let me = try ResourceFixture.user()
             let set = try me.createSet()
             let terms = try (0..<3).map { try me.createTerm(set: set.id, word: "w\($0)") }
-            let stale = try me.call("DELETE", "/v1/terms", json: [
-                ["id": terms[0].id, "revision": 1], ["id": terms[1].id, "revision": 7], ["id": terms[2].id, "revision": 1],
-            ])
+            let stale = try me.call(
+                "DELETE", "/v1/terms",
+                json: [
+                    ["id": terms[0].id, "revision": 1], ["id": terms[1].id, "revision": 7], ["id": terms[2].id, "revision": 1],
+                ])
             #expect(stale.status == 409)
             #expect(stale.errors.map { $0["index"] as? Int } == [1])
             #expect(try me.call("GET", "/v1/terms/\(terms[0].id)").status == 200, "nothing was deleted")

@@ -41,10 +41,11 @@ extension Resources {
                 var rows: [String: [String: Any]] = [:]
                 _ = try eventually(within: 300, every: 0.05) {
                     changes = try user.call("GET", "/v1/changes?limit=1000").object["changes"] as? [[String: Any]] ?? []
-                    rows = Dictionary(changes.compactMap { change -> (String, [String: Any])? in
-                        guard let data = change["data"] as? [String: Any], let id = data["id"] as? String else { return nil }
-                        return (id, data)
-                    }, uniquingKeysWith: { $1 })
+                    rows = Dictionary(
+                        changes.compactMap { change -> (String, [String: Any])? in
+                            guard let data = change["data"] as? [String: Any], let id = data["id"] as? String else { return nil }
+                            return (id, data)
+                        }, uniquingKeysWith: { $1 })
                     return rows[set]?["is_deleted"] as? Bool == true
                 }
                 #expect(rows[set]?["is_deleted"] as? Bool == true)

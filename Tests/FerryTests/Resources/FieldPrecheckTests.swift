@@ -41,19 +41,22 @@ extension Resources {
             let body = Array(#" { "a" : "x\"y" , "b":-1.5e3,"c":[{"d":"]"}],"e":{},"f":true,"g":null } "#.utf8)
             let members = try #require(ObjectMembers(body))
             #expect(members.members.map { String(decoding: body[$0.key], as: UTF8.self) } == ["a", "b", "c", "e", "f", "g"])
-            #expect(members.members.map(\.value).map { value -> String in
-                switch value {
-                case .string(let range, let escaped): "s:\(String(decoding: body[range], as: UTF8.self)):\(escaped)"
-                case .number(let range): "n:\(String(decoding: body[range], as: UTF8.self))"
-                case .boolean: "b"
-                case .null: "null"
-                case .object: "o"
-                case .array: "a"
-                }
-            } == [#"s:x\"y:true"#, "n:-1.5e3", "a", "o", "b", "null"])
+            #expect(
+                members.members.map(\.value).map { value -> String in
+                    switch value {
+                    case .string(let range, let escaped): "s:\(String(decoding: body[range], as: UTF8.self)):\(escaped)"
+                    case .number(let range): "n:\(String(decoding: body[range], as: UTF8.self))"
+                    case .boolean: "b"
+                    case .null: "null"
+                    case .object: "o"
+                    case .array: "a"
+                    }
+                } == [#"s:x\"y:true"#, "n:-1.5e3", "a", "o", "b", "null"])
             #expect(ObjectMembers(Array("{}".utf8))?.members.isEmpty == true)
-            for unsure in [#"{"\u0061": 1}"#, #"{"a" 1}"#, #"{"a": 1,}"#, #"{"a": tru}"#, #"{"a": 1} x"#, "[1]", #"{"a": "#,
-                           #"{"a": [1}"#, #"{a: 1}"#, "{\"a\u{1}\": 1}", ""] {
+            for unsure in [
+                #"{"\u0061": 1}"#, #"{"a" 1}"#, #"{"a": 1,}"#, #"{"a": tru}"#, #"{"a": 1} x"#, "[1]", #"{"a": "#,
+                #"{"a": [1}"#, #"{a: 1}"#, "{\"a\u{1}\": 1}", "",
+            ] {
                 #expect(ObjectMembers(Array(unsure.utf8)) == nil, "\(unsure)")
             }
         }
@@ -89,16 +92,20 @@ extension Resources {
                 }
                 // Not vacuous: the plain valid bodies pass.
                 #expect(passed > 100, "\(mode): only \(passed) bodies passed the pre-check")
-                for body in [#"{"word": "a"}"#, #"{"n": -5, "small": 32767, "big": 9223372036854775807}"#,
-                             #"{"set_id": "00000000-0000-0000-0000-00000000000a", "tags": [], "data": {"x": 1}}"#,
-                             #"{"at": "2026-01-01T00:00:00Z", "ratio": 1e2, "revision": 0, "note": null}"#,
-                             // Not JSON, but the pre-check does not parse: PostgreSQL's cast refuses it (BodyTests).
-                             #"{"word": "x\u12", "note": "x\q", "revision": 01}"#] {
+                for body in [
+                    #"{"word": "a"}"#, #"{"n": -5, "small": 32767, "big": 9223372036854775807}"#,
+                    #"{"set_id": "00000000-0000-0000-0000-00000000000a", "tags": [], "data": {"x": 1}}"#,
+                    #"{"at": "2026-01-01T00:00:00Z", "ratio": 1e2, "revision": 0, "note": null}"#,
+                    // Not JSON, but the pre-check does not parse: PostgreSQL's cast refuses it (BodyTests).
+                    #"{"word": "x\u12", "note": "x\q", "revision": 01}"#,
+                ] {
                     let bytes = Array(body.utf8)
                     #expect(ObjectMembers(bytes).map { check.passes($0, in: bytes) } == true, "\(body)")
                 }
-                for body in [#"{"word": null}"#, #"{"n": "5"}"#, #"{"small": 32768}"#, #"{"revision": -1}"#, #"{"unknown": 1}"#,
-                             #"{"set_id": "\u0030000000-0000-0000-0000-000000000000"}"#, #"{"n": 1.0}"#] {
+                for body in [
+                    #"{"word": null}"#, #"{"n": "5"}"#, #"{"small": 32768}"#, #"{"revision": -1}"#, #"{"unknown": 1}"#,
+                    #"{"set_id": "\u0030000000-0000-0000-0000-000000000000"}"#, #"{"n": 1.0}"#,
+                ] {
                     let bytes = Array(body.utf8)
                     #expect(ObjectMembers(bytes).map { check.passes($0, in: bytes) } != true, "\(body)")
                 }

@@ -23,8 +23,12 @@ extension Resources {
             let answers = [
                 ("GET", try me.call("GET", "/v1/terms/\(termID)")),
                 ("PATCH", try me.call("PATCH", "/v1/terms/\(termID)", json: ["word": "x"], headers: [("If-Match", "*")])),
-                ("PUT", try me.call("PUT", "/v1/terms/\(termID)", json: ["set_id": setID, "word": "x", "definition": "d", "rank": "U"],
-                                    headers: [("If-Match", "*")])),
+                (
+                    "PUT",
+                    try me.call(
+                        "PUT", "/v1/terms/\(termID)", json: ["set_id": setID, "word": "x", "definition": "d", "rank": "U"],
+                        headers: [("If-Match", "*")])
+                ),
                 ("POST on the tombstoned id", try me.call("POST", "/v1/terms", json: ["id": termID, "set_id": setID, "word": "x", "rank": "U"])),
             ]
             for (what, answer) in answers {

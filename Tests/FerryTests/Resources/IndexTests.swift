@@ -39,8 +39,10 @@ extension Resources {
 
         @Test func invalidQueriesAnswer400() throws {
             let me = try ResourceFixture.user()
-            for query in ["colour=red", "order=colour", "limit=0", "limit=1001", "limit=x", "include_deleted=maybe",
-                          "modified_since=yesterday", "set_id=not-a-uuid", "revision=abc"] {
+            for query in [
+                "colour=red", "order=colour", "limit=0", "limit=1001", "limit=x", "include_deleted=maybe",
+                "modified_since=yesterday", "set_id=not-a-uuid", "revision=abc",
+            ] {
                 let response = try me.call("GET", "/v1/terms?\(query)")
                 #expect(response.status == 400, "\(query): \(response.text)")
                 #expect(response.code == "invalid_query", "\(query)")

@@ -97,8 +97,9 @@ extension Resources {
                 }
             }
             #expect(sent > 800)
-            #expect(try Self.fingerprint(attacker.server, victim: victim.userID) == before,
-                    "the victim's rows and user, the schema objects and the policies are as they were")
+            #expect(
+                try Self.fingerprint(attacker.server, victim: victim.userID) == before,
+                "the victim's rows and user, the schema objects and the policies are as they were")
             // The victim still reads exactly what it wrote.
             let terms = try victim.call("GET", "/v1/terms?set_id=\(victimSet)").object["data"] as? [[String: Any]]
             #expect(terms?.compactMap { $0["word"] as? String } == ["private"])

@@ -11,7 +11,8 @@ extension Resources {
             let database = try ScratchDatabase()
             let owner = try database.connect()
             defer { owner.close() }
-            _ = try owner.query("""
+            _ = try owner.query(
+                """
                 CREATE TABLE app.gauges (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), n integer NOT NULL DEFAULT 0,
                                          at timestamptz, label text NOT NULL DEFAULT '')
                 """)

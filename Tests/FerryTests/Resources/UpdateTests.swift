@@ -30,8 +30,9 @@ extension Resources {
             #expect(failed.status == 412)
             #expect(failed.code == "precondition_failed")
             #expect((failed.object["current"] as? [String: Any])?.revision == 1)
-            #expect(try me.call("PATCH", path, json: ["title": "x"], headers: [("If-Match", "W/\"1\"")]).status == 412,
-                    "If-Match compares strongly")
+            #expect(
+                try me.call("PATCH", path, json: ["title": "x"], headers: [("If-Match", "W/\"1\"")]).status == 412,
+                "If-Match compares strongly")
             #expect(try me.call("PUT", path, json: ["title": "x", "revision": 0]).status == 409)
             let star = try me.call("PATCH", path, json: ["title": "star"], headers: [("If-Match", "*")])
             #expect(star.status == 200)
@@ -114,7 +115,7 @@ extension Resources {
             let check = try me.call("PATCH", path, json: ["rank": "", "revision": 2])
             #expect(check.status == 422)
             #expect(check.errors.first?["field"] as? String == "rank")
-            #expect(check.errors.first?["reason"] as? String == "invalid_value") // a stable code, not FerryRank's sentence
+            #expect(check.errors.first?["reason"] as? String == "invalid_value")  // a stable code, not FerryRank's sentence
             #expect(try me.call("GET", path).object.revision == 3, "nothing was written")
         }
     }

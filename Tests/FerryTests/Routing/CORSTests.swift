@@ -12,10 +12,12 @@ import Testing
     @Test func preflightIsAnsweredWithoutAuthentication() throws {
         let server = try server()
         defer { server.stop() }
-        let response = try server.router.request("OPTIONS", "/v1/terms/1", headers: [
-            ("Origin", Self.app), ("Access-Control-Request-Method", "PATCH"),
-            ("Access-Control-Request-Headers", "authorization, content-type, if-match"),
-        ])
+        let response = try server.router.request(
+            "OPTIONS", "/v1/terms/1",
+            headers: [
+                ("Origin", Self.app), ("Access-Control-Request-Method", "PATCH"),
+                ("Access-Control-Request-Headers", "authorization, content-type, if-match"),
+            ])
         #expect(response.status == 204)
         #expect(response.header("Access-Control-Allow-Origin") == Self.app)
         let methods = response.header("Access-Control-Allow-Methods") ?? ""
@@ -48,9 +50,11 @@ import Testing
         let server = try server()
         defer { server.stop() }
         let client = server.router
-        let preflight = try client.request("OPTIONS", "/v1/terms", headers: [
-            ("Origin", "https://evil.example"), ("Access-Control-Request-Method", "POST"),
-        ])
+        let preflight = try client.request(
+            "OPTIONS", "/v1/terms",
+            headers: [
+                ("Origin", "https://evil.example"), ("Access-Control-Request-Method", "POST"),
+            ])
         #expect(preflight.status != 204)
         #expect(preflight.headers.allSatisfy { !$0.name.lowercased().hasPrefix("access-control-") })
         let actual = try client.request("GET", "/healthz", headers: [("Origin", "https://evil.example")])
@@ -63,9 +67,11 @@ import Testing
         let server = try TestApp()
         defer { server.stop() }
         let client = server.router
-        let preflight = try client.request("OPTIONS", "/v1/auth/me", headers: [
-            ("Origin", Self.app), ("Access-Control-Request-Method", "GET"),
-        ])
+        let preflight = try client.request(
+            "OPTIONS", "/v1/auth/me",
+            headers: [
+                ("Origin", Self.app), ("Access-Control-Request-Method", "GET"),
+            ])
         #expect(preflight.status == 405)
         #expect(preflight.header("Access-Control-Allow-Origin") == nil)
         let actual = try client.request("GET", "/healthz", headers: [("Origin", Self.app)])

@@ -27,8 +27,10 @@ import Testing
         let me = try app.user("caller")
         let response = try app.router.request(
             method, path,
-            headers: [("Authorization", "Bearer \(me.token)"), ("Content-Type", "application/json"),
-                      ("Idempotency-Key", "method-check")],
+            headers: [
+                ("Authorization", "Bearer \(me.token)"), ("Content-Type", "application/json"),
+                ("Idempotency-Key", "method-check"),
+            ],
             body: Array("{}".utf8))
         #expect(response.status == 405, "\(method) \(path): \(response.text)")
         #expect(response.header("Allow") == allow, "\(method) \(path)")

@@ -18,17 +18,18 @@ import Testing
         let database = try ScratchDatabase.create(prefix: "ferry_existing")
         let before = [
             "0001_items.sql": """
-                CREATE SCHEMA app;
-                CREATE TABLE app.items (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-                                        owner_id uuid NOT NULL REFERENCES ferry.users, title text NOT NULL);
-                """,
+            CREATE SCHEMA app;
+            CREATE TABLE app.items (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                                    owner_id uuid NOT NULL REFERENCES ferry.users, title text NOT NULL);
+            """
         ]
         try database.applyMigrations(appFiles: before)
         let owner = try database.connect()
         defer { owner.close() }
         let alice = try owner.query("SELECT ferry.create_user('alice', 'alice-password-1')::text AS id").first?["id"] ?? nil
-        _ = try owner.query("INSERT INTO app.items (owner_id, title) SELECT $1::uuid, 'item ' || i FROM generate_series(1, $2::int) i",
-                            [alice, String(Self.rows)])
+        _ = try owner.query(
+            "INSERT INTO app.items (owner_id, title) SELECT $1::uuid, 'item ' || i FROM generate_series(1, $2::int) i",
+            [alice, String(Self.rows)])
         _ = try owner.query("ANALYZE app.items")
         let probe = try owner.query("SELECT id::text FROM app.items LIMIT 1").first?[0] ?? ""
 
@@ -51,15 +52,17 @@ import Testing
             }
         }
         let start = ContinuousClock.now
-        try database.applyMigrations(appFiles: before.merging([
-            "0002_sync.sql": "SELECT ferry.sync_owned('app.items', owner => 'owner_id');\n",
-        ]) { $1 })
+        try database.applyMigrations(
+            appFiles: before.merging([
+                "0002_sync.sql": "SELECT ferry.sync_owned('app.items', owner => 'owner_id');\n"
+            ]) { $1 })
         let migration = ContinuousClock.now - start
         done.raise()
         let read = try reader.wait().get()
         #expect(read.reads > 0)
-        #expect(try database.column("SELECT count(*) || ' ' || min(revision) || ' ' || max(revision) FROM app.items")
-            == ["\(Self.rows) 1 1"], "every row has its first revision")
+        #expect(
+            try database.column("SELECT count(*) || ' ' || min(revision) || ' ' || max(revision) FROM app.items")
+                == ["\(Self.rows) 1 1"], "every row has its first revision")
 
         let server = try TestServer(database: database)
         defer { server.stop() }
@@ -88,8 +91,9 @@ import Testing
             return (feed.object["changes"] as? [Any])?.count == 1000
         }
         #expect((feed.object["changes"] as? [Any])?.count == 1000 && feed.object["has_more"] as? Bool == true, "\(feed.text.prefix(200))")
-        print("sync rule on an existing table of \(Self.rows) rows: the migration took \(migration / .milliseconds(1)) ms; a reader, "
-            + "reading a row every 2 ms meanwhile, waited at most \(read.longest / .milliseconds(1)) ms (\(read.reads) reads); Index served "
-            + "\(ids.count) rows in \(pages) pages")
+        print(
+            "sync rule on an existing table of \(Self.rows) rows: the migration took \(migration / .milliseconds(1)) ms; a reader, "
+                + "reading a row every 2 ms meanwhile, waited at most \(read.longest / .milliseconds(1)) ms (\(read.reads) reads); Index served "
+                + "\(ids.count) rows in \(pages) pages")
     }
 }

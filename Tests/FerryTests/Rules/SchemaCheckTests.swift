@@ -9,23 +9,23 @@ import Testing
     /// A sound app on the sync rules; `planted` then breaks it, one mistake per table.
     static let sound = [
         "0001_sound.sql": """
-            CREATE SCHEMA app;
-            CREATE TABLE app.lists (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), owner_id uuid NOT NULL REFERENCES ferry.users,
-                                    title text NOT NULL DEFAULT '');
-            SELECT ferry.sync_owned('app.lists', owner => 'owner_id');
-            CREATE TABLE app.open_notes (id uuid PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users, body text);
-            SELECT ferry.sync_owned('app.open_notes', owner => 'owner_id');
-            CREATE TABLE app.events (id numeric PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users);
-            SELECT ferry.sync_owned('app.events', owner => 'owner_id');
-            CREATE TABLE app.comments (id uuid PRIMARY KEY, list_id uuid NOT NULL REFERENCES app.lists, body text);
-            SELECT ferry.sync_child('app.comments', parent => 'list_id');
-            CREATE TABLE app.cards (id uuid PRIMARY KEY, list_id uuid NOT NULL REFERENCES app.lists, rank text COLLATE "C" NOT NULL DEFAULT 'U');
-            SELECT ferry.sync_child('app.cards', parent => 'list_id');
-            CREATE TABLE app.pins (id uuid PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users, label text, color text);
-            SELECT ferry.sync_owned('app.pins', owner => 'owner_id');
-            CREATE TABLE app.forms (id uuid PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users, code text NOT NULL);
-            SELECT ferry.sync_owned('app.forms', owner => 'owner_id');
-            """,
+        CREATE SCHEMA app;
+        CREATE TABLE app.lists (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), owner_id uuid NOT NULL REFERENCES ferry.users,
+                                title text NOT NULL DEFAULT '');
+        SELECT ferry.sync_owned('app.lists', owner => 'owner_id');
+        CREATE TABLE app.open_notes (id uuid PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users, body text);
+        SELECT ferry.sync_owned('app.open_notes', owner => 'owner_id');
+        CREATE TABLE app.events (id numeric PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users);
+        SELECT ferry.sync_owned('app.events', owner => 'owner_id');
+        CREATE TABLE app.comments (id uuid PRIMARY KEY, list_id uuid NOT NULL REFERENCES app.lists, body text);
+        SELECT ferry.sync_child('app.comments', parent => 'list_id');
+        CREATE TABLE app.cards (id uuid PRIMARY KEY, list_id uuid NOT NULL REFERENCES app.lists, rank text COLLATE "C" NOT NULL DEFAULT 'U');
+        SELECT ferry.sync_child('app.cards', parent => 'list_id');
+        CREATE TABLE app.pins (id uuid PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users, label text, color text);
+        SELECT ferry.sync_owned('app.pins', owner => 'owner_id');
+        CREATE TABLE app.forms (id uuid PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users, code text NOT NULL);
+        SELECT ferry.sync_owned('app.forms', owner => 'owner_id');
+        """
     ]
 
     /// Each statement plants one mistake, as a hand edit after `ferry migrate` would (a
@@ -38,7 +38,8 @@ import Testing
         ("DROP INDEX app.cards_list_id_rank_id_idx; CREATE INDEX cards_list_idx ON app.cards (list_id)", "unindexed_rank", "app.cards.rank"),
         ("REVOKE UPDATE (is_deleted) ON app.pins FROM ferry_app", "undeletable", "app.pins.is_deleted"),
         ("REVOKE INSERT (color), UPDATE (color) ON app.pins FROM ferry_app", "unwritable_column", "app.pins.color"),
-        ("""
+        (
+            """
             CREATE TABLE app.members (id uuid PRIMARY KEY, list_id uuid NOT NULL REFERENCES app.lists,
                                       user_id uuid NOT NULL REFERENCES ferry.users);
             SELECT ferry.enable_sync('app.members');
@@ -47,8 +48,10 @@ import Testing
             CREATE POLICY members_all ON app.members USING (user_id = ferry.current_user_id());
             GRANT SELECT, INSERT (id, list_id, user_id), UPDATE (is_deleted) ON app.members TO ferry_app;
             INSERT INTO ferry.access_scopes (scope_table, member_table, member_column) VALUES ('app.lists', 'app.members', 'list_id')
-            """, "membership_without_triggers", "app.members"),
-        ("""
+            """, "membership_without_triggers", "app.members"
+        ),
+        (
+            """
             CREATE FUNCTION app.coin() RETURNS boolean LANGUAGE sql VOLATILE RETURN random() < 2;
             GRANT EXECUTE ON FUNCTION app.coin() TO ferry_app;
             CREATE TABLE app.dice (id uuid PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users);
@@ -56,8 +59,10 @@ import Testing
             ALTER TABLE app.dice ENABLE ROW LEVEL SECURITY;
             CREATE POLICY dice_all ON app.dice USING (owner_id = ferry.current_user_id() AND app.coin());
             GRANT SELECT, INSERT (id, owner_id), UPDATE (is_deleted) ON app.dice TO ferry_app
-            """, "volatile_policy_function", "app.dice policy dice_all"),
-        ("""
+            """, "volatile_policy_function", "app.dice policy dice_all"
+        ),
+        (
+            """
             CREATE FUNCTION app.gate() RETURNS boolean LANGUAGE sql STABLE RETURN true;
             REVOKE EXECUTE ON FUNCTION app.gate() FROM PUBLIC;
             CREATE TABLE app.vault (id uuid PRIMARY KEY);
@@ -65,29 +70,36 @@ import Testing
             ALTER TABLE app.vault ENABLE ROW LEVEL SECURITY;
             CREATE POLICY vault_all ON app.vault USING (app.gate());
             GRANT SELECT, INSERT (id), UPDATE (is_deleted) ON app.vault TO ferry_app
-            """, "policy_function_not_executable", "app.vault policy vault_all"),
-        ("""
+            """, "policy_function_not_executable", "app.vault policy vault_all"
+        ),
+        (
+            """
             CREATE TABLE app.left_side (id uuid PRIMARY KEY); CREATE TABLE app.right_side (id uuid PRIMARY KEY);
             SELECT ferry.enable_sync('app.left_side'); SELECT ferry.enable_sync('app.right_side');
             ALTER TABLE app.left_side ENABLE ROW LEVEL SECURITY; ALTER TABLE app.right_side ENABLE ROW LEVEL SECURITY;
             CREATE POLICY left_all ON app.left_side USING (EXISTS (SELECT 1 FROM app.right_side r WHERE r.id = left_side.id));
             CREATE POLICY right_all ON app.right_side USING (EXISTS (SELECT 1 FROM app.left_side l WHERE l.id = right_side.id));
             GRANT SELECT, INSERT (id), UPDATE (is_deleted) ON app.left_side, app.right_side TO ferry_app
-            """, "policy_recursion", "app.left_side"),
-        ("""
+            """, "policy_recursion", "app.left_side"
+        ),
+        (
+            """
             CREATE TABLE app.blind (id uuid PRIMARY KEY, note text);
             SELECT ferry.enable_sync('app.blind');
             ALTER TABLE app.blind ENABLE ROW LEVEL SECURITY;
             CREATE POLICY blind_write ON app.blind FOR UPDATE USING (true);
             GRANT SELECT, INSERT (id, note), UPDATE (note, is_deleted) ON app.blind TO ferry_app
-            """, "no_read_policy", "app.blind"),
+            """, "no_read_policy", "app.blind"
+        ),
         ("REVOKE INSERT (code) ON app.forms FROM ferry_app", "required_column_not_insertable", "app.forms.code"),
     ]
 
     private func check(_ database: ScratchDatabase, _ arguments: [String] = []) throws -> FerryProcess.Outcome {
-        try FerryProcess.run(["check"] + arguments, environment: [
-            "FERRY_DATABASE_URL": database.appURL, "FERRY_DATABASE_MIGRATION_URL": database.ownerURL,
-        ])
+        try FerryProcess.run(
+            ["check"] + arguments,
+            environment: [
+                "FERRY_DATABASE_URL": database.appURL, "FERRY_DATABASE_MIGRATION_URL": database.ownerURL,
+            ])
     }
 
     @Test func everyPlantedMistakeIsFoundNamingTheObjectAndTheFix() throws {

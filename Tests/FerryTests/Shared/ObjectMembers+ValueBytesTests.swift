@@ -13,10 +13,11 @@ struct ObjectMembersValueBytesTests {
 
     @Test func valuesOfEveryKindAreKeptByteForByte() {
         let row = #"{"id": "a,b}", "n": 1.50, "ok": true, "none": null, "tags": ["x", "]", {"k": [1, {"z": "}"}]}], "q": "say \"hi\" \\", "o": {}}"#
-        #expect(members(row) == [
-            #"id="a,b}""#, "n=1.50", "ok=true", "none=null", #"tags=["x", "]", {"k": [1, {"z": "}"}]}]"#,
-            #"q="say \"hi\" \\""#, "o={}",
-        ])
+        #expect(
+            members(row) == [
+                #"id="a,b}""#, "n=1.50", "ok=true", "none=null", #"tags=["x", "]", {"k": [1, {"z": "}"}]}]"#,
+                #"q="say \"hi\" \\""#, "o={}",
+            ])
         #expect(members("{}") == [])
         #expect(members(" { \"a\" : 1 } ") == ["a=1"])
     }
@@ -29,7 +30,8 @@ struct ObjectMembersValueBytesTests {
 
     /// The same members, parsed, as Foundation reads the whole object.
     @Test func membersParseAsFoundationReadsTheObject() throws {
-        let row = #"{"id": "f3a1", "revision": 7, "is_deleted": true, "deleted_at": 1732600000123, "word": "caf\u00e9 \ud83d\ude00", "rank": "0050V", "meta": {"a": [1, 2.5e3, null]}}"#
+        let row =
+            #"{"id": "f3a1", "revision": 7, "is_deleted": true, "deleted_at": 1732600000123, "word": "caf\u00e9 \ud83d\ude00", "rank": "0050V", "meta": {"a": [1, 2.5e3, null]}}"#
         let whole = try #require(JSONSerialization.jsonObject(with: Data(row.utf8)) as? NSDictionary)
         let bytes = Array(row.utf8)
         let lifted = try #require(ObjectMembers(bytes)).members

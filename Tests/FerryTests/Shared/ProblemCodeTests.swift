@@ -61,8 +61,9 @@ import Testing
                 }
             }
         }
-        #expect(raised.isSuperset(of: ["validation_failed", "revision_conflict", "gone", "already_exists", "unknown_field"]),
-                "found the SQL's codes: \(raised.sorted())")
+        #expect(
+            raised.isSuperset(of: ["validation_failed", "revision_conflict", "gone", "already_exists", "unknown_field"]),
+            "found the SQL's codes: \(raised.sorted())")
         let unknown = raised.filter { ProblemCode(rawValue: $0) == nil }
         #expect(unknown.isEmpty, "the SQL raises codes ProblemCode lacks: \(unknown.sorted())")
     }

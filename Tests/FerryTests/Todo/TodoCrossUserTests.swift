@@ -54,18 +54,28 @@ extension Todo {
                     if !writes {
                         expect(try api.call("PUT", path, json: fields.merging(["revision": 1]) { $1 }).status == 404, "\(name) PUT \(path)")
                         expect(try api.call("DELETE", path + "?revision=1").status == 404, "\(name) DELETE \(path)")
-                        expect(try api.call("PATCH", "/v1/\(table)", json: [fields.merging(["id": row.id, "revision": 1]) { $1 }])
-                            .status == 404, "\(name) bulk PATCH \(table)")
-                        expect(try api.call("DELETE", "/v1/\(table)", json: [["id": row.id, "revision": 1]]).status == 404,
-                               "\(name) bulk DELETE \(table)")
+                        expect(
+                            try api.call("PATCH", "/v1/\(table)", json: [fields.merging(["id": row.id, "revision": 1]) { $1 }])
+                                .status == 404, "\(name) bulk PATCH \(table)")
+                        expect(
+                            try api.call("DELETE", "/v1/\(table)", json: [["id": row.id, "revision": 1]]).status == 404,
+                            "\(name) bulk DELETE \(table)")
                         // In a batch, the same writes fail the batch the same way, and nothing of it applies.
-                        let batch = try api.call("POST", "/v1/batch", json: ["operations": [
-                            ["method": "PATCH", "path": path, "body": fields.merging(["revision": 1]) { $1 }],
-                        ]])
+                        let batch = try api.call(
+                            "POST", "/v1/batch",
+                            json: [
+                                "operations": [
+                                    ["method": "PATCH", "path": path, "body": fields.merging(["revision": 1]) { $1 }]
+                                ]
+                            ])
                         expect(batch.status == 404, "\(name) batch PATCH \(path): \(batch.status)")
-                        let batchDelete = try api.call("POST", "/v1/batch", json: ["operations": [
-                            ["method": "DELETE", "path": path + "?revision=1"],
-                        ]])
+                        let batchDelete = try api.call(
+                            "POST", "/v1/batch",
+                            json: [
+                                "operations": [
+                                    ["method": "DELETE", "path": path + "?revision=1"]
+                                ]
+                            ])
                         expect(batchDelete.status == 404, "\(name) batch DELETE \(path): \(batchDelete.status)")
                     }
                     if reads {
@@ -114,8 +124,9 @@ extension Todo {
             ]
             for (api, table, body, status, reason) in creates {
                 let answer = try api.call("POST", "/v1/\(table)", json: body)
-                expect(answer.status == status && answer.errors.first?["reason"] as? String == reason,
-                       "POST \(table) \(body.keys.sorted()): \(answer.status) \(answer.text)")
+                expect(
+                    answer.status == status && answer.errors.first?["reason"] as? String == reason,
+                    "POST \(table) \(body.keys.sorted()): \(answer.status) \(answer.text)")
             }
             // A member may not move a todo to another list, nor take the list's ownership.
             let move = try bob.call("PATCH", "/v1/todos/\(todo.id)", json: ["list_id": UUID().uuidString, "revision": 1])

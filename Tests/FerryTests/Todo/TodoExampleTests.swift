@@ -19,10 +19,12 @@ extension Todo {
             #expect(try alice.call("GET", "/v1/lists/\(list.id)", headers: [("If-None-Match", "\"1\"")]).status == 304)
 
             // Bulk create, ranked by the server, read back in order.
-            let todos = try alice.call("POST", "/v1/todos", json: [
-                ["list_id": list.id, "title": "milk", "rank": "last"], ["list_id": list.id, "title": "eggs", "rank": "last"],
-                ["list_id": list.id, "title": "bread", "rank": "first"],
-            ])
+            let todos = try alice.call(
+                "POST", "/v1/todos",
+                json: [
+                    ["list_id": list.id, "title": "milk", "rank": "last"], ["list_id": list.id, "title": "eggs", "rank": "last"],
+                    ["list_id": list.id, "title": "bread", "rank": "first"],
+                ])
             #expect(todos.status == 201, "\(todos.text)")
             #expect(todos.array.count == 3)
             let ordered = try alice.call("GET", "/v1/todos?list_id=\(list.id)&order=rank").object["data"] as? [[String: Any]] ?? []
@@ -40,10 +42,14 @@ extension Todo {
 
             // A batch: a new list with its first todo, in one transaction.
             let newList = UUID().uuidString.lowercased()
-            let batch = try alice.call("POST", "/v1/batch", json: ["operations": [
-                ["method": "POST", "path": "/v1/lists", "body": ["id": newList, "title": "Work"]],
-                ["method": "POST", "path": "/v1/todos", "body": ["list_id": newList, "title": "report", "rank": "first"]],
-            ]])
+            let batch = try alice.call(
+                "POST", "/v1/batch",
+                json: [
+                    "operations": [
+                        ["method": "POST", "path": "/v1/lists", "body": ["id": newList, "title": "Work"]],
+                        ["method": "POST", "path": "/v1/todos", "body": ["list_id": newList, "title": "report", "rank": "first"]],
+                    ]
+                ])
             #expect(batch.status == 200, "\(batch.text)")
             #expect(try alice.call("GET", "/v1/todos?list_id=\(newList)").object["data"] as? [Any] != nil)
 
@@ -68,8 +74,9 @@ extension Todo {
             #expect(gone.count == 3 && gone.allSatisfy { $0["is_deleted"] as? Bool == true })
             let bulkDelete = try alice.call("DELETE", "/v1/notes", json: [["id": note.id, "revision": 1]])
             #expect(bulkDelete.status == 200, "\(bulkDelete.text)")
-            #expect(try alice.call("POST", "/v1/todos", json: ["list_id": list.id, "title": "late"]).errors.first?["reason"]
-                as? String == "parent_deleted")
+            #expect(
+                try alice.call("POST", "/v1/todos", json: ["list_id": list.id, "title": "late"]).errors.first?["reason"]
+                    as? String == "parent_deleted")
         }
 
         @Test func theFeedCarriesEveryWriteAndAnEmptyPollIsOne304() throws {

@@ -11,7 +11,8 @@ import StudyModels
 
 let environment = ProcessInfo.processInfo.environment
 guard let server = environment["FERRY_SERVER"].flatMap(URL.init(string:)), let name = environment["FERRY_USER"],
-      let password = environment["FERRY_PASSWORD"] else {
+    let password = environment["FERRY_PASSWORD"]
+else {
     FileHandle.standardError.write(Data("usage: FERRY_SERVER=http://host:port FERRY_USER=name FERRY_PASSWORD=... swift-app\n".utf8))
     exit(2)
 }
@@ -71,8 +72,9 @@ do {
         if copy.count == 2 { break }
         try await Task.sleep(for: .milliseconds(250))
     }
-    try check(copy.map(\.word) == ["adios", "hola"] && copy.last?.definition == "hello, hi",
-              "the second device holds \(copy.map { "\($0.word ?? "") = \($0.definition ?? "")" })")
+    try check(
+        copy.map(\.word) == ["adios", "hola"] && copy.last?.definition == "hello, hi",
+        "the second device holds \(copy.map { "\($0.word ?? "") = \($0.definition ?? "")" })")
     try check(try other.fetch(StudySet.self, id: set.id)?.description == "greetings", "the GRDB write reached the second device")
     print("swift-app: ok: a set and 2 terms written offline (records, a move, a GRDB update) synced to a second device in order")
 } catch {

@@ -30,11 +30,20 @@ enum JSONDuplicateMembers {
                 var hasEscape = false
                 while end < bytes.count {
                     let next = bytes[end]
-                    if escaped { escaped = false } else if next == UInt8(ascii: "\\") { escaped = true; hasEscape = true } else if next == UInt8(ascii: "\"") { break }
+                    if escaped {
+                        escaped = false
+                    } else if next == UInt8(ascii: "\\") {
+                        escaped = true; hasEscape = true
+                    } else if next == UInt8(ascii: "\"") {
+                        break
+                    }
                     end += 1
                 }
                 if expectingName, case .object(var names)? = stack.last {
-                    let name = hasEscape ? unescaped(bytes[index...min(end, bytes.count - 1)]) : String(decoding: bytes[(index + 1)..<min(end, bytes.count)], as: UTF8.self)
+                    let name =
+                        hasEscape
+                        ? unescaped(bytes[index...min(end, bytes.count - 1)])
+                        : String(decoding: bytes[(index + 1)..<min(end, bytes.count)], as: UTF8.self)
                     if !names.insert(name).inserted { return name }
                     stack[stack.count - 1] = .object(names)
                     expectingName = false

@@ -25,7 +25,8 @@ struct JWTClaimsCheck: Sendable {
         let issuedAt = try Self.time(claims, "iat")
         let audience = try Self.audience(claims)
         for name in ["sub", "jti"] {
-            if let value = claims[name], case .string = value {} else if claims[name] != nil {
+            if let value = claims[name], case .string = value {
+            } else if claims[name] != nil {
                 throw .invalidClaim("\(name) must be a string")
             }
         }

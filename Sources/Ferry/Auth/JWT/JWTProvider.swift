@@ -45,7 +45,9 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The members an entry may have.
-    static let members: Set<String> = ["issuer", "audience", "jwks_url", "jwks_file", "jwks", "secret", "user_claim", "algorithms", "token_types", "id_tokens"]
+    static let members: Set<String> = [
+        "issuer", "audience", "jwks_url", "jwks_file", "jwks", "secret", "user_claim", "algorithms", "token_types", "id_tokens",
+    ]
 
     /// The providers of `auth.jwt_providers`' JSON text, or the reason it is refused,
     /// naming the entry and member (`[1].jwks_url: …`).
@@ -150,7 +152,8 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
     private static func url(_ value: JSONConfigValue?) throws(ProviderError) -> URL? {
         guard let text = try string(value, "jwks_url") else { return nil }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              url.host != nil else {
+            url.host != nil
+        else {
             throw ProviderError("jwks_url: expected an http or https URL")
         }
         return url

@@ -78,9 +78,10 @@ extension Problem {
     /// 503 `jwks_unavailable`: the provider's keys could not be fetched and the
     /// ones held are past `auth.jwks_grace_seconds` (or were never fetched).
     static func keysUnavailable(issuer: String, retryAfter seconds: Int) -> Problem {
-        Problem(503, .jwksUnavailable,
-                "the signing keys of \(issuer) could not be fetched, and the ones held are too old to trust",
-                headers: HTTPHeaders([("Retry-After", String(max(1, seconds)))]))
+        Problem(
+            503, .jwksUnavailable,
+            "the signing keys of \(issuer) could not be fetched, and the ones held are too old to trust",
+            headers: HTTPHeaders([("Retry-After", String(max(1, seconds)))]))
     }
 
     /// 503 `jwks_unavailable` while the provider's keys are being fetched for
@@ -88,8 +89,9 @@ extension Problem {
     /// than holding a worker for the fetch (issue 51); the retry, a second
     /// later, finds the key if the provider published it.
     static func keysFetching(issuer: String) -> Problem {
-        Problem(503, .jwksUnavailable,
-                "the signing keys of \(issuer) are being fetched for the token's key id (kid); try again shortly",
-                headers: HTTPHeaders([("Retry-After", "1")]))
+        Problem(
+            503, .jwksUnavailable,
+            "the signing keys of \(issuer) are being fetched for the token's key id (kid); try again shortly",
+            headers: HTTPHeaders([("Retry-After", "1")]))
     }
 }

@@ -44,7 +44,9 @@ struct JWTTypeCheck: Sendable {
         guard !idTokens else { return }
         let idMarkers = ["nonce", "at_hash", "c_hash"].filter { claims[$0] != nil }
         if !idMarkers.isEmpty || claims["token_use"] == .string("id") || claims["typ"] == .string("ID") {
-            throw .wrongType("an ID token (it carries \(idMarkers.first ?? (claims["token_use"] != nil ? "token_use" : "typ"))) is not an access token; set id_tokens to accept it")
+            throw .wrongType(
+                "an ID token (it carries \(idMarkers.first ?? (claims["token_use"] != nil ? "token_use" : "typ"))) is not an access token; set id_tokens to accept it"
+            )
         }
     }
 }

@@ -78,8 +78,10 @@ final class ProviderKeys: Sendable {
     /// keys are not fetched here: ``JWTVerifier`` fetches every provider's at
     /// once (``fetchNow()``), and a failed fetch is logged, not thrown, so that
     /// Ferry serves while a provider is down (its tokens get 503 until a fetch succeeds).
-    init(provider: JWTProvider, timing: KeyTiming, logger: Logger,
-         onWithdrawn: @escaping @Sendable ([String]) -> Void = { _ in }) throws(KeyImportError) {
+    init(
+        provider: JWTProvider, timing: KeyTiming, logger: Logger,
+        onWithdrawn: @escaping @Sendable ([String]) -> Void = { _ in }
+    ) throws(KeyImportError) {
         self.provider = provider
         self.timing = timing
         self.logger = logger
@@ -96,7 +98,9 @@ final class ProviderKeys: Sendable {
         for (source, text) in sources {
             do {
                 let read = try KeyImport.keys(jwks: text, algorithms: provider.algorithms, symmetricAllowed: true)
-                for reason in read.skipped { logger.warning("JWT key skipped", metadata: ["issuer": "\(provider.issuer)", "source": "\(source)", "reason": "\(reason)"]) }
+                for reason in read.skipped {
+                    logger.warning("JWT key skipped", metadata: ["issuer": "\(provider.issuer)", "source": "\(source)", "reason": "\(reason)"])
+                }
                 fixed += read.keys
             } catch let error as KeyImportError {
                 throw KeyImportError("\(provider.issuer): \(source): \(error.reason)")
@@ -192,8 +196,11 @@ final class ProviderKeys: Sendable {
             logger.warning("JWKS fetch failed; keeping the keys held", metadata: ["issuer": "\(provider.issuer)", "reason": "\(error.reason)"])
         }
         if !withdrawn.isEmpty {
-            logger.notice("JWT keys withdrawn; tokens verified with them are verified again", metadata: [
-                "issuer": "\(provider.issuer)", "keys": "\(withdrawn.map { $0.split(separator: " ").first.map(String.init) ?? "" })"])
+            logger.notice(
+                "JWT keys withdrawn; tokens verified with them are verified again",
+                metadata: [
+                    "issuer": "\(provider.issuer)", "keys": "\(withdrawn.map { $0.split(separator: " ").first.map(String.init) ?? "" })",
+                ])
             onWithdrawn(withdrawn.map { identity(of: $0) })
         }
     }

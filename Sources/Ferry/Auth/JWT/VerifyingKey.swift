@@ -34,7 +34,8 @@ enum KeyImport {
     /// algorithm, a symmetric key from a URL). Throws when the document is not a JWKS.
     static func keys(jwks text: String, algorithms: [String], symmetricAllowed: Bool) throws -> (keys: [VerifyingKey], skipped: [String]) {
         guard let root = try? JSONDecoder().decode(JSONConfigValue.self, from: Data(text.utf8)),
-              case .object(let members) = root, case .array(let entries)? = members["keys"] else {
+            case .object(let members) = root, case .array(let entries)? = members["keys"]
+        else {
             throw KeyImportError("not a JSON Web Key Set (an object with a keys array)")
         }
         var keys: [VerifyingKey] = []

@@ -17,7 +17,8 @@ public struct AccessScope: Sendable, Equatable {
     static func load(schema: String, catalog: SchemaCatalog, database: PostgresGateway) throws -> [AccessScope] {
         try database.anonymous([statement(schema: schema)])[0].rows.compactMap { row in
             guard let scope = row[0], let member = row[1], let column = row[2],
-                  catalog[scope] != nil, catalog[member]?.column(column) != nil else { return nil }
+                catalog[scope] != nil, catalog[member]?.column(column) != nil
+            else { return nil }
             return AccessScope(scope: scope, member: member, column: column, readThroughScope: try row.bool(3) == true)
         }
     }
@@ -25,7 +26,8 @@ public struct AccessScope: Sendable, Equatable {
     /// The statement that reads every scope of `schema` (run without a caller:
     /// the scopes are not secret, and RLS does not apply to `ferry.access_scopes`).
     static func statement(schema: String) -> PlannedStatement {
-        PlannedStatement("""
+        PlannedStatement(
+            """
             SELECT sc.relname, mc.relname, s.member_column, s.read_through_scope
               FROM ferry.access_scopes s
               JOIN pg_class sc ON sc.oid = s.scope_table JOIN pg_namespace sn ON sn.oid = sc.relnamespace

@@ -32,11 +32,13 @@ final class AccessScopeCache: Sendable {
     /// Read after the caller read `generation`, so an entry is never older than the load it is filed under.
     private func entry(_ catalog: SchemaCatalog, _ generation: Int, _ schema: String, _ database: PostgresGateway) throws -> Entry {
         if let hit = cached.withLock({ $0?.catalog == catalog && $0?.generation == generation ? $0 : nil }) { return hit }
-        let loaded = Entry(catalog: catalog, generation: generation,
-                           scopes: try AccessScope.load(schema: schema, catalog: catalog, database: database),
-                           readThrough: ReadThrough(catalog: catalog,
-                                                    readPaths: try ReadPath.load(schema: schema, catalog: catalog, database: database)),
-                           streams: try SyncStream.load(schema: schema, catalog: catalog, database: database))
+        let loaded = Entry(
+            catalog: catalog, generation: generation,
+            scopes: try AccessScope.load(schema: schema, catalog: catalog, database: database),
+            readThrough: ReadThrough(
+                catalog: catalog,
+                readPaths: try ReadPath.load(schema: schema, catalog: catalog, database: database)),
+            streams: try SyncStream.load(schema: schema, catalog: catalog, database: database))
         cached.withLock { $0 = loaded }
         return loaded
     }

@@ -63,7 +63,7 @@ public struct ChangeCursor: Sendable, Equatable {
     /// Parses a token; nil when it is not exactly what ``token`` produces.
     public init?(token: String) {
         guard token.utf8.first == UInt8(ascii: "1"), token.utf8.count <= 2_000,
-              let bytes = Base64URL.decode(String(token.dropFirst())), bytes.count >= 9
+            let bytes = Base64URL.decode(String(token.dropFirst())), bytes.count >= 9
         else { return nil }
         let xid = bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         switch bytes[8] {
@@ -77,9 +77,9 @@ public struct ChangeCursor: Sendable, Equatable {
             guard resourceCount > 0, bytes.count >= idStart else { return nil }
             let idCount = Int(bytes[idStart - 2]) << 8 | Int(bytes[idStart - 1])
             guard idCount > 0, idCount <= Self.maxIDBytes, bytes.count == idStart + idCount,
-                  let resource = String(validating: bytes[10..<(10 + resourceCount)], as: UTF8.self),
-                  let id = String(validating: bytes[idStart...], as: UTF8.self),
-                  !resource.utf8.contains(0), !id.utf8.contains(0)
+                let resource = String(validating: bytes[10..<(10 + resourceCount)], as: UTF8.self),
+                let id = String(validating: bytes[idStart...], as: UTF8.self),
+                !resource.utf8.contains(0), !id.utf8.contains(0)
             else { return nil }
             self.init(afterXID: xid, position: (resource, id))
         default:

@@ -57,8 +57,9 @@ struct ChangesPage {
     }
 
     /// 410: the client must start over with a full sync.
-    static let expired = Problem(410, .cursorExpired,
-                                 "the cursor is older than the tombstone retention; start a full sync without since")
+    static let expired = Problem(
+        410, .cursorExpired,
+        "the cursor is older than the tombstone retention; start a full sync without since")
 
     static let malformed = PostgresError(kind: .protocolError, message: "the changes statement returned an unexpected row")
 

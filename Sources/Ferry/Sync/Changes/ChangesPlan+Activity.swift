@@ -42,8 +42,10 @@ extension ChangesPlan {
             }
             guard case .gate(let gate) = way else { return pathProbes }
             // CASE evaluates only the branch taken.
-            return ["CASE WHEN \(gate) THEN EXISTS (SELECT 1 FROM \(q) t WHERE t._ferry_xid \(after) $1::xid8 "
-                + "AND t._ferry_xid < s.frontier) ELSE (\(pathProbes.joined(separator: " OR "))) END"]
+            return [
+                "CASE WHEN \(gate) THEN EXISTS (SELECT 1 FROM \(q) t WHERE t._ferry_xid \(after) $1::xid8 "
+                    + "AND t._ferry_xid < s.frontier) ELSE (\(pathProbes.joined(separator: " OR "))) END"
+            ]
         }
         var heldProbes = resources.map { resource in
             "EXISTS (SELECT 1 FROM \(resource.qualifiedName) t WHERE t._ferry_xid >= s.frontier)"
@@ -58,8 +60,9 @@ extension ChangesPlan {
             }
         } else {
             for log in ["ferry.access_grants", "ferry.access_revocations"] {
-                probes.append("EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() "
-                    + "AND g.xid \(after) $1::xid8 AND g.xid < s.frontier)")
+                probes.append(
+                    "EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() "
+                        + "AND g.xid \(after) $1::xid8 AND g.xid < s.frontier)")
                 heldProbes.append("EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() AND g.xid >= s.frontier)")
             }
         }
@@ -73,12 +76,13 @@ extension ChangesPlan {
         }
         let held = waiting ? ",\n       " + heldProbes.joined(separator: "\n    OR ") : ""
         let readable = readThrough.withClause(for: readThroughResources(resources.map(\.name)), walks: walks == .decidedInStatement)
-        let sql = (readable.isEmpty ? "" : "WITH \(readable)\n") + """
-            SELECT s.frontier::text, \(idCheck),
-                   NOT $2::boolean AND ($1::xid8 < h.horizon_xid OR ($1::xid8 = h.horizon_xid AND $3::boolean)),
-                   \(probes.joined(separator: "\n   OR "))\(held)
-              FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s CROSS JOIN ferry.purge_horizon h
-            """
+        let sql =
+            (readable.isEmpty ? "" : "WITH \(readable)\n") + """
+                SELECT s.frontier::text, \(idCheck),
+                       NOT $2::boolean AND ($1::xid8 < h.horizon_xid OR ($1::xid8 = h.horizon_xid AND $3::boolean)),
+                       \(probes.joined(separator: "\n   OR "))\(held)
+                  FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s CROSS JOIN ferry.purge_horizon h
+                """
         let since = request.since
         return PlannedStatement(sql, [.text(String(since.afterXID)), .bool(since.isStart), .bool(since.position != nil)] + binds)
     }

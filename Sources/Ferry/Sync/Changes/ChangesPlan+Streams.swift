@@ -25,11 +25,11 @@ extension ChangesPlan {
         let row = RowJSON(resource: resource).view(SQL.column("t"))
         var parts: [String]
         let walk = """
-                    (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
-                      WHERE \(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType))
-                        AND t._ferry_xid < (SELECT upto FROM f)
-                      ORDER BY t._ferry_xid, t.id LIMIT $3)
-                """
+                (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
+                  WHERE \(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType))
+                    AND t._ferry_xid < (SELECT upto FROM f)
+                  ORDER BY t._ferry_xid, t.id LIMIT $3)
+            """
         let way = self.way(resource.name)
         if pagesThroughPaths, let paths = readThrough.paths(resource.name), way != .walk {
             parts = paths.enumerated().map { pathIndex, path in
@@ -38,10 +38,10 @@ extension ChangesPlan {
                 case .caller:
                     let window = pathWindow(resource, column: "t.\(column)", key: "ferry.current_user_id()", alias: "t")
                     return """
-                        (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
-                          WHERE \(window)
-                          ORDER BY t._ferry_xid, t.id LIMIT $3)
-                    """
+                            (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
+                              WHERE \(window)
+                              ORDER BY t._ferry_xid, t.id LIMIT $3)
+                        """
                 default:
                     // One index range per key: LATERAL with its own ORDER BY and
                     // LIMIT keeps it a nested loop. Up to the page's bound
@@ -53,23 +53,24 @@ extension ChangesPlan {
                     let window = pathWindow(resource, column: "m.\(column)", key: "k.key", alias: "m")
                     let bound = Self.boundName(index, pathIndex)
                     return """
-                        (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM (\(readThrough.keys(path))) k
-                          CROSS JOIN LATERAL (
-                                 (SELECT m.* FROM \(q) m
-                                   WHERE EXISTS (SELECT 1 FROM \(bound)) AND \(window)
-                                     AND (m._ferry_xid, m.id) <= ((SELECT b.x FROM \(bound) b), (SELECT b.id FROM \(bound) b))
-                                   ORDER BY m._ferry_xid, m.id LIMIT $3)
-                                 UNION ALL
-                                 (SELECT m.* FROM \(q) m
-                                   WHERE NOT EXISTS (SELECT 1 FROM \(bound)) AND \(window)
-                                   ORDER BY m._ferry_xid, m.id LIMIT $3)) t
-                          ORDER BY 1, 2 LIMIT $3)
-                    """
+                            (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM (\(readThrough.keys(path))) k
+                              CROSS JOIN LATERAL (
+                                     (SELECT m.* FROM \(q) m
+                                       WHERE EXISTS (SELECT 1 FROM \(bound)) AND \(window)
+                                         AND (m._ferry_xid, m.id) <= ((SELECT b.x FROM \(bound) b), (SELECT b.id FROM \(bound) b))
+                                       ORDER BY m._ferry_xid, m.id LIMIT $3)
+                                     UNION ALL
+                                     (SELECT m.* FROM \(q) m
+                                       WHERE NOT EXISTS (SELECT 1 FROM \(bound)) AND \(window)
+                                       ORDER BY m._ferry_xid, m.id LIMIT $3)) t
+                              ORDER BY 1, 2 LIMIT $3)
+                        """
                 }
             }
             // A one-time filter each: only the paths or only the walk run.
             if case .gate(let gate) = way {
-                parts = parts.map { "(SELECT p.* FROM \($0) p WHERE NOT \(gate))" }
+                parts =
+                    parts.map { "(SELECT p.* FROM \($0) p WHERE NOT \(gate))" }
                     + ["(SELECT w.* FROM \(walk) w WHERE \(gate))"]
             }
         } else {
@@ -84,20 +85,22 @@ extension ChangesPlan {
             // leakproof, so written inside it the qual would have to wait until
             // the table's RLS policy had passed each row, and could never become
             // an index condition (a sequential scan per grant).
-            parts.append("""
-                (SELECT g.xid, t.id, \(row) FROM \(grantLog) g
-                  CROSS JOIN LATERAL (SELECT CAST(g.scope_id AS \(column.type)) AS key OFFSET 0) k
-                  CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
-                         WHERE m.\(SQL.id(column.name)) = k.key OFFSET 0) t
-                  WHERE \(grantFilter)
-                    AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
-                    AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType))
-                    AND g.xid < (SELECT upto FROM f)
-                  ORDER BY g.xid, t.id LIMIT $3)
-            """)
+            parts.append(
+                """
+                    (SELECT g.xid, t.id, \(row) FROM \(grantLog) g
+                      CROSS JOIN LATERAL (SELECT CAST(g.scope_id AS \(column.type)) AS key OFFSET 0) k
+                      CROSS JOIN LATERAL (SELECT m.* FROM \(q) m
+                             WHERE m.\(SQL.id(column.name)) = k.key OFFSET 0) t
+                      WHERE \(grantFilter)
+                        AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
+                        AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType))
+                        AND g.xid < (SELECT upto FROM f)
+                      ORDER BY g.xid, t.id LIMIT $3)
+                """)
         }
         if subscription == nil || !request.since.isStart {
-            parts.append("""
+            parts.append(
+                """
                     (SELECT v.xid, k.key, CASE WHEN t.id IS NULL
                             THEN json_build_object('id', k.key, 'is_deleted', true, 'revoked', true)
                             ELSE \(row) END

@@ -59,15 +59,20 @@ struct ChangesPlan {
         case gate(String)
     }
 
-    init(request: ChangesRequest, catalog: SchemaCatalog, scopes: [AccessScope], readPaths: [ReadPath] = [],
-         walks: Walks = .decidedInStatement) {
-        self.init(request: request, catalog: catalog, scopes: scopes,
-                  readThrough: ReadThrough(catalog: catalog, readPaths: readPaths), walks: walks)
+    init(
+        request: ChangesRequest, catalog: SchemaCatalog, scopes: [AccessScope], readPaths: [ReadPath] = [],
+        walks: Walks = .decidedInStatement
+    ) {
+        self.init(
+            request: request, catalog: catalog, scopes: scopes,
+            readThrough: ReadThrough(catalog: catalog, readPaths: readPaths), walks: walks)
     }
 
     /// With the schema load's ``ReadThrough`` (``AccessScopeCache``), built once.
-    init(request: ChangesRequest, catalog: SchemaCatalog, scopes: [AccessScope], readThrough: ReadThrough,
-         walks: Walks = .decidedInStatement, subscription: Subscribed? = nil) {
+    init(
+        request: ChangesRequest, catalog: SchemaCatalog, scopes: [AccessScope], readThrough: ReadThrough,
+        walks: Walks = .decidedInStatement, subscription: Subscribed? = nil
+    ) {
         self.request = request
         self.catalog = catalog
         self.scopes = scopes
@@ -84,8 +89,9 @@ struct ChangesPlan {
 
     /// The same plan for another request (an event stream's next part).
     func serving(_ request: ChangesRequest) -> ChangesPlan {
-        ChangesPlan(request: request, catalog: catalog, scopes: scopes, readThrough: readThrough, walks: walks,
-                    subscription: subscription)
+        ChangesPlan(
+            request: request, catalog: catalog, scopes: scopes, readThrough: readThrough, walks: walks,
+            subscription: subscription)
     }
 
     /// The plan of a subscription to `stream` at row `id` (core 0025): the
@@ -94,8 +100,9 @@ struct ChangesPlan {
     /// the stream's root has no read paths.
     func rooted(_ stream: SyncStream, id: String) -> ChangesPlan? {
         guard let (rooted, tables) = readThrough.rooted(at: stream.scope) else { return nil }
-        return ChangesPlan(request: request.following(tables), catalog: catalog, scopes: scopes, readThrough: rooted, walks: .never,
-                           subscription: Subscribed(root: stream.scope, id: id))
+        return ChangesPlan(
+            request: request.following(tables), catalog: catalog, scopes: scopes, readThrough: rooted, walks: .never,
+            subscription: Subscribed(root: stream.scope, id: id))
     }
 
     /// What runs before the plan's statements in the caller's transaction: a
@@ -105,8 +112,11 @@ struct ChangesPlan {
     /// reads a public row the caller could not read anyway.
     var prelude: [PlannedStatement] {
         guard let subscription else { return [] }
-        return [PlannedStatement("SELECT pg_catalog.set_config('ferry.public_reads', 'on', true), "
-            + "pg_catalog.set_config('ferry.stream_key', $1, true)", [.text(subscription.id)])]
+        return [
+            PlannedStatement(
+                "SELECT pg_catalog.set_config('ferry.public_reads', 'on', true), "
+                    + "pg_catalog.set_config('ferry.stream_key', $1, true)", [.text(subscription.id)])
+        ]
     }
 
     /// Runs `statement` after the prelude as the caller; its result.
@@ -139,7 +149,9 @@ struct ChangesPlan {
         let blocks = request.resources.enumerated().compactMap { index, name in
             catalog[name].map { stream($0, index: index) }
         }
-        let readable = ((pagesThroughPaths ? [readThrough.withClause(for: readThroughResources(request.resources), walks: walks == .decidedInStatement)] : []) + boundDefinitions)
+        let readable =
+            ((pagesThroughPaths ? [readThrough.withClause(for: readThroughResources(request.resources), walks: walks == .decidedInStatement)] : [])
+            + boundDefinitions)
             .filter { !$0.isEmpty }.joined(separator: ",\n")
         let sql = """
             WITH f AS MATERIALIZED (
@@ -165,9 +177,11 @@ struct ChangesPlan {
               FROM f
             """
         // The cursor's xid as text: an xid8 is unsigned 64-bit, which `.int` is not.
-        return PlannedStatement(sql, [
-            .text(String(since.afterXID)), since.position.map { .text($0.id) } ?? .null, .int(Int64(request.limit + 1)),
-            .bool(since.isStart), .bool(since.position != nil),
-        ])
+        return PlannedStatement(
+            sql,
+            [
+                .text(String(since.afterXID)), since.position.map { .text($0.id) } ?? .null, .int(Int64(request.limit + 1)),
+                .bool(since.isStart), .bool(since.position != nil),
+            ])
     }
 }

@@ -33,8 +33,10 @@ public struct ChangesRequest: Sendable, Equatable {
     public let subscription: StreamSubscription?
 
     /// A request from its parts (already valid).
-    init(since: ChangeCursor, limit: Int, resources: [String], namesResources: Bool = false, wait: Int? = nil, stream: Bool = false,
-         subscription: StreamSubscription? = nil, startsNow: Bool = false) {
+    init(
+        since: ChangeCursor, limit: Int, resources: [String], namesResources: Bool = false, wait: Int? = nil, stream: Bool = false,
+        subscription: StreamSubscription? = nil, startsNow: Bool = false
+    ) {
         self.since = since
         hasSince = !since.isStart
         self.startsNow = startsNow
@@ -48,14 +50,16 @@ public struct ChangesRequest: Sendable, Equatable {
 
     /// The same request going on after `cursor` (an event stream's next part).
     func continuing(after cursor: ChangeCursor) -> ChangesRequest {
-        ChangesRequest(since: cursor, limit: limit, resources: resources, namesResources: namesResources, wait: wait, stream: stream,
-                       subscription: subscription)
+        ChangesRequest(
+            since: cursor, limit: limit, resources: resources, namesResources: namesResources, wait: wait, stream: stream,
+            subscription: subscription)
     }
 
     /// The same request reading only `tables` (a subscription's), of those it names.
     func following(_ tables: [String]) -> ChangesRequest {
-        var copy = ChangesRequest(since: since, limit: limit, resources: resources.filter(tables.contains), namesResources: true,
-                                  wait: wait, stream: stream, subscription: subscription, startsNow: startsNow)
+        var copy = ChangesRequest(
+            since: since, limit: limit, resources: resources.filter(tables.contains), namesResources: true,
+            wait: wait, stream: stream, subscription: subscription, startsNow: startsNow)
         copy.hasSince = hasSince
         return copy
     }

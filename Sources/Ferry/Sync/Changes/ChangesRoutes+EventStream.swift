@@ -23,7 +23,8 @@ extension ChangesRoutes {
             return HTTPResponse(status: 200, bytes: [])
         }
         if resumption == nil,
-           let refusal = registry.register(ticket, user: database.cachedUser(caller.credential), resources: parsed.followedResources) {
+            let refusal = registry.register(ticket, user: database.cachedUser(caller.credential), resources: parsed.followedResources)
+        {
             throw refusal == .userFull ? Self.userFull(limit: registry.limits.perUser) : Self.instanceFull(limit: registry.limits.perInstance)
         }
         // Each part goes on from the cursor of the last event sent.

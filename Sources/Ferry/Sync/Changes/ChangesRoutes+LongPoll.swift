@@ -24,7 +24,8 @@ extension ChangesRoutes {
             break
         }
         if context.resumption == nil,
-           let refusal = registry.register(ticket, user: database.cachedUser(caller.credential), resources: parsed.followedResources) {
+            let refusal = registry.register(ticket, user: database.cachedUser(caller.credential), resources: parsed.followedResources)
+        {
             // Over a limit: a plain poll, refused only if it would have to wait.
             let page = try poll(parsed, plan: plan, caller: caller)
             guard page.isEmpty else { return Self.answer(page, request: request, parsed: parsed) }
@@ -67,8 +68,9 @@ extension ChangesRoutes {
 
     /// 429: the caller holds `live.max_waiters_per_user` waiting requests on this instance already.
     static func userFull(limit: Int) -> Problem {
-        Problem(429, .tooManyWaiters,
-                "this user already has \(limit) waiting requests on this server; end one first, or poll without wait",
-                headers: HTTPHeaders([("Retry-After", "5")]))
+        Problem(
+            429, .tooManyWaiters,
+            "this user already has \(limit) waiting requests on this server; end one first, or poll without wait",
+            headers: HTTPHeaders([("Retry-After", "5")]))
     }
 }

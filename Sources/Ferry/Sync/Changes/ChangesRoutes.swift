@@ -26,14 +26,16 @@ struct ChangesRoutes: Sendable {
 
     func changes(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         // A trace of its own when the chain gave none: a waiter learns its caller from it.
-        let caller = Caller(credential: try Caller.credential(request), trace: context.scope.trace ?? RequestTrace(),
-                            transaction: context.scope.transaction)
+        let caller = Caller(
+            credential: try Caller.credential(request), trace: context.scope.trace ?? RequestTrace(),
+            transaction: context.scope.transaction)
         let catalog = schema.catalog
         let parsed = try ChangesRequest(request, catalog: catalog)
         let generation = schema.generation
-        let undecided = ChangesPlan(request: parsed, catalog: catalog,
-                                    scopes: try scopes.scopes(for: catalog, generation: generation, schema: schemaName, database: database),
-                                    readThrough: try scopes.readThrough(for: catalog, generation: generation, schema: schemaName, database: database))
+        let undecided = ChangesPlan(
+            request: parsed, catalog: catalog,
+            scopes: try scopes.scopes(for: catalog, generation: generation, schema: schemaName, database: database),
+            readThrough: try scopes.readThrough(for: catalog, generation: generation, schema: schemaName, database: database))
         let plan: ChangesPlan
         if let subscription = parsed.subscription {
             plan = try subscribed(undecided, to: subscription, generation: generation)

@@ -31,9 +31,11 @@ public struct ReadPath: Sendable, Equatable {
         guard try database.anonymous([present])[0].rows.first?.bool(0) == true else { return [] }
         return try database.anonymous([statement(schema: schema)])[0].rows.compactMap { row in
             guard let table = row[0], let kind = row[1].flatMap(Kind.init(rawValue:)), let column = row[2],
-                  let resource = catalog[table], resource.column(column) != nil else { return nil }
-            return ReadPath(table: table, kind: kind, column: column, target: row[3], memberColumn: row[4],
-                            scopeIDsFunction: row[5], rulesOnly: try row.bool(6) == true)
+                let resource = catalog[table], resource.column(column) != nil
+            else { return nil }
+            return ReadPath(
+                table: table, kind: kind, column: column, target: row[3], memberColumn: row[4],
+                scopeIDsFunction: row[5], rulesOnly: try row.bool(6) == true)
         }
     }
 

@@ -53,12 +53,18 @@ struct ReadThrough: Sendable {
         for table in rules.keys { paths[table] = Self.paths(table, rules: rules, catalog: catalog) }
         pathsByTable = paths
         // An owned table is its own gate; any other, the parents its paths read through.
-        gatesByTable = Dictionary(uniqueKeysWithValues: paths.map { table, tablePaths in
-            (table, rules[table]?.kind == .owned ? [table] : tablePaths.compactMap { path in
-                guard case .readable(let parent) = path.keys else { return nil }
-                return parent
+        gatesByTable = Dictionary(
+            uniqueKeysWithValues: paths.map { table, tablePaths in
+                (
+                    table,
+                    rules[table]?.kind == .owned
+                        ? [table]
+                        : tablePaths.compactMap { path in
+                            guard case .readable(let parent) = path.keys else { return nil }
+                            return parent
+                        }
+                )
             })
-        })
         decision = decisionStatement(for: catalog.names)
     }
 
@@ -82,12 +88,16 @@ struct ReadThrough: Sendable {
             }
         }
         var copy = self
-        copy.pathsByTable = Dictionary(uniqueKeysWithValues: tables.map { table in
-            guard table != root else { return (table, [Path(column: "id", keys: .streamKey(idType: idType))]) }
-            return (table, (pathsByTable[table] ?? []).filter {
-                if case .readable(let parent) = $0.keys { tables.contains(parent) } else { false }
+        copy.pathsByTable = Dictionary(
+            uniqueKeysWithValues: tables.map { table in
+                guard table != root else { return (table, [Path(column: "id", keys: .streamKey(idType: idType))]) }
+                return (
+                    table,
+                    (pathsByTable[table] ?? []).filter {
+                        if case .readable(let parent) = $0.keys { tables.contains(parent) } else { false }
+                    }
+                )
             })
-        })
         copy.gatesByTable = [:]
         copy.decision = nil
         return (copy, tables.sorted(by: ChangeOrder.precedes))
@@ -149,10 +159,13 @@ struct ReadThrough: Sendable {
             // reltuples is PostgreSQL's estimate of the table's rows (-1 before
             // its first ANALYZE: then the paths).
             let estimate = "(SELECT c.reltuples FROM pg_catalog.pg_class c WHERE c.oid = \(SQL.literal(resource.qualifiedName))::regclass)"
-            return [readable, """
+            return [
+                readable,
+                """
                 \(Self.walkName(table)) AS MATERIALIZED (SELECT coalesce(\(estimate) > 0 AND count(*) * 2 >= \(estimate), false) AS walk
                   FROM \(Self.name(table)))
-                """]
+                """,
+            ]
         }.joined(separator: ",\n")
     }
 
@@ -196,8 +209,9 @@ struct ReadThrough: Sendable {
         let parents = decisionParents(for: gated)
         guard !parents.isEmpty else { return nil }
         let columns = parents.map { "(SELECT w.walk FROM \(Self.walkName($0)) w)" }.joined(separator: ", ")
-        return DecisionStatement(parents: parents,
-                                 statement: PlannedStatement("WITH \(withClause(for: gated, walks: true))\nSELECT \(columns)"))
+        return DecisionStatement(
+            parents: parents,
+            statement: PlannedStatement("WITH \(withClause(for: gated, walks: true))\nSELECT \(columns)"))
     }
 
     struct DecisionStatement: Sendable {

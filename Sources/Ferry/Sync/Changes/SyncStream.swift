@@ -35,8 +35,9 @@ public struct StreamSubscription: Sendable, Equatable {
         let name = String(text[..<colon])
         let id = String(text[text.index(after: colon)...])
         guard !name.isEmpty, name.utf8.count <= 63, !id.isEmpty, id.utf8.count <= 200,
-              name.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }),
-              let first = name.utf8.first, first >= 0x61, first <= 0x7A else { return nil }
+            name.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }),
+            let first = name.utf8.first, first >= 0x61, first <= 0x7A
+        else { return nil }
         self.name = name
         self.id = id
     }

@@ -41,8 +41,10 @@ final class ChangeListener: Sendable {
     static let changesChannel = "ferry_changes"
     static let schemaChannel = "ferry_schema"
 
-    init(url: String, schemaName: String, registry: WaiterRegistry, fallbackSeconds: Double, logger: Logger,
-         onSchemaChange: @escaping @Sendable () -> Void) throws {
+    init(
+        url: String, schemaName: String, registry: WaiterRegistry, fallbackSeconds: Double, logger: Logger,
+        onSchemaChange: @escaping @Sendable () -> Void
+    ) throws {
         self.url = url
         self.schemaName = schemaName
         self.registry = registry
@@ -107,8 +109,9 @@ final class ChangeListener: Sendable {
                 listening.store(false, ordering: .releasing)
                 if stopping.load(ordering: .acquiring) { break }
                 if !outageLogged {
-                    logger.error("the live listener's connection failed; reconnecting, waiters check every \(fallbackSeconds) s meanwhile",
-                                 metadata: ["error": "\(error)"])
+                    logger.error(
+                        "the live listener's connection failed; reconnecting, waiters check every \(fallbackSeconds) s meanwhile",
+                        metadata: ["error": "\(error)"])
                     outageLogged = true
                 }
                 waitWithFallback(backoff * Double.random(in: 0.5...1.5))
@@ -180,7 +183,8 @@ final class ChangeListener: Sendable {
     /// The synced tables of the served schema by oid, as hints name them, and
     /// which of them are scopes.
     private func loadTables(_ connection: PostgresConnection) throws {
-        let tables = try connection.query("""
+        let tables = try connection.query(
+            """
             SELECT r.table_oid::oid::int8, r.table_name::text,
                    EXISTS (SELECT 1 FROM ferry.access_scopes s WHERE s.scope_table = r.table_oid)
               FROM ferry.sync_resources r WHERE r.schema_name = $1

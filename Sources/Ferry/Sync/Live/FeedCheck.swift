@@ -19,11 +19,14 @@ struct FeedCheck {
 
     /// The check for a registered waiter: another waiter's, when it made the
     /// same one late enough (``SharedChecks``), else its own.
-    static func run(_ plan: ChangesPlan, caller: Caller, generation: Int, ticket: any LiveTicket, database: PostgresGateway,
-                    live: LiveFeed) throws -> FeedCheck {
-        let key = SharedChecks.Key(credential: caller.credential.hash, generation: generation, walks: plan.walks,
-                                   since: plan.request.since.token, limit: plan.request.limit, resources: plan.request.resources,
-                                   stream: plan.request.subscription.map { "\($0.name):\($0.id)" })
+    static func run(
+        _ plan: ChangesPlan, caller: Caller, generation: Int, ticket: any LiveTicket, database: PostgresGateway,
+        live: LiveFeed
+    ) throws -> FeedCheck {
+        let key = SharedChecks.Key(
+            credential: caller.credential.hash, generation: generation, walks: plan.walks,
+            since: plan.request.since.token, limit: plan.request.limit, resources: plan.request.resources,
+            stream: plan.request.subscription.map { "\($0.name):\($0.id)" })
         let (check, shared) = try live.sharedChecks.check(key, ticket: ticket, registry: live.registry) {
             try run(plan, caller: caller, database: database, registry: live.registry)
         }
@@ -42,7 +45,8 @@ struct FeedCheck {
         // A subscription's check always loads them, its stream's row with them (below).
         let loadScopes = plan.subscription != nil || registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.credential))
         let scopeTables = loadScopes ? plan.scopeTables : []
-        let statements = [plan.activityStatement(waiting: true)]
+        let statements =
+            [plan.activityStatement(waiting: true)]
             + scopeTables.map { PlannedStatement("SELECT t.id::text FROM \($0.qualifiedName) t") }
         // A subscription's prelude first (public reads, its row): its results are dropped.
         let prelude = plan.prelude.count
@@ -74,7 +78,8 @@ struct FeedCheck {
             page = ChangesPage(emptyBelow: frontier, request: plan.request)
         }
         registry.checkCount.add(1, ordering: .relaxed)
-        return FeedCheck(page: page, frontier: frontier, held: try activity.bool(4) == true,
-                         user: caller.trace?.userID, scopes: scopes)
+        return FeedCheck(
+            page: page, frontier: frontier, held: try activity.bool(4) == true,
+            user: caller.trace?.userID, scopes: scopes)
     }
 }

@@ -79,8 +79,10 @@ final class SharedChecks: Sendable {
     /// The check for the waiter of `ticket`: another waiter's when it is the
     /// same and started late enough, else `run()`, offered to the others.
     /// `shared` says which (for the request log and the counts).
-    func check(_ key: Key, ticket: any LiveTicket, registry: WaiterRegistry,
-               run: () throws -> FeedCheck) throws -> (check: FeedCheck, shared: Bool) {
+    func check(
+        _ key: Key, ticket: any LiveTicket, registry: WaiterRegistry,
+        run: () throws -> FeedCheck
+    ) throws -> (check: FeedCheck, shared: Bool) {
         // Not registered (removed meanwhile): nothing to share on.
         guard let from = registry.checkFrom(ticket) else { return (try run(), false) }
         let (flight, leads) = state.withLock { state -> (Flight, Bool) in

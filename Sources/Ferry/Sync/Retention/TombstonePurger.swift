@@ -20,8 +20,10 @@ public final class TombstonePurger: Sendable {
 
     /// A purger over `pool` removing tombstones older than `retentionDays`,
     /// every `intervalSeconds`.
-    public init(pool: PostgresPool, retentionDays: Int, intervalSeconds: Double, batch: Int = TombstonePurge.defaultBatch,
-                logger: Logger) {
+    public init(
+        pool: PostgresPool, retentionDays: Int, intervalSeconds: Double, batch: Int = TombstonePurge.defaultBatch,
+        logger: Logger
+    ) {
         self.pool = pool
         self.ageMs = TombstonePurge.ageMs(days: retentionDays)
         self.interval = intervalSeconds
@@ -52,8 +54,9 @@ public final class TombstonePurger: Sendable {
     private func round() {
         do {
             let total = try pool.withConnection { connection in
-                try TombstonePurge.run(connection: connection, ageMs: ageMs, batch: batch,
-                                       shouldContinue: { !stopping.load(ordering: .acquiring) })
+                try TombstonePurge.run(
+                    connection: connection, ageMs: ageMs, batch: batch,
+                    shouldContinue: { !stopping.load(ordering: .acquiring) })
             }
             if total > 0 { logger.info("purged \(total) tombstones and access log entries") }
         } catch {

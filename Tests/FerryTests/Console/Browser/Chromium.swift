@@ -67,8 +67,9 @@ final class Chromium {
         guard let session = attached["sessionId"] as? String else { throw Failure("not attached: \(attached)") }
         self.session = session
         for domain in ["Page.enable", "Runtime.enable", "Log.enable"] { _ = try call(domain) }
-        _ = try call("Emulation.setDeviceMetricsOverride",
-                     ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+        _ = try call(
+            "Emulation.setDeviceMetricsOverride",
+            ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
     }
 
     deinit {
@@ -148,8 +149,9 @@ final class Chromium {
             if (try? evaluate("Boolean(\(expression))")) as? Bool == true { return }
             usleep(50_000)
         }
-        throw Failure("timed out waiting for \(what) (\(expression)); page text: \((try? text("body"))?.prefix(600) ?? ""); "
-            + "problems: \(problems)")
+        throw Failure(
+            "timed out waiting for \(what) (\(expression)); page text: \((try? text("body"))?.prefix(600) ?? ""); "
+                + "problems: \(problems)")
     }
 
     /// The text of the first element `selector` matches ("" when none).
@@ -159,7 +161,8 @@ final class Chromium {
 
     /// Sets an input's value as typing would (the `input` event fires).
     func type(_ selector: String, _ value: String) throws {
-        try evaluate("""
+        try evaluate(
+            """
             (() => { const e = document.querySelector(\(Self.quoted(selector))); e.focus(); e.value = \(Self.quoted(value));
                      e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); })()
             """)

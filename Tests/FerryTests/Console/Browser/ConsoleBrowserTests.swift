@@ -57,12 +57,17 @@ import Testing
         #expect(try browser.chromium.text("#rows").contains(shown))
         #expect(try browser.chromium.evaluate("document.querySelector('#rows').textContent.includes('\\u202E')") as? Bool == false)
         #expect(try browser.chromium.evaluate("document.querySelectorAll('#rows .invisible').length") as? Int == 1)
-        #expect(try browser.chromium.evaluate("[...document.querySelectorAll('#rows td')].some((td) => td.title === 'invoice_[U+202E]fdp.exe')") as? Bool == true)
+        #expect(
+            try browser.chromium.evaluate("[...document.querySelectorAll('#rows td')].some((td) => td.title === 'invoice_[U+202E]fdp.exe')") as? Bool
+                == true)
         try browser.chromium.click("#rows tr[data-id='\(story.bidiSet)']")
         try browser.chromium.waitFor("document.querySelector('#fields')", "the row")
         #expect(try browser.chromium.text("#fields").contains(shown))
         // last_modified reads as a time, not milliseconds (issue 48).
-        let modified = try browser.chromium.evaluate("[...document.querySelectorAll('#fields tr')].find((tr) => tr.cells[0].textContent === 'last_modified').cells[1].textContent") as? String ?? ""
+        let modified =
+            try browser.chromium.evaluate(
+                "[...document.querySelectorAll('#fields tr')].find((tr) => tr.cells[0].textContent === 'last_modified').cells[1].textContent")
+            as? String ?? ""
         #expect(modified.range(of: #"^20\d\d-\d\d-\d\d \d\d:\d\d:\d\dZ$"#, options: .regularExpression) != nil, "\(modified)")
         try browser.finish("invisible-characters")
     }
@@ -83,7 +88,8 @@ import Testing
         #expect(notes.contains("Access to study_sets \(story.set) was revoked"), "\(notes)")
         #expect(notes.contains("1 study_sets, 3 terms"), "\(notes)")
         #expect(try browser.chromium.text("#feed-status") == "200")
-        let revoked = try browser.chromium.evaluate("[...document.querySelectorAll('#changes tbody tr')].filter(r => r.innerText.includes('revoked')).length")
+        let revoked = try browser.chromium.evaluate(
+            "[...document.querySelectorAll('#changes tbody tr')].filter(r => r.innerText.includes('revoked')).length")
         #expect(revoked as? Int == 4)
         // hank may read nothing of the set any more.
         #expect(try browser.chromium.text("#readable tr[data-resource='terms']").contains("0"))
@@ -122,7 +128,8 @@ import Testing
         let wanted = Int(ProcessInfo.processInfo.environment["FERRY_CONSOLE_HEALTH_SAMPLES"] ?? "") ?? 0
         while (try browser.chromium.evaluate("Number(document.querySelector('#chart-requests').dataset.samples)") as? Int ?? 0) < wanted {
             for index in 0..<Int.random(in: 5...60) {
-                _ = try client.request("GET", index % 9 == 0 ? "/v1/nope" : "/v1/study_sets", headers: [("Authorization", "Bearer \(story.owner.token)")])
+                _ = try client.request(
+                    "GET", index % 9 == 0 ? "/v1/nope" : "/v1/study_sets", headers: [("Authorization", "Bearer \(story.owner.token)")])
             }
             Thread.sleep(forTimeInterval: 0.1)
         }
@@ -142,12 +149,16 @@ import Testing
         try browser.chromium.waitFor("document.querySelector('#confirm').open", "the confirmation")
         try browser.chromium.screenshot("revoke-confirm", in: BrowserFixture.artifacts)
         try browser.chromium.click("#confirm-cancel")
-        #expect(try TestHTTPClient(port: story.serve.port).request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(story.owner.token)")]).status == 200)
+        #expect(
+            try TestHTTPClient(port: story.serve.port).request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(story.owner.token)")])
+                .status == 200)
         try browser.chromium.click("#tokens [data-revoke]")
         try browser.chromium.waitFor("document.querySelector('#confirm').open", "the confirmation")
         try browser.chromium.click("#confirm-ok")
         try browser.chromium.waitFor("!document.querySelector('#tokens [data-revoke]') && document.querySelector('#tokens')", "the revoked token")
-        #expect(try TestHTTPClient(port: story.serve.port).request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(story.owner.token)")]).status == 401)
+        #expect(
+            try TestHTTPClient(port: story.serve.port).request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(story.owner.token)")])
+                .status == 401)
         try browser.go(story, "#/audit")
         try browser.chromium.waitFor("document.querySelector('#audit tr[data-action=\"revoke_token\"]')", "the audit entry")
         try browser.finish("revoke-token")
@@ -162,7 +173,8 @@ struct BrowserFixture {
 
     /// Where screenshots go.
     static var artifacts: URL {
-        let base = ProcessInfo.processInfo.environment["FERRY_TEST_ARTIFACTS"].map { URL(fileURLWithPath: $0) }
+        let base =
+            ProcessInfo.processInfo.environment["FERRY_TEST_ARTIFACTS"].map { URL(fileURLWithPath: $0) }
             ?? TestEnvironment.repositoryRoot.appendingPathComponent(".build/test-artifacts")
         return base.appendingPathComponent("console")
     }
@@ -231,7 +243,8 @@ struct BrowserFixture {
         story.hostileSet = try call("POST", "/v1/study_sets", story.owner.token, ["title": hostileTitle]).object["id"] as? String ?? ""
         story.bidiSet = try call("POST", "/v1/study_sets", story.owner.token, ["title": bidiTitle]).object["id"] as? String ?? ""
         story.set = try call("POST", "/v1/study_sets", story.owner.token, ["title": "Spanish verbs"]).object["id"] as? String ?? ""
-        let terms = try call("POST", "/v1/terms", story.owner.token, ["ser", "estar", "ir"].map { ["set_id": story.set, "word": $0, "rank": "last"] })
+        let terms = try call(
+            "POST", "/v1/terms", story.owner.token, ["ser", "estar", "ir"].map { ["set_id": story.set, "word": $0, "rank": "last"] })
         var wanted = Set((terms.json as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } + [story.set])
         let collaborator = try call("POST", "/v1/set_collaborators", story.owner.token, ["set_id": story.set, "user_id": story.friend.id])
         // hank's device syncs until it has the set and its terms (once older transactions of the cluster end).

@@ -62,8 +62,10 @@ final class LoopbackDeployment {
     private func startMemcached(count: Int) throws {
         for index in 0..<count {
             let port = FreePort.next()
-            memcached.append(try ServiceProcess("memcached-\(index)", executable: "memcached",
-                ["-l", "127.0.0.1", "-p", String(port), "-U", "0", "-m", "64"] + asNobody, port: port, directory: directory))
+            memcached.append(
+                try ServiceProcess(
+                    "memcached-\(index)", executable: "memcached",
+                    ["-l", "127.0.0.1", "-p", String(port), "-U", "0", "-m", "64"] + asNobody, port: port, directory: directory))
             memcachedAddresses.append("127.0.0.1:\(port)")
         }
     }
@@ -77,7 +79,8 @@ final class LoopbackDeployment {
             throw ServiceProcess.Failure(description: "FERRY_TEST_APP_URL needs a user and password, FERRY_TEST_OWNER_URL a host and port")
         }
         let userlist = try write("\"\(user)\" \"\(password)\"\n", "userlist.txt")
-        let ini = try write("""
+        let ini = try write(
+            """
             [databases]
             \(database.name) = host=\(host) port=\(port) dbname=\(database.name)
 
@@ -122,8 +125,10 @@ final class LoopbackDeployment {
             "FERRY_LOGGING_LEVEL": "warning",
         ]) { $1 }
         let index = ferries.count
-        ferries.append(try ServiceProcess("ferry-\(index)", executable: try FerryProcess.binary.path, ["serve"],
-                                          environment: environment, port: port, directory: directory))
+        ferries.append(
+            try ServiceProcess(
+                "ferry-\(index)", executable: try FerryProcess.binary.path, ["serve"],
+                environment: environment, port: port, directory: directory))
         ferryPorts.append(port)
         return index
     }
@@ -137,11 +142,14 @@ final class LoopbackDeployment {
             .joined(separator: "\n")
             .replacingOccurrences(of: "upstream ferry {", with: "upstream ferry {\n" + upstreams)
             .replacingOccurrences(of: "listen 80;", with: "listen 127.0.0.1:\(redirectPort);")
-            .replacingOccurrences(of: "listen 443 ssl http2;",
-                                  with: "listen 127.0.0.1:\(nginxTLSPort) ssl http2;\n    listen 127.0.0.1:\(nginxPort);")
+            .replacingOccurrences(
+                of: "listen 443 ssl http2;",
+                with: "listen 127.0.0.1:\(nginxTLSPort) ssl http2;\n    listen 127.0.0.1:\(nginxPort);")
         let cert = directory.appendingPathComponent("cert.pem").path, key = directory.appendingPathComponent("key.pem").path
-        let openssl = try Subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                                          "-subj", "/CN=localhost", "-keyout", key, "-out", cert])
+        let openssl = try Subprocess.run([
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            "-subj", "/CN=localhost", "-keyout", key, "-out", cert,
+        ])
         guard openssl.status == 0 else { throw ServiceProcess.Failure(description: "openssl: \(openssl.output)") }
         chmod(key, 0o644)
         site = site.replacingOccurrences(of: "/etc/ssl/ferry/fullchain.pem", with: cert)
@@ -150,7 +158,8 @@ final class LoopbackDeployment {
         let temp = directory.appendingPathComponent("nginx-tmp").path
         try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: true)
         chmod(temp, 0o777)
-        let main = try write("""
+        let main = try write(
+            """
             daemon off;
             worker_processes 2;
             pid \(directory.path)/nginx.pid;

@@ -68,15 +68,17 @@ import Testing
         // `ferry migrate` with one more app file than the deployment was migrated with.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-live-migrations-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.copyItem(at: TestEnvironment.repositoryRoot.appendingPathComponent("examples/study/migrations"),
-                                         to: directory)
+        try FileManager.default.copyItem(
+            at: TestEnvironment.repositoryRoot.appendingPathComponent("examples/study/migrations"),
+            to: directory)
         try """
-            CREATE TABLE app.live_notes (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body text NOT NULL DEFAULT '');
-            SELECT ferry.enable_sync('app.live_notes');
-            GRANT SELECT, INSERT (id, body), UPDATE (body, is_deleted) ON app.live_notes TO ferry_app;
-            """.write(to: directory.appendingPathComponent("9001_live_notes.sql"), atomically: true, encoding: .utf8)
-        let migrate = try FerryProcess.run(["migrate", "--dir", directory.path],
-                                           environment: ["FERRY_DATABASE_MIGRATION_URL": deployment.database.ownerURL])
+        CREATE TABLE app.live_notes (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body text NOT NULL DEFAULT '');
+        SELECT ferry.enable_sync('app.live_notes');
+        GRANT SELECT, INSERT (id, body), UPDATE (body, is_deleted) ON app.live_notes TO ferry_app;
+        """.write(to: directory.appendingPathComponent("9001_live_notes.sql"), atomically: true, encoding: .utf8)
+        let migrate = try FerryProcess.run(
+            ["migrate", "--dir", directory.path],
+            environment: ["FERRY_DATABASE_MIGRATION_URL": deployment.database.ownerURL])
         try #require(migrate.status == 0, "\(migrate.stderr)")
         for port in deployment.ferryPorts {
             try waitUntil("instance on port \(port) to serve the new table", within: 30) {

@@ -62,8 +62,9 @@ import Testing
         var number = 1
         while let next = paging["next"] as? String {
             // Someone else writes between the pages: a new row that sorts first.
-            let extra = try writer.request("POST", "/v1/terms", headers: [session.auth],
-                                           json: ["set_id": set, "word": "late \(number)", "rank": "a"])
+            let extra = try writer.request(
+                "POST", "/v1/terms", headers: [session.auth],
+                json: ["set_id": set, "word": "late \(number)", "rank": "a"])
             #expect(extra.status == 201, "\(extra.status) \(extra.text)")
             if let id = extra.object["id"] as? String { inserted.append(id) }
             // Page N+1 from the instance that did NOT store the snapshot, then back.

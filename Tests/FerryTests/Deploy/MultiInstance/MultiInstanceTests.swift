@@ -52,16 +52,22 @@ import Testing
         ).rows[0][0]
         #expect(Int(servers ?? "") ?? 99 <= deployment.serverConnections)
         try waitUntil("one LISTEN connection per instance", within: 30) {
-            try owner.query("SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'ferry-listen'",
-                            [deployment.database.name]).rows[0][0] == String(deployment.ferryPorts.count)
+            try owner.query(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'ferry-listen'",
+                [deployment.database.name]
+            ).rows[0][0] == String(deployment.ferryPorts.count)
         }
 
         // TLS is terminated by nginx; port 80 redirects to it.
-        let tls = try Subprocess.run(["curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}",
-                                      "https://127.0.0.1:\(deployment.nginxTLSPort)/healthz"])
+        let tls = try Subprocess.run([
+            "curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}",
+            "https://127.0.0.1:\(deployment.nginxTLSPort)/healthz",
+        ])
         #expect(tls.output == "200", "TLS through nginx: \(tls.output)")
-        let redirect = try Subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                                           "http://127.0.0.1:\(deployment.redirectPort)/v1"])
+        let redirect = try Subprocess.run([
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+            "http://127.0.0.1:\(deployment.redirectPort)/v1",
+        ])
         #expect(redirect.output == "308")
     }
 

@@ -15,8 +15,10 @@ final class ServiceProcess: Sendable {
     }
 
     /// Starts `executable` (a path, or a name looked up on PATH) and waits until `port` accepts.
-    init(_ name: String, executable: String, _ arguments: [String], environment: [String: String]? = nil,
-         port: Int, directory: URL, timeout: Double = 20) throws {
+    init(
+        _ name: String, executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        port: Int, directory: URL, timeout: Double = 20
+    ) throws {
         self.name = name
         log = directory.appendingPathComponent("\(name).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)

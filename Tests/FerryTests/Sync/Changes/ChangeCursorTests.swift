@@ -19,9 +19,11 @@ import Testing
 
     @Test func rejectsEverythingElse() throws {
         let good = ChangeCursor(afterXID: 42, position: ("terms", "abc")).token
-        let bad0 = ["", "1", "2" + good.dropFirst(), "1AAAA", good + "A", good + "=", String(good.dropLast()),
-                   "1AAAAAAAAAAAC", "not a cursor", good.replacingOccurrences(of: "1", with: "!"),
-                   String(repeating: "1", count: 5000)]
+        let bad0 = [
+            "", "1", "2" + good.dropFirst(), "1AAAA", good + "A", good + "=", String(good.dropLast()),
+            "1AAAAAAAAAAAC", "not a cursor", good.replacingOccurrences(of: "1", with: "!"),
+            String(repeating: "1", count: 5000),
+        ]
         // 9 bytes encode to 12 characters; a 13th would carry leftover bits, and
         // "1" + 12 chars with non-zero padding bits in a short tail is not canonical.
         let extra = [ChangeCursor(afterXID: 5).token + "B", "1AAAAAAAAAAAB"]

@@ -25,9 +25,10 @@ extension ChangesSuites {
             #expect(feed.rows.isEmpty)
 
             // Added as a collaborator: the old set and terms arrive, unchanged.
-            let collab = try server.ownerQuery(
-                "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id", [set, friend.id]
-            ).rows[0][0] ?? ""
+            let collab =
+                try server.ownerQuery(
+                    "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id", [set, friend.id]
+                ).rows[0][0] ?? ""
             try feed.catchUp(pastXID: try server.maxXID(), limit: 5)
             #expect(Set(feed.rows(of: "terms").keys) == Set(terms))
             #expect(feed.rows(of: "terms")[terms[0]]?["revision"] as? Int == 1)
@@ -73,9 +74,10 @@ extension ChangesSuites {
             let owner = try server.user("kate")
             let friend = try server.user("liam")
             let set = try server.makeSet(for: owner.id)
-            let collab = try server.ownerQuery(
-                "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id", [set, friend.id]
-            ).rows[0][0] ?? ""
+            let collab =
+                try server.ownerQuery(
+                    "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id", [set, friend.id]
+                ).rows[0][0] ?? ""
             let feed = FeedFollower(server: server, token: friend.token)
             try feed.catchUp(pastXID: try server.maxXID())
 
@@ -89,15 +91,17 @@ extension ChangesSuites {
             let ownerURL = server.database.ownerURL
             let removed = DispatchSemaphore(value: 0)
             let commitRemoval = DispatchSemaphore(value: 0)
-            let group = onThreads([{
-                guard let remover = try? PostgresConnection(url: ownerURL) else { removed.signal(); return }
-                defer { remover.close() }
-                _ = try? remover.execute("BEGIN")
-                _ = try? remover.query("UPDATE app.set_collaborators SET is_deleted = true WHERE id = $1", [collab])
-                removed.signal()
-                commitRemoval.wait()
-                _ = try? remover.execute("COMMIT")
-            }])
+            let group = onThreads([
+                {
+                    guard let remover = try? PostgresConnection(url: ownerURL) else { removed.signal(); return }
+                    defer { remover.close() }
+                    _ = try? remover.execute("BEGIN")
+                    _ = try? remover.query("UPDATE app.set_collaborators SET is_deleted = true WHERE id = $1", [collab])
+                    removed.signal()
+                    commitRemoval.wait()
+                    _ = try? remover.execute("COMMIT")
+                }
+            ])
             // The removal's FOR UPDATE must be waiting on the insert before it commits.
             try waitUntil("the removal to wait for the insert") {
                 try server.ownerQuery(
@@ -128,9 +132,10 @@ extension ChangesSuites {
             let owner = try server.user("mona")
             let friend = try server.user("nils")
             let set = try server.makeSet(for: owner.id)
-            let collab = try server.ownerQuery(
-                "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id", [set, friend.id]
-            ).rows[0][0] ?? ""
+            let collab =
+                try server.ownerQuery(
+                    "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id", [set, friend.id]
+                ).rows[0][0] ?? ""
             let moved = try server.makeTerms(in: try server.makeSet(for: friend.id), count: 1)[0]
 
             let remover = try PostgresConnection(url: server.database.ownerURL)
@@ -150,26 +155,29 @@ extension ChangesSuites {
             let role = try serveRole.query("SELECT quote_ident(current_user)").rows[0][0] ?? ""
             serveRole.close()
             _ = try server.ownerQuery("GRANT UPDATE (set_id) ON app.terms TO \(role)")
-            let group = onThreads([{
-                let client = TestHTTPClient(port: port)
-                let answer = try? client.request(
-                    "POST", "/v1/terms", headers: [("Authorization", "Bearer \(token)")], json: ["set_id": set, "word": "late"])
-                answers.withLock { $0["insert"] = answer }
-            }, {
-                // The study app's set_id is read-only over the API; an app whose
-                // member column is writable moves rows with the same statement.
-                do {
-                    let mover = try PostgresConnection(url: appURL)
-                    defer { mover.close() }
-                    try mover.execute("BEGIN")
-                    _ = try mover.query("SELECT set_config('ferry.user_id', $1, true)", [friendID])
-                    _ = try mover.query("UPDATE app.terms SET set_id = $1 WHERE id = $2", [set, moved])
-                    try mover.execute("COMMIT")
-                    moveError.withLock { $0 = "committed" }
-                } catch {
-                    moveError.withLock { $0 = (error as? PostgresError).map { "\($0.sqlState ?? "") \($0.message)" } ?? "\(error)" }
-                }
-            }])
+            let group = onThreads([
+                {
+                    let client = TestHTTPClient(port: port)
+                    let answer = try? client.request(
+                        "POST", "/v1/terms", headers: [("Authorization", "Bearer \(token)")], json: ["set_id": set, "word": "late"])
+                    answers.withLock { $0["insert"] = answer }
+                },
+                {
+                    // The study app's set_id is read-only over the API; an app whose
+                    // member column is writable moves rows with the same statement.
+                    do {
+                        let mover = try PostgresConnection(url: appURL)
+                        defer { mover.close() }
+                        try mover.execute("BEGIN")
+                        _ = try mover.query("SELECT set_config('ferry.user_id', $1, true)", [friendID])
+                        _ = try mover.query("UPDATE app.terms SET set_id = $1 WHERE id = $2", [set, moved])
+                        try mover.execute("COMMIT")
+                        moveError.withLock { $0 = "committed" }
+                    } catch {
+                        moveError.withLock { $0 = (error as? PostgresError).map { "\($0.sqlState ?? "") \($0.message)" } ?? "\(error)" }
+                    }
+                },
+            ])
             try waitUntil("both writes to wait for the removal's lock") {
                 try server.ownerQuery(
                     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
@@ -184,8 +192,9 @@ extension ChangesSuites {
             #expect(errors.first?["reason"] as? String == "not_allowed", "\(answer.text)")
             let move = moveError.withLock { $0 } ?? ""
             #expect(move.hasPrefix("42501 new row violates row-level security policy for table \"terms\""), "the move: \(move)")
-            #expect(try server.ownerQuery("SELECT count(*) FROM app.terms WHERE set_id = $1", [set]).rows[0][0] == "0",
-                    "a write the removed collaborator can no longer read was kept")
+            #expect(
+                try server.ownerQuery("SELECT count(*) FROM app.terms WHERE set_id = $1", [set]).rows[0][0] == "0",
+                "a write the removed collaborator can no longer read was kept")
             // The owner's own writes to the set, and the friend's to their own, still pass.
             let owned = try server.client().request(
                 "POST", "/v1/terms", headers: [("Authorization", "Bearer \(owner.token)")], json: ["set_id": set, "word": "mine"])

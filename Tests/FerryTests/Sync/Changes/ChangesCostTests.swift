@@ -27,14 +27,19 @@ extension ChangesSuites {
         @Test func feedStatementsCostWhatTheyReturnNotWhatTheTableHolds() throws {
             let small = try Self.measure(rows: Self.sizes[0])
             let large = try Self.measure(rows: Self.sizes[1])
-            for (name, s, l) in [("page with grants and revocations", small.page, large.page),
-                                 ("empty poll (activity check)", small.activity, large.activity),
-                                 ("page at the frontier", small.frontierPage, large.frontierPage),
-                                 ("poll after another user changed every row", small.othersActivity, large.othersActivity),
-                                 ("poll after another user changed every row the reader may not see",
-                                  small.invisibleActivity, large.invisibleActivity)] {
-                print("cost: \(name): \(s.buffers) buffers at \(Self.sizes[0]) rows, \(l.buffers) at \(Self.sizes[1]); "
-                      + "execution \(s.executionMs) / \(l.executionMs) ms, planning \(s.planningMs) / \(l.planningMs) ms")
+            for (name, s, l) in [
+                ("page with grants and revocations", small.page, large.page),
+                ("empty poll (activity check)", small.activity, large.activity),
+                ("page at the frontier", small.frontierPage, large.frontierPage),
+                ("poll after another user changed every row", small.othersActivity, large.othersActivity),
+                (
+                    "poll after another user changed every row the reader may not see",
+                    small.invisibleActivity, large.invisibleActivity
+                ),
+            ] {
+                print(
+                    "cost: \(name): \(s.buffers) buffers at \(Self.sizes[0]) rows, \(l.buffers) at \(Self.sizes[1]); "
+                        + "execution \(s.executionMs) / \(l.executionMs) ms, planning \(s.planningMs) / \(l.planningMs) ms")
                 if ProcessInfo.processInfo.environment["FERRY_COST_PLANS"] != nil { print(s.text); print(l.text) }
                 // terms is the table that grows; at the larger size the sets
                 // outgrow the few pages that any planner rightly reads whole.
@@ -44,8 +49,9 @@ extension ChangesSuites {
                 // Per returned row, an index probe may descend one more level in a
                 // ten times larger tree (3 buffers become 4); a scan of the table
                 // reads about ten times more.
-                #expect(l.buffers <= 2 * s.buffers + 16,
-                        "\(name): \(s.buffers) buffers at \(Self.sizes[0]) rows, \(l.buffers) at \(Self.sizes[1])\n\(l.text)")
+                #expect(
+                    l.buffers <= 2 * s.buffers + 16,
+                    "\(name): \(s.buffers) buffers at \(Self.sizes[0]) rows, \(l.buffers) at \(Self.sizes[1])\n\(l.text)")
             }
             // The page from before the access changes delivers what they brought
             // (each set's 100 terms, granted or revoked), the same at both sizes.
@@ -62,12 +68,14 @@ extension ChangesSuites {
             // planner may hash the policy's scope table instead, so the page is
             // judged by what it returns, not against the smaller size.
             for (size, plan) in [(Self.sizes[0], small.othersPage), (Self.sizes[1], large.othersPage)] {
-                print("cost: page after another user changed every row: \(plan.buffers) buffers at \(size) rows, "
-                      + "\(small.othersPageRows) entries; execution \(plan.executionMs) ms")
+                print(
+                    "cost: page after another user changed every row: \(plan.buffers) buffers at \(size) rows, "
+                        + "\(small.othersPageRows) entries; execution \(plan.executionMs) ms")
                 let scans = plan.executedSeqScans(of: size == Self.sizes[0] ? ["terms"] : Self.grownTables)
                 #expect(scans.isEmpty, "page after the rewrite at \(size): executed sequential scans of \(scans)\n\(plan.text)")
-                #expect(plan.buffers <= 6 * small.othersPageRows + 64,
-                        "page after the rewrite at \(size): \(plan.buffers) buffers for \(small.othersPageRows) entries\n\(plan.text)")
+                #expect(
+                    plan.buffers <= 6 * small.othersPageRows + 64,
+                    "page after the rewrite at \(size): \(plan.buffers) buffers for \(small.othersPageRows) entries\n\(plan.text)")
             }
             // The other user's own first page from the start reads through their
             // sets: two index entries per set for the page's bound (about 11
@@ -81,18 +89,21 @@ extension ChangesSuites {
                 print("cost: the owner of \(sets) sets' first page from the start: \(plan.buffers) buffers; execution \(plan.executionMs) ms")
                 let scans = plan.executedSeqScans(of: ["terms"])
                 #expect(scans.isEmpty, "the owner's first page at \(size): executed sequential scans of \(scans)\n\(plan.text)")
-                #expect(plan.buffers <= 20 * sets + 6 * 100 + 64,
-                        "the owner's first page at \(size): \(plan.buffers) buffers for \(sets) sets\n\(plan.text)")
+                #expect(
+                    plan.buffers <= 20 * sets + 6 * 100 + 64,
+                    "the owner's first page at \(size): \(plan.buffers) buffers for \(sets) sets\n\(plan.text)")
             }
             // As served, a caller who may read most of the sets walks the terms
             // (ReadThrough.walkGate), meeting mostly their own rows: the page
             // costs what it returns, and their readable sets counted once.
             for (size, plan) in [(Self.sizes[0], small.ownerFirstPageWalked), (Self.sizes[1], large.ownerFirstPageWalked)] {
                 let sets = size / 100
-                print("cost: the owner of \(sets) sets' first page from the start, walked: \(plan.buffers) buffers; "
-                      + "execution \(plan.executionMs) ms")
-                #expect(plan.buffers <= sets / 2 + 6 * 100 + 64,
-                        "the owner's walked first page at \(size): \(plan.buffers) buffers for \(sets) sets\n\(plan.text)")
+                print(
+                    "cost: the owner of \(sets) sets' first page from the start, walked: \(plan.buffers) buffers; "
+                        + "execution \(plan.executionMs) ms")
+                #expect(
+                    plan.buffers <= sets / 2 + 6 * 100 + 64,
+                    "the owner's walked first page at \(size): \(plan.buffers) buffers for \(sets) sets\n\(plan.text)")
             }
         }
 
@@ -137,8 +148,10 @@ extension ChangesSuites {
 
             // Access changes inside the window: collaborations on some of the
             // other user's sets, and some added and then taken away again.
-            let sets = try server.ownerQuery("SELECT id FROM app.study_sets WHERE creator_id = $1 ORDER BY title LIMIT $2",
-                                             [other.id, String(grants + revocations)]).rows.compactMap { $0[0] }
+            let sets = try server.ownerQuery(
+                "SELECT id FROM app.study_sets WHERE creator_id = $1 ORDER BY title LIMIT $2",
+                [other.id, String(grants + revocations)]
+            ).rows.compactMap { $0[0] }
             for set in sets {
                 _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [set, reader.id])
             }
@@ -158,12 +171,16 @@ extension ChangesSuites {
             let paths = try ReadPath.load(schema: "app", catalog: catalog, database: server.app.database)
             let resources = catalog.names.sorted(by: ChangeOrder.precedes)
             let plan = { (since: ChangeCursor, limit: Int) in
-                ChangesPlan(request: ChangesRequest(since: since, limit: limit, resources: resources),
-                            catalog: catalog, scopes: scopes, readPaths: paths)
+                ChangesPlan(
+                    request: ChangesRequest(since: since, limit: limit, resources: resources),
+                    catalog: catalog, scopes: scopes, readPaths: paths)
             }
             let start = ChangesRequest(since: .start, limit: 100, resources: resources)
-            let ownerFirstPage = try explain(server, statement: ChangesPlan(
-                request: start, catalog: catalog, scopes: scopes, readPaths: paths, walks: .never).statement,
+            let ownerFirstPage = try explain(
+                server,
+                statement: ChangesPlan(
+                    request: start, catalog: catalog, scopes: scopes, readPaths: paths, walks: .never
+                ).statement,
                 userID: other.id)
             let ownerFirstPageWalked = try explain(server, statement: plan(.start, 100).statement, userID: other.id)
             let pagePlan = plan(before, 1_000)
@@ -200,8 +217,9 @@ extension ChangesSuites {
                 UInt64(try server.ownerQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").rows[0][0] ?? "0") ?? 0 > hidden
             }
             let invisible = plan(caughtUp, 500).activityStatement
-            #expect(try value(server, statement: invisible, userID: reader.id, column: 3) == "f",
-                    "the reader's poll found something in another user's private rows")
+            #expect(
+                try value(server, statement: invisible, userID: reader.id, column: 3) == "f",
+                "the reader's poll found something in another user's private rows")
             return Measurement(
                 page: page, pageRows: pageRows, activity: activity, frontierPage: frontierPage,
                 othersActivity: othersActivity, othersPage: othersPage, othersPageRows: othersPageRows,
@@ -216,17 +234,20 @@ extension ChangesSuites {
         static func rewriteTerms(_ server: TestServer, sets: [String]) throws {
             for start in stride(from: 0, to: sets.count, by: 100) {
                 let chunk = sets[start..<min(start + 100, sets.count)]
-                _ = try server.ownerQuery("UPDATE app.terms SET definition = definition || '.' WHERE set_id = ANY ($1::uuid[])",
-                                          ["{" + chunk.joined(separator: ",") + "}"])
+                _ = try server.ownerQuery(
+                    "UPDATE app.terms SET definition = definition || '.' WHERE set_id = ANY ($1::uuid[])",
+                    ["{" + chunk.joined(separator: ",") + "}"])
             }
         }
 
         /// Another user's `rows` terms, in sets of 100: the table that grows.
         static func seedOtherUser(_ server: TestServer, rows: Int) throws -> (id: String, token: String) {
             let other = try server.user("bulk")
-            _ = try server.ownerQuery("INSERT INTO app.study_sets (creator_id, title) SELECT $1, 'bulk ' || i FROM generate_series(1, $2) i",
-                                      [other.id, String(max(1, rows / 100))])
-            _ = try server.ownerQuery("""
+            _ = try server.ownerQuery(
+                "INSERT INTO app.study_sets (creator_id, title) SELECT $1, 'bulk ' || i FROM generate_series(1, $2) i",
+                [other.id, String(max(1, rows / 100))])
+            _ = try server.ownerQuery(
+                """
                 INSERT INTO app.terms (set_id, word, definition, rank)
                 SELECT s.id, 'word ' || i, 'a definition of some length for row ' || i, 'r' || lpad(i::text, 3, '0') || 'V'
                   FROM app.study_sets s CROSS JOIN generate_series(1, 100) i WHERE s.creator_id = $1

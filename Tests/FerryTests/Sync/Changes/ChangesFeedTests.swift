@@ -25,8 +25,9 @@ extension ChangesSuites {
             // Nothing changed: 304 with If-None-Match, an empty page without.
             let cursor = try #require(feed.cursor)
             let auth = ("Authorization", "Bearer \(alice.token)")
-            let notModified = try feed.client.request("GET", "/v1/changes?since=\(cursor)",
-                                                      headers: [auth, ("If-None-Match", "\"\(cursor)\"")])
+            let notModified = try feed.client.request(
+                "GET", "/v1/changes?since=\(cursor)",
+                headers: [auth, ("If-None-Match", "\"\(cursor)\"")])
             #expect(notModified.status == 304)
             #expect(notModified.body.isEmpty)
             #expect(notModified.header("ETag") != nil)
@@ -173,7 +174,9 @@ extension ChangesSuites {
             let client = server.client()
             let auth = ("Authorization", "Bearer \(frank.token)")
             let withHidden = try client.request("GET", "/v1/changes?since=\(position)", headers: [auth])
-            let withRandom = try client.request("GET", "/v1/changes?since=\(ChangeCursor(afterXID: p.afterXID, position: ("terms", UUID().uuidString.lowercased())).token)", headers: [auth])
+            let withRandom = try client.request(
+                "GET", "/v1/changes?since=\(ChangeCursor(afterXID: p.afterXID, position: ("terms", UUID().uuidString.lowercased())).token)",
+                headers: [auth])
             #expect(withHidden.status == 200 && withRandom.status == 200)
             let ids = { (r: TestHTTPClient.Response) in
                 (r.object["changes"] as? [[String: Any]] ?? []).compactMap { ($0["data"] as? [String: Any])?["id"] as? String }

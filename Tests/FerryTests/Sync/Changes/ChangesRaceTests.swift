@@ -105,16 +105,21 @@ extension ChangesSuites {
             if feed.rows["terms/\(heldID)"]?["word"] as? String != "held" { problems.append("the held transaction's row is missing") }
             // Later transactions committed first, with larger xids: a "highest
             // seen" cursor would have skipped the held rows.
-            let later = try server.ownerQuery("SELECT count(*) FROM app.terms WHERE set_id = $1 AND _ferry_xid > $2::xid8",
-                                              [set, String(heldXID)]).rows[0][0]
+            let later = try server.ownerQuery(
+                "SELECT count(*) FROM app.terms WHERE set_id = $1 AND _ferry_xid > $2::xid8",
+                [set, String(heldXID)]
+            ).rows[0][0]
             if (Int(later ?? "0") ?? 0) == 0 { problems.append("no transaction committed after the held one started") }
             return problems + (try mismatches(server, feed: feed, set: set, ledger: ledger, context: "held 30 s"))
         }
 
-        static func mismatches(_ server: TestServer, feed: FeedFollower, set: String, ledger: RaceLedger,
-                               context: String) throws -> [String] {
+        static func mismatches(
+            _ server: TestServer, feed: FeedFollower, set: String, ledger: RaceLedger,
+            context: String
+        ) throws -> [String] {
             let truth = try server.ownerQuery(
-                "SELECT id::text, revision::text, word, is_deleted::text FROM app.terms WHERE set_id = $1", [set]).rows
+                "SELECT id::text, revision::text, word, is_deleted::text FROM app.terms WHERE set_id = $1", [set]
+            ).rows
             let got = feed.rows(of: "terms")
             var missing = 0, stale = 0
             for row in truth {
@@ -122,7 +127,8 @@ extension ChangesSuites {
                 guard let mine = got[id] else { missing += 1; continue }
                 let deleted = row[3] == "true"
                 if mine["revision"] as? Int != Int(row[1] ?? "") || (mine["is_deleted"] as? Bool ?? false) != deleted
-                    || (!deleted && mine["word"] as? String != row[2]) {
+                    || (!deleted && mine["word"] as? String != row[2])
+                {
                     stale += 1
                 }
             }

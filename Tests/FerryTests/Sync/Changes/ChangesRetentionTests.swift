@@ -24,8 +24,9 @@ extension ChangesSuites {
             let connection = try PostgresConnection(url: server.database.ownerURL)
             defer { connection.close() }
             var lines: [String] = []
-            let purged = try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 1,
-                                                 progress: { kind, n, total in lines.append("\(kind) \(n) \(total)") })
+            let purged = try TombstonePurge.run(
+                connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 1,
+                progress: { kind, n, total in lines.append("\(kind) \(n) \(total)") })
             #expect(purged == 1)
             #expect(lines == ["tombstones 1 1", "tombstones 0 1", "accessLog 0 0"])
 
@@ -64,8 +65,9 @@ extension ChangesSuites {
             let connection = try PostgresConnection(url: server.database.ownerURL)
             defer { connection.close() }
             var purgedLog: Int64 = 0
-            try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 10,
-                                   progress: { kind, n, _ in if kind == .accessLog { purgedLog += n } })
+            try TombstonePurge.run(
+                connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 10,
+                progress: { kind, n, _ in if kind == .accessLog { purgedLog += n } })
             #expect(purgedLog == 1)
             let auth = ("Authorization", "Bearer \(friend.token)")
             let expired = try feed.client.request("GET", "/v1/changes?since=\(beforeGrant)", headers: [auth])

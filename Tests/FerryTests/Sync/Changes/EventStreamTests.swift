@@ -53,9 +53,10 @@ final class EventStreamReader {
                 continue
             }
             hasField = true
-            let (name, value) = line.firstIndex(of: ":").map {
-                (String(line[..<$0]), String(line[line.index(after: $0)...].drop { $0 == " " }))
-            } ?? (line, "")
+            let (name, value) =
+                line.firstIndex(of: ":").map {
+                    (String(line[..<$0]), String(line[line.index(after: $0)...].drop { $0 == " " }))
+                } ?? (line, "")
             switch name {
             case "id": event.id = value
             case "event": event.event = value
@@ -79,7 +80,7 @@ final class EventStreamReader {
         var events: [Event] = []
         do {
             while true { events.append(try next()) }
-        } catch where ended {
+        } catch  where ended {
             return events
         }
     }
@@ -134,14 +135,17 @@ extension ChangesSuites {
             // Written while the client was away.
             let term = try server.createTerm(in: set, word: "missed", token: alice.token)
             // The browser reconnects to the same URL, with the last id it got: the stream goes on from there.
-            let again = try EventStreamReader(port: server.port, token: alice.token, query: "?since=\(alice.cursor)",
-                                              headers: [("Last-Event-ID", first.id ?? "")])
+            let again = try EventStreamReader(
+                port: server.port, token: alice.token, query: "?since=\(alice.cursor)",
+                headers: [("Last-Event-ID", first.id ?? "")])
             var received: Set<String> = []
             while received.isEmpty { received = Self.ids(try again.nextChanges(), "terms") }
             #expect(received == [term])
-            let bad = try server.client().request("GET", "/v1/changes", headers: [
-                ("Authorization", "Bearer \(alice.token)"), ("Accept", "text/event-stream"), ("Last-Event-ID", "nonsense"),
-            ])
+            let bad = try server.client().request(
+                "GET", "/v1/changes",
+                headers: [
+                    ("Authorization", "Bearer \(alice.token)"), ("Accept", "text/event-stream"), ("Last-Event-ID", "nonsense"),
+                ])
             #expect(bad.status == 400)
             #expect(bad.object["code"] as? String == "invalid_query")
         }
@@ -177,8 +181,11 @@ extension ChangesSuites {
             _ = try stream.nextChanges()
             try server.waitForWaiters(1)
             // The token is revoked; the next part finds out.
-            #expect(try server.client().request("DELETE", "/v1/auth/token",
-                                                headers: [("Authorization", "Bearer \(alice.token)")]).status == 204)
+            #expect(
+                try server.client().request(
+                    "DELETE", "/v1/auth/token",
+                    headers: [("Authorization", "Bearer \(alice.token)")]
+                ).status == 204)
             _ = try server.makeSet(for: alice.id)
             let problem = try stream.nextChanges()
             #expect(problem.event == "problem")
@@ -195,9 +202,11 @@ extension ChangesSuites {
             let stream = try EventStreamReader(port: server.port, token: alice.token)
             _ = try stream.nextChanges()
             try server.waitForWaiters(1)
-            let second = try server.client().request("GET", "/v1/changes", headers: [
-                ("Authorization", "Bearer \(alice.token)"), ("Accept", "text/event-stream"),
-            ])
+            let second = try server.client().request(
+                "GET", "/v1/changes",
+                headers: [
+                    ("Authorization", "Bearer \(alice.token)"), ("Accept", "text/event-stream"),
+                ])
             #expect(second.status == 429)
             #expect(second.header("Content-Type") == "application/problem+json")
             let anonymous = try server.client().request("GET", "/v1/changes", headers: [("Accept", "text/event-stream")])

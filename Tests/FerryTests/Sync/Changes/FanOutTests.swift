@@ -26,8 +26,9 @@ extension ChangesSuites {
 
         static func waiter(_ server: TestServer, _ token: String, since cursor: String, resources: String? = nil) -> Waiter {
             let query = "since=\(cursor)" + (resources.map { "&resources=\($0)" } ?? "")
-            return Waiter(token: token, query: query,
-                          poll: PendingRequest(port: server.port, "/v1/changes?\(query)&wait=60", token: token))
+            return Waiter(
+                token: token, query: query,
+                poll: PendingRequest(port: server.port, "/v1/changes?\(query)&wait=60", token: token))
         }
 
         /// Each waiter's answer is a 200 whose changes equal a plain poll's by the same caller from the same cursor.
@@ -35,8 +36,9 @@ extension ChangesSuites {
             try waiters.map { waiter in
                 let answer = try waiter.poll.response()
                 #expect(answer.status == 200)
-                let own = try server.client().request("GET", "/v1/changes?\(waiter.query)",
-                                                      headers: [("Authorization", "Bearer \(waiter.token)")])
+                let own = try server.client().request(
+                    "GET", "/v1/changes?\(waiter.query)",
+                    headers: [("Authorization", "Bearer \(waiter.token)")])
                 #expect(own.status == 200)
                 #expect(try changes(answer.object) == changes(own.object), "\(waiter.query)")
                 return answer.object
@@ -114,10 +116,13 @@ extension ChangesSuites {
             try server.waitForWaiters(bobs.count + franks.count)
             try waitUntil("every check to name its caller", within: 30) { !server.app.live.registryHasAnonymousWaiters }
             // Frank loses the set and a term is added, in one transaction.
-            let term = try server.ownerQuery("""
-                WITH revoked AS (UPDATE app.set_collaborators SET is_deleted = true WHERE set_id = $1 AND user_id = $2)
-                INSERT INTO app.terms (set_id, word, definition) VALUES ($1, 'after frank', 'd') RETURNING id
-                """, [set, frank.id]).rows[0][0] ?? ""
+            let term =
+                try server.ownerQuery(
+                    """
+                    WITH revoked AS (UPDATE app.set_collaborators SET is_deleted = true WHERE set_id = $1 AND user_id = $2)
+                    INSERT INTO app.terms (set_id, word, definition) VALUES ($1, 'after frank', 'd') RETURNING id
+                    """, [set, frank.id]
+                ).rows[0][0] ?? ""
             for answer in try Self.expectOwnAnswers(server, bobs) {
                 #expect(changedIDs(answer, "terms").contains(term))
             }

@@ -54,7 +54,8 @@ final class FeedFollower {
         }
         let body = response.object
         guard let changes = body["changes"] as? [[String: Any]], let next = body["cursor"] as? String,
-              let hasMore = body["has_more"] as? Bool else {
+            let hasMore = body["has_more"] as? Bool
+        else {
             throw Failure(description: "malformed feed answer: \(response.text.prefix(300))")
         }
         guard response.header("ETag") == "\"\(next)\"" else { throw Failure(description: "ETag is not the cursor") }
@@ -113,8 +114,9 @@ extension TestServer {
     func backdate(_ table: String, ids: [String], days: Int) throws {
         _ = try ownerQuery("ALTER TABLE app.\(table) DISABLE TRIGGER zz_ferry_sync_update")
         defer { _ = try? ownerQuery("ALTER TABLE app.\(table) ENABLE TRIGGER zz_ferry_sync_update") }
-        _ = try ownerQuery("UPDATE app.\(table) SET last_modified = last_modified - $2::bigint * 86400000 WHERE id = ANY($1::uuid[])",
-                           ["{" + ids.joined(separator: ",") + "}", String(days)])
+        _ = try ownerQuery(
+            "UPDATE app.\(table) SET last_modified = last_modified - $2::bigint * 86400000 WHERE id = ANY($1::uuid[])",
+            ["{" + ids.joined(separator: ",") + "}", String(days)])
     }
 
     /// Creates a set for `userID` as that user would; returns its id.
@@ -125,9 +127,11 @@ extension TestServer {
 
     /// Adds `count` terms to a set; returns their ids.
     func makeTerms(in setID: String, count: Int) throws -> [String] {
-        try ownerQuery("""
+        try ownerQuery(
+            """
             INSERT INTO app.terms (set_id, word, definition) SELECT $1, 'w' || i, 'd' || i FROM generate_series(1, $2) i
             RETURNING id
-            """, [setID, String(count)]).rows.compactMap { $0[0] }
+            """, [setID, String(count)]
+        ).rows.compactMap { $0[0] }
     }
 }

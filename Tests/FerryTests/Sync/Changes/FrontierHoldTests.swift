@@ -49,8 +49,9 @@ extension ChangesSuites {
             let response = try w.poll.response(within: 20)
             #expect(LongPollTests.ids(response, "terms") == [term])
             // The other database's transaction still runs, older than the write.
-            let running = try server.ownerQuery("SELECT count(*) FROM pg_stat_activity WHERE backend_xid = $1::xid",
-                                                [String(held)])
+            let running = try server.ownerQuery(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_xid = $1::xid",
+                [String(held)])
             #expect(try running.first?.int64(0) == 1)
             // A plain poll sees it too, and the cursor passed the held xid.
             let cursor = try #require(ChangeCursor(token: response.object["cursor"] as? String ?? ""))
@@ -123,8 +124,9 @@ extension ChangesSuites {
             var cursor = answer.object["cursor"] as? String ?? ""
             try waitUntil("both rows, the late one in its committed state", within: 30) {
                 if received.isSuperset(of: [old, newer]), words[old] == "late" { return true }
-                let next = try server.client().request("GET", "/v1/changes?since=\(cursor)",
-                                                       headers: [("Authorization", "Bearer \(waiting.alice.token)")])
+                let next = try server.client().request(
+                    "GET", "/v1/changes?since=\(cursor)",
+                    headers: [("Authorization", "Bearer \(waiting.alice.token)")])
                 received.formUnion(LongPollTests.ids(next, "terms"))
                 words.merge(Self.words(next)) { $1 }
                 cursor = next.object["cursor"] as? String ?? cursor

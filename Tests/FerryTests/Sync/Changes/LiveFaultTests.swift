@@ -51,7 +51,8 @@ import Testing
         let server = try TestServer { $0.live.fallbackCheckSeconds = 0.2 }
         defer { server.stop() }
         let (alice, set, poll) = try Self.waitingUser(server)
-        let killed = try server.ownerQuery("""
+        let killed = try server.ownerQuery(
+            """
             SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
              WHERE datname = current_database() AND application_name = 'ferry-listen'
             """)
@@ -76,7 +77,8 @@ import Testing
         // What `ferry migrate` runs after a file: ferry.refresh_sync_triggers() announces the change.
         let owner = try PostgresConnection(url: server.database.ownerURL)
         defer { owner.close() }
-        try owner.execute("""
+        try owner.execute(
+            """
             CREATE TABLE app.live_notes (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body text NOT NULL DEFAULT '');
             SELECT ferry.enable_sync('app.live_notes');
             GRANT SELECT, INSERT (id, body), UPDATE (body, is_deleted) ON app.live_notes TO ferry_app;

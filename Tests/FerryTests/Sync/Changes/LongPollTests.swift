@@ -40,10 +40,11 @@ final class PendingRequest: Sendable {
 /// The ids of the rows of `resource` in a feed page (`{"changes": [...]}`).
 func changedIDs(_ page: [String: Any], _ resource: String) -> Set<String> {
     let changes = page["changes"] as? [[String: Any]] ?? []
-    return Set(changes.compactMap { change in
-        guard change["resource"] as? String == resource else { return nil }
-        return (change["data"] as? [String: Any])?["id"] as? String
-    })
+    return Set(
+        changes.compactMap { change in
+            guard change["resource"] as? String == resource else { return nil }
+            return (change["data"] as? [String: Any])?["id"] as? String
+        })
 }
 
 extension TestServer {
@@ -60,8 +61,9 @@ extension TestServer {
     @discardableResult
     func createTerm(in set: String, word: String, token: String) throws -> String {
         let response = try waitFor("the term to be created") {
-            let response = try client().request("POST", "/v1/terms", headers: [("Authorization", "Bearer \(token)")],
-                                                json: ["set_id": set, "word": word, "definition": "d"])
+            let response = try client().request(
+                "POST", "/v1/terms", headers: [("Authorization", "Bearer \(token)")],
+                json: ["set_id": set, "word": word, "definition": "d"])
             return response.status == 503 ? nil : response
         }
         guard response.status == 201, let id = response.object["id"] as? String else {
@@ -97,8 +99,9 @@ extension ChangesSuites {
             let alice = try server.user("alice")
             let set = try server.makeSet(for: alice.id)
             try waitUntil("the set to be in the feed", within: 60) {
-                let response = try server.client().request("GET", "/v1/changes?wait=30",
-                                                           headers: [("Authorization", "Bearer \(alice.token)")])
+                let response = try server.client().request(
+                    "GET", "/v1/changes?wait=30",
+                    headers: [("Authorization", "Bearer \(alice.token)")])
                 return Self.ids(response, "study_sets") == [set]
             }
             #expect(server.app.live.waiters == 0)
@@ -180,8 +183,9 @@ extension ChangesSuites {
             let cursor = try #require(feed.cursor)
             let auth = ("Authorization", "Bearer \(alice.token)")
             let started = Date()
-            let notModified = try server.client().request("GET", "/v1/changes?since=\(cursor)&wait=1",
-                                                          headers: [auth, ("If-None-Match", "\"\(cursor)\"")])
+            let notModified = try server.client().request(
+                "GET", "/v1/changes?since=\(cursor)&wait=1",
+                headers: [auth, ("If-None-Match", "\"\(cursor)\"")])
             #expect(notModified.status == 304)
             #expect(notModified.header("ETag") != nil)
             #expect(Date().timeIntervalSince(started) >= 0.9)
@@ -207,8 +211,9 @@ extension ChangesSuites {
             defer { server.stop() }
             let alice = try server.user("alice")
             for wait in ["-1", "x", "1.5", "", "99999999999"] {
-                let response = try server.client().request("GET", "/v1/changes?wait=\(wait)",
-                                                           headers: [("Authorization", "Bearer \(alice.token)")])
+                let response = try server.client().request(
+                    "GET", "/v1/changes?wait=\(wait)",
+                    headers: [("Authorization", "Bearer \(alice.token)")])
                 #expect(response.status == 400, "wait=\(wait)")
                 #expect(response.object["code"] as? String == "invalid_query")
                 #expect(response.header("Cache-Control") == "no-store")
@@ -255,8 +260,9 @@ extension ChangesSuites {
             var received = Self.ids(answer, "terms")
             // The two may come in one answer or two.
             if received.count < 2, let after = answer.object["cursor"] as? String {
-                let third = try server.client().request("GET", "/v1/changes?since=\(after)&wait=60",
-                                                        headers: [("Authorization", "Bearer \(alice.token)")])
+                let third = try server.client().request(
+                    "GET", "/v1/changes?since=\(after)&wait=60",
+                    headers: [("Authorization", "Bearer \(alice.token)")])
                 received.formUnion(Self.ids(third, "terms"))
             }
             #expect(received == [old, newest])
@@ -272,8 +278,9 @@ extension ChangesSuites {
             let cursor = try #require(feed.cursor)
             let polls = [
                 PendingRequest(port: server.port, "/v1/changes?since=\(cursor)&wait=60", token: alice.token),
-                PendingRequest(port: server.port, "/v1/changes?since=\(cursor)&wait=60", token: alice.token,
-                               headers: [("If-None-Match", "\"\(cursor)\"")]),
+                PendingRequest(
+                    port: server.port, "/v1/changes?since=\(cursor)&wait=60", token: alice.token,
+                    headers: [("If-None-Match", "\"\(cursor)\"")]),
                 PendingRequest(port: server.port, "/v1/changes?wait=60&resources=folders", token: bob.token),
             ]
             try server.waitForWaiters(3)
@@ -303,8 +310,10 @@ extension ChangesSuites {
             let start = try server.client().request("GET", "/v1/changes?\(since)", headers: [("Authorization", "Bearer \(alice.token)")])
             let cursor = try #require(start.object["cursor"] as? String)
             let path = "/v1/changes?since=\(cursor)&wait=60"
-            let held = [PendingRequest(port: server.port, path, token: alice.token),
-                        PendingRequest(port: server.port, path, token: alice.token)]
+            let held = [
+                PendingRequest(port: server.port, path, token: alice.token),
+                PendingRequest(port: server.port, path, token: alice.token),
+            ]
             try server.waitForWaiters(2)
             let third = try server.client().request("GET", path, headers: [("Authorization", "Bearer \(alice.token)")])
             #expect(third.status == 429)
@@ -312,8 +321,11 @@ extension ChangesSuites {
             #expect(third.header("Retry-After") != nil)
             #expect(third.header("Cache-Control") == "no-store")
             // A plain poll is never refused.
-            #expect(try server.client().request("GET", "/v1/changes?since=\(cursor)",
-                                                headers: [("Authorization", "Bearer \(alice.token)")]).status == 200)
+            #expect(
+                try server.client().request(
+                    "GET", "/v1/changes?since=\(cursor)",
+                    headers: [("Authorization", "Bearer \(alice.token)")]
+                ).status == 200)
             let bobs = PendingRequest(port: server.port, path, token: bob.token)
             try server.waitForWaiters(3)
             let full = try server.client().request("GET", path, headers: [("Authorization", "Bearer \(bob.token)")])

@@ -15,7 +15,11 @@ final class RaceLedger: Sendable {
     }
     private let state = Mutex(State())
 
-    func committed(_ ids: [String]) { state.withLock { $0.committed += ids; $0.commits += 1 } }
+    func committed(_ ids: [String]) {
+        state.withLock {
+            $0.committed += ids; $0.commits += 1
+        }
+    }
     func rolledBack(_ ids: [String], failed: Bool = false) {
         state.withLock {
             $0.rolledBack.formUnion(ids)
@@ -56,12 +60,14 @@ struct RaceWriter {
                     let roll = Double.random(in: 0..<1)
                     if roll < 0.5 || ledger.randomCommitted() == nil {
                         let id = UUID().uuidString.lowercased()
-                        _ = try connection.query("INSERT INTO app.terms (id, set_id, word) VALUES ($1, $2, $3)",
-                                                 [id, setID, "w\(Int.random(in: 0..<1_000_000))"])
+                        _ = try connection.query(
+                            "INSERT INTO app.terms (id, set_id, word) VALUES ($1, $2, $3)",
+                            [id, setID, "w\(Int.random(in: 0..<1_000_000))"])
                         inserted.append(id)
                     } else if roll < 0.95 {
-                        _ = try connection.query("UPDATE app.terms SET word = $2 WHERE id = $1",
-                                                 [ledger.randomCommitted(), "u\(Int.random(in: 0..<1_000_000))"])
+                        _ = try connection.query(
+                            "UPDATE app.terms SET word = $2 WHERE id = $1",
+                            [ledger.randomCommitted(), "u\(Int.random(in: 0..<1_000_000))"])
                     } else {
                         _ = try connection.query("UPDATE app.terms SET is_deleted = true WHERE id = $1", [ledger.randomCommitted()])
                     }

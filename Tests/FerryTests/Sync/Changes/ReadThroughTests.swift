@@ -30,12 +30,14 @@ extension ChangesSuites {
             // the four sets (ann, cat) walks it, and one who reads one (bob) not.
             let estimate = "SELECT reltuples FROM pg_class WHERE oid = 'app.study_sets'::regclass"
             #expect(Double(try server.ownerQuery(estimate).rows[0][0] ?? "") ?? 1 <= 0)
-            try Self.compare(server, users: [ann.id, bob.id, cat.id], checkpoints: checkpoints,
-                             catalog: catalog, scopes: scopes, paths: paths)
+            try Self.compare(
+                server, users: [ann.id, bob.id, cat.id], checkpoints: checkpoints,
+                catalog: catalog, scopes: scopes, paths: paths)
             _ = try server.ownerQuery("ANALYZE app.study_sets")
             #expect(try server.ownerQuery(estimate).rows[0][0] == "4")
-            try Self.compare(server, users: [ann.id, bob.id, cat.id], checkpoints: checkpoints,
-                             catalog: catalog, scopes: scopes, paths: paths)
+            try Self.compare(
+                server, users: [ann.id, bob.id, cat.id], checkpoints: checkpoints,
+                catalog: catalog, scopes: scopes, paths: paths)
         }
 
         /// Each user's feed in one snapshot through the paths always, through
@@ -43,18 +45,22 @@ extension ChangesSuites {
         /// statement), with every gated table walked or none (decided
         /// beforehand, as the server does, ``WalkDecisions``), and walked; each
         /// must answer as the walk.
-        static func compare(_ server: TestServer, users: [String], checkpoints: [UInt64],
-                            catalog: SchemaCatalog, scopes: [AccessScope], paths: [ReadPath]) throws {
+        static func compare(
+            _ server: TestServer, users: [String], checkpoints: [UInt64],
+            catalog: SchemaCatalog, scopes: [AccessScope], paths: [ReadPath]
+        ) throws {
             let resources = catalog.names.sorted(by: ChangeOrder.precedes)
             let parents = Set(catalog.names.flatMap(ReadThrough(catalog: catalog, readPaths: paths).gateParents))
             #expect(parents.contains("study_sets"), "terms are read through the sets: \(parents)")
             let ways = ["paths", "gated", "decided: walk all", "decided: walk none"]
             func plans(_ request: ChangesRequest) -> [ChangesPlan] {
-                [ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths, walks: .never),
-                 ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths),
-                 ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths, walks: .through(parents)),
-                 ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths, walks: .through([])),
-                 ChangesPlan(request: request, catalog: catalog, scopes: scopes)]
+                [
+                    ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths, walks: .never),
+                    ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths),
+                    ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths, walks: .through(parents)),
+                    ChangesPlan(request: request, catalog: catalog, scopes: scopes, readPaths: paths, walks: .through([])),
+                    ChangesPlan(request: request, catalog: catalog, scopes: scopes),
+                ]
             }
             for user in users {
                 // A poll from each point between the writes (a frontier cursor:
@@ -116,8 +122,9 @@ extension ChangesSuites {
             let server = try TestServer()
             defer { server.stop() }
             let catalog = server.app.schema.catalog
-            let through = ReadThrough(catalog: catalog,
-                                      readPaths: try ReadPath.load(schema: "app", catalog: catalog, database: server.app.database))
+            let through = ReadThrough(
+                catalog: catalog,
+                readPaths: try ReadPath.load(schema: "app", catalog: catalog, database: server.app.database))
             #expect(through.gateParents("study_sets") == ["study_sets"])
             #expect(through.gateParents("folders") == ["folders"])
             #expect(through.gateParents("terms") == ["study_sets"])
@@ -135,9 +142,12 @@ extension ChangesSuites {
         static func write(_ server: TestServer, ann: String, bob: String, cat: String) throws -> [UInt64] {
             var checkpoints: [UInt64] = [max(1, try server.maxXID())]
             func set(_ owner: String, _ title: String, terms: Int) throws -> String {
-                let id = try #require(try server.ownerQuery(
-                    "INSERT INTO app.study_sets (creator_id, title) VALUES ($1, $2) RETURNING id", [owner, title]).rows[0][0])
-                _ = try server.ownerQuery("""
+                let id = try #require(
+                    try server.ownerQuery(
+                        "INSERT INTO app.study_sets (creator_id, title) VALUES ($1, $2) RETURNING id", [owner, title]
+                    ).rows[0][0])
+                _ = try server.ownerQuery(
+                    """
                     INSERT INTO app.terms (set_id, word, definition, rank)
                     SELECT $1, $2 || ' ' || i, 'definition ' || i, 'r' || lpad(i::text, 3, '0') || 'V' FROM generate_series(1, $3) i
                     """, [id, title, String(terms)])
@@ -147,10 +157,13 @@ extension ChangesSuites {
             let secret = try set(ann, "ann secret", terms: 9)
             let bobs = try set(bob, "bob own", terms: 5)
             let cats = try set(cat, "cat shared", terms: 6)
-            _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2), ($3, $2), ($3, $4)",
-                                      [shared, bob, cats, ann])
-            let folder = try #require(try server.ownerQuery(
-                "INSERT INTO app.folders (owner_id, name) VALUES ($1, 'bob folder') RETURNING id", [bob]).rows[0][0])
+            _ = try server.ownerQuery(
+                "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2), ($3, $2), ($3, $4)",
+                [shared, bob, cats, ann])
+            let folder = try #require(
+                try server.ownerQuery(
+                    "INSERT INTO app.folders (owner_id, name) VALUES ($1, 'bob folder') RETURNING id", [bob]
+                ).rows[0][0])
             _ = try server.ownerQuery("INSERT INTO app.folder_sets (folder_id, set_id) VALUES ($1, $2), ($1, $3)", [folder, bobs, shared])
             checkpoints.append(try server.maxXID())
             _ = try server.ownerQuery("UPDATE app.terms SET definition = definition || ' (edited)' WHERE set_id = $1 AND word LIKE '% 1%'", [shared])
@@ -189,8 +202,9 @@ extension ChangesSuites {
                     let page = plan.statement.postgres, activity = plan.activityStatement.postgres
                     let result = try connection.query(page.sql, page.params)
                     let row = result.rows[0]
-                    return Answer(result: result, page: (0..<8).map { row[$0] },
-                                  active: try connection.query(activity.sql, activity.params).rows[0][3])
+                    return Answer(
+                        result: result, page: (0..<8).map { row[$0] },
+                        active: try connection.query(activity.sql, activity.params).rows[0][3])
                 }
             }
         }

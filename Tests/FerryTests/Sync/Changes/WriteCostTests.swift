@@ -16,9 +16,11 @@ extension ChangesSuites {
                 let server = try TestServer()
                 defer { server.stop() }
                 let other = try server.user("bulk")
-                _ = try server.ownerQuery("INSERT INTO app.study_sets (creator_id, title) SELECT $1, 'bulk ' || i FROM generate_series(1, $2) i",
-                                          [other.id, String(rows / 100)])
-                _ = try server.ownerQuery("""
+                _ = try server.ownerQuery(
+                    "INSERT INTO app.study_sets (creator_id, title) SELECT $1, 'bulk ' || i FROM generate_series(1, $2) i",
+                    [other.id, String(rows / 100)])
+                _ = try server.ownerQuery(
+                    """
                     INSERT INTO app.terms (set_id, word, rank)
                     SELECT s.id, 'w' || i, lpad(i::text, 4, '0') FROM app.study_sets s CROSS JOIN generate_series(1, 100) i
                     """)

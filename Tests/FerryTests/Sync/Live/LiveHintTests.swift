@@ -62,8 +62,11 @@ import Testing
         let set = try f.asUser(f.alice, "INSERT INTO app.study_sets (title) VALUES ('s') RETURNING id").rows[0][0] ?? ""
         // A set is a member of its own scope.
         #expect(try f.drain() == ["\(f.sets) u \(f.alice)", "\(f.sets) s \(f.sets) \(set)"])
-        let term = try f.asUser(f.alice, "INSERT INTO app.terms (set_id, word) SELECT $1, 'w' || i FROM generate_series(1, 50) i RETURNING id",
-                                [set]).rows[0][0] ?? ""
+        let term =
+            try f.asUser(
+                f.alice, "INSERT INTO app.terms (set_id, word) SELECT $1, 'w' || i FROM generate_series(1, 50) i RETURNING id",
+                [set]
+            ).rows[0][0] ?? ""
         // Fifty rows, one transaction: one hint per target.
         #expect(try f.drain() == ["\(f.terms) u \(f.alice)", "\(f.terms) s \(f.sets) \(set)"])
         _ = try f.asUser(f.alice, "UPDATE app.terms SET word = 'x' WHERE id = $1", [term])
@@ -77,7 +80,8 @@ import Testing
 
     @Test func aRollbackSendsNothing() throws {
         let f = try Fixture()
-        try f.app.execute("BEGIN; SELECT set_config('ferry.user_id', '\(f.alice)', true); INSERT INTO app.study_sets (title) VALUES ('gone'); ROLLBACK")
+        try f.app.execute(
+            "BEGIN; SELECT set_config('ferry.user_id', '\(f.alice)', true); INSERT INTO app.study_sets (title) VALUES ('gone'); ROLLBACK")
         #expect(try f.drain().isEmpty)
     }
 
@@ -93,8 +97,11 @@ import Testing
         let f = try Fixture()
         let set = try f.owner.query("INSERT INTO app.study_sets (creator_id, title) VALUES ($1, 's') RETURNING id", [f.alice]).rows[0][0] ?? ""
         _ = try f.drain()
-        let collaborator = try f.asUser(f.alice, "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id",
-                                        [set, f.bob]).rows[0][0] ?? ""
+        let collaborator =
+            try f.asUser(
+                f.alice, "INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2) RETURNING id",
+                [set, f.bob]
+            ).rows[0][0] ?? ""
         let collaborators = try f.owner.query("SELECT 'app.set_collaborators'::regclass::oid::text").rows[0][0] ?? ""
         #expect(try f.drain() == ["0 u \(f.bob)", "\(collaborators) u \(f.alice)", "\(collaborators) s \(f.sets) \(set)"])
         _ = try f.asUser(f.alice, "UPDATE app.set_collaborators SET is_deleted = true WHERE id = $1", [collaborator])

@@ -9,18 +9,22 @@ import Testing
 @Suite struct SharedChecksTests {
     typealias Ticket = WaiterRegistryTests.Ticket
 
-    static let key = SharedChecks.Key(credential: "bob's token", generation: 1, walks: .decidedInStatement,
-                                      since: "c1", limit: 500, resources: ["terms"])
+    static let key = SharedChecks.Key(
+        credential: "bob's token", generation: 1, walks: .decidedInStatement,
+        since: "c1", limit: 500, resources: ["terms"])
 
     /// A check whose page is empty at `frontier`, so each run can be told apart.
     static func check(_ frontier: UInt64) -> FeedCheck {
-        FeedCheck(page: ChangesPage(emptyBelow: frontier, request: ChangesRequest(since: .start, limit: 500, resources: ["terms"])),
-                  frontier: frontier, held: false, user: "bob", scopes: nil)
+        FeedCheck(
+            page: ChangesPage(emptyBelow: frontier, request: ChangesRequest(since: .start, limit: 500, resources: ["terms"])),
+            frontier: frontier, held: false, user: "bob", scopes: nil)
     }
 
     /// Runs the check for `ticket`; the run, when there is one, answers `frontier`.
-    static func run(_ shared: SharedChecks, _ registry: WaiterRegistry, _ ticket: Ticket, key: SharedChecks.Key = key,
-                    frontier: UInt64) throws -> (frontier: UInt64, shared: Bool) {
+    static func run(
+        _ shared: SharedChecks, _ registry: WaiterRegistry, _ ticket: Ticket, key: SharedChecks.Key = key,
+        frontier: UInt64
+    ) throws -> (frontier: UInt64, shared: Bool) {
         let (check, wasShared) = try shared.check(key, ticket: ticket, registry: registry) { Self.check(frontier) }
         return (check.frontier, wasShared)
     }
@@ -61,7 +65,8 @@ import Testing
         registry.wakeAll()
         #expect(try Self.run(shared, registry, tickets[0], frontier: 10) == (10, false))
         let others = [
-            SharedChecks.Key(credential: "bob's other token", generation: 1, walks: .decidedInStatement, since: "c1", limit: 500, resources: ["terms"]),
+            SharedChecks.Key(
+                credential: "bob's other token", generation: 1, walks: .decidedInStatement, since: "c1", limit: 500, resources: ["terms"]),
             SharedChecks.Key(credential: "bob's token", generation: 2, walks: .decidedInStatement, since: "c1", limit: 500, resources: ["terms"]),
             SharedChecks.Key(credential: "bob's token", generation: 1, walks: .through(["sets"]), since: "c1", limit: 500, resources: ["terms"]),
             SharedChecks.Key(credential: "bob's token", generation: 1, walks: .decidedInStatement, since: "c0", limit: 500, resources: ["terms"]),

@@ -36,8 +36,10 @@ import Testing
         let bob = Self.waiter(registry, "bob", sets: ["s1", "s2"])
         let carol = Self.waiter(registry, "carol", sets: ["s3"])
         // Alice edits a term of s1: her hint and the scope's.
-        registry.deliver([ChangeHint(xid: 5, table: Self.terms, target: .user("alice")),
-                          ChangeHint(xid: 5, table: Self.terms, target: .scope(table: Self.sets, id: "s1"))])
+        registry.deliver([
+            ChangeHint(xid: 5, table: Self.terms, target: .user("alice")),
+            ChangeHint(xid: 5, table: Self.terms, target: .scope(table: Self.sets, id: "s1")),
+        ])
         #expect((alice.woken, bob.woken, carol.woken) == (1, 1, 0))
         registry.deliver([ChangeHint(xid: 6, table: Self.terms, target: .scope(table: Self.sets, id: "s3"))])
         #expect((alice.woken, bob.woken, carol.woken) == (1, 1, 1))
@@ -49,8 +51,10 @@ import Testing
     @Test func aWaiterFollowingOtherResourcesSleepsOn() {
         let registry = Self.registry()
         let folders = Self.waiter(registry, "alice", sets: [], resources: ["folders"])
-        registry.deliver([ChangeHint(xid: 5, table: Self.terms, target: .user("alice")),
-                          ChangeHint(xid: 5, table: Self.terms, target: .everyone)])
+        registry.deliver([
+            ChangeHint(xid: 5, table: Self.terms, target: .user("alice")),
+            ChangeHint(xid: 5, table: Self.terms, target: .everyone),
+        ])
         #expect(folders.woken == 0)
         // Access gained or lost (table 0) concerns every resource; so does a table not known yet.
         registry.deliver([ChangeHint(xid: 6, table: 0, target: .user("alice"))])

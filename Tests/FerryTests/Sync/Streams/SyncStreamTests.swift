@@ -11,20 +11,20 @@ import Testing
 @Suite struct SyncStreamTests {
     static let app = [
         "0001_sets.sql": """
-            CREATE SCHEMA app;
-            CREATE TABLE app.sets (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-                                   owner_id uuid NOT NULL REFERENCES ferry.users, title text NOT NULL,
-                                   is_public boolean NOT NULL DEFAULT false);
-            CREATE TABLE app.terms (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-                                    set_id uuid NOT NULL REFERENCES app.sets, word text NOT NULL DEFAULT '');
-            CREATE TABLE app.members (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-                                      set_id uuid NOT NULL REFERENCES app.sets, user_id uuid NOT NULL REFERENCES ferry.users);
-            SELECT ferry.sync_owned('app.sets', owner => 'owner_id');
-            SELECT ferry.sync_members('app.members', scope => 'set_id', member => 'user_id');
-            SELECT ferry.sync_child('app.terms', parent => 'set_id');
-            SELECT ferry.sync_public('app.sets', flag => 'is_public');
-            SELECT ferry.sync_stream('set', scope => 'app.sets');
-            """,
+        CREATE SCHEMA app;
+        CREATE TABLE app.sets (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                               owner_id uuid NOT NULL REFERENCES ferry.users, title text NOT NULL,
+                               is_public boolean NOT NULL DEFAULT false);
+        CREATE TABLE app.terms (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                                set_id uuid NOT NULL REFERENCES app.sets, word text NOT NULL DEFAULT '');
+        CREATE TABLE app.members (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                                  set_id uuid NOT NULL REFERENCES app.sets, user_id uuid NOT NULL REFERENCES ferry.users);
+        SELECT ferry.sync_owned('app.sets', owner => 'owner_id');
+        SELECT ferry.sync_members('app.members', scope => 'set_id', member => 'user_id');
+        SELECT ferry.sync_child('app.terms', parent => 'set_id');
+        SELECT ferry.sync_public('app.sets', flag => 'is_public');
+        SELECT ferry.sync_stream('set', scope => 'app.sets');
+        """
     ]
 
     struct World {
@@ -41,7 +41,8 @@ import Testing
 
         /// Every entry of a feed from `since` to its end, page by page: (resource, id, revoked).
         func feed(_ query: String, since: String? = nil, limit: Int = 500, _ auth: [(String, String)]) throws
-            -> (entries: [(String, String, Bool)], cursor: String) {
+            -> (entries: [(String, String, Bool)], cursor: String)
+        {
             var cursor = since
             var entries: [(String, String, Bool)] = []
             while true {
@@ -61,8 +62,10 @@ import Testing
         /// ``feed(_:since:limit:_:)`` read on until `done` holds of what arrived
         /// (the frontier waits for transactions anywhere in the cluster: other
         /// tests' writes may hold it back a moment).
-        func feed(_ query: String, since: String? = nil, limit: Int = 500, _ auth: [(String, String)],
-                  until done: ([(String, String, Bool)]) -> Bool) throws -> (entries: [(String, String, Bool)], cursor: String) {
+        func feed(
+            _ query: String, since: String? = nil, limit: Int = 500, _ auth: [(String, String)],
+            until done: ([(String, String, Bool)]) -> Bool
+        ) throws -> (entries: [(String, String, Bool)], cursor: String) {
             var all: [(String, String, Bool)] = []
             var cursor = since
             let deadline = ContinuousClock.now + .seconds(30)
@@ -89,9 +92,10 @@ import Testing
             tokens.append(try #require(try AuthService.issueToken(name: name, ttlSeconds: 600, connection: owner)).token)
         }
         let server = try TestServer(database: database)
-        return World(server: server, client: server.client(), alice: [("Authorization", "Bearer \(tokens[0])")],
-                     bob: [("Authorization", "Bearer \(tokens[1])")], carol: [("Authorization", "Bearer \(tokens[2])")],
-                     carolID: carolID)
+        return World(
+            server: server, client: server.client(), alice: [("Authorization", "Bearer \(tokens[0])")],
+            bob: [("Authorization", "Bearer \(tokens[1])")], carol: [("Authorization", "Bearer \(tokens[2])")],
+            carolID: carolID)
     }
 
     /// Alice's set with `terms` terms; its id and its terms' ids.
@@ -124,10 +128,14 @@ import Testing
         let added = try w.client.request("POST", "/v1/terms", headers: w.bob, json: ["set_id": open.id, "word": "spam"])
         #expect(added.status >= 400, "\(added.text)")
         // A batch that reads the set first still cannot write through it.
-        let batch = try w.client.request("POST", "/v1/batch", headers: w.bob, json: ["operations": [
-            ["method": "GET", "path": "/v1/sets/\(open.id)"],
-            ["method": "POST", "path": "/v1/terms", "body": ["set_id": open.id, "word": "spam"]],
-        ]])
+        let batch = try w.client.request(
+            "POST", "/v1/batch", headers: w.bob,
+            json: [
+                "operations": [
+                    ["method": "GET", "path": "/v1/sets/\(open.id)"],
+                    ["method": "POST", "path": "/v1/terms", "body": ["set_id": open.id, "word": "spam"]],
+                ]
+            ])
         #expect(!batch.text.contains("\"spam\"") || batch.status >= 400, "\(batch.text.prefix(400))")
         #expect(try w.server.database.column("SELECT count(*) FROM app.terms WHERE word = 'spam'") == ["0"])
 
