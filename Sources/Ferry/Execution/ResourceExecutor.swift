@@ -11,11 +11,12 @@ struct ResourceExecutor: Sendable {
 
     /// What `plan`'s statements find for `caller`, for `request` (paging reads its
     /// token and builds its links from it). ``ResourceResponse`` makes the answer.
-    func run(_ plan: ResourcePlan, as caller: Caller, for request: HTTPRequest) throws -> ResourceResult {
+    /// `publicRows`: whether the catalog has public rows (``SchemaCatalog/hasPublicRows``).
+    func run(_ plan: ResourcePlan, as caller: Caller, publicRows: Bool, for request: HTTPRequest) throws -> ResourceResult {
         switch plan {
         case .read, .readMany, .index, .pagedIndex:
             // Reads see public rows (core 0025); writes never pass a policy through one.
-            return try execute(plan, as: caller.readingPublic, for: request)
+            return try execute(plan, as: publicRows ? caller.readingPublic : caller, for: request)
         case .refuse, .write, .update:
             return try execute(plan, as: caller, for: request)
         }

@@ -15,9 +15,13 @@ public struct SchemaCatalog: Sendable, Equatable {
     public let skipped: [String]
     /// Each resource's reference checks, derived once from the catalog (see `references(for:)`).
     let referenceChecks: [String: ReferenceCheck]
+    /// Whether some rule makes rows readable by every signed-in user (`ferry.sync_public`).
+    /// Without one, reads skip turning public reads on and off: two statements a request.
+    public let hasPublicRows: Bool
 
     /// A catalog from introspected tables, leaving out reserved names.
-    public init(tables: [Resource]) {
+    public init(tables: [Resource], hasPublicRows: Bool = false) {
+        self.hasPublicRows = hasPublicRows
         var resources: [String: Resource] = [:]
         var skipped: [String] = []
         for table in tables {

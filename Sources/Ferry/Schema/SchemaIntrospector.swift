@@ -8,9 +8,12 @@ import Foundation
 /// will allow.
 public enum SchemaIntrospector {
     /// The catalog query; `$1` is the app schema. Builds JSON in PostgreSQL so
-    /// that one round trip returns everything.
+    /// that one round trip returns everything. Its second column says whether any
+    /// rule makes rows public (`ferry.sync_public`, core 0025).
     static let query = """
-        SELECT coalesce(json_agg(t ORDER BY t.name), '[]') FROM (
+        SELECT coalesce(json_agg(t ORDER BY t.name), '[]'),
+               EXISTS (SELECT 1 FROM ferry.sync_rules r WHERE r.public_column IS NOT NULL)
+          FROM (
           SELECT c.relname AS name, n.nspname AS schema,
             (SELECT json_agg(json_build_object(
                 'name', a.attname,
@@ -60,6 +63,6 @@ public enum SchemaIntrospector {
         let result = try connection.query(query, [schema])
         let json = result.rows.first?[0] ?? "[]"
         let tables = try JSONDecoder().decode([Resource].self, from: Data(json.utf8))
-        return SchemaCatalog(tables: tables)
+        return SchemaCatalog(tables: tables, hasPublicRows: try result.rows.first?.bool(1) ?? false)
     }
 }

@@ -163,6 +163,18 @@ import Testing
         #expect(try w.feed("", since: bobDefault.cursor, w.bob).entries.isEmpty)
     }
 
+    /// Reads turn public reads on and off (two statements) only in a schema with a public rule.
+    @Test func theCatalogKnowsWhetherAnyRowCanBePublic() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        #expect(w.server.app.schema.catalog.hasPublicRows)
+        let study = try ScratchDatabase.create(prefix: "ferry_streams_none")
+        try study.applyMigrations()
+        let server = try TestServer(database: study)
+        defer { server.stop() }
+        #expect(!server.app.schema.catalog.hasPublicRows)
+    }
+
     @Test func aStreamTheUserMayNotReadAnswersAsOneThatDoesNotExist() throws {
         let w = try Self.world()
         defer { w.server.stop() }
