@@ -74,6 +74,9 @@ install() {
       # FerryWeb (clients/web) compiles with Debian's TypeScript and tests under Node.
       command -v tsc >/dev/null || need+=(node-typescript)
       command -v node >/dev/null || need+=(nodejs)
+      # deploy/test-watchdog.sh: a hung test's process tree (pgrep) and its threads' stacks (gdb).
+      command -v pgrep >/dev/null || need+=(procps)
+      command -v gdb >/dev/null || need+=(gdb)
       python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
       need+=($(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4 openssl))
       apt_install "${need[@]}"

@@ -18,4 +18,5 @@ bash Tests/Guide/run.sh
 # headless Chromium against a real `ferry serve` of this build (about a minute, 20 seeds).
 bash clients/web/test.sh
 bash clients/web/browser-test.sh
-swift test --skip-build "$@"
+# A test that hangs makes the run red within minutes, naming it (deploy/test-watchdog.sh).
+bash deploy/test-watchdog.sh "${FERRY_TEST_SILENCE_MINUTES:-8}" swift test --skip-build "$@"
