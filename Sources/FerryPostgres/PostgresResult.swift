@@ -140,6 +140,10 @@ extension PostgresRow {
     public func uint64(_ position: Int) throws(PostgresError) -> UInt64? {
         try parse(text(position), "\(position)", "uint64") { UInt64($0) }
     }
+    /// The value as `UInt64` (an `xid8`, say); nil for NULL.
+    public func uint64(_ name: String) throws(PostgresError) -> UInt64? {
+        try parse(text(name), name, "uint64") { UInt64($0) }
+    }
     /// The value as `Int64`; nil for NULL.
     public func int64(_ name: String) throws(PostgresError) -> Int64? {
         try parse(text(name), name, "int64") { Int64($0) }

@@ -9,15 +9,16 @@ import FerryPostgres
 /// either way the answer the client gets is the same as the full statement
 /// would give (an empty page at the frontier), so it reveals nothing more.
 extension ChangesPlan {
-    /// Columns: frontier, (id check), expired, active. Parameters: `$1` cursor
+    /// Columns: frontier, id_check, expired, found, held. Parameters: `$1` cursor
     /// xid, `$2` whether it is the full-sync cursor, `$3` whether it is a
     /// position, `$4` the position's id when its resource is served.
     var activityStatement: PlannedStatement { activityStatement(waiting: false) }
 
-    /// The activity check; `waiting` adds a fifth column, held: whether the
-    /// caller can see changes at or above the frontier, which an older
-    /// transaction still running holds back (a waiter checks again once the
-    /// frontier has passed them, docs/changes-feed.md "Live").
+    /// The activity check, read by ``FeedActivity``. With `waiting`, its
+    /// column `held` says whether the caller can see changes at or above the
+    /// frontier, which an older transaction still running holds back (a
+    /// waiter checks again once the frontier has passed them,
+    /// docs/changes-feed.md "Live"); without, it is false.
     func activityStatement(waiting: Bool) -> PlannedStatement {
         // At a frontier cursor every entry at its xid is delivered; at a
         // position some may remain at the same xid.
@@ -74,13 +75,14 @@ extension ChangesPlan {
             idCheck = "CAST($4 AS \(resource.column("id")?.type ?? "text"))::text"
             binds.append(.text(position.id))
         }
-        let held = waiting ? ",\n       " + heldProbes.joined(separator: "\n    OR ") : ""
+        let held = waiting ? heldProbes.joined(separator: "\n    OR ") : "false"
         let readable = readThrough.withClause(for: readThroughResources(resources.map(\.name)), walks: walks == .decidedInStatement)
         let sql =
             (readable.isEmpty ? "" : "WITH \(readable)\n") + """
-                SELECT s.frontier::text, \(idCheck),
-                       NOT $2::boolean AND ($1::xid8 < h.horizon_xid OR ($1::xid8 = h.horizon_xid AND $3::boolean)),
-                       \(probes.joined(separator: "\n   OR "))\(held)
+                SELECT s.frontier::text AS frontier, \(idCheck) AS id_check,
+                       NOT $2::boolean AND ($1::xid8 < h.horizon_xid OR ($1::xid8 = h.horizon_xid AND $3::boolean)) AS expired,
+                       \(probes.joined(separator: "\n   OR ")) AS found,
+                       \(held) AS held
                   FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s CROSS JOIN ferry.purge_horizon h
                 """
         let since = request.since

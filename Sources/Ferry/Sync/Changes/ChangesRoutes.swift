@@ -95,13 +95,8 @@ struct ChangesRoutes: Sendable {
                 guard let frontier = try row.uint64(0) else { throw ChangesPage.malformed }
                 return ChangesPage(emptyBelow: frontier, request: parsed)
             }
-            let activity = try ChangesPage.firstRow(plan.run(plan.activityStatement, as: caller, on: database))
-            if try activity.bool(2) == true { throw ChangesPage.expired }
-            guard let frontier = try activity.uint64(0) else { throw ChangesPage.malformed }
-            if try activity.bool(3) == true {
-                return try ChangesPage(plan.run(plan.statement, as: caller, on: database), request: plan.request)
-            }
-            return ChangesPage(emptyBelow: frontier, request: plan.request)
+            let activity = try FeedActivity(plan.run(plan.activityStatement, as: caller, on: database))
+            return try plan.page(after: activity, as: caller, on: database)
         }
     }
 

@@ -51,9 +51,7 @@ struct FeedCheck {
         // A subscription's prelude first (public reads, its row): its results are dropped.
         let prelude = plan.prelude.count
         let results = Array(try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, plan.prelude + statements) }.dropFirst(prelude))
-        let activity = try ChangesPage.firstRow(results[0])
-        if try activity.bool(2) == true { throw ChangesPage.expired }
-        guard let frontier = try activity.uint64(0) else { throw ChangesPage.malformed }
+        let activity = try FeedActivity(results[0])
         var scopes: Set<WaiterRegistry.ScopeKey>?
         if loadScopes {
             var keys: Set<WaiterRegistry.ScopeKey> = []
@@ -69,17 +67,8 @@ struct FeedCheck {
             }
             scopes = keys
         }
-        let page: ChangesPage
-        if try activity.bool(3) == true {
-            page = try ChangesPlan.mappingCursorErrors {
-                try ChangesPage(plan.run(plan.statement, as: caller, on: database), request: plan.request)
-            }
-        } else {
-            page = ChangesPage(emptyBelow: frontier, request: plan.request)
-        }
+        let page = try plan.page(after: activity, as: caller, on: database)
         registry.checkCount.add(1, ordering: .relaxed)
-        return FeedCheck(
-            page: page, frontier: frontier, held: try activity.bool(4) == true,
-            user: caller.trace?.userID, scopes: scopes)
+        return FeedCheck(page: page, frontier: activity.frontier, held: activity.held, user: caller.trace?.userID, scopes: scopes)
     }
 }
