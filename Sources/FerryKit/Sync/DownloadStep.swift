@@ -32,8 +32,11 @@ public struct DownloadStep: Sendable, Hashable {
     /// every page of both the id index and the (set, rank) index, and the
     /// bytes written per page grew with the store (bench/README.md, issue 35).
     func path(limit: Int) -> String {
-        "/v1/\(Self.encode(resource))?limit=\(limit)&order=id&public=false" + filter
+        "/v1/\(Self.encode(resource))?limit=\(limit)&order=id" + Self.privateOnly + filter
     }
+
+    /// Leaves out public rows (docs/API.md, Index).
+    static let privateOnly = "&public=false"
 
     /// The step's identity in the store's progress record.
     var key: String { resource + filter }

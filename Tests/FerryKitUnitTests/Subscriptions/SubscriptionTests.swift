@@ -232,3 +232,32 @@ struct SubscriptionTests {
         #expect(!f.transport.reads.dropFirst(before).contains { $0.contains("stream=nope") })
     }
 }
+
+/// The initial sync's Index pages leave public rows out, and still work with a server that predates them.
+struct PrivateIndexTests {
+    /// A server before public rows: `public` is an unknown query parameter (400), anything else an empty page.
+    final class OldServer: Transport {
+        let paths = Mutex<[String]>([])
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            paths.withLock { $0.append(request.path) }
+            if request.path.contains("public=") {
+                return ScriptedTransport.json(400, #"{"code":"invalid_query","status":400,"detail":"unknown query parameter or column: public"}"#)
+            }
+            guard request.path.hasPrefix("/v1/study_sets") else { return ScriptedTransport.read(request) }
+            let row = #"{"id":"s","creator_id":"u","title":"T","revision":1,"last_modified":1,"is_deleted":false}"#
+            return ScriptedTransport.json(200, #"{"data":[\#(row)],"paging":{"token":null,"page":1,"pages":1,"total":1,"next":null}}"#)
+        }
+    }
+
+    @Test func anOldServerThatRefusesPublicFalseIsAskedWithoutIt() async throws {
+        let store = try FerryStore(path: ":memory:")
+        try store.apply(schema: ExampleSchema.schema)
+        let server = OldServer()
+        let engine = SyncEngine(store: store, transport: server, tokens: FixedToken("t"))
+        try await engine.sync()
+        #expect(try store.row("study_sets", id: "s") != nil)
+        let paths = server.paths.withLock { $0 }
+        #expect(paths.contains("/v1/study_sets?limit=1000&order=id&public=false"))
+        #expect(paths.contains("/v1/study_sets?limit=1000&order=id"), "\(paths)")
+    }
+}
