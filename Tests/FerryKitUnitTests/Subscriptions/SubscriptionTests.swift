@@ -66,13 +66,27 @@ struct SubscriptionTests {
         f.transport.serve(stream: "set:\(id)", pages: pages)
     }
 
+    /// The next `count` events; the engine emits them before `sync()` returns,
+    /// so they are buffered by then. The deadline only keeps a missing event
+    /// from hanging the test.
     static func events(_ engine: SyncEngine, _ count: Int) async -> [SyncEvent] {
-        var seen: [SyncEvent] = []
-        for await event in engine.events {
-            seen.append(event)
-            if seen.count == count { break }
+        await withTaskGroup(of: [SyncEvent]?.self) { group in
+            group.addTask {
+                var seen: [SyncEvent] = []
+                for await event in engine.events {
+                    seen.append(event)
+                    if seen.count == count { break }
+                }
+                return seen
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(60))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? []
         }
-        return seen
     }
 
     @Test func theQueueGoesByPriorityThenTheLatestOpenedAndDropsWhatWasUnsubscribed() async throws {
@@ -203,6 +217,33 @@ struct SubscriptionTests {
         #expect(events.contains(.evicted(stream: "set", id: "s", removed: 1, keptForEdits: 0)), "\(events)")
         #expect(try f.store.row("terms", id: "s-t0") == nil)
         #expect(try sub.state() == .none)
+    }
+
+    @Test func aTypedSubscriptionInContinuousModeSyncsWithNoSyncCalled() async throws {
+        let f = try Self.fixture()
+        Self.serve(f, set: "s", terms: 2)
+        await f.engine.start(uploadDelay: 0.05, longPollWait: 1)
+        let sub = try await f.engine.subscribe(TestSet.self, id: FerryID("s"), ttl: .days(7), priority: .high)
+        #expect(sub.stream == "set" && sub.id == "s")
+        // Its state as an app observes it, until it is synced (or the deadline passes, a failure).
+        let states = Task {
+            var seen: [SubscriptionState] = []
+            for try await state in sub.states() {
+                seen.append(state)
+                if state == .synced { break }
+            }
+            return seen
+        }
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(60))
+            states.cancel()
+        }
+        let seen = try await states.value
+        deadline.cancel()
+        await f.engine.stop()
+        #expect(seen.last == .synced, "\(seen)")
+        #expect(try f.store.rows("terms", where: "set_id", equals: .string("s")).count == 2)
+        #expect(try await f.engine.subscriptions() == [sub])
     }
 
     @Test func revokedEntriesInAStreamRemoveRowsAndARefusedStreamLeavesTheQueue() async throws {
