@@ -189,7 +189,10 @@ extension FerryStore {
                     let others =
                         try Bool.fetchOne(
                             db,
-                            sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription_row WHERE resource = ? AND id = ? AND NOT (stream = ? AND key = ?))",
+                            sql: """
+                                SELECT EXISTS (SELECT 1 FROM ferry_subscription_row
+                                                WHERE resource = ? AND id = ? AND NOT (stream = ? AND key = ?))
+                                """,
                             arguments: [resource, rowID, stream, id]) ?? false
                     let held = try db.tableExists(resource) && (try Self.row(db, resource, id: rowID)) != nil
                     let pending = try held && Self.hasPending(db, resource, id: rowID)

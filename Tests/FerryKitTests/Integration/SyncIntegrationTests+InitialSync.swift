@@ -129,7 +129,9 @@ extension SyncIntegrationTests {
 
         do {
             let c = try Device(server: server, token: alice.token, path: file, pageSize: 3)
-            c.transport.inject(.dropResponse) { $0.path.hasPrefix("/v1/terms?limit=3&order=id&public=false&paging_token=") && $0.path.hasSuffix("page=3") }
+            c.transport.inject(.dropResponse) {
+                $0.path.hasPrefix("/v1/terms?limit=3&order=id&public=false&paging_token=") && $0.path.hasSuffix("page=3")
+            }
             // A loaded server may say 503 (Retry-After) first; the app would try again.
             await #expect(throws: TransportFailure.self) {
                 while true {
@@ -163,7 +165,9 @@ extension SyncIntegrationTests {
         let expired = TransportResponse(
             status: 410, headers: ["Content-Type": "application/problem+json"],
             body: Data(#"{"code":"paging_token_expired","status":410}"#.utf8))
-        c.transport.inject(.answer(expired)) { $0.path.hasPrefix("/v1/terms?limit=3&order=id&public=false&paging_token=") && $0.path.hasSuffix("page=2") }
+        c.transport.inject(.answer(expired)) {
+            $0.path.hasPrefix("/v1/terms?limit=3&order=id&public=false&paging_token=") && $0.path.hasSuffix("page=2")
+        }
         var statuses: [SyncStatus] = []
         let watcher = Task { [status = c.engine.status] in
             var seen: [SyncStatus] = []

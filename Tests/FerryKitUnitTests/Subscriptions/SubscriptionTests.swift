@@ -171,7 +171,8 @@ struct SubscriptionTests {
         try await f.engine.sync()
         #expect(try f.store.rows("terms").count == 3)
         // s-t0 is in the default stream too (shared with the user), s-t1 in another subscription.
-        _ = try f.store.applyPage([("terms", try #require(JSONValue.decode(Data(Self.term("s-t0", set: "s").utf8)).object?["data"]?.object))], cursor: "c1") { _ in nil }
+        let shared = try #require(JSONValue.decode(Data(Self.term("s-t0", set: "s").utf8)).object?["data"]?.object)
+        _ = try f.store.applyPage([("terms", shared)], cursor: "c1") { _ in nil }
         f.transport.serve(stream: "set:o", pages: [Self.page(Self.set("o"), Self.term("s-t1", set: "s"))])
         try await f.engine.subscribe(stream: "set", id: "o")
         try await f.engine.sync()

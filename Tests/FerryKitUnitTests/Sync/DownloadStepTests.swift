@@ -9,7 +9,8 @@ struct DownloadStepTests {
     /// initial sync's cost grew with the store (issue 35, bench/README.md).
     @Test func pagesAreAskedForInIdOrder() {
         #expect(DownloadStep.resource("terms").path(limit: 1_000) == "/v1/terms?limit=1000&order=id&public=false")
-        #expect(DownloadStep.rows(of: "terms", where: "set_id", equals: "a b").path(limit: 3) == "/v1/terms?limit=3&order=id&public=false&set_id=a%20b")
+        #expect(
+            DownloadStep.rows(of: "terms", where: "set_id", equals: "a b").path(limit: 3) == "/v1/terms?limit=3&order=id&public=false&set_id=a%20b")
     }
 
     /// The step's key (stored with an initial sync's progress) does not carry

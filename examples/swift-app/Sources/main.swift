@@ -26,15 +26,6 @@ func check(_ condition: Bool, _ what: String) throws {
     if !condition { throw Failure(description: what) }
 }
 
-/// The study example declares a stream of one set and its terms
-/// (examples/study/migrations/0018_set_stream.sql), so the app may subscribe
-/// by type: `engine.subscribe(StudySet.self, id:)`. `@retroactive`: StudySet
-/// is generated into StudyModels, which cannot know the server's streams
-/// (GET /v1 does not list them); this app states the conformance itself.
-extension StudySet: @retroactive FerryStreamRoot {
-    public static let stream = "set"
-}
-
 /// One device: its own store file and engine, signed in as the same user.
 func device(_ file: String, in directory: URL) async throws -> (FerryStore, SyncEngine) {
     let transport = URLSessionTransport(baseURL: server)
@@ -76,7 +67,10 @@ do {
     // A second device of the same user fills from the server, the set it
     // opened first: a subscription heads the download queue.
     let (other, otherEngine) = try await device("tablet", in: directory)
-    let opened = try await otherEngine.subscribe(StudySet.self, id: set.id, ttl: .zero, priority: .high)
+    // The study example's stream `set` (examples/study/migrations/0018_set_stream.sql), by name:
+    // StudySet is generated into StudyModels, so this app does not make it a FerryStreamRoot
+    // (a conformance of another module's type to another module's protocol).
+    let opened = try await otherEngine.subscribe(stream: "set", id: set.id.rawValue, ttl: .zero, priority: .high)
     try check(try opened.state() == .queued, "a subscription waits for the next sync")
     var copy: [Term] = []
     for _ in 0..<60 {
