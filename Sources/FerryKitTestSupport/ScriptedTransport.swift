@@ -41,6 +41,9 @@ final class ScriptedTransport: Transport {
 
     static let refused = "400"
 
+    /// A cursor every stream answers 410 `cursor_expired` to (behind the server's purge horizon).
+    static let expired = "expired"
+
     /// Every read sent, in order (path and query).
     var reads: [String] { reading.withLock { $0.reads } }
 
@@ -85,6 +88,9 @@ final class ScriptedTransport: Transport {
             }, uniquingKeysWith: { $1 })
         if request.path.hasPrefix("/v1/changes"), let stream = query["stream"] {
             guard let pages = streams[stream] else { return json(200, #"{"changes":[],"cursor":"\#(stream)#0","has_more":false}"#) }
+            if query["since"] == expired {
+                return json(410, #"{"code":"cursor_expired","status":410,"title":"cursor_expired"}"#)
+            }
             if pages == [refused] {
                 return json(400, #"{"code":"invalid_query","status":400,"title":"invalid_query","detail":"no stream named \#(stream)"}"#)
             }

@@ -247,6 +247,21 @@ struct SubscriptionTests {
         #expect(try await f.engine.subscriptions() == [sub])
     }
 
+    @Test func aStreamWhoseCursorExpiredStartsAgainFromTheBeginning() async throws {
+        let f = try Self.fixture()
+        Self.serve(f, set: "s", terms: 2)
+        let sub = try await f.engine.subscribe(stream: "set", id: "s")
+        // Synced long ago: its cursor is now behind the server's purge horizon.
+        _ = try f.store.applyStreamPage([], stream: "set", id: "s", cursor: ScriptedTransport.expired, synced: true) { _ in nil }
+        #expect(try sub.state() == .synced)
+        try await f.engine.sync()
+        let reads = f.transport.reads.filter { $0.contains("stream=") }
+        #expect(reads.first == "/v1/changes?limit=500&stream=set:s&since=expired", "\(reads)")
+        #expect(reads.dropFirst().first == "/v1/changes?limit=500&stream=set:s", "from the beginning: \(reads)")
+        #expect(try f.store.rows("terms", where: "set_id", equals: .string("s")).count == 2)
+        #expect(try sub.state() == .synced)
+    }
+
     @Test func revokedEntriesInAStreamRemoveRowsAndARefusedStreamLeavesTheQueue() async throws {
         let f = try Self.fixture()
         f.transport.serve(
