@@ -140,6 +140,26 @@ struct SubscriptionTests {
         #expect(try f.store.rows("terms", where: "set_id", equals: .string("a")).count == 6)
     }
 
+    @Test func aStreamDroppedWhileItDownloadsStopsAtThePageInFlight() async throws {
+        let engine = Mutex<SyncEngine?>(nil)
+        let f = try Self.fixture(whileReading: { request in
+            // The app closes set a while its first page is on the way.
+            guard request.path == "/v1/changes?limit=500&stream=set:a", let engine = engine.withLock({ $0 }) else { return }
+            for sub in (try? await engine.subscriptions()) ?? [] { try? await engine.unsubscribe(sub) }
+        })
+        engine.withLock { $0 = f.engine }
+        Self.serve(f, set: "a", terms: 6)  // four pages
+        let a = try await f.engine.subscribe(stream: "set", id: "a", ttl: .days(1))
+        try await f.engine.sync()
+        #expect(f.streamReads == ["set:a"], "\(f.transport.reads)")
+        #expect(try a.state() == .unsubscribed(evictsAt: Self.t0 + 86_400))
+        // The page that arrived is applied and recorded as the stream's, for its eviction.
+        #expect(try f.store.row("study_sets", id: "a") != nil)
+        f.clock.advance(86_400)
+        try await f.engine.sync()
+        #expect(try f.store.row("study_sets", id: "a") == nil && a.state() == .none)
+    }
+
     @Test func aSubscriptionMadeOfflineIsKeptAndSyncsOnceOnline() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ferrykit-sub-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
