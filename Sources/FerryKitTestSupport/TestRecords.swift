@@ -16,6 +16,12 @@ struct TestSet: FerryRecord, Hashable {
     static let terms = hasMany(TestTerm.self, using: ForeignKey(["set_id"]))
 }
 
+/// The root of the stream `set` (a set and its terms), as an app declares it
+/// to subscribe by type: `engine.subscribe(TestSet.self, id:)`.
+extension TestSet: FerryStreamRoot {
+    static let stream = "set"
+}
+
 struct TestTerm: FerryRankedRecord, Hashable {
     static let resource = "terms"
     var id = FerryID<TestTerm>()

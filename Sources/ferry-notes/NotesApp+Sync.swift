@@ -73,6 +73,8 @@ extension NotesApp {
                 + (discardedEdits ? " (your edits to it were discarded)" : "")
         case .stalled(let resource, let id, let attempts, _):
             text = "stalled: \(name(resource, id)) sent \(attempts) times without an answer; still queued"
+        case .evicted(let stream, let id, let removed, let kept):
+            text = "unsubscribed \(stream) \(id.prefix(8)): \(removed) rows left the device" + (kept > 0 ? ", \(kept) kept for your edits" : "")
         }
         // 24-hour local time: a log's order must read at a glance.
         let now = Calendar.current.dateComponents([.hour, .minute, .second], from: Date())

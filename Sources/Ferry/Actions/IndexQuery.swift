@@ -11,9 +11,13 @@ package struct IndexQuery: Sendable {
     package var order: [(column: String, descending: Bool)] = []
     /// `?limit=`.
     package var limit: Int
+    /// `?public=false`: only the rows the caller reads privately (owner,
+    /// member), as the default changes feed holds them; FerryKit's initial
+    /// sync asks so, so that public rows reach a device only by subscription.
+    package var includePublic = true
 
     /// Names Ferry reads itself; every other name must be a column.
-    static let reserved: Set<String> = ["modified_since", "include_deleted", "order", "limit", "paging_token", "page"]
+    static let reserved: Set<String> = ["modified_since", "include_deleted", "order", "limit", "paging_token", "page", "public"]
 
     /// Parses `query`; throws 400 `invalid_query` naming the problem.
     package init(_ query: [(name: String, value: String)], resource: Resource, defaultLimit: Int, maxLimit: Int) throws {
@@ -26,6 +30,9 @@ package struct IndexQuery: Sendable {
             case "include_deleted":
                 guard value == "true" || value == "false" else { throw Self.invalid("include_deleted must be true or false") }
                 includeDeleted = value == "true"
+            case "public":
+                guard value == "true" || value == "false" else { throw Self.invalid("public must be true or false") }
+                includePublic = value == "true"
             case "limit":
                 guard let n = Int(value), n >= 1, n <= maxLimit else {
                     throw Self.invalid("limit must be an integer from 1 to \(maxLimit)")

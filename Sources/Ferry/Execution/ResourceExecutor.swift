@@ -14,9 +14,13 @@ struct ResourceExecutor: Sendable {
     /// `publicRows`: whether the catalog has public rows (``SchemaCatalog/hasPublicRows``).
     func run(_ plan: ResourcePlan, as caller: Caller, publicRows: Bool, for request: HTTPRequest) throws -> ResourceResult {
         switch plan {
-        case .read, .readMany, .index, .pagedIndex:
+        case .read, .readMany:
             // Reads see public rows (core 0025); writes never pass a policy through one.
             return try execute(plan, as: publicRows ? caller.readingPublic : caller, for: request)
+        case .index, .pagedIndex:
+            // An Index sees them too, unless `public=false` asks for the caller's own rows only.
+            let privateOnly = request.query.contains { $0.name == "public" && $0.value == "false" }
+            return try execute(plan, as: publicRows && !privateOnly ? caller.readingPublic : caller, for: request)
         case .refuse, .write, .update:
             return try execute(plan, as: caller, for: request)
         }

@@ -32,7 +32,7 @@ extension OpenAPIDocument {
                     "get",
                     Self.operation(
                         "index_\(name)", "List \(resource.name), filtered, ordered and paged", tag: tag,
-                        parameters: ["modified_since", "include_deleted"].map { Self.ref("parameters", $0) } + [
+                        parameters: ["modified_since", "include_deleted", "public"].map { Self.ref("parameters", $0) } + [
                             Self.query("order", Self.orderSchema(resource), "`column[.asc|.desc],...`; ties break on id.")
                         ] + ["limit", "paging", "IfNoneMatch"].map { Self.ref("parameters", $0) } + filters,
                         responses: commonProblems.filter { $0.0 != "503" } + [

@@ -214,6 +214,12 @@ extension OpenAPIDocument {
             ),
             ("include_deleted", param("include_deleted", "query", type("boolean"), "Adds tombstones.")),
             (
+                "public",
+                param(
+                    "public", "query", type("boolean"),
+                    "false: only rows the caller reads privately (owner, member), without public rows (core 0025).")
+            ),
+            (
                 "limit",
                 param(
                     "limit", "query",

@@ -17,6 +17,7 @@ extension FerryStore {
     ) throws -> [SyncEvent] {
         try ferryWrite { db in
             let events = try Self.applyRemote(db, changes, resolve: resolve)
+            try Self.markDefault(db, changes)
             if let cursor { try Self.saveState(db, "cursor", cursor) }
             return events
         }

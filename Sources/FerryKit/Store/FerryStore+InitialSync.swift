@@ -15,7 +15,8 @@ import GRDB
 /// set deleted with its terms, another device), and the feed from the cursor
 /// will not say so. Each Index page confirms the rows it brings; what is
 /// still unconfirmed when every step is done is gone from the server, and
-/// goes here too.
+/// goes here too. Rows a subscription brought are not the default stream's
+/// to confirm (the Index leaves public rows out): they stay the stream's.
 extension FerryStore {
     struct InitialSyncState: Equatable {
         var cursor: String?
@@ -46,7 +47,8 @@ extension FerryStore {
                         INSERT INTO ferry_unconfirmed (resource, id)
                         SELECT ?, id FROM \(LocalSchema.quote(resource.name))
                          WHERE id NOT IN (SELECT row_id FROM ferry_outbox WHERE resource = ? AND \(OutboxState.waiting()))
-                        """, arguments: [resource.name, resource.name])
+                           AND id NOT IN (SELECT id FROM ferry_subscription_row WHERE resource = ? AND stream <> '')
+                        """, arguments: [resource.name, resource.name, resource.name])
             }
         }
     }
@@ -59,6 +61,7 @@ extension FerryStore {
     ) throws -> [SyncEvent] {
         try ferryWrite { db in
             let events = try Self.applyRemote(db, rows, resolve: resolve)
+            try Self.markDefault(db, rows)
             try Self.confirm(db, rows)
             if let next {
                 try Self.saveState(db, "initial_step", step)

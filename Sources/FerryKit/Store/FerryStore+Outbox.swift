@@ -275,13 +275,17 @@ extension FerryStore {
         try ferryWrite { db in
             try db.execute(sql: "DELETE FROM ferry_state WHERE key = 'cursor'")
             try Self.clearInitialSync(db)
+            // The default stream starts again; the subscriptions' rows stay theirs
+            // (their own cursors are still valid and would not bring them again).
+            try db.execute(sql: "DELETE FROM ferry_subscription_row WHERE stream = ''")
             guard let schema = try Self.schema(db) else { return }
             for resource in schema.resources where try db.tableExists(resource.name) {
                 try db.execute(
                     sql: """
                         DELETE FROM \(LocalSchema.quote(resource.name)) WHERE id NOT IN
                           (SELECT row_id FROM ferry_outbox WHERE resource = ? AND \(OutboxState.waiting()))
-                        """, arguments: [resource.name])
+                          AND id NOT IN (SELECT id FROM ferry_subscription_row WHERE resource = ?)
+                        """, arguments: [resource.name, resource.name])
             }
             try db.execute(
                 sql:

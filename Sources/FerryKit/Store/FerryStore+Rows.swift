@@ -115,6 +115,7 @@ extension FerryStore {
     static func remove(_ db: Database, _ resource: String, id: String) throws {
         try db.execute(sql: "DELETE FROM \(LocalSchema.quote(resource)) WHERE id = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM ferry_base WHERE resource = ? AND id = ?", arguments: [resource, id])
+        try db.cachedStatement(sql: "DELETE FROM ferry_subscription_row WHERE resource = ? AND id = ?").execute(arguments: [resource, id])
         try clearConflict(db, resource, id: id)
     }
 }

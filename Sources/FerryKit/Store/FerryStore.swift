@@ -12,8 +12,10 @@ import GRDB
 /// does the rest.
 ///
 /// Tables: one per resource of `GET /v1`, plus `ferry_base` (each row's last
-/// server version, the merge's base), `ferry_outbox` (pending operations) and
-/// `ferry_state` (the feed cursor and the schema).
+/// server version, the merge's base), `ferry_outbox` (pending operations),
+/// `ferry_state` (the feed cursor and the schema), and `ferry_subscription`
+/// with `ferry_subscription_row` (streams subscribed to, their cursors, the
+/// rows each brought).
 public final class FerryStore: Sendable {
     /// The SQLite database. The app reads it with GRDB as it likes, and may
     /// write the synced tables with GRDB records or SQL too: each write is
@@ -53,6 +55,8 @@ public final class FerryStore: Sendable {
             // sending it again with the same Idempotency-Key is right either way.
             try db.execute(
                 sql: OutboxState.statement(.reopened, where: "true"), arguments: Self.outcomeArguments(.reopened, error: nil, nextAttempt: nil))
+            // A stream that was downloading waits its turn again.
+            try db.execute(sql: "UPDATE ferry_subscription SET status = 'queued' WHERE status = 'syncing'")
             // A file written before the triggers existed, or by an older FerryKit, gets today's.
             if let schema = try Self.schema(db) { try Self.installTriggers(db, schema) }
         }
@@ -103,6 +107,10 @@ public final class FerryStore: Sendable {
         // Only FerryKit writes the outbox; the synced tables' own triggers come with the schema.
         migrator.registerMigration("ferry 4") { db in
             for statement in LocalTriggers.outboxGuards { try db.execute(sql: statement) }
+        }
+        // Subscriptions to streams, and the rows each one brought (FerryStore+Subscriptions.swift).
+        migrator.registerMigration("ferry 5") { db in
+            try db.execute(sql: subscriptionTables)
         }
         return migrator
     }

@@ -22,7 +22,9 @@ public struct DownloadStep: Sendable, Hashable {
         DownloadStep(resource: resource, column: column, value: value)
     }
 
-    /// Path and query of the step's first Index page, in id order.
+    /// Path and query of the step's first Index page, in id order, without
+    /// public rows (`public=false`): those are the subscriptions', and an
+    /// initial sync fills the default stream only.
     ///
     /// Id order fills the local primary key's index at its end. In the
     /// Index's default order (rank, then id, for a ranked resource), each page
@@ -30,8 +32,11 @@ public struct DownloadStep: Sendable, Hashable {
     /// every page of both the id index and the (set, rank) index, and the
     /// bytes written per page grew with the store (bench/README.md, issue 35).
     func path(limit: Int) -> String {
-        "/v1/\(Self.encode(resource))?limit=\(limit)&order=id" + filter
+        "/v1/\(Self.encode(resource))?limit=\(limit)&order=id" + Self.privateOnly + filter
     }
+
+    /// Leaves out public rows (docs/API.md, Index).
+    static let privateOnly = "&public=false"
 
     /// The step's identity in the store's progress record.
     var key: String { resource + filter }

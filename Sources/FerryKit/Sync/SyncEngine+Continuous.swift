@@ -132,7 +132,13 @@ extension SyncEngine {
     func longPoll(_ wait: Int) async -> PollOutcome {
         let started = now()
         do {
-            let received = try await pull(wait: wait)
+            var received = try await pull(wait: wait)
+            // The long poll follows the default stream; subscriptions catch up
+            // after each answer (at most `wait` seconds late), new ones first.
+            let before = currentStatus.received
+            try await pullQueue()
+            try await pullSynced()
+            received += currentStatus.received - before
             succeeded()
             return .answered(empty: received == 0, elapsed: now().timeIntervalSince(started))
         } catch {

@@ -37,7 +37,7 @@ extension SyncEngine {
 
     /// Every page of one step, each applied with the step's progress in one transaction.
     func download(_ step: DownloadStep, resumingAt resume: String?) async throws {
-        let first = step.path(limit: pageSize)
+        var first = step.path(limit: pageSize)
         var path = resume ?? first
         var restarts = 0
         var received = 0
@@ -55,6 +55,12 @@ extension SyncEngine {
                 try store.restartStep()
                 path = first
                 received = 0
+                continue
+            case 400 where path.contains(DownloadStep.privateOnly) && response.object?["detail"]?.string?.contains("public") == true:
+                // A server older than public rows does not know `public=false`;
+                // it has no public rows either, so its plain Index is the same.
+                first = first.replacingOccurrences(of: DownloadStep.privateOnly, with: "")
+                path = path.replacingOccurrences(of: DownloadStep.privateOnly, with: "")
                 continue
             case 400, 403, 404:
                 // The server will not list this (a filter on a column it does not

@@ -129,7 +129,10 @@ public actor SyncEngine {
         statusSink.finish()
     }
 
-    /// One full round: the schema if the store has none, the upload, the download.
+    /// One full round: the schema if the store has none, the upload, the
+    /// download (subscriptions not yet synced, by priority; the default
+    /// stream; the subscriptions already synced), and, at its start and after
+    /// the upload, the eviction of unsubscribed streams whose TTL passed.
     /// Returns normally when both finished; throws the transport error or
     /// ``FerryKitError`` that stopped it, after recording it in ``currentStatus``.
     ///
@@ -148,11 +151,16 @@ public actor SyncEngine {
     func round() async throws {
         var round = SyncRound()
         do {
+            try evict()
             if try store.schema() == nil { try await refreshSchema() }
             try update { $0.phase = .uploading }
             try await push(&round)
+            try evict()
             try update { $0.phase = .downloading }
+            // New subscriptions first (the set just opened), then the default stream, then the rest.
+            try await pullQueue()
             try await pull()
+            try await pullSynced()
             succeeded()
             try update { $0.phase = .idle }
         } catch {

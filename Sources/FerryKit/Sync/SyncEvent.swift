@@ -23,6 +23,12 @@ public enum SyncEvent: Sendable, Equatable {
     /// They stay queued and keep being retried; `lastError` is the latest
     /// failure. Told once per row when it crosses the threshold.
     case stalled(resource: String, id: String, attempts: Int, lastError: String?)
+    /// An unsubscribed stream's TTL passed: `removed` rows that no other
+    /// subscription and not the default stream held left the store;
+    /// `keptForEdits` rows stay while they have edits waiting for upload, and
+    /// leave with a later sync once those are uploaded or refused (then this
+    /// event comes again with what left). `keptForEdits` 0: the subscription is gone.
+    case evicted(stream: String, id: String, removed: Int, keptForEdits: Int)
 }
 
 /// Where sync stands, for the app's status line.

@@ -36,6 +36,12 @@ import Testing
         #expect(try store.pendingCount() == 0)
         #expect(try store.fetch(Term.self, id: hola.id)?.revision == 1, "the server's row came back as the base")
 
+        let opened = try await engine.subscribe(stream: "set", id: set.id.rawValue, ttl: .days(7), priority: .high)
+        #expect(try opened.state() == .queued)
+        try await engine.sync()
+        #expect(try opened.state() == .synced)
+        #expect(try store.fetch(Term.self).map(\.word) == ["hola"], "the user's own set: nothing new, nothing twice")
+
         await engine.start()
         try store.update(hola) { $0.definition = "hello!" }
         try await waitUntilAsync("the edit uploaded by continuous mode", within: 60) { try store.pendingCount() == 0 }

@@ -66,7 +66,7 @@ extension SyncIntegrationTests {
         let hook = HookTransport(
             URLSessionTransport(baseURL: server.baseURL),
             when: { request in
-                request.path.hasPrefix("/v1/terms?limit=3&order=id&paging_token=") && request.path.hasSuffix("page=2")
+                request.path.hasPrefix("/v1/terms?limit=3&order=id&public=false&paging_token=") && request.path.hasSuffix("page=2")
             },
             hook: {
                 try a.store.update("terms", id: x.terms[0], ["word": .string("edited meanwhile")])
@@ -89,14 +89,14 @@ extension SyncIntegrationTests {
 
         let paths = c.transport.delivered.map(\.path).filter { $0 != "/v1" }
         #expect(paths.first == "/v1/changes?since=now")
-        #expect(paths.dropFirst().first == "/v1/study_sets?limit=3&order=id&id=\(open.set)", "the app's first step comes first")
-        let openTerms = paths.indices.filter { paths[$0].hasPrefix("/v1/terms?limit=3&order=id&set_id=\(open.set)") }
+        #expect(paths.dropFirst().first == "/v1/study_sets?limit=3&order=id&public=false&id=\(open.set)", "the app's first step comes first")
+        let openTerms = paths.indices.filter { paths[$0].hasPrefix("/v1/terms?limit=3&order=id&public=false&set_id=\(open.set)") }
         #expect(openTerms.count == 2, "5 terms in pages of 3")
         let allTerms = paths.indices.filter {
-            paths[$0] == "/v1/terms?limit=3&order=id" || paths[$0].hasPrefix("/v1/terms?limit=3&order=id&paging_token=")
+            paths[$0] == "/v1/terms?limit=3&order=id&public=false" || paths[$0].hasPrefix("/v1/terms?limit=3&order=id&public=false&paging_token=")
         }
         #expect(allTerms.count == 4, "12 terms in pages of 3, following paging.next")
-        let allSets = paths.indices.filter { paths[$0] == "/v1/study_sets?limit=3&order=id" }
+        let allSets = paths.indices.filter { paths[$0] == "/v1/study_sets?limit=3&order=id&public=false" }
         #expect(allSets.count == 1)
         if let lastOpen = openTerms.last, let firstAll = allTerms.first, let sets = allSets.first {
             #expect(lastOpen < sets && sets < firstAll, "the app's steps, then parents before children")
@@ -129,7 +129,9 @@ extension SyncIntegrationTests {
 
         do {
             let c = try Device(server: server, token: alice.token, path: file, pageSize: 3)
-            c.transport.inject(.dropResponse) { $0.path.hasPrefix("/v1/terms?limit=3&order=id&paging_token=") && $0.path.hasSuffix("page=3") }
+            c.transport.inject(.dropResponse) {
+                $0.path.hasPrefix("/v1/terms?limit=3&order=id&public=false&paging_token=") && $0.path.hasSuffix("page=3")
+            }
             // A loaded server may say 503 (Retry-After) first; the app would try again.
             await #expect(throws: TransportFailure.self) {
                 while true {
@@ -147,8 +149,8 @@ extension SyncIntegrationTests {
         }
         let paths = reopened.transport.delivered.map(\.path)
         #expect(!paths.contains("/v1/changes?since=now"), "the cursor taken before the first page is kept")
-        #expect(!paths.contains("/v1/terms?limit=3&order=id"), "terms resume at page 3, not page 1")
-        #expect(paths.contains { $0.hasPrefix("/v1/terms?limit=3&order=id&paging_token=") && $0.hasSuffix("page=3") })
+        #expect(!paths.contains("/v1/terms?limit=3&order=id&public=false"), "terms resume at page 3, not page 1")
+        #expect(paths.contains { $0.hasPrefix("/v1/terms?limit=3&order=id&public=false&paging_token=") && $0.hasSuffix("page=3") })
         #expect(try Self.count(reopened.store, "terms") == 10)
         #expect(Set(try reopened.store.rows("terms").compactMap { $0["id"]?.string }) == Set(made.terms))
         #expect(try reopened.store.initialSyncState() == .init())
@@ -163,7 +165,9 @@ extension SyncIntegrationTests {
         let expired = TransportResponse(
             status: 410, headers: ["Content-Type": "application/problem+json"],
             body: Data(#"{"code":"paging_token_expired","status":410}"#.utf8))
-        c.transport.inject(.answer(expired)) { $0.path.hasPrefix("/v1/terms?limit=3&order=id&paging_token=") && $0.path.hasSuffix("page=2") }
+        c.transport.inject(.answer(expired)) {
+            $0.path.hasPrefix("/v1/terms?limit=3&order=id&public=false&paging_token=") && $0.path.hasSuffix("page=2")
+        }
         var statuses: [SyncStatus] = []
         let watcher = Task { [status = c.engine.status] in
             var seen: [SyncStatus] = []
@@ -176,7 +180,7 @@ extension SyncIntegrationTests {
         try await c.engine.sync()
         statuses = await watcher.value
         let paths = c.transport.delivered.map(\.path)
-        #expect(paths.filter { $0 == "/v1/terms?limit=3&order=id" }.count == 2, "page 1 again, for a new snapshot")
+        #expect(paths.filter { $0 == "/v1/terms?limit=3&order=id&public=false" }.count == 2, "page 1 again, for a new snapshot")
         #expect(try Self.count(c.store, "terms") == 8)
         let progress = statuses.compactMap(\.initialSync).filter { $0.step == .resource("terms") }
         #expect(progress.last?.received == 8 && progress.last?.total == 8, "\(progress)")

@@ -8,8 +8,9 @@ struct DownloadStepTests {
     /// each page's transaction rewrote most of the store's index pages: an
     /// initial sync's cost grew with the store (issue 35, bench/README.md).
     @Test func pagesAreAskedForInIdOrder() {
-        #expect(DownloadStep.resource("terms").path(limit: 1_000) == "/v1/terms?limit=1000&order=id")
-        #expect(DownloadStep.rows(of: "terms", where: "set_id", equals: "a b").path(limit: 3) == "/v1/terms?limit=3&order=id&set_id=a%20b")
+        #expect(DownloadStep.resource("terms").path(limit: 1_000) == "/v1/terms?limit=1000&order=id&public=false")
+        #expect(
+            DownloadStep.rows(of: "terms", where: "set_id", equals: "a b").path(limit: 3) == "/v1/terms?limit=3&order=id&public=false&set_id=a%20b")
     }
 
     /// The step's key (stored with an initial sync's progress) does not carry

@@ -1,7 +1,8 @@
 // A small app on FerryKit, built from outside Ferry's repository with only
 // FerryKit's public API and the study example's generated models: it signs
 // in, syncs, writes with records and with GRDB, observes, syncs again, and
-// checks that a second device of the same user ends with the same rows.
+// checks that a second device of the same user ends with the same rows, the
+// set subscribed to first (the study example's stream `set`).
 //
 //   FERRY_SERVER=http://127.0.0.1:8080 FERRY_USER=demo FERRY_PASSWORD=demo-password swift run
 import FerryKit
@@ -63,8 +64,14 @@ do {
     try check(try store.pendingCount() == 0, "the outbox is empty after the sync")
     try check(try store.state(of: set) == .synced, "the set is synced")
 
-    // A second device of the same user fills from the server.
+    // A second device of the same user fills from the server, the set it
+    // opened first: a subscription heads the download queue.
     let (other, otherEngine) = try await device("tablet", in: directory)
+    // The study example's stream `set` (examples/study/migrations/0018_set_stream.sql), by name:
+    // StudySet is generated into StudyModels, so this app does not make it a FerryStreamRoot
+    // (a conformance of another module's type to another module's protocol).
+    let opened = try await otherEngine.subscribe(stream: "set", id: set.id.rawValue, ttl: .zero, priority: .high)
+    try check(try opened.state() == .queued, "a subscription waits for the next sync")
     var copy: [Term] = []
     for _ in 0..<60 {
         try await otherEngine.sync()
@@ -76,7 +83,17 @@ do {
         copy.map(\.word) == ["adios", "hola"] && copy.last?.definition == "hello, hi",
         "the second device holds \(copy.map { "\($0.word ?? "") = \($0.definition ?? "")" })")
     try check(try other.fetch(StudySet.self, id: set.id)?.description == "greetings", "the GRDB write reached the second device")
-    print("swift-app: ok: a set and 2 terms written offline (records, a move, a GRDB update) synced to a second device in order")
+    try check(try opened.state() == .synced, "the subscription is synced, not \(try opened.state())")
+
+    // Unsubscribed (TTL zero): its rows leave with the next sync, except those
+    // the default stream holds too, which here is all of them (the user's own set).
+    try await otherEngine.unsubscribe(opened)
+    try await otherEngine.sync()
+    try check(try opened.state() == .none, "the subscription is gone")
+    try check(try other.fetch(Term.self, where: Term.Columns.setID == set.id).count == 2, "the default stream's rows stay")
+    print(
+        "swift-app: ok: a set and 2 terms written offline (records, a move, a GRDB update) synced to a second device in order,"
+            + " subscribed to first and unsubscribed")
 } catch {
     FileHandle.standardError.write(Data("swift-app: failed: \(error)\n".utf8))
     exit(1)

@@ -1,0 +1,248 @@
+import Foundation
+import GRDB
+
+/// Subscriptions in the store: `ferry_subscription` (one row each: its
+/// priority, TTL, place in the queue, status and cursor) and
+/// `ferry_subscription_row` (which rows each one brought, and, under the
+/// stream name `''`, which of those rows the default stream holds too), so
+/// that an evicted stream removes exactly the rows nothing else covers.
+///
+/// A stream page, its rows' sources and its cursor are written in one
+/// transaction, as a page of the default feed is with its cursor.
+extension FerryStore {
+    /// A subscription as the queue sees it.
+    struct SubscriptionRecord: Equatable {
+        var stream: String
+        var id: String
+        var priority: SubscriptionPriority
+        var cursor: String?
+        var status: String
+    }
+
+    /// The stream name under which `ferry_subscription_row` marks rows the default stream holds.
+    static let defaultSource = ""
+
+    /// Subscribes (or subscribes again): active, at the head of its priority.
+    /// A subscription that was not synced and active (new, unsubscribed,
+    /// refused) is queued; its cursor, if it has one, is kept, so a warm cache
+    /// only catches up.
+    func subscribe(stream: String, id: String, ttl: SubscriptionTTL, priority: SubscriptionPriority) throws {
+        try ferryWrite { db in
+            let opened = (try Int.fetchOne(db, sql: "SELECT max(opened) FROM ferry_subscription") ?? 0) + 1
+            try db.execute(
+                sql: """
+                    INSERT INTO ferry_subscription (stream, key, priority, ttl, opened, status, unsubscribed_at)
+                    VALUES (?, ?, ?, ?, ?, 'queued', NULL)
+                    ON CONFLICT (stream, key) DO UPDATE SET
+                      priority = excluded.priority, ttl = excluded.ttl, opened = excluded.opened, problem = NULL,
+                      status = CASE WHEN ferry_subscription.status = 'synced' AND ferry_subscription.unsubscribed_at IS NULL
+                                    THEN 'synced' ELSE 'queued' END,
+                      unsubscribed_at = NULL
+                    """, arguments: [stream, id, priority.rawValue, ttl.seconds, opened])
+        }
+    }
+
+    /// Unsubscribes: out of the queue at once, its rows kept until `at` plus its TTL.
+    func unsubscribe(stream: String, id: String, at now: Date) throws {
+        try ferryWrite { db in
+            try db.execute(
+                sql: """
+                    UPDATE ferry_subscription SET unsubscribed_at = ?,
+                      status = CASE status WHEN 'syncing' THEN 'queued' ELSE status END
+                    WHERE stream = ? AND key = ? AND unsubscribed_at IS NULL
+                    """, arguments: [now.timeIntervalSince1970, stream, id])
+        }
+    }
+
+    /// Every subscription the store holds, unsubscribed ones in their TTL included.
+    func subscriptionKeys() throws -> [(stream: String, id: String)] {
+        try database.read { db in
+            try GRDB.Row.fetchAll(db, sql: "SELECT stream, key FROM ferry_subscription ORDER BY opened DESC").map { ($0["stream"], $0["key"]) }
+        }
+    }
+
+    /// The download queue, head first: active subscriptions that have not
+    /// synced yet, by priority, the most recently opened first.
+    func subscriptionQueue() throws -> [SubscriptionRecord] {
+        try database.read { db in
+            try Self.records(db, where: "unsubscribed_at IS NULL AND status IN ('queued', 'syncing')")
+        }
+    }
+
+    /// Active subscriptions that have synced once: followed after the default stream.
+    func syncedSubscriptions() throws -> [SubscriptionRecord] {
+        try database.read { db in try Self.records(db, where: "unsubscribed_at IS NULL AND status = 'synced'") }
+    }
+
+    /// Whether `stream`/`id` is still an active subscription (not dropped meanwhile).
+    func isActive(stream: String, id: String) throws -> Bool {
+        try database.read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription WHERE stream = ? AND key = ? AND unsubscribed_at IS NULL)",
+                arguments: [stream, id]) ?? false
+        }
+    }
+
+    static func records(_ db: Database, where condition: String) throws -> [SubscriptionRecord] {
+        try GRDB.Row.fetchAll(
+            db, sql: "SELECT stream, key, priority, cursor, status FROM ferry_subscription WHERE \(condition) ORDER BY priority DESC, opened DESC"
+        ).map {
+            SubscriptionRecord(
+                stream: $0["stream"], id: $0["key"], priority: SubscriptionPriority(rawValue: $0["priority"]) ?? .normal,
+                cursor: $0["cursor"], status: $0["status"])
+        }
+    }
+
+    /// Sets a subscription's status (queued, syncing, synced), unless it was dropped meanwhile.
+    func setSubscriptionStatus(stream: String, id: String, _ status: String, problem: String? = nil) throws {
+        try ferryWrite { db in
+            try db.execute(
+                sql: "UPDATE ferry_subscription SET status = ?, problem = ? WHERE stream = ? AND key = ? AND unsubscribed_at IS NULL",
+                arguments: [status, problem, stream, id])
+        }
+    }
+
+    /// The stream's cursor expired on the server: it starts again from the beginning.
+    func restartSubscription(stream: String, id: String) throws {
+        try ferryWrite { db in
+            try db.execute(sql: "UPDATE ferry_subscription SET cursor = NULL WHERE stream = ? AND key = ?", arguments: [stream, id])
+        }
+    }
+
+    /// Applies one page of a stream with its cursor, in one transaction; the
+    /// rows it brought are recorded as the subscription's, and `synced`
+    /// (the stream's end reached) marks it synced. A page for a subscription
+    /// dropped meanwhile still applies (its rows are current), and stays
+    /// recorded for its eviction.
+    func applyStreamPage(
+        _ changes: [(resource: String, data: RowData)], stream: String, id: String, cursor: String, synced: Bool,
+        resolve: @Sendable (String) -> ThreeWayMerge.Resolver?
+    ) throws -> [SyncEvent] {
+        try ferryWrite { db in
+            // Rows the store held from the default stream (no source recorded:
+            // brought before any subscription, or created here) stay the default's.
+            let mark = try db.cachedStatement(
+                sql: """
+                    INSERT OR IGNORE INTO ferry_subscription_row (stream, key, resource, id) SELECT ?, '', ?, ?
+                    WHERE NOT EXISTS (SELECT 1 FROM ferry_subscription_row WHERE resource = ? AND id = ?)
+                    """)
+            for change in changes where try db.tableExists(change.resource) {
+                guard let rowID = Self.rowID(change.data), try Self.row(db, change.resource, id: rowID) != nil else { continue }
+                try mark.execute(arguments: [Self.defaultSource, change.resource, rowID, change.resource, rowID])
+            }
+            let events = try Self.applyRemote(db, changes, resolve: resolve)
+            let record = try db.cachedStatement(sql: "INSERT OR IGNORE INTO ferry_subscription_row (stream, key, resource, id) VALUES (?, ?, ?, ?)")
+            for change in changes {
+                // A revoked or deleted row was removed with its sources.
+                guard let rowID = Self.rowID(change.data), try db.tableExists(change.resource),
+                    try Self.row(db, change.resource, id: rowID) != nil
+                else { continue }
+                try record.execute(arguments: [stream, id, change.resource, rowID])
+            }
+            try db.execute(
+                sql: """
+                    UPDATE ferry_subscription SET cursor = ?,
+                      status = CASE WHEN ? AND unsubscribed_at IS NULL THEN 'synced' ELSE status END
+                    WHERE stream = ? AND key = ?
+                    """, arguments: [cursor, synced, stream, id])
+            return events
+        }
+    }
+
+    static func rowID(_ data: RowData) -> String? { data["id"]?.string ?? data["id"]?.int.map(String.init) }
+
+    /// A page of the default stream (feed or initial sync) holds these rows:
+    /// those a subscription brought too are marked the default's, so that
+    /// its eviction keeps them. One look when no subscription brought anything.
+    static func markDefault(_ db: Database, _ changes: [(resource: String, data: RowData)]) throws {
+        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription_row)")) == true else { return }
+        let mark = try db.cachedStatement(
+            sql: """
+                INSERT OR IGNORE INTO ferry_subscription_row (stream, key, resource, id) SELECT '', '', ?, ?
+                WHERE EXISTS (SELECT 1 FROM ferry_subscription_row WHERE resource = ? AND id = ?)
+                """)
+        for change in changes {
+            guard let id = rowID(change.data), change.data["revoked"]?.bool != true, change.data["is_deleted"]?.bool != true else { continue }
+            try mark.execute(arguments: [change.resource, id, change.resource, id])
+        }
+    }
+
+    /// Unsubscribed streams whose TTL has passed leave: each row of theirs
+    /// that no other subscription (in its TTL or active) and not the default
+    /// stream holds is removed, unless it has edits waiting for upload; those
+    /// stay, recorded, and leave with a later eviction, once their edits are
+    /// uploaded or refused. One ``SyncEvent/evicted(stream:id:removed:keptForEdits:)``
+    /// per stream that removed rows or ended.
+    func evictExpired(now: Date) throws -> [SyncEvent] {
+        try ferryWrite { db in
+            let due = try GRDB.Row.fetchAll(
+                db, sql: "SELECT stream, key FROM ferry_subscription WHERE unsubscribed_at IS NOT NULL AND unsubscribed_at + ttl <= ?",
+                arguments: [now.timeIntervalSince1970])
+            var events: [SyncEvent] = []
+            for subscription in due {
+                let (stream, id): (String, String) = (subscription["stream"], subscription["key"])
+                var (removed, kept) = (0, 0)
+                let rows = try GRDB.Row.fetchAll(
+                    db, sql: "SELECT resource, id FROM ferry_subscription_row WHERE stream = ? AND key = ?", arguments: [stream, id])
+                for row in rows {
+                    let (resource, rowID): (String, String) = (row["resource"], row["id"])
+                    let others =
+                        try Bool.fetchOne(
+                            db,
+                            sql: """
+                                SELECT EXISTS (SELECT 1 FROM ferry_subscription_row
+                                                WHERE resource = ? AND id = ? AND NOT (stream = ? AND key = ?))
+                                """,
+                            arguments: [resource, rowID, stream, id]) ?? false
+                    let held = try db.tableExists(resource) && (try Self.row(db, resource, id: rowID)) != nil
+                    let pending = try held && Self.hasPending(db, resource, id: rowID)
+                    if !others && pending {
+                        kept += 1
+                        continue
+                    }
+                    try db.execute(
+                        sql: "DELETE FROM ferry_subscription_row WHERE stream = ? AND key = ? AND resource = ? AND id = ?",
+                        arguments: [stream, id, resource, rowID])
+                    if !others && held {
+                        try Self.remove(db, resource, id: rowID)
+                        removed += 1
+                    }
+                }
+                if kept == 0 {
+                    try db.execute(sql: "DELETE FROM ferry_subscription WHERE stream = ? AND key = ?", arguments: [stream, id])
+                }
+                if removed > 0 || kept == 0 { events.append(.evicted(stream: stream, id: id, removed: removed, keptForEdits: kept)) }
+            }
+            return events
+        }
+    }
+
+    /// The state ``StreamSubscription/state()`` reports.
+    static func subscriptionState(_ db: Database, stream: String, id: String) throws -> SubscriptionState {
+        guard
+            let row = try GRDB.Row.fetchOne(
+                db, sql: "SELECT status, problem, ttl, unsubscribed_at FROM ferry_subscription WHERE stream = ? AND key = ?",
+                arguments: [stream, id])
+        else { return .none }
+        if let at: Double = row["unsubscribed_at"] {
+            let ttl: Double = row["ttl"]
+            return .unsubscribed(evictsAt: Date(timeIntervalSince1970: at + ttl))
+        }
+        switch row["status"] as String {
+        case "syncing": return .syncing
+        case "synced": return .synced
+        case "refused": return .refused(row["problem"] ?? "refused")
+        default: return .queued
+        }
+    }
+
+    /// The tables, in the store's migrator ("ferry 5").
+    static let subscriptionTables = """
+        CREATE TABLE ferry_subscription (stream TEXT NOT NULL, key TEXT NOT NULL, priority INTEGER NOT NULL, ttl REAL NOT NULL,
+                                         opened INTEGER NOT NULL, status TEXT NOT NULL, problem TEXT, cursor TEXT,
+                                         unsubscribed_at REAL, PRIMARY KEY (stream, key));
+        CREATE TABLE ferry_subscription_row (stream TEXT NOT NULL, key TEXT NOT NULL, resource TEXT NOT NULL, id TEXT NOT NULL,
+                                             PRIMARY KEY (resource, id, stream, key));
+        CREATE INDEX ferry_subscription_row_stream ON ferry_subscription_row (stream, key);
+        """
+}

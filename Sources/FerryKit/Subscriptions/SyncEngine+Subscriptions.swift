@@ -1,0 +1,153 @@
+import Foundation
+
+/// Subscriptions to server streams (docs/API.md "Subscriptions"): the app
+/// subscribes to what a screen needs (a public set, a starred board); each
+/// sync downloads the queue of new subscriptions first, by priority and the
+/// most recently opened first (Trello's queue: the set just opened before
+/// everything else), then the default stream, then the subscriptions that
+/// already synced.
+extension SyncEngine {
+    /// Subscribes this device to stream `stream` of root row `id`
+    /// (`GET /v1/changes?stream=<stream>:<id>`). Kept in the store at once, so
+    /// it works offline and survives restarts: its rows download with the next
+    /// sync that reaches the server (in continuous mode, one starts now).
+    /// Subscribing again to a subscription (or one unsubscribed within its TTL)
+    /// moves it to the head of its priority and resumes it from its cursor.
+    ///
+    /// - Parameters:
+    ///   - ttl: how long its rows stay after ``unsubscribe(_:)``, as a warm cache.
+    ///   - priority: its place in the download queue.
+    @discardableResult
+    public func subscribe(stream: String, id: String, ttl: SubscriptionTTL = .days(1), priority: SubscriptionPriority = .normal)
+        throws -> StreamSubscription
+    {
+        try store.subscribe(stream: stream, id: id, ttl: ttl, priority: priority)
+        // A subscription preempts the stream downloading now (if lower in the queue) at its next page.
+        signal.post(.sync)
+        return StreamSubscription(stream: stream, id: id, store: store)
+    }
+
+    /// ``subscribe(stream:id:ttl:priority:)`` for a record type that is a stream's
+    /// root: `engine.subscribe(StudySet.self, id: set.id, ttl: .days(7), priority: .high)`.
+    @discardableResult
+    public func subscribe<Root: FerryStreamRoot>(
+        _ type: Root.Type, id: Root.ID, ttl: SubscriptionTTL = .days(1), priority: SubscriptionPriority = .normal
+    ) throws -> StreamSubscription {
+        try subscribe(stream: Root.stream, id: id.rowID, ttl: ttl, priority: priority)
+    }
+
+    /// Unsubscribes: it leaves the download queue at once (a subscription not
+    /// yet synced is never downloaded), and its rows leave the store with the
+    /// first sync after its TTL, except rows another subscription or the
+    /// default stream holds, and rows with edits not yet uploaded
+    /// (``SyncEvent/evicted(stream:id:removed:keptForEdits:)``).
+    public func unsubscribe(_ subscription: StreamSubscription) throws {
+        try store.unsubscribe(stream: subscription.stream, id: subscription.id, at: now())
+    }
+
+    /// Every subscription in the store, unsubscribed ones within their TTL included, the latest first.
+    public func subscriptions() throws -> [StreamSubscription] {
+        try store.subscriptionKeys().map { StreamSubscription(stream: $0.stream, id: $0.id, store: store) }
+    }
+
+    /// Rows of unsubscribed streams whose TTL passed leave; run at each round's
+    /// start (needing no network) and after its upload (edits uploaded free their rows).
+    func evict() throws {
+        emit(try store.evictExpired(now: now()))
+    }
+
+    /// The download queue: while a subscription waits that has not synced,
+    /// the head goes (by priority, then the most recently opened). A stream
+    /// that a new head overtakes stops after its current page and waits again.
+    func pullQueue() async throws {
+        var refused = Set<String>()
+        while let head = try store.subscriptionQueue().first(where: { !refused.contains($0.stream + ":" + $0.id) }) {
+            if try await pullStream(head, preemptible: true) == .refused { refused.insert(head.stream + ":" + head.id) }
+        }
+    }
+
+    /// The subscriptions that already synced: their new changes (a cheap 304 check first).
+    func pullSynced() async throws {
+        for subscription in try store.syncedSubscriptions() {
+            try await pullStream(subscription, preemptible: false)
+            // A subscription made meanwhile goes before the rest.
+            try await pullQueue()
+        }
+    }
+
+    enum StreamOutcome { case done, overtaken, dropped, refused }
+
+    /// One subscription's stream from its cursor to its end, each page applied
+    /// with its cursor and its rows' sources in one transaction.
+    @discardableResult
+    func pullStream(_ subscription: FerryStore.SubscriptionRecord, preemptible: Bool) async throws -> StreamOutcome {
+        let (stream, id) = (subscription.stream, subscription.id)
+        var cursor = subscription.cursor
+        var check = cursor != nil
+        var restarted = false
+        if subscription.status != "synced" { try store.setSubscriptionStatus(stream: stream, id: id, "syncing") }
+        do {
+            while true {
+                var path = "/v1/changes?limit=500&stream=" + Self.encode(stream) + ":" + Self.encode(id)
+                if let cursor { path += "&since=" + cursor }
+                var request = TransportRequest(method: "GET", path: path)
+                if check, let cursor { request.headers["If-None-Match"] = "\"\(cursor)\"" }
+                check = false
+                let response = try await send(request)
+                switch response.status {
+                case 304:
+                    return .done
+                case 410 where !restarted:
+                    // Its cursor is behind the server's purge horizon: from the beginning again.
+                    restarted = true
+                    try store.restartSubscription(stream: stream, id: id)
+                    cursor = nil
+                    continue
+                case 400:
+                    let detail = response.object?["detail"]?.string ?? "the server refused the stream (400)"
+                    try store.setSubscriptionStatus(stream: stream, id: id, "refused", problem: detail)
+                    return .refused
+                case 200:
+                    break
+                default:
+                    throw refusal(response, "GET /v1/changes?stream=")
+                }
+                guard let body = response.object, let next = body["cursor"]?.string, case .array(let entries)? = body["changes"] else {
+                    throw FerryKitError.malformedAnswer("a stream page without changes and cursor")
+                }
+                let changes: [(resource: String, data: RowData)] = entries.compactMap { entry in
+                    guard let resource = entry.object?["resource"]?.string, let data = entry.object?["data"]?.object else { return nil }
+                    return (resource, data)
+                }
+                let more = body["has_more"]?.bool == true
+                let resolvers = self.resolvers
+                let events: [SyncEvent]
+                do {
+                    events = try store.applyStreamPage(changes, stream: stream, id: id, cursor: next, synced: !more) { resolvers[$0] }
+                } catch FerryKitError.unknownResource {
+                    try await refreshSchema()
+                    events = try store.applyStreamPage(changes, stream: stream, id: id, cursor: next, synced: !more) { resolvers[$0] }
+                }
+                emit(events)
+                try update { $0.received += changes.count }
+                cursor = next
+                if !more { return .done }
+                // Dropped before it synced: it leaves the queue now.
+                if try !store.isActive(stream: stream, id: id) { return .dropped }
+                if preemptible, let head = try store.subscriptionQueue().first, head.stream != stream || head.id != id {
+                    try store.setSubscriptionStatus(stream: stream, id: id, "queued")
+                    return .overtaken
+                }
+            }
+        } catch {
+            if subscription.status != "synced" { try? store.setSubscriptionStatus(stream: stream, id: id, "queued") }
+            throw error
+        }
+    }
+
+    static func encode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

@@ -1,0 +1,11 @@
+-- 0018_set_stream.sql: a stream a device can subscribe to, one study set and
+-- everything that hangs from it (its terms, its collaborator rows), by set id:
+-- GET /v1/changes?stream=set:<id> (docs/API.md "Subscriptions"), FerryKit's
+-- engine.subscribe(StudySet.self, id:) (docs/FERRYKIT.md "Subscriptions").
+--
+-- It widens nothing: a stream serves only rows the caller may read already,
+-- and every set of this app is private to its creator and collaborators, so
+-- what a subscriber gets is also in their default stream. An app with public
+-- sets (ferry.sync_public) is where a stream brings rows the default stream
+-- does not.
+SELECT ferry.sync_stream('set', scope => 'app.study_sets');
