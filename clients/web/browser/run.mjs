@@ -33,6 +33,16 @@ async function until(page, probe, rounds = 30) {
   throw new Error(`never: ${probe}; last events: ${events}`);
 }
 
+/** Waits, without syncing, until `probe` (an expression in `page`) is truthy. */
+async function waitFor(page, probe, what = probe) {
+  for (let i = 0; i < 1200; i++) {
+    const v = await page.eval(probe);
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`never: ${what}`);
+}
+
 const url = `${origin}/?token=${encodeURIComponent(token)}`;
 const a = await browser.page(url), b = await browser.page(url);
 await a.eval("device('a')");
@@ -203,6 +213,39 @@ await test("multi-tab: another tab of the device hears the store change when the
   assert.ok(await tab.eval("window.heard.includes('notes')"), "the change was broadcast");
   assert.equal((await tab.eval(`dev.store.get("notes", ${JSON.stringify(id)})`)).body, "for every tab");
   await tab.close();
+});
+
+await test("continuous mode is live through server-sent events: changes arrive with no poll, and after a cut stream", async () => {
+  const live = await browser.page(url);
+  await live.eval("device('live')");
+  await live.eval("dev.engine.sync()");
+  const opened = faults.streams;
+  await live.eval("dev.engine.start(); true");
+  for (let i = 0; i < 400 && faults.open === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.streams > opened && faults.open > 0, "an event stream is open");
+  faults.urls.length = 0;
+  const note = async (body) => {
+    const [id] = await b.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: ${JSON.stringify(body)}}}])`);
+    await until(b, "dev.store.operations().then((o) => o.length === 0)");
+    return JSON.stringify(id);
+  };
+  const first = await note("pushed");
+  await waitFor(live, `dev.store.get("notes", ${first})`, "the pushed note arrives");
+  assert.ok(!faults.urls.some((u) => u.includes("wait=")), `no long poll: ${faults.urls.join(" ")}`);
+  // The stream is cut (a network change): the engine reconnects from its cursor.
+  const before = faults.streams;
+  faults.cutStreams();
+  const second = await note("after the cut");
+  await waitFor(live, `dev.store.get("notes", ${second})`, "the note written after the cut arrives");
+  assert.ok(faults.streams > before, "reconnected");
+  // A local write closes the stream, is uploaded at once, and the stream opens again.
+  const [mine] = await live.eval(`dev.engine.write([{resource: "notes", kind: "create", fields: {body: "from the live tab"}}])`);
+  await waitFor(live, "dev.store.operations().then((o) => o.length === 0)", "the live tab's write uploads");
+  await until(b, `dev.store.get("notes", ${JSON.stringify(mine)})`);
+  await live.eval("dev.engine.stop(); true");
+  for (let i = 0; i < 400 && faults.open > 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(faults.open, 0, "stop() closes the stream");
+  await live.close();
 });
 
 await test("the token provider: a refused token is renewed once; refused again, sync pauses", async () => {

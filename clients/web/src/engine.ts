@@ -7,6 +7,7 @@ import { decide, needs, Resolver, Conflict } from "./merge.js";
 import { plan, UploadRequest, SchemaResource, rowKeyOf, writeGroups, digest } from "./planner.js";
 import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
+import { EventStreamParser } from "./eventstream.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -31,6 +32,15 @@ export interface EngineOptions {
   pageSize?: number;
   /** A new store fills itself from Index pages (the default), not from the feed's beginning. */
   initialSyncByIndex?: boolean;
+  /**
+   * How continuous mode hears of new changes: "sse" (the default) holds one
+   * `text/event-stream` answer of `GET /v1/changes` open and applies each page it
+   * pushes; "poll" long-polls (`wait=20`). A server or proxy that answers the stream
+   * with anything else than an event stream makes the engine long-poll from then on.
+   */
+  live?: "sse" | "poll";
+  /** Most operations of one action on one resource sent as one bulk call (1: one request each). */
+  maxBulk?: number;
   fetch?: typeof fetch;
 }
 
@@ -73,14 +83,13 @@ export class SyncEngine {
     if (broadcast) this.channel?.postMessage(e);
   }
 
-  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
     const f = this.options.fetch ?? fetch;
     let refreshed = false;
     for (;;) {
       this.token ??= await this.options.token(false);
       const h: Record<string, string> = { ...headers, Authorization: `Bearer ${this.token}` };
       if (body !== undefined) h["Content-Type"] = "application/json";
-      const signal = method === "GET" && path.includes("wait=") ? this.poll?.signal : undefined;
       const res = await f(this.options.baseURL + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), signal });
       if (res.status !== 401) return res;
       const step = this.retry.step({ status: 401 }, 0, refreshed);
@@ -489,7 +498,7 @@ export class SyncEngine {
   }
 
   /** Follows the changes feed from the saved cursor until it has no more; `wait` > 0 long-polls. */
-  async download(wait: number): Promise<void> {
+  async download(wait: number, signal?: AbortSignal): Promise<void> {
     for (;;) {
       if ((await this.store.state<string | null>("cursor")) == null && this.options.initialSyncByIndex !== false) {
         await this.initialSync();
@@ -498,7 +507,7 @@ export class SyncEngine {
       const query = new URLSearchParams({ limit: String(this.options.limit ?? 500) });
       if (cursor) query.set("since", cursor);
       if (wait > 0) query.set("wait", String(wait));
-      const res = await this.send("GET", `/v1/changes?${query}`);
+      const res = await this.send("GET", `/v1/changes?${query}`, undefined, {}, wait > 0 ? signal : undefined);
       if (res.status === 410) {
         await this.store.setState("cursor", null);
         continue;
@@ -508,6 +517,60 @@ export class SyncEngine {
       await this.applyPage(page.changes, page.cursor);
       if (!page.has_more) return;
       wait = 0;
+    }
+  }
+
+  /** False once the server (or a proxy) answered the event stream with something else: long poll. */
+  private useStream = true;
+
+  /**
+   * Continuous mode's live feed: `GET /v1/changes` with `Accept: text/event-stream`,
+   * read through `fetch` (an `EventSource` cannot send the `Authorization` header a
+   * Ferry token or a JWT needs; the wire format is the same). The server sends the page
+   * there is now, then one `changes` event per page as commits enter the feed; each is
+   * applied with its cursor as a polled page is. Resolves when the server ends the stream
+   * (`live.max_stream_seconds`, shutdown): the caller reconnects from the saved cursor,
+   * which is the last event's id.
+   */
+  private async stream(signal: AbortSignal): Promise<void> {
+    if (this.options.live === "poll") this.useStream = false;
+    if (!this.useStream) return this.download(20, signal);
+    const cursor = await this.store.state<string>("cursor");
+    if (cursor == null) return this.download(0);
+    const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), since: cursor });
+    const res = await this.send("GET", `/v1/changes?${query}`, undefined, { Accept: "text/event-stream" }, signal);
+    if (res.status === 410) {
+      await this.store.setState("cursor", null);
+      return;
+    }
+    if (res.status === 429 || res.status === 503) {
+      this.nextDelay = retryAfterSeconds(res.headers.get("Retry-After"), Date.now()) ?? 1;
+      return;
+    }
+    if (!res.ok) throw new Error(`GET /v1/changes (event stream): ${res.status}`);
+    if (!(res.headers.get("Content-Type") ?? "").startsWith("text/event-stream") || !res.body) {
+      // Answered as a poll (a proxy that strips the Accept header): apply it, long-poll from now on.
+      this.useStream = false;
+      const page = await res.json();
+      await this.applyPage(page.changes, page.cursor);
+      return;
+    }
+    const parser = new EventStreamParser();
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      for (const event of parser.push(value, done)) {
+        if (event.type === "changes") {
+          const page = JSON.parse(event.data);
+          await this.applyPage(page.changes, page.cursor);
+          this.failures = 0;
+        } else if (event.type === "problem") {
+          const problem = JSON.parse(event.data);
+          if (problem?.status === 410) { await this.store.setState("cursor", null); return; }
+          throw new Error(`the event stream ended with ${problem?.status} ${problem?.code}`);
+        }
+      }
+      if (done) return;
     }
   }
 
@@ -581,7 +644,8 @@ export class SyncEngine {
           if (!this.running) break;
           const lock = typeof navigator !== "undefined" && navigator.locks;
           this.poll = new AbortController();
-          const poll = () => this.download(20);
+          const signal = this.poll.signal;
+          const poll = () => this.useStream ? this.stream(signal) : this.download(20, signal);
           await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, poll) : poll());
           if (this.nextDelay > 0) await this.pause(this.nextDelay * 1000);
           else this.failures = 0;
@@ -625,8 +689,11 @@ export class SyncEngine {
     });
   }
 
+  /** Ends continuous mode: the open stream or long poll is closed. */
   stop(): void {
     this.running = false;
+    this.poll?.abort();
+    this.wake?.();
   }
 
   /** Rejected operations, for the app to show and clear. */
