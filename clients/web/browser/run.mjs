@@ -11,6 +11,9 @@ const { server, faults, origin } = await startHarness(port);
 const browser = await Browser.launch();
 const results = [];
 
+/** Set by a test: what to print when it fails. */
+let onFailure = null;
+
 async function test(name, body) {
   const started = Date.now();
   try {
@@ -18,7 +21,9 @@ async function test(name, body) {
     results.push(`ok - ${name} (${Date.now() - started} ms)`);
   } catch (e) {
     results.push(`not ok - ${name}: ${e.stack ?? e}`);
+    await onFailure?.().catch(() => {});
   }
+  onFailure = null;
   Object.assign(faults, { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false });
 }
 
@@ -176,6 +181,39 @@ await test("a write group goes as one /v1/batch; refused, all of it is rejected 
   assert.equal(await a.eval("dev.store.operations().then((o) => o.length)"), 0, "the app forgot them");
 });
 
+await test("separate writes of one resource go as one bulk call; a lost answer replays it; a refused item goes alone", async () => {
+  faults.offline = true;
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push(...await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "bulk ${i}"}}])`));
+  faults.offline = false;
+  faults.seen.length = 0;
+  faults.loseAnswers = 1;
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const posts = faults.seen.filter((x) => x.startsWith("POST /v1/notes"));
+  assert.ok(posts.length >= 2 && new Set(posts).size === 1, `one call, resent under its key after the lost answer: ${posts.join("; ")}`);
+  assert.ok(posts[0].includes(" ops-"), posts[0]);
+  const seen = await until(b, `dev.store.all("notes").then((n) => n.filter((x) => x.body.startsWith("bulk ")).map((x) => x.id).sort().join())`);
+  assert.equal(seen, [...ids].sort().join(), "each created once");
+  // Edits of the five rows: one PATCH /v1/notes; then one refused item among todos.
+  faults.seen.length = 0;
+  for (const id of ids) await a.eval(`dev.store.write([{resource: "notes", id: ${JSON.stringify(id)}, kind: "update", fields: {body: "edited"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  assert.deepEqual(faults.seen.filter((x) => x.includes("/v1/notes")).map((x) => x.split(" ").slice(0, 2).join(" ")), ["PATCH /v1/notes"]);
+  const list = JSON.stringify(globalThis.listID);
+  faults.seen.length = 0;
+  const todos = [];
+  for (const title of ["good 1", "", "good 2"]) {
+    todos.push(...await a.eval(`dev.store.write([{resource: "todos", kind: "create", fields: {list_id: ${list}, title: ${JSON.stringify(title)}, rank: "X"}}])`));
+  }
+  await until(a, "dev.store.operations().then((o) => o.length === 1 && o[0].state === 'rejected')");
+  const calls = faults.seen.filter((x) => x.startsWith("POST /v1/todos")).map((x) => x.split(" ")[2]);
+  assert.ok(calls.length === 3 && calls[0].startsWith("ops-") && !calls[1].startsWith("ops-") && calls[2].startsWith("ops-"), calls.join());
+  const rejected = await a.eval(`dev.engine.rejected().then((o) => o.map((x) => x.rowID))`);
+  assert.deepEqual(rejected, [todos[1]], "only the bad todo is refused");
+  await until(b, `Promise.all([${JSON.stringify(todos[0])}, ${JSON.stringify(todos[2])}].map((id) => dev.store.get("todos", id))).then((t) => t.every(Boolean))`);
+  await a.eval("dev.engine.clearRejected()");
+});
+
 await test("a revoked share: the friend's device removes the list and its todos, and hears why", async () => {
   const friendToken = process.env.FERRY_TOKEN2;
   const friend = await browser.page(`${origin}/?token=${encodeURIComponent(friendToken)}`);
@@ -217,6 +255,7 @@ await test("multi-tab: another tab of the device hears the store change when the
 
 await test("continuous mode is live through server-sent events: changes arrive with no poll, and after a cut stream", async () => {
   const live = await browser.page(url);
+  onFailure = () => live.close();
   await live.eval("device('live')");
   await live.eval("dev.engine.sync()");
   const opened = faults.streams;
@@ -235,9 +274,10 @@ await test("continuous mode is live through server-sent events: changes arrive w
   // The stream is cut (a network change): the engine reconnects from its cursor.
   const before = faults.streams;
   faults.cutStreams();
+  for (let i = 0; i < 1200 && faults.streams === before; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.streams > before, "reconnected");
   const second = await note("after the cut");
   await waitFor(live, `dev.store.get("notes", ${second})`, "the note written after the cut arrives");
-  assert.ok(faults.streams > before, "reconnected");
   // A local write closes the stream, is uploaded at once, and the stream opens again.
   const [mine] = await live.eval(`dev.engine.write([{resource: "notes", kind: "create", fields: {body: "from the live tab"}}])`);
   await waitFor(live, "dev.store.operations().then((o) => o.length === 0)", "the live tab's write uploads");
@@ -269,6 +309,8 @@ await test("the token provider: a refused token is renewed once; refused again, 
 await test("the example app works offline: a todo added with the network down survives a reload, then reaches another window", async () => {
   const app = `${origin}/example/?token=${encodeURIComponent(token)}`;
   const w1 = await browser.page(app);
+  onFailure = async () => console.log("# the first window:", await w1.eval(`document.getElementById("status").textContent`),
+    "streams open:", faults.open, "last requests:", faults.seen.slice(-12).join(" | "));
   const poll = async (page, expression, what) => {
     for (let i = 0; i < 1200; i++) {
       const v = await page.eval(expression);

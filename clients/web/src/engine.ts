@@ -4,7 +4,7 @@
 
 import { RowData } from "./json.js";
 import { decide, needs, Resolver, Conflict } from "./merge.js";
-import { plan, UploadRequest, SchemaResource, rowKeyOf, writeGroups, digest } from "./planner.js";
+import { plan, bundle, UploadBundle, UploadRequest, SchemaResource, rowKeyOf, digest } from "./planner.js";
 import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
@@ -129,6 +129,7 @@ export class SyncEngine {
   /** Sends every planned request; stops at the first that must wait (a retry). */
   async upload(): Promise<void> {
     const schema = await this.loadSchema();
+    const solo = new Set<string>();
     for (let passes = 0; passes < 20; passes++) {
       const ops = (await this.store.operations()).filter((o) => o.state !== "rejected");
       if (ops.length === 0) return;
@@ -147,21 +148,25 @@ export class SyncEngine {
       await this.discardCancelled(ops, requests);
       if (requests.length === 0) return;
       let again = false;
-      // An app's write group (one store.write of several edits, joined with every
-      // group sharing a row) goes as one /v1/batch, at its first request's place.
-      const batches = writeGroups(requests);
-      const sentBatches = new Set<number>();
-      for (const [index, request] of requests.entries()) {
-        const batch = batches.get(index);
+      // The calls, in order: an app's write group (one store.write of several edits,
+      // joined with every group sharing a row) as one /v1/batch; many requests of one
+      // action on one resource as one bulk call; the rest alone (FerryKit's bundle).
+      for (const call of bundle(requests, schema, this.options.maxBulk ?? 100, solo)) {
         let outcome: "ok" | "again" | "wait";
-        if (batch !== undefined) {
-          if (sentBatches.has(batch)) continue;
-          sentBatches.add(batch);
-          outcome = await this.sendBatch(requests.filter((_, i) => batches.get(i) === batch));
+        if (call.batch) {
+          outcome = await this.sendBatch(call.requests);
           // A merged group goes again next pass; what follows may need its rows.
           if (outcome === "again") { again = true; break; }
+        } else if (call.bulk) {
+          const alone = await this.sendBulk(call);
+          if (alone === "wait") return;
+          // Refused whole: the rows it names go alone next pass (merged, or rejected by
+          // themselves), the rest in bulk again; nothing after it goes this pass, its
+          // children would meet a parent not there yet.
+          if (alone) { for (const k of alone) solo.add(k); again = true; break; }
+          outcome = "ok";
         } else {
-          outcome = await this.sendUpload(request);
+          outcome = await this.sendUpload(call.requests[0]);
         }
         if (outcome === "wait") return;
         if (outcome === "again") again = true;
@@ -170,16 +175,79 @@ export class SyncEngine {
     }
   }
 
-  private async markSent(request: UploadRequest): Promise<void> {
+  /**
+   * One bulk call (`POST`, `PATCH` or `DELETE /v1/<r>` with an array; all items or none),
+   * resent byte for byte under its key until answered. Null when the server took it; the
+   * rows to send alone when it refused it (those its `errors` name, else all); "wait"
+   * when the round must stop (no answer, 5xx, 429, 401).
+   */
+  private async sendBulk(call: UploadBundle): Promise<Set<string> | null | "wait"> {
+    const key = `sent:${call.idempotencyKey}`;
+    type Http = { method: string; path: string; body?: unknown; headers: Record<string, string> };
+    const sent = await this.store.state<Http>(key);
+    const http: Http = sent ?? bulkRequest(call);
     await this.store.transaction(async (tx) => {
-      const outbox = tx.objectStore(stores.OUTBOX);
-      for (const op of await this.opsOf(tx, request)) {
-        op.sent = true;
-        op.state = "inflight";
-        op.attempts += 1;
-        outbox.put(op);
-      }
+      if (!sent) tx.objectStore(stores.STATE).put(http, key);
+      for (const r of call.requests) await this.markSentIn(tx, r);
     });
+    let outcome: Outcome, res: Response | null = null, answer: any = null;
+    try {
+      res = await this.send(http.method, http.path, http.body, http.headers);
+      answer = await res.json().catch(() => null);
+      outcome = { status: res.status, retryAfter: retryAfterSeconds(res.headers.get("Retry-After"), Date.now()), code: answer?.code ?? null };
+    } catch (e) {
+      if (e instanceof SyncPaused) throw e;
+      outcome = { transportFailure: true };
+    }
+    const step = this.retry.step(outcome, this.attempt);
+    const pending = async () => {
+      await this.store.transaction(async (tx) => {
+        if (res && !(res.status === 409 && answer?.code === "idempotency_key_in_use")) tx.objectStore(stores.STATE).delete(key);
+        for (const r of call.requests) await this.setOpsIn(tx, r, "pending");
+      });
+    };
+    switch (step.step) {
+      case "success": {
+        if (!Array.isArray(answer) || answer.length !== call.requests.length) {
+          await pending();
+          return "wait";
+        }
+        this.attempt = 0;
+        await this.store.transaction(async (tx) => {
+          tx.objectStore(stores.STATE).delete(key);
+          for (const [i, r] of call.requests.entries()) await this.settleIn(tx, r, answer[i]);
+        });
+        this.emit({ type: "changed", resources: [call.requests[0].resource] });
+        return null;
+      }
+      case "retry": case "refreshToken": case "pause":
+        this.attempt++;
+        await pending();
+        this.nextDelay = step.step === "retry" ? step.after : 0;
+        return "wait";
+      default: {
+        await pending();
+        const keys = call.requests.map((r) => rowKeyOf(r.resource, r.rowID));
+        const named = (Array.isArray(answer?.errors) ? answer.errors : [])
+          .map((e: any) => (typeof e?.index === "number" ? keys[e.index] : undefined))
+          .filter((k: string | undefined): k is string => k !== undefined);
+        return new Set(named.length ? named : keys);
+      }
+    }
+  }
+
+  private async markSent(request: UploadRequest): Promise<void> {
+    await this.store.transaction((tx) => this.markSentIn(tx, request));
+  }
+
+  private async markSentIn(tx: IDBTransaction, request: UploadRequest): Promise<void> {
+    const outbox = tx.objectStore(stores.OUTBOX);
+    for (const op of await this.opsOf(tx, request)) {
+      op.sent = true;
+      op.state = "inflight";
+      op.attempts += 1;
+      outbox.put(op);
+    }
   }
 
   private async opsOf(tx: IDBTransaction, request: UploadRequest): Promise<StoredOperation[]> {
@@ -412,46 +480,50 @@ export class SyncEngine {
   nextDelay = 0;
 
   private async setOps(request: UploadRequest, state: "pending" | "rejected", problem?: unknown): Promise<void> {
-    await this.store.transaction(async (tx) => {
-      for (const op of await this.opsOf(tx, request)) {
-        op.state = state;
-        if (problem !== undefined) op.lastError = problem;
-        tx.objectStore(stores.OUTBOX).put(op);
-      }
-    });
+    await this.store.transaction((tx) => this.setOpsIn(tx, request, state, problem));
+  }
+
+  private async setOpsIn(tx: IDBTransaction, request: UploadRequest, state: "pending" | "rejected", problem?: unknown): Promise<void> {
+    for (const op of await this.opsOf(tx, request)) {
+      op.state = state;
+      if (problem !== undefined) op.lastError = problem;
+      tx.objectStore(stores.OUTBOX).put(op);
+    }
   }
 
   /** The server took the request: its operations leave, its answer becomes the base (and the row, if no later edit waits). */
   private async settle(request: UploadRequest, answer: any): Promise<void> {
-    await this.store.transaction(async (tx) => {
-      const outbox = tx.objectStore(stores.OUTBOX);
-      for (const op of await this.opsOf(tx, request)) outbox.delete(op.sequence);
-      const later: StoredOperation[] = await req(outbox.index("row").getAll([request.resource, request.rowID]));
-      const row = answer && typeof answer === "object" && !Array.isArray(answer) && answer.id !== undefined ? answer as RowData : null;
-      if (!row || row["is_deleted"] === true || request.action === "delete") {
-        tx.objectStore(stores.BASES).delete([request.resource, request.rowID]);
-        return;
-      }
-      // A replayed answer may be older than what the feed brought meanwhile: keep the newer.
-      const revision = typeof row["revision"] === "number" ? row["revision"] : -1;
-      const stored = await req(tx.objectStore(stores.ROWS).get([request.resource, request.rowID]));
-      const base = await req(tx.objectStore(stores.BASES).get([request.resource, request.rowID]));
-      if (later.length === 0) {
-        // Nothing left to send: the row becomes the newest server version known. A
-        // replayed answer (the first send's) may be older than the base a merge kept
-        // meanwhile; the merged local row's own values are settled and the server's win.
-        tx.objectStore(stores.BASES).delete([request.resource, request.rowID]);
-        const newest = base && base.revision > revision ? base.row : row;
-        const have = typeof stored?.data?.revision === "number" ? stored.data.revision : -1;
-        const newestRevision = typeof newest["revision"] === "number" ? newest["revision"] : -1;
-        if (newestRevision >= have || newest === base?.row) {
-          tx.objectStore(stores.ROWS).put({ resource: request.resource, id: request.rowID, data: newest });
-        }
-      } else if (!base || revision > base.revision) {
-        tx.objectStore(stores.BASES).put({ resource: request.resource, id: request.rowID, revision, row });
-      }
-    });
+    await this.store.transaction((tx) => this.settleIn(tx, request, answer));
     this.emit({ type: "changed", resources: [request.resource] });
+  }
+
+  private async settleIn(tx: IDBTransaction, request: UploadRequest, answer: any): Promise<void> {
+    const outbox = tx.objectStore(stores.OUTBOX);
+    for (const op of await this.opsOf(tx, request)) outbox.delete(op.sequence);
+    const later: StoredOperation[] = await req(outbox.index("row").getAll([request.resource, request.rowID]));
+    const row = answer && typeof answer === "object" && !Array.isArray(answer) && answer.id !== undefined ? answer as RowData : null;
+    if (!row || row["is_deleted"] === true || request.action === "delete") {
+      tx.objectStore(stores.BASES).delete([request.resource, request.rowID]);
+      return;
+    }
+    // A replayed answer may be older than what the feed brought meanwhile: keep the newer.
+    const revision = typeof row["revision"] === "number" ? row["revision"] : -1;
+    const stored = await req(tx.objectStore(stores.ROWS).get([request.resource, request.rowID]));
+    const base = await req(tx.objectStore(stores.BASES).get([request.resource, request.rowID]));
+    if (later.length === 0) {
+      // Nothing left to send: the row becomes the newest server version known. A
+      // replayed answer (the first send's) may be older than the base a merge kept
+      // meanwhile; the merged local row's own values are settled and the server's win.
+      tx.objectStore(stores.BASES).delete([request.resource, request.rowID]);
+      const newest = base && base.revision > revision ? base.row : row;
+      const have = typeof stored?.data?.revision === "number" ? stored.data.revision : -1;
+      const newestRevision = typeof newest["revision"] === "number" ? newest["revision"] : -1;
+      if (newestRevision >= have || newest === base?.row) {
+        tx.objectStore(stores.ROWS).put({ resource: request.resource, id: request.rowID, data: newest });
+      }
+    } else if (!base || revision > base.revision) {
+      tx.objectStore(stores.BASES).put({ resource: request.resource, id: request.rowID, revision, row });
+    }
   }
 
   /**
@@ -633,15 +705,19 @@ export class SyncEngine {
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
   }
 
-  /** Continuous mode: upload, then long-poll the feed, until `stop()`. */
+  /** Continuous mode: a round, then the feed live (an event stream, or a long poll) until a kick, until `stop()`. */
   start(): void {
     if (this.running) return;
     this.running = true;
     const loop = async () => {
       while (this.running) {
         try {
+          this.kicked = false;
           await this.sync();
           if (!this.running) break;
+          // A write made during the round (its kick found no stream to close) goes now,
+          // not when the stream ends.
+          if (this.kicked) continue;
           const lock = typeof navigator !== "undefined" && navigator.locks;
           this.poll = new AbortController();
           const signal = this.poll.signal;
@@ -663,6 +739,9 @@ export class SyncEngine {
     void loop();
   }
 
+  /** A kick came since the round began. */
+  private kicked = false;
+
   /** The long poll in progress, which a local write cuts short. */
   private poll: AbortController | null = null;
 
@@ -672,6 +751,7 @@ export class SyncEngine {
    * syncing tab through the "changed" broadcast).
    */
   kick(): void {
+    this.kicked = true;
     this.poll?.abort();
     this.wake?.();
   }
@@ -711,6 +791,20 @@ export class SyncEngine {
 }
 
 export class SyncPaused extends Error {}
+
+/** The HTTP call of a bulk bundle: the array of items Ferry's bulk create, update or delete takes. */
+function bulkRequest(call: UploadBundle): { method: string; path: string; body: unknown; headers: Record<string, string> } {
+  const first = call.requests[0];
+  const items = call.requests.map((r) => {
+    switch (r.action) {
+      case "create": return { ...(r.body ?? {}) };
+      case "update": return { ...(r.body ?? {}), id: r.rowID, ...(r.baseRevision === null ? {} : { revision: r.baseRevision }) };
+      case "delete": return { id: r.rowID, revision: r.baseRevision };
+    }
+  });
+  const method = first.action === "create" ? "POST" : first.action === "update" ? "PATCH" : "DELETE";
+  return { method, path: `/v1/${encodeURIComponent(first.resource)}`, body: items, headers: { "Idempotency-Key": call.idempotencyKey } };
+}
 
 /** The HTTP request of a planned upload, as FerryKit sends it (SyncEngine+Upload.swift). */
 function httpRequest(request: UploadRequest): { method: string; path: string; body?: unknown; headers: Record<string, string> } {
