@@ -32,6 +32,8 @@ export interface EngineOptions {
   pageSize?: number;
   /** A new store fills itself from Index pages (the default), not from the feed's beginning. */
   initialSyncByIndex?: boolean;
+  /** Rows of an Index page applied per IndexedDB transaction during an initial sync (100): reads wait for at most one. */
+  initialSyncSlice?: number;
   /**
    * How continuous mode hears of new changes: "sse" (the default) holds one
    * `text/event-stream` answer of `GET /v1/changes` open and applies each page it
@@ -136,14 +138,16 @@ export class SyncEngine {
       const rows = new Map<string, RowData>();
       const bases = new Map<string, number>();
       const tx = this.store.tx("readonly");
-      for (const op of ops) {
-        const key = rowKeyOf(op.resource, op.rowID);
-        const row = await req(tx.objectStore(stores.ROWS).get([op.resource, op.rowID]));
+      // Each row once, all read at once (an await per read is a round trip to storage).
+      const unique = [...new Map(ops.map((op) => [rowKeyOf(op.resource, op.rowID), op])).entries()];
+      await Promise.all(unique.map(async ([key, op]) => {
+        const [row, base] = await Promise.all([
+          req(tx.objectStore(stores.ROWS).get([op.resource, op.rowID])), req(tx.objectStore(stores.BASES).get([op.resource, op.rowID])),
+        ]);
         if (row) rows.set(key, row.data);
-        const base = await req(tx.objectStore(stores.BASES).get([op.resource, op.rowID]));
         if (base) bases.set(key, base.revision);
         else if (typeof row?.data?.revision === "number") bases.set(key, row.data.revision);
-      }
+      }));
       const requests = plan(ops, schema, rows, bases);
       await this.discardCancelled(ops, requests);
       if (requests.length === 0) return;
@@ -188,7 +192,8 @@ export class SyncEngine {
     const http: Http = sent ?? bulkRequest(call);
     await this.store.transaction(async (tx) => {
       if (!sent) tx.objectStore(stores.STATE).put(http, key);
-      for (const r of call.requests) await this.markSentIn(tx, r);
+      // A bulk call's requests are of distinct rows: their reads and writes go at once.
+      await Promise.all(call.requests.map((r) => this.markSentIn(tx, r)));
     });
     let outcome: Outcome, res: Response | null = null, answer: any = null;
     try {
@@ -203,7 +208,7 @@ export class SyncEngine {
     const pending = async () => {
       await this.store.transaction(async (tx) => {
         if (res && !(res.status === 409 && answer?.code === "idempotency_key_in_use")) tx.objectStore(stores.STATE).delete(key);
-        for (const r of call.requests) await this.setOpsIn(tx, r, "pending");
+        await Promise.all(call.requests.map((r) => this.setOpsIn(tx, r, "pending")));
       });
     };
     switch (step.step) {
@@ -215,7 +220,7 @@ export class SyncEngine {
         this.attempt = 0;
         await this.store.transaction(async (tx) => {
           tx.objectStore(stores.STATE).delete(key);
-          for (const [i, r] of call.requests.entries()) await this.settleIn(tx, r, answer[i]);
+          await Promise.all(call.requests.map((r, i) => this.settleIn(tx, r, answer[i])));
         });
         this.emit({ type: "changed", resources: [call.requests[0].resource] });
         return null;
@@ -545,7 +550,7 @@ export class SyncEngine {
     }
     const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
     for (const resource of schema) {
-      let token: string | null = null, page = 1, pages = 1;
+      let token: string | null = null, page = 1, pages = 1, busy = 0;
       while (page <= pages) {
         const query = new URLSearchParams({ limit });
         if (token) { query.set("paging_token", token); query.set("page", String(page)); }
@@ -555,9 +560,22 @@ export class SyncEngine {
           token = null; page = 1; pages = 1;
           continue;
         }
+        if ((res.status === 503 || res.status === 429) && busy++ < 5) {
+          // paging_unavailable (memcached could not keep the snapshot) or a limit: wait as asked, then ask again.
+          const after = retryAfterSeconds(res.headers.get("Retry-After"), Date.now()) ?? 1;
+          await new Promise((r) => setTimeout(r, Math.min(after, 30) * 1000));
+          continue;
+        }
         if (!res.ok) throw new Error(`GET /v1/${resource.name}: ${res.status}`);
+        busy = 0;
         const body = await res.json();
-        await this.applyPage((body.data as RowData[]).map((data) => ({ resource: resource.name, data })), null);
+        // In slices, each its own transaction: a read waits for the write transaction
+        // over the rows to end, so a page of 1,000 in one would hold the app's reads
+        // for its whole length. No cursor rides on these (it is saved at the end), and
+        // rows apply by revision, so a slice is as safe as the page.
+        const rows = (body.data as RowData[]).map((data) => ({ resource: resource.name, data }));
+        const slice = Math.max(1, this.options.initialSyncSlice ?? 100);
+        for (let i = 0; i < rows.length; i += slice) await this.applyPage(rows.slice(i, i + slice), null);
         token = body.paging?.token ?? null;
         pages = token ? body.paging.pages : 0;
         page++;
@@ -652,51 +670,70 @@ export class SyncEngine {
     const touched = new Set<string>();
     await this.store.transaction(async (tx) => {
       const rows = tx.objectStore(stores.ROWS), bases = tx.objectStore(stores.BASES), outbox = tx.objectStore(stores.OUTBOX);
-      for (const { resource, data } of changes) {
+      // What each entry is decided on is read for many entries at once (an await per
+      // read would cost a round trip to the browser's storage each: an initial sync
+      // of 100,000 rows went at 700 rows a second): runs of entries with no row twice,
+      // each run's reads in parallel, then its decisions and writes in order.
+      const anyOps = (await req(outbox.count())) > 0;
+      const entries = changes.flatMap(({ resource, data }) => {
         const id = typeof data.id === "number" ? String(data.id) : data.id;
-        if (typeof id !== "string") continue;
-        const ops: StoredOperation[] = (await req(outbox.index("row").getAll([resource, id])));
-        const waiting = ops.filter((o) => o.state !== "rejected");
-        const pending = waiting.length > 0;
-        const need = needs(data, pending);
-        const stored = await req(rows.get([resource, id]));
-        const row = stored?.data ?? null;
-        // The server version local edits were made on: kept since the first edit, else
-        // (no edit pending) the stored row itself, if the server has it.
-        const base = need.includes("base")
-          ? (await req(bases.get([resource, id])))?.row ?? (typeof row?.["revision"] === "number" ? row : null)
-          : null;
-        const dirty = new Set(waiting.flatMap((o) => o.fields));
-        const decision = decide(data, { pending, base, row, dirty }, this.options.resolvers?.[resource]);
-        switch (decision.decision) {
-          case "ignore": break;
-          case "apply": {
-            const have = typeof row?.["revision"] === "number" ? row["revision"] as number : -1;
-            if ((data.revision as number) > have) rows.put({ resource, id, data });
-            bases.delete([resource, id]);
-            touched.add(resource);
-            break;
-          }
-          case "keep": bases.put({ resource, id, revision: data.revision, row: data }); break;
-          case "merge": case "conflict":
-            rows.put({ resource, id, data: decision.row });
-            bases.put({ resource, id, revision: data.revision, row: data });
-            touched.add(resource);
-            if (decision.decision === "conflict") events.push({ type: "conflict", resource, id, conflicts: decision.conflicts });
-            break;
-          case "remove":
-            if (decision.problem) {
-              for (const op of waiting) {
-                op.state = "rejected";
-                op.lastError = decision.problem;
-                outbox.put(op);
-              }
+        return typeof id === "string" ? [{ resource, id, data }] : [];
+      });
+      for (let start = 0; start < entries.length;) {
+        const keys = new Set<string>();
+        let end = start;
+        while (end < entries.length && !keys.has(rowKeyOf(entries[end].resource, entries[end].id))) keys.add(rowKeyOf(entries[end].resource, entries[end].id)), end++;
+        const run = entries.slice(start, end);
+        start = end;
+        const [allOps, storedRows] = await Promise.all([
+          Promise.all(run.map((e) => anyOps ? req(outbox.index("row").getAll([e.resource, e.id])) as Promise<StoredOperation[]> : [])),
+          Promise.all(run.map((e) => req(rows.get([e.resource, e.id])))),
+        ]);
+        const waitingOf = allOps.map((ops) => ops.filter((o) => o.state !== "rejected"));
+        const needOf = run.map((e, i) => needs(e.data, waitingOf[i].length > 0));
+        const storedBases = await Promise.all(run.map((e, i) => needOf[i].includes("base") ? req(bases.get([e.resource, e.id])) : undefined));
+        for (const [i, { resource, id, data }] of run.entries()) {
+          const waiting = waitingOf[i];
+          const pending = waiting.length > 0;
+          const need = needOf[i];
+          const row = storedRows[i]?.data ?? null;
+          // The server version local edits were made on: kept since the first edit, else
+          // (no edit pending) the stored row itself, if the server has it.
+          const base = need.includes("base")
+            ? storedBases[i]?.row ?? (typeof row?.["revision"] === "number" ? row : null)
+            : null;
+          const dirty = new Set(waiting.flatMap((o) => o.fields));
+          const decision = decide(data, { pending, base, row, dirty }, this.options.resolvers?.[resource]);
+          switch (decision.decision) {
+            case "ignore": break;
+            case "apply": {
+              const have = typeof row?.["revision"] === "number" ? row["revision"] as number : -1;
+              if ((data.revision as number) > have) rows.put({ resource, id, data });
+              bases.delete([resource, id]);
+              touched.add(resource);
+              break;
             }
-            rows.delete([resource, id]);
-            bases.delete([resource, id]);
-            touched.add(resource);
-            if (decision.event) events.push({ type: "removed", resource, id, ...decision.event.removed });
-            break;
+            case "keep": bases.put({ resource, id, revision: data.revision, row: data }); break;
+            case "merge": case "conflict":
+              rows.put({ resource, id, data: decision.row });
+              bases.put({ resource, id, revision: data.revision, row: data });
+              touched.add(resource);
+              if (decision.decision === "conflict") events.push({ type: "conflict", resource, id, conflicts: decision.conflicts });
+              break;
+            case "remove":
+              if (decision.problem) {
+                for (const op of waiting) {
+                  op.state = "rejected";
+                  op.lastError = decision.problem;
+                  outbox.put(op);
+                }
+              }
+              rows.delete([resource, id]);
+              bases.delete([resource, id]);
+              touched.add(resource);
+              if (decision.event) events.push({ type: "removed", resource, id, ...decision.event.removed });
+              break;
+          }
         }
       }
       if (cursor !== null) tx.objectStore(stores.STATE).put(cursor, "cursor");
