@@ -49,6 +49,7 @@ print(`initial sync of ${sync.received} rows (${rows / 100} lists, ${rows} todos
 print(`reads of 100 rows every 5 ms during it: ${sync.reads} reads, p50 ${sync.p50.toFixed(2)} ms, p99 ${sync.p99.toFixed(2)} ms, max ${sync.max.toFixed(2)} ms`);
 if (sync.received !== rows + rows / 100) throw new Error(`expected ${rows + rows / 100} rows, the store has ${sync.received}`);
 
+if (process.env.FERRYWEB_BENCH_EDITS === "0") { await browser.close(); server.close(); process.exit(0); }
 // 10,000 offline edits across 1,000 rows (FerryKit's tenThousandOfflineEditsAcrossAThousandRows),
 // in a fresh store so the 100,000 rows above are not in the way.
 const edits = await browser.pageIn(undefined, url);
