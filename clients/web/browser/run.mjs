@@ -239,6 +239,52 @@ await test("a revoked share: the friend's device removes the list and its todos,
   await friend.close();
 });
 
+await test("subscriptions: a public list reaches a non-member through its stream, on its own cursor, and leaves when unsubscribed", async () => {
+  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
+  onFailure = () => friend.close();
+  // From the feed's beginning, not Index pages: an Index answers public rows to everyone
+  // (docs/API.md), so an initial sync by Index would bring every public list.
+  await friend.eval("device('subscriber', { initialSyncByIndex: false })");
+  const [listID, todoID] = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Public recipes", is_public: true}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "Pancakes", rank: "V"}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const [own] = await friend.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "the friend's own"}}])`);
+  await until(friend, "dev.store.operations().then((o) => o.length === 0)");
+  const has = (id, resource) => `dev.store.get(${JSON.stringify(resource)}, ${JSON.stringify(id)}).then((r) => r ?? null)`;
+  assert.equal(await friend.eval(has(listID, "lists")), null, "not in the friend's default stream");
+  const stream = `list:${listID}`;
+  faults.urls.length = 0;
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(stream)})`);
+  await until(friend, `${has(todoID, "todos")}.then((t) => t && t.title === "Pancakes")`);
+  assert.ok((await friend.eval(has(listID, "lists"))).is_public, "the list came too");
+  const streamURLs = () => faults.urls.filter((u) => u.startsWith("/v1/changes?") && new URLSearchParams(u.split("?")[1]).get("stream") === stream);
+  assert.ok(streamURLs().length > 0 && !new URLSearchParams(streamURLs()[0].split("?")[1]).has("since"), "a new subscription starts from its beginning");
+  // An edit follows on the subscription's cursor, saved with its rows.
+  await a.eval(`dev.store.write([{resource: "todos", id: ${JSON.stringify(todoID)}, kind: "update", fields: {title: "Crêpes"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(friend, `${has(todoID, "todos")}.then((t) => t && t.title === "Crêpes")`);
+  const saved = await friend.eval(`dev.store.state(${JSON.stringify("cursor:" + stream)})`);
+  assert.ok(saved && streamURLs().some((u) => new URLSearchParams(u.split("?")[1]).get("since")), "followed from its own cursor");
+  // The owner subscribes too: the rows are hers anyway, and unsubscribing keeps them.
+  await a.eval(`dev.engine.subscribe(${JSON.stringify(stream)})`);
+  await a.eval("dev.engine.sync()");
+  await a.eval(`dev.engine.unsubscribe(${JSON.stringify(stream)})`);
+  assert.ok(await a.eval(has(todoID, "todos")), "the owner's rows stay");
+  // The friend unsubscribes: what only the stream brought leaves, the rest stays.
+  await friend.eval(`dev.engine.unsubscribe(${JSON.stringify(stream)})`);
+  assert.equal(await friend.eval(has(listID, "lists")), null, "the list left");
+  assert.equal(await friend.eval(has(todoID, "todos")), null, "its todo left");
+  assert.ok(await friend.eval(has(own, "notes")), "the friend's own note stays");
+  assert.deepEqual(await friend.eval("dev.engine.subscriptions()"), []);
+  assert.equal(await friend.eval(`dev.store.state(${JSON.stringify("cursor:" + stream)}).then((c) => c ?? null)`), null, "its cursor is forgotten");
+  await friend.close();
+});
+
 await test("multi-tab: another tab of the device hears the store change when the syncing tab applies it", async () => {
   const tab = await browser.pageIn(a.contextId, url);
   await tab.eval("device('a')");

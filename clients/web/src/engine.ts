@@ -126,6 +126,77 @@ export class SyncEngine {
   private async round(): Promise<void> {
     await this.upload();
     await this.download(0);
+    await this.followSubscriptions();
+  }
+
+  /**
+   * Subscribes to a stream (`name:id`, a row of a scope table declared with
+   * `ferry.sync_stream` and what hangs from it, public rows included): from the next
+   * round on, its changes are followed on a cursor of its own (`GET /v1/changes?stream=`),
+   * kept with its rows, from its beginning. Nothing is stored on the server.
+   */
+  async subscribe(stream: string): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const state = tx.objectStore(stores.STATE);
+      const subscriptions: string[] = (await req(state.get("subscriptions"))) ?? [];
+      if (!subscriptions.includes(stream)) state.put([...subscriptions, stream], "subscriptions");
+    });
+    this.kick();
+  }
+
+  /** The streams subscribed to. */
+  async subscriptions(): Promise<string[]> {
+    return (await this.store.state<string[]>("subscriptions")) ?? [];
+  }
+
+  /**
+   * Forgets a subscription's cursor and drops the rows it brought that neither another
+   * subscription nor the default stream holds (rows with local edits waiting stay).
+   */
+  async unsubscribe(stream: string): Promise<void> {
+    const touched = new Set<string>();
+    await this.store.transaction(async (tx) => {
+      const state = tx.objectStore(stores.STATE), rows = tx.objectStore(stores.ROWS), outbox = tx.objectStore(stores.OUTBOX);
+      const subscriptions: string[] = (await req(state.get("subscriptions"))) ?? [];
+      const rest = subscriptions.filter((s) => s !== stream);
+      const keep = new Set<string>((await req(state.get("held:"))) ?? []);
+      for (const s of rest) for (const key of (await req(state.get(`held:${s}`))) ?? []) keep.add(key);
+      for (const key of ((await req(state.get(`held:${stream}`))) ?? []) as string[]) {
+        if (keep.has(key)) continue;
+        const [resource, id] = key.split("\u0000");
+        const waiting: StoredOperation[] = await req(outbox.index("row").getAll([resource, id]));
+        if (waiting.some((o) => o.state !== "rejected")) continue;
+        rows.delete([resource, id]);
+        tx.objectStore(stores.BASES).delete([resource, id]);
+        touched.add(resource);
+      }
+      state.put(rest, "subscriptions");
+      state.delete(`cursor:${stream}`);
+      state.delete(`held:${stream}`);
+      if (rest.length === 0) state.delete("held:");
+    });
+    if (touched.size) this.emit({ type: "changed", resources: [...touched] });
+  }
+
+  /** Follows every subscription's stream from its own cursor to its end. */
+  private async followSubscriptions(): Promise<void> {
+    for (const stream of await this.subscriptions()) {
+      for (;;) {
+        const cursor = await this.store.state<string | null>(`cursor:${stream}`);
+        const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
+        if (cursor) query.set("since", cursor);
+        const res = await this.send("GET", `/v1/changes?${query}`);
+        if (res.status === 410) {
+          // cursor_expired: the subscription starts over from its beginning.
+          await this.store.setState(`cursor:${stream}`, null);
+          continue;
+        }
+        if (!res.ok) throw new Error(`GET /v1/changes?stream=${stream}: ${res.status}`);
+        const page = await res.json();
+        await this.applyPage(page.changes, page.cursor, stream);
+        if (!page.has_more) break;
+      }
+    }
   }
 
   /** Sends every planned request; stops at the first that must wait (a retry). */
@@ -665,11 +736,21 @@ export class SyncEngine {
   }
 
   /** Applies server rows and saves the cursor, in one transaction. */
-  async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null): Promise<void> {
+  async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null, stream?: string): Promise<void> {
     const events: SyncEvent[] = [];
     const touched = new Set<string>();
     await this.store.transaction(async (tx) => {
       const rows = tx.objectStore(stores.ROWS), bases = tx.objectStore(stores.BASES), outbox = tx.objectStore(stores.OUTBOX);
+      const state = tx.objectStore(stores.STATE);
+      // Which rows each subscription brought (`held:<stream>`), and which of those the
+      // default stream (or the device itself) holds too (`held:`): unsubscribing drops
+      // only what no one else holds. Nothing to keep while there is no subscription.
+      const subscriptions: string[] = (await req(state.get("subscriptions"))) ?? [];
+      if (stream !== undefined && !subscriptions.includes(stream)) return;  // unsubscribed meanwhile
+      const held = new Map<string, Set<string>>();
+      for (const s of subscriptions) held.set(s, new Set((await req(state.get(`held:${s}`))) ?? []));
+      const heldByDefault = new Set<string>(subscriptions.length ? (await req(state.get("held:"))) ?? [] : []);
+      const arrived: { key: string; existed: boolean }[] = [];
       // What each entry is decided on is read for many entries at once (an await per
       // read would cost a round trip to the browser's storage each: an initial sync
       // of 100,000 rows went at 700 rows a second): runs of entries with no row twice,
@@ -693,6 +774,7 @@ export class SyncEngine {
         const needOf = run.map((e, i) => needs(e.data, waitingOf[i].length > 0));
         const storedBases = await Promise.all(run.map((e, i) => needOf[i].includes("base") ? req(bases.get([e.resource, e.id])) : undefined));
         for (const [i, { resource, id, data }] of run.entries()) {
+          if (subscriptions.length) arrived.push({ key: rowKeyOf(resource, id), existed: !!storedRows[i] });
           const waiting = waitingOf[i];
           const pending = waiting.length > 0;
           const need = needOf[i];
@@ -736,7 +818,21 @@ export class SyncEngine {
           }
         }
       }
-      if (cursor !== null) tx.objectStore(stores.STATE).put(cursor, "cursor");
+      if (subscriptions.length) {
+        for (const { key, existed } of arrived) {
+          const bySubscription = [...held.values()].some((h) => h.has(key));
+          if (stream === undefined) {
+            if (bySubscription) heldByDefault.add(key);
+          } else {
+            // A row the device had before any subscription brought it stays when they go.
+            if (existed && !bySubscription) heldByDefault.add(key);
+            held.get(stream)?.add(key);
+          }
+        }
+        if (stream !== undefined) state.put([...(held.get(stream) ?? [])], `held:${stream}`);
+        state.put([...heldByDefault], "held:");
+      }
+      if (cursor !== null) state.put(cursor, stream === undefined ? "cursor" : `cursor:${stream}`);
     });
     for (const e of events) this.emit(e);
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
