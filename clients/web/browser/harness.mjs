@@ -10,7 +10,14 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const types = { ".js": "text/javascript", ".html": "text/html", ".css": "text/css", ".json": "application/json" };
 
 export function startHarness(ferryPort, staticRoot = root) {
-  const faults = { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false, seen: [], urls: [] };
+  const open = new Set();
+  const faults = {
+    dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false, seen: [], urls: [], streams: 0,
+    /** Event streams (`Accept: text/event-stream`) now open through the proxy. */
+    get open() { return open.size; },
+    /** Cuts every open event stream, as a network change or a proxy's timeout would. */
+    cutStreams() { for (const socket of open) socket.destroy(); },
+  };
   const server = createServer((req, res) => {
     if (req.url.startsWith("/v1")) {
       faults.seen.push(`${req.method} ${req.url.split("?")[0]} ${req.headers["idempotency-key"] ?? ""}`);
@@ -23,6 +30,12 @@ export function startHarness(ferryPort, staticRoot = root) {
       // Held: the request never reaches the server and never gets an answer.
       if (req.method !== "GET" && faults.hold) return;
       const lose = req.method !== "GET" && faults.loseAnswers > 0 && faults.loseAnswers--;
+      if ((req.headers.accept ?? "").includes("text/event-stream")) {
+        faults.streams++;
+        const socket = res.socket;
+        open.add(socket);
+        res.on("close", () => open.delete(socket));
+      }
       const upstream = httpRequest({ host: "127.0.0.1", port: ferryPort, path: req.url, method: req.method, headers: req.headers }, (answer) => {
         if (lose) {
           // The server applied it; the client never hears.

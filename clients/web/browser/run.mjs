@@ -11,6 +11,9 @@ const { server, faults, origin } = await startHarness(port);
 const browser = await Browser.launch();
 const results = [];
 
+/** Set by a test: what to print when it fails. */
+let onFailure = null;
+
 async function test(name, body) {
   const started = Date.now();
   try {
@@ -18,7 +21,9 @@ async function test(name, body) {
     results.push(`ok - ${name} (${Date.now() - started} ms)`);
   } catch (e) {
     results.push(`not ok - ${name}: ${e.stack ?? e}`);
+    await onFailure?.().catch(() => {});
   }
+  onFailure = null;
   Object.assign(faults, { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false });
 }
 
@@ -31,6 +36,16 @@ async function until(page, probe, rounds = 30) {
   }
   const events = await page.eval("Promise.all([dev.store.all('todos'), dev.store.operations()]).then(([t, o]) => JSON.stringify([t.length, o.slice(0, 2), dev.events.filter((e) => e.type !== 'changed').slice(-2)]))");
   throw new Error(`never: ${probe}; last events: ${events}`);
+}
+
+/** Waits, without syncing, until `probe` (an expression in `page`) is truthy. */
+async function waitFor(page, probe, what = probe) {
+  for (let i = 0; i < 1200; i++) {
+    const v = await page.eval(probe);
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`never: ${what}`);
 }
 
 const url = `${origin}/?token=${encodeURIComponent(token)}`;
@@ -166,6 +181,39 @@ await test("a write group goes as one /v1/batch; refused, all of it is rejected 
   assert.equal(await a.eval("dev.store.operations().then((o) => o.length)"), 0, "the app forgot them");
 });
 
+await test("separate writes of one resource go as one bulk call; a lost answer replays it; a refused item goes alone", async () => {
+  faults.offline = true;
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push(...await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "bulk ${i}"}}])`));
+  faults.offline = false;
+  faults.seen.length = 0;
+  faults.loseAnswers = 1;
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const posts = faults.seen.filter((x) => x.startsWith("POST /v1/notes"));
+  assert.ok(posts.length >= 2 && new Set(posts).size === 1, `one call, resent under its key after the lost answer: ${posts.join("; ")}`);
+  assert.ok(posts[0].includes(" ops-"), posts[0]);
+  const seen = await until(b, `dev.store.all("notes").then((n) => n.filter((x) => x.body.startsWith("bulk ")).map((x) => x.id).sort().join())`);
+  assert.equal(seen, [...ids].sort().join(), "each created once");
+  // Edits of the five rows: one PATCH /v1/notes; then one refused item among todos.
+  faults.seen.length = 0;
+  for (const id of ids) await a.eval(`dev.store.write([{resource: "notes", id: ${JSON.stringify(id)}, kind: "update", fields: {body: "edited"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  assert.deepEqual(faults.seen.filter((x) => x.includes("/v1/notes")).map((x) => x.split(" ").slice(0, 2).join(" ")), ["PATCH /v1/notes"]);
+  const list = JSON.stringify(globalThis.listID);
+  faults.seen.length = 0;
+  const todos = [];
+  for (const title of ["good 1", "", "good 2"]) {
+    todos.push(...await a.eval(`dev.store.write([{resource: "todos", kind: "create", fields: {list_id: ${list}, title: ${JSON.stringify(title)}, rank: "X"}}])`));
+  }
+  await until(a, "dev.store.operations().then((o) => o.length === 1 && o[0].state === 'rejected')");
+  const calls = faults.seen.filter((x) => x.startsWith("POST /v1/todos")).map((x) => x.split(" ")[2]);
+  assert.ok(calls.length === 3 && calls[0].startsWith("ops-") && !calls[1].startsWith("ops-") && calls[2].startsWith("ops-"), calls.join());
+  const rejected = await a.eval(`dev.engine.rejected().then((o) => o.map((x) => x.rowID))`);
+  assert.deepEqual(rejected, [todos[1]], "only the bad todo is refused");
+  await until(b, `Promise.all([${JSON.stringify(todos[0])}, ${JSON.stringify(todos[2])}].map((id) => dev.store.get("todos", id))).then((t) => t.every(Boolean))`);
+  await a.eval("dev.engine.clearRejected()");
+});
+
 await test("a revoked share: the friend's device removes the list and its todos, and hears why", async () => {
   const friendToken = process.env.FERRY_TOKEN2;
   const friend = await browser.page(`${origin}/?token=${encodeURIComponent(friendToken)}`);
@@ -191,6 +239,52 @@ await test("a revoked share: the friend's device removes the list and its todos,
   await friend.close();
 });
 
+await test("subscriptions: a public list reaches a non-member through its stream, on its own cursor, and leaves when unsubscribed", async () => {
+  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
+  onFailure = () => friend.close();
+  // From the feed's beginning, not Index pages: an Index answers public rows to everyone
+  // (docs/API.md), so an initial sync by Index would bring every public list.
+  await friend.eval("device('subscriber', { initialSyncByIndex: false })");
+  const [listID, todoID] = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Public recipes", is_public: true}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "Pancakes", rank: "V"}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const [own] = await friend.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "the friend's own"}}])`);
+  await until(friend, "dev.store.operations().then((o) => o.length === 0)");
+  const has = (id, resource) => `dev.store.get(${JSON.stringify(resource)}, ${JSON.stringify(id)}).then((r) => r ?? null)`;
+  assert.equal(await friend.eval(has(listID, "lists")), null, "not in the friend's default stream");
+  const stream = `list:${listID}`;
+  faults.urls.length = 0;
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(stream)})`);
+  await until(friend, `${has(todoID, "todos")}.then((t) => t && t.title === "Pancakes")`);
+  assert.ok((await friend.eval(has(listID, "lists"))).is_public, "the list came too");
+  const streamURLs = () => faults.urls.filter((u) => u.startsWith("/v1/changes?") && new URLSearchParams(u.split("?")[1]).get("stream") === stream);
+  assert.ok(streamURLs().length > 0 && !new URLSearchParams(streamURLs()[0].split("?")[1]).has("since"), "a new subscription starts from its beginning");
+  // An edit follows on the subscription's cursor, saved with its rows.
+  await a.eval(`dev.store.write([{resource: "todos", id: ${JSON.stringify(todoID)}, kind: "update", fields: {title: "Crêpes"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(friend, `${has(todoID, "todos")}.then((t) => t && t.title === "Crêpes")`);
+  const saved = await friend.eval(`dev.store.state(${JSON.stringify("cursor:" + stream)})`);
+  assert.ok(saved && streamURLs().some((u) => new URLSearchParams(u.split("?")[1]).get("since")), "followed from its own cursor");
+  // The owner subscribes too: the rows are hers anyway, and unsubscribing keeps them.
+  await a.eval(`dev.engine.subscribe(${JSON.stringify(stream)})`);
+  await a.eval("dev.engine.sync()");
+  await a.eval(`dev.engine.unsubscribe(${JSON.stringify(stream)})`);
+  assert.ok(await a.eval(has(todoID, "todos")), "the owner's rows stay");
+  // The friend unsubscribes: what only the stream brought leaves, the rest stays.
+  await friend.eval(`dev.engine.unsubscribe(${JSON.stringify(stream)})`);
+  assert.equal(await friend.eval(has(listID, "lists")), null, "the list left");
+  assert.equal(await friend.eval(has(todoID, "todos")), null, "its todo left");
+  assert.ok(await friend.eval(has(own, "notes")), "the friend's own note stays");
+  assert.deepEqual(await friend.eval("dev.engine.subscriptions()"), []);
+  assert.equal(await friend.eval(`dev.store.state(${JSON.stringify("cursor:" + stream)}).then((c) => c ?? null)`), null, "its cursor is forgotten");
+  await friend.close();
+});
+
 await test("multi-tab: another tab of the device hears the store change when the syncing tab applies it", async () => {
   const tab = await browser.pageIn(a.contextId, url);
   await tab.eval("device('a')");
@@ -203,6 +297,41 @@ await test("multi-tab: another tab of the device hears the store change when the
   assert.ok(await tab.eval("window.heard.includes('notes')"), "the change was broadcast");
   assert.equal((await tab.eval(`dev.store.get("notes", ${JSON.stringify(id)})`)).body, "for every tab");
   await tab.close();
+});
+
+await test("continuous mode is live through server-sent events: changes arrive with no poll, and after a cut stream", async () => {
+  const live = await browser.page(url);
+  onFailure = () => live.close();
+  await live.eval("device('live')");
+  await live.eval("dev.engine.sync()");
+  const opened = faults.streams;
+  await live.eval("dev.engine.start(); true");
+  for (let i = 0; i < 400 && faults.open === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.streams > opened && faults.open > 0, "an event stream is open");
+  faults.urls.length = 0;
+  const note = async (body) => {
+    const [id] = await b.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: ${JSON.stringify(body)}}}])`);
+    await until(b, "dev.store.operations().then((o) => o.length === 0)");
+    return JSON.stringify(id);
+  };
+  const first = await note("pushed");
+  await waitFor(live, `dev.store.get("notes", ${first})`, "the pushed note arrives");
+  assert.ok(!faults.urls.some((u) => u.includes("wait=")), `no long poll: ${faults.urls.join(" ")}`);
+  // The stream is cut (a network change): the engine reconnects from its cursor.
+  const before = faults.streams;
+  faults.cutStreams();
+  for (let i = 0; i < 1200 && faults.streams === before; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.streams > before, "reconnected");
+  const second = await note("after the cut");
+  await waitFor(live, `dev.store.get("notes", ${second})`, "the note written after the cut arrives");
+  // A local write closes the stream, is uploaded at once, and the stream opens again.
+  const [mine] = await live.eval(`dev.engine.write([{resource: "notes", kind: "create", fields: {body: "from the live tab"}}])`);
+  await waitFor(live, "dev.store.operations().then((o) => o.length === 0)", "the live tab's write uploads");
+  await until(b, `dev.store.get("notes", ${JSON.stringify(mine)})`);
+  await live.eval("dev.engine.stop(); true");
+  for (let i = 0; i < 400 && faults.open > 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(faults.open, 0, "stop() closes the stream");
+  await live.close();
 });
 
 await test("the token provider: a refused token is renewed once; refused again, sync pauses", async () => {
@@ -226,6 +355,8 @@ await test("the token provider: a refused token is renewed once; refused again, 
 await test("the example app works offline: a todo added with the network down survives a reload, then reaches another window", async () => {
   const app = `${origin}/example/?token=${encodeURIComponent(token)}`;
   const w1 = await browser.page(app);
+  onFailure = async () => console.log("# the first window:", await w1.eval(`document.getElementById("status").textContent`),
+    "streams open:", faults.open, "last requests:", faults.seen.slice(-12).join(" | "));
   const poll = async (page, expression, what) => {
     for (let i = 0; i < 1200; i++) {
       const v = await page.eval(expression);

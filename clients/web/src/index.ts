@@ -8,3 +8,4 @@ export * from "./planner.js";
 export { FerryStore } from "./store.js";
 export { SyncEngine, SyncPaused } from "./engine.js";
 export type { SyncEvent, TokenProvider, EngineOptions } from "./engine.js";
+export { EventStreamParser } from "./eventstream.js";

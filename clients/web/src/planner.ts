@@ -228,3 +228,78 @@ export function writeGroups(requests: UploadRequest[]): Map<number, number> {
   });
   return batch;
 }
+
+/** The requests of one HTTP call (FerryKit's UploadBundle). */
+export interface UploadBundle {
+  requests: UploadRequest[];
+  /** An app's write group: one `/v1/batch`. */
+  batch: boolean;
+  /** More than one request of one action and resource: Ferry's bulk call (`POST`, `PATCH` or `DELETE /v1/<r>` with an array). */
+  bulk: boolean;
+  /** The single request's key, or a digest of every operation: the same call planned again carries the same key. */
+  idempotencyKey: string;
+}
+
+function makeBundle(requests: UploadRequest[], batch: boolean): UploadBundle {
+  const bulk = !batch && requests.length > 1;
+  const opIDs = requests.flatMap((r) => r.opIDs);
+  const idempotencyKey = requests.length === 1 && !batch ? requests[0].idempotencyKey
+    : (batch ? "batch-" : "ops-") + digest(opIDs.map((id) => id.toLowerCase()).sort().join(","));
+  return { requests, batch, bulk, idempotencyKey };
+}
+
+/**
+ * Groups planned requests (in their sending order) into calls (FerryKit's
+ * UploadPlanner.bundle): requests of the same action on the same resource at the same
+ * step of the order go together, up to `maxBulk` per call. Requests of rows in `solo`
+ * (keys of `rowKeyOf`), and updates and deletes without a base revision (they need
+ * `If-Match: *`, which a bulk item cannot carry), go alone. A write group goes as one
+ * batch at the step of its first request. Every call of a step goes after the calls of
+ * the steps before it, so parents still precede children.
+ */
+export function bundle(requests: UploadRequest[], schema: SchemaResource[], maxBulk = 100, solo: Set<string> = new Set()): UploadBundle[] {
+  const depth = depths(schema);
+  const batches = writeGroups(requests);
+  const batched = new Set<number>();
+  const rank = (r: UploadRequest) => {
+    const d = depth.get(r.resource) ?? 0;
+    return r.action === "create" ? d : r.action === "update" ? 1000 : 2000 + (100 - d);
+  };
+  let order: string[] = [];
+  let grouped = new Map<string, UploadRequest[]>();
+  const bundles: UploadBundle[] = [];
+  const flush = () => {
+    for (const step of order) {
+      const items = grouped.get(step) ?? [];
+      for (let start = 0; start < items.length; start += Math.max(1, maxBulk)) {
+        bundles.push(makeBundle(items.slice(start, start + Math.max(1, maxBulk)), false));
+      }
+    }
+    order = [];
+    grouped = new Map();
+  };
+  let currentRank: number | null = null;
+  requests.forEach((request, index) => {
+    const r = rank(request);
+    if (r !== currentRank) { flush(); currentRank = r; }
+    const batch = batches.get(index);
+    if (batch !== undefined) {
+      if (!batched.has(batch)) {
+        batched.add(batch);
+        flush();
+        bundles.push(makeBundle(requests.filter((_, i) => batches.get(i) === batch), true));
+      }
+      return;
+    }
+    if (solo.has(rowKey(request.resource, request.rowID)) || (request.action !== "create" && request.baseRevision === null)) {
+      bundles.push(makeBundle([request], false));
+      return;
+    }
+    const step = `${r}\u0000${request.resource}\u0000${request.action}`;
+    const list = grouped.get(step);
+    if (list) list.push(request);
+    else { order.push(step); grouped.set(step, [request]); }
+  });
+  flush();
+  return bundles;
+}

@@ -81,12 +81,17 @@ export class FerryStore {
       const id = edit.id ?? uuid();
       ids.push(id);
       const fields = edit.fields ?? {};
-      const current: { data: RowData } | undefined = await req(rows.get([edit.resource, id]));
+      // The row, its base and its waiting operations, read at once (each await is a
+      // round trip to the browser's storage).
+      const bases = tx.objectStore(BASES);
+      const [current, base, waiting] = await Promise.all([
+        req(rows.get([edit.resource, id])) as Promise<{ data: RowData } | undefined>,
+        req(bases.get([edit.resource, id])),
+        req(outbox.index("row").getAll([edit.resource, id])) as Promise<StoredOperation[]>,
+      ]);
       // The first edit of a row the server has keeps the version it was made on: the
       // base of the three-way merge and the revision the upload sends.
-      const bases = tx.objectStore(BASES);
-      if (current && typeof current.data["revision"] === "number" && !(await req(bases.get([edit.resource, id])))) {
-        const waiting: StoredOperation[] = await req(outbox.index("row").getAll([edit.resource, id]));
+      if (current && typeof current.data["revision"] === "number" && !base) {
         if (!waiting.some((o) => o.state !== "rejected")) bases.put({ resource: edit.resource, id, revision: current.data["revision"], row: current.data });
       }
       if (edit.kind === "delete") {

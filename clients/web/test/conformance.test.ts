@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { RetryPolicy, retryAfterSeconds, Outcome, Step } from "../src/retry.js";
 import { threeWayMerge, decide, needs, Resolver, Conflict, Decision, LocalFacts } from "../src/merge.js";
-import { plan, writeGroups, digest, transition, PendingOperation, SchemaResource, OutboxState, OutboxEvent, Transition, rowKeyOf } from "../src/planner.js";
+import { plan, bundle, writeGroups, digest, transition, PendingOperation, SchemaResource, OutboxState, OutboxEvent, Transition, rowKeyOf } from "../src/planner.js";
 import { JSONValue, RowData } from "../src/json.js";
 import { load } from "./conformance.js";
 
@@ -62,7 +62,8 @@ for (const c of feed.cases) {
 const outbox = load<{
   schema: SchemaResource[];
   plans: { name: string; operations: PendingOperation[]; rows: { resource: string; id: string; row: RowData }[];
-           bases: { resource: string; id: string; revision: number }[]; expect: unknown[]; batches: (number | null)[] }[];
+           bases: { resource: string; id: string; revision: number }[]; expect: unknown[]; batches: (number | null)[];
+           bundles: { requests: number[]; batch: boolean; bulk: boolean; idempotencyKey: string }[] }[];
   transitions: { state: OutboxState; event: OutboxEvent; expect: Transition }[];
   digests: { text: string; digest: string }[];
 }>("outbox.json");
@@ -75,6 +76,10 @@ for (const c of outbox.plans) {
     assert.deepEqual(planned, c.expect);
     const batches = writeGroups(planned);
     assert.deepEqual(planned.map((_, i) => batches.get(i) ?? null), c.batches, "write groups");
+    const calls = bundle(planned, outbox.schema, 2).map((b) => ({
+      requests: b.requests.map((r) => planned.indexOf(r)), batch: b.batch, bulk: b.bulk, idempotencyKey: b.idempotencyKey,
+    }));
+    assert.deepEqual(calls, c.bundles, "the calls");
   });
 }
 
