@@ -242,9 +242,6 @@ await test("a revoked share: the friend's device removes the list and its todos,
 await test("subscriptions: a public list reaches a non-member through its stream, on its own cursor, and leaves when unsubscribed", async () => {
   const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
   onFailure = () => friend.close();
-  // From the feed's beginning, not Index pages: an Index answers public rows to everyone
-  // (docs/API.md), so an initial sync by Index would bring every public list.
-  await friend.eval("device('subscriber', { initialSyncByIndex: false })");
   const [listID, todoID] = await a.eval(`(async () => {
     const l = crypto.randomUUID();
     return dev.store.write([
@@ -253,8 +250,12 @@ await test("subscriptions: a public list reaches a non-member through its stream
     ]);
   })()`);
   await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  // The friend's initial sync (Index pages, public=false) runs after the list exists:
+  // an Index answers public rows to everyone unless asked not to (docs/API.md).
+  await friend.eval("device('subscriber')");
   const [own] = await friend.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "the friend's own"}}])`);
   await until(friend, "dev.store.operations().then((o) => o.length === 0)");
+  await friend.eval("dev.engine.sync()");
   const has = (id, resource) => `dev.store.get(${JSON.stringify(resource)}, ${JSON.stringify(id)}).then((r) => r ?? null)`;
   assert.equal(await friend.eval(has(listID, "lists")), null, "not in the friend's default stream");
   const stream = `list:${listID}`;

@@ -622,10 +622,18 @@ export class SyncEngine {
     const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
     for (const resource of schema) {
       let token: string | null = null, page = 1, pages = 1, busy = 0;
+      // Public rows reach a store only by subscription: the Index leaves them out
+      // (`public=false`), unless the server predates public rows and refuses the name.
+      let privateOnly = true;
       while (page <= pages) {
         const query = new URLSearchParams({ limit });
+        if (privateOnly) query.set("public", "false");
         if (token) { query.set("paging_token", token); query.set("page", String(page)); }
         const res = await this.send("GET", `/v1/${encodeURIComponent(resource.name)}?${query}`);
+        if (res.status === 400 && privateOnly && !token) {
+          privateOnly = false;
+          continue;
+        }
         if ((res.status === 404 || res.status === 410) && token) {
           // The snapshot expired or memcached lost it: start this resource over.
           token = null; page = 1; pages = 1;
