@@ -36,7 +36,7 @@ public struct RuleRepair: Sendable, Equatable {
              WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_policy p WHERE p.polrelid = c.oid AND p.polname = k)
             UNION ALL
             SELECT 3, 'DELETE was granted to ferry_app (it is revoked: Ferry deletes by UPDATE … SET is_deleted, '
-                      || 'and a DELETE leaves devices no tombstone)'
+                      || 'and a purging session''s DELETE leaves devices no tombstone)'
              WHERE pg_catalog.has_table_privilege('ferry_app', c.oid, 'DELETE')
             UNION ALL
             SELECT 4, 'SELECT was revoked from ferry_app (it is granted again)'

@@ -78,8 +78,8 @@ extension SchemaCheck {
             let why: String
             switch privilege {
             case "DELETE":
-                why = "a DELETE removes a row with no tombstone, so every device that holds it keeps it forever (Ferry deletes by "
-                    + "UPDATE … SET is_deleted = true)"
+                why = "Ferry never deletes as the serve role (a delete is UPDATE … SET is_deleted = true), and with DELETE a "
+                    + "session that sets ferry.purging removes rows with no tombstone, so every device that holds them keeps them forever"
             case "TRUNCATE":
                 why = "TRUNCATE ignores Row Level Security: one statement removes every user's rows, with no tombstones"
             default:
