@@ -22,7 +22,8 @@ enum ServeSchemaCheck {
             return true
         }
         for finding in report.findings {
-            let line: Logger.Message = "ferry check: \(finding.severity.rawValue) \(finding.code) \(finding.object): \(finding.message); fix: \(finding.fix)"
+            let line: Logger.Message =
+                "ferry check: \(finding.severity.rawValue) \(finding.code) \(finding.object): \(finding.message); fix: \(finding.fix)"
             if finding.severity == .error { logger.error(line) } else { logger.warning(line) }
         }
         let refuse = config.database.schemaCheck == "refuse" && !report.errors.isEmpty

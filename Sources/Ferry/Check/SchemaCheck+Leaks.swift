@@ -78,7 +78,8 @@ extension SchemaCheck {
             let why: String
             switch privilege {
             case "DELETE":
-                why = "Ferry never deletes as the serve role (a delete is UPDATE … SET is_deleted = true), and with DELETE a "
+                why =
+                    "Ferry never deletes as the serve role (a delete is UPDATE … SET is_deleted = true), and with DELETE a "
                     + "session that sets ferry.purging removes rows with no tombstone, so every device that holds them keeps them forever"
             case "TRUNCATE":
                 why = "TRUNCATE ignores Row Level Security: one statement removes every user's rows, with no tombstones"
@@ -104,7 +105,8 @@ extension SchemaCheck {
             guard !beyond.isEmpty else { continue }
             let why: String
             if beyond.contains("UPDATE"), column.name == rule.column || column.name == rule.memberColumn {
-                why = rule.kind == "child"
+                why =
+                    rule.kind == "child"
                     ? "a user who may write a row can move it under another parent, into scopes they do not own"
                     : "it names who the row belongs to: a user who may write a row can take it over, or give it away, "
                         + "and its owner loses it"
