@@ -158,6 +158,46 @@ import Testing
         print("ferry check (leaks): \(findings.count) findings for \(Self.planted.count) planted mistakes:\n\(text.stdout)")
     }
 
+    /// The two leaks the issue confirmed over HTTP, as a client meets them: a hand-made
+    /// `GRANT UPDATE (owner_id)` lets a member take a project over (its owner then gets
+    /// 404), and a policy beside the rule's lets bob list alice's private project.
+    @Test func theConfirmedLeaksOverHTTP() throws {
+        let database = try ScratchDatabase.create(prefix: "ferry_leak")
+        try database.applyMigrations(appFiles: Self.sound)
+        // The grant is planted before the server reads the schema, as on a live database that restarts.
+        _ = try database.ownerQuery("GRANT UPDATE (owner_id) ON app.projects TO ferry_app")
+        let server = try TestServer(database: database)
+        defer { server.stop() }
+        let alice = try server.user("alice")
+        let bob = try server.user("bob")
+        let client = server.client()
+        let asAlice = [("Authorization", "Bearer \(alice.token)")]
+        let asBob = [("Authorization", "Bearer \(bob.token)")]
+        let shared = try client.request("POST", "/v1/projects", headers: asAlice, json: ["name": "shared"])
+        let secret = try client.request("POST", "/v1/projects", headers: asAlice, json: ["name": "secret"])
+        #expect(shared.status == 201 && secret.status == 201, "\(shared.text) \(secret.text)")
+        let sharedID = shared.object["id"] as? String ?? ""
+        let secretID = secret.object["id"] as? String ?? ""
+        let member = try client.request("POST", "/v1/members", headers: asAlice, json: ["project_id": sharedID, "user_id": bob.id])
+        #expect(member.status == 201, "\(member.text)")
+
+        let takeover = try client.request(
+            "PATCH", "/v1/projects/\(sharedID)", headers: asBob, json: ["owner_id": bob.id, "revision": 1])
+        #expect(takeover.status == 200, "\(takeover.text)")
+        #expect(try client.request("GET", "/v1/projects/\(sharedID)", headers: asAlice).status == 404)
+
+        #expect(!(try client.request("GET", "/v1/projects", headers: asBob).text.contains(secretID)))
+        _ = try database.ownerQuery("CREATE POLICY anyone_reads ON app.projects FOR SELECT USING (true)")
+        let listed = try client.request("GET", "/v1/projects", headers: asBob)
+        #expect(listed.text.contains(secretID), "\(listed.text)")
+
+        // ferry check names both.
+        let check = try FerryProcess.run(["check"], environment: ["FERRY_DATABASE_URL": database.appURL])
+        #expect(check.status == 1)
+        #expect(check.stdout.contains("error   app.projects.owner_id: the serve role ferry_app holds UPDATE (owner_id)"), "\(check.stdout)")
+        #expect(check.stdout.contains("error   app.projects policy anyone_reads: its owned rule did not generate it"))
+    }
+
     /// The leaks must not be reported where there are none: a view that is
     /// security_invoker, a SECURITY DEFINER function a policy calls, a restrictive policy
     /// beside a rule (a warning: it narrows, it cannot leak).
