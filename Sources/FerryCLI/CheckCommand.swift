@@ -10,7 +10,10 @@ struct CheckCommand: ParsableCommand {
         abstract: "Report what is wrong with the app's synced tables: a leak, a write that always fails, a stall.",
         discussion: """
             Connects as the serve role (database.url) and reads every synced table: Row Level Security \
-            and its policies, the id, the grants, the indexes, the access scopes and their triggers; then \
+            and its policies (any a sync rule did not generate), the id (one a device cannot make offline), \
+            the grants (any beyond the rule's), the indexes, the access scopes and their triggers, and the \
+            views and SECURITY DEFINER functions the role may use that read synced rows past Row Level \
+            Security; then \
             reads each table and plans an update as a user no row belongs to, in a transaction it rolls \
             back. Each finding names the object and the fix. Exits 0 when there is no error (warnings are \
             printed), 1 when there is one (or a warning, with --strict), 2 when the database cannot be checked.
@@ -30,12 +33,9 @@ struct CheckCommand: ParsableCommand {
         let findings: [SchemaFinding]
         let tables: Int
         do {
-            let connection = try PostgresConnection(url: config.database.url, applicationName: "ferry check")
-            defer { connection.close() }
-            let role = try connection.query("SELECT current_user AS role").first?["role"] ?? nil
-            let facts = try SchemaFacts.load(servedSchema: config.database.schema, role: role ?? "", connection: connection)
-            findings = SchemaCheck.findings(facts) + (try SchemaProbe.findings(facts, connection: connection))
-            tables = facts.tables.count
+            let report = try SchemaReport.run(url: config.database.url, schema: config.database.schema, applicationName: "ferry check")
+            findings = report.findings
+            tables = report.tables
         } catch let error as PostgresError {
             FileHandle.standardError.write(Data("ferry check: cannot check the database: \(error.message)\n".utf8))
             throw ExitCode(2)

@@ -11,6 +11,7 @@ struct ServeCommand: ParsableCommand {
         abstract: "Serve the HTTP API.",
         discussion: """
             Connects to PostgreSQL as database.url, reads the sync-enabled tables of database.schema, \
+            logs what `ferry check` finds in them (database.schema_check: refuse exits on an error), \
             and serves until SIGTERM or SIGINT, finishing in-flight requests first. SIGHUP re-reads the tables and fetches the identity providers' keys again.
             """
     )
@@ -21,6 +22,11 @@ struct ServeCommand: ParsableCommand {
         let config = try options.load()
         LogSetup.bootstrap(config.logging)
         let logger = Logger(label: "ferry")
+        guard ServeSchemaCheck.allowsStart(config, logger: logger) else {
+            logger.critical("cannot start: ferry check found errors in the schema, and database.schema_check is refuse")
+            LogSetup.flush()
+            throw ExitCode.failure
+        }
         let app: FerryApp
         do {
             app = try FerryApp(configuration: config, logger: logger)

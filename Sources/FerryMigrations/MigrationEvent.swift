@@ -11,6 +11,9 @@ public enum MigrationEvent: Sendable, Equatable {
     case applied(track: MigrationTrack, fileName: String, durationMs: Int)
     /// Dry run: this file would be applied.
     case wouldApply(track: MigrationTrack, fileName: String)
+    /// An app file left a ruled table unlike its sync rule, and the rule put it back
+    /// (a warning: the file holds a mistake the developer should learn of).
+    case repaired(fileName: String, table: String, repair: String)
 
     /// The line `ferry migrate` prints for the event.
     public var line: String {
@@ -30,6 +33,10 @@ public enum MigrationEvent: Sendable, Equatable {
             return "applied \(track.rawValue) \(fileName) in \(durationMs) ms"
         case let .wouldApply(track, fileName):
             return "would apply \(track.rawValue) \(fileName)"
+        case let .repaired(fileName, table, repair):
+            return "warning: \(fileName) left \(table) unlike its sync rule: \(repair). The rule decides this: remove the "
+                + "statement from \(fileName) if it has not shipped (it does nothing but this warning), or state what you meant "
+                + "in the rule (read_only, fixed, ferry.sync_members, ferry.drop_sync_rules)"
         }
     }
 }

@@ -15,10 +15,12 @@ extension Migrator {
         case ferrySchema([String])
     }
 
-    /// Runs one file and records it on `track`, in one transaction.
-    func apply(_ file: MigrationFile, track: MigrationTrack, on connection: PostgresConnection) throws(MigrationError) {
+    /// Runs one file and records it on `track`, in one transaction; what the sync rules
+    /// put back after it (an app file's mistakes, `RuleRepair`).
+    @discardableResult
+    func apply(_ file: MigrationFile, track: MigrationTrack, on connection: PostgresConnection) throws(MigrationError) -> [RuleRepair] {
         do {
-            try connection.transaction { connection in
+            return try connection.transaction { connection in
                 try Self.runAndRecord(file, track: track, on: connection)
             }
         } catch let step as Step {
@@ -52,7 +54,7 @@ extension Migrator {
     /// the bookkeeping row.
     private static func runAndRecord(
         _ file: MigrationFile, track: MigrationTrack, on connection: PostgresConnection
-    ) throws(Step) {
+    ) throws(Step) -> [RuleRepair] {
         let clock = ContinuousClock()
         let transactionID = try transactionID(on: connection, assigning: true)
         let before = track == .app ? try ferrySchema(on: connection) : [:]
@@ -72,12 +74,21 @@ extension Migrator {
             let changes = FerrySchemaGuard.changes(from: before, to: try ferrySchema(on: connection))
             guard changes.isEmpty else { throw .ferrySchema(changes) }
         }
+        var repairs: [RuleRepair] = []
+        if track == .app {
+            do {
+                repairs = try RuleRepair.pending(on: connection)
+            } catch {
+                throw .generated(error)
+            }
+        }
         try refreshGenerated(on: connection)
         do {
             try MigrationHistory.record(file, track: track, durationMs: durationMs, on: connection)
         } catch {
             throw .bookkeeping(error)
         }
+        return repairs
     }
 
     private static func ferrySchema(on connection: PostgresConnection) throws(Step) -> [String: String] {

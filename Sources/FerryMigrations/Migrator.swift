@@ -83,10 +83,11 @@ public struct Migrator: Sendable {
                 continue
             }
             let fileStart = clock.now
-            try apply(file, track: track, on: connection)
+            let repairs = try apply(file, track: track, on: connection)
             let milliseconds = Self.milliseconds(clock.now - fileStart)
             summary.applied.append(.init(track: track, fileName: file.fileName, durationMs: milliseconds))
             progress(.applied(track: track, fileName: file.fileName, durationMs: milliseconds))
+            for repair in repairs { progress(.repaired(fileName: file.fileName, table: repair.table, repair: repair.repair)) }
         }
         summary.durationMs = Self.milliseconds(clock.now - start)
         return summary

@@ -12,11 +12,16 @@ public enum SchemaCheck {
             found += serving(table, facts)
             guard table.schema == facts.servedSchema, table.readable else { continue }
             found += rowLevelSecurity(table, role: facts.role)
+            found += servedPastPolicies(table, role: facts.role)
+            found += policies(table)
+            found += grants(table, role: facts.role)
             found += identity(table)
+            found += offlineIds(table)
             found += columns(table, role: facts.role)
             found += indexes(table)
             found += membership(table)
         }
+        found += exposures(facts)
         return found.sorted { ($0.severity, $0.object, $0.code) < ($1.severity, $1.object, $1.code) }
     }
 

@@ -12,6 +12,9 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
     /// The serve role the privileges are those of.
     public var role: String
     public var tables: [Table]
+    /// Views and `SECURITY DEFINER` functions the serve role may read or call that read
+    /// a synced table past its Row Level Security (`SchemaFacts.exposuresQuery`).
+    public var exposures: [Exposure] = []
 
     public struct Table: Decodable, Sendable, Equatable {
         /// `schema.table`, quoted where it must be, as SQL writes it.
@@ -32,6 +35,11 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
         public var rule: Rule?
         /// The access scopes it is a member of (`ferry.access_scopes`).
         public var scopes: [Scope]
+        /// Table privileges of the serve role that Ferry never uses: `DELETE`, `TRUNCATE`, `TRIGGER`.
+        public var extraPrivileges: [String]
+        /// Row Level Security does not apply to the serve role here: it owns the table
+        /// (without `FORCE ROW LEVEL SECURITY`), or is a superuser or `BYPASSRLS`.
+        public var servedPastRowLevelSecurity: Bool
 
         public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
     }
@@ -44,6 +52,8 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
         public var generated: Bool
         public var insertable: Bool
         public var updatable: Bool
+        /// Its default expression as PostgreSQL prints it, `GENERATED AS IDENTITY`, or nil.
+        public var defaultExpression: String?
     }
 
     public struct ForeignKey: Decodable, Sendable, Equatable {
@@ -57,6 +67,11 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
         public var name: String
         /// `SELECT`, `INSERT`, `UPDATE`, `DELETE` or `ALL`.
         public var command: String
+        /// Permissive policies are OR-ed (any one admits a row); restrictive ones AND-ed.
+        public var permissive: Bool
+        /// Its `USING` and `WITH CHECK` expressions as PostgreSQL prints them.
+        public var using: String?
+        public var check: String?
         /// The functions of the database (not PostgreSQL's own) its expressions call.
         public var functions: [Function]
     }
@@ -83,6 +98,22 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
         public var kind: String
         public var column: String
         public var readOnly: [String]
+        public var fixed: [String]
+        public var links: [String]
+        /// A members rule's column of the user given access.
+        public var memberColumn: String?
+        /// The names of the policies the rule last generated (`ferry_rules_*`).
+        public var policies: [String]
+    }
+
+    /// A view or function that returns synced rows as its owner sees them.
+    public struct Exposure: Decodable, Sendable, Equatable {
+        /// `view`, `materialized view` or `function`.
+        public var kind: String
+        /// As SQL writes it: `app.all_lists`, or `app.every_list(uuid)` for a function.
+        public var name: String
+        /// The synced tables it reads.
+        public var reads: [String]
     }
 
     public struct Scope: Decodable, Sendable, Equatable {
@@ -97,7 +128,9 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         let tables = try decoder.decode([Table].self, from: Data(json.utf8))
-        return SchemaFacts(servedSchema: servedSchema, role: role, tables: tables)
+        let exposed = try connection.query(exposuresQuery, [role]).rows.first?[0] ?? "[]"
+        let exposures = try decoder.decode([Exposure].self, from: Data(exposed.utf8))
+        return SchemaFacts(servedSchema: servedSchema, role: role, tables: tables, exposures: exposures)
     }
 
     /// The catalog query; `$1` is the serve role. One JSON array, one object per synced table.
@@ -114,7 +147,10 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
                  'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'not_null', a.attnotnull,
                  'has_default', a.atthasdef OR a.attidentity <> '', 'generated', a.attgenerated <> '',
                  'insertable', has_column_privilege($1, c.oid, a.attnum, 'INSERT'),
-                 'updatable', has_column_privilege($1, c.oid, a.attnum, 'UPDATE')) ORDER BY a.attnum)
+                 'updatable', has_column_privilege($1, c.oid, a.attnum, 'UPDATE'),
+                 'default_expression', CASE WHEN a.attidentity <> '' THEN 'GENERATED AS IDENTITY'
+                                            ELSE (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+                                                   WHERE d.adrelid = c.oid AND d.adnum = a.attnum) END) ORDER BY a.attnum)
                FROM pg_attribute a
               WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND left(a.attname, 7) <> '_ferry_') AS columns,
             coalesce((SELECT json_agg(json_build_object(
@@ -129,6 +165,8 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
                  'name', p.polname,
                  'command', CASE p.polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE'
                                           WHEN 'd' THEN 'DELETE' ELSE 'ALL' END,
+                 'permissive', p.polpermissive,
+                 'using', pg_get_expr(p.polqual, p.polrelid), 'check', pg_get_expr(p.polwithcheck, p.polrelid),
                  'functions', coalesce((
                      SELECT json_agg(json_build_object(
                               'signature', format('%s.%s(%s)', quote_ident(fn.nspname), quote_ident(pr.proname),
@@ -147,15 +185,71 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
                  'records_revocations', pr.prosrc LIKE '%record_access_revocation%') ORDER BY tg.tgname)
                FROM pg_trigger tg JOIN pg_proc pr ON pr.oid = tg.tgfoid
               WHERE tg.tgrelid = c.oid AND NOT tg.tgisinternal AND tg.tgenabled <> 'D'), '[]') AS triggers,
-            (SELECT json_build_object('kind', r.kind, 'column', r.rule_column, 'read_only', r.read_only)
+            (SELECT json_build_object('kind', r.kind, 'column', r.rule_column, 'read_only', r.read_only,
+                                      'fixed', r.fixed, 'links', r.links, 'member_column', r.member_column,
+                                      'policies', coalesce((SELECT json_agg(k ORDER BY k) FROM jsonb_object_keys(r.policies) k), '[]'))
                FROM ferry.sync_rules r WHERE r.table_oid = c.oid) AS rule,
             coalesce((SELECT json_agg(json_build_object(
                  'scope', s.scope_table::text, 'column', s.member_column, 'read_through_scope', s.read_through_scope)
                  ORDER BY s.scope_table::text)
-               FROM ferry.access_scopes s WHERE s.member_table = c.oid AND s.scope_table <> c.oid), '[]') AS scopes
+               FROM ferry.access_scopes s WHERE s.member_table = c.oid AND s.scope_table <> c.oid), '[]') AS scopes,
+            ARRAY(SELECT p FROM unnest(ARRAY['DELETE', 'TRUNCATE', 'TRIGGER']) p
+                   WHERE has_table_privilege($1::name, c.oid, p)) AS extra_privileges,
+            (pg_has_role($1::name, c.relowner, 'USAGE') AND NOT c.relforcerowsecurity)
+              OR EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = $1::name AND (r.rolsuper OR r.rolbypassrls))
+              AS served_past_row_level_security
           FROM ferry.synced_tables st
           JOIN pg_class c ON c.oid = st.table_oid
           JOIN pg_namespace n ON n.oid = c.relnamespace
         ) t
+        """
+
+    /// Views and `SECURITY DEFINER` functions that read a synced table as a role Row
+    /// Level Security does not apply to, and that the serve role `$1` may read or call.
+    ///
+    /// A view reads its tables as its owner unless it is `security_invoker`; a
+    /// materialized view was filled with no user at all. A function's tables are those
+    /// it depends on (a SQL-standard body) or names in its source. Not listed: Ferry's
+    /// own (schema `ferry`, `_ferry_*`), trigger functions, and functions a policy
+    /// calls (the way hand-written policies read another table without recursing).
+    static let exposuresQuery = """
+        WITH synced AS (
+          SELECT c.oid, c.oid::regclass::text AS name, c.relname, c.relowner, c.relforcerowsecurity
+            FROM ferry.synced_tables st JOIN pg_class c ON c.oid = st.table_oid),
+        bypass AS (
+          -- Whether role r reads synced table s past its policies.
+          SELECT r.oid AS role, s.oid AS tab
+            FROM pg_roles r CROSS JOIN synced s
+           WHERE r.rolsuper OR r.rolbypassrls OR (pg_has_role(r.oid, s.relowner, 'USAGE') AND NOT s.relforcerowsecurity)),
+        policy_functions AS (
+          SELECT m[1]::oid AS oid FROM pg_policy p,
+                 regexp_matches(coalesce(p.polqual::text, '') || coalesce(p.polwithcheck::text, ''), ':funcid ([0-9]+)', 'g') m),
+        found AS (
+          SELECT CASE v.relkind WHEN 'm' THEN 'materialized view' ELSE 'view' END AS kind, v.oid::regclass::text AS name, s.name AS reads
+            FROM pg_class v
+            JOIN pg_namespace vn ON vn.oid = v.relnamespace
+            JOIN pg_rewrite rw ON rw.ev_class = v.oid
+            JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = rw.oid AND d.refclassid = 'pg_class'::regclass
+            JOIN synced s ON s.oid = d.refobjid
+           WHERE v.relkind IN ('v', 'm') AND vn.nspname NOT IN ('pg_catalog', 'information_schema', 'ferry')
+             AND has_table_privilege($1, v.oid, 'SELECT') AND has_schema_privilege($1, vn.oid, 'USAGE')
+             AND (v.relkind = 'm' OR (
+                   NOT EXISTS (SELECT 1 FROM unnest(v.reloptions) o WHERE o ~* '^security_invoker=(true|on|yes|1)$')
+                   AND EXISTS (SELECT 1 FROM bypass b WHERE b.role = v.relowner AND b.tab = s.oid)))
+          UNION
+          SELECT 'function', f.oid::regprocedure::text, s.name
+            FROM pg_proc f
+            JOIN pg_namespace fn ON fn.oid = f.pronamespace
+            JOIN synced s ON EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = f.oid
+                                        AND d.refclassid = 'pg_class'::regclass AND d.refobjid = s.oid)
+                          OR (s.relname ~ '^\\w+$' AND f.prosrc ~* ('\\m' || s.relname || '\\M'))
+                          OR (s.relname !~ '^\\w+$' AND strpos(lower(f.prosrc), lower(s.relname)) > 0)
+           WHERE f.prosecdef AND f.prokind = 'f' AND f.prorettype <> 'trigger'::regtype
+             AND fn.nspname NOT IN ('pg_catalog', 'information_schema', 'ferry') AND left(f.proname, 7) <> '_ferry_'
+             AND f.oid NOT IN (SELECT oid FROM policy_functions)
+             AND has_function_privilege($1, f.oid, 'EXECUTE') AND has_schema_privilege($1, fn.oid, 'USAGE')
+             AND EXISTS (SELECT 1 FROM bypass b WHERE b.role = f.proowner AND b.tab = s.oid))
+        SELECT coalesce(json_agg(json_build_object('kind', kind, 'name', name, 'reads', reads) ORDER BY name), '[]')
+          FROM (SELECT kind, name, array_agg(reads ORDER BY reads) AS reads FROM found GROUP BY kind, name) x
         """
 }

@@ -30,6 +30,10 @@ extension ConfigurationKey {
         .bool(
             "database.jit", \.database.jit,
             "Let PostgreSQL JIT-compile Ferry's statements (off: sync pages would pay compilation on every request)."),
+        .string(
+            "database.schema_check", \.database.schemaCheck, oneOf: ["warn", "refuse", "off"],
+            "What `ferry serve` does with `ferry check`'s findings at start: warn logs each one; refuse also exits 1 on an error (a leak, a write that always fails); off skips the check."
+        ),
 
         .list(
             "memcached.servers", \.memcached.servers, allowEmpty: false,

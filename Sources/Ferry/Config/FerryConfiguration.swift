@@ -46,6 +46,11 @@ public struct FerryConfiguration: Sendable, Equatable {
         /// repeated per execution, always far more than the statement itself
         /// costs (bench/README.md, "JIT").
         public var jit = false
+        /// What `ferry serve` does with `ferry check`'s findings at start: `warn` logs
+        /// each one; `refuse` also exits when one is an error; `off` checks nothing.
+        /// `warn` by default: an upgrade that adds a check, or a hand edit, must not
+        /// stop a server that was serving (docs/GUIDE.md, "Checking the schema").
+        public var schemaCheck = "warn"
     }
 
     /// memcached settings (paging snapshots).
