@@ -47,7 +47,8 @@ extension ConsoleRoutes {
                     target: [("providers", .int(outcomes.count)), ("fetched", .int(fetched))],
                     status: 200, requestID: context.requestID)
             ])
-        logger.notice("console refetched JWT keys", metadata: ["operator": "\(session.name)", "providers": "\(outcomes.count)", "fetched": "\(fetched)"])
+        logger.notice(
+            "console refetched JWT keys", metadata: ["operator": "\(session.name)", "providers": "\(outcomes.count)", "fetched": "\(fetched)"])
         return Self.json(.object([("providers", .array(providers))]))
     }
 }
