@@ -13,19 +13,24 @@ import Testing
 /// served while the one fetch hangs.
 ///
 /// The issue asks for their p99 within 2× of the same requests' without the
-/// flood. Measured here (200 requests a side, alternating rounds): p99 rose
-/// 15× to 17× (9 to 30 ms alone, 150 to 420 ms flooded), p50 about 50×. No
-/// worker is held: the rise is the flood's CPU. Its 40 clients loop in this
-/// process on the same 2 cores, each refusal is a connection, a parse and a
-/// 503, and the workers serve in arrival order, so a measured request queues
-/// behind about 40 refusals (its p50 under the flood equals the flood's own
-/// round trip). A profile (perf, the flood's workers) also shows a third of
-/// their CPU in Swift Testing's backtrace of every thrown error, which
-/// `JSONConfigValue`'s `try?` probing of each claim's type throws several
-/// times per claim. Holding 2× needs the workers to serve already-verified
-/// credentials first (not built); until then this asserts what the fault was
-/// about: every request answered while the fetch hangs, and p99 far below
-/// what a held worker costs (the fetch timeout, 120 s).
+/// flood. Measured here (200 requests a side, alternating rounds, on this
+/// shared 2-core machine): with the workers serving in arrival order, p99
+/// rose 15× to 17× (9 to 30 ms alone, 150 to 420 ms flooded) and p50 about
+/// 50×: a measured request queued behind about 40 refusals. The workers now
+/// serve requests with an already-verified token first while jobs wait
+/// (``WorkerPool``, `FerryApp.serverConfiguration`): p50 rose about 10× (1 ms
+/// to 10-14 ms) and p99 9× to 13× (10-20 ms to 120-280 ms). No worker is
+/// held; what is left is the flood's CPU: its 40 clients loop in this
+/// process on the same 2 cores, each refusal costing a connection, a parse
+/// and a 503 on the I/O threads and a worker, so a measured request's threads
+/// wait their turn for a core. (A profile, perf over the flood, also showed
+/// a third of the workers' CPU in Swift Testing's backtrace of every thrown
+/// error: `JSONConfigValue` probes each claim's type with `try?`, throwing
+/// several times per claim.) 2× would need the flood's CPU off this machine
+/// (a load generator elsewhere: bench/), or unverified requests' concurrency
+/// throttled (not built). So this asserts what the fault was: every request
+/// answered while the fetch hangs, and p99 far below what a held worker costs
+/// (the fetch timeout, 120 s).
 @Suite struct JWTHangingProviderTests {
     /// The `q` quantile of `samples` (nearest rank).
     static func quantile(_ samples: [Double], _ q: Double) -> Double {
