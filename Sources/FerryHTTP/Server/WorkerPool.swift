@@ -12,11 +12,11 @@ import Synchronization
 
 /// A fixed set of threads running handler jobs in arrival order, so that a
 /// blocking handler never stalls socket I/O. Jobs submitted as urgent (the
-/// server's ``HTTPServerConfiguration/urgent`` test: for Ferry, a request
-/// whose credentials are already verified) go first, but never more than
+/// server's ``HTTPServerConfiguration/urgent`` test, say a request whose
+/// credentials the app has verified already) go first, but never more than
 /// ``urgentInARow`` in a row while others wait, so neither kind starves: a
-/// flood of requests that are refused anyway (an unknown JWT `kid`) cannot
-/// queue in front of the signed-in ones (issue 51).
+/// flood of requests that are refused anyway cannot queue in front of the
+/// signed-in ones.
 final class WorkerPool: Sendable {
     /// One FIFO of jobs.
     private struct FIFO {
