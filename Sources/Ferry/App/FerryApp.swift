@@ -176,7 +176,7 @@ public final class FerryApp: Sendable {
         limits.maxConnections = l.maxConnections
         limits.shutdownGraceSeconds = l.shutdownGraceSeconds
         let listen = configuration.listen
-        return HTTPServerConfiguration(
+        var server = HTTPServerConfiguration(
             host: listen.host, port: listen.port, limits: limits,
             ioThreads: listen.ioThreads > 0 ? listen.ioThreads : HTTPServerConfiguration.coreCount,
             workerThreads: listen.workerThreads,
@@ -185,6 +185,10 @@ public final class FerryApp: Sendable {
             compression: HTTPCompression(level: configuration.compression.level, minimumBytes: configuration.compression.minBytes),
             serverName: "ferry", threadNamePrefix: "ferry", refusal: Problem.refusal
         )
+        // Issue 51: requests whose token this process has verified already go first,
+        // so a flood of tokens refused anyway cannot queue in front of them.
+        server.urgent = { [database] request in database.holdsVerified(BearerToken.credential(request)) }
+        return server
     }
 
     /// Stops listening, stops the JWT key refreshes and closes the pool's connections.

@@ -1,7 +1,8 @@
 import FerryHTTP
 import FerryPostgres
 
-/// The console's two writes. The console is read-only by default: these need
+/// The console's writes (a third, fetching the providers' keys, is in
+/// ConsoleRoutes+Keys.swift). The console is read-only by default: these need
 /// an admin operator (403 for a viewer), a body saying `{"confirm": true}`
 /// (422 `confirmation_required` otherwise; the page asks first), and each is
 /// audited, with who did it, before it acts.

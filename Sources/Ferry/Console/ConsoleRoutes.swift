@@ -64,6 +64,7 @@ struct ConsoleRoutes: Sendable {
         post("/users/:user/tokens/:token/revoke") { try $0.revokeToken($1, $2) }
         get("/health") { try $0.health($1, $2) }
         post("/purge") { try $0.purge($1, $2) }
+        post("/jwks/refetch") { try $0.refetchKeys($1, $2) }
         get("/audit") { try $0.audit($1, $2) }
     }
 

@@ -93,6 +93,17 @@ public final class PostgresGateway: Sendable {
         let learn: @Sendable (String?) -> String?
     }
 
+    /// Whether `credential` is a token this process verified and still holds
+    /// (a cached Ferry token or JWT): the workers serve those first
+    /// (``FerryApp/serverConfiguration``). Never reaches the database.
+    func holdsVerified(_ credential: Credential?) -> Bool {
+        switch credential {
+        case .token(let hash)?: return builtinTokens && tokens?.user(for: hash) != nil
+        case .jwt(let hash, _)?: return jwt != nil && jwts.entry(for: hash) != nil
+        default: return false
+        }
+    }
+
     /// How a transaction for `credential` starts: the cached identity, a token
     /// lookup, or (for a JWT, verified here) the external sign-in.
     func opening(_ credential: Credential) throws -> Opening {

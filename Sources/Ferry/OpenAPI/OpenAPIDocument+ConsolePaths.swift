@@ -181,6 +181,26 @@ extension OpenAPIDocument {
                 ])
             ),
             (
+                api + "/jwks/refetch",
+                .object([
+                    (
+                        "post",
+                        Self.consoleOperation(
+                            "consoleRefetchKeys",
+                            "Fetch every JWT provider's keys now (admins; confirmed and audited); withdrawn keys are refused before the answer",
+                            body: write([]),
+                            responses: writeProblems + [
+                                (
+                                    "200",
+                                    Self.ok(
+                                        "Each provider's fetch.",
+                                        object("`providers`: issuer, status (fetched, failed, running), keys, withdrawn, reason"))
+                                )
+                            ])
+                    )
+                ])
+            ),
+            (
                 api + "/audit",
                 .object([
                     (

@@ -31,7 +31,9 @@ extension EventLoop {
         let serial = connection.serial
         let handle = self.handle
         shared.inFlightRequests.add(1, ordering: .relaxed)
-        shared.workers.submit {
+        // Urgency only reorders waiting jobs: an idle pool skips the test.
+        let urgent = shared.workers.isBacklogged && (shared.configuration.urgent?(request) ?? false)
+        shared.workers.submit(urgent: urgent) {
             let response = shared.answer(request, context: context)
             shared.inFlightRequests.subtract(1, ordering: .relaxed)
             handle.post(.response(fd: fd, serial: serial, response))

@@ -147,6 +147,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// How a refusal the server itself makes (malformed request, timeout,
     /// connection cap) becomes a response.
     public var refusal: HTTPRefusal
+    /// Which requests the workers serve first (``WorkerPool``); nil: all in
+    /// arrival order. Called on the I/O thread for every request: it must be
+    /// cheap and never block.
+    public var urgent: (@Sendable (HTTPRequest) -> Bool)?
 
     /// A configuration; the defaults suit production on a small machine.
     public init(

@@ -11,15 +11,51 @@ import Glibc
 import Synchronization
 
 /// A fixed set of threads running handler jobs in arrival order, so that a
-/// blocking handler never stalls socket I/O.
+/// blocking handler never stalls socket I/O. Jobs submitted as urgent (the
+/// server's ``HTTPServerConfiguration/urgent`` test, say a request whose
+/// credentials the app has verified already) go first, but never more than
+/// ``urgentInARow`` in a row while others wait, so neither kind starves: a
+/// flood of requests that are refused anyway cannot queue in front of the
+/// signed-in ones.
 final class WorkerPool: Sendable {
-    private struct Queue {
+    /// One FIFO of jobs.
+    private struct FIFO {
         var jobs: [(@Sendable () -> Void)?] = []
         var head = 0
+        var isEmpty: Bool { head >= jobs.count }
+
+        mutating func take() -> (@Sendable () -> Void)? {
+            let job = jobs[head]
+            jobs[head] = nil
+            head += 1
+            // Compact now and then so the array does not grow forever.
+            if head >= 1024 && head * 2 >= jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job
+        }
+
+        mutating func clear() {
+            jobs.removeAll()
+            head = 0
+        }
+    }
+
+    private struct Queue {
+        var normal = FIFO()
+        var urgent = FIFO()
+        /// Urgent jobs taken since the last normal one.
+        var urgentTaken = 0
         var stopped = false
     }
 
+    /// The most urgent jobs taken in a row while normal ones wait.
+    static let urgentInARow = 8
+
     private let queue = Locked(Queue())
+    /// Jobs waiting for a worker (read without the lock: see ``isBacklogged``).
+    private let waiting = Atomic<Int>(0)
     /// Counts queued jobs (and stop tokens); workers sleep on it.
     private let ready = DispatchSemaphore(value: 0)
     private let threads: Int
@@ -32,21 +68,28 @@ final class WorkerPool: Sendable {
     }
 
     /// Queues a job; dropped when the pool has stopped.
-    func submit(_ job: @escaping @Sendable () -> Void) {
+    func submit(urgent: Bool = false, _ job: @escaping @Sendable () -> Void) {
         let accepted = queue.withLock { q -> Bool in
             guard !q.stopped else { return false }
-            q.jobs.append(job)
+            if urgent { q.urgent.jobs.append(job) } else { q.normal.jobs.append(job) }
             return true
         }
-        if accepted { ready.signal() }
+        if accepted {
+            waiting.add(1, ordering: .relaxed)
+            ready.signal()
+        }
     }
+
+    /// Whether jobs wait for a worker: only then does being urgent matter, so
+    /// the loop asks the (costlier) urgency test only then.
+    var isBacklogged: Bool { waiting.load(ordering: .relaxed) > 0 }
 
     /// Lets the threads exit once they are idle; queued jobs are dropped.
     func stop() {
         queue.withLock { q in
             q.stopped = true
-            q.jobs.removeAll()
-            q.head = 0
+            q.normal.clear()
+            q.urgent.clear()
         }
         for _ in 0..<threads { ready.signal() }
     }
@@ -56,20 +99,19 @@ final class WorkerPool: Sendable {
             ready.wait()
             let next: (@Sendable () -> Void)?? = queue.withLock { q in
                 if q.stopped { return .none }
-                guard q.head < q.jobs.count else { return .some(nil) }
-                let job = q.jobs[q.head]
-                q.jobs[q.head] = nil
-                q.head += 1
-                // Compact now and then so the array does not grow forever.
-                if q.head >= 1024 && q.head * 2 >= q.jobs.count {
-                    q.jobs.removeFirst(q.head)
-                    q.head = 0
+                if !q.urgent.isEmpty && (q.normal.isEmpty || q.urgentTaken < Self.urgentInARow) {
+                    q.urgentTaken += 1
+                    return .some(q.urgent.take())
                 }
-                return .some(job)
+                guard !q.normal.isEmpty else { return .some(nil) }
+                q.urgentTaken = 0
+                return .some(q.normal.take())
             }
             switch next {
             case .none: return
-            case .some(let job): job?()
+            case .some(let job):
+                if job != nil { waiting.subtract(1, ordering: .relaxed) }
+                job?()
             }
         }
     }

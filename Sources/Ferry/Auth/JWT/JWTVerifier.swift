@@ -77,22 +77,39 @@ public final class JWTVerifier: Sendable {
 
     /// Fetches every provider's JWKS again now, each on a thread of its own
     /// (SIGHUP: an operator withdrew a key and will not wait for the next
-    /// refresh). With `wait`, returns once they finished or one fetch timeout passed.
+    /// refresh). A fetch already running is followed by a new one
+    /// (``ProviderKeys/refetch(wait:)``). With `wait`, returns once they finished or one fetch timeout passed.
     public func refetchKeys(wait: Bool = false) {
-        let group = DispatchGroup()
-        var timeout = Duration.zero
-        for (keys, _, _) in providers.values where keys.provider.jwksURL != nil {
-            timeout = max(timeout, keys.timing.fetchTimeout)
-            group.enter()
-            let thread = Thread {
-                keys.fetchNow()
-                group.leave()
-            }
+        if wait {
+            _ = refetchAll()
+        } else {
+            let thread = Thread { [self] in _ = refetchAll() }
             thread.name = "ferry-jwks-sighup"
             thread.start()
         }
-        guard wait else { return }
-        _ = group.wait(timeout: .now() + Double(timeout.components.seconds) + 1)
+    }
+
+    /// Refetches every provider's JWKS at once (``ProviderKeys/refetch(wait:)``)
+    /// and returns, by issuer, what each came to, once every fetch has
+    /// finished or one fetch timeout (plus a second) has passed: the console's
+    /// "refetch keys" and SIGHUP. Providers without a JWKS URL are left out.
+    func refetchAll() -> [(issuer: String, outcome: ProviderKeys.Refetch)] {
+        let fetching = providers.values.map(\.keys).filter { $0.provider.jwksURL != nil }.sorted { $0.provider.issuer < $1.provider.issuer }
+        let outcomes = Locked([String: ProviderKeys.Refetch]())
+        let group = DispatchGroup()
+        for keys in fetching {
+            group.enter()
+            let thread = Thread {
+                let outcome = keys.refetch(wait: keys.timing.fetchTimeout + .seconds(1))
+                outcomes.withLock { $0[keys.provider.issuer] = outcome }
+                group.leave()
+            }
+            thread.name = "ferry-jwks-refetch-wait"
+            thread.start()
+        }
+        group.wait()
+        let found = outcomes.withLock { $0 }
+        return fetching.map { ($0.provider.issuer, found[$0.provider.issuer] ?? .running) }
     }
 
     /// Verifies `token` at `now` (seconds since the Unix epoch).

@@ -54,6 +54,11 @@ final class ProviderKeys: Sendable {
         /// When a fetch for an unknown `kid` last started (the rate limit's clock).
         var lastOnDemand: ContinuousClock.Instant?
         var fetching = false
+        /// A refetch was asked for while a fetch ran (which may have started
+        /// before the keys changed): another fetch starts as that one ends.
+        var again = false
+        /// What the last finished fetch came to.
+        var last: FetchOutcome?
         var stopped = false
         /// Fetches made, successful or not (for tests and the log).
         var fetches = 0
@@ -72,6 +77,26 @@ final class ProviderKeys: Sendable {
         case fetching
         /// The key set cannot be fetched and what is held is past its grace.
         case unavailable(retryAfterSeconds: Int)
+    }
+
+    /// What one fetch came to.
+    struct FetchOutcome: Sendable, Equatable {
+        /// Whether the key set was fetched and read (else the keys held are kept).
+        var fetched: Bool
+        /// The keys the set holds now (fetched ones; 0 after a failure: the held ones serve on).
+        var keys: Int
+        /// How many keys the fetch withdrew.
+        var withdrawn: Int
+        /// Why it failed.
+        var reason: String?
+    }
+
+    /// What ``refetch(wait:)`` came to.
+    enum Refetch: Sendable, Equatable {
+        /// A fetch that started after the call finished, with this outcome.
+        case finished(FetchOutcome)
+        /// No such fetch finished within the wait: it runs on (a hanging provider), and its keys replace the held ones when it ends.
+        case running
     }
 
     /// Reads the fixed keys, throwing for an unreadable file or set. The URL's
@@ -176,18 +201,63 @@ final class ProviderKeys: Sendable {
         return mine
     }
 
+    /// Fetches the key set anew for an operator (the console, SIGHUP): a fetch
+    /// that starts after this call, even when one runs already (it may have
+    /// started before the provider changed its keys; the new one follows it).
+    /// Returns once that fetch has finished, with what it came to, or when
+    /// `wait` has passed (``Refetch/running``). Concurrent calls share fetches.
+    func refetch(wait: Duration) -> Refetch {
+        guard provider.jwksURL != nil else { return .finished(FetchOutcome(fetched: true, keys: 0, withdrawn: 0)) }
+        let deadline = LockDeadline(after: wait)
+        let (target, start): (Int, Bool) = state.withLock { state in
+            if state.fetching {
+                state.again = true
+                return (state.fetches + 1, false)
+            }
+            state.fetching = true
+            state.fetches += 1
+            return (state.fetches, true)
+        }
+        if start {
+            let thread = Thread { [self] in download() }
+            thread.name = "ferry-jwks-refetch"
+            thread.start()
+        }
+        return state.withLockWaiting(until: deadline) { state, wake in
+            if state.finished >= target, let last = state.last { return .finished(last) }
+            return wake == .timedOut || state.stopped ? .running : nil
+        }
+    }
+
     /// Fetches, keeps and logs the key set; called by whoever set `fetching`.
+    /// Fetches again while a refetch asked for one during the last.
     private func download() {
+        var more = true
+        while more {
+            more = downloadOnce()
+            state.broadcast()
+        }
+    }
+
+    /// One fetch; whether another was asked for meanwhile (and is now counted
+    /// as started). It counts as finished only once the verified-token cache
+    /// has dropped what the withdrawn keys verified.
+    private func downloadOnce() -> Bool {
         let result = Self.download(provider, timeout: timing.fetchTimeout)
-        let withdrawn: [String] = state.withLock { state in
-            state.fetching = false
-            state.finished += 1
-            guard case .success(let keys) = result else { return [] }
-            let kept = Set(keys.map(\.identity))
-            let gone = state.fetched.map(\.identity).filter { !kept.contains($0) }
-            state.fetched = keys
-            state.fetchedAt = .now
-            return gone
+        let outcome: FetchOutcome
+        var withdrawn: [String] = []
+        switch result {
+        case .failure(let error):
+            outcome = FetchOutcome(fetched: false, keys: 0, withdrawn: 0, reason: error.reason)
+        case .success(let keys):
+            withdrawn = state.withLock { state in
+                let kept = Set(keys.map(\.identity))
+                let gone = state.fetched.map(\.identity).filter { !kept.contains($0) }
+                state.fetched = keys
+                state.fetchedAt = .now
+                return gone
+            }
+            outcome = FetchOutcome(fetched: true, keys: keys.count, withdrawn: withdrawn.count)
         }
         switch result {
         case .success(let keys):
@@ -202,6 +272,14 @@ final class ProviderKeys: Sendable {
                     "issuer": "\(provider.issuer)", "keys": "\(withdrawn.map { $0.split(separator: " ").first.map(String.init) ?? "" })",
                 ])
             onWithdrawn(withdrawn.map { identity(of: $0) })
+        }
+        return state.withLock { state in
+            state.finished += 1
+            state.last = outcome
+            let more = state.again && !state.stopped
+            state.again = false
+            if more { state.fetches += 1 } else { state.fetching = false }
+            return more
         }
     }
 

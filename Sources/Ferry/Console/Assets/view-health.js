@@ -1,7 +1,7 @@
 // Health: live charts from /console/api/health, the JSON twin of /metrics,
 // sampled every two seconds; rates and latency from the difference of two samples.
-import { api } from './client.js';
-import { h, show, time } from './dom.js';
+import { api, session } from './client.js';
+import { h, show, time, errorBox, confirmAction } from './dom.js';
 import { Chart, format } from './charts.js';
 
 const INTERVAL_MS = 2000;
@@ -21,7 +21,8 @@ export async function healthView({ main, onLeave }) {
     h('p', { class: 'muted' }, `This instance's figures since it started, sampled every ${INTERVAL_MS / 1000} s (the console's own requests left out). Prometheus has the same at /metrics.`),
     h('div', { class: 'grid' }, Object.values(charts).map((chart) => chart.element)),
     h('div', { class: 'panel' }, h('h2', null, 'Now'), facts),
-    h('div', { class: 'panel' }, h('h2', null, 'The transaction holding the feed back'), oldest));
+    h('div', { class: 'panel' }, h('h2', null, 'The transaction holding the feed back'), oldest),
+    keysPanel());
   let previous = null;
   let stopped = false;
   const tick = async () => {
@@ -95,4 +96,35 @@ function describe(facts, oldest, sample) {
     h('dt', null, 'Query'), h('dd', null, h('code', null, tx.query || '—'))),
   h('p', { class: 'muted' }, 'Devices receive nothing committed at or after this transaction until it ends.',
     running.length > 1 ? ` ${running.length - 1} younger ${running.length === 2 ? 'one runs' : 'ones run'} too: pids ${running.slice(1).map((item) => item.pid).join(', ')}.` : ''));
+}
+
+// Sign-in keys: an admin fetches every identity provider's JWKS now, for a key
+// withdrawn at the provider (docs/SIGN-IN.md, "Withdrawing a key").
+function keysPanel() {
+  const message = h('div', { id: 'refetch-result' });
+  const admin = (session.operator || {}).role === 'admin';
+  const button = h('button', { type: 'button', class: 'danger', id: 'refetch-keys', disabled: !admin,
+    title: admin ? null : 'Refetching keys needs an admin operator',
+    onclick: async () => {
+      const ok = await confirmAction({
+        title: 'Refetch the identity providers\' keys now?',
+        text: 'Every JWT provider\'s key set is fetched again now. A key the provider no longer lists is refused on this instance, '
+          + 'with every token it verified, once the answer arrives. Other instances: ask each, or send each SIGHUP.',
+        action: 'Refetch now',
+      });
+      if (!ok) return;
+      show(message, h('p', { class: 'muted' }, 'Fetching…'));
+      try {
+        const result = await api('/jwks/refetch', { method: 'POST', body: { confirm: true } });
+        const providers = result.providers || [];
+        show(message, providers.length
+          ? h('ul', null, providers.map((p) => h('li', null, p.status === 'fetched'
+            ? `${p.issuer}: fetched, ${p.keys} keys, ${p.withdrawn} withdrawn`
+            : `${p.issuer}: ${p.status}${p.reason ? ` (${p.reason})` : ''}; the keys held still serve`)))
+          : h('p', { class: 'muted' }, 'No provider has a jwks_url: nothing to fetch.'));
+      } catch (error) {
+        show(message, errorBox(error));
+      }
+    } }, 'Refetch keys now…');
+  return h('div', { class: 'panel' }, h('h2', null, 'Sign-in keys'), h('p', null, button), message);
 }
