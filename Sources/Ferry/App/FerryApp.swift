@@ -140,6 +140,7 @@ public final class FerryApp: Sendable {
             allowSignup: configuration.auth.allowSignup, builtinTokens: configuration.auth.builtinTokens
         )
         .register(on: &router, handle: handle)
+        UserLookupRoute(database: database).register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
         ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema, live: live)
             .register(on: &router, handle: handle)
