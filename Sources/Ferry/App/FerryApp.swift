@@ -51,7 +51,8 @@ public final class FerryApp: Sendable {
             ? nil
             : JWTVerifier(
                 providers: auth.jwtProviders, timing: auth.keyTiming, leewaySeconds: auth.jwtLeewaySeconds, logger: logger)
-        database = PostgresGateway(pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt)
+        let gateway = PostgresGateway(pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt)
+        database = gateway
         let metrics = FerryMetrics()
         self.metrics = metrics
         memcached = try MemcachedClient(configuration: Self.memcachedConfiguration(configuration.memcached))
@@ -62,7 +63,7 @@ public final class FerryApp: Sendable {
             retryAfterSeconds: configuration.memcached.retryTimeoutSeconds, logger: logger)
         let schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
         self.schema = schema
-        live = try LiveFeed(configuration: configuration, logger: logger) {
+        live = try LiveFeed(configuration: configuration, logger: logger, onUserRevoked: { gateway.forgetUser($0) }) {
             Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger)
         }
         live.start()
