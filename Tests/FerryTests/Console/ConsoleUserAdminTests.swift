@@ -128,6 +128,22 @@ import Testing
         #expect((try fixture.console("GET", "/users?search=_").object["users"] as? [[String: Any]])?.count == 1)
     }
 
+    @Test func aTokensLastUseIsRecordedOffTheRequestPath() throws {
+        let fixture = try ConsoleFixture()
+        defer { fixture.stop() }
+        let uma = try fixture.server.user("uma")
+        func lastUsed() throws -> Int? {
+            let tokens = try fixture.console("GET", "/users/\(uma.id)").object["tokens"] as? [[String: Any]] ?? []
+            return tokens.first?["last_used_at"] as? Int
+        }
+        #expect(try lastUsed() == nil, "never used yet")
+        let before = Int(Date().timeIntervalSince1970 * 1000) - 1_000
+        #expect(try me(fixture.server.client(), uma.token) == 200)
+        let seen = try waitFor("the token's use to be written", within: 60) { try lastUsed() }
+        #expect(seen >= before)
+        #expect(seen <= Int(Date().timeIntervalSince1970 * 1000) + 1_000)
+    }
+
     @Test func theAuditLogIsSearchedAndPagedBack() throws {
         let fixture = try ConsoleFixture()
         defer { fixture.stop() }

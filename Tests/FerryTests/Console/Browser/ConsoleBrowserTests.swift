@@ -163,6 +163,28 @@ import Testing
         try browser.chromium.waitFor("document.querySelector('#audit tr[data-action=\"revoke_token\"]')", "the audit entry")
         try browser.finish("revoke-token")
     }
+
+    /// Issue 48: an admin disables a user from their page (after confirming), the
+    /// user's token stops at once, and the audit log finds the entry by search,
+    /// with a link to the user.
+    @Test func disableAUserAndFindItInTheAudit() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/users/\(story.friend.id)")
+        try browser.chromium.waitFor("document.querySelector('#user-disable')", "the disable button")
+        try browser.chromium.click("#user-disable")
+        try browser.chromium.waitFor("document.querySelector('#confirm').open", "the confirmation")
+        try browser.chromium.click("#confirm-ok")
+        try browser.chromium.waitFor("document.querySelector('#user-enable')", "the user shown disabled")
+        #expect(
+            try TestHTTPClient(port: story.serve.port).request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(story.friend.token)")])
+                .status == 401)
+        try browser.go(story, "#/audit?search=disable")
+        try browser.chromium.waitFor("document.querySelector('#audit tr[data-action=\"disable_user\"] a.user-link')", "the audit entry")
+        let actions = try browser.chromium.evaluate("[...document.querySelectorAll('#audit tbody tr')].map(r => r.dataset.action).join(',')")
+        #expect(actions as? String == "disable_user")
+        try browser.finish("disable-user")
+    }
 }
 
 /// One scenario's world: a migrated database with the collaborator story and
