@@ -87,6 +87,28 @@ import Testing
         #expect(try auditActions(fixture, search: unknown).first?.1 == 404)
     }
 
+    @Test func aDisabledJWTUsersVerifiedTokenIsRefusedAtOnce() throws {
+        let fixture = try JWTFixture()
+        defer { fixture.stop() }
+        let admin = try ConsoleFixture.operatorToken(fixture.server, name: "dana", role: "admin")
+        func write(_ path: String) throws -> TestHTTPClient.Response {
+            try fixture.server.client().request(
+                "POST", "/console/api" + path, headers: [("Authorization", "Bearer \(admin)")], json: ["confirm": true])
+        }
+        let token = fixture.idp.token(subject: "sam", kid: "rsa-1")
+        let first = try fixture.callSettled("GET", "/v1/auth/me", token: token)
+        #expect(first.status == 200, "\(first.text)")
+        let id = try #require(first.object["id"] as? String)
+        // Verified and cached until it expires: no database check stands between it and its rows.
+        #expect(try fixture.call("GET", "/v1/auth/me", token: token).status == 200)
+        let disabled = try write("/users/\(id)/disable")
+        #expect(disabled.status == 200 && disabled.object["revoked_tokens"] as? Int == 0, "\(disabled.text)")
+        #expect(try fixture.call("GET", "/v1/auth/me", token: token).status == 401)
+        #expect(try fixture.call("GET", "/v1/auth/me", token: fixture.idp.token(subject: "sam", kid: "rsa-1")).status == 401)
+        #expect(try write("/users/\(id)/enable").status == 200)
+        #expect(try fixture.call("GET", "/v1/auth/me", token: token).status == 200)
+    }
+
     @Test func revokingAllOfAUsersTokensEndsEveryDeviceAtOnce() throws {
         let fixture = try ConsoleFixture { $0.auth.tokenCacheSeconds = 600 }
         defer { fixture.stop() }
