@@ -63,9 +63,9 @@ public final class FerryApp: Sendable {
             retryAfterSeconds: configuration.memcached.retryTimeoutSeconds, logger: logger)
         let schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
         self.schema = schema
-        live = try LiveFeed(configuration: configuration, logger: logger, onUserRevoked: { gateway.forgetUser($0) }) {
-            Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger)
-        }
+        live = try LiveFeed(
+            configuration: configuration, logger: logger, onUserRevoked: { gateway.forgetUser($0) },
+            onSchemaChange: { Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger) })
         live.start()
         metrics.observe(live: live)
         feedHold = FeedHoldWatch(database: database, limitSeconds: configuration.live.maxFeedHoldSeconds)
