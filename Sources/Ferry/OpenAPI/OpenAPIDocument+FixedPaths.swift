@@ -93,6 +93,7 @@ extension OpenAPIDocument {
                                 responses: [
                                     ("201", Self.ok("A new token.", Self.ref("schemas", "Token"))),
                                     ("401", Self.problem(["unauthorized"])),
+                                    ("403", Self.problem(["forbidden"])),
                                     ("429", Self.problem(["rate_limited"], headers: ["Retry-After"])),
                                 ],
                                 security: .array([.object([("basicAuth", .array([]))])]))
