@@ -54,9 +54,13 @@ function references(resource) {
   return Object.fromEntries(resource.columns.filter((column) => column.references).map((column) => [column.name, column.references]));
 }
 
-// A referenced row's id as a link to that row's history (not to the clicked row's).
+// A referenced row's id as a link to that row's history (not to the clicked
+// row's); a reference to ferry.users (`users`, a name no resource may have)
+// links to that user's page.
 function referenceLink(target, id) {
-  return h('a', { href: `#/resources/${encodeURIComponent(target)}/rows/${encodeURIComponent(id)}`, class: 'reference',
+  const href = target === 'users' ? `#/users/${encodeURIComponent(id)}`
+    : `#/resources/${encodeURIComponent(target)}/rows/${encodeURIComponent(id)}`;
+  return h('a', { href, class: 'reference',
     dataset: { reference: target }, onclick: (event) => event.stopPropagation() }, String(id));
 }
 

@@ -164,6 +164,27 @@ import Testing
         try browser.finish("revoke-token")
     }
 
+    /// Issue 48: a reference is a link to the row it names (a user id to the
+    /// user's page), in the list and in a row's fields, and a row's
+    /// `last_modified` reads as a time.
+    @Test func followAReferenceToItsRow() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/resources/terms/rows")
+        try browser.chromium.waitFor("document.querySelector('#rows a.reference[data-reference=\"study_sets\"]')", "the reference links")
+        #expect(try browser.chromium.evaluate("document.querySelector('#rows a.reference').textContent") as? String == story.set)
+        try browser.chromium.click("#rows a.reference")
+        try browser.chromium.waitFor("document.querySelector('#history')", "the referenced row")
+        #expect(try browser.chromium.evaluate("location.hash") as? String == "#/resources/study_sets/rows/\(story.set)")
+        #expect(try browser.chromium.text("#fields").contains("Spanish verbs"))
+        // A user id (a reference to ferry.users) links to the user's page.
+        #expect(
+            try browser.chromium.evaluate("document.querySelector('#fields a.reference[data-reference=\"users\"]').getAttribute('href')")
+                as? String == "#/users/\(story.owner.id)")
+        #expect(try browser.chromium.text("#history").range(of: #"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z"#, options: .regularExpression) != nil)
+        try browser.finish("follow-reference")
+    }
+
     /// Issue 48: an admin disables a user from their page (after confirming), the
     /// user's token stops at once, and the audit log finds the entry by search,
     /// with a link to the user.
