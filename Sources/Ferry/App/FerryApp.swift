@@ -51,7 +51,8 @@ public final class FerryApp: Sendable {
             ? nil
             : JWTVerifier(
                 providers: auth.jwtProviders, timing: auth.keyTiming, leewaySeconds: auth.jwtLeewaySeconds, logger: logger)
-        database = PostgresGateway(pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt)
+        let gateway = PostgresGateway(pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt)
+        database = gateway
         let metrics = FerryMetrics()
         self.metrics = metrics
         memcached = try MemcachedClient(configuration: Self.memcachedConfiguration(configuration.memcached))
@@ -62,9 +63,9 @@ public final class FerryApp: Sendable {
             retryAfterSeconds: configuration.memcached.retryTimeoutSeconds, logger: logger)
         let schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
         self.schema = schema
-        live = try LiveFeed(configuration: configuration, logger: logger) {
-            Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger)
-        }
+        live = try LiveFeed(
+            configuration: configuration, logger: logger, onUserRevoked: { gateway.forgetUser($0) },
+            onSchemaChange: { Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger) })
         live.start()
         metrics.observe(live: live)
         feedHold = FeedHoldWatch(database: database, limitSeconds: configuration.live.maxFeedHoldSeconds)
@@ -140,6 +141,7 @@ public final class FerryApp: Sendable {
             allowSignup: configuration.auth.allowSignup, builtinTokens: configuration.auth.builtinTokens
         )
         .register(on: &router, handle: handle)
+        UserLookupRoute(database: database).register(on: &router, handle: handle)
         CatalogRoutes(database: database, schema: schema).register(on: &router, handle: handle)
         ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema, live: live)
             .register(on: &router, handle: handle)

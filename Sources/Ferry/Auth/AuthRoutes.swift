@@ -1,4 +1,5 @@
 import FerryHTTP
+import FerryPostgres
 
 /// `/v1/auth/token`, `/v1/auth/me` and `/v1/users`.
 struct AuthRoutes: Sendable {
@@ -34,7 +35,14 @@ struct AuthRoutes: Sendable {
                 401, .unauthorized, "send the name and password with HTTP Basic authentication",
                 headers: HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry", charset="UTF-8""#)]))
         }
-        switch try auth.signIn(name: credentials.name, password: credentials.password) {
+        let outcome: AuthService.SignIn
+        do {
+            outcome = try auth.signIn(name: credentials.name, password: credentials.password)
+        } catch let error as PostgresError where error.sqlState == "FR403" {
+            // Only after the password held: a stranger learns nothing of the account.
+            throw Problem(403, .forbidden, "this user is disabled; the app's operator can enable them again")
+        }
+        switch outcome {
         case .issued(let issued):
             return .json(
                 JSONValue.object([

@@ -144,6 +144,17 @@ final class TokenCache: Sendable {
         }
     }
 
+    /// Forgets every token of `userID` (an operator disabled the user or revoked
+    /// all their tokens, here or on another instance), and keeps checks under
+    /// way from storing what they saw before.
+    func evict(userID: String) {
+        state.withLock { state in
+            state.entries = state.entries.filter { $0.value.userID != userID }
+            state.claimBytes = state.entries.values.reduce(0) { $0 + ($1.claims?.utf8.count ?? 0) }
+            state.generation &+= 1
+        }
+    }
+
     /// How many tokens are held (for tests).
     var count: Int { state.withLock { $0.entries.count } }
 

@@ -61,7 +61,17 @@ extension ConsoleRoutes {
 
     /// `GET /console/api/audit?limit=`: the audit log, newest first (default 100, at most 1,000).
     func audit(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        try Self.onlyQuery(request, ["limit", "search", "before"])
         let limit = try Self.limit(request, default: 100, max: 1_000)
+        let search = request.queryValue("search") ?? ""
+        guard search.unicodeScalars.count <= 200 else { throw Problem(400, .invalidQuery, "search is at most 200 characters") }
+        var before: Int64?
+        if let text = request.queryValue("before") {
+            guard text.utf8.count <= 19, let id = Int64(text), id > 0 else {
+                throw Problem(400, .invalidQuery, "before is an entry id: a whole number above 0")
+            }
+            before = id
+        }
         let hash = try Self.tokenHash(request)
         let (session, results) = try console.run(
             hash,
@@ -71,8 +81,8 @@ extension ConsoleRoutes {
                     SELECT coalesce(json_agg(json_build_object('id', a.id, 'at', a.at, 'operator', a.operator_name,
                            'action', a.action, 'target', a.target, 'status', a.status, 'request_id', a.request_id)
                            ORDER BY a.id DESC), '[]')
-                      FROM ferry.console_audit_log($1::bytea, $2::int) a
-                    """, [.text(hash), .int(Int64(limit))])
+                      FROM ferry.console_audit_search($1::bytea, $2, $3::bigint, $4::int) a
+                    """, [.text(hash), .text(search), before.map { .int($0) } ?? .null, .int(Int64(limit))])
             ])
         Self.trace(session, context)
         return Self.json(.object([("entries", .raw(Array((results[0].first?[0] ?? "[]").utf8)))]))

@@ -13,8 +13,9 @@ import FerryPostgres
 /// through the API's routes, so the answers are the ones the user's device
 /// gets, byte for byte, under the same Row Level Security.
 extension ConsoleRoutes {
-    /// `GET /console/api/users?search=&limit=`: users whose name starts with
-    /// `search` (or whose id it is), by name; at most `limit` (default 50, up to 500).
+    /// `GET /console/api/users?search=&limit=`: users whose name contains
+    /// `search` (case-insensitive; those starting with it first), or whose id
+    /// it is, by name; at most `limit` (default 50, up to 500).
     func users(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         try Self.onlyQuery(request, ["search", "limit"])
         let limit = try Self.limit(request, default: 50, max: 500)
@@ -35,7 +36,7 @@ extension ConsoleRoutes {
         PlannedStatement(
             """
             SELECT coalesce(json_agg(json_build_object('id', u.id, 'name', u.name, 'created_at', u.created_at,
-                   'live_tokens', u.live_tokens) ORDER BY u.name), '[]')
+                   'live_tokens', u.live_tokens, 'disabled', u.disabled)), '[]')
               FROM ferry.console_users($1::bytea, $2, $3::int) u
             """, [.text(hash), .text(search), .int(Int64(limit))])
     }
@@ -53,8 +54,11 @@ extension ConsoleRoutes {
                 ConsoleDatabase.audit(hash, action: "view_user", target: [("user_id", .string(userID))], requestID: context.requestID),
                 Self.tokensStatement(hash, userID: userID),
                 Self.refusalsStatement(hash, userID: userID),
+                PlannedStatement(
+                    "SELECT s.disabled_at FROM ferry.console_user_state($1::bytea, $2::uuid) s", [.text(hash), .text(userID)]),
             ])
         Self.trace(session, context)
+        let disabledAt = try results[3].first?.int64(0)
         let catalog = schema.catalog
         let scopes = try self.scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: database)
         let seen = try console.asUser(userID, tokenHash: hash) { transaction, name -> (String, PostgresResult) in
@@ -71,7 +75,13 @@ extension ConsoleRoutes {
             })
         return Self.json(
             .object([
-                ("user", .object([("id", .string(userID)), ("name", .string(name))])),
+                (
+                    "user",
+                    .object([
+                        ("id", .string(userID)), ("name", .string(name)), ("disabled", .bool(disabledAt != nil)),
+                        ("disabled_at", disabledAt.map { .int(Int($0)) } ?? .null),
+                    ])
+                ),
                 ("resources", resources),
                 ("tokens", .raw(Array((results[1].first?[0] ?? "[]").utf8))),
                 ("refusals", .raw(Array((results[2].first?[0] ?? "[]").utf8))),
@@ -101,7 +111,8 @@ extension ConsoleRoutes {
             """
             SELECT coalesce(json_agg(json_build_object('id', t.token_id, 'created_at', t.created_at,
                    'expires_at', t.expires_at, 'revoked', t.revoked,
-                   'live', NOT t.revoked AND t.expires_at > floor(extract(epoch FROM now()) * 1000))), '[]')
+                   'live', NOT t.revoked AND t.expires_at > floor(extract(epoch FROM now()) * 1000),
+                   'last_used_at', t.last_used_at)), '[]')
               FROM ferry.console_user_tokens($1::bytea, $2::uuid) t
             """, [.text(hash), .text(userID)])
     }

@@ -62,6 +62,9 @@ struct ConsoleRoutes: Sendable {
         get("/users/:user/changes") { try $0.userChanges($1, $2) }
         get("/users/:user/rows/:resource") { try $0.userRows($1, $2) }
         post("/users/:user/tokens/:token/revoke") { try $0.revokeToken($1, $2) }
+        post("/users/:user/tokens/revoke") { try $0.revokeAllTokens($1, $2) }
+        post("/users/:user/disable") { try $0.disableUser($1, $2) }
+        post("/users/:user/enable") { try $0.enableUser($1, $2) }
         get("/health") { try $0.health($1, $2) }
         post("/purge") { try $0.purge($1, $2) }
         post("/jwks/refetch") { try $0.refetchKeys($1, $2) }

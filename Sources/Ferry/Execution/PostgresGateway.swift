@@ -1,3 +1,4 @@
+import Dispatch
 import FerryPostgres
 import Logging
 
@@ -33,6 +34,8 @@ public final class PostgresGateway: Sendable {
     public let maxRetries: Int
     /// Tokens checked within the last `auth.token_cache_seconds`; nil when that is 0.
     let tokens: TokenCache?
+    /// When each token was last checked, until the next flush writes it (``TokenUseLog``).
+    let tokenUses = TokenUseLog()
     /// Whether Ferry's own tokens are accepted (`auth.builtin_tokens`).
     let builtinTokens: Bool
     /// The JWT verifier; nil when no provider is configured.
@@ -116,8 +119,13 @@ public final class PostgresGateway: Sendable {
             // Read before the check is sent: a revocation through this process while it
             // runs must keep what the check saw out of the cache.
             let generation = tokens?.generation
-            return Opening(statement: Self.tokenCheck(hash), knownUser: nil) { [tokens] text in
+            return Opening(statement: Self.tokenCheck(hash), knownUser: nil) { [tokens, self] text in
                 guard let checked = text.flatMap(CheckedToken.init) else { return nil }
+                if tokenUses.note(hash) {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(TokenUseLog.flushDelayMs)) { [self] in
+                        flushTokenUses()
+                    }
+                }
                 if let tokens, let generation {
                     tokens.store(hash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
                 }
@@ -157,6 +165,21 @@ public final class PostgresGateway: Sendable {
         case .token(let hash): tokens?.user(for: hash)
         case .jwt(let hash, _): jwts.entry(for: hash)?.userID
         }
+    }
+
+    /// Forgets every cached check of `userID`'s tokens and JWTs (the user was
+    /// disabled, or all their tokens revoked), so their next request is checked
+    /// again: a JWT's by `ferry.sign_in_external`, which refuses a disabled user.
+    func forgetUser(_ userID: String) {
+        tokens?.evict(userID: userID)
+        jwts.evict(userID: userID)
+    }
+
+    /// Writes the token uses noted since the last flush (``TokenUseLog``). A
+    /// failure loses them: the next use of each token notes it again.
+    func flushTokenUses() {
+        guard let uses = tokenUses.take() else { return }
+        _ = try? anonymous([PlannedStatement("SELECT ferry.record_token_uses($1::jsonb)", [.json(uses)])])
     }
 
     /// Forgets a token revoked through this process, so its next use is checked again.

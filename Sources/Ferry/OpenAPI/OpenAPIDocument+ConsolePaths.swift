@@ -87,8 +87,13 @@ extension OpenAPIDocument {
                     (
                         "get",
                         Self.consoleOperation(
-                            "consoleUsers", "Users by name prefix or id",
-                            parameters: [Self.query("search", Self.type("string", ("maxLength", 200)), "A name prefix, or a user id."), limit(500)],
+                            "consoleUsers", "Users by any part of their name, or by id",
+                            parameters: [
+                                Self.query(
+                                    "search", Self.type("string", ("maxLength", 200)),
+                                    "Part of a name (case-insensitive; names starting with it first), or a user id."),
+                                limit(500),
+                            ],
                             responses: problems + [("200", Self.ok("The users.", object("`users`")))])
                     )
                 ])
@@ -154,6 +159,57 @@ extension OpenAPIDocument {
                 ])
             ),
             (
+                api + "/users/{user}/tokens/revoke",
+                .object([
+                    (
+                        "post",
+                        Self.consoleOperation(
+                            "consoleRevokeUserTokens",
+                            "Revoke all of a user's tokens (admins; confirmed and audited)",
+                            parameters: [user],
+                            body: write([]),
+                            responses: writeProblems + [
+                                ("200", Self.ok("Done.", object("user_id, revoked_tokens"))),
+                                ("404", Self.problem(["not_found"])),
+                            ])
+                    )
+                ])
+            ),
+            (
+                api + "/users/{user}/disable",
+                .object([
+                    (
+                        "post",
+                        Self.consoleOperation(
+                            "consoleDisableUser",
+                            "Disable a user: their tokens are revoked, no new one is issued, their JWTs are refused (admins; confirmed and audited)",
+                            parameters: [user],
+                            body: write([]),
+                            responses: writeProblems + [
+                                ("200", Self.ok("Done.", object("user_id, disabled, revoked_tokens"))),
+                                ("404", Self.problem(["not_found"])),
+                            ])
+                    )
+                ])
+            ),
+            (
+                api + "/users/{user}/enable",
+                .object([
+                    (
+                        "post",
+                        Self.consoleOperation(
+                            "consoleEnableUser",
+                            "Enable a disabled user again (admins; confirmed and audited)",
+                            parameters: [user],
+                            body: write([]),
+                            responses: writeProblems + [
+                                ("200", Self.ok("Done.", object("user_id, disabled, revoked_tokens"))),
+                                ("404", Self.problem(["not_found"])),
+                            ])
+                    )
+                ])
+            ),
+            (
                 api + "/health",
                 .object([
                     (
@@ -206,8 +262,16 @@ extension OpenAPIDocument {
                     (
                         "get",
                         Self.consoleOperation(
-                            "consoleAudit", "The audit log, newest first",
-                            parameters: [limit(1_000)],
+                            "consoleAudit", "The audit log, newest first; searched by operator, action, target or request id",
+                            parameters: [
+                                limit(1_000),
+                                Self.query(
+                                    "search", Self.type("string", ("maxLength", 200)),
+                                    "Entries whose operator, action, target (as JSON) or request id contain this (case-insensitive)."),
+                                Self.query(
+                                    "before", Self.type("integer", ("minimum", 1), ("maximum", .int(Int(Int64.max)))),
+                                    "Only entries older than this entry id (the next page)."),
+                            ],
                             responses: problems + [("200", Self.ok("The entries.", object("`entries`")))])
                     )
                 ])

@@ -93,6 +93,7 @@ extension OpenAPIDocument {
                                 responses: [
                                     ("201", Self.ok("A new token.", Self.ref("schemas", "Token"))),
                                     ("401", Self.problem(["unauthorized"])),
+                                    ("403", Self.problem(["forbidden"])),
                                     ("429", Self.problem(["rate_limited"], headers: ["Retry-After"])),
                                 ],
                                 security: .array([.object([("basicAuth", .array([]))])]))
@@ -124,7 +125,35 @@ extension OpenAPIDocument {
                             responses: commonProblems + [("200", Self.ok("The caller.", Self.ref("schemas", "User")))])
                     )
                 ])
-            )
+            ),
+            (
+                "/v1/users/lookup",
+                .object([
+                    (
+                        "get",
+                        Self.operation(
+                            "lookupUser", "The user with exactly this name, to share with", tag: "auth",
+                            parameters: [
+                                .object([
+                                    ("name", "name"), ("in", "query"), ("required", true),
+                                    (
+                                        "schema",
+                                        Self.type("string", ("pattern", "^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}$"), ("maxLength", 128))
+                                    ),
+                                    (
+                                        "description",
+                                        "The exact user name (case-sensitive; no prefix or pattern). Each caller may ask 30 times in 10 minutes."
+                                    ),
+                                ])
+                            ],
+                            responses: commonProblems + [
+                                ("200", Self.ok("The user.", Self.ref("schemas", "FoundUser"))),
+                                ("400", Self.problem(["invalid_query"])),
+                                ("404", Self.problem(["not_found"])),
+                            ])
+                    )
+                ])
+            ),
         ]
         if configuration.auth.allowSignup, configuration.auth.builtinTokens {
             paths.append(

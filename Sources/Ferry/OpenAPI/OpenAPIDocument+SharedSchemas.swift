@@ -149,6 +149,7 @@ extension OpenAPIDocument {
                         ], required: ["id", "name"])
                 )
                 : ("User", object([("id", type("string")), ("name", type("string")), ("created_at", .object([]))], required: ["id", "name"])),
+            ("FoundUser", object([("id", type("string")), ("name", type("string"))], required: ["id", "name"])),
             ("SignUp", object([("name", type("string")), ("password", type("string"))], required: ["name", "password"])),
             (
                 "Catalog",

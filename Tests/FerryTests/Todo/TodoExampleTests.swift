@@ -95,6 +95,28 @@ extension Todo {
             #expect(poll.status == 304, "\(poll.status) \(poll.text)")
         }
 
+        /// What examples/todo/README.md shows: Alice finds Bob by the name he signed
+        /// up with and shares a list with the id the lookup gives; a name nobody has
+        /// is a 404, and Bob then reads the list.
+        @Test func aListIsSharedByName() throws {
+            let server = try TodoFixture.server()
+            let alice = try TodoFixture.user("alice")
+            let bobName = "bob." + UUID().uuidString.prefix(8).lowercased()
+            let (bobID, bobToken) = try server.user(bobName)
+            let bob = API(client: server.client(), token: bobToken, userID: bobID, server: server)
+            let list = try alice.create("lists", ["title": "Shared by name"])
+            #expect(try bob.call("GET", "/v1/lists/\(list.id)").status == 404)
+
+            let found = try alice.call("GET", "/v1/users/lookup?name=\(bobName)")
+            #expect(found.status == 200, "\(found.text)")
+            let id = try #require(found.object["id"] as? String)
+            #expect(id == bobID)
+            #expect(try alice.call("GET", "/v1/users/lookup?name=\(bobName)x").status == 404)
+            let member = try alice.create("list_members", ["list_id": list.id, "user_id": id])
+            #expect(member["user_id"] as? String == bobID)
+            #expect(try bob.call("GET", "/v1/lists/\(list.id)").status == 200)
+        }
+
         /// Sharing a list sends it, its todos and its members to the new member's feed;
         /// removing them sends `revoked` entries for all of it, and then nothing reads.
         @Test func sharingAndRevokingThroughTheFeed() throws {

@@ -41,7 +41,7 @@ export async function rowsView({ main, params }, name) {
     show(list, h('p', { class: 'muted' }, 'Loading…'));
     try {
       const data = await api(`/resources/${encodeURIComponent(name)}/rows${query(page)}`);
-      show(list, rowsTable(name, shown, data.data), pager(data.paging, (next) => load({ ...page, paging_token: next.token, page: next.page })));
+      show(list, rowsTable(name, shown, data.data, references(resource)), pager(data.paging, (next) => load({ ...page, paging_token: next.token, page: next.page })));
     } catch (error) {
       show(list, errorBox(error));
     }
@@ -49,15 +49,34 @@ export async function rowsView({ main, params }, name) {
   await load(current);
 }
 
-function rowsTable(name, shown, rows) {
+// Which resource each referencing column points at: {column: resource}.
+function references(resource) {
+  return Object.fromEntries(resource.columns.filter((column) => column.references).map((column) => [column.name, column.references]));
+}
+
+// A referenced row's id as a link to that row's history (not to the clicked
+// row's); a reference to ferry.users (`users`, a name no resource may have)
+// links to that user's page.
+function referenceLink(target, id) {
+  const href = target === 'users' ? `#/users/${encodeURIComponent(id)}`
+    : `#/resources/${encodeURIComponent(target)}/rows/${encodeURIComponent(id)}`;
+  return h('a', { href, class: 'reference',
+    dataset: { reference: target }, onclick: (event) => event.stopPropagation() }, String(id));
+}
+
+function rowsTable(name, shown, rows, refs = {}) {
   if (!rows.length) return h('p', { class: 'muted', id: 'rows-empty' }, 'No rows.');
   return table([...shown, 'revision', 'last modified', 'writer', 'state'], rows.map((item) => ({
     class: 'clickable' + (item.row.is_deleted ? ' deleted' : ''),
     dataset: { id: String(item.row.id) },
     onclick: () => { location.hash = `#/resources/${encodeURIComponent(name)}/rows/${encodeURIComponent(item.row.id)}`; },
     cells: [
-      ...shown.map((column) => ({ text: cellText(item.row[column]), class: 'cell', title: cellText(item.row[column]) })),
-      item.row.revision, time(item.row.last_modified), item.writer ? short(item.writer) : 'not a Ferry user',
+      ...shown.map((column) => refs[column] && item.row[column] !== null && item.row[column] !== undefined
+        ? referenceLink(refs[column], item.row[column])
+        : ({ text: cellText(item.row[column]), class: 'cell', title: cellText(item.row[column]) })),
+      item.row.revision, time(item.row.last_modified),
+      item.writer ? h('a', { href: `#/users/${encodeURIComponent(item.writer)}`, onclick: (event) => event.stopPropagation() }, short(item.writer))
+        : 'not a Ferry user',
       item.row.is_deleted ? badge('tombstone', 'bad') : badge('live', 'good'),
     ],
   })), { id: 'rows' });
@@ -80,6 +99,9 @@ export async function rowView({ main }, name, id) {
   }
   const history = data.history;
   const row = history.row;
+  const catalog = await api('/resources');
+  const resource = catalog.resources.find((item) => item.name === name);
+  const refs = resource ? references(resource) : {};
   const fieldRevisions = history.field_revisions || {};
   show(main,
     h('h1', null, `${name} `, h('code', null, String(row.id)), ' ', row.is_deleted ? badge('tombstone', 'bad') : badge('live', 'good')),
@@ -100,7 +122,8 @@ export async function rowView({ main }, name, id) {
       // A time for people, the stored milliseconds in its tooltip.
       field === 'last_modified' && typeof row[field] === 'number'
         ? { text: time(row[field]), class: 'mono', title: `${row[field]} ms since 1970` }
-        : { text: cellText(row[field]), class: 'mono' },
+        : refs[field] && row[field] !== null ? referenceLink(refs[field], row[field])
+          : { text: cellText(row[field]), class: 'mono' },
       fieldRevisions[field] !== undefined ? String(fieldRevisions[field]) : (['id', 'revision', 'last_modified'].includes(field) ? '' : '1'),
     ]), { id: 'fields' }),
     accessTable('Access granted through this row', history.grants),

@@ -4,7 +4,7 @@ import { api, query, session } from './client.js';
 import { h, show, table, time, cellText, short, badge, errorBox, confirmAction } from './dom.js';
 
 export async function usersView({ main, params }) {
-  const search = h('input', { id: 'user-search', placeholder: 'name prefix or user id', value: params.get('search') || '' });
+  const search = h('input', { id: 'user-search', placeholder: 'part of a name, or a user id', value: params.get('search') || '' });
   const list = h('div', { id: 'user-list' });
   const form = h('form', { class: 'inline', onsubmit: (event) => {
     event.preventDefault();
@@ -14,10 +14,11 @@ export async function usersView({ main, params }) {
     h('p', { class: 'muted' }, 'Pick a user to see what they may read, what the feed sends their devices, what was refused, and their tokens.'),
     form, list);
   const data = await api(`/users${query({ search: params.get('search') || '', limit: 100 })}`);
-  show(list, data.users.length ? table(['Name', 'Id', 'Created', 'Live tokens'], data.users.map((user) => ({
+  show(list, data.users.length ? table(['Name', 'Id', 'Created', 'Live tokens', 'State'], data.users.map((user) => ({
     class: 'clickable', dataset: { user: user.id },
     onclick: () => { location.hash = `#/users/${encodeURIComponent(user.id)}`; },
-    cells: [h('a', { href: `#/users/${encodeURIComponent(user.id)}` }, user.name), h('code', null, user.id), time(user.created_at), user.live_tokens],
+    cells: [h('a', { href: `#/users/${encodeURIComponent(user.id)}` }, user.name), h('code', null, user.id), time(user.created_at), user.live_tokens,
+      user.disabled ? badge('disabled', 'bad') : badge('active', 'good')],
   })), { id: 'users', numeric: ['Live tokens'] }) : h('p', { class: 'muted' }, 'No user matches.'));
 }
 
@@ -32,6 +33,7 @@ export async function userView({ main, params }, id) {
   } }, h('label', null, 'Cursor', since), h('button', { type: 'submit', id: 'cursor-submit' }, 'What would the feed send?'));
   show(main,
     h('h1', null, 'As ', h('span', { id: 'user-name' }, name), ' ', h('code', { class: 'muted' }, data.user.id)),
+    userState(data.user, data.tokens),
     h('h2', null, 'What they may read'),
     table(['Resource', 'Readable rows', 'Tombstones', ''], data.resources.map((resource) => ({
       dataset: { resource: resource.name },
@@ -115,12 +117,42 @@ function refusalsTable(refusals) {
   })), { id: 'refusals' });
 }
 
+// Whether the user is disabled, with the admin's writes on the whole user:
+// disable or enable, and revoke every token. Each asks first.
+function userState(user, tokens) {
+  const admin = (session.operator || {}).role === 'admin';
+  const live = tokens.filter((token) => token.live).length;
+  const write = (path, confirmation) => h('button', {
+    type: 'button', class: 'danger', disabled: !admin, title: admin ? null : 'This needs an admin operator',
+    id: `user-${path.replace('/', '-')}`,
+    onclick: async () => {
+      if (!await confirmAction(confirmation)) return;
+      try {
+        await api(`/users/${encodeURIComponent(user.id)}/${path}`, { method: 'POST', body: { confirm: true } });
+        window.dispatchEvent(new HashChangeEvent('hashchange'));
+      } catch (error) {
+        document.getElementById('main').prepend(errorBox(error));
+      }
+    } }, confirmation.action + '…');
+  return h('p', { id: 'user-state', class: 'inline' },
+    user.disabled ? badge(`disabled since ${time(user.disabled_at)}`, 'bad') : badge('active', 'good'), ' ',
+    user.disabled
+      ? write('enable', { title: `Enable ${user.name || user.id}?`, action: 'Enable',
+        text: 'They may sign in again and be found by name. The tokens revoked when they were disabled stay revoked.' })
+      : write('disable', { title: `Disable ${user.name || user.id}?`, action: 'Disable',
+        text: `Every request of theirs is refused at once, on every instance: their ${live} live token(s) are revoked, no new one is issued, their JWTs are refused, and nobody finds them by name. Enable undoes it.` }),
+    ' ',
+    write('tokens/revoke', { title: 'Revoke all of their tokens?', action: 'Revoke all tokens',
+      text: `Every device of theirs (${live} live token(s)) is signed out at once, on every instance. They may sign in again.` }));
+}
+
 function tokensTable(userID, tokens) {
   if (!tokens.length) return h('p', { class: 'muted' }, 'No tokens.');
   const admin = (session.operator || {}).role === 'admin';
-  return table(['Token', 'Issued', 'Expires', 'State', ''], tokens.map((token) => ({
+  return table(['Token', 'Issued', 'Expires', 'Last used', 'State', ''], tokens.map((token) => ({
     dataset: { token: token.id },
     cells: [h('code', null, token.id), time(token.created_at), time(token.expires_at),
+      token.last_used_at ? time(token.last_used_at) : h('span', { class: 'muted' }, 'not seen'),
       token.revoked ? badge('revoked', 'bad') : token.live ? badge('live', 'good') : badge('expired', 'warn'),
       token.live ? h('button', { type: 'button', class: 'danger', disabled: !admin, title: admin ? null : 'Revoking needs an admin operator',
         dataset: { revoke: token.id },

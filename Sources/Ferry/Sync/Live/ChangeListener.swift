@@ -26,6 +26,7 @@ final class ChangeListener: Sendable {
     private let fallbackSeconds: Double
     private let logger: Logger
     private let onSchemaChange: @Sendable () -> Void
+    private let onUserRevoked: @Sendable (String) -> Void
     /// A pipe: a byte written to `wakeWrite` cuts a wait on `wakeRead` short (to
     /// stop, or to start watching the frontier). Both ends are non-blocking.
     private let wakeRead: Int32
@@ -40,10 +41,12 @@ final class ChangeListener: Sendable {
     /// The channels of migration 0017.
     static let changesChannel = "ferry_changes"
     static let schemaChannel = "ferry_schema"
+    /// Core migration 0027: a user disabled, or all their tokens revoked (payload: the user id).
+    static let usersChannel = "ferry_users"
 
     init(
         url: String, schemaName: String, registry: WaiterRegistry, fallbackSeconds: Double, logger: Logger,
-        onSchemaChange: @escaping @Sendable () -> Void
+        onSchemaChange: @escaping @Sendable () -> Void, onUserRevoked: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.url = url
         self.schemaName = schemaName
@@ -51,6 +54,7 @@ final class ChangeListener: Sendable {
         self.fallbackSeconds = fallbackSeconds
         self.logger = logger
         self.onSchemaChange = onSchemaChange
+        self.onUserRevoked = onUserRevoked
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw PostgresError(kind: .connection, message: "pipe failed: errno \(errno)") }
         for end in ends {
@@ -93,7 +97,7 @@ final class ChangeListener: Sendable {
             do {
                 let connection = try PostgresConnection(url: url, applicationName: "ferry-listen")
                 defer { connection.close() }
-                try connection.listen([Self.changesChannel, Self.schemaChannel])
+                try connection.listen([Self.changesChannel, Self.schemaChannel, Self.usersChannel])
                 try loadTables(connection)
                 listening.store(true, ordering: .releasing)
                 connections.add(1, ordering: .relaxed)
@@ -136,6 +140,8 @@ final class ChangeListener: Sendable {
             for notification in received {
                 if notification.channel == Self.schemaChannel {
                     schemaChanged = true
+                } else if notification.channel == Self.usersChannel {
+                    onUserRevoked(notification.payload)
                 } else {
                     // A payload this server does not read still wakes whoever might care: everyone.
                     hints.append(ChangeHint(payload: notification.payload) ?? ChangeHint(xid: 0, table: 0, target: .everyone))

@@ -14,8 +14,12 @@ public final class LiveFeed: Sendable {
 
     /// A feed whose listener connects to `live.listen_url` (else `database.url`)
     /// once ``start()`` is called; `onSchemaChange` runs on the listener's
-    /// thread when a migration announces a new schema.
-    init(configuration: FerryConfiguration, logger: Logger, onSchemaChange: @escaping @Sendable () -> Void) throws {
+    /// thread when a migration announces a new schema, `onUserRevoked` when an
+    /// operator disabled a user or revoked all their tokens (on any instance).
+    init(
+        configuration: FerryConfiguration, logger: Logger, onUserRevoked: @escaping @Sendable (String) -> Void = { _ in },
+        onSchemaChange: @escaping @Sendable () -> Void
+    ) throws {
         let settings = configuration.live
         self.settings = settings
         // The registry pokes the listener, which is made after it.
@@ -27,7 +31,8 @@ public final class LiveFeed: Sendable {
         listener = try ChangeListener(
             url: settings.listenURL.isEmpty ? configuration.database.url : settings.listenURL,
             schemaName: configuration.database.schema, registry: registry,
-            fallbackSeconds: settings.fallbackCheckSeconds, logger: logger, onSchemaChange: onSchemaChange)
+            fallbackSeconds: settings.fallbackCheckSeconds, logger: logger, onSchemaChange: onSchemaChange,
+            onUserRevoked: onUserRevoked)
         poke.withLock { [listener] in $0 = listener }
     }
 

@@ -163,6 +163,49 @@ import Testing
         try browser.chromium.waitFor("document.querySelector('#audit tr[data-action=\"revoke_token\"]')", "the audit entry")
         try browser.finish("revoke-token")
     }
+
+    /// Issue 48: a reference is a link to the row it names (a user id to the
+    /// user's page), in the list and in a row's fields, and a row's
+    /// `last_modified` reads as a time.
+    @Test func followAReferenceToItsRow() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/resources/terms/rows")
+        try browser.chromium.waitFor("document.querySelector('#rows a.reference[data-reference=\"study_sets\"]')", "the reference links")
+        #expect(try browser.chromium.evaluate("document.querySelector('#rows a.reference').textContent") as? String == story.set)
+        try browser.chromium.click("#rows a.reference")
+        try browser.chromium.waitFor("document.querySelector('#history')", "the referenced row")
+        #expect(try browser.chromium.evaluate("location.hash") as? String == "#/resources/study_sets/rows/\(story.set)")
+        #expect(try browser.chromium.text("#fields").contains("Spanish verbs"))
+        // A user id (a reference to ferry.users) links to the user's page.
+        #expect(
+            try browser.chromium.evaluate("document.querySelector('#fields a.reference[data-reference=\"users\"]').getAttribute('href')")
+                as? String == "#/users/\(story.owner.id)")
+        #expect(try browser.chromium.text("#history").range(of: #"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z"#, options: .regularExpression) != nil)
+        try browser.finish("follow-reference")
+    }
+
+    /// Issue 48: an admin disables a user from their page (after confirming), the
+    /// user's token stops at once, and the audit log finds the entry by search,
+    /// with a link to the user.
+    @Test func disableAUserAndFindItInTheAudit() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/users/\(story.friend.id)")
+        try browser.chromium.waitFor("document.querySelector('#user-disable')", "the disable button")
+        try browser.chromium.click("#user-disable")
+        try browser.chromium.waitFor("document.querySelector('#confirm').open", "the confirmation")
+        try browser.chromium.click("#confirm-ok")
+        try browser.chromium.waitFor("document.querySelector('#user-enable')", "the user shown disabled")
+        #expect(
+            try TestHTTPClient(port: story.serve.port).request("GET", "/v1/auth/me", headers: [("Authorization", "Bearer \(story.friend.token)")])
+                .status == 401)
+        try browser.go(story, "#/audit?search=disable")
+        try browser.chromium.waitFor("document.querySelector('#audit tr[data-action=\"disable_user\"] a.user-link')", "the audit entry")
+        let actions = try browser.chromium.evaluate("[...document.querySelectorAll('#audit tbody tr')].map(r => r.dataset.action).join(',')")
+        #expect(actions as? String == "disable_user")
+        try browser.finish("disable-user")
+    }
 }
 
 /// One scenario's world: a migrated database with the collaborator story and

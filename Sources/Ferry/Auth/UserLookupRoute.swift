@@ -1,0 +1,69 @@
+import FerryHTTP
+
+/// `GET /v1/users/lookup?name=`: the id of the user with exactly that name,
+/// so that an app can share with the person its user typed (issue 48).
+///
+/// Narrow on purpose, so that it is no oracle of which accounts exist (core
+/// migration 0026 says how): exact match only, for a signed-in caller, 30
+/// questions per caller in 10 minutes (429 with `Retry-After` past that), and a
+/// user who may not be found (disabled) answers as a name nobody has.
+struct UserLookupRoute: Sendable {
+    let database: PostgresGateway
+
+    /// What a Ferry user name may be (`ferry.users`' `users_name_format`): a
+    /// name outside it cannot exist, so it is a 400 naming the rule.
+    static func validName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...128).contains(bytes.count) else { return false }
+        func allowed(_ byte: UInt8, first: Bool) -> Bool {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "_"):
+                return true
+            case UInt8(ascii: "."), UInt8(ascii: "@"), UInt8(ascii: "+"), UInt8(ascii: "-"): return !first
+            default: return false
+            }
+        }
+        return bytes.enumerated().allSatisfy { allowed($0.element, first: $0.offset == 0) }
+    }
+
+    func register(on router: inout Router, handle: RouteHandling) {
+        router.get("/v1/users/lookup", handle { request, context in try lookup(request, context) })
+    }
+
+    func lookup(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        let caller = context.caller(try Caller.credential(request))
+        let names = request.query.filter { $0.name == "name" }.map(\.value)
+        let problem: Problem? =
+            if let other = request.query.first(where: { $0.name != "name" }) {
+                Problem(400, .invalidQuery, "unknown query parameter \(other.name); the lookup takes name alone")
+            } else if names.count != 1 {
+                Problem(400, .invalidQuery, "name is required, once: the exact user name to look up")
+            } else if !Self.validName(names[0]) {
+                Problem(
+                    400, .invalidQuery,
+                    "name is 1 to 128 of A-Z a-z 0-9 _ . @ + - (not starting with . @ + -), as user names are")
+            } else {
+                nil
+            }
+        if let problem {
+            _ = try database.asCaller(caller, [])  // a bad token is 401 first
+            throw problem
+        }
+        let row = try database.asCaller(
+            caller, [PlannedStatement("SELECT id, name, retry_after_seconds FROM ferry.lookup_user($1)", [.text(names[0])])]
+        )[0].first
+        if let seconds = row?[2] {
+            throw Problem(
+                429, .rateLimited, "too many user lookups; retry later",
+                headers: HTTPHeaders([("Retry-After", seconds)]))
+        }
+        guard let row, let id = row[0], let name = row[1] else {
+            // The same answer for a name nobody has and a user who may not be found.
+            throw Problem.notFound("no user with that name can be found")
+        }
+        return .json(
+            JSONValue.object([("id", .string(id)), ("name", .string(name))]).bytes,
+            headers: HTTPHeaders([("Cache-Control", "private, no-store")]))
+    }
+}
