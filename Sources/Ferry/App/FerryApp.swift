@@ -51,7 +51,14 @@ public final class FerryApp: Sendable {
             ? nil
             : JWTVerifier(
                 providers: auth.jwtProviders, timing: auth.keyTiming, leewaySeconds: auth.jwtLeewaySeconds, logger: logger)
-        database = PostgresGateway(pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt)
+        let schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
+        self.schema = schema
+        live = try LiveFeed(configuration: configuration, logger: logger) {
+            Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger)
+        }
+        // Writes hand their hints to the live feed after commit instead of notifying (core 0026).
+        database = PostgresGateway(
+            pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt, hints: live.outbox)
         let metrics = FerryMetrics()
         self.metrics = metrics
         memcached = try MemcachedClient(configuration: Self.memcachedConfiguration(configuration.memcached))
@@ -60,11 +67,6 @@ public final class FerryApp: Sendable {
             store: PagingSnapshotStore(
                 memcached: memcached, ttlSeconds: configuration.paging.tokenTTLSeconds, metrics: metrics),
             retryAfterSeconds: configuration.memcached.retryTimeoutSeconds, logger: logger)
-        let schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
-        self.schema = schema
-        live = try LiveFeed(configuration: configuration, logger: logger) {
-            Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger)
-        }
         live.start()
         metrics.observe(live: live)
         feedHold = FeedHoldWatch(database: database, limitSeconds: configuration.live.maxFeedHoldSeconds)
