@@ -37,7 +37,7 @@ CONNECTIONS=8
 start_ferry
 calibration_setup
 trap 'wake_ups on >/dev/null 2>&1; cleanup' EXIT
-echo "bench/notify-cost.sh at $(git -C "$ROOT" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench/notify-cost.sh at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "an unknown commit"), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "8 writers (wrk -t2 -c8, pgbench -c 8 -j 2), $DURATION a figure, live wake-ups on and off alternating:"
 echo

@@ -92,7 +92,8 @@ public final class PostgresGateway: Sendable {
         }
         let opening = try opening(caller.credential)
         let hints = writes ? self.hints : nil
-        var results = try run(hints == nil ? opening.statement : Self.collectingHints(opening.statement), wrapped + (hints == nil ? [] : [Self.hintsRead]))
+        var results = try run(
+            hints == nil ? opening.statement : Self.collectingHints(opening.statement), wrapped + (hints == nil ? [] : [Self.hintsRead]))
         // Committed: the pipeline's implicit transaction ended at its sync point.
         if let hints, let text = results.popLast()?.first?[0] { hints.publish(text) }
         // For the request log line.

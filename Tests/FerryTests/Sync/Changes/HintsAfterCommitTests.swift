@@ -39,7 +39,8 @@ extension ChangesSuites {
             var payloads: [String] = []
             try waitUntil("the instance's NOTIFY of the write", within: 30) {
                 payloads += try Self.drain(listener)
-                lines = Set(payloads.flatMap { $0.split(separator: "\n").dropFirst().map { String($0.split(separator: " ", maxSplits: 1).last ?? "") } })
+                lines = Set(
+                    payloads.flatMap { $0.split(separator: "\n").dropFirst().map { String($0.split(separator: " ", maxSplits: 1).last ?? "") } })
                 return lines.contains("\(terms) u \(alice.id)")
             }
             // No payload of the write's own transaction: every one is the instance's batch.
