@@ -74,6 +74,31 @@ extension ChangesSuites {
             #expect(server.app.live.hintNotifies > 0)
         }
 
+        /// A batch runs in an explicit transaction (`callerTransaction`): its hints are read just before its COMMIT.
+        @Test func aBatchWriteWakesALongPollOnAnotherInstance() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let other = try TestFerryInstance(database: server.database)
+            defer { other.stop() }
+            let alice = try server.user("alice")
+            let set = try server.makeSet(for: alice.id)
+            let feed = FeedFollower(server: server, token: alice.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let poll = PendingRequest(port: other.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
+            try waitUntil("the waiter on the other instance", within: 30) {
+                other.app.live.waiters == 1 && other.app.live.checksRunning == 0
+            }
+            let published = server.app.live.hintsPublished
+            let batch = try server.client().request(
+                "POST", "/v1/batch", headers: [("Authorization", "Bearer \(alice.token)")],
+                json: ["operations": [["method": "POST", "path": "/v1/terms", "body": ["set_id": set, "word": "batched", "definition": "d"]]]])
+            #expect(batch.status == 200, "\(batch.text)")
+            let response = try poll.response()
+            #expect(LongPollTests.ids(response, "terms").count == 1)
+            #expect(server.app.live.hintsPublished > published)
+            #expect(Date().timeIntervalSince(poll.started) < 50)
+        }
+
         @Test func aWriteWithPlainSQLWakesALongPollWhenItCommits() throws {
             let server = try TestServer()
             defer { server.stop() }
