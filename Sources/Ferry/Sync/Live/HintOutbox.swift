@@ -70,9 +70,11 @@ final class HintOutbox: Sendable {
     /// The hints a committed transaction collected (`ferry.hints`: one a line).
     /// Called by the writer right after its commit; returns at once.
     func publish(_ text: String) {
-        guard !text.isEmpty else { return }
+        guard !text.isEmpty, !stopping.load(ordering: .relaxed) else { return }
         let signal = pending.withLock { pending -> Bool in
             pending.text += text.hasSuffix("\n") ? text : text + "\n"
+            // The thread is behind (or not started): one hint for everyone says as much, in bounded memory.
+            if pending.text.utf8.count > Self.foldLimit { pending.text = Self.everyone + "\n" }
             defer { pending.signalled = true }
             return !pending.signalled
         }
