@@ -1,3 +1,4 @@
+import FerryBase
 import FerryHTTP
 import FerryMemcached
 import FerryPostgres
@@ -51,7 +52,18 @@ public final class FerryApp: Sendable {
             ? nil
             : JWTVerifier(
                 providers: auth.jwtProviders, timing: auth.keyTiming, leewaySeconds: auth.jwtLeewaySeconds, logger: logger)
-        let gateway = PostgresGateway(pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt)
+        let schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
+        self.schema = schema
+        // The listener forgets a disabled user's cached checks in the gateway, which is made
+        // after it: the gateway hands its hints to the live feed's outbox.
+        let forget = Locked<PostgresGateway?>(nil)
+        live = try LiveFeed(
+            configuration: configuration, logger: logger, onUserRevoked: { user in forget.withLock { $0 }?.forgetUser(user) },
+            onSchemaChange: { Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger) })
+        // Writes hand their hints to the live feed after commit instead of notifying (core 0028).
+        let gateway = PostgresGateway(
+            pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt, hints: live.outbox)
+        forget.withLock { $0 = gateway }
         database = gateway
         let metrics = FerryMetrics()
         self.metrics = metrics
@@ -61,11 +73,6 @@ public final class FerryApp: Sendable {
             store: PagingSnapshotStore(
                 memcached: memcached, ttlSeconds: configuration.paging.tokenTTLSeconds, metrics: metrics),
             retryAfterSeconds: configuration.memcached.retryTimeoutSeconds, logger: logger)
-        let schema = SchemaCache(try Self.loadCatalog(pool: pool, schema: db.schema, logger: logger))
-        self.schema = schema
-        live = try LiveFeed(
-            configuration: configuration, logger: logger, onUserRevoked: { gateway.forgetUser($0) },
-            onSchemaChange: { Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger) })
         live.start()
         metrics.observe(live: live)
         feedHold = FeedHoldWatch(database: database, limitSeconds: configuration.live.maxFeedHoldSeconds)

@@ -148,7 +148,7 @@ extension ConfigurationKey {
             "While the LISTEN connection is down, every waiter checks the feed this often."),
         .string(
             "live.listen_url", \.live.listenURL, allowEmpty: true,
-            "URL or conninfo of the instance's one LISTEN connection; empty: database.url. It must reach PostgreSQL itself: PgBouncer in transaction mode cannot LISTEN."
+            "URL or conninfo of the instance's one LISTEN connection, and of its hint sender (the NOTIFY of its writes to the other instances, core 0028); empty: database.url. It must reach PostgreSQL itself: PgBouncer in transaction mode cannot LISTEN."
         ),
         .seconds(
             "live.max_feed_hold_seconds", \.live.maxFeedHoldSeconds,

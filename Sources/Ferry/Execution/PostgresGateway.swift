@@ -42,13 +42,25 @@ public final class PostgresGateway: Sendable {
     let jwt: JWTVerifier?
     /// JWTs verified, each until it expires, its key is withdrawn, or its key set passes its grace.
     let jwts: TokenCache
+    /// Where the hints of a committed write go (core 0028): nil, and writes
+    /// notify inside their transaction as the triggers of 0017 did.
+    let hints: HintOutbox?
 
     /// A gateway over `pool`, keeping checked tokens for `tokenCacheSeconds` (0: never),
     /// accepting Ferry's tokens when `builtinTokens` and JWTs when `jwt` is set.
-    public init(
+    public convenience init(
         pool: PostgresPool, maxRetries: Int = 3, tokenCacheSeconds: Int = 0, builtinTokens: Bool = true, jwt: JWTVerifier? = nil
     ) {
+        self.init(pool: pool, maxRetries: maxRetries, tokenCacheSeconds: tokenCacheSeconds, builtinTokens: builtinTokens, jwt: jwt, hints: nil)
+    }
+
+    /// The same, with the hints of committed writes handed to `hints`.
+    init(
+        pool: PostgresPool, maxRetries: Int = 3, tokenCacheSeconds: Int = 0, builtinTokens: Bool = true, jwt: JWTVerifier? = nil,
+        hints: HintOutbox?
+    ) {
         self.pool = pool
+        self.hints = hints
         self.maxRetries = maxRetries
         tokens = TokenCache(seconds: tokenCacheSeconds)
         self.builtinTokens = builtinTokens
@@ -64,7 +76,13 @@ public final class PostgresGateway: Sendable {
     /// dropped), and records the user in the caller's trace.
     /// When the caller has a ``CallerTransaction`` open (a batch, an idempotent
     /// write) the statements join it instead, one round trip each.
-    func asCaller(_ caller: Caller, _ statements: [PlannedStatement]) throws -> [PostgresResult] {
+    ///
+    /// `writes`: the statements may write synced rows. Their hints are then
+    /// collected in the transaction (core 0028), read by one more statement
+    /// at the end of the same pipeline, and published after the commit
+    /// (``HintOutbox``), so that the commit does not NOTIFY. A write sent with
+    /// `writes` false still wakes everyone: its triggers notify as before.
+    func asCaller(_ caller: Caller, _ statements: [PlannedStatement], writes: Bool = false) throws -> [PostgresResult] {
         // A read of public rows (core 0025) turns them on around its own
         // statements only: in a batch, the writes after it never see them.
         let wrapped = caller.readsPublic && !statements.isEmpty ? [Self.publicReadsOn] + statements + [Self.publicReadsOff] : statements
@@ -76,11 +94,24 @@ public final class PostgresGateway: Sendable {
             return unwrap(try transaction.run(wrapped))
         }
         let opening = try opening(caller.credential)
-        let results = try run(opening.statement, wrapped)
+        let hints = writes ? self.hints : nil
+        var results = try run(
+            hints == nil ? opening.statement : Self.collectingHints(opening.statement), wrapped + (hints == nil ? [] : [Self.hintsRead]))
+        // Committed: the pipeline's implicit transaction ended at its sync point.
+        if let hints, let text = results.popLast()?.first?[0] { hints.publish(text) }
         // For the request log line.
         caller.trace?.userID = opening.knownUser ?? opening.learn(results.first?.first?[0])
         return unwrap(Array(results.dropFirst()))
     }
+
+    /// `opening` also asks the sync triggers to collect their hints instead of notifying (core 0028).
+    /// Every opening is one `SELECT` of values without a `FROM`: one more value changes no result.
+    static func collectingHints(_ opening: PostgresStatement) -> PostgresStatement {
+        PostgresStatement(opening.sql + ", pg_catalog.set_config('ferry.hint_mode', 'collect', true)", opening.params)
+    }
+
+    /// The hints the transaction collected, one a line ('' for none).
+    static let hintsRead = PlannedStatement("SELECT pg_catalog.current_setting('ferry.hints', true)")
 
     /// Public rows (`ferry.sync_public`) are readable in this transaction from here on.
     static let publicReadsOn = PlannedStatement("SELECT pg_catalog.set_config('ferry.public_reads', 'on', true)")
@@ -289,7 +320,8 @@ extension PostgresGateway {
             let value: T? = try withMappedConnection { connection in
                 do throws(PostgresError) {
                     try connection.execute("BEGIN")
-                    opened = try connection.query(opening.statement.sql, opening.statement.params).first?[0]
+                    let statement = hints == nil ? opening.statement : Self.collectingHints(opening.statement)
+                    opened = try connection.query(statement.sql, statement.params).first?[0]
                 } catch {
                     throw DatabaseFailure.map(error, statementOffset: 0)
                 }
@@ -304,10 +336,12 @@ extension PostgresGateway {
                 switch outcome {
                 case .commit(let value) where !transaction.failed:
                     do {
+                        let collected = try hints.flatMap { _ in try connection.query(Self.hintsRead.sql).first?[0] }
                         let commit = try connection.query("COMMIT")
                         if commit.commandTag == "ROLLBACK" {
                             throw Problem(500, .internalError, "the transaction was rolled back at commit")
                         }
+                        if let collected { hints?.publish(collected) }
                         // Only now: a JWT's first sight made its user in this transaction.
                         if opening.knownUser == nil { _ = opening.learn(opened) }
                     } catch let error as PostgresError {

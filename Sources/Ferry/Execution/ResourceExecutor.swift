@@ -91,7 +91,7 @@ struct ResourceExecutor: Sendable {
     private func write(_ statement: PlannedStatement, _ resource: Resource, _ caller: Caller, single: Bool) throws -> WriteResult? {
         let result: PostgresResult
         do {
-            result = try database.asCaller(caller, [statement])[0]
+            result = try database.asCaller(caller, [statement], writes: true)[0]
         } catch {
             throw WriteFailure.map(error, resource: resource, single: single)
         }

@@ -81,8 +81,14 @@ public final class FerryMetrics: Sendable {
             text.sample("ferry_live_listening", value: live.isListening ? 1 : 0)
             text.family("ferry_live_listener_connects_total", type: .counter, help: "Times the LISTEN connection was established.")
             text.sample("ferry_live_listener_connects_total", value: live.listenerConnections)
-            text.family("ferry_live_hints_total", type: .counter, help: "Commit hints heard on the LISTEN connection.")
+            text.family(
+                "ferry_live_hints_total", type: .counter, help: "Commit hints delivered to this instance's waiters (heard, or of its own commits).")
             text.sample("ferry_live_hints_total", value: live.hintsReceived)
+            text.family(
+                "ferry_live_hints_published_total", type: .counter, help: "Hints of this instance's own commits, collected instead of notified.")
+            text.sample("ferry_live_hints_published_total", value: live.hintsPublished)
+            text.family("ferry_live_hint_notifies_total", type: .counter, help: "NOTIFY transactions that carried them to the other instances.")
+            text.sample("ferry_live_hint_notifies_total", value: live.hintNotifies)
             text.family("ferry_live_wakes_total", type: .counter, help: "Waiters woken to check the feed.")
             text.sample("ferry_live_wakes_total", value: live.wakes)
             text.family("ferry_live_checks_total", type: .counter, help: "Checks of the feed made by waiters.")

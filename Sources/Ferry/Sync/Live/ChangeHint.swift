@@ -1,7 +1,9 @@
 /// One NOTIFY on channel `ferry_changes`: who a committed change may concern,
 /// never the row itself (migration 0017 writes them). The payload is
 /// `<xid> <table oid> s <scope table oid> <scope row id>`,
-/// `<xid> <table oid> u <user id>` or `<xid> <table oid> *`.
+/// `<xid> <table oid> u <user id>` or `<xid> <table oid> *`. Ferry's own
+/// writes collect them in their transaction instead (core 0028), and
+/// ``HintOutbox`` sends them after the commit, several to a payload.
 struct ChangeHint: Sendable, Equatable {
     /// The writing transaction: the change is in the feed once the frontier has passed it.
     let xid: UInt64
@@ -37,6 +39,21 @@ struct ChangeHint: Sendable, Equatable {
             return nil
         }
     }
+
+    /// The hints of one notification on `ferry_changes`: a trigger's one hint
+    /// (a write made outside Ferry, core 0017), or an instance's batch
+    /// (``HintOutbox``: `@<instance>` and one hint a line), none when that
+    /// instance is `own` (it woke its waiters itself). A line this server does
+    /// not read still wakes whoever might care: everyone.
+    static func hints(inPayload payload: String, own: String) -> [ChangeHint] {
+        guard payload.hasPrefix("@") else { return [ChangeHint(payload: payload) ?? Self.everyone] }
+        let lines = payload.split(separator: "\n", omittingEmptySubsequences: true)
+        guard lines.first.map({ $0.dropFirst() != own[...] }) == true else { return [] }
+        return lines.dropFirst().map { ChangeHint(payload: String($0)) ?? Self.everyone }
+    }
+
+    /// A wake for every waiter, whatever it follows.
+    static let everyone = ChangeHint(xid: 0, table: 0, target: .everyone)
 
     init(xid: UInt64, table: UInt32, target: Target) {
         self.xid = xid

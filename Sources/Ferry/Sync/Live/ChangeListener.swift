@@ -8,7 +8,8 @@ import Logging
 import Synchronization
 
 /// The one PostgreSQL connection per instance that LISTENs: it turns the sync
-/// triggers' NOTIFY hints (migration 0017) into wakes of this instance's
+/// triggers' NOTIFY hints (migration 0017: writes made outside Ferry) and the
+/// other instances' (``HintOutbox``) into wakes of this instance's
 /// waiters (``WaiterRegistry``), reloads the schema when a migration
 /// announces one, and watches the feed's frontier while a waiter has changes
 /// it holds back. It runs on a thread of its own and never on a request's path.
@@ -27,6 +28,8 @@ final class ChangeListener: Sendable {
     private let logger: Logger
     private let onSchemaChange: @Sendable () -> Void
     private let onUserRevoked: @Sendable (String) -> Void
+    /// This instance's name in ``HintOutbox``'s payloads: those it hears back are skipped.
+    private let instance: String
     /// A pipe: a byte written to `wakeWrite` cuts a wait on `wakeRead` short (to
     /// stop, or to start watching the frontier). Both ends are non-blocking.
     private let wakeRead: Int32
@@ -45,9 +48,10 @@ final class ChangeListener: Sendable {
     static let usersChannel = "ferry_users"
 
     init(
-        url: String, schemaName: String, registry: WaiterRegistry, fallbackSeconds: Double, logger: Logger,
+        url: String, schemaName: String, registry: WaiterRegistry, fallbackSeconds: Double, logger: Logger, instance: String,
         onSchemaChange: @escaping @Sendable () -> Void, onUserRevoked: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
+        self.instance = instance
         self.url = url
         self.schemaName = schemaName
         self.registry = registry
@@ -143,8 +147,7 @@ final class ChangeListener: Sendable {
                 } else if notification.channel == Self.usersChannel {
                     onUserRevoked(notification.payload)
                 } else {
-                    // A payload this server does not read still wakes whoever might care: everyone.
-                    hints.append(ChangeHint(payload: notification.payload) ?? ChangeHint(xid: 0, table: 0, target: .everyone))
+                    hints += ChangeHint.hints(inPayload: notification.payload, own: instance)
                 }
             }
             if schemaChanged {

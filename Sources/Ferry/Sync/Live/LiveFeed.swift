@@ -11,6 +11,8 @@ public final class LiveFeed: Sendable {
     /// The checks woken waiters share (``SharedChecks``).
     let sharedChecks = SharedChecks()
     private let listener: ChangeListener
+    /// The hints of this instance's own commits: woken here, sent to the others after the commit.
+    let outbox: HintOutbox
 
     /// A feed whose listener connects to `live.listen_url` (else `database.url`)
     /// once ``start()`` is called; `onSchemaChange` runs on the listener's
@@ -28,19 +30,27 @@ public final class LiveFeed: Sendable {
             limits: .init(perInstance: settings.maxWaiters, perUser: settings.maxWaitersPerUser),
             frontierWatched: { poke.withLock { $0 }?.poke() })
         self.registry = registry
+        let url = settings.listenURL.isEmpty ? configuration.database.url : settings.listenURL
+        let outbox = HintOutbox(url: url, registry: registry, logger: logger)
+        self.outbox = outbox
         listener = try ChangeListener(
-            url: settings.listenURL.isEmpty ? configuration.database.url : settings.listenURL,
-            schemaName: configuration.database.schema, registry: registry,
-            fallbackSeconds: settings.fallbackCheckSeconds, logger: logger, onSchemaChange: onSchemaChange,
+            url: url, schemaName: configuration.database.schema, registry: registry,
+            fallbackSeconds: settings.fallbackCheckSeconds, logger: logger, instance: outbox.instance, onSchemaChange: onSchemaChange,
             onUserRevoked: onUserRevoked)
         poke.withLock { [listener] in $0 = listener }
     }
 
     /// Starts listening (in the background: a database that is down delays wakes, not the server).
-    func start() { listener.start() }
+    func start() {
+        outbox.start()
+        listener.start()
+    }
 
-    /// Stops listening.
-    func stop() { listener.stop() }
+    /// Stops listening, and sending this instance's hints.
+    func stop() {
+        listener.stop()
+        outbox.stop()
+    }
 
     /// Long polls and event streams waiting now.
     public var waiters: Int { registry.count }
@@ -54,7 +64,13 @@ public final class LiveFeed: Sendable {
     /// Whether some waiter's caller is not known yet (its first check has not named them).
     public var registryHasAnonymousWaiters: Bool { registry.anonymousCount > 0 }
 
-    /// Hints heard from the sync triggers.
+    /// Hints of this instance's own commits, woken here and sent to the other instances (core 0028).
+    public var hintsPublished: Int { outbox.published.load(ordering: .relaxed) }
+
+    /// NOTIFY transactions that carried them to the other instances.
+    public var hintNotifies: Int { outbox.notifies.load(ordering: .relaxed) }
+
+    /// Hints heard: from the sync triggers (writes made outside Ferry), the other instances, and this one's own commits.
     public var hintsReceived: Int { registry.hintCount.load(ordering: .relaxed) }
 
     /// Waiters woken (by a hint, the frontier passing their changes, or a check for everyone).

@@ -22,4 +22,30 @@ import Testing
             #expect(ChangeHint(payload: payload) == nil, "\(payload)")
         }
     }
+
+    /// Core 0026: an instance's batch of hints, `@<instance>` and one a line.
+    @Test func anInstancesBatchIsReadLineByLineAndItsOwnIsSkipped() {
+        let batch = "@a1\n812 16384 u someone\n9 16390 s 16384 0b7a\nnonsense"
+        #expect(
+            ChangeHint.hints(inPayload: batch, own: "b2") == [
+                ChangeHint(xid: 812, table: 16384, target: .user("someone")),
+                ChangeHint(xid: 9, table: 16390, target: .scope(table: 16384, id: "0b7a")),
+                // A line this server does not read wakes everyone: never a wake too few.
+                ChangeHint.everyone,
+            ])
+        #expect(ChangeHint.hints(inPayload: batch, own: "a1").isEmpty)
+        // A trigger's own payload (a write made outside Ferry) is one hint, as before.
+        #expect(ChangeHint.hints(inPayload: "9 16390 *", own: "a1") == [ChangeHint(xid: 9, table: 16390, target: .everyone)])
+        #expect(ChangeHint.hints(inPayload: "garbage", own: "a1") == [ChangeHint.everyone])
+    }
+
+    /// The outbox's payloads stay under PostgreSQL's 8000 bytes, each named by its instance, every line kept once.
+    @Test func theOutboxSplitsItsHintsIntoPayloadsThatFit() {
+        let lines = (0..<500).map { "\($0) 16390 s 16384 " + String(repeating: "k", count: 40) + "\($0)" }
+        let payloads = HintOutbox.payloads(lines.joined(separator: "\n") + "\n", instance: "me")
+        #expect(payloads.count > 1)
+        #expect(payloads.allSatisfy { $0.utf8.count <= HintOutbox.payloadLimit && $0.hasPrefix("@me\n") })
+        #expect(payloads.flatMap { $0.split(separator: "\n").dropFirst().map(String.init) } == lines)
+        #expect(HintOutbox.payloads("", instance: "me").isEmpty)
+    }
 }

@@ -5,7 +5,8 @@ import Testing
 
 /// The hints migration 0017's triggers send on `ferry_changes`: who a commit
 /// may concern, never the row; nothing for a rollback; one per transaction
-/// and target; everyone for a write by no user or across too many scopes.
+/// and target; everyone for a write by no user or across too many scopes;
+/// collected instead of sent in a transaction of Ferry's own (core 0028).
 @Suite struct LiveHintTests {
     final class Fixture {
         let database: ScratchDatabase
@@ -76,6 +77,29 @@ import Testing
         #expect(try f.drain() == ["\(f.terms) u \(f.alice)", "\(f.terms) s \(f.sets) \(set)"])
         _ = try f.owner.query("DELETE FROM app.terms WHERE id <> $1", [term])
         #expect(try f.drain() == ["\(f.terms) *", "\(f.terms) s \(f.sets) \(set)"])
+    }
+
+    /// Core 0026: a transaction Ferry runs collects its hints (once each) in
+    /// `ferry.hints` and notifies nothing; a savepoint rolled back takes its hints along.
+    @Test func aCollectingTransactionNotifiesNothingAndKeepsItsHints() throws {
+        let f = try Fixture()
+        let collected = try f.app.transaction { connection -> String in
+            _ = try connection.query(
+                "SELECT set_config('ferry.user_id', $1, true), set_config('ferry.hint_mode', 'collect', true)", [f.alice])
+            let set = try connection.query("INSERT INTO app.study_sets (title) VALUES ('s') RETURNING id").rows[0][0] ?? ""
+            _ = try connection.query("UPDATE app.study_sets SET title = 't' WHERE id = $1", [set])
+            try connection.execute("SAVEPOINT s")
+            _ = try connection.query("INSERT INTO app.terms (set_id, word) VALUES ($1, 'gone')", [set])
+            try connection.execute("ROLLBACK TO SAVEPOINT s")
+            return (try connection.query("SELECT current_setting('ferry.hints', true)").rows[0][0] ?? "") + "|" + set
+        }
+        #expect(try f.drain().isEmpty)
+        let parts = collected.split(separator: "|")
+        let lines = parts[0].split(separator: "\n").map { String($0.split(separator: " ", maxSplits: 1).last ?? "") }
+        #expect(lines == ["\(f.sets) s \(f.sets) \(parts[1])", "\(f.sets) u \(f.alice)"])
+        // The next transaction on the same connection notifies again.
+        _ = try f.asUser(f.alice, "INSERT INTO app.study_sets (title) VALUES ('loud')")
+        #expect(try f.drain().contains("\(f.sets) u \(f.alice)"))
     }
 
     @Test func aRollbackSendsNothing() throws {

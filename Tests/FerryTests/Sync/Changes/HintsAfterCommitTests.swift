@@ -1,0 +1,125 @@
+import Ferry
+import FerryHTTPTestSupport
+import FerryPostgres
+import FerryTestSupport
+import Foundation
+import Testing
+
+extension ChangesSuites {
+    /// Waking devices costs Ferry's writers no NOTIFY (core 0028, issue 47
+    /// item 4): a write through Ferry collects its hints in its transaction,
+    /// and after the commit its instance wakes its own waiters and sends one
+    /// batched NOTIFY for the others; a write made outside Ferry still
+    /// notifies from its triggers the moment it commits.
+    @Suite struct HintsAfterCommitTests {
+        /// Payloads on `ferry_changes` until none has come for 0.5 s.
+        static func drain(_ listener: PostgresConnection) throws -> [String] {
+            var payloads: [String] = []
+            while true {
+                let received = try listener.notifications(waitingUpTo: 0.5)
+                if received.isEmpty { return payloads }
+                payloads += received.filter { $0.channel == "ferry_changes" }.map(\.payload)
+            }
+        }
+
+        @Test func aWriteThroughFerryNotifiesOnlyAfterItsCommitFromItsInstance() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let alice = try server.user("alice")
+            let set = try server.makeSet(for: alice.id)
+            let listener = try server.database.connect()
+            defer { listener.close() }
+            try listener.listen(["ferry_changes"])
+            _ = try Self.drain(listener)
+            let published = server.app.live.hintsPublished
+            _ = try server.createTerm(in: set, word: "quiet", token: alice.token)
+            let terms = try server.ownerQuery("SELECT 'app.terms'::regclass::oid::text").rows[0][0] ?? ""
+            let sets = try server.ownerQuery("SELECT 'app.study_sets'::regclass::oid::text").rows[0][0] ?? ""
+            var lines: Set<String> = []
+            var payloads: [String] = []
+            try waitUntil("the instance's NOTIFY of the write", within: 30) {
+                payloads += try Self.drain(listener)
+                lines = Set(
+                    payloads.flatMap { $0.split(separator: "\n").dropFirst().map { String($0.split(separator: " ", maxSplits: 1).last ?? "") } })
+                return lines.contains("\(terms) u \(alice.id)")
+            }
+            // No payload of the write's own transaction: every one is the instance's batch.
+            #expect(!payloads.isEmpty)
+            #expect(payloads.allSatisfy { $0.hasPrefix("@") }, "\(payloads)")
+            #expect(lines == ["\(terms) u \(alice.id)", "\(terms) s \(sets) \(set)"])
+            #expect(server.app.live.hintsPublished == published + 2)
+        }
+
+        @Test func aWriteThroughOneInstanceWakesALongPollOnAnother() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let other = try TestFerryInstance(database: server.database)
+            defer { other.stop() }
+            let alice = try server.user("alice")
+            let set = try server.makeSet(for: alice.id)
+            let feed = FeedFollower(server: server, token: alice.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let poll = PendingRequest(port: other.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
+            try waitUntil("the waiter on the other instance", within: 30) {
+                other.app.live.waiters == 1 && other.app.live.checksRunning == 0
+            }
+            let wakes = other.app.live.wakes
+            // Through the first instance only: the other learns of it from the first's NOTIFY.
+            let term = try server.createTerm(in: set, word: "across", token: alice.token)
+            let response = try poll.response()
+            #expect(response.status == 200)
+            #expect(LongPollTests.ids(response, "terms") == [term])
+            #expect(other.app.live.wakes > wakes)
+            #expect(Date().timeIntervalSince(poll.started) < 50)
+            #expect(server.app.live.hintNotifies > 0)
+        }
+
+        /// A batch runs in an explicit transaction (`callerTransaction`): its hints are read just before its COMMIT.
+        @Test func aBatchWriteWakesALongPollOnAnotherInstance() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let other = try TestFerryInstance(database: server.database)
+            defer { other.stop() }
+            let alice = try server.user("alice")
+            let set = try server.makeSet(for: alice.id)
+            let feed = FeedFollower(server: server, token: alice.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let poll = PendingRequest(port: other.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
+            try waitUntil("the waiter on the other instance", within: 30) {
+                other.app.live.waiters == 1 && other.app.live.checksRunning == 0
+            }
+            let published = server.app.live.hintsPublished
+            let batch = try server.client().request(
+                "POST", "/v1/batch", headers: [("Authorization", "Bearer \(alice.token)")],
+                json: ["operations": [["method": "POST", "path": "/v1/terms", "body": ["set_id": set, "word": "batched", "definition": "d"]]]])
+            #expect(batch.status == 200, "\(batch.text)")
+            let response = try poll.response()
+            #expect(LongPollTests.ids(response, "terms").count == 1)
+            #expect(server.app.live.hintsPublished > published)
+            #expect(Date().timeIntervalSince(poll.started) < 50)
+        }
+
+        @Test func aWriteWithPlainSQLWakesALongPollWhenItCommits() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let alice = try server.user("alice")
+            let set = try server.makeSet(for: alice.id)
+            let feed = FeedFollower(server: server, token: alice.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let poll = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
+            try server.waitForWaiters(1)
+            let wakes = server.app.live.wakes
+            let published = server.app.live.hintsPublished
+            // A batch job's write from psql, by no Ferry user: its trigger notifies at its commit.
+            let term =
+                try server.ownerQuery(
+                    "INSERT INTO app.terms (set_id, word, definition) VALUES ($1, 'from psql', 'd') RETURNING id", [set]
+                ).rows[0][0] ?? ""
+            let response = try poll.response()
+            #expect(LongPollTests.ids(response, "terms") == [term])
+            #expect(server.app.live.wakes > wakes)
+            #expect(server.app.live.hintsPublished == published)
+            #expect(Date().timeIntervalSince(poll.started) < 50)
+        }
+    }
+}
