@@ -102,9 +102,9 @@ final class HintOutbox: Sendable {
             }
             let text = take()
             if !text.isEmpty {
-                let lines = text.split(separator: "\n")
+                let lines = ChangeHint.lines(text)
                 published.add(lines.count, ordering: .relaxed)
-                registry.deliver(lines.map { ChangeHint(payload: String($0)) ?? ChangeHint(xid: 0, table: 0, target: .everyone) })
+                registry.deliver(lines.map { ChangeHint(payload: $0) ?? ChangeHint.everyone })
                 unsent += text
                 if unsent.utf8.count > Self.foldLimit { unsent = Self.everyone + "\n" }
             }
@@ -148,7 +148,7 @@ final class HintOutbox: Sendable {
         let head = "@" + instance
         var payloads: [String] = []
         var current = head
-        for line in text.split(separator: "\n") where !line.isEmpty {
+        for line in ChangeHint.lines(text) {
             if current.utf8.count + line.utf8.count + 1 > payloadLimit, current != head {
                 payloads.append(current)
                 current = head
