@@ -85,8 +85,10 @@ enum WriteFailure {
             fields = resource.columns(ofConstraint: constraint)
         }
         let entries: [Any] = fields.isEmpty ? [NSNull()] : fields
+        // PostgreSQL's message goes along only for ValidationReason.clean to tell causes
+        // apart by (as ferry.item_errors passes it); clean replaces every entry's detail.
         return entries.map { field in
-            ["index": 0, "status": 422, "code": "validation_failed", "field": field, "reason": reason]
+            ["index": 0, "status": 422, "code": "validation_failed", "field": field, "reason": reason, "detail": error.message]
         }
     }
 
@@ -200,6 +202,7 @@ enum ValidationReason {
         case "exclusion_violation": return "\(subject) conflicts with another row"
         case "not_allowed": return "Row Level Security refused this row: no policy lets the caller write it"
         case "not_granted": return "the server's database role lacks a grant this write needs"
+        case "offline_unsafe_id": return "\(subject) comes from the server, which a device offline cannot make: clients must send ids"
         case "parent_deleted": return "\(subject) names a row that has been deleted"
         case "required": return "\(subject) is required"
         case "duplicate": return "the request names this row more than once"
@@ -217,6 +220,12 @@ enum ValidationReason {
     static func clean(_ entry: [String: Any], resource: Resource? = nil) -> [String: Any] {
         guard let reason = entry["reason"] as? String else { return entry }
         var entry = entry
+        if reason == "not_granted", let resource, let id = serverMadeId(entry, resource: resource) {
+            entry["reason"] = "offline_unsafe_id"
+            entry["field"] = "id"
+            entry["detail"] = id
+            return entry
+        }
         entry["detail"] = detail(reason: reason, field: entry["field"] as? String)
         if let fields = entry["fields"] as? [String], fields.count > 1 {
             let named = fields.dropLast().joined(separator: ", ") + " and " + fields[fields.count - 1]
@@ -237,5 +246,19 @@ enum ValidationReason {
                 + "fields of a create, UPDATE on those of an update, UPDATE (is_deleted) for a delete"
         }
         return entry
+    }
+
+    /// The detail for a create refused because the id was left to a sequence the serve
+    /// role may not use, else nil. The grant is missing by design (a rule grants no
+    /// sequence): the real cause is an id a device cannot make offline, and what the
+    /// developer must change is the id column, not the grants (issue 48).
+    private static func serverMadeId(_ entry: [String: Any], resource: Resource) -> String? {
+        guard let message = entry["detail"] as? String, message.contains("for sequence"),
+            let id = resource.idColumn, let made = id.defaultSQL, made.contains("nextval")
+        else { return nil }
+        return "\(resource.name).id is \(id.type == "uuid" ? "a uuid" : "an \(id.type)") the database makes from a sequence "
+            + "(DEFAULT \(made)), which a device offline cannot make and the server's database role may not use: "
+            + "clients must send ids, so the id column should be a uuid without a sequence (ferry check reports "
+            + "offline_unsafe_id)"
     }
 }
