@@ -88,6 +88,21 @@ public final class PostgresPool: Sendable {
         return try body(connection)
     }
 
+    /// Borrows a connection for `body` only if one is idle now: never opens one and
+    /// never waits. nil, with `body` not run, when none is idle. For background work
+    /// that can wait for a quieter moment and must never take a request's slot, or
+    /// open a connection a request then lacks (descriptors exhausted, say).
+    public func withIdleConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T? {
+        let idle: PostgresConnection? = lock.withLock { state in
+            guard !state.closed, let connection = state.idle.popLast() else { return nil }
+            state.inUse += 1
+            return connection
+        }
+        guard let connection = idle else { return nil }
+        defer { release(connection) }
+        return try body(connection)
+    }
+
     /// A snapshot of the pool's counters.
     public var stats: PoolStats {
         lock.withLock { state in

@@ -36,33 +36,14 @@ public enum FerryProcess {
     public static func run(
         _ arguments: [String], environment: [String: String] = [:], input: String? = nil, in directory: String? = nil
     ) throws -> Outcome {
-        let process = Process()
-        process.executableURL = try binary
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory ?? TestEnvironment.repositoryRoot.path)
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") || $0.key.hasPrefix("FERRY_TEST_") }
         env.merge(environment) { $1 }
-        process.environment = env
-        let out = Pipe(), err = Pipe(), stdin = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        // Read both pipes before waiting, so a full pipe cannot block the child.
-        let errData = Mutex<Data>(Data())
-        let errRead = DispatchSemaphore(value: 0)
-        let reader = Thread {
-            errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() }
-            errRead.signal()
-        }
-        reader.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        errRead.wait()
+        // posix_spawn, not Foundation's Process: see SpawnedRun.
+        let outcome = try SpawnedRun.run(
+            executable: try binary.path, arguments: arguments, environment: env,
+            directory: directory ?? TestEnvironment.repositoryRoot.path, input: input)
         return Outcome(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
+            status: outcome.status, stdout: String(decoding: outcome.stdout, as: UTF8.self),
+            stderr: String(decoding: outcome.stderr, as: UTF8.self))
     }
 }

@@ -38,10 +38,10 @@ final class SpawnedProcess {
         processIdentifier = pid
     }
 
-    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 
     /// `posix_spawn_file_actions_addclosefrom_np`, looked up in the loaded glibc.
-    private static let addCloseFrom: AddCloseFrom? = {
+    static let addCloseFrom: AddCloseFrom? = {
         // RTLD_DEFAULT is the null handle on glibc.
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
         return unsafeBitCast(symbol, to: AddCloseFrom.self)

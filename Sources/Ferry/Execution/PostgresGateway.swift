@@ -206,11 +206,17 @@ public final class PostgresGateway: Sendable {
         jwts.evict(userID: userID)
     }
 
-    /// Writes the token uses noted since the last flush (``TokenUseLog``). A
-    /// failure loses them: the next use of each token notes it again.
+    /// Writes the token uses noted since the last flush (``TokenUseLog``), on a
+    /// connection that is idle now: a flush never opens one, nor makes a request
+    /// wait. With none idle it tries again after the delay. A failure loses the
+    /// uses: the next use of each token notes it again.
     func flushTokenUses() {
-        guard let uses = tokenUses.take() else { return }
-        _ = try? anonymous([PlannedStatement("SELECT ferry.record_token_uses($1::jsonb)", [.json(uses)])])
+        let ran: Bool? = try? pool.withIdleConnection { connection in
+            if let uses = tokenUses.take() { _ = try connection.query("SELECT ferry.record_token_uses($1::jsonb)", [uses]) }
+            return true
+        }
+        guard ran == nil else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(TokenUseLog.flushDelayMs)) { [self] in flushTokenUses() }
     }
 
     /// Forgets a token revoked through this process, so its next use is checked again.
