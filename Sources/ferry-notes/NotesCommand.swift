@@ -65,7 +65,9 @@ enum NotesCommand: Equatable, Sendable {
             let (from, to) = split(rest)
             return .move(try number(from, usage: "move <n> <m>"), to: try number(to, usage: "move <n> <m>"))
         case "share":
-            guard !rest.isEmpty, !rest.contains(" ") else { throw Unknown(message: "share <name|user-id> (the other user's exact name, or their id)") }
+            guard !rest.isEmpty, !rest.contains(" ") else {
+                throw Unknown(message: "share <name|user-id> (the other user's exact name, or their id)")
+            }
             // Not lowercased: user names are matched exactly, case included.
             return .share(user: rest)
         case "offline": return .offline
