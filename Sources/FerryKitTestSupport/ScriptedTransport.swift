@@ -55,6 +55,12 @@ final class ScriptedTransport: Transport {
 
     func script(_ answers: Answer...) { state.withLock { $0.script += answers } }
 
+    /// `GET /v1/users/lookup` takes these answers in turn (none left: no answer).
+    private let lookups = Mutex<(script: [Answer], sent: [TransportRequest])>(([], []))
+    func scriptLookups(_ answers: Answer...) { lookups.withLock { $0.script += answers } }
+    /// The lookups that were sent, in order, with their headers.
+    var lookupsSent: [TransportRequest] { lookups.withLock { $0.sent } }
+
     /// The writes that were sent, in order.
     var writes: [TransportRequest] { state.withLock { $0.writes } }
     /// Scripted answers not used yet.
@@ -62,6 +68,14 @@ final class ScriptedTransport: Transport {
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard !offline else { throw TransportFailure("scripted: offline") }
+        if request.method == "GET", request.path.hasPrefix("/v1/users/lookup") {
+            let answer: Answer? = lookups.withLock { state in
+                state.sent.append(request)
+                return state.script.isEmpty ? nil : state.script.removeFirst()
+            }
+            guard case .respond(let response)? = answer else { throw TransportFailure("scripted: no answer to the lookup") }
+            return response
+        }
         guard request.method != "GET" else {
             await whileReading?(request)
             return reading.withLock { state in

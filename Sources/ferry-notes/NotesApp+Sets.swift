@@ -44,12 +44,26 @@ extension NotesApp {
     }
 
     /// Makes another user a collaborator on the open set: only its creator may,
-    /// and the server says so by rejecting anyone else's row.
-    func share(with userID: String) throws {
+    /// and the server says so by rejecting anyone else's row. `user` is the
+    /// other user's id, or their exact name, which the server looks up
+    /// (`lookupUser(name:)`: online, and rationed).
+    func share(with user: String) async throws {
         guard let openSet else { throw Refusal("open a set first, then share it") }
-        guard UUID(uuidString: userID) != nil else { throw Refusal("\(userID) is not a user id (a UUID, as the other screen shows)") }
-        try store.insert(SetCollaborator(setID: openSet, userID: FerryID(rawValue: userID.lowercased())))
-        message = "shared with \(userID) (sent on the next sync)"
+        let userID: String
+        if UUID(uuidString: user) != nil {
+            userID = user.lowercased()
+        } else {
+            do {
+                guard let found = try await engine.lookupUser(name: user) else {
+                    throw Refusal("no user called \(user) can be found (names match exactly, case included)")
+                }
+                userID = found.id
+            } catch let error as UserLookupError {
+                throw Refusal("\(error)")
+            }
+        }
+        try store.insert(SetCollaborator(setID: openSet, userID: FerryID(rawValue: userID)))
+        message = "shared with \(user) (sent on the next sync)"
     }
 }
 

@@ -82,7 +82,7 @@ actor NotesApp {
         case .edit(let number, let word, let definition): try editTerm(number, word, definition)
         case .delete(let number): try openSet == nil ? deleteSet(number) : deleteTerm(number)
         case .move(let number, let position): try moveTerm(number, to: position)
-        case .share(let userID): try share(with: userID)
+        case .share(let user): try await share(with: user)
         case .offline:
             await transport.setOffline(true)
             message = "offline: edits stay here until you go online"

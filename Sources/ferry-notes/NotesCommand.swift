@@ -15,7 +15,8 @@ enum NotesCommand: Equatable, Sendable {
     case rename(Int, title: String)
     case delete(Int)
     case move(Int, to: Int)
-    case share(userID: String)
+    /// A user's name (looked up) or id.
+    case share(user: String)
     case offline
     case online
     case sync
@@ -32,7 +33,7 @@ enum NotesCommand: Equatable, Sendable {
 
     static let usage = """
         sets · new set <title> · open <n> · rename <n> <title> · add <word> = <definition> · edit <n> <word> = <definition>
-        del <n> · move <n> <m> · share <user-id> · offline · online · sync · live <on|off> · clear · help · quit
+        del <n> · move <n> <m> · share <name|user-id> · offline · online · sync · live <on|off> · clear · help · quit
         """
 
     static func parse(_ line: String) throws(Unknown) -> NotesCommand {
@@ -64,8 +65,11 @@ enum NotesCommand: Equatable, Sendable {
             let (from, to) = split(rest)
             return .move(try number(from, usage: "move <n> <m>"), to: try number(to, usage: "move <n> <m>"))
         case "share":
-            guard !rest.isEmpty, !rest.contains(" ") else { throw Unknown(message: "share <user-id> (the id the other user's screen shows)") }
-            return .share(userID: rest.lowercased())
+            guard !rest.isEmpty, !rest.contains(" ") else {
+                throw Unknown(message: "share <name|user-id> (the other user's exact name, or their id)")
+            }
+            // Not lowercased: user names are matched exactly, case included.
+            return .share(user: rest)
         case "offline": return .offline
         case "online": return .online
         case "sync", "s": return .sync

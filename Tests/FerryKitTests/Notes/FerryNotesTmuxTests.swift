@@ -13,7 +13,7 @@ import Testing
         let ferry = try FerryServer()
         defer { ferry.stop() }
         _ = try await ferry.user("alice")
-        let bobID = try await ferry.user("bob").userID
+        _ = try await ferry.user("bob")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-notes-" + UUID().uuidString)
         defer { try? FileManager.default.removeItem(at: directory) }
         let tmux = Tmux()
@@ -31,10 +31,10 @@ import Testing
         try bob.type("secret-bob")
         for person in [alice, bob] { try await person.waitFor("the list of sets") { $0.contains("Study sets (0)") } }
 
-        // Alice makes a set with one term and shares it with Bob.
+        // Alice makes a set with one term and shares it with Bob, by his name.
         try await alice.run("new set Spanish", until: "the new set open") { $0.contains("Set: Spanish") }
         try await alice.run("add hola = hello", until: "hola listed") { $0.texts == ["hola = hello"] }
-        try await alice.run("share \(bobID)", until: "shared") { $0.contains("shared with 1") }
+        try await alice.run("share bob", until: "shared") { $0.contains("shared with 1") }
         try await alice.waitFor("all synced (live)") { $0.settled && $0.texts == ["hola = hello"] }
         try await bob.waitFor("the shared set (live)", timeout: 120) { $0.texts == ["Spanish (1 terms)"] }
         try await bob.run("open 1", until: "the set open") { $0.texts == ["hola = hello"] && $0.settled }
