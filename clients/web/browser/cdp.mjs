@@ -11,7 +11,7 @@ export class Browser {
     const chrome = spawn(process.env.CHROMIUM || "chromium", [
       "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu", "--no-first-run",
       "--no-default-browser-check", `--user-data-dir=${profile}`, "about:blank",
-    ], { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] });
+    ], { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true });
     chrome.stderr.on("data", () => {});
     return new Browser(chrome, profile);
   }
@@ -69,9 +69,14 @@ export class Browser {
   async close() {
     try { await Promise.race([this.send("Browser.close"), new Promise((r) => setTimeout(r, 3000))]); } catch {}
     const exited = this.chrome.exitCode !== null ? Promise.resolve() : new Promise((r) => this.chrome.once("exit", r));
-    this.chrome.kill("SIGKILL");
+    // Its whole process group (launched detached): a renderer or crashpad child left behind
+    // keeps writing into the profile while it is removed.
+    try { process.kill(-this.chrome.pid, "SIGKILL"); } catch { this.chrome.kill("SIGKILL"); }
     await exited;
-    rmSync(this.profile, { recursive: true, force: true, maxRetries: 5 });
+    // Cleanup only: a failure here must not hide the results (a full run once lost them to ENOTEMPTY).
+    try { rmSync(this.profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }); } catch (e) {
+      console.error(`# could not remove ${this.profile}: ${e.code ?? e}`);
+    }
   }
 }
 
