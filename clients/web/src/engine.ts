@@ -266,15 +266,7 @@ export class SyncEngine {
       // A bulk call's requests are of distinct rows: their reads and writes go at once.
       await Promise.all(call.requests.map((r) => this.markSentIn(tx, r)));
     });
-    let outcome: Outcome, res: Response | null = null, answer: any = null;
-    try {
-      res = await this.send(http.method, http.path, http.body, http.headers);
-      answer = await res.json().catch(() => null);
-      outcome = { status: res.status, retryAfter: retryAfterSeconds(res.headers.get("Retry-After"), Date.now()), code: answer?.code ?? null };
-    } catch (e) {
-      if (e instanceof SyncPaused) throw e;
-      outcome = { transportFailure: true };
-    }
+    const { outcome, res, answer } = await this.exchange(http);
     const step = this.retry.step(outcome, this.attempt);
     const pending = async () => {
       await this.store.transaction(async (tx) => {
@@ -312,6 +304,18 @@ export class SyncEngine {
     }
   }
 
+  /** Sends one upload request and reads its answer: a transport failure is an outcome, not an error (a paused sync is). */
+  private async exchange(http: { method: string; path: string; body?: unknown; headers: Record<string, string> }): Promise<{ outcome: Outcome; res: Response | null; answer: any }> {
+    try {
+      const res = await this.send(http.method, http.path, http.body, http.headers);
+      const answer = await res.json().catch(() => null);
+      return { outcome: { status: res.status, retryAfter: retryAfterSeconds(res.headers.get("Retry-After"), Date.now()), code: answer?.code ?? null }, res, answer };
+    } catch (e) {
+      if (e instanceof SyncPaused) throw e;
+      return { outcome: { transportFailure: true }, res: null, answer: null };
+    }
+  }
+
   private async markSent(request: UploadRequest): Promise<void> {
     await this.store.transaction((tx) => this.markSentIn(tx, request));
   }
@@ -341,15 +345,7 @@ export class SyncEngine {
     const http = sent ?? httpRequest(request);
     if (!sent) await this.store.setState(key, http);
     await this.markSent(request);
-    let outcome: Outcome, res: Response | null = null, answer: any = null;
-    try {
-      res = await this.send(http.method, http.path, http.body, http.headers);
-      answer = await res.json().catch(() => null);
-      outcome = { status: res.status, retryAfter: retryAfterSeconds(res.headers.get("Retry-After"), Date.now()), code: answer?.code ?? null };
-    } catch (e) {
-      if (e instanceof SyncPaused) throw e;
-      outcome = { transportFailure: true };
-    }
+    let { outcome, res, answer } = await this.exchange(http);
     // An answer settles what the key means: a success is stored (a later request
     // replays it), a refusal is not (the server wrote nothing). Only while the first
     // send may still be running, or no answer came, must the request stay the same.
@@ -497,15 +493,7 @@ export class SyncEngine {
     };
     if (!sent) await this.store.setState(key, http);
     for (const r of requests) await this.markSent(r);
-    let outcome: Outcome, res: Response | null = null, answer: any = null;
-    try {
-      res = await this.send(http.method, http.path, http.body, http.headers);
-      answer = await res.json().catch(() => null);
-      outcome = { status: res.status, retryAfter: retryAfterSeconds(res.headers.get("Retry-After"), Date.now()), code: answer?.code ?? null };
-    } catch (e) {
-      if (e instanceof SyncPaused) throw e;
-      outcome = { transportFailure: true };
-    }
+    const { outcome, res, answer } = await this.exchange(http);
     if (res && !(res.status === 409 && answer?.code === "idempotency_key_in_use")) await this.store.transaction((tx) => tx.objectStore(stores.STATE).delete(key));
     const index: number | null = typeof answer?.operation_index === "number" && answer.operation_index < requests.length ? answer.operation_index : null;
     const step = this.retry.step(outcome, this.attempt);
