@@ -12,6 +12,8 @@ import FerryBase
 /// `acquireTimeout` and then gets `.poolTimeout`; it never hangs. While PostgreSQL is down,
 /// borrowers fail fast with `.connection` instead of waiting: after a failed connection
 /// attempt, further attempts within `reconnectBackoff` fail at once with the same error.
+/// But while other connections are open, a failed opening (out of descriptors, say, or
+/// PostgreSQL out of slots) makes the borrower wait for one of them instead.
 /// Broken connections are discarded when returned, and idle ones found dead are replaced
 /// before any statement is sent, so the pool recovers by itself when PostgreSQL returns.
 public final class PostgresPool: Sendable {
@@ -192,15 +194,18 @@ extension PostgresPool {
                 do {
                     return try openConnection()
                 } catch {
-                    lock.withLock { state in
+                    let othersOpen = lock.withLock { state in
                         state.open -= 1
                         state.inUse -= 1
                         state.connectFailures += 1
-                        if let error = error as? PostgresError, error.kind == .connection {
-                            state.lastFailure = (.now, error)
-                        }
+                        guard let error = error as? PostgresError, error.kind == .connection else { return false }
+                        state.lastFailure = (.now, error)
+                        return state.open > 0
                     }
                     lock.signal()
+                    // Connections still open mean PostgreSQL is up and only this one could not
+                    // be had (descriptors or server slots exhausted): wait for one of them.
+                    if othersOpen { continue }
                     throw error
                 }
             }
@@ -219,13 +224,17 @@ extension PostgresPool {
             }
             if state.open < size {
                 if let failure = state.lastFailure, ContinuousClock.now - failure.at < reconnectBackoff {
-                    // Pass the bad news on to the next waiter too, so nobody waits it out.
-                    if state.waiting > 0 { lock.signal() }
-                    throw failure.error
+                    guard state.open > 0 else {
+                        // Pass the bad news on to the next waiter too, so nobody waits it out.
+                        if state.waiting > 0 { lock.signal() }
+                        throw failure.error
+                    }
+                    // Opening just failed but connections are open: wait for one of those below.
+                } else {
+                    state.open += 1
+                    state.inUse += 1
+                    return .open
                 }
-                state.open += 1
-                state.inUse += 1
-                return .open
             }
             if wake == .timedOut {
                 state.acquireTimeouts += 1

@@ -58,6 +58,50 @@ import Testing
         #expect(try pool.withConnection { try $0.query("SELECT 1").first?[0] } == "1")
     }
 
+    /// A new connection that cannot be had while others are open (here PostgreSQL's
+    /// per-database limit; in production, descriptors run out) is waited for, not
+    /// failed: the borrower gets the held one once it is back. CI saw a request answer
+    /// 503 under `ulimit -n 64` because its pool failed the second connection at once.
+    @Test func failedOpeningWaitsForAnOpenConnection() throws {
+        let owner = try PostgresConnection(url: try TestEnvironment.ownerURL())
+        defer { owner.close() }
+        let name = "pool_limit_\(UInt32.random(in: 0...UInt32.max))"
+        try owner.execute("CREATE DATABASE \(name) CONNECTION LIMIT 1")
+        defer { try? owner.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let pool = PostgresPool(
+            url: TestEnvironment.url(try TestEnvironment.ownerURL(), database: name), size: 2,
+            acquireTimeout: .seconds(20), statementTimeoutMs: nil)
+        defer { pool.close() }
+        let held = DispatchSemaphore(value: 0)
+        let letGo = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            try? pool.withConnection { _ in
+                held.signal()
+                letGo.wait()
+            }
+        }
+        holder.start()
+        #expect(held.wait(timeout: .now() + 10) == .success)
+
+        let borrower = Collector<String>()
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            do { borrower.append(try pool.withConnection { try $0.query("SELECT 1").first?[0] } ?? "nil") } catch { borrower.append("\(error)") }
+            done.signal()
+        }.start()
+        // Wait for the state itself: the borrower's opening has failed and it waits.
+        let until = ContinuousClock.now + .seconds(20)
+        while !(pool.stats.connectFailures >= 1 && pool.stats.waiting == 1) && ContinuousClock.now < until && borrower.all.isEmpty {
+            usleep(10_000)
+        }
+        #expect(pool.stats.connectFailures >= 1 && pool.stats.waiting == 1, "\(pool.stats)")
+        #expect(borrower.all.isEmpty, "the borrower gave up while a connection was open: \(borrower.all)")
+        letGo.signal()
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        #expect(borrower.all == ["1"])
+        #expect(pool.stats.open == 1)
+    }
+
     @Test func unreachableServerFailsFast() throws {
         let deadPort = try TemporaryPostgres.freePort()
         let pool = PostgresPool(
