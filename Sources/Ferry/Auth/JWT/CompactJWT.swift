@@ -66,12 +66,8 @@ package struct CompactJWT: Sendable {
         guard JSONDepth.within(bytes, limit: maxDepth) else {
             throw .malformed("the \(part) nests deeper than \(maxDepth) levels")
         }
-        let value: JSONConfigValue
-        do {
-            value = try JSONDecoder().decode(JSONConfigValue.self, from: Data(bytes))
-        } catch {
-            throw .malformed("the \(part) is not JSON")
-        }
+        // Not JSONDecoder: it throws for each wrong guess at a value's type (``JSONTokenParser``).
+        guard let value = JSONTokenParser.value(bytes) else { throw .malformed("the \(part) is not JSON") }
         guard case .object(let members) = value else { throw .malformed("the \(part) is not a JSON object") }
         // Named in the refusal: a member name is not a claim's value, and says what to fix.
         if let name = JSONDuplicateMembers.first(in: bytes) {
