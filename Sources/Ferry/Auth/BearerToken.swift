@@ -48,8 +48,9 @@ public enum BearerToken {
 
     /// A request's credential worked out on the I/O thread by the server's
     /// urgency test (``HTTPRequest/learned``): the token is hashed once a request.
-    struct Learned: Sendable {
+    final class Learned: Sendable {
         let credential: Credential?
+        init(credential: Credential?) { self.credential = credential }
     }
 
     /// What the request's `Authorization: Bearer` carries: one of Ferry's

@@ -33,7 +33,10 @@ public struct HTTPRequest: Sendable {
     /// What the server's ``HTTPServerConfiguration/urgent`` test learned of the
     /// request on the I/O thread (Ferry: its credential, a SHA-256 of the
     /// token), so that its handler need not learn it again; nil when no test ran.
-    public var learned: (any Sendable)?
+    /// A class reference, one word: a request is copied on its way to the worker,
+    /// and an existential of any value would make each copy cost more than the
+    /// hash it saves (callgrind: 2,900 instructions a GET against 2,200 saved).
+    public var learned: (any AnyObject & Sendable)?
 
     /// A request from its parts; the parser is the usual maker.
     public init(
