@@ -31,7 +31,7 @@ public struct HTTPRequest: Sendable {
     /// from the version and `Connection` header (RFC 9112 §9.3).
     public var keepAlive: Bool
     /// What the server's ``HTTPServerConfiguration/urgent`` test learned of the
-    /// request on the I/O thread (Ferry: its credential, a SHA-256 of the
+    /// request on the I/O thread (the caller's credential, say, a hash of a
     /// token), so that its handler need not learn it again; nil when no test ran.
     /// A class reference, one word: a request is copied on its way to the worker,
     /// and an existential of any value would make each copy cost more than the
