@@ -163,6 +163,32 @@ BEGIN
 END
 $$;
 
+-- 0027's users, JWT users included: found by any part of the lookup name or
+-- the provider's subject as well, and named by them (a JWT user has no name),
+-- so that an operator answering "I can't see my list" finds the user by the
+-- email they wrote from.
+CREATE OR REPLACE FUNCTION ferry.console_users(p_token_hash bytea, p_search text, p_limit int)
+    RETURNS TABLE (id uuid, name text, created_at bigint, live_tokens bigint, disabled boolean)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path = pg_catalog, ferry, pg_temp
+AS $$
+DECLARE
+    v_pattern text := replace(replace(replace(coalesce(p_search, ''), '\', '\\'), '%', '\%'), '_', '\_');
+BEGIN
+    PERFORM ferry.console_operator(p_token_hash);
+    RETURN QUERY
+        SELECT u.id, coalesce(u.name, u.lookup_name, u.subject), floor(extract(epoch FROM u.created_at) * 1000)::bigint,
+               (SELECT count(*) FROM ferry.tokens t WHERE t.user_id = u.id AND NOT t.revoked AND t.expires_at > now()),
+               u.disabled_at IS NOT NULL
+          FROM ferry.users u
+         WHERE coalesce(p_search, '') = ''
+            OR coalesce(u.name, u.lookup_name, u.subject) ILIKE '%' || v_pattern || '%'
+            OR u.id::text = lower(p_search)
+         ORDER BY NOT (coalesce(u.name, u.lookup_name, u.subject) LIKE v_pattern || '%'), coalesce(u.name, u.lookup_name, u.subject)
+         LIMIT greatest(1, least(p_limit, 500));
+END
+$$;
+
 REVOKE EXECUTE ON FUNCTION
     ferry.sign_in_external(text, text, text, text),
     ferry.record_user_uses(jsonb),

@@ -7,7 +7,7 @@ import Testing
 /// The console's page of a user from an identity provider's JWT (issue 48,
 /// core 0029), over real sockets: it opens (such a user has no name), shows the
 /// name others find them by, and their last request, recorded off the request
-/// path for cached JWTs too.
+/// path for cached JWTs too; and the user list finds them by that name.
 @Suite struct ConsoleJWTUserTests {
     @Test func aJWTUsersPageShowsTheirLookupNameAndLastRequest() throws {
         let idp = try TestIdentityProvider()
@@ -30,6 +30,9 @@ import Testing
         }
         #expect(try user()["name"] as? String == "june@example.com", "shown by the name others find them by")
         #expect(try user()["lookup_name"] as? String == "june@example.com")
+        // The list finds her by part of it, as it finds a Ferry user by part of the name.
+        let listed = try fixture.console("GET", "/users?search=JUNE@exa").object["users"] as? [[String: Any]] ?? []
+        #expect(listed.map { $0["id"] as? String } == [id] && listed.first?["name"] as? String == "june@example.com", "\(listed)")
         let seen = try waitFor("the JWT user's request to be written", within: 60) { try user()["last_used_at"] as? Int }
         #expect(seen >= signedIn)
         #expect(seen <= Int(Date().timeIntervalSince1970 * 1000) + 1_000)
