@@ -152,7 +152,7 @@ function userState(user, tokens) {
 function userSeen(user) {
   if (user.lookup_name === null && user.last_used_at === null) return '';
   return h('p', { id: 'user-seen', class: 'inline' },
-    user.lookup_name !== null ? h('span', { id: 'user-lookup-name' }, 'Found by ', h('code', null, user.lookup_name), ' ') : '',
+    user.lookup_name !== null ? h('span', { id: 'user-lookup-name' }, 'Found by ', h('code', null, user.lookup_name), ' · ') : '',
     user.last_used_at !== null
       ? h('span', { id: 'user-last-used' }, 'Last request with a JWT ', time(user.last_used_at))
       : h('span', { id: 'user-last-used', class: 'muted' }, 'No JWT request seen'));
