@@ -34,7 +34,9 @@ COMMENT ON COLUMN ferry.users.lookup_name IS
     'For a JWT user: the value of its provider''s lookup_claim (a verified email), by which GET /v1/users/lookup finds it. See core 0029.';
 COMMENT ON COLUMN ferry.users.last_used_at IS
     'For a JWT user: about when a request last carried one of its JWTs (written in batches by ferry.record_user_uses).';
-CREATE INDEX users_lookup_name ON ferry.users (lower(lookup_name)) WHERE lookup_name IS NOT NULL;
+-- Not partial: with `WHERE lookup_name IS NOT NULL` the planner would not use it
+-- beside users_name_key for lookup_user's OR (a sequential scan; a BitmapOr without).
+CREATE INDEX users_lookup_name_lower ON ferry.users (lower(lookup_name));
 
 -- 0027's, with the lookup name: kept (on first sight) or changed only when it
 -- differs from the stored one. p_lookup_name is NULL when the token gives none.
