@@ -219,8 +219,10 @@ public final class PostgresGateway: Sendable {
     /// delay. A failure loses the uses: the next use of each notes it again.
     func flushUses() {
         let ran: Bool? = try? pool.withIdleConnection { connection in
-            if let uses = tokenUses.take() { _ = try connection.query("SELECT ferry.record_token_uses($1::jsonb)", [uses]) }
-            if let uses = userUses.take() { _ = try connection.query("SELECT ferry.record_user_uses($1::jsonb)", [uses]) }
+            // Both taken first, each written on its own: a failure of one loses only its own uses.
+            let (tokens, users) = (tokenUses.take(), userUses.take())
+            if let tokens { _ = try? connection.query("SELECT ferry.record_token_uses($1::jsonb)", [tokens]) }
+            if let users { _ = try? connection.query("SELECT ferry.record_user_uses($1::jsonb)", [users]) }
             return true
         }
         guard ran == nil else { return }
