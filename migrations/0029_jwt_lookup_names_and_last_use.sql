@@ -19,6 +19,11 @@
 -- password user named as another's email), it answers as for nobody: no
 -- "ambiguous" answer tells that a name is taken.
 --
+-- Also replaced: console_act_as and console_users, which knew users by name
+-- only (a JWT user's console page answered 404). The 3-argument
+-- sign_in_external stays, for instances of the previous release during a
+-- rolling upgrade (it leaves lookup_name alone).
+--
 -- Last use. A JWT user has no Ferry token whose last_used_at could say when
 -- they were last seen. Each instance notes the user of every JWT request (in
 -- memory) and writes the notes in batches with ferry.record_user_uses, off the
@@ -29,7 +34,8 @@ ALTER TABLE ferry.users
     ADD COLUMN lookup_name text,
     ADD COLUMN last_used_at timestamptz,
     ADD CONSTRAINT users_lookup_name CHECK (
-        lookup_name IS NULL OR (issuer IS NOT NULL AND octet_length(lookup_name) BETWEEN 1 AND 320));
+        lookup_name IS NULL
+        OR (issuer IS NOT NULL AND lookup_name ~ '^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$' AND octet_length(lookup_name) <= 320));
 COMMENT ON COLUMN ferry.users.lookup_name IS
     'For a JWT user: the value of its provider''s lookup_claim (a verified email), by which GET /v1/users/lookup finds it. See core 0029.';
 COMMENT ON COLUMN ferry.users.last_used_at IS
@@ -48,7 +54,9 @@ CREATE FUNCTION ferry.sign_in_external(p_issuer pg_catalog.text, p_subject pg_ca
 AS $$
 DECLARE
     v_id uuid := ferry.external_user_id(p_issuer, p_subject);
-    v_lookup text := CASE WHEN octet_length(p_lookup_name) BETWEEN 1 AND 320 THEN p_lookup_name END;
+    -- The shape GET /v1/users/lookup takes (ASCII, so lower() is the same in every collation); else none.
+    v_lookup text := CASE WHEN p_lookup_name ~ '^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$' AND octet_length(p_lookup_name) <= 320
+                          THEN p_lookup_name END;
     v_disabled timestamptz;
     v_found boolean;
     v_stored text;

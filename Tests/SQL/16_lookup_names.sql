@@ -21,6 +21,8 @@ BEGIN
     PERFORM pg_temp.check((SELECT lookup_name FROM ferry.users WHERE id = a) IS NULL, 'none given clears it');
     PERFORM ferry.sign_in_external('https://idp-l', 'alice', '{}', repeat('x', 321));
     PERFORM pg_temp.check((SELECT lookup_name FROM ferry.users WHERE id = a) IS NULL, 'past 320 bytes is none');
+    PERFORM ferry.sign_in_external('https://idp-l', 'alice', '{}', 'Ä@example.com');
+    PERFORM pg_temp.check((SELECT lookup_name FROM ferry.users WHERE id = a) IS NULL, 'outside the lookup''s shape is none');
     -- Two users with one lookup name: as nobody.
     PERFORM ferry.sign_in_external('https://idp-l', 'alice', '{}', 'same@example.com');
     b := ferry.sign_in_external('https://idp-m', 'bob', '{}', 'SAME@example.com')::uuid;
