@@ -1,9 +1,11 @@
 # bench/lib.sh: what the single-purpose bench scripts share (slowloris,
-# idle-connections, first-sync, gzip-levels). Source it from the repository
+# idle-connections, first-sync, gzip-levels, web). Source it from the repository
 # root after `set -euo pipefail`; it starts the dev services.
 #
 #   bench_binary            sets BIN: $FERRY_BIN, or a fresh release build
-#   bench_database NAME     a scratch database NAME, migrated; exports the
+#   bench_database NAME [DIR]
+#                           a scratch database NAME, migrated with DIR (default
+#                           examples/study/migrations); exports the
 #                           FERRY_DATABASE_*URL for it; dropped on exit
 #   bench_serve [VAR=value ...]
 #                           starts `$BIN serve` on a free port with the given
@@ -26,7 +28,7 @@ bench_database() {
   BENCH_DB=$1
   psql -X -q "$BENCH_OWNER_BASE/postgres" -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" -c "CREATE DATABASE $BENCH_DB" 2>/dev/null
   export FERRY_DATABASE_MIGRATION_URL="$BENCH_OWNER_BASE/$BENCH_DB" FERRY_DATABASE_URL="$BENCH_APP_BASE/$BENCH_DB"
-  "$BIN" migrate --dir examples/study/migrations >/dev/null
+  "$BIN" migrate --dir "${2:-examples/study/migrations}" >/dev/null
 }
 
 bench_stop() {

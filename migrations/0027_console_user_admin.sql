@@ -84,6 +84,27 @@ BEGIN
 END
 $$;
 
+-- Revokes every unrevoked token of a user and tells every instance to drop
+-- its cached checks of them (NOTIFY ferry_users): the hashes revoked, as text,
+-- for this instance's cache. For the two console functions below, which check
+-- the operator first; no one else may call it.
+CREATE FUNCTION ferry.revoke_all_tokens_of(p_user uuid) RETURNS text[]
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, ferry, pg_temp
+AS $$
+DECLARE
+    v_hashes text[];
+BEGIN
+    WITH r AS (
+        UPDATE ferry.tokens t SET revoked = true WHERE t.user_id = p_user AND NOT t.revoked RETURNING t.token_hash
+    )
+    SELECT coalesce(array_agg(r.token_hash::text), '{}') INTO v_hashes FROM r;
+    PERFORM pg_notify('ferry_users', p_user::text);
+    RETURN v_hashes;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION ferry.revoke_all_tokens_of(uuid) FROM PUBLIC;
+
 -- Disables (p_disabled) or enables a user (admins only). Disabling revokes
 -- every unrevoked token of theirs and tells every instance to drop its cached
 -- checks of them. Returns the hashes of the tokens revoked (as text, for this
@@ -92,8 +113,6 @@ CREATE FUNCTION ferry.console_set_user_disabled(p_token_hash bytea, p_user uuid,
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, ferry, pg_temp
 AS $$
-DECLARE
-    v_hashes text[];
 BEGIN
     PERFORM ferry.console_operator(p_token_hash, true);
     UPDATE ferry.users u SET disabled_at = CASE WHEN p_disabled THEN coalesce(u.disabled_at, now()) END
@@ -104,12 +123,7 @@ BEGIN
     IF NOT p_disabled THEN
         RETURN '{}';
     END IF;
-    WITH r AS (
-        UPDATE ferry.tokens t SET revoked = true WHERE t.user_id = p_user AND NOT t.revoked RETURNING t.token_hash
-    )
-    SELECT coalesce(array_agg(r.token_hash::text), '{}') INTO v_hashes FROM r;
-    PERFORM pg_notify('ferry_users', p_user::text);
-    RETURN v_hashes;
+    RETURN ferry.revoke_all_tokens_of(p_user);
 END
 $$;
 
@@ -120,19 +134,12 @@ CREATE FUNCTION ferry.console_revoke_user_tokens(p_token_hash bytea, p_user uuid
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, ferry, pg_temp
 AS $$
-DECLARE
-    v_hashes text[];
 BEGIN
     PERFORM ferry.console_operator(p_token_hash, true);
     IF NOT EXISTS (SELECT 1 FROM ferry.users u WHERE u.id = p_user) THEN
         RETURN NULL;
     END IF;
-    WITH r AS (
-        UPDATE ferry.tokens t SET revoked = true WHERE t.user_id = p_user AND NOT t.revoked RETURNING t.token_hash
-    )
-    SELECT coalesce(array_agg(r.token_hash::text), '{}') INTO v_hashes FROM r;
-    PERFORM pg_notify('ferry_users', p_user::text);
-    RETURN v_hashes;
+    RETURN ferry.revoke_all_tokens_of(p_user);
 END
 $$;
 

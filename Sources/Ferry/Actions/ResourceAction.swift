@@ -54,6 +54,17 @@ struct ResourceAction: Sendable {
         case refused(Problem)
     }
 
+    /// Whether the action reads public rows (core 0025): a GET does, and so does an
+    /// Index unless `public=false` asks for the caller's own rows only; a write
+    /// never passes a policy through one.
+    var readsPublic: Bool {
+        switch kind {
+        case .read, .readMany: true
+        case .index(let query, _, _): query.includePublic
+        case .create, .update, .updateMany, .refused: false
+        }
+    }
+
     /// The limits a request is parsed against (`limits.max_bulk_items`, `paging.*`).
     struct Limits: Sendable {
         var maxBulkItems: Int

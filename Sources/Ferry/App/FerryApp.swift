@@ -196,7 +196,12 @@ public final class FerryApp: Sendable {
         )
         // Issue 51: requests whose token this process has verified already go first,
         // so a flood of tokens refused anyway cannot queue in front of them.
-        server.urgent = { [database] request in database.holdsVerified(BearerToken.credential(request)) }
+        server.urgent = { [database] request in
+            let credential = BearerToken.credential(request)
+            // The worker reads it from there instead of hashing the token again.
+            request.learned = BearerToken.Learned(credential: credential)
+            return database.holdsVerified(credential)
+        }
         return server
     }
 

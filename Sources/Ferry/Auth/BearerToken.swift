@@ -46,10 +46,17 @@ public enum BearerToken {
         }
     }
 
+    /// A request's credential worked out on the I/O thread by the server's
+    /// urgency test (``HTTPRequest/learned``): the token is hashed once a request.
+    struct Learned: Sendable {
+        let credential: Credential?
+    }
+
     /// What the request's `Authorization: Bearer` carries: one of Ferry's
     /// tokens, a JWT (anything with a dot, so that a malformed one gets its
     /// reason), or nil for neither.
     package static func credential(_ request: HTTPRequest) -> Credential? {
+        if let learned = request.learned as? Learned { return learned.credential }
         guard var value = request.headers["Authorization"] else { return nil }
         return value.withUTF8 { bytes -> Credential? in
             guard let token = bearer(bytes) else { return nil }

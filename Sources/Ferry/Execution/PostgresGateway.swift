@@ -109,16 +109,16 @@ public final class PostgresGateway: Sendable {
     /// `opening` also asks the sync triggers to collect their hints instead of notifying (core 0028).
     /// Every opening is one `SELECT` of values without a `FROM`: one more value changes no result.
     static func collectingHints(_ opening: PostgresStatement) -> PostgresStatement {
-        PostgresStatement(opening.sql + ", pg_catalog.set_config('ferry.hint_mode', 'collect', true)", opening.params)
+        PostgresStatement(opening.sql + ", " + TransactionSetting.hintMode.set("'collect'"), opening.params)
     }
 
     /// The hints the transaction collected, one a line ('' for none).
-    static let hintsRead = PlannedStatement("SELECT pg_catalog.current_setting('ferry.hints', true)")
+    static let hintsRead = PlannedStatement("SELECT " + TransactionSetting.hints.current(missingOK: true))
 
     /// Public rows (`ferry.sync_public`) are readable in this transaction from here on.
-    static let publicReadsOn = PlannedStatement("SELECT pg_catalog.set_config('ferry.public_reads', 'on', true)")
+    static let publicReadsOn = PlannedStatement("SELECT " + TransactionSetting.publicReads.set("'on'"))
     /// ... and no longer.
-    static let publicReadsOff = PlannedStatement("SELECT pg_catalog.set_config('ferry.public_reads', 'off', true)")
+    static let publicReadsOff = PlannedStatement("SELECT " + TransactionSetting.publicReads.set("'off'"))
 
     /// The first statement of a caller's transaction, and what its result teaches the caches.
     struct Opening: Sendable {

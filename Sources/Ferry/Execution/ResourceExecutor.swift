@@ -11,19 +11,11 @@ struct ResourceExecutor: Sendable {
 
     /// What `plan`'s statements find for `caller`, for `request` (paging reads its
     /// token and builds its links from it). ``ResourceResponse`` makes the answer.
-    /// `publicRows`: whether the catalog has public rows (``SchemaCatalog/hasPublicRows``).
-    func run(_ plan: ResourcePlan, as caller: Caller, publicRows: Bool, for request: HTTPRequest) throws -> ResourceResult {
-        switch plan {
-        case .read, .readMany:
-            // Reads see public rows (core 0025); writes never pass a policy through one.
-            return try execute(plan, as: publicRows ? caller.readingPublic : caller, for: request)
-        case .index, .pagedIndex:
-            // An Index sees them too, unless `public=false` asks for the caller's own rows only.
-            let privateOnly = request.query.contains { $0.name == "public" && $0.value == "false" }
-            return try execute(plan, as: publicRows && !privateOnly ? caller.readingPublic : caller, for: request)
-        case .refuse, .write, .update:
-            return try execute(plan, as: caller, for: request)
-        }
+    /// `readsPublic`: the action reads public rows (``ResourceAction/readsPublic``) and
+    /// the catalog has some (``SchemaCatalog/hasPublicRows``); otherwise the
+    /// statements run exactly as they would without core 0025.
+    func run(_ plan: ResourcePlan, as caller: Caller, readsPublic: Bool, for request: HTTPRequest) throws -> ResourceResult {
+        try execute(plan, as: readsPublic ? caller.readingPublic : caller, for: request)
     }
 
     private func execute(_ plan: ResourcePlan, as caller: Caller, for request: HTTPRequest) throws -> ResourceResult {

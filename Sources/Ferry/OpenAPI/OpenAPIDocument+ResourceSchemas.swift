@@ -98,28 +98,17 @@ extension OpenAPIDocument {
                 ("id", .object(idType)),
                 ("revision", .object([("description", "The revision the delete is based on.")] + Self.members(revision))),
             ], required: ["id", "revision"])
+        // What `data` holds in a multi-show and an Index: this resource's rows and tombstones.
+        let rowsAndTombstones = JSONValue.object([
+            ("type", "array"),
+            ("items", .object([("oneOf", .array([Self.ref("schemas", name), Self.ref("schemas", "Tombstone")]))])),
+        ])
         let multiShow = JSONValue.object([
             ("type", "object"),
             (
                 "properties",
                 .object([
-                    (
-                        "data",
-                        .object([
-                            ("type", "array"),
-                            (
-                                "items",
-                                .object([
-                                    (
-                                        "oneOf",
-                                        .array([
-                                            Self.ref("schemas", name), Self.ref("schemas", "Tombstone"),
-                                        ])
-                                    )
-                                ])
-                            ),
-                        ])
-                    ),
+                    ("data", rowsAndTombstones),
                     ("missing", .object([("type", "array"), ("items", .object([]))])),
                 ])
             ),
@@ -130,23 +119,7 @@ extension OpenAPIDocument {
             (
                 "properties",
                 .object([
-                    (
-                        "data",
-                        .object([
-                            ("type", "array"),
-                            (
-                                "items",
-                                .object([
-                                    (
-                                        "oneOf",
-                                        .array([
-                                            Self.ref("schemas", name), Self.ref("schemas", "Tombstone"),
-                                        ])
-                                    )
-                                ])
-                            ),
-                        ])
-                    ),
+                    ("data", rowsAndTombstones),
                     ("paging", Self.ref("schemas", "Paging")),
                 ])
             ),

@@ -46,7 +46,8 @@ struct ResourceRoutes: Sendable {
             accessScopes = try scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: executor.database)
         }
         let plan = ResourcePlanner(catalog: catalog, scopes: accessScopes, plans: plans).plan(action)
-        let result = try executor.run(plan, as: context.caller(action.credential), publicRows: catalog.hasPublicRows, for: request)
+        let result = try executor.run(
+            plan, as: context.caller(action.credential), readsPublic: catalog.hasPublicRows && action.readsPublic, for: request)
         return try ResourceResponse.make(result, conditions: plan.conditions)
     }
 }

@@ -30,6 +30,10 @@ public struct HTTPRequest: Sendable {
     /// Whether the connection may serve another request after this one,
     /// from the version and `Connection` header (RFC 9112 §9.3).
     public var keepAlive: Bool
+    /// What the server's ``HTTPServerConfiguration/urgent`` test learned of the
+    /// request on the I/O thread (Ferry: its credential, a SHA-256 of the
+    /// token), so that its handler need not learn it again; nil when no test ran.
+    public var learned: (any Sendable)?
 
     /// A request from its parts; the parser is the usual maker.
     public init(
@@ -46,6 +50,7 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.keepAlive = keepAlive
+        self.learned = nil
     }
 
     /// The first decoded value of a query parameter, or nil.

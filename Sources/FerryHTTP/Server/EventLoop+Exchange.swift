@@ -25,15 +25,16 @@ extension EventLoop {
     }
 
     /// Runs the responder for `request` on a worker and posts its answer back.
-    func dispatch(_ request: HTTPRequest, context: RequestContext, to connection: Connection) {
+    func dispatch(_ request: consuming HTTPRequest, context: RequestContext, to connection: Connection) {
         let shared = self.shared
         let fd = connection.fd
         let serial = connection.serial
         let handle = self.handle
         shared.inFlightRequests.add(1, ordering: .relaxed)
         // Urgency only reorders waiting jobs: an idle pool skips the test.
-        let urgent = shared.workers.isBacklogged && (shared.configuration.urgent?(request) ?? false)
-        shared.workers.submit(urgent: urgent) {
+        var request = request
+        let urgent = shared.workers.isBacklogged && (shared.configuration.urgent?(&request) ?? false)
+        shared.workers.submit(urgent: urgent) { [request] in
             let response = shared.answer(request, context: context)
             shared.inFlightRequests.subtract(1, ordering: .relaxed)
             handle.post(.response(fd: fd, serial: serial, response))

@@ -148,9 +148,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// connection cap) becomes a response.
     public var refusal: HTTPRefusal
     /// Which requests the workers serve first (``WorkerPool``); nil: all in
-    /// arrival order. Called on the I/O thread for every request: it must be
-    /// cheap and never block.
-    public var urgent: (@Sendable (HTTPRequest) -> Bool)?
+    /// arrival order. Called on the I/O thread for every request while jobs
+    /// wait: it must be cheap and never block. What it works out on the way
+    /// may go in ``HTTPRequest/learned`` for the handler.
+    public var urgent: (@Sendable (inout HTTPRequest) -> Bool)?
 
     /// A configuration; the defaults suit production on a small machine.
     public init(

@@ -45,6 +45,20 @@ import Testing
         #expect(plain.limit == F.limits.defaultLimit)
     }
 
+    /// Which actions read public rows (core 0025): reads and Index, unless
+    /// `public=false`; never a write, not even one refused before it runs.
+    @Test func onlyReadsSeePublicRowsAndPublicFalseTurnsThemOff() throws {
+        #expect(try F.parse("GET", "/v1/terms/\(F.term)").readsPublic)
+        #expect(try F.parse("GET", "/v1/terms/\(F.term),\(F.set)").readsPublic)
+        #expect(try F.parse("GET", "/v1/terms").readsPublic)
+        #expect(try F.parse("GET", "/v1/terms?public=true").readsPublic)
+        #expect(try !F.parse("GET", "/v1/terms?public=false").readsPublic)
+        #expect(try !F.parse("POST", "/v1/sets", body: #"{"title": "a"}"#).readsPublic)
+        #expect(try !F.parse("PATCH", "/v1/sets/\(F.set)", body: #"{"title": "b"}"#).readsPublic)
+        #expect(try !F.parse("DELETE", "/v1/sets/\(F.set)").readsPublic)
+        #expect(try !F.parse("GET", "/v1/nothing_here").readsPublic)
+    }
+
     @Test func createTakesAnObjectOrAnArray() throws {
         let one = try F.parse("POST", "/v1/sets", body: #"{"title": "a"}"#)
         guard case .create(let items) = one.kind else { Issue.record("\(one.kind)"); return }

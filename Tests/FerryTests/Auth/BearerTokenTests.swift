@@ -45,4 +45,15 @@ import Testing
         // A known vector: SHA-256 of the empty string.
         #expect(BearerToken.hash("") == "\\xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
+
+    /// What the server's urgency test worked out on the I/O thread is the
+    /// request's credential: the worker does not hash the token again.
+    @Test func aCredentialLearnedBeforeIsTakenAsIs() {
+        var request = HTTPRequest(method: "GET", target: "/", path: "/", headers: HTTPHeaders([("Authorization", "Bearer \(token)")]))
+        #expect(BearerToken.credential(request) == .token(hash: BearerToken.hash(token)))
+        request.learned = BearerToken.Learned(credential: .token(hash: "\\xfeed"))
+        #expect(BearerToken.credential(request) == .token(hash: "\\xfeed"))
+        request.learned = BearerToken.Learned(credential: nil)
+        #expect(BearerToken.credential(request) == nil)
+    }
 }

@@ -193,7 +193,7 @@ extension ChangesPlan {
 
     var grantFilter: String {
         guard subscription != nil else { return "g.user_id = ferry.current_user_id()" }
-        return "g.scope_id = current_setting('ferry.stream_key')"
+        return "g.scope_id = \(TransactionSetting.streamKey.current())"
     }
 
     /// The revocations a page reads: the caller's own; for a subscription,
@@ -208,10 +208,10 @@ extension ChangesPlan {
         return """
             (SELECT a.xid, a.table_oid, a.row_id FROM ferry.access_revocations a
               WHERE a.user_id = ferry.current_user_id() AND a.scope_table = \(root)::regclass
-                AND a.scope_id = current_setting('ferry.stream_key')
+                AND a.scope_id = \(TransactionSetting.streamKey.current())
              UNION ALL
              SELECT p.xid, p.table_oid, p.row_id FROM ferry.public_revocations p
-              WHERE p.scope_table = \(root)::regclass AND p.scope_id = current_setting('ferry.stream_key'))
+              WHERE p.scope_table = \(root)::regclass AND p.scope_id = \(TransactionSetting.streamKey.current()))
             """
     }
 

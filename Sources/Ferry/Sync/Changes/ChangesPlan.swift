@@ -114,8 +114,8 @@ struct ChangesPlan {
         guard let subscription else { return [] }
         return [
             PlannedStatement(
-                "SELECT pg_catalog.set_config('ferry.public_reads', 'on', true), "
-                    + "pg_catalog.set_config('ferry.stream_key', $1, true)", [.text(subscription.id)])
+                "SELECT " + TransactionSetting.publicReads.set("'on'") + ", " + TransactionSetting.streamKey.set("$1"),
+                [.text(subscription.id)])
         ]
     }
 

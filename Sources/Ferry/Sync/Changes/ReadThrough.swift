@@ -233,7 +233,7 @@ struct ReadThrough: Sendable {
         case .caller: "SELECT ferry.current_user_id() AS key"
         case .scopeIDs(let function): "SELECT DISTINCT unnest(\(function)) AS key"
         case .readable(let table): "SELECT key FROM \(Self.name(table))"
-        case .streamKey(let idType): "SELECT (SELECT CAST(current_setting('ferry.stream_key') AS \(idType))) AS key"
+        case .streamKey(let idType): "SELECT (SELECT CAST(\(TransactionSetting.streamKey.current()) AS \(idType))) AS key"
         }
     }
 

@@ -22,6 +22,27 @@ extension ChangesSuites {
             }
         }
 
+        /// Alice with a set, caught up with the feed, and her long poll from its end on
+        /// `port`, once `registered` has seen it wait there.
+        static func alicesLongPoll(
+            _ server: TestServer, port: Int, registered: () throws -> Void
+        ) throws -> (alice: (id: String, token: String), set: String, poll: PendingRequest) {
+            let alice = try server.user("alice")
+            let set = try server.makeSet(for: alice.id)
+            let feed = FeedFollower(server: server, token: alice.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let poll = PendingRequest(port: port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
+            try registered()
+            return (alice, set, poll)
+        }
+
+        /// `other`'s one waiter is registered and asleep.
+        static func waiting(_ other: TestFerryInstance) throws {
+            try waitUntil("the waiter on the other instance", within: 30) {
+                other.app.live.waiters == 1 && other.app.live.checksRunning == 0
+            }
+        }
+
         @Test func aWriteThroughFerryNotifiesOnlyAfterItsCommitFromItsInstance() throws {
             let server = try TestServer()
             defer { server.stop() }
@@ -55,14 +76,7 @@ extension ChangesSuites {
             defer { server.stop() }
             let other = try TestFerryInstance(database: server.database)
             defer { other.stop() }
-            let alice = try server.user("alice")
-            let set = try server.makeSet(for: alice.id)
-            let feed = FeedFollower(server: server, token: alice.token)
-            try feed.catchUp(pastXID: try server.maxXID())
-            let poll = PendingRequest(port: other.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
-            try waitUntil("the waiter on the other instance", within: 30) {
-                other.app.live.waiters == 1 && other.app.live.checksRunning == 0
-            }
+            let (alice, set, poll) = try Self.alicesLongPoll(server, port: other.port) { try Self.waiting(other) }
             let wakes = other.app.live.wakes
             // Through the first instance only: the other learns of it from the first's NOTIFY.
             let term = try server.createTerm(in: set, word: "across", token: alice.token)
@@ -80,14 +94,7 @@ extension ChangesSuites {
             defer { server.stop() }
             let other = try TestFerryInstance(database: server.database)
             defer { other.stop() }
-            let alice = try server.user("alice")
-            let set = try server.makeSet(for: alice.id)
-            let feed = FeedFollower(server: server, token: alice.token)
-            try feed.catchUp(pastXID: try server.maxXID())
-            let poll = PendingRequest(port: other.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
-            try waitUntil("the waiter on the other instance", within: 30) {
-                other.app.live.waiters == 1 && other.app.live.checksRunning == 0
-            }
+            let (alice, set, poll) = try Self.alicesLongPoll(server, port: other.port) { try Self.waiting(other) }
             let published = server.app.live.hintsPublished
             let batch = try server.client().request(
                 "POST", "/v1/batch", headers: [("Authorization", "Bearer \(alice.token)")],
@@ -102,12 +109,7 @@ extension ChangesSuites {
         @Test func aWriteWithPlainSQLWakesALongPollWhenItCommits() throws {
             let server = try TestServer()
             defer { server.stop() }
-            let alice = try server.user("alice")
-            let set = try server.makeSet(for: alice.id)
-            let feed = FeedFollower(server: server, token: alice.token)
-            try feed.catchUp(pastXID: try server.maxXID())
-            let poll = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
-            try server.waitForWaiters(1)
+            let (_, set, poll) = try Self.alicesLongPoll(server, port: server.port) { try server.waitForWaiters(1) }
             let wakes = server.app.live.wakes
             let published = server.app.live.hintsPublished
             // A batch job's write from psql, by no Ferry user: its trigger notifies at its commit.

@@ -61,7 +61,7 @@ import Testing
     @Test func onlyTheSameCheckIsShared() throws {
         let registry = WaiterRegistryTests.registry(perUser: 100)
         let shared = SharedChecks()
-        let tickets = (0..<6).map { _ in WaiterRegistryTests.waiter(registry, "bob", sets: ["s1"]) }
+        let tickets = (0..<8).map { _ in WaiterRegistryTests.waiter(registry, "bob", sets: ["s1"]) }
         registry.wakeAll()
         #expect(try Self.run(shared, registry, tickets[0], frontier: 10) == (10, false))
         let others = [
@@ -71,6 +71,13 @@ import Testing
             SharedChecks.Key(credential: "bob's token", generation: 1, walks: .through(["sets"]), since: "c1", limit: 500, resources: ["terms"]),
             SharedChecks.Key(credential: "bob's token", generation: 1, walks: .decidedInStatement, since: "c0", limit: 500, resources: ["terms"]),
             SharedChecks.Key(credential: "bob's token", generation: 1, walks: .decidedInStatement, since: "c1", limit: 5, resources: ["terms"]),
+            // A subscription's question is another question than the default stream's, and than another stream's.
+            SharedChecks.Key(
+                credential: "bob's token", generation: 1, walks: .decidedInStatement, since: "c1", limit: 500, resources: ["terms"],
+                stream: "set:s1"),
+            SharedChecks.Key(
+                credential: "bob's token", generation: 1, walks: .decidedInStatement, since: "c1", limit: 500, resources: ["terms"],
+                stream: "set:s2"),
         ]
         for (index, key) in others.enumerated() {
             #expect(try Self.run(shared, registry, tickets[index + 1], key: key, frontier: UInt64(20 + index)) == (UInt64(20 + index), false))
