@@ -1,20 +1,24 @@
 import FerryHTTP
 
 /// `GET /v1/users/lookup?name=`: the id of the user with exactly that name,
-/// so that an app can share with the person its user typed (issue 48).
+/// so that an app can share with the person its user typed (issue 48): a
+/// Ferry user's name, or a JWT user's lookup name (their provider's verified
+/// email, when the provider sets `lookup_claim`; ASCII case aside, core 0029).
 ///
 /// Narrow on purpose, so that it is no oracle of which accounts exist (core
 /// migration 0026 says how): exact match only, for a signed-in caller, 30
 /// questions per caller in 10 minutes (429 with `Retry-After` past that), and a
-/// user who may not be found (disabled) answers as a name nobody has.
+/// user who may not be found (disabled), or a name two users answer to, answers
+/// as a name nobody has.
 struct UserLookupRoute: Sendable {
     let database: PostgresGateway
 
-    /// What a Ferry user name may be (`ferry.users`' `users_name_format`): a
-    /// name outside it cannot exist, so it is a 400 naming the rule.
-    static func validName(_ name: String) -> Bool {
+    /// What a Ferry user name may be (`ferry.users`' `users_name_format`, at
+    /// most 128 bytes), and a lookup name too (``JWTProvider/lookupName(in:)``,
+    /// at most 320 bytes): a name outside it cannot exist, so it is a 400 naming the rule.
+    static func validName(_ name: String, maxBytes: Int = 128) -> Bool {
         let bytes = Array(name.utf8)
-        guard (1...128).contains(bytes.count) else { return false }
+        guard (1...maxBytes).contains(bytes.count) else { return false }
         func allowed(_ byte: UInt8, first: Bool) -> Bool {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
@@ -39,10 +43,10 @@ struct UserLookupRoute: Sendable {
                 Problem(400, .invalidQuery, "unknown query parameter \(other.name); the lookup takes name alone")
             } else if names.count != 1 {
                 Problem(400, .invalidQuery, "name is required, once: the exact user name to look up")
-            } else if !Self.validName(names[0]) {
+            } else if !Self.validName(names[0], maxBytes: JWTProvider.lookupNameMaxBytes) {
                 Problem(
                     400, .invalidQuery,
-                    "name is 1 to 128 of A-Z a-z 0-9 _ . @ + - (not starting with . @ + -), as user names are")
+                    "name is 1 to 320 of A-Z a-z 0-9 _ . @ + - (not starting with . @ + -), as user names and lookup names are")
             } else {
                 nil
             }
@@ -59,7 +63,7 @@ struct UserLookupRoute: Sendable {
                 headers: HTTPHeaders([("Retry-After", seconds)]))
         }
         guard let row, let id = row[0], let name = row[1] else {
-            // The same answer for a name nobody has and a user who may not be found.
+            // The same answer for a name nobody has, a user who may not be found, and two users.
             throw Problem.notFound("no user with that name can be found")
         }
         return .json(

@@ -55,10 +55,15 @@ extension ConsoleRoutes {
                 Self.tokensStatement(hash, userID: userID),
                 Self.refusalsStatement(hash, userID: userID),
                 PlannedStatement(
-                    "SELECT s.disabled_at FROM ferry.console_user_state($1::bytea, $2::uuid) s", [.text(hash), .text(userID)]),
+                    "SELECT s.disabled_at, s.last_used_at, s.lookup_name FROM ferry.console_user_state($1::bytea, $2::uuid) s",
+                    [.text(hash), .text(userID)]),
             ])
         Self.trace(session, context)
-        let disabledAt = try results[3].first?.int64(0)
+        let state = results[3].first
+        let disabledAt = try state?.int64(0)
+        // A JWT user's last request (core 0029), and the name others find them by.
+        let lastUsedAt = try state?.int64(1)
+        let lookupName = state?[2]
         let catalog = schema.catalog
         let scopes = try self.scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: database)
         let seen = try console.asUser(userID, tokenHash: hash) { transaction, name -> (String, PostgresResult) in
@@ -80,6 +85,8 @@ extension ConsoleRoutes {
                     .object([
                         ("id", .string(userID)), ("name", .string(name)), ("disabled", .bool(disabledAt != nil)),
                         ("disabled_at", disabledAt.map { .int(Int($0)) } ?? .null),
+                        ("last_used_at", lastUsedAt.map { .int(Int($0)) } ?? .null),
+                        ("lookup_name", lookupName.map { .string($0) } ?? .null),
                     ])
                 ),
                 ("resources", resources),

@@ -36,6 +36,8 @@ public final class PostgresGateway: Sendable {
     let tokens: TokenCache?
     /// When each token was last checked, until the next flush writes it (``TokenUseLog``).
     let tokenUses = TokenUseLog()
+    /// When each JWT user last made a request, until the next flush writes it (core 0029).
+    let userUses = TokenUseLog(key: "user")
     /// Whether Ferry's own tokens are accepted (`auth.builtin_tokens`).
     let builtinTokens: Bool
     /// The JWT verifier; nil when no provider is configured.
@@ -152,11 +154,7 @@ public final class PostgresGateway: Sendable {
             let generation = tokens?.generation
             return Opening(statement: Self.tokenCheck(hash), knownUser: nil) { [tokens, self] text in
                 guard let checked = text.flatMap(CheckedToken.init) else { return nil }
-                if tokenUses.note(hash) {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(TokenUseLog.flushDelayMs)) { [self] in
-                        flushTokenUses()
-                    }
-                }
+                note(hash, in: tokenUses)
                 if let tokens, let generation {
                     tokens.store(hash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
                 }
@@ -165,6 +163,7 @@ public final class PostgresGateway: Sendable {
         case .jwt(let hash, let token):
             guard let jwt else { throw Problem.unauthorized() }
             if let entry = jwts.entry(for: hash) {
+                note(entry.userID, in: userUses)
                 return Opening(statement: Self.claimsSetting(entry.userID, entry.claims ?? "{}"), knownUser: entry.userID) { _ in
                     entry.userID
                 }
@@ -180,8 +179,9 @@ public final class PostgresGateway: Sendable {
             }
             let expires = ContinuousClock.now + .milliseconds(max(0, verified.acceptedUntilMs - nowMs))
             let until = verified.keysTrustedUntil.map { min(expires, $0) } ?? expires
-            return Opening(statement: Self.externalSignIn(verified), knownUser: nil) { [jwts] user in
+            return Opening(statement: Self.externalSignIn(verified), knownUser: nil) { [jwts, self] user in
                 guard let user else { return nil }
+                note(user, in: userUses)
                 jwts.store(
                     hash, userID: user, expiresAtMs: verified.acceptedUntilMs, claims: verified.claims,
                     key: verified.keyIdentity, generation: generation, until: until)
@@ -206,17 +206,27 @@ public final class PostgresGateway: Sendable {
         jwts.evict(userID: userID)
     }
 
-    /// Writes the token uses noted since the last flush (``TokenUseLog``), on a
-    /// connection that is idle now: a flush never opens one, nor makes a request
-    /// wait. With none idle it tries again after the delay. A failure loses the
-    /// uses: the next use of each token notes it again.
-    func flushTokenUses() {
+    /// Notes a use of `key` (a token's hash, a JWT user's id) in `log`, and
+    /// schedules the flush that writes it when none is scheduled.
+    private func note(_ key: String, in log: TokenUseLog) {
+        guard log.note(key) else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(TokenUseLog.flushDelayMs)) { [self] in flushUses() }
+    }
+
+    /// Writes the token and JWT user uses noted since the last flush
+    /// (``TokenUseLog``), on a connection that is idle now: a flush never opens
+    /// one, nor makes a request wait. With none idle it tries again after the
+    /// delay. A failure loses the uses: the next use of each notes it again.
+    func flushUses() {
         let ran: Bool? = try? pool.withIdleConnection { connection in
-            if let uses = tokenUses.take() { _ = try connection.query("SELECT ferry.record_token_uses($1::jsonb)", [uses]) }
+            // Both taken first, each written on its own: a failure of one loses only its own uses.
+            let (tokens, users) = (tokenUses.take(), userUses.take())
+            if let tokens { _ = try? connection.query("SELECT ferry.record_token_uses($1::jsonb)", [tokens]) }
+            if let users { _ = try? connection.query("SELECT ferry.record_user_uses($1::jsonb)", [users]) }
             return true
         }
         guard ran == nil else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(TokenUseLog.flushDelayMs)) { [self] in flushTokenUses() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(TokenUseLog.flushDelayMs)) { [self] in flushUses() }
     }
 
     /// Forgets a token revoked through this process, so its next use is checked again.
@@ -260,9 +270,11 @@ public final class PostgresGateway: Sendable {
     }
 
     /// What starts the transaction of a JWT just verified: its user made on
-    /// first sight (migration 0016), the user and claims set; returns the user id.
+    /// first sight (migration 0016), its lookup name kept when it changed
+    /// (0029), the user and claims set; returns the user id.
     static func externalSignIn(_ verified: VerifiedJWT) -> PostgresStatement {
-        PostgresStatement("SELECT ferry.sign_in_external($1, $2, $3)", [verified.issuer, verified.subject, verified.claims])
+        PostgresStatement(
+            "SELECT ferry.sign_in_external($1, $2, $3, $4)", [verified.issuer, verified.subject, verified.claims, verified.lookupName])
     }
 
     /// Runs `statements` with no caller identity (sign-in, sign-up), in one transaction.

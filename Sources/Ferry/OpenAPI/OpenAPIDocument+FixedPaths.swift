@@ -138,11 +138,13 @@ extension OpenAPIDocument {
                                     ("name", "name"), ("in", "query"), ("required", true),
                                     (
                                         "schema",
-                                        Self.type("string", ("pattern", "^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}$"), ("maxLength", 128))
+                                        Self.type("string", ("pattern", "^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,319}$"), ("maxLength", 320))
                                     ),
                                     (
                                         "description",
-                                        "The exact user name (case-sensitive; no prefix or pattern). Each caller may ask 30 times in 10 minutes."
+                                        .string(
+                                            "The exact user name (case-sensitive), or a JWT user's lookup name such as a verified email "
+                                                + "(ASCII case aside); no prefix or pattern. Each caller may ask 30 times in 10 minutes.")
                                     ),
                                 ])
                             ],

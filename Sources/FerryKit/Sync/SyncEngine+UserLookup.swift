@@ -34,10 +34,12 @@ public enum UserLookupError: Error, Equatable, Sendable, CustomStringConvertible
 }
 
 extension SyncEngine {
-    /// The user whose name is exactly `name` (`GET /v1/users/lookup`), so that
-    /// an app can share with the person its user typed; `nil` when no user
-    /// can be found by it (the server answers a name nobody has and a user
-    /// who may not be found alike: it is no oracle of accounts).
+    /// The user whose name is exactly `name` (`GET /v1/users/lookup`), or a
+    /// JWT user whose lookup name (a verified email, when their provider sets
+    /// `lookup_claim`) it is, ASCII case aside; so that an app can share with
+    /// the person its user typed. `nil` when no user can be found by it (the
+    /// server answers a name nobody has, a user who may not be found and a
+    /// name two users answer to alike: it is no oracle of accounts).
     ///
     /// Sent with the engine's token, renewed on a 401 as every request is (a
     /// second 401 throws ``FerryKitError/unauthorized``). Throws

@@ -25,6 +25,10 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
     public var tokenTypes: [String?] = JWTProvider.defaultTokenTypes
     /// Whether ID tokens are accepted as access tokens (Firebase, Cognito).
     public var idTokens = false
+    /// The claim kept as the user's lookup name, by which `GET /v1/users/lookup`
+    /// finds them (core 0029); nil, the default, keeps none. `email` is kept only
+    /// when the token says `email_verified: true` (``lookupName(in:)``).
+    public var lookupClaim: String?
 
     /// RFC 9068's `at+jwt`, and `JWT` or nothing, which most providers' access tokens still carry.
     public static let defaultTokenTypes: [String?] = ["at+jwt", "JWT", nil]
@@ -41,12 +45,14 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         "JWTProvider(issuer: \(issuer), audiences: \(audiences), jwks_url: \(jwksURL?.absoluteString ?? "-"), "
             + "jwks_file: \(jwksFile ?? "-"), jwks: \(jwks == nil ? "-" : "inline"), secret: \(secret == nil ? "-" : "***"), "
-            + "user_claim: \(userClaim), algorithms: \(algorithms), token_types: \(tokenTypes.map { $0 ?? "null" }), id_tokens: \(idTokens))"
+            + "user_claim: \(userClaim), algorithms: \(algorithms), token_types: \(tokenTypes.map { $0 ?? "null" }), id_tokens: \(idTokens), "
+            + "lookup_claim: \(lookupClaim ?? "-"))"
     }
 
     /// The members an entry may have.
     static let members: Set<String> = [
         "issuer", "audience", "jwks_url", "jwks_file", "jwks", "secret", "user_claim", "algorithms", "token_types", "id_tokens",
+        "lookup_claim",
     ]
 
     /// The providers of `auth.jwt_providers`' JSON text, or the reason it is refused,
@@ -135,6 +141,7 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
         case .bool(let accept)?: provider.idTokens = accept
         default: throw ProviderError("id_tokens: true or false")
         }
+        provider.lookupClaim = try string(object["lookup_claim"], "lookup_claim")
         guard provider.jwksURL != nil || provider.jwksFile != nil || provider.jwks != nil || provider.secret != nil else {
             throw ProviderError("jwks_url: a provider needs keys: jwks_url, jwks_file, jwks or secret")
         }
@@ -172,6 +179,7 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
             members.append(("algorithms", .array(provider.algorithms.map { .string($0) })))
             members.append(("token_types", .array(provider.tokenTypes.map { $0.map { .string($0) } ?? .null })))
             members.append(("id_tokens", .bool(provider.idTokens)))
+            if let claim = provider.lookupClaim { members.append(("lookup_claim", .string(claim))) }
             return .object(members)
         }
         return String(decoding: JSONValue.array(entries).bytes, as: UTF8.self)

@@ -11,6 +11,8 @@ package struct VerifiedJWT: Sendable, Equatable {
     package let subject: String
     /// Every claim, as the JSON text `ferry.claims()` returns.
     package let claims: String
+    /// The user's lookup name, when the provider keeps one (``JWTProvider/lookupName(in:)``).
+    package var lookupName: String?
     /// Until when the token is accepted (`exp` plus the leeway), in ms since the Unix epoch.
     package let acceptedUntilMs: Int64
     /// The key that verified it (``ProviderKeys/identity(of:)``): its cache
@@ -151,6 +153,7 @@ public final class JWTVerifier: Sendable {
         var verified = VerifiedJWT(issuer: issuer, subject: passed.subject, claims: claims, acceptedUntilMs: passed.acceptedUntilMs)
         verified.keyIdentity = keys.identity(of: key.identity)
         verified.keysTrustedUntil = trustedUntil
+        verified.lookupName = keys.provider.lookupName(in: jwt.claims)
         return verified
     }
 

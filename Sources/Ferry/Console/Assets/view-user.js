@@ -34,6 +34,7 @@ export async function userView({ main, params }, id) {
   show(main,
     h('h1', null, 'As ', h('span', { id: 'user-name' }, name), ' ', h('code', { class: 'muted' }, data.user.id)),
     userState(data.user, data.tokens),
+    userSeen(data.user),
     h('h2', null, 'What they may read'),
     table(['Resource', 'Readable rows', 'Tombstones', ''], data.resources.map((resource) => ({
       dataset: { resource: resource.name },
@@ -144,6 +145,17 @@ function userState(user, tokens) {
     ' ',
     write('tokens/revoke', { title: 'Revoke all of their tokens?', action: 'Revoke all tokens',
       text: `Every device of theirs (${live} live token(s)) is signed out at once, on every instance. They may sign in again.` }));
+}
+
+// A JWT user's lookup name (what others find them by) and last request (core
+// 0029): a JWT user holds no Ferry token whose last use would say it.
+function userSeen(user) {
+  if (user.lookup_name === null && user.last_used_at === null) return '';
+  return h('p', { id: 'user-seen', class: 'inline' },
+    user.lookup_name !== null ? h('span', { id: 'user-lookup-name' }, 'Found by ', h('code', null, user.lookup_name), ' · ') : '',
+    user.last_used_at !== null
+      ? h('span', { id: 'user-last-used' }, 'Last request with a JWT ', time(user.last_used_at))
+      : h('span', { id: 'user-last-used', class: 'muted' }, 'No JWT request seen'));
 }
 
 function tokensTable(userID, tokens) {

@@ -206,6 +206,30 @@ import Testing
         #expect(actions as? String == "disable_user")
         try browser.finish("disable-user")
     }
+
+    /// Issue 48: a JWT user (made here as `ferry.sign_in_external` makes one,
+    /// with a recorded request; JWTUserLookupTests and ConsoleJWTUserTests do
+    /// it over HTTP) is found in the list by their email, and their page shows
+    /// it and their last request as a time.
+    @Test func aJWTUsersLastRequestAndEmail() throws {
+        let (story, browser) = try BrowserFixture.start()
+        let owner = try story.database.connect()
+        defer { owner.close() }
+        let id = try #require(
+            try owner.query("SELECT ferry.sign_in_external('https://idp.test', 'june-sub', '{}', 'june@example.com')").rows[0][0])
+        _ = try owner.query(
+            "SELECT ferry.record_user_uses(jsonb_build_array(jsonb_build_object('user', $1::uuid, 'at', 1798000000000)))", [id])
+        try browser.signIn(story)
+        try browser.go(story, "#/users?search=june@")
+        try browser.chromium.waitFor("document.querySelector('#users tr[data-user]')", "the user list")
+        #expect(try browser.chromium.text("#users").contains("june@example.com"))
+        try browser.chromium.click("#users tr[data-user] a")
+        try browser.chromium.waitFor("document.querySelector('#user-last-used')", "the user's last request")
+        #expect(try browser.chromium.text("#user-name") == "june@example.com")
+        #expect(try browser.chromium.text("#user-lookup-name").contains("june@example.com"))
+        #expect(try browser.chromium.text("#user-last-used").contains("2026-12-23 04:26:40Z"))
+        try browser.finish("jwt-user")
+    }
 }
 
 /// One scenario's world: a migrated database with the collaborator story and
