@@ -4,6 +4,7 @@ import PackageDescription
 // Layers, lowest first. An arrow is an allowed import:
 //   FerryCLI (the `ferry` command) -> Ferry -> FerryHTTP, FerryPostgres, FerryMemcached, FerryRank
 //   FerryHTTP, FerryPostgres, FerryMemcached -> FerryBase (the one lock type)
+//   Ferry -> CCurlFetch (one GET through libcurl, for JWT providers' key sets)
 //   FerryCLI (the `ferry` command) -> FerryMigrations -> FerryPostgres, FerryCoreMigrations (migrations/, built in by EmbedFiles)
 //   FerryKit (the client an app links) -> FerryRank, GRDB; never a server module
 //   StudyModels (the study example's generated records) -> FerryKit, GRDB
@@ -38,6 +39,9 @@ let package = Package(
         .systemLibrary(name: "CEpoll"),
         // libFuzzer's driver entry, for ferry-fuzz's fuzzer build; nothing to link otherwise.
         .systemLibrary(name: "CLibFuzzer"),
+        // One GET through libcurl's easy interface (a C function: Swift cannot call the
+        // variadic curl_easy_setopt), for JWT providers' key sets (JWKSFetch).
+        .target(name: "CCurlFetch", linkerSettings: [.linkedLibrary("curl")]),
         // What every server module shares and none owns: the one lock type.
         .target(name: "FerryBase"),
         .target(name: "FerryHTTP", dependencies: ["FerryBase", "CEpoll", "CZlib", .product(name: "Logging", package: "swift-log")]),
@@ -58,7 +62,7 @@ let package = Package(
         .target(
             name: "Ferry",
             dependencies: [
-                "FerryBase", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryRank",
+                "CCurlFetch", "FerryBase", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryRank",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -20,7 +20,7 @@ CONFIGURATION=${FERRY_BUILD:-release}
 
 # Static Swift runtime and Foundation: the runtime image then needs only the C
 # libraries (libpq5, libmemcached11 and its libmemcachedutil2, and libcurl4, which
-# Foundation's URLSession needs to fetch JWT providers' key sets). Swift 6.3's static
+# CCurlFetch links to fetch JWT providers' key sets). Swift 6.3's static
 # Foundation archives do not pull in their own dependencies, so name them, by path:
 # the flags reach every link, the build plugins' tools too (Sources/EmbedFiles), which
 # are linked for the host without the static runtime's search path, where `-lNAME`

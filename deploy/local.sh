@@ -58,8 +58,9 @@ install() {
   case "${1:-all}" in
     build) apt_install $(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev) ;;
     # libmemcachedutil2 comes from libmemcached's source package; Ferry links it. libcurl4:
-    # Foundation's URLSession, which fetches JWT providers' key sets over HTTPS.
-    runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4) ;;
+    # CCurlFetch, which fetches JWT providers' key sets over HTTPS (and Foundation's networking);
+    # ca-certificates: the authorities it verifies a provider's certificate against.
+    runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4 ca-certificates) ;;
     all)
       local need=()
       [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] || need+=(postgresql postgresql-contrib)

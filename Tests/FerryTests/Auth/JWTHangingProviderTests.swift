@@ -25,9 +25,9 @@ import Testing
 /// is the flood's CPU. Its 40 clients loop in this process on the same 2
 /// cores (a third of the run's CPU), and each refusal costs a parse and a 503
 /// on the I/O threads and a worker, so a measured request's threads wait
-/// their turn for a core, beside the hanging fetch itself, which keeps one
-/// busy in Foundation's URLSession as long as it waits (bench/README.md,
-/// `bench/jwt-burst.sh`). The 2× is measured where the flood is a process of
+/// their turn for a core. (The hanging fetch itself kept one busy in
+/// Foundation's URLSession as long as it waited; on libcurl's easy interface
+/// it costs none: bench/README.md, `bench/jwks-spin.sh`.) The 2× is measured where the flood is a process of
 /// its own and the server a release build: `bench/jwt-burst.sh` (figures in
 /// bench/README.md). This asserts what the fault was: every request answered
 /// while the fetch hangs, and p99 far below what one held worker costs here

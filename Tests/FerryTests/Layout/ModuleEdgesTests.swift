@@ -17,7 +17,7 @@ import Testing
     /// What a server module is; FerryKit may link none of them.
     static let serverModules: Set<String> = [
         "Ferry", "FerryBase", "FerryHTTP", "FerryPostgres", "FerryMemcached", "FerryMigrations", "FerryCoreMigrations",
-        "CLibPQ", "CLibMemcached", "CEpoll", "CZlib",
+        "CLibPQ", "CLibMemcached", "CEpoll", "CZlib", "CCurlFetch",
     ]
 
     struct Target {
@@ -119,13 +119,15 @@ import Testing
         #expect(closure("FerryHTTP").isSubset(of: ["FerryBase", "CEpoll", "CZlib", "Logging"]), "\(closure("FerryHTTP"))")
         #expect(closure("FerryPostgres").isSubset(of: ["FerryBase", "CLibPQ"]), "\(closure("FerryPostgres"))")
         #expect(closure("FerryMemcached").isSubset(of: ["FerryBase", "CLibMemcached"]), "\(closure("FerryMemcached"))")
+        // The JWKS fetch's C function links libcurl alone.
+        #expect(closure("CCurlFetch").isEmpty)
         #expect(!closure("FerryMigrations").contains("Ferry"))
         // Ferry's own migrations are data: the module links nothing.
         #expect(closure("FerryCoreMigrations").isEmpty)
         // FerryHTTP and its tests build on a machine without libpq or libmemcached.
         for name in ["FerryHTTP", "FerryHTTPTestSupport", "FerryHTTPTests"] {
             #expect(
-                closure(name).isDisjoint(with: ["CLibPQ", "CLibMemcached", "FerryPostgres", "FerryMemcached", "Ferry"]),
+                closure(name).isDisjoint(with: ["CLibPQ", "CLibMemcached", "CCurlFetch", "FerryPostgres", "FerryMemcached", "Ferry"]),
                 "\(name) links \(closure(name))")
         }
         // The client links no server module, so it builds for iOS and macOS.

@@ -1,51 +1,41 @@
-import FerryBase
+import CCurlFetch
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
-/// Fetching a provider's JSON Web Key Set over HTTP(S) with Foundation's
-/// URLSession: one GET, bounded in time and size, never cached by Foundation
-/// (``ProviderKeys`` decides how long keys live).
+/// Fetching a provider's JSON Web Key Set over HTTP(S) with libcurl's easy
+/// interface (``CCurlFetch``): one GET, bounded in time and size, never cached
+/// (``ProviderKeys`` decides how long keys live). Not Foundation's URLSession:
+/// on Linux its libcurl multi loop spins a core for as long as a provider
+/// accepts the connection and does not answer (bench/README.md, "the hanging
+/// fetch's spin"); the easy interface waits in poll().
 enum JWKSFetch {
     /// The largest key set read. Providers publish a few keys, a few KiB.
     static let maxBytes = 1 << 20
 
     /// The body of a 200 answer to `GET url`, or why there is none.
     static func text(_ url: URL, timeout: Duration) -> Result<String, KeyImportError> {
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: seconds)
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        let outcome = Locked<Result<String, KeyImportError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let task = session.dataTask(with: request) { data, response, error in
-            let result: Result<String, KeyImportError>
-            if let error {
-                result = .failure(KeyImportError("fetching \(url.absoluteString) failed: \(error.localizedDescription)"))
-            } else if let status = (response as? HTTPURLResponse)?.statusCode, status != 200 {
-                result = .failure(KeyImportError("\(url.absoluteString) answered \(status)"))
-            } else if let data, data.count <= maxBytes {
-                result = .success(String(decoding: data, as: UTF8.self))
-            } else {
-                result = .failure(KeyImportError("\(url.absoluteString) sent no body, or one over \(maxBytes) bytes"))
-            }
-            outcome.withLock { $0 = result }
-            done.signal()
+        guard initialized else { return .failure(KeyImportError("fetching \(url.absoluteString) failed: libcurl did not initialize")) }
+        // libcurl reads a timeout of 0 as none: at least 1 ms, at most a day.
+        let milliseconds = Int(min(86_400_000, max(1, (timeout / .milliseconds(1)).rounded(.up))))
+        var result = ccurlfetch_result()
+        ccurlfetch_get(url.absoluteString, milliseconds, maxBytes, &result)
+        defer { ccurlfetch_free(&result) }
+        if result.status != 0 && result.status != 200 {
+            return .failure(KeyImportError("\(url.absoluteString) answered \(result.status)"))
         }
-        task.resume()
-        if done.wait(timeout: .now() + seconds + 1) == .timedOut {
-            task.cancel()
+        if result.too_large != 0 {
+            return .failure(KeyImportError("\(url.absoluteString) sent no body, or one over \(maxBytes) bytes"))
+        }
+        if result.timed_out != 0 {
             return .failure(KeyImportError("fetching \(url.absoluteString) timed out"))
         }
-        return outcome.withLock { $0! }
+        if result.code != 0 {
+            let reason = result.message.map { String(cString: $0) } ?? "libcurl error \(result.code)"
+            return .failure(KeyImportError("fetching \(url.absoluteString) failed: \(reason)"))
+        }
+        guard let body = result.body else { return .success("") }
+        return .success(String(decoding: UnsafeRawBufferPointer(start: body, count: result.length), as: UTF8.self))
     }
 
-    /// One session for every fetch: no cache, no cookies.
-    private static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.httpCookieStorage = nil
-        return URLSession(configuration: configuration)
-    }()
+    /// libcurl's global state, set up once (Swift runs a static's initializer once, thread-safely).
+    private static let initialized = ccurlfetch_global_init() == 0
 }
