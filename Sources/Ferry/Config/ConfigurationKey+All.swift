@@ -98,7 +98,8 @@ extension ConfigurationKey {
         ),
         .int(
             "auth.jwks_fetch_timeout_seconds", \.auth.jwksFetchTimeoutSeconds, min: 1, max: 120,
-            "How long one JWKS fetch may take; start-up waits at most this long (plus a second) for all providers' keys, fetched at once, and a request with an unknown kid at most this long (never over 10 s)."),
+            "How long one JWKS fetch may take; start-up waits at most this long (plus a second) for all providers' keys, fetched at once, and a request with an unknown kid at most this long (never over 10 s)."
+        ),
 
         .int(
             "tombstones.retention_days", \.tombstones.retentionDays, min: 1, max: 36_500,
