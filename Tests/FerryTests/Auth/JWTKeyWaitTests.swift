@@ -84,8 +84,8 @@ import Testing
         let workers = 4
         let fixture = try JWTFixture { config in
             config.listen.workerThreads = workers
-            // Longer than the test: the fetch hangs throughout; the wait is bounded at 10 s.
-            config.auth.jwksFetchTimeoutSeconds = 120
+            // Longer than the test (set in code; a file allows 120): the fetch hangs throughout; the wait is bounded at 10 s.
+            config.auth.jwksFetchTimeoutSeconds = 600
             config.auth.jwksMinRefetchSeconds = 600
         }
         defer { fixture.stop() }
@@ -129,7 +129,7 @@ import Testing
     /// waiting for the bound or the hanging fetch.
     @Test func shutdownAnswersTheWaiters() throws {
         let fixture = try JWTFixture { config in
-            config.auth.jwksFetchTimeoutSeconds = 120
+            config.auth.jwksFetchTimeoutSeconds = 600
             config.auth.jwksMinRefetchSeconds = 600
         }
         let idp = fixture.idp
