@@ -4,7 +4,8 @@ import Logging
 extension FerryApp {
     /// The whole responder: the router with the operations routes added, and
     /// around its handlers, outermost first, request observation (metrics and
-    /// the request log line), compact JSON and CORS.
+    /// the request log line), compact JSON, CORS, and with JWT providers the
+    /// wait for a key being fetched (``UnknownKeyWait``).
     public func responder() -> any HTTPResponder {
         var router = router()
         registerOperationsRoutes(on: &router)
@@ -17,6 +18,9 @@ extension FerryApp {
         if !cors.isDisabled { middleware.append(CORSResponder(policy: cors)) }
         // What the console shows of each user's refused writes and feed polls.
         if configuration.console.enabled { middleware.append(RefusalRecorder(queue: RefusalQueue(database: database, logger: logger))) }
+        // A JWT whose key is being fetched waits for the fetch, parked (issue 51); innermost, so
+        // that every step above sees the answer it resumes with as any other.
+        if let jwt = database.jwt { middleware.append(UnknownKeyWait(database: database, verifier: jwt)) }
         return MiddlewareChain(middleware: middleware, router: router, logger: logger)
     }
 

@@ -94,11 +94,12 @@ extension ConfigurationKey {
             "How long past a failed refresh the keys held keep serving; then their tokens get 503 jwks_unavailable."),
         .int(
             "auth.jwks_min_refetch_seconds", \.auth.jwksMinRefetchSeconds, min: 0, max: 3_600,
-            "A token with an unknown kid starts a fetch of the JWKS at most once per this interval; while a fetch runs, such a token gets 503 jwks_unavailable at once."
+            "A token with an unknown kid starts a fetch of the JWKS at most once per this interval; while a fetch runs, such a token's request waits for it, parked (at most the fetch timeout, never over 10 s)."
         ),
         .int(
             "auth.jwks_fetch_timeout_seconds", \.auth.jwksFetchTimeoutSeconds, min: 1, max: 120,
-            "How long one JWKS fetch may take; start-up waits at most this long (plus a second) for all providers' keys, fetched at once."),
+            "How long one JWKS fetch may take; start-up waits at most this long (plus a second) for all providers' keys, fetched at once, and a request with an unknown kid at most this long (never over 10 s)."
+        ),
 
         .int(
             "tombstones.retention_days", \.tombstones.retentionDays, min: 1, max: 36_500,

@@ -13,26 +13,21 @@ import Testing
 /// served while the one fetch hangs.
 ///
 /// The issue asks for their p99 within 2× of the same requests' without the
-/// flood. Measured here (200 requests a side, alternating rounds, on this
-/// shared 2-core machine): with the workers serving in arrival order, p99
-/// rose 15× to 17×: a measured request queued behind about 40 refusals. The
-/// workers now serve requests with an already-verified token first while
-/// jobs wait (``WorkerPool``, `FerryApp.serverConfiguration`), and a token's
-/// JSON is read without a throw per claim (``JSONTokenParser``; before it, a
-/// profile showed a third of the workers' CPU in Swift Testing's backtrace of
-/// each `JSONDecoder` throw, now 0.1 %). p99 still rises 2.5× to 20× (quiet
-/// 6-40 ms, flooded 60-130 ms, 28 Nov): no worker is held (perf), what is left
-/// is the flood's CPU. Its 40 clients loop in this process on the same 2
-/// cores (a third of the run's CPU), and each refusal costs a parse and a 503
-/// on the I/O threads and a worker, so a measured request's threads wait
-/// their turn for a core. (The hanging fetch itself kept one busy in
-/// Foundation's URLSession as long as it waited; on libcurl's easy interface
-/// it costs none: bench/README.md, `bench/jwks-spin.sh`.) The 2× is measured where the flood is a process of
-/// its own and the server a release build: `bench/jwt-burst.sh` (figures in
-/// bench/README.md). This asserts what the fault was: every request answered
-/// while the fetch hangs, and p99 far below what one held worker costs here
-/// (the fetch timeout, 120 s): within 2× the quiet p99 plus 2 s, which a
-/// loaded machine's stalls stay under.
+/// flood. Before, each unknown-kid request was refused at once with a 503,
+/// and a closed-loop flood of 40 clients sent tens of thousands: p99 rose
+/// 2.5× to 20× here. Now each waits for the fetch, parked (``UnknownKeyWait``),
+/// and is answered at the wait's bound (10 s): the flood costs the server two
+/// short passes per request per bound (80 in a round, against 66,000 to
+/// 218,000 when the wait was missing). A flooded round lasts until every
+/// flood request has been answered and sent again, so it spans the moment
+/// all resume at once. Measured (28 Nov, load average 18 to 27 on 2 cores,
+/// 430 requests a side): p99 5.2 ms flooded against 132 ms quiet (cached
+/// JWT), 4.7 against 120 (Ferry token); the quiet rounds are slower since
+/// the machine's load moves under them. The bound asserted, 2× the quiet
+/// p99 plus 0.5 s, keeps a margin for a loaded machine's stalls (a quiet p99
+/// reached 1.1 s here under load). The 2× alone is for `bench/jwt-burst.sh`.
+/// (The hanging fetch itself no longer costs a core: it runs on libcurl's easy
+/// interface, not URLSession; bench/README.md, `bench/jwks-spin.sh`.)
 @Suite struct JWTHangingProviderTests {
     /// The `q` quantile of `samples` (nearest rank).
     static func quantile(_ samples: [Double], _ q: Double) -> Double {
@@ -47,8 +42,8 @@ import Testing
 
     /// The flood: `count` client threads, each sending its own unknown-kid
     /// token again as soon as it has its answer, while switched on. Switching
-    /// waits for the threads themselves: on, until each has had an answer
-    /// since; off, until none is mid-request.
+    /// waits for the state itself: on, until `ready` holds (the server holds
+    /// them all parked); off, until none is mid-request.
     final class Flood: Sendable {
         private struct State {
             var on = false
@@ -60,8 +55,10 @@ import Testing
         }
         private let state = Locked(State())
         private let group = DispatchGroup()
+        private let ready: @Sendable () -> Bool
 
-        init(tokens: [String], call: @escaping @Sendable (String) -> TestHTTPClient.Response?) {
+        init(tokens: [String], ready: @escaping @Sendable () -> Bool, call: @escaping @Sendable (String) -> TestHTTPClient.Response?) {
+            self.ready = ready
             for (index, token) in tokens.enumerated() {
                 let thread = Thread { [state, group] in
                     defer { group.leave() }
@@ -90,17 +87,18 @@ import Testing
         }
         let count: Int
 
-        /// Switches the flood on, and returns once every thread has had an answer.
+        /// Switches the flood on, and returns once `ready` holds.
         func start() {
             state.withLock { state in
                 state.on = true
                 state.answered = []
             }
             state.broadcast()
-            _ = state.withLockWaiting(until: LockDeadline(after: .seconds(120))) { state, wake in
-                state.answered.count == count || wake == .timedOut ? true : nil
-            }
+            _ = eventually(within: 120, ready)
         }
+
+        /// Whether every thread has had an answer since the flood was switched on.
+        var everyOneAnswered: Bool { state.withLock { $0.answered.count == count } }
 
         /// Switches the flood off, and returns once no request of it is in flight.
         func pause() {
@@ -123,8 +121,9 @@ import Testing
         let workers = 4
         let fixture = try JWTFixture { config in
             config.listen.workerThreads = workers
-            // Longer than the test: the fetch hangs throughout, unless the test releases it.
-            config.auth.jwksFetchTimeoutSeconds = 120
+            // Longer than the test (set in code; a file allows 120), which a loaded machine may stretch
+            // past 120 s: the fetch hangs throughout, unless the test releases it.
+            config.auth.jwksFetchTimeoutSeconds = 600
             config.auth.jwksMinRefetchSeconds = 600
         }
         defer { fixture.stop() }
@@ -137,37 +136,55 @@ import Testing
 
         idp.setHanging(true)
         let ghost = try idp.unpublishedKey(kid: "ghost")
-        let flood = Flood(tokens: (0..<(10 * workers)).map { idp.sign(claims: idp.claims(subject: "flood\($0)"), with: ghost) }) { token in
-            try? fixture.call("GET", "/v1/auth/me", token: token)
-        }
+        let floodSize = 10 * workers
+        let verifier = fixture.verifier, issuer = idp.issuer
+        let flood = Flood(
+            tokens: (0..<floodSize).map { idp.sign(claims: idp.claims(subject: "flood\($0)"), with: ghost) },
+            ready: { verifier.waiting(issuer: issuer) == floodSize },
+            call: { token in try? fixture.call("GET", "/v1/auth/me", token: token) })
         defer { flood.stop() }
-        // The flood's first token starts the one fetch, which then hangs at the provider.
-        flood.start()
-        #expect(eventually(within: 60) { idp.hangingFetches == 1 }, "the fetch never reached the provider")
-        flood.pause()
 
-        // Rounds of the same requests without the flood and under it, alternating,
-        // so that whatever else loads the machine weighs on both alike.
+        // Rounds under the flood and without it, alternating, so that whatever
+        // else loads the machine weighs on both alike. A flooded round lasts
+        // until each of the flood's requests has been answered (at the wait's
+        // bound) and sent again: it spans the moment all of them resume at
+        // once. A quiet round makes as many requests. Paced (a pause between
+        // requests), so that a round's length is the flood's and not the load's.
         var quiet = Array(repeating: [Double](), count: tokens.count)
         var loaded = quiet
         var statuses = Set<Int>()
-        let rounds = 8, perRound = 25
+        var perRound = 0
+        var stillHanging = true
+        // One of each: the whole test must end well within a minute of the
+        // fetch starting, however loaded the machine (its hang is the premise).
+        let rounds = 1
         for round in 0..<(2 * rounds) {
-            let flooded = round % 2 == 1
-            if flooded { flood.start() }
-            for _ in 0..<perRound {
+            let flooded = round % 2 == 0
+            if flooded {
+                // The flood's first token starts the one fetch, which then hangs at the provider.
+                flood.start()
+                #expect(eventually(within: 60) { idp.hangingFetches == 1 }, "the fetch never reached the provider")
+            }
+            var made = 0
+            while flooded ? !flood.everyOneAnswered : made < perRound {
                 for (index, token) in tokens.enumerated() {
                     let started = ContinuousClock.now
                     statuses.insert(try fixture.call("GET", "/v1/auth/me", token: token).status)
                     let elapsed = Self.seconds(ContinuousClock.now - started)
                     if flooded { loaded[index].append(elapsed) } else { quiet[index].append(elapsed) }
                 }
+                made += 1
+                Thread.sleep(forTimeInterval: 0.02)
             }
-            if flooded { flood.pause() }
+            if flooded {
+                perRound = made
+                // Every request of the round was answered while the fetch still hung.
+                let verifier = fixture.verifier
+                let hanging = idp.hangingFetches == 1 && verifier.finishedFetches(issuer: idp.issuer) < verifier.fetches(issuer: idp.issuer)
+                stillHanging = stillHanging && hanging
+                flood.pause()
+            }
         }
-        // Every request above was answered while the fetch still hung.
-        let stillHanging =
-            idp.hangingFetches == 1 && fixture.verifier.finishedFetches(issuer: idp.issuer) < fixture.verifier.fetches(issuer: idp.issuer)
         let answers = flood.answers
         flood.stop()
         #expect(statuses == [200], "\(statuses)")
@@ -179,12 +196,10 @@ import Testing
             let q = quiet[index], l = loaded[index]
             func f(_ s: [Double], _ p: Double) -> Int { Int(Self.quantile(s, p) * 1e6) }
             print(
-                "\(name): \(q.count) requests each; p50 \(f(q, 0.5)) µs quiet, \(f(l, 0.5)) µs flooded; p90 \(f(q, 0.9)) / \(f(l, 0.9)); p99 \(f(q, 0.99)) / \(f(l, 0.99)) µs; max \(f(q, 1)) / \(f(l, 1)); flood requests \(floodRequests)"
+                "\(name): \(q.count) quiet and \(l.count) flooded requests; p50 \(f(q, 0.5)) µs quiet, \(f(l, 0.5)) µs flooded; p90 \(f(q, 0.9)) / \(f(l, 0.9)); p99 \(f(q, 0.99)) / \(f(l, 0.99)) µs; max \(f(q, 1)) / \(f(l, 1)); flood requests \(floodRequests)"
             )
-            // Not 2× alone: see the suite's comment. What a held worker costs here is
-            // the fetch timeout, 120 s; the flood's own CPU costs tens to hundreds of ms.
             #expect(
-                Self.quantile(l, 0.99) <= 2 * Self.quantile(q, 0.99) + 2,
+                Self.quantile(l, 0.99) <= 2 * Self.quantile(q, 0.99) + 0.5,
                 "\(name): p99 \(Self.quantile(l, 0.99)) s under the flood, \(Self.quantile(q, 0.99)) s without")
         }
         // Released, the fetch ends; the flood's kid is still unknown, now a 401.

@@ -28,7 +28,8 @@ package struct VerifiedJWT: Sendable, Equatable {
 /// In order: the token's shape (``CompactJWT``); `alg`, which must be one
 /// Ferry verifies and never `none`; `iss`, which picks the provider; the key
 /// with the token's `kid` (when it is not held, a fetch starts in the
-/// background and the request gets 503 at once, ``ProviderKeys``); the
+/// background and the request, parked by ``UnknownKeyWait`` until that
+/// fetch ends, gets 503 if the key is still not held, ``ProviderKeys``); the
 /// algorithm pinned to that key, which `alg` must equal; the signature
 /// (jwt-kit); that it is an access token (``JWTTypeCheck``); and the claims
 /// (``JWTClaimsCheck``). A refusal throws ``JWTRefusal``; keys that
@@ -156,6 +157,38 @@ public final class JWTVerifier: Sendable {
         verified.lookupName = keys.provider.lookupName(in: jwt.claims)
         return verified
     }
+
+    /// Issue 51: whether the request carrying `token` should wait, parked, for
+    /// a fetch of its provider's keys (``ProviderKeys/waitForFetch(kid:ticket:now:)``):
+    /// its `kid` is not held and a fetch runs, or this call started one. Then
+    /// `ticket` (armed by the caller) is woken when that fetch ends, and the
+    /// provider's keys are returned (to forget the ticket on resumption). Nil
+    /// for every other token, at no cost beyond reading its header and claims:
+    /// ``verify(_:now:)`` answers those as before. Never waits itself.
+    func waitForKey(_ token: String, ticket: ParkingTicket) -> ProviderKeys? {
+        guard let jwt = try? CompactJWT(token), JWTProvider.supportedAlgorithms.contains(jwt.algorithm),
+            case .string(let issuer)? = jwt.claims["iss"], let keys = providers[issuer]?.keys,
+            keys.provider.algorithms.contains(jwt.algorithm)
+        else { return nil }
+        return keys.waitForFetch(kid: jwt.keyID, ticket: ticket) ? keys : nil
+    }
+
+    /// How long a request waits for a fetch of `keys` at most, in seconds: the
+    /// fetch timeout (a fetch that takes longer has failed; waiting less would
+    /// refuse a request whose key is on its way), but never more than
+    /// ``longestKeyWait``.
+    static func keyWait(_ keys: ProviderKeys) -> Double {
+        let timeout = keys.timing.fetchTimeout.components
+        return min(longestKeyWait, Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18)
+    }
+
+    /// 10 s: past it, an operator's long `auth.jwks_fetch_timeout_seconds` (up
+    /// to 120) would hold a request past the patience of most clients and of
+    /// proxies' read timeouts; the default fetch timeout, 5 s, is within it.
+    static let longestKeyWait: Double = 10
+
+    /// How many requests wait for a fetch of `issuer`'s keys (for tests).
+    func waiting(issuer: String) -> Int { providers[issuer]?.keys.waiting ?? 0 }
 
     /// How many times `issuer`'s key set was fetched (for tests).
     func fetches(issuer: String) -> Int { providers[issuer]?.keys.fetches ?? 0 }

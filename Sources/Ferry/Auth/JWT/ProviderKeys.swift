@@ -1,4 +1,5 @@
 import FerryBase
+import FerryHTTP
 import Foundation
 import Logging
 
@@ -28,9 +29,11 @@ public struct KeyTiming: Sendable, Equatable {
 /// ``KeyTiming/refresh`` in the background, on an operator's demand
 /// (SIGHUP), and when a token names a `kid` not held.
 ///
-/// No request ever waits for a fetch (issue 51): a fetch runs on a thread of
-/// its own, one at a time per provider, and a token whose `kid` is not held
-/// while a fetch runs, or that starts one, is answered at once with 503
+/// No worker ever waits for a fetch (issue 51): a fetch runs on a thread of
+/// its own, one at a time per provider. A request whose token names a `kid`
+/// not held while a fetch runs, or that starts one, is parked on the event
+/// loop (``UnknownKeyWait``, ``waitForFetch(kid:ticket:)``) and woken when
+/// that fetch ends; one that cannot be parked is answered at once with 503
 /// `jwks_unavailable` and `Retry-After: 1`. A fetch on demand starts at most
 /// once per ``KeyTiming/minRefetch``: a rotation costs one fetch, and a flood
 /// of made-up `kid`s costs no more, and holds no worker while the provider hangs.
@@ -64,7 +67,17 @@ final class ProviderKeys: Sendable {
         var fetches = 0
         /// Fetches finished, successful or not (for tests).
         var finished = 0
+        /// Requests parked until a fetch ends, by ticket, with the `kid` each waits for.
+        var waiters: [ObjectIdentifier: (ticket: ParkingTicket, kid: String?)] = [:]
+
+        /// Whether a key with `kid` (any key, when nil) is held.
+        func holds(kid: String?) -> Bool {
+            (fixed + fetched).contains { kid == nil || $0.keyID == kid }
+        }
     }
+
+    /// What a lookup decided under the lock.
+    private enum Next { case found([VerifyingKey], ContinuousClock.Instant?), unknown, fetching, start, unavailable }
 
     /// What a lookup found.
     enum Lookup {
@@ -153,34 +166,81 @@ final class ProviderKeys: Sendable {
     /// a fetch is started on its own thread (unless one runs, or the rate
     /// limit holds) and the answer is ``Lookup/fetching``.
     func lookup(kid: String?, now: ContinuousClock.Instant = .now) -> Lookup {
-        enum Next { case found([VerifyingKey], ContinuousClock.Instant?), unknown, fetching, start, unavailable }
-        let next: Next = state.withLock { state in
-            let trustedUntil = state.fetchedAt.map { $0 + timing.refresh + timing.grace }
-            let current = trustedUntil.map { now < $0 } ?? false
-            let fetched = current ? state.fetched.filter { kid == nil || $0.keyID == kid } : []
-            let fixed = state.fixed.filter { kid == nil || $0.keyID == kid }
-            if !fetched.isEmpty { return .found(fixed + fetched, trustedUntil) }
-            if !fixed.isEmpty { return .found(fixed, nil) }
-            guard provider.jwksURL != nil else { return .unknown }
-            if state.fetching { return .fetching }
-            if state.stopped { return current ? .unknown : .unavailable }
-            if let last = state.lastOnDemand, now < last + timing.minRefetch { return current ? .unknown : .unavailable }
-            state.lastOnDemand = now
-            state.fetching = true
-            state.fetches += 1
-            return .start
-        }
+        let next = state.withLock { decide(kid: kid, now: now, &$0) }
         switch next {
         case .found(let keys, let until): return .keys(keys, trustedUntil: until)
         case .unknown: return .unknown
         case .fetching: return .fetching
         case .unavailable: return .unavailable(retryAfterSeconds: retryAfter)
         case .start:
-            let thread = Thread { [self] in download() }
-            thread.name = "ferry-jwks-kid"
-            thread.start()
+            startOnDemand()
             return .fetching
         }
+    }
+
+    /// What a lookup of `kid` comes to now; a `.start` has counted its fetch as running.
+    private func decide(kid: String?, now: ContinuousClock.Instant, _ state: inout State) -> Next {
+        let trustedUntil = state.fetchedAt.map { $0 + timing.refresh + timing.grace }
+        let current = trustedUntil.map { now < $0 } ?? false
+        let fetched = current ? state.fetched.filter { kid == nil || $0.keyID == kid } : []
+        let fixed = state.fixed.filter { kid == nil || $0.keyID == kid }
+        if !fetched.isEmpty { return .found(fixed + fetched, trustedUntil) }
+        if !fixed.isEmpty { return .found(fixed, nil) }
+        guard provider.jwksURL != nil else { return .unknown }
+        if state.fetching { return .fetching }
+        if state.stopped { return current ? .unknown : .unavailable }
+        if let last = state.lastOnDemand, now < last + timing.minRefetch { return current ? .unknown : .unavailable }
+        state.lastOnDemand = now
+        state.fetching = true
+        state.fetches += 1
+        return .start
+    }
+
+    private func startOnDemand() {
+        let thread = Thread { [self] in download() }
+        thread.name = "ferry-jwks-kid"
+        thread.start()
+    }
+
+    /// Whether a request whose token names `kid` should wait for a fetch:
+    /// when ``lookup(kid:now:)`` would answer ``Lookup/fetching`` (a fetch
+    /// runs, or this call starts it). Then `ticket`, which the caller armed, is
+    /// held here and woken when a fetch ends that found the key, or when the
+    /// last fetch of a run ends (found or not, failed or timed out), or on
+    /// ``stop()``; the caller parks its exchange. Deciding and registering
+    /// happen under one lock, which the waking takes too: no wake is lost.
+    func waitForFetch(kid: String?, ticket: ParkingTicket, now: ContinuousClock.Instant = .now) -> Bool {
+        let next: Next = state.withLock { state in
+            let next = decide(kid: kid, now: now, &state)
+            switch next {
+            case .fetching, .start: state.waiters[ObjectIdentifier(ticket)] = (ticket, kid)
+            default: break
+            }
+            return next
+        }
+        switch next {
+        case .fetching: return true
+        case .start:
+            startOnDemand()
+            return true
+        default: return false
+        }
+    }
+
+    /// Forgets a parked request's ticket (it resumed, or its client went away).
+    func forget(_ ticket: ParkingTicket) {
+        state.withLock { _ = $0.waiters.removeValue(forKey: ObjectIdentifier(ticket)) }
+    }
+
+    /// How many requests wait for a fetch (for tests).
+    var waiting: Int { state.withLock { $0.waiters.count } }
+
+    /// The waiters a finished fetch wakes, taken out of `state`: those whose
+    /// key is now held, and all of them when no fetch follows.
+    private static func takeWoken(_ state: inout State, more: Bool) -> [ParkingTicket] {
+        let woken = state.waiters.filter { !more || state.holds(kid: $0.value.kid) }
+        for key in woken.keys { state.waiters.removeValue(forKey: key) }
+        return woken.values.map(\.ticket)
     }
 
     private var retryAfter: Int { max(1, Int(timing.minRefetch.components.seconds)) }
@@ -273,14 +333,16 @@ final class ProviderKeys: Sendable {
                 ])
             onWithdrawn(withdrawn.map { identity(of: $0) })
         }
-        return state.withLock { state in
+        let (more, woken): (Bool, [ParkingTicket]) = state.withLock { state in
             state.finished += 1
             state.last = outcome
             let more = state.again && !state.stopped
             state.again = false
             if more { state.fetches += 1 } else { state.fetching = false }
-            return more
+            return (more, Self.takeWoken(&state, more: more))
         }
+        for ticket in woken { ticket.wake() }
+        return more
     }
 
     /// A key's identity qualified by the provider's issuer, as ``VerifiedJWT`` carries it.
@@ -317,8 +379,12 @@ final class ProviderKeys: Sendable {
 
     /// Ends the background refresh.
     func stop() {
-        state.withLock { $0.stopped = true }
+        let woken = state.withLock { state in
+            state.stopped = true
+            return Self.takeWoken(&state, more: false)
+        }
         state.broadcast()
+        for ticket in woken { ticket.wake() }
     }
 
     /// How many fetches were started, and how many have finished.
