@@ -26,8 +26,8 @@ import Testing
         #expect(dockerfile.contains("HEALTHCHECK") && dockerfile.contains("/readyz"))
         let local = try read("deploy/local.sh")
         #expect(
-            local.contains("runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4) ;;"),
-            "the runtime image installs only the C libraries Ferry links")
+            local.contains("runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4 ca-certificates) ;;"),
+            "the runtime image installs only the C libraries Ferry links, and the CA roots libcurl verifies a JWKS URL's TLS with")
     }
 
     /// A test that needs a tool skips without it, so CI must install every one:
