@@ -3,6 +3,7 @@ import FerryHTTP
 import FerryHTTPTestSupport
 import FerryTestSupport
 import Foundation
+import Testing
 
 /// A Ferry server accepting the JWTs of test identity providers, with
 /// helpers to call it as the holder of a token.
@@ -68,5 +69,22 @@ struct JWTFixture {
     func stop() {
         server.stop()
         for idp in providers { idp.stop() }
+    }
+}
+
+extension JWTFixture {
+    /// A server of `workers` workers whose provider's fetch, once it starts, hangs
+    /// longer than any test (600 s, set in code; a file allows 120), with a Ferry
+    /// token and a JWT already verified and cached: the issue-51 burst tests' setup.
+    static func forHangingFetch(workers: Int) throws -> (fixture: JWTFixture, ferryToken: String, cachedJWT: String) {
+        let fixture = try JWTFixture { config in
+            config.listen.workerThreads = workers
+            config.auth.jwksFetchTimeoutSeconds = 600
+            config.auth.jwksMinRefetchSeconds = 600
+        }
+        let ferryToken = try fixture.server.user("local").token
+        let cachedJWT = fixture.idp.token(subject: "cached")
+        #expect(try fixture.call("GET", "/v1/auth/me", token: cachedJWT).status == 200)
+        return (fixture, ferryToken, cachedJWT)
     }
 }

@@ -119,18 +119,10 @@ import Testing
 
     @Test func aBurstOfUnknownKidsWhileTheJWKSHangsHoldsNoWorker() throws {
         let workers = 4
-        let fixture = try JWTFixture { config in
-            config.listen.workerThreads = workers
-            // Longer than the test (set in code; a file allows 120), which a loaded machine may stretch
-            // past 120 s: the fetch hangs throughout, unless the test releases it.
-            config.auth.jwksFetchTimeoutSeconds = 600
-            config.auth.jwksMinRefetchSeconds = 600
-        }
+        // The fetch hangs throughout (600 s), unless the test releases it.
+        let (fixture, ferryToken, cachedJWT) = try JWTFixture.forHangingFetch(workers: workers)
         defer { fixture.stop() }
         let idp = fixture.idp
-        let ferryToken = try fixture.server.user("local").token
-        let cachedJWT = idp.token(subject: "cached")
-        #expect(try fixture.call("GET", "/v1/auth/me", token: cachedJWT).status == 200)
         let names = ["cached JWT", "Ferry token"]
         let tokens = [cachedJWT, ferryToken]
 

@@ -82,17 +82,10 @@ import Testing
     /// passed, while the fetch still hangs, each resumed once and never parked again.
     @Test func whileTheFetchHangsWaitersHoldNoWorkerAndGetA503AfterTheBound() throws {
         let workers = 4
-        let fixture = try JWTFixture { config in
-            config.listen.workerThreads = workers
-            // Longer than the test (set in code; a file allows 120): the fetch hangs throughout; the wait is bounded at 10 s.
-            config.auth.jwksFetchTimeoutSeconds = 600
-            config.auth.jwksMinRefetchSeconds = 600
-        }
+        // The fetch hangs throughout (600 s), unless the test releases it.
+        let (fixture, ferryToken, cachedJWT) = try JWTFixture.forHangingFetch(workers: workers)
         defer { fixture.stop() }
         let idp = fixture.idp
-        let ferryToken = try fixture.server.user("local").token
-        let cachedJWT = idp.token(subject: "cached")
-        #expect(try fixture.call("GET", "/v1/auth/me", token: cachedJWT).status == 200)
         idp.setHanging(true)
         defer { idp.setHanging(false) }
         let ghost = try idp.unpublishedKey(kid: "ghost")
