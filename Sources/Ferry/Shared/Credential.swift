@@ -13,4 +13,9 @@ package enum Credential: Sendable, Equatable {
         case .token(let hash), .jwt(let hash, _): hash
         }
     }
+
+    /// The hash of one of Ferry's own tokens; nil for a JWT.
+    var tokenHash: String? {
+        if case .token(let hash) = self { hash } else { nil }
+    }
 }

@@ -9,6 +9,8 @@ struct ChangesPage {
     let hasMore: Bool
     /// Where the next page starts.
     let cursor: ChangeCursor
+    /// The frontier the page was read below (0 when not asked).
+    let frontier: UInt64
 
     var isEmpty: Bool { changes == nil }
 
@@ -17,6 +19,15 @@ struct ChangesPage {
         changes = nil
         hasMore = false
         cursor = Self.frontierCursor(frontier, request: request)
+        self.frontier = frontier
+    }
+
+    /// A page made of another's entries (``SharedStreamPage``).
+    init(changes: String?, hasMore: Bool, cursor: ChangeCursor, frontier: UInt64) {
+        self.changes = changes
+        self.hasMore = hasMore
+        self.cursor = cursor
+        self.frontier = frontier
     }
 
     /// An empty page at the request's own cursor, told without asking
@@ -25,12 +36,14 @@ struct ChangesPage {
         changes = nil
         hasMore = false
         cursor = request.since
+        frontier = 0
     }
 
     /// A page from the columns of ``ChangesPlan/statement``.
     init(_ result: PostgresResult, request: ChangesRequest) throws {
         let row = try ChangesPage.firstRow(result)
         guard let frontier = try row.uint64(0) else { throw Self.malformed }
+        self.frontier = frontier
         // A purge may have passed the cursor since the activity check.
         if try row.bool(2) == true { throw Self.expired }
         changes = row[4]

@@ -39,6 +39,12 @@ struct ChangesPlan {
     struct Subscribed: Sendable, Equatable {
         let root: String
         let id: String
+        /// Whether one reader's page may answer another's (``streamGuard``):
+        /// the root's read paths are its owner column and its members, whose
+        /// every change is a write of the root row or an access grant or
+        /// revocation; a root read through a parent is not (a change of the
+        /// parent leaves no trace the guard reads).
+        var sharesAcrossUsers = false
     }
 
     /// How a table with a walk gate chooses between its paths and the walk.
@@ -100,9 +106,11 @@ struct ChangesPlan {
     /// the stream's root has no read paths.
     func rooted(_ stream: SyncStream, id: String) -> ChangesPlan? {
         guard let (rooted, tables) = readThrough.rooted(at: stream.scope) else { return nil }
+        let ownPaths = readThrough.paths(stream.scope) ?? []
+        let shares = ownPaths.allSatisfy { if case .readable = $0.keys { false } else { true } }
         return ChangesPlan(
             request: request.following(tables), catalog: catalog, scopes: scopes, readThrough: rooted, walks: .never,
-            subscription: Subscribed(root: stream.scope, id: id))
+            subscription: Subscribed(root: stream.scope, id: id, sharesAcrossUsers: shares))
     }
 
     /// What runs before the plan's statements in the caller's transaction: a
@@ -144,7 +152,12 @@ struct ChangesPlan {
     /// The statement. Parameters: `$1` cursor xid, `$2` cursor id (position
     /// only), `$3` page size + 1 (one more tells whether there is more),
     /// `$4` whether it is the full-sync cursor, `$5` whether it is a position.
-    var statement: PlannedStatement {
+    var statement: PlannedStatement { statement(withXIDs: false) }
+
+    /// ``statement``, with `withXIDs` one more column: the page's entries'
+    /// xids in order (`{x1,x2,...}`), so that another cursor's page can be cut
+    /// from it (``SharedStreamPage``).
+    func statement(withXIDs: Bool) -> PlannedStatement {
         let since = request.since
         let blocks = request.resources.enumerated().compactMap { index, name in
             catalog[name].map { stream($0, index: index) }
@@ -173,7 +186,7 @@ struct ChangesPlan {
                       FROM p WHERE p.k < $3),
                    (SELECT p.x::text FROM p WHERE p.k = $3 - 1),
                    (SELECT p.r FROM p WHERE p.k = $3 - 1),
-                   (SELECT p.id FROM p WHERE p.k = $3 - 1)
+                   (SELECT p.id FROM p WHERE p.k = $3 - 1)\(withXIDs ? ",\n       (SELECT array_agg(p.x ORDER BY p.k) FROM p WHERE p.k < $3)::text" : "")
               FROM f
             """
         // The cursor's xid as text: an xid8 is unsigned 64-bit, which `.int` is not.

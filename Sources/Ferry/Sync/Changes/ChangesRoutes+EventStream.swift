@@ -23,7 +23,10 @@ extension ChangesRoutes {
             return HTTPResponse(status: 200, bytes: [])
         }
         if resumption == nil,
-            let refusal = registry.register(ticket, user: database.cachedUser(caller.credential), resources: parsed.followedResources)
+            let refusal = registry.register(
+                ticket, user: database.cachedUser(caller.credential), resources: parsed.followedResources,
+                stream: plan.subscription.map { WaiterRegistry.ScopeKey(scope: $0.root, id: $0.id) },
+                token: caller.credential.tokenHash)
         {
             throw refusal == .userFull ? Self.userFull(limit: registry.limits.perUser) : Self.instanceFull(limit: registry.limits.perInstance)
         }

@@ -24,7 +24,10 @@ extension ChangesRoutes {
             break
         }
         if context.resumption == nil,
-            let refusal = registry.register(ticket, user: database.cachedUser(caller.credential), resources: parsed.followedResources)
+            let refusal = registry.register(
+                ticket, user: database.cachedUser(caller.credential), resources: parsed.followedResources,
+                stream: plan.subscription.map { WaiterRegistry.ScopeKey(scope: $0.root, id: $0.id) },
+                token: caller.credential.tokenHash)
         {
             // Over a limit: a plain poll, refused only if it would have to wait.
             let page = try poll(parsed, plan: plan, caller: caller)

@@ -23,6 +23,26 @@ struct FeedCheck {
         _ plan: ChangesPlan, caller: Caller, generation: Int, ticket: any LiveTicket, database: PostgresGateway,
         live: LiveFeed
     ) throws -> FeedCheck {
+        if let guardStatement = plan.streamGuard, let subscription = plan.request.subscription {
+            // A stream's waiters share checks across users (``StreamChecks``).
+            let key = StreamChecks.Key(
+                generation: generation, stream: "\(subscription.name):\(subscription.id)", limit: plan.request.limit,
+                resources: plan.request.resources)
+            let root = WaiterRegistry.ScopeKey(scope: plan.subscription?.root ?? "", id: subscription.id)
+            let (check, shared) = try live.streamChecks.check(
+                key, request: plan.request, user: { database.cachedUser(caller.credential) },
+                recheck: {
+                    // A failed lookup leaves the cache as it was: each waiter then checks for itself.
+                    guard caller.credential.tokenHash != nil else { return }
+                    try? database.recheck(tokens: live.registry.tokens(onStream: root))
+                }, ticket: ticket, registry: live.registry,
+                run: { try runStream(plan, guard: guardStatement, caller: caller, database: database, registry: live.registry) })
+            if shared {
+                live.registry.sharedCount.add(1, ordering: .relaxed)
+                if caller.trace?.userID == nil { caller.trace?.userID = check.user }
+            }
+            return check
+        }
         let key = SharedChecks.Key(
             credential: caller.credential.hash, generation: generation, walks: plan.walks,
             since: plan.request.since.token, limit: plan.request.limit, resources: plan.request.resources,
@@ -42,8 +62,8 @@ struct FeedCheck {
     static func run(_ plan: ChangesPlan, caller: Caller, database: PostgresGateway, registry: WaiterRegistry) throws -> FeedCheck {
         registry.checksRunning.add(1, ordering: .relaxed)
         defer { registry.checksRunning.subtract(1, ordering: .relaxed) }
-        // A subscription's check always loads them, its stream's row with them (below).
-        let loadScopes = plan.subscription != nil || registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.credential))
+        // A subscription's waiter is woken by its stream's root row (``WaiterRegistry``), not by the user's scope rows.
+        let loadScopes = plan.subscription == nil && registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.credential))
         let scopeTables = loadScopes ? plan.scopeTables : []
         let statements =
             [plan.activityStatement(waiting: true)]
@@ -60,15 +80,46 @@ struct FeedCheck {
                     if let id = row[0] { keys.insert(WaiterRegistry.ScopeKey(scope: table.name, id: id)) }
                 }
             }
-            // A subscriber learns of its stream's row (public, so not among
-            // the scope rows above): hints of that row wake the user.
-            if let subscription = plan.subscription, plan.scopes.contains(where: { $0.scope == subscription.root }) {
-                keys.insert(WaiterRegistry.ScopeKey(scope: subscription.root, id: subscription.id))
-            }
             scopes = keys
         }
         let page = try plan.page(after: activity, as: caller, on: database)
         registry.checkCount.add(1, ordering: .relaxed)
         return FeedCheck(page: page, frontier: activity.frontier, held: activity.held, user: caller.trace?.userID, scopes: scopes)
+    }
+
+    /// A stream's own check, with its guard (``ChangesPlan/streamGuard``) read
+    /// after the page, for ``StreamChecks`` to offer to other users' waiters.
+    /// Two round trips when the activity check found something, as a poll's.
+    static func runStream(
+        _ plan: ChangesPlan, guard guardStatement: PlannedStatement, caller: Caller, database: PostgresGateway,
+        registry: WaiterRegistry
+    ) throws -> SharedStreamPage {
+        registry.checksRunning.add(1, ordering: .relaxed)
+        defer { registry.checksRunning.subtract(1, ordering: .relaxed) }
+        let prelude = plan.prelude.count
+        let first = Array(
+            try ChangesPlan.mappingCursorErrors {
+                try database.asCaller(caller, plan.prelude + [plan.activityStatement(waiting: true), guardStatement])
+            }.dropFirst(prelude))
+        let activity = try FeedActivity(first[0])
+        var guardAnswer = try StreamGuard(first[1])
+        let page: ChangesPage
+        var entries: [(xid: UInt64, json: Substring)]? = []
+        if activity.found {
+            // The guard again, after the page: its snapshot must be the later one.
+            let results = Array(
+                try ChangesPlan.mappingCursorErrors {
+                    try database.asCaller(caller, plan.prelude + [plan.statement(withXIDs: true), guardStatement])
+                }.dropFirst(prelude))
+            page = try ChangesPage(results[0], request: plan.request)
+            entries = SharedStreamPage.entries(of: page, xids: try ChangesPage.firstRow(results[0])[8])
+            guardAnswer = try StreamGuard(results[1])
+        } else {
+            page = ChangesPage(emptyBelow: activity.frontier, request: plan.request)
+        }
+        registry.checkCount.add(1, ordering: .relaxed)
+        return SharedStreamPage(
+            since: plan.request.since.afterXID, page: page, frontier: activity.frontier, held: activity.held, entries: entries,
+            guardAnswer: guardAnswer, leader: caller.trace?.userID)
     }
 }

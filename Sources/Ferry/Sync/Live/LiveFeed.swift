@@ -10,6 +10,8 @@ public final class LiveFeed: Sendable {
     let registry: WaiterRegistry
     /// The checks woken waiters share (``SharedChecks``).
     let sharedChecks = SharedChecks()
+    /// The checks the waiters of many users on one stream share (``StreamChecks``).
+    let streamChecks = StreamChecks()
     private let listener: ChangeListener
     /// The hints of this instance's own commits: woken here, sent to the others after the commit.
     let outbox: HintOutbox

@@ -15,7 +15,10 @@ import Synchronization
 ///   gained or lost access); until they are loaded again, every scope hint
 ///   concerns that user;
 /// - a hint for everyone (a write by no Ferry user);
-/// and only when it follows the hint's resource. A waiter whose caller is
+/// and only when it follows the hint's resource. A waiter on a stream (a
+/// subscription) is found by its stream's root row instead of its user's
+/// scope rows: a hint naming that row, or a scope row of another table (which
+/// may hang below the root), concerns it. A waiter whose caller is
 /// not known yet (its first check has not named them) is concerned by every hint.
 ///
 /// Being concerned is cheap to get wrong in one direction only: a wake too
@@ -48,6 +51,10 @@ final class WaiterRegistry: Sendable {
         /// The wake epoch of its registration or its latest wake: a check
         /// that started at this epoch or later answers it (``SharedChecks``).
         var checkFrom: UInt64
+        /// The root row of the stream it follows; nil for the default stream.
+        var stream: ScopeKey? = nil
+        /// The hash of its bearer when it is one of Ferry's tokens (``StreamChecks`` checks them in bulk).
+        var token: String? = nil
     }
 
     private struct UserWaiters {
@@ -65,6 +72,10 @@ final class WaiterRegistry: Sendable {
         var unscoped: Set<String> = []
         /// Waiters whose caller is not known yet.
         var anonymous: Set<ObjectIdentifier> = []
+        /// Stream waiters by their stream's root row.
+        var streamWaiters: [ScopeKey: Set<ObjectIdentifier>] = [:]
+        /// Stream waiters by their stream's root table.
+        var streamRoots: [String: Set<ObjectIdentifier>] = [:]
         /// Waiters with a `heldBelow`.
         var held: Set<ObjectIdentifier> = []
         /// Synced tables by oid, as hints name them.
@@ -116,15 +127,24 @@ final class WaiterRegistry: Sendable {
     }
 
     /// Adds a waiter, or says which limit refuses it. `user` when already
-    /// known (a cached token), `resources` nil for all.
-    func register(_ ticket: any LiveTicket, user: String?, resources: Set<String>?) -> Refusal? {
+    /// known (a cached token), `resources` nil for all, `stream` the root row
+    /// of the stream it follows (nil: the default stream), `token` its
+    /// bearer's hash when that is one of Ferry's tokens.
+    func register(
+        _ ticket: any LiveTicket, user: String?, resources: Set<String>?, stream: ScopeKey? = nil, token: String? = nil
+    ) -> Refusal? {
         let id = ObjectIdentifier(ticket)
         let refusal = state.withLock { state -> Refusal? in
             if state.waiters[id] != nil { return nil }
             guard state.waiters.count < limits.perInstance else { return .instanceFull }
             if let user, (state.users[user]?.tickets.count ?? 0) >= limits.perUser { return .userFull }
-            state.waiters[id] = Waiter(ticket: ticket, user: nil, resources: resources, checkFrom: state.epoch)
+            state.waiters[id] = Waiter(
+                ticket: ticket, user: nil, resources: resources, checkFrom: state.epoch, stream: stream, token: token)
             state.anonymous.insert(id)
+            if let stream {
+                state.streamWaiters[stream, default: []].insert(id)
+                state.streamRoots[stream.scope, default: []].insert(id)
+            }
             if let user { Self.name(id, user, in: &state) }
             return nil
         }
@@ -182,6 +202,11 @@ final class WaiterRegistry: Sendable {
 
     /// The epoch now, read by a check before it starts (``SharedChecks``).
     var epoch: UInt64 { state.withLock { $0.epoch } }
+
+    /// The token hashes of the waiters on the stream of `root` (``StreamChecks``).
+    func tokens(onStream root: ScopeKey) -> [String] {
+        state.withLock { state in (state.streamWaiters[root] ?? []).compactMap { state.waiters[$0]?.token } }
+    }
 
     /// An event stream's cursor, kept between its passes.
     func cursor(of ticket: any LiveTicket) -> String? {
@@ -298,6 +323,12 @@ final class WaiterRegistry: Sendable {
         guard let waiter = state.waiters.removeValue(forKey: id) else { return }
         state.anonymous.remove(id)
         state.held.remove(id)
+        if let stream = waiter.stream {
+            state.streamWaiters[stream]?.remove(id)
+            if state.streamWaiters[stream]?.isEmpty == true { state.streamWaiters[stream] = nil }
+            state.streamRoots[stream.scope]?.remove(id)
+            if state.streamRoots[stream.scope]?.isEmpty == true { state.streamRoots[stream.scope] = nil }
+        }
         guard let user = waiter.user else { return }
         state.users[user]?.tickets.remove(id)
         if state.users[user]?.tickets.isEmpty == true {
@@ -316,8 +347,10 @@ final class WaiterRegistry: Sendable {
             guard !everyResource, let resource, let followed = state.waiters[id]?.resources else { return true }
             return followed.contains(resource)
         }
-        func addUser(_ user: String) {
-            for id in state.users[user]?.tickets ?? [] where follows(id) { ids.insert(id) }
+        func addUser(_ user: String, streams: Bool = true) {
+            for id in state.users[user]?.tickets ?? [] where follows(id) && (streams || state.waiters[id]?.stream == nil) {
+                ids.insert(id)
+            }
         }
         switch hint.target {
         case .everyone:
@@ -333,8 +366,15 @@ final class WaiterRegistry: Sendable {
                 for id in state.waiters.keys where follows(id) { ids.insert(id) }
                 return
             }
-            for user in state.readers[ScopeKey(scope: scope, id: id)] ?? [] { addUser(user) }
-            for user in state.unscoped { addUser(user) }
+            let key = ScopeKey(scope: scope, id: id)
+            // The default stream's waiters, by the scope rows their users read.
+            for user in state.readers[key] ?? [] { addUser(user, streams: false) }
+            for user in state.unscoped { addUser(user, streams: false) }
+            // Streams, by their root row; a scope row of another table may hang below a stream's root.
+            for id in state.streamWaiters[key] ?? [] where follows(id) { ids.insert(id) }
+            for (root, waiters) in state.streamRoots where root != scope {
+                for id in waiters where follows(id) { ids.insert(id) }
+            }
         }
     }
 }

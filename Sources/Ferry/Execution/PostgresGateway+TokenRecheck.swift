@@ -1,0 +1,47 @@
+import FerryPostgres
+
+/// Many tokens checked in one statement: when one check's page answers the
+/// waiters of many users on a stream (``StreamChecks``), each of them must
+/// still hold a live token, as its own check would have made sure. Their
+/// checks lapse from ``TokenCache`` a second after they were made (the
+/// default `auth.token_cache_seconds`), long before a write wakes a waiter;
+/// one lookup of all of them puts them back, where a lookup each would cost
+/// what the shared page saves.
+extension PostgresGateway {
+    /// Most hashes one statement looks up.
+    static let recheckBatch = 5_000
+
+    /// Checks the tokens of `hashes` that the cache does not vouch for now,
+    /// storing the live ones in the cache as a request's check does; a
+    /// revoked or expired token is simply not stored (its request's own
+    /// check then refuses it). Nothing without a token cache.
+    func recheck(tokens hashes: [String]) throws {
+        guard builtinTokens, let tokens else { return }
+        // Read before the lookup: a revocation through this process meanwhile keeps its result out.
+        let generation = tokens.generation
+        let unknown = hashes.filter { tokens.user(for: $0) == nil }
+        var start = 0
+        while start < unknown.count {
+            let batch = unknown[start..<min(start + Self.recheckBatch, unknown.count)]
+            start += Self.recheckBatch
+            let rows = try anonymous([Self.tokenLookup(Array(batch))])[0].rows
+            for row in rows {
+                guard let hash = row[0], let checked = row[1].flatMap(CheckedToken.init) else { continue }
+                tokens.store(hash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
+            }
+        }
+    }
+
+    /// The live tokens among `hashes` (each `\x` and hex, as ``BearerToken/hash(_:)`` spells
+    /// them): hash, then user and expiry as ``CheckedToken`` reads them.
+    static func tokenLookup(_ hashes: [String]) -> PlannedStatement {
+        PlannedStatement(
+            """
+            SELECT '\\x' || pg_catalog.encode(v.token_hash, 'hex'),
+                   v.user_id::pg_catalog.text || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text
+              FROM ferry.live_tokens v
+             WHERE v.token_hash = ANY (SELECT pg_catalog.decode(pg_catalog.substr(h, 3), 'hex')
+                                         FROM pg_catalog.unnest(pg_catalog.string_to_array($1, ' ')) h)
+            """, [.text(hashes.joined(separator: " "))])
+    }
+}

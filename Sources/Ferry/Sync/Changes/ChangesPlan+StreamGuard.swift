@@ -1,0 +1,82 @@
+import FerryPostgres
+
+/// What a stream's check asks beside its page so that the waiters of other
+/// users may take the page instead of a check each (``StreamChecks``, issue
+/// 46 "One query per change"): whether the caller reads the root row, whether
+/// anything that decides who reads it changed since the cursor, and which
+/// users have access grants or revocations since the cursor (core 0030).
+///
+/// A stream's page holds the rows read through its root row, which every
+/// reader of the root reads alike (the rules' paths cover the policies
+/// exactly), and the caller's own grants and revocations of the root. So two
+/// readers of the root with none of those since the cursor get the same page.
+/// Who reads the root changes only by a write of the root row (its owner, its
+/// public flag), a public grant or revocation of it, or an access grant or
+/// revocation (its members): the guard reads all three at or after the
+/// cursor, in a snapshot taken after the page's.
+extension ChangesPlan {
+    /// Most users the guard names; one more means too many to tell, and the page is shared with nobody.
+    static let guardUserLimit = 1_000
+
+    /// The guard's statement, run after the prelude (which names the root
+    /// row) as the caller; nil when the plan's pages are never shared: not a
+    /// stream, a root read through a parent, or a cursor that is not a
+    /// frontier (the start, or a position after a full page).
+    /// Parameters: `$1` the cursor's xid, `$2` the users' limit + 1.
+    var streamGuard: PlannedStatement? {
+        guard let subscription, subscription.sharesAcrossUsers, request.since.position == nil, !request.since.isStart,
+            let root = catalog[subscription.root], let idType = root.column("id")?.type
+        else { return nil }
+        let table = root.qualifiedName
+        let key = TransactionSetting.streamKey.current()
+        let row = "SELECT 1 FROM \(table) r WHERE r.id = (SELECT CAST(\(key) AS \(idType)))"
+        let logs = ["ferry.public_grants", "ferry.public_revocations"].map { log in
+            "EXISTS (SELECT 1 FROM \(log) p WHERE p.scope_table = \(SQL.literal(table))::regclass AND p.scope_id = \(key) AND p.xid >= $1::xid8)"
+        }
+        return PlannedStatement(
+            """
+            SELECT ferry.feed_frontier()::text AS frontier,
+                   EXISTS (\(row)) AS readable,
+                   EXISTS (\(row) AND r._ferry_xid >= $1::xid8) AS root_changed,
+                   \(logs.joined(separator: " OR ")) AS public_changed,
+                   ferry.access_changed_users($1::xid8, $2)::text AS users
+            """, [.text(String(request.since.afterXID)), .int(Int64(Self.guardUserLimit + 1))])
+    }
+}
+
+/// The answer of ``ChangesPlan/streamGuard``.
+struct StreamGuard: Sendable {
+    /// The frontier of the guard's snapshot: every transaction below it had ended.
+    let frontier: UInt64
+    /// The caller read the root row in that snapshot.
+    let readable: Bool
+    /// Nothing deciding who reads the root changed at or after the cursor,
+    /// and few enough users' access did to name them.
+    let unchanged: Bool
+    /// The users whose access changed at or after the cursor.
+    let users: Set<String>
+
+    init(frontier: UInt64, readable: Bool, unchanged: Bool, users: Set<String>) {
+        self.frontier = frontier
+        self.readable = readable
+        self.unchanged = unchanged
+        self.users = users
+    }
+
+    init(_ result: PostgresResult) throws {
+        let row = try ChangesPage.firstRow(result)
+        guard let frontier = try row.uint64("frontier") else { throw ChangesPage.malformed }
+        self.frontier = frontier
+        readable = try row.bool("readable") == true
+        let users = Self.uuids(row["users"] ?? "")
+        self.users = Set(users)
+        unchanged = try row.bool("root_changed") == false && row.bool("public_changed") == false && users.count <= ChangesPlan.guardUserLimit
+    }
+
+    /// The elements of a `uuid[]`'s text (`{a,b}`): uuids need no quoting.
+    static func uuids(_ text: String) -> [String] {
+        let inner = text.utf8.dropFirst().dropLast()
+        guard text.hasPrefix("{"), text.hasSuffix("}"), !inner.isEmpty else { return [] }
+        return inner.split(separator: UInt8(ascii: ",")).map { String(Substring($0)) }
+    }
+}

@@ -1,0 +1,146 @@
+@testable import Ferry
+import FerryHTTPTestSupport
+import FerryPostgres
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// One commit to a stream that the waiters of many users follow (issue 46,
+/// "One query per change, whatever the number of readers"): the waiters take
+/// one check's page between them (``StreamChecks``), and each answer is
+/// exactly what its own poll from its own cursor gives, over the wire.
+@Suite struct StreamFanOutTests {
+    /// A waiting long poll on a stream, and what it asked.
+    struct Waiter {
+        let token: String
+        let query: String
+        let poll: PendingRequest
+    }
+
+    static func waiter(_ w: SyncStreamTests.World, _ token: String, stream: String, since cursor: String) -> Waiter {
+        let query = "stream=\(stream)&since=\(cursor)"
+        return Waiter(token: token, query: query, poll: PendingRequest(port: w.server.port, "/v1/changes?\(query)&wait=60", token: token))
+    }
+
+    /// Each waiter's answer: a 200 whose changes equal a plain poll's by the
+    /// same caller from the same cursor (keys sorted, to compare spellings).
+    static func expectOwnAnswers(_ w: SyncStreamTests.World, _ waiters: [Waiter]) throws -> [[String: Any]] {
+        try waiters.map { waiter in
+            let answer = try waiter.poll.response()
+            #expect(answer.status == 200, "\(answer.text.prefix(300))")
+            let own = try w.client.request("GET", "/v1/changes?\(waiter.query)", headers: [("Authorization", "Bearer \(waiter.token)")])
+            #expect(own.status == 200)
+            #expect(try Self.changes(answer.object) == Self.changes(own.object), "\(waiter.query)")
+            return answer.object
+        }
+    }
+
+    static func changes(_ object: [String: Any]) throws -> String {
+        let data = try JSONSerialization.data(withJSONObject: object["changes"] as? [Any] ?? [], options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// New users and a token each.
+    static func users(_ w: SyncStreamTests.World, _ names: [String]) throws -> [(id: String, token: String)] {
+        let owner = try w.server.database.connect()
+        defer { owner.close() }
+        return try names.map { name in
+            let id = try owner.query("SELECT ferry.create_user($1, $1 || '-password-1')::text", [name]).first?[0] ?? ""
+            return (id, try #require(try AuthService.issueToken(name: name, ttlSeconds: 600, connection: owner)).token)
+        }
+    }
+
+    static func token(_ auth: [(String, String)]) -> String {
+        String(auth[0].1.dropFirst("Bearer ".count))
+    }
+
+    @Test func subscribersOfAPublicSetShareOneCheckAndEachGetsItsOwnPage() throws {
+        let w = try SyncStreamTests.world()
+        defer { w.server.stop() }
+        let open = try SyncStreamTests.set(w, public: true, terms: 2)
+        let closed = try SyncStreamTests.set(w, public: false, terms: 1)
+        let readers = try Self.users(w, ["dora", "ezra", "fay", "gus", "hal", "ivy", "jan"])
+        let stream = "set:\(open.id)"
+        // Two cursors: three readers caught up before a write none of them
+        // reads moved the frontier, three after it.
+        var cursors: [String] = []
+        for (index, reader) in readers.enumerated() {
+            if index == 3 { _ = try SyncStreamTests.set(w, public: false, terms: 0) }
+            let auth = [("Authorization", "Bearer \(reader.token)")]
+            let caughtUp = try w.feed("stream=\(stream)", auth) { $0.count >= 3 }
+            #expect(caughtUp.entries.count == 3)
+            cursors.append(caughtUp.cursor)
+        }
+        #expect(cursors[0] != cursors[5])
+        // Bob becomes a member in the very commit that adds the term: his page
+        // holds his grant's rows, so it is his own.
+        let bobCursor = try w.feed("stream=\(stream)", w.bob) { $0.count >= 3 }.cursor
+        // Carol follows Alice's private set, which she may not read; Alice follows it too.
+        let carolCursor = try w.feed("stream=set:\(closed.id)", w.carol).cursor
+        let aliceCursor = try w.feed("stream=set:\(closed.id)", w.alice) { $0.count >= 2 }.cursor
+
+        var waiters = readers.dropLast().enumerated().flatMap { index, reader in
+            (0..<2).map { _ in Self.waiter(w, reader.token, stream: stream, since: cursors[index]) }
+        }
+        // Jan signs out (his token revoked by hand: no instance is told) while he waits.
+        let jans = (0..<2).map { _ in Self.waiter(w, readers[6].token, stream: stream, since: cursors[6]) }
+        let bob = Self.waiter(w, Self.token(w.bob), stream: stream, since: bobCursor)
+        waiters.append(bob)
+        let carols = (0..<2).map { _ in Self.waiter(w, Self.token(w.carol), stream: "set:\(closed.id)", since: carolCursor) }
+        try w.server.waitForWaiters(waiters.count + jans.count + carols.count)
+        try waitUntil("every check to name its caller", within: 30) { !w.server.app.live.registryHasAnonymousWaiters }
+        _ = try w.server.ownerQuery("UPDATE ferry.tokens SET revoked = true WHERE user_id = $1", [readers[6].id])
+        // Past the token cache's second: every waiter's token must be looked up again before it takes a page.
+        Thread.sleep(forTimeInterval: 1.2)
+        let shared = w.server.app.live.sharedAnswers
+        let checks = w.server.app.live.checks
+        let bobID = try w.server.database.column("SELECT id::text FROM ferry.users WHERE name = 'bob'")[0]
+        let term =
+            try w.server.ownerQuery(
+                """
+                WITH joined AS (INSERT INTO app.members (set_id, user_id) VALUES ($1, $2))
+                INSERT INTO app.terms (set_id, word) VALUES ($1, 'for every reader') RETURNING id::text
+                """, [open.id, bobID]
+            ).rows[0][0] ?? ""
+        let answers = try Self.expectOwnAnswers(w, waiters)
+        for answer in answers { #expect(changedIDs(answer, "terms").contains(term)) }
+        // Bob's grant brought the set's rows into his stream again: his answer is his own.
+        #expect(changedIDs(answers.last ?? [:], "members").count == 1)
+        // Jan's token is no longer live: his waiters are refused, never served another's page.
+        for jan in jans { #expect(try jan.poll.response().status == 401) }
+        // Twelve readers' waiters at two cursors: at most a check per cursor
+        // and per reader who resumed before any check was on offer; the others took one.
+        let taken = w.server.app.live.sharedAnswers - shared
+        #expect(taken >= 9, "shared \(taken), checks \(w.server.app.live.checks - checks)")
+        // Carol may not read the private set: nothing of it woke her, nor reached her.
+        #expect(carols.allSatisfy { !$0.poll.isAnswered })
+
+        // A write to the private set: Alice's waiter gets it, Carol's stay asleep
+        // (her own checks read nothing, and never take Alice's page).
+        let alices = (0..<2).map { _ in Self.waiter(w, Self.token(w.alice), stream: "set:\(closed.id)", since: aliceCursor) }
+        try w.server.waitForWaiters(alices.count + carols.count)
+        let secret = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": closed.id, "word": "secret"])
+        try #require(secret.status == 201)
+        for answer in try Self.expectOwnAnswers(w, alices) {
+            #expect(changedIDs(answer, "terms").contains(secret.object["id"] as? String ?? "-"))
+        }
+        try waitUntil("Carol's waiters to park again", within: 30) { w.server.app.live.checksRunning == 0 && w.server.app.live.waiters == 2 }
+        #expect(carols.allSatisfy { !$0.poll.isAnswered })
+        let carolNow = try w.client.request("GET", "/v1/changes?stream=set:\(closed.id)&since=\(carolCursor)", headers: w.carol)
+        #expect((carolNow.object["changes"] as? [Any])?.isEmpty == true, "\(carolNow.text.prefix(300))")
+    }
+
+    @Test func aPageIsCutForALaterCursorOnlyWhenComplete() throws {
+        // The cut of ``SharedStreamPage``: entries after the later cursor, in order, spelled as they came.
+        let text =
+            #"[{"resource" : "terms", "data" : {"id":"a","word":"x, ]}"}}, {"resource":"terms","data":{"id":"b"}}, {"resource":"sets","data":{"id":"c","n":[1,2]}}]"#
+        let elements = try #require(SharedStreamPage.arrayElements(text))
+        #expect(elements.count == 3)
+        #expect(elements[0].hasPrefix(#"{"resource" : "terms""#) && elements[0].hasSuffix(#""x, ]}"}}"#))
+        #expect(elements[2] == #"{"resource":"sets","data":{"id":"c","n":[1,2]}}"#)
+        #expect(SharedStreamPage.arrayElements("[]")?.isEmpty == true)
+        #expect(SharedStreamPage.arrayElements("{}") == nil)
+        #expect(SharedStreamPage.arrayElements("[1, 2") == nil)
+        #expect(SharedStreamPage.arrayElements("[1] x") == nil)
+    }
+}
