@@ -79,16 +79,17 @@ class Conn:
         return self.answer()
 
 
-def now_cursor(port, token):
+def now_cursor(port, token, stream=None):
     c = Conn(port)
-    status, _, body = c.call(request("/v1/changes?since=now", token))
+    status, _, body = c.call(request("/v1/changes?since=now" + (f"&stream={stream}" if stream else ""), token))
     c.sock.close()
     assert status == 200, status
     return json.loads(body)["cursor"]
 
 
-def long_poll(cursor, token, wait):
-    return request(f"/v1/changes?since={cursor}&wait={wait}&limit=500", token, headers=[f'If-None-Match: "{cursor}"'])
+def long_poll(cursor, token, wait, stream=None):
+    path = f"/v1/changes?since={cursor}&wait={wait}&limit=500" + (f"&stream={stream}" if stream else "")
+    return request(path, token, headers=[f'If-None-Match: "{cursor}"'])
 
 
 def rss_kib(pid):
@@ -202,15 +203,16 @@ def latency(port, writer, reader, set_id, writes=200, rate=16, poll_every=None):
     return percentile(ms, 50), percentile(ms, 99), missing
 
 
-def fan_out(port, writer, reader, set_id, count, tokens=None, pid=None):
-    """One write, `count` waiters of `reader` (or one each of `tokens`): ms from the write's answer to the last answer."""
+def fan_out(port, writer, reader, set_id, count, tokens=None, pid=None, stream=None):
+    """One write, `count` waiters of `reader` (or one each of `tokens`, on the
+    set's stream when `stream`): ms from the write's answer to the last answer."""
     if tokens is None:
         conns = open_waiters(port, reader, count)
     else:
         conns = []
         for token in tokens[:count]:
             c = Conn(port)
-            c.send(long_poll(now_cursor(port, token), token, 120))
+            c.send(long_poll(now_cursor(port, token, stream), token, 120, stream))
             conns.append(c)
         # A first check each (no two are the same): wait until they are parked.
         settle(pid)
@@ -275,6 +277,12 @@ def main():
             took, left = fan_out(port, writer, reader, set_id, n, tokens=[f"fanout-bench-token-{i}" for i in range(1, n + 1)], pid=pid)
             print(f"{n} collaborators (a token each) on one shared set, one write: all answered {took:.1f} ms after the write's answer ({left} never)", flush=True)
             record("fan-out-users", waiters=n, all_answered_ms=round(took, 1), never=left)
+            time.sleep(2)
+            settle(pid)
+            took, left = fan_out(port, writer, reader, set_id, n, tokens=[f"fanout-bench-token-{i}" for i in range(1, n + 1)], pid=pid,
+                                 stream=f"set:{set_id}")
+            print(f"{n} collaborators (a token each) on the set's stream, one write: all answered {took:.1f} ms after the write's answer ({left} never)", flush=True)
+            record("fan-out-stream", waiters=n, all_answered_ms=round(took, 1), never=left)
             time.sleep(2)
         return
     if sys.argv[1] == "idle":

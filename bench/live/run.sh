@@ -8,8 +8,10 @@
 #   bench/live/run.sh [N ...]     (default: 1 1000 10000; FERRY_BIN=path skips the build)
 #   bench/live/run.sh fanout [N ...]
 #       only the fan-out (issue 46): one write to a set N waiters wait on, as N
-#       long polls of one user's token (one shared check) and as N collaborators
-#       with a token each (a check each; default N: 1000 10000)
+#       long polls of one user's token (one shared check), as N collaborators
+#       with a token each on their default stream (a check each), and as the
+#       same N on the set's stream (stream=set:<id>: one check's page for all,
+#       StreamChecks; default N: 1000 10000)
 #   bench/live/run.sh idle [N ...]
 #       only the server's CPU with N long polls waiting and nothing written,
 #       over BENCH_IDLE_SECONDS (default 60) each (default N: 0 1000 10000)
