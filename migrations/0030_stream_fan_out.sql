@@ -20,20 +20,21 @@
 CREATE INDEX access_grants_xid_idx ON ferry.access_grants (xid);
 CREATE INDEX access_revocations_xid_idx ON ferry.access_revocations (xid);
 
--- The users with an access grant or revocation at or after p_after, at most
--- p_limit of them (the caller asks one more than it can use: that many
--- means "too many to tell").
+-- The users with an access grant or revocation at or after p_after; NULL
+-- when the logs hold p_limit entries or more there ("too many to tell": the
+-- caller shares with nobody). At most p_limit entries are read, so a cursor
+-- from last week costs what one from a second ago does.
 CREATE FUNCTION ferry.access_changed_users(p_after xid8, p_limit integer) RETURNS uuid[]
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path = pg_catalog, ferry, pg_temp
 AS $$
-    SELECT coalesce(array_agg(u.user_id), '{}')
+    SELECT CASE WHEN count(*) >= p_limit THEN NULL ELSE coalesce(array_agg(DISTINCT u.user_id), '{}') END
       FROM (SELECT g.user_id FROM ferry.access_grants g WHERE g.xid >= p_after
-            UNION
+            UNION ALL
             SELECT r.user_id FROM ferry.access_revocations r WHERE r.xid >= p_after
             LIMIT p_limit) u
 $$;
 COMMENT ON FUNCTION ferry.access_changed_users(xid8, integer) IS
-    'Users with an access grant or revocation at or after p_after (at most p_limit): they are answered by their own feed check.';
+    'Users with an access grant or revocation at or after p_after (NULL for p_limit entries or more): they are answered by their own feed check.';
 REVOKE ALL ON FUNCTION ferry.access_changed_users(xid8, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ferry.access_changed_users(xid8, integer) TO ferry_app;

@@ -1,7 +1,7 @@
 -- role: owner
 -- Migration 0030: ferry.access_changed_users names the users with an access
--- grant or revocation at or after an xid, at most as many as asked, by the
--- logs' xid indexes; the serve role may call it.
+-- grant or revocation at or after an xid, or NULL for as many entries as
+-- the limit or more, by the logs' xid indexes; the serve role may call it.
 
 DO $$
 DECLARE a uuid; b uuid; c uuid; before xid8; got uuid[];
@@ -15,7 +15,8 @@ BEGIN
     INSERT INTO ferry.access_revocations (user_id, table_oid, row_id) VALUES (c, 'ferry.users', 'z');
     got := ferry.access_changed_users(before, 10);
     PERFORM pg_temp.check(got @> ARRAY[b, c] AND NOT got @> ARRAY[a], 'grants and revocations at or after the xid, not before');
-    PERFORM pg_temp.check(cardinality(ferry.access_changed_users(before, 1)) = 1, 'at most the limit');
+    PERFORM pg_temp.check(ferry.access_changed_users(before, 2) IS NULL, 'as many entries as the limit: too many to tell');
+    PERFORM pg_temp.check(cardinality(ferry.access_changed_users(before, 3)) = 2, 'fewer: each user once');
     PERFORM pg_temp.check(cardinality(ferry.access_changed_users((before::text::numeric + 1000000)::text::xid8, 10)) = 0, 'none after: an empty array, not null');
     PERFORM pg_temp.check(has_function_privilege('ferry_app', 'ferry.access_changed_users(xid8, integer)', 'EXECUTE'), 'the serve role calls it');
 END $$;

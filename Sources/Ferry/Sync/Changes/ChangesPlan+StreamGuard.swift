@@ -15,14 +15,15 @@ import FerryPostgres
 /// revocation (its members): the guard reads all three at or after the
 /// cursor, in a snapshot taken after the page's.
 extension ChangesPlan {
-    /// Most users the guard names; one more means too many to tell, and the page is shared with nobody.
-    static let guardUserLimit = 1_000
+    /// Most grants and revocations the guard reads since the cursor; that
+    /// many means too many to tell, and the page is shared with nobody.
+    static let guardEntryLimit = 1_000
 
     /// The guard's statement, run after the prelude (which names the root
     /// row) as the caller; nil when the plan's pages are never shared: not a
     /// stream, a root read through a parent, or a cursor that is not a
     /// frontier (the start, or a position after a full page).
-    /// Parameters: `$1` the cursor's xid, `$2` the users' limit + 1.
+    /// Parameters: `$1` the cursor's xid, `$2` ``guardEntryLimit``.
     var streamGuard: PlannedStatement? {
         guard let subscription, subscription.sharesAcrossUsers, request.since.position == nil, !request.since.isStart,
             let root = catalog[subscription.root], let idType = root.column("id")?.type
@@ -40,7 +41,7 @@ extension ChangesPlan {
                    EXISTS (\(row) AND r._ferry_xid >= $1::xid8) AS root_changed,
                    \(logs.joined(separator: " OR ")) AS public_changed,
                    ferry.access_changed_users($1::xid8, $2)::text AS users
-            """, [.text(String(request.since.afterXID)), .int(Int64(Self.guardUserLimit + 1))])
+            """, [.text(String(request.since.afterXID)), .int(Int64(Self.guardEntryLimit))])
     }
 }
 
@@ -51,7 +52,7 @@ struct StreamGuard: Sendable {
     /// The caller read the root row in that snapshot.
     let readable: Bool
     /// Nothing deciding who reads the root changed at or after the cursor,
-    /// and few enough users' access did to name them.
+    /// and few enough users' access did to name them (core 0030 answers NULL for too many).
     let unchanged: Bool
     /// The users whose access changed at or after the cursor.
     let users: Set<String>
@@ -68,9 +69,9 @@ struct StreamGuard: Sendable {
         guard let frontier = try row.uint64("frontier") else { throw ChangesPage.malformed }
         self.frontier = frontier
         readable = try row.bool("readable") == true
-        let users = Self.uuids(row["users"] ?? "")
-        self.users = Set(users)
-        unchanged = try row.bool("root_changed") == false && row.bool("public_changed") == false && users.count <= ChangesPlan.guardUserLimit
+        let users = row["users"]
+        self.users = Set(Self.uuids(users ?? ""))
+        unchanged = try row.bool("root_changed") == false && row.bool("public_changed") == false && users != nil
     }
 
     /// The elements of a `uuid[]`'s text (`{a,b}`): uuids need no quoting.
