@@ -171,7 +171,7 @@ final class LoopbackDeployment {
         chmod(key, 0o644)
         site = site.replacingOccurrences(of: "/etc/ssl/ferry/fullchain.pem", with: cert)
             .replacingOccurrences(of: "/etc/ssl/ferry/privkey.pem", with: key)
-            .replacingOccurrences(of: "/var/cache/nginx/ferry", with: directory.appendingPathComponent("nginx-cache").path)
+            .replacingOccurrences(of: "/var/lib/nginx/ferry-cache", with: directory.appendingPathComponent("nginx-cache").path)
         let sitePath = try write(site, "ferry.conf")
         let temp = directory.appendingPathComponent("nginx-tmp").path
         try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: true)
