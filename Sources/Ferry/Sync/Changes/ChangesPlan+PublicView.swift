@@ -21,10 +21,13 @@ import FerryPostgres
 /// test and the page) is not answered: the caller's own page is, so that a
 /// member is never told to drop a row they may still read.
 extension ChangesPlan {
-    /// The same subscription plan, read as no user when its root is public.
+    /// The same subscription plan, read as no user when its root is public;
+    /// unchanged in a schema where no row can be public (no
+    /// `ferry.sync_public`), whose hand-written policies may not expect a
+    /// transaction with no user.
     func viewedPublicly() -> ChangesPlan {
         var plan = self
-        plan.publicView = subscription != nil
+        plan.publicView = subscription != nil && catalog.hasPublicRows
         return plan
     }
 
