@@ -155,6 +155,10 @@ extension ConfigurationKey {
             "live.max_feed_hold_seconds", \.live.maxFeedHoldSeconds,
             "A changes feed held back longer than this by one transaction is reported: /readyz names it (still 200) and ferry_feed_hold_over_limit is 1."
         ),
+        .int(
+            "live.public_page_max_age_seconds", \.live.publicPageMaxAgeSeconds, min: 1, max: 3_600,
+            "How long a shared cache (nginx, a CDN) may answer a public stream's page to every device (Cache-Control: public, max-age): the most a device polling it sees a commit late."
+        ),
         .bool(
             "console.enabled", \.console.enabled,
             "Serve the operator's console at /console and record refused requests for it."),

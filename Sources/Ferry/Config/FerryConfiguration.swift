@@ -194,6 +194,8 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var listenURL = ""
         /// A feed held back longer than this (seconds) is reported by `/readyz` and `/metrics`.
         public var maxFeedHoldSeconds = 300.0
+        /// How long a shared cache may answer a public stream's page (`Cache-Control: public, max-age`).
+        public var publicPageMaxAgeSeconds = 1
     }
 
     /// The operator's console at `/console` (docs/CONSOLE.md).

@@ -9,6 +9,14 @@ enum TransactionSetting: String, Sendable {
     case publicReads = "ferry.public_reads"
     /// The id of a subscription's root row, which the stream's paths read (core 0025).
     case streamKey = "ferry.stream_key"
+    /// The caller's user id, which Row Level Security reads (`ferry.current_user_id()`).
+    case userID = "ferry.user_id"
+    /// A verified JWT's claims (`ferry.claims()`, core 0016).
+    case claims = "ferry.claims"
+    /// The caller's user id and claims, kept while a public page reads as no
+    /// user (ChangesPlan+PublicView.swift), to be set back when it cannot.
+    case streamCaller = "ferry.stream_caller"
+    case streamClaims = "ferry.stream_claims"
     /// `collect`: the sync triggers collect their live hints instead of notifying (core 0028).
     case hintMode = "ferry.hint_mode"
     /// The hints collected so far, one a line (core 0028).

@@ -52,7 +52,12 @@ extension OpenAPIDocument {
                             ],
                             responses: commonProblems.filter { $0.0 != "429" } + [
                                 ("200", Self.changesAnswer),
-                                ("304", Self.ok("Nothing changed since the cursor in If-None-Match.", headers: ["ETag"])),
+                                (
+                                    "304",
+                                    Self.ok(
+                                        "Nothing changed since the cursor in If-None-Match, or the page is the one whose tag it names.",
+                                        headers: ["ETag", "Cache-Control"])
+                                ),
                                 ("400", Self.problem(["invalid_query", "bad_request"])),
                                 ("410", Self.problem(["cursor_expired"])),
                                 ("429", Self.problem(["rate_limited", "too_many_waiters"], headers: ["Retry-After"])),
@@ -267,7 +272,7 @@ extension OpenAPIDocument {
                 "description",
                 "Changes in commit order; follow `cursor` while `has_more`. With `Accept: text/event-stream`, a stream of server-sent events: `event: changes`, `id` the page's cursor, `data` the page; `event: problem` ends it."
             ),
-            ("headers", .object([("ETag", ref("headers", "ETag"))])),
+            ("headers", .object([("ETag", ref("headers", "ETag")), ("Cache-Control", ref("headers", "Cache-Control"))])),
             (
                 "content",
                 .object([

@@ -178,6 +178,16 @@ extension OpenAPIDocument {
         ("Location", .object([("description", "The created row's URL."), ("schema", type("string"))])),
         ("Retry-After", .object([("description", "Seconds to wait before retrying."), ("schema", type("integer"))])),
         (
+            "Cache-Control",
+            .object([
+                (
+                    "description",
+                    "`public, max-age=N` on a public stream's page, the same for every signed-in reader (a shared cache may keep it N seconds); `private, no-store` on every other page."
+                ),
+                ("schema", type("string")),
+            ])
+        ),
+        (
             "Idempotent-Replayed",
             .object([
                 ("description", "true on a stored response replayed for an Idempotency-Key."),

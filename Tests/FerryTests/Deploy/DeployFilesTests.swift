@@ -83,6 +83,7 @@ import Testing
         let site = try read("deploy/nginx/ferry.conf")
             .replacingOccurrences(of: "/etc/ssl/ferry/fullchain.pem", with: cert)
             .replacingOccurrences(of: "/etc/ssl/ferry/privkey.pem", with: key)
+            .replacingOccurrences(of: "/var/lib/nginx/ferry-cache", with: directory.appendingPathComponent("cache").path)
         try site.write(to: directory.appendingPathComponent("ferry.conf"), atomically: true, encoding: .utf8)
         let main = """
             pid \(directory.path)/nginx.pid;

@@ -35,6 +35,10 @@ struct ChangesPlan {
     /// A subscription's feed (``rooted(_:)``): its stream's root table and row
     /// id; nil for the default stream.
     let subscription: Subscribed?
+    /// A subscription's page read as no user at all (``publicPrelude``), so
+    /// that it is the same for every reader and a shared cache may keep it
+    /// (ChangesPlan+PublicView.swift); false for every other page.
+    var publicView = false
 
     struct Subscribed: Sendable, Equatable {
         let root: String
@@ -95,9 +99,11 @@ struct ChangesPlan {
 
     /// The same plan for another request (an event stream's next part).
     func serving(_ request: ChangesRequest) -> ChangesPlan {
-        ChangesPlan(
+        var plan = ChangesPlan(
             request: request, catalog: catalog, scopes: scopes, readThrough: readThrough, walks: walks,
             subscription: subscription)
+        plan.publicView = publicView
+        return plan
     }
 
     /// The plan of a subscription to `stream` at row `id` (core 0025): the
@@ -120,6 +126,7 @@ struct ChangesPlan {
     /// reads a public row the caller could not read anyway.
     var prelude: [PlannedStatement] {
         guard let subscription else { return [] }
+        if publicView { return publicPrelude }
         return [
             PlannedStatement(
                 "SELECT " + TransactionSetting.publicReads.set("'on'") + ", " + TransactionSetting.streamKey.set("$1"),

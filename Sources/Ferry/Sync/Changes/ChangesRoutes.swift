@@ -50,6 +50,9 @@ struct ChangesRoutes: Sendable {
         if let ticket, let wait = parsed.wait, wait > 0, !parsed.startsNow {
             return try longPoll(request, context, parsed, plan: plan, caller: caller, generation: generation, ticket: ticket, wait: wait)
         }
+        if Self.mayShare(request, parsed, caller: caller), let shared = try sharedAnswer(request, parsed, plan: plan, caller: caller) {
+            return shared
+        }
         return Self.answer(try poll(parsed, plan: plan, caller: caller), request: request, parsed: parsed)
     }
 
@@ -105,9 +108,11 @@ struct ChangesRoutes: Sendable {
     /// later change is at or above it.
     static let frontier = PlannedStatement("SELECT ferry.feed_frontier()::text")
 
+    /// A page that is the caller's own: `private, no-store`, so that no
+    /// shared cache keeps it (pages for everyone: ChangesRoutes+SharedCache.swift).
     static func answer(_ page: ChangesPage, request: HTTPRequest, parsed: ChangesRequest) -> HTTPResponse {
         let headers = HTTPHeaders([
-            ("ETag", "\"\(page.cursor.token)\""), ("Cache-Control", "private, no-cache"), ("Vary", "Authorization"),
+            ("ETag", "\"\(page.cursor.token)\""), ("Cache-Control", "private, no-store"), ("Vary", "Authorization"),
         ])
         // The cheap "any activity since?" check: 304 carries the cursor the
         // 200 would have had, so the client may move on to it.

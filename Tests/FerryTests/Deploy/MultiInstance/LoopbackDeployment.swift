@@ -22,12 +22,28 @@ final class LoopbackDeployment {
     /// which works only because each request is one transaction.
     let serverConnections = 2
 
-    init(instances: Int = 2) throws {
+    /// Settings every `ferry serve` gets besides the deployment's own (`FERRY_...` variables).
+    let settings: [String: String]
+
+    /// `appFiles`: the app's migrations, instead of the study example's.
+    init(instances: Int = 2, appFiles: [String: String]? = nil, settings: [String: String] = [:]) throws {
+        self.settings = settings
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-multi-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // PgBouncer and nginx workers drop root; they must read their files and write temp files.
         chmod(directory.path, 0o777)
-        database = try ScratchDatabase(prefix: "ferry_ops")
+        if let appFiles {
+            let scratch = try ScratchDatabase.create(prefix: "ferry_ops")
+            do {
+                try scratch.applyMigrations(appFiles: appFiles)
+            } catch {
+                scratch.drop()
+                throw error
+            }
+            database = scratch
+        } else {
+            database = try ScratchDatabase(prefix: "ferry_ops")
+        }
         do {
             try startMemcached(count: 2)
             try startPgBouncer()
@@ -124,6 +140,7 @@ final class LoopbackDeployment {
             "FERRY_MEMCACHED_SERVERS": memcachedAddresses.joined(separator: ","),
             "FERRY_LOGGING_LEVEL": "warning",
         ]) { $1 }
+        environment.merge(settings) { $1 }
         let index = ferries.count
         ferries.append(
             try ServiceProcess(
@@ -154,6 +171,7 @@ final class LoopbackDeployment {
         chmod(key, 0o644)
         site = site.replacingOccurrences(of: "/etc/ssl/ferry/fullchain.pem", with: cert)
             .replacingOccurrences(of: "/etc/ssl/ferry/privkey.pem", with: key)
+            .replacingOccurrences(of: "/var/lib/nginx/ferry-cache", with: directory.appendingPathComponent("nginx-cache").path)
         let sitePath = try write(site, "ferry.conf")
         let temp = directory.appendingPathComponent("nginx-tmp").path
         try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 @testable import Ferry
+import Synchronization
 import Testing
 
 /// Who may take another user's stream check (``StreamChecks``), with stand-in
@@ -65,6 +66,31 @@ import Testing
         let fay = try Self.run(checks, registry, tickets["fay"]!, "fay", after: 11)
         #expect(fay.shared)
         #expect(fay.changes == #"[{"resource":"terms","data":{"id":"t12"}}]"#)
+    }
+
+    @Test func lapsedTokensAreLookedUpOnceForAllTheStreamsWaiters() throws {
+        let registry = WaiterRegistryTests.registry(perUser: 100)
+        let checks = StreamChecks()
+        let users = ["alice", "dora", "fay", "gus"]
+        var tickets: [String: Ticket] = [:]
+        for user in users { tickets[user] = Self.waiter(registry, user) }
+        for user in users.dropFirst() { _ = try Self.run(checks, registry, tickets[user]!, user) }
+        registry.deliver([ChangeHint(xid: 12, table: WaiterRegistryTests.terms, target: .scope(table: WaiterRegistryTests.sets, id: "s1"))])
+        _ = try Self.run(checks, registry, tickets["alice"]!, "alice")
+        // Their tokens' checks lapsed from the cache: the first to find it so looks them all up.
+        let cached = Mutex<Set<String>>([])
+        let lookups = Atomic<Int>(0)
+        for user in users.dropFirst() {
+            let (_, shared) = try checks.check(
+                Self.key, request: Self.request(after: 9), user: { cached.withLock { $0.contains(user) } ? user : nil },
+                recheck: {
+                    lookups.add(1, ordering: .relaxed)
+                    cached.withLock { $0.formUnion(users) }
+                }, ticket: tickets[user]!, registry: registry,
+                run: { Self.page(by: user) })
+            #expect(shared, "\(user)")
+        }
+        #expect(lookups.load(ordering: .relaxed) == 1)
     }
 
     @Test func aCheckWhoseLeaderLostTheRootOrWhoseRootChangedIsOfferedToNobody() throws {
