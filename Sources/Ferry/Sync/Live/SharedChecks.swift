@@ -1,4 +1,3 @@
-import Dispatch
 import FerryBase
 import FerryHTTP
 
@@ -34,31 +33,7 @@ final class SharedChecks: Sendable {
         var stream: String? = nil
     }
 
-    /// One check, running or done, and who may take its answer.
-    private final class Flight: Sendable {
-        /// The registry's epoch read before the check began.
-        let startedAt: UInt64
-        /// When it was made, to forget it a while after.
-        let madeAt = MonotonicClock.now()
-        private let outcome = Locked<Result<FeedCheck, any Error>?>(nil)
-        private let done = DispatchSemaphore(value: 0)
-
-        init(startedAt: UInt64) { self.startedAt = startedAt }
-
-        var isDone: Bool { outcome.withLock { $0 != nil } }
-
-        func finish(_ result: Result<FeedCheck, any Error>) {
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-
-        /// Its answer, once there (the leader's query is in flight: a few ms).
-        func answer() -> Result<FeedCheck, any Error> {
-            done.wait()
-            done.signal()
-            return outcome.withLock { $0! }
-        }
-    }
+    private typealias Flight = CheckFlight<FeedCheck>
 
     private struct State {
         var flights: [Key: Flight] = [:]

@@ -47,31 +47,7 @@ final class StreamChecks: Sendable {
         let stream: String
     }
 
-    private final class Flight: Sendable {
-        let startedAt: UInt64
-        let since: UInt64
-        let madeAt = MonotonicClock.now()
-        private let outcome = Locked<Result<SharedStreamPage, any Error>?>(nil)
-        private let done = DispatchSemaphore(value: 0)
-
-        init(startedAt: UInt64, since: UInt64) {
-            self.startedAt = startedAt
-            self.since = since
-        }
-
-        var isDone: Bool { outcome.withLock { $0 != nil } }
-
-        func finish(_ result: Result<SharedStreamPage, any Error>) {
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-
-        func answer() -> Result<SharedStreamPage, any Error> {
-            done.wait()
-            done.signal()
-            return outcome.withLock { $0! }
-        }
-    }
+    private typealias Flight = CheckFlight<SharedStreamPage>
 
     /// One bulk lookup of a stream's tokens, running or lately done.
     private final class Recheck: Sendable {
