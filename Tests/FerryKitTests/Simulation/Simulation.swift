@@ -156,6 +156,9 @@ final class Simulation {
         /// sets public or private again; a device subscribes to a set (anyone's,
         /// or one that does not exist) or drops one; the seed's clock jumps two hours.
         case publish, subscribe, unsubscribe, passTime
+        /// With subscriptions only: a device deletes a set that is not its
+        /// user's (a public set it subscribed to: refused, the set stays).
+        case deleteOthersSet
 
         var weight: Int {
             switch self {
@@ -177,15 +180,16 @@ final class Simulation {
             case .restartServer: 1
             case .killListener: 1
             case .publish: 5
-            case .subscribe: 12
+            case .subscribe: 20
             case .unsubscribe: 8
             case .passTime: 3
+            case .deleteOthersSet: 4
             }
         }
 
         var subscribing: Bool {
             switch self {
-            case .publish, .subscribe, .unsubscribe, .passTime: true
+            case .publish, .subscribe, .unsubscribe, .passTime, .deleteOthersSet: true
             default: false
             }
         }
@@ -349,6 +353,12 @@ final class Simulation {
                 try await subscribe(device, step: step)
             case .unsubscribe:
                 try await unsubscribe(device, step: step)
+            case .deleteOthersSet:
+                let owner = schema.shared.reference
+                let others = try store.rows(schema.shared.name).filter { $0[owner]?.string.map { $0 != device.user.id } ?? false }
+                guard let id = random.pick(others)?["id"]?.string else { return }
+                try writes.delete(schema.shared.name, id: id)
+                note("\(step) \(device.name) delete someone else's set \(short(id))")
             case .passTime:
                 clock.advance(Self.timeStep)
                 report.hoursPassed += Int(Self.timeStep / 3_600)
