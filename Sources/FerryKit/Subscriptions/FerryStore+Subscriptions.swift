@@ -54,6 +54,15 @@ extension FerryStore {
         }
     }
 
+    /// Whether a subscription's stream brought row `id` of `resource` (not the default stream alone).
+    func heldBySubscription(_ resource: String, id: String) throws -> Bool {
+        try database.read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription_row WHERE resource = ? AND id = ? AND stream <> '')",
+                arguments: [resource, id]) ?? false
+        }
+    }
+
     /// Every subscription the store holds, unsubscribed ones in their TTL included.
     func subscriptionKeys() throws -> [(stream: String, id: String)] {
         try database.read { db in

@@ -147,6 +147,13 @@ extension SyncEngine {
             try postpone(request.opIDs, error: Self.noAnswer(error))
             throw error
         }
+        if request.action == .delete, response.status == 404, try store.heldBySubscription(request.resource, id: request.rowID) {
+            // A row a subscription brought (a public set) is readable and not
+            // writable: the server hides it from writes, so a delete meets 404
+            // while the row lives on. Refused, not done: it comes back, with
+            // its `rejected` event (PublicRowWritesIntegrationTests).
+            return try reject(request, response, &round)
+        }
         if request.action == .delete, response.status == 404 || response.status == 410 {
             // Gone already, or never created (a create whose answer was lost, then
             // deleted here): what the delete wanted is so.

@@ -14,6 +14,8 @@ final class SimulatedDevice {
     let baseURL: URL
     let seed: UInt64
     let live: Bool
+    /// The engines' clock: the seed's, which the simulation moves forward for TTLs.
+    let clock: SimulationClock
     private(set) var store: FerryStore
     private(set) var engine: SyncEngine
     private(set) var transport: SimulationTransport
@@ -31,8 +33,9 @@ final class SimulatedDevice {
 
     init(
         name: String, user: SimulatedUser, directory: URL, baseURL: URL, seed: UInt64, live: Bool = false,
-        revoke: (@Sendable (TransportRequest) -> Bool)? = nil
+        clock: SimulationClock = SimulationClock(), revoke: (@Sendable (TransportRequest) -> Bool)? = nil
     ) throws {
+        self.clock = clock
         self.revoke = revoke
         self.name = name
         self.user = user
@@ -40,7 +43,8 @@ final class SimulatedDevice {
         self.seed = seed
         self.live = live
         path = directory.appendingPathComponent("\(name).sqlite").path
-        (store, engine, transport) = try Self.open(path: path, baseURL: baseURL, token: user.token, seed: seed, retries: retries, live: live)
+        (store, engine, transport) = try Self.open(
+            path: path, baseURL: baseURL, token: user.token, seed: seed, retries: retries, live: live, clock: clock)
         arm()
         listen()
     }
@@ -68,13 +72,14 @@ final class SimulatedDevice {
 
     static func open(
         path: String, baseURL: URL, token: String, seed: UInt64,
-        retries: RetryLog, live: Bool
+        retries: RetryLog, live: Bool, clock: SimulationClock
     ) throws -> (FerryStore, SyncEngine, SimulationTransport) {
         let store = try FerryStore(path: path)
         // The socket transport's timeout must outlast a long poll.
         let transport = SimulationTransport(SocketTransport.chosen(baseURL: baseURL, timeout: 10), seed: seed, retries: retries)
         let policy = live ? RetryPolicy(base: 0.02, cap: 0.2) : RetryPolicy(base: 0.001, cap: 0.01)
-        let engine = SyncEngine(store: store, transport: transport, tokens: FixedToken(token), policy: policy, random: { 0.5 })
+        let engine = SyncEngine(
+            store: store, transport: transport, tokens: FixedToken(token), policy: policy, now: { clock.now }, random: { 0.5 })
         return (store, engine, transport)
     }
 
@@ -118,7 +123,7 @@ final class SimulatedDevice {
         incarnation += 1
         (store, engine, transport) = try Self.open(
             path: path, baseURL: baseURL, token: user.token, seed: seed &+ incarnation &* 7919,
-            retries: retries, live: live)
+            retries: retries, live: live, clock: clock)
         transport.set(offline: offline, faultRate: faultRate)
         arm()
         listen()
@@ -150,6 +155,18 @@ final class SimulatedDevice {
     /// Races of ``SimulationFault/revokedBeforeAnswer`` that revoked, by every link the device has had.
     var races: Int { racesBefore + transport.races }
     private var racesBefore = 0
+}
+
+/// A seed's clock: the wall clock, plus the time the simulation let pass
+/// (``Simulation/Operation/passTime``), so that a subscription's TTL runs out
+/// within a seed. It only moves forward, so continuous mode's due times stay
+/// in order.
+final class SimulationClock: Sendable {
+    private let offset = Mutex<TimeInterval>(0)
+    var now: Date { Date().addingTimeInterval(passed) }
+    /// The time let pass so far.
+    var passed: TimeInterval { offset.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { offset.withLock { $0 += max(0, seconds) } }
 }
 
 /// A user of the simulation.

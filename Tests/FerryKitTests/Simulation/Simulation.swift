@@ -19,6 +19,11 @@ struct SimulationReport {
     /// Continuous mode: long polls sent, and times the server's LISTEN connection was killed.
     var longPolls = 0
     var listenerKills = 0
+    /// Subscriptions (issue 46): made, dropped, evicted (`.evicted` events), and the hours let pass.
+    var subscribes = 0
+    var unsubscribes = 0
+    var evictions = 0
+    var hoursPassed = 0
     var failures: [String] = []
     /// For each failure about a row, what each side knew of it.
     var diagnosis: [String] = []
@@ -54,6 +59,14 @@ final class Simulation {
     var writes: [FieldKey: [(device: String, value: JSONValue)]] = [:]
     /// Every row a device created (no other row may exist on the server).
     var created: Set<RowKey> = []
+    /// Every shared row (set) a device created, in order: what devices subscribe to.
+    var createdShared: [String] = []
+    /// The seed's clock, every device's engines': ``Operation/passTime`` moves it.
+    let clock = SimulationClock()
+    /// Each device's subscriptions, by shared row id, as the simulation made
+    /// them (``Simulation/Subscribed``): the model the end state is checked
+    /// against, never read from the device.
+    var subscribed: [String: [String: Subscribed]] = [:]
 
     init(
         server: FerryServer, schema: SimulationSchema = .study, seed: UInt64, faultRate: Double, restarts: Bool,
@@ -88,7 +101,7 @@ final class Simulation {
             let revoke = !live && !grdb && schema.app == SimulationSchema.study.app ? revoker(for: user.id) : nil
             let device = try SimulatedDevice(
                 name: "d\(index)", user: user, directory: directory,
-                baseURL: server.baseURL, seed: seed &* 31 &+ UInt64(index), live: live, revoke: revoke)
+                baseURL: server.baseURL, seed: seed &* 31 &+ UInt64(index), live: live, clock: clock, revoke: revoke)
             device.transport.set(faultRate: faultRate)
             devices.append(device)
         }
@@ -113,6 +126,7 @@ final class Simulation {
             for (fault, count) in device.injected { report.faults[fault, default: 0] += count }
             report.longPolls += device.longPolls
             report.revocationRaces += device.races
+            report.evictions += device.events.filter { if case .evicted = $0 { true } else { false } }.count
         }
         if live {
             for device in devices where device.longPolls == 0 {
@@ -138,6 +152,13 @@ final class Simulation {
         /// Continuous mode only: the server's LISTEN connection is terminated
         /// (`pg_terminate_backend`), as a PostgreSQL failover does.
         case killListener
+        /// With subscriptions only (``subscribes``): an owner makes one of its
+        /// sets public or private again; a device subscribes to a set (anyone's,
+        /// or one that does not exist) or drops one; the seed's clock jumps two hours.
+        case publish, subscribe, unsubscribe, passTime
+        /// With subscriptions only: a device deletes a set that is not its
+        /// user's (a public set it subscribed to: refused, the set stays).
+        case deleteOthersSet
 
         var weight: Int {
             switch self {
@@ -158,12 +179,26 @@ final class Simulation {
             case .crash: 2
             case .restartServer: 1
             case .killListener: 1
+            case .publish: 5
+            case .subscribe: 20
+            case .unsubscribe: 8
+            case .passTime: 3
+            case .deleteOthersSet: 4
+            }
+        }
+
+        var subscribing: Bool {
+            switch self {
+            case .publish, .subscribe, .unsubscribe, .passTime, .deleteOthersSet: true
+            default: false
             }
         }
     }
 
     func draw() -> Operation {
-        let choices = Operation.allCases.filter { (restarts || $0 != .restartServer) && (live || $0 != .killListener) }
+        let choices = Operation.allCases.filter {
+            (restarts || $0 != .restartServer) && (live || $0 != .killListener) && (subscribes || !$0.subscribing)
+        }
         var roll = Int(random.next() % UInt64(choices.map(\.weight).reduce(0, +)))
         for choice in choices {
             roll -= choice.weight
@@ -187,9 +222,12 @@ final class Simulation {
                 note("\(step) \(device.name) \(device.transport.offline ? "offline" : "online")")
             case .createSet:
                 let shared = schema.shared
-                let values: RowData = [shared.fields[0]: .string("set \(tag)")]
+                var values: RowData = [shared.fields[0]: .string("set \(tag)")]
+                // With public sets, some are public from the start.
+                if subscribes, let flag = schema.publicFlag { values[flag] = .bool(random.chance(0.4)) }
                 let id = try writes.create(shared.name, values)
                 created.insert(RowKey(resource: shared.name, id: id))
+                createdShared.append(id)
                 record(device, shared.name, id, values)
                 note("\(step) \(device.name) create set \(short(id))")
             case .editSet:
@@ -309,6 +347,22 @@ final class Simulation {
                 }
                 report.listenerKills += 1
                 note("\(step) server's LISTEN connection killed (\(killed.first.flatMap { $0 } ?? "?"))")
+            case .publish:
+                try publish(device, writes: writes, step: step, tag: tag)
+            case .subscribe:
+                try await subscribe(device, step: step)
+            case .unsubscribe:
+                try await unsubscribe(device, step: step)
+            case .deleteOthersSet:
+                let owner = schema.shared.reference
+                let others = try store.rows(schema.shared.name).filter { $0[owner]?.string.map { $0 != device.user.id } ?? false }
+                guard let id = random.pick(others)?["id"]?.string else { return }
+                try writes.delete(schema.shared.name, id: id)
+                note("\(step) \(device.name) delete someone else's set \(short(id))")
+            case .passTime:
+                clock.advance(Self.timeStep)
+                report.hoursPassed += Int(Self.timeStep / 3_600)
+                note("\(step) \(Int(Self.timeStep / 3_600)) hours pass")
             }
         } catch let error as FerryKitError {
             note("\(step) \(device.name) \(operation) refused locally: \(error)")
@@ -336,6 +390,13 @@ final class Simulation {
     /// cluster's oldest transaction, so this polls, within a deadline.
     func quiesce() async throws {
         for device in devices { device.transport.set(offline: false, faultRate: 0) }
+        // Subscriptions dropped with an hour to live run out, so that the check
+        // sees them evicted (those of ten days stay a warm cache).
+        if subscribes {
+            clock.advance(Self.timeStep)
+            report.hoursPassed += Int(Self.timeStep / 3_600)
+            note("end: \(Int(Self.timeStep / 3_600)) hours pass")
+        }
         if live { return try await quiesceLive() }
         // Not thrown: `check()` then reports what still differs.
         _ = try await eventuallyAsync(within: 120) {
@@ -367,26 +428,31 @@ final class Simulation {
         }
     }
 
-    /// What the server shows `user`: every live row of each resource, by Index.
-    func serverView(_ user: SimulatedUser) async throws -> [String: [String: RowData]] {
-        let transport = SocketTransport.chosen(baseURL: server.baseURL, timeout: 30)
+    /// What the server shows `user`: every live row of each resource, by
+    /// Index; with `includingPublic` false (`?public=false`), only the rows the user
+    /// reads as owner or member, which are the default stream's.
+    func serverView(_ user: SimulatedUser, includingPublic: Bool = true) async throws -> [String: [String: RowData]] {
         var view: [String: [String: RowData]] = [:]
-        for resource in resources {
-            var path: String? = "/v1/\(resource)?limit=1000"
-            var rows: [String: RowData] = [:]
-            while let current = path {
-                let response = try await Self.patiently {
-                    try await transport.send(TransportRequest(method: "GET", path: current, headers: ["Authorization": "Bearer \(user.token)"]))
-                }
-                guard response.status == 200, let body = response.object, case .array(let data)? = body["data"] else {
-                    throw TestEnvironment.Missing(description: "GET \(current) as \(user.name) answered \(response.status)")
-                }
-                for row in data.compactMap(\.object) { if let id = row["id"]?.string { rows[id] = row } }
-                path = body["paging"]?.object?["next"]?.string
-            }
-            view[resource] = rows
-        }
+        for resource in resources { view[resource] = try await self.indexRows(user, resource, includingPublic ? "" : "&public=false") }
         return view
+    }
+
+    /// Every live row of `resource` that `user` may read, by Index with `filter` (`&column=value`).
+    func indexRows(_ user: SimulatedUser, _ resource: String, _ filter: String) async throws -> [String: RowData] {
+        let transport = SocketTransport.chosen(baseURL: server.baseURL, timeout: 30)
+        var path: String? = "/v1/\(resource)?limit=1000" + filter
+        var rows: [String: RowData] = [:]
+        while let current = path {
+            let response = try await Self.patiently {
+                try await transport.send(TransportRequest(method: "GET", path: current, headers: ["Authorization": "Bearer \(user.token)"]))
+            }
+            guard response.status == 200, let body = response.object, case .array(let data)? = body["data"] else {
+                throw TestEnvironment.Missing(description: "GET \(current) as \(user.name) answered \(response.status)")
+            }
+            for row in data.compactMap(\.object) { if let id = row["id"]?.string { rows[id] = row } }
+            path = body["paging"]?.object?["next"]?.string
+        }
+        return rows
     }
 
     /// Each device against its user's server view: rows missing, extra, or
@@ -403,10 +469,10 @@ final class Simulation {
 
     func differingRows() async throws -> [Difference] {
         var found: [Difference] = []
-        var views: [String: [String: [String: RowData]]] = [:]
-        for user in users { views[user.id] = try await serverView(user) }
+        let (views, warm) = try await expectedViews()
         for device in devices {
-            guard let view = views[device.user.id] else { continue }
+            guard let view = views[device.name] else { continue }
+            let cached = warm[device.name] ?? []
             for resource in resources {
                 let server = view[resource] ?? [:]
                 let local = Dictionary(
@@ -416,6 +482,8 @@ final class Simulation {
                     found.append(Difference(text: "\(device.name) lacks \(resource) \(id)", device: device, resource: resource, id: id))
                 }
                 for id in Set(local.keys).subtracting(server.keys) {
+                    // A row of a subscription dropped within its TTL may stay, as it was.
+                    if let row = local[id], let root = streamRoot(resource, row), cached.contains(root) { continue }
                     found.append(
                         Difference(text: "\(device.name) has \(resource) \(id), the server does not", device: device, resource: resource, id: id))
                 }
@@ -441,16 +509,19 @@ final class Simulation {
         report.diagnosis += differences.prefix(5).map { diagnose($0.device, $0.resource, $0.id) }
         // Steady state: with nothing left to do, a device's sync soon becomes
         // the feed's 304 alone (a cursor that does not move never gets there).
+        // With subscriptions: one 304 for the default stream and one for each subscription.
         for device in devices {
             var quiet = false
             for _ in 0..<5 where !quiet {
                 let before = device.transport.answered.count
                 await device.sync(faultRate: 0)
-                let after = device.transport.answered
-                quiet = after.count == before + 1 && after.lastStatus == 304
+                let streams = try device.store.subscriptionQueue().count + device.store.syncedSubscriptions().count
+                let statuses = device.transport.statuses(after: before)
+                quiet = statuses.count == 1 + streams && statuses.allSatisfy { $0 == 304 }
             }
-            if !quiet { report.failures.append("restless: \(device.name)'s syncs never came down to one 304") }
+            if !quiet { report.failures.append("restless: \(device.name)'s syncs never came down to a 304 per stream") }
         }
+        if subscribes { try checkSubscriptions() }
         var refused: [String: Set<RowKey>] = [:]
         for device in devices {
             report.failures += device.retries.violations.map { "twice: \(device.name) \($0)" }
@@ -476,10 +547,11 @@ final class Simulation {
             }
             refused[device.name] = rejected.union(told)
         }
-        // The server's live rows, over every user's view.
+        // The server's live rows, over every user's view (with public sets,
+        // their private views: other seeds' public sets are everyone's to read).
         var live: [RowKey: RowData] = [:]
         for user in users {
-            for (resource, rows) in try await serverView(user) {
+            for (resource, rows) in try await serverView(user, includingPublic: !subscribes) {
                 for (id, row) in rows { live[RowKey(resource: resource, id: id)] = row }
             }
         }

@@ -12,6 +12,8 @@ import Testing
 ///   `FERRY_SIM_TODO_SEEDS` (default 100): as many again on examples/todo's schema (issue 33:
 ///   an app on the sync rules alone), each on a server of its own.
 ///   `FERRY_SIM_LIVE_SEEDS` (default 100): as many again with devices in continuous mode.
+///   `FERRY_SIM_SUBSCRIPTION_SEEDS` (default 100): as many again on public sets, with
+///   devices subscribing and unsubscribing (issue 46).
 /// - `FERRY_SIM_SEED`: run that one seed only (a failure prints it).
 /// - `FERRY_SIM_DEVICES`, `FERRY_SIM_STEPS`: fix the device count (else 2 to 4
 ///   per seed) and the operations per seed (default 30).
@@ -48,7 +50,18 @@ import Testing
         try await runSeeds(grdb: false, live: true, count: Self.environment["FERRY_SIM_LIVE_SEEDS"].flatMap(UInt64.init) ?? 100)
     }
 
-    func runSeeds(_ schema: SimulationSchema = .study, grdb: Bool, live: Bool = false, count: UInt64) async throws {
+    /// The same on study sets that may be public (issue 46,
+    /// ``SimulationSchema/studyPublic``): owners make sets public and private
+    /// again; devices subscribe to sets (public or not, theirs or not) and
+    /// unsubscribe, with TTLs the seed's clock passes. Each device ends with
+    /// exactly its default stream and the readable rows of the sets it still
+    /// subscribes to or dropped within the TTL. `FERRY_SIM_SUBSCRIPTION_SEEDS`.
+    @Test func devicesSubscribingToPublicSetsConvergeUnderFaults() async throws {
+        try await runSeeds(
+            .studyPublic, grdb: false, count: Self.environment["FERRY_SIM_SUBSCRIPTION_SEEDS"].flatMap(UInt64.init) ?? 100)
+    }
+
+    func runSeeds(_ chosen: SimulationSchema = .study, grdb: Bool, live: Bool = false, count: UInt64) async throws {
         let env = Self.environment
         let seeds: [UInt64]
         if let one = env["FERRY_SIM_SEED"].flatMap(UInt64.init) {
@@ -60,7 +73,8 @@ import Testing
         guard !seeds.isEmpty else { return }
         let steps = env["FERRY_SIM_STEPS"].flatMap(Int.init) ?? 30
         let faultRate = env["FERRY_SIM_FAULTS"].flatMap(Double.init) ?? 0.2
-        let server = try FerryServer(database: try ScratchDatabase(prefix: "ferry_sim_\(schema.app.rawValue)", app: schema.app))
+        let (database, schema) = try chosen.database()
+        let server = try FerryServer(database: database)
         defer { server.stop() }
         var total = SimulationReport(seed: 0)
         var failed: [UInt64] = []
@@ -101,16 +115,22 @@ import Testing
             total.revocationRaces += report.revocationRaces
             total.longPolls += report.longPolls
             total.listenerKills += report.listenerKills
+            total.subscribes += report.subscribes
+            total.unsubscribes += report.unsubscribes
+            total.evictions += report.evictions
+            total.hoursPassed += report.hoursPassed
             if !report.failures.isEmpty {
                 failed.append(seed)
                 let test =
                     live
                     ? "devicesInContinuousModeConvergeUnderFaults"
-                    : schema.app == .todo
-                        ? "todoDevicesConvergeUnderFaultsForEverySeed"
-                        : grdb ? "devicesWritingThroughGRDBConvergeUnderFaults" : "devicesConvergeUnderFaultsForEverySeed"
+                    : schema.publicFlag != nil
+                        ? "devicesSubscribingToPublicSetsConvergeUnderFaults"
+                        : schema.app == .todo
+                            ? "todoDevicesConvergeUnderFaultsForEverySeed"
+                            : grdb ? "devicesWritingThroughGRDBConvergeUnderFaults" : "devicesConvergeUnderFaultsForEverySeed"
                 let text = """
-                    seed \(seed) failed (\(schema.app.rawValue), \(devices) devices, \(steps) steps\(grdb ? ", writing through GRDB" : "")\(live ? ", live" : "")); replay: \
+                    seed \(seed) failed (\(schema.app.rawValue)\(schema.publicFlag == nil ? "" : ", subscriptions"), \(devices) devices, \(steps) steps\(grdb ? ", writing through GRDB" : "")\(live ? ", live" : "")); replay: \
                     FERRY_SIM_SEED=\(seed) FERRY_SIM_DEVICES=\(devices) FERRY_SIM_STEPS=\(steps) swift test --filter \
                     SimulationTests/\(test)
                     \(report.failures.joined(separator: "\n"))
@@ -126,9 +146,16 @@ import Testing
         sampler?.sample(seeds: done, failures: failed.count)
         let faults = SimulationFault.allCases.map { "\($0.rawValue) \(total.faults[$0] ?? 0)" }.joined(separator: ", ")
         let liveCounts = live ? "\(total.longPolls) long polls, \(total.listenerKills) LISTEN connections killed, " : ""
+        let subscriptionCounts =
+            schema.publicFlag == nil
+            ? ""
+            : "\(total.subscribes) subscribes, \(total.unsubscribes) unsubscribes, \(total.evictions) evictions, "
+                + "\(total.hoursPassed) hours passed, "
         print(
-            "simulation (\(schema.app.rawValue)\(grdb ? ", GRDB writes" : "")\(live ? ", continuous mode" : "")): \(seeds.count) seeds, "
-                + "\(total.operations) operations, \(total.crashes) crashes, \(total.serverRestarts) server restarts, \(liveCounts)faults: \(faults); "
+            "simulation (\(schema.app.rawValue)\(schema.publicFlag == nil ? "" : ", subscriptions")\(grdb ? ", GRDB writes" : "")"
+                + "\(live ? ", continuous mode" : "")): \(seeds.count) seeds, "
+                + "\(total.operations) operations, \(total.crashes) crashes, \(total.serverRestarts) server restarts, \(liveCounts)"
+                + "\(subscriptionCounts)faults: \(faults); "
                 + "\(total.rekeyed) lost writes re-sent under a new key; \(total.revocationRaces) updates revoked before their answer; "
                 + "\(failed.count) failed \(failed); "
                 + String(format: "%.1f s", Date().timeIntervalSince(started)))

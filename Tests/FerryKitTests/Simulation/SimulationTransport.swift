@@ -50,6 +50,9 @@ final class SimulationTransport: Transport {
         var lastWrite: TransportRequest?
         var sent = 0
         var lastStatus = 0
+        /// Every answer's status, in order (a seed's few hundred): how a sync
+        /// that asks several streams ended.
+        var statuses: [Int] = []
         /// A ``SimulationFault/crash`` fired since the simulation last asked:
         /// in continuous mode the engine's loop, not the simulation, saw the error.
         var crashed = false
@@ -92,6 +95,8 @@ final class SimulationTransport: Transport {
     var offline: Bool { state.withLock { $0.offline } }
     /// Requests answered so far, and the last answer's status.
     var answered: (count: Int, lastStatus: Int) { state.withLock { ($0.sent, $0.lastStatus) } }
+    /// The statuses of the answers after the first `count`.
+    func statuses(after count: Int) -> [Int] { state.withLock { Array($0.statuses.dropFirst(count)) } }
     var injected: [SimulationFault: Int] { state.withLock { $0.injected } }
     var longPolls: Int { state.withLock { $0.longPolls } }
 
@@ -187,6 +192,7 @@ final class SimulationTransport: Transport {
             if request.method != "GET" { state.lastWrite = request }
             state.sent += 1
             state.lastStatus = response.status
+            state.statuses.append(response.status)
         }
         return response
     }
