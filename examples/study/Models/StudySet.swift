@@ -4,8 +4,11 @@ import FerryKit
 import GRDB
 
 /// A row of `study_sets`.
-public struct StudySet: FerryRecord, Hashable {
+public struct StudySet: FerryStreamRoot, Hashable {
     public static let resource = "study_sets"
+    /// The stream of one StudySet and what hangs from it (`set_collaborators`, `terms`), by id: `engine.subscribe(StudySet.self, id:)`.
+    public static let stream = "set"
+
     /// The row's id, made offline by `FerryID()`.
     public var id: FerryID<StudySet>
     /// Who made the set: only they may share it.
