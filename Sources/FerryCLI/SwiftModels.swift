@@ -148,13 +148,15 @@ enum SwiftModels {
             out += "    public var \(property(column.name)): \(swiftType(column, resource: resource, names: names))\n"
         }
         let parameters = columns.filter { !syncColumns.contains($0.name) || $0.name == "id" }
-        out += "\n    public init("
-        out += parameters.map { column in
+        let arguments = parameters.map { column in
             let kind = swiftType(column, resource: resource, names: names)
             let fallback = column.name == "id" ? " = FerryID()" : kind.hasSuffix("?") ? " = nil" : ""
             return "\(property(column.name)): \(kind)\(fallback)"
-        }.joined(separator: ", ")
-        out += ") {\n"
+        }
+        let oneLine = "    public init(" + arguments.joined(separator: ", ") + ") {"
+        // The repository's lint (and most apps') stops lines at 150 columns: a longer one, a parameter a line.
+        let wrapped = "    public init(\n        " + arguments.joined(separator: ",\n        ") + "\n    ) {"
+        out += "\n" + (oneLine.count <= 150 ? oneLine : wrapped) + "\n"
         for column in parameters { out += "        self.\(property(column.name)) = \(property(column.name))\n" }
         out += "    }\n\n"
         out += "    public enum CodingKeys: String, CodingKey {\n"

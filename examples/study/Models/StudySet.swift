@@ -27,12 +27,23 @@ public struct StudySet: FerryStreamRoot, Hashable {
     public var revision: Int64?
     /// When the server last changed the row, in milliseconds since 1970: nil until it is synced.
     public var lastModified: Int64?
+    /// Readable by every signed-in user, who may browse it by title and subscribe to it; only its creator and collaborators write it.
+    ///
+    /// The server fills it when left nil. PostgreSQL `boolean`, not null.
+    public var isPublic: Bool?
 
-    public init(id: FerryID<StudySet> = FerryID(), creatorID: FerryID<FerryUser>? = nil, title: String, description: String? = nil) {
+    public init(
+        id: FerryID<StudySet> = FerryID(),
+        creatorID: FerryID<FerryUser>? = nil,
+        title: String,
+        description: String? = nil,
+        isPublic: Bool? = nil
+    ) {
         self.id = id
         self.creatorID = creatorID
         self.title = title
         self.description = description
+        self.isPublic = isPublic
     }
 
     public enum CodingKeys: String, CodingKey {
@@ -42,6 +53,7 @@ public struct StudySet: FerryStreamRoot, Hashable {
         case description
         case revision
         case lastModified = "last_modified"
+        case isPublic = "is_public"
     }
 
     // Associations, for GRDB's joins: `StudySet.including(required: ...)`.
@@ -57,5 +69,6 @@ public struct StudySet: FerryStreamRoot, Hashable {
         public static let description = GRDB.Column(CodingKeys.description)
         public static let revision = GRDB.Column(CodingKeys.revision)
         public static let lastModified = GRDB.Column(CodingKeys.lastModified)
+        public static let isPublic = GRDB.Column(CodingKeys.isPublic)
     }
 }

@@ -168,9 +168,9 @@ import Testing
         let w = try Self.world()
         defer { w.server.stop() }
         #expect(w.server.app.schema.catalog.hasPublicRows)
-        let study = try ScratchDatabase.create(prefix: "ferry_streams_none")
-        try study.applyMigrations()
-        let server = try TestServer(database: study)
+        let todo = try ScratchDatabase.create(prefix: "ferry_streams_none")
+        try todo.applyMigrations(app: .todo)
+        let server = try TestServer(database: todo)
         defer { server.stop() }
         #expect(!server.app.schema.catalog.hasPublicRows)
     }
@@ -208,7 +208,7 @@ import Testing
             .first { $0["name"] as? String == "terms" }
         #expect((term?["public"] as? [String: Any])?["flag"] as? String == "is_public", "\(schemas.keys.sorted())")
 
-        // The study example: its stream `set`, no public rows.
+        // The study example: its stream `set`, public sets (examples/study/migrations/0019_public_sets.sql).
         let study = try ScratchDatabase.create(prefix: "ferry_streams_listing")
         try study.applyMigrations()
         let server = try TestServer(database: study)
@@ -221,7 +221,11 @@ import Testing
         let plainStreams = plain.object["streams"] as? [[String: Any]] ?? []
         #expect(plainStreams.map { $0["root"] as? String } == ["study_sets"], "\(plain.text.prefix(400))")
         #expect(plainStreams.first?["resources"] as? [String] == ["set_collaborators", "study_sets", "terms"])
-        #expect((plain.object["resources"] as? [[String: Any]] ?? []).allSatisfy { $0["public"] is NSNull })
+        let studyPublic = (plain.object["resources"] as? [[String: Any]] ?? []).compactMap { resource -> String? in
+            guard let flag = resource["public"] as? [String: Any] else { return nil }
+            return "\(resource["name"] ?? ""): \(flag["resource"] ?? "").\(flag["flag"] ?? "")"
+        }
+        #expect(studyPublic == ["study_sets: study_sets.is_public", "terms: study_sets.is_public"], "\(studyPublic)")
     }
 
     @Test func aStreamTheUserMayNotReadAnswersAsOneThatDoesNotExist() throws {
