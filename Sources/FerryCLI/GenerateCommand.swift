@@ -15,7 +15,8 @@ struct SwiftModelsCommand: ParsableCommand {
         abstract: "Write a FerryKit record struct (FerryRecord) per resource, one Swift file each.",
         discussion: """
             Columns become typed properties (optional where the server may send null or fills the value), references \
-            typed ids (FerryID<StudySet>), ranked resources FerryRankedRecord, and PostgreSQL column comments doc comments.
+            typed ids (FerryID<StudySet>), ranked resources FerryRankedRecord, a stream's root resource FerryStreamRoot \
+            (engine.subscribe(StudySet.self, id:)), and PostgreSQL column comments doc comments.
             Examples:
               ferry generate swift --from http://127.0.0.1:8080 --output Sources/Models
               curl -s https://sync.example.com/openapi.json | ferry generate swift --from - --output Sources/Models
@@ -37,13 +38,16 @@ struct SwiftModelsCommand: ParsableCommand {
 
     func run() throws {
         let resources: [SwiftModels.Resource]
+        let streams: [SwiftModels.Stream]
         do {
-            resources = try SwiftModels.resources(from: try read())
+            let input = try read()
+            resources = try SwiftModels.resources(from: input)
+            streams = try SwiftModels.streams(from: input)
         } catch let unreadable as SwiftModels.Unreadable {
             throw CLIError("\(from): \(unreadable.description)")
         }
         guard !resources.isEmpty else { throw CLIError("\(from): the schema has no resources (is the database migrated?)") }
-        let files = SwiftModels.files(resources)
+        let files = SwiftModels.files(resources, streams: streams)
         let directory = URL(fileURLWithPath: output, isDirectory: true)
         let generated = try generatedFiles(in: directory)
         let stale = generated.subtracting(files.keys)

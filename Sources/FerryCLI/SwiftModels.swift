@@ -31,6 +31,30 @@ enum SwiftModels {
         }
     }
 
+    /// A stream as `GET /v1` lists it (`streams`) and the OpenAPI document
+    /// carries it (`x-ferry-streams`): its root resource's record becomes a
+    /// `FerryStreamRoot`, so that an app subscribes by type.
+    struct Stream: Decodable, Equatable {
+        let name: String
+        let root: String
+        let resources: [String]?
+    }
+
+    /// The streams in `json` (either form of input); none when it lists none,
+    /// as a server from before streams does.
+    static func streams(from json: Data) throws -> [Stream] {
+        guard let top = try? JSONSerialization.jsonObject(with: json) as? [String: Any] else {
+            throw Unreadable(description: "the input is not a JSON object")
+        }
+        guard let listed = top["streams"] ?? top["x-ferry-streams"] else { return [] }
+        do {
+            return try JSONDecoder().decode([Stream].self, from: try JSONSerialization.data(withJSONObject: listed))
+                .sorted { $0.name < $1.name }
+        } catch {
+            throw Unreadable(description: "a stream could not be read: \(error)")
+        }
+    }
+
     /// What the input did not hold.
     struct Unreadable: Error, CustomStringConvertible {
         let description: String
@@ -64,11 +88,12 @@ enum SwiftModels {
     }
 
     /// The files to write: name to contents, one per resource.
-    static func files(_ resources: [Resource]) -> [String: String] {
+    static func files(_ resources: [Resource], streams: [Stream] = []) -> [String: String] {
         let names = Dictionary(uniqueKeysWithValues: resources.map { ($0.name, typeName($0.name)) })
         var files: [String: String] = [:]
         for resource in resources where resource.columns.contains(where: { $0.name == "id" }) {
-            files[names[resource.name]! + ".swift"] = file(resource, names: names, all: resources)
+            files[names[resource.name]! + ".swift"] = file(
+                resource, names: names, all: resources, streams: streams.filter { $0.root == resource.name })
         }
         return files
     }
@@ -82,10 +107,20 @@ enum SwiftModels {
     /// reads as an import of its own (ModuleEdgesTests reads the sources).
     static let imports = ["FerryKit", "GRDB"].map { "import " + $0 }.joined(separator: "\n")
 
-    static func file(_ resource: Resource, names: [String: String], all allResources: [Resource]) -> String {
+    /// `streams`: those rooted at `resource`; the first (by name) is the one
+    /// its `FerryStreamRoot` conformance names.
+    static func file(_ resource: Resource, names: [String: String], all allResources: [Resource], streams: [Stream] = []) -> String {
         let type = names[resource.name]!
         let ranked = resource.ranked == true && resource.columns.contains { $0.name == "rank" }
         let columns = resource.columns.filter { $0.name != "is_deleted" }
+        // FerryStreamRoot refines FerryRecord; a ranked root keeps FerryRankedRecord beside it.
+        let conformances =
+            switch (ranked, streams.isEmpty) {
+            case (true, true): "FerryRankedRecord, Hashable"
+            case (true, false): "FerryRankedRecord, FerryStreamRoot, Hashable"
+            case (false, true): "FerryRecord, Hashable"
+            case (false, false): "FerryStreamRoot, Hashable"
+            }
         var out =
             header + """
                  from the server's schema: do not edit.
@@ -93,22 +128,35 @@ enum SwiftModels {
                 \(imports)
 
                 /// A row of `\(resource.name)`\(ranked ? ", ordered by `rank`" + (resource.rankScope.map { " within its `\($0)`" } ?? "") : "").
-                public struct \(type): \(ranked ? "FerryRankedRecord" : "FerryRecord"), Hashable {
+                public struct \(type): \(conformances) {
                     public static let resource = \(literal(resource.name))
 
                 """
+        if let stream = streams.first {
+            let carried = (stream.resources ?? []).filter { $0 != resource.name }.map { "`\($0)`" }
+            out += "    /// The stream of one \(type) and what hangs from it"
+            out += carried.isEmpty ? "" : " (" + carried.joined(separator: ", ") + ")"
+            out += ", by id: `engine.subscribe(\(type).self, id:)`.\n"
+            let others = streams.dropFirst().map { "`\($0.name)`" }
+            if !others.isEmpty {
+                out += "    /// Also rooted here: \(others.joined(separator: ", ")) (`engine.subscribe(stream:id:)`).\n"
+            }
+            out += "    public static let stream = \(literal(stream.name))\n\n"
+        }
         for column in columns {
             for line in docLines(column, resource: resource, names: names) { out += line.isEmpty ? "    ///\n" : "    /// \(line)\n" }
             out += "    public var \(property(column.name)): \(swiftType(column, resource: resource, names: names))\n"
         }
         let parameters = columns.filter { !syncColumns.contains($0.name) || $0.name == "id" }
-        out += "\n    public init("
-        out += parameters.map { column in
+        let arguments = parameters.map { column in
             let kind = swiftType(column, resource: resource, names: names)
             let fallback = column.name == "id" ? " = FerryID()" : kind.hasSuffix("?") ? " = nil" : ""
             return "\(property(column.name)): \(kind)\(fallback)"
-        }.joined(separator: ", ")
-        out += ") {\n"
+        }
+        let oneLine = "    public init(" + arguments.joined(separator: ", ") + ") {"
+        // The repository's lint (and most apps') stops lines at 150 columns: a longer one, a parameter a line.
+        let wrapped = "    public init(\n        " + arguments.joined(separator: ",\n        ") + "\n    ) {"
+        out += "\n" + (oneLine.count <= 150 ? oneLine : wrapped) + "\n"
         for column in parameters { out += "        self.\(property(column.name)) = \(property(column.name))\n" }
         out += "    }\n\n"
         out += "    public enum CodingKeys: String, CodingKey {\n"

@@ -57,8 +57,18 @@ extension FerryApp {
             }
             return true
         }
-        router.get("/openapi.json") { _, _ in
-            .json(OpenAPIDocument(catalog: schema.catalog, configuration: configuration, served: served).json.bytes)
-        }
+        // The streams too (read as the schema load's rules say, once per load), for generators.
+        let scopes = AccessScopeCache()
+        let database = database
+        let handle = RouteHandling(logger: logger)
+        router.get(
+            "/openapi.json",
+            handle { _, _ in
+                let generation = schema.generation
+                let catalog = schema.catalog
+                let streams = try scopes.listing(
+                    for: catalog, generation: generation, schema: configuration.database.schema, database: database)
+                return .json(OpenAPIDocument(catalog: catalog, configuration: configuration, streams: streams, served: served).json.bytes)
+            })
     }
 }

@@ -164,10 +164,33 @@ extension OpenAPIDocument {
                                     object([
                                         ("name", type("string")), ("path", type("string")), ("join_table", type("boolean")),
                                         ("ranked", type("boolean")), ("columns", type("array", ("items", type("object")))),
+                                        (
+                                            "public",
+                                            .object([
+                                                ("type", ["object", "null"]),
+                                                (
+                                                    "description",
+                                                    "Rows readable by every signed-in user (ferry.sync_public): those whose row of `resource` has `flag` true; null when none."
+                                                ),
+                                            ])
+                                        ),
                                     ])
                                 ))
-                        )
-                    ], required: ["resources"])
+                        ),
+                        (
+                            "streams",
+                            type(
+                                "array",
+                                (
+                                    "items",
+                                    object(
+                                        [
+                                            ("name", type("string")), ("root", type("string")), ("path", type("string")),
+                                            ("resources", type("array", ("items", type("string")))),
+                                        ], required: ["name", "root", "resources"])
+                                ))
+                        ),
+                    ], required: ["resources", "streams"])
             ),
         ]
     }

@@ -10,14 +10,19 @@ public struct OpenAPIDocument: Sendable {
     /// Whether the server answers a method on a concrete path; operations it
     /// does not serve are left out, so the document never promises a route.
     public let served: @Sendable (_ method: String, _ path: String) -> Bool
+    /// The streams a device may subscribe to, as `GET /v1` lists them: the
+    /// document carries them in `x-ferry-streams`, for generators (`ferry
+    /// generate swift` makes each root a `FerryStreamRoot`).
+    public let streams: [StreamListing]
 
     /// A document for `catalog` as configured, describing what `served` accepts (default: everything).
     public init(
-        catalog: SchemaCatalog, configuration: FerryConfiguration,
+        catalog: SchemaCatalog, configuration: FerryConfiguration, streams: [StreamListing] = [],
         served: @escaping @Sendable (_ method: String, _ path: String) -> Bool = { _, _ in true }
     ) {
         self.catalog = catalog
         self.configuration = configuration
+        self.streams = streams
         self.served = served
     }
 
@@ -49,6 +54,7 @@ public struct OpenAPIDocument: Sendable {
             ("security", .array([.object([("bearerAuth", .array([]))])])),
             ("paths", .object(paths)),
             ("components", components),
+            ("x-ferry-streams", .array(streams.map(\.json))),
         ])
     }
 

@@ -1,9 +1,19 @@
 import FerryHTTP
 
-/// `GET /v1`: the resources and their columns, for clients and tooling.
+/// `GET /v1`: the resources and their columns, and the streams a device may
+/// subscribe to, for clients and tooling.
 struct CatalogRoutes: Sendable {
     let database: PostgresGateway
     let schema: SchemaCache
+    /// The app schema's name, whose streams are listed.
+    let schemaName: String
+    private let scopes = AccessScopeCache()
+
+    init(database: PostgresGateway, schema: SchemaCache, schemaName: String) {
+        self.database = database
+        self.schema = schema
+        self.schemaName = schemaName
+    }
 
     func register(on router: inout Router, handle: RouteHandling) {
         router.get(
@@ -11,12 +21,18 @@ struct CatalogRoutes: Sendable {
             handle { request, context in
                 // Every /v1 route needs a valid token, this listing included.
                 _ = try database.asCaller(context.caller(try Caller.credential(request)), [])
-                return .json(Self.listing(schema.catalog).bytes)
+                let generation = schema.generation
+                let catalog = schema.catalog
+                let streams = try scopes.listing(for: catalog, generation: generation, schema: schemaName, database: database)
+                return .json(Self.listing(catalog, streams: streams).bytes)
             })
     }
 
-    static func listing(_ catalog: SchemaCatalog) -> JSONValue {
-        .object([("resources", .array(catalog.names.compactMap { catalog[$0] }.map(entry)))])
+    static func listing(_ catalog: SchemaCatalog, streams: [StreamListing] = []) -> JSONValue {
+        .object([
+            ("resources", .array(catalog.names.compactMap { catalog[$0] }.map(entry))),
+            ("streams", .array(streams.map(\.json))),
+        ])
     }
 
     /// One resource as the listing shows it; the OpenAPI document carries the
@@ -46,6 +62,12 @@ struct CatalogRoutes: Sendable {
                             ("comment", column.comment.map { .string($0) } ?? .null),
                         ])
                     })
+            ),
+            // Rows readable by every signed-in user (`ferry.sync_public`): which flag,
+            // of which resource's row (this one, or the owned row it hangs from).
+            (
+                "public",
+                resource.publicRows.map { .object([("flag", .string($0.flag)), ("resource", .string($0.resource))]) } ?? .null
             ),
         ])
     }

@@ -82,6 +82,17 @@ public struct Resource: Sendable, Equatable, Codable {
     /// Its Row Level Security policies' names by command (`SELECT`, `INSERT`, `UPDATE`,
     /// `DELETE`, `ALL`), so that a refusal can name them.
     public var policies: [String: [String]]? = nil
+    /// Whether some of its rows are readable by every signed-in user
+    /// (`ferry.sync_public`, core 0025): nil when none can be.
+    public var publicRows: PublicRows? = nil
+
+    /// What makes a resource's rows public: the boolean `flag` column of
+    /// `resource` (itself, or the owned table its child rules read through, as
+    /// a term's set).
+    public struct PublicRows: Sendable, Equatable, Codable {
+        public let flag: String
+        public let resource: String
+    }
 
     /// The column named `name`, if the resource has one.
     public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
@@ -101,7 +112,9 @@ public struct Resource: Sendable, Equatable, Codable {
     /// `"schema"."table"`, quoted for SQL. Names come only from the catalog.
     public var qualifiedName: String { SQL.id(schema) + "." + SQL.id(name) }
 
-    enum CodingKeys: String, CodingKey { case name, schema, columns, uniqueKeys = "unique_keys", constraints, policies }
+    enum CodingKeys: String, CodingKey {
+        case name, schema, columns, uniqueKeys = "unique_keys", constraints, policies, publicRows = "public"
+    }
 
     /// The policies that decide whether the caller may write a row: INSERT, UPDATE and ALL.
     var writePolicies: [String] {

@@ -9,7 +9,9 @@ import Foundation
 public enum SchemaIntrospector {
     /// The catalog query; `$1` is the app schema. Builds JSON in PostgreSQL so
     /// that one round trip returns everything. Its second column says whether any
-    /// rule makes rows public (`ferry.sync_public`, core 0025).
+    /// rule makes rows public (`ferry.sync_public`, core 0025); each table's
+    /// `public` which flag makes its rows public: its own, or that of the owned
+    /// table its child rules read through (``Resource/publicRows``).
     static let query = """
         SELECT coalesce(json_agg(t ORDER BY t.name), '[]'),
                EXISTS (SELECT 1 FROM ferry.sync_rules r WHERE r.public_column IS NOT NULL)
@@ -50,7 +52,18 @@ public enum SchemaIntrospector {
                SELECT CASE polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE'
                                   WHEN 'd' THEN 'DELETE' ELSE 'ALL' END AS command,
                       json_agg(polname ORDER BY polname) AS names
-                 FROM pg_policy WHERE polrelid = c.oid GROUP BY 1) p) AS policies
+                 FROM pg_policy WHERE polrelid = c.oid GROUP BY 1) p) AS policies,
+            (WITH RECURSIVE up (table_oid, kind, target_table, public_column, depth) AS (
+               SELECT r.table_oid, r.kind, r.target_table, r.public_column, 0
+                 FROM ferry.sync_rules r WHERE r.table_oid = c.oid
+               UNION ALL
+               SELECT p.table_oid, p.kind, p.target_table, p.public_column, up.depth + 1
+                 FROM up JOIN ferry.sync_rules p ON p.table_oid = up.target_table
+                WHERE up.kind = 'child' AND up.depth < 6)
+             SELECT json_build_object('flag', up.public_column, 'resource', pc.relname)
+               FROM up JOIN pg_class pc ON pc.oid = up.table_oid
+              WHERE up.kind = 'owned' AND up.public_column IS NOT NULL
+              LIMIT 1) AS public
           FROM ferry.sync_resources s
           JOIN pg_class c ON c.oid = s.table_oid
           JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -36,7 +36,7 @@ import Testing
         #expect(try store.pendingCount() == 0)
         #expect(try store.fetch(Term.self, id: hola.id)?.revision == 1, "the server's row came back as the base")
 
-        let opened = try await engine.subscribe(stream: "set", id: set.id.rawValue, ttl: .days(7), priority: .high)
+        let opened = try await engine.subscribe(StudySet.self, id: set.id, ttl: .days(7), priority: .high)
         #expect(try opened.state() == .queued)
         try await engine.sync()
         #expect(try opened.state() == .synced)

@@ -1,3 +1,4 @@
+import Ferry
 import FerryHTTPTestSupport
 import FerryTestSupport
 import Foundation
@@ -68,6 +69,10 @@ import Testing
         #expect(set.contains("public var creatorID: FerryID<FerryUser>?"))
         #expect(set.contains("public var title: String\n"))
         #expect(set.contains("public static let terms = hasMany(Term.self, key: \"terms\", using: ForeignKey([\"set_id\"]))"))
+        // The root of the study example's stream `set` (examples/study/migrations/0018_set_stream.sql).
+        #expect(set.contains("public struct StudySet: FerryStreamRoot, Hashable {"), "\(set.prefix(400))")
+        #expect(set.contains("    public static let stream = \"set\"\n"))
+        #expect(!term.contains("FerryStreamRoot"), "a term roots no stream")
 
         // The same document saved, read from a file and from standard input: the same files.
         let document = try TestHTTPClient(port: serve.port).request("GET", "/openapi.json")
@@ -79,6 +84,39 @@ import Testing
         #expect(again.status == 0 && again.stdout.contains("5 files, as generated"), "\(again.stderr)")
         let piped = try FerryProcess.run(["generate", "swift", "--from", "-", "--output", output.path, "--check"], input: document.text)
         #expect(piped.status == 0, "\(piped.stderr)")
+    }
+
+    /// A GET /v1 listing (its `streams`) makes the same models as the OpenAPI
+    /// document (its `x-ferry-streams`), stream roots included.
+    @Test func aStreamsRootConformsToFerryStreamRootFromTheListingToo() throws {
+        let (database, serve) = try Self.serving { database in
+            let owner = try database.connect()
+            defer { owner.close() }
+            _ = try owner.query("SELECT ferry.sync_stream('folder', scope => 'app.folders')")
+            _ = try owner.query("SELECT ferry.create_user('gen', 'gen-password-1')")
+        }
+        defer { serve.stop(); database.drop() }
+        let owner = try database.connect()
+        defer { owner.close() }
+        let token = try #require(try AuthService.issueToken(name: "gen", ttlSeconds: 600, connection: owner)).token
+        let listing = try TestHTTPClient(port: serve.port).request("GET", "/v1", headers: [("Authorization", "Bearer \(token)")])
+        #expect(listing.status == 200 && listing.text.contains("\"streams\""), "\(listing.text.prefix(300))")
+        let saved = Self.temporaryDirectory().appendingPathExtension("json")
+        defer { try? FileManager.default.removeItem(at: saved) }
+        try Data(listing.text.utf8).write(to: saved)
+        let output = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let fromListing = try FerryProcess.run(["generate", "swift", "--from", saved.path, "--output", output.path])
+        #expect(fromListing.status == 0, "\(fromListing.stderr)")
+        let folder = try String(contentsOf: output.appendingPathComponent("Folder.swift"), encoding: .utf8)
+        #expect(folder.contains("public struct Folder: FerryStreamRoot, Hashable {"), "\(folder.prefix(400))")
+        #expect(folder.contains("public static let stream = \"folder\"") && folder.contains("what hangs from it (`folder_sets`)"))
+        let set = try String(contentsOf: output.appendingPathComponent("StudySet.swift"), encoding: .utf8)
+        #expect(set.contains("public static let stream = \"set\""))
+        // The server's OpenAPI document generates the very same files.
+        let fromDocument = try FerryProcess.run(
+            ["generate", "swift", "--from", "http://127.0.0.1:\(serve.port)", "--output", output.path, "--check"])
+        #expect(fromDocument.status == 0, "\(fromDocument.stderr)")
     }
 
     @Test func badInputIsRefusedWithAMessageNamingIt() throws {

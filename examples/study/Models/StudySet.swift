@@ -4,8 +4,11 @@ import FerryKit
 import GRDB
 
 /// A row of `study_sets`.
-public struct StudySet: FerryRecord, Hashable {
+public struct StudySet: FerryStreamRoot, Hashable {
     public static let resource = "study_sets"
+    /// The stream of one StudySet and what hangs from it (`set_collaborators`, `terms`), by id: `engine.subscribe(StudySet.self, id:)`.
+    public static let stream = "set"
+
     /// The row's id, made offline by `FerryID()`.
     public var id: FerryID<StudySet>
     /// Who made the set: only they may share it.
@@ -24,12 +27,23 @@ public struct StudySet: FerryRecord, Hashable {
     public var revision: Int64?
     /// When the server last changed the row, in milliseconds since 1970: nil until it is synced.
     public var lastModified: Int64?
+    /// Readable by every signed-in user, who may browse it by title and subscribe to it; only its creator and collaborators write it.
+    ///
+    /// The server fills it when left nil. PostgreSQL `boolean`, not null.
+    public var isPublic: Bool?
 
-    public init(id: FerryID<StudySet> = FerryID(), creatorID: FerryID<FerryUser>? = nil, title: String, description: String? = nil) {
+    public init(
+        id: FerryID<StudySet> = FerryID(),
+        creatorID: FerryID<FerryUser>? = nil,
+        title: String,
+        description: String? = nil,
+        isPublic: Bool? = nil
+    ) {
         self.id = id
         self.creatorID = creatorID
         self.title = title
         self.description = description
+        self.isPublic = isPublic
     }
 
     public enum CodingKeys: String, CodingKey {
@@ -39,6 +53,7 @@ public struct StudySet: FerryRecord, Hashable {
         case description
         case revision
         case lastModified = "last_modified"
+        case isPublic = "is_public"
     }
 
     // Associations, for GRDB's joins: `StudySet.including(required: ...)`.
@@ -54,5 +69,6 @@ public struct StudySet: FerryRecord, Hashable {
         public static let description = GRDB.Column(CodingKeys.description)
         public static let revision = GRDB.Column(CodingKeys.revision)
         public static let lastModified = GRDB.Column(CodingKeys.lastModified)
+        public static let isPublic = GRDB.Column(CodingKeys.isPublic)
     }
 }

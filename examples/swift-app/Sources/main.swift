@@ -67,10 +67,9 @@ do {
     // A second device of the same user fills from the server, the set it
     // opened first: a subscription heads the download queue.
     let (other, otherEngine) = try await device("tablet", in: directory)
-    // The study example's stream `set` (examples/study/migrations/0018_set_stream.sql), by name:
-    // StudySet is generated into StudyModels, so this app does not make it a FerryStreamRoot
-    // (a conformance of another module's type to another module's protocol).
-    let opened = try await otherEngine.subscribe(stream: "set", id: set.id.rawValue, ttl: .zero, priority: .high)
+    // The study example's stream `set` (examples/study/migrations/0018_set_stream.sql), by type:
+    // `ferry generate swift` made StudySet its FerryStreamRoot (StudySet.stream == "set").
+    let opened = try await otherEngine.subscribe(StudySet.self, id: set.id, ttl: .zero, priority: .high)
     try check(try opened.state() == .queued, "a subscription waits for the next sync")
     var copy: [Term] = []
     for _ in 0..<60 {

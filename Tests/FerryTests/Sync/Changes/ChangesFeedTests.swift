@@ -20,7 +20,7 @@ extension ChangesSuites {
             #expect(stored["title"] as? String == "Spanish")
             #expect(stored["creator_id"] as? String == alice.id)
             #expect(stored["revision"] as? Int == 1)
-            #expect(stored.keys.sorted() == ["creator_id", "description", "id", "is_deleted", "last_modified", "revision", "title"])
+            #expect(stored.keys.sorted() == ["creator_id", "description", "id", "is_deleted", "is_public", "last_modified", "revision", "title"])
 
             // Nothing changed: 304 with If-None-Match, an empty page without.
             let cursor = try #require(feed.cursor)

@@ -168,11 +168,64 @@ import Testing
         let w = try Self.world()
         defer { w.server.stop() }
         #expect(w.server.app.schema.catalog.hasPublicRows)
-        let study = try ScratchDatabase.create(prefix: "ferry_streams_none")
+        let todo = try ScratchDatabase.create(prefix: "ferry_streams_none")
+        try todo.applyMigrations(app: .todo)
+        let server = try TestServer(database: todo)
+        defer { server.stop() }
+        #expect(!server.app.schema.catalog.hasPublicRows)
+    }
+
+    /// GET /v1 and the OpenAPI document list the streams (what a subscription
+    /// carries, as the feed reads it) and which resources have public rows.
+    @Test func theListingNamesTheStreamsAndThePublicResources() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let listing = try w.get("/v1", w.bob)
+        try #require(listing.status == 200, "\(listing.text.prefix(300))")
+        let streams = listing.object["streams"] as? [[String: Any]] ?? []
+        #expect(streams.count == 1, "\(listing.text.prefix(600))")
+        #expect(streams.first?["name"] as? String == "set" && streams.first?["root"] as? String == "sets")
+        #expect(streams.first?["path"] as? String == "/v1/changes?stream=set:{id}")
+        #expect(streams.first?["resources"] as? [String] == ["members", "sets", "terms"], "\(streams)")
+        var publicRows: [String: String] = [:]
+        for resource in listing.object["resources"] as? [[String: Any]] ?? [] {
+            guard let flag = resource["public"] as? [String: Any] else {
+                #expect(resource["public"] is NSNull, "\(resource)")
+                continue
+            }
+            publicRows[resource["name"] as? String ?? ""] = "\(flag["resource"] ?? "").\(flag["flag"] ?? "")"
+        }
+        // The set by its flag, its terms through it; member rows stay private.
+        #expect(publicRows == ["sets": "sets.is_public", "terms": "sets.is_public"])
+
+        // The OpenAPI document (no token) says the same, for generators.
+        let document = try w.client.request("GET", "/openapi.json")
+        try #require(document.status == 200)
+        let described = document.object["x-ferry-streams"] as? [[String: Any]] ?? []
+        #expect(described.map { $0["name"] as? String } == ["set"] && described.first?["resources"] as? [String] == ["members", "sets", "terms"])
+        let schemas = (document.object["components"] as? [String: Any])?["schemas"] as? [String: Any] ?? [:]
+        let term = schemas.values.compactMap { ($0 as? [String: Any])?["x-ferry-resource"] as? [String: Any] }
+            .first { $0["name"] as? String == "terms" }
+        #expect((term?["public"] as? [String: Any])?["flag"] as? String == "is_public", "\(schemas.keys.sorted())")
+
+        // The study example: its stream `set`, public sets (examples/study/migrations/0019_public_sets.sql).
+        let study = try ScratchDatabase.create(prefix: "ferry_streams_listing")
         try study.applyMigrations()
         let server = try TestServer(database: study)
         defer { server.stop() }
-        #expect(!server.app.schema.catalog.hasPublicRows)
+        let owner = try study.connect()
+        defer { owner.close() }
+        _ = try owner.query("SELECT ferry.create_user('dana', 'dana-password-1')")
+        let token = try #require(try AuthService.issueToken(name: "dana", ttlSeconds: 600, connection: owner)).token
+        let plain = try server.client().request("GET", "/v1", headers: [("Authorization", "Bearer \(token)")])
+        let plainStreams = plain.object["streams"] as? [[String: Any]] ?? []
+        #expect(plainStreams.map { $0["root"] as? String } == ["study_sets"], "\(plain.text.prefix(400))")
+        #expect(plainStreams.first?["resources"] as? [String] == ["set_collaborators", "study_sets", "terms"])
+        let studyPublic = (plain.object["resources"] as? [[String: Any]] ?? []).compactMap { resource -> String? in
+            guard let flag = resource["public"] as? [String: Any] else { return nil }
+            return "\(resource["name"] ?? ""): \(flag["resource"] ?? "").\(flag["flag"] ?? "")"
+        }
+        #expect(studyPublic == ["study_sets: study_sets.is_public", "terms: study_sets.is_public"], "\(studyPublic)")
     }
 
     @Test func aStreamTheUserMayNotReadAnswersAsOneThatDoesNotExist() throws {
