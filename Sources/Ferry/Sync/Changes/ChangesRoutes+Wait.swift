@@ -36,6 +36,8 @@ extension ChangesRoutes {
             _ = try database.asCaller(caller, [])  // a bad token is 401 before any body error
             throw problem
         }
+        // With no stream to check, nothing else asks PostgreSQL who the caller is.
+        if streams.isEmpty { _ = try database.asCaller(caller, []) }
         guard let ticket = context.parkingTicket(), waited.wait > 0 else {
             return Self.changed(try check(streams, caller: caller))
         }
