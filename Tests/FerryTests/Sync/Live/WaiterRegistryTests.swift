@@ -48,6 +48,50 @@ import Testing
         #expect((alice.woken, bob.woken, carol.woken) == (2, 2, 2))
     }
 
+    @Test func aWaiterOnSeveralStreamsIsWokenByAnyAndTakesTheOnesThatMayHaveNews() {
+        let registry = Self.registry()
+        let s1 = WaiterRegistry.ScopeKey(scope: "sets", id: "s1"), s2 = WaiterRegistry.ScopeKey(scope: "sets", id: "s2")
+        let folder = WaiterRegistry.ScopeKey(scope: "folders", id: "f1")
+        // Bob waits on his default stream (he reads s9) and on the streams of s1, s2 and a folder.
+        let bob = Ticket()
+        #expect(registry.register(bob, user: nil, resources: nil, streams: [s1, s2, folder], followsDefault: true) == nil)
+        #expect(registry.identify(bob, user: "bob", scopes: [.init(scope: "sets", id: "s9")]))
+        #expect(registry.count == 1)
+        _ = registry.takeCandidates(bob)
+        // A term of s1: that stream, and the folder's (a set may hang below a folder); not s2's, nor his default stream.
+        registry.deliver([ChangeHint(xid: 5, table: Self.terms, target: .scope(table: Self.sets, id: "s1"))])
+        #expect(bob.woken == 1)
+        #expect(registry.takeCandidates(bob) == [s1, folder])
+        #expect(registry.takeCandidates(bob) == [])
+        // A set he reads: his default stream; and a set no stream of his roots at: the folder's, below which it may hang.
+        registry.deliver([ChangeHint(xid: 6, table: Self.terms, target: .scope(table: Self.sets, id: "s9"))])
+        #expect(bob.woken == 2)
+        #expect(registry.takeCandidates(bob) == [nil, folder])
+        // Nothing of his: asleep.
+        registry.deliver([ChangeHint(xid: 7, table: Self.terms, target: .user("alice"))])
+        #expect(bob.woken == 2 && registry.takeCandidates(bob) == [])
+        // His own write, or a wake of everyone: every stream; they gather until taken.
+        registry.deliver([ChangeHint(xid: 8, table: Self.terms, target: .scope(table: Self.sets, id: "s2"))])
+        registry.deliver([ChangeHint(xid: 9, table: Self.terms, target: .user("bob"))])
+        #expect(bob.woken == 4)
+        #expect(registry.takeCandidates(bob) == [nil, s1, s2, folder])
+        registry.wakeAll()
+        #expect(registry.takeCandidates(bob) == [nil, s1, s2, folder])
+        // A stream whose check could not run stays to check; a hold joins the lowest frontier.
+        registry.note(bob, candidate: s2)
+        #expect(registry.takeCandidates(bob) == [s2])
+        registry.hold(bob, below: 50)
+        registry.holdAlso(bob, below: 70)
+        #expect(registry.lowestHeld == 50)
+        registry.frontierPassed(51)
+        #expect(bob.woken == 6 && registry.takeCandidates(bob) == [nil, s1, s2, folder])
+        // A long poll of one stream keeps no candidates: it checks its stream.
+        let carol = Ticket()
+        #expect(registry.register(carol, user: "carol", resources: nil, stream: s1) == nil)
+        registry.deliver([ChangeHint(xid: 10, table: Self.terms, target: .scope(table: Self.sets, id: "s1"))])
+        #expect(carol.woken == 1 && registry.takeCandidates(carol) == [])
+    }
+
     @Test func aWaiterFollowingOtherResourcesSleepsOn() {
         let registry = Self.registry()
         let folders = Self.waiter(registry, "alice", sets: [], resources: ["folders"])
