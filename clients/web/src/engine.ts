@@ -8,6 +8,7 @@ import { plan, bundle, UploadBundle, UploadRequest, SchemaResource, rowKeyOf, di
 import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
+import { waitBody, afterWait } from "./live.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -39,6 +40,8 @@ export interface EngineOptions {
    * `text/event-stream` answer of `GET /v1/changes` open and applies each page it
    * pushes; "poll" long-polls (`wait=20`). A server or proxy that answers the stream
    * with anything else than an event stream makes the engine long-poll from then on.
+   * A device with subscriptions waits on all its streams with one request instead
+   * (`POST /v1/changes/wait`, see `waitAll`), whichever this says.
    */
   live?: "sse" | "poll";
   /** Most operations of one action on one resource sent as one bulk call (1: one request each). */
@@ -178,9 +181,9 @@ export class SyncEngine {
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
   }
 
-  /** Follows every subscription's stream from its own cursor to its end. */
-  private async followSubscriptions(): Promise<void> {
-    for (const stream of await this.subscriptions()) {
+  /** Follows every subscription's stream (or those of `only`) from its own cursor to its end. */
+  private async followSubscriptions(only?: string[]): Promise<void> {
+    for (const stream of only ?? await this.subscriptions()) {
       for (;;) {
         const cursor = await this.store.state<string | null>(`cursor:${stream}`);
         const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
@@ -731,6 +734,42 @@ export class SyncEngine {
     }
   }
 
+  /** False once the server answered `POST /v1/changes/wait` as a route it does not have (it predates it). */
+  private useWait = true;
+
+  /**
+   * Continuous mode's live step for a device with subscriptions: one
+   * `POST /v1/changes/wait` on the default stream's cursor and every subscription's
+   * (src/live.ts), held until one of them has news (or `wait` runs out), then a
+   * `GET /v1/changes` of just the streams it names: "followed" (the next turn waits
+   * again, with no round). "fallBack" when it cannot wait (the caller runs the default
+   * stream's own live step), "later" when the server asked to come back later (429,
+   * 503: `nextDelay`).
+   */
+  private async waitAll(subscriptions: string[], signal: AbortSignal): Promise<"followed" | "fallBack" | "later"> {
+    const cursors = await Promise.all(subscriptions.map((s) => this.store.state<string | null>(`cursor:${s}`)));
+    const body = waitBody(await this.store.state<string | null>("cursor"), subscriptions.map((s, i) => [s, cursors[i]]), 20);
+    if (!body) return "fallBack";
+    const res = await this.send("POST", "/v1/changes/wait", body, {}, signal);
+    if (res.status === 404 || res.status === 405 || res.status === 400) {
+      // A server without the route (or whose `live.max_wait_streams` this many streams
+      // exceed): the default stream live as before, subscriptions at each round.
+      await res.text().catch(() => "");
+      this.useWait = false;
+      return "fallBack";
+    }
+    if (res.status === 429 || res.status === 503) {
+      this.nextDelay = retryAfterSeconds(res.headers.get("Retry-After"), Date.now()) ?? 1;
+      return "later";
+    }
+    if (!res.ok) throw new Error(`POST /v1/changes/wait: ${res.status}`);
+    const follow = afterWait(await res.json(), subscriptions);
+    if (follow.default) await this.download(0);
+    await this.followSubscriptions(follow.streams);
+    this.failures = 0;
+    return "followed";
+  }
+
   /** Applies server rows and saves the cursor, in one transaction. */
   async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null, stream?: string): Promise<void> {
     const events: SyncEvent[] = [];
@@ -834,15 +873,24 @@ export class SyncEngine {
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
   }
 
-  /** Continuous mode: a round, then the feed live (an event stream, or a long poll) until a kick, until `stop()`. */
+  /**
+   * Continuous mode: a round, then the feed live until a kick, until `stop()`: an event
+   * stream or a long poll of the default stream, or, for a device with subscriptions,
+   * one wait on all its streams (`waitAll`).
+   */
   start(): void {
     if (this.running) return;
     this.running = true;
     const loop = async () => {
+      // After a wait on every stream fetched what it named, the next turn waits again
+      // with no round (nothing else changed; a local write kicks, which means a round).
+      let waitAgain = false;
       while (this.running) {
         try {
+          const round = !waitAgain;
+          waitAgain = false;
           this.kicked = false;
-          await this.sync();
+          if (round) await this.sync();
           if (!this.running) break;
           // A write made during the round (its kick found no stream to close) goes now,
           // not when the stream ends.
@@ -850,8 +898,19 @@ export class SyncEngine {
           const lock = typeof navigator !== "undefined" && navigator.locks;
           this.poll = new AbortController();
           const signal = this.poll.signal;
-          const poll = () => this.useStream ? this.stream(signal) : this.download(20, signal);
-          await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, poll) : poll());
+          const poll = async () => {
+            // With subscriptions, one wait on every stream; without, the default stream's own.
+            const subscriptions = this.useWait ? await this.subscriptions() : [];
+            if (subscriptions.length) {
+              const waited = await this.waitAll(subscriptions, signal);
+              if (waited !== "fallBack") return waited === "followed";
+            }
+            await (this.useStream ? this.stream(signal) : this.download(20, signal));
+            return false;
+          };
+          const followed = await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, poll) : poll());
+          // A kick during the fetch after the wait (it had no request to cut short) still means a round.
+          waitAgain = followed && !this.kicked;
           if (this.nextDelay > 0) await this.pause(this.nextDelay * 1000);
           else this.failures = 0;
           this.nextDelay = 0;
