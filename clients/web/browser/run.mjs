@@ -142,6 +142,10 @@ await test("a new device fills its store from Index pages, then follows the feed
   await until(c, `${snapshot}.then((s) => s === ${JSON.stringify(want)})`);
   assert.ok(faults.urls.some((u) => u.startsWith("/v1/changes?since=now")), "took the cursor first");
   assert.ok(faults.urls.some((u) => u.startsWith("/v1/todos?") && u.includes("paging_token=")), "read the todos in pages");
+  // Fetched, parsed and applied in the initial sync's Worker: the page's own fetches list none of them.
+  const here = await c.eval(`performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname).filter((p) => p === "/v1/todos")`);
+  assert.deepEqual(here, [], "no Index page on the main thread");
+  assert.ok(await c.eval(`performance.getEntriesByType("resource").some((e) => e.name.endsWith("/initialsync-worker.js"))`), "the Worker's script was loaded");
   // Then the feed: a change made afterwards arrives.
   const [id] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "after the initial sync"}}])`);
   await until(a, "dev.store.operations().then((o) => o.length === 0)");

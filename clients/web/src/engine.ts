@@ -44,6 +44,14 @@ export interface EngineOptions {
    * (`POST /v1/changes/wait`, see `waitAll`), whichever this says.
    */
   live?: "sse" | "poll";
+  /**
+   * An initial sync fetches, parses and applies its Index pages in a dedicated Worker
+   * (src/initialsync-worker.ts), which writes IndexedDB itself: the page's JSON and its
+   * 1,000 rows never reach the main thread, so the app's reads meanwhile wait for
+   * nothing but the store. True by default where `Worker` exists and no `fetch` is given
+   * (a Worker cannot call the app's); where the Worker cannot start, the main thread does it.
+   */
+  initialSyncWorker?: boolean;
   /** Most operations of one action on one resource sent as one bulk call (1: one request each). */
   maxBulk?: number;
   fetch?: typeof fetch;
@@ -58,9 +66,15 @@ export class SyncEngine {
   private attempt = 0;
   readonly retry: RetryPolicy;
 
-  constructor(readonly store: FerryStore, readonly options: EngineOptions) {
+  /**
+   * @internal The initial sync's Worker side (src/initialsync-worker.ts): its events go
+   * to the main thread, not to other tabs; rows with local edits waiting, of a resource
+   * the app gave a resolver (a function, which stays on the main thread), are `deferred`
+   * for the main thread to apply.
+   */
+  constructor(readonly store: FerryStore, readonly options: EngineOptions, private readonly inWorker?: { defer: Set<string>; deferred: { resource: string; data: RowData }[] }) {
     this.retry = options.retry ?? new RetryPolicy();
-    this.channel = typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel(`ferry:${store.name}`);
+    this.channel = typeof BroadcastChannel === "undefined" || inWorker ? null : new BroadcastChannel(`ferry:${store.name}`);
     if (this.channel) {
       this.channel.onmessage = (m) => {
         const e = m.data as SyncEvent;
@@ -600,6 +614,8 @@ export class SyncEngine {
    * midway starts over with what it has kept (rows apply by revision).
    */
   async initialSync(): Promise<void> {
+    const useWorker = this.options.initialSyncWorker ?? (!this.options.fetch && !this.inWorker);
+    if (useWorker && typeof Worker !== "undefined" && await this.initialSyncInWorker()) return;
     const schema = await this.loadSchema();
     // The cursor taken before the first page is kept: an initial sync cut short starts
     // its pages over but not its cursor, or a row deleted in between would stay.
@@ -616,11 +632,17 @@ export class SyncEngine {
       // Public rows reach a store only by subscription: the Index leaves them out
       // (`public=false`), unless the server predates public rows and refuses the name.
       let privateOnly = true;
-      while (page <= pages) {
+      const pageURL = () => {
         const query = new URLSearchParams({ limit });
         if (privateOnly) query.set("public", "false");
         if (token) { query.set("paging_token", token); query.set("page", String(page)); }
-        const res = await this.send("GET", `/v1/${encodeURIComponent(resource.name)}?${query}`);
+        return `/v1/${encodeURIComponent(resource.name)}?${query}`;
+      };
+      // The next page, asked for while this one is applied.
+      let ahead: Promise<Response> | null = null;
+      while (page <= pages) {
+        const res = await (ahead ?? this.send("GET", pageURL()));
+        ahead = null;
         if (res.status === 400 && privateOnly && !token) {
           privateOnly = false;
           continue;
@@ -639,6 +661,13 @@ export class SyncEngine {
         if (!res.ok) throw new Error(`GET /v1/${resource.name}: ${res.status}`);
         busy = 0;
         const body = await res.json();
+        token = body.paging?.token ?? null;
+        pages = token ? body.paging.pages : 0;
+        page++;
+        if (page <= pages) {
+          ahead = this.send("GET", pageURL());
+          ahead.catch(() => {});  // (awaited at the top of the loop; not unhandled if this page's apply fails)
+        }
         // In slices, each its own transaction: a read waits for the write transaction
         // over the rows to end, so a page of 1,000 in one would hold the app's reads
         // for its whole length. No cursor rides on these (it is saved at the end), and
@@ -646,14 +675,76 @@ export class SyncEngine {
         const rows = (body.data as RowData[]).map((data) => ({ resource: resource.name, data }));
         const slice = Math.max(1, this.options.initialSyncSlice ?? 100);
         for (let i = 0; i < rows.length; i += slice) await this.applyPage(rows.slice(i, i + slice), null);
-        token = body.paging?.token ?? null;
-        pages = token ? body.paging.pages : 0;
-        page++;
       }
     }
     await this.store.transaction((tx) => {
       tx.objectStore(stores.STATE).put(cursor, "cursor");
       tx.objectStore(stores.STATE).delete("initialCursor");
+    });
+  }
+
+  /**
+   * The initial sync in a dedicated Worker (src/initialsync-worker.ts), which runs this
+   * engine's own `initialSync` on the same IndexedDB store: its events are emitted here
+   * (and so reach every tab), the token provider is asked from here, rows it deferred
+   * (local edits waiting, a resolver) are applied here once it is done. Runs inside the
+   * round, so under the round's Web Lock; a closed tab ends the Worker with it. False
+   * when the Worker could not start (its script missing, a policy): the caller does it.
+   */
+  private initialSyncInWorker(): Promise<boolean> {
+    let worker: Worker;
+    try {
+      worker = new Worker(new URL("./initialsync-worker.js", import.meta.url), { type: "module" });
+    } catch {
+      return Promise.resolve(false);
+    }
+    return new Promise((resolve, reject) => {
+      let started = false;
+      const end = () => { worker.onmessage = null; worker.onerror = null; worker.terminate(); };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        end();
+        if (started) reject(new Error(`the initial sync's Worker failed: ${e.message}`));
+        else resolve(false);
+      };
+      worker.onmessage = async (m: MessageEvent) => {
+        const message = m.data;
+        switch (message?.type) {
+          case "ready":
+            started = true;
+            worker.postMessage({
+              type: "start", name: this.store.name, baseURL: this.options.baseURL, token: this.token,
+              pageSize: this.options.pageSize, initialSyncSlice: this.options.initialSyncSlice,
+              defer: Object.keys(this.options.resolvers ?? {}),
+            });
+            break;
+          case "event":
+            this.emit(message.event as SyncEvent);
+            break;
+          case "token":
+            try {
+              const token = await this.options.token(message.refresh === true);
+              this.token = token;
+              worker.postMessage({ type: "token", id: message.id, token });
+            } catch (e) {
+              worker.postMessage({ type: "token", id: message.id, error: String((e as Error)?.message ?? e) });
+            }
+            break;
+          case "done":
+            end();
+            try {
+              if (message.deferred.length) await this.applyPage(message.deferred, null);
+              resolve(true);
+            } catch (e) {
+              reject(e);
+            }
+            break;
+          case "error":
+            end();
+            reject(message.paused ? new SyncPaused(message.message) : new Error(message.message));
+            break;
+        }
+      };
     });
   }
 
@@ -780,35 +871,55 @@ export class SyncEngine {
       // Which rows each subscription brought (`held:<stream>`), and which of those the
       // default stream (or the device itself) holds too (`held:`): unsubscribing drops
       // only what no one else holds. Nothing to keep while there is no subscription.
-      const subscriptions: string[] = (await req(state.get("subscriptions"))) ?? [];
-      if (stream !== undefined && !subscriptions.includes(stream)) return;  // unsubscribed meanwhile
-      const held = new Map<string, Set<string>>();
-      for (const s of subscriptions) held.set(s, new Set((await req(state.get(`held:${s}`))) ?? []));
-      const heldByDefault = new Set<string>(subscriptions.length ? (await req(state.get("held:"))) ?? [] : []);
-      const arrived: { key: string; existed: boolean }[] = [];
       // What each entry is decided on is read for many entries at once (an await per
       // read would cost a round trip to the browser's storage each: an initial sync
       // of 100,000 rows went at 700 rows a second): runs of entries with no row twice,
-      // each run's reads in parallel, then its decisions and writes in order.
-      const anyOps = (await req(outbox.count())) > 0;
+      // each run's reads in parallel, then its decisions and writes in order. The first
+      // run's rows are read with the state below, in one round trip: the transaction
+      // holds the app's reads for as long as it runs.
       const entries = changes.flatMap(({ resource, data }) => {
         const id = typeof data.id === "number" ? String(data.id) : data.id;
         return typeof id === "string" ? [{ resource, id, data }] : [];
       });
+      const runs: (typeof entries)[] = [];
       for (let start = 0; start < entries.length;) {
         const keys = new Set<string>();
         let end = start;
         while (end < entries.length && !keys.has(rowKeyOf(entries[end].resource, entries[end].id))) keys.add(rowKeyOf(entries[end].resource, entries[end].id)), end++;
-        const run = entries.slice(start, end);
+        runs.push(entries.slice(start, end));
         start = end;
+      }
+      const rowsOf = (run: typeof entries) => Promise.all(run.map((e) => req(rows.get([e.resource, e.id]))));
+      const firstRows = runs.length ? rowsOf(runs[0]) : Promise.resolve([]);
+      firstRows.catch(() => {});  // (awaited below, unless unsubscribed meanwhile)
+      const [subscribed, opCount] = await Promise.all([req(state.get("subscriptions")), req(outbox.count())]);
+      // Which rows each subscription brought (`held:<stream>`), and which of those the
+      // default stream (or the device itself) holds too (`held:`): unsubscribing drops
+      // only what no one else holds. Nothing to keep while there is no subscription.
+      const subscriptions: string[] = subscribed ?? [];
+      if (stream !== undefined && !subscriptions.includes(stream)) return;  // unsubscribed meanwhile
+      const held = new Map<string, Set<string>>();
+      const [heldBy, heldByDefaultList] = await Promise.all([
+        Promise.all(subscriptions.map((s) => req(state.get(`held:${s}`)))),
+        subscriptions.length ? req(state.get("held:")) : undefined,
+      ]);
+      subscriptions.forEach((s, i) => held.set(s, new Set(heldBy[i] ?? [])));
+      const heldByDefault = new Set<string>(heldByDefaultList ?? []);
+      const arrived: { key: string; existed: boolean }[] = [];
+      const anyOps = opCount > 0;
+      for (const [r, run] of runs.entries()) {
         const [allOps, storedRows] = await Promise.all([
           Promise.all(run.map((e) => anyOps ? req(outbox.index("row").getAll([e.resource, e.id])) as Promise<StoredOperation[]> : [])),
-          Promise.all(run.map((e) => req(rows.get([e.resource, e.id])))),
+          r === 0 ? firstRows : rowsOf(run),
         ]);
         const waitingOf = allOps.map((ops) => ops.filter((o) => o.state !== "rejected"));
         const needOf = run.map((e, i) => needs(e.data, waitingOf[i].length > 0));
         const storedBases = await Promise.all(run.map((e, i) => needOf[i].includes("base") ? req(bases.get([e.resource, e.id])) : undefined));
         for (const [i, { resource, id, data }] of run.entries()) {
+          if (this.inWorker?.defer.has(resource) && waitingOf[i].length > 0) {
+            this.inWorker.deferred.push({ resource, data });
+            continue;
+          }
           if (subscriptions.length) arrived.push({ key: rowKeyOf(resource, id), existed: !!storedRows[i] });
           const waiting = waitingOf[i];
           const pending = waiting.length > 0;
