@@ -153,6 +153,29 @@ await test("a new device fills its store from Index pages, then follows the feed
   await c.close();
 });
 
+await test("an initial sync in its Worker leaves a row with local edits to the main thread, where the app's resolver decides its conflict", async () => {
+  const r = await browser.page(url);
+  onFailure = () => r.close();
+  await r.eval(`device('resolving', { resolvers: { notes: (c) => c.field === "body" ? c.remote + " (resolved)" : c.local } })`);
+  const [id] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "base"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(r, `dev.store.get("notes", ${JSON.stringify(id)})`);
+  await a.eval(`dev.store.write([{resource: "notes", id: ${JSON.stringify(id)}, kind: "update", fields: {body: "theirs"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  // The device edits the note, cannot upload (every write request dropped), and starts
+  // over with an initial sync (as after a 410): the note meets its edit in the Worker.
+  await r.eval(`dev.store.write([{resource: "notes", id: ${JSON.stringify(id)}, kind: "update", fields: {body: "mine"}}])`);
+  faults.dropRequests = 1000;
+  await r.eval(`dev.store.setState("cursor", null).then(() => dev.engine.sync())`);
+  faults.dropRequests = 0;
+  assert.ok(await r.eval(`performance.getEntriesByType("resource").some((e) => e.name.endsWith("/initialsync-worker.js"))`), "the initial sync ran in its Worker");
+  assert.equal((await r.eval(`dev.store.get("notes", ${JSON.stringify(id)})`)).body, "theirs (resolved)", "the resolver decided");
+  const conflicts = await r.eval(`dev.events.filter((e) => e.type === "conflict" && e.id === ${JSON.stringify(id)}).map((e) => e.conflicts.map((c) => c.field + ":" + c.local + ">" + c.remote).join())`);
+  assert.deepEqual(conflicts, ["body:mine>theirs"]);
+  await until(r, "dev.store.operations().then((o) => o.length === 0)");
+  await r.close();
+});
+
 await test("a write group goes as one /v1/batch; refused, all of it is rejected and rolled back", async () => {
   faults.seen.length = 0;
   const ids = await a.eval(`(async () => {
