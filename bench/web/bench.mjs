@@ -19,8 +19,10 @@ const ids = await page.eval(`fetch("/v1/todos?limit=100&list_id=${list}", {heade
 
 // FERRYWEB_BENCH_WORKER=0: the initial sync on the main thread (as before its Worker), to compare.
 const worker = process.env.FERRYWEB_BENCH_WORKER !== "0";
+// FERRYWEB_BENCH_SLICE=100 FERRYWEB_BENCH_BUDGET=0: fixed slices of 100 rows (as before their budget).
 const slice = process.env.FERRYWEB_BENCH_SLICE ? `, initialSyncSlice: ${Number(process.env.FERRYWEB_BENCH_SLICE)}` : "";
-await page.eval(`device('bench', { pageSize: 1000, initialSyncWorker: ${worker}${slice} })`);
+const budget = process.env.FERRYWEB_BENCH_BUDGET ? `, initialSyncBudget: ${Number(process.env.FERRYWEB_BENCH_BUDGET)}` : "";
+await page.eval(`device('bench', { pageSize: 1000, initialSyncWorker: ${worker}${slice}${budget} })`);
 faults.urls.length = 0;
 const sync = await page.eval(`(async () => {
   const ids = ${JSON.stringify(ids)};
@@ -71,6 +73,7 @@ const sync = await page.eval(`(async () => {
            slices: gaps.length + 1, slice50: at(gaps, 0.5), slice90: at(gaps, 0.9) };
 })()`);
 const requests = faults.urls.length;
+print(`options: initialSyncWorker ${worker}${slice}${budget}`);
 print(`initial sync of ${sync.received} rows (${rows / 100} lists, ${rows} todos) ${worker ? "in a Worker" : "on the main thread"}: ${sync.seconds.toFixed(2)} s, ${requests} requests, ${Math.round(sync.received / sync.seconds)} rows/s`);
 print(`reads of 100 rows every 5 ms during it: ${sync.reads} reads, p50 ${sync.p50.toFixed(2)} ms, p99 ${sync.p99.toFixed(2)} ms, max ${sync.max.toFixed(2)} ms (the same reads after it, alone: p50 ${sync.idle50.toFixed(2)} ms, p99 ${sync.idle99.toFixed(2)} ms)`);
 print(`the main thread meanwhile: a 5 ms timer late by p50 ${sync.late50.toFixed(2)} ms, p99 ${sync.late99.toFixed(2)} ms, max ${sync.lateMax.toFixed(2)} ms; ${sync.slices} slices applied, one every p50 ${sync.slice50.toFixed(1)} ms, p90 ${sync.slice90.toFixed(1)} ms`);

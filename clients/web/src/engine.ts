@@ -33,8 +33,18 @@ export interface EngineOptions {
   pageSize?: number;
   /** A new store fills itself from Index pages (the default), not from the feed's beginning. */
   initialSyncByIndex?: boolean;
-  /** Rows of an Index page applied per IndexedDB transaction during an initial sync (100): reads wait for at most one. */
+  /**
+   * Rows of an Index page applied per IndexedDB transaction during an initial sync, at
+   * first (100): the app's reads wait for at most one transaction. From then on the
+   * slices are sized so that one transaction takes about `initialSyncBudget` ms.
+   */
   initialSyncSlice?: number;
+  /**
+   * Milliseconds one write transaction of an initial sync should last (6): a read of the
+   * store waits for the one in progress, and a frame is 16 ms. Slices grow or shrink by
+   * at most half each time, between 20 and 1,000 rows. 0: every slice `initialSyncSlice` rows.
+   */
+  initialSyncBudget?: number;
   /**
    * How continuous mode hears of new changes: "sse" (the default) holds one
    * `text/event-stream` answer of `GET /v1/changes` open and applies each page it
@@ -627,6 +637,8 @@ export class SyncEngine {
       await this.store.setState("initialCursor", cursor);
     }
     const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
+    const budget = this.options.initialSyncBudget ?? 6;
+    let slice = Math.max(1, this.options.initialSyncSlice ?? 100);
     for (const resource of schema) {
       let token: string | null = null, page = 1, pages = 1, busy = 0;
       // Public rows reach a store only by subscription: the Index leaves them out
@@ -673,8 +685,13 @@ export class SyncEngine {
         // for its whole length. No cursor rides on these (it is saved at the end), and
         // rows apply by revision, so a slice is as safe as the page.
         const rows = (body.data as RowData[]).map((data) => ({ resource: resource.name, data }));
-        const slice = Math.max(1, this.options.initialSyncSlice ?? 100);
-        for (let i = 0; i < rows.length; i += slice) await this.applyPage(rows.slice(i, i + slice), null);
+        for (let i = 0; i < rows.length;) {
+          const part = rows.slice(i, i + slice);
+          i += part.length;
+          const started = performance.now();
+          await this.applyPage(part, null);
+          if (budget > 0) slice = nextSlice(part.length, performance.now() - started, budget);
+        }
       }
     }
     await this.store.transaction((tx) => {
@@ -714,7 +731,7 @@ export class SyncEngine {
             started = true;
             worker.postMessage({
               type: "start", name: this.store.name, baseURL: this.options.baseURL, token: this.token,
-              pageSize: this.options.pageSize, initialSyncSlice: this.options.initialSyncSlice,
+              pageSize: this.options.pageSize, initialSyncSlice: this.options.initialSyncSlice, initialSyncBudget: this.options.initialSyncBudget,
               defer: Object.keys(this.options.resolvers ?? {}),
             });
             break;
@@ -892,7 +909,9 @@ export class SyncEngine {
       const rowsOf = (run: typeof entries) => Promise.all(run.map((e) => req(rows.get([e.resource, e.id]))));
       const firstRows = runs.length ? rowsOf(runs[0]) : Promise.resolve([]);
       firstRows.catch(() => {});  // (awaited below, unless unsubscribed meanwhile)
-      const [subscribed, opCount] = await Promise.all([req(state.get("subscriptions")), req(outbox.count())]);
+      const [subscribed, opCount, baseCount] = await Promise.all([req(state.get("subscriptions")), req(outbox.count()), req(bases.count())]);
+      // No base kept (as during an initial sync, no local edit waiting): no row's base to delete.
+      let anyBases = baseCount > 0;
       // Which rows each subscription brought (`held:<stream>`), and which of those the
       // default stream (or the device itself) holds too (`held:`): unsubscribing drops
       // only what no one else holds. Nothing to keep while there is no subscription.
@@ -937,14 +956,15 @@ export class SyncEngine {
             case "apply": {
               const have = typeof row?.["revision"] === "number" ? row["revision"] as number : -1;
               if ((data.revision as number) > have) rows.put({ resource, id, data });
-              bases.delete([resource, id]);
+              if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               break;
             }
-            case "keep": bases.put({ resource, id, revision: data.revision, row: data }); break;
+            case "keep": bases.put({ resource, id, revision: data.revision, row: data }); anyBases = true; break;
             case "merge": case "conflict":
               rows.put({ resource, id, data: decision.row });
               bases.put({ resource, id, revision: data.revision, row: data });
+              anyBases = true;
               touched.add(resource);
               if (decision.decision === "conflict") events.push({ type: "conflict", resource, id, conflicts: decision.conflicts });
               break;
@@ -957,7 +977,7 @@ export class SyncEngine {
                 }
               }
               rows.delete([resource, id]);
-              bases.delete([resource, id]);
+              if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               if (decision.event) events.push({ type: "removed", resource, id, ...decision.event.removed });
               break;
@@ -1090,6 +1110,16 @@ export class SyncEngine {
 }
 
 export class SyncPaused extends Error {}
+
+/**
+ * The next slice of an initial sync: `rows` took `took` ms in one transaction; the next
+ * should take about `budget` ms. At most twice or half the last one (one slow commit
+ * is noise), between 20 rows (below, the transactions' own cost would dominate) and 1,000.
+ */
+export function nextSlice(rows: number, took: number, budget: number): number {
+  const ideal = rows * budget / Math.max(took, 0.01);
+  return Math.round(Math.min(1000, Math.max(20, Math.min(rows * 2, Math.max(rows / 2, ideal)))));
+}
 
 /** The HTTP call of a bulk bundle: the array of items Ferry's bulk create, update or delete takes. */
 function bulkRequest(call: UploadBundle): { method: string; path: string; body: unknown; headers: Record<string, string> } {

@@ -16,6 +16,7 @@ interface Start {
   token: string | null;
   pageSize?: number;
   initialSyncSlice?: number;
+  initialSyncBudget?: number;
   /** Resources with a resolver on the main thread: their rows with local edits waiting are sent back. */
   defer: string[];
 }
@@ -58,6 +59,7 @@ scope.onmessage = async (m: MessageEvent) => {
       },
       pageSize: start.pageSize,
       initialSyncSlice: start.initialSyncSlice,
+      initialSyncBudget: start.initialSyncBudget,
       initialSyncWorker: false,
     }, { defer: new Set(start.defer), deferred });
     engine.on((event) => scope.postMessage({ type: "event", event }));
