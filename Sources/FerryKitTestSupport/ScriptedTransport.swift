@@ -76,6 +76,11 @@ final class ScriptedTransport: Transport {
             guard case .respond(let response)? = answer else { throw TransportFailure("scripted: no answer to the lookup") }
             return response
         }
+        // One wait on several streams: a scripted server has no news to tell (its streams are read by their pages).
+        if request.method == "POST", request.path == "/v1/changes/wait" {
+            reading.withLock { $0.reads.append(request.path) }
+            return Self.json(200, #"{"changed":[]}"#)
+        }
         guard request.method != "GET" else {
             await whileReading?(request)
             return reading.withLock { state in

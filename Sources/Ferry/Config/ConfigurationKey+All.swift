@@ -138,6 +138,9 @@ extension ConfigurationKey {
         .int(
             "live.max_waiters_per_user", \.live.maxWaitersPerUser, min: 1,
             "Long polls and event streams one user may hold on one instance (429 too_many_waiters beyond)."),
+        .int(
+            "live.max_wait_streams", \.live.maxWaitStreams, min: 1, max: 10_000,
+            "Streams (the default one and subscriptions) one POST /v1/changes/wait may wait on at once (400 beyond)."),
         .seconds(
             "live.heartbeat_seconds", \.live.heartbeatSeconds,
             "A quiet event stream sends a comment this often, so that proxies keep it open."),

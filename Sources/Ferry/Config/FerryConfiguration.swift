@@ -184,6 +184,8 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var maxWaiters = 10_000
         /// Of them, per user.
         public var maxWaitersPerUser = 16
+        /// Streams one `POST /v1/changes/wait` may wait on.
+        public var maxWaitStreams = 100
         /// A quiet event stream sends a comment this often.
         public var heartbeatSeconds = 15.0
         /// An event stream ends after this long.

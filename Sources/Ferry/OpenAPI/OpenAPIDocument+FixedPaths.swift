@@ -66,6 +66,28 @@ extension OpenAPIDocument {
                 ])
             ),
             (
+                "/v1/changes/wait",
+                .object([
+                    (
+                        "post",
+                        Self.operation(
+                            "waitForChanges", "Wait until one of several streams has something after its cursor", tag: "sync",
+                            body: Self.jsonBody(Self.changesWaitSchema(maxStreams: configuration.live.maxWaitStreams)),
+                            responses: commonProblems.filter { $0.0 != "429" } + Self.bodyProblems + [
+                                (
+                                    "200",
+                                    Self.ok(
+                                        "The keys of `since` whose stream has something after its cursor that the caller may read: at once when one has, as soon as a commit gives one news, else none after `wait` seconds (at most `live.max_wait_seconds`). A stream the caller may not read is never named.",
+                                        Self.object(
+                                            [("changed", Self.type("array", ("items", Self.type("string"))))], required: ["changed"]),
+                                        headers: ["Cache-Control"])
+                                ),
+                                ("429", Self.problem(["rate_limited", "too_many_waiters"], headers: ["Retry-After"])),
+                            ])
+                    )
+                ])
+            ),
+            (
                 "/v1/batch",
                 .object([
                     (

@@ -16,7 +16,10 @@ extension SyncEngine {
     ///   ``FerryStore/database``), an upload `uploadDelay` seconds later,
     ///   with every write made meanwhile;
     /// - between rounds, a long poll on the feed (`wait=longPollWait`): other
-    ///   devices' edits arrive as they commit;
+    ///   devices' edits arrive as they commit. With subscriptions, one wait
+    ///   follows them all (`POST /v1/changes/wait` with the default stream's
+    ///   cursor and each subscription's) and a round of downloads follows each
+    ///   answer, so a commit in a subscribed stream arrives as it commits too;
     /// - after an error, the next try when ``RetryPolicy`` says
     ///   (``SyncStatus/nextAttempt``), at once on ``networkBecameAvailable()``;
     ///   after two 401s (``SyncStatus/paused``), nothing until ``sync()`` or
@@ -132,19 +135,68 @@ extension SyncEngine {
     func longPoll(_ wait: Int) async -> PollOutcome {
         let started = now()
         do {
-            var received = try await pull(wait: wait)
-            // The long poll follows the default stream; subscriptions catch up
-            // after each answer (at most `wait` seconds late), new ones first.
-            let before = currentStatus.received
-            try await pullQueue()
-            try await pullSynced()
-            received += currentStatus.received - before
+            let received: Int
+            if let since = try waitedStreams(), let changed = try await waitForStreams(since, wait: wait) {
+                // Some stream has news: a round of downloads, each stream from
+                // its cursor (a 304 for those with nothing new).
+                received = changed.isEmpty ? 0 : try await pull() + pullSubscriptions()
+            } else {
+                // The long poll follows the default stream; subscriptions catch up
+                // after each answer (at most `wait` seconds late), new ones first.
+                received = try await pull(wait: wait) + pullSubscriptions()
+            }
             succeeded()
             return .answered(empty: received == 0, elapsed: now().timeIntervalSince(started))
         } catch {
             if Task.isCancelled { return .cancelled }
             let due = failed(error)
             return .failed(due: currentStatus.paused ? nil : due)
+        }
+    }
+
+    /// The queue of new subscriptions, then the synced ones: what they received.
+    private func pullSubscriptions() async throws -> Int {
+        let before = currentStatus.received
+        try await pullQueue()
+        try await pullSynced()
+        return currentStatus.received - before
+    }
+
+    /// The streams one wait follows when this device has subscriptions: the
+    /// default stream's cursor and each synced subscription's, by the keys of
+    /// `POST /v1/changes/wait`. Nil without subscriptions (the default stream's
+    /// own long poll then), before the first sync, and while a subscription
+    /// waits in the queue (downloaded first, without waiting).
+    private func waitedStreams() throws -> [String: String]? {
+        guard let cursor = try store.cursor(), try store.subscriptionQueue().isEmpty else { return nil }
+        let synced = try store.syncedSubscriptions()
+        guard !synced.isEmpty else { return nil }
+        var since = ["default": cursor]
+        for subscription in synced {
+            if let cursor = subscription.cursor { since[subscription.stream + ":" + subscription.id] = cursor }
+        }
+        return since
+    }
+
+    /// One `POST /v1/changes/wait` on `since`: the keys with news (empty when
+    /// the wait ended with none). Nil when the server does not take it (an
+    /// older server's 404, or a 400 for a stream it no longer knows): the
+    /// default stream's long poll then, and a subscription the server refuses
+    /// is marked refused by its own download.
+    private func waitForStreams(_ since: [String: String], wait: Int) async throws -> [String]? {
+        let body = JSONValue.object(["wait": .int(Int64(wait)), "since": .object(since.mapValues(JSONValue.string))])
+        let response = try await send(
+            TransportRequest(method: "POST", path: "/v1/changes/wait", body: body.encoded()), longPoll: true)
+        switch response.status {
+        case 200:
+            guard let changed = response.object?["changed"]?.array else {
+                throw FerryKitError.malformedAnswer("a wait's answer without changed")
+            }
+            return changed.compactMap(\.string)
+        case 400, 404, 405:
+            return nil
+        default:
+            throw refusal(response, "POST /v1/changes/wait")
         }
     }
 

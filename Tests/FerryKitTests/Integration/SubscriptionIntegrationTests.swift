@@ -36,11 +36,11 @@ import Testing
         let engine: SyncEngine
         let clock = Clock()
 
-        init(_ server: FerryServer, token: String) throws {
+        init(_ server: FerryServer, token: String, transport: (any Transport)? = nil) throws {
             store = try FerryStore(path: ":memory:")
             let clock = self.clock
             engine = SyncEngine(
-                store: store, transport: URLSessionTransport(baseURL: server.baseURL), tokens: FixedToken(token),
+                store: store, transport: transport ?? URLSessionTransport(baseURL: server.baseURL), tokens: FixedToken(token),
                 policy: RetryPolicy(base: 0.01, cap: 0.05), now: { clock.now }, random: { 0.5 })
         }
 
@@ -56,11 +56,11 @@ import Testing
         func terms(of set: String) throws -> Int { try store.rows("terms", where: "set_id", equals: .string(set)).count }
     }
 
-    static func server() throws -> FerryServer {
+    static func server(settings: [String: String] = [:]) throws -> FerryServer {
         let database = try ScratchDatabase(prefix: "ferrykit_subs", migrate: false)
         do {
             try database.applyMigrations(appFiles: app)
-            return try FerryServer(database: database)
+            return try FerryServer(database: database, settings: settings)
         } catch {
             database.drop()
             throw error
@@ -74,6 +74,41 @@ import Testing
         try await phone.engine.sync()
         #expect(try phone.store.pendingCount() == 0)
         return id
+    }
+
+    @Test func continuousModeFollowsASubscriptionLiveWithOneWait() async throws {
+        // Waits of an hour: a term that arrives came by a wake, never by a wait's end.
+        let server = try Self.server(settings: ["FERRY_LIVE_MAX_WAIT_SECONDS": "3600"])
+        defer { server.stop() }
+        let alice = try await server.user("alice"), bob = try await server.user("bob")
+        let teacher = try Phone(server, token: alice.token)
+        try await teacher.engine.sync()
+        let open = try await Self.set(teacher, public: true, terms: 1)
+        let transport = TimedTransport(URLSessionTransport(baseURL: server.baseURL, timeout: 3_700))
+        let phone = try Phone(server, token: bob.token, transport: transport)
+        try await phone.engine.subscribe(stream: "set", id: open)
+        try await phone.sync { try phone.terms(of: open) == 1 }
+
+        await phone.engine.start(longPollWait: 3_600)
+        try await waitUntilAsync("the phone's wait on its streams", within: 60) {
+            let waiting = await phone.engine.currentStatus.connected
+            return waiting && transport.sent.last?.request.path == "/v1/changes/wait"
+        }
+        let started = transport.sent.count
+        // Alice adds a term: the phone, which writes nothing and whose wait lasts an hour, gets it.
+        _ = try teacher.store.create("terms", ["set_id": .string(open), "word": .string("live")])
+        try await teacher.engine.sync()
+        try await waitUntilAsync("the term on the phone", within: 90) { try phone.terms(of: open) == 2 }
+        await phone.engine.stop()
+        let sent = transport.sent[started...].map(\.request)
+        // No long poll of the default stream alone: the one wait covers both streams.
+        #expect(!transport.sent.contains { $0.request.path.contains("wait=") }, "\(transport.sent.map(\.request.path))")
+        #expect(sent.contains { $0.method == "POST" && $0.path == "/v1/changes/wait" })
+        #expect(sent.contains { $0.path.hasPrefix("/v1/changes?") && $0.path.contains("stream=set:\(open)") })
+        #expect(!sent.contains { $0.method != "GET" && $0.path != "/v1/changes/wait" }, "the phone uploaded though it wrote nothing")
+        let body = try #require(transport.sent.last { $0.request.path == "/v1/changes/wait" }?.request.body)
+        let since = try #require(try JSONDecoder().decode(JSONValue.self, from: body).object?["since"]?.object)
+        #expect(Set(since.keys) == ["default", "set:\(open)"])
     }
 
     @Test func aPublicSetReachesTheDeviceThatSubscribedOnlyAndLeavesAfterItsTTL() async throws {

@@ -109,19 +109,20 @@ final class SimulationTransport: Transport {
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         UploadLatencies.shared.countRequest()
-        let longPoll = request.path.contains("wait=")
+        // A long poll of the default stream, or one wait on all of a device's streams.
+        let longPoll = request.path.contains("wait=") || request.path == "/v1/changes/wait"
         let (offline, fault, delay, previous): (Bool, SimulationFault?, Int, TransportRequest?) = state.withLock { state in
             guard !state.offline else { return (true, nil, 0, nil) }
             if longPoll { state.longPolls += 1 }
             // Writes meet faults more often than reads: they are fewer, and a
             // lost write is where duplicates and lost edits come from.
-            let rate = request.method == "GET" ? state.faultRate : min(0.6, state.faultRate * 2.5)
+            let rate = request.method == "GET" || longPoll ? state.faultRate : min(0.6, state.faultRate * 2.5)
             // Updates are few in a seed (most rows are created and edited before
             // they are sent), and the race revokes only a collaborator's: every
             // update runs it, and a third of the creates (a collaborator's new
             // term in a shared set), outside the fault draw.
             let update = request.method == "PATCH" || request.method == "PUT"
-            let create = request.method == "POST" && request.path != "/v1/batch" && !request.path.hasPrefix("/v1/auth")
+            let create = request.method == "POST" && request.path != "/v1/batch" && !request.path.hasPrefix("/v1/auth") && !longPoll
             if state.race != nil, update || (create && state.random.chance(0.3)) {
                 state.injected[.revokedBeforeAnswer, default: 0] += 1
                 return (false, .revokedBeforeAnswer, 0, nil)

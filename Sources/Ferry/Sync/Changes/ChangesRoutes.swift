@@ -10,7 +10,7 @@ struct ChangesRoutes: Sendable {
     let schema: SchemaCache
     let schemaName: String
     let live: LiveFeed
-    private let scopes = AccessScopeCache()
+    let scopes = AccessScopeCache()
     private let walkDecisions = WalkDecisions()
 
     init(database: PostgresGateway, schema: SchemaCache, schemaName: String, live: LiveFeed) {
@@ -22,6 +22,7 @@ struct ChangesRoutes: Sendable {
 
     func register(on router: inout Router, handle: RouteHandling) {
         router.get("/v1/changes", handle { request, context in try changes(request, context) })
+        router.post("/v1/changes/wait", handle { request, context in try waitForChanges(request, context) })
     }
 
     func changes(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {

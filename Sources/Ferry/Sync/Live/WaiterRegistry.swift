@@ -18,8 +18,12 @@ import Synchronization
 /// and only when it follows the hint's resource. A waiter on a stream (a
 /// subscription) is found by its stream's root row instead of its user's
 /// scope rows: a hint naming that row, or a scope row of another table (which
-/// may hang below the root), concerns it. A waiter whose caller is
-/// not known yet (its first check has not named them) is concerned by every hint.
+/// may hang below the root), concerns it. A waiter on several streams
+/// (`POST /v1/changes/wait`) is found by each of them, and remembers which
+/// of its streams the hints since its last check may concern
+/// (``takeCandidates(_:)``), so that its next check looks at those only. A
+/// waiter whose caller is not known yet (its first check has not named them)
+/// is concerned by every hint.
 ///
 /// Being concerned is cheap to get wrong in one direction only: a wake too
 /// many costs one check of the feed, a wake too few a change that waits for
@@ -51,8 +55,16 @@ final class WaiterRegistry: Sendable {
         /// The wake epoch of its registration or its latest wake: a check
         /// that started at this epoch or later answers it (``SharedChecks``).
         var checkFrom: UInt64
-        /// The root row of the stream it follows; nil for the default stream.
-        var stream: ScopeKey? = nil
+        /// The root rows of the streams it follows besides the default one: one
+        /// for a subscription's long poll, any number for a wait on several streams.
+        var streams: Set<ScopeKey> = []
+        /// Whether it follows the default stream.
+        var followsDefault = true
+        /// Whether it waits on several streams (`POST /v1/changes/wait`, even with one), and so keeps ``candidates``.
+        var several = false
+        /// Of a waiter on several streams: those a hint, the frontier or a wake of
+        /// everyone may have given news since its last check (nil: the default stream).
+        var candidates: Set<ScopeKey?> = []
         /// The hash of its bearer when it is one of Ferry's tokens (``StreamChecks`` checks them in bulk).
         var token: String? = nil
     }
@@ -133,15 +145,30 @@ final class WaiterRegistry: Sendable {
     func register(
         _ ticket: any LiveTicket, user: String?, resources: Set<String>?, stream: ScopeKey? = nil, token: String? = nil
     ) -> Refusal? {
+        register(
+            ticket, user: user, resources: resources, streams: stream.map { [$0] } ?? [], followsDefault: stream == nil, several: false,
+            token: token)
+    }
+
+    /// Adds a waiter on several streams (`POST /v1/changes/wait`): the default
+    /// one when `followsDefault`, and those of the root rows `streams`. It
+    /// counts as one waiter against the limits, and keeps which of its streams
+    /// may have news (``takeCandidates(_:)``) unless `several` is false (a
+    /// long poll or event stream of one stream, which checks that one).
+    func register(
+        _ ticket: any LiveTicket, user: String?, resources: Set<String>?, streams: Set<ScopeKey>, followsDefault: Bool,
+        several: Bool = true, token: String? = nil
+    ) -> Refusal? {
         let id = ObjectIdentifier(ticket)
         let refusal = state.withLock { state -> Refusal? in
             if state.waiters[id] != nil { return nil }
             guard state.waiters.count < limits.perInstance else { return .instanceFull }
             if let user, (state.users[user]?.tickets.count ?? 0) >= limits.perUser { return .userFull }
             state.waiters[id] = Waiter(
-                ticket: ticket, user: nil, resources: resources, checkFrom: state.epoch, stream: stream, token: token)
+                ticket: ticket, user: nil, resources: resources, checkFrom: state.epoch, streams: streams,
+                followsDefault: followsDefault, several: several, token: token)
             state.anonymous.insert(id)
-            if let stream {
+            for stream in streams {
                 state.streamWaiters[stream, default: []].insert(id)
                 state.streamRoots[stream.scope, default: []].insert(id)
             }
@@ -208,6 +235,41 @@ final class WaiterRegistry: Sendable {
         state.withLock { state in (state.streamWaiters[root] ?? []).compactMap { state.waiters[$0]?.token } }
     }
 
+    /// The streams of a waiter on several streams that may have news since it
+    /// last took them (nil: the default stream), emptied: its check looks at
+    /// these. Taken after the ticket is armed, so that a hint delivered during
+    /// the check both adds its stream here and wakes the waiter again.
+    func takeCandidates(_ ticket: any LiveTicket) -> Set<ScopeKey?> {
+        state.withLock { state in
+            let id = ObjectIdentifier(ticket)
+            guard let candidates = state.waiters[id]?.candidates else { return [] }
+            state.waiters[id]?.candidates = []
+            return candidates
+        }
+    }
+
+    /// Marks one stream of a waiter on several streams as still to check (its check could not reach PostgreSQL).
+    func note(_ ticket: any LiveTicket, candidate stream: ScopeKey?) {
+        state.withLock { state in
+            let id = ObjectIdentifier(ticket)
+            guard state.waiters[id]?.several == true else { return }
+            state.waiters[id]?.candidates.insert(stream)
+        }
+    }
+
+    /// As ``hold(_:below:)``, keeping an earlier hold that is lower: a waiter on
+    /// several streams whose check looked at some of them only may still be
+    /// held for another.
+    func holdAlso(_ ticket: any LiveTicket, below frontier: UInt64) {
+        let id = ObjectIdentifier(ticket)
+        let watch = state.withLock { state -> Bool in
+            guard let waiter = state.waiters[id] else { return false }
+            state.waiters[id]?.heldBelow = min(waiter.heldBelow ?? frontier, frontier)
+            return state.held.insert(id).inserted
+        }
+        if watch { frontierWatched() }
+    }
+
     /// An event stream's cursor, kept between its passes.
     func cursor(of ticket: any LiveTicket) -> String? {
         state.withLock { $0.waiters[ObjectIdentifier(ticket)]?.cursor }
@@ -240,6 +302,7 @@ final class WaiterRegistry: Sendable {
     func deliver(_ hints: [ChangeHint]) {
         let woken = state.withLock { state -> [any LiveTicket] in
             var ids: Set<ObjectIdentifier> = state.anonymous
+            for id in state.anonymous { Self.note(id, .all, in: &state) }
             for hint in hints { Self.concerned(by: hint, in: &state, into: &ids) }
             return Self.woken(ids, in: &state)
         }
@@ -255,7 +318,11 @@ final class WaiterRegistry: Sendable {
     /// Wakes every waiter: the listener came back (what committed meanwhile
     /// sent no hint it heard), or it is down and this is the periodic check.
     func wakeAll() {
-        wake(state.withLock { state in Self.woken(Set(state.waiters.keys), in: &state) })
+        wake(
+            state.withLock { state in
+                for id in state.waiters.keys { Self.note(id, .all, in: &state) }
+                return Self.woken(Set(state.waiters.keys), in: &state)
+            })
     }
 
     /// The lowest frontier a held waiter waits for the feed to pass; nil when none waits.
@@ -270,6 +337,7 @@ final class WaiterRegistry: Sendable {
             for id in state.held {
                 guard let below = state.waiters[id]?.heldBelow, frontier > below else { continue }
                 state.waiters[id]?.heldBelow = nil
+                Self.note(id, .all, in: &state)
                 ids.insert(id)
             }
             state.held.subtract(ids)
@@ -323,7 +391,7 @@ final class WaiterRegistry: Sendable {
         guard let waiter = state.waiters.removeValue(forKey: id) else { return }
         state.anonymous.remove(id)
         state.held.remove(id)
-        if let stream = waiter.stream {
+        for stream in waiter.streams {
             state.streamWaiters[stream]?.remove(id)
             if state.streamWaiters[stream]?.isEmpty == true { state.streamWaiters[stream] = nil }
             state.streamRoots[stream.scope]?.remove(id)
@@ -347,14 +415,22 @@ final class WaiterRegistry: Sendable {
             guard !everyResource, let resource, let followed = state.waiters[id]?.resources else { return true }
             return followed.contains(resource)
         }
+        func add(_ id: ObjectIdentifier, _ news: News) {
+            ids.insert(id)
+            note(id, news, in: &state)
+        }
         func addUser(_ user: String, streams: Bool = true) {
-            for id in state.users[user]?.tickets ?? [] where follows(id) && (streams || state.waiters[id]?.stream == nil) {
-                ids.insert(id)
+            for id in state.users[user]?.tickets ?? [] where follows(id) {
+                if streams {
+                    add(id, .all)
+                } else if state.waiters[id]?.followsDefault == true {
+                    add(id, .defaultStream)
+                }
             }
         }
         switch hint.target {
         case .everyone:
-            for id in state.waiters.keys where follows(id) { ids.insert(id) }
+            for id in state.waiters.keys where follows(id) { add(id, .all) }
         case .user(let user):
             addUser(user)
             // Access gained or lost, or a scope row written: the rows they can read may differ.
@@ -363,7 +439,7 @@ final class WaiterRegistry: Sendable {
             }
         case .scope(let table, let id):
             guard let scope = state.tables[table] else {
-                for id in state.waiters.keys where follows(id) { ids.insert(id) }
+                for id in state.waiters.keys where follows(id) { add(id, .all) }
                 return
             }
             let key = ScopeKey(scope: scope, id: id)
@@ -371,11 +447,38 @@ final class WaiterRegistry: Sendable {
             for user in state.readers[key] ?? [] { addUser(user, streams: false) }
             for user in state.unscoped { addUser(user, streams: false) }
             // Streams, by their root row; a scope row of another table may hang below a stream's root.
-            for id in state.streamWaiters[key] ?? [] where follows(id) { ids.insert(id) }
+            for id in state.streamWaiters[key] ?? [] where follows(id) { add(id, .stream(key)) }
             for (root, waiters) in state.streamRoots where root != scope {
-                for id in waiters where follows(id) { ids.insert(id) }
+                for id in waiters where follows(id) { add(id, .streams(ofRoot: root)) }
             }
         }
+    }
+
+    /// Which of a waiter's streams a wake may concern.
+    private enum News {
+        case all
+        case defaultStream
+        case stream(ScopeKey)
+        /// Its streams whose root row is of this table.
+        case streams(ofRoot: String)
+    }
+
+    /// Records, for a waiter on several streams, which of them may have news.
+    private static func note(_ id: ObjectIdentifier, _ news: News, in state: inout State) {
+        guard let waiter = state.waiters[id], waiter.several else { return }
+        var candidates = waiter.candidates
+        switch news {
+        case .all:
+            for stream in waiter.streams { candidates.insert(stream) }
+            if waiter.followsDefault { candidates.insert(nil) }
+        case .defaultStream:
+            candidates.insert(nil)
+        case .stream(let key):
+            candidates.insert(key)
+        case .streams(let root):
+            for stream in waiter.streams where stream.scope == root { candidates.insert(stream) }
+        }
+        state.waiters[id]?.candidates = candidates
     }
 }
 

@@ -14,13 +14,16 @@ final class PendingRequest: Sendable {
     private let done = DispatchSemaphore(value: 0)
     let started = Date()
 
-    init(port: Int, _ path: String, token: String, headers: [(String, String)] = [], timeout: Double = 90) {
+    init(
+        port: Int, _ path: String, token: String, headers: [(String, String)] = [], timeout: Double = 90, method: String = "GET",
+        body: [UInt8]? = nil
+    ) {
         let headers = [("Authorization", "Bearer \(token)")] + headers
         // A thread of its own: Linux's global dispatch queue runs about as many
         // blocking jobs at once as there are cores, and a fan-out test holds dozens.
         Thread { [self] in
             let client = TestHTTPClient(port: port, timeout: timeout)
-            let outcome = Result { try client.request("GET", path, headers: headers) }
+            let outcome = Result { try client.request(method, path, headers: headers, body: body) }
             result.withLock { $0 = outcome }
             done.signal()
         }.start()

@@ -79,7 +79,7 @@ import Testing
         }
     }
 
-    static func world() throws -> World {
+    static func world(_ configure: (inout FerryConfiguration) -> Void = { _ in }) throws -> World {
         let database = try ScratchDatabase.create(prefix: "ferry_streams")
         try database.applyMigrations(appFiles: app)
         let owner = try database.connect()
@@ -91,7 +91,7 @@ import Testing
             if name == "carol" { carolID = id }
             tokens.append(try #require(try AuthService.issueToken(name: name, ttlSeconds: 600, connection: owner)).token)
         }
-        let server = try TestServer(database: database)
+        let server = try TestServer(database: database, configure)
         return World(
             server: server, client: server.client(), alice: [("Authorization", "Bearer \(tokens[0])")],
             bob: [("Authorization", "Bearer \(tokens[1])")], carol: [("Authorization", "Bearer \(tokens[2])")],

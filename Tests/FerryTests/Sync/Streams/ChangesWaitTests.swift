@@ -1,0 +1,212 @@
+@testable import Ferry
+import FerryHTTPTestSupport
+import FerryPostgres
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// `POST /v1/changes/wait` over the wire (API.md, "One wait for several
+/// streams"): one waiting request for a device's default stream and its
+/// subscriptions, answering which of them have news.
+@Suite struct ChangesWaitTests {
+    typealias World = SyncStreamTests.World
+
+    /// A world whose waits end at their own `wait` (an hour): an answer before
+    /// it comes from a wake, never from a deadline's check.
+    static func world() throws -> World {
+        try SyncStreamTests.world { $0.live.maxWaitSeconds = 3_600 }
+    }
+
+    static func token(_ auth: [(String, String)]) -> String {
+        String(auth[0].1.dropFirst("Bearer ".count))
+    }
+
+    /// A waiting `POST /v1/changes/wait`.
+    static func wait(_ w: World, _ auth: [(String, String)], seconds: Int = 3_600, since: [String: String]) -> PendingRequest {
+        PendingRequest(
+            port: w.server.port, "/v1/changes/wait", token: token(auth), headers: [("Content-Type", "application/json")], method: "POST",
+            body: body(wait: seconds, since: since))
+    }
+
+    static func body(wait: Int, since: [String: String]) -> [UInt8] {
+        Array((try? JSONSerialization.data(withJSONObject: ["wait": wait, "since": since])) ?? Data())
+    }
+
+    /// The keys of a 200 answer's `changed`.
+    static func changed(_ answer: TestHTTPClient.Response) -> [String]? {
+        #expect(answer.status == 200, "\(answer.text.prefix(300))")
+        #expect(answer.header("Cache-Control") == "private, no-store")
+        return answer.object["changed"] as? [String]
+    }
+
+    /// Bob follows Alice's public set: the set's stream, his default stream, and his cursors on both.
+    static func bobFollows(_ w: World) throws -> (set: (id: String, terms: [String]), since: [String: String]) {
+        let open = try SyncStreamTests.set(w, public: true, terms: 1)
+        let stream = try w.feed("stream=set:\(open.id)", w.bob) { $0.count >= 2 }
+        let own = try w.feed("", w.bob)
+        return (open, ["default": own.cursor, "set:\(open.id)": stream.cursor])
+    }
+
+    @Test func aWriteInASubscribedPublicSetByAnotherUserWakesIt() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let (open, since) = try Self.bobFollows(w)
+        let waiter = Self.wait(w, w.bob, since: since)
+        try w.server.waitForWaiters(1)
+        #expect(!waiter.isAnswered)
+        let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": open.id, "word": "news"])
+        try #require(term.status == 201)
+        #expect(Self.changed(try waiter.response()) == ["set:\(open.id)"])
+        // Its GET finds the term.
+        let page = try w.get("/v1/changes?stream=set:\(open.id)&since=\(since["set:\(open.id)"] ?? "")", w.bob)
+        #expect(changedIDs(page.object, "terms") == [term.object["id"] as? String ?? "-"])
+    }
+
+    @Test func aWriteInTheDefaultStreamByAnotherUserWakesIt() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        // Bob is a member of Alice's private set: it is in his default stream.
+        let shared = try SyncStreamTests.set(w, public: false, terms: 0)
+        let bobID = try w.server.database.column("SELECT id::text FROM ferry.users WHERE name = 'bob'")[0]
+        let member = try w.client.request("POST", "/v1/members", headers: w.alice, json: ["set_id": shared.id, "user_id": bobID])
+        try #require(member.status == 201, "\(member.text)")
+        let (_, since) = try Self.bobFollows(w)
+        let own = try w.feed("", w.bob) { entries in entries.contains { $0.1 == shared.id } }
+        var all = since
+        all["default"] = own.cursor
+        let waiter = Self.wait(w, w.bob, since: all)
+        try w.server.waitForWaiters(1)
+        let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": shared.id, "word": "for members"])
+        try #require(term.status == 201)
+        #expect(Self.changed(try waiter.response()) == ["default"])
+    }
+
+    @Test func aStreamTheCallerMayNotReadNeverWakesNorAnswersIt() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let closed = try SyncStreamTests.set(w, public: false, terms: 1)
+        let cursor = try w.feed("stream=set:\(closed.id)", w.alice) { $0.count >= 2 }.cursor
+        let nowhere = "set:\(UUID().uuidString.lowercased())"
+        // Carol waits on Alice's private set and on a set that does not exist; Alice on her set.
+        let carol = Self.wait(w, w.carol, seconds: 2, since: ["set:\(closed.id)": cursor, nowhere: cursor])
+        let alice = Self.wait(w, w.alice, since: ["set:\(closed.id)": cursor])
+                try w.server.waitForWaiters(2)
+        let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": closed.id, "word": "secret"])
+        try #require(term.status == 201)
+                #expect(Self.changed(try alice.response()) == ["set:\(closed.id)"])
+                // Carol's answer, after her wait, is the same as for a stream with nothing in it.
+        #expect(Self.changed(try carol.response()) == [])
+        let after = try w.client.request(
+            "POST", "/v1/changes/wait", headers: w.carol, json: ["wait": 0, "since": ["set:\(closed.id)": cursor, nowhere: cursor]])
+        #expect(Self.changed(after) == [])
+    }
+
+    @Test func itAnswersAtOnceWhenAStreamAlreadyHasNews() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let (open, since) = try Self.bobFollows(w)
+        let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": open.id, "word": "before"])
+        try #require(term.status == 201)
+        // The frontier may wait a moment for transactions elsewhere in the cluster: poll without waiting until it shows.
+        try waitUntil("the term to be in Bob's stream", within: 30) {
+            (try? w.get("/v1/changes?stream=set:\(open.id)&since=\(since["set:\(open.id)"] ?? "")", w.bob).object)
+                .map { !changedIDs($0, "terms").isEmpty } == true
+        }
+        let waiter = Self.wait(w, w.bob, since: since)
+        #expect(Self.changed(try waiter.response()) == ["set:\(open.id)"])
+        // wait: 0 answers at once too, with nothing when nothing is new.
+        let quiet = try w.client.request(
+            "POST", "/v1/changes/wait", headers: w.bob, json: ["wait": 0, "since": ["default": since["default"] ?? ""]])
+        #expect(Self.changed(quiet) == [])
+    }
+
+    @Test func aBadBodyIs400NamingTheCause() throws {
+        let database = try ScratchDatabase.create(prefix: "ferry_streams")
+        try database.applyMigrations(appFiles: SyncStreamTests.app)
+        let owner = try database.connect()
+        _ = try owner.query("SELECT ferry.create_user('bob', 'bob-password-1')::text", [])
+        let token = try #require(try AuthService.issueToken(name: "bob", ttlSeconds: 600, connection: owner)).token
+        owner.close()
+        let server = try TestServer(database: database) { $0.live.maxWaitStreams = 2 }
+        defer { server.stop() }
+        let client = server.client()
+        let bob = [("Authorization", "Bearer \(token)")]
+        let cursor = try client.request("GET", "/v1/changes", headers: bob).object["cursor"] as? String ?? ""
+        let uuid = UUID().uuidString.lowercased()
+        let cases: [(body: String, cause: String)] = [
+            ("not json", "not valid JSON"),
+            ("[1]", "must be a JSON object"),
+            (#"{"since": {}}"#, "wait must be"),
+            (#"{"wait": -1, "since": {}}"#, "wait must be"),
+            (#"{"wait": 1.5, "since": {}}"#, "wait must be"),
+            (#"{"wait": "5", "since": {}}"#, "wait must be"),
+            (#"{"wait": true, "since": {}}"#, "wait must be"),
+            (#"{"wait": 5}"#, "since must be"),
+            (#"{"wait": 5, "since": []}"#, "since must be"),
+            (#"{"wait": 5, "since": {"default": 7}}"#, "since must be"),
+            (#"{"wait": 5, "since": {}, "limit": 3}"#, "no member limit"),
+            (#"{"wait": 5, "since": {"Set:1": "\#(cursor)"}}"#, "neither default nor"),
+            (#"{"wait": 5, "since": {"default": "nope"}}"#, "not a cursor"),
+            (#"{"wait": 5, "since": {"nope:\#(uuid)": "\#(cursor)"}}"#, "no stream named nope"),
+            (#"{"wait": 5, "since": {"set:42": "\#(cursor)"}}"#, "id type"),
+            (#"{"wait": 5, "since": {"default": "\#(cursor)", "set:\#(uuid)": "\#(cursor)", "set:1\#(uuid.dropFirst())": "\#(cursor)"}}"#, "at most 2"),
+        ]
+        for (body, cause) in cases {
+            let answer = try client.request(
+                "POST", "/v1/changes/wait", headers: bob + [("Content-Type", "application/json")], body: Array(body.utf8))
+            #expect(answer.status == 400, "\(body): \(answer.text)")
+            #expect(answer.object["code"] as? String == "invalid_json", "\(body): \(answer.text)")
+            #expect((answer.object["detail"] as? String)?.contains(cause) == true, "\(body): \(answer.text)")
+        }
+        // A bad token is 401 before any body error; a batch does not take it.
+        let stranger = try client.request("POST", "/v1/changes/wait", headers: [("Authorization", "Bearer nope")], json: ["wait": -1])
+        #expect(stranger.status == 401)
+        let batch = try client.request(
+            "POST", "/v1/batch", headers: bob,
+            json: ["operations": [["method": "POST", "path": "/v1/changes/wait", "body": ["wait": 0, "since": ["default": cursor]]]]])
+        #expect(batch.status == 400, "\(batch.text)")
+        #expect(batch.text.contains("batch"), "\(batch.text)")
+    }
+
+    @Test func itCountsAsOneWaiterAgainstTheLimits() throws {
+        let database = try ScratchDatabase.create(prefix: "ferry_streams")
+        try database.applyMigrations(appFiles: SyncStreamTests.app)
+        let owner = try database.connect()
+        _ = try owner.query("SELECT ferry.create_user('bob', 'bob-password-1')::text", [])
+        let token = try #require(try AuthService.issueToken(name: "bob", ttlSeconds: 600, connection: owner)).token
+        owner.close()
+        let server = try TestServer(database: database) {
+            $0.live.maxWaitersPerUser = 1
+            $0.live.maxWaitSeconds = 3_600
+        }
+        defer { server.stop() }
+        let client = server.client()
+        let bob = [("Authorization", "Bearer \(token)")]
+        let made = try client.request("POST", "/v1/sets", headers: bob, json: ["title": "mine", "is_public": true])
+        let set = try #require(made.object["id"] as? String)
+        // A cursor past the set (the frontier may hold its commit back a moment: other tests' transactions).
+        var cursor = ""
+        try waitUntil("the set in Bob's feed", within: 30) {
+            let page = try client.request("GET", "/v1/changes" + (cursor.isEmpty ? "" : "?since=\(cursor)"), headers: bob).object
+            cursor = page["cursor"] as? String ?? cursor
+            return changedIDs(page, "sets").contains(set)
+        }
+        let since = ["default": cursor, "set:\(set)": cursor]
+        let first = PendingRequest(
+            port: server.port, "/v1/changes/wait", token: token, headers: [("Content-Type", "application/json")], method: "POST",
+            body: Self.body(wait: 3_600, since: since))
+        try server.waitForWaiters(1)
+        // Two streams, one waiter: a second wait, or a long poll, is over the user's limit.
+        let second = try client.request("POST", "/v1/changes/wait", headers: bob, json: ["wait": 60, "since": since])
+        #expect(second.status == 429, "\(second.text)")
+        #expect(second.header("Retry-After") != nil)
+        let poll = try client.request("GET", "/v1/changes?since=\(cursor)&wait=60", headers: bob)
+        #expect(poll.status == 429)
+        // Its own write wakes it.
+        let another = try client.request("POST", "/v1/sets", headers: bob, json: ["title": "another"])
+        #expect(another.status == 201, "\(another.text)")
+        let answer = try first.response()
+        #expect(answer.status == 200)
+        #expect((answer.object["changed"] as? [String])?.contains("default") == true, "\(answer.text)")
+    }
+}
