@@ -313,6 +313,59 @@ await test("subscriptions: a public list reaches a non-member through its stream
   await friend.close();
 });
 
+await test("continuous mode with a subscription: one wait on every stream hears another user's commit to a subscribed public list", async () => {
+  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
+  onFailure = async () => {
+    console.log("# waits:", JSON.stringify(faults.waits.slice(-3)), "held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
+    await friend.close();
+  };
+  const [listID] = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Public and live", is_public: true}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "First", rank: "V"}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const stream = `list:${listID}`;
+  await friend.eval("device('live-subscriber')");
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(stream)})`);
+  await friend.eval("dev.engine.sync()");
+  const titles = `dev.store.all("todos").then((ts) => ts.filter((t) => t.list_id === ${JSON.stringify(listID)}).map((t) => t.title).sort().join())`;
+  assert.equal(await friend.eval(titles), "First", "the subscription's first round");
+  const streamsBefore = faults.streams, waitsBefore = faults.waits.length;
+  await friend.eval("dev.engine.start(); true");
+  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.waiting > 0, "a wait is held open");
+  const body = JSON.parse(faults.waits[faults.waits.length - 1].body);
+  assert.deepEqual(Object.keys(body.since).sort(), ["default", stream].sort(), `waits on both streams: ${JSON.stringify(body)}`);
+  assert.equal(body.since[stream], await friend.eval(`dev.store.state(${JSON.stringify("cursor:" + stream)})`), "on the subscription's own cursor");
+  faults.urls.length = 0;
+  // The owner adds a todo: the friend's page, which neither writes nor syncs by itself
+  // here, hears it through the wait and fetches the subscription's stream.
+  await a.eval(`dev.store.write([{resource: "todos", kind: "create", fields: {list_id: ${JSON.stringify(listID)}, title: "Second", rank: "W"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await waitFor(friend, `${titles}.then((t) => t === "First,Second")`, "the owner's todo reaches the subscriber");
+  assert.equal(faults.streams, streamsBefore, "no event stream: the wait replaces it");
+  assert.ok(faults.waits.length > waitsBefore, "the wait was answered");
+  assert.ok(!faults.urls.some((u) => u.includes("wait=")), `no long poll of the default stream: ${faults.urls.join(" ")}`);
+  assert.ok(faults.urls.some((u) => u.startsWith("/v1/changes?") && new URLSearchParams(u.split("?")[1]).get("stream") === stream), "then the stream's page");
+  // It waits again; a local write cuts the wait short and uploads at once.
+  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.waiting > 0, "waits again");
+  const held = faults.waits[faults.waits.length - 1];
+  await friend.eval(`dev.engine.write([{resource: "notes", kind: "create", fields: {body: "from the waiting tab"}}])`);
+  await waitFor(friend, "dev.store.operations().then((o) => o.length === 0)", "the waiting tab's write uploads");
+  assert.equal(held.ended, "aborted", "the write cut the wait short");
+  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  const last = faults.waits[faults.waits.length - 1];
+  await friend.eval("dev.engine.stop(); true");
+  for (let i = 0; i < 400 && faults.waiting > 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(faults.waiting, 0, "stop() ends the wait");
+  assert.equal(last.ended, "aborted", "stop() cut it short");
+  await friend.close();
+});
+
 await test("multi-tab: another tab of the device hears the store change when the syncing tab applies it", async () => {
   const tab = await browser.pageIn(a.contextId, url);
   await tab.eval("device('a')");
