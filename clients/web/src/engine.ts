@@ -842,7 +842,7 @@ export class SyncEngine {
     }
   }
 
-  /** False once the server answered `POST /v1/changes/wait` as a route it does not have (it predates it). */
+  /** False once the server answered `POST /v1/changes/wait` with 404/405 (it predates the route) or 400 (it refused the body). */
   private useWait = true;
 
   /**
