@@ -17,7 +17,12 @@ const print = (line) => console.log(`ferryweb-bench: ${line}`);
 const list = await page.eval(`fetch("/v1/lists?limit=1", {headers: {Authorization: "Bearer ${token}"}}).then((r) => r.json()).then((b) => b.data[0].id)`);
 const ids = await page.eval(`fetch("/v1/todos?limit=100&list_id=${list}", {headers: {Authorization: "Bearer ${token}"}}).then((r) => r.json()).then((b) => b.data.map((t) => t.id))`);
 
-await page.eval("device('bench', { pageSize: 1000 })");
+// FERRYWEB_BENCH_WORKER=0: the initial sync on the main thread (as before its Worker), to compare.
+const worker = process.env.FERRYWEB_BENCH_WORKER !== "0";
+// FERRYWEB_BENCH_SLICE=100 FERRYWEB_BENCH_BUDGET=0: fixed slices of 100 rows (as before their budget).
+const slice = process.env.FERRYWEB_BENCH_SLICE ? `, initialSyncSlice: ${Number(process.env.FERRYWEB_BENCH_SLICE)}` : "";
+const budget = process.env.FERRYWEB_BENCH_BUDGET ? `, initialSyncBudget: ${Number(process.env.FERRYWEB_BENCH_BUDGET)}` : "";
+await page.eval(`device('bench', { pageSize: 1000, initialSyncWorker: ${worker}${slice}${budget} })`);
 faults.urls.length = 0;
 const sync = await page.eval(`(async () => {
   const ids = ${JSON.stringify(ids)};
@@ -34,19 +39,44 @@ const sync = await page.eval(`(async () => {
       await new Promise((r) => setTimeout(r, 5));
     }
   })();
+  // The main thread alone: how late a 5 ms timer fires (the reads wait for it and for the store).
+  const late = [];
+  const ticker = (async () => {
+    while (!stop) {
+      const due = performance.now() + 5;
+      await new Promise((r) => setTimeout(r, 5));
+      late.push(Math.max(0, performance.now() - due));
+    }
+  })();
+  // A "changed" event per slice applied: the time between two is one slice's transaction (and what runs between).
+  const marks = [];
+  dev.engine.on((e) => e.type === "changed" && marks.push(performance.now()));
   const start = performance.now();
   await dev.engine.sync();
   const seconds = (performance.now() - start) / 1000;
   stop = true;
-  await reader;
+  await Promise.all([reader, ticker]);
   const [todos, lists] = await Promise.all([dev.store.all("todos"), dev.store.all("lists")]);
-  latencies.sort((a, b) => a - b);
-  const at = (p) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))];
-  return { seconds, received: todos.length + lists.length, reads: latencies.length, p50: at(0.5), p99: at(0.99), max: latencies[latencies.length - 1] };
+  // The same reads with nothing else running: the floor the machine sets.
+  const idle = [];
+  for (let i = 0; i < 200; i++) {
+    const due = performance.now();
+    const tx = dev.store.tx("readonly").objectStore("rows");
+    await Promise.all(ids.map((id) => new Promise((ok, fail) => { const r = tx.get(["todos", id]); r.onsuccess = ok; r.onerror = fail; })));
+    idle.push(performance.now() - due);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const at = (list, p) => { list.sort((a, b) => a - b); return list[Math.min(list.length - 1, Math.floor(list.length * p))]; };
+  const gaps = marks.slice(1).map((m, i) => m - marks[i]);
+  return { seconds, received: todos.length + lists.length, reads: latencies.length, p50: at(latencies, 0.5), p99: at(latencies, 0.99), max: latencies[latencies.length - 1],
+           idle50: at(idle, 0.5), idle99: at(idle, 0.99), late50: at(late, 0.5), late99: at(late, 0.99), lateMax: late[late.length - 1],
+           slices: gaps.length + 1, slice50: at(gaps, 0.5), slice90: at(gaps, 0.9) };
 })()`);
 const requests = faults.urls.length;
-print(`initial sync of ${sync.received} rows (${rows / 100} lists, ${rows} todos): ${sync.seconds.toFixed(2)} s, ${requests} requests, ${Math.round(sync.received / sync.seconds)} rows/s`);
-print(`reads of 100 rows every 5 ms during it: ${sync.reads} reads, p50 ${sync.p50.toFixed(2)} ms, p99 ${sync.p99.toFixed(2)} ms, max ${sync.max.toFixed(2)} ms`);
+print(`options: initialSyncWorker ${worker}${slice}${budget}`);
+print(`initial sync of ${sync.received} rows (${rows / 100} lists, ${rows} todos) ${worker ? "in a Worker" : "on the main thread"}: ${sync.seconds.toFixed(2)} s, ${requests} requests, ${Math.round(sync.received / sync.seconds)} rows/s`);
+print(`reads of 100 rows every 5 ms during it: ${sync.reads} reads, p50 ${sync.p50.toFixed(2)} ms, p99 ${sync.p99.toFixed(2)} ms, max ${sync.max.toFixed(2)} ms (the same reads after it, alone: p50 ${sync.idle50.toFixed(2)} ms, p99 ${sync.idle99.toFixed(2)} ms)`);
+print(`the main thread meanwhile: a 5 ms timer late by p50 ${sync.late50.toFixed(2)} ms, p99 ${sync.late99.toFixed(2)} ms, max ${sync.lateMax.toFixed(2)} ms; ${sync.slices} slices applied, one every p50 ${sync.slice50.toFixed(1)} ms, p90 ${sync.slice90.toFixed(1)} ms`);
 if (sync.received !== rows + rows / 100) throw new Error(`expected ${rows + rows / 100} rows, the store has ${sync.received}`);
 
 if (process.env.FERRYWEB_BENCH_EDITS === "0") { await browser.close(); server.close(); process.exit(0); }

@@ -10,11 +10,15 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const types = { ".js": "text/javascript", ".html": "text/html", ".css": "text/css", ".json": "application/json" };
 
 export function startHarness(ferryPort, staticRoot = root) {
-  const open = new Set();
+  const open = new Set(), waiting = new Set();
   const faults = {
     dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false, seen: [], urls: [], streams: 0,
+    /** `POST /v1/changes/wait` requests made, and the body of each. */
+    waits: [],
     /** Event streams (`Accept: text/event-stream`) now open through the proxy. */
     get open() { return open.size; },
+    /** Waits on every stream (`POST /v1/changes/wait`) now held open through the proxy. */
+    get waiting() { return waiting.size; },
     /** Cuts every open event stream, as a network change or a proxy's timeout would. */
     cutStreams() { for (const socket of open) socket.destroy(); },
   };
@@ -22,14 +26,24 @@ export function startHarness(ferryPort, staticRoot = root) {
     if (req.url.startsWith("/v1")) {
       faults.seen.push(`${req.method} ${req.url.split("?")[0]} ${req.headers["idempotency-key"] ?? ""}`);
       faults.urls.push(req.url);
-      if (faults.offline || faults.offlineAll || (req.method !== "GET" && faults.dropRequests > 0 && faults.dropRequests--)) {
+      // The faults of uploads spare the wait on every stream: a POST, but a read.
+      const upload = req.method !== "GET" && !req.url.startsWith("/v1/changes/wait");
+      if (faults.offline || faults.offlineAll || (upload && faults.dropRequests > 0 && faults.dropRequests--)) {
         req.resume();
         res.socket.destroy();
         return;
       }
       // Held: the request never reaches the server and never gets an answer.
-      if (req.method !== "GET" && faults.hold) return;
-      const lose = req.method !== "GET" && faults.loseAnswers > 0 && faults.loseAnswers--;
+      if (upload && faults.hold) return;
+      const lose = upload && faults.loseAnswers > 0 && faults.loseAnswers--;
+      if (req.method === "POST" && req.url.startsWith("/v1/changes/wait")) {
+        const wait = { body: "" };
+        faults.waits.push(wait);
+        req.on("data", (chunk) => { wait.body += chunk; });
+        waiting.add(res);
+        // Ended by the client (a kick, stop()) before its answer, or answered.
+        res.on("close", () => { waiting.delete(res); wait.ended = res.writableFinished ? "answered" : "aborted"; });
+      }
       if ((req.headers.accept ?? "").includes("text/event-stream")) {
         faults.streams++;
         const socket = res.socket;

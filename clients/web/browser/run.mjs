@@ -142,11 +142,38 @@ await test("a new device fills its store from Index pages, then follows the feed
   await until(c, `${snapshot}.then((s) => s === ${JSON.stringify(want)})`);
   assert.ok(faults.urls.some((u) => u.startsWith("/v1/changes?since=now")), "took the cursor first");
   assert.ok(faults.urls.some((u) => u.startsWith("/v1/todos?") && u.includes("paging_token=")), "read the todos in pages");
+  // Fetched, parsed and applied in the initial sync's Worker: the page's own fetches list none of them.
+  const here = await c.eval(`performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname).filter((p) => p === "/v1/todos")`);
+  assert.deepEqual(here, [], "no Index page on the main thread");
+  assert.ok(await c.eval(`performance.getEntriesByType("resource").some((e) => e.name.endsWith("/initialsync-worker.js"))`), "the Worker's script was loaded");
   // Then the feed: a change made afterwards arrives.
   const [id] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "after the initial sync"}}])`);
   await until(a, "dev.store.operations().then((o) => o.length === 0)");
   await until(c, `dev.store.get("notes", ${JSON.stringify(id)})`);
   await c.close();
+});
+
+await test("an initial sync in its Worker leaves a row with local edits to the main thread, where the app's resolver decides its conflict", async () => {
+  const r = await browser.page(url);
+  onFailure = () => r.close();
+  await r.eval(`device('resolving', { resolvers: { notes: (c) => c.field === "body" ? c.remote + " (resolved)" : c.local } })`);
+  const [id] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "base"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(r, `dev.store.get("notes", ${JSON.stringify(id)})`);
+  await a.eval(`dev.store.write([{resource: "notes", id: ${JSON.stringify(id)}, kind: "update", fields: {body: "theirs"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  // The device edits the note, cannot upload (every write request dropped), and starts
+  // over with an initial sync (as after a 410): the note meets its edit in the Worker.
+  await r.eval(`dev.store.write([{resource: "notes", id: ${JSON.stringify(id)}, kind: "update", fields: {body: "mine"}}])`);
+  faults.dropRequests = 1000;
+  await r.eval(`dev.store.setState("cursor", null).then(() => dev.engine.sync())`);
+  faults.dropRequests = 0;
+  assert.ok(await r.eval(`performance.getEntriesByType("resource").some((e) => e.name.endsWith("/initialsync-worker.js"))`), "the initial sync ran in its Worker");
+  assert.equal((await r.eval(`dev.store.get("notes", ${JSON.stringify(id)})`)).body, "theirs (resolved)", "the resolver decided");
+  const conflicts = await r.eval(`dev.events.filter((e) => e.type === "conflict" && e.id === ${JSON.stringify(id)}).map((e) => e.conflicts.map((c) => c.field + ":" + c.local + ">" + c.remote).join())`);
+  assert.deepEqual(conflicts, ["body:mine>theirs"]);
+  await until(r, "dev.store.operations().then((o) => o.length === 0)");
+  await r.close();
 });
 
 await test("a write group goes as one /v1/batch; refused, all of it is rejected and rolled back", async () => {
@@ -283,6 +310,59 @@ await test("subscriptions: a public list reaches a non-member through its stream
   assert.ok(await friend.eval(has(own, "notes")), "the friend's own note stays");
   assert.deepEqual(await friend.eval("dev.engine.subscriptions()"), []);
   assert.equal(await friend.eval(`dev.store.state(${JSON.stringify("cursor:" + stream)}).then((c) => c ?? null)`), null, "its cursor is forgotten");
+  await friend.close();
+});
+
+await test("continuous mode with a subscription: one wait on every stream hears another user's commit to a subscribed public list", async () => {
+  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
+  onFailure = async () => {
+    console.log("# waits:", JSON.stringify(faults.waits.slice(-3)), "held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
+    await friend.close();
+  };
+  const [listID] = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Public and live", is_public: true}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "First", rank: "V"}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const stream = `list:${listID}`;
+  await friend.eval("device('live-subscriber')");
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(stream)})`);
+  await friend.eval("dev.engine.sync()");
+  const titles = `dev.store.all("todos").then((ts) => ts.filter((t) => t.list_id === ${JSON.stringify(listID)}).map((t) => t.title).sort().join())`;
+  assert.equal(await friend.eval(titles), "First", "the subscription's first round");
+  const streamsBefore = faults.streams, waitsBefore = faults.waits.length;
+  await friend.eval("dev.engine.start(); true");
+  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.waiting > 0, "a wait is held open");
+  const body = JSON.parse(faults.waits[faults.waits.length - 1].body);
+  assert.deepEqual(Object.keys(body.since).sort(), ["default", stream].sort(), `waits on both streams: ${JSON.stringify(body)}`);
+  assert.equal(body.since[stream], await friend.eval(`dev.store.state(${JSON.stringify("cursor:" + stream)})`), "on the subscription's own cursor");
+  faults.urls.length = 0;
+  // The owner adds a todo: the friend's page, which neither writes nor syncs by itself
+  // here, hears it through the wait and fetches the subscription's stream.
+  await a.eval(`dev.store.write([{resource: "todos", kind: "create", fields: {list_id: ${JSON.stringify(listID)}, title: "Second", rank: "W"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await waitFor(friend, `${titles}.then((t) => t === "First,Second")`, "the owner's todo reaches the subscriber");
+  assert.equal(faults.streams, streamsBefore, "no event stream: the wait replaces it");
+  assert.ok(faults.waits.length > waitsBefore, "the wait was answered");
+  assert.ok(!faults.urls.some((u) => u.includes("wait=")), `no long poll of the default stream: ${faults.urls.join(" ")}`);
+  assert.ok(faults.urls.some((u) => u.startsWith("/v1/changes?") && new URLSearchParams(u.split("?")[1]).get("stream") === stream), "then the stream's page");
+  // It waits again; a local write cuts the wait short and uploads at once.
+  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.waiting > 0, "waits again");
+  const held = faults.waits[faults.waits.length - 1];
+  await friend.eval(`dev.engine.write([{resource: "notes", kind: "create", fields: {body: "from the waiting tab"}}])`);
+  await waitFor(friend, "dev.store.operations().then((o) => o.length === 0)", "the waiting tab's write uploads");
+  assert.equal(held.ended, "aborted", "the write cut the wait short");
+  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  const last = faults.waits[faults.waits.length - 1];
+  await friend.eval("dev.engine.stop(); true");
+  for (let i = 0; i < 400 && faults.waiting > 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(faults.waiting, 0, "stop() ends the wait");
+  assert.equal(last.ended, "aborted", "stop() cut it short");
   await friend.close();
 });
 

@@ -5,7 +5,7 @@ const CACHE = "ferry-todo-v1";
 const SHELL = ["./", "./index.html", "./app.js", "./app.css",
   "../dist/src/index.js", "../dist/src/rank.js", "../dist/src/json.js", "../dist/src/retry.js",
   "../dist/src/merge.js", "../dist/src/planner.js", "../dist/src/store.js", "../dist/src/engine.js",
-  "../dist/src/eventstream.js"];
+  "../dist/src/eventstream.js", "../dist/src/live.js", "../dist/src/initialsync-worker.js"];
 
 self.addEventListener("install", (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));

@@ -8,6 +8,7 @@ import { plan, bundle, UploadBundle, UploadRequest, SchemaResource, rowKeyOf, di
 import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
+import { waitBody, afterWait } from "./live.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -32,15 +33,35 @@ export interface EngineOptions {
   pageSize?: number;
   /** A new store fills itself from Index pages (the default), not from the feed's beginning. */
   initialSyncByIndex?: boolean;
-  /** Rows of an Index page applied per IndexedDB transaction during an initial sync (100): reads wait for at most one. */
+  /**
+   * Rows of an Index page applied per IndexedDB transaction during an initial sync, at
+   * first (100): the app's reads wait for at most one transaction. From then on the
+   * slices are sized so that one transaction takes about `initialSyncBudget` ms.
+   */
   initialSyncSlice?: number;
+  /**
+   * Milliseconds one write transaction of an initial sync should last (6): a read of the
+   * store waits for the one in progress, and a frame is 16 ms. Slices grow or shrink by
+   * at most half each time, between 20 and 1,000 rows. 0: every slice `initialSyncSlice` rows.
+   */
+  initialSyncBudget?: number;
   /**
    * How continuous mode hears of new changes: "sse" (the default) holds one
    * `text/event-stream` answer of `GET /v1/changes` open and applies each page it
    * pushes; "poll" long-polls (`wait=20`). A server or proxy that answers the stream
    * with anything else than an event stream makes the engine long-poll from then on.
+   * A device with subscriptions waits on all its streams with one request instead
+   * (`POST /v1/changes/wait`, see `waitAll`), whichever this says.
    */
   live?: "sse" | "poll";
+  /**
+   * An initial sync fetches, parses and applies its Index pages in a dedicated Worker
+   * (src/initialsync-worker.ts), which writes IndexedDB itself: the page's JSON and its
+   * 1,000 rows never reach the main thread, so the app's reads meanwhile wait for
+   * nothing but the store. True by default where `Worker` exists and no `fetch` is given
+   * (a Worker cannot call the app's); where the Worker cannot start, the main thread does it.
+   */
+  initialSyncWorker?: boolean;
   /** Most operations of one action on one resource sent as one bulk call (1: one request each). */
   maxBulk?: number;
   fetch?: typeof fetch;
@@ -55,9 +76,15 @@ export class SyncEngine {
   private attempt = 0;
   readonly retry: RetryPolicy;
 
-  constructor(readonly store: FerryStore, readonly options: EngineOptions) {
+  /**
+   * @internal The initial sync's Worker side (src/initialsync-worker.ts): its events go
+   * to the main thread, not to other tabs; rows with local edits waiting, of a resource
+   * the app gave a resolver (a function, which stays on the main thread), are `deferred`
+   * for the main thread to apply.
+   */
+  constructor(readonly store: FerryStore, readonly options: EngineOptions, private readonly inWorker?: { defer: Set<string>; deferred: { resource: string; data: RowData }[] }) {
     this.retry = options.retry ?? new RetryPolicy();
-    this.channel = typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel(`ferry:${store.name}`);
+    this.channel = typeof BroadcastChannel === "undefined" || inWorker ? null : new BroadcastChannel(`ferry:${store.name}`);
     if (this.channel) {
       this.channel.onmessage = (m) => {
         const e = m.data as SyncEvent;
@@ -178,9 +205,9 @@ export class SyncEngine {
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
   }
 
-  /** Follows every subscription's stream from its own cursor to its end. */
-  private async followSubscriptions(): Promise<void> {
-    for (const stream of await this.subscriptions()) {
+  /** Follows every subscription's stream (or those of `only`) from its own cursor to its end. */
+  private async followSubscriptions(only?: string[]): Promise<void> {
+    for (const stream of only ?? await this.subscriptions()) {
       for (;;) {
         const cursor = await this.store.state<string | null>(`cursor:${stream}`);
         const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
@@ -597,6 +624,8 @@ export class SyncEngine {
    * midway starts over with what it has kept (rows apply by revision).
    */
   async initialSync(): Promise<void> {
+    const useWorker = this.options.initialSyncWorker ?? (!this.options.fetch && !this.inWorker);
+    if (useWorker && typeof Worker !== "undefined" && await this.initialSyncInWorker()) return;
     const schema = await this.loadSchema();
     // The cursor taken before the first page is kept: an initial sync cut short starts
     // its pages over but not its cursor, or a row deleted in between would stay.
@@ -608,16 +637,24 @@ export class SyncEngine {
       await this.store.setState("initialCursor", cursor);
     }
     const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
+    const budget = this.options.initialSyncBudget ?? 6;
+    let slice = Math.max(1, this.options.initialSyncSlice ?? 100);
     for (const resource of schema) {
       let token: string | null = null, page = 1, pages = 1, busy = 0;
       // Public rows reach a store only by subscription: the Index leaves them out
       // (`public=false`), unless the server predates public rows and refuses the name.
       let privateOnly = true;
-      while (page <= pages) {
+      const pageURL = () => {
         const query = new URLSearchParams({ limit });
         if (privateOnly) query.set("public", "false");
         if (token) { query.set("paging_token", token); query.set("page", String(page)); }
-        const res = await this.send("GET", `/v1/${encodeURIComponent(resource.name)}?${query}`);
+        return `/v1/${encodeURIComponent(resource.name)}?${query}`;
+      };
+      // The next page, asked for while this one is applied.
+      let ahead: Promise<Response> | null = null;
+      while (page <= pages) {
+        const res = await (ahead ?? this.send("GET", pageURL()));
+        ahead = null;
         if (res.status === 400 && privateOnly && !token) {
           privateOnly = false;
           continue;
@@ -636,21 +673,95 @@ export class SyncEngine {
         if (!res.ok) throw new Error(`GET /v1/${resource.name}: ${res.status}`);
         busy = 0;
         const body = await res.json();
+        token = body.paging?.token ?? null;
+        pages = token ? body.paging.pages : 0;
+        page++;
+        if (page <= pages) {
+          ahead = this.send("GET", pageURL());
+          ahead.catch(() => {});  // (awaited at the top of the loop; not unhandled if this page's apply fails)
+        }
         // In slices, each its own transaction: a read waits for the write transaction
         // over the rows to end, so a page of 1,000 in one would hold the app's reads
         // for its whole length. No cursor rides on these (it is saved at the end), and
         // rows apply by revision, so a slice is as safe as the page.
         const rows = (body.data as RowData[]).map((data) => ({ resource: resource.name, data }));
-        const slice = Math.max(1, this.options.initialSyncSlice ?? 100);
-        for (let i = 0; i < rows.length; i += slice) await this.applyPage(rows.slice(i, i + slice), null);
-        token = body.paging?.token ?? null;
-        pages = token ? body.paging.pages : 0;
-        page++;
+        for (let i = 0; i < rows.length;) {
+          const part = rows.slice(i, i + slice);
+          i += part.length;
+          const started = performance.now();
+          await this.applyPage(part, null);
+          if (budget > 0) slice = nextSlice(part.length, performance.now() - started, budget);
+        }
       }
     }
     await this.store.transaction((tx) => {
       tx.objectStore(stores.STATE).put(cursor, "cursor");
       tx.objectStore(stores.STATE).delete("initialCursor");
+    });
+  }
+
+  /**
+   * The initial sync in a dedicated Worker (src/initialsync-worker.ts), which runs this
+   * engine's own `initialSync` on the same IndexedDB store: its events are emitted here
+   * (and so reach every tab), the token provider is asked from here, rows it deferred
+   * (local edits waiting, a resolver) are applied here once it is done. Runs inside the
+   * round, so under the round's Web Lock; a closed tab ends the Worker with it. False
+   * when the Worker could not start (its script missing, a policy): the caller does it.
+   */
+  private initialSyncInWorker(): Promise<boolean> {
+    let worker: Worker;
+    try {
+      worker = new Worker(new URL("./initialsync-worker.js", import.meta.url), { type: "module" });
+    } catch {
+      return Promise.resolve(false);
+    }
+    return new Promise((resolve, reject) => {
+      let started = false;
+      const end = () => { worker.onmessage = null; worker.onerror = null; worker.terminate(); };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        end();
+        if (started) reject(new Error(`the initial sync's Worker failed: ${e.message}`));
+        else resolve(false);
+      };
+      worker.onmessage = async (m: MessageEvent) => {
+        const message = m.data;
+        switch (message?.type) {
+          case "ready":
+            started = true;
+            worker.postMessage({
+              type: "start", name: this.store.name, baseURL: this.options.baseURL, token: this.token,
+              pageSize: this.options.pageSize, initialSyncSlice: this.options.initialSyncSlice, initialSyncBudget: this.options.initialSyncBudget,
+              defer: Object.keys(this.options.resolvers ?? {}),
+            });
+            break;
+          case "event":
+            this.emit(message.event as SyncEvent);
+            break;
+          case "token":
+            try {
+              const token = await this.options.token(message.refresh === true);
+              this.token = token;
+              worker.postMessage({ type: "token", id: message.id, token });
+            } catch (e) {
+              worker.postMessage({ type: "token", id: message.id, error: String((e as Error)?.message ?? e) });
+            }
+            break;
+          case "done":
+            end();
+            try {
+              if (message.deferred.length) await this.applyPage(message.deferred, null);
+              resolve(true);
+            } catch (e) {
+              reject(e);
+            }
+            break;
+          case "error":
+            end();
+            reject(message.paused ? new SyncPaused(message.message) : new Error(message.message));
+            break;
+        }
+      };
     });
   }
 
@@ -731,6 +842,42 @@ export class SyncEngine {
     }
   }
 
+  /** False once the server answered `POST /v1/changes/wait` with 404/405 (it predates the route) or 400 (it refused the body). */
+  private useWait = true;
+
+  /**
+   * Continuous mode's live step for a device with subscriptions: one
+   * `POST /v1/changes/wait` on the default stream's cursor and every subscription's
+   * (src/live.ts), held until one of them has news (or `wait` runs out), then a
+   * `GET /v1/changes` of just the streams it names: "followed" (the next turn waits
+   * again, with no round). "fallBack" when it cannot wait (the caller runs the default
+   * stream's own live step), "later" when the server asked to come back later (429,
+   * 503: `nextDelay`).
+   */
+  private async waitAll(subscriptions: string[], signal: AbortSignal): Promise<"followed" | "fallBack" | "later"> {
+    const cursors = await Promise.all(subscriptions.map((s) => this.store.state<string | null>(`cursor:${s}`)));
+    const body = waitBody(await this.store.state<string | null>("cursor"), subscriptions.map((s, i) => [s, cursors[i]]), 20);
+    if (!body) return "fallBack";
+    const res = await this.send("POST", "/v1/changes/wait", body, {}, signal);
+    if (res.status === 404 || res.status === 405 || res.status === 400) {
+      // A server without the route (or whose `live.max_wait_streams` this many streams
+      // exceed): the default stream live as before, subscriptions at each round.
+      await res.text().catch(() => "");
+      this.useWait = false;
+      return "fallBack";
+    }
+    if (res.status === 429 || res.status === 503) {
+      this.nextDelay = retryAfterSeconds(res.headers.get("Retry-After"), Date.now()) ?? 1;
+      return "later";
+    }
+    if (!res.ok) throw new Error(`POST /v1/changes/wait: ${res.status}`);
+    const follow = afterWait(await res.json(), subscriptions);
+    if (follow.default) await this.download(0);
+    await this.followSubscriptions(follow.streams);
+    this.failures = 0;
+    return "followed";
+  }
+
   /** Applies server rows and saves the cursor, in one transaction. */
   async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null, stream?: string): Promise<void> {
     const events: SyncEvent[] = [];
@@ -741,35 +888,57 @@ export class SyncEngine {
       // Which rows each subscription brought (`held:<stream>`), and which of those the
       // default stream (or the device itself) holds too (`held:`): unsubscribing drops
       // only what no one else holds. Nothing to keep while there is no subscription.
-      const subscriptions: string[] = (await req(state.get("subscriptions"))) ?? [];
-      if (stream !== undefined && !subscriptions.includes(stream)) return;  // unsubscribed meanwhile
-      const held = new Map<string, Set<string>>();
-      for (const s of subscriptions) held.set(s, new Set((await req(state.get(`held:${s}`))) ?? []));
-      const heldByDefault = new Set<string>(subscriptions.length ? (await req(state.get("held:"))) ?? [] : []);
-      const arrived: { key: string; existed: boolean }[] = [];
       // What each entry is decided on is read for many entries at once (an await per
       // read would cost a round trip to the browser's storage each: an initial sync
       // of 100,000 rows went at 700 rows a second): runs of entries with no row twice,
-      // each run's reads in parallel, then its decisions and writes in order.
-      const anyOps = (await req(outbox.count())) > 0;
+      // each run's reads in parallel, then its decisions and writes in order. The first
+      // run's rows are read with the state below, in one round trip: the transaction
+      // holds the app's reads for as long as it runs.
       const entries = changes.flatMap(({ resource, data }) => {
         const id = typeof data.id === "number" ? String(data.id) : data.id;
         return typeof id === "string" ? [{ resource, id, data }] : [];
       });
+      const runs: (typeof entries)[] = [];
       for (let start = 0; start < entries.length;) {
         const keys = new Set<string>();
         let end = start;
         while (end < entries.length && !keys.has(rowKeyOf(entries[end].resource, entries[end].id))) keys.add(rowKeyOf(entries[end].resource, entries[end].id)), end++;
-        const run = entries.slice(start, end);
+        runs.push(entries.slice(start, end));
         start = end;
+      }
+      const rowsOf = (run: typeof entries) => Promise.all(run.map((e) => req(rows.get([e.resource, e.id]))));
+      const firstRows = runs.length ? rowsOf(runs[0]) : Promise.resolve([]);
+      firstRows.catch(() => {});  // (awaited below, unless unsubscribed meanwhile)
+      const [subscribed, opCount, baseCount] = await Promise.all([req(state.get("subscriptions")), req(outbox.count()), req(bases.count())]);
+      // No base kept (as during an initial sync, no local edit waiting): no row's base to delete.
+      let anyBases = baseCount > 0;
+      // Which rows each subscription brought (`held:<stream>`), and which of those the
+      // default stream (or the device itself) holds too (`held:`): unsubscribing drops
+      // only what no one else holds. Nothing to keep while there is no subscription.
+      const subscriptions: string[] = subscribed ?? [];
+      if (stream !== undefined && !subscriptions.includes(stream)) return;  // unsubscribed meanwhile
+      const held = new Map<string, Set<string>>();
+      const [heldBy, heldByDefaultList] = await Promise.all([
+        Promise.all(subscriptions.map((s) => req(state.get(`held:${s}`)))),
+        subscriptions.length ? req(state.get("held:")) : undefined,
+      ]);
+      subscriptions.forEach((s, i) => held.set(s, new Set(heldBy[i] ?? [])));
+      const heldByDefault = new Set<string>(heldByDefaultList ?? []);
+      const arrived: { key: string; existed: boolean }[] = [];
+      const anyOps = opCount > 0;
+      for (const [r, run] of runs.entries()) {
         const [allOps, storedRows] = await Promise.all([
           Promise.all(run.map((e) => anyOps ? req(outbox.index("row").getAll([e.resource, e.id])) as Promise<StoredOperation[]> : [])),
-          Promise.all(run.map((e) => req(rows.get([e.resource, e.id])))),
+          r === 0 ? firstRows : rowsOf(run),
         ]);
         const waitingOf = allOps.map((ops) => ops.filter((o) => o.state !== "rejected"));
         const needOf = run.map((e, i) => needs(e.data, waitingOf[i].length > 0));
         const storedBases = await Promise.all(run.map((e, i) => needOf[i].includes("base") ? req(bases.get([e.resource, e.id])) : undefined));
         for (const [i, { resource, id, data }] of run.entries()) {
+          if (this.inWorker?.defer.has(resource) && waitingOf[i].length > 0) {
+            this.inWorker.deferred.push({ resource, data });
+            continue;
+          }
           if (subscriptions.length) arrived.push({ key: rowKeyOf(resource, id), existed: !!storedRows[i] });
           const waiting = waitingOf[i];
           const pending = waiting.length > 0;
@@ -787,14 +956,15 @@ export class SyncEngine {
             case "apply": {
               const have = typeof row?.["revision"] === "number" ? row["revision"] as number : -1;
               if ((data.revision as number) > have) rows.put({ resource, id, data });
-              bases.delete([resource, id]);
+              if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               break;
             }
-            case "keep": bases.put({ resource, id, revision: data.revision, row: data }); break;
+            case "keep": bases.put({ resource, id, revision: data.revision, row: data }); anyBases = true; break;
             case "merge": case "conflict":
               rows.put({ resource, id, data: decision.row });
               bases.put({ resource, id, revision: data.revision, row: data });
+              anyBases = true;
               touched.add(resource);
               if (decision.decision === "conflict") events.push({ type: "conflict", resource, id, conflicts: decision.conflicts });
               break;
@@ -807,7 +977,7 @@ export class SyncEngine {
                 }
               }
               rows.delete([resource, id]);
-              bases.delete([resource, id]);
+              if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               if (decision.event) events.push({ type: "removed", resource, id, ...decision.event.removed });
               break;
@@ -834,15 +1004,24 @@ export class SyncEngine {
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
   }
 
-  /** Continuous mode: a round, then the feed live (an event stream, or a long poll) until a kick, until `stop()`. */
+  /**
+   * Continuous mode: a round, then the feed live until a kick, until `stop()`: an event
+   * stream or a long poll of the default stream, or, for a device with subscriptions,
+   * one wait on all its streams (`waitAll`).
+   */
   start(): void {
     if (this.running) return;
     this.running = true;
     const loop = async () => {
+      // After a wait on every stream fetched what it named, the next turn waits again
+      // with no round (nothing else changed; a local write kicks, which means a round).
+      let waitAgain = false;
       while (this.running) {
         try {
+          const round = !waitAgain;
+          waitAgain = false;
           this.kicked = false;
-          await this.sync();
+          if (round) await this.sync();
           if (!this.running) break;
           // A write made during the round (its kick found no stream to close) goes now,
           // not when the stream ends.
@@ -850,8 +1029,19 @@ export class SyncEngine {
           const lock = typeof navigator !== "undefined" && navigator.locks;
           this.poll = new AbortController();
           const signal = this.poll.signal;
-          const poll = () => this.useStream ? this.stream(signal) : this.download(20, signal);
-          await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, poll) : poll());
+          const poll = async () => {
+            // With subscriptions, one wait on every stream; without, the default stream's own.
+            const subscriptions = this.useWait ? await this.subscriptions() : [];
+            if (subscriptions.length) {
+              const waited = await this.waitAll(subscriptions, signal);
+              if (waited !== "fallBack") return waited === "followed";
+            }
+            await (this.useStream ? this.stream(signal) : this.download(20, signal));
+            return false;
+          };
+          const followed = await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, poll) : poll());
+          // A kick during the fetch after the wait (it had no request to cut short) still means a round.
+          waitAgain = followed && !this.kicked;
           if (this.nextDelay > 0) await this.pause(this.nextDelay * 1000);
           else this.failures = 0;
           this.nextDelay = 0;
@@ -920,6 +1110,16 @@ export class SyncEngine {
 }
 
 export class SyncPaused extends Error {}
+
+/**
+ * The next slice of an initial sync: `rows` took `took` ms in one transaction; the next
+ * should take about `budget` ms. At most twice or half the last one (one slow commit
+ * is noise), between 20 rows (below, the transactions' own cost would dominate) and 1,000.
+ */
+export function nextSlice(rows: number, took: number, budget: number): number {
+  const ideal = rows * budget / Math.max(took, 0.01);
+  return Math.round(Math.min(1000, Math.max(20, Math.min(rows * 2, Math.max(rows / 2, ideal)))));
+}
 
 /** The HTTP call of a bulk bundle: the array of items Ferry's bulk create, update or delete takes. */
 function bulkRequest(call: UploadBundle): { method: string; path: string; body: unknown; headers: Record<string, string> } {
