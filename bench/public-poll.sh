@@ -61,7 +61,10 @@ TOKEN=$(curl -sf -X POST -u device:bench "$BASE/v1/auth/token" | python3 -c 'imp
 SAMPLE=$(( SUBSCRIBED + FIRSTS ))
 IDS=$(psql -X -tA "$FERRY_DATABASE_MIGRATION_URL" -c "SELECT string_agg(id::text, ',') FROM (SELECT id FROM app.study_sets ORDER BY random() LIMIT $SAMPLE) s")
 # The seed is in the feed once every transaction older than it has ended.
-until curl -sf "$BASE/v1/changes?stream=set:${IDS%%,*}" -H "Authorization: Bearer $TOKEN" | grep -q '"terms"'; do sleep 0.1; done
+for _ in $(seq 600); do
+  curl -sf "$BASE/v1/changes?stream=set:${IDS%%,*}" -H "Authorization: Bearer $TOKEN" | grep -q '"resource":"study_sets"' && break
+  sleep 0.1
+done
 
 echo "load before measuring: $(uptime)"
 python3 - "$PORT" "$TOKEN" "$IDS" "$SUBSCRIBED" "$ROUNDS" <<'PY'
@@ -81,10 +84,10 @@ def get(path, headers={}):
         sys.exit(f"{path}: {response.status} {body[:300]!r}")
     return elapsed, response.status, (json.loads(body) if body else None)
 
-def summary(name, values):
+def summary(name, values, unit="requests"):
     values = sorted(values)
     pick = lambda p: values[min(len(values) - 1, int(p * len(values)))]
-    print(f"public-poll: {name}: p50 {pick(0.5):.2f} ms, p90 {pick(0.9):.2f} ms, p99 {pick(0.99):.2f} ms, max {values[-1]:.2f} ms ({len(values)} requests)")
+    print(f"public-poll: {name}: p50 {pick(0.5):.2f} ms, p90 {pick(0.9):.2f} ms, p99 {pick(0.99):.2f} ms, max {values[-1]:.2f} ms ({len(values)} {unit})")
 
 stream = lambda set_id: "/v1/changes?limit=500&stream=set:" + set_id
 # Warm the connection and the plans (ferry prepares its statements per connection).
@@ -113,7 +116,7 @@ print(f"public-poll: {len(others)} first pages of distinct sets, {min(sizes)}-{m
 summary("first page of a subscription (no since, limit=500)", firsts)
 summary("poll of one subscription, nothing new (200)", polls)
 summary("poll of one subscription as If-None-Match (304)", checks)
-summary(f"a device's poll round: {subscribed} subscriptions and its default stream, 200s", device)
+summary(f"a device's poll round: {subscribed} subscriptions and its default stream, 200s", device, "rounds")
 PY
 echo "load after measuring: $(uptime)"
 
