@@ -61,10 +61,12 @@ TOKEN=$(curl -sf -X POST -u device:bench "$BASE/v1/auth/token" | python3 -c 'imp
 SAMPLE=$(( SUBSCRIBED + FIRSTS ))
 IDS=$(psql -X -tA "$FERRY_DATABASE_MIGRATION_URL" -c "SELECT string_agg(id::text, ',') FROM (SELECT id FROM app.study_sets ORDER BY random() LIMIT $SAMPLE) s")
 # The seed is in the feed once every transaction older than it has ended.
+served=
 for _ in $(seq 600); do
-  curl -sf "$BASE/v1/changes?stream=set:${IDS%%,*}" -H "Authorization: Bearer $TOKEN" | grep -q '"resource":"study_sets"' && break
+  curl -sf "$BASE/v1/changes?stream=set:${IDS%%,*}" -H "Authorization: Bearer $TOKEN" | grep -q '"resource":"study_sets"' && { served=1; break; }
   sleep 0.1
 done
+[ -n "$served" ] || { echo "the seeded set was not in its stream after a minute" >&2; exit 1; }
 
 echo "load before measuring: $(uptime)"
 python3 - "$PORT" "$TOKEN" "$IDS" "$SUBSCRIBED" "$ROUNDS" <<'PY'

@@ -42,10 +42,12 @@ bench_serve
 BASE=http://127.0.0.1:$PORT
 TOKEN=$(curl -sf -X POST -u device:bench "$BASE/v1/auth/token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
 # The seed is in the feed once every transaction older than it has ended.
+served=
 for _ in $(seq 600); do
-  curl -sf "$BASE/v1/changes?limit=1&stream=set:$SET_ID" -H "Authorization: Bearer $TOKEN" | grep -q '"changes":\[{' && break
+  curl -sf "$BASE/v1/changes?limit=1&stream=set:$SET_ID" -H "Authorization: Bearer $TOKEN" | grep -q '"changes":\[{' && { served=1; break; }
   sleep 0.1
 done
+[ -n "$served" ] || { echo "the seeded set was not in its stream after a minute" >&2; exit 1; }
 
 # The server's part alone: the stream's pages, walked with curl as the device walks them (limit=500).
 python3 - "$PORT" "$TOKEN" "$SET_ID" <<'PY'
