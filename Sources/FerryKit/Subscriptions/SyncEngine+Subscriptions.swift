@@ -96,6 +96,10 @@ extension SyncEngine {
                 let response = try await send(request)
                 switch response.status {
                 case 304:
+                    // Nothing after its cursor: the stream's end. A subscription made
+                    // again within its TTL is queued with its cursor, so this check is its
+                    // whole download; left queued, pullQueue() would send it forever.
+                    if subscription.status != "synced" { try store.setSubscriptionStatus(stream: stream, id: id, "synced") }
                     return .done
                 case 410 where !restarted:
                     // Its cursor is behind the server's purge horizon: from the beginning again.

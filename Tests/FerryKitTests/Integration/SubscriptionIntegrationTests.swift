@@ -36,11 +36,14 @@ import Testing
         let engine: SyncEngine
         let clock = Clock()
 
-        init(_ server: FerryServer, token: String, transport: (any Transport)? = nil) throws {
+        init(
+            _ server: FerryServer, token: String, transport: (any Transport)? = nil,
+            through wrap: (any Transport) -> any Transport = { $0 }
+        ) throws {
             store = try FerryStore(path: ":memory:")
             let clock = self.clock
             engine = SyncEngine(
-                store: store, transport: transport ?? URLSessionTransport(baseURL: server.baseURL), tokens: FixedToken(token),
+                store: store, transport: wrap(transport ?? URLSessionTransport(baseURL: server.baseURL)), tokens: FixedToken(token),
                 policy: RetryPolicy(base: 0.01, cap: 0.05), now: { clock.now }, random: { 0.5 })
         }
 
@@ -54,6 +57,25 @@ import Testing
         }
 
         func terms(of set: String) throws -> Int { try store.rows("terms", where: "set_id", equals: .string(set)).count }
+    }
+
+    /// Counts a device's requests, and refuses them past a budget: a sync that
+    /// loops fails the test with a named error instead of hanging it.
+    final class RequestBudget: Transport {
+        let inner: any Transport
+        let limit: Int
+        let sent = Mutex(0)
+
+        init(_ inner: any Transport, limit: Int) { (self.inner, self.limit) = (inner, limit) }
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            let count = sent.withLock { sent in
+                sent += 1
+                return sent
+            }
+            guard count <= limit else { throw TransportFailure("request \(count) of a budget of \(limit): \(request.path)") }
+            return try await inner.send(request)
+        }
     }
 
     static func server(settings: [String: String] = [:]) throws -> FerryServer {
@@ -158,6 +180,40 @@ import Testing
         #expect(evicted == .evicted(stream: "set", id: open, removed: 5, keptForEdits: 0))
         #expect(try phone.store.rows("sets").isEmpty && phone.store.rows("terms").isEmpty)
         #expect(try sub.state() == .none)
+    }
+
+    /// Subscribing again within the TTL to a stream where nothing changed
+    /// (docs/GUIDE.md's "Sync what a device needs"): one `If-None-Match` check,
+    /// answered 304, and the subscription is synced. It used to stay queued, and
+    /// sync() sent that check forever.
+    @Test func subscribingAgainWithinTheTTLToAnUnchangedStreamIsOneCheck() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let alice = try await server.user("alice"), bob = try await server.user("bob")
+        let teacher = try Phone(server, token: alice.token)
+        try await teacher.engine.sync()
+        let open = try await Self.set(teacher, public: true, terms: 2)
+
+        var budget: RequestBudget?
+        let phone = try Phone(server, token: bob.token) { inner in
+            let bounded = RequestBudget(inner, limit: 1_000)
+            budget = bounded
+            return bounded
+        }
+        let requests = try #require(budget)
+        let sub = try await phone.engine.subscribe(stream: "set", id: open, ttl: .hours(1))
+        try await phone.sync { try phone.terms(of: open) == 2 }
+        try await phone.engine.unsubscribe(sub)
+        try await phone.engine.sync()
+
+        let again = try await phone.engine.subscribe(stream: "set", id: open, ttl: .hours(1))
+        #expect(try again.state() == .queued)
+        let before = requests.sent.withLock { $0 }
+        try await phone.engine.sync()
+        #expect(try again.state() == .synced)
+        #expect(try phone.terms(of: open) == 2)
+        // The check, the default stream's page, and the synced subscription's check again: a handful, not a loop.
+        #expect(requests.sent.withLock { $0 } - before <= 10)
     }
 
     @Test func aSetThatStopsBeingPublicLeavesItsSubscribersAndAnOfflineSubscriptionSyncsLater() async throws {
