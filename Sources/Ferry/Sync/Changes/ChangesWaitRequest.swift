@@ -97,7 +97,9 @@ struct ChangesWaitRequest: Sendable {
             } catch {
                 throw ChangesWaitRequest.invalid("wait must be a whole number of seconds, 0 or more")
             }
-            guard wait >= 0, wait <= ChangesWaitRequest.maxWait else { throw ChangesWaitRequest.invalid("wait must be a whole number of seconds, 0 or more") }
+            guard wait >= 0, wait <= ChangesWaitRequest.maxWait else {
+                throw ChangesWaitRequest.invalid("wait must be a whole number of seconds, 0 or more")
+            }
             do {
                 since = try container.decode([String: String].self, forKey: Key(stringValue: "since"))
             } catch {

@@ -90,11 +90,11 @@ import Testing
         // Carol waits on Alice's private set and on a set that does not exist; Alice on her set.
         let carol = Self.wait(w, w.carol, seconds: 2, since: ["set:\(closed.id)": cursor, nowhere: cursor])
         let alice = Self.wait(w, w.alice, since: ["set:\(closed.id)": cursor])
-                try w.server.waitForWaiters(2)
+        try w.server.waitForWaiters(2)
         let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": closed.id, "word": "secret"])
         try #require(term.status == 201)
-                #expect(Self.changed(try alice.response()) == ["set:\(closed.id)"])
-                // Carol's answer, after her wait, is the same as for a stream with nothing in it.
+        #expect(Self.changed(try alice.response()) == ["set:\(closed.id)"])
+        // Carol's answer, after her wait, is the same as for a stream with nothing in it.
         #expect(Self.changed(try carol.response()) == [])
         let after = try w.client.request(
             "POST", "/v1/changes/wait", headers: w.carol, json: ["wait": 0, "since": ["set:\(closed.id)": cursor, nowhere: cursor]])
