@@ -4,7 +4,7 @@
 # transactions of this database only. A write transaction of another database
 # of the cluster, older than a commit here, held pg_snapshot_xmin (the former
 # frontier) below that commit; the new frontier passes it. One of this
-# database holds it, as before.
+# database that has written a synced row holds it, as before.
 # Run by run.sh with SQLTEST_OWNER_URL and PSQL set.
 set -euo pipefail
 q() { "$PSQL" -X -q -tA -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" -c "$1"; }
@@ -36,11 +36,11 @@ q "INSERT INTO ff.items VALUES (1, 'a')"
 [ "$(q "SELECT _ferry_xid < ferry.feed_frontier() FROM ff.items WHERE id = 1")" = t ] \
   || fail "the other database's transaction must not hold the feed's frontier"
 
-# This database: a write transaction (of a table that is not synced) holds it.
-q "CREATE TABLE ff.plain (a int)"
+# This database: a write transaction that has written a synced row holds it
+# (one that has not never does since core 0032: Tests/SQL/19_feed_stamps.sh).
 PGAPPNAME=ferry_ff_here "$PSQL" -X -q -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" >/dev/null <<'SQL' &
 BEGIN;
-INSERT INTO ff.plain VALUES (1);
+INSERT INTO ff.items VALUES (3, 'c');
 SELECT pg_sleep(3);
 COMMIT;
 SQL
@@ -48,9 +48,9 @@ here=$!
 started ferry_ff_here
 q "INSERT INTO ff.items VALUES (2, 'b')"
 [ "$(q "SELECT _ferry_xid >= ferry.feed_frontier() FROM ff.items WHERE id = 2")" = t ] \
-  || fail "a running writer of this database holds the frontier"
+  || fail "a running writer of synced rows in this database holds the frontier"
 [ "$(q "SELECT ferry.feed_frontier()::xid = (SELECT backend_xid FROM pg_stat_activity WHERE application_name = 'ferry_ff_here')")" = t ] \
-  || fail "the frontier is that writer's xid"
+  || fail "the frontier is that writer's stamp (its xid: the floor was below it)"
 wait $here || fail "the writer of this database failed"
 wait $other || fail "the other database's transaction failed"
 [ "$(q "SELECT bool_and(_ferry_xid < ferry.feed_frontier()) FROM ff.items")" = t ] \

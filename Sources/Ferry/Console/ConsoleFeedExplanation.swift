@@ -175,7 +175,7 @@ struct ConsoleFeedExplanation {
         if body["has_more"] as? Bool == true {
             notes.append(Note(kind: "has_more", text: "More follow: the device asks again from the answer's cursor."))
         }
-        if let oldest, let holder = UInt64(oldest.xid), holder <= frontier, frontier < nextXID {
+        if let oldest, let holder = UInt64(oldest.xid), holder == frontier, frontier < nextXID {
             let who = [
                 oldest.pid.map { "pid \($0)" }, oldest.application.flatMap { $0.isEmpty ? nil : "application \($0)" },
                 oldest.state.map { "state \($0)" }, oldest.ageMs.map { "running for \(Self.duration($0))" },

@@ -56,7 +56,8 @@ extension ConsoleRoutes {
         let explanation = ConsoleFeedExplanation(
             since: since, status: response.status, body: body,
             frontier: (try position?.uint64(0)) ?? 0, nextXID: (try position?.uint64(1)) ?? 0,
-            horizon: (try position?.uint64(2)) ?? 0, access: Self.accessEvents(facts[1]), oldest: Self.oldest(results[3]),
+            horizon: (try position?.uint64(2)) ?? 0, access: Self.accessEvents(facts[1]),
+            oldest: Self.oldest(results[3], frontier: try position?.uint64(0)),
             liveTokens: Self.liveTokens(results[1]),
             scopeResources: Set(
                 try scopes.scopes(for: schema.catalog, generation: schema.generation, schema: schemaName, database: database).map(\.scope)),
@@ -121,10 +122,14 @@ extension ConsoleRoutes {
             """, [.text(hash)])
     }
 
-    /// The oldest of them that can hold the feed: transactions of other databases
-    /// never do (core 0023); a prepared one (no session, so no database named) may.
-    static func oldest(_ result: PostgresResult) -> ConsoleFeedExplanation.OldestTransaction? {
-        guard let row = result.rows.first(where: { $0[8] != "f" }), let xid = row[0] else { return nil }
+    /// The one holding the feed at `frontier`, if among them; else the oldest of
+    /// them that could: transactions of other databases never do (core 0023); a
+    /// prepared one (no session, so no database named) may; since core 0032 one
+    /// of this database holds it only once it has stamped (its xid is then the
+    /// frontier).
+    static func oldest(_ result: PostgresResult, frontier: UInt64?) -> ConsoleFeedExplanation.OldestTransaction? {
+        let holder = frontier.flatMap { frontier in result.rows.first { UInt64($0[0] ?? "") == frontier } }
+        guard let row = holder ?? result.rows.first(where: { $0[8] != "f" }), let xid = row[0] else { return nil }
         return ConsoleFeedExplanation.OldestTransaction(
             xid: xid, pid: try? row.int(1), application: row[2], state: row[3], ageMs: try? row.int64(4))
     }

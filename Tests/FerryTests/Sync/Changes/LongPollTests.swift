@@ -234,18 +234,20 @@ extension ChangesSuites {
             let old = try server.makeTerms(in: set, count: 1)[0]
             let feed = FeedFollower(server: server, token: alice.token)
             try feed.catchUp(pastXID: try server.maxXID())
-            // T1 takes an xid first and keeps running.
+            // T1 takes its stamp first and keeps running (as a writer of synced
+            // rows does at its first one, core 0032; a transaction that stamps
+            // nothing no longer holds the feed).
             let older = try PostgresConnection(url: server.database.ownerURL)
             defer { older.close() }
             try older.execute("BEGIN")
-            _ = try older.query("SELECT pg_current_xact_id()")
+            _ = try older.query("SELECT ferry.stamp()")
             let poll = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
             try server.waitForWaiters(1)
             // T2 commits: its hint wakes the waiter, whose check finds the row held back by T1.
             let newer = try server.createTerm(in: set, word: "newer", token: alice.token)
             try waitUntil("the waiter to be held for the frontier", within: 30) { server.app.live.heldWaiters == 1 }
             #expect(!poll.isAnswered)
-            // T1 ends without a hint (it wrote nothing synced): only the frontier watch can wake the waiter.
+            // T1 ends without a hint (it wrote no synced row): only the frontier watch can wake the waiter.
             try older.execute("COMMIT")
             let response = try poll.response()
             #expect(Self.ids(response, "terms") == [newer])

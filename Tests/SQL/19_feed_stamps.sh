@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# role: owner
+# Stamps (core 0032): a transaction of this database that has written no
+# synced row never holds the feed's frontier; one that writes its first synced
+# row after the frontier passed its xid stamps at or above that frontier, and
+# holds the frontier at its stamp until it ends, so nothing is missed.
+# Before 0032 each "does not hold" check below failed: the frontier was the
+# oldest running xid of this database.
+# Run by run.sh with SQLTEST_OWNER_URL and PSQL set.
+set -euo pipefail
+q() { "$PSQL" -X -q -tA -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" -c "$1"; }
+fail() { echo "check failed: $*"; exit 1; }
+TMPD=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$TMPD"; }
+trap cleanup EXIT
+
+# A session driven statement by statement: `open NAME`, then `say NAME "SQL"`
+# (each statement's output lands in $TMPD/NAME.out), `close NAME`.
+open() {
+  mkfifo "$TMPD/$1.in"
+  PGAPPNAME="ferry_fs_$1" "$PSQL" -X -q -tA -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" <"$TMPD/$1.in" >"$TMPD/$1.out" 2>&1 &
+  pids+=($!)
+  eval "exec {fd_$1}>\"$TMPD/$1.in\""
+}
+say() { local fd="fd_$1"; echo "$2" >&"${!fd}"; }
+close() { local fd="fd_$1"; eval "exec ${!fd}>&-"; }
+# Waits until NAME's output has N lines (each step below prints one marker).
+lines() {
+  for _ in $(seq 400); do
+    local n; n=$(grep -c . "$TMPD/$1.out" 2>/dev/null) || true
+    [ "${n:-0}" -ge "$2" ] && return 0
+    sleep 0.05
+  done
+  fail "session $1 did not reach step $2: $(cat "$TMPD/$1.out")"
+}
+xid_of() { q "SELECT backend_xid FROM pg_stat_activity WHERE application_name = 'ferry_fs_$1'"; }
+# A committed synced write, and whether the frontier has passed it.
+commit_one() { q "INSERT INTO fs.items VALUES ($1, 'x') RETURNING _ferry_xid"; }
+passed() { q "SELECT bool_and(_ferry_xid < ferry.feed_frontier()) FROM fs.items WHERE id = $1"; }
+# The same, allowing for a transaction of another test that ends between a
+# frontier's snapshot and its look (held for that one computation, as 0023
+# did): t as soon as one computation passes the row, f after 5 s.
+passes() {
+  for _ in $(seq 100); do [ "$(passed "$1")" = t ] && { echo t; return; }; sleep 0.05; done
+  echo f
+}
+
+q "CREATE SCHEMA fs; CREATE TABLE fs.items (id int PRIMARY KEY, x text); CREATE TABLE fs.plain (a int); CREATE TABLE fs.other (a int);"
+q "SELECT ferry.enable_sync('fs.items')" >/dev/null
+q "INSERT INTO fs.items VALUES (0, 'seed')"
+
+# 1. A transaction that wrote only a table that is not synced, idle in it.
+open plain
+say plain "BEGIN; INSERT INTO fs.plain VALUES (1); SELECT 'step1';"
+lines plain 1
+held=$(xid_of plain)
+[ -n "$held" ] || fail "the unsynced writer has no xid"
+commit_one 1 >/dev/null
+[ "$(passes 1)" = t ] || fail "a transaction that wrote only an unsynced table held the frontier"
+for _ in $(seq 100); do [ "$(q "SELECT ferry.feed_frontier() > '$held'::text::xid8")" = t ] && break; sleep 0.05; done
+[ "$(q "SELECT ferry.feed_frontier() > '$held'::text::xid8")" = t ] || fail "the frontier did not pass the idle writer's xid"
+
+# 2. A migration of a table that is not synced, and a row lock on a synced
+#    row (`SELECT ... FOR UPDATE` takes an xid, and reads only), both idle.
+open ddl
+say ddl "BEGIN; ALTER TABLE fs.other ADD COLUMN b int; SELECT 1 FROM fs.items WHERE id = 1 FOR UPDATE; SELECT 'step1';"
+lines ddl 2
+commit_one 2 >/dev/null
+[ "$(passes 2)" = t ] || fail "a migration of an unsynced table, or a row lock, held the frontier"
+
+# 3. The promise: the idle transaction of step 1 now writes a synced row.
+#    Its stamp is at or above every frontier computed before, and the
+#    frontier stays at or below it until it commits.
+before=$(q "SELECT ferry.feed_frontier()")
+say plain "UPDATE fs.items SET x = 'late' WHERE id = 0 RETURNING _ferry_xid;"
+lines plain 2
+stamp=$(sed -n 2p "$TMPD/plain.out")
+[ "$(q "SELECT '$stamp'::xid8 >= '$before'::xid8")" = t ] || fail "the late write stamped $stamp, below an earlier frontier $before"
+[ "$(q "SELECT '$stamp'::xid8 > '$held'::text::xid8")" = t ] || fail "the late write kept its old xid as its stamp ($stamp)"
+commit_one 3 >/dev/null
+[ "$(q "SELECT ferry.feed_frontier() <= '$stamp'::xid8")" = t ] || fail "the frontier passed a running writer's stamp"
+[ "$(passed 3)" = f ] || fail "a commit after the late writer's stamp passed the frontier while it ran"
+say plain "COMMIT; SELECT 'step3';"
+lines plain 3
+# Nothing missed: a reader whose cursor was `before` finds the late row in its
+# next window [before, frontier), in its committed state.
+passes 3 >/dev/null
+[ "$(q "SELECT count(*) FROM fs.items WHERE id = 0 AND x = 'late' AND _ferry_xid >= '$before'::xid8 AND _ferry_xid < ferry.feed_frontier()")" = 1 ] \
+  || fail "the late row is not in the window after the earlier frontier"
+close plain
+
+# 4. Between its two locks a stamping transaction advertises its xid: a
+#    transaction holding only that first lock (taken here by hand) holds the
+#    frontier at its xid.
+open half
+say half "BEGIN; INSERT INTO fs.plain VALUES (2); SELECT pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(pg_current_xact_id())); SELECT 'step1';"
+lines half 1
+half_xid=$(xid_of half)
+commit_one 4 >/dev/null
+[ "$(q "SELECT ferry.feed_frontier() <= '$half_xid'::text::xid8")" = t ] || fail "an advertised xid did not hold the frontier"
+say half "ROLLBACK; SELECT 'step2';"
+lines half 2
+close half
+
+# 5. A rolled-back savepoint takes its stamp and its locks with it; the next
+#    synced write stamps again, and is advertised.
+open sp
+say sp "BEGIN; SAVEPOINT a; INSERT INTO fs.items VALUES (50, 'gone'); ROLLBACK TO SAVEPOINT a; SELECT 'step1';"
+lines sp 1
+[ "$(q "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE a.application_name = 'ferry_fs_sp' AND l.locktype = 'advisory'")" = 0 ] \
+  || fail "a rolled-back savepoint left its stamp advertised"
+commit_one 5 >/dev/null
+[ "$(passes 5)" = t ] || fail "a transaction whose only synced write was rolled back held the frontier"
+say sp "INSERT INTO fs.items VALUES (51, 'kept') RETURNING _ferry_xid;"
+lines sp 2
+sp_stamp=$(sed -n 2p "$TMPD/sp.out")
+[ "$(q "SELECT ferry.feed_frontier() <= '$sp_stamp'::xid8")" = t ] || fail "the write after the savepoint is not advertised"
+say sp "COMMIT; SELECT 'step3';"
+lines sp 3
+close sp
+
+# 6. The console's read-only transaction cannot raise the floor: an idle
+#    unsynced writer holds its frontier only up to the floor as it is, which
+#    the feed's own computations keep raised; and it still never passes a
+#    transaction that has stamped.
+open idle2
+say idle2 "BEGIN; INSERT INTO fs.plain VALUES (3); SELECT 'step1';"
+lines idle2 1
+idle2_xid=$(xid_of idle2)
+commit_one 6 >/dev/null
+[ "$(passes 6)" = t ] || fail "an idle unsynced writer held the frontier"
+ro() { q "BEGIN READ ONLY; $1; ROLLBACK;" | grep -E '^(t|f)$'; }
+[ "$(ro "SELECT ferry.feed_frontier() > '$idle2_xid'::text::xid8")" = t ] \
+  || fail "a read-only frontier was held by an idle unsynced writer below the floor"
+open stamped
+say stamped "BEGIN; INSERT INTO fs.items VALUES (60, 'held'); SELECT 'step1';"
+lines stamped 1
+stamped_xid=$(xid_of stamped)
+[ "$(ro "SELECT ferry.feed_frontier() <= '$stamped_xid'::text::xid8")" = t ] \
+  || fail "a read-only frontier passed a transaction that has stamped"
+say stamped "ROLLBACK; SELECT 'step2';"
+lines stamped 2
+close stamped
+say idle2 "ROLLBACK; SELECT 'step2';"
+lines idle2 2
+close idle2
+close ddl
+
+# 7. Only the floor's raiser may set it, never above the next xid.
+q "SELECT ferry.raise_stamp_floor((pg_snapshot_xmax(pg_current_snapshot())::text::int8 + 1000000)::text::xid8)" | grep -qx f \
+  || fail "the floor rose above the next xid"
+[ "$(q "SELECT last_value <= pg_snapshot_xmax(pg_current_snapshot())::text::int8 FROM ferry.stamp_floor")" = t ] \
+  || fail "the floor is above the next xid"
+echo "PASS 19_feed_stamps"
