@@ -24,6 +24,9 @@ struct SimulationReport {
     var unsubscribes = 0
     var evictions = 0
     var hoursPassed = 0
+    /// Jobs' transactions held open across operations, and those that wrote a synced row late (issue 47).
+    var slowTransactions = 0
+    var lateWrites = 0
     var failures: [String] = []
     /// For each failure about a row, what each side knew of it.
     var diagnosis: [String] = []
@@ -67,6 +70,8 @@ final class Simulation {
     /// them (``Simulation/Subscribed``): the model the end state is checked
     /// against, never read from the device.
     var subscribed: [String: [String: Subscribed]] = [:]
+    /// A job's transaction held open across operations (``slowTransactionStep(step:)``).
+    var slowTransaction: SlowTransaction?
 
     init(
         server: FerryServer, schema: SimulationSchema = .study, seed: UInt64, faultRate: Double, restarts: Bool,
@@ -116,7 +121,9 @@ final class Simulation {
             }
             try await quiesce()
         } catch {
-            // However the seed ends, no engine's loop outlives it.
+            // However the seed ends, no engine's loop outlives it, nor a job's transaction.
+            slowTransaction?.connection.close()
+            slowTransaction = nil
             for device in devices { await device.stop() }
             throw error
         }
@@ -159,6 +166,10 @@ final class Simulation {
         /// With subscriptions only: a device deletes a set that is not its
         /// user's (a public set it subscribed to: refused, the set stays).
         case deleteOthersSet
+        /// A job's transaction of the same database: opened without a synced
+        /// write, kept open across operations, ended with or without a late
+        /// synced write (``Simulation/slowTransactionStep(step:)``).
+        case slowTransaction
 
         var weight: Int {
             switch self {
@@ -184,6 +195,7 @@ final class Simulation {
             case .unsubscribe: 8
             case .passTime: 3
             case .deleteOthersSet: 4
+            case .slowTransaction: 12
             }
         }
 
@@ -359,6 +371,8 @@ final class Simulation {
                 guard let id = random.pick(others)?["id"]?.string else { return }
                 try writes.delete(schema.shared.name, id: id)
                 note("\(step) \(device.name) delete someone else's set \(short(id))")
+            case .slowTransaction:
+                try await slowTransactionStep(step: step)
             case .passTime:
                 clock.advance(Self.timeStep)
                 report.hoursPassed += Int(Self.timeStep / 3_600)
@@ -389,6 +403,8 @@ final class Simulation {
     /// device holds what the server shows its user. The feed waits for the
     /// cluster's oldest transaction, so this polls, within a deadline.
     func quiesce() async throws {
+        // A job still open writes its late row now: quiescence must deliver it.
+        try await endSlowTransaction(step: report.operations, lateWrite: true)
         for device in devices { device.transport.set(offline: false, faultRate: 0) }
         // Subscriptions dropped with an hour to live run out, so that the check
         // sees them evicted (those of ten days stay a warm cache).

@@ -119,6 +119,8 @@ import Testing
             total.unsubscribes += report.unsubscribes
             total.evictions += report.evictions
             total.hoursPassed += report.hoursPassed
+            total.slowTransactions += report.slowTransactions
+            total.lateWrites += report.lateWrites
             if !report.failures.isEmpty {
                 failed.append(seed)
                 let test =
@@ -157,6 +159,7 @@ import Testing
                 + "\(total.operations) operations, \(total.crashes) crashes, \(total.serverRestarts) server restarts, \(liveCounts)"
                 + "\(subscriptionCounts)faults: \(faults); "
                 + "\(total.rekeyed) lost writes re-sent under a new key; \(total.revocationRaces) updates revoked before their answer; "
+                + "\(total.slowTransactions) jobs' transactions held open, \(total.lateWrites) of them writing a synced row late; "
                 + "\(failed.count) failed \(failed); "
                 + String(format: "%.1f s", Date().timeIntervalSince(started)))
     }
