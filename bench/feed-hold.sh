@@ -48,7 +48,14 @@ OWNER=$FERRY_DATABASE_MIGRATION_URL
 OTHER_DB="$BENCH_OWNER_BASE/postgres"
 TMPD=$(mktemp -d)
 JOB=
-stop_job() { if [ -n "$JOB" ]; then kill "$JOB" 2>/dev/null || true; wait "$JOB" 2>/dev/null || true; fi; JOB=; pkill -f "application_name=ferry_bench_hold_job" 2>/dev/null || true; }
+# Ends the case's transaction: killing psql leaves its backend asleep (and its
+# transaction open, its locks held) until pg_sleep returns, so the backends go too.
+stop_job() {
+  if [ -n "$JOB" ]; then kill "$JOB" 2>/dev/null || true; wait "$JOB" 2>/dev/null || true; fi
+  JOB=
+  psql -X -q -tA "$OTHER_DB" -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                                  WHERE application_name IN ('ferry_bench_hold_job', 'pg_dump')" >/dev/null 2>&1 || true
+}
 trap 'stop_job; rm -rf "$TMPD"; bench_cleanup' EXIT
 
 # Opens the case's transaction in the background, for HOLD seconds.
@@ -63,7 +70,7 @@ start_case() {
     synced) sql="BEGIN; UPDATE app.study_sets SET title = title WHERE id = '$OTHER_SET'; SELECT pg_sleep($HOLD); COMMIT;" ;;
     pg_dump)
       # Its output (well over a pipe's 64 KiB) is read only after HOLD seconds.
-      (pg_dump --dbname "$OWNER" | (sleep "$HOLD"; cat >/dev/null)) &
+      (pg_dump --dbname "$OWNER" 2>/dev/null | (sleep "$HOLD"; cat >/dev/null)) &
       JOB=$!
       return 0 ;;
   esac

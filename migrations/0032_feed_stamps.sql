@@ -88,6 +88,17 @@ COMMENT ON SEQUENCE ferry.stamp_floor IS
 -- Any writer reads it (its value is a transaction id: nothing secret).
 GRANT SELECT ON SEQUENCE ferry.stamp_floor TO PUBLIC;
 
+-- The greatest stamp taken from the floor (above its writer's xid), as
+-- writers set it. Why: a stamp taken from the floor may equal the xmax of
+-- every snapshot until some transaction with a larger xid completes, and the
+-- frontier never passes xmax; in a quiet database nothing might for a long
+-- time, and the row would wait. A frontier computation that finds this at or
+-- above its xmax takes an xid for its own transaction (see feed_frontier),
+-- whose end moves xmax past it. Writers set it without ordering (a lost
+-- update only delays a row until the next commit anywhere, never loses it).
+CREATE UNLOGGED SEQUENCE ferry.stamp_floor_taken AS bigint MINVALUE 0 START WITH 0;
+GRANT SELECT, UPDATE ON SEQUENCE ferry.stamp_floor_taken TO PUBLIC;
+
 -- The low 32 bits of an xid8, as the int4 of an advisory lock key.
 CREATE FUNCTION ferry.stamp_key(p_value xid8) RETURNS int4
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -111,6 +122,10 @@ BEGIN
     PERFORM pg_catalog.pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(v_xid));
     -- After the lock, never before (see above). NULL until the floor is first set.
     v_stamp := greatest(v_xid, coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8);
+    IF v_stamp > v_xid
+       AND coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor_taken'), 0) < v_stamp::text::int8 THEN
+        PERFORM pg_catalog.setval('ferry.stamp_floor_taken', v_stamp::text::int8);
+    END IF;
     PERFORM pg_catalog.set_config('ferry.stamp', v_stamp::text, true);
     RETURN v_stamp;
 END
@@ -146,7 +161,7 @@ BEGIN
         IF coalesce(pg_sequence_last_value('ferry.stamp_floor'), 0) < v_to THEN
             PERFORM setval('ferry.stamp_floor', v_to);
         END IF;
-    EXCEPTION WHEN OTHERS THEN
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
         PERFORM pg_advisory_unlock(1181905530, 0);
         RAISE;
     END;
@@ -155,6 +170,26 @@ BEGIN
 END
 $$;
 GRANT EXECUTE ON FUNCTION ferry.raise_stamp_floor(xid8) TO PUBLIC;
+
+-- When a stamp taken from the floor is at or above p_xmax (the frontier is
+-- at most p_xmax, so it waits), the caller's transaction takes an xid: at its
+-- end xmax passes that stamp, so the next frontier does too. Rare: only a
+-- transaction that took its xid before a frontier computation raised the floor
+-- past it, and stamped after, takes a stamp from the floor; and by the next
+-- computation some larger xid has usually completed anyway. Not in a read-only
+-- transaction or a standby (no xid there): the stamp then waits for the next
+-- commit anywhere.
+CREATE FUNCTION ferry.pass_floor_stamps(p_xmax xid8) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+BEGIN
+    IF coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor_taken'), 0) >= p_xmax::text::int8
+       AND pg_catalog.current_setting('transaction_read_only') = 'off' AND NOT pg_catalog.pg_is_in_recovery() THEN
+        PERFORM pg_catalog.pg_current_xact_id();
+    END IF;
+END
+$$;
+GRANT EXECUTE ON FUNCTION ferry.pass_floor_stamps(xid8) TO PUBLIC;
 
 -- The feed's frontier (docs/changes-feed.md, "Order from commit
 -- visibility"): every stamp below it is final in the caller's snapshot. In
@@ -174,7 +209,9 @@ DECLARE
     v_held boolean := false;
 BEGIN
     IF pg_catalog.pg_snapshot_xmin(s) = v_xmax THEN
-        RETURN v_xmax;  -- no transaction with an xid ran: whatever stamps later is at or above xmax
+        -- No transaction with an xid ran: whatever stamps later is at or above xmax.
+        PERFORM ferry.pass_floor_stamps(v_xmax);
+        RETURN v_xmax;
     END IF;
     -- What a transaction that advertises nothing now will stamp at least: the
     -- floor, read before any key is tried (raised to xmax, or as it is).
@@ -207,6 +244,9 @@ BEGIN
         END IF;
         RAISE;
     END;
+    IF v_frontier = v_xmax THEN
+        PERFORM ferry.pass_floor_stamps(v_xmax);
+    END IF;
     RETURN v_frontier;
 END
 $$;

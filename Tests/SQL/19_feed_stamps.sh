@@ -147,6 +147,24 @@ lines idle2 2
 close idle2
 close ddl
 
+# 8. A stamp taken from the floor (the transaction took its xid before a
+#    frontier computation raised the floor past it) may equal xmax until some
+#    larger xid completes; the frontier never passes xmax. It must not wait for
+#    another commit: the next computation takes an xid, whose end moves xmax.
+open late2
+say late2 "BEGIN; INSERT INTO fs.plain VALUES (4); SELECT 'step1';"
+lines late2 1
+late2_xid=$(xid_of late2)
+commit_one 80 >/dev/null
+q "SELECT ferry.feed_frontier()" >/dev/null
+say late2 "INSERT INTO fs.items VALUES (81, 'floor') RETURNING _ferry_xid; COMMIT; SELECT 'step2';"
+lines late2 3
+late2_stamp=$(sed -n 2p "$TMPD/late2.out")
+[ "$(q "SELECT '$late2_stamp'::xid8 > '$late2_xid'::text::xid8")" = t ] \
+  || fail "the premise: the row was not stamped from the floor ($late2_stamp, xid $late2_xid)"
+[ "$(passes 81)" = t ] || fail "a row stamped from the floor waited for another commit"
+close late2
+
 # 7. Only the floor's raiser may set it, never above the next xid.
 q "SELECT ferry.raise_stamp_floor((pg_snapshot_xmax(pg_current_snapshot())::text::int8 + 1000000)::text::xid8)" | grep -qx f \
   || fail "the floor rose above the next xid"
