@@ -191,17 +191,15 @@ END
 $$;
 GRANT EXECUTE ON FUNCTION ferry.pass_floor_stamps(xid8) TO PUBLIC;
 
--- The feed's frontier (docs/changes-feed.md, "Order from commit
--- visibility"): every stamp below it is final in the caller's snapshot. In
--- the caller's snapshot (STABLE), like 0023's: callers evaluate it once, in
--- the statement that reads the page. It raises the floor (a side effect that
--- changes no data and no snapshot) before it tries any key, as above;
--- PARALLEL UNSAFE, since a sequence cannot be set inside a parallel query.
-CREATE OR REPLACE FUNCTION ferry.feed_frontier() RETURNS xid8
+-- The feed's frontier of snapshot s (docs/changes-feed.md, "Order from
+-- commit visibility"): every stamp below it is final in s. It raises the
+-- floor (a side effect that changes no data and no snapshot) before it tries
+-- any key, as above; PARALLEL UNSAFE, since a sequence cannot be set inside a
+-- parallel query. Callers use ferry.feed_frontier(), below.
+CREATE FUNCTION ferry.feed_frontier_of(s pg_catalog.pg_snapshot) RETURNS xid8
     LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 AS $$
 DECLARE
-    s pg_catalog.pg_snapshot := pg_catalog.pg_current_snapshot();
     v_xmax xid8 := pg_catalog.pg_snapshot_xmax(s);
     v_cap xid8;
     v_frontier xid8;
@@ -250,7 +248,34 @@ BEGIN
     RETURN v_frontier;
 END
 $$;
-GRANT EXECUTE ON FUNCTION ferry.feed_frontier() TO PUBLIC;
+
+-- The frontier in the caller's snapshot (STABLE, like 0023's: callers
+-- evaluate it once, in the statement that reads the page). Computed once per
+-- snapshot in a transaction, and kept in the transaction-local setting
+-- `ferry.frontier` with the snapshot it belongs to. Why: liveness is read as
+-- it is now (a key tried, pg_xact_status), so two statements of one
+-- REPEATABLE READ transaction could otherwise get two frontiers when a
+-- transaction of the running set ends between them: both safe, but the same
+-- feed read twice in one snapshot must give the same page and cursor. A
+-- frontier stays valid for as long as its snapshot does: what no transaction
+-- invisible to s can commit below it then, none can later.
+CREATE OR REPLACE FUNCTION ferry.feed_frontier() RETURNS xid8
+    LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+AS $$
+DECLARE
+    s pg_catalog.pg_snapshot := pg_catalog.pg_current_snapshot();
+    v_kept text := pg_catalog.current_setting('ferry.frontier', true);
+    v_frontier xid8;
+BEGIN
+    IF v_kept IS NOT NULL AND pg_catalog.split_part(v_kept, '@', 2) = s::text THEN
+        RETURN pg_catalog.split_part(v_kept, '@', 1)::xid8;
+    END IF;
+    v_frontier := ferry.feed_frontier_of(s);
+    PERFORM pg_catalog.set_config('ferry.frontier', v_frontier::text || '@' || s::text, true);
+    RETURN v_frontier;
+END
+$$;
+GRANT EXECUTE ON FUNCTION ferry.feed_frontier_of(pg_catalog.pg_snapshot), ferry.feed_frontier() TO PUBLIC;
 
 -- What holds the feed back (0024) needs no change: the frontier is again the
 -- xid of the transaction holding it, and a transaction that has stamped

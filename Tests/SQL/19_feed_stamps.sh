@@ -165,6 +165,27 @@ late2_stamp=$(sed -n 2p "$TMPD/late2.out")
 [ "$(passes 81)" = t ] || fail "a row stamped from the floor waited for another commit"
 close late2
 
+# 9. One snapshot, one frontier: a REPEATABLE READ transaction reads the same
+#    frontier in every statement, even when a transaction of its running set
+#    ends between them (liveness is read as it is now; without the kept value
+#    the second read fell to the ended transaction's xid).
+open idle3
+say idle3 "BEGIN; INSERT INTO fs.plain VALUES (5); SELECT 'step1';"
+lines idle3 1
+commit_one 90 >/dev/null
+[ "$(passes 90)" = t ] || fail "an idle unsynced writer held the frontier"
+open rr
+say rr "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT ferry.feed_frontier();"
+lines rr 1
+say idle3 "COMMIT; SELECT 'step2';"
+lines idle3 2
+close idle3
+say rr "SELECT ferry.feed_frontier(); COMMIT;"
+lines rr 2
+[ "$(sed -n 1p "$TMPD/rr.out")" = "$(sed -n 2p "$TMPD/rr.out")" ] \
+  || fail "two statements of one snapshot read two frontiers: $(tr '\n' ' ' <"$TMPD/rr.out")"
+close rr
+
 # 7. Only the floor's raiser may set it, never above the next xid.
 q "SELECT ferry.raise_stamp_floor((pg_snapshot_xmax(pg_current_snapshot())::text::int8 + 1000000)::text::xid8)" | grep -qx f \
   || fail "the floor rose above the next xid"
