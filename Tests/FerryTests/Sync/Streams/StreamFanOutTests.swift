@@ -19,7 +19,11 @@ import Testing
 
     static func waiter(_ w: SyncStreamTests.World, _ token: String, stream: String, since cursor: String) -> Waiter {
         let query = "stream=\(stream)&since=\(cursor)"
-        return Waiter(token: token, query: query, poll: PendingRequest(port: w.server.port, "/v1/changes?\(query)&wait=60", token: token))
+        return Waiter(
+            token: token, query: query,
+            poll: PendingRequest(
+                port: w.server.port, "/v1/changes?\(query)&wait=\(ChangesSuites.FanOutTests.longestWait)", token: token,
+                timeout: Double(ChangesSuites.FanOutTests.longestWait)))
     }
 
     /// Each waiter's answer: a 200 whose changes equal a poll's by the same
@@ -58,7 +62,7 @@ import Testing
     }
 
     @Test func subscribersOfAPublicSetShareOneCheckAndEachGetsItsOwnPage() throws {
-        let w = try SyncStreamTests.world()
+        let w = try SyncStreamTests.world { $0.live.maxWaitSeconds = ChangesSuites.FanOutTests.longestWait }
         defer { w.server.stop() }
         let open = try SyncStreamTests.set(w, public: true, terms: 2)
         let closed = try SyncStreamTests.set(w, public: false, terms: 1)
