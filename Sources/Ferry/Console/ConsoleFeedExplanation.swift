@@ -170,7 +170,8 @@ struct ConsoleFeedExplanation {
                         + "exactly as it answers a stream that does not exist, "
                         + (changes.isEmpty
                             ? "a page with nothing in it and a cursor, so the device learns nothing and holds none of its rows."
-                            : "with nothing but revoked entries for the rows the device held from before its cursor."))
+                            : "and a cursor, with only the rows the user reads without the root (such as their own member rows, "
+                                + "or their tombstones) and revoked entries for rows a device held before its cursor."))
             ]
         }
         var notes = [
