@@ -24,6 +24,21 @@ struct ConsoleFeedExplanation {
     var scopeResources: Set<String> = []
     /// The user's latest refused request: when, what and its code.
     var latestRefusal: (at: Int64, method: String, path: String, status: Int, code: String?)?
+    /// The subscription the device asked for (`stream=<name>:<id>`); nil: the default stream.
+    var stream: StreamShown? = nil
+
+    /// A subscription, and what the user's own `GET /v1/<root>/<id>` answered.
+    struct StreamShown: Equatable {
+        var name: String
+        var id: String
+        /// The stream's root resource, and every resource a subscription carries.
+        var root: String
+        var resources: [String]
+        /// The status of the user's `GET /v1/<root>/<id>`: 200 when they read the root row.
+        var rootStatus: Int
+        /// The root row's public flag, when its own flag makes it public (nil: none, or not read).
+        var isPublic: Bool?
+    }
 
     struct AccessEvent: Equatable {
         /// `grant` or `revocation`.
@@ -89,7 +104,7 @@ struct ConsoleFeedExplanation {
                     text: "The cursor is at or below the purge horizon (transaction \(horizon)): "
                         + "tombstones it had not seen were purged, so the feed answers 410 cursor_expired and the device must do a full sync."))
         case 200, 304:
-            notes += pageNotes
+            notes += streamNotes + pageNotes
         default:
             notes.append(Note(kind: "refused", text: "The feed answers \(status) \(body["code"] as? String ?? "") to this cursor."))
         }
@@ -138,6 +153,43 @@ struct ConsoleFeedExplanation {
                         + "and the device removes them."))
             return notes
         }
+    }
+
+    /// What a subscription is for this user: a row they read (publicly or
+    /// not), or one they may not read, which the feed answers exactly as a
+    /// stream that does not exist.
+    private var streamNotes: [Note] {
+        guard let stream else { return [] }
+        let key = "stream=\(stream.name):\(stream.id)"
+        guard stream.rootStatus == 200 else {
+            let changes = body["changes"] as? [Any] ?? []
+            return [
+                Note(
+                    kind: "stream_absent",
+                    text: "The user may not read \(stream.root) \(stream.id), or no such row exists: the feed answers \(key) "
+                        + "exactly as it answers a stream that does not exist, "
+                        + (changes.isEmpty
+                            ? "a page with nothing in it and a cursor, so the device learns nothing and holds none of its rows."
+                            : "and a cursor, with only the rows the user reads without the root (such as their own member rows, "
+                                + "or their tombstones) and revoked entries for rows a device held before its cursor."))
+            ]
+        }
+        var notes = [
+            Note(
+                kind: "stream_readable",
+                text: "The user reads \(stream.root) \(stream.id)\(stream.isPublic == true ? ", which is public" : ""): \(key) sends "
+                    + "that row and every row read through it (\(stream.resources.joined(separator: ", "))) that the user may read, "
+                    + "with a cursor of its own.")
+        ]
+        if stream.isPublic == true {
+            notes.append(
+                Note(
+                    kind: "stream_public",
+                    text: "A device's plain poll of this public stream gets the page for everyone (read as no user, "
+                        + "Cache-Control: public): the same rows, but never the member rows of its root, which its members get "
+                        + "through their default stream. This answer is the user's own page, read as them, which holds the member rows they read."))
+        }
+        return notes
     }
 
     private var pageNotes: [Note] {
@@ -243,6 +295,17 @@ struct ConsoleFeedExplanation {
                 } ?? .null
             ),
             ("live_tokens", .int(liveTokens)),
+            (
+                "stream",
+                stream.map { stream in
+                    .object([
+                        ("name", .string(stream.name)), ("id", .string(stream.id)), ("root", .string(stream.root)),
+                        ("resources", .array(stream.resources.map { .string($0) })),
+                        ("root_readable", .bool(stream.rootStatus == 200)),
+                        ("public", stream.isPublic.map { .bool($0) } ?? .null),
+                    ])
+                } ?? .null
+            ),
             ("notes", .array(notes.map { .object([("kind", .string($0.kind)), ("text", .string($0.text))]) })),
         ])
     }

@@ -2,23 +2,40 @@ import FerryHTTP
 import FerryPostgres
 import Foundation
 
-/// `GET /console/api/users/<id>/changes?since=&limit=&resources=`: what
-/// `GET /v1/changes` answers one of the user's devices from its cursor
-/// (pasted from the device, or none for a full sync), replayed as the user,
-/// and why (``ConsoleFeedExplanation``): the cursor decoded, the feed's
-/// frontier and purge horizon, the user's access grants and revocations
-/// after the cursor, the transaction holding the frontier back, the user's
-/// live tokens and latest refusal.
+/// `GET /console/api/users/<id>/changes?since=&limit=&resources=&stream=`:
+/// what `GET /v1/changes` answers one of the user's devices from its cursor
+/// (pasted from the device, or none for a full sync), on the default stream
+/// or on the subscription `stream=<name>:<id>`, replayed as the user, and why
+/// (``ConsoleFeedExplanation``): the cursor decoded, the feed's frontier and
+/// purge horizon, the user's access grants and revocations after the cursor,
+/// the transaction holding the frontier back, the user's live tokens and
+/// latest refusal; for a subscription, whether the user reads its root row
+/// (their own `GET /v1/<root>/<id>`, replayed too) and whether it is public.
+///
+/// The server keeps no record of a device's subscriptions (a device names
+/// each on its requests, docs/API.md "Subscriptions"), so the operator names
+/// the one to look at; `GET /console/api/users/<id>` lists the app's streams.
 extension ConsoleRoutes {
     func userChanges(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
-        try Self.onlyQuery(request, ["since", "limit", "resources"])
+        try Self.onlyQuery(request, ["since", "limit", "resources", "stream"])
         // A limit or resources the feed would refuse is the operator's mistake: 400 here, as the
         // feed's own. A cursor is the device's: one that is no cursor at all (not even its
         // characters) is refused here too; one that only the feed can tell is not its own is
         // what the device would be told, and is explained.
         var rest = request
         rest.query = request.query.filter { $0.name != "since" }
-        _ = try ChangesRequest(rest, catalog: schema.catalog)
+        let parsed = try ChangesRequest(rest, catalog: schema.catalog)
+        // A stream the app did not declare, or an id not of its root's type: refused as the feed does.
+        let stream = try parsed.subscription.map { subscription -> (StreamListing, String) in
+            let named = try SyncStream.named(
+                subscription, among: try scopes.streams(for: schema.catalog, generation: schema.generation, schema: schemaName, database: database),
+                catalog: schema.catalog)
+            let listing = try scopes.listing(for: schema.catalog, generation: schema.generation, schema: schemaName, database: database)
+            return (
+                listing.first { $0.name == named.name } ?? StreamListing(name: named.name, root: named.scope, resources: [named.scope]),
+                subscription.id
+            )
+        }
         if let since = request.queryValue("since"), !Self.looksLikeACursor(since) {
             throw Problem(400, .invalidQuery, "since is a cursor from the feed (1 and base64url), now, or nothing")
         }
@@ -42,17 +59,25 @@ extension ConsoleRoutes {
         Self.trace(session, context)
         let cursor = since.flatMap { $0 == "now" ? nil : ChangeCursor(token: $0) }
         let seen = try console.asUser(userID, tokenHash: hash) { transaction, name in
+            // The stream's root row as the user reads it, before the feed's page (whose stream
+            // settings stay on for the rest of the transaction).
+            let root = stream.map { stream, id in
+                replay("/v1/\(stream.root)/\(id)", query: [], request: request, context: context, transaction: transaction)
+            }
             let response = replay("/v1/changes", query: request.query, request: request, context: context, transaction: transaction)
             let caller = Caller(credential: .token(hash: hash), trace: nil, transaction: transaction)
             let facts = try database.asCaller(caller, [Self.feedPosition, Self.accessEvents(after: cursor)])
-            return (name, response, facts)
+            return (name, response, facts, root)
         }
-        guard let (name, response, facts) = seen else { throw Problem.notFound("no such user") }
+        guard let (name, response, facts, root) = seen else { throw Problem.notFound("no such user") }
         var body: [String: Any] = [:]
         if case .bytes(let bytes) = response.body, !bytes.isEmpty {
             body = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
         }
         let position = facts[0].first
+        let shownStream = stream.map { stream, id in
+            Self.streamShown(stream, id: id, root: root, publicRows: schema.catalog[stream.root]?.publicRows)
+        }
         let explanation = ConsoleFeedExplanation(
             since: since, status: response.status, body: body,
             frontier: (try position?.uint64(0)) ?? 0, nextXID: (try position?.uint64(1)) ?? 0,
@@ -63,7 +88,7 @@ extension ConsoleRoutes {
                 try scopes.scopes(for: schema.catalog, generation: schema.generation, schema: schemaName, database: database).map(\.scope)),
             latestRefusal: try results[2].first.map { row in
                 (try row.int64(0) ?? 0, row[1] ?? "", row[2] ?? "", try row.int(3) ?? 0, row[4])
-            })
+            }, stream: shownStream)
         return Self.json(
             .object(
                 [
@@ -72,6 +97,22 @@ extension ConsoleRoutes {
                 ] + Self.answer(response) + [
                     ("explanation", explanation.json), ("running_transactions", Self.transactionsJSON(results[3])),
                 ]))
+    }
+
+    /// A subscription as the explanation tells it: the stream, and the user's
+    /// own answer for its root row (whether public: the flag of the row, when
+    /// the root's own flag makes it so).
+    static func streamShown(
+        _ stream: StreamListing, id: String, root: HTTPResponse?, publicRows: Resource.PublicRows?
+    ) -> ConsoleFeedExplanation.StreamShown {
+        var isPublic: Bool?
+        if let root, root.status == 200, let publicRows, publicRows.resource == stream.root, case .bytes(let bytes) = root.body,
+            let row = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any]
+        {
+            isPublic = row[publicRows.flag] as? Bool
+        }
+        return ConsoleFeedExplanation.StreamShown(
+            name: stream.name, id: id, root: stream.root, resources: stream.resources, rootStatus: root?.status ?? 0, isPublic: isPublic)
     }
 
     /// Whether `text` is spelled as a cursor is (`now`, or `1` and base64url), empty included.

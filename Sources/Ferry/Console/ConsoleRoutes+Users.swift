@@ -43,7 +43,10 @@ extension ConsoleRoutes {
 
     /// `GET /console/api/users/<id>`: the user, what they may read per
     /// resource (`readable` rows and `tombstones`, counted as the user), the
-    /// tokens they hold, and their latest refused requests with the problem+json.
+    /// tokens they hold, their latest refused requests with the problem+json,
+    /// and the app's `streams` as `GET /v1` lists them: the server keeps no
+    /// record of which a device subscribes to (a device names each on its
+    /// requests), so the operator picks one to replay (``userChanges``).
     func user(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         try Self.onlyQuery(request, [])
         let userID = try Self.userID(context)
@@ -92,6 +95,11 @@ extension ConsoleRoutes {
                 ("resources", resources),
                 ("tokens", .raw(Array((results[1].first?[0] ?? "[]").utf8))),
                 ("refusals", .raw(Array((results[2].first?[0] ?? "[]").utf8))),
+                (
+                    "streams",
+                    .array(
+                        try self.scopes.listing(for: catalog, generation: schema.generation, schema: schemaName, database: database).map(\.json))
+                ),
             ]))
     }
 

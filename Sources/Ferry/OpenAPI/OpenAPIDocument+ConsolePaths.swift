@@ -105,10 +105,10 @@ extension OpenAPIDocument {
                         "get",
                         Self.consoleOperation(
                             "consoleUser",
-                            "A user: what they may read per resource, their tokens and latest refused requests",
+                            "A user: what they may read per resource, their tokens and latest refused requests, the app's streams",
                             parameters: [user],
                             responses: problems + [
-                                ("200", Self.ok("The user.", object("user, resources, tokens, refusals"))),
+                                ("200", Self.ok("The user.", object("user, resources, tokens, refusals, streams"))),
                                 ("404", Self.problem(["not_found"])),
                             ])
                     )
@@ -121,13 +121,16 @@ extension OpenAPIDocument {
                         "get",
                         Self.consoleOperation(
                             "consoleUserChanges",
-                            "What GET /v1/changes answers the user from a cursor, and why",
+                            "What GET /v1/changes answers the user from a cursor, on the default stream or a subscription, and why",
                             parameters: [
                                 user,
                                 Self.query(
                                     "since", Self.type("string", ("pattern", "^(now|1[A-Za-z0-9_-]+)?$")), "A device's cursor; none for a full sync."),
                                 Self.query("limit", Self.type("integer", ("minimum", 1), ("maximum", .int(ChangesRequest.maxLimit))), "Page size."),
                                 Self.query("resources", resourcesSchema, "Comma-separated resource names; default all."),
+                                Self.query(
+                                    "stream", Self.type("string", ("pattern", "^[a-z][a-z0-9_]{0,62}:[^\\s]{1,200}$"), ("maxLength", 264)),
+                                    "A subscription, <stream name>:<id>, as a device names it; none for the default stream."),
                             ],
                             responses: problems + [
                                 ("200", Self.ok("The feed's answer (`status`, `body`) and `explanation`.", object("The answer."))),

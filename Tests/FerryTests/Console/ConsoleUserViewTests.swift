@@ -141,6 +141,84 @@ import Testing
         }
     }
 
+    /// A subscription seen as a user (issue 46): a public set's stream sends
+    /// its rows, exactly as the user's own poll; a private set of someone
+    /// else's is answered as a stream that does not exist, and shows nothing
+    /// of it; without a stream, the default stream, which holds neither.
+    @Test func aSubscriptionShowsWhatItWouldSend() throws {
+        let fixture = try ConsoleFixture()
+        defer { fixture.stop() }
+        let owner = try fixture.server.user("olga")
+        let reader = try fixture.server.user("kim")
+        let open = try fixture.app("POST", "/v1/study_sets", token: owner.token, json: ["title": "Capitals", "is_public": true])
+        let openSet = try #require(open.object["id"] as? String, "\(open.text)")
+        let openTerms = try fixture.app(
+            "POST", "/v1/terms", token: owner.token, json: ["Paris", "Rome"].map { ["set_id": openSet, "word": $0, "rank": "last"] })
+        #expect(openTerms.status == 201, "\(openTerms.text)")
+        let closedSet = try #require(
+            try fixture.app("POST", "/v1/study_sets", token: owner.token, json: ["title": "closed-secret-title"]).object["id"] as? String)
+        _ = try fixture.app("POST", "/v1/terms", token: owner.token, json: ["set_id": closedSet, "word": "closed-secret-word"])
+
+        // The reader's own poll of the public stream, once the feed serves the set and its terms.
+        var own: [String: Any] = [:]
+        let served = eventually(within: 180, every: 0.05) {
+            own = (try? fixture.app("GET", "/v1/changes?stream=set:\(openSet)", token: reader.token).object) ?? [:]
+            return (own["changes"] as? [Any])?.count == 3
+        }
+        #expect(served, "the feed never served the public set: \(own)")
+        let view = try fixture.console("GET", "/users/\(reader.id)/changes?stream=set:\(openSet)")
+        #expect(view.status == 200, "\(view.text)")
+        #expect(view.object["request"] as? String == "/v1/changes?stream=set%3A\(openSet)")
+        #expect(view.object["status"] as? Int == 200)
+        var replayed = view.object["body"] as? [String: Any] ?? [:]
+        if replayed["has_more"] as? Bool == false, own["has_more"] as? Bool == false { replayed["cursor"] = nil; own["cursor"] = nil }
+        #expect(NSDictionary(dictionary: replayed) == NSDictionary(dictionary: own))
+        let explanation = try #require(view.object["explanation"] as? [String: Any])
+        let counts = Dictionary(
+            uniqueKeysWithValues: (explanation["summary"] as? [[String: Any]] ?? []).map {
+                ($0["resource"] as? String ?? "", $0["rows"] as? Int ?? -1)
+            })
+        #expect(counts == ["study_sets": 1, "terms": 2], "\(counts)")
+        let stream = try #require(explanation["stream"] as? [String: Any])
+        #expect(stream["name"] as? String == "set" && stream["root"] as? String == "study_sets" && stream["id"] as? String == openSet)
+        #expect(stream["root_readable"] as? Bool == true && stream["public"] as? Bool == true)
+        let kinds = { (object: [String: Any]) in
+            ((object["explanation"] as? [String: Any])?["notes"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        }
+        #expect(kinds(view.object).contains("stream_readable") && kinds(view.object).contains("stream_public"), "\(kinds(view.object))")
+
+        // Someone else's private set: what the feed answers for an id no row has, and nothing of it shown.
+        let closed = try fixture.console("GET", "/users/\(reader.id)/changes?stream=set:\(closedSet)")
+        let absent = try fixture.console("GET", "/users/\(reader.id)/changes?stream=set:\(UUID().uuidString.lowercased())")
+        for answer in [closed, absent] {
+            #expect(answer.status == 200 && answer.object["status"] as? Int == 200, "\(answer.text)")
+            let body = answer.object["body"] as? [String: Any] ?? [:]
+            #expect((body["changes"] as? [Any])?.isEmpty == true && body["has_more"] as? Bool == false && body["cursor"] is String)
+            #expect(kinds(answer.object).contains("stream_absent") && !kinds(answer.object).contains("stream_readable"))
+            #expect(((answer.object["explanation"] as? [String: Any])?["stream"] as? [String: Any])?["root_readable"] as? Bool == false)
+            #expect(!answer.text.contains("closed-secret"))
+        }
+        let ownClosed = try fixture.app("GET", "/v1/changes?stream=set:\(closedSet)", token: reader.token).object
+        #expect((ownClosed["changes"] as? [Any])?.isEmpty == true)
+
+        // The default stream: the reader owns nothing and is no member, so neither set is in it;
+        // the owner's holds both.
+        let plain = try fixture.console("GET", "/users/\(reader.id)/changes").object
+        #expect((plain["explanation"] as? [String: Any])?["stream"] is NSNull)
+        #expect(((plain["body"] as? [String: Any])?["changes"] as? [Any])?.isEmpty == true, "\(plain)")
+        _ = try fixture.sync(owner.token, until: ["study_sets/\(openSet)", "study_sets/\(closedSet)"])
+        let owners = try fixture.console("GET", "/users/\(owner.id)/changes").text
+        #expect(owners.contains(openSet) && owners.contains("closed-secret-word"))
+
+        // The streams the operator picks from; an undeclared stream or an id of the wrong type is refused as the feed does.
+        let streams = try fixture.console("GET", "/users/\(reader.id)").object["streams"] as? [[String: Any]] ?? []
+        #expect(streams.map { $0["name"] as? String } == ["set"] && streams.first?["root"] as? String == "study_sets")
+        for bad in ["nope:\(openSet)", "set:12", "set"] {
+            let refused = try fixture.console("GET", "/users/\(reader.id)/changes?stream=\(bad)")
+            #expect(refused.status == 400 && refused.object["code"] as? String == "invalid_query", "\(bad): \(refused.text)")
+        }
+    }
+
     @Test func anExpiredCursorAndASignedOutUserAreExplained() throws {
         let fixture = try ConsoleFixture()
         defer { fixture.stop() }

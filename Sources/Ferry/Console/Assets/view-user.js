@@ -1,5 +1,6 @@
 // "See as a user": what a user may read, what the feed sends one of their
-// devices from its cursor and why, their refused requests, their tokens.
+// devices from its cursor and why (on the default stream or a subscription),
+// their refused requests, their tokens.
 import { api, query, session } from './client.js';
 import { h, show, table, time, cellText, short, badge, errorBox, confirmAction } from './dom.js';
 
@@ -27,10 +28,19 @@ export async function userView({ main, params }, id) {
   const name = data.user.name;
   const feed = h('div', { id: 'feed' });
   const since = h('input', { id: 'cursor', class: 'wide mono', placeholder: 'the device\'s cursor (empty: a full sync)', value: params.get('since') || '' });
+  // A subscription is named by the device on each request (the server keeps no record of
+  // which a device follows): the operator picks the stream and the id of its root row.
+  const [shownName, shownID] = splitStream(params.get('stream'));
+  const streamName = h('select', { id: 'stream-name' },
+    h('option', { value: '' }, 'the default stream'),
+    data.streams.map((stream) => h('option', { value: stream.name, selected: stream.name === shownName }, `${stream.name} (a row of ${stream.root})`)));
+  const streamID = h('input', { id: 'stream-id', class: 'mono', placeholder: 'the root row\'s id', value: shownID });
   const cursorForm = h('form', { class: 'inline', id: 'cursor-form', onsubmit: (event) => {
     event.preventDefault();
-    location.hash = `#/users/${encodeURIComponent(id)}${query({ since: since.value.trim() })}`;
-  } }, h('label', null, 'Cursor', since), h('button', { type: 'submit', id: 'cursor-submit' }, 'What would the feed send?'));
+    const stream = streamName.value ? `${streamName.value}:${streamID.value.trim()}` : '';
+    location.hash = `#/users/${encodeURIComponent(id)}${query({ since: since.value.trim(), stream })}`;
+  } }, h('label', null, 'Stream', streamName), h('label', null, 'Id', streamID),
+  h('label', null, 'Cursor', since), h('button', { type: 'submit', id: 'cursor-submit' }, 'What would the feed send?'));
   show(main,
     h('h1', null, 'As ', h('span', { id: 'user-name' }, name), ' ', h('code', { class: 'muted' }, data.user.id)),
     userState(data.user, data.tokens),
@@ -44,13 +54,30 @@ export async function userView({ main, params }, id) {
     params.get('rows') ? h('div', { id: 'user-rows' }) : null,
     h('h2', null, 'What the feed sends a device'),
     h('p', { class: 'muted' }, 'Paste the cursor a device last received (its sync state, or the "cursor" of its last answer): this is GET /v1/changes as that device asks it, answered as ', name, '.'),
+    h('p', { class: 'muted', id: 'subscriptions-note' }, 'Subscriptions: a device names each one on its requests (stream=<name>:<id>) and keeps them in its own store; the server keeps no record of them. Pick a stream and the id of its row to see what that subscription would send ', name, ': a stream they may not read is answered exactly as one that does not exist.'),
+    streamsTable(data.streams),
     cursorForm, feed,
     h('h2', null, 'Refused requests'),
     refusalsTable(data.refusals),
     h('h2', null, 'Tokens'),
     tokensTable(id, data.tokens));
   if (params.get('rows')) await userRows(id, params.get('rows'), params.get('paging_token'), params.get('page'));
-  if (params.has('since')) await explain(feed, id, params.get('since'));
+  if (params.has('since') || params.has('stream')) await explain(feed, id, params.get('since'), params.get('stream'));
+}
+
+// `name:id` (the id is everything after the first colon) as [name, id].
+function splitStream(text) {
+  if (!text) return ['', ''];
+  const colon = text.indexOf(':');
+  return colon < 0 ? [text, ''] : [text.slice(0, colon), text.slice(colon + 1)];
+}
+
+function streamsTable(streams) {
+  if (!streams.length) return h('p', { class: 'muted', id: 'no-streams' }, 'The app declares no stream (ferry.sync_stream): every device follows the default stream only.');
+  return table(['Stream', 'Root', 'Carries', 'Request'], streams.map((stream) => ({
+    dataset: { stream: stream.name },
+    cells: [stream.name, stream.root, stream.resources.join(', '), h('code', null, stream.path)],
+  })), { id: 'streams' });
 }
 
 async function userRows(id, resource, token, page) {
@@ -74,11 +101,11 @@ async function userRows(id, resource, token, page) {
   }
 }
 
-async function explain(box, id, since) {
+async function explain(box, id, since, stream) {
   show(box, h('p', { class: 'muted' }, 'Asking the feed…'));
   let data;
   try {
-    data = await api(`/users/${encodeURIComponent(id)}/changes${query({ since })}`);
+    data = await api(`/users/${encodeURIComponent(id)}/changes${query({ since, stream })}`);
   } catch (error) {
     return show(box, errorBox(error));
   }
@@ -95,9 +122,15 @@ async function explain(box, id, since) {
         h('dt', null, 'Cursor'), h('dd', null, cursor.kind === 'position' ? `transaction ${cursor.xid}, after ${cursor.resource} ${cursor.id}`
           : cursor.xid ? `${cursor.kind} at transaction ${cursor.xid}` : cursor.kind),
         h('dt', null, 'Feed now'), h('dd', null, `frontier ${explanation.feed.frontier}, next transaction ${explanation.feed.next_xid}, purge horizon ${explanation.feed.purge_horizon}`),
+        explanation.stream ? [h('dt', null, 'Subscription'), h('dd', { id: 'feed-stream' }, `${explanation.stream.name}:${explanation.stream.id}, `,
+          explanation.stream.root_readable ? badge(explanation.stream.public ? 'readable, public' : 'readable', 'good') : badge('not readable: answered as absent', 'warn'))] : null,
         data.body && data.body.cursor ? [h('dt', null, 'Next cursor'), h('dd', null, h('a', {
-          href: `#/users/${encodeURIComponent(id)}${query({ since: data.body.cursor })}`, id: 'next-cursor',
+          href: `#/users/${encodeURIComponent(id)}${query({ since: data.body.cursor, stream })}`, id: 'next-cursor',
         }, data.body.cursor), data.body.has_more ? ' (more follow)' : '')] : null)),
+    explanation.summary.length ? table(['Resource', 'Rows', 'Deleted', 'Revoked'], explanation.summary.map((item) => ({
+      dataset: { resource: item.resource },
+      cells: [item.resource, item.rows, item.tombstones, item.revoked],
+    })), { id: 'summary', numeric: ['Rows', 'Deleted', 'Revoked'] }) : null,
     changes.length ? table(['Resource', 'Id', 'Revision', 'State', 'Data'], changes.map((change) => ({
       class: change.data.is_deleted ? 'deleted' : null,
       dataset: { resource: change.resource, id: String(change.data.id) },

@@ -63,13 +63,7 @@ struct ChangesRoutes: Sendable {
     /// a stream with nothing in it.
     func subscribed(_ plan: ChangesPlan, to subscription: StreamSubscription, generation: Int) throws -> ChangesPlan {
         let streams = try scopes.streams(for: plan.catalog, generation: generation, schema: schemaName, database: database)
-        guard let stream = streams.first(where: { $0.name == subscription.name }) else {
-            let names = streams.map(\.name).joined(separator: ", ")
-            throw ChangesRequest.invalid("no stream named \(subscription.name)" + (names.isEmpty ? "" : "; the streams are \(names)"))
-        }
-        guard let scope = plan.catalog[stream.scope], scope.idKind.accepts(id: subscription.id) else {
-            throw ChangesRequest.invalid("\(subscription.name)'s id is not of its table's id type: \(subscription.id.prefix(64))")
-        }
+        let stream = try SyncStream.named(subscription, among: streams, catalog: plan.catalog)
         guard let rooted = plan.rooted(stream, id: subscription.id) else {
             throw Problem(500, .internalError, "stream \(stream.name) has no read paths from \(stream.scope)")
         }

@@ -22,6 +22,21 @@ public struct SyncStream: Sendable, Equatable {
     }
 
     static let present = PlannedStatement("SELECT pg_catalog.to_regprocedure('ferry.streams_of(name)') IS NOT NULL")
+
+    /// The stream `subscription` names among `streams`: 400 `invalid_query`
+    /// for a name the app did not declare or an id that cannot be its scope's
+    /// (both public facts). The feed and the console's replay of it
+    /// (``ConsoleRoutes``) refuse a subscription by this one check.
+    static func named(_ subscription: StreamSubscription, among streams: [SyncStream], catalog: SchemaCatalog) throws -> SyncStream {
+        guard let stream = streams.first(where: { $0.name == subscription.name }) else {
+            let names = streams.map(\.name).joined(separator: ", ")
+            throw ChangesRequest.invalid("no stream named \(subscription.name)" + (names.isEmpty ? "" : "; the streams are \(names)"))
+        }
+        guard let scope = catalog[stream.scope], scope.idKind.accepts(id: subscription.id) else {
+            throw ChangesRequest.invalid("\(subscription.name)'s id is not of its table's id type: \(subscription.id.prefix(64))")
+        }
+        return stream
+    }
 }
 
 /// A subscription as a request states it: `stream=<name>:<id>`.

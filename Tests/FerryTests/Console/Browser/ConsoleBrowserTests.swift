@@ -96,6 +96,36 @@ import Testing
         try browser.finish("see-as-user")
     }
 
+    /// "See as a user" for a subscription: the stream picked, the id typed; the set's owner
+    /// is sent its rows, the removed collaborator is answered as for a stream that does not exist.
+    @Test func seeWhatASubscriptionWouldSend() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/users/\(story.owner.id)")
+        try browser.chromium.waitFor("document.querySelector('#streams')", "the app's streams")
+        #expect(try browser.chromium.text("#streams tr[data-stream='set']").contains("study_sets"))
+        try browser.chromium.type("#stream-name", "set")
+        try browser.chromium.type("#stream-id", story.set)
+        try browser.chromium.click("#cursor-submit")
+        try browser.chromium.waitFor("document.querySelector('#notes')", "the explanation")
+        #expect(try browser.chromium.text("#notes").contains("The user reads study_sets \(story.set)"))
+        #expect(try browser.chromium.text("#feed-stream").contains("set:\(story.set)"))
+        #expect(try browser.chromium.text("#summary tr[data-resource='terms']").contains("3"))
+        // The removed collaborator: the same stream, answered as absent: none of the set's rows
+        // (their own collaborator row's tombstone, which they still read, aside).
+        try browser.go(story, "#/users/\(story.friend.id)?stream=set:\(story.set)")
+        try browser.chromium.waitFor("document.querySelector('#notes li[data-kind=stream_absent]')", "the stream answered as absent")
+        let shown = try browser.chromium.evaluate(
+            "[...document.querySelectorAll('#changes tbody tr')].map(r => r.dataset.resource + '/' + r.dataset.id).join(' ')")
+        print("as absent, the feed sent: \(shown ?? "")")
+        #expect(
+            try browser.chromium.evaluate(
+                "document.querySelectorAll('#changes tbody tr[data-resource=study_sets], #changes tbody tr[data-resource=terms]').length") as? Int
+                == 0)
+        #expect(try browser.chromium.evaluate("document.querySelector('#stream-name').value") as? String == "set")
+        try browser.finish("see-a-subscription")
+    }
+
     @Test func findARefusedWrite() throws {
         let (story, browser) = try BrowserFixture.start()
         try browser.signIn(story)
