@@ -19,6 +19,12 @@ export function startHarness(ferryPort, staticRoot = root) {
     get open() { return open.size; },
     /** Waits on every stream (`POST /v1/changes/wait`) now held open through the proxy. */
     get waiting() { return waiting.size; },
+    /**
+     * Set by a test: `{match(url), pass, held: []}`. Requests `match` names pass `pass`
+     * times, then are held (never reach the server, never answered); each held one is
+     * noted with `ended`: "aborted" once the client gives it up.
+     */
+    gate: null,
     /** Cuts every open event stream, as a network change or a proxy's timeout would. */
     cutStreams() { for (const socket of open) socket.destroy(); },
   };
@@ -35,6 +41,16 @@ export function startHarness(ferryPort, staticRoot = root) {
       }
       // Held: the request never reaches the server and never gets an answer.
       if (upload && faults.hold) return;
+      const gate = faults.gate;
+      if (gate && gate.match(req.url)) {
+        if (gate.pass > 0) gate.pass--;
+        else {
+          const held = { url: req.url, ended: null };
+          gate.held.push(held);
+          res.on("close", () => { held.ended ??= res.writableFinished ? "answered" : "aborted"; });
+          return;
+        }
+      }
       const lose = upload && faults.loseAnswers > 0 && faults.loseAnswers--;
       if (req.method === "POST" && req.url.startsWith("/v1/changes/wait")) {
         const wait = { body: "" };

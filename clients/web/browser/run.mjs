@@ -14,7 +14,11 @@ const results = [];
 /** Set by a test: what to print when it fails. */
 let onFailure = null;
 
+/** FERRYWEB_ONLY=<words>: only the tests whose name has them (while working on one; most depend on none). */
+const only = process.env.FERRYWEB_ONLY;
+
 async function test(name, body) {
+  if (only && !name.includes(only)) return;
   const started = Date.now();
   try {
     await body();
@@ -24,7 +28,7 @@ async function test(name, body) {
     await onFailure?.().catch(() => {});
   }
   onFailure = null;
-  Object.assign(faults, { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false });
+  Object.assign(faults, { dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false, gate: null });
 }
 
 /** Runs sync rounds until `probe` (an expression) is truthy: the feed may take a few polls. */
@@ -174,6 +178,85 @@ await test("an initial sync in its Worker leaves a row with local edits to the m
   assert.deepEqual(conflicts, ["body:mine>theirs"]);
   await until(r, "dev.store.operations().then((o) => o.length === 0)");
   await r.close();
+});
+
+await test("stop() ends an initial sync mid-way (in its Worker, or on the main thread): its fetch aborted, its lock released, no write after; a restart converges with the server", async () => {
+  const bulkToken = process.env.FERRY_TOKEN3;
+  // Straight to `ferry serve`, not through the proxy: the test's own reads and writes.
+  const api = async (method, path, body) => {
+    const r = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { Authorization: `Bearer ${bulkToken}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
+    return r.status === 204 ? null : r.json();
+  };
+  /** Every note of the user the server has, as `id:revision`, sorted. */
+  const serverNotes = async () => {
+    const first = await api("GET", "/v1/notes?limit=1000");
+    const all = [...first.data];
+    for (let page = 2; first.paging?.token && page <= first.paging.pages; page++) {
+      all.push(...(await api("GET", `/v1/notes?limit=1000&paging_token=${encodeURIComponent(first.paging.token)}&page=${page}`)).data);
+    }
+    return all.map((n) => `${n.id}:${n.revision}`).sort();
+  };
+  const storedNotes = `dev.store.all("notes").then((n) => n.map((x) => x.id + ":" + x.revision).sort())`;
+  /** Waits (in the test, not the page) until `probe()` is truthy. */
+  const eventually = async (probe, what) => {
+    for (let i = 0; i < 1200; i++) {
+      if (await probe()) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`never: ${what}`);
+  };
+  for (let i = 0; i < 3; i++) await api("POST", "/v1/notes", Array.from({ length: 1000 }, (_, j) => ({ body: `bulk ${i * 1000 + j}` })));
+  for (const [name, options, run] of [["stopped-in-worker", "{}", "start"], ["stopped-on-main", "{ initialSyncWorker: false }", "sync"]]) {
+    const page = await browser.page(`${origin}/?token=${encodeURIComponent(bulkToken)}`);
+    onFailure = () => page.close();
+    await page.eval(`device(${JSON.stringify(name)}, { pageSize: 100, ...${options} })`);
+    // Five Index pages of notes pass; the sixth (asked for while the fifth is applied) is held.
+    const gate = faults.gate = { match: (u) => u.startsWith("/v1/notes?") && u.includes("limit=100&"), pass: 5, held: [] };
+    await page.eval(run === "start" ? "dev.engine.start(); true" : "window.syncing = dev.engine.sync().then(() => 'synced', (e) => e.constructor.name); true");
+    await waitFor(page, `dev.store.all("notes").then((n) => n.length >= 500)`, `${name}: five pages applied`);
+    await eventually(() => gate.held.length === 1, `${name}: the sixth page asked for`);
+    await page.eval("dev.engine.stop()");
+    const requests = faults.urls.length;
+    const kept = await page.eval(storedNotes);
+    await eventually(() => gate.held[0].ended === "aborted", `${name}: stop() aborts the page's fetch`);
+    if (run === "sync") assert.equal(await page.eval("window.syncing"), "SyncStopped", "sync() ends with SyncStopped");
+    const locks = await page.eval(`navigator.locks.query().then((q) => [...q.held, ...q.pending].map((l) => l.name))`);
+    assert.deepEqual(locks.filter((l) => l === `ferry-sync:${name}`), [], `${name}: the Web Lock is released`);
+    if (run === "start") {
+      // No connection to the store is left but the page's own: an upgrade (aborted at
+      // once) runs only when every other connection, the Worker's, is closed.
+      const alone = await page.eval(`new Promise((resolve) => {
+        dev.store.close();
+        const open = indexedDB.open(${JSON.stringify("ferry:" + name)}, 2);
+        open.onupgradeneeded = () => open.transaction.abort();
+        open.onerror = () => resolve(true);
+        open.onsuccess = () => { open.result.close(); resolve(false); };
+      })`);
+      assert.ok(alone, `${name}: the Worker's connection to the store is closed`);
+    }
+    faults.gate = null;
+    assert.deepEqual(await page.eval(`ferry.FerryStore.open(${JSON.stringify(name)}).then((s) => s.all("notes").then((n) => (s.close(), n.map((x) => x.id + ":" + x.revision).sort())))`), kept, `${name}: no row written after stop() resolved`);
+    assert.deepEqual(faults.urls.slice(requests).filter((u) => u.includes("limit=100&")), [], `${name}: no Index page asked for after stop()`);
+    assert.ok(kept.length >= 500 && kept.length < 3000, `${name}: stopped mid-way (${kept.length} notes kept)`);
+    // Meanwhile the server changes: kept rows deleted and edited, new ones made. The
+    // restart starts the pages over on the cursor taken before the first page.
+    const keptRows = kept.map((k) => ({ id: k.split(":")[0], revision: Number(k.split(":")[1]) }));
+    await api("DELETE", "/v1/notes", keptRows.slice(0, 10));
+    await api("PATCH", "/v1/notes", keptRows.slice(10, 20).map((r) => ({ ...r, body: "edited while stopped" })));
+    await api("POST", "/v1/notes", Array.from({ length: 5 }, (_, j) => ({ body: `made while stopped ${j}` })));
+    const want = await serverNotes();
+    await page.eval(`device(${JSON.stringify(name)}, ${options})`);
+    if (run === "start") {
+      await page.eval("dev.engine.start(); true");
+      await waitFor(page, `${storedNotes}.then((s) => s.join() === ${JSON.stringify(want.join())})`, `${name}: the restart converges with the server`);
+      await page.eval("dev.engine.stop()");
+    } else {
+      await page.eval("dev.engine.sync()");
+      assert.deepEqual(await page.eval(storedNotes), want, `${name}: the restart converges with the server`);
+    }
+    await page.close();
+  }
 });
 
 await test("a write group goes as one /v1/batch; refused, all of it is rejected and rolled back", async () => {

@@ -74,6 +74,16 @@ export class SyncEngine {
   private schema: SchemaResource[] | null = null;
   private running = false;
   private attempt = 0;
+  /**
+   * Aborted by `stop()`: every request of a round, the initial sync's Worker and the
+   * wait for the Web Lock end with it. A new one is made by the next `sync()` or
+   * `start()`, once the stopped work has ended (`stopping`).
+   */
+  private halt = new AbortController();
+  /** Rounds (`sync()`) and continuous mode's loop now running: `stop()` resolves when they have ended. */
+  private inFlight = new Set<Promise<unknown>>();
+  /** The stop in progress: what it waits for. */
+  private stopping: Promise<void> | null = null;
   readonly retry: RetryPolicy;
 
   /**
@@ -112,10 +122,12 @@ export class SyncEngine {
     if (broadcast) this.channel?.postMessage(e);
   }
 
-  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+  /** Sends a request; `signal` (the long poll's, or else the round's) aborts it. */
+  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal: AbortSignal = this.halt.signal): Promise<Response> {
     const f = this.options.fetch ?? fetch;
     let refreshed = false;
     for (;;) {
+      this.throwIfHalted();
       this.token ??= await this.options.token(false);
       const h: Record<string, string> = { ...headers, Authorization: `Bearer ${this.token}` };
       if (body !== undefined) h["Content-Type"] = "application/json";
@@ -143,17 +155,48 @@ export class SyncEngine {
 
   /** One round: upload the outbox, then download the feed. Resolves when both are done or deferred. */
   async sync(): Promise<void> {
-    if (typeof navigator !== "undefined" && navigator.locks) {
-      await navigator.locks.request(`ferry-sync:${this.store.name}`, () => this.round());
-    } else {
-      await this.round();
-    }
+    await this.resume();
+    const halt = this.halt.signal;
+    return this.track((async () => {
+      try {
+        if (typeof navigator !== "undefined" && navigator.locks) {
+          await navigator.locks.request(`ferry-sync:${this.store.name}`, { signal: halt }, () => this.round());
+        } else {
+          await this.round();
+        }
+      } catch (e) {
+        // Whatever a stop cut short (an aborted fetch, the wait for the lock) ends the same way.
+        if (halt.aborted && !(e instanceof SyncPaused)) throw new SyncStopped();
+        throw e;
+      }
+    })());
   }
 
   private async round(): Promise<void> {
     await this.upload();
+    this.throwIfHalted();
     await this.download(0);
+    this.throwIfHalted();
     await this.followSubscriptions();
+  }
+
+  /** Throws SyncStopped once `stop()` was called: what follows would write to the store. */
+  private throwIfHalted(): void {
+    if (this.halt.signal.aborted) throw new SyncStopped();
+  }
+
+  /** Before new work: a stop in progress ends first, then a fresh `halt` (the stopped one stays aborted). */
+  private async resume(): Promise<void> {
+    while (this.stopping) await this.stopping;
+    if (this.halt.signal.aborted) this.halt = new AbortController();
+  }
+
+  /** Notes `work` as running until it settles: `stop()` waits for it. */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const forget = () => { this.inFlight.delete(work); };
+    work.then(forget, forget);
+    return work;
   }
 
   /**
@@ -254,6 +297,7 @@ export class SyncEngine {
       // joined with every group sharing a row) as one /v1/batch; many requests of one
       // action on one resource as one bulk call; the rest alone (FerryKit's bundle).
       for (const call of bundle(requests, schema, this.options.maxBulk ?? 100, solo)) {
+        this.throwIfHalted();
         let outcome: "ok" | "again" | "wait";
         if (call.batch) {
           outcome = await this.sendBatch(call.requests);
@@ -667,7 +711,7 @@ export class SyncEngine {
         if ((res.status === 503 || res.status === 429) && busy++ < 5) {
           // paging_unavailable (memcached could not keep the snapshot) or a limit: wait as asked, then ask again.
           const after = retryAfterSeconds(res.headers.get("Retry-After"), Date.now()) ?? 1;
-          await new Promise((r) => setTimeout(r, Math.min(after, 30) * 1000));
+          await sleep(Math.min(after, 30) * 1000, this.halt.signal);
           continue;
         }
         if (!res.ok) throw new Error(`GET /v1/${resource.name}: ${res.status}`);
@@ -686,6 +730,9 @@ export class SyncEngine {
         // rows apply by revision, so a slice is as safe as the page.
         const rows = (body.data as RowData[]).map((data) => ({ resource: resource.name, data }));
         for (let i = 0; i < rows.length;) {
+          // Stopped: no slice more (the one in progress has committed; the cursor taken
+          // first is kept, so a restart starts the pages over from it).
+          this.throwIfHalted();
           const part = rows.slice(i, i + slice);
           i += part.length;
           const started = performance.now();
@@ -694,6 +741,7 @@ export class SyncEngine {
         }
       }
     }
+    this.throwIfHalted();
     await this.store.transaction((tx) => {
       tx.objectStore(stores.STATE).put(cursor, "cursor");
       tx.objectStore(stores.STATE).delete("initialCursor");
@@ -707,17 +755,37 @@ export class SyncEngine {
    * (local edits waiting, a resolver) are applied here once it is done. Runs inside the
    * round, so under the round's Web Lock; a closed tab ends the Worker with it. False
    * when the Worker could not start (its script missing, a policy): the caller does it.
+   * `stop()` tells the Worker to stop: it aborts its fetches, lets the slice it is
+   * writing commit, closes its store and says so; only then is it terminated and the
+   * round ends (SyncStopped), so nothing of it writes after `stop()` resolves.
    */
   private initialSyncInWorker(): Promise<boolean> {
     let worker: Worker;
+    this.throwIfHalted();
     try {
       worker = new Worker(new URL("./initialsync-worker.js", import.meta.url), { type: "module" });
     } catch {
       return Promise.resolve(false);
     }
+    const halt = this.halt.signal;
     return new Promise((resolve, reject) => {
       let started = false;
-      const end = () => { worker.onmessage = null; worker.onerror = null; worker.terminate(); };
+      // A Worker that does not answer the stop (it cannot, short of a bug) is ended
+      // anyway: terminating it closes its connection, which aborts a transaction not yet
+      // committed (IndexedDB's rule for a connection closed abnormally).
+      let deadline: ReturnType<typeof setTimeout> | null = null;
+      const end = () => {
+        worker.onmessage = null; worker.onerror = null; worker.terminate();
+        halt.removeEventListener("abort", onStop);
+        if (deadline !== null) clearTimeout(deadline);
+      };
+      const onStop = () => {
+        if (!started) { end(); reject(new SyncStopped()); return; }
+        worker.postMessage({ type: "stop" });
+        deadline = setTimeout(() => { end(); reject(new SyncStopped()); }, 10_000);
+      };
+      halt.addEventListener("abort", onStop);
+      if (halt.aborted) onStop();
       worker.onerror = (e) => {
         e.preventDefault();
         end();
@@ -739,6 +807,10 @@ export class SyncEngine {
             this.emit(message.event as SyncEvent);
             break;
           case "token":
+            if (halt.aborted) {
+              worker.postMessage({ type: "token", id: message.id, error: "stopped" });
+              break;
+            }
             try {
               const token = await this.options.token(message.refresh === true);
               this.token = token;
@@ -758,7 +830,7 @@ export class SyncEngine {
             break;
           case "error":
             end();
-            reject(message.paused ? new SyncPaused(message.message) : new Error(message.message));
+            reject(message.paused ? new SyncPaused(message.message) : halt.aborted ? new SyncStopped() : new Error(message.message));
             break;
         }
       };
@@ -1013,10 +1085,13 @@ export class SyncEngine {
     if (this.running) return;
     this.running = true;
     const loop = async () => {
+      await this.resume();
+      // This loop's own: a stop() then start() ends this loop even as another begins.
+      const halt = this.halt.signal;
       // After a wait on every stream fetched what it named, the next turn waits again
       // with no round (nothing else changed; a local write kicks, which means a round).
       let waitAgain = false;
-      while (this.running) {
+      while (this.running && !halt.aborted) {
         try {
           const round = !waitAgain;
           waitAgain = false;
@@ -1039,7 +1114,7 @@ export class SyncEngine {
             await (this.useStream ? this.stream(signal) : this.download(20, signal));
             return false;
           };
-          const followed = await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, poll) : poll());
+          const followed = await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, { signal: halt }, poll) : poll());
           // A kick during the fetch after the wait (it had no request to cut short) still means a round.
           waitAgain = followed && !this.kicked;
           if (this.nextDelay > 0) await this.pause(this.nextDelay * 1000);
@@ -1047,6 +1122,7 @@ export class SyncEngine {
           this.nextDelay = 0;
         } catch (e) {
           if (e instanceof SyncPaused) { this.running = false; break; }
+          if (halt.aborted) break;
           // A kick (a local write) cut the long poll short: upload at once.
           if (this.poll?.signal.aborted) continue;
           await this.pause(this.retry.backoff(Math.min(this.failures++, 6), Math.random) * 1000);
@@ -1055,7 +1131,7 @@ export class SyncEngine {
         }
       }
     };
-    void loop();
+    void this.track(loop());
   }
 
   /** A kick came since the round began. */
@@ -1088,11 +1164,24 @@ export class SyncEngine {
     });
   }
 
-  /** Ends continuous mode: the open stream or long poll is closed. */
-  stop(): void {
+  /**
+   * Ends continuous mode and any round in progress (`sync()`, which rejects with
+   * SyncStopped), an initial sync included: the open stream or long poll is closed,
+   * every request aborted, the initial sync's Worker stopped, the Web Lock released.
+   * Resolves once all of it has ended: from then on nothing of it writes to the store.
+   * A later `sync()` or `start()` goes on from what was stored (an initial sync starts
+   * its pages over, on the cursor it took first).
+   */
+  stop(): Promise<void> {
     this.running = false;
+    this.halt.abort();
     this.poll?.abort();
     this.wake?.();
+    const ending: Promise<void> = Promise.allSettled([...this.inFlight, this.stopping]).then(() => {
+      if (this.stopping === ending) this.stopping = null;
+    });
+    this.stopping = ending;
+    return ending;
   }
 
   /** Rejected operations, for the app to show and clear. */
@@ -1110,6 +1199,24 @@ export class SyncEngine {
 }
 
 export class SyncPaused extends Error {}
+
+/** A round `stop()` ended before it was done. */
+export class SyncStopped extends Error {
+  constructor() {
+    super("stopped");
+    this.name = "SyncStopped";
+  }
+}
+
+/** Waits `ms`, or until `signal` aborts (then throws SyncStopped). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) { reject(new SyncStopped()); return; }
+    const timer = setTimeout(() => { signal.removeEventListener("abort", onAbort); resolve(); }, ms);
+    function onAbort() { clearTimeout(timer); reject(new SyncStopped()); }
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
 
 /**
  * The next slice of an initial sync: `rows` took `took` ms in one transaction; the next
