@@ -433,6 +433,16 @@ await test("continuous mode with a subscription: one wait on every stream hears 
   assert.ok(faults.waits.length > waitsBefore, "the wait was answered");
   assert.ok(!faults.urls.some((u) => u.includes("wait=")), `no long poll of the default stream: ${faults.urls.join(" ")}`);
   assert.ok(faults.urls.some((u) => u.startsWith("/v1/changes?") && new URLSearchParams(u.split("?")[1]).get("stream") === stream), "then the stream's page");
+  // Only the streams the answer named are fetched, between it and the next wait.
+  const answered = faults.waits.slice(waitsBefore).find((w) => w.answeredAt !== undefined && JSON.parse(w.answer).changed?.length > 0);
+  assert.ok(answered, `a wait answered with news: ${JSON.stringify(faults.waits.slice(waitsBefore).map((w) => w.answer))}`);
+  const named = JSON.parse(answered.answer).changed;
+  const after = faults.all.slice(answered.answeredAt);
+  const next = after.findIndex((u) => u.startsWith("/v1/changes/wait"));
+  const fetched = new Set(after.slice(0, next < 0 ? after.length : next).filter((u) => u.startsWith("/v1/changes?"))
+    .map((u) => new URLSearchParams(u.split("?")[1]).get("stream") ?? "default"));
+  assert.deepEqual([...fetched].sort(), [...named].sort(), `the named streams, no other: ${after.join(" ")}`);
+  assert.ok(!named.includes("default"), "the default stream had no news (the commit was to another user's public list)");
   // It waits again; a local write cuts the wait short and uploads at once.
   for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
   assert.ok(faults.waiting > 0, "waits again");

@@ -123,7 +123,7 @@ export class SyncEngine {
   }
 
   /** Sends a request; `signal` (the long poll's, or else the round's) aborts it. */
-  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal: AbortSignal = this.halt.signal): Promise<Response> {
+  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal: AbortSignal = this.halt.signal, cache?: RequestCache): Promise<Response> {
     const f = this.options.fetch ?? fetch;
     let refreshed = false;
     for (;;) {
@@ -131,7 +131,9 @@ export class SyncEngine {
       this.token ??= await this.options.token(false);
       const h: Record<string, string> = { ...headers, Authorization: `Bearer ${this.token}` };
       if (body !== undefined) h["Content-Type"] = "application/json";
-      const res = await f(this.options.baseURL + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), signal });
+      const init: RequestInit = { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), signal };
+      if (cache) init.cache = cache;
+      const res = await f(this.options.baseURL + path, init);
       if (res.status !== 401) return res;
       const step = this.retry.step({ status: 401 }, 0, refreshed);
       if (step.step === "pause") {
@@ -248,14 +250,21 @@ export class SyncEngine {
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
   }
 
-  /** Follows every subscription's stream (or those of `only`) from its own cursor to its end. */
-  private async followSubscriptions(only?: string[]): Promise<void> {
+  /**
+   * Follows every subscription's stream (or those of `only`) from its own cursor to its
+   * end. `fresh` (after a wait named the streams): never the browser's cached copy. A
+   * public stream's page is `Cache-Control: public, max-age=1` (docs/API.md), so the
+   * same URL asked again within that second came from the HTTP cache, with no news: the
+   * cursor stayed, the wait answered at once again, and the engine spun until the copy
+   * went stale. The wait has just said the page changed; the cache is asked to check.
+   */
+  private async followSubscriptions(only?: string[], fresh = false): Promise<void> {
     for (const stream of only ?? await this.subscriptions()) {
       for (;;) {
         const cursor = await this.store.state<string | null>(`cursor:${stream}`);
         const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
         if (cursor) query.set("since", cursor);
-        const res = await this.send("GET", `/v1/changes?${query}`);
+        const res = await this.send("GET", `/v1/changes?${query}`, undefined, {}, undefined, fresh ? "no-cache" : undefined);
         if (res.status === 410) {
           // cursor_expired: the subscription starts over from its beginning.
           await this.store.setState(`cursor:${stream}`, null);
@@ -945,7 +954,7 @@ export class SyncEngine {
     if (!res.ok) throw new Error(`POST /v1/changes/wait: ${res.status}`);
     const follow = afterWait(await res.json(), subscriptions);
     if (follow.default) await this.download(0);
-    await this.followSubscriptions(follow.streams);
+    await this.followSubscriptions(follow.streams, true);
     this.failures = 0;
     return "followed";
   }
