@@ -214,7 +214,7 @@ await test("stop() ends an initial sync mid-way (in its Worker, or on the main t
     // Five Index pages of notes pass; the sixth (asked for while the fifth is applied) is held.
     const gate = faults.gate = { match: (u) => u.startsWith("/v1/notes?") && u.includes("limit=100&"), pass: 5, held: [] };
     await page.eval(run === "start" ? "dev.engine.start(); true" : "window.syncing = dev.engine.sync().then(() => 'synced', (e) => e.constructor.name); true");
-    await waitFor(page, `dev.store.all("notes").then((n) => n.length >= 500)`, `${name}: five pages applied`);
+    // (Asked for while the fifth is applied: the stop may come in the middle of its slices.)
     await eventually(() => gate.held.length === 1, `${name}: the sixth page asked for`);
     await page.eval("dev.engine.stop()");
     const requests = faults.urls.length;
@@ -238,7 +238,7 @@ await test("stop() ends an initial sync mid-way (in its Worker, or on the main t
     faults.gate = null;
     assert.deepEqual(await page.eval(`ferry.FerryStore.open(${JSON.stringify(name)}).then((s) => s.all("notes").then((n) => (s.close(), n.map((x) => x.id + ":" + x.revision).sort())))`), kept, `${name}: no row written after stop() resolved`);
     assert.deepEqual(faults.urls.slice(requests).filter((u) => u.includes("limit=100&")), [], `${name}: no Index page asked for after stop()`);
-    assert.ok(kept.length >= 500 && kept.length < 3000, `${name}: stopped mid-way (${kept.length} notes kept)`);
+    assert.ok(kept.length >= 100 && kept.length <= 500, `${name}: stopped mid-way (${kept.length} notes kept)`);
     // Meanwhile the server changes: kept rows deleted and edited, new ones made. The
     // restart starts the pages over on the cursor taken before the first page.
     const keptRows = kept.map((k) => ({ id: k.split(":")[0], revision: Number(k.split(":")[1]) }));
