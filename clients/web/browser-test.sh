@@ -42,7 +42,8 @@ FERRY_TOKEN2=$("$FERRY" token issue webfriend)
 printf 'web-test-password\n' | "$FERRY" user add webbulk >/dev/null
 FERRY_TOKEN3=$("$FERRY" token issue webbulk)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 "$FERRY" serve >"${TMPDIR:-/tmp}/$DB.log" 2>&1 &
+# live.max_wait_streams at 2: a device with three subscriptions must split its waits.
+FERRY_LIVE_MAX_WAIT_STREAMS=2 FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 "$FERRY" serve >"${TMPDIR:-/tmp}/$DB.log" 2>&1 &
 SERVE_PID=$!
 for _ in $(seq 1 300); do
   curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break

@@ -459,6 +459,59 @@ await test("continuous mode with a subscription: one wait on every stream hears 
   await friend.close();
 });
 
+await test("past the server's live.max_wait_streams (2 here), the streams are split into waits of at most that many, held at once, and news on any arrives", async () => {
+  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
+  onFailure = async () => {
+    console.log("# waits:", JSON.stringify(faults.waits.slice(-4)), "held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
+    await friend.close();
+  };
+  const lists = await a.eval(`(async () => {
+    const ids = [];
+    for (const title of ["Split 1", "Split 2", "Split 3"]) {
+      const l = crypto.randomUUID();
+      await dev.store.write([
+        {resource: "lists", id: l, kind: "create", fields: {title, is_public: true}},
+        {resource: "todos", kind: "create", fields: {list_id: l, title: "First", rank: "V"}},
+      ]);
+      ids.push(l);
+    }
+    return ids;
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const streams = lists.map((l) => `list:${l}`);
+  // browser-test.sh runs the server with live.max_wait_streams = 2. GET /v1 says so on a
+  // server from issue 46's cap on; for one from before, the test's fetch adds it.
+  await friend.eval(`device("split-waiter", { fetch: (input, init) => fetch(input, init).then(async (r) => {
+    if (new URL(r.url).pathname !== "/v1" || (init?.method ?? "GET") !== "GET" || !r.ok) return r;
+    const doc = await r.json();
+    doc.live ??= { max_wait_streams: 2 };
+    return new Response(JSON.stringify(doc), { status: r.status, headers: r.headers });
+  }) })`);
+  for (const s of streams) await friend.eval(`dev.engine.subscribe(${JSON.stringify(s)})`);
+  await friend.eval("dev.engine.sync()");
+  const titles = (l) => `dev.store.all("todos").then((ts) => ts.filter((t) => t.list_id === ${JSON.stringify(l)}).map((t) => t.title).sort().join())`;
+  for (const l of lists) assert.equal(await friend.eval(titles(l)), "First", "the subscriptions' first round");
+  const streamsBefore = faults.streams, waitsBefore = faults.waits.length;
+  await friend.eval("dev.engine.start(); true");
+  for (let i = 0; i < 1200 && faults.waiting < 2; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(faults.waiting, 2, `two waits held at once: ${JSON.stringify(faults.waits.slice(waitsBefore).map((w) => [w.body, w.answer]))}`);
+  const held = faults.waits.slice(waitsBefore).filter((w) => !w.ended).map((w) => Object.keys(JSON.parse(w.body).since));
+  assert.ok(held.every((keys) => keys.length <= 2), JSON.stringify(held));
+  assert.deepEqual(held.flat().sort(), ["default", ...streams].sort(), "every stream, once");
+  assert.ok(held.some((keys) => keys[0] === "default"), "the default stream in the first");
+  // News on the last list (in the second wait) arrives; no wait was refused.
+  const last = lists[2];
+  await a.eval(`dev.store.write([{resource: "todos", kind: "create", fields: {list_id: ${JSON.stringify(last)}, title: "Second", rank: "W"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await waitFor(friend, `${titles(last)}.then((t) => t === "First,Second")`, "the todo on the third list reaches the subscriber");
+  assert.equal(faults.streams, streamsBefore, "no event stream: the waits replace it");
+  assert.ok(faults.waits.slice(waitsBefore).every((w) => !w.answer || w.answer.startsWith('{"changed"')), `no wait refused: ${faults.waits.slice(waitsBefore).map((w) => w.answer).join(" ")}`);
+  await friend.eval("dev.engine.stop()");
+  for (let i = 0; i < 400 && faults.waiting > 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(faults.waiting, 0, "stop() ends every wait");
+  await friend.close();
+});
+
 await test("multi-tab: another tab of the device hears the store change when the syncing tab applies it", async () => {
   const tab = await browser.pageIn(a.contextId, url);
   await tab.eval("device('a')");

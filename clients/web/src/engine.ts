@@ -8,7 +8,7 @@ import { plan, bundle, UploadBundle, UploadRequest, SchemaResource, rowKeyOf, di
 import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
-import { waitBody, afterWait } from "./live.js";
+import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -152,6 +152,7 @@ export class SyncEngine {
     if (!res.ok) throw new Error(`GET /v1: ${res.status}`);
     const doc = await res.json();
     this.schema = (doc.resources as SchemaResource[]);
+    this.waitCap = waitCapOf(doc);
     return this.schema;
   }
 
@@ -926,23 +927,29 @@ export class SyncEngine {
   /** False once the server answered `POST /v1/changes/wait` with 404/405 (it predates the route) or 400 (it refused the body). */
   private useWait = true;
 
+  /** The most streams one wait may name: the server's `live.max_wait_streams`, from `GET /v1`. */
+  private waitCap = defaultWaitCap;
+
   /**
-   * Continuous mode's live step for a device with subscriptions: one
-   * `POST /v1/changes/wait` on the default stream's cursor and every subscription's
-   * (src/live.ts), held until one of them has news (or `wait` runs out), then a
+   * Continuous mode's live step for a device with subscriptions: `POST /v1/changes/wait`
+   * on the default stream's cursor and every subscription's (src/live.ts), in waits of
+   * at most the server's `live.max_wait_streams` streams sent at once (at most
+   * `maxWaits`; streams beyond those are fetched after every answer), held until one of
+   * them has news (or `wait` runs out). The first answer ends the others; then a
    * `GET /v1/changes` of just the streams it names: "followed" (the next turn waits
    * again, with no round). "fallBack" when it cannot wait (the caller runs the default
    * stream's own live step), "later" when the server asked to come back later (429,
    * 503: `nextDelay`).
    */
   private async waitAll(subscriptions: string[], signal: AbortSignal): Promise<"followed" | "fallBack" | "later"> {
+    await this.loadSchema();  // (the cap, with the resources; loaded by the round before)
     const cursors = await Promise.all(subscriptions.map((s) => this.store.state<string | null>(`cursor:${s}`)));
-    const body = waitBody(await this.store.state<string | null>("cursor"), subscriptions.map((s, i) => [s, cursors[i]]), 20);
-    if (!body) return "fallBack";
-    const res = await this.send("POST", "/v1/changes/wait", body, {}, signal);
+    const plan = waitPlan(await this.store.state<string | null>("cursor"), subscriptions.map((s, i) => [s, cursors[i]]), this.waitCap, 20);
+    if (plan.bodies.length === 0) return "fallBack";
+    const { answer: res } = await firstAnswer(plan.bodies, (body, one) => this.send("POST", "/v1/changes/wait", body, {}, one), signal);
     if (res.status === 404 || res.status === 405 || res.status === 400) {
-      // A server without the route (or whose `live.max_wait_streams` this many streams
-      // exceed): the default stream live as before, subscriptions at each round.
+      // A server without the route (or that refuses the body, e.g. a cap lowered since
+      // GET /v1 said it): the default stream live as before, subscriptions at each round.
       await res.text().catch(() => "");
       this.useWait = false;
       return "fallBack";
@@ -954,7 +961,8 @@ export class SyncEngine {
     if (!res.ok) throw new Error(`POST /v1/changes/wait: ${res.status}`);
     const follow = afterWait(await res.json(), subscriptions);
     if (follow.default) await this.download(0);
-    await this.followSubscriptions(follow.streams, true);
+    const streams = new Set([...follow.streams, ...plan.unwaited]);
+    await this.followSubscriptions(subscriptions.filter((s) => streams.has(s)), true);
     this.failures = 0;
     return "followed";
   }
