@@ -38,12 +38,16 @@ FERRY_TOKEN=$("$FERRY" token issue webtest)
 # A second user, with whom the first shares a list and then stops sharing it.
 printf 'web-test-password\n' | "$FERRY" user add webfriend >/dev/null
 FERRY_TOKEN2=$("$FERRY" token issue webfriend)
+# A third, whose thousands of notes an initial sync stopped mid-way reads (no other test sees them).
+printf 'web-test-password\n' | "$FERRY" user add webbulk >/dev/null
+FERRY_TOKEN3=$("$FERRY" token issue webbulk)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 "$FERRY" serve >"${TMPDIR:-/tmp}/$DB.log" 2>&1 &
+# live.max_wait_streams at 2: a device with three subscriptions must split its waits.
+FERRY_LIVE_MAX_WAIT_STREAMS=2 FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 "$FERRY" serve >"${TMPDIR:-/tmp}/$DB.log" 2>&1 &
 SERVE_PID=$!
 for _ in $(seq 1 300); do
   curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
   kill -0 "$SERVE_PID" 2>/dev/null || { cat "${TMPDIR:-/tmp}/$DB.log" >&2; exit 1; }
   sleep 0.1
 done
-FERRY_PORT=$PORT FERRY_TOKEN=$FERRY_TOKEN FERRY_TOKEN2=$FERRY_TOKEN2 node "$WEB/browser/run.mjs"
+FERRY_PORT=$PORT FERRY_TOKEN=$FERRY_TOKEN FERRY_TOKEN2=$FERRY_TOKEN2 FERRY_TOKEN3=$FERRY_TOKEN3 node "$WEB/browser/run.mjs"

@@ -13,12 +13,23 @@ export function startHarness(ferryPort, staticRoot = root) {
   const open = new Set(), waiting = new Set();
   const faults = {
     dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false, seen: [], urls: [], streams: 0,
-    /** `POST /v1/changes/wait` requests made, and the body of each. */
+    /** Every /v1 request's URL, in order (`urls`, which tests clear, without ever being cleared). */
+    all: [],
+    /**
+     * `POST /v1/changes/wait` requests made: the `body` of each, its `answer` and
+     * `answeredAt` (the length of `all` then) once answered, `ended` once closed.
+     */
     waits: [],
     /** Event streams (`Accept: text/event-stream`) now open through the proxy. */
     get open() { return open.size; },
     /** Waits on every stream (`POST /v1/changes/wait`) now held open through the proxy. */
     get waiting() { return waiting.size; },
+    /**
+     * Set by a test: `{match(url), pass, held: []}`. Requests `match` names pass `pass`
+     * times, then are held (never reach the server, never answered); each held one is
+     * noted with `ended`: "aborted" once the client gives it up.
+     */
+    gate: null,
     /** Cuts every open event stream, as a network change or a proxy's timeout would. */
     cutStreams() { for (const socket of open) socket.destroy(); },
   };
@@ -26,6 +37,7 @@ export function startHarness(ferryPort, staticRoot = root) {
     if (req.url.startsWith("/v1")) {
       faults.seen.push(`${req.method} ${req.url.split("?")[0]} ${req.headers["idempotency-key"] ?? ""}`);
       faults.urls.push(req.url);
+      faults.all.push(req.url);
       // The faults of uploads spare the wait on every stream: a POST, but a read.
       const upload = req.method !== "GET" && !req.url.startsWith("/v1/changes/wait");
       if (faults.offline || faults.offlineAll || (upload && faults.dropRequests > 0 && faults.dropRequests--)) {
@@ -35,9 +47,20 @@ export function startHarness(ferryPort, staticRoot = root) {
       }
       // Held: the request never reaches the server and never gets an answer.
       if (upload && faults.hold) return;
+      const gate = faults.gate;
+      if (gate && gate.match(req.url)) {
+        if (gate.pass > 0) gate.pass--;
+        else {
+          const held = { url: req.url, ended: null };
+          gate.held.push(held);
+          res.on("close", () => { held.ended ??= res.writableFinished ? "answered" : "aborted"; });
+          return;
+        }
+      }
       const lose = upload && faults.loseAnswers > 0 && faults.loseAnswers--;
+      let wait = null;
       if (req.method === "POST" && req.url.startsWith("/v1/changes/wait")) {
-        const wait = { body: "" };
+        wait = { body: "", answer: "" };
         faults.waits.push(wait);
         req.on("data", (chunk) => { wait.body += chunk; });
         waiting.add(res);
@@ -58,6 +81,11 @@ export function startHarness(ferryPort, staticRoot = root) {
           return;
         }
         res.writeHead(answer.statusCode, answer.headers);
+        if (wait) {
+          // The wait's answer, and where in `urls` it came: what the client fetched next.
+          // (Noted before each chunk is passed on: the client cannot have asked anything after it yet.)
+          answer.on("data", (chunk) => { wait.answer += chunk; wait.answeredAt = faults.all.length; });
+        }
         answer.pipe(res);
       });
       upstream.on("error", () => res.socket.destroy());

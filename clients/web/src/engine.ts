@@ -8,7 +8,7 @@ import { plan, bundle, UploadBundle, UploadRequest, SchemaResource, rowKeyOf, di
 import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
-import { waitBody, afterWait } from "./live.js";
+import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -74,6 +74,16 @@ export class SyncEngine {
   private schema: SchemaResource[] | null = null;
   private running = false;
   private attempt = 0;
+  /**
+   * Aborted by `stop()`: every request of a round, the initial sync's Worker and the
+   * wait for the Web Lock end with it. A new one is made by the next `sync()` or
+   * `start()`, once the stopped work has ended (`stopping`).
+   */
+  private halt = new AbortController();
+  /** Rounds (`sync()`) and continuous mode's loop now running: `stop()` resolves when they have ended. */
+  private inFlight = new Set<Promise<unknown>>();
+  /** The stop in progress: what it waits for. */
+  private stopping: Promise<void> | null = null;
   readonly retry: RetryPolicy;
 
   /**
@@ -112,14 +122,18 @@ export class SyncEngine {
     if (broadcast) this.channel?.postMessage(e);
   }
 
-  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+  /** Sends a request; `signal` (the long poll's, or else the round's) aborts it. */
+  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal: AbortSignal = this.halt.signal, cache?: RequestCache): Promise<Response> {
     const f = this.options.fetch ?? fetch;
     let refreshed = false;
     for (;;) {
+      this.throwIfHalted();
       this.token ??= await this.options.token(false);
       const h: Record<string, string> = { ...headers, Authorization: `Bearer ${this.token}` };
       if (body !== undefined) h["Content-Type"] = "application/json";
-      const res = await f(this.options.baseURL + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), signal });
+      const init: RequestInit = { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), signal };
+      if (cache) init.cache = cache;
+      const res = await f(this.options.baseURL + path, init);
       if (res.status !== 401) return res;
       const step = this.retry.step({ status: 401 }, 0, refreshed);
       if (step.step === "pause") {
@@ -138,22 +152,54 @@ export class SyncEngine {
     if (!res.ok) throw new Error(`GET /v1: ${res.status}`);
     const doc = await res.json();
     this.schema = (doc.resources as SchemaResource[]);
+    this.waitCap = waitCapOf(doc);
     return this.schema;
   }
 
   /** One round: upload the outbox, then download the feed. Resolves when both are done or deferred. */
   async sync(): Promise<void> {
-    if (typeof navigator !== "undefined" && navigator.locks) {
-      await navigator.locks.request(`ferry-sync:${this.store.name}`, () => this.round());
-    } else {
-      await this.round();
-    }
+    await this.resume();
+    const halt = this.halt.signal;
+    return this.track((async () => {
+      try {
+        if (typeof navigator !== "undefined" && navigator.locks) {
+          await navigator.locks.request(`ferry-sync:${this.store.name}`, { signal: halt }, () => this.round());
+        } else {
+          await this.round();
+        }
+      } catch (e) {
+        // Whatever a stop cut short (an aborted fetch, the wait for the lock) ends the same way.
+        if (halt.aborted && !(e instanceof SyncPaused)) throw new SyncStopped();
+        throw e;
+      }
+    })());
   }
 
   private async round(): Promise<void> {
     await this.upload();
+    this.throwIfHalted();
     await this.download(0);
+    this.throwIfHalted();
     await this.followSubscriptions();
+  }
+
+  /** Throws SyncStopped once `stop()` was called: what follows would write to the store. */
+  private throwIfHalted(): void {
+    if (this.halt.signal.aborted) throw new SyncStopped();
+  }
+
+  /** Before new work: a stop in progress ends first, then a fresh `halt` (the stopped one stays aborted). */
+  private async resume(): Promise<void> {
+    while (this.stopping) await this.stopping;
+    if (this.halt.signal.aborted) this.halt = new AbortController();
+  }
+
+  /** Notes `work` as running until it settles: `stop()` waits for it. */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const forget = () => { this.inFlight.delete(work); };
+    work.then(forget, forget);
+    return work;
   }
 
   /**
@@ -205,14 +251,21 @@ export class SyncEngine {
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
   }
 
-  /** Follows every subscription's stream (or those of `only`) from its own cursor to its end. */
-  private async followSubscriptions(only?: string[]): Promise<void> {
+  /**
+   * Follows every subscription's stream (or those of `only`) from its own cursor to its
+   * end. `fresh` (after a wait named the streams): never the browser's cached copy. A
+   * public stream's page is `Cache-Control: public, max-age=1` (docs/API.md), so the
+   * same URL asked again within that second came from the HTTP cache, with no news: the
+   * cursor stayed, the wait answered at once again, and the engine spun until the copy
+   * went stale. The wait has just said the page changed; the cache is asked to check.
+   */
+  private async followSubscriptions(only?: string[], fresh = false): Promise<void> {
     for (const stream of only ?? await this.subscriptions()) {
       for (;;) {
         const cursor = await this.store.state<string | null>(`cursor:${stream}`);
         const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
         if (cursor) query.set("since", cursor);
-        const res = await this.send("GET", `/v1/changes?${query}`);
+        const res = await this.send("GET", `/v1/changes?${query}`, undefined, {}, undefined, fresh ? "no-cache" : undefined);
         if (res.status === 410) {
           // cursor_expired: the subscription starts over from its beginning.
           await this.store.setState(`cursor:${stream}`, null);
@@ -254,6 +307,7 @@ export class SyncEngine {
       // joined with every group sharing a row) as one /v1/batch; many requests of one
       // action on one resource as one bulk call; the rest alone (FerryKit's bundle).
       for (const call of bundle(requests, schema, this.options.maxBulk ?? 100, solo)) {
+        this.throwIfHalted();
         let outcome: "ok" | "again" | "wait";
         if (call.batch) {
           outcome = await this.sendBatch(call.requests);
@@ -667,7 +721,7 @@ export class SyncEngine {
         if ((res.status === 503 || res.status === 429) && busy++ < 5) {
           // paging_unavailable (memcached could not keep the snapshot) or a limit: wait as asked, then ask again.
           const after = retryAfterSeconds(res.headers.get("Retry-After"), Date.now()) ?? 1;
-          await new Promise((r) => setTimeout(r, Math.min(after, 30) * 1000));
+          await sleep(Math.min(after, 30) * 1000, this.halt.signal);
           continue;
         }
         if (!res.ok) throw new Error(`GET /v1/${resource.name}: ${res.status}`);
@@ -686,6 +740,9 @@ export class SyncEngine {
         // rows apply by revision, so a slice is as safe as the page.
         const rows = (body.data as RowData[]).map((data) => ({ resource: resource.name, data }));
         for (let i = 0; i < rows.length;) {
+          // Stopped: no slice more (the one in progress has committed; the cursor taken
+          // first is kept, so a restart starts the pages over from it).
+          this.throwIfHalted();
           const part = rows.slice(i, i + slice);
           i += part.length;
           const started = performance.now();
@@ -694,6 +751,7 @@ export class SyncEngine {
         }
       }
     }
+    this.throwIfHalted();
     await this.store.transaction((tx) => {
       tx.objectStore(stores.STATE).put(cursor, "cursor");
       tx.objectStore(stores.STATE).delete("initialCursor");
@@ -707,17 +765,37 @@ export class SyncEngine {
    * (local edits waiting, a resolver) are applied here once it is done. Runs inside the
    * round, so under the round's Web Lock; a closed tab ends the Worker with it. False
    * when the Worker could not start (its script missing, a policy): the caller does it.
+   * `stop()` tells the Worker to stop: it aborts its fetches, lets the slice it is
+   * writing commit, closes its store and says so; only then is it terminated and the
+   * round ends (SyncStopped), so nothing of it writes after `stop()` resolves.
    */
   private initialSyncInWorker(): Promise<boolean> {
     let worker: Worker;
+    this.throwIfHalted();
     try {
       worker = new Worker(new URL("./initialsync-worker.js", import.meta.url), { type: "module" });
     } catch {
       return Promise.resolve(false);
     }
+    const halt = this.halt.signal;
     return new Promise((resolve, reject) => {
       let started = false;
-      const end = () => { worker.onmessage = null; worker.onerror = null; worker.terminate(); };
+      // A Worker that does not answer the stop (it cannot, short of a bug) is ended
+      // anyway: terminating it closes its connection, which aborts a transaction not yet
+      // committed (IndexedDB's rule for a connection closed abnormally).
+      let deadline: ReturnType<typeof setTimeout> | null = null;
+      const end = () => {
+        worker.onmessage = null; worker.onerror = null; worker.terminate();
+        halt.removeEventListener("abort", onStop);
+        if (deadline !== null) clearTimeout(deadline);
+      };
+      const onStop = () => {
+        if (!started) { end(); reject(new SyncStopped()); return; }
+        worker.postMessage({ type: "stop" });
+        deadline = setTimeout(() => { end(); reject(new SyncStopped()); }, 10_000);
+      };
+      halt.addEventListener("abort", onStop);
+      if (halt.aborted) onStop();
       worker.onerror = (e) => {
         e.preventDefault();
         end();
@@ -739,6 +817,10 @@ export class SyncEngine {
             this.emit(message.event as SyncEvent);
             break;
           case "token":
+            if (halt.aborted) {
+              worker.postMessage({ type: "token", id: message.id, error: "stopped" });
+              break;
+            }
             try {
               const token = await this.options.token(message.refresh === true);
               this.token = token;
@@ -758,7 +840,7 @@ export class SyncEngine {
             break;
           case "error":
             end();
-            reject(message.paused ? new SyncPaused(message.message) : new Error(message.message));
+            reject(message.paused ? new SyncPaused(message.message) : halt.aborted ? new SyncStopped() : new Error(message.message));
             break;
         }
       };
@@ -845,23 +927,29 @@ export class SyncEngine {
   /** False once the server answered `POST /v1/changes/wait` with 404/405 (it predates the route) or 400 (it refused the body). */
   private useWait = true;
 
+  /** The most streams one wait may name: the server's `live.max_wait_streams`, from `GET /v1`. */
+  private waitCap = defaultWaitCap;
+
   /**
-   * Continuous mode's live step for a device with subscriptions: one
-   * `POST /v1/changes/wait` on the default stream's cursor and every subscription's
-   * (src/live.ts), held until one of them has news (or `wait` runs out), then a
+   * Continuous mode's live step for a device with subscriptions: `POST /v1/changes/wait`
+   * on the default stream's cursor and every subscription's (src/live.ts), in waits of
+   * at most the server's `live.max_wait_streams` streams sent at once (at most
+   * `maxWaits`; streams beyond those are fetched after every answer), held until one of
+   * them has news (or `wait` runs out). The first answer ends the others; then a
    * `GET /v1/changes` of just the streams it names: "followed" (the next turn waits
    * again, with no round). "fallBack" when it cannot wait (the caller runs the default
    * stream's own live step), "later" when the server asked to come back later (429,
    * 503: `nextDelay`).
    */
   private async waitAll(subscriptions: string[], signal: AbortSignal): Promise<"followed" | "fallBack" | "later"> {
+    await this.loadSchema();  // (the cap, with the resources; loaded by the round before)
     const cursors = await Promise.all(subscriptions.map((s) => this.store.state<string | null>(`cursor:${s}`)));
-    const body = waitBody(await this.store.state<string | null>("cursor"), subscriptions.map((s, i) => [s, cursors[i]]), 20);
-    if (!body) return "fallBack";
-    const res = await this.send("POST", "/v1/changes/wait", body, {}, signal);
+    const plan = waitPlan(await this.store.state<string | null>("cursor"), subscriptions.map((s, i) => [s, cursors[i]]), this.waitCap, 20);
+    if (plan.bodies.length === 0) return "fallBack";
+    const { answer: res } = await firstAnswer(plan.bodies, (body, one) => this.send("POST", "/v1/changes/wait", body, {}, one), signal);
     if (res.status === 404 || res.status === 405 || res.status === 400) {
-      // A server without the route (or whose `live.max_wait_streams` this many streams
-      // exceed): the default stream live as before, subscriptions at each round.
+      // A server without the route (or that refuses the body, e.g. a cap lowered since
+      // GET /v1 said it): the default stream live as before, subscriptions at each round.
       await res.text().catch(() => "");
       this.useWait = false;
       return "fallBack";
@@ -873,7 +961,8 @@ export class SyncEngine {
     if (!res.ok) throw new Error(`POST /v1/changes/wait: ${res.status}`);
     const follow = afterWait(await res.json(), subscriptions);
     if (follow.default) await this.download(0);
-    await this.followSubscriptions(follow.streams);
+    const streams = new Set([...follow.streams, ...plan.unwaited]);
+    await this.followSubscriptions(subscriptions.filter((s) => streams.has(s)), true);
     this.failures = 0;
     return "followed";
   }
@@ -1013,10 +1102,13 @@ export class SyncEngine {
     if (this.running) return;
     this.running = true;
     const loop = async () => {
+      await this.resume();
+      // This loop's own: a stop() then start() ends this loop even as another begins.
+      const halt = this.halt.signal;
       // After a wait on every stream fetched what it named, the next turn waits again
       // with no round (nothing else changed; a local write kicks, which means a round).
       let waitAgain = false;
-      while (this.running) {
+      while (this.running && !halt.aborted) {
         try {
           const round = !waitAgain;
           waitAgain = false;
@@ -1039,7 +1131,7 @@ export class SyncEngine {
             await (this.useStream ? this.stream(signal) : this.download(20, signal));
             return false;
           };
-          const followed = await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, poll) : poll());
+          const followed = await (lock ? navigator.locks.request(`ferry-sync:${this.store.name}`, { signal: halt }, poll) : poll());
           // A kick during the fetch after the wait (it had no request to cut short) still means a round.
           waitAgain = followed && !this.kicked;
           if (this.nextDelay > 0) await this.pause(this.nextDelay * 1000);
@@ -1047,6 +1139,7 @@ export class SyncEngine {
           this.nextDelay = 0;
         } catch (e) {
           if (e instanceof SyncPaused) { this.running = false; break; }
+          if (halt.aborted) break;
           // A kick (a local write) cut the long poll short: upload at once.
           if (this.poll?.signal.aborted) continue;
           await this.pause(this.retry.backoff(Math.min(this.failures++, 6), Math.random) * 1000);
@@ -1055,7 +1148,7 @@ export class SyncEngine {
         }
       }
     };
-    void loop();
+    void this.track(loop());
   }
 
   /** A kick came since the round began. */
@@ -1088,11 +1181,24 @@ export class SyncEngine {
     });
   }
 
-  /** Ends continuous mode: the open stream or long poll is closed. */
-  stop(): void {
+  /**
+   * Ends continuous mode and any round in progress (`sync()`, which rejects with
+   * SyncStopped), an initial sync included: the open stream or long poll is closed,
+   * every request aborted, the initial sync's Worker stopped, the Web Lock released.
+   * Resolves once all of it has ended: from then on nothing of it writes to the store.
+   * A later `sync()` or `start()` goes on from what was stored (an initial sync starts
+   * its pages over, on the cursor it took first).
+   */
+  stop(): Promise<void> {
     this.running = false;
+    this.halt.abort();
     this.poll?.abort();
     this.wake?.();
+    const ending: Promise<void> = Promise.allSettled([...this.inFlight, this.stopping]).then(() => {
+      if (this.stopping === ending) this.stopping = null;
+    });
+    this.stopping = ending;
+    return ending;
   }
 
   /** Rejected operations, for the app to show and clear. */
@@ -1110,6 +1216,24 @@ export class SyncEngine {
 }
 
 export class SyncPaused extends Error {}
+
+/** A round `stop()` ended before it was done. */
+export class SyncStopped extends Error {
+  constructor() {
+    super("stopped");
+    this.name = "SyncStopped";
+  }
+}
+
+/** Waits `ms`, or until `signal` aborts (then throws SyncStopped). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) { reject(new SyncStopped()); return; }
+    const timer = setTimeout(() => { signal.removeEventListener("abort", onAbort); resolve(); }, ms);
+    function onAbort() { clearTimeout(timer); reject(new SyncStopped()); }
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
 
 /**
  * The next slice of an initial sync: `rows` took `took` ms in one transaction; the next

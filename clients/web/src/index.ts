@@ -6,6 +6,6 @@ export * from "./retry.js";
 export * from "./merge.js";
 export * from "./planner.js";
 export { FerryStore } from "./store.js";
-export { SyncEngine, SyncPaused } from "./engine.js";
+export { SyncEngine, SyncPaused, SyncStopped } from "./engine.js";
 export type { SyncEvent, TokenProvider, EngineOptions } from "./engine.js";
 export { EventStreamParser } from "./eventstream.js";

@@ -4,6 +4,9 @@
 // ~300 KB of JSON and the 1,000 rows of each page never hold the app's main thread.
 // The token provider stays on the main thread (it is the app's function): asked for
 // through messages. Events go to the main thread, which emits them to every tab.
+// A "stop" message (the main thread's `stop()`) aborts the engine's fetches; the slice
+// being written commits, the store is closed, and only then does the Worker answer
+// ("error", stopped), so that nothing of it writes after the main thread's stop resolves.
 
 import { FerryStore } from "./store.js";
 import { SyncEngine, SyncPaused } from "./engine.js";
@@ -25,6 +28,9 @@ interface Start {
 const scope = self as unknown as { onmessage: ((m: MessageEvent) => void) | null; postMessage(message: unknown): void };
 const asked = new Map<number, { resolve: (token: string) => void; reject: (e: Error) => void }>();
 let next = 0;
+/** The engine of the initial sync in progress, and whether a stop came (maybe before it). */
+let engine: SyncEngine | null = null;
+let stopped = false;
 
 function askToken(refresh: boolean): Promise<string> {
   const id = next++;
@@ -43,6 +49,15 @@ scope.onmessage = async (m: MessageEvent) => {
     else waiting?.resolve(message.token);
     return;
   }
+  if (message?.type === "stop") {
+    stopped = true;
+    void engine?.stop();
+    for (const [id, waiting] of asked) {
+      asked.delete(id);
+      waiting.reject(new Error("stopped"));
+    }
+    return;
+  }
   if (message?.type !== "start") return;
   const start = message as Start;
   let first = start.token;
@@ -50,7 +65,7 @@ scope.onmessage = async (m: MessageEvent) => {
   try {
     store = await FerryStore.open(start.name);
     const deferred: { resource: string; data: RowData }[] = [];
-    const engine = new SyncEngine(store, {
+    engine = new SyncEngine(store, {
       baseURL: start.baseURL,
       token: async (refresh) => {
         if (!refresh && first) return first;
@@ -63,12 +78,14 @@ scope.onmessage = async (m: MessageEvent) => {
       initialSyncWorker: false,
     }, { defer: new Set(start.defer), deferred });
     engine.on((event) => scope.postMessage({ type: "event", event }));
+    if (stopped) void engine.stop();
     await engine.initialSync();
+    store.close();
     scope.postMessage({ type: "done", deferred });
   } catch (e) {
-    scope.postMessage({ type: "error", paused: e instanceof SyncPaused, message: String((e as Error)?.message ?? e) });
-  } finally {
+    // Closed before the answer: the main thread terminates the Worker on it.
     store?.close();
+    scope.postMessage({ type: "error", paused: e instanceof SyncPaused, stopped, message: String((e as Error)?.message ?? e) });
   }
 };
 

@@ -14,6 +14,7 @@ declare module "node:assert/strict" {
     notEqual(actual: unknown, expected: unknown, message?: string): void;
     ok(value: unknown, message?: string): asserts value;
     throws(fn: () => unknown, expected?: unknown, message?: string): void;
+    rejects(promise: Promise<unknown>, expected?: unknown, message?: string): Promise<void>;
     fail(message?: string): never;
   };
   export default assert;
