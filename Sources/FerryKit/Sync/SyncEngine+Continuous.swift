@@ -18,8 +18,9 @@ extension SyncEngine {
     /// - between rounds, a long poll on the feed (`wait=longPollWait`): other
     ///   devices' edits arrive as they commit. With subscriptions, one wait
     ///   follows them all (`POST /v1/changes/wait` with the default stream's
-    ///   cursor and each subscription's) and a round of downloads follows each
-    ///   answer, so a commit in a subscribed stream arrives as it commits too;
+    ///   cursor and each subscription's) and each answer fetches the streams
+    ///   it names, and only those, so a commit in a subscribed stream arrives
+    ///   as it commits too, and an unchanged stream costs no request;
     /// - after an error, the next try when ``RetryPolicy`` says
     ///   (``SyncStatus/nextAttempt``), at once on ``networkBecameAvailable()``;
     ///   after two 401s (``SyncStatus/paused``), nothing until ``sync()`` or
@@ -137,9 +138,8 @@ extension SyncEngine {
         do {
             let received: Int
             if let since = try waitedStreams(), let changed = try await waitForStreams(since, wait: wait) {
-                // Some stream has news: a round of downloads, each stream from
-                // its cursor (a 304 for those with nothing new).
-                received = changed.isEmpty ? 0 : try await pull() + pullSubscriptions()
+                // Only the streams the answer named: one with nothing new costs no request.
+                received = changed.isEmpty ? 0 : try await pull(only: Set(changed))
             } else {
                 // The long poll follows the default stream; subscriptions catch up
                 // after each answer (at most `wait` seconds late), new ones first.
@@ -152,6 +152,20 @@ extension SyncEngine {
             let due = failed(error)
             return .failed(due: currentStatus.paused ? nil : due)
         }
+    }
+
+    /// After a wait's answer, the streams it named (`default`, `<stream>:<id>`),
+    /// each from its cursor, as FerryWeb's `afterWait` does, and the queue of
+    /// subscriptions made meanwhile, as in a round. What they received.
+    private func pull(only changed: Set<String>) async throws -> Int {
+        let fromDefault = changed.contains("default") ? try await pull() : 0
+        let before = currentStatus.received
+        try await pullQueue()
+        for subscription in try store.syncedSubscriptions() where changed.contains(subscription.stream + ":" + subscription.id) {
+            try await pullStream(subscription, preemptible: false)
+            try await pullQueue()
+        }
+        return fromDefault + currentStatus.received - before
     }
 
     /// The queue of new subscriptions, then the synced ones: what they received.
