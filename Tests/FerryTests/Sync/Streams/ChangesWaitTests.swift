@@ -189,6 +189,23 @@ import Testing
         }
     }
 
+    @Test func theListingSaysHowManyStreamsOneWaitTakes() throws {
+        let w = try SyncStreamTests.world { $0.live.maxWaitStreams = 2 }
+        defer { w.server.stop() }
+        let listing = try w.get("/v1", w.bob)
+        try #require(listing.status == 200, "\(listing.text.prefix(300))")
+        #expect((listing.object["live"] as? [String: Any])?["max_wait_streams"] as? Int == 2, "\(listing.text.suffix(300))")
+        // As many as it says are taken; one more is the 400 a client that reads it never meets.
+        let cursor = try w.feed("", w.bob).cursor
+        let keys = (0..<3).map { _ in "set:\(UUID().uuidString.lowercased())" }
+        let two = try w.client.request(
+            "POST", "/v1/changes/wait", headers: w.bob, json: ["wait": 0, "since": [keys[0]: cursor, keys[1]: cursor]])
+        #expect(Self.changed(two) == [])
+        let three = try w.client.request(
+            "POST", "/v1/changes/wait", headers: w.bob, json: ["wait": 0, "since": Dictionary(uniqueKeysWithValues: keys.map { ($0, cursor) })])
+        #expect(three.status == 400, "\(three.text)")
+    }
+
     @Test func aBadBodyIs400NamingTheCause() throws {
         let database = try ScratchDatabase.create(prefix: "ferry_streams")
         try database.applyMigrations(appFiles: SyncStreamTests.app)
