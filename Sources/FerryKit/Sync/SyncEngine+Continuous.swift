@@ -176,29 +176,65 @@ extension SyncEngine {
         return currentStatus.received - before
     }
 
-    /// The streams one wait follows when this device has subscriptions: the
-    /// default stream's cursor and each synced subscription's, by the keys of
-    /// `POST /v1/changes/wait`. Nil without subscriptions (the default stream's
-    /// own long poll then), before the first sync, and while a subscription
-    /// waits in the queue (downloaded first, without waiting).
-    private func waitedStreams() throws -> [String: String]? {
+    /// The streams the waits follow when this device has subscriptions: the
+    /// default stream's cursor, then each synced subscription's (by priority,
+    /// then the most recently opened), by the keys of `POST /v1/changes/wait`.
+    /// Nil without subscriptions (the default stream's own long poll then),
+    /// before the first sync, and while a subscription waits in the queue
+    /// (downloaded first, without waiting).
+    private func waitedStreams() throws -> [(key: String, cursor: String)]? {
         guard let cursor = try store.cursor(), try store.subscriptionQueue().isEmpty else { return nil }
         let synced = try store.syncedSubscriptions()
         guard !synced.isEmpty else { return nil }
-        var since = ["default": cursor]
+        var since = [(key: "default", cursor: cursor)]
         for subscription in synced {
-            if let cursor = subscription.cursor { since[subscription.stream + ":" + subscription.id] = cursor }
+            if let cursor = subscription.cursor { since.append((subscription.stream + ":" + subscription.id, cursor)) }
         }
         return since
     }
 
-    /// One `POST /v1/changes/wait` on `since`: the keys with news (empty when
-    /// the wait ended with none). Nil when the server does not take it (an
+    /// Waits on `since`: the keys with news (empty when the waits ended with
+    /// none). One request while the streams fit in one (`live.max_wait_streams`,
+    /// which `GET /v1` gives and the store keeps with the schema); else several
+    /// at once, each of at most that many streams in order, and the first that
+    /// names news ends the others. Nil when the server does not take one (an
     /// older server's 404, or a 400 for a stream it no longer knows): the
     /// default stream's long poll then, and a subscription the server refuses
     /// is marked refused by its own download.
-    private func waitForStreams(_ since: [String: String], wait: Int) async throws -> [String]? {
-        let body = JSONValue.object(["wait": .int(Int64(wait)), "since": .object(since.mapValues(JSONValue.string))])
+    private func waitForStreams(_ since: [(key: String, cursor: String)], wait: Int) async throws -> [String]? {
+        let schema = try store.schema()
+        let cap = max(1, schema?.live?.maxWaitStreams ?? since.count)
+        let parts = stride(from: 0, to: since.count, by: cap).map { Array(since[$0..<min($0 + cap, since.count)]) }
+        guard parts.count > 1 else {
+            let answer = try await waitOnce(since, wait: wait)
+            // A server that gives its limit, unknown to this store (its schema came from an older server): asked once.
+            if answer == nil, since.count > 1, schema?.live == nil { try await refreshSchema() }
+            return answer
+        }
+        return try await withThrowingTaskGroup(of: [String]?.self) { group in
+            for part in parts { group.addTask { try await self.waitOnce(part, wait: wait) } }
+            var changed: [String] = []
+            for try await answer in group {
+                guard let answer else {
+                    group.cancelAll()
+                    return nil
+                }
+                // The others are abandoned (``exchange(_:longPoll:)``): the streams named are fetched now, and the waits start again after.
+                if !answer.isEmpty {
+                    changed = answer
+                    group.cancelAll()
+                    break
+                }
+            }
+            return changed
+        }
+    }
+
+    /// One `POST /v1/changes/wait` on `since`: the keys with news; nil for a 400, 404 or 405.
+    private func waitOnce(_ since: [(key: String, cursor: String)], wait: Int) async throws -> [String]? {
+        var streams: [String: JSONValue] = [:]
+        for (key, cursor) in since { streams[key] = .string(cursor) }
+        let body = JSONValue.object(["wait": .int(Int64(wait)), "since": .object(streams)])
         let response = try await send(
             TransportRequest(method: "POST", path: "/v1/changes/wait", body: body.encoded()), longPoll: true)
         switch response.status {

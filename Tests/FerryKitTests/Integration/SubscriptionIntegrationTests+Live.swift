@@ -6,7 +6,8 @@ import Synchronization
 import Testing
 
 /// Continuous mode with several subscriptions, counted over the wire: what a
-/// wait's answer makes the device fetch.
+/// wait's answer makes the device fetch, and waits split at the server's
+/// `live.max_wait_streams`.
 extension SubscriptionIntegrationTests {
     /// Every request a device sent, with the status it got (nil: no answer).
     final class AnswerLog: Transport {
@@ -81,5 +82,29 @@ extension SubscriptionIntegrationTests {
         // Neither the default stream nor the two unchanged sets: each would have been a 304 request.
         #expect(fetched.allSatisfy { $0.contains("stream=set:\(sets[1])") }, "\(fetched)")
         #expect(!after.contains { $0.method != "GET" && $0.path != "/v1/changes/wait" }, "\(after.map(\.path))")
+    }
+
+    @Test func moreStreamsThanOneWaitTakesAreSplitAndAWriteToTheLastStillWakesTheDevice() async throws {
+        let server = try Self.server(settings: ["FERRY_LIVE_MAX_WAIT_SECONDS": "3600", "FERRY_LIVE_MAX_WAIT_STREAMS": "2"])
+        defer { server.stop() }
+        let (teacher, phone, log, sets) = try await Self.follower(server, sets: 5)
+        #expect(try phone.store.schema()?.live?.maxWaitStreams == 2)
+        await phone.engine.start(longPollWait: 3_600)
+        try await waitUntilAsync("the phone waiting", within: 90) {
+            let connected = await phone.engine.currentStatus.connected
+            return connected && log.sent.contains { $0.request.path == "/v1/changes/wait" || $0.request.path.contains("wait=") }
+        }
+        // A term in the set subscribed first (the last stream in the waits' order) wakes the phone.
+        _ = try teacher.store.create("terms", ["set_id": .string(sets[0]), "word": .string("live")])
+        try await teacher.engine.sync()
+        try await waitUntilAsync("the term on the phone", within: 90) { try phone.terms(of: sets[0]) == 2 }
+        await phone.engine.stop()
+        // The default stream and five subscriptions: waits of two at most, together on all six.
+        let waits = try log.waits()
+        #expect(waits.count >= 3 && waits.allSatisfy { $0.count <= 2 }, "\(waits)")
+        #expect(Set(waits.flatMap { $0 }) == Set(["default"] + sets.map { "set:\($0)" }), "\(waits)")
+        // No wait refused, and no fall back to the default stream's own long poll.
+        #expect(!log.sent.contains { $0.status == 400 }, "\(log.sent.map { ($0.request.path, $0.status) })")
+        #expect(!log.sent.contains { $0.request.path.contains("wait=") }, "\(log.sent.map(\.request.path))")
     }
 }
