@@ -207,8 +207,12 @@ extension SyncEngine {
         let parts = stride(from: 0, to: since.count, by: cap).map { Array(since[$0..<min($0 + cap, since.count)]) }
         guard parts.count > 1 else {
             let answer = try await waitOnce(since, wait: wait)
-            // A server that gives its limit, unknown to this store (its schema came from an older server): asked once.
-            if answer == nil, since.count > 1, schema?.live == nil { try await refreshSchema() }
+            // Refused, and this store does not know the limit (its schema came before the server gave it):
+            // ask `GET /v1`, and wait again split if the server gives it now.
+            if answer == nil, since.count > 1, schema?.live == nil {
+                try await refreshSchema()
+                if let cap = try store.schema()?.live?.maxWaitStreams, cap < since.count { return try await waitForStreams(since, wait: wait) }
+            }
             return answer
         }
         return try await withThrowingTaskGroup(of: [String]?.self) { group in
