@@ -149,7 +149,11 @@ public final class FerryApp: Sendable {
         )
         .register(on: &router, handle: handle)
         UserLookupRoute(database: database).register(on: &router, handle: handle)
-        CatalogRoutes(database: database, schema: schema, schemaName: configuration.database.schema).register(on: &router, handle: handle)
+        CatalogRoutes(
+            database: database, schema: schema, schemaName: configuration.database.schema,
+            maxWaitStreams: configuration.live.maxWaitStreams
+        )
+        .register(on: &router, handle: handle)
         ChangesRoutes(database: database, schema: schema, schemaName: configuration.database.schema, live: live)
             .register(on: &router, handle: handle)
         // The key check outermost, so that a replay does no work.

@@ -190,7 +190,23 @@ extension OpenAPIDocument {
                                         ], required: ["name", "root", "resources"])
                                 ))
                         ),
-                    ], required: ["resources", "streams"])
+                        (
+                            "live",
+                            object(
+                                [
+                                    (
+                                        "max_wait_streams",
+                                        .object([
+                                            ("type", "integer"), ("minimum", 1),
+                                            (
+                                                "description",
+                                                "live.max_wait_streams: the most streams one POST /v1/changes/wait may name (400 beyond); a client with more splits them into several waits."
+                                            ),
+                                        ])
+                                    )
+                                ], required: ["max_wait_streams"])
+                        ),
+                    ], required: ["resources", "streams", "live"])
             ),
         ]
     }

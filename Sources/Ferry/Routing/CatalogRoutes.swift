@@ -1,18 +1,22 @@
 import FerryHTTP
 
-/// `GET /v1`: the resources and their columns, and the streams a device may
-/// subscribe to, for clients and tooling.
+/// `GET /v1`: the resources and their columns, the streams a device may
+/// subscribe to, and the live limits a client plans its waits by, for clients
+/// and tooling.
 struct CatalogRoutes: Sendable {
     let database: PostgresGateway
     let schema: SchemaCache
     /// The app schema's name, whose streams are listed.
     let schemaName: String
+    /// `live.max_wait_streams`: a client waits on at most this many streams with one `POST /v1/changes/wait`.
+    let maxWaitStreams: Int
     private let scopes = AccessScopeCache()
 
-    init(database: PostgresGateway, schema: SchemaCache, schemaName: String) {
+    init(database: PostgresGateway, schema: SchemaCache, schemaName: String, maxWaitStreams: Int) {
         self.database = database
         self.schema = schema
         self.schemaName = schemaName
+        self.maxWaitStreams = maxWaitStreams
     }
 
     func register(on router: inout Router, handle: RouteHandling) {
@@ -24,15 +28,18 @@ struct CatalogRoutes: Sendable {
                 let generation = schema.generation
                 let catalog = schema.catalog
                 let streams = try scopes.listing(for: catalog, generation: generation, schema: schemaName, database: database)
-                return .json(Self.listing(catalog, streams: streams).bytes)
+                return .json(Self.listing(catalog, streams: streams, maxWaitStreams: maxWaitStreams).bytes)
             })
     }
 
-    static func listing(_ catalog: SchemaCatalog, streams: [StreamListing] = []) -> JSONValue {
-        .object([
+    static func listing(_ catalog: SchemaCatalog, streams: [StreamListing] = [], maxWaitStreams: Int? = nil) -> JSONValue {
+        var members: [(String, JSONValue)] = [
             ("resources", .array(catalog.names.compactMap { catalog[$0] }.map(entry))),
             ("streams", .array(streams.map(\.json))),
-        ])
+        ]
+        // A client with more streams than one wait takes splits them, instead of meeting a 400.
+        if let maxWaitStreams { members.append(("live", .object([("max_wait_streams", .int(maxWaitStreams))]))) }
+        return .object(members)
     }
 
     /// One resource as the listing shows it; the OpenAPI document carries the

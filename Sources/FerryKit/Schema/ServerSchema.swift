@@ -64,9 +64,20 @@ public struct ServerSchema: Sendable, Equatable, Codable {
         public var parents: Set<String> { Set(columns.compactMap(\.references)) }
     }
 
-    public let resources: [Resource]
+    /// The live limits `GET /v1` gives (`"live"`); nil from a server that gives none.
+    public struct Live: Sendable, Equatable, Codable {
+        /// `live.max_wait_streams`: the most streams one `POST /v1/changes/wait` may name.
+        public let maxWaitStreams: Int?
 
-    public init(resources: [Resource]) { self.resources = resources }
+        enum CodingKeys: String, CodingKey { case maxWaitStreams = "max_wait_streams" }
+
+        public init(maxWaitStreams: Int?) { self.maxWaitStreams = maxWaitStreams }
+    }
+
+    public let resources: [Resource]
+    public let live: Live?
+
+    public init(resources: [Resource], live: Live? = nil) { (self.resources, self.live) = (resources, live) }
 
     public subscript(name: String) -> Resource? { resources.first { $0.name == name } }
 }

@@ -18,8 +18,9 @@ extension SyncEngine {
     /// - between rounds, a long poll on the feed (`wait=longPollWait`): other
     ///   devices' edits arrive as they commit. With subscriptions, one wait
     ///   follows them all (`POST /v1/changes/wait` with the default stream's
-    ///   cursor and each subscription's) and a round of downloads follows each
-    ///   answer, so a commit in a subscribed stream arrives as it commits too;
+    ///   cursor and each subscription's) and each answer fetches the streams
+    ///   it names, and only those, so a commit in a subscribed stream arrives
+    ///   as it commits too, and an unchanged stream costs no request;
     /// - after an error, the next try when ``RetryPolicy`` says
     ///   (``SyncStatus/nextAttempt``), at once on ``networkBecameAvailable()``;
     ///   after two 401s (``SyncStatus/paused``), nothing until ``sync()`` or
@@ -137,9 +138,8 @@ extension SyncEngine {
         do {
             let received: Int
             if let since = try waitedStreams(), let changed = try await waitForStreams(since, wait: wait) {
-                // Some stream has news: a round of downloads, each stream from
-                // its cursor (a 304 for those with nothing new).
-                received = changed.isEmpty ? 0 : try await pull() + pullSubscriptions()
+                // Only the streams the answer named: one with nothing new costs no request.
+                received = changed.isEmpty ? 0 : try await pull(only: Set(changed))
             } else {
                 // The long poll follows the default stream; subscriptions catch up
                 // after each answer (at most `wait` seconds late), new ones first.
@@ -154,6 +154,20 @@ extension SyncEngine {
         }
     }
 
+    /// After a wait's answer, the streams it named (`default`, `<stream>:<id>`),
+    /// each from its cursor, as FerryWeb's `afterWait` does, and the queue of
+    /// subscriptions made meanwhile, as in a round. What they received.
+    private func pull(only changed: Set<String>) async throws -> Int {
+        let fromDefault = changed.contains("default") ? try await pull() : 0
+        let before = currentStatus.received
+        try await pullQueue()
+        for subscription in try store.syncedSubscriptions() where changed.contains(subscription.stream + ":" + subscription.id) {
+            try await pullStream(subscription, preemptible: false)
+            try await pullQueue()
+        }
+        return fromDefault + currentStatus.received - before
+    }
+
     /// The queue of new subscriptions, then the synced ones: what they received.
     private func pullSubscriptions() async throws -> Int {
         let before = currentStatus.received
@@ -162,29 +176,69 @@ extension SyncEngine {
         return currentStatus.received - before
     }
 
-    /// The streams one wait follows when this device has subscriptions: the
-    /// default stream's cursor and each synced subscription's, by the keys of
-    /// `POST /v1/changes/wait`. Nil without subscriptions (the default stream's
-    /// own long poll then), before the first sync, and while a subscription
-    /// waits in the queue (downloaded first, without waiting).
-    private func waitedStreams() throws -> [String: String]? {
+    /// The streams the waits follow when this device has subscriptions: the
+    /// default stream's cursor, then each synced subscription's (by priority,
+    /// then the most recently opened), by the keys of `POST /v1/changes/wait`.
+    /// Nil without subscriptions (the default stream's own long poll then),
+    /// before the first sync, and while a subscription waits in the queue
+    /// (downloaded first, without waiting).
+    private func waitedStreams() throws -> [(key: String, cursor: String)]? {
         guard let cursor = try store.cursor(), try store.subscriptionQueue().isEmpty else { return nil }
         let synced = try store.syncedSubscriptions()
         guard !synced.isEmpty else { return nil }
-        var since = ["default": cursor]
+        var since = [(key: "default", cursor: cursor)]
         for subscription in synced {
-            if let cursor = subscription.cursor { since[subscription.stream + ":" + subscription.id] = cursor }
+            if let cursor = subscription.cursor { since.append((subscription.stream + ":" + subscription.id, cursor)) }
         }
         return since
     }
 
-    /// One `POST /v1/changes/wait` on `since`: the keys with news (empty when
-    /// the wait ended with none). Nil when the server does not take it (an
+    /// Waits on `since`: the keys with news (empty when the waits ended with
+    /// none). One request while the streams fit in one (`live.max_wait_streams`,
+    /// which `GET /v1` gives and the store keeps with the schema); else several
+    /// at once, each of at most that many streams in order, and the first that
+    /// names news ends the others. Nil when the server does not take one (an
     /// older server's 404, or a 400 for a stream it no longer knows): the
     /// default stream's long poll then, and a subscription the server refuses
     /// is marked refused by its own download.
-    private func waitForStreams(_ since: [String: String], wait: Int) async throws -> [String]? {
-        let body = JSONValue.object(["wait": .int(Int64(wait)), "since": .object(since.mapValues(JSONValue.string))])
+    private func waitForStreams(_ since: [(key: String, cursor: String)], wait: Int) async throws -> [String]? {
+        let schema = try store.schema()
+        let cap = max(1, schema?.live?.maxWaitStreams ?? since.count)
+        let parts = stride(from: 0, to: since.count, by: cap).map { Array(since[$0..<min($0 + cap, since.count)]) }
+        guard parts.count > 1 else {
+            let answer = try await waitOnce(since, wait: wait)
+            // Refused, and this store does not know the limit (its schema came before the server gave it):
+            // ask `GET /v1`, and wait again split if the server gives it now.
+            if answer == nil, since.count > 1, schema?.live == nil {
+                try await refreshSchema()
+                if let cap = try store.schema()?.live?.maxWaitStreams, cap < since.count { return try await waitForStreams(since, wait: wait) }
+            }
+            return answer
+        }
+        return try await withThrowingTaskGroup(of: [String]?.self) { group in
+            for part in parts { group.addTask { try await self.waitOnce(part, wait: wait) } }
+            var changed: [String] = []
+            for try await answer in group {
+                guard let answer else {
+                    group.cancelAll()
+                    return nil
+                }
+                // The others are abandoned (``exchange(_:longPoll:)``): the streams named are fetched now, and the waits start again after.
+                if !answer.isEmpty {
+                    changed = answer
+                    group.cancelAll()
+                    break
+                }
+            }
+            return changed
+        }
+    }
+
+    /// One `POST /v1/changes/wait` on `since`: the keys with news; nil for a 400, 404 or 405.
+    private func waitOnce(_ since: [(key: String, cursor: String)], wait: Int) async throws -> [String]? {
+        var streams: [String: JSONValue] = [:]
+        for (key, cursor) in since { streams[key] = .string(cursor) }
+        let body = JSONValue.object(["wait": .int(Int64(wait)), "since": .object(streams)])
         let response = try await send(
             TransportRequest(method: "POST", path: "/v1/changes/wait", body: body.encoded()), longPoll: true)
         switch response.status {

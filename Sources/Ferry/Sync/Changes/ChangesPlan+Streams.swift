@@ -118,8 +118,23 @@ extension ChangesPlan {
                      row_number() OVER (ORDER BY d.x, d.id) AS ord, d.id::text AS id, d.data
                 FROM (SELECT DISTINCT ON (u.x, u.id) u.x, u.id, u.data FROM (
             \(parts.joined(separator: "\n    UNION ALL\n"))
-                ) u ORDER BY u.x, u.id) d
+                ) u\(rootGate.map { " WHERE \($0)" } ?? "") ORDER BY u.x, u.id) d
             """
+    }
+
+    /// A subscription from the start sends its rows only to a caller who reads
+    /// its root row (Row Level Security decides, as for any row): a stream the
+    /// caller may not read answers as one that does not exist (issue 46). The
+    /// rows' own rules do not suffice: a former member still reads their own
+    /// member row's tombstone, and it came twice (through two of the page's
+    /// parts, each at its own xid). From a cursor it still comes, once: the device
+    /// holds the row and must learn that it is gone. One index lookup, a
+    /// one-time filter (an uncorrelated condition): when false, no part runs.
+    var rootGate: String? {
+        guard let subscription, request.since.isStart, let root = catalog[subscription.root], let idType = root.column("id")?.type else {
+            return nil
+        }
+        return "EXISTS (SELECT 1 FROM \(root.qualifiedName) r WHERE r.id = (SELECT CAST(\(TransactionSetting.streamKey.current()) AS \(idType))))"
     }
 
     /// The bounds of the page's multi-key paths, as common table expressions

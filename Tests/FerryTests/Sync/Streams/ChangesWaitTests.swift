@@ -120,6 +120,92 @@ import Testing
         #expect(Self.changed(quiet) == [])
     }
 
+    @Test func shutdownAnswersAnOpenWaitWithNothingChanged() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let (_, since) = try Self.bobFollows(w)
+        let waiters = [Self.wait(w, w.bob, since: since), Self.wait(w, w.alice, since: ["default": since["default"] ?? ""])]
+        try w.server.waitForWaiters(2)
+        let started = ContinuousClock.now
+        w.server.server.shutdown()
+        // A clean answer, not a hang nor a dropped connection: what each had, nothing new.
+        for waiter in waiters {
+            let answer = try waiter.response(within: 30)
+            #expect(Self.changed(answer) == [], "\(answer.text.prefix(300))")
+            #expect(answer.header("Connection") == "close")
+        }
+        #expect(ContinuousClock.now - started < .seconds(25))
+        #expect(w.server.app.live.waiters == 0)
+    }
+
+    @Test func theInstanceLimitAnswers503OnlyToAWaitThatWouldHaveToWait() throws {
+        let w = try SyncStreamTests.world {
+            $0.live.maxWaitSeconds = 3_600
+            $0.live.maxWaiters = 1
+        }
+        defer { w.server.stop() }
+        let before = try w.feed("", w.alice).cursor
+        let (open, since) = try Self.bobFollows(w)
+        let held = Self.wait(w, w.bob, since: since)
+        try w.server.waitForWaiters(1)
+        // Alice's wait, with nothing new, is one waiter too many for the instance.
+        let now = try w.feed("", w.alice).cursor
+        let full = try w.client.request(
+            "POST", "/v1/changes/wait", headers: w.alice,
+            json: ["wait": 60, "since": ["default": now, "set:\(open.id)": since["set:\(open.id)"] ?? ""]])
+        #expect(full.status == 503, "\(full.text.prefix(300))")
+        #expect(full.object["code"] as? String == "unavailable")
+        #expect(full.header("Retry-After") != nil)
+        #expect((full.object["detail"] as? String)?.contains("(1)") == true, "\(full.text)")
+        // One with something to answer is answered, limit or not: her set came after her older cursor.
+        let older = try w.client.request("POST", "/v1/changes/wait", headers: w.alice, json: ["wait": 60, "since": ["default": before]])
+        #expect(Self.changed(older) == ["default"], "\(older.text.prefix(300))")
+        #expect(w.server.app.live.waiters == 1)
+        // Bob's wait, still held, is woken as usual.
+        let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": open.id, "word": "news"])
+        try #require(term.status == 201)
+        #expect(Self.changed(try held.response()) == ["set:\(open.id)"])
+    }
+
+    @Test func aStreamWhoseCursorExpiredIsReportedAsChanged() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let (open, since) = try Self.bobFollows(w)
+        let key = "set:\(open.id)"
+        // The set's term is deleted; its tombstone, made to look 40 days old, is purged past Bob's cursor.
+        let connection = try PostgresConnection(url: w.server.database.ownerURL)
+        defer { connection.close() }
+        _ = try connection.query("DELETE FROM app.terms WHERE id = $1", [open.terms[0]])
+        _ = try connection.query("ALTER TABLE app.terms DISABLE TRIGGER zz_ferry_sync_update", [])
+        _ = try connection.query("UPDATE app.terms SET last_modified = last_modified - 40 * 86400000::bigint WHERE id = $1", [open.terms[0]])
+        _ = try connection.query("ALTER TABLE app.terms ENABLE TRIGGER zz_ferry_sync_update", [])
+        #expect(try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 10) >= 1)
+        let gone = try w.get("/v1/changes?stream=\(key)&since=\(since[key] ?? "")", w.bob)
+        try #require(gone.status == 410, "\(gone.text.prefix(300))")
+        // Reported as changed, at once (wait: 0) and by a wait that would otherwise wait an hour, so that the GET meets its 410.
+        for seconds in [0, 3_600] {
+            let answer = try Self.wait(w, w.bob, seconds: seconds, since: [key: since[key] ?? ""]).response(within: 60)
+            #expect(Self.changed(answer) == [key], "wait \(seconds): \(answer.text.prefix(300))")
+        }
+    }
+
+    @Test func theListingSaysHowManyStreamsOneWaitTakes() throws {
+        let w = try SyncStreamTests.world { $0.live.maxWaitStreams = 2 }
+        defer { w.server.stop() }
+        let listing = try w.get("/v1", w.bob)
+        try #require(listing.status == 200, "\(listing.text.prefix(300))")
+        #expect((listing.object["live"] as? [String: Any])?["max_wait_streams"] as? Int == 2, "\(listing.text.suffix(300))")
+        // As many as it says are taken; one more is the 400 a client that reads it never meets.
+        let cursor = try w.feed("", w.bob).cursor
+        let keys = (0..<3).map { _ in "set:\(UUID().uuidString.lowercased())" }
+        let two = try w.client.request(
+            "POST", "/v1/changes/wait", headers: w.bob, json: ["wait": 0, "since": [keys[0]: cursor, keys[1]: cursor]])
+        #expect(Self.changed(two) == [])
+        let three = try w.client.request(
+            "POST", "/v1/changes/wait", headers: w.bob, json: ["wait": 0, "since": Dictionary(uniqueKeysWithValues: keys.map { ($0, cursor) })])
+        #expect(three.status == 400, "\(three.text)")
+    }
+
     @Test func aBadBodyIs400NamingTheCause() throws {
         let database = try ScratchDatabase.create(prefix: "ferry_streams")
         try database.applyMigrations(appFiles: SyncStreamTests.app)
