@@ -1,11 +1,19 @@
 @testable import FerryKit
 import FerryTestSupport
 import Foundation
+import Synchronization
 import Testing
 @testable import FerryKitTestSupport
 
 /// Devices that must converge under faults (issue 20): seeded runs against one
 /// real `ferry serve`, each seed with its own users and files.
+///
+/// Not serialized: each test runs its seeds, one after another, on a scratch
+/// database and a `ferry serve` of its own (a restart, a killed LISTEN
+/// connection or a revocation touches only those), so the five overlap each
+/// other and the other suites. A seed spends most of its time waiting on its
+/// server and its devices' links, so the overlap fills the cores where one
+/// after another left them idle (issue 49: the suite's long pole).
 ///
 /// - `FERRY_SIM_SEEDS` (default 100): how many seeds, from `FERRY_SIM_FIRST` (default 1);
 ///   `FERRY_SIM_GRDB_SEEDS` (default 100): as many again with devices that write through GRDB;
@@ -21,7 +29,7 @@ import Testing
 /// - `FERRY_SIM_RESTARTS=0`: never restart the server (a soak watches one process).
 /// - `FERRY_SOAK_SAMPLES`: a file for one JSON line a minute (``SoakSampler``).
 /// - `FERRY_SIM_FAILURES`: a file each failing seed's report is appended to at once.
-@Suite(.serialized) struct SimulationTests {
+@Suite struct SimulationTests {
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     @Test func devicesConvergeUnderFaultsForEverySeed() async throws {
@@ -180,8 +188,14 @@ import Testing
 /// A file that failure reports are appended to, each as soon as it is known.
 struct FailureFile {
     let path: String
+    /// The simulations run side by side: one report is appended at a time, whole.
+    private static let appending = Mutex(())
 
     func append(_ text: String) {
+        Self.appending.withLock { _ in write(text) }
+    }
+
+    private func write(_ text: String) {
         if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
         guard let handle = FileHandle(forWritingAtPath: path) else { return }
         defer { try? handle.close() }
