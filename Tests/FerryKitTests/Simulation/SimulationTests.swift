@@ -11,9 +11,11 @@ import Testing
 /// Not serialized: each test runs its seeds, one after another, on a scratch
 /// database and a `ferry serve` of its own (a restart, a killed LISTEN
 /// connection or a revocation touches only those), so the five overlap each
-/// other and the other suites. A seed spends most of its time waiting on its
-/// server and its devices' links, so the overlap fills the cores where one
-/// after another left them idle (issue 49: the suite's long pole).
+/// other and the other suites. Each request of a seed goes from a device to
+/// its server to PostgreSQL and back, one after another, so one simulation
+/// alone leaves a core of two idle. Side by side, with users from
+/// ``FerryServer/quickUser(_:)``, the five took 83 s for 20 seeds each; one
+/// after another, with `ferry user add`, 245 s (issue 49: the suite's long pole).
 ///
 /// - `FERRY_SIM_SEEDS` (default 100): how many seeds, from `FERRY_SIM_FIRST` (default 1);
 ///   `FERRY_SIM_GRDB_SEEDS` (default 100): as many again with devices that write through GRDB;
