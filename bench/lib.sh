@@ -1,5 +1,6 @@
 # bench/lib.sh: what the single-purpose bench scripts share (slowloris,
-# idle-connections, first-sync, gzip-levels, web). Source it from the repository
+# idle-connections, first-sync, gzip-levels, web, live, public-poll,
+# subscribe-set). Source it from the repository
 # root after `set -euo pipefail`; it starts the dev services.
 #
 #   bench_binary            sets BIN: $FERRY_BIN, or a fresh release build
@@ -10,7 +11,19 @@
 #   bench_serve [VAR=value ...]
 #                           starts `$BIN serve` on a free port with the given
 #                           settings (after any earlier one stops), sets PORT
-#                           and SERVER, waits for /healthz; stopped on exit
+#                           and SERVER (and BASE, its URL), waits for /healthz;
+#                           stopped on exit
+#   bench_seed_public [psql args]
+#                           into the scratch database of examples/study: users
+#                           `creator` and `device` (password `bench`), then the
+#                           SQL on stdin as its owner (the args pass -v
+#                           variables), then ANALYZE of its sets and terms
+#   bench_token USER PASSWORD
+#                           sets TOKEN: a bearer token of USER from the server
+#   bench_await_feed QUERY PATTERN
+#                           waits (a minute at most) until TOKEN's
+#                           /v1/changes?QUERY answers with PATTERN (grep -E): a
+#                           seed is in the feed once every older transaction ended
 bash deploy/local.sh start >/dev/null
 eval "$(bash deploy/local.sh env)"
 BENCH_OWNER_BASE=${FERRY_DATABASE_MIGRATION_URL%/*}
@@ -40,8 +53,29 @@ bench_serve() {
   bench_stop
   env FERRY_LISTEN_PORT="$PORT" FERRY_LOGGING_LEVEL=warning "$@" "$BIN" serve >/dev/null 2>&1 &
   SERVER=$!
+  BASE=http://127.0.0.1:$PORT
   for _ in $(seq 1 100); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0; sleep 0.1; done
   echo "ferry serve did not answer on port $PORT" >&2
+  return 1
+}
+
+bench_seed_public() {
+  { echo "SELECT ferry.create_user('creator', 'bench'), ferry.create_user('device', 'bench');"
+    cat
+    echo "ANALYZE app.study_sets; ANALYZE app.terms;"
+  } | psql -X -q -v ON_ERROR_STOP=1 "$@" "$FERRY_DATABASE_MIGRATION_URL" >/dev/null
+}
+
+bench_token() {
+  TOKEN=$(curl -sf -X POST -u "$1:$2" "$BASE/v1/auth/token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+}
+
+bench_await_feed() {
+  for _ in $(seq 600); do
+    curl -sf "$BASE/v1/changes?$1" -H "Authorization: Bearer $TOKEN" | grep -qE "$2" && return 0
+    sleep 0.1
+  done
+  echo "the seed was not in /v1/changes?$1 after a minute" >&2
   return 1
 }
 

@@ -41,8 +41,7 @@ as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 psql_su() { as_pg psql -X -q -h "$SOCK" -p "${FERRY_PG_PORT:-54329}" -U postgres -d "$BENCH_DB" "$@"; }
 
 seeding=$(date +%s)
-psql -X -q -v ON_ERROR_STOP=1 -v sets="$SETS" -v terms="$TERMS" "$FERRY_DATABASE_MIGRATION_URL" >/dev/null <<'SQL'
-SELECT ferry.create_user('creator', 'bench'), ferry.create_user('device', 'bench');
+bench_seed_public -v sets="$SETS" -v terms="$TERMS" <<'SQL'
 INSERT INTO app.study_sets (creator_id, title, is_public)
 SELECT (SELECT id FROM ferry.users WHERE name = 'creator'), 'public ' || s, true FROM generate_series(1, :sets) s;
 -- TERMS terms, as evenly as they go over the sets (10 each at the defaults).
@@ -50,23 +49,14 @@ INSERT INTO app.terms (set_id, word, definition, rank)
 SELECT s.id, 'word ' || i, 'a definition of some length for row ' || i, 'r' || lpad(i::text, 6, '0') || 'V'
   FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM app.study_sets) s
   CROSS JOIN LATERAL generate_series(1, (:terms / :sets) + CASE WHEN s.n <= :terms % :sets THEN 1 ELSE 0 END) i;
-ANALYZE app.study_sets;
-ANALYZE app.terms;
 SQL
 echo "seeded $SETS public sets and $(psql -X -tA "$FERRY_DATABASE_MIGRATION_URL" -c 'SELECT count(*) FROM app.terms') terms in $(( $(date +%s) - seeding )) s"
 
 bench_serve
-BASE=http://127.0.0.1:$PORT
-TOKEN=$(curl -sf -X POST -u device:bench "$BASE/v1/auth/token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+bench_token device bench
 SAMPLE=$(( SUBSCRIBED + FIRSTS ))
 IDS=$(psql -X -tA "$FERRY_DATABASE_MIGRATION_URL" -c "SELECT string_agg(id::text, ',') FROM (SELECT id FROM app.study_sets ORDER BY random() LIMIT $SAMPLE) s")
-# The seed is in the feed once every transaction older than it has ended.
-served=
-for _ in $(seq 600); do
-  curl -sf "$BASE/v1/changes?stream=set:${IDS%%,*}" -H "Authorization: Bearer $TOKEN" | grep -q '"resource":"study_sets"' && { served=1; break; }
-  sleep 0.1
-done
-[ -n "$served" ] || { echo "the seeded set was not in its stream after a minute" >&2; exit 1; }
+bench_await_feed "stream=set:${IDS%%,*}" '"resource":"study_sets"'
 
 echo "load before measuring: $(uptime)"
 python3 - "$PORT" "$TOKEN" "$IDS" "$SUBSCRIBED" "$ROUNDS" <<'PY'
@@ -129,8 +119,7 @@ psql_su -c "ALTER DATABASE $BENCH_DB SET session_preload_libraries = 'auto_expla
         -c "ALTER DATABASE $BENCH_DB SET auto_explain.log_analyze = on" \
         -c "ALTER DATABASE $BENCH_DB SET auto_explain.log_buffers = on"
 bench_serve
-BASE=http://127.0.0.1:$PORT
-TOKEN=$(curl -sf -X POST -u device:bench "$BASE/v1/auth/token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+bench_token device bench
 ONE=${IDS%%,*}
 curl -sf "$BASE/v1/changes?limit=500&stream=set:$ONE" -H "Authorization: Bearer $TOKEN" >/dev/null   # plans prepared
 sleep 0.5   # its statements are in the log

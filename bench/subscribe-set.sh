@@ -25,29 +25,19 @@ source bench/lib.sh
 bench_binary
 bench_database bench_subscribe_set
 
-psql -X -q -v ON_ERROR_STOP=1 -v terms="$TERMS" -v others="$OTHER_SETS" "$FERRY_DATABASE_MIGRATION_URL" >/dev/null <<'SQL'
-SELECT ferry.create_user('creator', 'bench'), ferry.create_user('device', 'bench');
+bench_seed_public -v terms="$TERMS" -v others="$OTHER_SETS" <<'SQL'
 INSERT INTO app.study_sets (creator_id, title, is_public)
 SELECT (SELECT id FROM ferry.users WHERE name = 'creator'), t, true
   FROM (SELECT 'the set' UNION ALL SELECT 'other ' || s FROM generate_series(1, :others) s) titles(t);
 INSERT INTO app.terms (set_id, word, definition, rank)
 SELECT s.id, 'word ' || i, 'a definition of some length for row ' || i, 'r' || lpad(i::text, 6, '0') || 'V'
   FROM app.study_sets s CROSS JOIN generate_series(1, CASE WHEN s.title = 'the set' THEN :terms ELSE 10 END) i;
-ANALYZE app.study_sets;
-ANALYZE app.terms;
 SQL
 SET_ID=$(psql -X -tA "$FERRY_DATABASE_MIGRATION_URL" -c "SELECT id FROM app.study_sets WHERE title = 'the set'")
 
 bench_serve
-BASE=http://127.0.0.1:$PORT
-TOKEN=$(curl -sf -X POST -u device:bench "$BASE/v1/auth/token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
-# The seed is in the feed once every transaction older than it has ended.
-served=
-for _ in $(seq 600); do
-  curl -sf "$BASE/v1/changes?limit=1&stream=set:$SET_ID" -H "Authorization: Bearer $TOKEN" | grep -q '"changes":\[{' && { served=1; break; }
-  sleep 0.1
-done
-[ -n "$served" ] || { echo "the seeded set was not in its stream after a minute" >&2; exit 1; }
+bench_token device bench
+bench_await_feed "limit=1&stream=set:$SET_ID" '"changes":\[\{'
 
 # The server's part alone: the stream's pages, walked with curl as the device walks them (limit=500).
 python3 - "$PORT" "$TOKEN" "$SET_ID" <<'PY'

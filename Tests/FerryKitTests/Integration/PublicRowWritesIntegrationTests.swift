@@ -10,12 +10,9 @@ import Testing
     typealias Phone = SubscriptionIntegrationTests.Phone
 
     @Test func aSubscribersDeleteOfAPublicSetIsRefusedAndTheSetStays() async throws {
-        let server = try SubscriptionIntegrationTests.server()
-        defer { server.stop() }
-        let alice = try await server.user("alice"), bob = try await server.user("bob")
-        let teacher = try Phone(server, token: alice.token)
-        try await teacher.engine.sync()
-        let open = try await SubscriptionIntegrationTests.set(teacher, public: true, terms: 2)
+        let w = try await SubscriptionIntegrationTests.world(terms: 2)
+        defer { w.server.stop() }
+        let (server, bob, open) = (w.server, w.bob, w.open)
 
         let phone = try Phone(server, token: bob.token)
         try await phone.engine.sync()
@@ -41,12 +38,9 @@ import Testing
     }
 
     @Test func aSubscribersEditOfAPublicSetIsRefusedAndRolledBack() async throws {
-        let server = try SubscriptionIntegrationTests.server()
-        defer { server.stop() }
-        let alice = try await server.user("alice"), bob = try await server.user("bob")
-        let teacher = try Phone(server, token: alice.token)
-        try await teacher.engine.sync()
-        let open = try await SubscriptionIntegrationTests.set(teacher, public: true, terms: 1)
+        let w = try await SubscriptionIntegrationTests.world(terms: 1)
+        defer { w.server.stop() }
+        let (server, bob, open) = (w.server, w.bob, w.open)
 
         let phone = try Phone(server, token: bob.token)
         try await phone.engine.subscribe(stream: "set", id: open)

@@ -89,6 +89,31 @@ import Testing
         }
     }
 
+    /// The opening the tests share: a server of public sets, Alice and Bob,
+    /// Alice's phone (the teacher's) after its first sync, and her set `open`,
+    /// public or not, with `terms` terms. The caller stops `server`.
+    struct World {
+        let server: FerryServer
+        let alice: (token: String, userID: String)
+        let bob: (token: String, userID: String)
+        let teacher: Phone
+        let open: String
+    }
+
+    static func world(settings: [String: String] = [:], public isPublic: Bool = true, terms: Int) async throws -> World {
+        let server = try Self.server(settings: settings)
+        do {
+            let alice = try await server.user("alice"), bob = try await server.user("bob")
+            let teacher = try Phone(server, token: alice.token)
+            try await teacher.engine.sync()
+            let open = try await Self.set(teacher, public: isPublic, terms: terms)
+            return World(server: server, alice: alice, bob: bob, teacher: teacher, open: open)
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
     /// Alice's set with `terms` terms, made on her phone and uploaded.
     static func set(_ phone: Phone, public isPublic: Bool, terms: Int) async throws -> String {
         let id = try phone.store.create("sets", ["title": .string("set"), "is_public": .bool(isPublic)])
@@ -100,12 +125,9 @@ import Testing
 
     @Test func continuousModeFollowsASubscriptionLiveWithOneWait() async throws {
         // Waits of an hour: a term that arrives came by a wake, never by a wait's end.
-        let server = try Self.server(settings: ["FERRY_LIVE_MAX_WAIT_SECONDS": "3600"])
-        defer { server.stop() }
-        let alice = try await server.user("alice"), bob = try await server.user("bob")
-        let teacher = try Phone(server, token: alice.token)
-        try await teacher.engine.sync()
-        let open = try await Self.set(teacher, public: true, terms: 1)
+        let w = try await Self.world(settings: ["FERRY_LIVE_MAX_WAIT_SECONDS": "3600"], terms: 1)
+        defer { w.server.stop() }
+        let (server, bob, teacher, open) = (w.server, w.bob, w.teacher, w.open)
         let transport = TimedTransport(URLSessionTransport(baseURL: server.baseURL, timeout: 3_700))
         let phone = try Phone(server, token: bob.token, transport: transport)
         try await phone.engine.subscribe(stream: "set", id: open)
@@ -135,12 +157,9 @@ import Testing
     }
 
     @Test func aPublicSetReachesTheDeviceThatSubscribedOnlyAndLeavesAfterItsTTL() async throws {
-        let server = try Self.server()
-        defer { server.stop() }
-        let alice = try await server.user("alice"), bob = try await server.user("bob")
-        let teacher = try Phone(server, token: alice.token)
-        try await teacher.engine.sync()
-        let open = try await Self.set(teacher, public: true, terms: 3)
+        let w = try await Self.world(terms: 3)
+        defer { w.server.stop() }
+        let (server, bob, teacher, open) = (w.server, w.bob, w.teacher, w.open)
         let closed = try await Self.set(teacher, public: false, terms: 1)
 
         // Bob's two devices sync: neither downloads the public set (nor Alice's private one).
@@ -188,12 +207,9 @@ import Testing
     /// answered 304, and the subscription is synced. It used to stay queued, and
     /// sync() sent that check forever.
     @Test func subscribingAgainWithinTheTTLToAnUnchangedStreamIsOneCheck() async throws {
-        let server = try Self.server()
-        defer { server.stop() }
-        let alice = try await server.user("alice"), bob = try await server.user("bob")
-        let teacher = try Phone(server, token: alice.token)
-        try await teacher.engine.sync()
-        let open = try await Self.set(teacher, public: true, terms: 2)
+        let w = try await Self.world(terms: 2)
+        defer { w.server.stop() }
+        let (server, bob, open) = (w.server, w.bob, w.open)
 
         var budget: RequestBudget?
         let phone = try Phone(server, token: bob.token) { inner in
@@ -218,12 +234,9 @@ import Testing
     }
 
     @Test func aSetThatStopsBeingPublicLeavesItsSubscribersAndAnOfflineSubscriptionSyncsLater() async throws {
-        let server = try Self.server()
-        defer { server.stop() }
-        let alice = try await server.user("alice"), bob = try await server.user("bob")
-        let teacher = try Phone(server, token: alice.token)
-        try await teacher.engine.sync()
-        let open = try await Self.set(teacher, public: true, terms: 2)
+        let w = try await Self.world(terms: 2)
+        defer { w.server.stop() }
+        let (server, bob, teacher, open) = (w.server, w.bob, w.teacher, w.open)
 
         // Subscribed before any sync (offline, as far as the engine knows): the first sync brings it.
         let phone = try Phone(server, token: bob.token)

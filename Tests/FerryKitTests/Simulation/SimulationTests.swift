@@ -1,11 +1,21 @@
 @testable import FerryKit
 import FerryTestSupport
 import Foundation
+import Synchronization
 import Testing
 @testable import FerryKitTestSupport
 
 /// Devices that must converge under faults (issue 20): seeded runs against one
 /// real `ferry serve`, each seed with its own users and files.
+///
+/// Not serialized: each test runs its seeds, one after another, on a scratch
+/// database and a `ferry serve` of its own (a restart, a killed LISTEN
+/// connection or a revocation touches only those), so the five overlap each
+/// other and the other suites. Each request of a seed goes from a device to
+/// its server to PostgreSQL and back, one after another, so one simulation
+/// alone leaves a core of two idle. Side by side, with users from
+/// ``FerryServer/quickUser(_:)``, the five took 83 s for 20 seeds each; one
+/// after another, with `ferry user add`, 245 s (issue 49: the suite's long pole).
 ///
 /// - `FERRY_SIM_SEEDS` (default 100): how many seeds, from `FERRY_SIM_FIRST` (default 1);
 ///   `FERRY_SIM_GRDB_SEEDS` (default 100): as many again with devices that write through GRDB;
@@ -21,7 +31,7 @@ import Testing
 /// - `FERRY_SIM_RESTARTS=0`: never restart the server (a soak watches one process).
 /// - `FERRY_SOAK_SAMPLES`: a file for one JSON line a minute (``SoakSampler``).
 /// - `FERRY_SIM_FAILURES`: a file each failing seed's report is appended to at once.
-@Suite(.serialized) struct SimulationTests {
+@Suite struct SimulationTests {
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     @Test func devicesConvergeUnderFaultsForEverySeed() async throws {
@@ -183,8 +193,14 @@ import Testing
 /// A file that failure reports are appended to, each as soon as it is known.
 struct FailureFile {
     let path: String
+    /// The simulations run side by side: one report is appended at a time, whole.
+    private static let appending = Mutex(())
 
     func append(_ text: String) {
+        Self.appending.withLock { _ in write(text) }
+    }
+
+    private func write(_ text: String) {
         if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
         guard let handle = FileHandle(forWritingAtPath: path) else { return }
         defer { try? handle.close() }

@@ -1,5 +1,6 @@
 import FerryHTTPTestSupport
 import FerryKit
+import FerryPostgres
 import FerryTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
@@ -59,6 +60,34 @@ final class FerryServer {
                 input: "secret-\(name)\n")
         }
         guard added.status == 0 else { throw TestEnvironment.Missing(description: "ferry user add: \(added.stderr)") }
+        return try await signIn(name)
+    }
+
+    /// A user as ``user(_:)`` makes one, signed in over HTTP the same way, but
+    /// added by SQL with bcrypt's cheapest cost (4, where `ferry user add` uses
+    /// 10). The simulations add two or three users a seed, hundreds a run:
+    /// `ferry user add`'s process and the two full-cost hashes (add, sign in)
+    /// were 0.48 s a user, 40% of a seed (issue 49), and checked nothing the
+    /// simulations are for; `user(_:)`'s own tests keep the real path.
+    func quickUser(_ name: String) async throws -> (token: String, userID: String) {
+        // Busy PostgreSQL can be slow to accept a connection, as for `user(_:)`: tried again.
+        var attempt = 0
+        while true {
+            do {
+                _ = try database.ownerQuery(
+                    "INSERT INTO ferry.users (name, password_hash) VALUES ($1, crypt($2, gen_salt('bf', 4)))", [name, "secret-\(name)"])
+                break
+            } catch let error as PostgresError where error.kind == .connection && attempt < 3 {
+                attempt += 1
+                // A real sleep: a retry's backoff; the three attempts bound it.
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+        return try await signIn(name)
+    }
+
+    /// Signs `name` in over HTTP, with the password ``user(_:)`` and ``quickUser(_:)`` give it.
+    private func signIn(_ name: String) async throws -> (token: String, userID: String) {
         // Signing in runs a slow password hash in PostgreSQL; a server busy with
         // the other suites may answer 503 for a moment, and an app would retry.
         var attempt = 0

@@ -207,16 +207,9 @@ import Testing
     }
 
     @Test func aBadBodyIs400NamingTheCause() throws {
-        let database = try ScratchDatabase.create(prefix: "ferry_streams")
-        try database.applyMigrations(appFiles: SyncStreamTests.app)
-        let owner = try database.connect()
-        _ = try owner.query("SELECT ferry.create_user('bob', 'bob-password-1')::text", [])
-        let token = try #require(try AuthService.issueToken(name: "bob", ttlSeconds: 600, connection: owner)).token
-        owner.close()
-        let server = try TestServer(database: database) { $0.live.maxWaitStreams = 2 }
-        defer { server.stop() }
-        let client = server.client()
-        let bob = [("Authorization", "Bearer \(token)")]
+        let w = try SyncStreamTests.world { $0.live.maxWaitStreams = 2 }
+        defer { w.server.stop() }
+        let (client, bob) = (w.client, w.bob)
         let cursor = try client.request("GET", "/v1/changes", headers: bob).object["cursor"] as? String ?? ""
         let uuid = UUID().uuidString.lowercased(), other = UUID().uuidString.lowercased()
         let cases: [(body: String, cause: String)] = [
@@ -261,19 +254,12 @@ import Testing
     }
 
     @Test func itCountsAsOneWaiterAgainstTheLimits() throws {
-        let database = try ScratchDatabase.create(prefix: "ferry_streams")
-        try database.applyMigrations(appFiles: SyncStreamTests.app)
-        let owner = try database.connect()
-        _ = try owner.query("SELECT ferry.create_user('bob', 'bob-password-1')::text", [])
-        let token = try #require(try AuthService.issueToken(name: "bob", ttlSeconds: 600, connection: owner)).token
-        owner.close()
-        let server = try TestServer(database: database) {
+        let w = try SyncStreamTests.world {
             $0.live.maxWaitersPerUser = 1
             $0.live.maxWaitSeconds = 3_600
         }
-        defer { server.stop() }
-        let client = server.client()
-        let bob = [("Authorization", "Bearer \(token)")]
+        defer { w.server.stop() }
+        let (server, client, bob, token) = (w.server, w.client, w.bob, Self.token(w.bob))
         let made = try client.request("POST", "/v1/sets", headers: bob, json: ["title": "mine", "is_public": true])
         let set = try #require(made.object["id"] as? String)
         // A cursor past the set (the frontier may hold its commit back a moment: other tests' transactions).
