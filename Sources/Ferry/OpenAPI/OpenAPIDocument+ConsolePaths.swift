@@ -128,10 +128,8 @@ extension OpenAPIDocument {
                                     "since", Self.type("string", ("pattern", "^(now|1[A-Za-z0-9_-]+)?$")), "A device's cursor; none for a full sync."),
                                 Self.query("limit", Self.type("integer", ("minimum", 1), ("maximum", .int(ChangesRequest.maxLimit))), "Page size."),
                                 Self.query("resources", resourcesSchema, "Comma-separated resource names; default all."),
-                                Self.query(
-                                    "stream", Self.type("string", ("pattern", "^[a-z][a-z0-9_]{0,62}:[^\\s]{1,200}$"), ("maxLength", 264)),
-                                    "A subscription, <stream name>:<id>, as a device names it; none for the default stream."),
-                            ],
+                                streamParameter("A subscription, <stream name>:<id>, as a device names it; none for the default stream."),
+                            ].compactMap { $0 },
                             responses: problems + [
                                 ("200", Self.ok("The feed's answer (`status`, `body`) and `explanation`.", object("The answer."))),
                                 ("404", Self.problem(["not_found"])),

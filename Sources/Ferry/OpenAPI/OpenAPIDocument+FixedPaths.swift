@@ -36,8 +36,7 @@ extension OpenAPIDocument {
                                     "wait", Self.type("integer", ("minimum", 0), ("maximum", 999_999_999)),
                                     "A long poll: when nothing is after the cursor, hold the request up to this many seconds (at most `live.max_wait_seconds`) until something is."
                                 ),
-                                Self.query(
-                                    "stream", Self.type("string", ("pattern", "^[a-z][a-z0-9_]{0,62}:[^\\s]{1,200}$"), ("maxLength", 264)),
+                                streamParameter(
                                     "A subscription: `<stream name>:<row id>`, a stream the app declared (`ferry.sync_stream`). The answer is that row and what hangs from it, public rows included, with a cursor of its own; without it, the default stream. A stream the caller may not read answers as one whose id does not exist (an empty page); an unknown name or an id of the wrong type is 400."
                                 ),
                                 .object([
@@ -49,7 +48,7 @@ extension OpenAPIDocument {
                                     ),
                                 ]),
                                 Self.ref("parameters", "IfNoneMatch"),
-                            ],
+                            ].compactMap { $0 },
                             responses: commonProblems.filter { $0.0 != "429" } + [
                                 ("200", Self.changesAnswer),
                                 (

@@ -47,6 +47,12 @@ extension OpenAPIDocument {
         var members: [(String, JSONValue)] = [("operationId", .string(id)), ("summary", .string(summary)), ("tags", [.string(tag)])]
         if !parameters.isEmpty { members.append(("parameters", .array(parameters))) }
         if let body { members.append(("requestBody", body)) }
+        // Parameters can make any request line longer than the server reads
+        // (`limits.max_request_line_bytes`): 414 before routing, for every operation.
+        var responses = responses
+        if !parameters.isEmpty, !responses.contains(where: { $0.0 == "414" }) {
+            responses.append(("414", problem(["uri_too_long"])))
+        }
         members.append(("responses", .object(responses.sorted { $0.0 < $1.0 })))
         if let security { members.append(("security", security)) }
         return .object(members)
