@@ -11,9 +11,8 @@ extension OpenAPIDocument {
     /// takes none, and the document offers none).
     func streamParameter(_ description: String) -> JSONValue? {
         guard !streams.isEmpty else { return nil }
-        let alternatives = streams.map(\.name).sorted().map { name in
-            let root = streams.first { $0.name == name }?.root
-            return "\(name):(?:\(Self.idPattern(root.flatMap { catalog[$0] }?.idKind ?? .uuid)))"
+        let alternatives = streams.sorted { $0.name < $1.name }.map { stream in
+            "\(stream.name):(?:\(Self.idPattern(catalog[stream.root]?.idKind ?? .uuid)))"
         }
         return Self.query(
             "stream",
