@@ -9,6 +9,7 @@ import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
+import { Subscription, SubscribeOptions, checkPriority, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -175,12 +176,19 @@ export class SyncEngine {
     })());
   }
 
+  /**
+   * Upload; then the download queue (subscriptions not synced yet, by priority, the most
+   * recently opened first); then the default stream; then the synced subscriptions' news
+   * (FerryKit's order: the stream just opened before everything else).
+   */
   private async round(): Promise<void> {
     await this.upload();
     this.throwIfHalted();
+    await this.pullQueue();
+    this.throwIfHalted();
     await this.download(0);
     this.throwIfHalted();
-    await this.followSubscriptions();
+    await this.followSynced();
   }
 
   /** Throws SyncStopped once `stop()` was called: what follows would write to the store. */
@@ -207,19 +215,30 @@ export class SyncEngine {
    * `ferry.sync_stream` and what hangs from it, public rows included): from the next
    * round on, its changes are followed on a cursor of its own (`GET /v1/changes?stream=`),
    * kept with its rows, from its beginning. Nothing is stored on the server.
+   *
+   * `priority` ("low", "normal", "high"; FerryKit's) is its place in the download queue:
+   * a round downloads the subscriptions not synced yet first, higher priority first and,
+   * within one, the most recently opened first; one made while another downloads
+   * overtakes it at its next page. Subscribing again moves it to the head of its
+   * (possibly new) priority; one that synced resumes from its cursor.
    */
-  async subscribe(stream: string): Promise<void> {
+  async subscribe(stream: string, options: SubscribeOptions = {}): Promise<void> {
+    const priority = checkPriority(options.priority);
     await this.store.transaction(async (tx) => {
       const state = tx.objectStore(stores.STATE);
-      const subscriptions: string[] = (await req(state.get("subscriptions"))) ?? [];
-      if (!subscriptions.includes(stream)) state.put([...subscriptions, stream], "subscriptions");
+      state.put(subscribed(subscriptionsOf(await req(state.get("subscriptions"))), stream, priority), "subscriptions");
     });
     this.kick();
   }
 
-  /** The streams subscribed to. */
-  async subscriptions(): Promise<string[]> {
-    return (await this.store.state<string[]>("subscriptions")) ?? [];
+  /** The subscriptions, in the download queue's order: higher priority first, within one the latest opened first. */
+  async subscriptions(): Promise<Subscription[]> {
+    return byPriority(subscriptionsOf(await this.store.state("subscriptions")));
+  }
+
+  /** The subscribed streams' names, in the queue's order. */
+  private async streams(): Promise<string[]> {
+    return (await this.subscriptions()).map((s) => s.stream);
   }
 
   /**
@@ -230,10 +249,9 @@ export class SyncEngine {
     const touched = new Set<string>();
     await this.store.transaction(async (tx) => {
       const state = tx.objectStore(stores.STATE), rows = tx.objectStore(stores.ROWS), outbox = tx.objectStore(stores.OUTBOX);
-      const subscriptions: string[] = (await req(state.get("subscriptions"))) ?? [];
-      const rest = subscriptions.filter((s) => s !== stream);
+      const rest = subscriptionsOf(await req(state.get("subscriptions"))).filter((s) => s.stream !== stream);
       const keep = new Set<string>((await req(state.get("held:"))) ?? []);
-      for (const s of rest) for (const key of (await req(state.get(`held:${s}`))) ?? []) keep.add(key);
+      for (const { stream: s } of rest) for (const key of (await req(state.get(`held:${s}`))) ?? []) keep.add(key);
       for (const key of ((await req(state.get(`held:${stream}`))) ?? []) as string[]) {
         if (keep.has(key)) continue;
         const [resource, id] = key.split("\u0000");
@@ -252,30 +270,75 @@ export class SyncEngine {
   }
 
   /**
-   * Follows every subscription's stream (or those of `only`) from its own cursor to its
-   * end. `fresh` (after a wait named the streams): never the browser's cached copy. A
-   * public stream's page is `Cache-Control: public, max-age=1` (docs/API.md), so the
-   * same URL asked again within that second came from the HTTP cache, with no news: the
-   * cursor stayed, the wait answered at once again, and the engine spun until the copy
-   * went stale. The wait has just said the page changed; the cache is asked to check.
+   * The download queue: while a subscription that has not synced waits, the head goes
+   * (by priority, then the most recently opened). A stream that a new head overtakes
+   * stops after its current page (its cursor saved) and waits its turn again; one
+   * unsubscribed before it synced has left the queue, and nothing more of it is asked.
    */
-  private async followSubscriptions(only?: string[], fresh = false): Promise<void> {
-    for (const stream of only ?? await this.subscriptions()) {
-      for (;;) {
-        const cursor = await this.store.state<string | null>(`cursor:${stream}`);
-        const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
-        if (cursor) query.set("since", cursor);
-        const res = await this.send("GET", `/v1/changes?${query}`, undefined, {}, undefined, fresh ? "no-cache" : undefined);
-        if (res.status === 410) {
-          // cursor_expired: the subscription starts over from its beginning.
-          await this.store.setState(`cursor:${stream}`, null);
-          continue;
-        }
-        if (!res.ok) throw new Error(`GET /v1/changes?stream=${stream}: ${res.status}`);
-        const page = await res.json();
-        await this.applyPage(page.changes, page.cursor, stream);
-        if (!page.has_more) break;
+  private async pullQueue(): Promise<void> {
+    for (;;) {
+      this.throwIfHalted();
+      const head = downloadQueue(subscriptionsOf(await this.store.state("subscriptions")))[0];
+      if (!head) return;
+      await this.followStream(head.stream, false, true);
+    }
+  }
+
+  /**
+   * The synced subscriptions' news, by priority; a subscription made meanwhile (the
+   * queue) goes before the rest.
+   */
+  private async followSynced(): Promise<void> {
+    const followed = new Set<string>();
+    for (;;) {
+      await this.pullQueue();
+      const next = byPriority(subscriptionsOf(await this.store.state("subscriptions"))).find((s) => s.synced && !followed.has(s.stream));
+      if (!next) return;
+      followed.add(next.stream);
+      await this.followStream(next.stream, false, false);
+    }
+  }
+
+  /**
+   * Follows the streams of `only` that are still subscribed, in the queue's order, then
+   * the queue of subscriptions made meanwhile (after a wait's answer).
+   */
+  private async followSubscriptions(only: string[], fresh: boolean): Promise<void> {
+    const named = new Set(only);
+    for (const stream of (await this.streams()).filter((s) => named.has(s))) await this.followStream(stream, fresh, false);
+    await this.pullQueue();
+  }
+
+  /**
+   * Follows one subscription's stream from its own cursor to its end, each page applied
+   * with its cursor (and, at its end, the subscription marked synced) in one
+   * transaction. "dropped": unsubscribed meanwhile, nothing more asked; "overtaken"
+   * (`preemptible`, the queue's): another subscription is now the queue's head.
+   * `fresh` (after a wait named the stream): never the browser's cached copy. A public
+   * stream's page is `Cache-Control: public, max-age=1` (docs/API.md), so the same URL
+   * asked again within that second came from the HTTP cache, with no news: the cursor
+   * stayed, the wait answered at once again, and the engine spun until the copy went
+   * stale. The wait has just said the page changed; the cache is asked to check.
+   */
+  private async followStream(stream: string, fresh: boolean, preemptible: boolean): Promise<"done" | "dropped" | "overtaken"> {
+    for (;;) {
+      this.throwIfHalted();
+      const cursor = await this.store.state<string | null>(`cursor:${stream}`);
+      const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
+      if (cursor) query.set("since", cursor);
+      const res = await this.send("GET", `/v1/changes?${query}`, undefined, {}, undefined, fresh ? "no-cache" : undefined);
+      if (res.status === 410) {
+        // cursor_expired: the subscription starts over from its beginning.
+        await this.store.setState(`cursor:${stream}`, null);
+        continue;
       }
+      if (!res.ok) throw new Error(`GET /v1/changes?stream=${stream}: ${res.status}`);
+      const page = await res.json();
+      await this.applyPage(page.changes, page.cursor, stream, !page.has_more);
+      if (!page.has_more) return "done";
+      const now = subscriptionsOf(await this.store.state("subscriptions"));
+      if (!now.some((s) => s.stream === stream)) return "dropped";
+      if (preemptible && downloadQueue(now)[0]?.stream !== stream) return "overtaken";
     }
   }
 
@@ -932,7 +995,8 @@ export class SyncEngine {
 
   /**
    * Continuous mode's live step for a device with subscriptions: `POST /v1/changes/wait`
-   * on the default stream's cursor and every subscription's (src/live.ts), in waits of
+   * on the default stream's cursor and every subscription's (src/live.ts; `subscriptions`
+   * in the queue's order, so the default stream first, then by priority), in waits of
    * at most the server's `live.max_wait_streams` streams sent at once (at most
    * `maxWaits`; streams beyond those are fetched after every answer), held until one of
    * them has news (or `wait` runs out). The first answer ends the others; then a
@@ -967,8 +1031,11 @@ export class SyncEngine {
     return "followed";
   }
 
-  /** Applies server rows and saves the cursor, in one transaction. */
-  async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null, stream?: string): Promise<void> {
+  /**
+   * Applies server rows and saves the cursor, in one transaction; `end` (a stream's page
+   * that reached its end) marks the subscription synced in it too.
+   */
+  async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null, stream?: string, end = false): Promise<void> {
     const events: SyncEvent[] = [];
     const touched = new Set<string>();
     await this.store.transaction(async (tx) => {
@@ -1004,8 +1071,10 @@ export class SyncEngine {
       // Which rows each subscription brought (`held:<stream>`), and which of those the
       // default stream (or the device itself) holds too (`held:`): unsubscribing drops
       // only what no one else holds. Nothing to keep while there is no subscription.
-      const subscriptions: string[] = subscribed ?? [];
+      const records = subscriptionsOf(subscribed);
+      const subscriptions = records.map((s) => s.stream);
       if (stream !== undefined && !subscriptions.includes(stream)) return;  // unsubscribed meanwhile
+      if (stream !== undefined && end && !records.find((s) => s.stream === stream)?.synced) state.put(markedSynced(records, stream), "subscriptions");
       const held = new Map<string, Set<string>>();
       const [heldBy, heldByDefaultList] = await Promise.all([
         Promise.all(subscriptions.map((s) => req(state.get(`held:${s}`)))),
@@ -1123,7 +1192,7 @@ export class SyncEngine {
           const signal = this.poll.signal;
           const poll = async () => {
             // With subscriptions, one wait on every stream; without, the default stream's own.
-            const subscriptions = this.useWait ? await this.subscriptions() : [];
+            const subscriptions = this.useWait ? await this.streams() : [];
             if (subscriptions.length) {
               const waited = await this.waitAll(subscriptions, signal);
               if (waited !== "fallBack") return waited === "followed";
