@@ -26,8 +26,9 @@ export function startHarness(ferryPort, staticRoot = root) {
     get waiting() { return waiting.size; },
     /**
      * Set by a test: `{match(url), pass, held: []}`. Requests `match` names pass `pass`
-     * times, then are held (never reach the server, never answered); each held one is
-     * noted with `ended`: "aborted" once the client gives it up.
+     * times, then are held (do not reach the server, are not answered); each held one is
+     * noted with `ended`: "aborted" once the client gives it up, and `release()`, which
+     * sends it on to the server after all (a request held mid-download).
      */
     gate: null,
     /** Cuts every open event stream, as a network change or a proxy's timeout would. */
@@ -51,12 +52,18 @@ export function startHarness(ferryPort, staticRoot = root) {
       if (gate && gate.match(req.url)) {
         if (gate.pass > 0) gate.pass--;
         else {
-          const held = { url: req.url, ended: null };
+          const held = { url: req.url, ended: null, release: () => forward() };
           gate.held.push(held);
           res.on("close", () => { held.ended ??= res.writableFinished ? "answered" : "aborted"; });
           return;
         }
       }
+      forward();
+      return;
+    }
+    /** Sends a /v1 request on to the server, through the faults that come after the gate. */
+    function forward() {
+      const upload = req.method !== "GET" && !req.url.startsWith("/v1/changes/wait");
       const lose = upload && faults.loseAnswers > 0 && faults.loseAnswers--;
       let wait = null;
       if (req.method === "POST" && req.url.startsWith("/v1/changes/wait")) {
@@ -90,7 +97,6 @@ export function startHarness(ferryPort, staticRoot = root) {
       });
       upstream.on("error", () => res.socket.destroy());
       req.pipe(upstream);
-      return;
     }
     const path = normalize(decodeURIComponent(req.url.split("?")[0])).replace(/^(\.\.[/\\])+/, "");
     if (faults.offlineAll) {

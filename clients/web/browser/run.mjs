@@ -396,6 +396,85 @@ await test("subscriptions: a public list reaches a non-member through its stream
   await friend.close();
 });
 
+await test("subscription priorities: new subscriptions download by priority, the latest opened first, before the default stream; one made mid-download overtakes; one dropped before it synced is never asked; kept across a reload", async () => {
+  const friendURL = `${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`;
+  const friend = await browser.page(friendURL);
+  onFailure = async () => {
+    console.log("# gate:", JSON.stringify(faults.gate?.held?.map((h) => [h.url, h.ended])), "last requests:", faults.seen.slice(-14).join(" | "));
+    await friend.close();
+  };
+  // Seven public lists of the owner's, each with five todos: a stream of six rows, three
+  // pages at the friend's page size of 2.
+  const titles = ["Low", "Normal", "High", "Normal later", "Drop", "Overtaken", "Overtaker"];
+  const lists = await a.eval(`(async () => {
+    const ids = [];
+    for (const title of ${JSON.stringify(titles)}) {
+      const l = crypto.randomUUID();
+      const todos = [1, 2, 3, 4, 5].map((n) => ({resource: "todos", kind: "create", fields: {list_id: l, title: title + " " + n, rank: String.fromCharCode(80 + n)}}));
+      await dev.store.write([{resource: "lists", id: l, kind: "create", fields: {title, is_public: true}}, ...todos]);
+      ids.push(l);
+    }
+    return ids;
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const [low, normal, high, normalLater, drop, overtaken, overtaker] = lists.map((l) => `list:${l}`);
+  await friend.eval("device('prioritized', { limit: 2 })");
+  await friend.eval("dev.engine.sync()");
+  const streamOf = (u) => u.startsWith("/v1/changes?") ? (new URLSearchParams(u.split("?")[1]).get("stream") ?? "default") : null;
+  // The streams asked for, in order, each run of pages of one stream once.
+  const runs = () => faults.urls.map(streamOf).filter((s) => s !== null).filter((s, i, all) => i === 0 || all[i - 1] !== s);
+  const count = (l) => `dev.store.all("todos").then((ts) => ts.filter((t) => t.list_id === ${JSON.stringify(l)}).length)`;
+
+  faults.urls.length = 0;
+  for (const [stream, priority] of [[low, "low"], [normal, "normal"], [high, "high"], [normalLater, "normal"]]) {
+    await friend.eval(`dev.engine.subscribe(${JSON.stringify(stream)}, { priority: ${JSON.stringify(priority)} })`);
+  }
+  await friend.eval("dev.engine.sync()");
+  assert.deepEqual(runs(), [high, normalLater, normal, low, "default"], "the queue by priority, the latest opened first, then the default stream");
+  for (const l of lists.slice(0, 4)) assert.equal(await friend.eval(count(l)), 5, "each stream to its end");
+  assert.ok((await friend.eval("dev.engine.subscriptions()")).every((s) => s.synced), "synced");
+
+  // Mid-download: "Overtaken" is the queue's head ("Drop" was opened before it); its
+  // second page is held while "Drop" is unsubscribed and "Overtaker" subscribed high.
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(drop)})`);
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(overtaken)})`);
+  faults.urls.length = 0;
+  const gate = { match: (u) => streamOf(u) === overtaken && new URLSearchParams(u.split("?")[1]).has("since"), pass: 0, held: [] };
+  faults.gate = gate;
+  await friend.eval("window.round = dev.engine.sync(); true");
+  for (let i = 0; i < 1200 && gate.held.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(gate.held.length, 1, "the second page of the queue's head is held");
+  faults.gate = null;
+  await friend.eval(`dev.engine.unsubscribe(${JSON.stringify(drop)})`);
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(overtaker)}, { priority: "high" })`);
+  gate.held[0].release();
+  await friend.eval("window.round");
+  assert.deepEqual(runs(), [overtaken, overtaker, overtaken, "default", high, normalLater, normal, low],
+    "the new high subscription overtakes at the next page, the rest of the overtaken one follows from its cursor, then the default stream and the synced ones by priority; the dropped one is never asked");
+  const resumed = faults.urls.filter((u) => streamOf(u) === overtaken);
+  assert.ok(resumed.slice(1).every((u) => new URLSearchParams(u.split("?")[1]).has("since")), `resumed from its cursor: ${resumed.join(" ")}`);
+  for (const l of [overtaken, overtaker]) assert.equal(await friend.eval(count(l.slice(5))), 5);
+  assert.equal(await friend.eval(count(drop.slice(5))), 0, "nothing of the dropped subscription");
+
+  // The store keeps the priorities: a reload lists them, in the queue's order.
+  const listed = () => friend.eval("dev.engine.subscriptions().then((s) => s.map((x) => [x.stream, x.priority, x.synced]))");
+  const before = await listed();
+  assert.deepEqual(before.map(([s, p]) => [s, p]), [[overtaker, "high"], [high, "high"], [overtaken, "normal"], [normalLater, "normal"], [normal, "normal"], [low, "low"]]);
+  await friend.goto(friendURL);  // a reload: the same browser context, its IndexedDB
+  await friend.eval("device('prioritized', { limit: 2 })");
+  assert.deepEqual(await listed(), before, "after a reload");
+  assert.equal(await friend.eval(`dev.engine.subscribe("list:x", { priority: "urgent" }).then(() => "accepted", (e) => e.message)`),
+    'subscription priority "urgent": expected "low", "normal" or "high"');
+
+  // A store from before priorities kept bare stream names: read as normal, not yet synced,
+  // and its next round follows each to its end (from its cursor) as the queue's.
+  await friend.eval(`dev.store.setState("subscriptions", ${JSON.stringify([low, high])})`);
+  assert.deepEqual(await listed(), [[high, "normal", false], [low, "normal", false]]);
+  await friend.eval("dev.engine.sync()");
+  assert.deepEqual(await listed(), [[high, "normal", true], [low, "normal", true]]);
+  await friend.close();
+});
+
 await test("continuous mode with a subscription: one wait on every stream hears another user's commit to a subscribed public list", async () => {
   const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
   onFailure = async () => {
@@ -487,7 +566,9 @@ await test("past the server's live.max_wait_streams (2 here), the streams are sp
     doc.live ??= { max_wait_streams: 2 };
     return new Response(JSON.stringify(doc), { status: r.status, headers: r.headers });
   }) })`);
-  for (const s of streams) await friend.eval(`dev.engine.subscribe(${JSON.stringify(s)})`);
+  // The first list high: the waits are ordered as FerryKit's, the default stream first,
+  // then the subscriptions by priority and, within one, the latest opened first.
+  for (const [i, s] of streams.entries()) await friend.eval(`dev.engine.subscribe(${JSON.stringify(s)}, { priority: ${JSON.stringify(i === 0 ? "high" : "normal")} })`);
   await friend.eval("dev.engine.sync()");
   const titles = (l) => `dev.store.all("todos").then((ts) => ts.filter((t) => t.list_id === ${JSON.stringify(l)}).map((t) => t.title).sort().join())`;
   for (const l of lists) assert.equal(await friend.eval(titles(l)), "First", "the subscriptions' first round");
@@ -499,6 +580,8 @@ await test("past the server's live.max_wait_streams (2 here), the streams are sp
   assert.ok(held.every((keys) => keys.length <= 2), JSON.stringify(held));
   assert.deepEqual(held.flat().sort(), ["default", ...streams].sort(), "every stream, once");
   assert.ok(held.some((keys) => keys[0] === "default"), "the default stream in the first");
+  assert.deepEqual(held.map((keys) => JSON.stringify(keys)).sort(), [[streams[2], streams[1]], ["default", streams[0]]].map((k) => JSON.stringify(k)).sort(),
+    "by priority, the latest opened first: the high one with the default stream, then the third list, then the second");
   // News on the last list (in the second wait) arrives; no wait was refused.
   const last = lists[2];
   await a.eval(`dev.store.write([{resource: "todos", kind: "create", fields: {list_id: ${JSON.stringify(last)}, title: "Second", rank: "W"}}])`);

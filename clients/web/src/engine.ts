@@ -184,11 +184,13 @@ export class SyncEngine {
   private async round(): Promise<void> {
     await this.upload();
     this.throwIfHalted();
-    await this.pullQueue();
+    // The streams this round followed to their end: not asked again by followSynced.
+    const followed = new Set<string>();
+    await this.pullQueue(followed);
     this.throwIfHalted();
     await this.download(0);
     this.throwIfHalted();
-    await this.followSynced();
+    await this.followSynced(followed);
   }
 
   /** Throws SyncStopped once `stop()` was called: what follows would write to the store. */
@@ -274,24 +276,25 @@ export class SyncEngine {
    * (by priority, then the most recently opened). A stream that a new head overtakes
    * stops after its current page (its cursor saved) and waits its turn again; one
    * unsubscribed before it synced has left the queue, and nothing more of it is asked.
+   * The streams it followed to their end are added to `done`.
    */
-  private async pullQueue(): Promise<void> {
+  private async pullQueue(done: Set<string>): Promise<void> {
     for (;;) {
       this.throwIfHalted();
       const head = downloadQueue(subscriptionsOf(await this.store.state("subscriptions")))[0];
       if (!head) return;
-      await this.followStream(head.stream, false, true);
+      if (await this.followStream(head.stream, false, true) === "done") done.add(head.stream);
     }
   }
 
   /**
-   * The synced subscriptions' news, by priority; a subscription made meanwhile (the
-   * queue) goes before the rest.
+   * The synced subscriptions' news, by priority, but those of `followed` (followed to
+   * their end this round already); a subscription made meanwhile (the queue) goes before
+   * the rest.
    */
-  private async followSynced(): Promise<void> {
-    const followed = new Set<string>();
+  private async followSynced(followed: Set<string>): Promise<void> {
     for (;;) {
-      await this.pullQueue();
+      await this.pullQueue(followed);
       const next = byPriority(subscriptionsOf(await this.store.state("subscriptions"))).find((s) => s.synced && !followed.has(s.stream));
       if (!next) return;
       followed.add(next.stream);
@@ -306,7 +309,7 @@ export class SyncEngine {
   private async followSubscriptions(only: string[], fresh: boolean): Promise<void> {
     const named = new Set(only);
     for (const stream of (await this.streams()).filter((s) => named.has(s))) await this.followStream(stream, fresh, false);
-    await this.pullQueue();
+    await this.pullQueue(new Set());
   }
 
   /**
