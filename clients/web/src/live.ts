@@ -35,7 +35,7 @@ export function waitBody(
 export interface Follow {
   /** The default stream (`GET /v1/changes`). */
   default: boolean;
-  /** Subscriptions (`GET /v1/changes?stream=`), in the order the device subscribed. */
+  /** Subscriptions (`GET /v1/changes?stream=`), in the order given (the queue's: by priority). */
   streams: string[];
 }
 
@@ -81,7 +81,7 @@ export interface WaitPlan {
 /**
  * `waitBody`'s streams split into waits of at most `cap` keys each (the server's
  * `live.max_wait_streams`), in order: the default stream first, then the subscriptions
- * as subscribed. Streams with no cursor are left out as `waitBody` leaves them out.
+ * in the order given (the engine's: by priority, the most recently opened first, as FerryKit's). Streams with no cursor are left out as `waitBody` leaves them out.
  */
 export function waitPlan(
   defaultCursor: string | null | undefined,
