@@ -466,6 +466,19 @@ await test("subscription priorities: new subscriptions download by priority, the
   assert.equal(await friend.eval(`dev.engine.subscribe("list:x", { priority: "urgent" }).then(() => "accepted", (e) => e.message)`),
     'subscription priority "urgent": expected "low", "normal" or "high"');
 
+  // A stream the server refuses (400: it declares no such stream) leaves the queue, noted,
+  // and the rest of the round goes on; it is not asked again.
+  faults.urls.length = 0;
+  await friend.eval(`dev.engine.subscribe("nosuch:1", { priority: "high" })`);
+  await friend.eval("dev.engine.sync()");
+  const refused = await friend.eval(`dev.engine.subscriptions().then((s) => s.find((x) => x.stream === "nosuch:1"))`);
+  assert.ok(refused && typeof refused.refused === "string" && !refused.synced, JSON.stringify(refused));
+  assert.deepEqual(runs().slice(0, 2), ["nosuch:1", "default"], "refused, then the rest of the round");
+  faults.urls.length = 0;
+  await friend.eval("dev.engine.sync()");
+  assert.ok(!runs().includes("nosuch:1"), "not asked again");
+  await friend.eval(`dev.engine.unsubscribe("nosuch:1")`);
+
   // A store from before priorities kept bare stream names: read as normal, not yet synced,
   // and its next round follows each to its end (from its cursor) as the queue's.
   await friend.eval(`dev.store.setState("subscriptions", ${JSON.stringify([low, high])})`);

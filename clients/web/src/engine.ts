@@ -9,7 +9,7 @@ import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
-import { Subscription, SubscribeOptions, checkPriority, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced } from "./subscriptions.js";
+import { Subscription, SubscribeOptions, checkPriority, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -238,9 +238,9 @@ export class SyncEngine {
     return byPriority(subscriptionsOf(await this.store.state("subscriptions")));
   }
 
-  /** The subscribed streams' names, in the queue's order. */
+  /** The subscribed streams' names, in the queue's order, but those the server refused (a wait naming one is 400). */
   private async streams(): Promise<string[]> {
-    return (await this.subscriptions()).map((s) => s.stream);
+    return (await this.subscriptions()).filter((s) => s.refused === undefined).map((s) => s.stream);
   }
 
   /**
@@ -295,7 +295,7 @@ export class SyncEngine {
   private async followSynced(followed: Set<string>): Promise<void> {
     for (;;) {
       await this.pullQueue(followed);
-      const next = byPriority(subscriptionsOf(await this.store.state("subscriptions"))).find((s) => s.synced && !followed.has(s.stream));
+      const next = byPriority(subscriptionsOf(await this.store.state("subscriptions"))).find((s) => s.synced && s.refused === undefined && !followed.has(s.stream));
       if (!next) return;
       followed.add(next.stream);
       await this.followStream(next.stream, false, false);
@@ -316,14 +316,17 @@ export class SyncEngine {
    * Follows one subscription's stream from its own cursor to its end, each page applied
    * with its cursor (and, at its end, the subscription marked synced) in one
    * transaction. "dropped": unsubscribed meanwhile, nothing more asked; "overtaken"
-   * (`preemptible`, the queue's): another subscription is now the queue's head.
+   * (`preemptible`, the queue's): another subscription is now the queue's head;
+   * "refused": the server answered 400 (a stream it does not declare, an id of the
+   * wrong type), noted on the subscription, which leaves the queue: with the queue
+   * before the default stream, one bad subscription would otherwise stop every round.
    * `fresh` (after a wait named the stream): never the browser's cached copy. A public
    * stream's page is `Cache-Control: public, max-age=1` (docs/API.md), so the same URL
    * asked again within that second came from the HTTP cache, with no news: the cursor
    * stayed, the wait answered at once again, and the engine spun until the copy went
    * stale. The wait has just said the page changed; the cache is asked to check.
    */
-  private async followStream(stream: string, fresh: boolean, preemptible: boolean): Promise<"done" | "dropped" | "overtaken"> {
+  private async followStream(stream: string, fresh: boolean, preemptible: boolean): Promise<"done" | "dropped" | "overtaken" | "refused"> {
     for (;;) {
       this.throwIfHalted();
       const cursor = await this.store.state<string | null>(`cursor:${stream}`);
@@ -334,6 +337,15 @@ export class SyncEngine {
         // cursor_expired: the subscription starts over from its beginning.
         await this.store.setState(`cursor:${stream}`, null);
         continue;
+      }
+      if (res.status === 400) {
+        const problem = await res.json().catch(() => null);
+        const reason = typeof problem?.detail === "string" ? problem.detail : "the server refused the stream (400)";
+        await this.store.transaction(async (tx) => {
+          const state = tx.objectStore(stores.STATE);
+          state.put(markedRefused(subscriptionsOf(await req(state.get("subscriptions"))), stream, reason), "subscriptions");
+        });
+        return "refused";
       }
       if (!res.ok) throw new Error(`GET /v1/changes?stream=${stream}: ${res.status}`);
       const page = await res.json();

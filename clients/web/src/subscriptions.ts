@@ -25,6 +25,12 @@ export interface Subscription {
   opened: number;
   /** Whether its stream reached its end once (its initial download is done). */
   synced: boolean;
+  /**
+   * Why the server refused its stream (a 400: a stream name it does not declare, an id
+   * of the wrong type), as FerryKit's `.refused`: it left the queue, and is not followed
+   * until subscribed again.
+   */
+  refused?: string;
 }
 
 /** Throws a TypeError naming the value when `priority` is not one of the three. */
@@ -50,7 +56,9 @@ export function subscriptionsOf(stored: unknown): Subscription[] {
     } else if (entry && typeof entry === "object" && typeof (entry as Subscription).stream === "string") {
       const e = entry as Partial<Subscription> & { stream: string };
       const priority = (subscriptionPriorities as readonly unknown[]).includes(e.priority) ? e.priority as SubscriptionPriority : "normal";
-      out.push({ stream: e.stream, priority, opened: typeof e.opened === "number" ? e.opened : i + 1, synced: e.synced === true });
+      const s: Subscription = { stream: e.stream, priority, opened: typeof e.opened === "number" ? e.opened : i + 1, synced: e.synced === true };
+      if (typeof e.refused === "string") s.refused = e.refused;
+      out.push(s);
     }
   });
   return out;
@@ -59,7 +67,7 @@ export function subscriptionsOf(stored: unknown): Subscription[] {
 /**
  * Subscribes (or subscribes again): at the head of its priority (opened after every
  * other), with the priority given. One subscribed again keeps whether it synced: it
- * resumes from its cursor.
+ * resumes from its cursor; one refused is asked again.
  */
 export function subscribed(list: Subscription[], stream: string, priority: SubscriptionPriority): Subscription[] {
   const opened = list.reduce((most, s) => Math.max(most, s.opened), 0) + 1;
@@ -73,9 +81,14 @@ export function byPriority(list: Subscription[]): Subscription[] {
   return [...list].sort((a, b) => rank(b.priority) - rank(a.priority) || b.opened - a.opened);
 }
 
-/** The download queue, head first: the subscriptions not synced yet, by priority. */
+/** The download queue, head first: the subscriptions not synced (nor refused) yet, by priority. */
 export function downloadQueue(list: Subscription[]): Subscription[] {
-  return byPriority(list).filter((s) => !s.synced);
+  return byPriority(list).filter((s) => !s.synced && s.refused === undefined);
+}
+
+/** The list with `stream` marked refused, for `reason` (unchanged if it is not subscribed). */
+export function markedRefused(list: Subscription[], stream: string, reason: string): Subscription[] {
+  return list.map((s) => s.stream === stream ? { ...s, refused: reason } : s);
 }
 
 /** The list with `stream` marked synced (unchanged if it is not subscribed). */

@@ -2,7 +2,7 @@
 // the waits, and the two forms a store keeps its subscriptions in.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { subscribed, byPriority, downloadQueue, markedSynced, subscriptionsOf, checkPriority, Subscription, SubscriptionPriority } from "../src/subscriptions.js";
+import { subscribed, byPriority, downloadQueue, markedSynced, markedRefused, subscriptionsOf, checkPriority, Subscription, SubscriptionPriority } from "../src/subscriptions.js";
 import { waitPlan } from "../src/live.js";
 
 function subscribe(order: [string, SubscriptionPriority][], start: Subscription[] = []): Subscription[] {
@@ -32,6 +32,14 @@ test("subscribing again moves it to the head of its new priority and keeps wheth
   assert.deepEqual(byPriority(list).map((s) => [s.stream, s.priority, s.synced]), [
     ["list:a", "high", true], ["list:b", "high", false], ["list:c", "normal", false],
   ]);
+});
+
+test("a refused subscription leaves the queue until subscribed again", () => {
+  let list = markedRefused(subscribe([["nosuch:1", "high"], ["list:b", "normal"]]), "nosuch:1", "no stream nosuch");
+  assert.deepEqual(downloadQueue(list).map((s) => s.stream), ["list:b"]);
+  assert.equal(subscriptionsOf(JSON.parse(JSON.stringify(list)))[0].refused, "no stream nosuch", "kept in the store");
+  list = subscribed(list, "nosuch:1", "high");
+  assert.deepEqual(downloadQueue(list).map((s) => s.stream), ["nosuch:1", "list:b"]);
 });
 
 test("a subscription dropped before it synced leaves the queue", () => {
