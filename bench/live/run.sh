@@ -12,6 +12,12 @@
 #       with a token each on their default stream (a check each), and as the
 #       same N on the set's stream (stream=set:<id>: one check's page for all,
 #       StreamChecks; default N: 1000 10000)
+#   bench/live/run.sh teacher [N ...]
+#       only the teacher's set (issue 46): N students (default 1000), a token
+#       each, follow the set's stream, first with an event stream each, then
+#       with long polls re-sent after each answer, while the teacher adds 200
+#       terms at 16 a second; commit to device p50 / p99 / max over every
+#       student and term
 #   bench/live/run.sh idle [N ...]
 #       only the server's CPU with N long polls waiting and nothing written,
 #       over BENCH_IDLE_SECONDS (default 60) each (default N: 0 1000 10000)
@@ -25,9 +31,10 @@ cd "$ROOT"
 MODE=all
 if [ "${1:-}" = idle ]; then MODE=idle; shift; fi
 if [ "${1:-}" = fanout ]; then MODE=fanout; shift; fi
+if [ "${1:-}" = teacher ]; then MODE=teacher; shift; fi
 COUNTS=("$@")
 if [ ${#COUNTS[@]} -eq 0 ]; then
-  case $MODE in idle) COUNTS=(0 1000 10000) ;; fanout) COUNTS=(1000 10000) ;; *) COUNTS=(1 1000 10000) ;; esac
+  case $MODE in idle) COUNTS=(0 1000 10000) ;; fanout) COUNTS=(1000 10000) ;; teacher) COUNTS=(1000) ;; *) COUNTS=(1 1000 10000) ;; esac
 fi
 MAX=$(printf '%s\n' "${COUNTS[@]}" | sort -n | tail -n1)
 ulimit -n "$(ulimit -Hn)"  # client and server each hold one descriptor per waiter
@@ -50,7 +57,7 @@ export BENCH_LIVE_RESULTS=${BENCH_LIVE_RESULTS:-$ROOT/bench/live/results.jsonl}
 if [ -n "${FERRY_BIN:-}" ]; then DEFAULT_LABEL=$FERRY_BIN; else DEFAULT_LABEL=$(git rev-parse --short HEAD); fi
 export BENCH_LIVE_LABEL=${BENCH_LIVE_LABEL:-$DEFAULT_LABEL}
 echo "ferry serve ($BIN) on 127.0.0.1:$PORT, pid $SERVER; $(nproc) cores; $(date -u +%FT%TZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
-if [ "$MODE" = fanout ]; then
+if [ "$MODE" = fanout ] || [ "$MODE" = teacher ]; then
   # MAX collaborators of the set, each with a token of its own, made in SQL
   # (one password hash for all: a bcrypt each would take minutes); their
   # tokens are fanout-bench-token-<i>, which live.py sends.
@@ -62,7 +69,11 @@ WITH hash AS (SELECT crypt('bench-password', gen_salt('bf', 4)) AS h),
 INSERT INTO app.set_collaborators (set_id, user_id)
 SELECT '$SET', id FROM made WHERE (SELECT count(*) FROM tokens) > 0;
 SQL
-  python3 bench/live/live.py fanout "$PORT" "$SERVER" "$WRITER" "$READER" "$SET" "${COUNTS[@]}"
+  if [ "$MODE" = teacher ]; then
+    python3 bench/live/live.py teacher "$PORT" "$SERVER" "$WRITER" "$SET" "${COUNTS[@]}"
+  else
+    python3 bench/live/live.py fanout "$PORT" "$SERVER" "$WRITER" "$READER" "$SET" "${COUNTS[@]}"
+  fi
   exit 0
 fi
 if [ "$MODE" = idle ]; then
