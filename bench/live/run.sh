@@ -18,6 +18,11 @@
 #       with long polls re-sent after each answer, while the teacher adds 200
 #       terms at 16 a second; commit to device p50 / p99 / max over every
 #       student and term
+#   bench/live/run.sh cluster [N]
+#       only the fan-out past one process's descriptors (issue 46): N
+#       collaborators (default 100000), a token each, on the set's stream,
+#       spread over ceil(N / 14000) instances of `ferry serve` on one database
+#       (bench/live/cluster.py says why), one write through the first
 #   bench/live/run.sh idle [N ...]
 #       only the server's CPU with N long polls waiting and nothing written,
 #       over BENCH_IDLE_SECONDS (default 60) each (default N: 0 1000 10000)
@@ -32,9 +37,10 @@ MODE=all
 if [ "${1:-}" = idle ]; then MODE=idle; shift; fi
 if [ "${1:-}" = fanout ]; then MODE=fanout; shift; fi
 if [ "${1:-}" = teacher ]; then MODE=teacher; shift; fi
+if [ "${1:-}" = cluster ]; then MODE=cluster; shift; fi
 COUNTS=("$@")
 if [ ${#COUNTS[@]} -eq 0 ]; then
-  case $MODE in idle) COUNTS=(0 1000 10000) ;; fanout) COUNTS=(1000 10000) ;; teacher) COUNTS=(1000) ;; *) COUNTS=(1 1000 10000) ;; esac
+  case $MODE in idle) COUNTS=(0 1000 10000) ;; fanout) COUNTS=(1000 10000) ;; teacher) COUNTS=(1000) ;; cluster) COUNTS=(100000) ;; *) COUNTS=(1 1000 10000) ;; esac
 fi
 MAX=$(printf '%s\n' "${COUNTS[@]}" | sort -n | tail -n1)
 ulimit -n "$(ulimit -Hn)"  # client and server each hold one descriptor per waiter
@@ -45,6 +51,9 @@ for user in writer reader bystander; do echo "bench-password" | "$BIN" user add 
 WRITER=$("$BIN" token issue writer | tail -n1)
 READER=$("$BIN" token issue reader | tail -n1)
 BYSTANDER=$("$BIN" token issue bystander | tail -n1)
+# Instances of the cluster mode each hold PER waiters (bench/live/cluster.py).
+INSTANCES=1
+if [ "$MODE" = cluster ]; then INSTANCES=$(((MAX + 13999) / 14000)); MAX=$(((MAX + INSTANCES - 1) / INSTANCES)); fi
 # Every waiter may be one user's (the limits per user and per instance raised
 # for it), and held up to 600 s, longer than a phase of the run.
 bench_serve FERRY_LIMITS_MAX_CONNECTIONS=$((MAX + 1000)) FERRY_LIMITS_IDLE_TIMEOUT_SECONDS=600 \
@@ -57,7 +66,8 @@ export BENCH_LIVE_RESULTS=${BENCH_LIVE_RESULTS:-$ROOT/bench/live/results.jsonl}
 if [ -n "${FERRY_BIN:-}" ]; then DEFAULT_LABEL=$FERRY_BIN; else DEFAULT_LABEL=$(git rev-parse --short HEAD); fi
 export BENCH_LIVE_LABEL=${BENCH_LIVE_LABEL:-$DEFAULT_LABEL}
 echo "ferry serve ($BIN) on 127.0.0.1:$PORT, pid $SERVER; $(nproc) cores; $(date -u +%FT%TZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
-if [ "$MODE" = fanout ] || [ "$MODE" = teacher ]; then
+if [ "$MODE" = fanout ] || [ "$MODE" = teacher ] || [ "$MODE" = cluster ]; then
+  if [ "$MODE" = cluster ]; then MAX=${COUNTS[0]}; fi
   # MAX collaborators of the set, each with a token of its own, made in SQL
   # (one password hash for all: a bcrypt each would take minutes); their
   # tokens are fanout-bench-token-<i>, which live.py sends.
@@ -69,7 +79,24 @@ WITH hash AS (SELECT crypt('bench-password', gen_salt('bf', 4)) AS h),
 INSERT INTO app.set_collaborators (set_id, user_id)
 SELECT '$SET', id FROM made WHERE (SELECT count(*) FROM tokens) > 0;
 SQL
-  if [ "$MODE" = teacher ]; then
+  if [ "$MODE" = cluster ]; then
+    # The other instances: the same settings, pool and all, on ports of their own.
+    PORTS=$PORT PIDS=$SERVER
+    for _ in $(seq 2 "$INSTANCES"); do
+      port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+      env FERRY_LISTEN_PORT="$port" FERRY_LOGGING_LEVEL=warning FERRY_DATABASE_POOL_SIZE=4 \
+        FERRY_LIMITS_MAX_CONNECTIONS=$((${COUNTS[0]} / INSTANCES + 1000)) FERRY_LIMITS_IDLE_TIMEOUT_SECONDS=600 \
+        FERRY_LIVE_MAX_WAITERS=$((${COUNTS[0]} / INSTANCES + 100)) FERRY_LIVE_MAX_WAITERS_PER_USER=100 \
+        FERRY_LIVE_MAX_WAIT_SECONDS=600 "$BIN" serve >/dev/null 2>&1 &
+      PIDS=$PIDS,$! PORTS=$PORTS,$port
+      EXTRA="${EXTRA:-} $!"
+    done
+    trap 'kill ${EXTRA:-} 2>/dev/null || true; bench_cleanup' EXIT
+    for p in ${PORTS//,/ }; do
+      for _ in $(seq 1 100); do curl -fs -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
+    done
+    python3 bench/live/cluster.py "$PORTS" "$PIDS" "$WRITER" "$SET" "${COUNTS[0]}"
+  elif [ "$MODE" = teacher ]; then
     python3 bench/live/live.py teacher "$PORT" "$SERVER" "$WRITER" "$SET" "${COUNTS[@]}"
   else
     python3 bench/live/live.py fanout "$PORT" "$SERVER" "$WRITER" "$READER" "$SET" "${COUNTS[@]}"
