@@ -9,7 +9,7 @@ import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
-import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction } from "./subscriptions.js";
+import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -335,7 +335,7 @@ export class SyncEngine {
     await this.store.transaction(async (tx) => {
       const state = tx.objectStore(stores.STATE), rows = tx.objectStore(stores.ROWS), outbox = tx.objectStore(stores.OUTBOX);
       const list = subscriptionsOf(await req(state.get("subscriptions")));
-      const due = list.filter((s) => s.unsubscribedAt !== undefined && s.unsubscribedAt + s.ttl * 1000 <= now);
+      const due = dueForEviction(list, now);
       if (due.length === 0) return;
       const [heldBy, heldByDefault] = await Promise.all([
         Promise.all(list.map((s) => req(state.get(`held:${s.stream}`)))),

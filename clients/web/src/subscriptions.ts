@@ -161,6 +161,11 @@ export function stateOf(s: Subscription | undefined, syncing: boolean): Subscrip
   return syncing ? { state: "syncing" } : { state: "queued" };
 }
 
+/** The unsubscribed subscriptions whose TTL has passed at `now` (ms). */
+export function dueForEviction(list: Subscription[], now: number): Subscription[] {
+  return list.filter((s) => s.unsubscribedAt !== undefined && s.unsubscribedAt + s.ttl * 1000 <= now);
+}
+
 /** What an eviction decided: the rows to remove, and per stream what left and what stays. */
 export interface Eviction {
   /** Row keys (`rowKeyOf`) to remove from the store. */
@@ -189,7 +194,7 @@ export function eviction(list: Subscription[], held: Map<string, string[]>, held
   const remove: string[] = [];
   const streams: Eviction["streams"] = [];
   let rest = list;
-  for (const due of list.filter((s) => s.unsubscribedAt !== undefined && s.unsubscribedAt + s.ttl * 1000 <= now)) {
+  for (const due of dueForEviction(list, now)) {
     const others = (key: string) => heldByDefault.has(key) || [...lists].some(([s, keys]) => s !== due.stream && keys.has(key));
     let removed = 0;
     const kept: string[] = [];
