@@ -449,12 +449,27 @@ export class SyncEngine {
   }
 
   private async followStreamPages(stream: string, fresh: boolean, preemptible: boolean): Promise<"done" | "dropped" | "overtaken" | "refused"> {
+    // The first page from a kept cursor is asked with `If-None-Match` on it, as
+    // FerryKit's: nothing after it is a 304 and no body (a subscription made again
+    // within its TTL, or a synced one with no news).
+    let check = true;
     for (;;) {
       this.throwIfHalted();
       const cursor = await this.store.state<string | null>(`cursor:${stream}`);
       const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
       if (cursor) query.set("since", cursor);
-      const res = await this.send("GET", `/v1/changes?${query}`, undefined, {}, undefined, fresh ? "no-cache" : undefined);
+      const conditional: Record<string, string> = check && cursor ? { "If-None-Match": `"${cursor}"` } : {};
+      check = false;
+      const res = await this.send("GET", `/v1/changes?${query}`, undefined, conditional, undefined, fresh ? "no-cache" : undefined);
+      if (res.status === 304) {
+        // Its stream's end: a subscription queued to catch up is synced again.
+        await this.store.transaction(async (tx) => {
+          const state = tx.objectStore(stores.STATE);
+          const list = subscriptionsOf(await req(state.get("subscriptions")));
+          if (list.some((s) => s.stream === stream && !s.synced)) state.put(markedSynced(list, stream), "subscriptions");
+        });
+        return "done";
+      }
       if (res.status === 410) {
         // cursor_expired: the subscription starts over from its beginning.
         await this.store.setState(`cursor:${stream}`, null);
