@@ -30,6 +30,8 @@ cat >"$MIGRATIONS/0900_web_test_streams.sql" <<'SQL'
 ALTER TABLE app.lists ADD COLUMN is_public boolean NOT NULL DEFAULT false;
 SELECT ferry.sync_public('app.lists', flag => 'is_public');
 SELECT ferry.sync_stream('list', scope => 'app.lists');
+-- A second stream of the same rows: two subscriptions that cover one row (the TTL test).
+SELECT ferry.sync_stream('board', scope => 'app.lists');
 SQL
 "$FERRY" migrate --dir "$MIGRATIONS" >/dev/null
 rm -rf "$MIGRATIONS"

@@ -13,6 +13,10 @@ export function startHarness(ferryPort, staticRoot = root) {
   const open = new Set(), waiting = new Set();
   const faults = {
     dropRequests: 0, loseAnswers: 0, offline: false, hold: false, offlineAll: false, seen: [], urls: [], streams: 0,
+    /** The `Authorization` header of each request of `all`, at the same index: whose it was. */
+    auth: [],
+    /** `<status> <url>` of every /v1 answer passed on (tests clear it). */
+    answers: [],
     /** Every /v1 request's URL, in order (`urls`, which tests clear, without ever being cleared). */
     all: [],
     /**
@@ -39,6 +43,7 @@ export function startHarness(ferryPort, staticRoot = root) {
       faults.seen.push(`${req.method} ${req.url.split("?")[0]} ${req.headers["idempotency-key"] ?? ""}`);
       faults.urls.push(req.url);
       faults.all.push(req.url);
+      faults.auth.push(req.headers.authorization ?? "");
       // The faults of uploads spare the wait on every stream: a POST, but a read.
       const upload = req.method !== "GET" && !req.url.startsWith("/v1/changes/wait");
       if (faults.offline || faults.offlineAll || (upload && faults.dropRequests > 0 && faults.dropRequests--)) {
@@ -87,6 +92,7 @@ export function startHarness(ferryPort, staticRoot = root) {
           answer.on("end", () => res.socket.destroy());
           return;
         }
+        faults.answers.push(`${answer.statusCode} ${req.url}`);
         res.writeHead(answer.statusCode, answer.headers);
         if (wait) {
           // The wait's answer, and where in `urls` it came: what the client fetched next.

@@ -370,7 +370,8 @@ await test("subscriptions: a public list reaches a non-member through its stream
   assert.equal(await friend.eval(has(listID, "lists")), null, "not in the friend's default stream");
   const stream = `list:${listID}`;
   faults.urls.length = 0;
-  await friend.eval(`dev.engine.subscribe(${JSON.stringify(stream)})`);
+  // TTL 0: its rows leave at unsubscribe (the TTL's own test is below).
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(stream)}, { ttl: 0 })`);
   await until(friend, `${has(todoID, "todos")}.then((t) => t && t.title === "Pancakes")`);
   assert.ok((await friend.eval(has(listID, "lists"))).is_public, "the list came too");
   const streamURLs = () => faults.urls.filter((u) => u.startsWith("/v1/changes?") && new URLSearchParams(u.split("?")[1]).get("stream") === stream);
@@ -382,7 +383,7 @@ await test("subscriptions: a public list reaches a non-member through its stream
   const saved = await friend.eval(`dev.store.state(${JSON.stringify("cursor:" + stream)})`);
   assert.ok(saved && streamURLs().some((u) => new URLSearchParams(u.split("?")[1]).get("since")), "followed from its own cursor");
   // The owner subscribes too: the rows are hers anyway, and unsubscribing keeps them.
-  await a.eval(`dev.engine.subscribe(${JSON.stringify(stream)})`);
+  await a.eval(`dev.engine.subscribe(${JSON.stringify(stream)}, { ttl: 0 })`);
   await a.eval("dev.engine.sync()");
   await a.eval(`dev.engine.unsubscribe(${JSON.stringify(stream)})`);
   assert.ok(await a.eval(has(todoID, "todos")), "the owner's rows stay");
@@ -436,7 +437,7 @@ await test("subscription priorities: new subscriptions download by priority, the
 
   // Mid-download: "Overtaken" is the queue's head ("Drop" was opened before it); its
   // second page is held while "Drop" is unsubscribed and "Overtaker" subscribed high.
-  await friend.eval(`dev.engine.subscribe(${JSON.stringify(drop)})`);
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(drop)}, { ttl: 0 })`);
   await friend.eval(`dev.engine.subscribe(${JSON.stringify(overtaken)})`);
   faults.urls.length = 0;
   const gate = { match: (u) => streamOf(u) === overtaken && new URLSearchParams(u.split("?")[1]).has("since"), pass: 0, held: [] };
@@ -469,7 +470,7 @@ await test("subscription priorities: new subscriptions download by priority, the
   // A stream the server refuses (400: it declares no such stream) leaves the queue, noted,
   // and the rest of the round goes on; it is not asked again.
   faults.urls.length = 0;
-  await friend.eval(`dev.engine.subscribe("nosuch:1", { priority: "high" })`);
+  await friend.eval(`dev.engine.subscribe("nosuch:1", { priority: "high", ttl: 0 })`);
   await friend.eval("dev.engine.sync()");
   const refused = await friend.eval(`dev.engine.subscriptions().then((s) => s.find((x) => x.stream === "nosuch:1"))`);
   assert.ok(refused && typeof refused.refused === "string" && !refused.synced, JSON.stringify(refused));
@@ -485,6 +486,125 @@ await test("subscription priorities: new subscriptions download by priority, the
   assert.deepEqual(await listed(), [[high, "normal", false], [low, "normal", false]]);
   await friend.eval("dev.engine.sync()");
   assert.deepEqual(await listed(), [[high, "normal", true], [low, "normal", true]]);
+  await friend.close();
+});
+
+await test("subscription TTL: unsubscribed rows stay as a warm cache until the TTL, then leave with an evicted event, but rows another subscription or the default stream covers, and rows with edits waiting until refused; subscribing again within the TTL resumes from the cursor; states observed", async () => {
+  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
+  onFailure = async () => {
+    console.log("# events:", JSON.stringify(await friend.eval("dev.events.filter((e) => e.type !== 'changed')")).slice(0, 3000));
+    await friend.close();
+  };
+  // The owner's public lists: P (two todos, also followed as board:P), Q (a todo the
+  // friend edits), R (resumed within its TTL).
+  const [P, p1, p2, Q, q1, R, r1, r2] = await a.eval(`(async () => {
+    const out = [];
+    for (const [title, n] of [["TTL P", 2], ["TTL Q", 1], ["TTL R", 2]]) {
+      const l = crypto.randomUUID();
+      const todos = Array.from({ length: n }, (_, i) => ({resource: "todos", kind: "create", fields: {list_id: l, title: title + " " + i, rank: String.fromCharCode(80 + i)}}));
+      const ids = await dev.store.write([{resource: "lists", id: l, kind: "create", fields: {title, is_public: true}}, ...todos]);
+      out.push(...ids);
+    }
+    return out;
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  // The friend's device, on a clock the test moves (ms).
+  await friend.eval("window.clock = 1000000; device('ttl', { now: () => window.clock })");
+  // The friend's own public list F: the default stream holds it.
+  const [F, f1] = await friend.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([{resource: "lists", id: l, kind: "create", fields: {title: "TTL F", is_public: true}},
+                            {resource: "todos", kind: "create", fields: {list_id: l, title: "own", rank: "V"}}]);
+  })()`);
+  await until(friend, "dev.store.operations().then((o) => o.length === 0)");
+  const has = (resource, id) => friend.eval(`dev.store.get(${JSON.stringify(resource)}, ${JSON.stringify(id)}).then((r) => !!r)`);
+  const all = async (pairs) => Promise.all(pairs.map(([r, id]) => has(r, id)));
+  const rowsP = [["lists", P], ["todos", p1], ["todos", p2]], rowsF = [["lists", F], ["todos", f1]];
+  const [sP, sBoard, sQ, sR, sF] = [`list:${P}`, `board:${P}`, `list:${Q}`, `list:${R}`, `list:${F}`];
+  // The states of list:P, as the app would watch them.
+  await friend.eval(`window.statesP = []; dev.engine.watchSubscription(${JSON.stringify(sP)}, (s) => window.statesP.push(s.state)); true`);
+  await waitFor(friend, "window.statesP.length === 1");
+  for (const [s, ttl] of [[sP, 60], [sBoard, 600], [sQ, 60], [sR, 60], [sF, 60]]) {
+    await friend.eval(`dev.engine.subscribe(${JSON.stringify(s)}, { ttl: ${ttl} })`);
+  }
+  assert.deepEqual(await friend.eval(`dev.engine.subscriptionState(${JSON.stringify(sP)})`), { state: "queued" });
+  await friend.eval("dev.engine.sync()");
+  assert.deepEqual(await all([...rowsP, ["lists", Q], ["todos", q1], ["todos", r1], ...rowsF]), Array(8).fill(true), "every stream downloaded");
+  assert.deepEqual(await friend.eval(`dev.engine.subscriptionState(${JSON.stringify(sP)})`), { state: "synced" });
+  assert.deepEqual(await friend.eval("window.statesP"), ["none", "queued", "syncing", "synced"], "states observed");
+  const cursorR = await friend.eval(`dev.store.state(${JSON.stringify("cursor:" + sR)})`);
+  assert.ok(cursorR, "R's cursor");
+
+  // The friend edits Q's todo, not uploaded yet; then unsubscribes P, Q, R and F at 1,000 s.
+  await friend.eval(`dev.store.write([{resource: "todos", id: ${JSON.stringify(q1)}, kind: "update", fields: {title: "mine now?"}}])`);
+  for (const s of [sP, sQ, sR, sF]) await friend.eval(`dev.engine.unsubscribe(${JSON.stringify(s)})`);
+  assert.deepEqual(await friend.eval(`dev.engine.subscriptionState(${JSON.stringify(sP)})`), { state: "unsubscribed", evictsAt: 1060000 });
+  // Within the TTL (59 s later), a round keeps every row: a warm cache.
+  await friend.eval("window.clock = 1059000; dev.engine.evict()");
+  assert.deepEqual(await all([...rowsP, ["lists", Q], ["todos", q1], ["todos", r1], ["todos", r2], ...rowsF]), Array(9).fill(true), "kept within the TTL");
+  assert.equal((await friend.eval("dev.events.filter((e) => e.type === 'evicted')")).length, 0, "no eviction within the TTL");
+
+  // R subscribed again within its TTL after the owner edited r1: it resumes from the kept cursor.
+  await a.eval(`dev.store.write([{resource: "todos", id: ${JSON.stringify(r1)}, kind: "update", fields: {title: "R edited"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(sR)}, { ttl: 60 })`);
+  assert.deepEqual(await friend.eval(`dev.engine.subscriptionState(${JSON.stringify(sR)})`), { state: "queued" }, "queued to catch up");
+  faults.urls.length = 0;
+  // (Offline: the edit of q1 stays unsent; the eviction at a round's start needs no network.)
+  faults.offline = true;
+  await friend.eval("window.clock = 1061000; dev.engine.sync().catch(() => {})");
+  faults.offline = false;
+  // The TTL passed: P's rows stay (board:P covers them), F's stay (the default stream
+  // holds them), Q's list leaves but its edited todo stays; R (subscribed again) stays.
+  assert.deepEqual(await all(rowsP), [true, true, true], "rows another subscription covers stay");
+  assert.deepEqual(await all(rowsF), [true, true], "rows the default stream holds stay");
+  assert.equal(await has("lists", Q), false, "Q's list left");
+  assert.equal(await has("todos", q1), true, "the todo with an edit waiting stays");
+  const evicted = () => friend.eval("dev.events.filter((e) => e.type === 'evicted').map(({stream, removed, keptForEdits}) => [stream, removed, keptForEdits])");
+  assert.deepEqual((await evicted()).sort(), [[sP, 0, 0], [sF, 0, 0], [sQ, 1, 1]].sort());
+  assert.deepEqual(await friend.eval(`dev.engine.subscriptionState(${JSON.stringify(sP)})`), { state: "none" });
+  assert.deepEqual((await friend.eval("window.statesP")).slice(4), ["unsubscribed", "none"]);
+  assert.deepEqual((await friend.eval("dev.engine.subscriptions()")).map((s) => [s.stream, s.unsubscribedAt ?? null]).sort(),
+    [[sBoard, null], [sQ, 1000000], [sR, null]].sort(), "Q stays, unsubscribed, while its edit waits");
+
+  // Online: R catches up from its kept cursor; the edit of q1 (a public todo of another
+  // user's) is refused, and then its row leaves too.
+  await friend.eval("dev.engine.sync()");
+  const rURLs = faults.urls.filter((u) => u.startsWith("/v1/changes?") && new URLSearchParams(u.split("?")[1]).get("stream") === sR);
+  assert.ok(rURLs.length > 0, "R asked");
+  assert.equal(new URLSearchParams(rURLs[0].split("?")[1]).get("since"), cursorR, `resumed from the cursor kept before unsubscribing: ${rURLs.join(" ")}`);
+  assert.equal(await friend.eval(`dev.store.get("todos", ${JSON.stringify(r1)}).then((t) => t.title)`), "R edited", "caught up");
+  assert.deepEqual(await friend.eval(`dev.engine.subscriptionState(${JSON.stringify(sR)})`), { state: "synced" });
+  // Made again within its TTL with nothing new: one conditional request, a 304, synced.
+  await friend.eval(`dev.engine.unsubscribe(${JSON.stringify(sR)})`);
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(sR)}, { ttl: 60 })`);
+  faults.answers.length = 0;
+  await friend.eval("dev.engine.sync()");
+  const rAnswers = faults.answers.filter((u) => u.includes("/v1/changes?") && new URLSearchParams(u.split("?")[1]).get("stream") === sR);
+  assert.deepEqual(rAnswers.map((u) => u.split(" ")[0]), ["304"], rAnswers.join(" "));
+  assert.deepEqual(await friend.eval(`dev.engine.subscriptionState(${JSON.stringify(sR)})`), { state: "synced" });
+  assert.ok((await friend.eval("dev.events.filter((e) => e.type === 'rejected').map((e) => e.id)")).includes(q1), "the edit refused");
+  assert.equal(await has("todos", q1), false, "once refused, the edited todo leaves");
+  assert.deepEqual((await evicted()).filter(([s]) => s === sQ), [[sQ, 1, 1], [sQ, 1, 0]], "a second evicted event, with what left");
+  assert.deepEqual((await friend.eval("dev.engine.subscriptions()")).map((s) => s.stream).sort(), [sBoard, sR].sort());
+
+  // board:P unsubscribed, its TTL (600 s) passed: now nothing covers P's rows, and they leave.
+  await friend.eval(`dev.engine.unsubscribe(${JSON.stringify(sBoard)})`);
+  await friend.eval("window.clock = 1061000 + 600000; dev.engine.sync()");
+  assert.deepEqual(await all(rowsP), [false, false, false], "P's rows left with the last subscription that covered them");
+  assert.deepEqual(await all(rowsF), [true, true], "the friend's own rows stay");
+  assert.deepEqual((await evicted()).filter(([s]) => s === sBoard), [[sBoard, 3, 0]]);
+
+  // A stream the server refuses is observed as refused.
+  await friend.eval(`window.statesX = []; dev.engine.watchSubscription("nosuch:2", (s) => window.statesX.push(s)); true`);
+  await waitFor(friend, "window.statesX.length === 1");
+  await friend.eval(`dev.engine.subscribe("nosuch:2", { ttl: 0 })`);
+  await friend.eval("dev.engine.sync()");
+  const statesX = await friend.eval("window.statesX");
+  assert.deepEqual(statesX.map((s) => s.state), ["none", "queued", "syncing", "refused"], JSON.stringify(statesX));
+  assert.ok(statesX[3].reason.length > 0, "with the server's reason");
+  assert.equal(await friend.eval(`dev.engine.subscribe("x:1", { ttl: -1 }).then(() => "accepted", (e) => e.message)`),
+    "subscription ttl -1: expected a number of seconds from 0");
   await friend.close();
 });
 
@@ -529,11 +649,12 @@ await test("continuous mode with a subscription: one wait on every stream hears 
   const answered = faults.waits.slice(waitsBefore).find((w) => w.answeredAt !== undefined && JSON.parse(w.answer).changed?.length > 0);
   assert.ok(answered, `a wait answered with news: ${JSON.stringify(faults.waits.slice(waitsBefore).map((w) => w.answer))}`);
   const named = JSON.parse(answered.answer).changed;
-  const after = faults.all.slice(answered.answeredAt);
+  // The subscriber's requests only: the owner's device may still be ending its round.
+  const after = faults.all.slice(answered.answeredAt).filter((_, i) => faults.auth[answered.answeredAt + i] === `Bearer ${process.env.FERRY_TOKEN2}`);
   const next = after.findIndex((u) => u.startsWith("/v1/changes/wait"));
   const fetched = new Set(after.slice(0, next < 0 ? after.length : next).filter((u) => u.startsWith("/v1/changes?"))
     .map((u) => new URLSearchParams(u.split("?")[1]).get("stream") ?? "default"));
-  assert.deepEqual([...fetched].sort(), [...named].sort(), `the named streams, no other: ${after.join(" ")}`);
+  assert.deepEqual([...fetched].sort(), [...named].sort(), `the named streams, no other: ${after.join(" ")}; named ${JSON.stringify(named)}; answers ${faults.answers.slice(-8).join(" ")}`);
   assert.ok(!named.includes("default"), "the default stream had no news (the commit was to another user's public list)");
   // It waits again; a local write cuts the wait short and uploads at once.
   for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));

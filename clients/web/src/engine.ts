@@ -9,7 +9,7 @@ import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
-import { Subscription, SubscribeOptions, checkPriority, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused } from "./subscriptions.js";
+import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -20,6 +20,16 @@ export type SyncEvent =
   | { type: "rejected"; resource: string; id: string; status: number; problem: unknown }
   | { type: "removed"; resource: string; id: string; revoked: boolean; discardedEdits: boolean; localVersion: RowData | null }
   | { type: "paused"; reason: string }
+  /**
+   * An unsubscribed stream's TTL passed (FerryKit's `.evicted`): `removed` rows that no
+   * other subscription and not the default stream held left the store; `keptForEdits`
+   * rows stay while they have edits waiting, and leave with a later round once those
+   * are uploaded or refused (then this event comes again). `keptForEdits` 0: the
+   * subscription is gone.
+   */
+  | { type: "evicted"; stream: string; removed: number; keptForEdits: number }
+  /** A subscription's state changed (`engine.watchSubscription` hears these). */
+  | { type: "subscription"; stream: string; state: SubscriptionState }
   /** A tab wrote to the store: the syncing tab uploads. */
   | { type: "written" };
 
@@ -66,6 +76,8 @@ export interface EngineOptions {
   /** Most operations of one action on one resource sent as one bulk call (1: one request each). */
   maxBulk?: number;
   fetch?: typeof fetch;
+  /** The clock of subscriptions' TTLs, in ms since the epoch (`Date.now` by default; tests inject theirs). */
+  now?: () => number;
 }
 
 export class SyncEngine {
@@ -86,6 +98,10 @@ export class SyncEngine {
   /** The stop in progress: what it waits for. */
   private stopping: Promise<void> | null = null;
   readonly retry: RetryPolicy;
+  /** The subscription whose first download runs now (its state is "syncing"). */
+  private syncingStream: string | null = null;
+  /** The state last announced per stream: a `subscription` event goes only when it changes. */
+  private announced = new Map<string, string>();
 
   /**
    * @internal The initial sync's Worker side (src/initialsync-worker.ts): its events go
@@ -182,8 +198,11 @@ export class SyncEngine {
    * (FerryKit's order: the stream just opened before everything else).
    */
   private async round(): Promise<void> {
+    // Evictions need no network; after the upload, rows kept for their edits may go too.
+    await this.evict();
     await this.upload();
     this.throwIfHalted();
+    await this.evict();
     // The streams this round followed to their end: not asked again by followSynced.
     const followed = new Set<string>();
     await this.pullQueue(followed);
@@ -226,49 +245,134 @@ export class SyncEngine {
    */
   async subscribe(stream: string, options: SubscribeOptions = {}): Promise<void> {
     const priority = checkPriority(options.priority);
+    const ttl = checkTTL(options.ttl);
     await this.store.transaction(async (tx) => {
       const state = tx.objectStore(stores.STATE);
-      state.put(subscribed(subscriptionsOf(await req(state.get("subscriptions"))), stream, priority), "subscriptions");
+      state.put(subscribed(subscriptionsOf(await req(state.get("subscriptions"))), stream, priority, ttl), "subscriptions");
     });
+    await this.announce(stream);
     this.kick();
   }
 
-  /** The subscriptions, in the download queue's order: higher priority first, within one the latest opened first. */
+  /**
+   * The subscriptions, in the download queue's order: higher priority first, within one
+   * the latest opened first; unsubscribed ones within their TTL included (`unsubscribedAt`).
+   */
   async subscriptions(): Promise<Subscription[]> {
     return byPriority(subscriptionsOf(await this.store.state("subscriptions")));
   }
 
-  /** The subscribed streams' names, in the queue's order, but those the server refused (a wait naming one is 400). */
+  /** The active subscribed streams' names, in the queue's order, but those the server refused (a wait naming one is 400). */
   private async streams(): Promise<string[]> {
-    return (await this.subscriptions()).filter((s) => s.refused === undefined).map((s) => s.stream);
+    return active(await this.subscriptions()).filter((s) => s.refused === undefined).map((s) => s.stream);
+  }
+
+  /** A subscription's state now (FerryKit's `state()`). */
+  async subscriptionState(stream: string): Promise<SubscriptionState> {
+    const s = subscriptionsOf(await this.store.state("subscriptions")).find((s) => s.stream === stream);
+    return stateOf(s, this.syncingStream === stream);
   }
 
   /**
-   * Forgets a subscription's cursor and drops the rows it brought that neither another
-   * subscription nor the default stream holds (rows with local edits waiting stay).
+   * Calls `listener` with a subscription's state, then with each change of it, in this
+   * tab whichever tab syncs (FerryKit's `states()`), until the function returned is called.
+   */
+  watchSubscription(stream: string, listener: (state: SubscriptionState) => void): () => void {
+    let last = "";
+    let stopped = false;
+    const tell = (state: SubscriptionState) => {
+      const key = JSON.stringify(state);
+      if (stopped || key === last) return;
+      last = key;
+      listener(state);
+    };
+    const off = this.on((e) => { if (e.type === "subscription" && e.stream === stream) tell(e.state); });
+    void this.subscriptionState(stream).then((state) => { if (last === "") tell(state); }, () => {});
+    return () => { stopped = true; off(); };
+  }
+
+  /** Sends a `subscription` event (to every tab) when the stream's state changed since the last one. */
+  private async announce(stream: string): Promise<void> {
+    const state = await this.subscriptionState(stream);
+    const key = JSON.stringify(state);
+    if (this.announced.get(stream) === key) return;
+    this.announced.set(stream, key);
+    this.emit({ type: "subscription", stream, state });
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /**
+   * Unsubscribes (FerryKit's `unsubscribe`): the stream leaves the download queue and is
+   * followed no more at once (one not yet synced is never asked again), but its rows and
+   * cursor stay as a warm cache for its `ttl` (subscribing again within it resumes from
+   * the cursor). Then the first round, or this call when the TTL is 0, evicts them
+   * (`evict`), with an `evicted` event.
    */
   async unsubscribe(stream: string): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const state = tx.objectStore(stores.STATE);
+      state.put(markedUnsubscribed(subscriptionsOf(await req(state.get("subscriptions"))), stream, this.now()), "subscriptions");
+    });
+    await this.announce(stream);
+    await this.evict();
+  }
+
+  /**
+   * FerryKit's `evictExpired`, at each round's start and after its upload: the
+   * unsubscribed streams whose TTL has passed leave, with the rows they brought
+   * (`held:<stream>`, noted page by page) that no other subscription (active or in its
+   * TTL) and not the default stream (`held:`) holds, but those with edits waiting (not
+   * rejected), which stay until a later eviction finds them uploaded or refused. One
+   * `evicted` event per stream that removed rows or ended.
+   */
+  async evict(): Promise<void> {
+    const now = this.now();
     const touched = new Set<string>();
+    let outcome: ReturnType<typeof eviction> | null = null;
     await this.store.transaction(async (tx) => {
       const state = tx.objectStore(stores.STATE), rows = tx.objectStore(stores.ROWS), outbox = tx.objectStore(stores.OUTBOX);
-      const rest = subscriptionsOf(await req(state.get("subscriptions"))).filter((s) => s.stream !== stream);
-      const keep = new Set<string>((await req(state.get("held:"))) ?? []);
-      for (const { stream: s } of rest) for (const key of (await req(state.get(`held:${s}`))) ?? []) keep.add(key);
-      for (const key of ((await req(state.get(`held:${stream}`))) ?? []) as string[]) {
-        if (keep.has(key)) continue;
+      const list = subscriptionsOf(await req(state.get("subscriptions")));
+      const due = dueForEviction(list, now);
+      if (due.length === 0) return;
+      const [heldBy, heldByDefault] = await Promise.all([
+        Promise.all(list.map((s) => req(state.get(`held:${s.stream}`)))),
+        req(state.get("held:")),
+      ]);
+      const held = new Map(list.map((s, i) => [s.stream, (heldBy[i] ?? []) as string[]]));
+      // What each due stream's rows are decided on: whether the store has them, and edits waiting.
+      const keys = [...new Set(due.flatMap((s) => held.get(s.stream) ?? []))];
+      const facts = await Promise.all(keys.map(async (key) => {
         const [resource, id] = key.split("\u0000");
-        const waiting: StoredOperation[] = await req(outbox.index("row").getAll([resource, id]));
-        if (waiting.some((o) => o.state !== "rejected")) continue;
+        const [row, ops] = await Promise.all([req(rows.get([resource, id])), req(outbox.index("row").getAll([resource, id])) as Promise<StoredOperation[]>]);
+        return [key, { exists: !!row, pending: ops.some((o) => o.state !== "rejected") }] as const;
+      }));
+      const fact = new Map(facts);
+      const out = eviction(list, held, new Set<string>(heldByDefault ?? []), (k) => fact.get(k)?.pending ?? false, (k) => fact.get(k)?.exists ?? false, now);
+      for (const key of out.remove) {
+        const [resource, id] = key.split("\u0000");
         rows.delete([resource, id]);
         tx.objectStore(stores.BASES).delete([resource, id]);
         touched.add(resource);
       }
-      state.put(rest, "subscriptions");
-      state.delete(`cursor:${stream}`);
-      state.delete(`held:${stream}`);
-      if (rest.length === 0) state.delete("held:");
+      for (const { stream, ended } of out.streams) {
+        if (ended) {
+          state.delete(`cursor:${stream}`);
+          state.delete(`held:${stream}`);
+        }
+      }
+      for (const s of due) if (out.held.has(s.stream)) state.put(out.held.get(s.stream), `held:${s.stream}`);
+      state.put(out.list, "subscriptions");
+      if (out.list.length === 0) state.delete("held:");
+      outcome = out;
     });
+    const done = outcome as ReturnType<typeof eviction> | null;
+    if (!done) return;
+    for (const { stream, removed, keptForEdits } of done.streams) this.emit({ type: "evicted", stream, removed, keptForEdits });
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
+    for (const { stream } of done.streams) await this.announce(stream);
   }
 
   /**
@@ -295,7 +399,7 @@ export class SyncEngine {
   private async followSynced(followed: Set<string>): Promise<void> {
     for (;;) {
       await this.pullQueue(followed);
-      const next = byPriority(subscriptionsOf(await this.store.state("subscriptions"))).find((s) => s.synced && s.refused === undefined && !followed.has(s.stream));
+      const next = byPriority(active(subscriptionsOf(await this.store.state("subscriptions")))).find((s) => s.synced && s.refused === undefined && !followed.has(s.stream));
       if (!next) return;
       followed.add(next.stream);
       await this.followStream(next.stream, false, false);
@@ -327,12 +431,45 @@ export class SyncEngine {
    * stale. The wait has just said the page changed; the cache is asked to check.
    */
   private async followStream(stream: string, fresh: boolean, preemptible: boolean): Promise<"done" | "dropped" | "overtaken" | "refused"> {
+    // Its first download (not synced yet) is "syncing" while it runs; then synced,
+    // refused, or queued again (overtaken, or the round failed).
+    const first = !(subscriptionsOf(await this.store.state("subscriptions")).find((s) => s.stream === stream)?.synced ?? true);
+    if (first) {
+      this.syncingStream = stream;
+      await this.announce(stream);
+    }
+    try {
+      return await this.followStreamPages(stream, fresh, preemptible);
+    } finally {
+      if (first) {
+        this.syncingStream = null;
+        await this.announce(stream).catch(() => {});
+      }
+    }
+  }
+
+  private async followStreamPages(stream: string, fresh: boolean, preemptible: boolean): Promise<"done" | "dropped" | "overtaken" | "refused"> {
+    // The first page from a kept cursor is asked with `If-None-Match` on it, as
+    // FerryKit's: nothing after it is a 304 and no body (a subscription made again
+    // within its TTL, or a synced one with no news).
+    let check = true;
     for (;;) {
       this.throwIfHalted();
       const cursor = await this.store.state<string | null>(`cursor:${stream}`);
       const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
       if (cursor) query.set("since", cursor);
-      const res = await this.send("GET", `/v1/changes?${query}`, undefined, {}, undefined, fresh ? "no-cache" : undefined);
+      const conditional: Record<string, string> = check && cursor ? { "If-None-Match": `"${cursor}"` } : {};
+      check = false;
+      const res = await this.send("GET", `/v1/changes?${query}`, undefined, conditional, undefined, fresh ? "no-cache" : undefined);
+      if (res.status === 304) {
+        // Its stream's end: a subscription queued to catch up is synced again.
+        await this.store.transaction(async (tx) => {
+          const state = tx.objectStore(stores.STATE);
+          const list = subscriptionsOf(await req(state.get("subscriptions")));
+          if (list.some((s) => s.stream === stream && !s.synced)) state.put(markedSynced(list, stream), "subscriptions");
+        });
+        return "done";
+      }
       if (res.status === 410) {
         // cursor_expired: the subscription starts over from its beginning.
         await this.store.setState(`cursor:${stream}`, null);
@@ -351,7 +488,7 @@ export class SyncEngine {
       const page = await res.json();
       await this.applyPage(page.changes, page.cursor, stream, !page.has_more);
       if (!page.has_more) return "done";
-      const now = subscriptionsOf(await this.store.state("subscriptions"));
+      const now = active(subscriptionsOf(await this.store.state("subscriptions")));
       if (!now.some((s) => s.stream === stream)) return "dropped";
       if (preemptible && downloadQueue(now)[0]?.stream !== stream) return "overtaken";
     }
@@ -1086,9 +1223,10 @@ export class SyncEngine {
       // Which rows each subscription brought (`held:<stream>`), and which of those the
       // default stream (or the device itself) holds too (`held:`): unsubscribing drops
       // only what no one else holds. Nothing to keep while there is no subscription.
+      // Every subscription, those unsubscribed within their TTL too: their rows stay theirs.
       const records = subscriptionsOf(subscribed);
       const subscriptions = records.map((s) => s.stream);
-      if (stream !== undefined && !subscriptions.includes(stream)) return;  // unsubscribed meanwhile
+      if (stream !== undefined && !active(records).some((s) => s.stream === stream)) return;  // unsubscribed meanwhile
       if (stream !== undefined && end && !records.find((s) => s.stream === stream)?.synced) state.put(markedSynced(records, stream), "subscriptions");
       const held = new Map<string, Set<string>>();
       const [heldBy, heldByDefaultList] = await Promise.all([

@@ -9,5 +9,5 @@ export { FerryStore } from "./store.js";
 export { SyncEngine, SyncPaused, SyncStopped } from "./engine.js";
 export type { SyncEvent, TokenProvider, EngineOptions } from "./engine.js";
 export { EventStreamParser } from "./eventstream.js";
-export { subscriptionPriorities } from "./subscriptions.js";
-export type { Subscription, SubscriptionPriority, SubscribeOptions } from "./subscriptions.js";
+export { subscriptionPriorities, defaultTTL } from "./subscriptions.js";
+export type { Subscription, SubscriptionPriority, SubscribeOptions, SubscriptionState } from "./subscriptions.js";

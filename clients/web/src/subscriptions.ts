@@ -14,7 +14,31 @@ export const subscriptionPriorities: readonly SubscriptionPriority[] = ["low", "
 export interface SubscribeOptions {
   /** Its place in the download queue ("normal" by default). */
   priority?: SubscriptionPriority;
+  /**
+   * Seconds its rows stay in the store after `unsubscribe`, as a warm cache (FerryKit's
+   * `ttl`, one day by default, `defaultTTL`): subscribing again within it resumes from
+   * the kept cursor. 0: they leave at `unsubscribe`.
+   */
+  ttl?: number;
 }
+
+/** FerryKit's default TTL, `.days(1)`, in seconds. */
+export const defaultTTL = 86_400;
+
+/**
+ * A subscription's state, as FerryKit's `SubscriptionState`: "queued" (waiting its turn,
+ * or for the network), "syncing" (its first download running now), "synced" (reached its
+ * stream's end once; later changes keep coming), "refused" (a 400, with the server's
+ * reason), "unsubscribed" (its rows kept as a warm cache until `evictsAt`, ms since the
+ * epoch), "none" (evicted, or never made).
+ */
+export type SubscriptionState =
+  | { state: "queued" }
+  | { state: "syncing" }
+  | { state: "synced" }
+  | { state: "refused"; reason: string }
+  | { state: "unsubscribed"; evictsAt: number }
+  | { state: "none" };
 
 /** One subscription, as stored. */
 export interface Subscription {
@@ -31,6 +55,20 @@ export interface Subscription {
    * until subscribed again.
    */
   refused?: string;
+  /** Seconds its rows stay after `unsubscribe` (`SubscribeOptions.ttl`). */
+  ttl: number;
+  /**
+   * When it was unsubscribed (ms since the epoch, the engine's clock): it left the queue
+   * and is followed no more, but its rows and cursor stay until this plus `ttl`.
+   */
+  unsubscribedAt?: number;
+}
+
+/** Throws a TypeError naming the value when `ttl` is not a number of seconds from 0. */
+export function checkTTL(ttl: unknown): number {
+  if (ttl === undefined) return defaultTTL;
+  if (typeof ttl === "number" && Number.isFinite(ttl) && ttl >= 0) return ttl;
+  throw new TypeError(`subscription ttl ${JSON.stringify(ttl)}: expected a number of seconds from 0`);
 }
 
 /** Throws a TypeError naming the value when `priority` is not one of the three. */
@@ -52,12 +90,14 @@ export function subscriptionsOf(stored: unknown): Subscription[] {
   const out: Subscription[] = [];
   stored.forEach((entry: unknown, i) => {
     if (typeof entry === "string") {
-      out.push({ stream: entry, priority: "normal", opened: i + 1, synced: false });
+      out.push({ stream: entry, priority: "normal", opened: i + 1, synced: false, ttl: defaultTTL });
     } else if (entry && typeof entry === "object" && typeof (entry as Subscription).stream === "string") {
       const e = entry as Partial<Subscription> & { stream: string };
       const priority = (subscriptionPriorities as readonly unknown[]).includes(e.priority) ? e.priority as SubscriptionPriority : "normal";
-      const s: Subscription = { stream: e.stream, priority, opened: typeof e.opened === "number" ? e.opened : i + 1, synced: e.synced === true };
+      const ttl = typeof e.ttl === "number" && e.ttl >= 0 ? e.ttl : defaultTTL;
+      const s: Subscription = { stream: e.stream, priority, opened: typeof e.opened === "number" ? e.opened : i + 1, synced: e.synced === true, ttl };
       if (typeof e.refused === "string") s.refused = e.refused;
+      if (typeof e.unsubscribedAt === "number") s.unsubscribedAt = e.unsubscribedAt;
       out.push(s);
     }
   });
@@ -66,13 +106,26 @@ export function subscriptionsOf(stored: unknown): Subscription[] {
 
 /**
  * Subscribes (or subscribes again): at the head of its priority (opened after every
- * other), with the priority given. One subscribed again keeps whether it synced: it
- * resumes from its cursor; one refused is asked again.
+ * other), with the priority and TTL given. One subscribed again keeps whether it synced:
+ * it resumes from its cursor; one refused is asked again. One unsubscribed within its
+ * TTL (its rows and cursor kept) is active again and queued, as FerryKit's: its next
+ * round only catches up from the kept cursor, then it is synced again.
  */
-export function subscribed(list: Subscription[], stream: string, priority: SubscriptionPriority): Subscription[] {
+export function subscribed(list: Subscription[], stream: string, priority: SubscriptionPriority, ttl = defaultTTL): Subscription[] {
   const opened = list.reduce((most, s) => Math.max(most, s.opened), 0) + 1;
   const before = list.find((s) => s.stream === stream);
-  return [...list.filter((s) => s.stream !== stream), { stream, priority, opened, synced: before?.synced ?? false }];
+  const synced = (before?.synced ?? false) && before?.unsubscribedAt === undefined;
+  return [...list.filter((s) => s.stream !== stream), { stream, priority, opened, synced, ttl }];
+}
+
+/** The subscriptions not unsubscribed (those in their TTL are kept, but not followed). */
+export function active(list: Subscription[]): Subscription[] {
+  return list.filter((s) => s.unsubscribedAt === undefined);
+}
+
+/** The list with `stream` unsubscribed at `now` (ms): out of the queue, its rows kept for its TTL. */
+export function markedUnsubscribed(list: Subscription[], stream: string, now: number): Subscription[] {
+  return list.map((s) => s.stream === stream && s.unsubscribedAt === undefined ? { ...s, unsubscribedAt: now } : s);
 }
 
 /** Every subscription, higher priority first, within one the most recently opened first. */
@@ -81,17 +134,83 @@ export function byPriority(list: Subscription[]): Subscription[] {
   return [...list].sort((a, b) => rank(b.priority) - rank(a.priority) || b.opened - a.opened);
 }
 
-/** The download queue, head first: the subscriptions not synced (nor refused) yet, by priority. */
+/** The download queue, head first: the active subscriptions not synced (nor refused) yet, by priority. */
 export function downloadQueue(list: Subscription[]): Subscription[] {
-  return byPriority(list).filter((s) => !s.synced && s.refused === undefined);
+  return byPriority(active(list)).filter((s) => !s.synced && s.refused === undefined);
 }
 
 /** The list with `stream` marked refused, for `reason` (unchanged if it is not subscribed). */
 export function markedRefused(list: Subscription[], stream: string, reason: string): Subscription[] {
-  return list.map((s) => s.stream === stream ? { ...s, refused: reason } : s);
+  return list.map((s) => s.stream === stream && s.unsubscribedAt === undefined ? { ...s, refused: reason } : s);
 }
 
-/** The list with `stream` marked synced (unchanged if it is not subscribed). */
+/** The list with `stream` marked synced (unchanged if it is not subscribed, or unsubscribed). */
 export function markedSynced(list: Subscription[], stream: string): Subscription[] {
-  return list.map((s) => s.stream === stream ? { ...s, synced: true } : s);
+  return list.map((s) => s.stream === stream && s.unsubscribedAt === undefined ? { ...s, synced: true } : s);
+}
+
+/**
+ * The state FerryKit's `SubscriptionState` reports for `s` (undefined: none), `syncing`
+ * when its first download is running now.
+ */
+export function stateOf(s: Subscription | undefined, syncing: boolean): SubscriptionState {
+  if (!s) return { state: "none" };
+  if (s.unsubscribedAt !== undefined) return { state: "unsubscribed", evictsAt: s.unsubscribedAt + s.ttl * 1000 };
+  if (s.refused !== undefined) return { state: "refused", reason: s.refused };
+  if (s.synced) return { state: "synced" };
+  return syncing ? { state: "syncing" } : { state: "queued" };
+}
+
+/** The unsubscribed subscriptions whose TTL has passed at `now` (ms). */
+export function dueForEviction(list: Subscription[], now: number): Subscription[] {
+  return list.filter((s) => s.unsubscribedAt !== undefined && s.unsubscribedAt + s.ttl * 1000 <= now);
+}
+
+/** What an eviction decided: the rows to remove, and per stream what left and what stays. */
+export interface Eviction {
+  /** Row keys (`rowKeyOf`) to remove from the store. */
+  remove: string[];
+  /** One per due stream (FerryKit's `.evicted`, sent when `removed` > 0 or the subscription ended). */
+  streams: { stream: string; removed: number; keptForEdits: number; ended: boolean }[];
+  /** The subscriptions after it (those that ended left). */
+  list: Subscription[];
+  /** Each remaining subscription's rows (`held:<stream>`), changed where a due stream let rows go. */
+  held: Map<string, string[]>;
+}
+
+/**
+ * FerryKit's `evictExpired`: the unsubscribed streams whose TTL has passed at `now` (ms)
+ * leave, in the order given. Each row one brought (`held`) that no other subscription
+ * (active, or unsubscribed in its TTL, or due and not yet evicted) and not the default
+ * stream (`heldByDefault`) holds is removed, unless it has edits waiting (`pending`):
+ * those stay, still the stream's, and leave with a later eviction once their edits are
+ * uploaded or refused; while one stays, the subscription stays (unsubscribed). A row
+ * another source holds only leaves the stream's list. `exists`: the store holds the row
+ * (a row deleted meanwhile is not counted as removed).
+ */
+export function eviction(list: Subscription[], held: Map<string, string[]>, heldByDefault: Set<string>,
+                         pending: (key: string) => boolean, exists: (key: string) => boolean, now: number): Eviction {
+  const lists = new Map([...held].map(([s, keys]) => [s, new Set(keys)]));
+  const remove: string[] = [];
+  const streams: Eviction["streams"] = [];
+  let rest = list;
+  for (const due of dueForEviction(list, now)) {
+    const others = (key: string) => heldByDefault.has(key) || [...lists].some(([s, keys]) => s !== due.stream && keys.has(key));
+    let removed = 0;
+    const kept: string[] = [];
+    for (const key of lists.get(due.stream) ?? []) {
+      if (others(key)) continue;
+      if (exists(key) && pending(key)) { kept.push(key); continue; }
+      if (exists(key)) { remove.push(key); removed++; }
+    }
+    const ended = kept.length === 0;
+    if (ended) {
+      lists.delete(due.stream);
+      rest = rest.filter((s) => s.stream !== due.stream);
+    } else {
+      lists.set(due.stream, new Set(kept));
+    }
+    if (removed > 0 || ended) streams.push({ stream: due.stream, removed, keptForEdits: kept.length, ended });
+  }
+  return { remove, streams, list: rest, held: new Map([...lists].map(([s, keys]) => [s, [...keys]])) };
 }
