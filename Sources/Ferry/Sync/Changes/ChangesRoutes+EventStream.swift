@@ -45,7 +45,9 @@ extension ChangesRoutes {
             }
             // The first event goes out even when empty: the client learns the stream is live, and its cursor.
             if !check.page.isEmpty || resumption == nil {
-                part += ServerSentEvent(id: check.page.cursor.token, event: "changes", data: check.page.body).bytes
+                // Exactly the page a poll answers: compact, as CompactJSONResponder makes every JSON answer.
+                let page = CompactJSON.compacted(check.page.body) ?? check.page.body
+                part += ServerSentEvent(id: check.page.cursor.token, event: "changes", data: page).bytes
                 registry.setCursor(check.page.cursor.token, of: ticket)
             }
             if check.page.hasMore {
@@ -63,7 +65,7 @@ extension ChangesRoutes {
             guard resumption != nil else { throw error }
             let problem = Problem.answer(for: error, context: context, logger: context.logger)
             guard case .bytes(let body) = problem.body else { return HTTPResponse(status: 200, bytes: []) }
-            return HTTPResponse(status: 200, bytes: ServerSentEvent(event: "problem", data: body).bytes)
+            return HTTPResponse(status: 200, bytes: ServerSentEvent(event: "problem", data: CompactJSON.compacted(body) ?? body).bytes)
         }
         return parked(ticket, context: context, part: part)
     }

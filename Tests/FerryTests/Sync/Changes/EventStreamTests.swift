@@ -118,6 +118,14 @@ extension ChangesSuites {
             #expect(Self.ids(second, "terms") == [term])
             #expect(second.id == second.json["cursor"] as? String)
             #expect(second.id != first.id)
+            // Its data is the page exactly as a poll from the same cursor answers it: compact JSON, byte for byte.
+            let poll = try server.client().request(
+                "GET", "/v1/changes?since=\(first.id ?? "")", headers: [("Authorization", "Bearer \(alice.token)")])
+            #expect(poll.status == 200)
+            // Up to the cursor, which may differ: a later poll's may be past the same entries (the frontier moved on).
+            let entries = { (page: String) in page.components(separatedBy: ",\"cursor\":").first ?? "" }
+            #expect(entries(second.data) == entries(poll.text) && !entries(poll.text).isEmpty)
+            #expect(!second.data.contains(" : "))
             // Quiet: heartbeat comments, nothing else.
             #expect(try stream.client.readChunk() == Array(":\n\n".utf8))
             #expect(try stream.client.readChunk() == Array(":\n\n".utf8))
