@@ -167,7 +167,8 @@ public final class FerryApp: Sendable {
         if configuration.console.enabled {
             ConsoleRoutes(
                 console: ConsoleDatabase(database: database), schema: schema, configuration: configuration,
-                operations: router, paging: paging, metrics: metrics, memcached: memcached, pool: pool, logger: logger
+                operations: router, paging: paging, metrics: metrics, memcached: memcached, pool: pool, live: live.registry,
+                logger: logger
             )
             .register(on: &router, handle: handle)
         }

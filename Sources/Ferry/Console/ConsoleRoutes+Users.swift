@@ -1,3 +1,4 @@
+import Foundation
 import FerryHTTP
 import FerryPostgres
 
@@ -44,9 +45,12 @@ extension ConsoleRoutes {
     /// `GET /console/api/users/<id>`: the user, what they may read per
     /// resource (`readable` rows and `tombstones`, counted as the user), the
     /// tokens they hold, their latest refused requests with the problem+json,
-    /// and the app's `streams` as `GET /v1` lists them: the server keeps no
-    /// record of which a device subscribes to (a device names each on its
-    /// requests), so the operator picks one to replay (``userChanges``).
+    /// the app's `streams` as `GET /v1` lists them, and `waiting`: the user's
+    /// open long polls, event streams and waits on this instance, with the
+    /// streams each follows. The server keeps no other record of which streams
+    /// a device subscribes to (a device names each on its requests): a device
+    /// that waits shows them, and the operator picks one to replay
+    /// (``userChanges``).
     func user(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         try Self.onlyQuery(request, [])
         let userID = try Self.userID(context)
@@ -74,6 +78,7 @@ extension ConsoleRoutes {
             return (name, try database.asCaller(caller, [Self.readableCounts(catalog, scopes: scopes)])[0])
         }
         guard let (name, counts) = seen else { throw Problem.notFound("no such user") }
+        let streams = try self.scopes.listing(for: catalog, generation: schema.generation, schema: schemaName, database: database)
         let resources = JSONValue.array(
             counts.rows.map { row in
                 .object([
@@ -95,12 +100,27 @@ extension ConsoleRoutes {
                 ("resources", resources),
                 ("tokens", .raw(Array((results[1].first?[0] ?? "[]").utf8))),
                 ("refusals", .raw(Array((results[2].first?[0] ?? "[]").utf8))),
-                (
-                    "streams",
-                    .array(
-                        try self.scopes.listing(for: catalog, generation: schema.generation, schema: schemaName, database: database).map(\.json))
-                ),
+                ("streams", .array(streams.map(\.json))),
+                ("waiting", .array(live.waits(of: userID).map { Self.waitJSON($0, streams: streams) })),
             ]))
+    }
+
+    /// One open wait: `route` (`wait` for `POST /v1/changes/wait`, else
+    /// `changes`: a long poll or event stream), whether it follows the default
+    /// stream, its other streams as `<name>:<id>` (every declared stream
+    /// rooted at that resource: the registry keeps the root row, not the
+    /// name), the resources it follows (null: all), and since when (ms).
+    static func waitJSON(_ wait: WaiterRegistry.Wait, streams: [StreamListing]) -> JSONValue {
+        let names = wait.streams.flatMap { root in
+            streams.filter { $0.root == root.scope }.map { JSONValue.string("\($0.name):\(root.id)") }
+        }
+        return .object([
+            ("route", .string(wait.several ? "wait" : "changes")),
+            ("default_stream", .bool(wait.followsDefault)),
+            ("streams", .array(names)),
+            ("resources", wait.resources.map { .array($0.sorted().map { .string($0) }) } ?? .null),
+            ("since", .int(Int(wait.since.timeIntervalSince1970 * 1000))),
+        ])
     }
 
     /// For every resource, how many live rows and tombstones the caller may

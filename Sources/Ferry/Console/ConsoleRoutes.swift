@@ -30,6 +30,8 @@ struct ConsoleRoutes: Sendable {
     let memcached: MemcachedClient
     /// The serve pool, for the purge (the same path as the server's periodic one).
     let pool: PostgresPool
+    /// This instance's waiters: what a user's devices wait on right now.
+    let live: WaiterRegistry
     let logger: Logger
     let scopes = AccessScopeCache()
 

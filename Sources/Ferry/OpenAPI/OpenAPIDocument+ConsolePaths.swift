@@ -105,10 +105,10 @@ extension OpenAPIDocument {
                         "get",
                         Self.consoleOperation(
                             "consoleUser",
-                            "A user: what they may read per resource, their tokens and latest refused requests, the app's streams",
+                            "A user: what they may read per resource, their tokens and latest refused requests, the app's streams, their open waits on this instance",
                             parameters: [user],
                             responses: problems + [
-                                ("200", Self.ok("The user.", object("user, resources, tokens, refusals, streams"))),
+                                ("200", Self.ok("The user.", object("user, resources, tokens, refusals, streams, waiting"))),
                                 ("404", Self.problem(["not_found"])),
                             ])
                     )

@@ -219,6 +219,50 @@ import Testing
         }
     }
 
+    /// The streams a user's devices wait on right now (issue 46): the server
+    /// keeps no record of subscriptions, but a waiting device names its streams,
+    /// and the user's page lists each open wait on this instance.
+    @Test func aUsersOpenWaitsShowTheStreamsTheirDevicesFollow() throws {
+        let fixture = try ConsoleFixture { $0.live.maxWaitSeconds = 3_600 }
+        defer { fixture.stop() }
+        let owner = try fixture.server.user("olga")
+        let reader = try fixture.server.user("kim")
+        let open = try fixture.app("POST", "/v1/study_sets", token: owner.token, json: ["title": "Rivers", "is_public": true])
+        let set = try #require(open.object["id"] as? String, "\(open.text)")
+        let now = { (query: String) in
+            try #require(try fixture.app("GET", "/v1/changes?since=now\(query)", token: reader.token).object["cursor"] as? String)
+        }
+        let (own, stream) = (try now(""), try now("&stream=set:\(set)"))
+        #expect(try fixture.console("GET", "/users/\(reader.id)").object["waiting"] as? [Any] != nil)
+        // One device waits on its default stream and the set's; another long-polls the set's stream alone.
+        let both = PendingRequest(
+            port: fixture.server.port, "/v1/changes/wait", token: reader.token, headers: [("Content-Type", "application/json")],
+            method: "POST", body: ChangesWaitTests.body(wait: 3_600, since: ["default": own, "set:\(set)": stream]))
+        let one = PendingRequest(port: fixture.server.port, "/v1/changes?stream=set:\(set)&since=\(stream)&wait=3600", token: reader.token)
+        try fixture.server.waitForWaiters(2)
+        var waiting: [[String: Any]] = []
+        let listed = eventually(within: 60, every: 0.05) {
+            waiting = (try? fixture.console("GET", "/users/\(reader.id)").object["waiting"] as? [[String: Any]]) ?? []
+            return waiting.count == 2
+        }
+        #expect(listed, "\(waiting)")
+        let shown = Set(
+            waiting.map { wait in
+                "\(wait["route"] as? String ?? "-") \(wait["default_stream"] as? Bool ?? false) \(wait["streams"] as? [String] ?? [])"
+            })
+        #expect(shown == ["wait true [\"set:\(set)\"]", "changes false [\"set:\(set)\"]"], "\(waiting)")
+        #expect(waiting.allSatisfy { $0["since"] is Int && $0["resources"] is NSNull })
+        // Nobody else's: the owner has no open wait.
+        #expect((try fixture.console("GET", "/users/\(owner.id)").object["waiting"] as? [Any])?.isEmpty == true)
+        // A write to the set answers both; they leave the list.
+        _ = try fixture.app("POST", "/v1/terms", token: owner.token, json: ["set_id": set, "word": "Nile", "rank": "last"])
+        #expect(try both.response().status == 200 && one.response().status == 200)
+        let emptied = eventually(within: 60, every: 0.05) {
+            ((try? fixture.console("GET", "/users/\(reader.id)").object["waiting"] as? [Any]) ?? [1]).isEmpty
+        }
+        #expect(emptied)
+    }
+
     @Test func anExpiredCursorAndASignedOutUserAreExplained() throws {
         let fixture = try ConsoleFixture()
         defer { fixture.stop() }

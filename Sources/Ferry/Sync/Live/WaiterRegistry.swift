@@ -1,3 +1,4 @@
+import Foundation
 import FerryBase
 import FerryHTTP
 import Synchronization
@@ -67,6 +68,8 @@ final class WaiterRegistry: Sendable {
         var candidates: Set<ScopeKey?> = []
         /// The hash of its bearer when it is one of Ferry's tokens (``StreamChecks`` checks them in bulk).
         var token: String? = nil
+        /// When it was registered (a long poll's first pass, a wait's, a stream's start): for the console.
+        var since = Date()
     }
 
     private struct UserWaiters {
@@ -229,6 +232,34 @@ final class WaiterRegistry: Sendable {
 
     /// The epoch now, read by a check before it starts (``SharedChecks``).
     var epoch: UInt64 { state.withLock { $0.epoch } }
+
+    /// One of a user's open waits on this instance, as the console shows it:
+    /// the server keeps no record of a device's subscriptions, but a device
+    /// that waits names the streams it follows.
+    struct Wait: Sendable {
+        /// Whether it follows the default stream.
+        let followsDefault: Bool
+        /// The root rows of its other streams, by resource and id.
+        let streams: [ScopeKey]
+        /// The resources it follows; nil for all.
+        let resources: Set<String>?
+        /// A wait on several streams (`POST /v1/changes/wait`) rather than a long poll or event stream of one.
+        let several: Bool
+        let since: Date
+    }
+
+    /// `user`'s open waits on this instance, the oldest first.
+    func waits(of user: String) -> [Wait] {
+        state.withLock { state in
+            (state.users[user]?.tickets ?? []).compactMap { id -> Wait? in
+                guard let waiter = state.waiters[id] else { return nil }
+                return Wait(
+                    followsDefault: waiter.followsDefault,
+                    streams: waiter.streams.sorted { ($0.scope, $0.id) < ($1.scope, $1.id) }, resources: waiter.resources,
+                    several: waiter.several, since: waiter.since)
+            }
+        }.sorted { $0.since < $1.since }
+    }
 
     /// The token hashes of the waiters on the stream of `root` (``StreamChecks``).
     func tokens(onStream root: ScopeKey) -> [String] {
