@@ -10,13 +10,9 @@ import Testing
 /// one check's page between them (``StreamChecks``), and each answer is
 /// exactly what its own poll from its own cursor gives, over the wire.
 @Suite struct StreamFanOutTests {
-    /// A waiting long poll on a stream, and what it asked.
-    struct Waiter {
-        let token: String
-        let query: String
-        let poll: PendingRequest
-    }
+    typealias Waiter = ChangesSuites.FanOutTests.Waiter
 
+    /// A long poll on `stream`, waiting as long as ``ChangesSuites/FanOutTests/longestWait``.
     static func waiter(_ w: SyncStreamTests.World, _ token: String, stream: String, since cursor: String) -> Waiter {
         let query = "stream=\(stream)&since=\(cursor)"
         return Waiter(
@@ -26,25 +22,12 @@ import Testing
                 timeout: Double(ChangesSuites.FanOutTests.longestWait)))
     }
 
-    /// Each waiter's answer: a 200 whose changes equal a poll's by the same
-    /// caller from the same cursor (keys sorted, to compare spellings). The
-    /// poll says `wait=0`: a plain poll of a public stream is read as no user
-    /// (everyone's page, for shared caches), which leaves out the caller's own
-    /// grant.
+    /// Each waiter's answer is its own poll's (``ChangesSuites/FanOutTests/expectOwnAnswers(_:_:poll:)``).
+    /// The poll says `wait=0`: a plain poll of a public stream is read as no
+    /// user (everyone's page, for shared caches), which leaves out the
+    /// caller's own grant.
     static func expectOwnAnswers(_ w: SyncStreamTests.World, _ waiters: [Waiter]) throws -> [[String: Any]] {
-        try waiters.map { waiter in
-            let answer = try waiter.poll.response()
-            #expect(answer.status == 200, "\(answer.text.prefix(300))")
-            let own = try w.client.request("GET", "/v1/changes?\(waiter.query)&wait=0", headers: [("Authorization", "Bearer \(waiter.token)")])
-            #expect(own.status == 200)
-            #expect(try Self.changes(answer.object) == Self.changes(own.object), "\(waiter.query)")
-            return answer.object
-        }
-    }
-
-    static func changes(_ object: [String: Any]) throws -> String {
-        let data = try JSONSerialization.data(withJSONObject: object["changes"] as? [Any] ?? [], options: [.sortedKeys])
-        return String(decoding: data, as: UTF8.self)
+        try ChangesSuites.FanOutTests.expectOwnAnswers(w.server, waiters) { "\($0.query)&wait=0" }
     }
 
     /// New users and a token each.
