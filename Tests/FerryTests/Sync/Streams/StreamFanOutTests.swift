@@ -116,9 +116,7 @@ import Testing
             try w.server.waitForWaiters(again.count + carols.count)
             try waitUntil("every check to name its caller", within: 30) { !w.server.app.live.registryHasAnonymousWaiters }
             let before = w.server.app.live.sharedAnswers
-            let made = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": open.id, "word": "round \(rounds)"])
-            try #require(made.status == 201, "\(made.text)")
-            let next = made.object["id"] as? String ?? "-"
+            let next = try SyncStreamTests.term(w, in: open.id, word: "round \(rounds)")
             readerAnswers = try Self.expectOwnAnswers(w, again)
             for answer in readerAnswers { #expect(changedIDs(answer, "terms") == [next]) }
             taken += w.server.app.live.sharedAnswers - before
@@ -131,10 +129,9 @@ import Testing
         // (her own checks read nothing, and never take Alice's page).
         let alices = (0..<2).map { _ in Self.waiter(w, Self.token(w.alice), stream: "set:\(closed.id)", since: aliceCursor) }
         try w.server.waitForWaiters(alices.count + carols.count)
-        let secret = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": closed.id, "word": "secret"])
-        try #require(secret.status == 201)
+        let secret = try SyncStreamTests.term(w, in: closed.id, word: "secret")
         for answer in try Self.expectOwnAnswers(w, alices) {
-            #expect(changedIDs(answer, "terms").contains(secret.object["id"] as? String ?? "-"))
+            #expect(changedIDs(answer, "terms").contains(secret))
         }
         try waitUntil("Carol's waiters to park again", within: 30) { w.server.app.live.checksRunning == 0 && w.server.app.live.waiters == 2 }
         #expect(carols.allSatisfy { !$0.poll.isAnswered })
