@@ -135,4 +135,32 @@ extension SubscriptionIntegrationTests {
         #expect(!after.contains { $0.request.path.contains("wait=") }, "\(after.map(\.request.path))")
         #expect(try phone.store.schema()?.live?.maxWaitStreams == 2)
     }
+
+    @Test func aStoreWhoseLimitWasLoweredLearnsItFromTheFirstRefusal() async throws {
+        let server = try Self.server(settings: ["FERRY_LIVE_MAX_WAIT_SECONDS": "3600", "FERRY_LIVE_MAX_WAIT_STREAMS": "4"])
+        defer { server.stop() }
+        let (teacher, phone, log, sets) = try await Self.follower(server, sets: 3)
+        // The default stream and three subscriptions: one wait, as far as the store knows.
+        #expect(try phone.store.schema()?.live?.maxWaitStreams == 4)
+        // A deploy lowers the limit; the store's schema still says four.
+        try server.restart(settings: ["FERRY_LIVE_MAX_WAIT_STREAMS": "2"])
+        let started = log.sent.count
+        await phone.engine.start(longPollWait: 3_600)
+        try await waitUntilAsync("the phone waiting", within: 90) {
+            let connected = await phone.engine.currentStatus.connected
+            return connected
+                && log.sent[started...].contains { ($0.request.path == "/v1/changes/wait" || $0.request.path.contains("wait=")) && $0.status == nil }
+        }
+        _ = try teacher.store.create("terms", ["set_id": .string(sets[0]), "word": .string("live")])
+        try await teacher.engine.sync()
+        try await waitUntilAsync("the term on the phone", within: 90) { try phone.terms(of: sets[0]) == 2 }
+        await phone.engine.stop()
+        let after = log.sent[started...]
+        // One refusal, one GET /v1, then waits of two at most: no fall back to the default stream's long poll.
+        #expect(after.filter { $0.status == 400 }.count == 1, "\(after.map { ($0.request.path, $0.status) })")
+        #expect(after.contains { $0.request.path == "/v1" })
+        #expect(try log.waits(from: started).dropFirst().allSatisfy { $0.count <= 2 })
+        #expect(!after.contains { $0.request.path.contains("wait=") }, "\(after.map(\.request.path))")
+        #expect(try phone.store.schema()?.live?.maxWaitStreams == 2)
+    }
 }
