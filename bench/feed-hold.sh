@@ -32,17 +32,11 @@ CASES=("$@")
 source bench/lib.sh
 bench_binary
 bench_database ferry_bench_hold
-for user in writer reader other; do echo "bench-password" | "$BIN" user add "$user" >/dev/null; done
-WRITER=$("$BIN" token issue writer | tail -n1)
-READER=$("$BIN" token issue reader | tail -n1)
-OTHER=$("$BIN" token issue other | tail -n1)
+bench_users writer reader other
 bench_serve FERRY_LIVE_MAX_WAIT_SECONDS=600
-api() { curl -fsS -X "$1" "http://127.0.0.1:$PORT$2" -H "Authorization: Bearer $3" -H 'Content-Type: application/json' ${4:+-d "$4"}; }
+bench_shared_set "hold bench"
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"; }
-READER_ID=$(api GET /v1/auth/me "$READER" | field id)
-SET=$(api POST /v1/study_sets "$WRITER" '{"title":"hold bench"}' | field id)
-api POST /v1/set_collaborators "$WRITER" "{\"set_id\":\"$SET\",\"user_id\":\"$READER_ID\"}" >/dev/null
-OTHER_SET=$(api POST /v1/study_sets "$OTHER" '{"title":"someone else"}' | field id)
+OTHER_SET=$(bench_api POST /v1/study_sets "$OTHER" '{"title":"someone else"}' | field id)
 psql -X -q "$FERRY_DATABASE_MIGRATION_URL" -c "CREATE TABLE IF NOT EXISTS public.bench_unsynced (a int)"
 OWNER=$FERRY_DATABASE_MIGRATION_URL
 OTHER_DB="$BENCH_OWNER_BASE/postgres"
@@ -83,12 +77,12 @@ waiters() { curl -fsS "http://127.0.0.1:$PORT/metrics" | awk '$1 == "ferry_live_
 # One commit's delay to the waiting reader, in ms.
 one_round() {
   local cursor
-  cursor=$(api GET "/v1/changes?since=now" "$READER" | field cursor)
+  cursor=$(bench_api GET "/v1/changes?since=now" "$READER" | field cursor)
   ( curl -fsS -o /dev/null "http://127.0.0.1:$PORT/v1/changes?since=$cursor&wait=$((HOLD + 60))" \
       -H "Authorization: Bearer $READER"; date +%s.%N >"$TMPD/answered" ) &
   local poll=$!
   for _ in $(seq 200); do [ "$(waiters)" = 1 ] && break; sleep 0.02; done
-  api POST /v1/terms "$WRITER" "{\"set_id\":\"$SET\",\"word\":\"w\",\"definition\":\"d\"}" >/dev/null
+  bench_api POST /v1/terms "$WRITER" "{\"set_id\":\"$SET\",\"word\":\"w\",\"definition\":\"d\"}" >/dev/null
   local committed; committed=$(date +%s.%N)
   wait $poll
   python3 -c "print(round((float('$(cat "$TMPD/answered")') - float('$committed')) * 1000, 1))"

@@ -1,6 +1,6 @@
 # bench/lib.sh: what the single-purpose bench scripts share (slowloris,
 # idle-connections, first-sync, gzip-levels, web, live, public-poll,
-# subscribe-set). Source it from the repository
+# subscribe-set, feed-hold). Source it from the repository
 # root after `set -euo pipefail`; it starts the dev services.
 #
 #   bench_binary            sets BIN: $FERRY_BIN, or a fresh release build
@@ -18,6 +18,15 @@
 #                           `creator` and `device` (password `bench`), then the
 #                           SQL on stdin as its owner (the args pass -v
 #                           variables), then ANALYZE of its sets and terms
+#   bench_users NAME ...    users NAME ... (password bench-password), added
+#                           with `ferry user add`; sets a variable named after
+#                           each, upper-cased (WRITER, READER, ...), to a token of it
+#   bench_api METHOD PATH TOKEN [JSON]
+#                           curl of the server at PATH as TOKEN's user; fails on
+#                           an error status
+#   bench_shared_set TITLE  after bench_users writer reader and bench_serve: sets
+#                           SET, the writer's study set TITLE, with the reader
+#                           its collaborator, and READER_ID
 #   bench_token USER PASSWORD
 #                           sets TOKEN: a bearer token of USER from the server
 #   bench_await_feed QUERY PATTERN
@@ -57,6 +66,25 @@ bench_serve() {
   for _ in $(seq 1 100); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0; sleep 0.1; done
   echo "ferry serve did not answer on port $PORT" >&2
   return 1
+}
+
+bench_users() {
+  local user
+  for user in "$@"; do
+    echo "bench-password" | "$BIN" user add "$user" >/dev/null
+    printf -v "${user^^}" '%s' "$("$BIN" token issue "$user" | tail -n1)"
+  done
+}
+
+bench_api() {
+  curl -fsS -X "$1" "http://127.0.0.1:$PORT$2" -H "Authorization: Bearer $3" -H 'Content-Type: application/json' ${4:+-d "$4"}
+}
+
+bench_shared_set() {
+  local id='import json,sys; print(json.load(sys.stdin)["id"])'
+  READER_ID=$(bench_api GET /v1/auth/me "$READER" | python3 -c "$id")
+  SET=$(bench_api POST /v1/study_sets "$WRITER" "{\"title\":\"$1\"}" | python3 -c "$id")
+  bench_api POST /v1/set_collaborators "$WRITER" "{\"set_id\":\"$SET\",\"user_id\":\"$READER_ID\"}" >/dev/null
 }
 
 bench_seed_public() {

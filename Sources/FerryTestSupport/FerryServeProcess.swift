@@ -15,7 +15,7 @@ public final class FerryServeProcess {
     public let port: Int
     /// Where its standard output and error go.
     public let logPath: String
-    private let environment: [String: String]
+    private var environment: [String: String]
     private let descriptorLimit: Int?
     private var process: SpawnedProcess?
 
@@ -70,6 +70,12 @@ public final class FerryServeProcess {
             kill()
             throw TestError("ferry serve did not become healthy on port \(port):\n\(logTail())")
         }
+    }
+
+    /// Adds or replaces `FERRY_*` variables for the next ``start()``: a
+    /// restart with other settings, as a deploy that changes them.
+    public func change(_ settings: [String: String]) {
+        environment.merge(settings) { $1 }
     }
 
     /// SIGKILL, as a crash or the OOM killer would; waits until it is gone.

@@ -47,10 +47,7 @@ ulimit -n "$(ulimit -Hn)"  # client and server each hold one descriptor per wait
 source bench/lib.sh
 bench_binary
 bench_database ferry_bench_live
-for user in writer reader bystander; do echo "bench-password" | "$BIN" user add "$user" >/dev/null; done
-WRITER=$("$BIN" token issue writer | tail -n1)
-READER=$("$BIN" token issue reader | tail -n1)
-BYSTANDER=$("$BIN" token issue bystander | tail -n1)
+bench_users writer reader bystander
 # Instances of the cluster mode each hold PER waiters (bench/live/cluster.py).
 INSTANCES=1
 if [ "$MODE" = cluster ]; then INSTANCES=$(((MAX + 13999) / 14000)); MAX=$(((MAX + INSTANCES - 1) / INSTANCES)); fi
@@ -58,10 +55,7 @@ if [ "$MODE" = cluster ]; then INSTANCES=$(((MAX + 13999) / 14000)); MAX=$(((MAX
 # for it), and held up to 600 s, longer than a phase of the run.
 bench_serve FERRY_LIMITS_MAX_CONNECTIONS=$((MAX + 1000)) FERRY_LIMITS_IDLE_TIMEOUT_SECONDS=600 \
   FERRY_LIVE_MAX_WAITERS=$((MAX + 100)) FERRY_LIVE_MAX_WAITERS_PER_USER=$((MAX + 100)) FERRY_LIVE_MAX_WAIT_SECONDS=600
-api() { curl -fsS -X "$1" "http://127.0.0.1:$PORT$2" -H "Authorization: Bearer $3" -H 'Content-Type: application/json' ${4:+-d "$4"}; }
-READER_ID=$(api GET /v1/auth/me "$READER" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-SET=$(api POST /v1/study_sets "$WRITER" '{"title":"live bench"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-api POST /v1/set_collaborators "$WRITER" "{\"set_id\":\"$SET\",\"user_id\":\"$READER_ID\"}" >/dev/null
+bench_shared_set "live bench"
 export BENCH_LIVE_RESULTS=${BENCH_LIVE_RESULTS:-$ROOT/bench/live/results.jsonl}
 if [ -n "${FERRY_BIN:-}" ]; then DEFAULT_LABEL=$FERRY_BIN; else DEFAULT_LABEL=$(git rev-parse --short HEAD); fi
 export BENCH_LIVE_LABEL=${BENCH_LIVE_LABEL:-$DEFAULT_LABEL}

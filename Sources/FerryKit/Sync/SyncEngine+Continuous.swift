@@ -202,40 +202,56 @@ extension SyncEngine {
     /// default stream's long poll then, and a subscription the server refuses
     /// is marked refused by its own download.
     private func waitForStreams(_ since: [(key: String, cursor: String)], wait: Int) async throws -> [String]? {
-        let schema = try store.schema()
-        let cap = max(1, schema?.live?.maxWaitStreams ?? since.count)
+        let cap = max(1, try store.schema()?.live?.maxWaitStreams ?? since.count)
         let parts = stride(from: 0, to: since.count, by: cap).map { Array(since[$0..<min($0 + cap, since.count)]) }
-        guard parts.count > 1 else {
-            let answer = try await waitOnce(since, wait: wait)
-            // Refused, and this store does not know the limit (its schema came before the server gave it):
-            // ask `GET /v1`, and wait again split if the server gives it now.
-            if answer == nil, since.count > 1, schema?.live == nil {
-                try await refreshSchema()
-                if let cap = try store.schema()?.live?.maxWaitStreams, cap < since.count { return try await waitForStreams(since, wait: wait) }
-            }
-            return answer
+        let answer = parts.count > 1 ? try await waitAll(parts, wait: wait) : try await waitOnce(since, wait: wait)
+        guard case .refused(let status) = answer else {
+            if case .changed(let changed) = answer { return changed }
+            return nil
         }
-        return try await withThrowingTaskGroup(of: [String]?.self) { group in
+        // A 400 to a wait of several streams may be the limit: one this store
+        // does not know (its schema came before the server gave it), or one
+        // lowered since the store learned it (a restart with a smaller
+        // `live.max_wait_streams`). Ask `GET /v1`, and wait again split if the
+        // limit it gives now splits the streams further.
+        if status == 400, since.count > 1 {
+            try await refreshSchema()
+            if let learned = try store.schema()?.live?.maxWaitStreams, learned < cap { return try await waitForStreams(since, wait: wait) }
+        }
+        return nil
+    }
+
+    /// What one wait, or several at once, came to.
+    private enum WaitAnswer: Sendable {
+        /// The keys with news (empty: the wait ended with none).
+        case changed([String])
+        /// A 400, 404 or 405: the server takes no such wait.
+        case refused(status: Int)
+    }
+
+    /// The waits of `parts` at once: the first that names news ends the others, and any refusal all of them.
+    private func waitAll(_ parts: [[(key: String, cursor: String)]], wait: Int) async throws -> WaitAnswer {
+        try await withThrowingTaskGroup(of: WaitAnswer.self) { group in
             for part in parts { group.addTask { try await self.waitOnce(part, wait: wait) } }
-            var changed: [String] = []
             for try await answer in group {
-                guard let answer else {
+                switch answer {
+                case .refused:
                     group.cancelAll()
-                    return nil
-                }
-                // The others are abandoned (``exchange(_:longPoll:)``): the streams named are fetched now, and the waits start again after.
-                if !answer.isEmpty {
-                    changed = answer
+                    return answer
+                case .changed(let changed) where !changed.isEmpty:
+                    // The others are abandoned (``exchange(_:longPoll:)``): the streams named are fetched now, and the waits start again after.
                     group.cancelAll()
-                    break
+                    return answer
+                case .changed:
+                    continue
                 }
             }
-            return changed
+            return .changed([])
         }
     }
 
-    /// One `POST /v1/changes/wait` on `since`: the keys with news; nil for a 400, 404 or 405.
-    private func waitOnce(_ since: [(key: String, cursor: String)], wait: Int) async throws -> [String]? {
+    /// One `POST /v1/changes/wait` on `since`.
+    private func waitOnce(_ since: [(key: String, cursor: String)], wait: Int) async throws -> WaitAnswer {
         var streams: [String: JSONValue] = [:]
         for (key, cursor) in since { streams[key] = .string(cursor) }
         let body = JSONValue.object(["wait": .int(Int64(wait)), "since": .object(streams)])
@@ -246,9 +262,9 @@ extension SyncEngine {
             guard let changed = response.object?["changed"]?.array else {
                 throw FerryKitError.malformedAnswer("a wait's answer without changed")
             }
-            return changed.compactMap(\.string)
+            return .changed(changed.compactMap(\.string))
         case 400, 404, 405:
-            return nil
+            return .refused(status: response.status)
         default:
             throw refusal(response, "POST /v1/changes/wait")
         }

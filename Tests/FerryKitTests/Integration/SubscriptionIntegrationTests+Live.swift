@@ -108,14 +108,13 @@ extension SubscriptionIntegrationTests {
         #expect(!log.sent.contains { $0.request.path.contains("wait=") }, "\(log.sent.map(\.request.path))")
     }
 
-    @Test func aStoreThatDoesNotKnowTheLimitLearnsItFromTheFirstRefusal() async throws {
-        let server = try Self.server(settings: ["FERRY_LIVE_MAX_WAIT_SECONDS": "3600", "FERRY_LIVE_MAX_WAIT_STREAMS": "2"])
-        defer { server.stop() }
-        let (teacher, phone, log, sets) = try await Self.follower(server, sets: 3)
-        // Its schema as a server that did not give the limit left it.
-        let schema = try #require(try phone.store.schema())
-        try phone.store.apply(schema: ServerSchema(resources: schema.resources))
-        #expect(try phone.store.schema()?.live == nil)
+    /// Continuous mode on a server capped at two streams a wait, from a store
+    /// that thinks otherwise: one refusal, one `GET /v1`, then waits of two at
+    /// most, and a write to the first set reaches the phone; no fall back to the
+    /// default stream's own long poll.
+    static func expectItLearnsTheLimitFromTheFirstRefusal(
+        _ teacher: Phone, _ phone: Phone, _ log: AnswerLog, _ sets: [String]
+    ) async throws {
         let started = log.sent.count
         await phone.engine.start(longPollWait: 3_600)
         try await waitUntilAsync("the phone waiting", within: 90) {
@@ -128,11 +127,32 @@ extension SubscriptionIntegrationTests {
         try await waitUntilAsync("the term on the phone", within: 90) { try phone.terms(of: sets[0]) == 2 }
         await phone.engine.stop()
         let after = log.sent[started...]
-        // One refusal, one GET /v1, then waits of two at most: no fall back to the default stream's long poll.
         #expect(after.filter { $0.status == 400 }.count == 1, "\(after.map { ($0.request.path, $0.status) })")
         #expect(after.contains { $0.request.path == "/v1" })
         #expect(try log.waits(from: started).dropFirst().allSatisfy { $0.count <= 2 })
         #expect(!after.contains { $0.request.path.contains("wait=") }, "\(after.map(\.request.path))")
         #expect(try phone.store.schema()?.live?.maxWaitStreams == 2)
+    }
+
+    @Test func aStoreThatDoesNotKnowTheLimitLearnsItFromTheFirstRefusal() async throws {
+        let server = try Self.server(settings: ["FERRY_LIVE_MAX_WAIT_SECONDS": "3600", "FERRY_LIVE_MAX_WAIT_STREAMS": "2"])
+        defer { server.stop() }
+        let (teacher, phone, log, sets) = try await Self.follower(server, sets: 3)
+        // Its schema as a server that did not give the limit left it.
+        let schema = try #require(try phone.store.schema())
+        try phone.store.apply(schema: ServerSchema(resources: schema.resources))
+        #expect(try phone.store.schema()?.live == nil)
+        try await Self.expectItLearnsTheLimitFromTheFirstRefusal(teacher, phone, log, sets)
+    }
+
+    @Test func aStoreWhoseLimitWasLoweredLearnsItFromTheFirstRefusal() async throws {
+        let server = try Self.server(settings: ["FERRY_LIVE_MAX_WAIT_SECONDS": "3600", "FERRY_LIVE_MAX_WAIT_STREAMS": "4"])
+        defer { server.stop() }
+        let (teacher, phone, log, sets) = try await Self.follower(server, sets: 3)
+        // The default stream and three subscriptions: one wait, as far as the store knows.
+        #expect(try phone.store.schema()?.live?.maxWaitStreams == 4)
+        // A deploy lowers the limit; the store's schema still says four.
+        try server.restart(settings: ["FERRY_LIVE_MAX_WAIT_STREAMS": "2"])
+        try await Self.expectItLearnsTheLimitFromTheFirstRefusal(teacher, phone, log, sets)
     }
 }

@@ -38,9 +38,11 @@ final class FerryServer {
     var pid: Int32 { serve.pid ?? 0 }
 
     /// Stops the process (SIGTERM: in-flight requests finish) and starts a new
-    /// one on the same port and database, as a deploy or a crash-restart would.
-    func restart() throws {
+    /// one on the same port and database, as a deploy or a crash-restart would;
+    /// `settings` change its `FERRY_*` variables from then on.
+    func restart(settings: [String: String] = [:]) throws {
         serve.stop()
+        serve.change(settings)
         try serve.start()
     }
 

@@ -54,12 +54,11 @@ import Testing
         let waiter = Self.wait(w, w.bob, since: since)
         try w.server.waitForWaiters(1)
         #expect(!waiter.isAnswered)
-        let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": open.id, "word": "news"])
-        try #require(term.status == 201)
+        let term = try SyncStreamTests.term(w, in: open.id, word: "news")
         #expect(Self.changed(try waiter.response()) == ["set:\(open.id)"])
         // Its GET finds the term.
         let page = try w.get("/v1/changes?stream=set:\(open.id)&since=\(since["set:\(open.id)"] ?? "")", w.bob)
-        #expect(changedIDs(page.object, "terms") == [term.object["id"] as? String ?? "-"])
+        #expect(changedIDs(page.object, "terms") == [term])
     }
 
     @Test func aWriteInTheDefaultStreamByAnotherUserWakesIt() throws {
@@ -76,8 +75,7 @@ import Testing
         all["default"] = own.cursor
         let waiter = Self.wait(w, w.bob, since: all)
         try w.server.waitForWaiters(1)
-        let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": shared.id, "word": "for members"])
-        try #require(term.status == 201)
+        _ = try SyncStreamTests.term(w, in: shared.id, word: "for members")
         #expect(Self.changed(try waiter.response()) == ["default"])
     }
 
@@ -91,8 +89,7 @@ import Testing
         let carol = Self.wait(w, w.carol, seconds: 2, since: ["set:\(closed.id)": cursor, nowhere: cursor])
         let alice = Self.wait(w, w.alice, since: ["set:\(closed.id)": cursor])
         try w.server.waitForWaiters(2)
-        let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": closed.id, "word": "secret"])
-        try #require(term.status == 201)
+        _ = try SyncStreamTests.term(w, in: closed.id, word: "secret")
         #expect(Self.changed(try alice.response()) == ["set:\(closed.id)"])
         // Carol's answer, after her wait, is the same as for a stream with nothing in it.
         #expect(Self.changed(try carol.response()) == [])
@@ -105,8 +102,7 @@ import Testing
         let w = try Self.world()
         defer { w.server.stop() }
         let (open, since) = try Self.bobFollows(w)
-        let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": open.id, "word": "before"])
-        try #require(term.status == 201)
+        _ = try SyncStreamTests.term(w, in: open.id, word: "before")
         // The frontier may wait a moment for transactions elsewhere in the cluster: poll without waiting until it shows.
         try waitUntil("the term to be in Bob's stream", within: 30) {
             (try? w.get("/v1/changes?stream=set:\(open.id)&since=\(since["set:\(open.id)"] ?? "")", w.bob).object)
@@ -162,8 +158,7 @@ import Testing
         #expect(Self.changed(older) == ["default"], "\(older.text.prefix(300))")
         #expect(w.server.app.live.waiters == 1)
         // Bob's wait, still held, is woken as usual.
-        let term = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": open.id, "word": "news"])
-        try #require(term.status == 201)
+        _ = try SyncStreamTests.term(w, in: open.id, word: "news")
         #expect(Self.changed(try held.response()) == ["set:\(open.id)"])
     }
 
@@ -259,7 +254,7 @@ import Testing
             $0.live.maxWaitSeconds = 3_600
         }
         defer { w.server.stop() }
-        let (server, client, bob, token) = (w.server, w.client, w.bob, Self.token(w.bob))
+        let (server, client, bob) = (w.server, w.client, w.bob)
         let made = try client.request("POST", "/v1/sets", headers: bob, json: ["title": "mine", "is_public": true])
         let set = try #require(made.object["id"] as? String)
         // A cursor past the set (the frontier may hold its commit back a moment: other tests' transactions).
@@ -270,9 +265,7 @@ import Testing
             return changedIDs(page, "sets").contains(set)
         }
         let since = ["default": cursor, "set:\(set)": cursor]
-        let first = PendingRequest(
-            port: server.port, "/v1/changes/wait", token: token, headers: [("Content-Type", "application/json")], method: "POST",
-            body: Self.body(wait: 3_600, since: since))
+        let first = Self.wait(w, bob, since: since)
         try server.waitForWaiters(1)
         // Two streams, one waiter: a second wait, or a long poll, is over the user's limit.
         let second = try client.request("POST", "/v1/changes/wait", headers: bob, json: ["wait": 60, "since": since])

@@ -112,6 +112,13 @@ import Testing
         return (id, ids)
     }
 
+    /// A term Alice adds to her set `set` over HTTP: its id.
+    static func term(_ w: World, in set: String, word: String) throws -> String {
+        let made = try w.client.request("POST", "/v1/terms", headers: w.alice, json: ["set_id": set, "word": word])
+        try #require(made.status == 201, "\(made.text)")
+        return try #require(made.object["id"] as? String)
+    }
+
     @Test func aPublicSetIsReadByItsSubscriberAndSentToNoOtherDevice() throws {
         let w = try Self.world()
         defer { w.server.stop() }
