@@ -221,8 +221,10 @@ public actor SyncEngine {
     /// A read is abandoned when the task is cancelled (continuous mode ends a
     /// long poll so, when the app writes or stops it): it returns at once,
     /// whether the transport honours cancellation or not, and its late
-    /// answer, which changed nothing, is dropped. A write is not: its outcome
-    /// must be recorded.
+    /// answer, which changed nothing, is dropped. So is a long poll sent as a
+    /// POST (`POST /v1/changes/wait`), which reads too (`WaitLeftBehindTests`:
+    /// `stop()` waited out its answer). A write is not: its outcome must be
+    /// recorded.
     func exchange(_ request: TransportRequest, longPoll: Bool = false) async throws -> TransportResponse {
         if longPoll { currentStatus.connected = true } else { currentStatus.inFlightSince = now() }
         statusSink.yield(currentStatus)
@@ -231,7 +233,7 @@ public actor SyncEngine {
             statusSink.yield(currentStatus)
         }
         let transport = self.transport
-        guard request.method == "GET" else { return try await transport.send(request) }
+        guard request.method == "GET" || longPoll else { return try await transport.send(request) }
         return try await abandoningOnCancel { try await transport.send(request) }
     }
 

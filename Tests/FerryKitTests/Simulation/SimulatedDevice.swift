@@ -117,8 +117,7 @@ final class SimulatedDevice {
         if live { await engine.stop() }
         let offline = transport.offline
         earlier.merge(transport.injected, uniquingKeysWith: +)
-        racesBefore += transport.races
-        longPollsBefore += transport.longPolls
+        earlierCounts = earlierCounts + transport.counts
         // The old listener drains what the dead engine had already told.
         incarnation += 1
         (store, engine, transport) = try Self.open(
@@ -130,10 +129,12 @@ final class SimulatedDevice {
         await start()
     }
 
-    /// Long polls sent by the links of earlier incarnations.
-    private var longPollsBefore = 0
+    /// What the links of earlier incarnations counted.
+    private var earlierCounts = LinkCounts()
+    /// What every link the device has had counted.
+    var counts: LinkCounts { earlierCounts + transport.counts }
     /// Long polls sent by every link the device has had.
-    var longPolls: Int { longPollsBefore + transport.longPolls }
+    var longPolls: Int { counts.longPolls }
 
     /// One sync; a simulated crash reopens the file. Other failures are what
     /// the app would see and retry later.
@@ -153,8 +154,7 @@ final class SimulatedDevice {
     var injected: [SimulationFault: Int] { earlier.merging(transport.injected, uniquingKeysWith: +) }
 
     /// Races of ``SimulationFault/revokedBeforeAnswer`` that revoked, by every link the device has had.
-    var races: Int { racesBefore + transport.races }
-    private var racesBefore = 0
+    var races: Int { counts.races }
 }
 
 /// A seed's clock: the wall clock, plus the time the simulation let pass

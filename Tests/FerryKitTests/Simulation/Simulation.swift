@@ -19,6 +19,8 @@ struct SimulationReport {
     /// Continuous mode: long polls sent, and times the server's LISTEN connection was killed.
     var longPolls = 0
     var listenerKills = 0
+    /// Continuous mode with subscriptions: waits sent beside another (``LinkCounts/splitWaits``).
+    var splitWaits = 0
     /// Subscriptions (issue 46): made, dropped, evicted (`.evicted` events), and the hours let pass.
     var subscribes = 0
     var unsubscribes = 0
@@ -133,12 +135,18 @@ final class Simulation {
         for device in devices {
             for (fault, count) in device.injected { report.faults[fault, default: 0] += count }
             report.longPolls += device.longPolls
+            report.splitWaits += device.counts.splitWaits
             report.revocationRaces += device.races
             report.evictions += device.events.filter { if case .evicted = $0 { true } else { false } }.count
         }
         if live {
             for device in devices where device.longPolls == 0 {
                 report.failures.append("not live: \(device.name) never held a long poll")
+            }
+            // The store keeps the server's `live.max_wait_streams` from `GET /v1`: a device with
+            // more streams splits them, and no wait of it is refused for naming too many.
+            for device in devices {
+                report.failures += device.counts.refusedWaits.prefix(3).map { "refused wait: \(device.name)'s POST /v1/changes/wait got 400: \($0)" }
             }
         }
         return report

@@ -10,7 +10,7 @@ import Testing
 ///
 /// Not serialized: each test runs its seeds, one after another, on a scratch
 /// database and a `ferry serve` of its own (a restart, a killed LISTEN
-/// connection or a revocation touches only those), so the five overlap each
+/// connection or a revocation touches only those), so the six overlap each
 /// other and the other suites. Each request of a seed goes from a device to
 /// its server to PostgreSQL and back, one after another, so one simulation
 /// alone leaves a core of two idle. Side by side, with users from
@@ -24,6 +24,7 @@ import Testing
 ///   `FERRY_SIM_LIVE_SEEDS` (default 100): as many again with devices in continuous mode.
 ///   `FERRY_SIM_SUBSCRIPTION_SEEDS` (default 100): as many again on public sets, with
 ///   devices subscribing and unsubscribing (issue 46).
+///   `FERRY_SIM_LIVE_SUBSCRIPTION_SEEDS` (default 100): as many again, subscribing, in continuous mode.
 /// - `FERRY_SIM_SEED`: run that one seed only (a failure prints it).
 /// - `FERRY_SIM_DEVICES`, `FERRY_SIM_STEPS`: fix the device count (else 2 to 4
 ///   per seed) and the operations per seed (default 30).
@@ -71,6 +72,23 @@ import Testing
             .studyPublic, grdb: false, count: Self.environment["FERRY_SIM_SUBSCRIPTION_SEEDS"].flatMap(UInt64.init) ?? 100)
     }
 
+    /// The two above at once: devices in continuous mode subscribe and unsubscribe
+    /// at random (public sets, their own, others' private ones, ids that never
+    /// existed; TTLs, priorities) under continuous mode's faults (waits cut, the
+    /// server restarted while devices wait, its LISTEN connection killed), so
+    /// that `POST /v1/changes/wait` meets them. A seed in three runs against the
+    /// server as configured (`live.max_wait_streams` 100), the others against a
+    /// second `ferry serve` on the same database that takes 1 or 2 streams a
+    /// wait, so that devices split their waits. Each device converges by
+    /// quiescence alone (no `sync()`) to its default stream plus its subscribed,
+    /// readable rows, and no wait of it is answered 400.
+    /// `FERRY_SIM_LIVE_SUBSCRIPTION_SEEDS` (default 100).
+    @Test func devicesInContinuousModeSubscribingConvergeUnderFaults() async throws {
+        try await runSeeds(
+            .studyPublic, grdb: false, live: true,
+            count: Self.environment["FERRY_SIM_LIVE_SUBSCRIPTION_SEEDS"].flatMap(UInt64.init) ?? 100)
+    }
+
     func runSeeds(_ chosen: SimulationSchema = .study, grdb: Bool, live: Bool = false, count: UInt64) async throws {
         let env = Self.environment
         let seeds: [UInt64]
@@ -86,6 +104,12 @@ import Testing
         let (database, schema) = try chosen.database()
         let server = try FerryServer(database: database)
         defer { server.stop() }
+        // Continuous mode with subscriptions: servers beside it that take 1 and 2 streams a wait.
+        let capped =
+            live && chosen.publicFlag != nil
+            ? try [1, 2].map { try FerryServer(beside: server, settings: ["FERRY_LIVE_MAX_WAIT_STREAMS": String($0)]) } : []
+        defer { for other in capped { other.stop() } }
+        var cappedSeeds = 0
         var total = SimulationReport(seed: 0)
         var failed: [UInt64] = []
         let started = Date()
@@ -103,10 +127,13 @@ import Testing
             done += 1
             var picker = SplitMix64(seed: seed ^ 0xD1CE)
             let devices = env["FERRY_SIM_DEVICES"].flatMap(Int.init) ?? 2 + Int(picker.next() % 3)
+            // Seed 3k on the server as configured, 3k+1 and 3k+2 on one capped at 1 and 2 streams a wait.
+            let cap = capped.isEmpty || seed % 3 == 0 ? nil : Int(seed % 3)
+            if cap != nil { cappedSeeds += 1 }
             let report: SimulationReport
             do {
                 report = try await Simulation(
-                    server: server, schema: schema, seed: seed, faultRate: faultRate, restarts: restarts,
+                    server: cap.map { capped[$0 - 1] } ?? server, schema: schema, seed: seed, faultRate: faultRate, restarts: restarts,
                     grdb: grdb, live: live
                 )
                 .run(deviceCount: devices, steps: steps)
@@ -124,6 +151,7 @@ import Testing
             total.rekeyed += report.rekeyed
             total.revocationRaces += report.revocationRaces
             total.longPolls += report.longPolls
+            total.splitWaits += report.splitWaits
             total.listenerKills += report.listenerKills
             total.subscribes += report.subscribes
             total.unsubscribes += report.unsubscribes
@@ -135,14 +163,15 @@ import Testing
                 failed.append(seed)
                 let test =
                     live
-                    ? "devicesInContinuousModeConvergeUnderFaults"
+                    ? schema.publicFlag != nil
+                        ? "devicesInContinuousModeSubscribingConvergeUnderFaults" : "devicesInContinuousModeConvergeUnderFaults"
                     : schema.publicFlag != nil
                         ? "devicesSubscribingToPublicSetsConvergeUnderFaults"
                         : schema.app == .todo
                             ? "todoDevicesConvergeUnderFaultsForEverySeed"
                             : grdb ? "devicesWritingThroughGRDBConvergeUnderFaults" : "devicesConvergeUnderFaultsForEverySeed"
                 let text = """
-                    seed \(seed) failed (\(schema.app.rawValue)\(schema.publicFlag == nil ? "" : ", subscriptions"), \(devices) devices, \(steps) steps\(grdb ? ", writing through GRDB" : "")\(live ? ", live" : "")); replay: \
+                    seed \(seed) failed (\(schema.app.rawValue)\(schema.publicFlag == nil ? "" : ", subscriptions"), \(devices) devices, \(steps) steps\(grdb ? ", writing through GRDB" : "")\(live ? ", live" : "")\(cap.map { ", wait cap \($0)" } ?? "")); replay: \
                     FERRY_SIM_SEED=\(seed) FERRY_SIM_DEVICES=\(devices) FERRY_SIM_STEPS=\(steps) swift test --filter \
                     SimulationTests/\(test)
                     \(report.failures.joined(separator: "\n"))
@@ -157,7 +186,11 @@ import Testing
         }
         sampler?.sample(seeds: done, failures: failed.count)
         let faults = SimulationFault.allCases.map { "\($0.rawValue) \(total.faults[$0] ?? 0)" }.joined(separator: ", ")
-        let liveCounts = live ? "\(total.longPolls) long polls, \(total.listenerKills) LISTEN connections killed, " : ""
+        let liveCounts =
+            live
+            ? "\(total.longPolls) long polls, \(total.listenerKills) LISTEN connections killed, "
+                + (capped.isEmpty ? "" : "\(total.splitWaits) waits split (\(cappedSeeds) seeds capped at 1 or 2 streams a wait), ")
+            : ""
         let subscriptionCounts =
             schema.publicFlag == nil
             ? ""

@@ -56,13 +56,13 @@ final class SimulationTransport: Transport {
         /// A ``SimulationFault/crash`` fired since the simulation last asked:
         /// in continuous mode the engine's loop, not the simulation, saw the error.
         var crashed = false
-        /// Long polls sent (continuous mode), faulty or not.
-        var longPolls = 0
+        /// Long polls, races, split waits and refused waits (``LinkCounts``).
+        var counts = LinkCounts()
+        /// `POST /v1/changes/wait` requests sent and not yet ended.
+        var waitsInFlight = 0
         /// What ``SimulationFault/revokedBeforeAnswer`` runs between the
         /// server's answer and its delivery; true when it revoked and pulled.
         var race: (@Sendable (TransportRequest) async -> Bool)?
-        /// Races that revoked the writer's access.
-        var races = 0
     }
 
     let inner: any Transport
@@ -89,8 +89,8 @@ final class SimulationTransport: Transport {
         state.withLock { $0.race = race }
     }
 
-    /// How many drawn races revoked the writer's access.
-    var races: Int { state.withLock { $0.races } }
+    /// What this link counted.
+    var counts: LinkCounts { state.withLock { $0.counts } }
 
     var offline: Bool { state.withLock { $0.offline } }
     /// Requests answered so far, and the last answer's status.
@@ -98,7 +98,6 @@ final class SimulationTransport: Transport {
     /// The statuses of the answers after the first `count`.
     func statuses(after count: Int) -> [Int] { state.withLock { Array($0.statuses.dropFirst(count)) } }
     var injected: [SimulationFault: Int] { state.withLock { $0.injected } }
-    var longPolls: Int { state.withLock { $0.longPolls } }
 
     /// Whether a crash fault fired since the last call.
     func takeCrash() -> Bool {
@@ -110,10 +109,19 @@ final class SimulationTransport: Transport {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         UploadLatencies.shared.countRequest()
         // A long poll of the default stream, or one wait on all of a device's streams.
-        let longPoll = request.path.contains("wait=") || request.path == "/v1/changes/wait"
+        let wait = request.path == "/v1/changes/wait"
+        let longPoll = request.path.contains("wait=") || wait
+        // A wait sent while another is open: the engine split its streams (``LinkCounts/splitWaits``).
+        if wait {
+            state.withLock { state in
+                if state.waitsInFlight > 0 { state.counts.splitWaits += 1 }
+                state.waitsInFlight += 1
+            }
+        }
+        defer { if wait { state.withLock { $0.waitsInFlight -= 1 } } }
         let (offline, fault, delay, previous): (Bool, SimulationFault?, Int, TransportRequest?) = state.withLock { state in
             guard !state.offline else { return (true, nil, 0, nil) }
-            if longPoll { state.longPolls += 1 }
+            if longPoll { state.counts.longPolls += 1 }
             // Writes meet faults more often than reads: they are fewer, and a
             // lost write is where duplicates and lost edits come from.
             let rate = request.method == "GET" || longPoll ? state.faultRate : min(0.6, state.faultRate * 2.5)
@@ -166,7 +174,7 @@ final class SimulationTransport: Transport {
         case .revokedBeforeAnswer?:
             let response = try await deliver(request)
             if (200..<300).contains(response.status), let race = state.withLock({ $0.race }), await race(request) {
-                state.withLock { $0.races += 1 }
+                state.withLock { $0.counts.races += 1 }
             }
             return response
         case .dropMidWait?:
@@ -194,8 +202,30 @@ final class SimulationTransport: Transport {
             state.sent += 1
             state.lastStatus = response.status
             state.statuses.append(response.status)
+            if request.path == "/v1/changes/wait", response.status == 400 {
+                state.counts.refusedWaits.append(String(decoding: response.body.prefix(300), as: UTF8.self))
+            }
         }
         return response
+    }
+}
+
+/// What a device's links counted, summed over its incarnations (``SimulatedDevice/counts``).
+struct LinkCounts {
+    /// Long polls sent (continuous mode), faulty or not: the default stream's and `POST /v1/changes/wait`.
+    var longPolls = 0
+    /// Races of ``SimulationFault/revokedBeforeAnswer`` that revoked the writer's access.
+    var races = 0
+    /// Waits sent while another of the same link was open: the engine split its
+    /// streams over several waits (more than the server's `live.max_wait_streams`).
+    var splitWaits = 0
+    /// The bodies of waits answered 400: a device that knows the server's cap never sends one.
+    var refusedWaits: [String] = []
+
+    static func + (a: LinkCounts, b: LinkCounts) -> LinkCounts {
+        LinkCounts(
+            longPolls: a.longPolls + b.longPolls, races: a.races + b.races, splitWaits: a.splitWaits + b.splitWaits,
+            refusedWaits: a.refusedWaits + b.refusedWaits)
     }
 }
 

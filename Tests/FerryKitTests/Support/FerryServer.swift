@@ -12,6 +12,8 @@ import FoundationNetworking
 final class FerryServer {
     let database: ScratchDatabase
     let serve: FerryServeProcess
+    /// Whether ``stop()`` drops the database: not for a second server on another's (``init(beside:settings:)``).
+    private let ownsDatabase: Bool
     var port: Int { serve.port }
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
@@ -20,18 +22,32 @@ final class FerryServer {
     init(database: ScratchDatabase? = nil, settings: [String: String] = [:]) throws {
         let database = try database ?? ScratchDatabase()
         self.database = database
+        ownsDatabase = true
         do {
-            serve = try FerryServeProcess(
-                databaseURL: database.appURL,
-                settings: [
-                    "FERRY_DATABASE_MIGRATION_URL": database.ownerURL,
-                    "FERRY_MEMCACHED_SERVERS": try TestEnvironment.memcached(),
-                ]
-                .merging(settings) { $1 })
+            serve = try Self.serve(database, settings)
         } catch {
             database.drop()
             throw error
         }
+    }
+
+    /// A second `ferry serve` on `other`'s database, with `settings` of its own
+    /// (the simulation's wait cap, say): the same rows and users, another
+    /// process and port. Its ``stop()`` leaves the database to `other`'s.
+    init(beside other: FerryServer, settings: [String: String]) throws {
+        database = other.database
+        ownsDatabase = false
+        serve = try Self.serve(database, settings)
+    }
+
+    private static func serve(_ database: ScratchDatabase, _ settings: [String: String]) throws -> FerryServeProcess {
+        try FerryServeProcess(
+            databaseURL: database.appURL,
+            settings: [
+                "FERRY_DATABASE_MIGRATION_URL": database.ownerURL,
+                "FERRY_MEMCACHED_SERVERS": try TestEnvironment.memcached(),
+            ]
+            .merging(settings) { $1 })
     }
 
     /// The server's process id (0 while it is down).
@@ -109,7 +125,7 @@ final class FerryServer {
 
     func stop() {
         serve.stop()
-        database.drop()
+        if ownsDatabase { database.drop() }
     }
 }
 
