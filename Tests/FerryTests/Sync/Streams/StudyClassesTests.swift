@@ -183,5 +183,20 @@ import Testing
         let response = try poll.response()
         #expect(changedIDs(response.object, "terms") == [term], "\(response.text.prefix(300))")
         #expect(Date().timeIntervalSince(poll.started) < 50)
+
+        // A waiter on the set's stream wakes too.
+        var cursor = ""
+        try waitUntil("the stream to hold the term", within: 30) {
+            let page = try w.client.request("GET", "/v1/changes?stream=set:\(verbs)", headers: w.auth("student"))
+            cursor = page.object["cursor"] as? String ?? ""
+            return changedIDs(page.object, "terms") == [term]
+        }
+        let streamPoll = PendingRequest(
+            port: w.server.port, "/v1/changes?stream=set:\(verbs)&since=\(cursor)&wait=60", token: w.users["student"]!.token)
+        try w.server.waitForWaiters(1)
+        let second = try w.server.createTerm(in: verbs, word: "walk", token: w.users["teacher"]!.token)
+        let streamed = try streamPoll.response()
+        #expect(changedIDs(streamed.object, "terms") == [second], "\(streamed.text.prefix(300))")
+        #expect(Date().timeIntervalSince(streamPoll.started) < 50)
     }
 }
