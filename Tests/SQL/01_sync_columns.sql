@@ -158,8 +158,8 @@ DO $$
 BEGIN
     PERFORM pg_temp.check((SELECT count(*) FROM pg_attribute a JOIN ferry.sync_resources s ON a.attrelid = s.table_oid
                             WHERE s.schema_name = 'app' AND a.attname IN ('revision', 'last_modified', 'is_deleted', '_ferry_xid', '_ferry_field_revisions')
-                              AND a.attnotnull) = 25,
-                          'five app tables with the five sync columns, NOT NULL');
+                              AND a.attnotnull) = 40,
+                          'eight app tables with the five sync columns, NOT NULL');
 END $$;
 
 SELECT 'PASS 01_sync_columns';

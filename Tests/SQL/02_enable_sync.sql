@@ -32,8 +32,8 @@ BEGIN
     PERFORM pg_temp.check((SELECT count(*) FROM pg_trigger WHERE tgrelid = 'app.study_sets'::regclass AND tgname LIKE 'zz_ferry_reach_%') = 0,
                           'no reach check on a scope table: the revocation lists its rows (0022)');
     PERFORM pg_temp.check((SELECT array_agg(table_name::text ORDER BY table_name) FROM ferry.sync_resources WHERE schema_name = 'app')
-                          = ARRAY['folder_sets', 'folders', 'set_collaborators', 'study_sets', 'terms'],
-                          'the five app tables are registered');
+                          = ARRAY['class_members', 'class_sets', 'classes', 'folder_sets', 'folders', 'set_collaborators', 'study_sets', 'terms'],
+                          'the eight app tables are registered');
 END $$;
 
 -- Tables it cannot sync get clear errors.

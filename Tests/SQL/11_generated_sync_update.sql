@@ -9,7 +9,7 @@ BEGIN
     PERFORM pg_temp.check(
         (SELECT bool_and(t.tgfoid = format('ferry.sync_update_%s()', t.tgrelid::oid)::regprocedure)
            FROM pg_trigger t WHERE t.tgname = 'zz_ferry_sync_update' AND t.tgrelid::regclass::text LIKE 'app.%')
-        AND (SELECT count(*) FROM pg_trigger t WHERE t.tgname = 'zz_ferry_sync_update' AND t.tgrelid::regclass::text LIKE 'app.%') = 5,
+        AND (SELECT count(*) FROM pg_trigger t WHERE t.tgname = 'zz_ferry_sync_update' AND t.tgrelid::regclass::text LIKE 'app.%') = 8,
         'every app table updates through its generated function');
     PERFORM pg_temp.check(NOT has_function_privilege('ferry_app', 'ferry.refresh_sync_trigger(regclass)', 'EXECUTE')
                           AND NOT has_function_privilege('ferry_app', 'ferry.refresh_sync_triggers()', 'EXECUTE')

@@ -115,7 +115,7 @@ admin "CREATE DATABASE \"$DB2\"" || fail_setup "could not create scratch databas
 out=$(migrate "$OWNER_URL2" 2>&1); st=$?
 if [ $st = 0 ]; then
   out=$("$PSQL" -X -q -tA -v ON_ERROR_STOP=1 "$OWNER_URL2" -c \
-    "DO \$\$ BEGIN IF (SELECT count(*) FROM ferry.sync_resources) <> 5 THEN RAISE EXCEPTION 'expected 5 synced tables'; END IF; END \$\$" 2>&1); st=$?
+    "DO \$\$ BEGIN IF (SELECT count(*) FROM ferry.sync_resources) <> 8 THEN RAISE EXCEPTION 'expected 8 synced tables'; END IF; END \$\$" 2>&1); st=$?
 fi
 report "migrations apply to a second fresh database ($DB2)" $st "$out"
 

@@ -20,6 +20,7 @@ public enum SchemaCheck {
             found += columns(table, role: facts.role)
             found += indexes(table)
             found += membership(table)
+            found += grantTriggers(table)
         }
         found += exposures(facts)
         return found.sorted { ($0.severity, $0.object, $0.code) < ($1.severity, $1.object, $1.code) }
@@ -200,6 +201,22 @@ public enum SchemaCheck {
                     ? "SELECT ferry.refresh_sync_rules();"
                     : "SELECT ferry.sync_members('\(table.name)', scope => '\(scope.column)', member => '\(user)'); or a trigger "
                         + "that calls ferry.record_access_grant and ferry.record_access_revocation")
+        ]
+    }
+
+    /// A grant rule's table records access granted and revoked through it (core 0033):
+    /// without its trigger, a set linked to a class, or unlinked, reaches no student's
+    /// device through the changes feed, and is never revoked from it.
+    static func grantTriggers(_ table: SchemaFacts.Table) -> [SchemaFinding] {
+        guard table.rule?.kind == "grant", !table.triggers.contains(where: { $0.function == "ferry.rules_grant_changed" }) else {
+            return []
+        }
+        return [
+            .init(
+                .error, "grant_without_triggers", table.name,
+                "its grant rule's trigger is gone: nothing records access granted and revoked through it, so a member of the row "
+                    + "it reaches through never receives the granted rows through the changes feed, nor loses them",
+                fix: "SELECT ferry.refresh_sync_rules();")
         ]
     }
 }

@@ -123,7 +123,7 @@ import FerryTestSupport
         #expect(response.status == 200)
         let resources = try #require(response.object["resources"] as? [[String: Any]])
         let names = resources.compactMap { $0["name"] as? String }
-        #expect(names == ["folder_sets", "folders", "set_collaborators", "study_sets", "terms"])
+        #expect(names == ["class_members", "class_sets", "classes", "folder_sets", "folders", "set_collaborators", "study_sets", "terms"])
         let terms = try #require(resources.first { $0["name"] as? String == "terms" })
         #expect(terms["ranked"] as? Bool == true)
         let columns = try #require(terms["columns"] as? [[String: Any]])
@@ -134,7 +134,7 @@ import FerryTestSupport
         let revision = try #require(columns.first { $0["name"] as? String == "revision" })
         #expect(revision["writable"] as? Bool == false)
         let joins = resources.filter { $0["join_table"] as? Bool == true }.compactMap { $0["name"] as? String }
-        #expect(joins.sorted() == ["folder_sets", "set_collaborators"])
+        #expect(joins.sorted() == ["class_members", "class_sets", "folder_sets", "set_collaborators"])
         // What a client needs to act offline as the server would.
         #expect(terms["rank_scope"] as? String == "set_id")
         let sets = try #require(resources.first { $0["name"] as? String == "study_sets" })

@@ -57,6 +57,7 @@ public struct StudySet: FerryStreamRoot, Hashable {
     }
 
     // Associations, for GRDB's joins: `StudySet.including(required: ...)`.
+    public static let classSets = hasMany(ClassSet.self, key: "classSets", using: ForeignKey(["set_id"]))
     public static let folderSets = hasMany(FolderSet.self, key: "folderSets", using: ForeignKey(["set_id"]))
     public static let setCollaborators = hasMany(SetCollaborator.self, key: "setCollaborators", using: ForeignKey(["set_id"]))
     public static let terms = hasMany(Term.self, key: "terms", using: ForeignKey(["set_id"]))

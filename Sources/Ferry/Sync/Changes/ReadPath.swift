@@ -6,23 +6,27 @@ import FerryPostgres
 /// (``ReadThrough``).
 public struct ReadPath: Sendable, Equatable {
     public enum Kind: String, Sendable {
-        case owned, child, members
+        case owned, child, members, grant
     }
 
     public let table: String
     public let kind: Kind
-    /// owned: the owner column; child: the parent column; members: the scope column.
+    /// owned: the owner column; child: the parent column; members, grant: the scope column.
     public let column: String
-    /// child: the parent table; members: the scope (shared) table.
+    /// child: the parent table; members, grant: the scope (shared, granted) table.
     public let target: String?
-    /// members: the column of the user the row gives access.
+    /// members: the column of the user the row gives access; grant: the
+    /// column of the shared row whose members it gives access (core 0033).
     public let memberColumn: String?
     /// members: the generated function that returns the caller's live scope
-    /// ids, as PostgreSQL quoted it (`app._ferry_scope_ids_set_collaborators()`).
+    /// ids, as PostgreSQL quoted it (`app._ferry_scope_ids_set_collaborators()`);
+    /// grant: the one that returns the scope ids the caller reads through it.
     public let scopeIDsFunction: String?
     /// The rule's policies are the table's only permissive read policies, so
     /// the rule says everything the caller may read of it.
     public let rulesOnly: Bool
+    /// grant: the shared table whose members the rule reaches (`classes`).
+    public let through: String?
 
     /// The rules of `schema` whose tables are served resources in `catalog`.
     /// A database from before core 0021 (a binary started ahead of `ferry
@@ -35,7 +39,7 @@ public struct ReadPath: Sendable, Equatable {
             else { return nil }
             return ReadPath(
                 table: table, kind: kind, column: column, target: row[3], memberColumn: row[4],
-                scopeIDsFunction: row[5], rulesOnly: try row.bool(6) == true)
+                scopeIDsFunction: row[5], rulesOnly: try row.bool(6) == true, through: row.count > 7 ? row[7] : nil)
         }
     }
 

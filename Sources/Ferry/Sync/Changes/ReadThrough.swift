@@ -115,7 +115,9 @@ struct ReadThrough: Sendable {
         switch rule.kind {
         case .owned:
             var paths = [Path(column: rule.column, keys: .caller)]
-            for sharing in rules.values.sorted(by: { $0.table < $1.table }) where sharing.kind == .members && sharing.target == table {
+            // The ids its members rules share, and those its grant rules (core 0033) grant.
+            for sharing in rules.values.sorted(by: { $0.table < $1.table })
+            where (sharing.kind == .members || sharing.kind == .grant) && sharing.target == table {
                 guard let function = sharing.scopeIDsFunction else { return nil }
                 paths.append(Path(column: "id", keys: .scopeIDs(function: function)))
             }
@@ -126,6 +128,12 @@ struct ReadThrough: Sendable {
         case .members:
             guard let scope = rule.target, let member = rule.memberColumn, paths(scope, depth: depth + 1) != nil else { return nil }
             return [Path(column: member, keys: .caller), Path(column: rule.column, keys: .readable(table: scope))]
+        case .grant:
+            // A grant row is read by whoever reads the shared row it points at.
+            guard let through = rule.through, let column = rule.memberColumn, paths(through, depth: depth + 1) != nil else {
+                return nil
+            }
+            return [Path(column: column, keys: .readable(table: through))]
         }
     }
 
