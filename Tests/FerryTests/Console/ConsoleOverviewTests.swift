@@ -36,7 +36,10 @@ import Testing
         let story = try fixture.revokedCollaborator()
         let data = try fixture.console("GET", "/resources").object
         let resources = data["resources"] as? [[String: Any]] ?? []
-        #expect(resources.compactMap { $0["name"] as? String } == ["class_members", "class_sets", "classes", "folder_sets", "folders", "set_collaborators", "study_sets", "terms"])
+        #expect(
+            resources.compactMap { $0["name"] as? String } == [
+                "class_members", "class_sets", "classes", "folder_sets", "folders", "set_collaborators", "study_sets", "terms",
+            ])
         let terms = try #require(resources.first { $0["name"] as? String == "terms" })
         #expect(terms["ranked"] as? Bool == true && terms["rank_scope"] as? String == "set_id")
         let counts = (data["counts"] as? [String: Any])?["terms"] as? [String: Any] ?? [:]

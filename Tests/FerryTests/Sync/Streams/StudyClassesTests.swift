@@ -143,8 +143,9 @@ import Testing
         for user in ["student", "twin", "pupil"] { try w.delete("/v1/class_members/\(seats[user]!.id)", revision: seats[user]!.revision) }
         for user in ["student", "twin", "pupil"] { try followers[user]!.catchUp(pastXID: try w.server.maxXID()) }
         let student = followers["student"]!
-        #expect(student.revoked.isSuperset(of: ["study_sets/\(verbs)", "terms/\(verb)", "study_sets/\(nouns)", "terms/\(noun)"]),
-                "\(student.revoked.sorted())")
+        #expect(
+            student.revoked.isSuperset(of: ["study_sets/\(verbs)", "terms/\(verb)", "study_sets/\(nouns)", "terms/\(noun)"]),
+            "\(student.revoked.sorted())")
         #expect(student.rows["study_sets/\(verbs)"] == nil && student.rows["terms/\(noun)"] == nil)
         for user in ["twin", "pupil"] {
             let feed = followers[user]!
