@@ -100,14 +100,14 @@ import Testing
     }
 
     /// Every row of every table of `columns`, read through the columns listed there
-    /// (hidden sync columns included), as one digest per table.
-    static func contents(_ database: ScratchDatabase, columns: [String: String]) throws -> [String] {
-        try columns.keys.sorted().map { table in
-            let digest = try database.column(
-                "SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) || ' ' || count(*) FROM (SELECT \(columns[table]!) FROM \(table)) t"
-            )
-            return "\(table) \(digest.first.flatMap { $0 } ?? "?")"
+    /// (hidden sync columns included), as text, by table.
+    static func contents(_ database: ScratchDatabase, columns: [String: String]) throws -> [String: [String]] {
+        var contents: [String: [String]] = [:]
+        for table in columns.keys.sorted() {
+            contents[table] = try database.column("SELECT t::text FROM (SELECT \(columns[table]!) FROM \(table)) t ORDER BY 1")
+                .map { $0 ?? "" }
         }
+        return contents
     }
 
     /// Every table of schemas app and ferry but the history, with its columns as a
@@ -138,7 +138,7 @@ import Testing
         try Self.fill(database)
         let columns = try Self.columns(database)
         let before = try Self.contents(database, columns: columns)
-        #expect(before.contains { $0.hasPrefix("app.terms ") && $0.hasSuffix(" 200") })
+        #expect(before["app.terms"]?.count == 200)
         let appliedAt = try database.column("SELECT version || ' ' || applied_at FROM ferry.schema_migrations ORDER BY version")
 
         let core = try MigrationFile.core()
@@ -156,7 +156,13 @@ import Testing
             + study.files.filter { $0.version > 15 }.map { "app \($0.fileName)" }
         #expect(summary.applied.map { "\($0.track.rawValue) \($0.fileName)" } == newer)
         #expect(summary.alreadyApplied == 17)
-        #expect(try Self.contents(database, columns: columns) == before, "the upgrade changed rows")
+        let after = try Self.contents(database, columns: columns)
+        for (table, rows) in before {
+            // The app's rows read the same; Ferry's registries may gain rows for what the
+            // newer files add (the study app's classes), but lose or change none.
+            let kept = table.hasPrefix("ferry.") ? Set(rows).isSubset(of: Set(after[table] ?? [])) : rows == after[table]
+            #expect(kept, "the upgrade changed rows of \(table)")
+        }
 
         // Each track holds its own files, each row keeping when it was first applied.
         let rows = try database.column(
