@@ -12,14 +12,20 @@ extension PostgresGateway {
     static let recheckBatch = 5_000
 
     /// Checks the tokens of `hashes` that the cache does not vouch for now,
-    /// storing the live ones in the cache as a request's check does; a
-    /// revoked or expired token is simply not stored (its request's own
-    /// check then refuses it). Nothing without a token cache.
+    /// or will not for more than half its lifetime, storing the live ones in
+    /// the cache as a request's check does; a revoked or expired token is
+    /// simply not stored (its request's own check then refuses it). Nothing
+    /// without a token cache. Taking the soon-lapsing ones too puts a
+    /// stream's tokens on one clock: one lookup then serves them all for
+    /// most of a lifetime, where lookups of only the lapsed ones would leave
+    /// tokens lapsing one by one between two lookups, each making its waiter
+    /// check alone (``StreamChecks``).
     func recheck(tokens hashes: [String]) throws {
         guard builtinTokens, let tokens else { return }
         // Read before the lookup: a revocation through this process meanwhile keeps its result out.
         let generation = tokens.generation
-        let unknown = hashes.filter { tokens.user(for: $0) == nil }
+        let soon = ContinuousClock.now + tokens.lifetime / 2
+        let unknown = hashes.filter { (tokens.entry(for: $0)?.checkedUntil).map { $0 < soon } ?? true }
         var start = 0
         while start < unknown.count {
             let batch = unknown[start..<min(start + Self.recheckBatch, unknown.count)]

@@ -30,11 +30,13 @@ struct FeedCheck {
                 resources: plan.request.resources)
             let root = WaiterRegistry.ScopeKey(scope: plan.subscription?.root ?? "", id: subscription.id)
             let (check, shared) = try live.streamChecks.check(
-                key, request: plan.request, user: { database.cachedUser(caller.credential) },
-                recheck: {
+                key, request: plan.request, token: caller.credential.tokenHash,
+                user: { database.cachedUser(caller.credential) },
+                recheck: { recent in
                     // A failed lookup leaves the cache as it was: each waiter then checks for itself.
                     guard caller.credential.tokenHash != nil else { return }
-                    try? database.recheck(tokens: live.registry.tokens(onStream: root))
+                    let waiting = live.registry.tokens(onStream: root)
+                    try? database.recheck(tokens: Array(Set(waiting).union(recent)))
                 }, ticket: ticket, registry: live.registry,
                 run: { try runStream(plan, guard: guardStatement, caller: caller, database: database, registry: live.registry) })
             if shared {

@@ -17,7 +17,12 @@ import FerryHTTP
 ///   request skip the token lookup), naming the user. A cache lasts a second
 ///   by default, so the first waiter to find its token lapsed looks up the
 ///   tokens of every waiter on the stream in one statement
-///   (``PostgresGateway/recheck(tokens:)``), and the others wait for it;
+///   (``PostgresGateway/recheck(tokens:)``), and the others wait for it.
+///   That lookup also names the tokens that asked about the stream within
+///   ``recentSeconds``: a device that long-polls is between two requests,
+///   answered and not yet back, for part of every round, and without its
+///   token in the lookup it would come back to a lapsed check and make a
+///   check of its own (the teacher's benchmark, bench/live/README.md);
 /// - the user read the stream's root row in a snapshot whose frontier is
 ///   after the waiter's cursor (their own check's, or a shared page's they
 ///   took), and the check's guard (``ChangesPlan/streamGuard``), read after
@@ -72,6 +77,8 @@ final class StreamChecks: Sendable {
         var flights: [Key: [Flight]] = [:]
         /// By stream (`name:id`).
         var rechecks: [String: Recheck] = [:]
+        /// By stream (`name:id`), the bearers (token hashes) that asked lately, and when.
+        var recent: [String: [String: Double]] = [:]
         /// Per reader, the highest frontier of a snapshot in which they read the root.
         var evidence: [Reader: UInt64] = [:]
         var madeSinceSweep = 0
@@ -91,21 +98,29 @@ final class StreamChecks: Sendable {
     /// whose token the last lookup did not find checks for itself.
     static let recheckSeconds = 0.25
 
+    /// How long a bearer that asked about a stream stays in its lookups: a
+    /// long poll's round trip, answer to next request, and then some.
+    static let recentSeconds = 2.0
+
     /// Checks on offer now (tests).
     var count: Int { state.withLock { $0.flights.values.reduce(0) { $0 + $1.count } } }
 
     /// The check for a waiter of `key` at cursor `request`: a page another
     /// user's check made, when it may be this user's, else `run()`, offered
     /// to the others. `user` names the user the bearer's cached check names
-    /// (nil when none does); `recheck` looks up the stream's tokens in bulk.
+    /// (nil when none does); `recheck` looks up the stream's tokens in bulk,
+    /// with those of `token`s that asked lately.
     func check(
-        _ key: Key, request: ChangesRequest, user userNow: () -> String?, recheck: () -> Void, ticket: any LiveTicket,
-        registry: WaiterRegistry, run: () throws -> SharedStreamPage
+        _ key: Key, request: ChangesRequest, token: String? = nil, user userNow: () -> String?,
+        recheck: (_ recent: [String]) -> Void, ticket: any LiveTicket, registry: WaiterRegistry,
+        run: () throws -> SharedStreamPage
     ) throws -> (check: FeedCheck, shared: Bool) {
         let since = request.since.afterXID
         let from = registry.checkFrom(ticket)
+        let now = MonotonicClock.now()
         // Found, or else made, under one lock: waiters resuming together find the first one's check.
         let (found, made) = state.withLock { state -> (Flight?, Flight?) in
+            if let token { state.recent[key.stream, default: [:]][token] = now }
             // The latest cursor at or before this one: the fewest entries to cut away.
             if let from, let flight = state.flights[key]?.filter({ $0.startedAt >= from && $0.since <= since }).max(by: { $0.since < $1.since }) {
                 return (flight, nil)
@@ -152,18 +167,22 @@ final class StreamChecks: Sendable {
         state.withLock { state in state.evidence[reader].map { $0 > since } ?? false }
     }
 
-    /// Runs `recheck` unless it runs now (then waits for it) or ran within ``recheckSeconds``.
-    private func recheckOnce(_ stream: String, _ recheck: () -> Void) {
-        let (entry, leads) = state.withLock { state -> (Recheck, Bool) in
-            if let entry = state.rechecks[stream], !entry.isDone || MonotonicClock.now() - entry.madeAt < Self.recheckSeconds {
-                return (entry, false)
+    /// Runs `recheck` unless it runs now (then waits for it) or ran within
+    /// ``recheckSeconds``, giving it the bearers that asked within ``recentSeconds``.
+    private func recheckOnce(_ stream: String, _ recheck: (_ recent: [String]) -> Void) {
+        let (entry, recent) = state.withLock { state -> (Recheck, [String]?) in
+            let now = MonotonicClock.now()
+            if let entry = state.rechecks[stream], !entry.isDone || now - entry.madeAt < Self.recheckSeconds {
+                return (entry, nil)
             }
             let entry = Recheck()
             state.rechecks[stream] = entry
-            return (entry, true)
+            let kept = state.recent[stream]?.filter { now - $0.value < Self.recentSeconds }
+            state.recent[stream] = kept?.isEmpty == false ? kept : nil
+            return (entry, kept.map { Array($0.keys) } ?? [])
         }
-        guard leads else { return entry.wait() }
-        recheck()
+        guard let recent else { return entry.wait() }
+        recheck(recent)
         entry.finish()
     }
 
@@ -193,6 +212,10 @@ final class StreamChecks: Sendable {
             state.flights[key] = kept.isEmpty ? nil : kept
         }
         state.rechecks = state.rechecks.filter { !$0.value.isDone || now - $0.value.madeAt < recheckSeconds }
+        state.recent = state.recent.compactMapValues { tokens in
+            let kept = tokens.filter { now - $0.value < recentSeconds }
+            return kept.isEmpty ? nil : kept
+        }
         state.madeSinceSweep = 0
     }
 }

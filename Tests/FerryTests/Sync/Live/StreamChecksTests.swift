@@ -39,7 +39,7 @@ import Testing
         own: SharedStreamPage? = nil
     ) throws -> (shared: Bool, changes: String?) {
         let (check, shared) = try checks.check(
-            key, request: request(after: after), user: { user }, recheck: {}, ticket: ticket, registry: registry,
+            key, request: request(after: after), user: { user }, recheck: { _ in }, ticket: ticket, registry: registry,
             run: { own ?? page(by: user, since: after) })
         return (shared, check.page.changes)
     }
@@ -83,7 +83,7 @@ import Testing
         for user in users.dropFirst() {
             let (_, shared) = try checks.check(
                 Self.key, request: Self.request(after: 9), user: { cached.withLock { $0.contains(user) } ? user : nil },
-                recheck: {
+                recheck: { _ in
                     lookups.add(1, ordering: .relaxed)
                     cached.withLock { $0.formUnion(users) }
                 }, ticket: tickets[user]!, registry: registry,
@@ -91,6 +91,33 @@ import Testing
             #expect(shared, "\(user)")
         }
         #expect(lookups.load(ordering: .relaxed) == 1)
+    }
+
+    /// A device that long-polls is, for part of every round, answered and not
+    /// yet back: not a waiter of the stream when its token is looked up. Its
+    /// token is in the lookup all the same, because it asked lately.
+    @Test func theLookupNamesTheTokensThatAskedLatelyNotOnlyThoseWaitingNow() throws {
+        let registry = WaiterRegistryTests.registry(perUser: 100)
+        let checks = StreamChecks()
+        let alice = Self.waiter(registry, "alice")
+        _ = try checks.check(
+            Self.key, request: Self.request(after: 9), token: "token-alice", user: { "alice" }, recheck: { _ in },
+            ticket: alice, registry: registry, run: { Self.page(by: "alice") })
+        // Alice's long poll is answered: she waits no more, and will be back.
+        registry.remove(alice)
+        registry.deliver([ChangeHint(xid: 12, table: WaiterRegistryTests.terms, target: .scope(table: WaiterRegistryTests.sets, id: "s1"))])
+        let dora = Self.waiter(registry, "dora")
+        _ = try checks.check(
+            Self.key, request: Self.request(after: 9), token: "token-dora", user: { "dora" }, recheck: { _ in },
+            ticket: dora, registry: registry, run: { Self.page(by: "dora") })
+        // Fay comes back to a lapsed check: the lookup she leads names Alice's token too.
+        let fay = Self.waiter(registry, "fay")
+        let looked = Mutex<[String]>([])
+        _ = try checks.check(
+            Self.key, request: Self.request(after: 9), token: "token-fay", user: { nil },
+            recheck: { recent in looked.withLock { $0 = recent.sorted() } }, ticket: fay, registry: registry,
+            run: { Self.page(by: "fay") })
+        #expect(looked.withLock { $0 } == ["token-alice", "token-dora", "token-fay"])
     }
 
     @Test func aCheckWhoseLeaderLostTheRootOrWhoseRootChangedIsOfferedToNobody() throws {
