@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# bench/api.sh: Ferry's resource API under wrk, beside Kinto 26 on the same PostgreSQL.
+# bench/api/api.sh: Ferry's resource API under wrk, beside Kinto 26 on the same PostgreSQL.
 #
-#   bench/api.sh [ferry|kinto|all]      (default: all)
-#   bench/api.sh instructions           (callgrind: instructions per request, see bench_instructions)
-#   bench/api.sh targets                (issue 4's targets, both readings, in rounds; see bench_targets)
-#   bench/api.sh trip-files             (the source files one GET and one PATCH run code in; see bench_trip_files)
+#   bench/api/api.sh [ferry|kinto|all]      (default: all)
+#   bench/api/api.sh instructions           (callgrind: instructions per request, see bench_instructions)
+#   bench/api/api.sh targets                (issue 4's targets, both readings, in rounds; see bench_targets)
+#   bench/api/api.sh trip-files             (the source files one GET and one PATCH run code in; see bench_trip_files)
 #
 # Seeds the example schema with 100,000 terms across 1,000 sets (one user),
 # starts a release build of Ferry, and measures with wrk and the Lua scripts
-# in bench/wrk/:
+# in bench/api/wrk/:
 #   get     GET one term by id
 #   304     the same GET with a matching If-None-Match
 #   patch   PATCH one term (If-Match: *)
@@ -32,7 +32,7 @@
 # databases are dropped at the end unless BENCH_KEEP is set.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 MODE=${1:-all}
 DB=${BENCH_DATABASE:-ferry_bench_api}
 KDB=${BENCH_KINTO_DATABASE:-ferry_bench_kinto}
@@ -59,7 +59,7 @@ TIMEOUT=${BENCH_TIMEOUT:-30s}
 PORT=${BENCH_PORT:-18480}
 KPORT=${BENCH_KINTO_PORT:-18488}
 WORK=$(mktemp -d /tmp/ferry-bench.XXXXXX)
-export BENCH_LUA=$ROOT/bench/wrk BENCH_DIR=$WORK
+export BENCH_LUA=$ROOT/bench/api/wrk BENCH_DIR=$WORK
 PIDS=()
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -101,7 +101,7 @@ wrk_run() {
   pg_pids=$(pgrep -x postgres || true)
   # shellcheck disable=SC2086
   s0=$(cpu_ticks "${SERVER_PIDS[@]}"); p0=$(cpu_ticks $pg_pids)
-  out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout "$TIMEOUT" --latency -s "$ROOT/bench/wrk/$script" "$BASE")
+  out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout "$TIMEOUT" --latency -s "$ROOT/bench/api/wrk/$script" "$BASE")
   # shellcheck disable=SC2086
   s1=$(cpu_ticks "${SERVER_PIDS[@]}"); p1=$(cpu_ticks $pg_pids)
   requests=$(echo "$out" | awk '/requests in/ {print $1}')
@@ -122,7 +122,7 @@ wrk_run() {
 # first prepare of each statement).
 warm_up() {
   BENCH_PATH_PREFIX=$1 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${BENCH_WARMUP:-3s}" --timeout "$TIMEOUT" \
-    -s "$ROOT/bench/wrk/get.lua" "$BASE" >/dev/null
+    -s "$ROOT/bench/api/wrk/get.lua" "$BASE" >/dev/null
 }
 
 seed_ferry() {
@@ -283,9 +283,9 @@ bench_instructions() {
     pid=$!
     PIDS+=("$pid")
     wait_http "$BASE/healthz"
-    wrk -t1 -c4 -d3s -s "$ROOT/bench/wrk/$script" "$BASE" >/dev/null
+    wrk -t1 -c4 -d3s -s "$ROOT/bench/api/wrk/$script" "$BASE" >/dev/null
     callgrind_control -i on "$pid" >/dev/null 2>&1
-    requests=$(wrk -t1 -c4 -d"${BENCH_INSTRUCTIONS_DURATION:-10s}" -s "$ROOT/bench/wrk/$script" "$BASE" | awk '/requests in/ {print $1}')
+    requests=$(wrk -t1 -c4 -d"${BENCH_INSTRUCTIONS_DURATION:-10s}" -s "$ROOT/bench/api/wrk/$script" "$BASE" | awk '/requests in/ {print $1}')
     callgrind_control -i off "$pid" >/dev/null 2>&1
     kill -INT "$pid"; wait "$pid" 2>/dev/null || true
     total=$(callgrind_annotate "$WORK/callgrind.$op" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
@@ -373,7 +373,7 @@ bench_targets() {
       printf "Targets scaled by pgbench -S as the issue ran it (GET and 304 >= 0.238, PATCH >= 0.048 of it): met in %d of %d rounds.\n", s, n
     }' "$WORK/rounds"
 }
-# bench/ratios.sh sources this file for its functions; only a direct run measures.
+# bench/api/ratios.sh sources this file for its functions; only a direct run measures.
 # The source files one request runs code in, measured rather than read off the
 # code: a debug build (nothing inlined, so every function a request runs is a
 # call) under callgrind, counting on for exactly one GET by id and then one

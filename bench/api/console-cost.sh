@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bench/console-cost.sh: what serving the console (issue 38) costs the API.
+# bench/api/console-cost.sh: what serving the console (issue 38) costs the API.
 #
-#   bench/console-cost.sh [instructions|writes|all]     (default: all)
+#   bench/api/console-cost.sh [instructions|writes|all]     (default: all)
 #
 # instructions  Instructions per request in the ferry process (callgrind, through
-#               `bench/api.sh instructions`), GET and PATCH by id, the same release
+#               `bench/api/api.sh instructions`), GET and PATCH by id, the same release
 #               binary with the console on and off (console.enabled): off, the server
 #               registers no console route and no refusal recorder, which is the
 #               request path of the commit before the console. Rounds alternate.
@@ -19,7 +19,7 @@
 # binary; default: a release build), BENCH_ROUNDS (default 3), BENCH_SECONDS (pgbench
 # seconds per round, default 10), BENCH_CLIENTS (pgbench clients, default 4).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 MODE=${1:-all}
 ROUNDS=${BENCH_ROUNDS:-3}
 SECONDS_PER_ROUND=${BENCH_SECONDS:-10}
@@ -43,7 +43,7 @@ instructions() {
   for round in $(seq 1 "$ROUNDS"); do
     for enabled in false true; do
       FERRY_CONSOLE_ENABLED=$enabled BENCH_FERRY_BIN=$bin BENCH_INSTRUCTIONS_OPS="get patch" BENCH_NO_CALIBRATION=1 \
-        bash "$ROOT/bench/api.sh" instructions 2>/dev/null | grep '^| \(get\|patch\) ' \
+        bash "$ROOT/bench/api/api.sh" instructions 2>/dev/null | grep '^| \(get\|patch\) ' \
         | awk -v r="$round" -v e="$( [ $enabled = true ] && echo on || echo off)" -F'|' '{gsub(/ /, "", $2); printf "| %s | %s | %s |%s|%s|\n", r, e, $2, $3, $4}'
     done
   done

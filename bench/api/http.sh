@@ -2,9 +2,9 @@
 # HTTP throughput of `ferry serve` on GET /healthz with wrk, keep-alive and
 # Connection: close, plus peak RSS. Optionally compares a peer server.
 #
-#   bench/http.sh                      # build release, start ferry serve, measure
-#   FERRY_BENCH_BIN=path/to/server FERRY_BENCH_ARGS="8090" bench/http.sh
-#   FERRY_BENCH_PEER_BIN=/tmp/hb-peer/.build/release/hbpeer bench/http.sh
+#   bench/api/http.sh                      # build release, start ferry serve, measure
+#   FERRY_BENCH_BIN=path/to/server FERRY_BENCH_ARGS="8090" bench/api/http.sh
+#   FERRY_BENCH_PEER_BIN=/tmp/hb-peer/.build/release/hbpeer bench/api/http.sh
 #
 # Environment:
 #   FERRY_BENCH_PORT      port for Ferry (default 8090); peer uses port+1
@@ -16,7 +16,7 @@
 #                         with the warm RSS (default 60; 0 skips it)
 #   Any FERRY_* configuration variables (database URL, ...) are passed on to ferry serve.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 port="${FERRY_BENCH_PORT:-8090}"
 duration="${FERRY_BENCH_DURATION:-10}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/ratios.sh latency: latency.txt (server, connections, req/s, p50, p99 as
+"""bench/api/ratios.sh latency: latency.txt (server, connections, req/s, p50, p99 as
 wrk prints them) -> latency.png, p50 and p99 of GET by id against connections,
 one line a server and percentile, both axes logarithmic."""
 import sys
@@ -40,7 +40,7 @@ axis.set_yscale("log")
 axis.set_xticks([1, 4, 16, 64, 256, 512], labels=["1", "4", "16", "64", "256", "512"])
 axis.set_xlabel("open connections (wrk)")
 axis.set_ylabel("latency of GET by id (ms)")
-axis.set_title("Latency against concurrency (bench/ratios.sh latency)")
+axis.set_title("Latency against concurrency (bench/api/ratios.sh latency)")
 axis.grid(True, which="both", alpha=0.3)
 axis.legend()
 fig.tight_layout()

@@ -3,21 +3,21 @@
 # alternating rounds (the 2-core machine's speed moves with its neighbours,
 # so a figure only means something beside its peer's of the same minutes):
 #
-#   bench/ratios.sh            all of the below
-#   bench/ratios.sh healthz    GET /healthz, Ferry against Hummingbird 2.28.1
+#   bench/api/ratios.sh            all of the below
+#   bench/api/ratios.sh healthz    GET /healthz, Ferry against Hummingbird 2.28.1
 #                              (wrk -t2 -c64), BENCH_ROUNDS rounds, the order
 #                              alternating; needs BENCH_HB_PEER_BIN
-#   bench/ratios.sh pgbench    at 8 clients each: GET by id against
+#   bench/api/ratios.sh pgbench    at 8 clients each: GET by id against
 #                              `pgbench -S -M prepared`, PATCH, bulk POST of 100
 #                              and a batch of 10 PATCHes against
 #                              `pgbench -b simple-update`, and GET with the
 #                              access log on (info, the default) and off (warning)
-#   bench/ratios.sh latency    GET by id at 1, 4, 16, 64, 256 and 512
+#   bench/api/ratios.sh latency    GET by id at 1, 4, 16, 64, 256 and 512
 #                              connections, Ferry then Kinto (BENCH_KINTO_VENV,
-#                              as bench/api.sh); p50 and p99 into
-#                              bench/latency.txt and bench/latency.png
+#                              as bench/api/api.sh); p50 and p99 into
+#                              bench/api/latency.txt and bench/api/latency.png
 #
-# The data, the servers' settings and the environment are bench/api.sh's (100,000
+# The data, the servers' settings and the environment are bench/api/api.sh's (100,000
 # terms in 1,000 sets; Ferry with pool and workers at twice the cores; PostgreSQL
 # over its Unix socket). Also: BENCH_ROUNDS (default 3), BENCH_DURATION (default
 # 10s), BENCH_HB_PEER_BIN (a Hummingbird server answering GET /healthz, started with
@@ -109,12 +109,12 @@ pgbench_part() {
 
 latency_part() {
   local levels="1 4 16 64 256 512" c t out server
-  local data=$ROOT/bench/latency.txt
-  echo "# bench/ratios.sh latency, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git -C "$ROOT" rev-parse --short HEAD): server connections req/s p50 p99" > "$data"
+  local data=$ROOT/bench/api/latency.txt
+  echo "# bench/api/ratios.sh latency, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git -C "$ROOT" rev-parse --short HEAD): server connections req/s p50 p99" > "$data"
   measure_levels() {  # server prefix
     for c in $levels; do
       t=2; [ "$c" -lt 2 ] && t=1
-      out=$(BENCH_PATH_PREFIX=$2 wrk -t$t -c"$c" -d"$DURATION" --timeout "$TIMEOUT" --latency -s "$ROOT/bench/wrk/get.lua" "$BASE")
+      out=$(BENCH_PATH_PREFIX=$2 wrk -t$t -c"$c" -d"$DURATION" --timeout "$TIMEOUT" --latency -s "$ROOT/bench/api/wrk/get.lua" "$BASE")
       if grep -qE "Non-2xx|Socket errors" <<<"$out"; then echo "WARNING: $1 at $c connections: $(grep -E "Non-2xx|Socket errors" <<<"$out")" >&2; fi
       echo "$1 $c $(rate_of "$out") $(awk '/ 50%/ {print $2}' <<<"$out") $(awk '/ 99%/ {print $2}' <<<"$out")" >> "$data"
     done
@@ -127,7 +127,7 @@ latency_part() {
     echo "latency: BENCH_KINTO_VENV is not set, Kinto left out" >&2
   fi
   echo
-  echo "GET by id, wrk -t2 -c<connections> -d$DURATION --latency (bench/latency.txt):"
+  echo "GET by id, wrk -t2 -c<connections> -d$DURATION --latency (bench/api/latency.txt):"
   echo
   echo "| connections | Ferry req/s | Ferry p50 | Ferry p99 | Kinto req/s | Kinto p50 | Kinto p99 |"
   echo "|---|---|---|---|---|---|---|"
@@ -135,7 +135,7 @@ latency_part() {
   for c in $levels; do
     echo "| $c | $(row ferry "$c") | $(row kinto "$c") |"
   done
-  python3 "$ROOT/bench/latency-plot.py" "$data" "$ROOT/bench/latency.png" && echo "plot: bench/latency.png"
+  python3 "$ROOT/bench/api/latency-plot.py" "$data" "$ROOT/bench/api/latency.png" && echo "plot: bench/api/latency.png"
 }
 
 case $PART in
@@ -144,7 +144,7 @@ case $PART in
 esac
 DURATION=${BENCH_DURATION:-10s}
 start_ferry
-echo "bench/ratios.sh $PART at $(git -C "$ROOT" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench/api/ratios.sh $PART at $(git -C "$ROOT" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 case $PART in
   healthz) healthz_part ;;
   pgbench) pgbench_part ;;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/jwt-burst.sh's identity provider: one RSA key, its JWKS served on
+"""bench/auth/jwt-burst.sh's identity provider: one RSA key, its JWKS served on
 http://127.0.0.1:PORT/jwks until the file HANG_FLAG exists, after which every
 request is accepted and never answered (a hanging provider). At start, writes
 to DIR: jwt.txt (a token of that key for subject "bench") and ghosts.txt (40

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# bench/jwt-burst.sh: a cached JWT's and a Ferry token's latency while the
+# bench/auth/jwt-burst.sh: a cached JWT's and a Ferry token's latency while the
 # identity provider's JWKS endpoint hangs and a burst of tokens with unknown
 # kids arrives (issue 51, item 1).
 #
-#   bench/jwt-burst.sh          (BENCH_ROUNDS=3 BENCH_DURATION=10s, as bench/api.sh)
+#   bench/auth/jwt-burst.sh          (BENCH_ROUNDS=3 BENCH_DURATION=10s, as bench/api/api.sh)
 #
-# Seeds bench/api.sh's data and starts a release Ferry that trusts one
-# provider, bench/jwt-burst-idp.py, whose JWKS URL serves one RSA key. A JWT
+# Seeds bench/api/api.sh's data and starts a release Ferry that trusts one
+# provider, bench/auth/jwt-burst-idp.py, whose JWKS URL serves one RSA key. A JWT
 # of that key and a Ferry token name the same user, who owns the rows; both
 # are verified once and then cached. Then the provider hangs: it accepts
 # connections and never answers (fetch timeout 120 s, and an unknown kid
@@ -19,12 +19,12 @@
 # Prints each run and, per bearer, the median p99 under the burst over the
 # median p99 alone. Everything shares this machine's cores: the burst's wrk
 # and the server's refusals take CPU the measured requests would have had.
-# Environment: as bench/api.sh; BENCH_IDP_PORT (default 18490); BENCH_HANG=0 for the
+# Environment: as bench/api/api.sh; BENCH_IDP_PORT (default 18490); BENCH_HANG=0 for the
 # control: the provider answers, so the burst's kids are refused 401
 # token_unknown_key (a fetch at most every auth.jwks_min_refetch_seconds) and
 # no fetch waits on a hanging provider.
 set -euo pipefail
-source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/api.sh"
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../api" && pwd)/api.sh"
 
 ISSUER=https://burst.test
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -38,12 +38,12 @@ measure() {
   local name=$1 bearer=$2 mode=$3 out burst_out="" burst_pid=""
   if [ "$mode" = burst ]; then
     BENCH_PATH=/v1/terms/$(head -n1 "$WORK/ids.txt") wrk -t1 -c"$BURST" -d"$(( ${DURATION%s} + 3 ))s" --timeout 30s \
-      -s "$ROOT/bench/wrk/ghost.lua" "$BASE" > "$WORK/burst.out" 2>&1 &
+      -s "$ROOT/bench/api/wrk/ghost.lua" "$BASE" > "$WORK/burst.out" 2>&1 &
     burst_pid=$!
     sleep 1
   fi
   out=$(BENCH_AUTH="Bearer $bearer" BENCH_PATH_PREFIX=/v1/terms/ wrk -t1 -c1 -d"$DURATION" --timeout 30s --latency \
-    -s "$ROOT/bench/wrk/get.lua" "$BASE")
+    -s "$ROOT/bench/api/wrk/get.lua" "$BASE")
   echo "$out" >&2
   if echo "$out" | grep -q "Non-2xx or 3xx"; then echo "WARNING: $name $mode had error responses" >&2; fi
   local burst_rate=-
@@ -63,7 +63,7 @@ measure() {
 }
 
 burst_main() {
-  python3 "$ROOT/bench/jwt-burst-idp.py" "$IDP_PORT" "$ISSUER" "$WORK" "$WORK/hang" >"$WORK/idp.log" 2>&1 &
+  python3 "$ROOT/bench/auth/jwt-burst-idp.py" "$IDP_PORT" "$ISSUER" "$WORK" "$WORK/hang" >"$WORK/idp.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 1 100); do [ -f "$WORK/idp.ready" ] && break; sleep 0.1; done
   [ -f "$WORK/idp.ready" ] || { echo "the identity provider did not start" >&2; exit 1; }

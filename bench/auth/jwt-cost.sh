@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bench/jwt-cost.sh: what a JWT costs per request (issue 36, item 4), beside a
+# bench/auth/jwt-cost.sh: what a JWT costs per request (issue 36, item 4), beside a
 # Ferry token, side by side in one run.
 #
-#   bench/jwt-cost.sh          (BENCH_ROUNDS=3 BENCH_DURATION=10s, as bench/api.sh)
+#   bench/auth/jwt-cost.sh          (BENCH_ROUNDS=3 BENCH_DURATION=10s, as bench/api/api.sh)
 #
-# Seeds bench/api.sh's data (100,000 terms in 1,000 sets), starts a release
+# Seeds bench/api/api.sh's data (100,000 terms in 1,000 sets), starts a release
 # Ferry that trusts one JWT provider (an HS256 secret), and gives the seeded
 # rows to that provider's user "bench". Both bearers name that one user: a
 # Ferry token issued for it, and a JWT for it. Then GET one term by id under
@@ -12,9 +12,9 @@
 # shared machine hits both alike. The JWT is verified on its first request and
 # cached until it expires; what is measured is the steady state. Prints each
 # round and the JWT/token ratios of the medians (req/s and CPU per request).
-# Environment: as bench/api.sh.
+# Environment: as bench/api/api.sh.
 set -euo pipefail
-source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/api.sh"
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../api" && pwd)/api.sh"
 
 ISSUER=https://bench.test
 SECRET=bench-hs256-secret-of-at-least-32-bytes

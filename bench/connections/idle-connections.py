@@ -1,5 +1,5 @@
 """Opens N keep-alive connections to a server, each after one answered GET,
-and reports the server's RSS growth per connection (bench/idle-connections.sh)."""
+and reports the server's RSS growth per connection (bench/connections/idle-connections.sh)."""
 import socket, sys, time
 
 def rss_kib(pid):

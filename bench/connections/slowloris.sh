@@ -4,9 +4,9 @@
 # p99 with the slow clients stays under 2x the p99 without them, and the server
 # cuts every slow client off (limits.header_timeout_seconds, 10 by default).
 #
-#   bench/slowloris.sh            (SLOW=1000 DURATION=15 CONNECTIONS=32)
+#   bench/connections/slowloris.sh            (SLOW=1000 DURATION=15 CONNECTIONS=32)
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 SLOW=${SLOW:-1000}
 DURATION=${DURATION:-15}
@@ -24,7 +24,7 @@ p99() { wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "Authorization: B
 ms() { python3 -c 'import sys; v=sys.argv[1]; print(float(v[:-2]) if v.endswith("ms") else float(v[:-2])/1000 if v.endswith("us") else float(v[:-1])*1000)' "$1"; }
 echo "== without slow clients: wrk -t2 -c$CONNECTIONS -d${DURATION}s --latency GET /v1/auth/me" >&2
 BASE=$(ms "$(p99)")
-python3 bench/slowloris.py "$PORT" "$SLOW" $((DURATION + 15)) > /tmp/slowloris.$$ &
+python3 bench/connections/slowloris.py "$PORT" "$SLOW" $((DURATION + 15)) > /tmp/slowloris.$$ &
 SLOWPID=$!
 sleep 3
 echo "== with $SLOW slow clients" >&2

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Changes feed benchmark (docs/changes-feed.md).
 #
-#   bench/changes.sh            throughput + plan over 1,000,000 rows (Swift harness),
+#   bench/feed/changes.sh            throughput + plan over 1,000,000 rows (Swift harness),
 #                               then wrk against a release `ferry serve` for the empty poll
-#   bench/changes.sh http       only part 2 (release server: throughput with curl, empty poll with wrk)
-#   bench/changes.sh soak       the race test 200 times with longer transactions (FERRY_SOAK=1)
+#   bench/feed/changes.sh http       only part 2 (release server: throughput with curl, empty poll with wrk)
+#   bench/feed/changes.sh soak       the race test 200 times with longer transactions (FERRY_SOAK=1)
 #
 # Needs the dev services (FERRY_TEST_OWNER_URL, FERRY_TEST_APP_URL, FERRY_TEST_MEMCACHED as
 # exported by deploy/test.sh / deploy/local.sh env) and wrk. Targets: >= 20,000 rows/s
 # delivered; empty poll <= 2 ms server time and >= 5,000 req/s.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 : "${FERRY_TEST_OWNER_URL:?set FERRY_TEST_OWNER_URL (see deploy/test.sh)}"
 : "${FERRY_TEST_APP_URL:?set FERRY_TEST_APP_URL}"

@@ -4,14 +4,14 @@
 # sets, and `GET /v1/changes?limit=500` as the reader, with auto_explain logging
 # every executed plan (JIT sections, sequential scans, buffers).
 #
-#   bench/feed-first-page.sh            228,000 terms, ferry's defaults (database.jit off)
-#   TERMS=1000000 bench/feed-first-page.sh
-#   FERRY_DATABASE_JIT=true bench/feed-first-page.sh     the same with JIT allowed
+#   bench/feed/feed-first-page.sh            228,000 terms, ferry's defaults (database.jit off)
+#   TERMS=1000000 bench/feed/feed-first-page.sh
+#   FERRY_DATABASE_JIT=true bench/feed/feed-first-page.sh     the same with JIT allowed
 #
 # Needs the dev services (bash deploy/local.sh start) and a built ferry
 # (FERRY_BIN, default: the release build, built if missing).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 TERMS=${TERMS:-228000}
 PORT=${PORT:-18482}

@@ -9,7 +9,7 @@
 # commits, one at a time. Release build (FERRY_BIN for another, e.g. an
 # older build to compare: its migrations are the ones it embeds).
 #
-#   bash bench/feed-hold.sh [case ...]
+#   bash bench/feed/feed-hold.sh [case ...]
 #
 # Cases (default: all):
 #   none           nothing else runs
@@ -23,7 +23,7 @@
 #                  the one kind that holds every feed (bounded by PostgreSQL's
 #                  idle_in_transaction_session_timeout, docs/OPERATIONS.md)
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 HOLD=${BENCH_HOLD_SECONDS:-60}
 ROUNDS=${BENCH_HOLD_ROUNDS:-3}

@@ -12,12 +12,12 @@
 # the bar "costs writers nothing measurable" (≥ 0.97). The statement that
 # reads the collected hints back runs in both (it is part of the pipeline).
 #
-#   bench/notify-cost.sh            BENCH_ROUNDS rounds (default 3), BENCH_DURATION each (default 10s)
+#   bench/feed/notify-cost.sh            BENCH_ROUNDS rounds (default 3), BENCH_DURATION each (default 10s)
 #
-# The data, servers and environment are bench/api.sh's (release build, 100,000
+# The data, servers and environment are bench/api/api.sh's (release build, 100,000
 # terms in 1,000 sets). Run it on an idle machine: its figures are ratios of
 # figures taken minutes apart.
-source "$(dirname "${BASH_SOURCE[0]}")/api.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../api/api.sh"
 
 ROUNDS=${BENCH_ROUNDS:-3}
 DURATION=${BENCH_DURATION:-10s}
@@ -37,7 +37,7 @@ CONNECTIONS=8
 start_ferry
 calibration_setup
 trap 'wake_ups on >/dev/null 2>&1; cleanup' EXIT
-echo "bench/notify-cost.sh at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "an unknown commit"), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench/feed/notify-cost.sh at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "an unknown commit"), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "8 writers (wrk -t2 -c8, pgbench -c 8 -j 2), $DURATION a figure, live wake-ups on and off alternating:"
 echo

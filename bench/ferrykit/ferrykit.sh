@@ -5,10 +5,10 @@
 # They run as FerryKitBenchTests against a real ferry serve, client and server
 # built in release (with testability, for the test bundle).
 #
-#   bench/ferrykit.sh                       100,000 terms
-#   FERRYKIT_BENCH_ROWS=20000 bench/ferrykit.sh
+#   bench/ferrykit/ferrykit.sh                       100,000 terms
+#   FERRYKIT_BENCH_ROWS=20000 bench/ferrykit/ferrykit.sh
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 bash deploy/local.sh start >/dev/null
 eval "$(bash deploy/local.sh env)"

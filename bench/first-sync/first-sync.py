@@ -1,7 +1,7 @@
 """A full first sync of everything a user can read, by Index pages
 (paging snapshots, resource by resource) and by the changes feed from the
 start, each with and without gzip: bytes on the wire and wall time
-(bench/first-sync.sh)."""
+(bench/first-sync/first-sync.sh)."""
 import http.client, json, sys, time, zlib
 
 RESOURCES = ["study_sets", "terms", "folders", "folder_sets", "set_collaborators"]

@@ -4,9 +4,9 @@
 # bytes on the wire (headers included) and wall time (best of 3), one client
 # on loopback. Needs the dev services.
 #
-#   bench/first-sync.sh            (FERRY_BIN=path skips the release build)
+#   bench/first-sync/first-sync.sh            (FERRY_BIN=path skips the release build)
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 source bench/lib.sh
 bench_binary
@@ -24,4 +24,4 @@ TOKEN=$("$BIN" token issue syncer | tail -n1)
 bench_serve
 # The feed serves a write once every transaction older than it has ended, cluster-wide.
 sleep 1
-python3 bench/first-sync.py "$PORT" "$TOKEN"
+python3 bench/first-sync/first-sync.py "$PORT" "$TOKEN"

@@ -3,9 +3,9 @@
 # under wrk, uncompressed and at each compression.level, in alternating rounds,
 # with the bytes of one answer at each level. Needs the dev services.
 #
-#   bench/gzip-levels.sh     (LEVELS="1 3 6 9" ROUNDS=2 DURATION=8 CONNECTIONS=8; FERRY_BIN=path skips the build)
+#   bench/first-sync/gzip-levels.sh     (LEVELS="1 3 6 9" ROUNDS=2 DURATION=8 CONNECTIONS=8; FERRY_BIN=path skips the build)
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 LEVELS=${LEVELS:-"1 3 6 9"}
 ROUNDS=${ROUNDS:-2}
@@ -27,16 +27,16 @@ WORK=$(mktemp -d)
 psql -X -qtA "$FERRY_DATABASE_MIGRATION_URL" -c "SELECT id FROM app.study_sets" > "$WORK/sets.txt"
 TOKEN=$("$BIN" token issue gzipper | tail -n1)
 trap 'bench_cleanup; rm -rf "$WORK"' EXIT
-export BENCH_LUA=$ROOT/bench/wrk BENCH_DIR=$WORK BENCH_AUTH="Bearer $TOKEN" BENCH_PATH="/v1/terms?limit=100&set_id="
+export BENCH_LUA=$ROOT/bench/api/wrk BENCH_DIR=$WORK BENCH_AUTH="Bearer $TOKEN" BENCH_PATH="/v1/terms?limit=100&set_id="
 set_one=$(head -n1 "$WORK/sets.txt")
 run() {  # run <label> <level> <accept-encoding>
   bench_serve FERRY_COMPRESSION_LEVEL="$2"
   local bytes
   bytes=$(curl -s -o /dev/null -w '%{size_download}' -H "Authorization: Bearer $TOKEN" ${3:+-H "Accept-Encoding: $3"} \
     "http://127.0.0.1:$PORT/v1/terms?limit=100&set_id=$set_one")
-  BENCH_ACCEPT_ENCODING=$3 wrk -t2 -c"$CONNECTIONS" -d2s -s bench/wrk/index.lua "http://127.0.0.1:$PORT" >/dev/null
+  BENCH_ACCEPT_ENCODING=$3 wrk -t2 -c"$CONNECTIONS" -d2s -s bench/api/wrk/index.lua "http://127.0.0.1:$PORT" >/dev/null
   local rps
-  rps=$(BENCH_ACCEPT_ENCODING=$3 wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/wrk/index.lua "http://127.0.0.1:$PORT" \
+  rps=$(BENCH_ACCEPT_ENCODING=$3 wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/api/wrk/index.lua "http://127.0.0.1:$PORT" \
     | awk '/Requests\/sec/ {print $2}')
   echo "$1 $bytes $rps" >> "$WORK/results"
   echo "round $round: $1: $bytes bytes per page, $rps req/s"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/paging.sh: Index paging snapshots on 100,000 terms in one set.
+# bench/paging/paging.sh: Index paging snapshots on 100,000 terms in one set.
 #
-#   bench/paging.sh
+#   bench/paging/paging.sh
 #
 # Seeds one user with one set of BENCH_ROWS (default 100,000) terms, starts its own
 # memcached and a release build of Ferry, then measures with curl over keep-alive:
@@ -18,7 +18,7 @@
 # BENCH_PORT, BENCH_MEMCACHED_PORT. The scratch database is dropped unless BENCH_KEEP.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OWNER=${FERRY_BENCH_OWNER_URL:-postgresql://ferry_owner:ferry_owner@127.0.0.1:54329}
 APP=${FERRY_BENCH_APP_URL:-postgresql://ferry_app:ferry_app@127.0.0.1:54329}
 DB=${BENCH_DATABASE:-ferry_bench_paging}

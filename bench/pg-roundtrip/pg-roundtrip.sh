@@ -4,10 +4,10 @@
 # statements, single connection and pooled. Then pgbench runs the same transaction as a
 # reference. Needs FERRY_TEST_OWNER_URL (and FERRY_TEST_PG_BIN for pgbench).
 #
-#   bench/pg-roundtrip.sh                 # defaults: 5000 requests, 4 threads
-#   BENCH_ITERATIONS=20000 BENCH_THREADS=8 bench/pg-roundtrip.sh
+#   bench/pg-roundtrip/pg-roundtrip.sh                 # defaults: 5000 requests, 4 threads
+#   BENCH_ITERATIONS=20000 BENCH_THREADS=8 bench/pg-roundtrip/pg-roundtrip.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 : "${FERRY_TEST_OWNER_URL:?FERRY_TEST_OWNER_URL is not set (see deploy/test.sh)}"
 
 out="$(mktemp -d /tmp/ferry-pg-bench-XXXXXX)"

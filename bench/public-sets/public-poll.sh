@@ -5,8 +5,8 @@
 # sets, 0019), seeded by SQL: SETS public sets of one creator, TERMS terms
 # spread over them, and a device user who reads none of them but by subscription.
 #
-#   FERRY_BIN=.build/release/ferry bench/public-poll.sh            100,000 sets, 1M terms
-#   SETS=10000 TERMS=100000 FERRY_BIN=... bench/public-poll.sh     a quick check
+#   FERRY_BIN=.build/release/ferry bench/public-sets/public-poll.sh            100,000 sets, 1M terms
+#   SETS=10000 TERMS=100000 FERRY_BIN=... bench/public-sets/public-poll.sh     a quick check
 #
 # Knobs: SETS (100000), TERMS (1000000), SUBSCRIBED (10, the device's
 # subscriptions), ROUNDS (200, polls of each), FIRSTS (200, first pages of
@@ -23,7 +23,7 @@
 # their scan lines and timings. Each figure is client time; nothing else
 # should run on the machine (`uptime` is printed with it).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 SETS=${SETS:-100000}
 TERMS=${TERMS:-1000000}

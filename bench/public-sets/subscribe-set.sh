@@ -7,15 +7,15 @@
 # and syncs once; the time from `subscribe` to the end of that sync, RUNS times,
 # each into a fresh store.
 #
-#   FERRY_BIN=.build/release/ferry bench/subscribe-set.sh          5,000 terms
-#   TERMS=20000 RUNS=3 FERRY_BIN=... bench/subscribe-set.sh
+#   FERRY_BIN=.build/release/ferry bench/public-sets/subscribe-set.sh          5,000 terms
+#   TERMS=20000 RUNS=3 FERRY_BIN=... bench/public-sets/subscribe-set.sh
 #
 # Knobs: TERMS (5000), OTHER_SETS (1000), RUNS (5). The device is built in
-# release with testability (as bench/ferrykit.sh builds it); BENCH_BUILD=debug
+# release with testability (as bench/ferrykit/ferrykit.sh builds it); BENCH_BUILD=debug
 # runs the debug test build instead (no build here: a slower device, for a
 # check of the script). Without FERRY_BIN the server is built in release too.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 TERMS=${TERMS:-5000}
 OTHER_SETS=${OTHER_SETS:-1000}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/reach-cost.sh: what core 0022's reach check costs a write in PostgreSQL.
+# bench/rules/reach-cost.sh: what core 0022's reach check costs a write in PostgreSQL.
 #
-#   bench/reach-cost.sh
+#   bench/rules/reach-cost.sh
 #
 # Every member table of an access scope has two statement triggers that re-read
 # the statement's new rows under the writer's Row Level Security (a removed
@@ -18,7 +18,7 @@
 # BENCH_ROUNDS (default 3), BENCH_SECONDS (pgbench seconds per run, default 10),
 # BENCH_CLIENTS (pgbench clients, default 4).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ROUNDS=${BENCH_ROUNDS:-3}
 SECONDS_PER_RUN=${BENCH_SECONDS:-10}
 CLIENTS=${BENCH_CLIENTS:-4}

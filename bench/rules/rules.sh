@@ -3,9 +3,9 @@
 # set up by hand-written SQL costs, per GET by id, PATCH and changes page, at
 # 100,000 rows. Not in CI.
 #
-#   bench/rules.sh            (BENCH_ROUNDS rounds, default 3)
+#   bench/rules/rules.sh            (BENCH_ROUNDS rounds, default 3)
 #
-# Two databases seeded alike by bench/api.sh's seed (100,000 terms in 1,000 sets,
+# Two databases seeded alike by bench/api/api.sh's seed (100,000 terms in 1,000 sets,
 # one user): "hand" is migrated with examples/study/migrations but 0017, with the study
 # app's hand-written policies, SECURITY DEFINER helpers, grants and triggers;
 # "rules" also gets 0017_sync_rules.sql, which replaces all of them with one sync
@@ -13,14 +13,14 @@
 # the order alternating, so each figure stands beside its peer's of the same
 # minutes. Printed: req/s and CPU microseconds per request (ferry + every postgres
 # process; the steadier figure on a shared machine), and rules ÷ hand for each.
-# Also bench/api.sh's environment (BENCH_DURATION, BENCH_CONNECTIONS, BENCH_FERRY_BIN, ...).
-source "$(dirname "${BASH_SOURCE[0]}")/api.sh"
+# Also bench/api/api.sh's environment (BENCH_DURATION, BENCH_CONNECTIONS, BENCH_FERRY_BIN, ...).
+source "$(dirname "${BASH_SOURCE[0]}")/../api/api.sh"
 
 ROUNDS=${BENCH_ROUNDS:-3}
 BIN=${BENCH_FERRY_BIN:-}
 if [ -z "$BIN" ]; then (cd "$ROOT" && swift build -c release --product ferry >&2); BIN=$ROOT/.build/release/ferry; fi
 
-# seed_variant NAME SKIP: bench/api.sh's seed, with the study app's files but SKIP (a glob).
+# seed_variant NAME SKIP: bench/api/api.sh's seed, with the study app's files but SKIP (a glob).
 seed_variant() {
   local name=$1 skip=$2 f
   psql_owner postgres -c "DROP DATABASE IF EXISTS ${DB}_$name WITH (FORCE)" -c "CREATE DATABASE ${DB}_$name"
@@ -64,7 +64,7 @@ seed_variant rules '-'
 rules=$(psql_owner "${DB}_rules" -At -c "SELECT count(*) FROM ferry.sync_rules")
 hand=$(psql_owner "${DB}_hand" -At -c "SELECT count(*) FROM ferry.sync_rules")
 echo "sync rules: hand $hand, rules $rules" >&2
-[ "$hand" = 0 ] && [ "$rules" = 5 ] || { echo "bench/rules.sh: the variants are not what they claim" >&2; exit 1; }
+[ "$hand" = 0 ] && [ "$rules" = 5 ] || { echo "bench/rules/rules.sh: the variants are not what they claim" >&2; exit 1; }
 serve_variant hand $((PORT + 10))
 serve_variant rules $((PORT + 11))
 

@@ -2,8 +2,8 @@
 # Issue 21, item 10: schemathesis against Ferry's own /openapi.json, every
 # check, and fails on any failure. CI calls it from .ci/run.
 #
-#   bench/schemathesis.sh            (EXAMPLES=10 MIN_CASES=2000 AUTH=jwt APP=study)
-#   APP=todo bench/schemathesis.sh   the same on examples/todo (issue 33: an app on the
+#   bench/schemathesis/schemathesis.sh            (EXAMPLES=10 MIN_CASES=2000 AUTH=jwt APP=study)
+#   APP=todo bench/schemathesis/schemathesis.sh   the same on examples/todo (issue 33: an app on the
 #                                    sync rules alone); CI runs both
 #
 # Installs schemathesis (pinned) into a virtualenv under .local/ when missing,
@@ -22,7 +22,7 @@
 # SEED (default random; schemathesis prints the one it used),
 # SCHEMATHESIS_REPORT (a directory for the JUnit and NDJSON reports).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 VERSION=4.32.5
 VENV=${FERRY_LOCAL_DIR:-$ROOT/.local}/schemathesis-$VERSION
@@ -102,8 +102,8 @@ for _ in $(seq 1 100); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz"
 # constructor recursion depth mismatch" (a thread-safety bug of ast.parse, fixed
 # in 3.12), which schemathesis reports as errors. The example database is off,
 # so that each run stands alone. The tokens and the password reach
-# bench/schemathesis.toml through the environment.
-args=(--config-file "$ROOT/bench/schemathesis.toml" run "http://127.0.0.1:$PORT/openapi.json"
+# bench/schemathesis/schemathesis.toml through the environment.
+args=(--config-file "$ROOT/bench/schemathesis/schemathesis.toml" run "http://127.0.0.1:$PORT/openapi.json"
   --checks all --max-examples "$EXAMPLES"
   --workers 1 --no-color --generation-database none
   --report junit,ndjson --report-dir "${SCHEMATHESIS_REPORT:-$WORK/report}")

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Does the simulation catch bugs? Breaks FerryKit on purpose, one patch of
-# bench/mutations/ at a time, runs the simulation on it, and says whether it
+# bench/soak/mutations/ at a time, runs the simulation on it, and says whether it
 # failed (caught) or passed (missed); the source is restored after each.
 #
-#   bench/mutations.sh                 100 seeds per mutation, fault rate 0.25
-#   SEEDS=300 bench/mutations.sh
+#   bench/soak/mutations.sh                 100 seeds per mutation, fault rate 0.25
+#   SEEDS=300 bench/soak/mutations.sh
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 SEEDS=${SEEDS:-100}
 bash deploy/local.sh start >/dev/null
@@ -16,7 +16,7 @@ if ! git diff --quiet -- Sources/FerryKit; then echo "Sources/FerryKit has uncom
 applied=""
 restore() { if [ -n "$applied" ]; then git apply -R "$applied"; fi; }
 trap restore EXIT
-for patch in bench/mutations/*.patch; do
+for patch in bench/soak/mutations/*.patch; do
   git apply "$patch"; applied=$patch
   swift build --build-tests >/dev/null
   out=$(FERRY_SIM_SEEDS=$SEEDS FERRY_SIM_FAULTS=0.25 swift test --skip-build --filter SimulationTests 2>&1 || true)

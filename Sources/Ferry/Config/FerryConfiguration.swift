@@ -36,7 +36,7 @@ public struct FerryConfiguration: Sendable, Equatable {
         /// `statement_timeout` for each serve connection; 0 disables it.
         public var statementTimeoutMs = 10_000
         /// Whether to use named prepared statements, planned once (generic plans).
-        /// On by default: bench/api.sh measured much higher GET and PATCH throughput (bench/README.md).
+        /// On by default: bench/api/api.sh measured much higher GET and PATCH throughput (bench/README.md).
         /// Turn off behind PgBouncer older than 1.21 in transaction mode (or with
         /// `max_prepared_statements = 0`), which cannot carry named statements.
         public var preparedStatements = true

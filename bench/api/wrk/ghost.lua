@@ -1,5 +1,5 @@
 -- GET BENCH_PATH with a bearer picked at random per request from
--- BENCH_DIR/ghosts.txt (tokens naming kids no JWKS lists: bench/jwt-burst.sh).
+-- BENCH_DIR/ghosts.txt (tokens naming kids no JWKS lists: bench/auth/jwt-burst.sh).
 package.path = os.getenv("BENCH_LUA") .. "/?.lua;" .. package.path
 local c = require("common")
 setup = c.setup

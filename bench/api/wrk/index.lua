@@ -2,7 +2,7 @@
 package.path = os.getenv("BENCH_LUA") .. "/?.lua;" .. package.path
 local c = require("common")
 setup = c.setup
--- BENCH_ACCEPT_ENCODING, when set, goes as Accept-Encoding (bench/gzip-levels.sh).
+-- BENCH_ACCEPT_ENCODING, when set, goes as Accept-Encoding (bench/first-sync/gzip-levels.sh).
 c.gets("sets.txt", function() return os.getenv("BENCH_PATH") end, function()
   local headers = { ["Authorization"] = c.auth }
   local encoding = os.getenv("BENCH_ACCEPT_ENCODING")

@@ -1,4 +1,4 @@
-// One ccurlfetch_get (Ferry's JWKS fetch) against a provider that never answers, 3 s timeout: its CPU (bench/jwks-spin.sh).
+// One ccurlfetch_get (Ferry's JWKS fetch) against a provider that never answers, 3 s timeout: its CPU (bench/auth/jwks-spin.sh).
 #include "ccurlfetch.h"
 #include <stdio.h>
 #include <sys/resource.h>

@@ -1,4 +1,4 @@
-// One URLSession dataTask (Ferry's JWKS fetch until issue 51) against a provider that never answers, 3 s timeout: its CPU (bench/jwks-spin.sh).
+// One URLSession dataTask (Ferry's JWKS fetch until issue 51) against a provider that never answers, 3 s timeout: its CPU (bench/auth/jwks-spin.sh).
 import Foundation
 import FoundationNetworking
 func cpu() -> Double {
