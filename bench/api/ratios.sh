@@ -21,7 +21,7 @@
 # terms in 1,000 sets; Ferry with pool and workers at twice the cores; PostgreSQL
 # over its Unix socket). Also: BENCH_ROUNDS (default 3), BENCH_DURATION (default
 # 10s), BENCH_HB_PEER_BIN (a Hummingbird server answering GET /healthz, started with
-# its port as its only argument; built outside this repository, see bench/README.md).
+# its port as its only argument; built outside this repository, see bench/api/README.md).
 source "$(dirname "${BASH_SOURCE[0]}")/api.sh"
 
 ROUNDS=${BENCH_ROUNDS:-3}

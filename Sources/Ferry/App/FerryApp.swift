@@ -85,7 +85,7 @@ public final class FerryApp: Sendable {
     /// keys, the resource's indexes); PostgreSQL's default
     /// (`auto`) still replans the large write statements on every call because
     /// their generic cost estimate is higher, and bench/api/api.sh found that planning
-    /// took several times as long as the PATCH itself (see bench/README.md). Behind
+    /// took several times as long as the PATCH itself (see bench/api/README.md). Behind
     /// a transaction-mode PgBouncer this SET may not follow the session; planning
     /// then just stays `auto`.
     ///
