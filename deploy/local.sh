@@ -13,7 +13,7 @@
 #   deploy/local.sh env       print the URLs as shell exports (PostgreSQL over 127.0.0.1)
 #   deploy/local.sh env --socket   the same, PostgreSQL over its Unix socket (what run.sh
 #                             serves with: a same-host database costs less CPU per query
-#                             that way, bench/README.md)
+#                             that way, bench/api/README.md)
 #
 # Everything lives under $FERRY_LOCAL_DIR (default: <repo>/.local). PostgreSQL
 # listens on 127.0.0.1:$FERRY_PG_PORT (default 54329) and a unix socket in that

@@ -10,7 +10,7 @@ import Darwin
 /// Why not `Synchronization.Mutex`: it spins in user space before it sleeps.
 /// The server runs dozens of worker threads on a couple of cores, so a lock
 /// holder is often descheduled, and spinning waiters then burn the CPU the
-/// holder needs (bench/README.md, "Spinning locks"). glibc's default mutex sleeps at
+/// holder needs (bench/api/README.md, "Spinning locks"). glibc's default mutex sleeps at
 /// once. Why not a reader-writer lock for read-mostly state: the sections it
 /// guards copy a reference or look up a dictionary, far shorter than the
 /// futex sleep a reader would avoid, and one kind of lock is one rule to

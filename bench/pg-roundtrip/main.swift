@@ -1,4 +1,4 @@
-// Round-trip benchmark for FerryPostgres, built by bench/pg-roundtrip.sh together with the
+// Round-trip benchmark for FerryPostgres, built by bench/pg-roundtrip/pg-roundtrip.sh together with the
 // module's sources (not a SwiftPM target, so it never slows down `swift build`).
 //
 // Shape measured: one Ferry request = BEGIN; set_config(user id); SELECT; COMMIT.

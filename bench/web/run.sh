@@ -2,7 +2,7 @@
 # FerryWeb's benchmarks (issue 50), in headless Chromium against a real `ferry serve`:
 # an initial sync of 100,000 todos (1,000 lists of 100) into IndexedDB, reads of 100 rows
 # every 5 ms during it, and 10,000 offline edits across 1,000 todos written and uploaded.
-# The same work as FerryKit's bench/ferrykit.sh (FerryKitBenchTests), for figures side by side.
+# The same work as FerryKit's bench/ferrykit/ferrykit.sh (FerryKitBenchTests), for figures side by side.
 #
 #   bash bench/web/run.sh                 # release ferry (FERRY_BIN, or a release build), 100,000 rows
 #   FERRYWEB_BENCH_ROWS=20000 bash bench/web/run.sh

@@ -7,7 +7,7 @@
 // (Sources/Ferry/Auth/JWT/JWKSFetch.swift). A C function because Swift cannot
 // call curl_easy_setopt, which is variadic. libcurl's easy interface waits in
 // poll() on the socket's real events; FoundationNetworking's multi loop spins a
-// core while an answer does not come (bench/README.md, "the hanging fetch's spin").
+// core while an answer does not come (bench/auth/README.md, "the hanging fetch's spin").
 
 /// What one fetch found. Free with ccurlfetch_free.
 typedef struct {

@@ -138,7 +138,7 @@ package struct BodyScan {
 ///
 /// Why: in PostgreSQL that check is one expression over every column, built
 /// and run for each statement, and it was a sizeable share of PostgreSQL's work
-/// in a fast-path PATCH (see bench/README.md). Here it is a walk over a few bytes.
+/// in a fast-path PATCH (see bench/api/README.md). Here it is a walk over a few bytes.
 ///
 /// It must never pass a body FieldValidation would fail (that would write
 /// what should have been a 422), so it answers true only when sure and false

@@ -84,8 +84,8 @@ public final class FerryApp: Sendable {
     /// filters) and their shape, not those values, decides the plan (primary
     /// keys, the resource's indexes); PostgreSQL's default
     /// (`auto`) still replans the large write statements on every call because
-    /// their generic cost estimate is higher, and bench/api.sh found that planning
-    /// took several times as long as the PATCH itself (see bench/README.md). Behind
+    /// their generic cost estimate is higher, and bench/api/api.sh found that planning
+    /// took several times as long as the PATCH itself (see bench/api/README.md). Behind
     /// a transaction-mode PgBouncer this SET may not follow the session; planning
     /// then just stays `auto`.
     ///

@@ -36,7 +36,7 @@ public struct FerryConfiguration: Sendable, Equatable {
         /// `statement_timeout` for each serve connection; 0 disables it.
         public var statementTimeoutMs = 10_000
         /// Whether to use named prepared statements, planned once (generic plans).
-        /// On by default: bench/api.sh measured much higher GET and PATCH throughput (bench/README.md).
+        /// On by default: bench/api/api.sh measured much higher GET and PATCH throughput (bench/api/README.md).
         /// Turn off behind PgBouncer older than 1.21 in transaction mode (or with
         /// `max_prepared_statements = 0`), which cannot carry named statements.
         public var preparedStatements = true
@@ -44,7 +44,7 @@ public struct FerryConfiguration: Sendable, Equatable {
         /// a sync page's plan is estimated above PostgreSQL's JIT thresholds at
         /// any table size, and compiling it (hundreds of functions) is
         /// repeated per execution, always far more than the statement itself
-        /// costs (bench/README.md, "JIT").
+        /// costs (bench/feed/README.md, "JIT").
         public var jit = false
         /// What `ferry serve` does with `ferry check`'s findings at start: `warn` logs
         /// each one; `refuse` also exits when one is an error; `off` checks nothing.

@@ -242,7 +242,7 @@ public final class PostgresGateway: Sendable {
     /// FR401, which aborts the transaction before any other statement runs. A plain
     /// statement rather than a plpgsql function (the former `ferry.begin_request`):
     /// inside a function the lookup went through SPI and cost PostgreSQL measurably
-    /// more per GET (migrations 0009, 0010 and 0012; see bench/README.md).
+    /// more per GET (migrations 0009, 0010 and 0012; see bench/api/README.md).
     ///
     /// This and ``callerSetting`` are written as libpq takes them: they are
     /// this type's own, and every request sends one.

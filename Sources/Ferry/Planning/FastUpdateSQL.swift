@@ -16,7 +16,7 @@
 /// write, is mostly executor start-up for one row. Replayed under pgbench
 /// with real writes, this statement ran markedly more PATCHes per second than
 /// UpdateSQL on the same rows, and PATCH and PUT through Ferry gained about as
-/// much (see bench/README.md).
+/// much (see bench/api/README.md).
 ///
 /// The new row is computed from `t` inside the UPDATE, never from a separate
 /// scan: under READ COMMITTED a concurrent update makes PostgreSQL re-check

@@ -36,7 +36,7 @@ enum SQL {
 /// A request of exactly one item gets a statement of its own whose `i` is a
 /// row the planner knows is one row. The array form is estimated at 100 rows,
 /// so the cached generic plan of a single PATCH built hash tables for every
-/// join (`MultiExecHash` was a sizeable share of a PATCH's CPU; see bench/README.md).
+/// join (`MultiExecHash` was a sizeable share of a PATCH's CPU; see bench/api/README.md).
 extension SQL {
     /// `i AS (...)`: one row for `oneItem`, else one row per array element.
     static func itemRows(oneItem: Bool) -> String {

@@ -10,7 +10,7 @@ import FerryHTTP
 /// JSON function of PostgreSQL 15 writes compact text except row_to_json,
 /// which would need a subquery per row. Stripping the spacing on the way out
 /// is one pass over bytes that are copied anyway, and makes an Index page
-/// noticeably smaller before compression (see bench/README.md).
+/// noticeably smaller before compression (see bench/api/README.md).
 enum CompactJSON {
     /// `json` without insignificant whitespace, or nil when it has none (most
     /// bodies Swift wrote itself), so that those are not copied.

@@ -20,7 +20,7 @@ public enum LocalSchema {
     static func quote(_ name: String) -> String {
         // Applying a row quotes each of its columns a few times, and Foundation's
         // replacingOccurrences (NSString on Linux) was the largest single cost
-        // of an initial sync's applies (bench/README.md); a name with a double
+        // of an initial sync's applies (bench/ferrykit/README.md); a name with a double
         // quote in it is rare.
         guard name.contains("\"") else { return "\"" + name + "\"" }
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""

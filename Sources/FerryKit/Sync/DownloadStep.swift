@@ -30,7 +30,7 @@ public struct DownloadStep: Sendable, Hashable {
     /// Index's default order (rank, then id, for a ranked resource), each page
     /// held one term of every set, so each page's transaction rewrote nearly
     /// every page of both the id index and the (set, rank) index, and the
-    /// bytes written per page grew with the store (bench/README.md, issue 35).
+    /// bytes written per page grew with the store (bench/ferrykit/README.md, issue 35).
     func path(limit: Int) -> String {
         "/v1/\(Self.encode(resource))?limit=\(limit)&order=id" + Self.privateOnly + filter
     }

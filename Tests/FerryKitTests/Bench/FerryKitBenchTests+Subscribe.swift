@@ -5,18 +5,18 @@ import GRDB
 import Testing
 
 /// Issue 46's "subscribing to a public set of 5,000 terms: the rows are in the
-/// device's store within 1 s", run by `bench/subscribe-set.sh`, which seeds the
+/// device's store within 1 s", run by `bench/public-sets/subscribe-set.sh`, which seeds the
 /// set and serves it with a release `ferry serve` (FERRYKIT_BENCH_SERVER), so
 /// this process is the device alone.
 extension FerryKitBenchTests {
-    /// Skipped unless bench/subscribe-set.sh runs it (bench/ferrykit.sh runs the rest of the suite).
+    /// Skipped unless bench/public-sets/subscribe-set.sh runs it (bench/ferrykit/ferrykit.sh runs the rest of the suite).
     @Test(.enabled(if: ProcessInfo.processInfo.environment["FERRYKIT_BENCH_SERVER"] != nil))
     func subscribingToAPublicSet() async throws {
         let environment = ProcessInfo.processInfo.environment
         guard let server = environment["FERRYKIT_BENCH_SERVER"].flatMap(URL.init(string:)), let token = environment["FERRYKIT_BENCH_TOKEN"],
             let set = environment["FERRYKIT_BENCH_SET"], let terms = environment["FERRYKIT_BENCH_TERMS"].flatMap(Int.init)
         else {
-            Issue.record("run by bench/subscribe-set.sh, which sets FERRYKIT_BENCH_SERVER, _TOKEN, _SET and _TERMS")
+            Issue.record("run by bench/public-sets/subscribe-set.sh, which sets FERRYKIT_BENCH_SERVER, _TOKEN, _SET and _TERMS")
             return
         }
         let runs = Int(environment["FERRYKIT_BENCH_RUNS"] ?? "") ?? 5

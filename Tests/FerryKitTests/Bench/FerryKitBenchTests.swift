@@ -5,7 +5,7 @@ import GRDB
 import Synchronization
 import Testing
 
-/// Issue 19's benchmarks, run by `bench/ferrykit.sh` (`FERRYKIT_BENCH=1`); in a
+/// Issue 19's benchmarks, run by `bench/ferrykit/ferrykit.sh` (`FERRYKIT_BENCH=1`); in a
 /// plain test run they are skipped. They print figures and assert only that the
 /// work was done: timing belongs to the benchmark's report, not to CI.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["FERRYKIT_BENCH"] != nil), .serialized)

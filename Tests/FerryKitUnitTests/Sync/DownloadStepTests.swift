@@ -6,7 +6,7 @@ struct DownloadStepTests {
     /// Pages in id order append to the local id index; in the Index's default
     /// (rank, id) order every page of terms held one term of every set, and
     /// each page's transaction rewrote most of the store's index pages: an
-    /// initial sync's cost grew with the store (issue 35, bench/README.md).
+    /// initial sync's cost grew with the store (issue 35, bench/ferrykit/README.md).
     @Test func pagesAreAskedForInIdOrder() {
         #expect(DownloadStep.resource("terms").path(limit: 1_000) == "/v1/terms?limit=1000&order=id&public=false")
         #expect(

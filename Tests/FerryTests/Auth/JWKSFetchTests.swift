@@ -78,7 +78,7 @@ import Testing
     }
 
     /// A provider that accepts the connection and never answers: the timeout
-    /// bounds the whole. (Its CPU while waiting is measured in bench/README.md.)
+    /// bounds the whole. (Its CPU while waiting is measured in bench/auth/README.md.)
     @Test func aHangingProviderTimesOut() throws {
         let listener = try ScriptedListener(answer: nil)
         defer { listener.stop() }

@@ -25,9 +25,9 @@ import Testing
 /// JWT), 4.7 against 120 (Ferry token); the quiet rounds are slower since
 /// the machine's load moves under them. The bound asserted, 2× the quiet
 /// p99 plus 0.5 s, keeps a margin for a loaded machine's stalls (a quiet p99
-/// reached 1.1 s here under load). The 2× alone is for `bench/jwt-burst.sh`.
+/// reached 1.1 s here under load). The 2× alone is for `bench/auth/jwt-burst.sh`.
 /// (The hanging fetch itself no longer costs a core: it runs on libcurl's easy
-/// interface, not URLSession; bench/README.md, `bench/jwks-spin.sh`.)
+/// interface, not URLSession; bench/auth/README.md, `bench/auth/jwks-spin.sh`.)
 @Suite struct JWTHangingProviderTests {
     /// The `q` quantile of `samples` (nearest rank).
     static func quantile(_ samples: [Double], _ q: Double) -> Double {

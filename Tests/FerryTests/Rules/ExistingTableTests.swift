@@ -10,7 +10,7 @@ import Testing
 /// gives every row its first revision, and Index (the initial sync) and the feed serve
 /// them all. The test says how long the table was locked: the rule runs in its
 /// migration's transaction, which locks the table (ACCESS EXCLUSIVE, from the first
-/// ALTER TABLE) until it commits. Figures go to bench/README.md, not into an assertion.
+/// ALTER TABLE) until it commits. Figures go to bench/rules/README.md, not into an assertion.
 @Suite struct ExistingTableTests {
     static let rows = 100_000
 

@@ -5,7 +5,7 @@ import Foundation
 /// interface (``CCurlFetch``): one GET, bounded in time and size, never cached
 /// (``ProviderKeys`` decides how long keys live). Not Foundation's URLSession:
 /// on Linux its libcurl multi loop spins a core for as long as a provider
-/// accepts the connection and does not answer (bench/README.md, "the hanging
+/// accepts the connection and does not answer (bench/auth/README.md, "the hanging
 /// fetch's spin"); the easy interface waits in poll().
 enum JWKSFetch {
     /// The largest key set read. Providers publish a few keys, a few KiB.

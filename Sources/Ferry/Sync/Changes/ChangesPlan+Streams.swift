@@ -12,7 +12,7 @@
 extension ChangesPlan {
     /// Whether the page reads through the paths: a page from the start or a
     /// poll, whose cost through them is the caller's (a first page from the
-    /// start at 1M terms: bench/README.md, "The changes feed through read
+    /// start at 1M terms: bench/scale/README.md, "The changes feed through read
     /// paths"). After a full page (a position cursor)
     /// the walk goes on from the caller's last entry, where their rows are.
     /// A subscription always reads through its paths: a walk would meet

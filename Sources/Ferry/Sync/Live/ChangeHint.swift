@@ -23,7 +23,7 @@ struct ChangeHint: Sendable, Equatable {
     /// Parses a payload; nil for anything else (an older or newer server's
     /// form), which the listener treats as a wake for everyone. Split by
     /// bytes: hints are ASCII, and `Character` splitting cost more than the
-    /// rest of a PATCH's hint path together (`bench/api.sh instructions`).
+    /// rest of a PATCH's hint path together (`bench/api/api.sh instructions`).
     init?(payload: String) { self.init(payload: payload[...]) }
 
     /// ``init(payload:)`` of a line of a batch.

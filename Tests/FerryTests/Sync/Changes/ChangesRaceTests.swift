@@ -9,7 +9,7 @@ extension ChangesSuites {
     /// long or roll back, and a client following the feed still ends with
     /// every committed row in its final revision and nothing else.
     ///
-    /// CI: 20 runs of ~1.2 s of writing each. `FERRY_SOAK=1` (bench/changes.sh
+    /// CI: 20 runs of ~1.2 s of writing each. `FERRY_SOAK=1` (bench/feed/changes.sh
     /// soak): 200 runs of 5 s with transactions held up to 3 s.
     ///
     /// The work blocks for a long time, so it runs on its own thread (not on
