@@ -76,7 +76,7 @@ const requests = faults.urls.length;
 print(`options: initialSyncWorker ${worker}${slice}${budget}`);
 print(`initial sync of ${sync.received} rows (${rows / 100} lists, ${rows} todos) ${worker ? "in a Worker" : "on the main thread"}: ${sync.seconds.toFixed(2)} s, ${requests} requests, ${Math.round(sync.received / sync.seconds)} rows/s`);
 print(`reads of 100 rows every 5 ms during it: ${sync.reads} reads, p50 ${sync.p50.toFixed(2)} ms, p99 ${sync.p99.toFixed(2)} ms, max ${sync.max.toFixed(2)} ms (the same reads after it, alone: p50 ${sync.idle50.toFixed(2)} ms, p99 ${sync.idle99.toFixed(2)} ms)`);
-print(`the main thread meanwhile: a 5 ms timer late by p50 ${sync.late50.toFixed(2)} ms, p99 ${sync.late99.toFixed(2)} ms, max ${sync.lateMax.toFixed(2)} ms; ${sync.slices} slices applied, one every p50 ${sync.slice50.toFixed(1)} ms, p90 ${sync.slice90.toFixed(1)} ms`);
+print(`the main thread meanwhile: a 5 ms timer late by p50 ${sync.late50.toFixed(2)} ms, p99 ${sync.late99.toFixed(2)} ms, max ${sync.lateMax.toFixed(2)} ms; ${sync.slices} slices applied (${Math.round(sync.received / sync.slices)} rows each on average), one every p50 ${sync.slice50.toFixed(1)} ms, p90 ${sync.slice90.toFixed(1)} ms`);
 if (sync.received !== rows + rows / 100) throw new Error(`expected ${rows + rows / 100} rows, the store has ${sync.received}`);
 
 if (process.env.FERRYWEB_BENCH_EDITS === "0") { await browser.close(); server.close(); process.exit(0); }

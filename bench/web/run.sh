@@ -7,6 +7,8 @@
 #   bash bench/web/run.sh                 # release ferry (FERRY_BIN, or a release build), 100,000 rows
 #   FERRYWEB_BENCH_ROWS=20000 bash bench/web/run.sh
 #   FERRY_BIN=.build/debug/ferry bash bench/web/run.sh
+#   FERRYWEB_BENCH_DIST=/tmp/dist-old bash bench/web/run.sh   # that build of clients/web/dist, not
+#                                         # a fresh one: to alternate two builds in one session
 #
 # Needs deploy/local.sh's services (started here); builds FerryWeb (tsc), and a release
 # ferry unless FERRY_BIN names one. The store is on disk: the browser's default profile, not an
@@ -17,7 +19,11 @@ cd "$ROOT"
 # The dev services, a scratch database and `ferry serve` on a free port: bench/lib.sh's.
 source bench/lib.sh
 bench_binary
-(cd clients/web && rm -rf dist && tsc -p .)
+if [ -n "${FERRYWEB_BENCH_DIST:-}" ]; then
+  rm -rf clients/web/dist && cp -a "$FERRYWEB_BENCH_DIST" clients/web/dist
+else
+  (cd clients/web && rm -rf dist && tsc -p .)
+fi
 ROWS=${FERRYWEB_BENCH_ROWS:-100000}
 
 bench_database "ferrywebbench_$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')" examples/todo/migrations
@@ -32,5 +38,6 @@ INSERT INTO app.todos (list_id, title, rank)
 SELECT l.id, 'todo ' || i || ' of some length, as a user types them', 'r' || lpad(i::text, 3, '0') || 'V'
   FROM app.lists l CROSS JOIN generate_series(1, 100) i;
 SQL
-echo "ferry: $BIN ($("$BIN" version 2>/dev/null | head -1)), $ROWS todos, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "ferry: $BIN ($("$BIN" version 2>/dev/null | head -1)), $ROWS todos, FerryWeb ${FERRYWEB_BENCH_DIST:-built now}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 FERRY_PORT=$PORT FERRY_TOKEN=$TOKEN FERRYWEB_BENCH_ROWS=$ROWS node "$ROOT/bench/web/bench.mjs"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -9,6 +9,7 @@ import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
 import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
+import { SliceSizer } from "./slices.js";
 import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
@@ -47,13 +48,16 @@ export interface EngineOptions {
   /**
    * Rows of an Index page applied per IndexedDB transaction during an initial sync, at
    * first (100): the app's reads wait for at most one transaction. From then on the
-   * slices are sized so that one transaction takes about `initialSyncBudget` ms.
+   * slices are sized by `initialSyncBudget` (src/slices.ts).
    */
   initialSyncSlice?: number;
   /**
-   * Milliseconds one write transaction of an initial sync should last (6): a read of the
-   * store waits for the one in progress, and a frame is 16 ms. Slices grow or shrink by
-   * at most half each time, between 20 and 1,000 rows. 0: every slice `initialSyncSlice` rows.
+   * Milliseconds one write transaction of an initial sync should run (6): a read of the
+   * store waits for the one in progress, and a frame is 16 ms. A slice is the budget's
+   * worth of rows at what a row cost in the last slices' transactions (the median; from
+   * each transaction's start, not counting the wait behind the app's reads before it).
+   * Slices grow or shrink by at most half each time, between 20 and 1,000 rows.
+   * 0: every slice `initialSyncSlice` rows.
    */
   initialSyncBudget?: number;
   /**
@@ -78,6 +82,11 @@ export interface EngineOptions {
   fetch?: typeof fetch;
   /** The clock of subscriptions' TTLs, in ms since the epoch (`Date.now` by default; tests inject theirs). */
   now?: () => number;
+}
+
+/** When a slice's write transaction started: the answer to its first read (set by `applyPage`). */
+export interface SliceTiming {
+  started?: number;
 }
 
 export class SyncEngine {
@@ -908,6 +917,7 @@ export class SyncEngine {
     const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
     const budget = this.options.initialSyncBudget ?? 6;
     let slice = Math.max(1, this.options.initialSyncSlice ?? 100);
+    const sizer = budget > 0 ? new SliceSizer(slice, budget) : null;
     for (const resource of schema) {
       let token: string | null = null, page = 1, pages = 1, busy = 0;
       // Public rows reach a store only by subscription: the Index leaves them out
@@ -961,8 +971,11 @@ export class SyncEngine {
           const part = rows.slice(i, i + slice);
           i += part.length;
           const started = performance.now();
-          await this.applyPage(part, null);
-          if (budget > 0) slice = nextSlice(part.length, performance.now() - started, budget);
+          const timing: SliceTiming = {};
+          await this.applyPage(part, null, undefined, false, timing);
+          // Sized by the transaction's running time: not the wait before it started
+          // (behind the app's reads), which a bigger slice would not add to.
+          if (sizer) slice = sizer.record(part.length, performance.now() - (timing.started ?? started));
         }
       }
     }
@@ -1187,7 +1200,7 @@ export class SyncEngine {
    * Applies server rows and saves the cursor, in one transaction; `end` (a stream's page
    * that reached its end) marks the subscription synced in it too.
    */
-  async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null, stream?: string, end = false): Promise<void> {
+  async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null, stream?: string, end = false, timing?: SliceTiming): Promise<void> {
     const events: SyncEvent[] = [];
     const touched = new Set<string>();
     await this.store.transaction(async (tx) => {
@@ -1215,9 +1228,14 @@ export class SyncEngine {
         start = end;
       }
       const rowsOf = (run: typeof entries) => Promise.all(run.map((e) => req(rows.get([e.resource, e.id]))));
+      // The state is asked for first: its answer tells when the transaction started
+      // (`timing`), after whatever it queued behind (the app's reads in progress).
+      const subscribedRead = req(state.get("subscriptions"));
+      if (timing) subscribedRead.then(() => { timing.started = performance.now(); }, () => {});
+      const stateReads = Promise.all([subscribedRead, req(outbox.count()), req(bases.count())]);
       const firstRows = runs.length ? rowsOf(runs[0]) : Promise.resolve([]);
       firstRows.catch(() => {});  // (awaited below, unless unsubscribed meanwhile)
-      const [subscribed, opCount, baseCount] = await Promise.all([req(state.get("subscriptions")), req(outbox.count()), req(bases.count())]);
+      const [subscribed, opCount, baseCount] = await stateReads;
       // No base kept (as during an initial sync, no local edit waiting): no row's base to delete.
       let anyBases = baseCount > 0;
       // Which rows each subscription brought (`held:<stream>`), and which of those the
@@ -1455,16 +1473,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     function onAbort() { clearTimeout(timer); reject(new SyncStopped()); }
     signal.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-/**
- * The next slice of an initial sync: `rows` took `took` ms in one transaction; the next
- * should take about `budget` ms. At most twice or half the last one (one slow commit
- * is noise), between 20 rows (below, the transactions' own cost would dominate) and 1,000.
- */
-export function nextSlice(rows: number, took: number, budget: number): number {
-  const ideal = rows * budget / Math.max(took, 0.01);
-  return Math.round(Math.min(1000, Math.max(20, Math.min(rows * 2, Math.max(rows / 2, ideal)))));
 }
 
 /** The HTTP call of a bulk bundle: the array of items Ferry's bulk create, update or delete takes. */
