@@ -1,4 +1,3 @@
-import Dispatch
 import FerryBase
 import FerryHTTP
 
@@ -49,24 +48,9 @@ final class StreamChecks: Sendable {
 
     private typealias Flight = CheckFlight<SharedStreamPage>
 
-    /// One bulk lookup of a stream's tokens, running or lately done.
-    private final class Recheck: Sendable {
-        let madeAt = MonotonicClock.now()
-        private let finished = Locked(false)
-        private let done = DispatchSemaphore(value: 0)
-
-        var isDone: Bool { finished.withLock { $0 } }
-
-        func finish() {
-            finished.withLock { $0 = true }
-            done.signal()
-        }
-
-        func wait() {
-            done.wait()
-            done.signal()
-        }
-    }
+    /// One bulk lookup of a stream's tokens, running or lately done: its
+    /// answer is only that it is done.
+    private typealias Recheck = CheckFlight<Void>
 
     private struct State {
         var flights: [Key: [Flight]] = [:]
@@ -158,13 +142,17 @@ final class StreamChecks: Sendable {
             if let entry = state.rechecks[stream], !entry.isDone || MonotonicClock.now() - entry.madeAt < Self.recheckSeconds {
                 return (entry, false)
             }
-            let entry = Recheck()
+            // No epoch decides who may take a lookup: any waiter on the stream may, while it is recent.
+            let entry = Recheck(startedAt: 0)
             state.rechecks[stream] = entry
             return (entry, true)
         }
-        guard leads else { return entry.wait() }
+        guard leads else {
+            _ = entry.answer()
+            return
+        }
         recheck()
-        entry.finish()
+        entry.finish(.success(()))
     }
 
     private func note(_ reader: Reader, readAt frontier: UInt64) {
