@@ -20,11 +20,12 @@ import FerryHTTP
 /// - the user read the stream's root row in a snapshot whose frontier is
 ///   after the waiter's cursor (their own check's, or a shared page's they
 ///   took), and the check's guard (``ChangesPlan/streamGuard``), read after
-///   its page, found nothing since the check's cursor that decides who reads
-///   the root (the root row, its public grants and revocations), nor any
-///   grant or revocation of this user or of the check's own caller. So the
-///   user still reads the root in the check's snapshot, and their own page
-///   would hold exactly the same entries.
+///   its page (or beside an empty one, in its snapshot), found nothing since
+///   the check's cursor that decides who reads the root (the root row, its
+///   public grants and revocations), nor any grant or revocation of this
+///   user or of the check's own caller. So the user still reads the root in
+///   the check's snapshot, and their own page would hold exactly the same
+///   entries.
 ///
 /// Each waiter that takes a page records the check's snapshot as its user's
 /// new evidence, so the next commit's page can be taken too; a check of
