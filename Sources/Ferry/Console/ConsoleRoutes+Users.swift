@@ -101,23 +101,19 @@ extension ConsoleRoutes {
                 ("tokens", .raw(Array((results[1].first?[0] ?? "[]").utf8))),
                 ("refusals", .raw(Array((results[2].first?[0] ?? "[]").utf8))),
                 ("streams", .array(streams.map(\.json))),
-                ("waiting", .array(live.waits(of: userID).map { Self.waitJSON($0, streams: streams) })),
+                ("waiting", .array(live.waits(of: userID).map(Self.waitJSON))),
             ]))
     }
 
     /// One open wait: `route` (`wait` for `POST /v1/changes/wait`, else
     /// `changes`: a long poll or event stream), whether it follows the default
-    /// stream, its other streams as `<name>:<id>` (every declared stream
-    /// rooted at that resource: the registry keeps the root row, not the
-    /// name), the resources it follows (null: all), and since when (ms).
-    static func waitJSON(_ wait: WaiterRegistry.Wait, streams: [StreamListing]) -> JSONValue {
-        let names = wait.streams.flatMap { root in
-            streams.filter { $0.root == root.scope }.map { JSONValue.string("\($0.name):\(root.id)") }
-        }
-        return .object([
+    /// stream, its other streams as the device named them (`<name>:<id>`),
+    /// the resources it follows (null: all), and since when (ms).
+    static func waitJSON(_ wait: WaiterRegistry.Wait) -> JSONValue {
+        .object([
             ("route", .string(wait.several ? "wait" : "changes")),
             ("default_stream", .bool(wait.followsDefault)),
-            ("streams", .array(names)),
+            ("streams", .array(wait.streams.map { .string($0) })),
             ("resources", wait.resources.map { .array($0.sorted().map { .string($0) }) } ?? .null),
             ("since", .int(Int(wait.since.timeIntervalSince1970 * 1000))),
         ])

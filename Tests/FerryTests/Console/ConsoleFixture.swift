@@ -12,8 +12,9 @@ struct ConsoleFixture {
     let admin: String
     let viewer: String
 
-    init(_ configure: (inout FerryConfiguration) -> Void = { _ in }) throws {
-        server = try TestServer(configure)
+    /// On `database` when given (a scratch database a test prepared), else a new one.
+    init(database: ScratchDatabase? = nil, _ configure: (inout FerryConfiguration) -> Void = { _ in }) throws {
+        server = try TestServer(database: database, configure)
         admin = try Self.operatorToken(server, name: "dana", role: "admin")
         viewer = try Self.operatorToken(server, name: "vic", role: "viewer")
     }

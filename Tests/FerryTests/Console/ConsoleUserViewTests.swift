@@ -221,12 +221,19 @@ import Testing
 
     /// The streams a user's devices wait on right now (issue 46): the server
     /// keeps no record of subscriptions, but a waiting device names its streams,
-    /// and the user's page lists each open wait on this instance.
+    /// and the user's page lists each open wait on this instance, with the
+    /// streams it named only: here a second stream has the same root.
     @Test func aUsersOpenWaitsShowTheStreamsTheirDevicesFollow() throws {
-        let fixture = try ConsoleFixture { $0.live.maxWaitSeconds = 3_600 }
+        let database = try ScratchDatabase()
+        let connection = try database.connect()
+        _ = try connection.query("SELECT ferry.sync_stream('deck', scope => 'app.study_sets')")
+        connection.close()
+        let fixture = try ConsoleFixture(database: database) { $0.live.maxWaitSeconds = 3_600 }
         defer { fixture.stop() }
         let owner = try fixture.server.user("olga")
         let reader = try fixture.server.user("kim")
+        let declared = try fixture.console("GET", "/users/\(reader.id)").object["streams"] as? [[String: Any]] ?? []
+        #expect(Set(declared.map { "\($0["name"] ?? "") \($0["root"] ?? "")" }) == ["deck study_sets", "set study_sets"])
         let open = try fixture.app("POST", "/v1/study_sets", token: owner.token, json: ["title": "Rivers", "is_public": true])
         let set = try #require(open.object["id"] as? String, "\(open.text)")
         let now = { (query: String) in

@@ -13,7 +13,9 @@ import FerryPostgres
 /// Who reads the root changes only by a write of the root row (its owner, its
 /// public flag), a public grant or revocation of it, or an access grant or
 /// revocation (its members): the guard reads all three at or after the
-/// cursor, in a snapshot taken after the page's.
+/// cursor, in a snapshot that sees all the page's did: taken after the
+/// page's, or the page's own when the page is empty (the activity check's,
+/// ``guardedActivityStatement``).
 extension ChangesPlan {
     /// Most grants and revocations the guard reads since the cursor; that
     /// many means too many to tell, and the page is shared with nobody.
@@ -25,6 +27,37 @@ extension ChangesPlan {
     /// frontier (the start, or a position after a full page).
     /// Parameters: `$1` the cursor's xid, `$2` ``guardEntryLimit``.
     var streamGuard: PlannedStatement? {
+        guard let columns = guardColumns(limit: "$2") else { return nil }
+        return PlannedStatement(
+            """
+            SELECT ferry.feed_frontier()::text AS frontier,
+                   \(columns.map { "\($0.sql) AS \($0.name)" }.joined(separator: ",\n       "))
+            """, [.text(String(request.since.afterXID)), .int(Int64(Self.guardEntryLimit))])
+    }
+
+    /// A stream waiter's activity check (``activityStatement(waiting:)``)
+    /// with the guard's columns beside its own when it found nothing: an
+    /// empty page is the check's own snapshot, so the guard read there, at
+    /// the check's frontier, proves what one read after it would. When it
+    /// found something they are NULL, unread: only ``streamGuard`` after the
+    /// page proves anything then (``FeedCheck/runStream``). Nil where
+    /// ``streamGuard`` is.
+    var guardedActivityStatement: PlannedStatement? {
+        let activity = activityStatement(waiting: true)
+        guard let columns = guardColumns(limit: "$\(activity.binds.count + 1)") else { return nil }
+        // OFFSET 0 keeps the check a subquery, read once: `found` is a column, not its probes again.
+        return PlannedStatement(
+            """
+            SELECT a.*,
+                   \(columns.map { "CASE WHEN NOT a.found THEN \($0.sql) END AS \($0.name)" }.joined(separator: ",\n       "))
+              FROM (\(activity.sql)
+             OFFSET 0) a
+            """, activity.binds + [.int(Int64(Self.guardEntryLimit))])
+    }
+
+    /// The guard's columns but its frontier, read by ``StreamGuard``; `$1` is
+    /// the cursor's xid, `limit` names the parameter of ``guardEntryLimit``.
+    private func guardColumns(limit: String) -> [(name: String, sql: String)]? {
         guard let subscription, subscription.sharesAcrossUsers, request.since.position == nil, !request.since.isStart,
             let root = catalog[subscription.root], let idType = root.column("id")?.type
         else { return nil }
@@ -34,14 +67,12 @@ extension ChangesPlan {
         let logs = ["ferry.public_grants", "ferry.public_revocations"].map { log in
             "EXISTS (SELECT 1 FROM \(log) p WHERE p.scope_table = \(SQL.literal(table))::regclass AND p.scope_id = \(key) AND p.xid >= $1::xid8)"
         }
-        return PlannedStatement(
-            """
-            SELECT ferry.feed_frontier()::text AS frontier,
-                   EXISTS (\(row)) AS readable,
-                   EXISTS (\(row) AND r._ferry_xid >= $1::xid8) AS root_changed,
-                   \(logs.joined(separator: " OR ")) AS public_changed,
-                   ferry.access_changed_users($1::xid8, $2)::text AS users
-            """, [.text(String(request.since.afterXID)), .int(Int64(Self.guardEntryLimit))])
+        return [
+            ("readable", "EXISTS (\(row))"),
+            ("root_changed", "EXISTS (\(row) AND r._ferry_xid >= $1::xid8)"),
+            ("public_changed", "(\(logs.joined(separator: " OR ")))"),
+            ("users", "ferry.access_changed_users($1::xid8, \(limit))::text"),
+        ]
     }
 }
 

@@ -127,9 +127,12 @@ extension ChangesPlan {
     /// caller may not read answers as one that does not exist (issue 46). The
     /// rows' own rules do not suffice: a former member still reads their own
     /// member row's tombstone, and it came twice (through two of the page's
-    /// parts, each at its own xid). From a cursor it still comes, once: the device
-    /// holds the row and must learn that it is gone. One index lookup, a
-    /// one-time filter (an uncorrelated condition): when false, no part runs.
+    /// parts, each at its own xid). A page deduplicated by id would still send
+    /// it once, and so tell of a stream the caller may not read: whether the
+    /// stream is theirs is the stream's question, asked here. From a cursor it
+    /// still comes, once: the device holds the row and must learn that it is
+    /// gone. One index lookup, a one-time filter (an uncorrelated condition):
+    /// when false, no part runs.
     var rootGate: String? {
         guard let subscription, request.since.isStart, let root = catalog[subscription.root], let idType = root.column("id")?.type else {
             return nil

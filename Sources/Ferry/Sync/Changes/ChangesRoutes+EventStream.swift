@@ -26,7 +26,7 @@ extension ChangesRoutes {
             let refusal = registry.register(
                 ticket, user: database.cachedUser(caller.credential), resources: parsed.followedResources,
                 stream: plan.subscription.map { WaiterRegistry.ScopeKey(scope: $0.root, id: $0.id) },
-                token: caller.credential.tokenHash)
+                streamName: plan.request.subscription.map { "\($0.name):\($0.id)" }, token: caller.credential.tokenHash)
         {
             throw refusal == .userFull ? Self.userFull(limit: registry.limits.perUser) : Self.instanceFull(limit: registry.limits.perInstance)
         }

@@ -27,7 +27,7 @@ extension ChangesRoutes {
             let refusal = registry.register(
                 ticket, user: database.cachedUser(caller.credential), resources: parsed.followedResources,
                 stream: plan.subscription.map { WaiterRegistry.ScopeKey(scope: $0.root, id: $0.id) },
-                token: caller.credential.tokenHash)
+                streamName: plan.request.subscription.map { "\($0.name):\($0.id)" }, token: caller.credential.tokenHash)
         {
             // Over a limit: a plain poll, refused only if it would have to wait.
             let page = try poll(parsed, plan: plan, caller: caller)

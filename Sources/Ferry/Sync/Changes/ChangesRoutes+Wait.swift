@@ -57,6 +57,7 @@ extension ChangesRoutes {
         if context.resumption == nil,
             let refusal = registry.register(
                 ticket, user: database.cachedUser(caller.credential), resources: nil, streams: Set(streams.compactMap(\.root)),
+                names: streams.compactMap { $0.stream.subscription.map { "\($0.name):\($0.id)" } },
                 followsDefault: streams.contains { $0.root == nil }, token: caller.credential.tokenHash)
         {
             // Over a limit: refused only if it would have to wait.

@@ -5,7 +5,8 @@ import FerryHTTP
 /// One check of the feed, running or done, that other waiters may take
 /// (``SharedChecks``, ``StreamChecks``): the epoch it started at, decides
 /// who may; its answer, once there, is waited for (the leader's query is in
-/// flight: a few ms).
+/// flight: a few ms). ``StreamChecks`` also runs its bulk token lookup as a
+/// `CheckFlight<Void>`: its answer is only that it is done.
 final class CheckFlight<Answer: Sendable>: Sendable {
     /// The registry's epoch read before the check began.
     let startedAt: UInt64

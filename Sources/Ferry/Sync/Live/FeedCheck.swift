@@ -89,9 +89,11 @@ struct FeedCheck {
         return FeedCheck(page: page, frontier: activity.frontier, held: activity.held, user: caller.trace?.userID, scopes: scopes)
     }
 
-    /// A stream's own check, with its guard (``ChangesPlan/streamGuard``) read
-    /// after the page, for ``StreamChecks`` to offer to other users' waiters.
-    /// Two round trips when the activity check found something, as a poll's.
+    /// A stream's own check, with its guard read after the page
+    /// (``ChangesPlan/streamGuard``), or beside an empty one
+    /// (``ChangesPlan/guardedActivityStatement``), for ``StreamChecks`` to
+    /// offer to other users' waiters. Two round trips when the activity check
+    /// found something, as a poll's; the guard runs once either way.
     static func runStream(
         _ plan: ChangesPlan, guard guardStatement: PlannedStatement, caller: Caller, database: PostgresGateway,
         registry: WaiterRegistry
@@ -99,16 +101,16 @@ struct FeedCheck {
         registry.checksRunning.add(1, ordering: .relaxed)
         defer { registry.checksRunning.subtract(1, ordering: .relaxed) }
         let prelude = plan.prelude.count
-        let first = Array(
-            try ChangesPlan.mappingCursorErrors {
-                try database.asCaller(caller, plan.prelude + [plan.activityStatement(waiting: true), guardStatement])
-            }.dropFirst(prelude))
-        let activity = try FeedActivity(first[0])
-        var guardAnswer = try StreamGuard(first[1])
+        // Made here, not for every waiter that takes another's page. Nil only where the guard is
+        // (never here); the plain check's row would read as a guard that offers nobody.
+        let activityStatement = plan.guardedActivityStatement ?? plan.activityStatement(waiting: true)
+        let first = try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, plan.prelude + [activityStatement]) }[prelude]
+        let activity = try FeedActivity(first)
+        let guardAnswer: StreamGuard
         let page: ChangesPage
         var entries: [(xid: UInt64, json: Substring)]? = []
         if activity.found {
-            // The guard again, after the page: its snapshot must be the later one.
+            // The guard after the page, in a later snapshot: one before it could miss what changed in between.
             let results = Array(
                 try ChangesPlan.mappingCursorErrors {
                     try database.asCaller(caller, plan.prelude + [plan.statement(withXIDs: true), guardStatement])
@@ -118,6 +120,7 @@ struct FeedCheck {
             guardAnswer = try StreamGuard(results[1])
         } else {
             page = ChangesPage(emptyBelow: activity.frontier, request: plan.request)
+            guardAnswer = try StreamGuard(first)
         }
         registry.checkCount.add(1, ordering: .relaxed)
         return SharedStreamPage(

@@ -1,4 +1,3 @@
-import Dispatch
 import FerryBase
 import FerryHTTP
 
@@ -26,11 +25,12 @@ import FerryHTTP
 /// - the user read the stream's root row in a snapshot whose frontier is
 ///   after the waiter's cursor (their own check's, or a shared page's they
 ///   took), and the check's guard (``ChangesPlan/streamGuard``), read after
-///   its page, found nothing since the check's cursor that decides who reads
-///   the root (the root row, its public grants and revocations), nor any
-///   grant or revocation of this user or of the check's own caller. So the
-///   user still reads the root in the check's snapshot, and their own page
-///   would hold exactly the same entries.
+///   its page (or beside an empty one, in its snapshot), found nothing since
+///   the check's cursor that decides who reads the root (the root row, its
+///   public grants and revocations), nor any grant or revocation of this
+///   user or of the check's own caller. So the user still reads the root in
+///   the check's snapshot, and their own page would hold exactly the same
+///   entries.
 ///
 /// Each waiter that takes a page records the check's snapshot as its user's
 /// new evidence, so the next commit's page can be taken too; a check of
@@ -54,24 +54,9 @@ final class StreamChecks: Sendable {
 
     private typealias Flight = CheckFlight<SharedStreamPage>
 
-    /// One bulk lookup of a stream's tokens, running or lately done.
-    private final class Recheck: Sendable {
-        let madeAt = MonotonicClock.now()
-        private let finished = Locked(false)
-        private let done = DispatchSemaphore(value: 0)
-
-        var isDone: Bool { finished.withLock { $0 } }
-
-        func finish() {
-            finished.withLock { $0 = true }
-            done.signal()
-        }
-
-        func wait() {
-            done.wait()
-            done.signal()
-        }
-    }
+    /// One bulk lookup of a stream's tokens, running or lately done: its
+    /// answer is only that it is done.
+    private typealias Recheck = CheckFlight<Void>
 
     private struct State {
         var flights: [Key: [Flight]] = [:]
@@ -175,15 +160,19 @@ final class StreamChecks: Sendable {
             if let entry = state.rechecks[stream], !entry.isDone || now - entry.madeAt < Self.recheckSeconds {
                 return (entry, nil)
             }
-            let entry = Recheck()
+            // No epoch decides who may take a lookup: any waiter on the stream may, while it is recent.
+            let entry = Recheck(startedAt: 0)
             state.rechecks[stream] = entry
             let kept = state.recent[stream]?.filter { now - $0.value < Self.recentSeconds }
             state.recent[stream] = kept?.isEmpty == false ? kept : nil
             return (entry, kept.map { Array($0.keys) } ?? [])
         }
-        guard let recent else { return entry.wait() }
+        guard let recent else {
+            _ = entry.answer()
+            return
+        }
         recheck(recent)
-        entry.finish()
+        entry.finish(.success(()))
     }
 
     private func note(_ reader: Reader, readAt frontier: UInt64) {

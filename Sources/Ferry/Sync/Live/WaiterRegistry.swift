@@ -59,6 +59,9 @@ final class WaiterRegistry: Sendable {
         /// The root rows of the streams it follows besides the default one: one
         /// for a subscription's long poll, any number for a wait on several streams.
         var streams: Set<ScopeKey> = []
+        /// Those streams as the device named them (`<name>:<id>`), for the
+        /// console: two streams may share a root row.
+        var names: [String] = []
         /// Whether it follows the default stream.
         var followsDefault = true
         /// Whether it waits on several streams (`POST /v1/changes/wait`, even with one), and so keeps ``candidates``.
@@ -143,24 +146,27 @@ final class WaiterRegistry: Sendable {
 
     /// Adds a waiter, or says which limit refuses it. `user` when already
     /// known (a cached token), `resources` nil for all, `stream` the root row
-    /// of the stream it follows (nil: the default stream), `token` its
+    /// of the stream it follows (nil: the default stream) and `streamName`
+    /// that stream as the device named it (`<name>:<id>`), `token` its
     /// bearer's hash when that is one of Ferry's tokens.
     func register(
-        _ ticket: any LiveTicket, user: String?, resources: Set<String>?, stream: ScopeKey? = nil, token: String? = nil
+        _ ticket: any LiveTicket, user: String?, resources: Set<String>?, stream: ScopeKey? = nil, streamName: String? = nil,
+        token: String? = nil
     ) -> Refusal? {
         register(
-            ticket, user: user, resources: resources, streams: stream.map { [$0] } ?? [], followsDefault: stream == nil, several: false,
-            token: token)
+            ticket, user: user, resources: resources, streams: stream.map { [$0] } ?? [], names: streamName.map { [$0] } ?? [],
+            followsDefault: stream == nil, several: false, token: token)
     }
 
     /// Adds a waiter on several streams (`POST /v1/changes/wait`): the default
-    /// one when `followsDefault`, and those of the root rows `streams`. It
-    /// counts as one waiter against the limits, and keeps which of its streams
-    /// may have news (``takeCandidates(_:)``) unless `several` is false (a
-    /// long poll or event stream of one stream, which checks that one).
+    /// one when `followsDefault`, and those of the root rows `streams`, named
+    /// `names` (`<name>:<id>`, for the console). It counts as one waiter
+    /// against the limits, and keeps which of its streams may have news
+    /// (``takeCandidates(_:)``) unless `several` is false (a long poll or
+    /// event stream of one stream, which checks that one).
     func register(
-        _ ticket: any LiveTicket, user: String?, resources: Set<String>?, streams: Set<ScopeKey>, followsDefault: Bool,
-        several: Bool = true, token: String? = nil
+        _ ticket: any LiveTicket, user: String?, resources: Set<String>?, streams: Set<ScopeKey>, names: [String] = [],
+        followsDefault: Bool, several: Bool = true, token: String? = nil
     ) -> Refusal? {
         let id = ObjectIdentifier(ticket)
         let refusal = state.withLock { state -> Refusal? in
@@ -168,7 +174,7 @@ final class WaiterRegistry: Sendable {
             guard state.waiters.count < limits.perInstance else { return .instanceFull }
             if let user, (state.users[user]?.tickets.count ?? 0) >= limits.perUser { return .userFull }
             state.waiters[id] = Waiter(
-                ticket: ticket, user: nil, resources: resources, checkFrom: state.epoch, streams: streams,
+                ticket: ticket, user: nil, resources: resources, checkFrom: state.epoch, streams: streams, names: names.sorted(),
                 followsDefault: followsDefault, several: several, token: token)
             state.anonymous.insert(id)
             for stream in streams {
@@ -239,8 +245,8 @@ final class WaiterRegistry: Sendable {
     struct Wait: Sendable {
         /// Whether it follows the default stream.
         let followsDefault: Bool
-        /// The root rows of its other streams, by resource and id.
-        let streams: [ScopeKey]
+        /// Its other streams as the device named them (`<name>:<id>`), sorted.
+        let streams: [String]
         /// The resources it follows; nil for all.
         let resources: Set<String>?
         /// A wait on several streams (`POST /v1/changes/wait`) rather than a long poll or event stream of one.
@@ -255,7 +261,7 @@ final class WaiterRegistry: Sendable {
                 guard let waiter = state.waiters[id] else { return nil }
                 return Wait(
                     followsDefault: waiter.followsDefault,
-                    streams: waiter.streams.sorted { ($0.scope, $0.id) < ($1.scope, $1.id) }, resources: waiter.resources,
+                    streams: waiter.names, resources: waiter.resources,
                     several: waiter.several, since: waiter.since)
             }
         }.sorted { $0.since < $1.since }
