@@ -10,13 +10,23 @@ import GRDB
 /// A stream page, its rows' sources and its cursor are written in one
 /// transaction, as a page of the default feed is with its cursor.
 extension FerryStore {
-    /// A subscription as the queue sees it.
-    struct SubscriptionRecord: Equatable {
+    /// A subscription as the queue, the waits and an eviction see it (``SubscriptionRules``).
+    struct SubscriptionRecord: Equatable, Sendable {
         var stream: String
         var id: String
         var priority: SubscriptionPriority
-        var cursor: String?
+        /// When it was last subscribed to, in the store's own count (higher: later).
+        var opened: Int
+        /// queued, syncing, synced or refused.
         var status: String
+        var cursor: String?
+        /// Seconds its rows stay after `unsubscribedAt`.
+        var ttl: TimeInterval = SubscriptionTTL.default.seconds
+        /// When it was unsubscribed (seconds since 1970); nil while active.
+        var unsubscribedAt: TimeInterval?
+
+        /// Its name in a wait and in ``SubscriptionRules``: `stream:id`.
+        var key: String { stream + ":" + id }
     }
 
     /// The stream name under which `ferry_subscription_row` marks rows the default stream holds.
@@ -73,32 +83,26 @@ extension FerryStore {
     /// The download queue, head first: active subscriptions that have not
     /// synced yet, by priority, the most recently opened first.
     func subscriptionQueue() throws -> [SubscriptionRecord] {
-        try database.read { db in
-            try Self.records(db, where: "unsubscribed_at IS NULL AND status IN ('queued', 'syncing')")
-        }
+        SubscriptionRules.queue(try allSubscriptions())
     }
 
     /// Active subscriptions that have synced once: followed after the default stream.
     func syncedSubscriptions() throws -> [SubscriptionRecord] {
-        try database.read { db in try Self.records(db, where: "unsubscribed_at IS NULL AND status = 'synced'") }
+        SubscriptionRules.synced(try allSubscriptions())
     }
 
-    /// Whether `stream`/`id` is still an active subscription (not dropped meanwhile).
-    func isActive(stream: String, id: String) throws -> Bool {
-        try database.read { db in
-            try Bool.fetchOne(
-                db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription WHERE stream = ? AND key = ? AND unsubscribed_at IS NULL)",
-                arguments: [stream, id]) ?? false
-        }
+    /// Every subscription, unsubscribed ones in their TTL included, in no order: what ``SubscriptionRules`` decides on.
+    func allSubscriptions() throws -> [SubscriptionRecord] {
+        try database.read { db in try Self.allSubscriptions(db) }
     }
 
-    static func records(_ db: Database, where condition: String) throws -> [SubscriptionRecord] {
+    static func allSubscriptions(_ db: Database) throws -> [SubscriptionRecord] {
         try GRDB.Row.fetchAll(
-            db, sql: "SELECT stream, key, priority, cursor, status FROM ferry_subscription WHERE \(condition) ORDER BY priority DESC, opened DESC"
+            db, sql: "SELECT stream, key, priority, opened, status, cursor, ttl, unsubscribed_at FROM ferry_subscription"
         ).map {
             SubscriptionRecord(
                 stream: $0["stream"], id: $0["key"], priority: SubscriptionPriority(rawValue: $0["priority"]) ?? .normal,
-                cursor: $0["cursor"], status: $0["status"])
+                opened: $0["opened"], status: $0["status"], cursor: $0["cursor"], ttl: $0["ttl"], unsubscribedAt: $0["unsubscribed_at"])
         }
     }
 
@@ -184,45 +188,56 @@ extension FerryStore {
     /// per stream that removed rows or ended.
     func evictExpired(now: Date) throws -> [SyncEvent] {
         try ferryWrite { db in
-            let due = try GRDB.Row.fetchAll(
-                db, sql: "SELECT stream, key FROM ferry_subscription WHERE unsubscribed_at IS NOT NULL AND unsubscribed_at + ttl <= ?",
-                arguments: [now.timeIntervalSince1970])
-            var events: [SyncEvent] = []
+            let due = SubscriptionRules.due(try Self.allSubscriptions(db), now: now)
+            guard !due.isEmpty else { return [] }
+            // The facts the rules decide on: every source of each row a due stream
+            // brought, whether the store holds the row, and whether edits of it wait.
+            var held: [String: Set<RowKey>] = [:]
+            var (heldByDefault, exists, pending, seen) = (Set<RowKey>(), Set<RowKey>(), Set<RowKey>(), Set<RowKey>())
+            let rowsOf = try db.cachedStatement(sql: "SELECT resource, id FROM ferry_subscription_row WHERE stream = ? AND key = ?")
+            let sourcesOf = try db.cachedStatement(sql: "SELECT stream, key FROM ferry_subscription_row WHERE resource = ? AND id = ?")
             for subscription in due {
-                let (stream, id): (String, String) = (subscription["stream"], subscription["key"])
-                var (removed, kept) = (0, 0)
-                let rows = try GRDB.Row.fetchAll(
-                    db, sql: "SELECT resource, id FROM ferry_subscription_row WHERE stream = ? AND key = ?", arguments: [stream, id])
-                for row in rows {
-                    let (resource, rowID): (String, String) = (row["resource"], row["id"])
-                    let others =
-                        try Bool.fetchOne(
-                            db,
-                            sql: """
-                                SELECT EXISTS (SELECT 1 FROM ferry_subscription_row
-                                                WHERE resource = ? AND id = ? AND NOT (stream = ? AND key = ?))
-                                """,
-                            arguments: [resource, rowID, stream, id]) ?? false
-                    let held = try db.tableExists(resource) && (try Self.row(db, resource, id: rowID)) != nil
-                    let pending = try held && Self.hasPending(db, resource, id: rowID)
-                    if !others && pending {
-                        kept += 1
-                        continue
+                for row in try GRDB.Row.fetchAll(rowsOf, arguments: [subscription.stream, subscription.id]) {
+                    let key = RowKey(resource: row["resource"], id: row["id"])
+                    guard seen.insert(key).inserted else { continue }
+                    for source in try GRDB.Row.fetchAll(sourcesOf, arguments: [key.resource, key.id]) {
+                        let (stream, id): (String, String) = (source["stream"], source["key"])
+                        if stream == Self.defaultSource {
+                            heldByDefault.insert(key)
+                        } else {
+                            held[stream + ":" + id, default: []].insert(key)
+                        }
                     }
-                    try db.execute(
-                        sql: "DELETE FROM ferry_subscription_row WHERE stream = ? AND key = ? AND resource = ? AND id = ?",
-                        arguments: [stream, id, resource, rowID])
-                    if !others && held {
-                        try Self.remove(db, resource, id: rowID)
-                        removed += 1
+                    if try db.tableExists(key.resource), try Self.row(db, key.resource, id: key.id) != nil {
+                        exists.insert(key)
+                        if try Self.hasPending(db, key.resource, id: key.id) { pending.insert(key) }
                     }
                 }
-                if kept == 0 {
-                    try db.execute(sql: "DELETE FROM ferry_subscription WHERE stream = ? AND key = ?", arguments: [stream, id])
-                }
-                if removed > 0 || kept == 0 { events.append(.evicted(stream: stream, id: id, removed: removed, keptForEdits: kept)) }
             }
-            return events
+            let decision = SubscriptionRules.evict(
+                due: due.map(\.key), held: held, heldByDefault: heldByDefault, pending: pending, exists: exists)
+            for row in decision.remove { try Self.remove(db, row.resource, id: row.id) }
+            for subscription in due {
+                // Its rows leave its list, but those kept for their edits.
+                try db.execute(
+                    sql: "DELETE FROM ferry_subscription_row WHERE stream = ? AND key = ?", arguments: [subscription.stream, subscription.id])
+                if let kept = decision.kept[subscription.key] {
+                    for row in kept {
+                        try db.execute(
+                            sql: "INSERT INTO ferry_subscription_row (stream, key, resource, id) VALUES (?, ?, ?, ?)",
+                            arguments: [subscription.stream, subscription.id, row.resource, row.id])
+                    }
+                } else {
+                    try db.execute(
+                        sql: "DELETE FROM ferry_subscription WHERE stream = ? AND key = ?", arguments: [subscription.stream, subscription.id])
+                }
+            }
+            let byKey = Dictionary(due.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+            return decision.outcomes.compactMap { outcome in
+                byKey[outcome.key].map {
+                    SyncEvent.evicted(stream: $0.stream, id: $0.id, removed: outcome.removed, keptForEdits: outcome.keptForEdits)
+                }
+            }
         }
     }
 

@@ -73,6 +73,8 @@ public struct SubscriptionTTL: Sendable, Hashable, Comparable {
     public static func days(_ n: Double) -> SubscriptionTTL { SubscriptionTTL(seconds: n * 86_400) }
     /// The rows leave with the first sync after unsubscribing.
     public static let zero = SubscriptionTTL(seconds: 0)
+    /// A day: what ``SyncEngine/subscribe(stream:id:ttl:priority:)`` keeps by default (FerryWeb's `defaultTTL`).
+    public static let `default` = SubscriptionTTL.days(1)
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.seconds < rhs.seconds }
 }

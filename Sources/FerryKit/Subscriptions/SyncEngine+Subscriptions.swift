@@ -18,7 +18,7 @@ extension SyncEngine {
     ///   - ttl: how long its rows stay after ``unsubscribe(_:)``, as a warm cache.
     ///   - priority: its place in the download queue.
     @discardableResult
-    public func subscribe(stream: String, id: String, ttl: SubscriptionTTL = .days(1), priority: SubscriptionPriority = .normal)
+    public func subscribe(stream: String, id: String, ttl: SubscriptionTTL = .default, priority: SubscriptionPriority = .normal)
         throws -> StreamSubscription
     {
         try store.subscribe(stream: stream, id: id, ttl: ttl, priority: priority)
@@ -31,7 +31,7 @@ extension SyncEngine {
     /// root: `engine.subscribe(StudySet.self, id: set.id, ttl: .days(7), priority: .high)`.
     @discardableResult
     public func subscribe<Root: FerryStreamRoot>(
-        _ type: Root.Type, id: Root.ID, ttl: SubscriptionTTL = .days(1), priority: SubscriptionPriority = .normal
+        _ type: Root.Type, id: Root.ID, ttl: SubscriptionTTL = .default, priority: SubscriptionPriority = .normal
     ) throws -> StreamSubscription {
         try subscribe(stream: Root.stream, id: id.rowID, ttl: ttl, priority: priority)
     }
@@ -135,12 +135,14 @@ extension SyncEngine {
                 emit(events)
                 try update { $0.received += changes.count }
                 cursor = next
-                if !more { return .done }
-                // Dropped before it synced: it leaves the queue now.
-                if try !store.isActive(stream: stream, id: id) { return .dropped }
-                if preemptible, let head = try store.subscriptionQueue().first, head.stream != stream || head.id != id {
+                // Its end; dropped before it synced (it leaves the queue now); or overtaken by a new head.
+                switch SubscriptionRules.afterPage(subscription.key, more: more, preemptible: preemptible, all: try store.allSubscriptions()) {
+                case .done: return .done
+                case .dropped: return .dropped
+                case .overtaken:
                     try store.setSubscriptionStatus(stream: stream, id: id, "queued")
                     return .overtaken
+                case .next: break
                 }
             }
         } catch {

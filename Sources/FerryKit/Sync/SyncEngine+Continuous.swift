@@ -183,14 +183,7 @@ extension SyncEngine {
     /// before the first sync, and while a subscription waits in the queue
     /// (downloaded first, without waiting).
     private func waitedStreams() throws -> [(key: String, cursor: String)]? {
-        guard let cursor = try store.cursor(), try store.subscriptionQueue().isEmpty else { return nil }
-        let synced = try store.syncedSubscriptions()
-        guard !synced.isEmpty else { return nil }
-        var since = [(key: "default", cursor: cursor)]
-        for subscription in synced {
-            if let cursor = subscription.cursor { since.append((subscription.stream + ":" + subscription.id, cursor)) }
-        }
-        return since
+        SubscriptionRules.waited(defaultCursor: try store.cursor(), try store.allSubscriptions())
     }
 
     /// Waits on `since`: the keys with news (empty when the waits ended with
@@ -202,8 +195,9 @@ extension SyncEngine {
     /// default stream's long poll then, and a subscription the server refuses
     /// is marked refused by its own download.
     private func waitForStreams(_ since: [(key: String, cursor: String)], wait: Int) async throws -> [String]? {
-        let cap = max(1, try store.schema()?.live?.maxWaitStreams ?? since.count)
-        let parts = stride(from: 0, to: since.count, by: cap).map { Array(since[$0..<min($0 + cap, since.count)]) }
+        let given = try store.schema()?.live?.maxWaitStreams
+        let cap = max(1, given ?? since.count)
+        let parts = SubscriptionRules.split(since, cap: given)
         let answer = parts.count > 1 ? try await waitAll(parts, wait: wait) : try await waitOnce(since, wait: wait)
         guard case .refused(let status) = answer else {
             if case .changed(let changed) = answer { return changed }

@@ -10,7 +10,7 @@ import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
 import { SliceSizer } from "./slices.js";
-import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction } from "./subscriptions.js";
+import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction, followedAfterDefault, waitedStreams, afterPage } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -273,7 +273,7 @@ export class SyncEngine {
 
   /** The active subscribed streams' names, in the queue's order, but those the server refused (a wait naming one is 400). */
   private async streams(): Promise<string[]> {
-    return active(await this.subscriptions()).filter((s) => s.refused === undefined).map((s) => s.stream);
+    return waitedStreams(subscriptionsOf(await this.store.state("subscriptions")));
   }
 
   /** A subscription's state now (FerryKit's `state()`). */
@@ -408,7 +408,7 @@ export class SyncEngine {
   private async followSynced(followed: Set<string>): Promise<void> {
     for (;;) {
       await this.pullQueue(followed);
-      const next = byPriority(active(subscriptionsOf(await this.store.state("subscriptions")))).find((s) => s.synced && s.refused === undefined && !followed.has(s.stream));
+      const next = followedAfterDefault(subscriptionsOf(await this.store.state("subscriptions"))).find((s) => !followed.has(s.stream));
       if (!next) return;
       followed.add(next.stream);
       await this.followStream(next.stream, false, false);
@@ -496,10 +496,9 @@ export class SyncEngine {
       if (!res.ok) throw new Error(`GET /v1/changes?stream=${stream}: ${res.status}`);
       const page = await res.json();
       await this.applyPage(page.changes, page.cursor, stream, !page.has_more);
-      if (!page.has_more) return "done";
-      const now = active(subscriptionsOf(await this.store.state("subscriptions")));
-      if (!now.some((s) => s.stream === stream)) return "dropped";
-      if (preemptible && downloadQueue(now)[0]?.stream !== stream) return "overtaken";
+      // Its end; dropped before it synced (it leaves the queue now); or overtaken by a new head.
+      const outcome = afterPage(subscriptionsOf(await this.store.state("subscriptions")), stream, !!page.has_more, preemptible);
+      if (outcome !== "next") return outcome;
     }
   }
 

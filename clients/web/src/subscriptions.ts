@@ -139,6 +139,41 @@ export function downloadQueue(list: Subscription[]): Subscription[] {
   return byPriority(active(list)).filter((s) => !s.synced && s.refused === undefined);
 }
 
+/**
+ * The synced subscriptions' order, followed after the default stream (and waited on):
+ * active, synced, not refused, by priority, the latest opened first.
+ */
+export function followedAfterDefault(list: Subscription[]): Subscription[] {
+  return byPriority(active(list)).filter((s) => s.synced && s.refused === undefined);
+}
+
+/**
+ * The streams continuous mode waits on beside the default stream, in order: the active
+ * ones the server did not refuse, by priority (a wait naming a refused one is 400). After
+ * a round has run the queue these are `followedAfterDefault`'s; `waitPlan` leaves out
+ * those without a cursor.
+ */
+export function waitedStreams(list: Subscription[]): string[] {
+  return byPriority(active(list)).filter((s) => s.refused === undefined).map((s) => s.stream);
+}
+
+/** What a stream's download does after a page (FerryKit's `SubscriptionRules.afterPage`). */
+export type PageOutcome = "done" | "dropped" | "overtaken" | "next";
+
+/**
+ * After a page of `stream` with `more` to come or not: its end is "done" whatever else
+ * happened; one unsubscribed (or evicted) meanwhile is "dropped", nothing more of it is
+ * asked; the queue's download (`preemptible`) is "overtaken" when another subscription
+ * heads the queue now (it waits its turn again, from its cursor); else the next page.
+ */
+export function afterPage(list: Subscription[], stream: string, more: boolean, preemptible: boolean): PageOutcome {
+  if (!more) return "done";
+  if (!active(list).some((s) => s.stream === stream)) return "dropped";
+  const head = downloadQueue(list)[0];
+  if (preemptible && head !== undefined && head.stream !== stream) return "overtaken";
+  return "next";
+}
+
 /** The list with `stream` marked refused, for `reason` (unchanged if it is not subscribed). */
 export function markedRefused(list: Subscription[], stream: string, reason: string): Subscription[] {
   return list.map((s) => s.stream === stream && s.unsubscribedAt === undefined ? { ...s, refused: reason } : s);
@@ -161,9 +196,9 @@ export function stateOf(s: Subscription | undefined, syncing: boolean): Subscrip
   return syncing ? { state: "syncing" } : { state: "queued" };
 }
 
-/** The unsubscribed subscriptions whose TTL has passed at `now` (ms). */
+/** The unsubscribed subscriptions whose TTL has passed at `now` (ms), the earliest opened first (the order they leave in). */
 export function dueForEviction(list: Subscription[], now: number): Subscription[] {
-  return list.filter((s) => s.unsubscribedAt !== undefined && s.unsubscribedAt + s.ttl * 1000 <= now);
+  return list.filter((s) => s.unsubscribedAt !== undefined && s.unsubscribedAt + s.ttl * 1000 <= now).sort((a, b) => a.opened - b.opened);
 }
 
 /** What an eviction decided: the rows to remove, and per stream what left and what stays. */
@@ -179,8 +214,8 @@ export interface Eviction {
 }
 
 /**
- * FerryKit's `evictExpired`: the unsubscribed streams whose TTL has passed at `now` (ms)
- * leave, in the order given. Each row one brought (`held`) that no other subscription
+ * FerryKit's `evictExpired` (`SubscriptionRules.evict`): the unsubscribed streams whose
+ * TTL has passed at `now` (ms) leave, the earliest opened first. Each row one brought (`held`) that no other subscription
  * (active, or unsubscribed in its TTL, or due and not yet evicted) and not the default
  * stream (`heldByDefault`) holds is removed, unless it has edits waiting (`pending`):
  * those stay, still the stream's, and leave with a later eviction once their edits are

@@ -1,11 +1,14 @@
 // FerryWeb runs the protocol conformance suite FerryKit generated: the retry table,
-// merge decisions, how each feed entry is applied, the outbox's plans and keys.
+// merge decisions, how each feed entry is applied, the outbox's plans and keys, the
+// subscription rules (queue, pages, waits, evictions).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { RetryPolicy, retryAfterSeconds, Outcome, Step } from "../src/retry.js";
 import { threeWayMerge, decide, needs, Resolver, Conflict, Decision, LocalFacts } from "../src/merge.js";
 import { plan, bundle, writeGroups, digest, transition, PendingOperation, SchemaResource, OutboxState, OutboxEvent, Transition, rowKeyOf } from "../src/planner.js";
 import { JSONValue, RowData } from "../src/json.js";
+import { Subscription, SubscriptionPriority, PageOutcome, downloadQueue, followedAfterDefault, afterPage, waitedStreams, dueForEviction, eviction, defaultTTL, checkTTL } from "../src/subscriptions.js";
+import { waitPlan, defaultWaitCap } from "../src/live.js";
 import { load } from "./conformance.js";
 
 /** The resolvers the suite names (see merge.json's about). */
@@ -91,6 +94,75 @@ test("outbox: every state and event", () => {
 test("outbox: digests of op ids", () => {
   for (const d of outbox.digests) assert.equal(digest(d.text), d.digest, JSON.stringify(d.text));
 });
+
+// Subscriptions: the queue, a download after each page, the waits, evictions.
+interface SubscriptionCase {
+  stream: string; priority: SubscriptionPriority; opened: number; synced: boolean; refused: boolean;
+  cursor: string | null; ttl: number; unsubscribedAt: number | null;
+}
+
+/** A case's subscription as FerryWeb stores it (times in ms). */
+function stored(s: SubscriptionCase): Subscription {
+  const out: Subscription = { stream: s.stream, priority: s.priority, opened: s.opened, synced: s.synced, ttl: s.ttl };
+  if (s.refused) out.refused = "refused";
+  if (s.unsubscribedAt !== null) out.unsubscribedAt = s.unsubscribedAt * 1000;
+  return out;
+}
+
+const subscriptions = load<{
+  defaults: { ttl: number }[];
+  queues: { name: string; subscriptions: SubscriptionCase[]; expect: { queue: string[]; synced: string[] } }[];
+  pages: { name: string; subscriptions: SubscriptionCase[]; stream: string; more: boolean; preemptible: boolean; expect: PageOutcome }[];
+  waits: { name: string; subscriptions: SubscriptionCase[]; defaultCursor: string; cap: number | null; expect: string[][] }[];
+  evictions: { name: string; subscriptions: SubscriptionCase[]; now: number; held: Record<string, string[]>; heldByDefault: string[];
+               pending: string[]; exists: string[];
+               expect: { queue: string[]; due: string[]; removed: string[];
+                         evicted: { stream: string; removed: number; keptForEdits: number; ended: boolean }[] } }[];
+}>("subscriptions.json");
+
+test("subscriptions: the default TTL", () => {
+  assert.equal(defaultTTL, subscriptions.defaults[0].ttl);
+  assert.equal(checkTTL(undefined), subscriptions.defaults[0].ttl);
+});
+
+for (const c of subscriptions.queues) {
+  test(`subscription queue: ${c.name}`, () => {
+    const list = c.subscriptions.map(stored);
+    assert.deepEqual(downloadQueue(list).map((s) => s.stream), c.expect.queue, "the download queue");
+    assert.deepEqual(followedAfterDefault(list).map((s) => s.stream), c.expect.synced, "after the default stream");
+  });
+}
+
+for (const c of subscriptions.pages) {
+  test(`subscription page: ${c.name}`, () => {
+    assert.equal(afterPage(c.subscriptions.map(stored), c.stream, c.more, c.preemptible), c.expect);
+  });
+}
+
+for (const c of subscriptions.waits) {
+  test(`subscription waits: ${c.name}`, () => {
+    const list = c.subscriptions.map(stored);
+    const cursors = new Map(c.subscriptions.map((s) => [s.stream, s.cursor]));
+    const streams = waitedStreams(list);
+    // No stream beside the default one: its own long poll or event stream, no wait (engine.ts, start()).
+    const plan = streams.length ? waitPlan(c.defaultCursor, streams.map((s): [string, string | null | undefined] => [s, cursors.get(s)]), c.cap ?? defaultWaitCap) : { bodies: [], unwaited: [] };
+    assert.deepEqual(plan.bodies.map((b) => Object.keys(b.since)), c.expect);
+    assert.deepEqual(plan.unwaited, []);
+  });
+}
+
+for (const c of subscriptions.evictions) {
+  test(`subscription eviction: ${c.name}`, () => {
+    const list = c.subscriptions.map(stored);
+    const now = c.now * 1000;
+    assert.deepEqual(downloadQueue(list).map((s) => s.stream), c.expect.queue, "the download queue");
+    assert.deepEqual(dueForEviction(list, now).map((s) => s.stream), c.expect.due, "due");
+    const pending = new Set(c.pending), exists = new Set(c.exists);
+    const out = eviction(list, new Map(Object.entries(c.held)), new Set(c.heldByDefault), (k) => pending.has(k), (k) => exists.has(k), now);
+    assert.deepEqual([...out.remove].sort(), [...c.expect.removed].sort(), "removed");
+    assert.deepEqual(out.streams, c.expect.evicted, "evicted");
+  });
+}
 
 // Kept to type-check the JSON shapes against the library's.
 export type _Shapes = [JSONValue];
