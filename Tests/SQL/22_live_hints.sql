@@ -1,0 +1,78 @@
+-- role: owner
+-- The live hints a write collects in Ferry's collect mode (0028, made cheaper
+-- by 0034): each once per transaction, in the order the triggers make them,
+-- dropped with a rolled-back savepoint, '*' for more than 100 scope rows, and
+-- notified instead of collected past 64 kB; outside collect mode, none collected.
+
+-- The collected hints without their stamps, one a line.
+CREATE FUNCTION pg_temp.hints() RETURNS text[] LANGUAGE sql AS $$
+    SELECT coalesce(array_agg(regexp_replace(l, '^[0-9]+ ', '') ORDER BY n), '{}')
+      FROM unnest(string_to_array(rtrim(coalesce(current_setting('ferry.hints', true), ''), E'\n'), E'\n')) WITH ORDINALITY AS h(l, n)
+     WHERE l <> ''
+$$;
+
+DO $$
+DECLARE
+    u uuid := ferry.create_user('hints-' || gen_random_uuid(), 'hints-password-1');
+    sets text := 'app.study_sets'::regclass::oid::text;
+    terms text := 'app.terms'::regclass::oid::text;
+    s1 uuid;
+    s2 uuid;
+    many text[];
+BEGIN
+    PERFORM set_config('ferry.user_id', u::text, true), set_config('ferry.hint_mode', 'collect', true);
+    INSERT INTO app.study_sets (creator_id, title) VALUES (u, 'one') RETURNING id INTO s1;
+    PERFORM pg_temp.check(pg_temp.hints() = ARRAY[sets || ' s ' || sets || ' ' || s1, sets || ' u ' || u],
+                          'an insert collects its scope row''s hint, then its user''s: ' || pg_temp.hints()::text);
+    UPDATE app.study_sets SET title = 'one again' WHERE id = s1;
+    INSERT INTO app.terms (set_id, word) SELECT s1, 'w' || i FROM generate_series(1, 3) i;
+    UPDATE app.terms SET word = 'x' WHERE set_id = s1;
+    PERFORM pg_temp.check(pg_temp.hints() = ARRAY[sets || ' s ' || sets || ' ' || s1, sets || ' u ' || u,
+                                                  terms || ' s ' || sets || ' ' || s1, terms || ' u ' || u],
+                          'each hint once per transaction, however many statements and rows: ' || pg_temp.hints()::text);
+    PERFORM pg_temp.check(current_setting('ferry.hints') LIKE '%' || E'\n' AND current_setting('ferry.hints') NOT LIKE E'%\n\n%',
+                          'one hint a line, each ended by a newline');
+    BEGIN
+        INSERT INTO app.study_sets (creator_id, title) VALUES (u, 'gone') RETURNING id INTO s2;
+        PERFORM pg_temp.check(cardinality(pg_temp.hints()) = 5, 'the savepoint''s own hint, while it lasts');
+        RAISE EXCEPTION USING ERRCODE = 'P0004';
+    EXCEPTION WHEN assert_failure THEN
+        NULL;
+    END;
+    PERFORM pg_temp.check(cardinality(pg_temp.hints()) = 4 AND NOT pg_temp.hints()::text LIKE '%' || s2 || '%',
+                          'a rolled-back savepoint takes its hints along: ' || pg_temp.hints()::text);
+
+    -- More than 100 scope rows in one statement: one hint for everyone instead.
+    PERFORM set_config('ferry.hints', '', true);
+    INSERT INTO app.study_sets (creator_id, title) SELECT u, 'many ' || i FROM generate_series(1, 101) i;
+    PERFORM pg_temp.check(pg_temp.hints() = ARRAY[sets || ' *'], '101 scope rows: everyone: ' || pg_temp.hints()::text);
+    PERFORM set_config('ferry.hints', '', true);
+    UPDATE app.study_sets SET title = 'some' WHERE id IN (SELECT id FROM app.study_sets WHERE title LIKE 'many %' ORDER BY id LIMIT 100);
+    many := pg_temp.hints();
+    PERFORM pg_temp.check(cardinality(many) = 101 AND many[101] = sets || ' u ' || u,
+                          '100 scope rows: a hint each, then the user''s');
+    PERFORM pg_temp.check((SELECT array_agg(h ORDER BY h) FROM unnest(many[1:100]) h) = many[1:100],
+                          'the scope rows'' hints in the order of their ids');
+
+    -- Past 64 kB collected, a hint is notified instead (at the commit), and the setting no longer grows.
+    PERFORM set_config('ferry.hints', repeat('x', 65537) || E'\n', true);
+    UPDATE app.study_sets SET title = 'full' WHERE id = s1;
+    PERFORM pg_temp.check(current_setting('ferry.hints') = repeat('x', 65537) || E'\n', 'past 64 kB nothing more is collected');
+    PERFORM set_config('ferry.hints', repeat('x', 65000) || E'\n', true);
+    UPDATE app.study_sets SET title = 'nearly full' WHERE id = s1;
+    PERFORM pg_temp.check((pg_temp.hints())[2:3] = ARRAY[sets || ' s ' || sets || ' ' || s1, sets || ' u ' || u],
+                          'below 64 kB a statement''s hints are still collected');
+
+    -- ferry.hint(), which other triggers call, keeps each once too.
+    PERFORM set_config('ferry.hints', '', true);
+    PERFORM ferry.hint('1 0 u a'), ferry.hint('1 0 u b'), ferry.hint('1 0 u a');
+    PERFORM pg_temp.check(current_setting('ferry.hints') = E'1 0 u a\n1 0 u b\n', 'ferry.hint collects each once');
+
+    -- Outside collect mode (psql, another service) the triggers notify instead.
+    PERFORM set_config('ferry.hint_mode', '', true), set_config('ferry.hints', '', true);
+    UPDATE app.study_sets SET title = 'loud' WHERE id = s1;
+    PERFORM ferry.hint('1 0 u c');
+    PERFORM pg_temp.check(current_setting('ferry.hints') = '', 'nothing collected outside collect mode');
+END $$;
+
+SELECT 'PASS 22_live_hints';

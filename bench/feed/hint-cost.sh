@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# bench/feed/hint-cost.sh: what the live hints' triggers cost one write in PostgreSQL
+# (issue 47, "waking devices costs writers nothing").
+#
+#   bench/feed/hint-cost.sh
+#
+# pgbench replays a PATCH's transaction as Ferry sends it, as the serve role
+# (its Row Level Security applies): set ferry.user_id and ferry.hint_mode
+# 'collect', UPDATE one term by id, read ferry.hints back, commit. The same
+# data in two databases, the notify triggers (zz_ferry_notify_*) enabled in
+# one ("on") and disabled in the other ("off"), and one pgbench per database,
+# all running at the same time: whatever else the machine does weighs on each
+# alike, and with the CPUs busy each gets a like share of them, so the ratio
+# of their transactions per second is the share of a write's throughput that
+# the triggers leave. synchronous_commit is off, so a transaction is CPU work
+# rather than a wait for the WAL flush.
+#
+# BENCH_BASELINE=<git revision>: also two databases from that revision's core
+# migrations (the same app), measured in the same runs: "before" against
+# "after" on the same seconds.
+#
+# Environment: the services of deploy/local.sh (FERRY_PG_PORT), or
+# FERRY_BENCH_OWNER_URL (a server URL without a database); BENCH_ROUNDS
+# (default 3), BENCH_SECONDS (seconds per run, default 10), BENCH_CLIENTS
+# (pgbench clients per database, default 1).
+set -euo pipefail
+declare -A tps
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ROUNDS=${BENCH_ROUNDS:-3}
+SECONDS_PER_RUN=${BENCH_SECONDS:-10}
+CLIENTS=${BENCH_CLIENTS:-1}
+PG_PORT=${FERRY_PG_PORT:-54329}
+OWNER=${FERRY_BENCH_OWNER_URL:-postgresql://ferry_owner:ferry_owner@127.0.0.1:$PG_PORT}
+DB=ferry_bench_hints_$$
+WORK=$(mktemp -d /tmp/ferry-hint-cost.XXXXXX)
+DATABASES=()
+cleanup() {
+  for db in "${DATABASES[@]}"; do
+    psql -X -q "$OWNER/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+owner() { psql -X -q -v ON_ERROR_STOP=1 "$OWNER/$1" "${@:2}"; }
+
+# make_databases NAME MIGRATIONS_DIR: NAME_on and NAME_off, from the core migrations of
+# MIGRATIONS_DIR then the study app's, each file as `ferry migrate` applies it (one
+# transaction, then the synced tables' triggers regenerated), with 100 sets of 100 terms
+# of one user; NAME_off with the notify triggers of app.terms disabled.
+make_databases() {
+  local db=$1 dir=$2 f
+  DATABASES+=("${db}_on" "${db}_off")
+  owner postgres -c "CREATE DATABASE ${db}_on" >/dev/null
+  for f in "$dir"/*.sql "$ROOT"/examples/study/migrations/*.sql; do
+    owner "${db}_on" -1 -f "$f" >/dev/null 2>&1 || { echo "hint-cost: $f failed" >&2; exit 1; }
+    owner "${db}_on" -c "DO \$\$ BEGIN IF to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL
+                           THEN PERFORM ferry.refresh_sync_triggers(); END IF; END \$\$" >/dev/null
+  done
+  owner "${db}_on" >/dev/null <<'SQL'
+SELECT ferry.create_user('bench', 'bench-password');
+INSERT INTO app.study_sets (creator_id, title) SELECT u.id, 'set ' || g FROM ferry.users u, generate_series(1, 100) g WHERE u.name = 'bench';
+INSERT INTO app.terms (set_id, word, definition, rank)
+SELECT s.id, 'word ' || g, 'definition of word ' || g, lpad(g::text, 4, '0') || 'V' FROM app.study_sets s, generate_series(1, 100) g;
+CREATE TABLE public.bench_ids (n int PRIMARY KEY, id uuid NOT NULL);
+INSERT INTO public.bench_ids SELECT row_number() OVER (), id FROM (SELECT id FROM app.terms ORDER BY random() LIMIT 1000) t;
+GRANT SELECT ON public.bench_ids TO ferry_app;
+VACUUM ANALYZE app.study_sets;
+VACUUM ANALYZE app.terms;
+VACUUM ANALYZE public.bench_ids;
+SQL
+  [ "$(owner "${db}_on" -tA -c "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'app.terms'::regclass AND tgname LIKE 'zz_ferry_notify_%' AND tgenabled = 'O'")" = 2 ] \
+    || { echo "hint-cost: app.terms has no notify triggers" >&2; exit 1; }
+  owner postgres -c "CREATE DATABASE ${db}_off TEMPLATE ${db}_on" >/dev/null
+  owner "${db}_off" -c "ALTER TABLE app.terms DISABLE TRIGGER zz_ferry_notify_insert, DISABLE TRIGGER zz_ferry_notify_update" >/dev/null
+}
+
+make_databases "$DB" "$ROOT/migrations"
+if [ -n "${BENCH_BASELINE:-}" ]; then
+  mkdir -p "$WORK/baseline"
+  git -C "$ROOT" archive "$BENCH_BASELINE" migrations | tar -x -C "$WORK/baseline"
+  make_databases "${DB}_baseline" "$WORK/baseline/migrations"
+fi
+# What one PATCH's transaction runs (PostgresGateway: the opening sets the
+# user and the collect mode; the hints are read back before the commit), with
+# each database's own user.
+for db in "${DATABASES[@]}"; do
+  user=$(owner "$db" -tA -c "SELECT id FROM ferry.users WHERE name = 'bench'")
+  cat > "$WORK/$db.sql" <<SQL
+\set r random(1, 1000)
+BEGIN;
+SET LOCAL synchronous_commit = off;
+SELECT pg_catalog.set_config('ferry.user_id', '$user', true), pg_catalog.set_config('ferry.hint_mode', 'collect', true);
+UPDATE app.terms SET definition = 'patched ' || :r || ' ' || random() WHERE id = (SELECT id FROM public.bench_ids WHERE n = :r);
+SELECT pg_catalog.current_setting('ferry.hints', true);
+COMMIT;
+SQL
+  # What it collects: the PATCH's hints on, none off; and the row written (RLS let the user).
+  hints=$(psql -X -qtA -v ON_ERROR_STOP=1 "${OWNER/ferry_owner:ferry_owner/ferry_app:ferry_app}/$db" <<SQL
+BEGIN;
+SELECT pg_catalog.set_config('ferry.user_id', '$user', true), pg_catalog.set_config('ferry.hint_mode', 'collect', true) \g /dev/null
+UPDATE app.terms SET definition = 'checked' WHERE id = (SELECT id FROM public.bench_ids WHERE n = 1) RETURNING 'one row written;';
+SELECT replace(pg_catalog.current_setting('ferry.hints', true), E'\n', ' | ');
+ROLLBACK;
+SQL
+)
+  echo "$db: one PATCH: $(echo $hints)" >&2
+done
+
+echo "bench/feed/hint-cost.sh at $(git -C "$ROOT" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "One PATCH's transaction, pgbench -M prepared -c $CLIENTS per database, all databases at once, ${SECONDS_PER_RUN} s a round:"
+echo
+header="| round |" rule="|---|"
+for db in "${DATABASES[@]}"; do header+=" ${db#"$DB"_} tps |"; rule+="---|"; done
+header+=" on ÷ off |"; rule+="---|"
+[ -z "${BENCH_BASELINE:-}" ] || { header+=" baseline on ÷ off | on ÷ baseline on |"; rule+="---|---|"; }
+echo "$header"; echo "$rule"
+for round in $(seq 1 "$ROUNDS"); do
+  for db in "${DATABASES[@]}"; do
+    pgbench -n -M prepared -c "$CLIENTS" -j "$CLIENTS" -T "$SECONDS_PER_RUN" -f "$WORK/$db.sql" \
+      "${OWNER/ferry_owner:ferry_owner/ferry_app:ferry_app}/$db" > "$WORK/$db.out" 2>&1 &
+  done
+  wait
+  line="| $round |"
+  for db in "${DATABASES[@]}"; do
+    grep -q "number of failed transactions: 0 " "$WORK/$db.out" || { echo "hint-cost: $db:" >&2; cat "$WORK/$db.out" >&2; }
+    tps[$db]=$(awk '/^tps/ {printf "%.0f", $3}' "$WORK/$db.out")
+    line+=" ${tps[$db]} |"
+  done
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+  line+=" $(ratio "${tps[${DB}_on]}" "${tps[${DB}_off]}") |"
+  [ -z "${BENCH_BASELINE:-}" ] || line+=" $(ratio "${tps[${DB}_baseline_on]}" "${tps[${DB}_baseline_off]}") | $(ratio "${tps[${DB}_on]}" "${tps[${DB}_baseline_on]}") |"
+  echo "$line"
+done
+echo
+echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
