@@ -12,10 +12,14 @@ import Synchronization
 /// PostgreSQL serialises the commits of notifying transactions on one lock;
 /// here they leave the writer's path (``publish(_:)`` only appends to a buffer).
 ///
-/// Whatever arrives while a NOTIFY is on its way goes in the next one: one
-/// NOTIFY transaction at a time per instance, each carrying every hint since
-/// the last, in payloads of `@<instance>` and one hint a line (the listener
-/// skips its own instance's, which it delivered already). When the connection
+/// Whatever arrives while a NOTIFY is on its way, or within ``sendInterval``
+/// of the last, goes in the next one: at most one NOTIFY transaction per
+/// interval per instance, each carrying every hint since the last, in payloads
+/// of `@<instance>` and one hint a line (the listener skips its own instance's,
+/// which it delivered already). This instance's own waiters are woken at once;
+/// only the other instances' learn up to one interval later. Without the pause,
+/// eight busy writers sent a NOTIFY per 1.1 PATCHes (bench/feed/README.md): a
+/// transaction, a queue lock and a wake-up of every listener each. When the connection
 /// fails the hints wait (folded into one for everyone past 64 kB) and go once
 /// it is back: the other instances then learn late, never not at all.
 final class HintOutbox: Sendable {
@@ -34,6 +38,10 @@ final class HintOutbox: Sendable {
     /// NOTIFY transactions sent to the other instances.
     let notifies = Atomic<Int>(0)
 
+    /// The least time between two NOTIFY transactions of this instance: the most
+    /// a waiter of another instance waits beyond its own instance's waiters, well
+    /// inside the live feed's p50 goal of 10 ms.
+    static let sendInterval = 0.005
     /// A payload of PostgreSQL's NOTIFY must stay under 8000 bytes.
     static let payloadLimit = 7_000
     /// Past this many bytes of unsent hints (the connection is down), they fold into one for everyone.
@@ -95,10 +103,17 @@ final class HintOutbox: Sendable {
         var connection: PostgresConnection?
         var unsent = ""
         var backoff = 0.05
+        var nextSend = DispatchTime.now()
         while true {
             let stop = stopping.load(ordering: .acquiring)
-            if unsent.isEmpty && !stop {
-                ready.wait()
+            if !stop {
+                // Woken by a publish while the interval runs: its waiters here are woken now, and its
+                // hints wait for the interval's end with the rest.
+                if unsent.isEmpty {
+                    ready.wait()
+                } else if DispatchTime.now() < nextSend {
+                    _ = ready.wait(timeout: nextSend)
+                }
             }
             let text = take()
             if !text.isEmpty {
@@ -108,13 +123,14 @@ final class HintOutbox: Sendable {
                 unsent += text
                 if unsent.utf8.count > Self.foldLimit { unsent = Self.everyone + "\n" }
             }
-            if !unsent.isEmpty {
+            if !unsent.isEmpty && (stop || DispatchTime.now() >= nextSend) {
                 do {
                     let sending = try connection ?? PostgresConnection(url: url, applicationName: "ferry-hints")
                     connection = sending
                     try send(unsent, on: sending)
                     unsent = ""
                     backoff = 0.05
+                    nextSend = .now() + Self.sendInterval
                 } catch {
                     connection?.close()
                     connection = nil
