@@ -1,4 +1,5 @@
 @testable import Ferry
+import FerryHTTPTestSupport
 import FerryPostgres
 import FerryTestSupport
 import Foundation
