@@ -10,15 +10,25 @@ set -euo pipefail
 q() { "$PSQL" -X -q -tA -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" -c "$1"; }
 fail() { echo "check failed: $*"; exit 1; }
 
-q "CREATE SCHEMA vis; CREATE TABLE vis.items (id int PRIMARY KEY, x text);"
+q "CREATE SCHEMA vis; CREATE TABLE vis.items (id int PRIMARY KEY, x text); CREATE TABLE vis.release (done boolean);"
 q "SELECT ferry.enable_sync('vis.items')" >/dev/null
 q "INSERT INTO vis.items (id, x) VALUES (1, 'a'), (2, 'b')"
 
-# T1: writes row 1 first, then stays open for a while.
+# T1: writes row 1 first, then stays open until the checks below release it
+# (a row in vis.release, an unsynced table): a fixed sleep could end before a
+# loaded machine got through them (issue 49).
 PGAPPNAME=ferry_vis_t1 "$PSQL" -X -q -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" >/dev/null <<'SQL' &
 BEGIN;
 UPDATE vis.items SET x = 't1' WHERE id = 1;
-SELECT pg_sleep(3);
+DO $$ BEGIN
+  -- Each query here takes a new snapshot (READ COMMITTED), so the release is seen once committed.
+  WHILE NOT EXISTS (SELECT FROM vis.release) LOOP
+    IF pg_catalog.clock_timestamp() > pg_catalog.statement_timestamp() + interval '300 s' THEN
+      RAISE EXCEPTION 'T1 was never released';
+    END IF;
+    PERFORM pg_catalog.pg_sleep(0.02);
+  END LOOP;
+END $$;
 COMMIT;
 SQL
 t1=$!
@@ -35,6 +45,7 @@ q "UPDATE vis.items SET x = 't2' WHERE id = 2"
   || fail "row 2 (committed) must be held back while the older T1 runs"
 [ "$(q "SELECT x FROM vis.items WHERE id = 1")" = a ] || fail "T1's write is not visible yet"
 
+q "INSERT INTO vis.release VALUES (true)"
 wait $t1 || fail "T1 failed"
 # Only this database's writers of synced rows hold the frontier (cores 0023,
 # 0032), so other suites sharing the cluster do not.
