@@ -19,6 +19,10 @@
 # migrations (the same app), measured in the same runs: "before" against
 # "after" on the same seconds.
 #
+# BENCH_REACH=1: also two databases with the reach checks (core 0022's
+# zz_ferry_reach_* triggers) disabled, one with the notify triggers on and one
+# off: what the reach check adds to a PATCH that moves no row between scopes.
+#
 # Environment: the services of deploy/local.sh (FERRY_PG_PORT), or
 # FERRY_BENCH_OWNER_URL (a server URL without a database); BENCH_ROUNDS
 # (default 3), BENCH_SECONDS (seconds per run, default 10), BENCH_CLIENTS
@@ -75,6 +79,13 @@ SQL
 }
 
 make_databases "$DB" "$ROOT/migrations"
+if [ -n "${BENCH_REACH:-}" ]; then
+  for state in on off; do
+    DATABASES+=("${DB}_${state}_noreach")
+    owner postgres -c "CREATE DATABASE ${DB}_${state}_noreach TEMPLATE ${DB}_${state}" >/dev/null
+    owner "${DB}_${state}_noreach" -c "ALTER TABLE app.terms DISABLE TRIGGER zz_ferry_reach_insert, DISABLE TRIGGER zz_ferry_reach_update" >/dev/null
+  done
+fi
 if [ -n "${BENCH_BASELINE:-}" ]; then
   mkdir -p "$WORK/baseline"
   git -C "$ROOT" archive "$BENCH_BASELINE" migrations | tar -x -C "$WORK/baseline"
@@ -113,6 +124,7 @@ header="| round |" rule="|---|"
 for db in "${DATABASES[@]}"; do header+=" ${db#"$DB"_} tps |"; rule+="---|"; done
 header+=" on ÷ off |"; rule+="---|"
 [ -z "${BENCH_BASELINE:-}" ] || { header+=" baseline on ÷ off | on ÷ baseline on |"; rule+="---|---|"; }
+[ -z "${BENCH_REACH:-}" ] || { header+=" on ÷ on without reach | off without reach ÷ on |"; rule+="---|---|"; }
 echo "$header"; echo "$rule"
 for round in $(seq 1 "$ROUNDS"); do
   for db in "${DATABASES[@]}"; do
@@ -129,6 +141,7 @@ for round in $(seq 1 "$ROUNDS"); do
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
   line+=" $(ratio "${tps[${DB}_on]}" "${tps[${DB}_off]}") |"
   [ -z "${BENCH_BASELINE:-}" ] || line+=" $(ratio "${tps[${DB}_baseline_on]}" "${tps[${DB}_baseline_off]}") | $(ratio "${tps[${DB}_on]}" "${tps[${DB}_baseline_on]}") |"
+  [ -z "${BENCH_REACH:-}" ] || line+=" $(ratio "${tps[${DB}_on]}" "${tps[${DB}_on_noreach]}") | $(ratio "${tps[${DB}_off_noreach]}" "${tps[${DB}_on]}") |"
   echo "$line"
 done
 echo
