@@ -93,6 +93,10 @@ public final class FerryMetrics: Sendable {
             text.sample("ferry_live_wakes_total", value: live.wakes)
             text.family("ferry_live_checks_total", type: .counter, help: "Checks of the feed made by waiters.")
             text.sample("ferry_live_checks_total", value: live.checks)
+            text.family(
+                "ferry_live_holds_total", type: .counter,
+                help: "Waiters whose check found changes an older running transaction holds back, so they waited for the frontier.")
+            text.sample("ferry_live_holds_total", value: live.holds)
         }
         let counters: [(String, String, MetricCounter)] = [
             ("ferry_memcached_hits_total", "memcached gets that found their item.", memcachedHits),

@@ -63,6 +63,9 @@ public final class LiveFeed: Sendable {
     /// Waiters whose changes the frontier holds back now (an older transaction runs).
     public var heldWaiters: Int { registry.heldCount }
 
+    /// Times a waiter started waiting for the frontier (``heldWaiters`` counts those waiting now).
+    public var holds: Int { registry.holdCount.load(ordering: .relaxed) }
+
     /// Whether some waiter's caller is not known yet (its first check has not named them).
     public var registryHasAnonymousWaiters: Bool { registry.anonymousCount > 0 }
 

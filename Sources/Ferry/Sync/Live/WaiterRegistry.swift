@@ -115,6 +115,9 @@ final class WaiterRegistry: Sendable {
     let checkCount = Atomic<Int>(0)
     /// Waiters answered by another waiter's check (``SharedChecks``), without a query of their own.
     let sharedCount = Atomic<Int>(0)
+    /// Waiters that started waiting for the frontier: their check found changes an older
+    /// transaction holds back. Each adds up to a frontier watch's first poll to its answer.
+    let holdCount = Atomic<Int>(0)
     /// Checks running now: a waiter is parked once its check is done.
     let checksRunning = Atomic<Int>(0)
     /// Called when a waiter starts waiting for the frontier, so the listener watches it.
@@ -227,7 +230,10 @@ final class WaiterRegistry: Sendable {
             }
             return state.held.insert(id).inserted
         }
-        if watch { frontierWatched() }
+        if watch {
+            holdCount.add(1, ordering: .relaxed)
+            frontierWatched()
+        }
     }
 
     /// The epoch a check must have started at (or after) to answer this waiter:
@@ -304,7 +310,10 @@ final class WaiterRegistry: Sendable {
             state.waiters[id]?.heldBelow = min(waiter.heldBelow ?? frontier, frontier)
             return state.held.insert(id).inserted
         }
-        if watch { frontierWatched() }
+        if watch {
+            holdCount.add(1, ordering: .relaxed)
+            frontierWatched()
+        }
     }
 
     /// An event stream's cursor, kept between its passes.

@@ -244,8 +244,10 @@ extension ChangesSuites {
             let poll = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
             try server.waitForWaiters(1)
             // T2 commits: its hint wakes the waiter, whose check finds the row held back by T1.
+            let holds = server.app.live.holds
             let newer = try server.createTerm(in: set, word: "newer", token: alice.token)
             try waitUntil("the waiter to be held for the frontier", within: 30) { server.app.live.heldWaiters == 1 }
+            #expect(server.app.live.holds == holds + 1)
             #expect(!poll.isAnswered)
             // T1 ends without a hint (it wrote no synced row): only the frontier watch can wake the waiter.
             try older.execute("COMMIT")
