@@ -111,6 +111,23 @@ def rss_kib(pid):
     raise SystemExit("no VmRSS")
 
 
+def live_counters(port):
+    """The server's live counters from /metrics (wakes, checks, holds, hints): read around a
+    run, their difference says what the run cost and whether waiters waited for the frontier."""
+    import urllib.request
+    counters = {}
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+        for line in answer.read().decode().splitlines():
+            name, _, value = line.partition(" ")
+            if name.startswith("ferry_live_") and name.endswith("_total"):
+                counters[name[len("ferry_live_"):-len("_total")]] = float(value)
+    return counters
+
+
+def counter_deltas(before, after):
+    return ", ".join(f"{int(after[k] - before.get(k, 0))} {k}" for k in ("wakes", "checks", "holds") if k in after)
+
+
 def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -431,9 +448,12 @@ def main():
         cpu0 = cpu_seconds(pid)
         time.sleep(20)
         idle = (cpu_seconds(pid) - cpu0) / 20 * 100
+        counted = live_counters(port)
         p50, p99, missing = latency(port, writer, reader, set_id)
+        during = counter_deltas(counted, live_counters(port))
         per = (after - before) / max(1, n - 1)
-        print(f"{n} waiting: commit to device p50 {p50:.1f} ms, p99 {p99:.1f} ms (200 writes at 16/s; {missing} missing); "
+        print(f"{n} waiting: commit to device p50 {p50:.1f} ms, p99 {p99:.1f} ms (200 writes at 16/s; {missing} missing; "
+              f"the server meanwhile: {during}); "
               f"server RSS +{after - before} KiB for {n - 1} other waiters ({per:.2f} KiB each); "
               f"idle CPU {idle:.2f} % of a core", flush=True)
         record("waiting", waiters=n, p50_ms=round(p50, 2), p99_ms=round(p99, 2), missing=missing,
