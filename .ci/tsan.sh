@@ -19,7 +19,8 @@ pkg=$work/package
 mkdir -p "$pkg"
 # The manifest's paths (Sources/X, Tests/X) and ConformanceFile's (#filePath, then ../clients).
 for folder in Sources Tests clients; do ln -sfn "$root/$folder" "$pkg/$folder"; done
-swift package dump-package | python3 .ci/tsan-manifest.py FerryHTTPTests FerryKitUnitTests >"$pkg/Package.swift.new"
+# Its own scratch path: a build running in .build holds the lock there.
+swift package --scratch-path "$work/dump" dump-package | python3 .ci/tsan-manifest.py FerryHTTPTests FerryKitUnitTests >"$pkg/Package.swift.new"
 # Rewritten only when it changes: an untouched manifest keeps SwiftPM's caches.
 cmp -s "$pkg/Package.swift.new" "$pkg/Package.swift" || mv "$pkg/Package.swift.new" "$pkg/Package.swift"
 rm -f "$pkg/Package.swift.new"
