@@ -1,6 +1,5 @@
 import FerryKit
 import Foundation
-import Synchronization
 
 /// A server that is only a script: each write (POST, PATCH, DELETE) takes the
 /// next scripted answer, or no answer at all; reads get an empty world (an
@@ -15,9 +14,9 @@ final class ScriptedTransport: Transport {
         case respond(TransportResponse)
     }
 
-    private let state = Mutex<(script: [Answer], writes: [TransportRequest])>(([], []))
+    private let state = Locked<(script: [Answer], writes: [TransportRequest])>(([], []))
     /// Per stream (`set:<id>`), its pages; and every read's path, in order.
-    private let reading = Mutex<(streams: [String: [String]], reads: [String], offline: Bool)>(([:], [], false))
+    private let reading = Locked<(streams: [String: [String]], reads: [String], offline: Bool)>(([:], [], false))
     /// Runs while each write waits for its answer (the engine is suspended in it).
     let whileSending: (@Sendable (TransportRequest) async -> Void)?
     /// Runs while each read waits for its answer.
@@ -56,7 +55,7 @@ final class ScriptedTransport: Transport {
     func script(_ answers: Answer...) { state.withLock { $0.script += answers } }
 
     /// `GET /v1/users/lookup` takes these answers in turn (none left: no answer).
-    private let lookups = Mutex<(script: [Answer], sent: [TransportRequest])>(([], []))
+    private let lookups = Locked<(script: [Answer], sent: [TransportRequest])>(([], []))
     func scriptLookups(_ answers: Answer...) { lookups.withLock { $0.script += answers } }
     /// The lookups that were sent, in order, with their headers.
     var lookupsSent: [TransportRequest] { lookups.withLock { $0.sent } }

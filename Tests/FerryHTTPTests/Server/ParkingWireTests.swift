@@ -1,3 +1,4 @@
+import FerryBase
 import FerryHTTP
 import FerryHTTPTestSupport
 import Foundation
@@ -12,10 +13,10 @@ import Testing
 struct ParkingWireTests {
     /// The tickets the test routes parked, by the `name` query parameter, for the test to wake.
     final class Board: Sendable {
-        private let tickets = Mutex<[String: ParkingTicket]>([:])
+        private let tickets = Locked<[String: ParkingTicket]>([:])
         let abandoned = Atomic<Int>(0)
         /// Calls per name, resumptions included.
-        private let calls = Mutex<[String: Int]>([:])
+        private let calls = Locked<[String: Int]>([:])
 
         func put(_ name: String, _ ticket: ParkingTicket) {
             tickets.withLock { $0[name] = ticket }

@@ -1,6 +1,6 @@
 import Dispatch
+import FerryBase
 @testable import FerryHTTP
-import Synchronization
 import Testing
 
 /// The worker pool serves urgent jobs (a request whose credentials were
@@ -22,7 +22,7 @@ import Testing
         }
         started.wait()
         // The one worker is held: everything below waits in the queues.
-        let ran = Mutex([String]())
+        let ran = Locked([String]())
         let done = DispatchGroup()
         for job in jobs {
             done.enter()

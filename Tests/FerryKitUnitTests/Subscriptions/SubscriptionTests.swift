@@ -1,6 +1,5 @@
 @testable import FerryKit
 import Foundation
-import Synchronization
 import Testing
 @testable import FerryKitTestSupport
 
@@ -25,7 +24,7 @@ struct SubscriptionTests {
     }
 
     final class Clock: Sendable {
-        let time = Mutex(SubscriptionTests.t0)
+        let time = Locked(SubscriptionTests.t0)
         var now: Date { time.withLock { $0 } }
         func advance(_ seconds: TimeInterval) { time.withLock { $0 += seconds } }
     }
@@ -123,7 +122,7 @@ struct SubscriptionTests {
     }
 
     @Test func theStreamJustOpenedOvertakesTheOneDownloading() async throws {
-        let opened = Mutex<SyncEngine?>(nil)
+        let opened = Locked<SyncEngine?>(nil)
         let f = try Self.fixture(whileReading: { request in
             // While the first page of set a downloads, the app opens set b.
             guard request.path.contains("stream=set:a"), !request.path.contains("since="), let engine = opened.withLock({ $0 }) else { return }
@@ -141,7 +140,7 @@ struct SubscriptionTests {
     }
 
     @Test func aStreamDroppedWhileItDownloadsStopsAtThePageInFlight() async throws {
-        let engine = Mutex<SyncEngine?>(nil)
+        let engine = Locked<SyncEngine?>(nil)
         let f = try Self.fixture(whileReading: { request in
             // The app closes set a while its first page is on the way.
             guard request.path == "/v1/changes?limit=500&stream=set:a", let engine = engine.withLock({ $0 }) else { return }
@@ -314,7 +313,7 @@ struct SubscriptionTests {
 struct PrivateIndexTests {
     /// A server before public rows: `public` is an unknown query parameter (400), anything else an empty page.
     final class OldServer: Transport {
-        let paths = Mutex<[String]>([])
+        let paths = Locked<[String]>([])
         func send(_ request: TransportRequest) async throws -> TransportResponse {
             paths.withLock { $0.append(request.path) }
             if request.path.contains("public=") {

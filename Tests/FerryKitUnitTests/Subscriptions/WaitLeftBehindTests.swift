@@ -1,6 +1,5 @@
 @testable import FerryKit
 import Foundation
-import Synchronization
 import Testing
 @testable import FerryKitTestSupport
 
@@ -16,7 +15,7 @@ struct WaitLeftBehindTests {
     /// says (``release()``), whatever cancels its caller meanwhile.
     final class HeldWaits: Transport {
         let inner = ScriptedTransport()
-        private let held = Mutex<(sent: Int, waiting: [CheckedContinuation<Void, Never>], released: Bool)>((0, [], false))
+        private let held = Locked<(sent: Int, waiting: [CheckedContinuation<Void, Never>], released: Bool)>((0, [], false))
 
         var waitsSent: Int { held.withLock { $0.sent } }
 
@@ -74,7 +73,7 @@ struct WaitLeftBehindTests {
     }
 
     final class Flag: Sendable {
-        private let value = Mutex(false)
+        private let value = Locked(false)
         var isSet: Bool { value.withLock { $0 } }
         func set() { value.withLock { $0 = true } }
     }

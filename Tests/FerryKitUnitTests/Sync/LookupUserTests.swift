@@ -1,6 +1,5 @@
 @testable import FerryKit
 import Foundation
-import Synchronization
 import Testing
 @testable import FerryKitTestSupport
 
@@ -58,7 +57,7 @@ import Testing
     }
 
     @Test func a401RenewsTheTokenAndAsksOnceMore() async throws {
-        let count = Mutex(0)
+        let count = Locked(0)
         let tokens = TokenClosure { _ in AccessToken("t\(count.withLock { $0 += 1; return $0 })") }
         let (transport, engine) = try Self.engine(tokens)
         transport.scriptLookups(

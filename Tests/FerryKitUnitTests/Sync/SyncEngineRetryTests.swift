@@ -1,6 +1,5 @@
 @testable import FerryKit
 import Foundation
-import Synchronization
 import Testing
 @testable import FerryKitTestSupport
 
@@ -125,7 +124,7 @@ struct SyncEngineRetryTests {
     }
 
     @Test func a401AsksTheAppForATokenAndSendsOnceMoreASecondPauses() async throws {
-        let asked = Mutex(0)
+        let asked = Locked(0)
         let f = try Self.fixture(refresh: {
             asked.withLock { $0 += 1 }; return "t2"
         })
@@ -241,8 +240,8 @@ struct SyncEngineRetryTests {
     }
 
     @Test func aRequestAwaitingItsAnswerShowsWhenItWasSent() async throws {
-        let seen = Mutex<[Date?]>([])
-        let engineBox = Mutex<SyncEngine?>(nil)
+        let seen = Locked<[Date?]>([])
+        let engineBox = Locked<SyncEngine?>(nil)
         let f = try Self.fixture(whileSending: { _ in
             guard let engine = engineBox.withLock({ $0 }) else { return }
             let since = await engine.currentStatus.inFlightSince

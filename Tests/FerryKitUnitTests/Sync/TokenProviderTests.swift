@@ -1,6 +1,5 @@
 @testable import FerryKit
 import Foundation
-import Synchronization
 import Testing
 @testable import FerryKitTestSupport
 
@@ -13,7 +12,7 @@ import Testing
     /// A provider that hands out t1, t2, ... with the given lifetime, and keeps how it was asked.
     final class Issuer: TokenProvider {
         let lifetime: TimeInterval?
-        let asked = Mutex<[Bool]>([])
+        let asked = Locked<[Bool]>([])
         let failing: Bool
 
         init(lifetime: TimeInterval? = nil, failing: Bool = false) { (self.lifetime, self.failing) = (lifetime, failing) }
@@ -55,8 +54,8 @@ import Testing
 
     @Test func aTokenAboutToExpireIsRenewedBeforeTheNextRequest() async throws {
         // The first token lapses in 30 s, inside the minute of renewal; the next lives an hour.
-        let lifetimes = Mutex<[TimeInterval]>([30, 3_600])
-        let asked = Mutex<[Bool]>([])
+        let lifetimes = Locked<[TimeInterval]>([30, 3_600])
+        let asked = Locked<[Bool]>([])
         let tokens = TokenClosure { refresh in
             let (count, lifetime) = asked.withLock {
                 $0.append(refresh); return ($0.count, lifetimes.withLock { $0.removeFirst() })
