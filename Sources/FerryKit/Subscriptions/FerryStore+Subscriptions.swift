@@ -126,12 +126,17 @@ extension FerryStore {
     /// rows it brought are recorded as the subscription's, and `synced`
     /// (the stream's end reached) marks it synced. A page for a subscription
     /// dropped meanwhile still applies (its rows are current), and stays
-    /// recorded for its eviction.
+    /// recorded for its eviction. A page for one evicted meanwhile (an
+    /// eviction runs while a continuous mode's wait downloads) is dropped:
+    /// its rows would be held by a subscription that no longer exists.
     func applyStreamPage(
         _ changes: [(resource: String, data: RowData)], stream: String, id: String, cursor: String, synced: Bool,
         resolve: @Sendable (String) -> ThreeWayMerge.Resolver?
     ) throws -> [SyncEvent] {
         try ferryWrite { db in
+            let exists = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription WHERE stream = ? AND key = ?)", arguments: [stream, id])
+            guard exists == true else { return [] }
             // Rows the store held from the default stream (no source recorded:
             // brought before any subscription, or created here) stay the default's.
             let mark = try db.cachedStatement(

@@ -2,7 +2,8 @@ import Foundation
 
 /// The subscription rules FerryWeb shares (clients/conformance/subscriptions.json):
 /// the download queue's order, what a stream does after a page, the streams a wait
-/// names and its split at the server's cap, and what an eviction removes. Pure: the
+/// names and its split at the server's cap, what an eviction removes and when the
+/// next one is due. Pure: the
 /// store reads the facts, these decide, the store and the engine carry it out, so the
 /// conformance suite runs the very rules a sync follows.
 enum SubscriptionRules {
@@ -47,8 +48,8 @@ enum SubscriptionRules {
     /// The streams one wait on every stream names, in order (`POST /v1/changes/wait`'s
     /// keys): the default stream, then each synced subscription with a cursor, in the
     /// queue's order. Nil (the default stream's own long poll) before the first sync,
-    /// without synced subscriptions, and while a subscription waits in the queue (it
-    /// downloads first, without waiting).
+    /// without synced subscriptions, and while a subscription waits in the queue: the
+    /// queue downloads first, and the waits come after it.
     static func waited(defaultCursor: String?, _ all: [FerryStore.SubscriptionRecord]) -> [(key: String, cursor: String)]? {
         guard let defaultCursor, queue(all).isEmpty else { return nil }
         let followed = synced(all)
@@ -60,17 +61,49 @@ enum SubscriptionRules {
         return since
     }
 
-    /// `since` in waits of at most `cap` streams each, in order; one wait when the server
-    /// gave no cap (`live.max_wait_streams` missing from `GET /v1`).
-    static func split(_ since: [(key: String, cursor: String)], cap: Int?) -> [[(key: String, cursor: String)]] {
-        let size = max(1, cap ?? since.count)
-        return stride(from: 0, to: since.count, by: size).map { Array(since[$0..<min($0 + size, since.count)]) }
+    /// The most streams one wait names when the server does not say
+    /// (`live.max_wait_streams` missing from `GET /v1`): the setting's default. One
+    /// wait of every stream would be refused (400) past the server's real cap, and the
+    /// device would follow its subscriptions only after each long poll.
+    static let defaultWaitCap = 100
+
+    /// The most waits held at once, as FerryWeb's `maxWaits`. Each holds a connection
+    /// for its whole wait (URLSession opens 4 to a host on iOS by default, a browser 6
+    /// to an origin) and counts as one waiter against the user's
+    /// `live.max_waiters_per_user` (16), which the user's other devices share.
+    static let maxWaits = 4
+
+    /// The waits that cover `since`, and the streams left out of them.
+    struct WaitPlan {
+        /// At most ``maxWaits`` waits of at most the cap's streams each, in order.
+        var waits: [[(key: String, cursor: String)]]
+        /// The streams beyond them: not waited on, fetched after every answer instead.
+        var unwaited: [(key: String, cursor: String)]
+    }
+
+    /// `since` in waits of at most `cap` streams each (``defaultWaitCap`` when the
+    /// server gave none), in order, at most ``maxWaits`` of them.
+    static func plan(_ since: [(key: String, cursor: String)], cap: Int?) -> WaitPlan {
+        let size = max(1, cap ?? defaultWaitCap)
+        let waited = min(since.count, size * maxWaits)
+        let waits = stride(from: 0, to: waited, by: size).map { Array(since[$0..<min($0 + size, waited)]) }
+        return WaitPlan(waits: waits, unwaited: Array(since[waited...]))
     }
 
     /// The unsubscribed subscriptions whose TTL has passed at `now`, the earliest opened
     /// first (the order in which they leave).
     static func due(_ all: [FerryStore.SubscriptionRecord], now: Date) -> [FerryStore.SubscriptionRecord] {
         all.filter { s in s.unsubscribedAt.map { $0 + s.ttl <= now.timeIntervalSince1970 } ?? false }.sorted { $0.opened < $1.opened }
+    }
+
+    /// When the next eviction is due after `now`: the earliest end of a TTL still
+    /// running (an unsubscribed subscription with `unsubscribedAt + ttl > now`); nil when
+    /// none runs. Continuous mode wakes then, so a device that only listens evicts on
+    /// time. One already due is not counted: the eviction at `now` took it, and one it
+    /// kept for edits waiting leaves with the eviction after their upload (a round).
+    static func nextEviction(_ all: [FerryStore.SubscriptionRecord], now: Date) -> Date? {
+        let at = now.timeIntervalSince1970
+        return all.compactMap { s in s.unsubscribedAt.map { $0 + s.ttl } }.filter { $0 > at }.min().map(Date.init(timeIntervalSince1970:))
     }
 
     /// What an eviction decided.

@@ -37,12 +37,17 @@ extension SyncEngine {
     }
 
     /// Unsubscribes: it leaves the download queue at once (a subscription not
-    /// yet synced is never downloaded), and its rows leave the store with the
-    /// first sync after its TTL, except rows another subscription or the
-    /// default stream holds, and rows with edits not yet uploaded
-    /// (``SyncEvent/evicted(stream:id:removed:keptForEdits:)``).
+    /// yet synced is never downloaded), and its rows leave the store when its
+    /// TTL ends, except rows another subscription or the default stream holds,
+    /// and rows with edits not yet uploaded
+    /// (``SyncEvent/evicted(stream:id:removed:keptForEdits:)``): at once with a
+    /// TTL of 0 (this call evicts what is due, as FerryWeb's), in continuous
+    /// mode when the TTL ends, else with the first sync after it.
     public func unsubscribe(_ subscription: StreamSubscription) throws {
         try store.unsubscribe(stream: subscription.stream, id: subscription.id, at: now())
+        try evict()
+        // Continuous mode wakes for the new TTL's end.
+        signal.post(.unsubscribed)
     }
 
     /// Every subscription in the store, unsubscribed ones within their TTL included, the latest first.
@@ -51,7 +56,8 @@ extension SyncEngine {
     }
 
     /// Rows of unsubscribed streams whose TTL passed leave; run at each round's
-    /// start (needing no network) and after its upload (edits uploaded free their rows).
+    /// start (needing no network), after its upload (edits uploaded free their rows),
+    /// at `unsubscribe`, and in continuous mode when a TTL ends.
     func evict() throws {
         emit(try store.evictExpired(now: now()))
     }

@@ -14,6 +14,9 @@ struct LivePlan: Sendable, Equatable {
         /// poll open when `listening`; a local write, the network coming back,
         /// a `sync()` or the poll's answer end the wait early.
         case wait(until: Date?, listening: Bool)
+        /// An unsubscribed stream's TTL ended: evict now (no network; a long
+        /// poll open stays open).
+        case evict
         /// `stop()` was called.
         case end
     }
@@ -35,6 +38,9 @@ struct LivePlan: Sendable, Equatable {
     private(set) var paused = false
     /// No long poll before this (after a quick empty answer).
     private(set) var quietUntil: Date?
+    /// When the next eviction is due (``SubscriptionRules/nextEviction(_:now:)``);
+    /// nil: no TTL runs. Every wait ends by then, whatever else it waits for.
+    private(set) var evictionDue: Date?
     private(set) var ended = false
 
     /// A plan that starts with a round at `now`.
@@ -61,6 +67,10 @@ struct LivePlan: Sendable, Equatable {
     }
 
     mutating func stopped() { ended = true }
+
+    /// The next eviction is due at `due` (nil: none), as the store says after a
+    /// round, an eviction or an unsubscribe.
+    mutating func evictions(due: Date?) { evictionDue = due }
 
     /// A round finished: listen from its cursor.
     mutating func roundSucceeded() {
@@ -92,10 +102,20 @@ struct LivePlan: Sendable, Equatable {
 
     func next(now: Date) -> Step {
         if ended { return .end }
-        if paused { return .wait(until: nil, listening: false) }
-        if let backoffUntil, backoffUntil > now { return .wait(until: backoffUntil, listening: false) }
+        // Evictions need no network: due even while paused or backing off.
+        if let evictionDue, evictionDue <= now { return .evict }
+        if paused { return .wait(until: evictionDue, listening: false) }
+        if let backoffUntil, backoffUntil > now { return .wait(until: earliest(backoffUntil, evictionDue), listening: false) }
         if let roundDue, roundDue <= now { return .round }
-        if let quietUntil, quietUntil > now { return .wait(until: min(quietUntil, roundDue ?? quietUntil), listening: false) }
-        return .wait(until: roundDue, listening: true)
+        if let quietUntil, quietUntil > now {
+            return .wait(until: earliest(min(quietUntil, roundDue ?? quietUntil), evictionDue), listening: false)
+        }
+        return .wait(until: earliest(roundDue, evictionDue), listening: true)
+    }
+
+    private func earliest(_ a: Date?, _ b: Date?) -> Date? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
     }
 }

@@ -14,6 +14,8 @@ final class LiveSignal: @unchecked Sendable {
         case network
         /// The app called `sync()`.
         case sync
+        /// The app unsubscribed: the next eviction may be due sooner.
+        case unsubscribed
         /// The long poll's task ended.
         case pollEnded
         /// `stop()`.

@@ -21,6 +21,9 @@ extension SyncEngine {
     ///   cursor and each subscription's) and each answer fetches the streams
     ///   it names, and only those, so a commit in a subscribed stream arrives
     ///   as it commits too, and an unchanged stream costs no request;
+    /// - when an unsubscribed stream's TTL ends, its rows leave at once
+    ///   (``SyncEvent/evicted(stream:id:removed:keptForEdits:)``), with no
+    ///   round and no request;
     /// - after an error, the next try when ``RetryPolicy`` says
     ///   (``SyncStatus/nextAttempt``), at once on ``networkBecameAvailable()``;
     ///   after two 401s (``SyncStatus/paused``), nothing until ``sync()`` or
@@ -94,6 +97,16 @@ extension SyncEngine {
                 continuous?.plan.failed(retryAt: currentStatus.paused ? nil : schedule.nextAttempt)
                 for waiter in answering { waiter.resume(throwing: error) }
             }
+            // The round evicted what was due: the next eviction from the store as it is now.
+            planEvictions(now: max(self.now(), now))
+            return true
+        case .evict:
+            // An unsubscribed stream's TTL ended: its rows leave now, not at the next round,
+            // which a device that only listens may not run for hours. No network, so the
+            // long poll stays open; a page of a stream evicted meanwhile is dropped
+            // (``FerryStore/applyStreamPage``).
+            do { emit(try store.evictExpired(now: now)) } catch {}
+            planEvictions(now: now)
             return true
         case .wait(let until, let listening):
             if listening { listen(run.longPollWait) } else { await endPoll() }
@@ -104,10 +117,16 @@ extension SyncEngine {
         }
     }
 
+    /// Tells the plan when the next eviction is due (``SubscriptionRules/nextEviction(_:now:)``).
+    func planEvictions(now: Date) {
+        continuous?.plan.evictions(due: (try? store.allSubscriptions()).flatMap { SubscriptionRules.nextEviction($0, now: now) })
+    }
+
     /// Tells the plan what woke the loop.
     func handle(_ wakes: Set<LiveSignal.Wake>) async {
         let now = now()
         if wakes.contains(.stop) { continuous?.plan.stopped() }
+        if wakes.contains(.unsubscribed) { planEvictions(now: max(now, continuous?.clock ?? now)) }
         if wakes.contains(.network) || wakes.contains(.sync) { continuous?.plan.askedNow(now: now) }
         if wakes.contains(.wrote) { continuous?.plan.wrote(now: now) }
         if wakes.contains(.pollEnded), let poll = continuous?.poll {
@@ -136,14 +155,18 @@ extension SyncEngine {
     func longPoll(_ wait: Int) async -> PollOutcome {
         let started = now()
         do {
-            let received: Int
+            // The queue of new subscriptions first, without waiting: one left for after
+            // the long poll would wait up to `wait` seconds for its download.
+            let before = currentStatus.received
+            try await pullQueue()
+            var received = currentStatus.received - before
             if let since = try waitedStreams(), let changed = try await waitForStreams(since, wait: wait) {
                 // Only the streams the answer named: one with nothing new costs no request.
-                received = changed.isEmpty ? 0 : try await pull(only: Set(changed))
+                received += changed.isEmpty ? 0 : try await pull(only: Set(changed))
             } else {
                 // The long poll follows the default stream; subscriptions catch up
                 // after each answer (at most `wait` seconds late), new ones first.
-                received = try await pull(wait: wait) + pullSubscriptions()
+                received += try await pull(wait: wait) + pullSubscriptions()
             }
             succeeded()
             return .answered(empty: received == 0, elapsed: now().timeIntervalSince(started))
@@ -187,8 +210,10 @@ extension SyncEngine {
     }
 
     /// Waits on `since`: the keys with news (empty when the waits ended with
-    /// none). One request while the streams fit in one (`live.max_wait_streams`,
-    /// which `GET /v1` gives and the store keeps with the schema); else several
+    /// none), and the streams beyond ``SubscriptionRules/maxWaits`` waits, which are
+    /// fetched after every answer. One request while the streams fit in one
+    /// (`live.max_wait_streams`, which `GET /v1` gives and the store keeps with the
+    /// schema, ``SubscriptionRules/defaultWaitCap`` when it gave none); else several
     /// at once, each of at most that many streams in order, and the first that
     /// names news ends the others. Nil when the server does not take one (an
     /// older server's 404, or a 400 for a stream it no longer knows): the
@@ -196,11 +221,11 @@ extension SyncEngine {
     /// is marked refused by its own download.
     private func waitForStreams(_ since: [(key: String, cursor: String)], wait: Int) async throws -> [String]? {
         let given = try store.schema()?.live?.maxWaitStreams
-        let cap = max(1, given ?? since.count)
-        let parts = SubscriptionRules.split(since, cap: given)
-        let answer = parts.count > 1 ? try await waitAll(parts, wait: wait) : try await waitOnce(since, wait: wait)
+        let cap = max(1, given ?? SubscriptionRules.defaultWaitCap)
+        let plan = SubscriptionRules.plan(since, cap: given)
+        let answer = plan.waits.count > 1 ? try await waitAll(plan.waits, wait: wait) : try await waitOnce(plan.waits[0], wait: wait)
         guard case .refused(let status) = answer else {
-            if case .changed(let changed) = answer { return changed }
+            if case .changed(let changed) = answer { return changed + plan.unwaited.map(\.key) }
             return nil
         }
         // A 400 to a wait of several streams may be the limit: one this store

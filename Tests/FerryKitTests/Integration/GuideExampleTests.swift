@@ -100,7 +100,7 @@ import Testing
         #expect(try store.rows("tasks").count == 1, "a warm cache within the TTL")
 
         // Subscribed again within its TTL: one check (304), nothing downloaded again. Now with
-        // no TTL: its rows leave with the first sync after unsubscribing.
+        // no TTL: its rows leave at unsubscribe.
         let brief = try await engine.subscribe(stream: "project", id: open, ttl: .zero)
         try await engine.sync()
         #expect(try brief.state() == .synced)

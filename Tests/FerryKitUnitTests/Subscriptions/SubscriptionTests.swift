@@ -213,6 +213,22 @@ struct SubscriptionTests {
         #expect(try sub.state() == .none)
     }
 
+    @Test func aTTLOf0EvictsAtUnsubscribeWithNoSync() async throws {
+        let f = try Self.fixture()
+        Self.serve(f, set: "s", terms: 2)
+        let sub = try await f.engine.subscribe(stream: "set", id: "s", ttl: .zero)
+        try await f.engine.sync()
+        #expect(try f.store.rows("terms").count == 2)
+        let reads = f.transport.reads.count
+        let told = Task { await Self.events(f.engine, 1) }
+        try await f.engine.unsubscribe(sub)
+        // As FerryWeb's: gone when unsubscribe returns, with its event, and nothing sent.
+        #expect(try f.store.rows("terms").isEmpty && f.store.row("study_sets", id: "s") == nil)
+        #expect(await told.value == [.evicted(stream: "set", id: "s", removed: 3, keptForEdits: 0)])
+        #expect(try sub.state() == .none)
+        #expect(f.transport.reads.count == reads)
+    }
+
     @Test func rowsWithPendingEditsStayUntilTheirEditsAreSettled() async throws {
         let f = try Self.fixture()
         Self.serve(f, set: "s", terms: 2)

@@ -83,6 +83,30 @@ import Testing
         #expect(plan.next(now: at(30.25)) == .round)
     }
 
+    @Test func aTTLsEndWakesTheLoopToEvictWhetherListeningPausedOrBackingOff() {
+        var plan = LivePlan(uploadDelay: 0.25, now: t0)
+        plan.roundSucceeded()
+        plan.evictions(due: at(60))
+        // Listening: the wait ends at the TTL's end, the long poll open.
+        #expect(plan.next(now: at(1)) == .wait(until: at(60), listening: true))
+        #expect(plan.next(now: at(60)) == .evict)
+        plan.evictions(due: nil)
+        #expect(plan.next(now: at(60)) == .wait(until: nil, listening: true))
+        // A round due first goes first; the eviction stays due after it.
+        plan.evictions(due: at(120))
+        plan.wrote(now: at(100))
+        #expect(plan.next(now: at(100)) == .wait(until: at(100.25), listening: true))
+        // Backing off (no network needed to evict) and paused alike.
+        plan.failed(retryAt: at(200))
+        #expect(plan.next(now: at(101)) == .wait(until: at(120), listening: false))
+        #expect(plan.next(now: at(120)) == .evict)
+        plan.failed(retryAt: nil)
+        #expect(plan.next(now: at(110)) == .wait(until: at(120), listening: false))
+        #expect(plan.next(now: at(121)) == .evict)
+        plan.stopped()
+        #expect(plan.next(now: at(121)) == .end)
+    }
+
     @Test func stopEndsWhateverWasDue() {
         var plan = LivePlan(uploadDelay: 0.25, now: t0)
         plan.failed(retryAt: at(10))

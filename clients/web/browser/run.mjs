@@ -672,6 +672,50 @@ await test("continuous mode with a subscription: one wait on every stream hears 
   await friend.close();
 });
 
+await test("continuous mode evicts when a TTL ends: a tab that only waits loses an unsubscribed list's rows with no round and no request but the wait", async () => {
+  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
+  onFailure = async () => {
+    console.log("# held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
+    await friend.close();
+  };
+  const lists = await a.eval(`(async () => {
+    const ids = [];
+    for (const title of ["Dropped after 2 s", "Kept"]) {
+      const l = crypto.randomUUID();
+      await dev.store.write([
+        {resource: "lists", id: l, kind: "create", fields: {title, is_public: true}},
+        {resource: "todos", kind: "create", fields: {list_id: l, title: "First", rank: "V"}},
+      ]);
+      ids.push(l);
+    }
+    return ids;
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const [dropped, kept] = lists.map((l) => `list:${l}`);
+  await friend.eval("device('ttl-listener')");
+  // The kept list keeps the tab waiting on its streams after the unsubscribe.
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(dropped)}, { ttl: 2 })`);
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(kept)})`);
+  await friend.eval("dev.engine.sync()");
+  const has = (l) => `Promise.all([dev.store.get("lists", ${JSON.stringify(l)}), dev.store.all("todos")]).then(([l, ts]) => [!!l, ts.filter((t) => t.list_id === ${JSON.stringify(l)}).length])`;
+  assert.deepEqual(await friend.eval(has(lists[0])), [true, 1], "the subscription's first round");
+  await friend.eval("dev.engine.start(); true");
+  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.waiting > 0, "a wait is held open");
+  const from = faults.all.length;
+  await friend.eval(`dev.engine.unsubscribe(${JSON.stringify(dropped)})`);
+  assert.deepEqual(await friend.eval(has(lists[0])), [true, 1], "kept for its TTL");
+  // Two seconds later the TTL ends; the tab neither writes nor syncs.
+  await waitFor(friend, `${has(lists[0])}.then(([l, n]) => !l && n === 0)`, "the unsubscribed list's rows leave");
+  assert.deepEqual(await friend.eval("dev.events.filter((e) => e.type === 'evicted').map(({stream, removed, keptForEdits}) => [stream, removed, keptForEdits])"),
+    [[dropped, 2, 0]]);
+  assert.deepEqual(await friend.eval(has(lists[1])), [true, 1], "the kept list stays");
+  const sent = faults.all.slice(from).filter((_, i) => faults.auth[from + i] === `Bearer ${process.env.FERRY_TOKEN2}`);
+  assert.ok(sent.every((u) => u.startsWith("/v1/changes/wait")), `no round, no request but the wait: ${sent.join(" ")}`);
+  await friend.eval("dev.engine.stop()");
+  await friend.close();
+});
+
 await test("past the server's live.max_wait_streams (2 here), the streams are split into waits of at most that many, held at once, and news on any arrives", async () => {
   const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
   onFailure = async () => {

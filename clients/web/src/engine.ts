@@ -10,7 +10,7 @@ import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
 import { SliceSizer } from "./slices.js";
-import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction, followedAfterDefault, waitedStreams, afterPage } from "./subscriptions.js";
+import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction, nextEviction, followedAfterDefault, waitedStreams, afterPage } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -317,8 +317,9 @@ export class SyncEngine {
    * Unsubscribes (FerryKit's `unsubscribe`): the stream leaves the download queue and is
    * followed no more at once (one not yet synced is never asked again), but its rows and
    * cursor stay as a warm cache for its `ttl` (subscribing again within it resumes from
-   * the cursor). Then the first round, or this call when the TTL is 0, evicts them
-   * (`evict`), with an `evicted` event.
+   * the cursor). Then they leave (`evict`), with an `evicted` event: at once with a TTL
+   * of 0 (this call evicts what is due), in continuous mode when the TTL ends, else with
+   * the first round after it.
    */
   async unsubscribe(stream: string): Promise<void> {
     await this.store.transaction(async (tx) => {
@@ -327,6 +328,43 @@ export class SyncEngine {
     });
     await this.announce(stream);
     await this.evict();
+    if (this.running) await this.armEviction();
+  }
+
+  /** Continuous mode's timer for the next eviction due (`nextEviction`); null: none armed. */
+  private evictionTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Counts `armEviction` calls: one that a later call overtook while it read the store arms nothing. */
+  private evictionArmed = 0;
+
+  /**
+   * Continuous mode: (re)arms the timer for the next eviction due, so that a device that
+   * only listens (a wait or the event stream open for minutes, no round) evicts an
+   * unsubscribed stream's rows when its TTL ends, not at its next round. The eviction
+   * needs no network and takes no Web Lock (the wait holds it): IndexedDB orders its
+   * transaction with the pages'. Armed after every round and wait, and by `unsubscribe`.
+   */
+  private async armEviction(): Promise<void> {
+    const turn = ++this.evictionArmed;
+    const list = subscriptionsOf(await this.store.state("subscriptions"));
+    if (turn !== this.evictionArmed) return;
+    if (this.evictionTimer !== null) clearTimeout(this.evictionTimer);
+    this.evictionTimer = null;
+    const now = this.now();
+    const due = this.running ? nextEviction(list, now) : null;
+    if (due === null) return;
+    // setTimeout holds at most 2^31 - 1 ms (24.8 days): a longer TTL is armed again then.
+    this.evictionTimer = setTimeout(() => {
+      this.evictionTimer = null;
+      if (!this.running) return;
+      this.track(this.evict().then(() => this.armEviction())).catch(() => {});
+    }, Math.min(Math.max(0, due - now), 2 ** 31 - 1));
+  }
+
+  /** Disarms the eviction timer (`stop()`). */
+  private disarmEviction(): void {
+    this.evictionArmed++;
+    if (this.evictionTimer !== null) clearTimeout(this.evictionTimer);
+    this.evictionTimer = null;
   }
 
   /**
@@ -1354,6 +1392,8 @@ export class SyncEngine {
           this.kicked = false;
           if (round) await this.sync();
           if (!this.running) break;
+          // The round evicted what was due; the next eviction comes by the timer, with no round.
+          await this.armEviction();
           // A write made during the round (its kick found no stream to close) goes now,
           // not when the stream ends.
           if (this.kicked) continue;
@@ -1361,6 +1401,9 @@ export class SyncEngine {
           this.poll = new AbortController();
           const signal = this.poll.signal;
           const poll = async () => {
+            // The queue of new subscriptions first, without waiting: one left for after the
+            // wait would wait for its answer (up to 20 s, or the event stream's whole life).
+            await this.pullQueue(new Set());
             // With subscriptions, one wait on every stream; without, the default stream's own.
             const subscriptions = this.useWait ? await this.streams() : [];
             if (subscriptions.length) {
@@ -1430,6 +1473,7 @@ export class SyncEngine {
    */
   stop(): Promise<void> {
     this.running = false;
+    this.disarmEviction();
     this.halt.abort();
     this.poll?.abort();
     this.wake?.();

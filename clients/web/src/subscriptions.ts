@@ -148,13 +148,14 @@ export function followedAfterDefault(list: Subscription[]): Subscription[] {
 }
 
 /**
- * The streams continuous mode waits on beside the default stream, in order: the active
- * ones the server did not refuse, by priority (a wait naming a refused one is 400). After
- * a round has run the queue these are `followedAfterDefault`'s; `waitPlan` leaves out
- * those without a cursor.
+ * The streams continuous mode waits on beside the default stream, in order
+ * (`SubscriptionRules.waited`): `followedAfterDefault`'s (a wait naming a refused one is
+ * 400); none while the download queue is not empty: the queue downloads first, and the
+ * waits come after it. `waitPlan` leaves out those without a cursor.
  */
 export function waitedStreams(list: Subscription[]): string[] {
-  return byPriority(active(list)).filter((s) => s.refused === undefined).map((s) => s.stream);
+  if (downloadQueue(list).length > 0) return [];
+  return followedAfterDefault(list).map((s) => s.stream);
 }
 
 /** What a stream's download does after a page (FerryKit's `SubscriptionRules.afterPage`). */
@@ -199,6 +200,23 @@ export function stateOf(s: Subscription | undefined, syncing: boolean): Subscrip
 /** The unsubscribed subscriptions whose TTL has passed at `now` (ms), the earliest opened first (the order they leave in). */
 export function dueForEviction(list: Subscription[], now: number): Subscription[] {
   return list.filter((s) => s.unsubscribedAt !== undefined && s.unsubscribedAt + s.ttl * 1000 <= now).sort((a, b) => a.opened - b.opened);
+}
+
+/**
+ * When the next eviction is due after `now` (ms; FerryKit's `SubscriptionRules.nextEviction`):
+ * the earliest end of a TTL still running (`unsubscribedAt + ttl` later than `now`); null
+ * when none runs. Continuous mode evicts then, so a device that only listens evicts on
+ * time. One already due is not counted: the eviction at `now` took it, and one it kept
+ * for edits waiting leaves with the eviction after their upload (a round).
+ */
+export function nextEviction(list: Subscription[], now: number): number | null {
+  let next: number | null = null;
+  for (const s of list) {
+    if (s.unsubscribedAt === undefined) continue;
+    const at = s.unsubscribedAt + s.ttl * 1000;
+    if (at > now && (next === null || at < next)) next = at;
+  }
+  return next;
 }
 
 /** What an eviction decided: the rows to remove, and per stream what left and what stays. */

@@ -7,7 +7,7 @@ import { RetryPolicy, retryAfterSeconds, Outcome, Step } from "../src/retry.js";
 import { threeWayMerge, decide, needs, Resolver, Conflict, Decision, LocalFacts } from "../src/merge.js";
 import { plan, bundle, writeGroups, digest, transition, PendingOperation, SchemaResource, OutboxState, OutboxEvent, Transition, rowKeyOf } from "../src/planner.js";
 import { JSONValue, RowData } from "../src/json.js";
-import { Subscription, SubscriptionPriority, PageOutcome, downloadQueue, followedAfterDefault, afterPage, waitedStreams, dueForEviction, eviction, defaultTTL, checkTTL } from "../src/subscriptions.js";
+import { Subscription, SubscriptionPriority, PageOutcome, downloadQueue, followedAfterDefault, afterPage, waitedStreams, dueForEviction, nextEviction, eviction, defaultTTL, checkTTL } from "../src/subscriptions.js";
 import { waitPlan, defaultWaitCap } from "../src/live.js";
 import { load } from "./conformance.js";
 
@@ -113,11 +113,12 @@ const subscriptions = load<{
   defaults: { ttl: number }[];
   queues: { name: string; subscriptions: SubscriptionCase[]; expect: { queue: string[]; synced: string[] } }[];
   pages: { name: string; subscriptions: SubscriptionCase[]; stream: string; more: boolean; preemptible: boolean; expect: PageOutcome }[];
-  waits: { name: string; subscriptions: SubscriptionCase[]; defaultCursor: string; cap: number | null; expect: string[][] }[];
+  waits: { name: string; subscriptions: SubscriptionCase[]; defaultCursor: string; cap: number | null; expect: { waits: string[][]; unwaited: string[] } }[];
   evictions: { name: string; subscriptions: SubscriptionCase[]; now: number; held: Record<string, string[]>; heldByDefault: string[];
                pending: string[]; exists: string[];
                expect: { queue: string[]; due: string[]; removed: string[];
                          evicted: { stream: string; removed: number; keptForEdits: number; ended: boolean }[] } }[];
+  nextEvictions: { name: string; subscriptions: SubscriptionCase[]; now: number; expect: number | null }[];
 }>("subscriptions.json");
 
 test("subscriptions: the default TTL", () => {
@@ -146,8 +147,8 @@ for (const c of subscriptions.waits) {
     const streams = waitedStreams(list);
     // No stream beside the default one: its own long poll or event stream, no wait (engine.ts, start()).
     const plan = streams.length ? waitPlan(c.defaultCursor, streams.map((s): [string, string | null | undefined] => [s, cursors.get(s)]), c.cap ?? defaultWaitCap) : { bodies: [], unwaited: [] };
-    assert.deepEqual(plan.bodies.map((b) => Object.keys(b.since)), c.expect);
-    assert.deepEqual(plan.unwaited, []);
+    assert.deepEqual(plan.bodies.map((b) => Object.keys(b.since)), c.expect.waits);
+    assert.deepEqual(plan.unwaited, c.expect.unwaited);
   });
 }
 
@@ -161,6 +162,13 @@ for (const c of subscriptions.evictions) {
     const out = eviction(list, new Map(Object.entries(c.held)), new Set(c.heldByDefault), (k) => pending.has(k), (k) => exists.has(k), now);
     assert.deepEqual([...out.remove].sort(), [...c.expect.removed].sort(), "removed");
     assert.deepEqual(out.streams, c.expect.evicted, "evicted");
+  });
+}
+
+for (const c of subscriptions.nextEvictions) {
+  test(`subscription next eviction: ${c.name}`, () => {
+    const next = nextEviction(c.subscriptions.map(stored), c.now * 1000);
+    assert.equal(next, c.expect === null ? null : c.expect * 1000);
   });
 }
 
