@@ -4,8 +4,8 @@ import Foundation
 // Reading a JSON request body without decoding it: the content type, the
 // structure scan (shape, item count, depth), and the precheck of the
 // top-level members' values against the columns (the members themselves,
-// with their byte ranges, are Shared/ObjectMembers.swift: Response reads
-// them too). Bodies are handed to PostgreSQL as they came.
+// with their byte ranges, are ObjectMembers.swift: a 410 reads a tombstone's
+// with it too). Bodies are handed to PostgreSQL as they came.
 
 /// Checks shared by every route that takes a body.
 enum RequestBody {

@@ -2,8 +2,8 @@ import FerryHTTP
 
 // What a resource request asks for, parsed without I/O: the action itself,
 // the write body's items, and which write it is. Its validators
-// (`If-None-Match`, `If-Modified-Since`, `If-Match`, entity tags) are in
-// Shared/, since Execution and Response read them too.
+// (`If-None-Match`, `If-Modified-Since`, `If-Match`, entity tags) have files
+// of their own here, since Execution and Response read them too.
 
 /// What a request to `/v1/<r>` or `/v1/<r>/<id>` asks for, decided from the
 /// request and the catalog alone: no database, no cache, no clock.

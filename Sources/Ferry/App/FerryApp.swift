@@ -62,7 +62,8 @@ public final class FerryApp: Sendable {
             onSchemaChange: { Self.reload(schema, pool: pool, schemaName: db.schema, logger: logger) })
         // Writes hand their hints to the live feed after commit instead of notifying (core 0028).
         let gateway = PostgresGateway(
-            pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt, hints: live.outbox)
+            pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt,
+            hints: { [outbox = live.outbox] text in outbox.publish(text) })
         forget.withLock { $0 = gateway }
         database = gateway
         let metrics = FerryMetrics()
@@ -74,9 +75,10 @@ public final class FerryApp: Sendable {
                 memcached: memcached, ttlSeconds: configuration.paging.tokenTTLSeconds, metrics: metrics),
             retryAfterSeconds: configuration.memcached.retryTimeoutSeconds, logger: logger)
         live.start()
-        metrics.observe(live: live)
         feedHold = FeedHoldWatch(database: database, limitSeconds: configuration.live.maxFeedHoldSeconds)
+        // In this order, the order of their lines at `/metrics`.
         metrics.observe(feedHold: feedHold)
+        metrics.observe(live: live)
     }
 
     /// With prepared statements, every statement is planned once per connection.

@@ -5,7 +5,7 @@ import Logging
 // Ferry's way into PostgreSQL: one pipelined round trip per request as the
 // caller, and the caller's transaction held open across round trips for the
 // requests that need one. The statements it runs are `PlannedStatement`s with
-// typed binds (Shared/PlannedStatement.swift), the one statement type of
+// typed binds (SQL/PlannedStatement.swift), the one statement type of
 // Ferry's own code.
 
 /// The one door through which a request's statements reach PostgreSQL, run
@@ -45,8 +45,11 @@ public final class PostgresGateway: Sendable {
     /// JWTs verified, each until it expires, its key is withdrawn, or its key set passes its grace.
     let jwts: TokenCache
     /// Where the hints of a committed write go (core 0028): nil, and writes
-    /// notify inside their transaction as the triggers of 0017 did.
-    let hints: HintOutbox?
+    /// notify inside their transaction as the triggers of 0017 did. A closure,
+    /// not the live feed's `HintOutbox` itself: Sync comes after Execution
+    /// (docs/ARCHITECTURE.md, "One direction"). Called once after the commit
+    /// of a write's pipeline or of a caller transaction, never for a read's.
+    let hints: (@Sendable (String) -> Void)?
 
     /// A gateway over `pool`, keeping checked tokens for `tokenCacheSeconds` (0: never),
     /// accepting Ferry's tokens when `builtinTokens` and JWTs when `jwt` is set.
@@ -59,7 +62,7 @@ public final class PostgresGateway: Sendable {
     /// The same, with the hints of committed writes handed to `hints`.
     init(
         pool: PostgresPool, maxRetries: Int = 3, tokenCacheSeconds: Int = 0, builtinTokens: Bool = true, jwt: JWTVerifier? = nil,
-        hints: HintOutbox?
+        hints: (@Sendable (String) -> Void)?
     ) {
         self.pool = pool
         self.hints = hints
@@ -82,7 +85,7 @@ public final class PostgresGateway: Sendable {
     /// `writes`: the statements may write synced rows. Their hints are then
     /// collected in the transaction (core 0028), read by one more statement
     /// at the end of the same pipeline, and published after the commit
-    /// (``HintOutbox``), so that the commit does not NOTIFY. A write sent with
+    /// (the live feed's `HintOutbox`), so that the commit does not NOTIFY. A write sent with
     /// `writes` false still wakes everyone: its triggers notify as before.
     func asCaller(_ caller: Caller, _ statements: [PlannedStatement], writes: Bool = false) throws -> [PostgresResult] {
         // A read of public rows (core 0025) turns them on around its own
@@ -100,7 +103,7 @@ public final class PostgresGateway: Sendable {
         var results = try run(
             hints == nil ? opening.statement : Self.collectingHints(opening.statement), wrapped + (hints == nil ? [] : [Self.hintsRead]))
         // Committed: the pipeline's implicit transaction ended at its sync point.
-        if let hints, let text = results.popLast()?.first?[0] { hints.publish(text) }
+        if let hints, let text = results.popLast()?.first?[0] { hints(text) }
         // For the request log line.
         caller.trace?.userID = opening.knownUser ?? opening.learn(results.first?.first?[0])
         return unwrap(Array(results.dropFirst()))
@@ -359,7 +362,7 @@ extension PostgresGateway {
                         if commit.commandTag == "ROLLBACK" {
                             throw Problem(500, .internalError, "the transaction was rolled back at commit")
                         }
-                        if let collected { hints?.publish(collected) }
+                        if let collected { hints?(collected) }
                         // Only now: a JWT's first sight made its user in this transaction.
                         if opening.knownUser == nil { _ = opening.learn(opened) }
                     } catch let error as PostgresError {

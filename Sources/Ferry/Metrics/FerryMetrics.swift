@@ -24,8 +24,12 @@ public final class FerryMetrics: Sendable {
 
     private let server = Locked<HTTPServer?>(nil)
     private let pool = Locked<PostgresPool?>(nil)
-    private let live = Locked<LiveFeed?>(nil)
-    private let feedHold = Locked<FeedHoldWatch?>(nil)
+    /// The gauges of features that come after Metrics (the changes feed's hold,
+    /// the live feed's waiters; `observe(feedHold:)` and `observe(live:)` in
+    /// Sync), written at scrape time in the order they were observed. Closures
+    /// because Metrics may not name them (docs/ARCHITECTURE.md, "One
+    /// direction"); a scrape calls each once, a request never.
+    private let gauges = Locked<[@Sendable (inout PrometheusText) -> Void]>([])
 
     public init() {}
 
@@ -35,11 +39,9 @@ public final class FerryMetrics: Sendable {
     /// Reads the pool's size, use, waits and timeouts from `pool` at scrape time.
     public func observe(pool: PostgresPool) { self.pool.withLock { $0 = pool } }
 
-    /// Reads the live feed's waiters and its listener's state at scrape time.
-    public func observe(live: LiveFeed) { self.live.withLock { $0 = live } }
+    /// Calls `write` at every scrape, after the pool's gauges, to add a feature's gauges.
+    func observe(gauges write: @escaping @Sendable (inout PrometheusText) -> Void) { gauges.withLock { $0.append(write) } }
 
-    /// Asks `feedHold` at scrape time what holds the changes feed back.
-    public func observe(feedHold: FeedHoldWatch) { self.feedHold.withLock { $0 = feedHold } }
     /// Open connections and requests in flight now, when a server is observed.
     var serverGauges: (open: Int, inFlight: Int)? {
         server.withLock { $0 }.map { ($0.openConnections, $0.inFlightRequests) }
@@ -62,42 +64,7 @@ public final class FerryMetrics: Sendable {
             text.sample("ferry_http_requests_in_flight", value: server.inFlightRequests)
         }
         if let pool = pool.withLock({ $0 }) { Self.write(pool.stats, to: &text) }
-        if let watch = feedHold.withLock({ $0 }), case .success(let hold) = Result(catching: { try watch.current() }) {
-            text.family(
-                "ferry_feed_held_seconds", type: .gauge,
-                help:
-                    "How long the transaction holding the changes feed back now has held it, by its kind; 0 for the other kinds and when nothing holds it."
-            )
-            for kind in FeedHoldWatch.kinds {
-                text.sample("ferry_feed_held_seconds", labels: [("kind", kind)], value: hold?.kind == kind ? hold?.seconds ?? 0 : 0)
-            }
-            text.family("ferry_feed_hold_over_limit", type: .gauge, help: "1 while the feed is held longer than live.max_feed_hold_seconds.")
-            text.sample("ferry_feed_hold_over_limit", value: (hold?.seconds ?? 0) > watch.limitSeconds ? 1 : 0)
-        }
-        if let live = live.withLock({ $0 }) {
-            text.family("ferry_live_waiters", type: .gauge, help: "Long polls and event streams waiting now.")
-            text.sample("ferry_live_waiters", value: live.waiters)
-            text.family("ferry_live_listening", type: .gauge, help: "1 while the LISTEN connection is up; waiters check on a timer while it is 0.")
-            text.sample("ferry_live_listening", value: live.isListening ? 1 : 0)
-            text.family("ferry_live_listener_connects_total", type: .counter, help: "Times the LISTEN connection was established.")
-            text.sample("ferry_live_listener_connects_total", value: live.listenerConnections)
-            text.family(
-                "ferry_live_hints_total", type: .counter, help: "Commit hints delivered to this instance's waiters (heard, or of its own commits).")
-            text.sample("ferry_live_hints_total", value: live.hintsReceived)
-            text.family(
-                "ferry_live_hints_published_total", type: .counter, help: "Hints of this instance's own commits, collected instead of notified.")
-            text.sample("ferry_live_hints_published_total", value: live.hintsPublished)
-            text.family("ferry_live_hint_notifies_total", type: .counter, help: "NOTIFY transactions that carried them to the other instances.")
-            text.sample("ferry_live_hint_notifies_total", value: live.hintNotifies)
-            text.family("ferry_live_wakes_total", type: .counter, help: "Waiters woken to check the feed.")
-            text.sample("ferry_live_wakes_total", value: live.wakes)
-            text.family("ferry_live_checks_total", type: .counter, help: "Checks of the feed made by waiters.")
-            text.sample("ferry_live_checks_total", value: live.checks)
-            text.family(
-                "ferry_live_holds_total", type: .counter,
-                help: "Waiters whose check found changes an older running transaction holds back, so they waited for the frontier.")
-            text.sample("ferry_live_holds_total", value: live.holds)
-        }
+        for write in gauges.withLock({ $0 }) { write(&text) }
         let counters: [(String, String, MetricCounter)] = [
             ("ferry_memcached_hits_total", "memcached gets that found their item.", memcachedHits),
             ("ferry_memcached_misses_total", "memcached gets that found nothing.", memcachedMisses),

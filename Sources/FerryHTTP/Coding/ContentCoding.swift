@@ -1,9 +1,10 @@
 // Content codings both ways: `ContentCoding` and the `HTTPCompression`
-// settings; `ServerShared.answer`, which wraps every responder call with the
-// decoding of a coded request body, the choice of the response coding from
-// `Accept-Encoding` (`AcceptEncoding`) and the compression of the answer; and
-// the per-coding entity tags (`EntityTagCoding`). The zlib streams themselves
-// are Deflater.swift and Inflater.swift.
+// settings; the decoding of a coded request body; the choice of the response
+// coding from `Accept-Encoding` (`AcceptEncoding`); and the per-coding entity
+// tags (`EntityTagCoding`). The zlib streams themselves are Deflater.swift and
+// Inflater.swift. `ServerShared.answer` (Server/ServerShared+Codings.swift)
+// applies them around every responder call, and `HTTPResponse.encoded`
+// (Response/HTTPResponse+Coding.swift) compresses an answer.
 
 /// A content coding the server can apply to a body (RFC 9110 §8.4.1).
 public enum ContentCoding: String, Sendable, CaseIterable {
@@ -88,37 +89,6 @@ public struct HTTPCompression: Sendable, Equatable {
     }
 }
 
-extension ServerShared {
-    /// The responder's answer, with content codings applied both ways: the request body
-    /// decoded and the validators made plain before the handler runs, the answer compressed
-    /// as the client accepts after. Runs where the handler runs (a worker, or the I/O
-    /// thread for inline handlers), so inflating and deflating never stall a loop.
-    func answer(_ request: HTTPRequest, context: RequestContext) -> HTTPResponse {
-        var request = request
-        do {
-            try request.decodeContentEncoding(maxBodyBytes: configuration.limits.maxBodyBytes)
-        } catch {
-            return configuration.refusal(error.error)
-        }
-        let settings = configuration.compression
-        let accepted = request.headers.values("Accept-Encoding")
-        let coding =
-            settings.level > 0 && !accepted.isEmpty
-            ? AcceptEncoding(accepted.joined(separator: ",")).preferred() : .identity
-        let ifNoneMatch = request.headers["If-None-Match"]
-        for name in ["If-None-Match", "If-Match"] {
-            if let value = request.headers[name] {
-                let plain = EntityTagCoding.plain(request.headers.values(name).joined(separator: ", "))
-                if plain != value { request.headers.replace(name, plain) }
-            }
-        }
-        let response = responder.respond(to: request, context: context)
-        // Mid-stream the head is out: the rest of the body goes as it is.
-        if context.resumption?.streaming == true { return response }
-        return response.encoded(for: coding, settings: settings, ifNoneMatch: ifNoneMatch)
-    }
-}
-
 extension HTTPRequest {
     /// Decodes a body sent with `Content-Encoding` (gzip, x-gzip, deflate, identity; several
     /// in the order applied), so that handlers only ever see plain bodies; the field is then
@@ -150,57 +120,6 @@ extension HTTPRequest {
             }
         }
         if headers.contains("Content-Length") { headers.replace("Content-Length", String(body.count)) }
-    }
-}
-
-extension HTTPResponse {
-    /// This response as it goes to a client that prefers `coding`.
-    ///
-    /// JSON bodies are compressed (in-memory ones from `settings.minimumBytes` up, streams
-    /// always) with `Content-Encoding` set and a strong `ETag` made per coding; every JSON
-    /// answer and every 304 says `Vary: Accept-Encoding`. A 304 names the tag in the form
-    /// the client's `If-None-Match` used. A body the handler coded itself is left alone.
-    func encoded(for coding: ContentCoding, settings: HTTPCompression, ifNoneMatch: String?) -> HTTPResponse {
-        guard settings.level > 0, !headers.contains("Content-Encoding") else { return self }
-        var response = self
-        if status == 304 {
-            response.addVaryAcceptEncoding()
-            if let etag = headers["ETag"] {
-                response.headers.replace("ETag", EntityTagCoding.notModified(etag, ifNoneMatch: ifNoneMatch))
-            }
-            return response
-        }
-        guard let type = headers["Content-Type"], HTTPCompression.compresses(contentType: type) else { return self }
-        response.addVaryAcceptEncoding()
-        guard coding != .identity, !HTTPStatus.forbidsBody(status) else { return response }
-        switch body {
-        case .bytes(let bytes):
-            guard !bytes.isEmpty, bytes.count >= settings.minimumBytes else { return response }
-            response.body = .bytes(Deflater.compress(bytes, coding: coding, level: settings.level))
-        case .stream(let producer):
-            let level = settings.level
-            response.body = .stream { writer in
-                writer.startCoding(coding, level: level)
-                try producer(&writer)
-            }
-        case .parked:
-            // A parked answer is not the answer yet; a parked stream's parts go out as they are.
-            return response
-        }
-        response.headers.replace("Content-Encoding", coding.rawValue)
-        if let etag = headers["ETag"] { response.headers.replace("ETag", EntityTagCoding.coded(etag, coding)) }
-        return response
-    }
-
-    /// Caches must key on Accept-Encoding; a `Vary` that already covers it is kept as it is.
-    private mutating func addVaryAcceptEncoding() {
-        for value in headers.values("Vary") {
-            for member in value.split(separator: ",") {
-                let name = member.trimmingASCIISpaces
-                if name == "*" || HTTPHeaders.equalNames(String(name), "Accept-Encoding") { return }
-            }
-        }
-        headers.add("Vary", "Accept-Encoding")
     }
 }
 

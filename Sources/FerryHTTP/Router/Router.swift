@@ -1,8 +1,8 @@
 // The trie router: `Router` registers patterns and answers requests (404, 405
 // with `Allow`, HEAD as GET), `RouteNode` is one level of the trie matched on
-// the path's bytes, `RouteParameters` carries the `:name` captures into the
-// `RequestContext`, and `ThrowingResponder` turns a thrown error into the
-// refusal's response.
+// the path's bytes, filling the `RouteParameters` (Core/RouteParameters.swift)
+// that carry the `:name` captures into the `RequestContext`, and
+// `ThrowingResponder` turns a thrown error into the refusal's response.
 
 /// Routes requests by method and path pattern to responders.
 ///
@@ -207,28 +207,6 @@ public struct Router: HTTPResponder {
         let utf8 = pattern.utf8
         func index(_ offset: Int) -> String.Index { utf8.index(utf8.startIndex, offsetBy: offset) }
         return ranges.map { Substring(utf8[index($0.lowerBound)..<index($0.upperBound)]) }
-    }
-}
-
-/// The `:name` values a route pattern captured, in pattern order.
-public struct RouteParameters: Sendable, Equatable {
-    public private(set) var pairs: [(name: String, value: String)]
-
-    public init() { pairs = [] }
-
-    public init(_ pairs: [(String, String)]) { self.pairs = pairs.map { (name: $0.0, value: $0.1) } }
-
-    /// The value captured for `name`; nil when the pattern has no `:name`.
-    public subscript(name: String) -> String? {
-        pairs.first { $0.name == name }?.value
-    }
-
-    mutating func append(_ name: String, _ value: String) { pairs.append((name: name, value: value)) }
-    mutating func reserveCapacity(_ count: Int) { pairs.reserveCapacity(count) }
-    mutating func removeLast() { pairs.removeLast() }
-
-    public static func == (lhs: RouteParameters, rhs: RouteParameters) -> Bool {
-        lhs.pairs.count == rhs.pairs.count && zip(lhs.pairs, rhs.pairs).allSatisfy { $0 == $1 }
     }
 }
 

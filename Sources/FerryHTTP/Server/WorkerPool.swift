@@ -125,7 +125,7 @@ enum LoopMessage: Sendable {
     case segment(fd: Int32, serial: UInt64, [UInt8], StreamChannel)
     /// A streamed body ended; `failed` when its producer threw.
     case streamEnd(fd: Int32, serial: UInt64, failed: Bool, bytes: Int)
-    /// A parked exchange's ticket was woken (ParkingTicket.swift).
+    /// A parked exchange's ticket was woken (Core/ParkingTicket.swift).
     case wake(fd: Int32, serial: UInt64, ParkingTicket)
     /// Begin graceful shutdown.
     case shutdown
@@ -197,4 +197,9 @@ final class LoopHandle: Sendable {
         Glibc.close(eventFD)
         return leftovers
     }
+}
+
+extension LoopHandle: ExchangeLoop {
+    /// A ticket's wake, posted to the loop like a worker's answer.
+    func wake(fd: Int32, serial: UInt64, _ ticket: ParkingTicket) { post(.wake(fd: fd, serial: serial, ticket)) }
 }

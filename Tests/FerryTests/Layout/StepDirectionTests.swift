@@ -2,20 +2,29 @@ import FerryTestSupport
 import Foundation
 import Testing
 
-/// The one direction of a request's steps inside the Ferry target
-/// (docs/ARCHITECTURE.md, "One direction"): Shared → Actions → Planning →
-/// Execution → Response → Routing, where each folder may use the types of the
-/// folders before it and none after it. Routing, last, composes them all.
+/// The one order of the folders of `Sources/Ferry` and of `Sources/FerryHTTP`
+/// (docs/ARCHITECTURE.md, "One direction"): each folder may use the types of
+/// the folders before it and none after it. Inside `Ferry` a request's steps
+/// keep their order (Actions → Planning → Execution → Response → Routing), the
+/// vocabulary they share comes first, the features that compose them after,
+/// and the leaves (Console, OpenAPI, Check) last, named by App alone.
 ///
-/// A test rather than one target per step: the steps call each other on every
+/// A test rather than one target per folder: the steps call each other on every
 /// request, and a module boundary there would cost cross-module calls (no
 /// inlining or specialisation without `@inlinable`) for a rule a scan can hold.
 /// The scan reads each folder's top-level type declarations, then every
 /// identifier in the earlier folders' code (comments and string literals
 /// left out); one that names a later folder's type is an upward use.
 @Suite struct StepDirectionTests {
-    /// The folders of `Sources/Ferry` in the order a request's types flow.
-    static let order = ["Shared", "Actions", "Planning", "Execution", "Response", "Routing"]
+    /// The folders of `Sources/Ferry`, lowest first.
+    static let order = [
+        "Logging", "Config", "Problems", "Metrics", "SQL", "Schema", "Auth", "Scope", "Paging",
+        "Actions", "Planning", "Execution", "Response", "Middleware",
+        "Sync", "Ranks", "Idempotency", "Batch", "Accounts", "Routing",
+        "Console", "OpenAPI", "Check", "App",
+    ]
+    /// The folders of `Sources/FerryHTTP`, lowest first.
+    static let httpOrder = ["Core", "Parser", "Coding", "Response", "Server", "Router"]
 
     /// A type of a later folder named in an earlier one.
     struct UpwardUse: Equatable, CustomStringConvertible {
@@ -30,7 +39,7 @@ import Testing
     typealias Source = (name: String, text: String)
 
     /// Every upward use in `folders` (folder → its files), in `order`.
-    static func upwardUses(_ folders: [String: [Source]]) -> [UpwardUse] {
+    static func upwardUses(_ folders: [String: [Source]], order: [String] = StepDirectionTests.order) -> [UpwardUse] {
         var declaredIn: [String: String] = [:]
         for folder in order {
             for source in folders[folder] ?? [] {
@@ -123,24 +132,45 @@ import Testing
         line.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" }).map(String.init).filter { $0.first?.isLetter == true }
     }
 
-    /// The Ferry target's step folders as they are on disk.
-    static func sources() throws -> [String: [Source]] {
-        let root = TestEnvironment.repositoryRoot.appendingPathComponent("Sources/Ferry")
+    /// A module's folders as they are on disk, each with every Swift file
+    /// under it (`Auth/JWT/…` is Auth's), and the files outside any folder.
+    static func sources(_ module: String) throws -> (folders: [String: [Source]], loose: [String]) {
+        let root = TestEnvironment.repositoryRoot.appendingPathComponent("Sources/\(module)")
         var folders: [String: [Source]] = [:]
-        for folder in order {
-            let directory = root.appendingPathComponent(folder)
-            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() where name.hasSuffix(".swift") {
-                let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
-                folders[folder, default: []].append((name, text))
+        var loose: [String] = []
+        for entry in try FileManager.default.contentsOfDirectory(atPath: root.path).sorted() {
+            let url = root.appendingPathComponent(entry)
+            guard (try url.resourceValues(forKeys: [.isDirectoryKey])).isDirectory == true else {
+                if entry.hasSuffix(".swift") { loose.append(entry) }
+                continue
+            }
+            folders[entry] = []
+            let files = FileManager.default.enumerator(atPath: url.path)
+            while let name = files?.nextObject() as? String {
+                guard name.hasSuffix(".swift") else { continue }
+                let text = try String(contentsOf: url.appendingPathComponent(name), encoding: .utf8)
+                folders[entry, default: []].append((name, text))
             }
         }
-        return folders
+        return (folders, loose)
     }
 
-    @Test func noStepUsesALaterOne() throws {
-        let folders = try Self.sources()
-        #expect(folders.count == Self.order.count, "every step folder is read")
-        for use in Self.upwardUses(folders) {
+    @Test func noFolderOfFerryUsesALaterOne() throws {
+        try Self.check("Ferry", Self.order)
+    }
+
+    @Test func noFolderOfFerryHTTPUsesALaterOne() throws {
+        try Self.check("FerryHTTP", Self.httpOrder)
+    }
+
+    /// Every folder of `Sources/<module>` is in `order`, every file in a folder,
+    /// and no folder names a type of a later one.
+    static func check(_ module: String, _ order: [String]) throws {
+        let (folders, loose) = try sources(module)
+        #expect(Set(folders.keys) == Set(order), "every folder of Sources/\(module) has one place in the order")
+        #expect(loose.isEmpty, "Sources/\(module) holds files outside any folder: \(loose)")
+        #expect(folders.values.allSatisfy { !$0.isEmpty }, "each folder's files are read")
+        for use in upwardUses(folders, order: order) {
             Issue.record("\(use)")
         }
     }
@@ -149,7 +179,7 @@ import Testing
     /// name in a comment or a string, or a use in the other direction, is not.
     @Test func aPlantedUpwardUseIsFound() {
         let folders: [String: [Source]] = [
-            "Shared": [("Caller.swift", "struct Caller {\n    let plan: ResourcePlan?\n}\n")],
+            "Scope": [("Caller.swift", "struct Caller {\n    let plan: ResourcePlan?\n}\n")],
             "Planning": [
                 (
                     "ResourcePlan.swift",
@@ -166,7 +196,20 @@ import Testing
         ]
         #expect(
             Self.upwardUses(folders) == [
-                UpwardUse(file: "Shared/Caller.swift", line: 2, name: "ResourcePlan", declaredIn: "Planning")
+                UpwardUse(file: "Scope/Caller.swift", line: 2, name: "ResourcePlan", declaredIn: "Planning")
+            ])
+    }
+
+    /// The same in FerryHTTP's order, planted as its last cycle was: the
+    /// request's context (Core) holding the server's loop.
+    @Test func aPlantedUpwardUseIsFoundInFerryHTTP() {
+        let folders: [String: [Source]] = [
+            "Core": [("ParkingTicket.swift", "struct ExchangeAddress {\n    let handle: LoopHandle\n}\n")],
+            "Server": [("WorkerPool.swift", "final class LoopHandle {}\nstruct Exchange { let address: ExchangeAddress }\n")],
+        ]
+        #expect(
+            Self.upwardUses(folders, order: Self.httpOrder) == [
+                UpwardUse(file: "Core/ParkingTicket.swift", line: 2, name: "LoopHandle", declaredIn: "Server")
             ])
     }
 }

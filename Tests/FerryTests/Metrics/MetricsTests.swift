@@ -104,6 +104,10 @@ import Testing
         #expect((samples.value("ferry_http_open_connections") ?? 0) >= 1)
         #expect((samples.value("ferry_http_requests_in_flight") ?? 0) >= 1)
         #expect(samples.types["ferry_http_open_connections"] == "gauge")
+        // The live feed's, which Sync hands FerryMetrics as a closure (`observe(live:)`).
+        #expect(samples.value("ferry_live_waiters") == 0)
+        #expect(samples.value("ferry_live_listening") != nil)
+        #expect(samples.types["ferry_live_checks_total"] == "counter")
     }
 }
 

@@ -6,7 +6,7 @@ extension JWTProvider {
 
     /// The user's lookup name in a verified token's `claims` (core 0029): the
     /// value of ``lookupClaim`` when it is a string of the shape
-    /// `GET /v1/users/lookup` takes (``UserLookupRoute/validName(_:maxBytes:)``;
+    /// `GET /v1/users/lookup` takes (``UserName/isValid(_:maxBytes:)``;
     /// every ordinary email address has it), else nil. An `email` is taken
     /// only when `email_verified` is true (the boolean, or the string "true"
     /// that Sign in with Apple sends): an unverified address is one anyone may
@@ -19,6 +19,6 @@ extension JWTProvider {
             default: return nil
             }
         }
-        return UserLookupRoute.validName(value, maxBytes: Self.lookupNameMaxBytes) ? value : nil
+        return UserName.isValid(value, maxBytes: Self.lookupNameMaxBytes) ? value : nil
     }
 }

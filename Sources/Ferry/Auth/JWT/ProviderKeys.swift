@@ -3,27 +3,6 @@ import FerryHTTP
 import Foundation
 import Logging
 
-/// How long a provider's fetched keys live and how often they are fetched
-/// (`auth.jwks_*`).
-public struct KeyTiming: Sendable, Equatable {
-    /// The key set is fetched again this often, in the background.
-    public var refresh: Duration
-    /// Past a refresh that failed, the keys held keep serving this much longer;
-    /// then tokens that need them get 503 `jwks_unavailable`.
-    public var grace: Duration
-    /// An unknown `kid` fetches the key set again at most once per this interval.
-    public var minRefetch: Duration
-    /// How long one fetch may take.
-    public var fetchTimeout: Duration
-
-    public init(refresh: Duration, grace: Duration, minRefetch: Duration, fetchTimeout: Duration = .seconds(5)) {
-        self.refresh = refresh
-        self.grace = grace
-        self.minRefetch = minRefetch
-        self.fetchTimeout = fetchTimeout
-    }
-}
-
 /// One provider's keys: the fixed ones (a JWKS file or inline, an HS256
 /// secret) and the ones fetched from its JWKS URL, at start, every
 /// ``KeyTiming/refresh`` in the background, on an operator's demand

@@ -13,24 +13,6 @@ import FerryHTTP
 struct UserLookupRoute: Sendable {
     let database: PostgresGateway
 
-    /// What a Ferry user name may be (`ferry.users`' `users_name_format`, at
-    /// most 128 bytes), and a lookup name too (``JWTProvider/lookupName(in:)``,
-    /// at most 320 bytes): a name outside it cannot exist, so it is a 400 naming the rule.
-    static func validName(_ name: String, maxBytes: Int = 128) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...maxBytes).contains(bytes.count) else { return false }
-        func allowed(_ byte: UInt8, first: Bool) -> Bool {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "_"):
-                return true
-            case UInt8(ascii: "."), UInt8(ascii: "@"), UInt8(ascii: "+"), UInt8(ascii: "-"): return !first
-            default: return false
-            }
-        }
-        return bytes.enumerated().allSatisfy { allowed($0.element, first: $0.offset == 0) }
-    }
-
     func register(on router: inout Router, handle: RouteHandling) {
         router.get("/v1/users/lookup", handle { request, context in try lookup(request, context) })
     }
@@ -43,7 +25,7 @@ struct UserLookupRoute: Sendable {
                 Problem(400, .invalidQuery, "unknown query parameter \(other.name); the lookup takes name alone")
             } else if names.count != 1 {
                 Problem(400, .invalidQuery, "name is required, once: the exact user name to look up")
-            } else if !Self.validName(names[0], maxBytes: JWTProvider.lookupNameMaxBytes) {
+            } else if !UserName.isValid(names[0], maxBytes: JWTProvider.lookupNameMaxBytes) {
                 Problem(
                     400, .invalidQuery,
                     "name is 1 to 320 of A-Z a-z 0-9 _ . @ + - (not starting with . @ + -), as user names and lookup names are")

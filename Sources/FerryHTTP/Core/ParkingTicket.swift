@@ -1,7 +1,9 @@
 // Parking an exchange: the `ParkingTicket` a handler holds on to and whoever
 // wakes it calls, and `ExchangeAddress`, where the exchange lives. The event
 // loop's side (holding a parked exchange, resuming it, streaming its body on)
-// is EventLoop+Parking.swift; what a handler answers to park is HTTPParking.swift.
+// is Server/EventLoop+Parking.swift; what a handler answers to park is
+// Response/HTTPParking.swift. Here in Core because `RequestContext` carries
+// the ticket; the loop it wakes is the server's, behind `ExchangeLoop`.
 
 import FerryBase
 import Synchronization
@@ -75,7 +77,7 @@ public final class ParkingTicket: Sendable {
             let (exchanged, original) = state.compareExchange(
                 expected: current, desired: next.rawValue, ordering: .acquiringAndReleasing)
             if exchanged {
-                if next == .resuming { address.handle.post(.wake(fd: address.fd, serial: address.serial, self)) }
+                if next == .resuming { address.handle.wake(fd: address.fd, serial: address.serial, self) }
                 return
             }
             current = original
@@ -139,9 +141,20 @@ public final class ParkingTicket: Sendable {
 /// Where an exchange lives: its loop, and its connection (the descriptor and
 /// the serial that tells it from a later connection on the same descriptor).
 struct ExchangeAddress: Sendable {
-    let handle: LoopHandle
+    let handle: any ExchangeLoop
     let fd: Int32
     let serial: UInt64
+}
+
+/// The loop an exchange lives on, as its ticket needs it: where a wake goes.
+/// The server's `LoopHandle` (Server/WorkerPool.swift) is the one kind. A
+/// protocol because Core, which the ticket is part of, comes before the
+/// server: the only per-request cost is the witness table stored with the
+/// handle in ``ExchangeAddress``; the call through it happens once per wake.
+protocol ExchangeLoop: AnyObject, Sendable {
+    /// Resumes the exchange parked on connection `fd` (`serial` tells a later
+    /// connection on the same descriptor apart) with `ticket`.
+    func wake(fd: Int32, serial: UInt64, _ ticket: ParkingTicket)
 }
 
 /// Why the responder is called again for a parked exchange.

@@ -4,7 +4,7 @@ import Logging
 // How a request passes through Ferry's layers: the middleware protocol and
 // the chain that routes once and runs it, and the per-route handling of the
 // writes. The request's scope (caller, transaction, trace), which every step is
-// handed, is in Shared/.
+// handed, is in Scope/.
 
 /// A step around the route handlers: the request observer, compact JSON and
 /// CORS around every route (``MiddlewareChain``); the `Idempotency-Key` and

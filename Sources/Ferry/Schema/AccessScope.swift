@@ -1,5 +1,3 @@
-import FerryPostgres
-
 /// One line of `ferry.access_scopes`: gaining or losing access to a row of
 /// `scope` covers the rows of `member` whose `column` equals that row's id.
 public struct AccessScope: Sendable, Equatable {
@@ -12,16 +10,6 @@ public struct AccessScope: Sendable, Equatable {
     /// A member row is readable only while its scope row is (migration 0015):
     /// Index may then read members through the scope rows the caller can read.
     public let readThroughScope: Bool
-
-    /// The scopes of `schema` whose tables are both served resources in `catalog`.
-    static func load(schema: String, catalog: SchemaCatalog, database: PostgresGateway) throws -> [AccessScope] {
-        try database.anonymous([statement(schema: schema)])[0].rows.compactMap { row in
-            guard let scope = row[0], let member = row[1], let column = row[2],
-                catalog[scope] != nil, catalog[member]?.column(column) != nil
-            else { return nil }
-            return AccessScope(scope: scope, member: member, column: column, readThroughScope: try row.bool(3) == true)
-        }
-    }
 
     /// The statement that reads every scope of `schema` (run without a caller:
     /// the scopes are not secret, and RLS does not apply to `ferry.access_scopes`).

@@ -1,0 +1,36 @@
+// The live feed's gauges at `GET /metrics`: written here and handed to
+// FerryMetrics as a closure, because Metrics comes before Sync
+// (docs/ARCHITECTURE.md, "One direction").
+
+extension FerryMetrics {
+    /// Reads the live feed's waiters and its listener's state at scrape time.
+    public func observe(live: LiveFeed) { observe { live.writeGauges(to: &$0) } }
+}
+
+extension LiveFeed {
+    /// The waiters, the listener's state, and the hints and wakes so far.
+    func writeGauges(to text: inout PrometheusText) {
+        text.family("ferry_live_waiters", type: .gauge, help: "Long polls and event streams waiting now.")
+        text.sample("ferry_live_waiters", value: waiters)
+        text.family("ferry_live_listening", type: .gauge, help: "1 while the LISTEN connection is up; waiters check on a timer while it is 0.")
+        text.sample("ferry_live_listening", value: isListening ? 1 : 0)
+        text.family("ferry_live_listener_connects_total", type: .counter, help: "Times the LISTEN connection was established.")
+        text.sample("ferry_live_listener_connects_total", value: listenerConnections)
+        text.family(
+            "ferry_live_hints_total", type: .counter, help: "Commit hints delivered to this instance's waiters (heard, or of its own commits).")
+        text.sample("ferry_live_hints_total", value: hintsReceived)
+        text.family(
+            "ferry_live_hints_published_total", type: .counter, help: "Hints of this instance's own commits, collected instead of notified.")
+        text.sample("ferry_live_hints_published_total", value: hintsPublished)
+        text.family("ferry_live_hint_notifies_total", type: .counter, help: "NOTIFY transactions that carried them to the other instances.")
+        text.sample("ferry_live_hint_notifies_total", value: hintNotifies)
+        text.family("ferry_live_wakes_total", type: .counter, help: "Waiters woken to check the feed.")
+        text.sample("ferry_live_wakes_total", value: wakes)
+        text.family("ferry_live_checks_total", type: .counter, help: "Checks of the feed made by waiters.")
+        text.sample("ferry_live_checks_total", value: checks)
+        text.family(
+            "ferry_live_holds_total", type: .counter,
+            help: "Waiters whose check found changes an older running transaction holds back, so they waited for the frontier.")
+        text.sample("ferry_live_holds_total", value: holds)
+    }
+}
