@@ -53,7 +53,8 @@ let package = Package(
         .executableTarget(name: "ferry-embed"),
         .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["ferry-embed"], path: "Sources/EmbedFiles"),
         // Ferry's own migrations, the .sql files of migrations/, built in (migrations/README.md).
-        .target(name: "FerryCoreMigrations", path: "migrations", exclude: ["README.md"], plugins: ["EmbedFiles"]),
+        .target(
+            name: "FerryCoreMigrations", path: "migrations", exclude: ["README.md", "schema.snapshot.sql"], plugins: ["EmbedFiles"]),
         // `ferry migrate`'s engine: files, tracks, plan, advisory lock, history. Only the CLI and the tests use it.
         .target(
             name: "FerryMigrations",

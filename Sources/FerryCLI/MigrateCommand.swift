@@ -13,8 +13,11 @@ struct MigrateCommand: ParsableCommand {
             own, as the owner role (database.migration_url, or --database-url). The two are \
             recorded apart, with their sha256, in ferry.schema_migrations, so each is numbered on \
             its own; a file changed after it was applied stops the run before anything runs, and an \
-            app file that creates or alters objects in schema ferry is rolled back. Concurrent runs \
-            against one database take turns through an advisory lock.
+            app file that creates or alters objects in schema ferry is rolled back. Between the two, \
+            Ferry's repeatable files (its functions, triggers and policies, one file per family) run \
+            together in one transaction, those whose sha256 differs from the one recorded in \
+            ferry.schema_repeatables. Concurrent runs against one database take turns through an \
+            advisory lock.
 
             `ferry migrate` is `ferry migrate apply`.
             """,

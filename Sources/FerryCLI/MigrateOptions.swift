@@ -26,7 +26,7 @@ struct MigrateOptions: ParsableArguments {
         let appDirectory = directory ?? config.map(\.database.migrationsDir).flatMap { $0.isEmpty ? nil : resolved($0) }
         do {
             return Migrator(
-                databaseURL: url, core: try MigrationFile.core(),
+                databaseURL: url, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(),
                 app: try appDirectory.map { directory throws(MigrationError) in try AppMigrations.load(directory: directory) },
                 lockTimeout: lockTimeout)
         } catch {
@@ -45,10 +45,12 @@ struct MigrateOptions: ParsableArguments {
         return base.isEmpty ? directory : (base as NSString).appendingPathComponent(directory)
     }
 
-    /// `<database> (Ferry's <n> and <m> files in <dir>)`, for the first line of output; no password.
+    /// `<database> (Ferry's <n> + <r> repeatable and <m> files in <dir>)`, for the first line of
+    /// output; no password.
     func target(_ migrator: Migrator) -> String {
         let app = migrator.app.map { " and \(Self.files($0.files.count)) in \($0.directory)" } ?? ", no app directory"
-        return "\(DatabaseURLRedaction.redacted(migrator.databaseURL)) (Ferry's \(migrator.core.count)\(app))"
+        let repeatable = migrator.repeatable.isEmpty ? "" : " + \(migrator.repeatable.count) repeatable"
+        return "\(DatabaseURLRedaction.redacted(migrator.databaseURL)) (Ferry's \(migrator.core.count)\(repeatable)\(app))"
     }
 
     private static func files(_ count: Int) -> String { "\(count) file\(count == 1 ? "" : "s")" }

@@ -7,6 +7,9 @@ public enum MigrationEvent: Sendable, Equatable {
     case dividedLegacyHistory(moved: Int, divided: Int)
     /// An applied version has no file any more (a warning; the run goes on).
     case missingFile(AppliedMigration)
+    /// The core track's repeatable files were not applied: the database has core
+    /// versions this ferry does not know, so its functions are newer than these files.
+    case repeatablesSkipped(newestApplied: Int)
     /// A file was applied and committed.
     case applied(track: MigrationTrack, fileName: String, durationMs: Int)
     /// Dry run: this file would be applied.
@@ -29,6 +32,9 @@ public enum MigrationEvent: Sendable, Equatable {
         case let .missingFile(record):
             return "warning: app \(record.fileName) (version \(record.version)) was applied at \(record.appliedAt) "
                 + "but is missing from the migrations directory"
+        case let .repeatablesSkipped(newest):
+            return "warning: core version \(newest) is applied but not built into this ferry, so its repeatable files "
+                + "(migrations/functions) were not applied: they would put older functions over a newer schema"
         case let .applied(track, fileName, durationMs):
             return "applied \(track.rawValue) \(fileName) in \(durationMs) ms"
         case let .wouldApply(track, fileName):

@@ -23,6 +23,18 @@ public struct MigrationFile: Sendable, Equatable {
         guard let version = Self.version(ofFileName: fileName) else {
             throw .badFileName(fileName: fileName, directory: (path as NSString).deletingLastPathComponent)
         }
+        self.version = version
+        self.fileName = fileName
+        self.path = path
+        self.checksum = Self.checksum(of: contents)
+        self.script = try Self.script(of: contents, path: path)
+    }
+
+    /// The SQL of a script's bytes: UTF-8 without a leading byte-order mark.
+    ///
+    /// - Throws: `MigrationError.unreadableFile` when the bytes are not UTF-8 or contain a
+    ///   NUL byte (which libpq would silently cut the script at).
+    static func script(of contents: Data, path: String) throws(MigrationError) -> String {
         guard !contents.contains(0) else {
             throw .unreadableFile(path: path, reason: "it contains a NUL byte")
         }
@@ -30,11 +42,7 @@ public struct MigrationFile: Sendable, Equatable {
             throw .unreadableFile(path: path, reason: "it is not valid UTF-8")
         }
         if text.unicodeScalars.first == "\u{FEFF}" { text.unicodeScalars.removeFirst() }
-        self.version = version
-        self.fileName = fileName
-        self.path = path
-        self.checksum = Self.checksum(of: contents)
-        self.script = text
+        return text
     }
 
     /// The version of a well-formed migration file name, or nil.

@@ -3,6 +3,9 @@
 public struct MigrationStatus: Sendable {
     /// Ferry's own migrations against the core rows.
     public var core: MigrationPlan
+    /// Ferry's own repeatable files against `ferry.schema_repeatables`: they apply after
+    /// the core track's versioned files, before the app's.
+    public var repeatables: RepeatablePlan
     /// The app's migrations against the app rows; nil when no app directory was given.
     public var app: MigrationPlan?
     /// Where the app's files come from (nil without one).
@@ -14,8 +17,12 @@ public struct MigrationStatus: Sendable {
     public var legacySplit: LegacyHistory.Split?
 
     /// Compares both tracks' files with what is recorded.
-    public init(core: [MigrationFile], app: AppMigrations?, applied: [AppliedMigration], legacySplit: LegacyHistory.Split? = nil) {
+    public init(
+        core: [MigrationFile], app: AppMigrations?, applied: [AppliedMigration], legacySplit: LegacyHistory.Split? = nil,
+        repeatable: [RepeatableFile] = [], appliedRepeatables: [AppliedRepeatable] = []
+    ) {
         self.core = MigrationPlan(track: .core, files: core, applied: applied)
+        repeatables = RepeatablePlan(files: repeatable, applied: appliedRepeatables)
         self.app = app.map { MigrationPlan(track: .app, files: $0.files, applied: applied) }
         appDirectory = app?.directory
         appRecorded = applied.filter { $0.track == .app }.count
@@ -30,9 +37,12 @@ public struct MigrationStatus: Sendable {
     /// ```
     /// core (built into ferry)
     ///   0001_ferry_core.sql   applied 2026-01-02 10:00:00 UTC (120 ms)
+    /// core repeatable (built into ferry, applied when changed)
+    ///   functions/auth.sql  applied 2026-01-02 10:00:00 UTC (12 ms)
     /// app (examples/study/migrations)
     ///   0002_example_app.sql  pending
     /// core: 1 applied, 0 pending, 0 changed, 0 missing
+    /// core repeatable: 1 current, 0 due, 0 missing
     /// app: 0 applied, 1 pending, 0 changed, 0 missing
     /// ```
     public func statusReport() -> String {
@@ -45,6 +55,10 @@ public struct MigrationStatus: Sendable {
         }
         lines.append("core (built into ferry)")
         lines += core.entryLines()
+        if !repeatables.entries.isEmpty {
+            lines.append("core repeatable (built into ferry, applied when changed)")
+            lines += repeatables.entryLines()
+        }
         if let app {
             lines.append("app (\(appDirectory ?? "?"))")
             lines += app.entryLines()
@@ -54,7 +68,9 @@ public struct MigrationStatus: Sendable {
                 "app: no directory given (--dir, or database.migrations_dir); "
                     + "\(appRecorded) applied file\(appRecorded == 1 ? "" : "s") recorded, not checked")
         }
-        lines += plans.map(\.countsLine)
+        lines.append(core.countsLine)
+        if !repeatables.entries.isEmpty { lines.append(repeatables.countsLine) }
+        lines += app.map { [$0.countsLine] } ?? []
         return lines.joined(separator: "\n")
     }
 }

@@ -2,7 +2,7 @@ import FerryPostgres
 
 extension Migrator {
     /// Where in a file's transaction an error came from.
-    private enum Step: Error {
+    enum Step: Error {
         /// The file's own SQL failed.
         case script(PostgresError)
         /// Regenerating what Ferry generates from the app's tables failed after the file.
@@ -50,8 +50,9 @@ extension Migrator {
 
     /// The body of a file's transaction: the script (for an app file, between two looks
     /// at schema `ferry`), a check that the script left the transaction open, what Ferry
-    /// generates from the app's tables brought up to date (core migrations 0011 and 0019), and
-    /// the bookkeeping row.
+    /// generates from the app's tables brought up to date (core migrations 0011 and 0019;
+    /// for a core file after `RepeatableFile.lastCoreVersionBefore`, after the repeatable
+    /// files instead), and the bookkeeping row.
     private static func runAndRecord(
         _ file: MigrationFile, track: MigrationTrack, on connection: PostgresConnection
     ) throws(Step) -> [RuleRepair] {
@@ -82,7 +83,9 @@ extension Migrator {
                 throw .generated(error)
             }
         }
-        try refreshGenerated(on: connection)
+        if track == .app || file.version <= RepeatableFile.lastCoreVersionBefore {
+            try refreshGenerated(on: connection)
+        }
         do {
             try MigrationHistory.record(file, track: track, durationMs: durationMs, on: connection)
         } catch {
@@ -107,7 +110,7 @@ extension Migrator {
     /// and 0017: a generated trigger names the columns it knew, and the live feed's
     /// notify trigger the access scopes it knew), so that they are generated from the
     /// scopes the rules left. Nothing that is current is touched, so no lock is taken.
-    private static func refreshGenerated(on connection: PostgresConnection) throws(Step) {
+    static func refreshGenerated(on connection: PostgresConnection) throws(Step) {
         do {
             let exists = try connection.query(
                 """
@@ -127,7 +130,7 @@ extension Migrator {
 
     /// The current transaction id, assigning one first when `assigning`; nil when none is
     /// assigned (as in a fresh implicit transaction).
-    private static func transactionID(on connection: PostgresConnection, assigning: Bool) throws(Step) -> String? {
+    static func transactionID(on connection: PostgresConnection, assigning: Bool) throws(Step) -> String? {
         let function = assigning ? "txid_current()" : "txid_current_if_assigned()"
         do {
             return try connection.query("SELECT \(function)::text AS id").first?["id"]

@@ -1,7 +1,8 @@
 import FerryPostgres
 
-/// Applies Ferry's own migrations, then an app's, to one database: each file in its own
-/// transaction, one run at a time per database.
+/// Applies Ferry's own migrations, then an app's, to one database: each versioned file in
+/// its own transaction, Ferry's changed repeatable files together in one, one run at a
+/// time per database.
 ///
 /// Blocking: every call waits for PostgreSQL. Meant for the `ferry migrate` command and
 /// tests, never for an event-loop thread.
@@ -10,14 +11,21 @@ public struct Migrator: Sendable {
     public var databaseURL: String
     /// The core track: Ferry's own files (`MigrationFile.core()` outside tests).
     public var core: [MigrationFile]
+    /// The core track's repeatable files (`RepeatableFile.core()` outside tests): the
+    /// current definitions of Ferry's functions, triggers and policies.
+    public var repeatable: [RepeatableFile]
     /// The app track's files; nil applies and checks the core track only.
     public var app: AppMigrations?
     /// Seconds to wait for another run's lock before giving up; nil waits indefinitely.
     public var lockTimeout: Double?
 
-    public init(databaseURL: String, core: [MigrationFile], app: AppMigrations?, lockTimeout: Double? = nil) {
+    public init(
+        databaseURL: String, core: [MigrationFile], repeatable: [RepeatableFile] = [], app: AppMigrations?,
+        lockTimeout: Double? = nil
+    ) {
         self.databaseURL = databaseURL
         self.core = core
+        self.repeatable = repeatable
         self.app = app
         self.lockTimeout = lockTimeout
     }
@@ -29,14 +37,16 @@ public struct Migrator: Sendable {
         return try currentStatus(on: connection)
     }
 
-    /// Applies every pending file, core first, each track in version order; with
-    /// `dryRun` only reports them.
+    /// Applies every pending file: the core track's versioned files in version order, then
+    /// its repeatable files that are new or changed (together, in one transaction), then the
+    /// app's files in version order; with `dryRun` only reports them.
     ///
     /// Takes the migration lock first (a dry run does not), then re-reads what is applied,
     /// so a run that waited for another finds only what that one left. A history from
     /// before the tracks were split is divided first, in a transaction of its own. Refuses
-    /// to run anything when an applied file has changed or a pending one contains its own
-    /// BEGIN/COMMIT/ROLLBACK. Stops at the first failing file, whose transaction is rolled
+    /// to run anything when an applied versioned file has changed or a pending one contains
+    /// its own BEGIN/COMMIT/ROLLBACK. Skips the repeatable files, with a warning, when the
+    /// database has core versions this ferry does not know. Stops at the first failing file, whose transaction is rolled
     /// back; the files before it stay applied. An app file that changes schema `ferry`
     /// fails like a file PostgreSQL refused.
     ///
@@ -66,6 +76,18 @@ public struct Migrator: Sendable {
                 throw .transactionStatement(fileName: file.fileName, line: found.line, statement: found.statement)
             }
         }
+        let newestKnown = core.map(\.version).max() ?? 0
+        let newer = status.core.missing.map(\.version).filter { $0 > newestKnown }.max()
+        let due = newer == nil ? status.repeatables.due : []
+        // The repeatable files' transaction also refreshes what is generated for the app's
+        // tables, which a core file under the rule leaves to it.
+        let repeatablesRun =
+            !due.isEmpty || status.core.pending.contains { $0.version > RepeatableFile.lastCoreVersionBefore }
+        for file in due {
+            if let found = TransactionControlScanner.firstFinding(in: file.script) {
+                throw .transactionStatement(fileName: file.name, line: found.line, statement: found.statement)
+            }
+        }
         if let split = status.legacySplit, !dryRun {
             try MigrationHistory.convert(split, on: connection)
             progress(.dividedLegacyHistory(moved: split.movedToApp.count, divided: split.divided.count))
@@ -73,10 +95,17 @@ public struct Migrator: Sendable {
         let missing = status.plans.flatMap(\.missing)
         for record in missing { progress(.missingFile(record)) }
 
+        if let newer, !status.repeatables.due.isEmpty { progress(.repeatablesSkipped(newestApplied: newer)) }
+
         var summary = MigrationSummary(
-            applied: [], wouldApply: [], alreadyApplied: status.plans.map(\.upToDate).reduce(0, +), missing: missing,
+            applied: [], wouldApply: [],
+            alreadyApplied: status.plans.map(\.upToDate).reduce(0, +) + status.repeatables.current, missing: missing,
             dryRun: dryRun, appChecked: app != nil, durationMs: 0)
-        for (track, file) in pending {
+        // Core's versioned files, then core's repeatable files, then the app's: an app
+        // file calls Ferry's functions as they are now.
+        let firstApp = pending.firstIndex { $0.track == .app } ?? pending.endIndex
+        for (index, (track, file)) in pending.enumerated() {
+            if index == firstApp, repeatablesRun { try applyRepeatables(due, dryRun: dryRun, on: connection, into: &summary, progress: progress) }
             if dryRun {
                 summary.wouldApply.append(.init(track: track, fileName: file.fileName))
                 progress(.wouldApply(track: track, fileName: file.fileName))
@@ -88,6 +117,9 @@ public struct Migrator: Sendable {
             summary.applied.append(.init(track: track, fileName: file.fileName, durationMs: milliseconds))
             progress(.applied(track: track, fileName: file.fileName, durationMs: milliseconds))
             for repair in repairs { progress(.repaired(fileName: file.fileName, table: repair.table, repair: repair.repair)) }
+        }
+        if firstApp == pending.endIndex, repeatablesRun {
+            try applyRepeatables(due, dryRun: dryRun, on: connection, into: &summary, progress: progress)
         }
         summary.durationMs = Self.milliseconds(clock.now - start)
         return summary
@@ -108,7 +140,10 @@ public struct Migrator: Sendable {
 
     private func currentStatus(on connection: PostgresConnection) throws(MigrationError) -> MigrationStatus {
         let recorded = try MigrationHistory.read(connection, core: core)
-        return MigrationStatus(core: core, app: app, applied: recorded.applied, legacySplit: recorded.legacySplit)
+        let repeatables = repeatable.isEmpty ? [] : try RepeatableHistory.read(connection)
+        return MigrationStatus(
+            core: core, app: app, applied: recorded.applied, legacySplit: recorded.legacySplit, repeatable: repeatable,
+            appliedRepeatables: repeatables)
     }
 
     static func milliseconds(_ duration: Duration) -> Int {

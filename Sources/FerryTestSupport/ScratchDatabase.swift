@@ -85,7 +85,8 @@ public final class ScratchDatabase: Sendable {
 
     /// Applies Ferry's migrations and `app`'s with the same migrator `ferry migrate` uses.
     public func applyMigrations(app: ExampleApp = .study) throws {
-        _ = try Migrator(databaseURL: ownerURL, core: try MigrationFile.core(), app: try app.migrations()).migrate()
+        _ = try Migrator(databaseURL: ownerURL, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(), app: try app.migrations())
+            .migrate()
     }
 
     /// Applies Ferry's migrations and an app's written inline (file name to SQL), as
@@ -94,8 +95,11 @@ public final class ScratchDatabase: Sendable {
         let files = try appFiles.map { name, sql in
             try MigrationFile(fileName: name, path: "test/\(name)", contents: Data(sql.utf8))
         }.sorted { $0.version < $1.version }
-        _ = try Migrator(databaseURL: ownerURL, core: try MigrationFile.core(), app: AppMigrations(directory: "test", files: files))
-            .migrate()
+        _ = try Migrator(
+            databaseURL: ownerURL, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(),
+            app: AppMigrations(directory: "test", files: files)
+        )
+        .migrate()
     }
 
     /// Drops the database, disconnecting anyone still on it.

@@ -8,12 +8,27 @@ import Testing
     /// Ferry's own migrations as built into the binary are exactly the files of
     /// `migrations/`: the same names, in version order, with the same bytes.
     @Test func theBuiltInCoreMigrationsAreTheFilesOfMigrations() throws {
-        let directory = TestEnvironment.repositoryRoot.appendingPathComponent("migrations").path
-        let onDisk = try MigrationDirectory.load(path: directory)
+        let directory = TestEnvironment.repositoryRoot.appendingPathComponent("migrations")
+        // The versioned files: schema.snapshot.sql beside them is for review, not built in.
+        let onDisk = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+            .filter { MigrationFile.version(ofFileName: $0) != nil }
+            .map { try MigrationFile(fileName: $0, path: $0, contents: Data(contentsOf: directory.appendingPathComponent($0))) }
         let builtIn = try MigrationFile.core()
         #expect(builtIn.map(\.fileName) == onDisk.map(\.fileName))
         #expect(builtIn.map(\.checksum) == onDisk.map(\.checksum), "rebuild: swift build embeds migrations/ anew")
         #expect(builtIn.first?.fileName == "0001_ferry_core.sql")
+    }
+
+    /// So are the repeatable ones, the files of `migrations/functions`.
+    @Test func theBuiltInRepeatableFilesAreTheFilesOfMigrationsFunctions() throws {
+        let directory = TestEnvironment.repositoryRoot.appendingPathComponent("migrations/functions")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }.sorted()
+        let builtIn = try RepeatableFile.core()
+        #expect(builtIn.map(\.name) == names.map { "functions/\($0)" })
+        for file in builtIn {
+            let bytes = try Data(contentsOf: directory.appendingPathComponent(String(file.name.dropFirst("functions/".count))))
+            #expect(file.checksum == MigrationFile.checksum(of: bytes), "rebuild: swift build embeds \(file.name) anew")
+        }
     }
 
     /// Bytes a string literal could mangle (line endings, a byte-order mark, quotes,

@@ -21,31 +21,36 @@ import FerryTestSupport
         let env = ["FERRY_DATABASE_MIGRATION_URL": database.url]
         let password = try #require(URLComponents(string: database.url)?.password)
         let core = try MigrationFile.core()
+        let repeatable = try RepeatableFile.core()
+        let ferry = core.count + repeatable.count
 
         let dry = try FerryProcess.run(["migrate", "--dry-run", "--dir", fixture.path], environment: env)
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(dry.stdout.contains("would apply core 0001_ferry_core.sql\n"))
         #expect(dry.stdout.contains("would apply app 0001_create.sql\nwould apply app 0002_fill.sql\n"))
-        #expect(dry.stdout.contains("dry run: \(core.count + 2) migrations would be applied; nothing was run"))
+        #expect(dry.stdout.contains("dry run: \(ferry + 2) migrations would be applied; nothing was run"))
         #expect(try database.column("SELECT to_regclass('public.items')::text") == [nil])
 
         let apply = try FerryProcess.run(["migrate", "--dir", fixture.path], environment: env)
         #expect(apply.status == 0, "\(apply.stderr)")
         let lines = apply.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == core.count + 4)
+        #expect(lines.count == ferry + 4)
         #expect(
             lines.first == "migrating \(database.url.replacingOccurrences(of: ":\(password)@", with: ":***@")) "
-                + "(Ferry's \(core.count) and 2 files in \(fixture.path))")
-        // Ferry's own first, in version order, then the app's.
+                + "(Ferry's \(core.count) + \(repeatable.count) repeatable and 2 files in \(fixture.path))")
+        // Ferry's own first, in version order, then its repeatable files, then the app's.
         let applied = lines.dropFirst().dropLast().map { $0.replacingOccurrences(of: #" in \d+ ms$"#, with: "", options: .regularExpression) }
-        #expect(applied == core.map { "applied core \($0.fileName)" } + ["applied app 0001_create.sql", "applied app 0002_fill.sql"])
         #expect(
-            lines.last?.range(of: #"^applied \#(core.count + 2) migrations in \d+ ms \(0 already applied\)$"#, options: .regularExpression) != nil)
+            applied == core.map { "applied core \($0.fileName)" } + repeatable.map { "applied core \($0.name)" } + [
+                "applied app 0001_create.sql", "applied app 0002_fill.sql",
+            ])
+        #expect(
+            lines.last?.range(of: #"^applied \#(ferry + 2) migrations in \d+ ms \(0 already applied\)$"#, options: .regularExpression) != nil)
         #expect(!apply.stdout.contains(":\(password)@") && !apply.stderr.contains(":\(password)@"))
 
         let again = try FerryProcess.run(["migrate", "apply", "--dir", fixture.path], environment: env)
         #expect(again.status == 0)
-        #expect(again.stdout.hasSuffix("nothing to apply (\(core.count + 2) already applied)\n"))
+        #expect(again.stdout.hasSuffix("nothing to apply (\(ferry + 2) already applied)\n"))
 
         try fixture.write("0003_broken.sql", "-- three\nINSERT INTO public.items VALUES (3);\nINSERT INTO public.items VALUES (3);\n")
         let failed = try FerryProcess.run(["migrate", "--dir", fixture.path], environment: env)
@@ -62,6 +67,7 @@ import FerryTestSupport
         #expect(
             status.stdout.hasSuffix(
                 "core: \(core.count) applied, 0 pending, 0 changed, 0 missing\n"
+                    + "core repeatable: \(repeatable.count) current, 0 due, 0 missing\n"
                     + "app: 2 applied, 1 pending, 0 changed, 0 missing\n"))
 
         try fixture.write("0001_create.sql", "CREATE TABLE public.items (id bigint PRIMARY KEY);\n")
@@ -122,7 +128,11 @@ import FerryTestSupport
         #expect(outcomes.map(\.status) == [0, 0], "\(outcomes.map(\.stderr))")
         let appliedLines = outcomes.flatMap { $0.stdout.split(separator: "\n") }.filter { $0.hasPrefix("applied app 000") }
         #expect(appliedLines.count == 2)
-        #expect(outcomes.contains { $0.stdout.hasSuffix("nothing to apply (\(try! MigrationFile.core().count + 2) already applied)\n") })
+        #expect(
+            outcomes.contains {
+                $0.stdout.hasSuffix(
+                    "nothing to apply (\(try! MigrationFile.core().count + (try! RepeatableFile.core()).count + 2) already applied)\n")
+            })
         #expect(try database.column("SELECT count(*) FROM public.log") == ["1"])
     }
 
@@ -153,7 +163,7 @@ import FerryTestSupport
 
         let again = try FerryProcess.run(["migrate"], environment: env.merging(["FERRY_DATABASE_MIGRATIONS_DIR": Self.study]) { $1 })
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stdout.hasSuffix("nothing to apply (\(core.count + files.count) already applied)\n"))
+        #expect(again.stdout.hasSuffix("nothing to apply (\(core.count + (try! RepeatableFile.core()).count + files.count) already applied)\n"))
     }
 
     @Test func anAppMigrationThatChangesSchemaFerryIsRefusedNamingTheFile() throws {

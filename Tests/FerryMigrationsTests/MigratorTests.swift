@@ -64,7 +64,7 @@ import FerryTestSupport
         let study = try ExampleApp.study.migrations()
         let extra = try MigrationDirectory.load(path: fixture.path)
         _ = try Migrator(
-            databaseURL: database.url, core: try MigrationFile.core(),
+            databaseURL: database.url, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(),
             app: AppMigrations(directory: "study+", files: study.files + extra)
         ).migrate()
 
@@ -318,7 +318,8 @@ import FerryTestSupport
         ])
         defer { fixture.destroy() }
         let migrator = Migrator(
-            databaseURL: database.url, core: try MigrationFile.core(), app: try AppMigrations.load(directory: fixture.path))
+            databaseURL: database.url, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(),
+            app: try AppMigrations.load(directory: fixture.path))
         let error = #expect(throws: MigrationError.self) { try migrator.migrate() }
         guard case let .appTouchesFerrySchema(fileName, objects)? = error else {
             Issue.record("expected appTouchesFerrySchema, got \(String(describing: error))")

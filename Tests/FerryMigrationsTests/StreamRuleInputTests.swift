@@ -22,7 +22,8 @@ import Testing
         let fixture = try MigrationFixture(["0001_tables.sql": Self.tables, "0002_bad.sql": file])
         defer { fixture.destroy() }
         let migrator = Migrator(
-            databaseURL: database.url, core: try MigrationFile.core(), app: try AppMigrations.load(directory: fixture.path))
+            databaseURL: database.url, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(),
+            app: try AppMigrations.load(directory: fixture.path))
         do {
             _ = try migrator.migrate()
         } catch let error {

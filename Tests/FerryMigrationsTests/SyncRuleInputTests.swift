@@ -22,7 +22,8 @@ import Testing
         let fixture = try MigrationFixture(["0001_tables.sql": Self.tables, "0002_bad.sql": file])
         defer { fixture.destroy() }
         let migrator = Migrator(
-            databaseURL: database.url, core: try MigrationFile.core(), app: try AppMigrations.load(directory: fixture.path))
+            databaseURL: database.url, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(),
+            app: try AppMigrations.load(directory: fixture.path))
         do {
             _ = try migrator.migrate()
         } catch let error {
@@ -136,7 +137,7 @@ import Testing
         ])
         defer { fixture.destroy() }
         _ = try Migrator(
-            databaseURL: database.url, core: try MigrationFile.core(),
+            databaseURL: database.url, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(),
             app: try AppMigrations.load(directory: fixture.path)
         ).migrate()
         #expect(
@@ -150,7 +151,7 @@ import Testing
         try fixture.write("0004_unshare.sql", "SELECT ferry.drop_sync_rules('app.lists');\n")
         let error = #expect(throws: MigrationError.self) {
             try Migrator(
-                databaseURL: database.url, core: try MigrationFile.core(),
+                databaseURL: database.url, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(),
                 app: try AppMigrations.load(directory: fixture.path)
             ).migrate()
         }

@@ -7,7 +7,8 @@
 # Needs FERRY_TEST_OWNER_URL (the owner role, with CREATEDB) and
 # FERRY_TEST_APP_URL (the RLS-subject app role ferry_app); deploy/test.sh
 # exports both. Creates a scratch database as the owner, applies every
-# migrations/NNNN_*.sql in order, then every examples/study/migrations/NNNN_*.sql
+# migrations/NNNN_*.sql in order, then migrations/functions/*.sql (in one
+# transaction), then every examples/study/migrations/NNNN_*.sql
 # (each with psql --single-transaction and the refresh of what Ferry generates,
 # as `ferry migrate` does: Ferry's own first, then the app's), runs each
 # Tests/SQL/NN_*.sql file as the role named on its first line (`-- role:
@@ -74,11 +75,21 @@ REFRESH="DO \$\$ BEGIN
   IF pg_catalog.to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL THEN PERFORM ferry.refresh_sync_triggers(); END IF;
 END \$\$"
 
-# Applies every migration, Ferry's then the study app's, to the database at $1;
-# prints psql's complaints.
+# Applies every migration to the database at $1, as `ferry migrate` does: Ferry's
+# versioned files, then Ferry's repeatable files (migrations/functions) together in
+# one transaction with function bodies unchecked (Migrator+Repeatables.swift), then the
+# study app's files; prints psql's complaints.
 migrate() {
-  local url=$1 f
-  for f in "$ROOT"/migrations/[0-9][0-9][0-9][0-9]_*.sql "$ROOT"/examples/study/migrations/[0-9][0-9][0-9][0-9]_*.sql; do
+  local url=$1 f repeatable=()
+  for f in "$ROOT"/migrations/[0-9][0-9][0-9][0-9]_*.sql; do
+    "$PSQL" -X -q -v ON_ERROR_STOP=1 --single-transaction -f "$f" -c "$REFRESH" "$url" >/dev/null 2>"$TMP/migrate.err" \
+      || { echo "$(basename "$f"):"; cat "$TMP/migrate.err"; return 1; }
+  done
+  for f in "$ROOT"/migrations/functions/*.sql; do repeatable+=(-f "$f"); done
+  "$PSQL" -X -q -v ON_ERROR_STOP=1 --single-transaction -c "SET LOCAL check_function_bodies = off" "${repeatable[@]}" \
+    -c "SET LOCAL check_function_bodies TO DEFAULT" -c "$REFRESH" "$url" >/dev/null 2>"$TMP/migrate.err" \
+    || { echo "migrations/functions:"; cat "$TMP/migrate.err"; return 1; }
+  for f in "$ROOT"/examples/study/migrations/[0-9][0-9][0-9][0-9]_*.sql; do
     "$PSQL" -X -q -v ON_ERROR_STOP=1 --single-transaction -f "$f" -c "$REFRESH" "$url" >/dev/null 2>"$TMP/migrate.err" \
       || { echo "$(basename "$f"):"; cat "$TMP/migrate.err"; return 1; }
   done

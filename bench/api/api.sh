@@ -127,7 +127,9 @@ warm_up() {
 
 seed_ferry() {
   psql_owner postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-  for f in "$ROOT"/migrations/*.sql "$ROOT"/examples/study/migrations/*.sql; do psql_owner "$DB" -1 -f "$f" >/dev/null; done
+  for f in "$ROOT"/migrations/[0-9]*.sql "$ROOT"/migrations/functions/*.sql "$ROOT"/examples/study/migrations/*.sql; do
+    psql_owner "$DB" -1 -f "$f" >/dev/null
+  done
   # What `ferry migrate` runs after each file: without it the synced tables keep the
   # triggers the core files generated before the app declared its access scopes
   # (app.terms's notify function then made no scope hint: bench/README.md, notify-cost).

@@ -55,7 +55,8 @@ make_databases() {
   local db=$1 dir=$2 f
   DATABASES+=("${db}_on" "${db}_off")
   owner postgres -c "CREATE DATABASE ${db}_on" >/dev/null
-  for f in "$dir"/*.sql "$ROOT"/examples/study/migrations/*.sql; do
+  # The versioned files, then the function files where the tree has them (migrations/README.md).
+  for f in "$dir"/[0-9]*.sql $(ls "$dir"/functions/*.sql 2>/dev/null) "$ROOT"/examples/study/migrations/*.sql; do
     owner "${db}_on" -1 -f "$f" >/dev/null 2>&1 || { echo "hint-cost: $f failed" >&2; exit 1; }
     owner "${db}_on" -c "DO \$\$ BEGIN IF to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL
                            THEN PERFORM ferry.refresh_sync_triggers(); END IF; END \$\$" >/dev/null

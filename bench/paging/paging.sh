@@ -54,7 +54,9 @@ memcached -l 127.0.0.1 -p "$MPORT" -U 0 -m 512 -t 2 $( [ "$(id -u)" = 0 ] && ech
 PIDS+=($!)
 
 psql_owner postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-for f in "$ROOT"/migrations/*.sql "$ROOT"/examples/study/migrations/*.sql; do psql_owner "$DB" -1 -f "$f" >/dev/null; done
+for f in "$ROOT"/migrations/[0-9]*.sql "$ROOT"/migrations/functions/*.sql "$ROOT"/examples/study/migrations/*.sql; do
+  psql_owner "$DB" -1 -f "$f" >/dev/null
+done
 USER_ID=$(psql_owner "$DB" -At -c "SELECT ferry.create_user('bench', 'bench-password')")
 TOKEN=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
 HASH=$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)

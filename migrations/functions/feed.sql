@@ -1,0 +1,503 @@
+-- functions/feed.sql: The changes feed: stamps and the frontier, the feed's hold, read paths, the access logs, and the purges.
+--
+-- A repeatable file (migrations/README.md): the current definition of each of its
+-- functions, triggers and policies, applied by `ferry migrate` after the versioned
+-- files whenever its checksum differs from the one recorded in
+-- ferry.schema_repeatables. Change a function here, never in a new versioned file.
+-- Every statement must be safe to run again on a database that already has it.
+-- Each function keeps the comment of the versioned file that last defined it.
+
+-- Really deletes tombstones older than p_older_than_ms (an age in ms, e.g.
+-- retention_days * 86400000), at most p_batch rows per call across all
+-- synced tables, so that each call is a short transaction: call it until it
+-- returns less than p_batch. Rows of other tables that reference a purged row
+-- with ON DELETE CASCADE go with it. Raises the purge horizon to the highest
+-- purged _ferry_xid. Also deletes expired or revoked tokens, expired
+-- idempotency keys and stale login failure counters. Returns the number of
+-- tombstones deleted (cascaded rows not counted).
+-- (Versioned definitions before this file: 0001, 0006; the comment is 0001's.)
+CREATE OR REPLACE FUNCTION ferry.purge_tombstones(p_older_than_ms bigint, p_batch integer)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_was_purging text := current_setting('ferry.purging', true);
+    v_cutoff bigint;
+    v_table regclass;
+    v_n bigint;
+    v_total bigint := 0;
+    v_max text;
+BEGIN
+    IF p_older_than_ms IS NULL OR p_older_than_ms < 0 OR p_batch IS NULL OR p_batch < 1 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'purge_tombstones needs a non-negative age and a positive batch size';
+    END IF;
+    v_cutoff := ferry.now_ms() - p_older_than_ms;
+    -- Transaction-local, and put back before returning. (A function's SET
+    -- clause cannot name a placeholder setting without superuser in PG15.)
+    PERFORM set_config('ferry.purging', 'on', true);
+    PERFORM set_config('ferry.purged_xid', '', true);
+
+    FOR v_table IN SELECT table_oid FROM ferry.sync_resources ORDER BY schema_name, table_name LOOP
+        EXIT WHEN v_total >= p_batch;
+        -- The victims are picked once (MATERIALIZED): as an IN (subquery) the
+        -- LIMIT could be re-evaluated per scan and delete more than a batch.
+        EXECUTE format($f$
+            WITH victims AS MATERIALIZED (
+                SELECT id FROM %1$s
+                 WHERE is_deleted AND last_modified < $1
+                 LIMIT $2 FOR UPDATE SKIP LOCKED),
+            d AS (
+                DELETE FROM %1$s t USING victims v
+                 WHERE t.id = v.id
+                RETURNING 1)
+            SELECT count(*) FROM d
+        $f$, v_table) INTO v_n USING v_cutoff, p_batch - v_total;
+        v_total := v_total + v_n;
+    END LOOP;
+
+    v_max := NULLIF(current_setting('ferry.purged_xid', true), '');
+    IF v_max IS NOT NULL THEN
+        UPDATE ferry.purge_horizon
+           SET horizon_xid = greatest(horizon_xid, v_max::xid8), purged_at = now();
+    END IF;
+    PERFORM set_config('ferry.purged_xid', '', true);
+    PERFORM set_config('ferry.purging', coalesce(v_was_purging, ''), true);
+
+    DELETE FROM ferry.tokens WHERE expires_at < now() OR revoked;
+    DELETE FROM ferry.idempotency_keys WHERE expires_at < now();
+    DELETE FROM ferry.login_failures
+     WHERE greatest(last_failure, coalesce(locked_until, last_failure)) < now() - interval '1 day';
+    RETURN v_total;
+END
+$function$;
+REVOKE ALL ON FUNCTION ferry.purge_tombstones(bigint,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.purge_tombstones(bigint,integer) TO ferry_app;
+
+-- Records that p_user can now read the scope row p_scope_id of p_scope.
+-- Called from the app's triggers (inside the granting transaction).
+-- (Versioned definitions before this file: 0004.)
+CREATE OR REPLACE FUNCTION ferry.record_access_grant(p_user uuid, p_scope regclass, p_scope_id text)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+    INSERT INTO ferry.access_grants (user_id, scope_table, scope_id)
+         VALUES (p_user, p_scope, p_scope_id)
+    ON CONFLICT DO NOTHING;
+$function$;
+REVOKE ALL ON FUNCTION ferry.record_access_grant(uuid,regclass,text) FROM PUBLIC;
+
+-- Records that p_user can no longer read the scope row p_scope_id of p_scope:
+-- one revocation per member row, listed now, because afterwards RLS hides
+-- them from the user.
+--
+-- Why the lock: a transaction still in flight may be inserting a member row
+-- (a new term of the set). If it commits after this listing but before the
+-- revoking transaction commits, the user may already have received that row
+-- through the feed (its xid is below the frontier while the user still had
+-- access), and the list would lack it: the user would keep it forever. Such
+-- an insert holds FOR KEY SHARE on the scope row (its foreign key check) until
+-- it ends; FOR UPDATE waits for it, and the listing below (a new statement,
+-- hence a new snapshot under READ COMMITTED) then sees it. Inserts that start
+-- later wait for this transaction and are invisible to the user by then.
+-- (Versioned definitions before this file: 0004, 0025; the comment is 0004's.)
+CREATE OR REPLACE FUNCTION ferry.record_access_revocation(p_user uuid, p_scope regclass, p_scope_id text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_member record;
+    v_type text;
+BEGIN
+    SELECT format_type(a.atttypid, a.atttypmod) INTO v_type
+      FROM pg_attribute a WHERE a.attrelid = p_scope AND a.attname = 'id' AND NOT a.attisdropped;
+    EXECUTE format('SELECT 1 FROM %s WHERE id = CAST($1 AS %s) FOR UPDATE', p_scope, v_type) USING p_scope_id;
+    FOR v_member IN
+        SELECT s.member_table, s.member_column, format_type(a.atttypid, a.atttypmod) AS column_type
+          FROM ferry.access_scopes s
+          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
+         WHERE s.scope_table = p_scope
+    LOOP
+        EXECUTE format($f$
+            INSERT INTO ferry.access_revocations (user_id, table_oid, row_id, scope_table, scope_id)
+            SELECT $1, %2$L::regclass, m.id::text, $3, $2 FROM %1$s m WHERE m.%3$I = CAST($2 AS %4$s)
+            ON CONFLICT DO NOTHING
+        $f$, v_member.member_table, v_member.member_table::oid, v_member.member_column, v_member.column_type)
+        USING p_user, p_scope_id, p_scope;
+    END LOOP;
+END
+$function$;
+REVOKE ALL ON FUNCTION ferry.record_access_revocation(uuid,regclass,text) FROM PUBLIC;
+
+-- Retention of the access logs, beside ferry.purge_tombstones (0001): the
+-- same age, the same batching (call until it returns less than p_batch; each
+-- call is one short transaction), and the same horizon. Forgetting an entry
+-- is like purging a tombstone: a cursor from before it could miss it, so the
+-- purge horizon rises to the highest forgotten xid and such cursors get 410.
+-- Returns the number of entries deleted.
+-- (Versioned definitions before this file: 0004, 0031; the comment is 0004's.)
+CREATE OR REPLACE FUNCTION ferry.purge_access_log(p_older_than_ms bigint, p_batch integer)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_cutoff timestamptz;
+    v_log text;
+    v_max xid8;
+    v_n bigint;
+    v_total bigint := 0;
+BEGIN
+    IF p_older_than_ms IS NULL OR p_older_than_ms < 0 OR p_batch IS NULL OR p_batch < 1 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'purge_access_log needs a non-negative age and a positive batch size';
+    END IF;
+    v_cutoff := clock_timestamp() - make_interval(secs => p_older_than_ms / 1000.0);
+    -- The logs' names are this function's own constants, never input.
+    FOREACH v_log IN ARRAY ARRAY['access_grants', 'access_revocations', 'public_grants', 'public_revocations'] LOOP
+        EXIT WHEN v_total >= p_batch;
+        -- The victims are picked once (MATERIALIZED): see 0004.
+        EXECUTE format(
+            'WITH v AS MATERIALIZED (SELECT ctid FROM ferry.%1$I WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED),
+                  d AS (DELETE FROM ferry.%1$I a USING v WHERE a.ctid = v.ctid RETURNING a.xid)
+             SELECT count(*), max(xid) FROM d', v_log)
+            INTO v_n, v_max USING v_cutoff, p_batch - v_total;
+        v_total := v_total + v_n;
+        IF v_max IS NOT NULL THEN
+            UPDATE ferry.purge_horizon SET horizon_xid = greatest(horizon_xid, v_max), purged_at = now();
+        END IF;
+    END LOOP;
+    RETURN v_total;
+END
+$function$;
+REVOKE ALL ON FUNCTION ferry.purge_access_log(bigint,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.purge_access_log(bigint,integer) TO ferry_app;
+
+-- The read paths of p_schema's ruled tables, for the serve role (which may not
+-- read ferry.sync_rules): one row per rule, with the table it reads through
+-- (child, members), the members rule's scope-ids function, and whether the
+-- rule's policies are the only permissive read policies of the table.
+-- (Versioned definitions before this file: 0021, 0033; the comment is 0021's.)
+CREATE OR REPLACE FUNCTION ferry.read_paths(p_schema name)
+ RETURNS TABLE(table_name name, kind text, rule_column name, target_name name, member_column name, scope_ids_function text, rules_only boolean, through_name name)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+    SELECT c.relname, r.kind, r.rule_column, t.relname, r.member_column,
+           CASE WHEN r.kind IN ('members', 'grant') THEN ferry.rules_scope_ids_function(r.table_oid) END,
+           c.relrowsecurity AND NOT EXISTS (
+               SELECT 1 FROM pg_policy p
+                WHERE p.polrelid = r.table_oid AND p.polpermissive AND p.polcmd IN ('r', '*')
+                  AND p.polname NOT LIKE 'ferry\_rules\_%'),
+           (SELECT h.relname FROM pg_class h WHERE h.oid = ferry.rules_through(r.table_oid) AND h.relnamespace = c.relnamespace)
+      FROM ferry.sync_rules r
+      JOIN pg_class c ON c.oid = r.table_oid
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      LEFT JOIN pg_class t ON t.oid = r.target_table
+     WHERE n.nspname = p_schema
+       AND (t.oid IS NULL OR t.relnamespace = c.relnamespace)
+     ORDER BY 1
+$function$;
+REVOKE ALL ON FUNCTION ferry.read_paths(name) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.read_paths(name) TO ferry_app;
+
+-- The frontier in the caller's snapshot (STABLE, like 0023's: callers
+-- evaluate it once, in the statement that reads the page). Computed once per
+-- snapshot in a transaction, and kept in the transaction-local setting
+-- `ferry.frontier` with the snapshot it belongs to. Why: liveness is read as
+-- it is now (a key tried, pg_xact_status), so two statements of one
+-- REPEATABLE READ transaction could otherwise get two frontiers when a
+-- transaction of the running set ends between them: both safe, but the same
+-- feed read twice in one snapshot must give the same page and cursor. A
+-- frontier stays valid for as long as its snapshot does: what no transaction
+-- invisible to s can commit below it then, none can later.
+-- (Versioned definitions before this file: 0023, 0032.)
+CREATE OR REPLACE FUNCTION ferry.feed_frontier()
+ RETURNS xid8
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+    s pg_catalog.pg_snapshot := pg_catalog.pg_current_snapshot();
+    v_kept text := pg_catalog.current_setting('ferry.frontier', true);
+    v_frontier xid8;
+BEGIN
+    IF v_kept IS NOT NULL AND pg_catalog.split_part(v_kept, '@', 2) = s::text THEN
+        RETURN pg_catalog.split_part(v_kept, '@', 1)::xid8;
+    END IF;
+    v_frontier := ferry.feed_frontier_of(s);
+    PERFORM pg_catalog.set_config('ferry.frontier', v_frontier::text || '@' || s::text, true);
+    RETURN v_frontier;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION ferry.feed_frontier() TO PUBLIC;
+
+-- What holds the changes feed back now, for /metrics and /readyz (issue 47,
+-- item 5): the transaction whose xid is the feed's frontier
+-- (ferry.feed_frontier(), 0023), when the frontier is below the snapshot's
+-- xmax; no row when nothing holds it. Kinds, the most actionable first:
+--   prepared             a prepared transaction of this database (COMMIT PREPARED or ROLLBACK PREPARED ends it)
+--   idle_in_transaction  its session waits for its client inside the transaction
+--   synced_writer        it holds RowExclusiveLock on a synced table: its rows may be in the feed
+--   unsynced_writer      it has an xid but has written no synced table (so far)
+--   ended                it ended between the snapshot and the look (gone at the next)
+-- Transactions of other databases and read-only ones never hold it (0023).
+--
+-- SECURITY DEFINER, owned by the migration owner, so that it sees what the
+-- owner sees of other roles' sessions: PostgreSQL hides their state and
+-- xact_start unless the viewer is a member of their role or of
+-- pg_read_all_stats. Grant the owner pg_read_all_stats (docs/OPERATIONS.md)
+-- for the kind idle_in_transaction and the hold's start on every session;
+-- without it, a session of another role is told apart by its locks only,
+-- and held_ms is NULL (Ferry then counts from when it first saw the xid).
+-- (Versioned definitions before this file: 0024.)
+CREATE OR REPLACE FUNCTION ferry.feed_hold()
+ RETURNS TABLE(xid text, kind text, held_ms bigint)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_frontier xid8 := ferry.feed_frontier();
+BEGIN
+    IF v_frontier >= pg_snapshot_xmax(pg_current_snapshot()) THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+        SELECT v_frontier::text,
+               CASE WHEN p.transaction IS NOT NULL THEN 'prepared'
+                    WHEN a.pid IS NULL THEN 'ended'
+                    WHEN a.state LIKE 'idle in transaction%' THEN 'idle_in_transaction'
+                    WHEN EXISTS (SELECT 1 FROM pg_locks l JOIN ferry.synced_tables t ON t.table_oid = l.relation
+                                  WHERE l.pid = a.pid AND l.locktype = 'relation' AND l.granted
+                                    AND l.mode = 'RowExclusiveLock') THEN 'synced_writer'
+                    ELSE 'unsynced_writer' END,
+               floor(extract(epoch FROM clock_timestamp() - coalesce(a.xact_start, p.prepared)) * 1000)::bigint
+          FROM (SELECT 1) one
+          LEFT JOIN pg_stat_activity a ON a.backend_xid = v_frontier::xid
+          LEFT JOIN pg_prepared_xacts p ON p.transaction = v_frontier::xid AND p.database = current_database()
+         LIMIT 1;
+END
+$function$;
+REVOKE ALL ON FUNCTION ferry.feed_hold() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.feed_hold() TO ferry_app;
+
+-- Whether this transaction reads public rows: set by the server
+-- (set_config('ferry.public_reads', 'on', true)) around a GET, an Index and a
+-- stream's pages only.
+-- (Versioned definitions before this file: 0025.)
+CREATE OR REPLACE FUNCTION ferry.public_reads()
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+RETURN (COALESCE(current_setting('ferry.public_reads'::text, true), ''::text) = 'on'::text);
+GRANT EXECUTE ON FUNCTION ferry.public_reads() TO PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.public_reads() TO ferry_app;
+
+-- The users with an access grant or revocation at or after p_after; NULL
+-- when the logs hold p_limit entries or more there ("too many to tell": the
+-- caller shares with nobody). At most p_limit entries are read, so a cursor
+-- from last week costs what one from a second ago does.
+-- (Versioned definitions before this file: 0030.)
+CREATE OR REPLACE FUNCTION ferry.access_changed_users(p_after xid8, p_limit integer)
+ RETURNS uuid[]
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+    SELECT CASE WHEN count(*) >= p_limit THEN NULL ELSE coalesce(array_agg(DISTINCT u.user_id), '{}') END
+      FROM (SELECT g.user_id FROM ferry.access_grants g WHERE g.xid >= p_after
+            UNION ALL
+            SELECT r.user_id FROM ferry.access_revocations r WHERE r.xid >= p_after
+            LIMIT p_limit) u
+$function$;
+REVOKE ALL ON FUNCTION ferry.access_changed_users(xid8,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.access_changed_users(xid8,integer) TO ferry_app;
+COMMENT ON FUNCTION ferry.access_changed_users(xid8,integer) IS
+    'Users with an access grant or revocation at or after p_after (NULL for p_limit entries or more): they are answered by their own feed check.';
+
+-- The low 32 bits of an xid8, as the int4 of an advisory lock key.
+-- (Versioned definitions before this file: 0032.)
+CREATE OR REPLACE FUNCTION ferry.stamp_key(p_value xid8)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+RETURN (((((p_value)::text)::bigint & '4294967295'::bigint) - CASE WHEN ((((p_value)::text)::bigint & '2147483648'::bigint) <> 0) THEN '4294967296'::bigint ELSE (0)::bigint END))::integer;
+GRANT EXECUTE ON FUNCTION ferry.stamp_key(xid8) TO PUBLIC;
+
+-- This transaction's stamp, taken at its first call (ferry.take_stamp(),
+-- see above) and kept in the transaction-local setting `ferry.stamp`: a
+-- savepoint rolled back takes it with its lock, and the next synced write
+-- stamps again. ferry.stamp() runs per row: a SQL expression that PostgreSQL
+-- inlines into the triggers' assignments (no function call, no SET clause to
+-- save and restore settings); not SECURITY DEFINER, with qualified names.
+-- ferry.take_stamp() runs once per transaction, as the writer.
+-- (Versioned definitions before this file: 0032.)
+CREATE OR REPLACE FUNCTION ferry.take_stamp()
+ RETURNS xid8
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_xid xid8 := pg_catalog.pg_current_xact_id();
+    v_stamp xid8;
+BEGIN
+    PERFORM pg_catalog.pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(v_xid));
+    -- After the lock, never before (see above). NULL until the floor is first set.
+    v_stamp := greatest(v_xid, coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8);
+    IF v_stamp > v_xid
+       AND coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor_taken'), 0) < v_stamp::text::int8 THEN
+        PERFORM pg_catalog.setval('ferry.stamp_floor_taken', v_stamp::text::int8);
+    END IF;
+    PERFORM pg_catalog.set_config('ferry.stamp', v_stamp::text, true);
+    RETURN v_stamp;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION ferry.take_stamp() TO PUBLIC;
+
+-- (Versioned definitions before this file: 0032.)
+CREATE OR REPLACE FUNCTION ferry.stamp()
+ RETURNS xid8
+ LANGUAGE sql
+RETURN COALESCE((NULLIF(current_setting('ferry.stamp'::text, true), ''::text))::xid8, ferry.take_stamp());
+GRANT EXECUTE ON FUNCTION ferry.stamp() TO PUBLIC;
+
+-- Raises the floor to p_to; true when the floor is at p_to or above now.
+-- One raiser at a time (an advisory lock held for the call only, released
+-- on error too), so that the floor never goes down; a caller that finds
+-- another raising answers false and waits for the running transactions
+-- instead. Never above this transaction's xmax (at most the next xid: a
+-- floor above it would hold every later stamp above every frontier for a
+-- while). SECURITY DEFINER: the serve role may not setval the sequence.
+-- (Versioned definitions before this file: 0032.)
+CREATE OR REPLACE FUNCTION ferry.raise_stamp_floor(p_to xid8)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_to int8 := least(p_to, pg_snapshot_xmax(pg_current_snapshot()))::text::int8;
+BEGIN
+    IF coalesce(pg_sequence_last_value('ferry.stamp_floor'), 0) >= p_to::text::int8 THEN
+        RETURN true;
+    END IF;
+    IF v_to < p_to::text::int8 OR current_setting('transaction_read_only') = 'on' OR pg_is_in_recovery()
+       OR NOT pg_try_advisory_lock(1181905530, 0) THEN
+        RETURN false;
+    END IF;
+    BEGIN
+        IF coalesce(pg_sequence_last_value('ferry.stamp_floor'), 0) < v_to THEN
+            PERFORM setval('ferry.stamp_floor', v_to);
+        END IF;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_advisory_unlock(1181905530, 0);
+        RAISE;
+    END;
+    PERFORM pg_advisory_unlock(1181905530, 0);
+    RETURN true;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION ferry.raise_stamp_floor(xid8) TO PUBLIC;
+
+-- When a stamp taken from the floor is at or above p_xmax (the frontier is
+-- at most p_xmax, so it waits), the caller's transaction takes an xid: at its
+-- end xmax passes that stamp, so the next frontier does too. Rare: only a
+-- transaction that took its xid before a frontier computation raised the floor
+-- past it, and stamped after, takes a stamp from the floor; and by the next
+-- computation some larger xid has usually completed anyway. Not in a read-only
+-- transaction or a standby (no xid there): the stamp then waits for the next
+-- commit anywhere.
+-- (Versioned definitions before this file: 0032.)
+CREATE OR REPLACE FUNCTION ferry.pass_floor_stamps(p_xmax xid8)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor_taken'), 0) >= p_xmax::text::int8
+       AND pg_catalog.current_setting('transaction_read_only') = 'off' AND NOT pg_catalog.pg_is_in_recovery() THEN
+        PERFORM pg_catalog.pg_current_xact_id();
+    END IF;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION ferry.pass_floor_stamps(xid8) TO PUBLIC;
+
+-- The feed's frontier of snapshot s (docs/changes-feed.md, "Order from
+-- commit visibility"): every stamp below it is final in s. It raises the
+-- floor (a side effect that changes no data and no snapshot) before it tries
+-- any key, as above; PARALLEL UNSAFE, since a sequence cannot be set inside a
+-- parallel query. Callers use ferry.feed_frontier(), below.
+-- (Versioned definitions before this file: 0032.)
+CREATE OR REPLACE FUNCTION ferry.feed_frontier_of(s pg_snapshot)
+ RETURNS xid8
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+    v_xmax xid8 := pg_catalog.pg_snapshot_xmax(s);
+    v_cap xid8;
+    v_frontier xid8;
+    x xid8;
+    v_held boolean := false;
+BEGIN
+    IF pg_catalog.pg_snapshot_xmin(s) = v_xmax THEN
+        -- No transaction with an xid ran: whatever stamps later is at or above xmax.
+        PERFORM ferry.pass_floor_stamps(v_xmax);
+        RETURN v_xmax;
+    END IF;
+    -- What a transaction that advertises nothing now will stamp at least: the
+    -- floor, read before any key is tried (raised to xmax, or as it is).
+    IF ferry.raise_stamp_floor(v_xmax) THEN
+        v_cap := v_xmax;
+    ELSE
+        v_cap := least(v_xmax, coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8);
+    END IF;
+    v_frontier := v_xmax;
+    BEGIN
+        FOR x IN SELECT pg_catalog.pg_snapshot_xip(s) LOOP  -- in xid order
+            v_held := pg_catalog.pg_try_advisory_lock(1181905529, ferry.stamp_key(x));
+            IF v_held THEN
+                PERFORM pg_catalog.pg_advisory_unlock(1181905529, ferry.stamp_key(x));
+                v_held := false;
+                IF pg_catalog.pg_xact_status(x) = 'in progress' THEN
+                    -- Alive, advertising nothing: it will stamp at or above the cap.
+                    v_frontier := least(v_frontier, greatest(x, v_cap));
+                    CONTINUE;
+                END IF;
+            END IF;
+            -- Advertises (may have stamped at its xid), or ended (may have,
+            -- invisibly); every later one is above it.
+            RETURN least(v_frontier, x);
+        END LOOP;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        -- Never leave a key held past the call: a writer would wait on it.
+        IF v_held THEN
+            PERFORM pg_catalog.pg_advisory_unlock(1181905529, ferry.stamp_key(x));
+        END IF;
+        RAISE;
+    END;
+    IF v_frontier = v_xmax THEN
+        PERFORM ferry.pass_floor_stamps(v_xmax);
+    END IF;
+    RETURN v_frontier;
+END
+$function$;
+GRANT EXECUTE ON FUNCTION ferry.feed_frontier_of(pg_snapshot) TO PUBLIC;
+
+-- Triggers and policies of this family's tables (they need the functions above).
+
+DROP POLICY IF EXISTS access_grants_own ON ferry.access_grants;
+CREATE POLICY access_grants_own ON ferry.access_grants FOR SELECT TO PUBLIC
+    USING ((user_id = ferry.current_user_id()));
+
+DROP POLICY IF EXISTS access_revocations_own ON ferry.access_revocations;
+CREATE POLICY access_revocations_own ON ferry.access_revocations FOR SELECT TO PUBLIC
+    USING ((user_id = ferry.current_user_id()));
