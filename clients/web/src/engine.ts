@@ -710,7 +710,7 @@ export class SyncEngine {
       const waiting: StoredOperation[] = (await req(tx.objectStore(stores.OUTBOX).index("row").getAll([request.resource, request.rowID])))
         .filter((o: StoredOperation) => o.state !== "rejected");
       if (local) for (const f of new Set(waiting.flatMap((o) => o.fields))) if (f in local) row[f] = local[f];
-      rows.put({ resource: request.resource, id: request.rowID, data: row });
+      rows.put(this.store.record(request.resource, request.rowID, row));
     });
   }
 
@@ -887,7 +887,7 @@ export class SyncEngine {
       const have = typeof stored?.data?.revision === "number" ? stored.data.revision : -1;
       const newestRevision = typeof newest["revision"] === "number" ? newest["revision"] : -1;
       if (newestRevision >= have || newest === base?.row) {
-        tx.objectStore(stores.ROWS).put({ resource: request.resource, id: request.rowID, data: newest });
+        tx.objectStore(stores.ROWS).put(this.store.record(request.resource, request.rowID, newest));
       }
     } else if (!base || revision > base.revision) {
       tx.objectStore(stores.BASES).put({ resource: request.resource, id: request.rowID, revision, row });
@@ -1283,14 +1283,14 @@ export class SyncEngine {
             case "ignore": break;
             case "apply": {
               const have = typeof row?.["revision"] === "number" ? row["revision"] as number : -1;
-              if ((data.revision as number) > have) rows.put({ resource, id, data });
+              if ((data.revision as number) > have) rows.put(this.store.record(resource, id, data));
               if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               break;
             }
             case "keep": bases.put({ resource, id, revision: data.revision, row: data }); anyBases = true; break;
             case "merge": case "conflict":
-              rows.put({ resource, id, data: decision.row });
+              rows.put(this.store.record(resource, id, decision.row));
               bases.put({ resource, id, revision: data.revision, row: data });
               anyBases = true;
               touched.add(resource);
