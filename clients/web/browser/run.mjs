@@ -799,6 +799,37 @@ await test("reads by field: a list's todos in one request, kept by the initial s
   await q.close();
 });
 
+await test("an initial sync over a store that has the rows (a restart): pages in id order, each slice's stored rows read at once, a row with a local edit merged, a stored row not in the pages left as it was", async () => {
+  const r = await browser.page(url);
+  onFailure = () => r.close();
+  await r.eval(`device('restarted', { initialSyncWorker: false })`);
+  const made = await a.eval(`dev.store.write([1, 2, 3, 4, 5].map((i) => ({resource: "notes", kind: "create", fields: {body: "note " + i}})))`);
+  const [n0, n1, n2, n3] = [...made].sort();
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  faults.urls.length = 0;
+  await until(r, `dev.store.get("notes", ${JSON.stringify(n3)})`);
+  assert.ok(faults.urls.some((u) => u.startsWith("/v1/notes?") && u.includes("order=id")), "Index pages in id order");
+  // The device edits a note and cannot upload; the server deletes another and edits two.
+  await r.eval(`dev.store.write([{resource: "notes", id: ${JSON.stringify(n2)}, kind: "update", fields: {body: "mine"}}])`);
+  await a.eval(`dev.store.write([{resource: "notes", id: ${JSON.stringify(n1)}, kind: "delete"}, {resource: "notes", id: ${JSON.stringify(n2)}, kind: "update", fields: {body: "theirs"}}, {resource: "notes", id: ${JSON.stringify(n3)}, kind: "update", fields: {body: "new there"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  // An initial sync again (as after a 410), on the main thread: the slices meet the rows
+  // they bring already stored, and the deleted one stored but not in any page.
+  faults.dropRequests = 1000;
+  await r.eval(`dev.store.setState("cursor", null).then(() => dev.engine.sync()).catch(() => {})`);
+  faults.dropRequests = 0;
+  const conflicts = await r.eval(`dev.events.filter((e) => e.type === "conflict" && e.id === ${JSON.stringify(n2)}).map((e) => e.conflicts.map((c) => c.field + ":" + c.local + ">" + c.remote).join())`);
+  assert.deepEqual(conflicts, ["body:mine>theirs"], "the stored row with its edit was found");
+  const body = (id) => r.eval(`dev.store.get("notes", ${JSON.stringify(id)}).then((n) => n ? n.body : null)`);
+  assert.equal(await body(n2), "mine", "the local edit kept");
+  assert.equal(await body(n3), "new there");
+  assert.equal(await body(n0), "note " + (made.indexOf(n0) + 1));
+  assert.equal(await body(n1), "note " + (made.indexOf(n1) + 1), "not in the pages: left as it was");
+  await until(r, `dev.store.operations().then((o) => o.length === 0)`);
+  await until(a, `dev.store.get("notes", ${JSON.stringify(n2)}).then((n) => n.body === "mine")`);
+  await r.close();
+});
+
 await test("continuous mode is live through server-sent events: changes arrive with no poll, and after a cut stream", async () => {
   const live = await browser.page(url);
   onFailure = () => live.close();
