@@ -228,7 +228,7 @@ await test("stop() ends an initial sync mid-way (in its Worker, or on the main t
       // once) runs only when every other connection, the Worker's, is closed.
       const alone = await page.eval(`new Promise((resolve) => {
         dev.store.close();
-        const open = indexedDB.open(${JSON.stringify("ferry:" + name)}, 2);
+        const open = indexedDB.open(${JSON.stringify("ferry:" + name)}, 3);
         open.onupgradeneeded = () => open.transaction.abort();
         open.onerror = () => resolve(true);
         open.onsuccess = () => { open.result.close(); resolve(false); };
@@ -785,6 +785,93 @@ await test("multi-tab: another tab of the device hears the store change when the
   assert.ok(await tab.eval("window.heard.includes('notes')"), "the change was broadcast");
   assert.equal((await tab.eval(`dev.store.get("notes", ${JSON.stringify(id)})`)).body, "for every tab");
   await tab.close();
+});
+
+await test("reads by field: a list's todos in one request, kept by the initial sync's Worker, local writes, a refused write's rollback and the feed; an older store's rows get their keys", async () => {
+  const q = await browser.page(url);
+  onFailure = () => q.close();
+  // A store of version 1 (before the rows' keys), with a todo in it.
+  await q.eval(`new Promise((resolve, reject) => {
+    const open = indexedDB.open("ferry:reads", 1);
+    open.onupgradeneeded = () => {
+      const db = open.result;
+      const rows = db.createObjectStore("rows", { keyPath: ["resource", "id"] });
+      rows.createIndex("resource", "resource");
+      db.createObjectStore("outbox", { keyPath: "sequence", autoIncrement: true }).createIndex("row", ["resource", "rowID"]);
+      db.createObjectStore("bases", { keyPath: ["resource", "id"] });
+      db.createObjectStore("state");
+      rows.put({ resource: "todos", id: "from-before", data: { id: "from-before", list_id: "older", title: "kept" } });
+    };
+    open.onsuccess = () => { open.result.close(); resolve(true); };
+    open.onerror = () => reject(open.error);
+  })`);
+  await q.eval(`device('reads', {}, { indexes: { todos: ["list_id", "title"] } })`);
+  const ids = (list, field = "list_id") => q.eval(`dev.store.query("todos", ${JSON.stringify(field)}, ${JSON.stringify(list)}).then((r) => r.map((t) => t.id).sort().join())`);
+  const sorted = (...xs) => xs.sort().join();
+  assert.equal(await ids("older"), "from-before", "an older store's row is found by its field");
+  // Two lists on the other device; this one fills its store by an initial sync, in its Worker.
+  const [l1, l2] = await a.eval(`dev.store.write([{resource: "lists", kind: "create", fields: {title: "by field 1"}}, {resource: "lists", kind: "create", fields: {title: "by field 2"}}])`);
+  const todos = await a.eval(`dev.store.write([1, 2, 3].map((i) => ({resource: "todos", kind: "create", fields: {list_id: i < 3 ? ${JSON.stringify(l1)} : ${JSON.stringify(l2)}, title: "by field " + i, rank: ferry.Rank.between(null, null)}})))`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(q, `dev.store.get("todos", ${JSON.stringify(todos[2])})`);
+  assert.ok(await q.eval(`performance.getEntriesByType("resource").some((e) => e.name.endsWith("/initialsync-worker.js"))`), "the initial sync ran in its Worker");
+  assert.equal(await ids(l1), sorted(todos[0], todos[1]), "the Worker's rows are found by their field");
+  assert.equal(await ids(l2), todos[2]);
+  // Local writes: a todo made, one renamed (found by its new title only, at once).
+  const [made] = await q.eval(`dev.store.write([{resource: "todos", kind: "create", fields: {list_id: ${JSON.stringify(l2)}, title: "made here", rank: "V"}}])`);
+  await q.eval(`dev.store.write([{resource: "todos", id: ${JSON.stringify(todos[0])}, kind: "update", fields: {title: "renamed here"}}])`);
+  assert.equal(await ids(l2), sorted(todos[2], made), "a local create");
+  assert.equal(await ids("by field 1", "title"), "", "a local rename: not under the old title");
+  assert.equal(await ids("renamed here", "title"), todos[0]);
+  await until(q, "dev.store.operations().then((o) => o.length === 0)");
+  // A refused write rolls back, and so do its keys: a todo's list is the server's to set.
+  await q.eval(`dev.store.write([{resource: "todos", id: ${JSON.stringify(todos[1])}, kind: "update", fields: {list_id: ${JSON.stringify(l2)}}}])`);
+  assert.equal(await ids(l1), todos[0], "moved locally");
+  await until(q, "dev.store.operations().then((o) => o.length > 0 && o.every((x) => x.state === 'rejected'))");
+  await q.eval("dev.engine.clearRejected()");
+  assert.equal(await ids(l1), sorted(todos[0], todos[1]), "rolled back");
+  assert.equal(await ids(l2), sorted(todos[2], made));
+  // A rename on the other device arrives by the feed.
+  await a.eval(`dev.store.write([{resource: "todos", id: ${JSON.stringify(todos[2])}, kind: "update", fields: {title: "renamed there"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(q, `dev.store.get("todos", ${JSON.stringify(todos[2])}).then((t) => t.title === "renamed there")`);
+  assert.equal(await ids("by field 3", "title"), "", "a change from the feed");
+  assert.equal(await ids("renamed there", "title"), todos[2]);
+  // Opened again without a declaration (as the Worker opens it): the store's own holds.
+  assert.equal(await q.eval(`ferry.FerryStore.open("reads").then((s) => s.query("todos", "list_id", ${JSON.stringify(l2)}).then((r) => (s.close(), r.length)))`), 2);
+  assert.equal(await q.eval(`dev.store.query("todos", "rank", "V").then(() => "read", (e) => e.constructor.name)`), "TypeError", "an undeclared field is refused");
+  await q.close();
+});
+
+await test("an initial sync over a store that has the rows (a restart): pages in id order, each slice's stored rows read at once, a row with a local edit merged, a stored row not in the pages left as it was", async () => {
+  const r = await browser.page(url);
+  onFailure = () => r.close();
+  await r.eval(`device('restarted', { initialSyncWorker: false })`);
+  const made = await a.eval(`dev.store.write([1, 2, 3, 4, 5].map((i) => ({resource: "notes", kind: "create", fields: {body: "note " + i}})))`);
+  const [n0, n1, n2, n3] = [...made].sort();
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  faults.urls.length = 0;
+  await until(r, `dev.store.get("notes", ${JSON.stringify(n3)})`);
+  assert.ok(faults.urls.some((u) => u.startsWith("/v1/notes?") && u.includes("order=id")), "Index pages in id order");
+  // The device edits a note and cannot upload; the server deletes another and edits two.
+  await r.eval(`dev.store.write([{resource: "notes", id: ${JSON.stringify(n2)}, kind: "update", fields: {body: "mine"}}])`);
+  await a.eval(`dev.store.write([{resource: "notes", id: ${JSON.stringify(n1)}, kind: "delete"}, {resource: "notes", id: ${JSON.stringify(n2)}, kind: "update", fields: {body: "theirs"}}, {resource: "notes", id: ${JSON.stringify(n3)}, kind: "update", fields: {body: "new there"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  // An initial sync again (as after a 410), on the main thread: the slices meet the rows
+  // they bring already stored, and the deleted one stored but not in any page.
+  faults.dropRequests = 1000;
+  await r.eval(`dev.store.setState("cursor", null).then(() => dev.engine.sync()).catch(() => {})`);
+  faults.dropRequests = 0;
+  const conflicts = await r.eval(`dev.events.filter((e) => e.type === "conflict" && e.id === ${JSON.stringify(n2)}).map((e) => e.conflicts.map((c) => c.field + ":" + c.local + ">" + c.remote).join())`);
+  assert.deepEqual(conflicts, ["body:mine>theirs"], "the stored row with its edit was found");
+  const body = (id) => r.eval(`dev.store.get("notes", ${JSON.stringify(id)}).then((n) => n ? n.body : null)`);
+  assert.equal(await body(n2), "mine", "the local edit kept");
+  assert.equal(await body(n3), "new there");
+  assert.equal(await body(n0), "note " + (made.indexOf(n0) + 1));
+  assert.equal(await body(n1), "note " + (made.indexOf(n1) + 1), "not in the pages: left as it was");
+  await until(r, `dev.store.operations().then((o) => o.length === 0)`);
+  await until(a, `dev.store.get("notes", ${JSON.stringify(n2)}).then((n) => n.body === "mine")`);
+  await r.close();
 });
 
 await test("continuous mode is live through server-sent events: changes arrive with no poll, and after a cut stream", async () => {

@@ -23,7 +23,8 @@ async function start() {
   localStorage.setItem("ferry.token", token);
   $("signin").hidden = true;
   $("app").hidden = false;
-  store = await FerryStore.open("todo");
+  // A list's todos are read by their list (store.query), not all todos filtered.
+  store = await FerryStore.open("todo", { indexes: { todos: ["list_id"] } });
   engine = new SyncEngine(store, {
     baseURL: server,
     // A refused token (expired, revoked) sends the user back to sign in.
@@ -57,7 +58,7 @@ async function render() {
   const list = lists.find((l) => l.id === selected);
   $("list-name").textContent = list ? list.title : "No list";
   $("new-todo").hidden = !list;
-  const todos = (await store.all("todos")).filter((t) => t.list_id === selected).sort(byRank);
+  const todos = (selected ? await store.query("todos", "list_id", selected) : []).sort(byRank);
   $("todos").replaceChildren(...todos.map((todo, i) => {
     const li = document.createElement("li");
     li.dataset.id = todo.id;
@@ -103,7 +104,7 @@ $("new-list").onsubmit = async (e) => {
 };
 $("new-todo").onsubmit = async (e) => {
   e.preventDefault();
-  const todos = (await store.all("todos")).filter((t) => t.list_id === selected).sort(byRank);
+  const todos = (selected ? await store.query("todos", "list_id", selected) : []).sort(byRank);
   await engine.write([{ resource: "todos", kind: "create",
                         fields: { list_id: selected, title: $("todo-title").value, rank: rankBetween(todos, todos.length, null) } }]);
   $("todo-title").value = "";

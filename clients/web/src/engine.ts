@@ -748,7 +748,7 @@ export class SyncEngine {
       const waiting: StoredOperation[] = (await req(tx.objectStore(stores.OUTBOX).index("row").getAll([request.resource, request.rowID])))
         .filter((o: StoredOperation) => o.state !== "rejected");
       if (local) for (const f of new Set(waiting.flatMap((o) => o.fields))) if (f in local) row[f] = local[f];
-      rows.put({ resource: request.resource, id: request.rowID, data: row });
+      rows.put(this.store.record(request.resource, request.rowID, row));
     });
   }
 
@@ -925,7 +925,7 @@ export class SyncEngine {
       const have = typeof stored?.data?.revision === "number" ? stored.data.revision : -1;
       const newestRevision = typeof newest["revision"] === "number" ? newest["revision"] : -1;
       if (newestRevision >= have || newest === base?.row) {
-        tx.objectStore(stores.ROWS).put({ resource: request.resource, id: request.rowID, data: newest });
+        tx.objectStore(stores.ROWS).put(this.store.record(request.resource, request.rowID, newest));
       }
     } else if (!base || revision > base.revision) {
       tx.objectStore(stores.BASES).put({ resource: request.resource, id: request.rowID, revision, row });
@@ -960,8 +960,12 @@ export class SyncEngine {
       // Public rows reach a store only by subscription: the Index leaves them out
       // (`public=false`), unless the server predates public rows and refuses the name.
       let privateOnly = true;
+      // In id order, as FerryKit's: each slice is then a run of the store's keys, its
+      // stored rows one range read (`storedRowsOf`), its writes at the key index's end.
+      // (The Index's default order of a ranked resource is rank, then id: every slice
+      // held rows scattered over the whole store.)
       const pageURL = () => {
-        const query = new URLSearchParams({ limit });
+        const query = new URLSearchParams({ limit, order: "id" });
         if (privateOnly) query.set("public", "false");
         if (token) { query.set("paging_token", token); query.set("page", String(page)); }
         return `/v1/${encodeURIComponent(resource.name)}?${query}`;
@@ -1264,7 +1268,7 @@ export class SyncEngine {
         runs.push(entries.slice(start, end));
         start = end;
       }
-      const rowsOf = (run: typeof entries) => Promise.all(run.map((e) => req(rows.get([e.resource, e.id]))));
+      const rowsOf = (run: typeof entries) => storedRowsOf(rows, run);
       // The state is asked for first: its answer tells when the transaction started
       // (`timing`), after whatever it queued behind (the app's reads in progress).
       const subscribedRead = req(state.get("subscriptions"));
@@ -1321,14 +1325,14 @@ export class SyncEngine {
             case "ignore": break;
             case "apply": {
               const have = typeof row?.["revision"] === "number" ? row["revision"] as number : -1;
-              if ((data.revision as number) > have) rows.put({ resource, id, data });
+              if ((data.revision as number) > have) rows.put(this.store.record(resource, id, data));
               if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               break;
             }
             case "keep": bases.put({ resource, id, revision: data.revision, row: data }); anyBases = true; break;
             case "merge": case "conflict":
-              rows.put({ resource, id, data: decision.row });
+              rows.put(this.store.record(resource, id, decision.row));
               bases.put({ resource, id, revision: data.revision, row: data });
               anyBases = true;
               touched.add(resource);
@@ -1509,6 +1513,26 @@ export class SyncStopped extends Error {
 }
 
 /** Waits `ms`, or until `signal` aborts (then throws SyncStopped). */
+/**
+ * The stored rows of `run` (rows with distinct keys), in its order. A run of one resource
+ * in the store's key order, as an Index page's rows come (by id), is one range read: one
+ * request for the slice, not one a row, which was most of a slice's running time. The
+ * range may hold rows the run does not (made locally, or left out of the page); read up
+ * to twice the run's length, and where it holds more, one get a row as before.
+ */
+async function storedRowsOf(rows: IDBObjectStore, run: { resource: string; id: string }[]): Promise<({ data: RowData } | undefined)[]> {
+  const ordered = run.length > 1 && run.every((e, i) => e.resource === run[0].resource && (i === 0 || run[i - 1].id < e.id));
+  if (ordered) {
+    const limit = run.length * 2;
+    const found: { id: string; data: RowData }[] = await req(rows.getAll(IDBKeyRange.bound([run[0].resource, run[0].id], [run[0].resource, run[run.length - 1].id]), limit));
+    if (found.length < limit) {
+      const byID = new Map(found.map((r) => [r.id, r]));
+      return run.map((e) => byID.get(e.id));
+    }
+  }
+  return Promise.all(run.map((e) => req(rows.get([e.resource, e.id]))));
+}
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) { reject(new SyncStopped()); return; }

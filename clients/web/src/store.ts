@@ -5,6 +5,7 @@
 
 import { RowData } from "./json.js";
 import { PendingOperation, OperationKind, OutboxState } from "./planner.js";
+import { Indexes, IndexValue, indexKeys, normalIndexes, sameIndexes } from "./indexes.js";
 
 export interface StoredOperation extends PendingOperation {
   state: OutboxState;
@@ -33,22 +34,96 @@ function uuid(): string {
   return crypto.randomUUID();
 }
 
+export interface StoreOptions {
+  /**
+   * Per resource, the fields the app reads rows by (`query`): `{ todos: ["list_id"] }`.
+   * Kept in the store; left out, the store's own is used (the initial sync's Worker, a
+   * tab that does not read by field). A declaration that differs from the store's
+   * rewrites every row's keys once, at this `open`.
+   */
+  indexes?: Indexes;
+}
+
+/** A stored row: its keys for `query` (`by`) beside its data. */
+export interface StoredRow {
+  resource: string;
+  id: string;
+  data: RowData;
+  by?: [string, string, IndexValue][];
+}
+
 /** One tab's handle on the store; several tabs share the database. */
 export class FerryStore {
+  /** The fields rows are read by (`query`), the store's declaration. */
+  indexes: Indexes = {};
+
   private constructor(readonly db: IDBDatabase, readonly name: string) {}
 
-  static async open(name: string): Promise<FerryStore> {
-    const open = indexedDB.open(`ferry:${name}`, 1);
-    open.onupgradeneeded = () => {
+  /**
+   * Opens (or makes) the database `ferry:<name>`. Version 2 added the index `by` on the
+   * rows (`query`); a tab still open on version 1 (an older FerryWeb) holds the upgrade
+   * until it is closed or reloaded.
+   */
+  static async open(name: string, options: StoreOptions = {}): Promise<FerryStore> {
+    const given = options.indexes === undefined ? undefined : normalIndexes(options.indexes);
+    const open = indexedDB.open(`ferry:${name}`, 2);
+    open.onupgradeneeded = (event) => {
       const db = open.result;
-      const rows = db.createObjectStore(ROWS, { keyPath: ["resource", "id"] });
-      rows.createIndex("resource", "resource");
-      const outbox = db.createObjectStore(OUTBOX, { keyPath: "sequence", autoIncrement: true });
-      outbox.createIndex("row", ["resource", "rowID"]);
-      db.createObjectStore(BASES, { keyPath: ["resource", "id"] });
-      db.createObjectStore(STATE);
+      if (event.oldVersion < 1) {
+        const rows = db.createObjectStore(ROWS, { keyPath: ["resource", "id"] });
+        rows.createIndex("resource", "resource");
+        const outbox = db.createObjectStore(OUTBOX, { keyPath: "sequence", autoIncrement: true });
+        outbox.createIndex("row", ["resource", "rowID"]);
+        db.createObjectStore(BASES, { keyPath: ["resource", "id"] });
+        db.createObjectStore(STATE);
+      }
+      // Each row's `[resource, field, value]` keys; a row with none is not in it.
+      if (event.oldVersion < 2) open.transaction!.objectStore(ROWS).createIndex("by", "by", { multiEntry: true });
     };
-    return new FerryStore(await req(open), name);
+    const store = new FerryStore(await req(open), name);
+    const stored = normalIndexes(await store.state("indexes"));
+    if (given === undefined || sameIndexes(given, stored)) store.indexes = stored;
+    else await store.reindex(given);
+    return store;
+  }
+
+  /**
+   * Every row's keys rewritten for `indexes`, and the declaration stored, in one
+   * transaction: a `query` never sees keys of two declarations. Rows are read 1,000 at
+   * a time (an await a row would be a round trip to the browser's storage each).
+   */
+  private async reindex(indexes: Indexes): Promise<void> {
+    const tx = this.tx("readwrite");
+    const rows = tx.objectStore(ROWS);
+    let after: IDBValidKey | null = null;
+    for (;;) {
+      const batch: StoredRow[] = await req(rows.getAll(after === null ? null : IDBKeyRange.lowerBound(after, true), 1000));
+      for (const row of batch) rows.put(recordOf(indexes, row.resource, row.id, row.data));
+      if (batch.length < 1000) break;
+      const last = batch[batch.length - 1];
+      after = [last.resource, last.id];
+    }
+    tx.objectStore(STATE).put(indexes, "indexes");
+    await done(tx);
+    this.indexes = indexes;
+  }
+
+  /** The record of a row as stored: its data and its keys for `query`. */
+  record(resource: string, id: string, data: RowData): StoredRow {
+    return recordOf(this.indexes, resource, id, data);
+  }
+
+  /**
+   * The rows of `resource` whose `field` is `value` (a declared field: `indexes`), in id
+   * order: one request, in a read-only transaction of the rows alone (it waits for
+   * no write that does not touch them: a cursor saved, an outbox entry marked sent).
+   */
+  async query(resource: string, field: string, value: IndexValue): Promise<RowData[]> {
+    if (!this.indexes[resource]?.includes(field)) {
+      throw new TypeError(`${resource}.${field} is not indexed: FerryStore.open(name, { indexes: { ${resource}: ["${field}"] } })`);
+    }
+    const found: StoredRow[] = await req(this.db.transaction(ROWS, "readonly").objectStore(ROWS).index("by").getAll(IDBKeyRange.only([resource, field, value])));
+    return found.map((r) => r.data);
   }
 
   close(): void {
@@ -61,13 +136,13 @@ export class FerryStore {
   }
 
   async get(resource: string, id: string): Promise<RowData | undefined> {
-    const found = await req(this.tx("readonly").objectStore(ROWS).get([resource, id]));
+    const found = await req(this.db.transaction(ROWS, "readonly").objectStore(ROWS).get([resource, id]));
     return found?.data;
   }
 
   /** Every live row of `resource`. */
   async all(resource: string): Promise<RowData[]> {
-    const found = await req(this.tx("readonly").objectStore(ROWS).index("resource").getAll(resource));
+    const found = await req(this.db.transaction(ROWS, "readonly").objectStore(ROWS).index("resource").getAll(resource));
     return found.map((r: { data: RowData }) => r.data);
   }
 
@@ -98,7 +173,7 @@ export class FerryStore {
         rows.delete([edit.resource, id]);
       } else {
         const data: RowData = { ...(current?.data ?? {}), ...fields, id };
-        rows.put({ resource: edit.resource, id, data });
+        rows.put(this.record(edit.resource, id, data));
       }
       const op: Omit<StoredOperation, "sequence"> = {
         opID: uuid(), resource: edit.resource, rowID: id, kind: edit.kind,
@@ -131,6 +206,11 @@ export class FerryStore {
     await done(tx);
     return result;
   }
+}
+
+function recordOf(indexes: Indexes, resource: string, id: string, data: RowData): StoredRow {
+  const by = indexKeys(indexes, resource, data);
+  return by.length ? { resource, id, data, by } : { resource, id, data };
 }
 
 export const stores = { ROWS, OUTBOX, BASES, STATE };
