@@ -40,7 +40,9 @@ extension ChangesRoutes {
             check = try FeedCheck.run(plan, caller: caller, generation: generation, ticket: ticket, database: database, live: live)
         } catch let problem as Problem where problem.status == 503 && context.resumption != nil {
             // PostgreSQL cannot be reached while it waits: it waits on; the
-            // listener's fallback checks (or its return) wake it to try again.
+            // listener's fallback checks (or its return) wake it to try again,
+            // or, with the listener up, LiveFeed.retrySoon.
+            live.retrySoon(ticket)
             return .parked(HTTPParking(ticket: ticket, deadline: Self.deadline(context, wait: wait, live: live)))
         } catch {
             registry.remove(ticket)

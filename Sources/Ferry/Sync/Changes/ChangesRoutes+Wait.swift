@@ -72,6 +72,7 @@ extension ChangesRoutes {
         var changed: [String] = []
         var held: [UInt64] = []
         var accepted = true
+        var retry = false
         for waitedStream in checking {
             let check: FeedCheck
             do {
@@ -82,8 +83,10 @@ extension ChangesRoutes {
                 changed.append(waitedStream.stream.key)
                 continue
             } catch let problem as Problem where problem.status == 503 && context.resumption != nil {
-                // PostgreSQL cannot be reached while it waits: it waits on, and this stream is checked at the next wake.
+                // PostgreSQL cannot be reached while it waits: it waits on, and this stream is checked at the
+                // next wake, which comes in a second if the listener is up (LiveFeed.retrySoon).
                 registry.note(ticket, candidate: waitedStream.root)
+                retry = true
                 continue
             } catch let problem as Problem where problem.status == 400 {
                 registry.remove(ticket)
@@ -107,6 +110,7 @@ extension ChangesRoutes {
             // Another stream may still be held from an earlier pass: this one joins it.
             registry.holdAlso(ticket, below: lowest)
         }
+        if retry { live.retrySoon(ticket) }
         return .parked(HTTPParking(ticket: ticket, deadline: Self.deadline(context, wait: waited.wait, live: live)))
     }
 

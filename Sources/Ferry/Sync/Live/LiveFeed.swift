@@ -1,3 +1,4 @@
+import Dispatch
 import FerryBase
 import Logging
 
@@ -56,6 +57,20 @@ public final class LiveFeed: Sendable {
 
     /// Long polls and event streams waiting now.
     public var waiters: Int { registry.count }
+
+    /// How long a waiter whose resumed check met a passing failure waits before it checks again.
+    static let retrySeconds = 1.0
+
+    /// A woken waiter's check failed with a passing failure (a 503: the pool busy, a
+    /// statement timeout, a lost race, a dropped connection) and it parks again. While the
+    /// listener is down its fallback checks wake every waiter; while it is up nothing
+    /// would, until another commit concerns this one, so it is woken again in
+    /// ``retrySeconds`` (Retry-After's value). Without this, a waiter on a quiet stream
+    /// slept until its deadline with the change it was woken for unsent.
+    func retrySoon(_ ticket: any LiveTicket) {
+        guard isListening else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.retrySeconds) { ticket.wake() }
+    }
 
     /// Whether the LISTEN connection is up now.
     public var isListening: Bool { listener.listening.load(ordering: .acquiring) }
