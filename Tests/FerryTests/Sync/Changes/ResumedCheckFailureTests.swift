@@ -11,7 +11,11 @@ extension ChangesSuites {
     /// it parked until its deadline with the change it was woken for unsent.
     @Suite struct ResumedCheckFailureTests {
         @Test func aWaiterWhoseWokenCheckTimesOutChecksAgainWithNoOtherCommit() throws {
-            let server = try TestServer { $0.database.statementTimeoutMs = 500 }
+            // Waits as long as the poll asks, so that its deadline cannot answer it either.
+            let server = try TestServer {
+                $0.database.statementTimeoutMs = 500
+                $0.live.maxWaitSeconds = 3_600
+            }
             defer { server.stop() }
             let alice = try server.user("alice")
             let set = try server.makeSet(for: alice.id)
