@@ -7,8 +7,7 @@
 # after it started, so that a cursor never moves past it.
 # Run by run.sh with SQLTEST_OWNER_URL and PSQL set.
 set -euo pipefail
-q() { "$PSQL" -X -q -tA -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" -c "$1"; }
-fail() { echo "check failed: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/_sessions.sh"
 
 q "CREATE SCHEMA vis; CREATE TABLE vis.items (id int PRIMARY KEY, x text); CREATE TABLE vis.release (done boolean);"
 q "SELECT ferry.enable_sync('vis.items')" >/dev/null
@@ -17,27 +16,14 @@ q "INSERT INTO vis.items (id, x) VALUES (1, 'a'), (2, 'b')"
 # T1: writes row 1 first, then stays open until the checks below release it
 # (a row in vis.release, an unsynced table): a fixed sleep could end before a
 # loaded machine got through them (issue 49).
-PGAPPNAME=ferry_vis_t1 "$PSQL" -X -q -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" >/dev/null <<'SQL' &
+PGAPPNAME=ferry_vis_t1 "$PSQL" -X -q -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" >/dev/null <<SQL &
 BEGIN;
 UPDATE vis.items SET x = 't1' WHERE id = 1;
-DO $$ BEGIN
-  -- Each query here takes a new snapshot (READ COMMITTED), so the release is seen once committed.
-  WHILE NOT EXISTS (SELECT FROM vis.release) LOOP
-    IF pg_catalog.clock_timestamp() > pg_catalog.statement_timestamp() + interval '300 s' THEN
-      RAISE EXCEPTION 'T1 was never released';
-    END IF;
-    PERFORM pg_catalog.pg_sleep(0.02);
-  END LOOP;
-END $$;
+$(until_released vis.release T1)
 COMMIT;
 SQL
 t1=$!
-for _ in $(seq 100); do
-  [ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ferry_vis_t1' AND backend_xid IS NOT NULL")" = 1 ] && break
-  sleep 0.05
-done
-[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ferry_vis_t1' AND backend_xid IS NOT NULL")" = 1 ] \
-  || fail "T1 did not start writing"
+started ferry_vis_t1
 
 # T2: starts after T1, commits before it.
 q "UPDATE vis.items SET x = 't2' WHERE id = 2"

@@ -7,16 +7,8 @@
 # database that has written a synced row holds it, as before.
 # Run by run.sh with SQLTEST_OWNER_URL and PSQL set.
 set -euo pipefail
-q() { "$PSQL" -X -q -tA -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" -c "$1"; }
-fail() { echo "check failed: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/_sessions.sh"
 OTHER_URL="${SQLTEST_OWNER_URL%/*}/postgres"
-started() {
-  for _ in $(seq 200); do
-    [ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$1' AND backend_xid IS NOT NULL")" = 1 ] && return 0
-    sleep 0.05
-  done
-  fail "$1 did not take an xid"
-}
 
 q "CREATE SCHEMA ff; CREATE TABLE ff.items (id int PRIMARY KEY, x text); CREATE TABLE ff.release (done boolean);"
 # The open transactions below stay open until the checks are done with them, not for
@@ -42,18 +34,10 @@ q "INSERT INTO ff.items VALUES (1, 'a')"
 
 # This database: a write transaction that has written a synced row holds it
 # (one that has not never does since core 0032: Tests/SQL/19_feed_stamps.sh).
-PGAPPNAME=ferry_ff_here "$PSQL" -X -q -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" >/dev/null <<'SQL' &
+PGAPPNAME=ferry_ff_here "$PSQL" -X -q -v ON_ERROR_STOP=1 "$SQLTEST_OWNER_URL" >/dev/null <<SQL &
 BEGIN;
 INSERT INTO ff.items VALUES (3, 'c');
-DO $$ BEGIN
-  -- Each query here takes a new snapshot (READ COMMITTED), so the release is seen once committed.
-  WHILE NOT EXISTS (SELECT FROM ff.release) LOOP
-    IF pg_catalog.clock_timestamp() > pg_catalog.statement_timestamp() + interval '300 s' THEN
-      RAISE EXCEPTION 'the writer was never released';
-    END IF;
-    PERFORM pg_catalog.pg_sleep(0.02);
-  END LOOP;
-END $$;
+$(until_released ff.release 'the writer')
 COMMIT;
 SQL
 here=$!
