@@ -24,6 +24,8 @@ final class ChangeListener: Sendable {
     private let url: String
     private let schemaName: String
     private let registry: WaiterRegistry
+    /// Waiters to wake again after a failed check, served on this loop's timer.
+    private let retries: RetryWakes
     private let fallbackSeconds: Double
     private let logger: Logger
     private let onSchemaChange: @Sendable () -> Void
@@ -48,13 +50,15 @@ final class ChangeListener: Sendable {
     static let usersChannel = "ferry_users"
 
     init(
-        url: String, schemaName: String, registry: WaiterRegistry, fallbackSeconds: Double, logger: Logger, instance: String,
+        url: String, schemaName: String, registry: WaiterRegistry, retries: RetryWakes, fallbackSeconds: Double, logger: Logger,
+        instance: String,
         onSchemaChange: @escaping @Sendable () -> Void, onUserRevoked: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.instance = instance
         self.url = url
         self.schemaName = schemaName
         self.registry = registry
+        self.retries = retries
         self.fallbackSeconds = fallbackSeconds
         self.logger = logger
         self.onSchemaChange = onSchemaChange
@@ -110,7 +114,9 @@ final class ChangeListener: Sendable {
                     outageLogged = false
                 }
                 backoff = 0.05
-                // Whatever committed while nobody listened sent no hint anyone heard.
+                // Whatever committed while nobody listened sent no hint anyone heard,
+                // and the retries are among everyone.
+                retries.removeAll()
                 registry.wakeAll()
                 try listen(on: connection)
             } catch {
@@ -136,7 +142,8 @@ final class ChangeListener: Sendable {
         while !stopping.load(ordering: .acquiring) {
             let now = MonotonicClock.now()
             let lowest = registry.lowestHeld
-            let timeout = lowest == nil ? 60 : max(0, watch.nextPoll - now)
+            var timeout = lowest == nil ? 60 : max(0, watch.nextPoll - now)
+            if let due = retries.nextDue { timeout = min(timeout, max(0, due - now)) }
             let received = try connection.notifications(waitingUpTo: timeout, wakeDescriptor: wakeRead)
             drainWakes()
             var hints: [ChangeHint] = []
@@ -164,6 +171,7 @@ final class ChangeListener: Sendable {
             } else if lowest == nil {
                 watch = FrontierWatch()
             }
+            retries.wakeDue(now: MonotonicClock.now())
         }
     }
 

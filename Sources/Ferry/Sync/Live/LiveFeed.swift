@@ -1,5 +1,5 @@
-import Dispatch
 import FerryBase
+import FerryHTTP
 import Logging
 
 /// The live side of the changes feed on one instance: the waiting long polls
@@ -14,6 +14,8 @@ public final class LiveFeed: Sendable {
     /// The checks the waiters of many users on one stream share (``StreamChecks``).
     let streamChecks = StreamChecks()
     private let listener: ChangeListener
+    /// Waiters to wake again after a failed check (``retrySoon(_:)``).
+    let retries = RetryWakes()
     /// The hints of this instance's own commits: woken here, sent to the others after the commit.
     let outbox: HintOutbox
 
@@ -37,7 +39,7 @@ public final class LiveFeed: Sendable {
         let outbox = HintOutbox(url: url, registry: registry, logger: logger)
         self.outbox = outbox
         listener = try ChangeListener(
-            url: url, schemaName: configuration.database.schema, registry: registry,
+            url: url, schemaName: configuration.database.schema, registry: registry, retries: retries,
             fallbackSeconds: settings.fallbackCheckSeconds, logger: logger, instance: outbox.instance, onSchemaChange: onSchemaChange,
             onUserRevoked: onUserRevoked)
         poke.withLock { [listener] in $0 = listener }
@@ -65,11 +67,12 @@ public final class LiveFeed: Sendable {
     /// statement timeout, a lost race, a dropped connection) and it parks again. While the
     /// listener is down its fallback checks wake every waiter; while it is up nothing
     /// would, until another commit concerns this one, so it is woken again in
-    /// ``retrySeconds`` (Retry-After's value). Without this, a waiter on a quiet stream
-    /// slept until its deadline with the change it was woken for unsent.
+    /// ``retrySeconds`` (Retry-After's value), by the listener's loop (``RetryWakes``).
+    /// Without this, a waiter on a quiet stream slept until its deadline with the change it
+    /// was woken for unsent.
     func retrySoon(_ ticket: any LiveTicket) {
         guard isListening else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.retrySeconds) { ticket.wake() }
+        if retries.add(ticket, at: MonotonicClock.now() + Self.retrySeconds) { listener.poke() }
     }
 
     /// Whether the LISTEN connection is up now.
