@@ -125,15 +125,12 @@ warm_up() {
     -s "$ROOT/bench/api/wrk/get.lua" "$BASE" >/dev/null
 }
 
+# Migrates with the binary under test ($1), as a deployment does: Ferry's own files, its
+# repeatable functions, the refresh of what it generates, then the study app's.
 seed_ferry() {
   psql_owner postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-  for f in "$ROOT"/migrations/[0-9]*.sql "$ROOT"/migrations/functions/*.sql "$ROOT"/examples/study/migrations/*.sql; do
-    psql_owner "$DB" -1 -f "$f" >/dev/null
-  done
-  # What `ferry migrate` runs after each file: without it the synced tables keep the
-  # triggers the core files generated before the app declared its access scopes
-  # (app.terms's notify function then made no scope hint: bench/README.md, notify-cost).
-  psql_owner "$DB" -c "SELECT ferry.refresh_sync_triggers()" >/dev/null
+  FERRY_DATABASE_MIGRATION_URL="$OWNER/$DB" FERRY_DATABASE_URL="$APP/$DB" \
+    "$1" migrate --dir "$ROOT/examples/study/migrations" >/dev/null
   USER_ID=$(psql_owner "$DB" -At -c "SELECT ferry.create_user('bench', 'bench-password')")
   TOKEN=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
   HASH=$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)
@@ -154,7 +151,7 @@ SQL
 start_ferry() {
   local bin=${BENCH_FERRY_BIN:-}
   if [ -z "$bin" ]; then (cd "$ROOT" && swift build -c release --product ferry >&2); bin=$ROOT/.build/release/ferry; fi
-  seed_ferry
+  seed_ferry "$bin"
   # Pool and workers at 2 x this machine's cores (the PostgreSQL wiki's sizing rule): on
   # 2 cores the 16-connection / 32-worker defaults measured 15-30 % fewer GETs with ~10x the
   # p99, the threads preempting each other. Override with the FERRY_* variables.
@@ -270,7 +267,7 @@ bench_instructions() {
   command -v valgrind >/dev/null || { echo "instructions: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
   local bin=${BENCH_FERRY_BIN:-} op script pid requests total
   if [ -z "$bin" ]; then (cd "$ROOT" && swift build -c release --product ferry >&2); bin=$ROOT/.build/release/ferry; fi
-  seed_ferry
+  seed_ferry "$bin"
   # valgrind cannot read the DWARF 5 the Swift toolchain writes: a copy without it, symbols kept.
   strip --strip-debug -o "$WORK/ferry-nodebug" "$bin"
   export BENCH_AUTH="Bearer $TOKEN" BENCH_KINTO=0 BENCH_PATH_PREFIX=/v1/terms/
@@ -395,7 +392,7 @@ bench_trip_files() {
   symbolizer=$(command -v llvm-symbolizer || echo /opt/swift/usr/bin/llvm-symbolizer)
   nm=$(dirname "$(command -v swift)")/llvm-nm
   [ -x "$nm" ] || nm=nm
-  seed_ferry
+  seed_ferry "$bin"
   strip --strip-debug -o "$WORK/ferry-nodebug" "$bin"
   BASE=http://127.0.0.1:$PORT
   FERRY_DATABASE_URL="$APP/$DB" FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 \

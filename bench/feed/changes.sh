@@ -46,9 +46,7 @@ cleanup() {
   psql -X -q "$FERRY_TEST_OWNER_URL" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" || true
 }
 trap cleanup EXIT
-for f in migrations/[0-9]*.sql migrations/functions/*.sql examples/study/migrations/*.sql; do
-  psql -X -q -v ON_ERROR_STOP=1 "$OWNER" -1 -f "$f" >/dev/null
-done
+FERRY_DATABASE_MIGRATION_URL="$OWNER" FERRY_DATABASE_URL="$APP" "$BIN" migrate --dir examples/study/migrations >/dev/null
 TOKEN=bench$(head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 40)
 psql -X -q -v ON_ERROR_STOP=1 "$OWNER" >/dev/null <<SQL
 SELECT ferry.create_user('other', 'other-password'), ferry.create_user('bench', 'bench-password');

@@ -54,9 +54,8 @@ memcached -l 127.0.0.1 -p "$MPORT" -U 0 -m 512 -t 2 $( [ "$(id -u)" = 0 ] && ech
 PIDS+=($!)
 
 psql_owner postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-for f in "$ROOT"/migrations/[0-9]*.sql "$ROOT"/migrations/functions/*.sql "$ROOT"/examples/study/migrations/*.sql; do
-  psql_owner "$DB" -1 -f "$f" >/dev/null
-done
+FERRY_DATABASE_MIGRATION_URL="$OWNER/$DB" FERRY_DATABASE_URL="$APP/$DB" \
+  "$ROOT/.build/release/ferry" migrate --dir "$ROOT/examples/study/migrations" >/dev/null
 USER_ID=$(psql_owner "$DB" -At -c "SELECT ferry.create_user('bench', 'bench-password')")
 TOKEN=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
 HASH=$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)
