@@ -1760,6 +1760,16 @@ $function$
 
 CREATE OR REPLACE FUNCTION ferry.record_access_revocation(p_user uuid, p_scope regclass, p_scope_id text)
  RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+    SELECT ferry.record_access_revocation(p_user, p_scope, p_scope_id, false);
+$function$
+;
+
+CREATE OR REPLACE FUNCTION ferry.record_access_revocation(p_user uuid, p_scope regclass, p_scope_id text, p_through_grant boolean)
+ RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
@@ -1776,6 +1786,9 @@ BEGIN
           FROM ferry.access_scopes s
           JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
          WHERE s.scope_table = p_scope
+           AND NOT EXISTS (SELECT 1 FROM ferry.sync_rules m
+                            WHERE m.table_oid = s.member_table AND m.kind = 'members' AND m.target_table = p_scope
+                              AND (p_through_grant OR ferry.rules_private_members(m.table_oid)))
     LOOP
         EXECUTE format($f$
             INSERT INTO ferry.access_revocations (user_id, table_oid, row_id, scope_table, scope_id)
@@ -2402,7 +2415,7 @@ BEGIN
                                              ferry.rules_id_type(v_through))
                               USING v_old ->> TG_ARGV[1]
             LOOP
-                PERFORM ferry.record_access_revocation((v_old ->> TG_ARGV[2])::uuid, v_grant.target_table, v_scope_id);
+                PERFORM ferry.record_access_revocation((v_old ->> TG_ARGV[2])::uuid, v_grant.target_table, v_scope_id, true);
             END LOOP;
         END IF;
         IF NOT (v_new ->> 'is_deleted')::boolean
@@ -2442,7 +2455,7 @@ BEGIN
             IF p_grant THEN
                 PERFORM ferry.record_access_grant(v_user, p_scope, p_scope_id);
             ELSE
-                PERFORM ferry.record_access_revocation(v_user, p_scope, p_scope_id);
+                PERFORM ferry.record_access_revocation(v_user, p_scope, p_scope_id, true);
             END IF;
         END LOOP;
     END LOOP;
@@ -2623,6 +2636,9 @@ BEGIN
                                    v_rule.target_table, v_name, v_rule.rule_column, v_scope_rule.rule_column,
                                    ferry.rules_scope_ids_function(p_table), ferry.rules_id_type(v_rule.target_table));
         END IF;
+        IF ferry.rules_private_members(p_table) THEN
+            v_scope_read := v_owner_of_scope;
+        END IF;
         RETURN jsonb_build_object(
             'ferry_rules_read', jsonb_build_object('cmd', 'SELECT', 'using',
                 format('%I.%I = ferry.current_user_id() OR %s', v_name, v_rule.member_column, v_scope_read)),
@@ -2656,6 +2672,19 @@ BEGIN
         'ferry_rules_write', jsonb_build_object('cmd', 'UPDATE', 'using', v_write, 'check',
             CASE WHEN v_links = '' THEN v_write ELSE format('(%s) AND (%I.is_deleted OR %s)', v_write, v_name, v_links) END));
 END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION ferry.rules_private_members(p_table regclass)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+    SELECT EXISTS (SELECT 1 FROM ferry.sync_rules m
+                    WHERE m.table_oid = p_table AND m.kind = 'members'
+                      AND EXISTS (SELECT 1 FROM ferry.sync_rules g
+                                   WHERE g.kind = 'grant' AND ferry.rules_through(g.table_oid) = m.target_table))
 $function$
 ;
 
@@ -2706,8 +2735,13 @@ BEGIN
     IF v_is AND NOT v_was THEN
         INSERT INTO ferry.public_grants (scope_table, scope_id) VALUES (TG_RELID, NEW.id::text) ON CONFLICT DO NOTHING;
     ELSIF v_was AND NOT v_is THEN
+        -- Not the rows of its members tables: they stay private to its members
+        -- (ferry.rules_policies), so no reader got them by its being public.
         FOR v_member IN
-            SELECT s.member_table, s.member_column FROM ferry.access_scopes s WHERE s.scope_table = TG_RELID
+            SELECT s.member_table, s.member_column FROM ferry.access_scopes s
+             WHERE s.scope_table = TG_RELID
+               AND NOT EXISTS (SELECT 1 FROM ferry.sync_rules m
+                                WHERE m.table_oid = s.member_table AND m.kind = 'members' AND m.target_table = TG_RELID)
         LOOP
             EXECUTE format($f$
                 INSERT INTO ferry.public_revocations (scope_table, scope_id, table_oid, row_id)

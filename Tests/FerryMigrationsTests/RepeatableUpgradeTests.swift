@@ -141,7 +141,10 @@ import Testing
     }
 
     /// Every row of every table of schemas `ferry` and `app` but the migration
-    /// bookkeeping, as text, table by table.
+    /// bookkeeping, as text, table by table. A rule's `policies` are left out:
+    /// they record what the rule generated last, which a family file may change
+    /// (the members of a grant's through table became private, issue 46);
+    /// ``generated(_:)`` compares the policies themselves with a fresh database's.
     static func rows(_ database: ScratchDatabase) throws -> [String] {
         let tables = try database.column(
             """
@@ -152,7 +155,8 @@ import Testing
             """)
         var rows: [String] = []
         for case let table? in tables {
-            let all = try database.column("SELECT count(*) || ' ' || coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') FROM \(table) t")
+            let row = table == "ferry.sync_rules" ? "(to_jsonb(t) - 'policies')::text" : "t::text"
+            let all = try database.column("SELECT count(*) || ' ' || coalesce(md5(string_agg(\(row), ',' ORDER BY \(row))), '') FROM \(table) t")
             rows.append("\(table) \(all.first.flatMap { $0 } ?? "")")
         }
         return rows

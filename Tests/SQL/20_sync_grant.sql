@@ -2,8 +2,10 @@
 -- Core 0033's grant rule on the study app's classes (examples/study 0020), as
 -- the server's role sees it: a teacher T links a private set to a class; a
 -- student S in the class reads the set and its terms, not its collaborator
--- rows, and writes none of them; a stranger X reads nothing. Removing S, or
--- unlinking, logs revocations; adding and linking log grants.
+-- rows, and writes none of them; S reads their own member row, not student
+-- P's, and T reads both; a stranger X reads nothing. Removing S, or
+-- unlinking, logs revocations of what S read (never of a collaborator row or
+-- of P's member row); adding and linking log grants.
 
 CREATE FUNCTION pg_temp.affected(p_sql text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint;
@@ -22,7 +24,8 @@ $$;
 SELECT set_config('granttest.t', ferry.create_user('grant_t', 'pw')::text, false),
        set_config('granttest.s', ferry.create_user('grant_s', 'pw')::text, false),
        set_config('granttest.c', ferry.create_user('grant_c', 'pw')::text, false),
-       set_config('granttest.x', ferry.create_user('grant_x', 'pw')::text, false);
+       set_config('granttest.x', ferry.create_user('grant_x', 'pw')::text, false),
+       set_config('granttest.p', ferry.create_user('grant_p', 'pw')::text, false);
 
 SELECT pg_temp.act_as('t');
 WITH i AS (INSERT INTO app.study_sets (title) VALUES ('Verbs') RETURNING id) SELECT set_config('granttest.set', id::text, false) FROM i;
@@ -32,12 +35,18 @@ INSERT INTO app.set_collaborators (set_id, user_id) VALUES (pg_temp.id('set'), p
 WITH i AS (INSERT INTO app.classes (name) VALUES ('4B') RETURNING id) SELECT set_config('granttest.class', id::text, false) FROM i;
 WITH i AS (INSERT INTO app.class_members (class_id, user_id)
                                        VALUES (pg_temp.id('class'), pg_temp.id('s')) RETURNING id) SELECT set_config('granttest.member', id::text, false) FROM i;
+INSERT INTO app.class_members (class_id, user_id) VALUES (pg_temp.id('class'), pg_temp.id('p'));
+DO $do$ BEGIN
+    PERFORM pg_temp.check((SELECT count(*) FROM app.class_members) = 2, 'the teacher reads every member row');
+END $do$;
 
 -- Before the link: the student reads the class, not the set.
 SELECT pg_temp.act_as('s');
 DO $do$ BEGIN
     PERFORM pg_temp.check((SELECT count(*) FROM app.classes) = 1, 'the student reads their class');
     PERFORM pg_temp.check((SELECT count(*) FROM app.study_sets) = 0, 'no set before a link');
+    PERFORM pg_temp.check((SELECT array_agg(id) FROM app.class_members) = ARRAY[pg_temp.id('member')],
+                          'the student reads their own member row, not a classmate''s');
 END $do$;
 
 -- A student may not link (nor may the teacher link a set that is not theirs).
@@ -92,6 +101,12 @@ DO $do$ BEGIN
     PERFORM pg_temp.check((SELECT array_agg(DISTINCT table_oid::text ORDER BY table_oid::text) FROM ferry.access_revocations
                              WHERE scope_table = 'app.study_sets'::regclass AND scope_id = pg_temp.id('set')::text)
                           @> ARRAY['app.study_sets', 'app.terms'], 'removal logged the set''s and its terms'' revocations');
+    PERFORM pg_temp.check(NOT EXISTS (SELECT 1 FROM ferry.access_revocations
+                                       WHERE table_oid IN ('app.set_collaborators'::regclass, 'app.class_members'::regclass)),
+                          'and none of a collaborator row, nor of a member row the student never read');
+    PERFORM pg_temp.check((SELECT array_agg(DISTINCT table_oid::text ORDER BY table_oid::text) FROM ferry.access_revocations
+                             WHERE scope_table = 'app.classes'::regclass)
+                          = ARRAY['app.class_sets', 'app.classes'], 'the class and its links are revoked');
 END $do$;
 
 -- Back in the class: granted again; unlinking revokes; the link's tombstone stays readable.
@@ -112,6 +127,8 @@ DO $do$ BEGIN
     PERFORM pg_temp.check((SELECT count(DISTINCT xid) FROM ferry.access_revocations
                             WHERE scope_table = 'app.study_sets'::regclass AND table_oid = 'app.study_sets'::regclass) = 2,
                           'unlinking logged a revocation');
+    PERFORM pg_temp.check(NOT EXISTS (SELECT 1 FROM ferry.access_revocations WHERE table_oid = 'app.set_collaborators'::regclass),
+                          'of the set''s rows the student read, not of its collaborator row');
 END $do$;
 
 -- Deleting the class deletes its links.

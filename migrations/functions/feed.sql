@@ -105,7 +105,16 @@ REVOKE ALL ON FUNCTION ferry.record_access_grant(uuid,regclass,text) FROM PUBLIC
 -- hence a new snapshot under READ COMMITTED) then sees it. Inserts that start
 -- later wait for this transaction and are invisible to the user by then.
 -- (Versioned definitions before this file: 0004, 0025; the comment is 0004's.)
-CREATE OR REPLACE FUNCTION ferry.record_access_revocation(p_user uuid, p_scope regclass, p_scope_id text)
+--
+-- Only rows the user could read lose a revocation (issue 46): every member
+-- table's, except the rows of a members rule's table of the scope that the
+-- user never read: all of them when the access lost came through a grant
+-- (p_through_grant: a student reads a set, never who collaborates on it), and
+-- those of a members table whose rows are private to the scope's owner and
+-- each row's own member (ferry.rules_private_members: a class's students do
+-- not read one another's rows). The user's own member row stays readable to
+-- them, so the feed sends it as it is (its tombstone), not as a revoked stub.
+CREATE OR REPLACE FUNCTION ferry.record_access_revocation(p_user uuid, p_scope regclass, p_scope_id text, p_through_grant boolean)
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -123,6 +132,9 @@ BEGIN
           FROM ferry.access_scopes s
           JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
          WHERE s.scope_table = p_scope
+           AND NOT EXISTS (SELECT 1 FROM ferry.sync_rules m
+                            WHERE m.table_oid = s.member_table AND m.kind = 'members' AND m.target_table = p_scope
+                              AND (p_through_grant OR ferry.rules_private_members(m.table_oid)))
     LOOP
         EXECUTE format($f$
             INSERT INTO ferry.access_revocations (user_id, table_oid, row_id, scope_table, scope_id)
@@ -132,6 +144,18 @@ BEGIN
         USING p_user, p_scope_id, p_scope;
     END LOOP;
 END
+$function$;
+REVOKE ALL ON FUNCTION ferry.record_access_revocation(uuid,regclass,text,boolean) FROM PUBLIC;
+
+-- The access p_user lost was their own (a member row, or an app's own
+-- trigger): every member row they could read, as above.
+CREATE OR REPLACE FUNCTION ferry.record_access_revocation(p_user uuid, p_scope regclass, p_scope_id text)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+    SELECT ferry.record_access_revocation(p_user, p_scope, p_scope_id, false);
 $function$;
 REVOKE ALL ON FUNCTION ferry.record_access_revocation(uuid,regclass,text) FROM PUBLIC;
 

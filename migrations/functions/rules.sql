@@ -93,13 +93,34 @@ CREATE OR REPLACE FUNCTION ferry.rules_scope_ids_function(p_members regclass)
 RETURN (SELECT format('%I.%I()'::text, n.nspname, "left"(('_ferry_scope_ids_'::text || (c.relname)::text), 63)) AS format FROM (pg_class c JOIN pg_namespace n ON ((n.oid = c.relnamespace))) WHERE (c.oid = (rules_scope_ids_function.p_members)::oid));
 REVOKE ALL ON FUNCTION ferry.rules_scope_ids_function(regclass) FROM PUBLIC;
 
+-- Whether p_table is a members table whose rows are private to the scope's
+-- owner and each row's own member (issue 46, "Membership grows as the
+-- square"): the members table of a shared table that a grant rule reaches
+-- through. A class's students read their own member row, not one another's;
+-- its teacher reads them all. Each student's first sync then carries one
+-- member row, not the whole class's.
+CREATE OR REPLACE FUNCTION ferry.rules_private_members(p_table regclass)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+    SELECT EXISTS (SELECT 1 FROM ferry.sync_rules m
+                    WHERE m.table_oid = p_table AND m.kind = 'members'
+                      AND EXISTS (SELECT 1 FROM ferry.sync_rules g
+                                   WHERE g.kind = 'grant' AND ferry.rules_through(g.table_oid) = m.target_table))
+$function$;
+REVOKE ALL ON FUNCTION ferry.rules_private_members(regclass) FROM PUBLIC;
+
 -- The policies p_table's rule asks for (0019, 0025), with grants: an owned
 -- table's read policy also admits the ids of each grant rule's function, and
 -- its write policy does not; a child of a granted table writes only through a
 -- parent readable other than by a grant; a members table of a granted table
 -- reads its scope row through the scope's private test, so that members stay
 -- private; a grant table is read by whoever reads its through row, and written
--- by whoever owns both rows.
+-- by whoever owns both rows. The members table of a grant's through table (a
+-- class's students) is read by the scope's owner and each row's own member
+-- only (ferry.rules_private_members).
 -- (Versioned definitions before this file: 0019, 0025, 0033.)
 CREATE OR REPLACE FUNCTION ferry.rules_policies(p_table regclass)
  RETURNS jsonb
@@ -166,6 +187,9 @@ BEGIN
             v_scope_read := format('EXISTS (SELECT 1 FROM %s r WHERE r.id = %I.%I AND (r.%I = ferry.current_user_id() OR r.id = ANY ((SELECT %s)::%s[])))',
                                    v_rule.target_table, v_name, v_rule.rule_column, v_scope_rule.rule_column,
                                    ferry.rules_scope_ids_function(p_table), ferry.rules_id_type(v_rule.target_table));
+        END IF;
+        IF ferry.rules_private_members(p_table) THEN
+            v_scope_read := v_owner_of_scope;
         END IF;
         RETURN jsonb_build_object(
             'ferry_rules_read', jsonb_build_object('cmd', 'SELECT', 'using',
@@ -732,8 +756,13 @@ BEGIN
     IF v_is AND NOT v_was THEN
         INSERT INTO ferry.public_grants (scope_table, scope_id) VALUES (TG_RELID, NEW.id::text) ON CONFLICT DO NOTHING;
     ELSIF v_was AND NOT v_is THEN
+        -- Not the rows of its members tables: they stay private to its members
+        -- (ferry.rules_policies), so no reader got them by its being public.
         FOR v_member IN
-            SELECT s.member_table, s.member_column FROM ferry.access_scopes s WHERE s.scope_table = TG_RELID
+            SELECT s.member_table, s.member_column FROM ferry.access_scopes s
+             WHERE s.scope_table = TG_RELID
+               AND NOT EXISTS (SELECT 1 FROM ferry.sync_rules m
+                                WHERE m.table_oid = s.member_table AND m.kind = 'members' AND m.target_table = TG_RELID)
         LOOP
             EXECUTE format($f$
                 INSERT INTO ferry.public_revocations (scope_table, scope_id, table_oid, row_id)
@@ -916,7 +945,7 @@ BEGIN
             IF p_grant THEN
                 PERFORM ferry.record_access_grant(v_user, p_scope, p_scope_id);
             ELSE
-                PERFORM ferry.record_access_revocation(v_user, p_scope, p_scope_id);
+                PERFORM ferry.record_access_revocation(v_user, p_scope, p_scope_id, true);
             END IF;
         END LOOP;
     END LOOP;
@@ -984,7 +1013,7 @@ BEGIN
                                              ferry.rules_id_type(v_through))
                               USING v_old ->> TG_ARGV[1]
             LOOP
-                PERFORM ferry.record_access_revocation((v_old ->> TG_ARGV[2])::uuid, v_grant.target_table, v_scope_id);
+                PERFORM ferry.record_access_revocation((v_old ->> TG_ARGV[2])::uuid, v_grant.target_table, v_scope_id, true);
             END LOOP;
         END IF;
         IF NOT (v_new ->> 'is_deleted')::boolean

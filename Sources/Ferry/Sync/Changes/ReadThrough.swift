@@ -23,6 +23,10 @@ struct ReadThrough: Sendable {
         case scopeIDs(function: String)
         /// The ids of the rows of a (parent or shared) table that the caller may read.
         case readable(table: String)
+        /// The ids of the rows of a shared table that the caller owns (its
+        /// owner column is the caller): the rows whose private members the
+        /// caller reads.
+        case owned(table: String, owner: String)
         /// A subscription's scope row: the id the transaction set
         /// (`ferry.stream_key`, ``ChangesPlan/prelude``), as the table's id type.
         case streamKey(idType: String)
@@ -127,6 +131,14 @@ struct ReadThrough: Sendable {
             return [Path(column: rule.column, keys: .readable(table: parent))]
         case .members:
             guard let scope = rule.target, let member = rule.memberColumn, paths(scope, depth: depth + 1) != nil else { return nil }
+            // The members of a shared table a grant reaches through (a class's
+            // students) are read by its owner and by each row's own member only
+            // (core functions/rules.sql, ferry.rules_private_members): a student
+            // would find their classmates' rows through the class, for RLS to
+            // drop one by one, a class's worth of reads per student.
+            if rules.values.contains(where: { $0.kind == .grant && $0.through == scope }), let owned = rules[scope], owned.kind == .owned {
+                return [Path(column: member, keys: .caller), Path(column: rule.column, keys: .owned(table: scope, owner: owned.column))]
+            }
             return [Path(column: member, keys: .caller), Path(column: rule.column, keys: .readable(table: scope))]
         case .grant:
             // A grant row is read by whoever reads the shared row it points at.
@@ -241,6 +253,8 @@ struct ReadThrough: Sendable {
         case .caller: "SELECT ferry.current_user_id() AS key"
         case .scopeIDs(let function): "SELECT DISTINCT unnest(\(function)) AS key"
         case .readable(let table): "SELECT key FROM \(Self.name(table))"
+        case .owned(let table, let owner):
+            "SELECT r.id AS key FROM \(catalog[table]?.qualifiedName ?? SQL.id(table)) r WHERE r.\(SQL.id(owner)) = ferry.current_user_id()"
         case .streamKey(let idType): "SELECT (SELECT CAST(\(TransactionSetting.streamKey.current()) AS \(idType))) AS key"
         }
     }

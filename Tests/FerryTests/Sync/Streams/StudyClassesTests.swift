@@ -168,6 +168,85 @@ import Testing
         #expect(pupil.rows["study_sets/\(verbs)"] != nil)
     }
 
+    /// A student read the set and its terms through the class, never who
+    /// collaborates on it: removing them, or unlinking the set, revokes what
+    /// the class gave them and no collaborator row (issue 46).
+    @Test func aRevokedStudentGetsRevokedEntriesOnlyForRowsTheClassGaveThem() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let verbs = try w.post("/v1/study_sets", ["title": "Verbs"]).id
+        let verb = try w.post("/v1/terms", ["set_id": verbs, "word": "run"]).id
+        let collaborator = try w.post("/v1/set_collaborators", ["set_id": verbs, "user_id": w.users["twin"]!.id]).id
+        let klass = try w.post("/v1/classes", ["name": "4B"]).id
+        let seat = try w.post("/v1/class_members", ["class_id": klass, "user_id": w.users["student"]!.id])
+        _ = try w.post("/v1/class_members", ["class_id": klass, "user_id": w.users["pupil"]!.id])
+        let link = try w.post("/v1/class_sets", ["class_id": klass, "set_id": verbs])
+        let student = try w.follower("student")
+        let pupil = try w.follower("pupil")
+        for feed in [student, pupil] {
+            #expect(feed.rows["study_sets/\(verbs)"] != nil && feed.rows["terms/\(verb)"] != nil, "\(feed.rows.keys.sorted())")
+            #expect(feed.rows["set_collaborators/\(collaborator)"] == nil)
+        }
+
+        // Removed from the class: the set and its term, not the collaborator row.
+        try w.delete("/v1/class_members/\(seat.id)", revision: seat.revision)
+        try student.catchUp(pastXID: try w.server.maxXID())
+        #expect(student.revoked.isSuperset(of: ["study_sets/\(verbs)", "terms/\(verb)"]), "\(student.revoked.sorted())")
+        #expect(!student.revoked.contains("set_collaborators/\(collaborator)"), "\(student.revoked.sorted())")
+
+        // The set unlinked: the same for the pupil.
+        try w.delete("/v1/class_sets/\(link.id)", revision: link.revision)
+        try pupil.catchUp(pastXID: try w.server.maxXID())
+        #expect(pupil.revoked.isSuperset(of: ["study_sets/\(verbs)", "terms/\(verb)"]), "\(pupil.revoked.sorted())")
+        #expect(!pupil.revoked.contains("set_collaborators/\(collaborator)"), "\(pupil.revoked.sorted())")
+        // The twin, a collaborator, was never revoked and still reads it all.
+        let twin = try w.follower("twin")
+        #expect(twin.rows["set_collaborators/\(collaborator)"] != nil && twin.rows["terms/\(verb)"] != nil)
+    }
+
+    /// Membership does not grow as the square (issue 46): a student reads the
+    /// class, its links and their own member row, not their classmates'; the
+    /// teacher reads every member row; a removed student gets their own row's
+    /// tombstone and no revoked entry for a classmate's row.
+    @Test func aStudentReadsTheirOwnMemberRowAndTheTeacherReadsThemAll() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let verbs = try w.post("/v1/study_sets", ["title": "Verbs"]).id
+        let klass = try w.post("/v1/classes", ["name": "4B"]).id
+        var seats: [String: (id: String, revision: Int)] = [:]
+        for user in ["student", "twin", "pupil"] {
+            seats[user] = try w.post("/v1/class_members", ["class_id": klass, "user_id": w.users[user]!.id])
+        }
+        let link = try w.post("/v1/class_sets", ["class_id": klass, "set_id": verbs]).id
+        let seat = seats["student"]!.id, others = ["twin", "pupil"].map { seats[$0]!.id }
+
+        // GET and Index.
+        let index = try w.client.request("GET", "/v1/class_members", headers: w.auth("student"))
+        #expect((index.object["data"] as? [[String: Any]])?.map { $0["id"] as? String } == [seat], "\(index.text.prefix(300))")
+        for other in others {
+            #expect(try w.client.request("GET", "/v1/class_members/\(other)", headers: w.auth("student")).status == 404)
+        }
+        let all = try w.client.request("GET", "/v1/class_members?class_id=\(klass)", headers: w.auth("teacher"))
+        #expect(Set((all.object["data"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }) == Set(seats.values.map(\.id)))
+        #expect(try w.client.request("GET", "/v1/classes/\(klass)", headers: w.auth("student")).status == 200)
+
+        // The changes feed: the class, its link, the set and one member row.
+        let student = try w.follower("student")
+        #expect(student.rows["classes/\(klass)"] != nil && student.rows["class_sets/\(link)"] != nil, "\(student.rows.keys.sorted())")
+        #expect(student.rows["study_sets/\(verbs)"] != nil)
+        #expect(student.rows.keys.filter { $0.hasPrefix("class_members/") } == ["class_members/\(seat)"], "\(student.rows.keys.sorted())")
+        let teacher = try w.follower("teacher")
+        #expect(Set(teacher.rows.keys.filter { $0.hasPrefix("class_members/") }) == Set(seats.values.map { "class_members/\($0.id)" }))
+
+        // Removed: the class, its link and the set are revoked; the student's own
+        // row comes as its tombstone; a classmate's row, never theirs, is not named.
+        try w.delete("/v1/class_members/\(seat)", revision: seats["student"]!.revision)
+        try student.catchUp(pastXID: try w.server.maxXID())
+        #expect(student.revoked.isSuperset(of: ["classes/\(klass)", "class_sets/\(link)", "study_sets/\(verbs)"]), "\(student.revoked.sorted())")
+        #expect(student.revoked.filter { $0.hasPrefix("class_members/") }.isEmpty, "\(student.revoked.sorted())")
+        #expect(student.rows["class_members/\(seat)"]?["is_deleted"] as? Bool == true, "\(student.rows.keys.sorted())")
+    }
+
     @Test func aStudentsLongPollWakesForAWriteToALinkedSet() throws {
         let w = try Self.world()
         defer { w.server.stop() }

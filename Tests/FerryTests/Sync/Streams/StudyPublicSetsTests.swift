@@ -7,7 +7,8 @@ import Testing
 /// The study example's public sets (examples/study/migrations/0019_public_sets.sql)
 /// over the wire: any user browses them by title through Index and subscribes
 /// to one (the stream `set`) to keep it offline; nothing of them reaches a
-/// device that did not subscribe, and who collaborates on a set stays private.
+/// device that did not subscribe, and who collaborates on a set stays private,
+/// also when the set stops being public.
 @Suite struct StudyPublicSetsTests {
     @Test func anyUserBrowsesPublicSetsByTitleAndSubscribesToOne() throws {
         let database = try ScratchDatabase.create(prefix: "ferry_study_public")
@@ -73,5 +74,24 @@ import Testing
         #expect(!seen.contains(collaborator))
         let feed = try client.request("GET", "/v1/changes", headers: auth["student"]!)
         #expect((feed.object["changes"] as? [Any])?.isEmpty == true, "\(feed.text.prefix(300))")
+
+        // Verbs made private: the subscriber's stream revokes the set and its
+        // term, and never names the collaborator row it did not send (issue 46).
+        let current = try client.request("GET", "/v1/study_sets/\(verbs)", headers: auth["teacher"]!)
+        let revision = try #require(current.object["revision"] as? Int)
+        let hidden = try client.request(
+            "PATCH", "/v1/study_sets/\(verbs)", headers: auth["teacher"]! + [("If-Match", "\"\(revision)\"")], json: ["is_public": false])
+        try #require(hidden.status == 200, "\(hidden.text)")
+        var revoked: Set<String> = []
+        try waitUntil("the stream to revoke the set and its term", within: 30) {
+            let page = try client.request("GET", "/v1/changes?stream=set:\(verbs)&since=\(cursor ?? "")", headers: auth["student"]!)
+            for change in page.object["changes"] as? [[String: Any]] ?? [] {
+                guard let data = change["data"] as? [String: Any], data["revoked"] as? Bool == true else { continue }
+                revoked.insert(data["id"] as? String ?? "")
+            }
+            cursor = page.object["cursor"] as? String ?? cursor
+            return revoked.isSuperset(of: [verbs, terms[verbs]!]) && page.object["has_more"] as? Bool == false
+        }
+        #expect(!revoked.contains(collaborator), "\(revoked.sorted())")
     }
 }
