@@ -31,11 +31,13 @@ enum ScratchTemplate {
     static let enabled = ProcessInfo.processInfo.environment["FERRY_TEST_SCRATCH_TEMPLATE"] != "0"
 
     /// The test binary's identity (path, size, modification time, inode) and its
-    /// modification time in seconds.
+    /// modification time in seconds. A binary that cannot be read gets an identity of its
+    /// own, so its templates serve this process alone rather than a later build.
     static let build: (identity: String, stamp: Int) = {
         let path = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        let attributes = (try? FileManager.default.attributesOfItem(atPath: path)) ?? [:]
-        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970
+        else { return ("unknown \(UUID().uuidString)", Int(Date().timeIntervalSince1970)) }
         let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
         let inode = (attributes[.systemFileNumber] as? NSNumber)?.int64Value ?? 0
         return ("\(path) \(size) \(modified) \(inode)", Int(modified))
