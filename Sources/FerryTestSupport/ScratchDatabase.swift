@@ -35,37 +35,60 @@ public final class ScratchDatabase: Sendable {
     /// The owner role's URL (the name the migration tests use).
     public var url: String { ownerURL }
 
-    /// Creates `<prefix>_<random>` on the shared test cluster and applies Ferry's migrations
-    /// and `app`'s as the owner.
-    public convenience init(prefix: String = "ferry_t", app: ExampleApp = .study, migrate: Bool = true) throws {
+    /// Creates `<prefix>_<random>` on the shared test cluster with Ferry's migrations and
+    /// `app`'s applied, as the owner.
+    ///
+    /// - Parameter template: true copies a template migrated once per migration set
+    ///   (``ScratchTemplate``); false runs the migrator in this database, for tests of
+    ///   migrating itself.
+    public convenience init(prefix: String = "ferry_t", app: ExampleApp = .study, migrate: Bool = true, template: Bool = true)
+        throws
+    {
         try self.init(
             ownerBaseURL: try TestEnvironment.ownerURL(), appBaseURL: try TestEnvironment.appURL(),
-            prefix: prefix, app: app, migrate: migrate)
+            prefix: prefix, migrations: migrate ? try .example(app) : nil, template: template)
     }
 
-    /// Creates `<prefix>_<random>` through `ownerBaseURL` (a role with CREATEDB) and, when asked,
-    /// migrates it with `ferry migrate`'s own migrator, so test databases look like real ones.
+    /// Creates `<prefix>_<random>` on the shared test cluster with Ferry's migrations and an
+    /// app's written inline (file name to SQL), for a schema a test makes up.
+    public convenience init(prefix: String = "ferry_t", appFiles: [String: String], template: Bool = true) throws {
+        try self.init(
+            ownerBaseURL: try TestEnvironment.ownerURL(), appBaseURL: try TestEnvironment.appURL(),
+            prefix: prefix, migrations: try .inline(appFiles), template: template)
+    }
+
     /// A migrated scratch database on a private cluster, whose two Ferry
     /// roles (owner and app, as deploy/local.sh makes them) are created first.
+    /// Migrated in place: a template would serve this one database only.
     public convenience init(on cluster: TemporaryPostgres) throws {
         let superuser = try PostgresConnection(url: cluster.url)
         defer { superuser.close() }
         try superuser.execute("CREATE ROLE ferry_owner LOGIN CREATEDB; CREATE ROLE ferry_app LOGIN NOBYPASSRLS")
         let base = "postgresql://%@@127.0.0.1:\(cluster.port)/postgres"
-        try self.init(ownerBaseURL: String(format: base, "ferry_owner"), appBaseURL: String(format: base, "ferry_app"))
+        try self.init(
+            ownerBaseURL: String(format: base, "ferry_owner"), appBaseURL: String(format: base, "ferry_app"),
+            migrations: try .example(.study), template: false)
     }
 
+    /// Creates `<prefix>_<random>` through `ownerBaseURL` (a role with CREATEDB) and, when
+    /// asked, migrates it with `ferry migrate`'s own migrator, so test databases look like
+    /// real ones: in place, or by copying the template built once for `migrations`.
     public init(
-        ownerBaseURL: String, appBaseURL: String, prefix: String = "ferry_t", app: ExampleApp = .study, migrate: Bool = true
+        ownerBaseURL: String, appBaseURL: String, prefix: String = "ferry_t", migrations: ScratchMigrations?,
+        template: Bool = true
     ) throws {
         name = prefix + "_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         ownerURL = TestEnvironment.url(ownerBaseURL, database: name)
         appURL = TestEnvironment.url(appBaseURL, database: name)
         adminURL = ownerBaseURL
+        if let migrations, template, ScratchTemplate.enabled {
+            try ScratchTemplate.copy(into: name, migrations, ownerURL: ownerBaseURL)
+            return
+        }
         let admin = try PostgresConnection(url: ownerBaseURL)
         defer { admin.close() }
         try admin.execute("CREATE DATABASE \"\(name)\"")
-        if migrate { try applyMigrations(app: app) }
+        if let migrations { try migrations.apply(to: ownerURL) }
     }
 
     /// An empty scratch database (no migrations), for tests of the migrator itself.
@@ -85,21 +108,13 @@ public final class ScratchDatabase: Sendable {
 
     /// Applies Ferry's migrations and `app`'s with the same migrator `ferry migrate` uses.
     public func applyMigrations(app: ExampleApp = .study) throws {
-        _ = try Migrator(databaseURL: ownerURL, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(), app: try app.migrations())
-            .migrate()
+        try ScratchMigrations.example(app).apply(to: ownerURL)
     }
 
     /// Applies Ferry's migrations and an app's written inline (file name to SQL), as
     /// `ferry migrate` would apply them from a directory; for a schema a test makes up.
     public func applyMigrations(appFiles: [String: String]) throws {
-        let files = try appFiles.map { name, sql in
-            try MigrationFile(fileName: name, path: "test/\(name)", contents: Data(sql.utf8))
-        }.sorted { $0.version < $1.version }
-        _ = try Migrator(
-            databaseURL: ownerURL, core: try MigrationFile.core(), repeatable: try RepeatableFile.core(),
-            app: AppMigrations(directory: "test", files: files)
-        )
-        .migrate()
+        try ScratchMigrations.inline(appFiles).apply(to: ownerURL)
     }
 
     /// Drops the database, disconnecting anyone still on it.
