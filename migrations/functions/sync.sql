@@ -432,8 +432,33 @@ REVOKE ALL ON FUNCTION ferry.enable_sync_columns(regclass) FROM PUBLIC;
 COMMENT ON FUNCTION ferry.enable_sync_columns(regclass) IS
     'ferry.enable_sync of 0001: columns, generic triggers, indexes, registration. ferry.enable_sync_base calls it.';
 
+-- The columns that put a row of p_table into an access scope other than its
+-- own (its member columns, by name), present in the table now; NULL when there
+-- are none or the table has no id. The reach check's source and its UPDATE
+-- trigger's WHEN clause are both made from this one list.
+-- (Versioned definitions before this file: none; 0022's sync_reach_source had this query.)
+CREATE OR REPLACE FUNCTION ferry.sync_reach_columns(p_table regclass)
+ RETURNS text[]
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+    SELECT array_agg(s.member_column ORDER BY s.member_column)
+      FROM (SELECT DISTINCT s.member_column::text AS member_column FROM ferry.access_scopes s
+              JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
+             WHERE s.member_table = p_table AND s.scope_table <> p_table) s
+     WHERE EXISTS (SELECT 1 FROM pg_attribute a
+                    WHERE a.attrelid = p_table AND a.attname = 'id' AND a.attnum > 0 AND NOT a.attisdropped)
+$function$;
+REVOKE ALL ON FUNCTION ferry.sync_reach_columns(regclass) FROM PUBLIC;
+
 -- The body of p_table's reach-check trigger function, from its access scopes
 -- now; NULL when the table is a member of no scope but its own (or has no id).
+-- An INSERT is checked by a statement trigger (its rows in new_rows); an
+-- UPDATE by a row trigger whose WHEN clause (ferry.refresh_sync_reach) lets
+-- through only a row whose member column changed, so an update that moves no
+-- row between scopes, as nearly all do, calls no function at all (issue 47:
+-- the statement trigger cost every one-row PATCH a PL/pgSQL call, ~84 µs).
 -- (Versioned definitions before this file: 0022.)
 CREATE OR REPLACE FUNCTION ferry.sync_reach_source(p_table regclass)
  RETURNS text
@@ -441,19 +466,8 @@ CREATE OR REPLACE FUNCTION ferry.sync_reach_source(p_table regclass)
  STABLE
  SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
 AS $function$
-DECLARE
-    v_moved text;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_attribute a
-                    WHERE a.attrelid = p_table AND a.attname = 'id' AND a.attnum > 0 AND NOT a.attisdropped) THEN
-        RETURN NULL;
-    END IF;
-    SELECT string_agg(format('o.%1$I IS DISTINCT FROM n.%1$I', s.member_column), ' OR ' ORDER BY s.member_column)
-      INTO v_moved
-      FROM (SELECT DISTINCT s.member_column FROM ferry.access_scopes s
-              JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
-             WHERE s.member_table = p_table AND s.scope_table <> p_table) s;
-    IF v_moved IS NULL THEN
+    IF ferry.sync_reach_columns(p_table) IS NULL THEN
         RETURN NULL;
     END IF;
     RETURN format($body$
@@ -464,30 +478,43 @@ BEGIN
     IF nullif(current_setting('ferry.user_id', true), '') IS NULL THEN
         RETURN NULL;
     END IF;
-    IF TG_OP = 'INSERT' THEN
+    IF TG_LEVEL = 'ROW' THEN
+        -- An UPDATE that moved this row (the trigger's WHEN clause), after its foreign-key check.
+        IF NOT EXISTS (SELECT 1 FROM %2$s t WHERE t.id = NEW.id) THEN
+            v_lost := NEW.id::text;
+        END IF;
+    ELSE
         SELECT n.id::text INTO v_lost FROM new_rows n
          WHERE NOT EXISTS (SELECT 1 FROM %2$s t WHERE t.id = n.id) LIMIT 1;
-    ELSE
-        SELECT n.id::text INTO v_lost FROM new_rows n JOIN old_rows o ON o.id = n.id
-         WHERE (%3$s) AND NOT EXISTS (SELECT 1 FROM %2$s t WHERE t.id = n.id) LIMIT 1;
     END IF;
     IF v_lost IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = '42501',
-            MESSAGE = format('new row violates row-level security policy for table "%%s"', %4$L),
+            MESSAGE = format('new row violates row-level security policy for table "%%s"', %3$L),
             DETAIL = 'The writer lost access to the row''s scope while the write waited for it.';
     END IF;
     RETURN NULL;
 END
-$body$, p_table::oid, p_table, v_moved, (SELECT c.relname FROM pg_class c WHERE c.oid = p_table));
+$body$, p_table::oid, p_table, (SELECT c.relname FROM pg_class c WHERE c.oid = p_table));
 END
 $function$;
 REVOKE ALL ON FUNCTION ferry.sync_reach_source(regclass) FROM PUBLIC;
 
--- (Re)generates p_table's reach check and its two statement triggers, or drops
--- them and the function when the table no longer needs one. A dropped table's
--- function stays behind: ferry.refresh_sync_triggers' sweep (0017) knows only
--- the sync_update_ and sync_notify_ functions, and a few unused lines are not
--- worth restating that whole function here.
+-- (Re)generates p_table's reach check and its two triggers, or drops them and
+-- the function when the table no longer needs one. A dropped table's function
+-- stays behind: ferry.refresh_sync_triggers' sweep (0017) knows only the
+-- sync_update_ and sync_notify_ functions, and a few unused lines are not worth
+-- restating that whole function here.
+-- AFTER INSERT: a statement trigger, as 0022 made it. AFTER UPDATE: a row
+-- trigger WHEN a member column changed (issue 47; 0022's was a statement
+-- trigger that joined the transition tables on every UPDATE). Both stay AFTER
+-- triggers named zz_*: PostgreSQL fires a row's AFTER triggers in name order,
+-- so the check runs after the foreign-key check (RI_ConstraintTrigger_*) that
+-- waited for a revocation's lock; statement triggers fire after all row ones.
+-- The UPDATE trigger is current when it is a row trigger of this function whose
+-- WHEN clause reads exactly the member columns (PostgreSQL records each column
+-- a WHEN clause reads in pg_depend), so a refresh that changes nothing takes no
+-- lock on the table; otherwise it is made again, which also replaces 0022's
+-- statement trigger on a database that had it.
 -- (Versioned definitions before this file: 0022.)
 CREATE OR REPLACE FUNCTION ferry.refresh_sync_reach(p_table regclass)
  RETURNS void
@@ -496,6 +523,7 @@ CREATE OR REPLACE FUNCTION ferry.refresh_sync_reach(p_table regclass)
 AS $function$
 DECLARE
     v_source text := ferry.sync_reach_source(p_table);
+    v_columns text[] := ferry.sync_reach_columns(p_table);
     v_function regprocedure;
     v_trigger name;
 BEGIN
@@ -516,8 +544,23 @@ BEGIN
     v_function := ferry.generated_trigger_function('sync_reach_' || p_table::oid, v_source);
     PERFORM ferry.point_trigger(p_table, 'zz_ferry_reach_insert', 'AFTER INSERT',
         'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
-    PERFORM ferry.point_trigger(p_table, 'zz_ferry_reach_update', 'AFTER UPDATE',
-        'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
+    IF NOT EXISTS (
+        SELECT 1 FROM pg_trigger t
+         WHERE t.tgrelid = p_table AND t.tgname = 'zz_ferry_reach_update' AND t.tgfoid = v_function
+           AND t.tgtype = 17 -- ROW | UPDATE, AFTER
+           AND t.tgqual IS NOT NULL
+           AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text)
+                  FROM pg_depend d
+                  JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+                 WHERE d.classid = 'pg_trigger'::regclass AND d.objid = t.oid
+                   AND d.refclassid = 'pg_class'::regclass AND d.refobjid = p_table AND d.refobjsubid > 0)
+               = (SELECT array_agg(c ORDER BY c) FROM unnest(v_columns) c)) THEN
+        EXECUTE format('CREATE OR REPLACE TRIGGER zz_ferry_reach_update AFTER UPDATE ON %s FOR EACH ROW WHEN (%s) '
+                       'EXECUTE FUNCTION %s', p_table,
+                       (SELECT string_agg(format('OLD.%1$I IS DISTINCT FROM NEW.%1$I', c), ' OR ' ORDER BY c)
+                          FROM unnest(v_columns) c),
+                       v_function);
+    END IF;
 END
 $function$;
 REVOKE ALL ON FUNCTION ferry.refresh_sync_reach(regclass) FROM PUBLIC;
