@@ -1923,6 +1923,7 @@ CREATE OR REPLACE FUNCTION ferry.refresh_sync_reach(p_table regclass)
 AS $function$
 DECLARE
     v_source text := ferry.sync_reach_source(p_table);
+    v_columns text[] := ferry.sync_reach_columns(p_table);
     v_function regprocedure;
     v_trigger name;
 BEGIN
@@ -1943,8 +1944,23 @@ BEGIN
     v_function := ferry.generated_trigger_function('sync_reach_' || p_table::oid, v_source);
     PERFORM ferry.point_trigger(p_table, 'zz_ferry_reach_insert', 'AFTER INSERT',
         'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
-    PERFORM ferry.point_trigger(p_table, 'zz_ferry_reach_update', 'AFTER UPDATE',
-        'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
+    IF NOT EXISTS (
+        SELECT 1 FROM pg_trigger t
+         WHERE t.tgrelid = p_table AND t.tgname = 'zz_ferry_reach_update' AND t.tgfoid = v_function
+           AND t.tgtype = 17 -- ROW | UPDATE, AFTER
+           AND t.tgqual IS NOT NULL
+           AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text)
+                  FROM pg_depend d
+                  JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+                 WHERE d.classid = 'pg_trigger'::regclass AND d.objid = t.oid
+                   AND d.refclassid = 'pg_class'::regclass AND d.refobjid = p_table AND d.refobjsubid > 0)
+               = (SELECT array_agg(c ORDER BY c) FROM unnest(v_columns) c)) THEN
+        EXECUTE format('CREATE OR REPLACE TRIGGER zz_ferry_reach_update AFTER UPDATE ON %s FOR EACH ROW WHEN (%s) '
+                       'EXECUTE FUNCTION %s', p_table,
+                       (SELECT string_agg(format('OLD.%1$I IS DISTINCT FROM NEW.%1$I', c), ' OR ' ORDER BY c)
+                          FROM unnest(v_columns) c),
+                       v_function);
+    END IF;
 END
 $function$
 ;
@@ -3251,25 +3267,29 @@ END
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION ferry.sync_reach_columns(p_table regclass)
+ RETURNS text[]
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+    SELECT array_agg(s.member_column ORDER BY s.member_column)
+      FROM (SELECT DISTINCT s.member_column::text AS member_column FROM ferry.access_scopes s
+              JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
+             WHERE s.member_table = p_table AND s.scope_table <> p_table) s
+     WHERE EXISTS (SELECT 1 FROM pg_attribute a
+                    WHERE a.attrelid = p_table AND a.attname = 'id' AND a.attnum > 0 AND NOT a.attisdropped)
+$function$
+;
+
 CREATE OR REPLACE FUNCTION ferry.sync_reach_source(p_table regclass)
  RETURNS text
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
 AS $function$
-DECLARE
-    v_moved text;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_attribute a
-                    WHERE a.attrelid = p_table AND a.attname = 'id' AND a.attnum > 0 AND NOT a.attisdropped) THEN
-        RETURN NULL;
-    END IF;
-    SELECT string_agg(format('o.%1$I IS DISTINCT FROM n.%1$I', s.member_column), ' OR ' ORDER BY s.member_column)
-      INTO v_moved
-      FROM (SELECT DISTINCT s.member_column FROM ferry.access_scopes s
-              JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
-             WHERE s.member_table = p_table AND s.scope_table <> p_table) s;
-    IF v_moved IS NULL THEN
+    IF ferry.sync_reach_columns(p_table) IS NULL THEN
         RETURN NULL;
     END IF;
     RETURN format($body$
@@ -3280,21 +3300,23 @@ BEGIN
     IF nullif(current_setting('ferry.user_id', true), '') IS NULL THEN
         RETURN NULL;
     END IF;
-    IF TG_OP = 'INSERT' THEN
+    IF TG_LEVEL = 'ROW' THEN
+        -- An UPDATE that moved this row (the trigger's WHEN clause), after its foreign-key check.
+        IF NOT EXISTS (SELECT 1 FROM %2$s t WHERE t.id = NEW.id) THEN
+            v_lost := NEW.id::text;
+        END IF;
+    ELSE
         SELECT n.id::text INTO v_lost FROM new_rows n
          WHERE NOT EXISTS (SELECT 1 FROM %2$s t WHERE t.id = n.id) LIMIT 1;
-    ELSE
-        SELECT n.id::text INTO v_lost FROM new_rows n JOIN old_rows o ON o.id = n.id
-         WHERE (%3$s) AND NOT EXISTS (SELECT 1 FROM %2$s t WHERE t.id = n.id) LIMIT 1;
     END IF;
     IF v_lost IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = '42501',
-            MESSAGE = format('new row violates row-level security policy for table "%%s"', %4$L),
+            MESSAGE = format('new row violates row-level security policy for table "%%s"', %3$L),
             DETAIL = 'The writer lost access to the row''s scope while the write waited for it.';
     END IF;
     RETURN NULL;
 END
-$body$, p_table::oid, p_table, v_moved, (SELECT c.relname FROM pg_class c WHERE c.oid = p_table));
+$body$, p_table::oid, p_table, (SELECT c.relname FROM pg_class c WHERE c.oid = p_table));
 END
 $function$
 ;
@@ -3353,6 +3375,8 @@ BEGIN
 -- Generated by ferry.refresh_sync_trigger for the table with oid %1$s (%2$s attribute numbers); do not edit.
 DECLARE
     v_changed jsonb := '{}';
+    v_stamp xid8 := nullif(current_setting('ferry.stamp', true), '')::xid8;
+    v_xid xid8;
 BEGIN
     IF NEW.id IS DISTINCT FROM OLD.id THEN
         RAISE EXCEPTION USING ERRCODE = '42501',
@@ -3360,7 +3384,18 @@ BEGIN
     END IF;
     NEW.revision := OLD.revision + 1;
     NEW.last_modified := greatest(ferry.now_ms(), OLD.last_modified + 1);
-    NEW._ferry_xid := ferry.stamp();
+    IF v_stamp IS NULL THEN
+        -- ferry.take_stamp(), inline (keep the two alike): the transaction's first synced write.
+        v_xid := pg_current_xact_id();
+        PERFORM pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(v_xid));
+        v_stamp := greatest(v_xid, coalesce(pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8);
+        IF v_stamp > v_xid
+           AND coalesce(pg_sequence_last_value('ferry.stamp_floor_taken'), 0) < v_stamp::text::int8 THEN
+            PERFORM setval('ferry.stamp_floor_taken', v_stamp::text::int8);
+        END IF;
+        PERFORM set_config('ferry.stamp', v_stamp::text, true);
+    END IF;
+    NEW._ferry_xid := v_stamp;
     NEW._ferry_writer := ferry.current_user_id();
     -- No column added since generation, none of these dropped: compare them.
     IF has_column_privilege(TG_RELID, %3$s::int2, 'SELECT') IS NULL%4$s THEN%5$s

@@ -114,5 +114,27 @@ BEGIN
                           'the orphaned generated function is dropped');
 END $$;
 
+-- The generated update trigger takes the transaction's stamp inline (issue 47):
+-- every statement of ferry.take_stamp()'s body is in it, so the two cannot drift.
+DO $$
+DECLARE
+    v_generated text := (SELECT p.prosrc FROM pg_proc p WHERE p.oid = format('ferry.sync_update_%s()', 'app.terms'::regclass::oid)::regprocedure);
+    v_body text := (SELECT p.prosrc FROM pg_proc p WHERE p.oid = 'ferry.take_stamp()'::regprocedure);
+    v_line text;
+    v_lines int := 0;
+BEGIN
+    PERFORM pg_temp.check(position('pg_current_xact_id()' IN v_generated) > 0
+                          AND regexp_replace(v_generated, '--[^\n]*', '', 'g') !~ '(take_stamp|ferry\.stamp)\(',
+                          'the update trigger takes its stamp without calling ferry.take_stamp()');
+    FOR v_line IN
+        SELECT btrim(replace(l, 'pg_catalog.', '')) FROM unnest(string_to_array(split_part(split_part(v_body, E'\nBEGIN\n', 2), 'RETURN v_stamp;', 1), E'\n')) l
+         WHERE btrim(l) <> '' AND btrim(l) NOT LIKE '--%'
+    LOOP
+        PERFORM pg_temp.check(position(v_line IN v_generated) > 0, 'take_stamp''s line is in the update trigger: ' || v_line);
+        v_lines := v_lines + 1;
+    END LOOP;
+    PERFORM pg_temp.check(v_lines >= 6, 'take_stamp''s body was read: ' || v_lines || ' lines');
+END $$;
+
 DROP SCHEMA gentest CASCADE;
 SELECT 'PASS';

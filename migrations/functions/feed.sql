@@ -364,7 +364,9 @@ GRANT EXECUTE ON FUNCTION ferry.stamp_key(xid8) TO PUBLIC;
 -- stamps again. ferry.stamp() runs per row: a SQL expression that PostgreSQL
 -- inlines into the triggers' assignments (no function call, no SET clause to
 -- save and restore settings); not SECURITY DEFINER, with qualified names.
--- ferry.take_stamp() runs once per transaction, as the writer.
+-- ferry.take_stamp() runs once per transaction, as the writer. The generated
+-- update triggers (ferry.sync_update_source) carry a copy of its body inline:
+-- change both together.
 -- (Versioned definitions before this file: 0032.)
 CREATE OR REPLACE FUNCTION ferry.take_stamp()
  RETURNS xid8
