@@ -2,6 +2,7 @@
 // Chromium, against a real `ferry serve` (FERRY_URL_PORT), two browser contexts as two
 // devices. Run by clients/web/browser-test.sh, which starts the server.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { Browser } from "./cdp.mjs";
 import { startHarness } from "./harness.mjs";
 
@@ -843,7 +844,7 @@ await test("reads by field: a list's todos in one request, kept by the initial s
   await q.close();
 });
 
-await test("an initial sync over a store that has the rows (a restart): pages in id order, each slice's stored rows read at once, a row with a local edit merged, a stored row not in the pages left as it was", async () => {
+await test("an initial sync over a store that has the rows (a restart): pages in id order, each slice's stored rows read at once, a row with a local edit merged, a stored row no page brought removed (with its event)", async () => {
   const r = await browser.page(url);
   onFailure = () => r.close();
   await r.eval(`device('restarted', { initialSyncWorker: false })`);
@@ -860,7 +861,7 @@ await test("an initial sync over a store that has the rows (a restart): pages in
   // An initial sync again (as after a 410), on the main thread: the slices meet the rows
   // they bring already stored, and the deleted one stored but not in any page.
   faults.dropRequests = 1000;
-  await r.eval(`dev.store.setState("cursor", null).then(() => dev.engine.sync()).catch(() => {})`);
+  await r.eval(`dev.events.length = 0; dev.store.setState("cursor", null).then(() => dev.engine.sync()).catch(() => {})`);
   faults.dropRequests = 0;
   const conflicts = await r.eval(`dev.events.filter((e) => e.type === "conflict" && e.id === ${JSON.stringify(n2)}).map((e) => e.conflicts.map((c) => c.field + ":" + c.local + ">" + c.remote).join())`);
   assert.deepEqual(conflicts, ["body:mine>theirs"], "the stored row with its edit was found");
@@ -868,7 +869,8 @@ await test("an initial sync over a store that has the rows (a restart): pages in
   assert.equal(await body(n2), "mine", "the local edit kept");
   assert.equal(await body(n3), "new there");
   assert.equal(await body(n0), "note " + (made.indexOf(n0) + 1));
-  assert.equal(await body(n1), "note " + (made.indexOf(n1) + 1), "not in the pages: left as it was");
+  assert.equal(await body(n1), null, "in no page: gone from the server, so from the store");
+  assert.deepEqual(await r.eval(`dev.events.filter((e) => e.type === "removed").map((e) => e.id)`), [n1], "its removed event");
   await until(r, `dev.store.operations().then((o) => o.length === 0)`);
   await until(a, `dev.store.get("notes", ${JSON.stringify(n2)}).then((n) => n.body === "mine")`);
   await r.close();
@@ -979,6 +981,44 @@ await test(`seeded simulation: ${seeds} seeds, 3 devices, dropped requests and l
   console.log(`# simulation: ${seeds} seeds, ${rows} todos, ${dropped} requests dropped, ${lost} answers lost`);
   assert.equal(failures.length, 0, failures.join("\n"));
   await sim.close();
+});
+
+// Last: its purge expires every device's cursor, and the tests above would all start over.
+await test("after a real 410 (cursor_expired), the restarted initial sync leaves the store as the server has it: rows deleted before the new cursor leave, with their events; rows with edits waiting stay", async () => {
+  const r = await browser.page(url);
+  onFailure = () => r.close();
+  await r.eval("device('expired')");
+  const made = await a.eval(`dev.store.write([1, 2, 3, 4].map((i) => ({resource: "notes", kind: "create", fields: {body: "expiring " + i}})))`);
+  const [kept, gone, edited, mine] = made.map((id) => JSON.stringify(id));
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(r, `Promise.all(${JSON.stringify(made)}.map((id) => dev.store.get("notes", id))).then((n) => n.every(Boolean))`);
+  // The device edits a note and cannot upload; the server deletes that note and another, and edits a third.
+  await r.eval(`dev.store.write([{resource: "notes", id: ${mine}, kind: "update", fields: {body: "mine, waiting"}}])`);
+  await a.eval(`dev.store.write([{resource: "notes", id: ${gone}, kind: "delete"}, {resource: "notes", id: ${mine}, kind: "delete"}, {resource: "notes", id: ${edited}, kind: "update", fields: {body: "edited there"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  // The server purges the tombstones and moves its horizon past every cursor (as
+  // FerryKit's cursorExpired test does): the feed answers 410 from r's cursor, and the
+  // new cursor is after the deletes, so no feed page will name them.
+  execFileSync("psql", ["-qAt", process.env.FERRY_DATABASE_MIGRATION_URL,
+    "-c", "SELECT ferry.purge_tombstones(0, 1000)",
+    "-c", "UPDATE ferry.purge_horizon SET horizon_xid = pg_current_xact_id()"]);
+  faults.dropRequests = 1000;
+  faults.answers.length = 0;
+  await r.eval("dev.events.length = 0; dev.engine.sync().catch(() => {})");
+  faults.dropRequests = 0;
+  assert.ok(faults.answers.some((x) => x.startsWith("410 /v1/changes?")), `the feed answered 410: ${faults.answers.join(" ")}`);
+  assert.ok(faults.answers.some((x) => x.startsWith("200 /v1/changes?since=now")), "a new cursor was taken");
+  const body = (id) => r.eval(`dev.store.get("notes", ${id}).then((n) => n ? n.body : null)`);
+  assert.equal(await body(gone), null, "a row the server deleted before the new cursor left the store");
+  assert.equal(await body(kept), "expiring 1");
+  assert.equal(await body(edited), "edited there");
+  assert.equal(await body(mine), "mine, waiting", "a row with an edit waiting stays, though the server deleted it");
+  assert.equal(await r.eval(`dev.store.operations().then((o) => o.filter((op) => op.rowID === ${mine} && op.state !== "rejected").length)`), 1, "its edit still waits");
+  const removed = await r.eval(`dev.events.filter((e) => e.type === "removed").map((e) => [e.id, e.revoked, e.discardedEdits, e.localVersion])`);
+  assert.deepEqual(removed, [[JSON.parse(gone), false, false, null]], "one removed event, for the row that left");
+  const changed = await r.eval(`dev.events.filter((e) => e.type === "changed" && e.resources.includes("notes")).length`);
+  assert.ok(changed > 0, "a changed event for notes");
+  await r.close();
 });
 
 await browser.close();
