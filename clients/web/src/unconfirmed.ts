@@ -1,5 +1,5 @@
 // What a finished initial sync removes: the rows the store held that no Index page
-// brought back (FerryKit's `ferry_unconfirmed`, docs/API.md "Changes feed"). After a 410
+// brought back (FerryKit's `ferry_unconfirmed`, docs/API.md "Delta sync"). After a 410
 // `cursor_expired` the store is filled again from Index pages and a new cursor; a row the
 // server deleted before that cursor is in no page and in no feed page after it, so only
 // this sweep can tell the store it is gone. Decided from keys alone, tested under Node;
