@@ -717,6 +717,56 @@ await test("continuous mode evicts when a TTL ends: a tab that only waits loses 
   await friend.close();
 });
 
+await test("continuous mode: an unsubscribe in another tab of the device re-arms the syncing tab's eviction timer at once, through the tabs' channel: the rows leave at the TTL's end while the wait is still held", async () => {
+  const friendURL = `${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`;
+  const friend = await browser.page(friendURL);
+  let other = null;
+  onFailure = async () => {
+    console.log("# held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
+    await other?.close();
+    await friend.close();
+  };
+  const lists = await a.eval(`(async () => {
+    const ids = [];
+    for (const title of ["Dropped in another tab", "Kept too"]) {
+      const l = crypto.randomUUID();
+      await dev.store.write([
+        {resource: "lists", id: l, kind: "create", fields: {title, is_public: true}},
+        {resource: "todos", kind: "create", fields: {list_id: l, title: "First", rank: "V"}},
+      ]);
+      ids.push(l);
+    }
+    return ids;
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const [dropped, kept] = lists.map((l) => `list:${l}`);
+  await friend.eval("device('ttl-tabs')");
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(dropped)}, { ttl: 2 })`);
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(kept)})`);
+  await friend.eval("dev.engine.sync()");
+  const has = (l) => `Promise.all([dev.store.get("lists", ${JSON.stringify(l)}), dev.store.all("todos")]).then(([l, ts]) => [!!l, ts.filter((t) => t.list_id === ${JSON.stringify(l)}).length])`;
+  assert.deepEqual(await friend.eval(has(lists[0])), [true, 1], "the subscription's first round");
+  const firstWait = faults.waits.length;
+  await friend.eval("dev.engine.start(); true");
+  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.waiting > 0, "a wait is held open");
+  const held = faults.waits.slice(firstWait).filter((w) => !w.ended);
+  // Another tab of the same device (same store), not syncing, unsubscribes.
+  other = await browser.pageIn(friend.contextId, friendURL);
+  await other.eval("device('ttl-tabs')");
+  await other.eval(`dev.engine.unsubscribe(${JSON.stringify(dropped)})`);
+  assert.deepEqual(await friend.eval(`dev.engine.subscriptionState(${JSON.stringify(dropped)}).then((s) => s.state)`), "unsubscribed");
+  // The syncing tab evicts at the TTL's end, with no round: the wait it held is still held.
+  await waitFor(friend, `${has(lists[0])}.then(([l, n]) => !l && n === 0)`, "the unsubscribed list's rows leave");
+  assert.ok(held.length > 0 && held.every((w) => !w.ended), `evicted while its wait was held: ${JSON.stringify(held.map((w) => w.ended))}`);
+  assert.deepEqual(await friend.eval("dev.events.filter((e) => e.type === 'evicted').map(({stream, removed, keptForEdits}) => [stream, removed, keptForEdits])"),
+    [[dropped, 2, 0]]);
+  assert.deepEqual(await other.eval(has(lists[1])), [true, 1], "the kept list stays, in every tab");
+  await friend.eval("dev.engine.stop()");
+  await other.close();
+  await friend.close();
+});
+
 await test("past the server's live.max_wait_streams (2 here), the streams are split into waits of at most that many, held at once, and news on any arrives", async () => {
   const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
   onFailure = async () => {

@@ -126,6 +126,9 @@ export class SyncEngine {
       this.channel.onmessage = (m) => {
         const e = m.data as SyncEvent;
         if (e.type === "written") this.kick();
+        // Another tab subscribed or unsubscribed: the next eviction due may have moved,
+        // and this tab's wait may be held for minutes with no round to re-arm it.
+        if (e.type === "subscription" && this.running) this.track(this.armEviction()).catch(() => {});
         this.emit(e, false);
       };
     }
@@ -342,7 +345,8 @@ export class SyncEngine {
    * only listens (a wait or the event stream open for minutes, no round) evicts an
    * unsubscribed stream's rows when its TTL ends, not at its next round. The eviction
    * needs no network and takes no Web Lock (the wait holds it): IndexedDB orders its
-   * transaction with the pages'. Armed after every round and wait, and by `unsubscribe`.
+   * transaction with the pages'. Armed after every round and wait, by `unsubscribe`, and when
+   * another tab's `subscription` event arrives (its unsubscribe moved the next one due).
    */
   private async armEviction(): Promise<void> {
     const turn = ++this.evictionArmed;
