@@ -2,7 +2,7 @@
 // Chromium, against a real `ferry serve` (FERRY_URL_PORT), two browser contexts as two
 // devices. Run by clients/web/browser-test.sh, which starts the server.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { Browser } from "./cdp.mjs";
 import { startHarness } from "./harness.mjs";
 
@@ -1068,6 +1068,42 @@ await test("after a real 410 (cursor_expired), the restarted initial sync leaves
   assert.deepEqual(removed, [[JSON.parse(gone), false, false, null]], "one removed event, for the row that left");
   const changed = await r.eval(`dev.events.filter((e) => e.type === "changed" && e.resources.includes("notes")).length`);
   assert.ok(changed > 0, "a changed event for notes");
+  await r.close();
+});
+
+await test("a 410 again right after the restart (a transaction older than the new horizon still runs) ends the round, with no initial syncs back to back; the next round, once it has ended, converges", async () => {
+  const r = await browser.page(url);
+  let holder = null;
+  const release = () => new Promise((resolve) => {
+    if (!holder || holder.exitCode !== null) return resolve();
+    holder.on("exit", resolve);
+    holder.stdin.end("COMMIT;\n");
+  });
+  onFailure = async () => { await release(); await r.close(); };
+  await r.eval("device('expired-twice')");
+  const [note] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "before the second purge"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(r, `dev.store.get("notes", ${JSON.stringify(note)})`);
+  // A write held open (it holds the feed's frontier back); then the horizon moves past
+  // it and r's cursor: a cursor taken now is behind the horizon until the write ends.
+  holder = spawn("psql", ["-qAt", process.env.FERRY_DATABASE_MIGRATION_URL], { stdio: ["pipe", "pipe", "inherit"] });
+  const started = new Promise((resolve) => holder.stdout.once("data", resolve));
+  holder.stdin.write(`BEGIN; UPDATE app.notes SET body = body WHERE id = '${note}'; SELECT 'held';\n`);
+  await started;
+  execFileSync("psql", ["-qAt", process.env.FERRY_DATABASE_MIGRATION_URL,
+    "-c", "SELECT ferry.purge_tombstones(0, 1000)",
+    "-c", "UPDATE ferry.purge_horizon SET horizon_xid = pg_current_xact_id()"]);
+  faults.answers.length = 0;
+  const since = () => faults.answers.filter((x) => x.includes("/v1/changes?since=now")).length;
+  await r.eval("window.outcome = null; dev.engine.sync().then(() => { outcome = 'synced'; }, (e) => { outcome = String(e.message); }); true");
+  // Settled, or initial syncs back to back (the loop this guards against).
+  for (let i = 0; i < 2400 && (await r.eval("outcome")) === null && since() <= 2; i++) await new Promise((res) => setTimeout(res, 25));
+  assert.match(String(await r.eval("outcome")), /410 cursor_expired right after an initial sync/, `answers: ${faults.answers.join(" ")}`);
+  assert.equal(since(), 1, "one initial sync in the round");
+  assert.equal(faults.answers.filter((x) => x.startsWith("410 /v1/changes?")).length, 2);
+  await release();
+  await until(r, `dev.store.state("cursor").then((c) => c != null)`);
+  assert.equal((await r.eval(`dev.store.get("notes", ${JSON.stringify(note)})`)).body, "before the second purge");
   await r.close();
 });
 

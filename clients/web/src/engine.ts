@@ -1178,6 +1178,7 @@ export class SyncEngine {
 
   /** Follows the changes feed from the saved cursor until it has no more; `wait` > 0 long-polls. */
   async download(wait: number, signal?: AbortSignal): Promise<void> {
+    let restarted = false;
     for (;;) {
       if ((await this.store.state<string | null>("cursor")) == null && this.options.initialSyncByIndex !== false) {
         await this.initialSync();
@@ -1189,6 +1190,11 @@ export class SyncEngine {
       const res = await this.send("GET", `/v1/changes?${query}`, undefined, {}, wait > 0 ? signal : undefined);
       if (res.status === 410) {
         await this.store.setState("cursor", null);
+        // The cursor the restart took is already behind the purge horizon (the server
+        // moved it past a transaction still running): FerryKit's rule, the round ends
+        // and the next starts over again, rather than initial syncs back to back.
+        if (restarted) throw new Error("GET /v1/changes: 410 cursor_expired right after an initial sync");
+        restarted = true;
         continue;
       }
       if (!res.ok) throw new Error(`GET /v1/changes: ${res.status}`);
