@@ -268,25 +268,21 @@ extension FerryStore {
         }
     }
 
-    /// After 410 `cursor_expired`: forget the cursor and every row without local
-    /// edits; rows with edits stay, and are re-based as the full sync brings
+    /// After 410 `cursor_expired`: forget the cursor; the initial sync runs
+    /// again. The rows stay readable meanwhile: `beginInitialSync` lists those
+    /// without local edits (and not a subscription's) as unconfirmed, the pages
+    /// confirm what the server still has, and what is left leaves when it
+    /// finishes, with a `removed` event (docs/API.md, "Delta sync"; FerryWeb
+    /// does the same). Rows with edits stay, and are re-based as the pages bring
     /// their server versions (or rejected on upload if the server lost them).
     func startOver() throws {
         try ferryWrite { db in
             try db.execute(sql: "DELETE FROM ferry_state WHERE key = 'cursor'")
             try Self.clearInitialSync(db)
-            // The default stream starts again; the subscriptions' rows stay theirs
-            // (their own cursors are still valid and would not bring them again).
+            // The default stream starts again (its pages mark what it holds); the
+            // subscriptions' rows stay theirs (their own cursors are still valid
+            // and would not bring them again).
             try db.execute(sql: "DELETE FROM ferry_subscription_row WHERE stream = ''")
-            guard let schema = try Self.schema(db) else { return }
-            for resource in schema.resources where try db.tableExists(resource.name) {
-                try db.execute(
-                    sql: """
-                        DELETE FROM \(LocalSchema.quote(resource.name)) WHERE id NOT IN
-                          (SELECT row_id FROM ferry_outbox WHERE resource = ? AND \(OutboxState.waiting()))
-                          AND id NOT IN (SELECT id FROM ferry_subscription_row WHERE resource = ?)
-                        """, arguments: [resource.name, resource.name])
-            }
             try db.execute(
                 sql:
                     "DELETE FROM ferry_base WHERE NOT EXISTS (SELECT 1 FROM ferry_outbox o WHERE o.resource = ferry_base.resource AND o.row_id = ferry_base.id AND \(OutboxState.waiting("o.state")))"

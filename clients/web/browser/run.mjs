@@ -2,6 +2,7 @@
 // Chromium, against a real `ferry serve` (FERRY_URL_PORT), two browser contexts as two
 // devices. Run by clients/web/browser-test.sh, which starts the server.
 import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
 import { Browser } from "./cdp.mjs";
 import { startHarness } from "./harness.mjs";
 
@@ -716,6 +717,56 @@ await test("continuous mode evicts when a TTL ends: a tab that only waits loses 
   await friend.close();
 });
 
+await test("continuous mode: an unsubscribe in another tab of the device re-arms the syncing tab's eviction timer at once, through the tabs' channel: the rows leave at the TTL's end while the wait is still held", async () => {
+  const friendURL = `${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`;
+  const friend = await browser.page(friendURL);
+  let other = null;
+  onFailure = async () => {
+    console.log("# held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
+    await other?.close();
+    await friend.close();
+  };
+  const lists = await a.eval(`(async () => {
+    const ids = [];
+    for (const title of ["Dropped in another tab", "Kept too"]) {
+      const l = crypto.randomUUID();
+      await dev.store.write([
+        {resource: "lists", id: l, kind: "create", fields: {title, is_public: true}},
+        {resource: "todos", kind: "create", fields: {list_id: l, title: "First", rank: "V"}},
+      ]);
+      ids.push(l);
+    }
+    return ids;
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const [dropped, kept] = lists.map((l) => `list:${l}`);
+  await friend.eval("device('ttl-tabs')");
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(dropped)}, { ttl: 2 })`);
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(kept)})`);
+  await friend.eval("dev.engine.sync()");
+  const has = (l) => `Promise.all([dev.store.get("lists", ${JSON.stringify(l)}), dev.store.all("todos")]).then(([l, ts]) => [!!l, ts.filter((t) => t.list_id === ${JSON.stringify(l)}).length])`;
+  assert.deepEqual(await friend.eval(has(lists[0])), [true, 1], "the subscription's first round");
+  const firstWait = faults.waits.length;
+  await friend.eval("dev.engine.start(); true");
+  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.waiting > 0, "a wait is held open");
+  const held = faults.waits.slice(firstWait).filter((w) => !w.ended);
+  // Another tab of the same device (same store), not syncing, unsubscribes.
+  other = await browser.pageIn(friend.contextId, friendURL);
+  await other.eval("device('ttl-tabs')");
+  await other.eval(`dev.engine.unsubscribe(${JSON.stringify(dropped)})`);
+  assert.deepEqual(await friend.eval(`dev.engine.subscriptionState(${JSON.stringify(dropped)}).then((s) => s.state)`), "unsubscribed");
+  // The syncing tab evicts at the TTL's end, with no round: the wait it held is still held.
+  await waitFor(friend, `${has(lists[0])}.then(([l, n]) => !l && n === 0)`, "the unsubscribed list's rows leave");
+  assert.ok(held.length > 0 && held.every((w) => !w.ended), `evicted while its wait was held: ${JSON.stringify(held.map((w) => w.ended))}`);
+  assert.deepEqual(await friend.eval("dev.events.filter((e) => e.type === 'evicted').map(({stream, removed, keptForEdits}) => [stream, removed, keptForEdits])"),
+    [[dropped, 2, 0]]);
+  assert.deepEqual(await other.eval(has(lists[1])), [true, 1], "the kept list stays, in every tab");
+  await friend.eval("dev.engine.stop()");
+  await other.close();
+  await friend.close();
+});
+
 await test("past the server's live.max_wait_streams (2 here), the streams are split into waits of at most that many, held at once, and news on any arrives", async () => {
   const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
   onFailure = async () => {
@@ -843,7 +894,7 @@ await test("reads by field: a list's todos in one request, kept by the initial s
   await q.close();
 });
 
-await test("an initial sync over a store that has the rows (a restart): pages in id order, each slice's stored rows read at once, a row with a local edit merged, a stored row not in the pages left as it was", async () => {
+await test("an initial sync over a store that has the rows (a restart): pages in id order, each slice's stored rows read at once, a row with a local edit merged, a stored row no page brought removed (with its event)", async () => {
   const r = await browser.page(url);
   onFailure = () => r.close();
   await r.eval(`device('restarted', { initialSyncWorker: false })`);
@@ -860,7 +911,7 @@ await test("an initial sync over a store that has the rows (a restart): pages in
   // An initial sync again (as after a 410), on the main thread: the slices meet the rows
   // they bring already stored, and the deleted one stored but not in any page.
   faults.dropRequests = 1000;
-  await r.eval(`dev.store.setState("cursor", null).then(() => dev.engine.sync()).catch(() => {})`);
+  await r.eval(`dev.events.length = 0; dev.store.setState("cursor", null).then(() => dev.engine.sync()).catch(() => {})`);
   faults.dropRequests = 0;
   const conflicts = await r.eval(`dev.events.filter((e) => e.type === "conflict" && e.id === ${JSON.stringify(n2)}).map((e) => e.conflicts.map((c) => c.field + ":" + c.local + ">" + c.remote).join())`);
   assert.deepEqual(conflicts, ["body:mine>theirs"], "the stored row with its edit was found");
@@ -868,7 +919,8 @@ await test("an initial sync over a store that has the rows (a restart): pages in
   assert.equal(await body(n2), "mine", "the local edit kept");
   assert.equal(await body(n3), "new there");
   assert.equal(await body(n0), "note " + (made.indexOf(n0) + 1));
-  assert.equal(await body(n1), "note " + (made.indexOf(n1) + 1), "not in the pages: left as it was");
+  assert.equal(await body(n1), null, "in no page: gone from the server, so from the store");
+  assert.deepEqual(await r.eval(`dev.events.filter((e) => e.type === "removed").map((e) => e.id)`), [n1], "its removed event");
   await until(r, `dev.store.operations().then((o) => o.length === 0)`);
   await until(a, `dev.store.get("notes", ${JSON.stringify(n2)}).then((n) => n.body === "mine")`);
   await r.close();
@@ -979,6 +1031,80 @@ await test(`seeded simulation: ${seeds} seeds, 3 devices, dropped requests and l
   console.log(`# simulation: ${seeds} seeds, ${rows} todos, ${dropped} requests dropped, ${lost} answers lost`);
   assert.equal(failures.length, 0, failures.join("\n"));
   await sim.close();
+});
+
+// Last: its purge expires every device's cursor, and the tests above would all start over.
+await test("after a real 410 (cursor_expired), the restarted initial sync leaves the store as the server has it: rows deleted before the new cursor leave, with their events; rows with edits waiting stay", async () => {
+  const r = await browser.page(url);
+  onFailure = () => r.close();
+  await r.eval("device('expired')");
+  const made = await a.eval(`dev.store.write([1, 2, 3, 4].map((i) => ({resource: "notes", kind: "create", fields: {body: "expiring " + i}})))`);
+  const [kept, gone, edited, mine] = made.map((id) => JSON.stringify(id));
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(r, `Promise.all(${JSON.stringify(made)}.map((id) => dev.store.get("notes", id))).then((n) => n.every(Boolean))`);
+  // The device edits a note and cannot upload; the server deletes that note and another, and edits a third.
+  await r.eval(`dev.store.write([{resource: "notes", id: ${mine}, kind: "update", fields: {body: "mine, waiting"}}])`);
+  await a.eval(`dev.store.write([{resource: "notes", id: ${gone}, kind: "delete"}, {resource: "notes", id: ${mine}, kind: "delete"}, {resource: "notes", id: ${edited}, kind: "update", fields: {body: "edited there"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  // The server purges the tombstones and moves its horizon past every cursor (as
+  // FerryKit's cursorExpired test does): the feed answers 410 from r's cursor, and the
+  // new cursor is after the deletes, so no feed page will name them.
+  execFileSync("psql", ["-qAt", process.env.FERRY_DATABASE_MIGRATION_URL,
+    "-c", "SELECT ferry.purge_tombstones(0, 1000)",
+    "-c", "UPDATE ferry.purge_horizon SET horizon_xid = pg_current_xact_id()"]);
+  faults.dropRequests = 1000;
+  faults.answers.length = 0;
+  await r.eval("dev.events.length = 0; dev.engine.sync().catch(() => {})");
+  faults.dropRequests = 0;
+  assert.ok(faults.answers.some((x) => x.startsWith("410 /v1/changes?")), `the feed answered 410: ${faults.answers.join(" ")}`);
+  assert.ok(faults.answers.some((x) => x.startsWith("200 /v1/changes?since=now")), "a new cursor was taken");
+  const body = (id) => r.eval(`dev.store.get("notes", ${id}).then((n) => n ? n.body : null)`);
+  assert.equal(await body(gone), null, "a row the server deleted before the new cursor left the store");
+  assert.equal(await body(kept), "expiring 1");
+  assert.equal(await body(edited), "edited there");
+  assert.equal(await body(mine), "mine, waiting", "a row with an edit waiting stays, though the server deleted it");
+  assert.equal(await r.eval(`dev.store.operations().then((o) => o.filter((op) => op.rowID === ${mine} && op.state !== "rejected").length)`), 1, "its edit still waits");
+  const removed = await r.eval(`dev.events.filter((e) => e.type === "removed").map((e) => [e.id, e.revoked, e.discardedEdits, e.localVersion])`);
+  assert.deepEqual(removed, [[JSON.parse(gone), false, false, null]], "one removed event, for the row that left");
+  const changed = await r.eval(`dev.events.filter((e) => e.type === "changed" && e.resources.includes("notes")).length`);
+  assert.ok(changed > 0, "a changed event for notes");
+  await r.close();
+});
+
+await test("a 410 again right after the restart (a transaction older than the new horizon still runs) ends the round, with no initial syncs back to back; the next round, once it has ended, converges", async () => {
+  const r = await browser.page(url);
+  let holder = null;
+  const release = () => new Promise((resolve) => {
+    if (!holder || holder.exitCode !== null) return resolve();
+    holder.on("exit", resolve);
+    holder.stdin.end("COMMIT;\n");
+  });
+  onFailure = async () => { await release(); await r.close(); };
+  await r.eval("device('expired-twice')");
+  const [note] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "before the second purge"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await until(r, `dev.store.get("notes", ${JSON.stringify(note)})`);
+  // A write held open (it holds the feed's frontier back); then the horizon moves past
+  // it and r's cursor: a cursor taken now is behind the horizon until the write ends.
+  holder = spawn("psql", ["-qAt", process.env.FERRY_DATABASE_MIGRATION_URL], { stdio: ["pipe", "pipe", "inherit"] });
+  const started = new Promise((resolve) => holder.stdout.once("data", resolve));
+  holder.stdin.write(`BEGIN; UPDATE app.notes SET body = body WHERE id = '${note}'; SELECT 'held';\n`);
+  await started;
+  execFileSync("psql", ["-qAt", process.env.FERRY_DATABASE_MIGRATION_URL,
+    "-c", "SELECT ferry.purge_tombstones(0, 1000)",
+    "-c", "UPDATE ferry.purge_horizon SET horizon_xid = pg_current_xact_id()"]);
+  faults.answers.length = 0;
+  const since = () => faults.answers.filter((x) => x.includes("/v1/changes?since=now")).length;
+  await r.eval("window.outcome = null; dev.engine.sync().then(() => { outcome = 'synced'; }, (e) => { outcome = String(e.message); }); true");
+  // Settled, or initial syncs back to back (the loop this guards against).
+  for (let i = 0; i < 2400 && (await r.eval("outcome")) === null && since() <= 2; i++) await new Promise((res) => setTimeout(res, 25));
+  assert.match(String(await r.eval("outcome")), /410 cursor_expired right after an initial sync/, `answers: ${faults.answers.join(" ")}`);
+  assert.equal(since(), 1, "one initial sync in the round");
+  assert.equal(faults.answers.filter((x) => x.startsWith("410 /v1/changes?")).length, 2);
+  await release();
+  await until(r, `dev.store.state("cursor").then((c) => c != null)`);
+  assert.equal((await r.eval(`dev.store.get("notes", ${JSON.stringify(note)})`)).body, "before the second purge");
+  await r.close();
 });
 
 await browser.close();

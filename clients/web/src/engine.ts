@@ -10,6 +10,7 @@ import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
 import { SliceSizer } from "./slices.js";
+import { sweep, unconfirmed, RowKey } from "./unconfirmed.js";
 import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction, nextEviction, followedAfterDefault, waitedStreams, afterPage } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
@@ -125,6 +126,9 @@ export class SyncEngine {
       this.channel.onmessage = (m) => {
         const e = m.data as SyncEvent;
         if (e.type === "written") this.kick();
+        // Another tab subscribed or unsubscribed: the next eviction due may have moved,
+        // and this tab's wait may be held for minutes with no round to re-arm it.
+        if (e.type === "subscription" && this.running) this.track(this.armEviction()).catch(() => {});
         this.emit(e, false);
       };
     }
@@ -341,7 +345,8 @@ export class SyncEngine {
    * only listens (a wait or the event stream open for minutes, no round) evicts an
    * unsubscribed stream's rows when its TTL ends, not at its next round. The eviction
    * needs no network and takes no Web Lock (the wait holds it): IndexedDB orders its
-   * transaction with the pages'. Armed after every round and wait, and by `unsubscribe`.
+   * transaction with the pages'. Armed after every round and wait, by `unsubscribe`, and when
+   * another tab's `subscription` event arrives (its unsubscribe moved the next one due).
    */
   private async armEviction(): Promise<void> {
     const turn = ++this.evictionArmed;
@@ -951,6 +956,11 @@ export class SyncEngine {
       cursor = (await now.json()).cursor as string;
       await this.store.setState("initialCursor", cursor);
     }
+    // A store that held rows when this run began (a restart after a 410, or a run cut
+    // short before) is swept at the end: what no page brought is gone from the server.
+    // A store that was empty holds at the end only what the pages brought.
+    const hadRows = await req(this.store.tx("readonly").objectStore(stores.ROWS).count()) > 0;
+    const brought = new Set<RowKey>();
     const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
     const budget = this.options.initialSyncBudget ?? 6;
     let slice = Math.max(1, this.options.initialSyncSlice ?? 100);
@@ -1005,6 +1015,12 @@ export class SyncEngine {
         // for its whole length. No cursor rides on these (it is saved at the end), and
         // rows apply by revision, so a slice is as safe as the page.
         const rows = (body.data as RowData[]).map((data) => ({ resource: resource.name, data }));
+        if (hadRows) {
+          for (const { data } of rows) {
+            const id = typeof data.id === "number" ? String(data.id) : data.id;
+            if (typeof id === "string") brought.add(rowKeyOf(resource.name, id));
+          }
+        }
         for (let i = 0; i < rows.length;) {
           // Stopped: no slice more (the one in progress has committed; the cursor taken
           // first is kept, so a restart starts the pages over from it).
@@ -1021,10 +1037,54 @@ export class SyncEngine {
       }
     }
     this.throwIfHalted();
-    await this.store.transaction((tx) => {
+    // The sweep and the cursor in one transaction: a run cut short before it commits
+    // starts its pages over and sweeps again.
+    const removed = await this.store.transaction(async (tx) => {
+      const gone = hadRows ? await this.sweepUnconfirmed(tx, new Set(schema.map((r) => r.name)), brought) : [];
       tx.objectStore(stores.STATE).put(cursor, "cursor");
       tx.objectStore(stores.STATE).delete("initialCursor");
+      return gone;
     });
+    for (const [resource, id] of removed) {
+      this.emit({ type: "removed", resource, id, revoked: false, discardedEdits: false, localVersion: null });
+    }
+    if (removed.length) this.emit({ type: "changed", resources: [...new Set(removed.map(([resource]) => resource))] });
+  }
+
+  /**
+   * The end of an initial sync over a store that held rows: FerryKit's
+   * `finishInitialSync`. A row of a listed resource that no page brought, that no
+   * subscription holds and that has no edit waiting is gone from the server (deleted,
+   * or its access lost, before the cursor the feed now follows from, which will not say
+   * so): it leaves the store, with its base. Returns what left.
+   */
+  private async sweepUnconfirmed(tx: IDBTransaction, listed: Set<string>, brought: Set<RowKey>): Promise<[string, string][]> {
+    const rows = tx.objectStore(stores.ROWS), outbox = tx.objectStore(stores.OUTBOX), state = tx.objectStore(stores.STATE);
+    const [keys, subscribedList, heldByDefault] = await Promise.all([
+      req(rows.getAllKeys()) as Promise<IDBValidKey[]>,
+      req(state.get("subscriptions")),
+      req(state.get("held:")) as Promise<RowKey[] | undefined>,
+    ]);
+    const streams = subscriptionsOf(subscribedList).map((s) => s.stream);
+    const bySubscription = (await Promise.all(streams.map((s) => req(state.get(`held:${s}`))))).map((h) => (h ?? []) as RowKey[]);
+    const stored = (keys as [string, string][]).filter(([resource]) => listed.has(resource)).map(([resource, id]) => rowKeyOf(resource, id));
+    const candidates = unconfirmed(stored, brought, bySubscription);
+    const waiting = new Set<RowKey>();
+    const ops = await Promise.all(candidates.concat(heldByDefault ?? []).map((key) => {
+      const [resource, id] = key.split("\u0000");
+      return req(outbox.index("row").getAll([resource, id])) as Promise<StoredOperation[]>;
+    }));
+    candidates.concat(heldByDefault ?? []).forEach((key, i) => { if (ops[i].some((o) => o.state !== "rejected")) waiting.add(key); });
+    const out = sweep(candidates, brought, bySubscription, heldByDefault ?? [], (key) => waiting.has(key));
+    const removed: [string, string][] = [];
+    for (const key of out.remove) {
+      const [resource, id] = key.split("\u0000");
+      rows.delete([resource, id]);
+      tx.objectStore(stores.BASES).delete([resource, id]);
+      removed.push([resource, id]);
+    }
+    if (heldByDefault) state.put(out.heldByDefault, "held:");
+    return removed;
   }
 
   /**
@@ -1118,6 +1178,7 @@ export class SyncEngine {
 
   /** Follows the changes feed from the saved cursor until it has no more; `wait` > 0 long-polls. */
   async download(wait: number, signal?: AbortSignal): Promise<void> {
+    let restarted = false;
     for (;;) {
       if ((await this.store.state<string | null>("cursor")) == null && this.options.initialSyncByIndex !== false) {
         await this.initialSync();
@@ -1129,6 +1190,11 @@ export class SyncEngine {
       const res = await this.send("GET", `/v1/changes?${query}`, undefined, {}, wait > 0 ? signal : undefined);
       if (res.status === 410) {
         await this.store.setState("cursor", null);
+        // The cursor the restart took is already behind the purge horizon (the server
+        // moved it past a transaction still running): FerryKit's rule, the round ends
+        // and the next starts over again, rather than initial syncs back to back.
+        if (restarted) throw new Error("GET /v1/changes: 410 cursor_expired right after an initial sync");
+        restarted = true;
         continue;
       }
       if (!res.ok) throw new Error(`GET /v1/changes: ${res.status}`);
