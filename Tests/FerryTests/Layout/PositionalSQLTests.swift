@@ -74,7 +74,9 @@ import Testing
         let uses = try Self.modules.flatMap { try Self.uses(inModule: $0) }
         let files = Set(uses.map(\.file))
         let unlisted = uses.filter { !Self.unconverted.contains($0.file) }
-        #expect(unlisted.isEmpty, "positional SQL outside the boundary, not listed as unconverted:\n\(unlisted.map(\.description).joined(separator: "\n"))")
+        #expect(
+            unlisted.isEmpty,
+            "positional SQL outside the boundary, not listed as unconverted:\n\(unlisted.map(\.description).joined(separator: "\n"))")
         let stale = Self.unconverted.subtracting(files).sorted()
         #expect(stale.isEmpty, "converted: remove from PositionalSQLTests.unconverted: \(stale.joined(separator: ", "))")
     }

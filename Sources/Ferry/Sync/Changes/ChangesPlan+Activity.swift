@@ -82,12 +82,12 @@ extension ChangesPlan {
         let held = waiting ? heldProbes.joined(separator: "\n    OR ") : "false"
         let readable = readThrough.withClause(for: readThroughResources(resources.map(\.name)), walks: walks == .decidedInStatement)
         return (readable.isEmpty ? "" : "WITH \(readable)\n") + """
-                SELECT s.frontier::text AS frontier, \(idCheck) AS id_check,
-                       \(cursor.expired(horizon: "h.horizon_xid")) AS expired,
-                       \(probes.joined(separator: "\n   OR ")) AS found,
-                       \(held) AS held
-                  FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s CROSS JOIN ferry.purge_horizon h
-                """
+            SELECT s.frontier::text AS frontier, \(idCheck) AS id_check,
+                   \(cursor.expired(horizon: "h.horizon_xid")) AS expired,
+                   \(probes.joined(separator: "\n   OR ")) AS found,
+                   \(held) AS held
+              FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s CROSS JOIN ferry.purge_horizon h
+            """
     }
 
     /// The scope tables among the resources: a waiter's caller is woken by
