@@ -67,7 +67,7 @@ struct AuthRoutes: Sendable {
             _ = try auth.database.asCaller(context.caller(credential), [])  // a bad JWT is 401 first
             throw Problem.badRequest("a JWT is not revoked here: it is valid until it expires; sign out at its identity provider")
         }
-        _ = try auth.database.asCaller(context.caller(credential), [PlannedStatement("SELECT ferry.revoke_token($1::bytea)", [.text(hash)])])
+        _ = try auth.database.asCaller(context.caller(credential), [PlannedStatement("SELECT ferry.revoke_token(\(bind: hash)::bytea)" as SQLQuery)])
         // Committed: from now on this process looks the token up again, and finds it revoked.
         auth.database.forgetToken(hash)
         return HTTPResponse(status: 204)
@@ -77,9 +77,9 @@ struct AuthRoutes: Sendable {
         let result = try auth.database.asCaller(
             context.caller(try Caller.credential(request)),
             [
-                PlannedStatement("SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) FROM ferry.me()")
+                PlannedStatement("SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) AS me FROM ferry.me()")
             ])[0]
-        guard let json = result.first?[0] else { throw Problem.unauthorized() }
+        guard let json = try result.first?.string("me") else { throw Problem.unauthorized() }
         return .json(Array(json.utf8))
     }
 

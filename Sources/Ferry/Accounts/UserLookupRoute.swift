@@ -37,14 +37,14 @@ struct UserLookupRoute: Sendable {
             throw problem
         }
         let row = try database.asCaller(
-            caller, [PlannedStatement("SELECT id, name, retry_after_seconds FROM ferry.lookup_user($1)", [.text(names[0])])]
+            caller, [PlannedStatement("SELECT id, name, retry_after_seconds FROM ferry.lookup_user(\(bind: names[0]))" as SQLQuery)]
         )[0].first
-        if let seconds = row?[2] {
+        if let seconds = try row?.string("retry_after_seconds") {
             throw Problem(
                 429, .rateLimited, "too many user lookups; retry later",
                 headers: HTTPHeaders([("Retry-After", seconds)]))
         }
-        guard let row, let id = row[0], let name = row[1] else {
+        guard let row, let id = try row.string("id"), let name = try row.string("name") else {
             // The same answer for a name nobody has, a user who may not be found, and two users.
             throw Problem.notFound("no user with that name can be found")
         }

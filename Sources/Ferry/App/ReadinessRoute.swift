@@ -48,8 +48,8 @@ struct ReadinessRoute: Sendable {
 
     static func postgresqlIsUp(_ database: PostgresGateway) -> Bool {
         do {
-            let result = try database.anonymous([PlannedStatement("SELECT 1")])[0]
-            return try result.rows.first?.int(0) == 1
+            let result = try database.anonymous([PlannedStatement("SELECT 1 AS one")])[0]
+            return try result.rows.first?.int("one") == 1
         } catch {
             return false
         }

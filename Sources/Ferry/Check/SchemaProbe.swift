@@ -16,7 +16,7 @@ public enum SchemaProbe {
                 probes.append("EXPLAIN UPDATE \(table.name) SET is_deleted = is_deleted WHERE false")
             }
             try connection.execute("BEGIN")
-            _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [UUID().uuidString.lowercased()])
+            _ = try connection.run("SELECT set_config('ferry.user_id', \(bind: UUID().uuidString.lowercased()), true)")
             for probe in probes {
                 guard let error = try attempt(probe, on: connection) else { continue }
                 if let finding = finding(error, table: table.name) { found.append(finding) }

@@ -46,13 +46,14 @@ struct OperatorSession: Sendable, Equatable {
     /// when `admin`) and returns its operator.
     static func check(_ tokenHash: String, admin: Bool = false) -> PlannedStatement {
         PlannedStatement(
-            "SELECT operator_id::text, name, role, expires_at FROM ferry.operator_session($1::bytea, $2)",
-            [.text(tokenHash), .bool(admin)])
+            "SELECT operator_id::text AS operator_id, name, role, expires_at FROM ferry.operator_session(\(bind: tokenHash)::bytea, \(bind: admin))"
+                as SQLQuery)
     }
 
     /// The operator of `check`'s result.
     init(_ result: PostgresResult) throws {
-        guard let row = result.first, let id = row[0], let name = row[1], let role = row[2], let expires = try row.int64(3)
+        guard let row = result.first, let id = try row.string("operator_id"), let name = try row.string("name"),
+            let role = try row.string("role"), let expires = try row.int64("expires_at")
         else { throw OperatorSession.unauthorized }
         self.init(id: id, name: name, role: role, expiresAt: expires)
     }

@@ -111,10 +111,8 @@ final class RefusalQueue: Sendable {
         do {
             _ = try database.anonymous([
                 PlannedStatement(
-                    "SELECT ferry.record_refusals($1::jsonb)",
-                    [
-                        .json(String(decoding: JSONValue.array(entries).bytes, as: UTF8.self))
-                    ])
+                    "SELECT ferry.record_refusals(\(bind: .json(String(decoding: JSONValue.array(entries).bytes, as: UTF8.self)))::jsonb)"
+                        as SQLQuery)
             ])
             if dropped > 0, let held = warnings.admit() {
                 logger.warning(

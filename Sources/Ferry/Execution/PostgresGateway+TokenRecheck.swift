@@ -30,9 +30,12 @@ extension PostgresGateway {
         while start < unknown.count {
             let batch = unknown[start..<min(start + Self.recheckBatch, unknown.count)]
             start += Self.recheckBatch
-            let rows = try anonymous([Self.tokenLookup(Array(batch))])[0].rows
-            for row in rows {
-                guard let hash = row[0], let checked = row[1].flatMap(CheckedToken.init) else { continue }
+            let result = try anonymous([Self.tokenLookup(Array(batch))])[0]
+            let hashColumn = try result.column("hash", as: String.self), checkedColumn = try result.column("checked", as: String.self)
+            for row in result.rows {
+                guard let hash = try row.decode(hashColumn), let checked = try row.decode(checkedColumn).flatMap(CheckedToken.init) else {
+                    continue
+                }
                 tokens.store(hash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
             }
         }
@@ -41,13 +44,13 @@ extension PostgresGateway {
     /// The live tokens among `hashes` (each `\x` and hex, as ``BearerToken/hash(_:)`` spells
     /// them): hash, then user and expiry as ``CheckedToken`` reads them.
     static func tokenLookup(_ hashes: [String]) -> PlannedStatement {
-        PlannedStatement(
-            """
-            SELECT '\\x' || pg_catalog.encode(v.token_hash, 'hex'),
-                   v.user_id::pg_catalog.text || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text
+        let query: SQLQuery = """
+            SELECT '\\x' || pg_catalog.encode(v.token_hash, 'hex') AS hash,
+                   v.user_id::pg_catalog.text || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text AS checked
               FROM ferry.live_tokens v
              WHERE v.token_hash = ANY (SELECT pg_catalog.decode(pg_catalog.substr(h, 3), 'hex')
-                                         FROM pg_catalog.unnest(pg_catalog.string_to_array($1, ' ')) h)
-            """, [.text(hashes.joined(separator: " "))])
+                                         FROM pg_catalog.unnest(pg_catalog.string_to_array(\(bind: hashes.joined(separator: " ")), ' ')) h)
+            """
+        return query.statement
     }
 }

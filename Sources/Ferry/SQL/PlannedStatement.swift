@@ -19,6 +19,15 @@ struct PlannedStatement: Sendable, Equatable {
     var postgres: PostgresStatement { PostgresStatement(sql, binds.map(\.text)) }
 }
 
+extension PostgresConnection {
+    /// Runs `query` alone, outside a request's pipeline (the change listener,
+    /// the purge): named apart from `query(_:_:)`, whose text binds by position.
+    func run(_ query: SQLQuery) throws(PostgresError) -> PostgresResult {
+        let statement = query.statement.postgres
+        return try self.query(statement.sql, statement.params)
+    }
+}
+
 /// One statement parameter, sent in PostgreSQL's text format and cast in the
 /// SQL (`$1::uuid`), so the same plan serves every value of its type.
 enum Bind: Sendable, Equatable {

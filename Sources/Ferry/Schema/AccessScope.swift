@@ -14,14 +14,16 @@ public struct AccessScope: Sendable, Equatable {
     /// The statement that reads every scope of `schema` (run without a caller:
     /// the scopes are not secret, and RLS does not apply to `ferry.access_scopes`).
     static func statement(schema: String) -> PlannedStatement {
-        PlannedStatement(
+        var binds = SQLBinds()
+        let schema = binds.bind(.text(schema))
+        return binds.statement(
             """
-            SELECT sc.relname, mc.relname, s.member_column, s.read_through_scope
+            SELECT sc.relname AS scope_name, mc.relname AS member_name, s.member_column, s.read_through_scope
               FROM ferry.access_scopes s
               JOIN pg_class sc ON sc.oid = s.scope_table JOIN pg_namespace sn ON sn.oid = sc.relnamespace
               JOIN pg_class mc ON mc.oid = s.member_table JOIN pg_namespace mn ON mn.oid = mc.relnamespace
-             WHERE sn.nspname = $1 AND mn.nspname = $1
+             WHERE sn.nspname = \(schema) AND mn.nspname = \(schema)
              ORDER BY 1, 2
-            """, [.text(schema)])
+            """)
     }
 }

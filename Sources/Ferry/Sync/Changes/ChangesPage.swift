@@ -39,19 +39,18 @@ struct ChangesPage {
         frontier = 0
     }
 
-    /// A page from the columns of ``ChangesPlan/statement``.
+    /// A page from the columns of ``ChangesPlan/statement``, read by name.
     init(_ result: PostgresResult, request: ChangesRequest) throws {
         let row = try ChangesPage.firstRow(result)
-        guard let frontier = try row.uint64(0) else { throw Self.malformed }
+        guard let frontier = try row.uint64("frontier") else { throw Self.malformed }
         self.frontier = frontier
         // A purge may have passed the cursor since the activity check.
-        if try row.bool(2) == true { throw Self.expired }
-        changes = row[4]
-        let count = row[3].flatMap(Int.init) ?? 0
-        hasMore = count > request.limit
+        if try row.bool("expired") == true { throw Self.expired }
+        changes = try row.string("changes")
+        hasMore = try row.int("count") ?? 0 > request.limit
         if hasMore {
-            guard let x = try row.uint64(5), let resource = row[6], let id = row[7] else { throw Self.malformed }
-            cursor = ChangeCursor(afterXID: x, position: (resource, id))
+            guard let next = try ChangeCursor.read(row) else { throw Self.malformed }
+            cursor = next
         } else {
             cursor = Self.frontierCursor(frontier, request: request)
         }

@@ -9,9 +9,8 @@ import FerryPostgres
 /// either way the answer the client gets is the same as the full statement
 /// would give (an empty page at the frontier), so it reveals nothing more.
 extension ChangesPlan {
-    /// Columns: frontier, id_check, expired, found, held. Parameters: `$1` cursor
-    /// xid, `$2` whether it is the full-sync cursor, `$3` whether it is a
-    /// position, `$4` the position's id when its resource is served.
+    /// Columns: frontier, id_check, expired, found, held. Parameters: the
+    /// cursor (``ChangeCursor/bind(into:)``), as in the page statement.
     var activityStatement: PlannedStatement { activityStatement(waiting: false) }
 
     /// The activity check, read by ``FeedActivity``. With `waiting`, its
@@ -20,6 +19,12 @@ extension ChangesPlan {
     /// waiter checks again once the frontier has passed them,
     /// docs/changes-feed.md "Live"); without, it is false.
     func activityStatement(waiting: Bool) -> PlannedStatement {
+        let (binds, cursor) = cursorBinds()
+        return binds.statement(activitySQL(waiting: waiting, cursor: cursor))
+    }
+
+    /// The activity check's text, `cursor` its parameters.
+    func activitySQL(waiting: Bool, cursor: BoundCursor) -> String {
         // At a frontier cursor every entry at its xid is delivered; at a
         // position some may remain at the same xid.
         let after = request.since.position == nil ? ">" : ">="
@@ -28,7 +33,7 @@ extension ChangesPlan {
             let q = resource.qualifiedName
             let way = self.way(resource.name)
             guard let paths = readThrough.paths(resource.name), way != .walk else {
-                return ["EXISTS (SELECT 1 FROM \(q) t WHERE t._ferry_xid \(after) $1::xid8 AND t._ferry_xid < s.frontier)"]
+                return ["EXISTS (SELECT 1 FROM \(q) t WHERE t._ferry_xid \(after) \(cursor.xid8) AND t._ferry_xid < s.frontier)"]
             }
             // As in the page statement (pathWindow), "after the cursor" is a row
             // comparison led by the path's column, which no other index can use,
@@ -38,13 +43,13 @@ extension ChangesPlan {
             let pathProbes = paths.map { path in
                 let column = SQL.id(path.column)
                 return "EXISTS (SELECT 1 FROM (\(readThrough.keys(path))) k CROSS JOIN LATERAL (SELECT 1 FROM \(q) m "
-                    + "WHERE m.\(column) = k.key AND (m.\(column), m._ferry_xid) \(after) (k.key, $1::xid8) "
+                    + "WHERE m.\(column) = k.key AND (m.\(column), m._ferry_xid) \(after) (k.key, \(cursor.xid8)) "
                     + "AND m._ferry_xid < s.frontier ORDER BY m._ferry_xid LIMIT 1) t)"
             }
             guard case .gate(let gate) = way else { return pathProbes }
             // CASE evaluates only the branch taken.
             return [
-                "CASE WHEN \(gate) THEN EXISTS (SELECT 1 FROM \(q) t WHERE t._ferry_xid \(after) $1::xid8 "
+                "CASE WHEN \(gate) THEN EXISTS (SELECT 1 FROM \(q) t WHERE t._ferry_xid \(after) \(cursor.xid8) "
                     + "AND t._ferry_xid < s.frontier) ELSE (\(pathProbes.joined(separator: " OR "))) END"
             ]
         }
@@ -56,37 +61,33 @@ extension ChangesPlan {
             var logs: [String] = [grantLog + " g WHERE " + grantFilter]
             if !request.since.isStart { logs.append(revocationLog + " g WHERE true") }
             for log in logs {
-                probes.append("EXISTS (SELECT 1 FROM \(log) AND g.xid \(after) $1::xid8 AND g.xid < s.frontier)")
+                probes.append("EXISTS (SELECT 1 FROM \(log) AND g.xid \(after) \(cursor.xid8) AND g.xid < s.frontier)")
                 heldProbes.append("EXISTS (SELECT 1 FROM \(log) AND g.xid >= s.frontier)")
             }
         } else {
             for log in ["ferry.access_grants", "ferry.access_revocations"] {
                 probes.append(
                     "EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() "
-                        + "AND g.xid \(after) $1::xid8 AND g.xid < s.frontier)")
+                        + "AND g.xid \(after) \(cursor.xid8) AND g.xid < s.frontier)")
                 heldProbes.append("EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() AND g.xid >= s.frontier)")
             }
         }
         // A position's id must fit its resource's id type (else 22P02: 400),
-        // whether or not anything follows it.
-        var idCheck = "NULL"
-        var binds = [Bind]()
+        // whether or not anything follows it. Unchecked (as text) when its
+        // resource is not served, NULL at a frontier.
+        var idCheck = "\(cursor.id)::text"
         if let position = request.since.position, let resource = catalog[position.resource] {
-            idCheck = "CAST($4 AS \(resource.column("id")?.type ?? "text"))::text"
-            binds.append(.text(position.id))
+            idCheck = "CAST(\(cursor.id) AS \(resource.column("id")?.type ?? "text"))::text"
         }
         let held = waiting ? heldProbes.joined(separator: "\n    OR ") : "false"
         let readable = readThrough.withClause(for: readThroughResources(resources.map(\.name)), walks: walks == .decidedInStatement)
-        let sql =
-            (readable.isEmpty ? "" : "WITH \(readable)\n") + """
-                SELECT s.frontier::text AS frontier, \(idCheck) AS id_check,
-                       NOT $2::boolean AND ($1::xid8 < h.horizon_xid OR ($1::xid8 = h.horizon_xid AND $3::boolean)) AS expired,
-                       \(probes.joined(separator: "\n   OR ")) AS found,
-                       \(held) AS held
-                  FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s CROSS JOIN ferry.purge_horizon h
-                """
-        let since = request.since
-        return PlannedStatement(sql, [.text(String(since.afterXID)), .bool(since.isStart), .bool(since.position != nil)] + binds)
+        return (readable.isEmpty ? "" : "WITH \(readable)\n") + """
+            SELECT s.frontier::text AS frontier, \(idCheck) AS id_check,
+                   \(cursor.expired(horizon: "h.horizon_xid")) AS expired,
+                   \(probes.joined(separator: "\n   OR ")) AS found,
+                   \(held) AS held
+              FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s CROSS JOIN ferry.purge_horizon h
+            """
     }
 
     /// The scope tables among the resources: a waiter's caller is woken by

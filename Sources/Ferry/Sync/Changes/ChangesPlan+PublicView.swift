@@ -39,30 +39,33 @@ extension ChangesPlan {
         guard let subscription, let root = catalog[subscription.root] else { return [] }
         let key = TransactionSetting.streamKey.current()
         let idType = root.column("id")?.type ?? "text"
+        // Two statements bind: the first the stream's row, the test the cursor's xid.
+        var keyBinds = SQLBinds(), testBinds = SQLBinds()
+        let id = keyBinds.bind(.text(subscription.id))
         var test = "EXISTS (SELECT 1 FROM \(root.qualifiedName) r WHERE r.id = CAST(\(key) AS \(idType)))"
         if !request.since.isStart {
+            let xid = request.since.bindXID(into: &testBinds)
             // A stop after the cursor would put revoked entries in the page.
             test += """
                  AND NOT EXISTS (SELECT 1 FROM ferry.public_revocations p
                   WHERE p.scope_table = \(SQL.literal(root.qualifiedName))::regclass AND p.scope_id = \(key)
-                    AND p.xid >= $1::xid8)
+                    AND p.xid >= \(xid)::xid8)
                 """
         }
         return [
-            PlannedStatement(
-                "SELECT " + TransactionSetting.publicReads.set("'on'") + ", " + TransactionSetting.streamKey.set("$1") + ", "
+            keyBinds.statement(
+                "SELECT " + TransactionSetting.publicReads.set("'on'") + ", " + TransactionSetting.streamKey.set("\(id)") + ", "
                     + TransactionSetting.streamCaller.set("coalesce(\(TransactionSetting.userID.current(missingOK: true)), '')") + ", "
-                    + TransactionSetting.streamClaims.set("coalesce(\(TransactionSetting.claims.current(missingOK: true)), '')"),
-                [.text(subscription.id)]),
+                    + TransactionSetting.streamClaims.set("coalesce(\(TransactionSetting.claims.current(missingOK: true)), '')")),
             PlannedStatement("SELECT " + TransactionSetting.userID.set("''") + ", " + TransactionSetting.claims.set("''")),
             // CASE evaluates only the branch taken: the identity is set back only when the root is not public.
-            PlannedStatement(
+            testBinds.statement(
                 """
                 SELECT CASE WHEN v.public THEN true
                        ELSE (\(TransactionSetting.userID.set(TransactionSetting.streamCaller.current()))
-                             || \(TransactionSetting.claims.set(TransactionSetting.streamClaims.current()))) IS NULL END
+                             || \(TransactionSetting.claims.set(TransactionSetting.streamClaims.current()))) IS NULL END AS public
                   FROM (SELECT \(test) AS public) v
-                """, request.since.isStart ? [] : [.text(String(request.since.afterXID))]),
+                """),
         ]
     }
 
@@ -74,7 +77,7 @@ extension ChangesPlan {
         let prelude = self.prelude
         let results = try database.asCaller(caller, prelude + [statement])
         guard publicView, prelude.count > 1 else { return (results[results.count - 1], false) }
-        let publicly = try results[prelude.count - 1].first?.bool(0) == true
+        let publicly = try results[prelude.count - 1].first?.bool("public") == true
         return (results[results.count - 1], publicly)
     }
 

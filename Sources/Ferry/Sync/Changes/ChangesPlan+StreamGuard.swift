@@ -25,14 +25,18 @@ extension ChangesPlan {
     /// row) as the caller; nil when the plan's pages are never shared: not a
     /// stream, a root read through a parent, or a cursor that is not a
     /// frontier (the start, or a position after a full page).
-    /// Parameters: `$1` the cursor's xid, `$2` ``guardEntryLimit``.
+    /// Parameters: the cursor's xid (``ChangeCursor/bindXID(into:)``),
+    /// then ``guardEntryLimit``.
     var streamGuard: PlannedStatement? {
-        guard let columns = guardColumns(limit: "$2") else { return nil }
-        return PlannedStatement(
+        var binds = SQLBinds()
+        let xid = request.since.bindXID(into: &binds)
+        let limit = binds.bind(.int(Int64(Self.guardEntryLimit)))
+        guard let columns = guardColumns(xid8: "\(xid)::xid8", limit: limit) else { return nil }
+        return binds.statement(
             """
             SELECT ferry.feed_frontier()::text AS frontier,
                    \(columns.map { "\($0.sql) AS \($0.name)" }.joined(separator: ",\n       "))
-            """, [.text(String(request.since.afterXID)), .int(Int64(Self.guardEntryLimit))])
+            """)
     }
 
     /// A stream waiter's activity check (``activityStatement(waiting:)``)
@@ -41,23 +45,26 @@ extension ChangesPlan {
     /// the check's frontier, proves what one read after it would. When it
     /// found something they are NULL, unread: only ``streamGuard`` after the
     /// page proves anything then (``FeedCheck/runStream``). Nil where
-    /// ``streamGuard`` is.
+    /// ``streamGuard`` is. Parameters: the cursor, as the activity check's,
+    /// then ``guardEntryLimit``.
     var guardedActivityStatement: PlannedStatement? {
-        let activity = activityStatement(waiting: true)
-        guard let columns = guardColumns(limit: "$\(activity.binds.count + 1)") else { return nil }
+        var (binds, cursor) = cursorBinds()
+        let activity = activitySQL(waiting: true, cursor: cursor)
+        let limit = binds.bind(.int(Int64(Self.guardEntryLimit)))
+        guard let columns = guardColumns(xid8: cursor.xid8, limit: limit) else { return nil }
         // OFFSET 0 keeps the check a subquery, read once: `found` is a column, not its probes again.
-        return PlannedStatement(
+        return binds.statement(
             """
             SELECT a.*,
                    \(columns.map { "CASE WHEN NOT a.found THEN \($0.sql) END AS \($0.name)" }.joined(separator: ",\n       "))
-              FROM (\(activity.sql)
+              FROM (\(activity)
              OFFSET 0) a
-            """, activity.binds + [.int(Int64(Self.guardEntryLimit))])
+            """)
     }
 
-    /// The guard's columns but its frontier, read by ``StreamGuard``; `$1` is
-    /// the cursor's xid, `limit` names the parameter of ``guardEntryLimit``.
-    private func guardColumns(limit: String) -> [(name: String, sql: String)]? {
+    /// The guard's columns but its frontier, read by ``StreamGuard``; `xid8`
+    /// is the cursor's xid, `limit` the parameter of ``guardEntryLimit``.
+    private func guardColumns(xid8: String, limit: SQLParameter) -> [(name: String, sql: String)]? {
         guard let subscription, subscription.sharesAcrossUsers, request.since.position == nil, !request.since.isStart,
             let root = catalog[subscription.root], let idType = root.column("id")?.type
         else { return nil }
@@ -65,13 +72,13 @@ extension ChangesPlan {
         let key = TransactionSetting.streamKey.current()
         let row = "SELECT 1 FROM \(table) r WHERE r.id = (SELECT CAST(\(key) AS \(idType)))"
         let logs = ["ferry.public_grants", "ferry.public_revocations"].map { log in
-            "EXISTS (SELECT 1 FROM \(log) p WHERE p.scope_table = \(SQL.literal(table))::regclass AND p.scope_id = \(key) AND p.xid >= $1::xid8)"
+            "EXISTS (SELECT 1 FROM \(log) p WHERE p.scope_table = \(SQL.literal(table))::regclass AND p.scope_id = \(key) AND p.xid >= \(xid8))"
         }
         return [
             ("readable", "EXISTS (\(row))"),
-            ("root_changed", "EXISTS (\(row) AND r._ferry_xid >= $1::xid8)"),
+            ("root_changed", "EXISTS (\(row) AND r._ferry_xid >= \(xid8))"),
             ("public_changed", "(\(logs.joined(separator: " OR ")))"),
-            ("users", "ferry.access_changed_users($1::xid8, \(limit))::text"),
+            ("users", "ferry.access_changed_users(\(xid8), \(limit))::text"),
         ]
     }
 }

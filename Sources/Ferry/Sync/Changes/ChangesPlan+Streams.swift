@@ -19,16 +19,17 @@ extension ChangesPlan {
     /// every row the caller may read, public ones included.
     var pagesThroughPaths: Bool { subscription != nil || request.since.position == nil }
 
-    func stream(_ resource: Resource, index: Int) -> String {
+    /// `cursor` and `limit` (the page size + 1) are the page statement's parameters.
+    func stream(_ resource: Resource, index: Int, cursor: BoundCursor, limit: SQLParameter) -> String {
         let q = resource.qualifiedName
         let idType = resource.column("id")?.type ?? "text"
         let row = RowJSON(resource: resource).view(SQL.column("t"))
         var parts: [String]
         let walk = """
                 (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
-                  WHERE \(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType))
+                  WHERE \(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType, cursor: cursor))
                     AND t._ferry_xid < (SELECT upto FROM f)
-                  ORDER BY t._ferry_xid, t.id LIMIT $3)
+                  ORDER BY t._ferry_xid, t.id LIMIT \(limit))
             """
         let way = self.way(resource.name)
         if pagesThroughPaths, let paths = readThrough.paths(resource.name), way != .walk {
@@ -36,11 +37,11 @@ extension ChangesPlan {
                 let column = SQL.id(path.column)
                 switch path.keys {
                 case .caller:
-                    let window = pathWindow(resource, column: "t.\(column)", key: "ferry.current_user_id()", alias: "t")
+                    let window = pathWindow(resource, column: "t.\(column)", key: "ferry.current_user_id()", alias: "t", cursor: cursor)
                     return """
                             (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM \(q) t
                               WHERE \(window)
-                              ORDER BY t._ferry_xid, t.id LIMIT $3)
+                              ORDER BY t._ferry_xid, t.id LIMIT \(limit))
                         """
                 default:
                     // One index range per key: LATERAL with its own ORDER BY and
@@ -50,7 +51,7 @@ extension ChangesPlan {
                     // the column, as the lower one is, PostgreSQL costed the
                     // feed index above any other index on the column and read
                     // each key's rows in full through that one, filtering.
-                    let window = pathWindow(resource, column: "m.\(column)", key: "k.key", alias: "m")
+                    let window = pathWindow(resource, column: "m.\(column)", key: "k.key", alias: "m", cursor: cursor)
                     let bound = Self.boundName(index, pathIndex)
                     return """
                             (SELECT t._ferry_xid AS x, t.id AS id, \(row) AS data FROM (\(readThrough.keys(path))) k
@@ -58,12 +59,12 @@ extension ChangesPlan {
                                      (SELECT m.* FROM \(q) m
                                        WHERE EXISTS (SELECT 1 FROM \(bound)) AND \(window)
                                          AND (m._ferry_xid, m.id) <= ((SELECT b.x FROM \(bound) b), (SELECT b.id FROM \(bound) b))
-                                       ORDER BY m._ferry_xid, m.id LIMIT $3)
+                                       ORDER BY m._ferry_xid, m.id LIMIT \(limit))
                                      UNION ALL
                                      (SELECT m.* FROM \(q) m
                                        WHERE NOT EXISTS (SELECT 1 FROM \(bound)) AND \(window)
-                                       ORDER BY m._ferry_xid, m.id LIMIT $3)) t
-                              ORDER BY 1, 2 LIMIT $3)
+                                       ORDER BY m._ferry_xid, m.id LIMIT \(limit))) t
+                              ORDER BY 1, 2 LIMIT \(limit))
                         """
                 }
             }
@@ -93,9 +94,9 @@ extension ChangesPlan {
                              WHERE m.\(SQL.id(column.name)) = k.key OFFSET 0) t
                       WHERE \(grantFilter)
                         AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
-                        AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType))
+                        AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType, cursor: cursor))
                         AND g.xid < (SELECT upto FROM f)
-                      ORDER BY g.xid, t.id LIMIT $3)
+                      ORDER BY g.xid, t.id LIMIT \(limit))
                 """)
         }
         if subscription == nil || !request.since.isStart {
@@ -108,9 +109,9 @@ extension ChangesPlan {
                       CROSS JOIN LATERAL (SELECT CAST(v.row_id AS \(idType)) AS key OFFSET 0) k
                        LEFT JOIN LATERAL (SELECT m.* FROM \(q) m WHERE m.id = k.key OFFSET 0) t ON true
                       WHERE \(revocationFilter)v.table_oid = \(SQL.literal(q))::regclass
-                        AND \(lower(resource.name, xid: "v.xid", id: "k.key", idType: idType))
+                        AND \(lower(resource.name, xid: "v.xid", id: "k.key", idType: idType, cursor: cursor))
                         AND v.xid < (SELECT upto FROM f)
-                      ORDER BY 1, 2 LIMIT $3)
+                      ORDER BY 1, 2 LIMIT \(limit))
                 """)
         }
         return """
@@ -142,12 +143,13 @@ extension ChangesPlan {
 
     /// The bounds of the page's multi-key paths, as common table expressions
     /// of the statement (empty when the page walks).
-    var boundDefinitions: [String] {
+    func boundDefinitions(limit: SQLParameter, cursor: BoundCursor) -> [String] {
         guard pagesThroughPaths else { return [] }
         return request.resources.enumerated().flatMap { index, name -> [String] in
             guard let resource = catalog[name], let paths = readThrough.paths(name), way(name) != .walk else { return [] }
             return paths.enumerated().compactMap { pathIndex, path in
-                path.keys == .caller ? nil : boundDefinition(resource, index: index, pathIndex: pathIndex, path: path)
+                path.keys == .caller
+                    ? nil : boundDefinition(resource, index: index, pathIndex: pathIndex, path: path, limit: limit, cursor: cursor)
             }
         }
     }
@@ -160,15 +162,17 @@ extension ChangesPlan {
     /// rows: an owner of 1,000 sets, 100,000 rows). No row when the keys'
     /// first entries are fewer than a page: then each key is read up to a
     /// page, and as most keys hold fewer than two entries, few keys hold more.
-    func boundDefinition(_ resource: Resource, index: Int, pathIndex: Int, path: ReadThrough.Path) -> String {
+    func boundDefinition(
+        _ resource: Resource, index: Int, pathIndex: Int, path: ReadThrough.Path, limit: SQLParameter, cursor: BoundCursor
+    ) -> String {
         let column = SQL.id(path.column)
         return """
             \(Self.boundName(index, pathIndex)) AS MATERIALIZED (
               SELECT c.x, c.id FROM (\(readThrough.keys(path))) k
                CROSS JOIN LATERAL (SELECT m._ferry_xid AS x, m.id FROM \(resource.qualifiedName) m
-                      WHERE \(pathWindow(resource, column: "m.\(column)", key: "k.key", alias: "m"))
+                      WHERE \(pathWindow(resource, column: "m.\(column)", key: "k.key", alias: "m", cursor: cursor))
                       ORDER BY m._ferry_xid, m.id LIMIT 2) c
-               ORDER BY c.x, c.id OFFSET $3 - 1 LIMIT 1)
+               ORDER BY c.x, c.id OFFSET \(limit) - 1 LIMIT 1)
             """
     }
 
@@ -183,13 +187,14 @@ extension ChangesPlan {
     /// all of them).
     ///
     /// A subscription reads through its paths after a full page too: there
-    /// "after the cursor" is the position's (``lower(_:xid:id:idType:)``).
-    func pathWindow(_ resource: Resource, column: String, key: String, alias: String) -> String {
+    /// "after the cursor" is the position's (``lower(_:xid:id:idType:cursor:)``).
+    func pathWindow(_ resource: Resource, column: String, key: String, alias: String, cursor: BoundCursor) -> String {
         if subscription != nil, request.since.position != nil {
-            let after = lower(resource.name, xid: "\(alias)._ferry_xid", id: "\(alias).id", idType: resource.column("id")?.type ?? "text")
+            let after = lower(
+                resource.name, xid: "\(alias)._ferry_xid", id: "\(alias).id", idType: resource.column("id")?.type ?? "text", cursor: cursor)
             return "\(column) = \(key) AND \(after) AND \(alias)._ferry_xid < (SELECT upto FROM f)"
         }
-        return "\(column) = \(key) AND (\(column), \(alias)._ferry_xid) > (\(key), $1::xid8) AND \(alias)._ferry_xid < (SELECT upto FROM f)"
+        return "\(column) = \(key) AND (\(column), \(alias)._ferry_xid) > (\(key), \(cursor.xid8)) AND \(alias)._ferry_xid < (SELECT upto FROM f)"
     }
 
     /// The grants a page reads: the caller's; for a subscription, the
@@ -217,7 +222,7 @@ extension ChangesPlan {
     /// The revocations a page reads: the caller's own; for a subscription,
     /// those of its root row (the caller's, core 0025 records the scope) and
     /// its root row's end of being public. A subscription from the start
-    /// reads none (``stream(_:index:)``): the device holds none of its rows,
+    /// reads none (``stream(_:index:cursor:limit:)``): the device holds none of its rows,
     /// and a stream id the caller may not read must answer as one that does
     /// not exist.
     var revocationLog: String {
@@ -237,11 +242,11 @@ extension ChangesPlan {
     /// xid and id expressions. At the cursor's own xid, resources before the
     /// cursor's are done, the cursor's resource continues after its id, and
     /// later resources start from their first id.
-    func lower(_ resource: String, xid: String, id: String, idType: String) -> String {
-        guard let position = request.since.position else { return "\(xid) > $1::xid8" }
+    func lower(_ resource: String, xid: String, id: String, idType: String, cursor: BoundCursor) -> String {
+        guard let position = request.since.position else { return "\(xid) > \(cursor.xid8)" }
         if resource == position.resource {
-            return "\(xid) >= $1::xid8 AND (\(xid), \(id)) > ($1::xid8, CAST($2 AS \(idType)))"
+            return "\(xid) >= \(cursor.xid8) AND (\(xid), \(id)) > (\(cursor.xid8), CAST(\(cursor.id) AS \(idType)))"
         }
-        return ChangeOrder.precedes(resource, position.resource) ? "\(xid) > $1::xid8" : "\(xid) >= $1::xid8"
+        return ChangeOrder.precedes(resource, position.resource) ? "\(xid) > \(cursor.xid8)" : "\(xid) >= \(cursor.xid8)"
     }
 }

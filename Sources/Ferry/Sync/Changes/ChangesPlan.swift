@@ -127,11 +127,9 @@ struct ChangesPlan {
     var prelude: [PlannedStatement] {
         guard let subscription else { return [] }
         if publicView { return publicPrelude }
-        return [
-            PlannedStatement(
-                "SELECT " + TransactionSetting.publicReads.set("'on'") + ", " + TransactionSetting.streamKey.set("$1"),
-                [.text(subscription.id)])
-        ]
+        var binds = SQLBinds()
+        let key = binds.bind(.text(subscription.id))
+        return [binds.statement("SELECT " + TransactionSetting.publicReads.set("'on'") + ", " + TransactionSetting.streamKey.set("\(key)"))]
     }
 
     /// Runs `statement` after the prelude as the caller; its result.
@@ -156,52 +154,53 @@ struct ChangesPlan {
         names.filter { readThrough.paths($0) != nil && way($0) != .walk }
     }
 
-    /// The statement. Parameters: `$1` cursor xid, `$2` cursor id (position
-    /// only), `$3` page size + 1 (one more tells whether there is more),
-    /// `$4` whether it is the full-sync cursor, `$5` whether it is a position.
+    /// The statement. Parameters: the cursor (``ChangeCursor/bind(into:)``),
+    /// then the page size + 1 (one more tells whether there is more).
     var statement: PlannedStatement { statement(withXIDs: false) }
+
+    /// The parameters every statement of the plan starts with: the cursor's.
+    func cursorBinds() -> (binds: SQLBinds, cursor: BoundCursor) {
+        var binds = SQLBinds()
+        let cursor = request.since.bind(into: &binds)
+        return (binds, cursor)
+    }
 
     /// ``statement``, with `withXIDs` one more column: the page's entries'
     /// xids in order (`{x1,x2,...}`), so that another cursor's page can be cut
     /// from it (``SharedStreamPage``).
     func statement(withXIDs: Bool) -> PlannedStatement {
-        let since = request.since
+        var (binds, cursor) = cursorBinds()
+        let limit = binds.bind(.int(Int64(request.limit + 1)))
         let blocks = request.resources.enumerated().compactMap { index, name in
-            catalog[name].map { stream($0, index: index) }
+            catalog[name].map { stream($0, index: index, cursor: cursor, limit: limit) }
         }
         let readable =
             ((pagesThroughPaths ? [readThrough.withClause(for: readThroughResources(request.resources), walks: walks == .decidedInStatement)] : [])
-            + boundDefinitions)
+            + boundDefinitions(limit: limit, cursor: cursor))
             .filter { !$0.isEmpty }.joined(separator: ",\n")
+        let next = ChangeCursor.entryColumns
         let sql = """
             WITH f AS MATERIALIZED (
-              SELECT s.frontier, e.expired, $2::text AS cursor_id,
+              SELECT s.frontier, e.expired, \(cursor.id)::text AS cursor_id,
                      CASE WHEN e.expired THEN '0'::xid8 ELSE s.frontier END AS upto
                 FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s
                CROSS JOIN ferry.purge_horizon h
-               CROSS JOIN LATERAL (SELECT NOT $4::boolean AND ($1::xid8 < h.horizon_xid
-                                   OR ($1::xid8 = h.horizon_xid AND $5::boolean)) AS expired) e
+               CROSS JOIN LATERAL (SELECT \(cursor.expired(horizon: "h.horizon_xid")) AS expired) e
             ),\(readable.isEmpty ? "" : " \(readable),") c AS (
             \(blocks.joined(separator: "\nUNION ALL\n"))
             ), p AS (
               SELECT c.*, row_number() OVER (ORDER BY c.x, c.ri, c.ord) AS k
-                FROM (SELECT * FROM c ORDER BY x, ri, ord LIMIT $3) c
+                FROM (SELECT * FROM c ORDER BY x, ri, ord LIMIT \(limit)) c
             )
-            SELECT f.frontier::text, NULL, f.expired,
-                   (SELECT count(*) FROM p),
+            SELECT f.frontier::text AS frontier, f.expired AS expired,
+                   (SELECT count(*) FROM p) AS count,
                    (SELECT json_agg(json_build_object('resource', p.r, 'data', p.data) ORDER BY p.k)
-                      FROM p WHERE p.k < $3),
-                   (SELECT p.x::text FROM p WHERE p.k = $3 - 1),
-                   (SELECT p.r FROM p WHERE p.k = $3 - 1),
-                   (SELECT p.id FROM p WHERE p.k = $3 - 1)\(withXIDs ? ",\n       (SELECT array_agg(p.x ORDER BY p.k) FROM p WHERE p.k < $3)::text" : "")
+                      FROM p WHERE p.k < \(limit)) AS changes,
+                   (SELECT p.x::text FROM p WHERE p.k = \(limit) - 1) AS \(next.xid),
+                   (SELECT p.r FROM p WHERE p.k = \(limit) - 1) AS \(next.resource),
+                   (SELECT p.id FROM p WHERE p.k = \(limit) - 1) AS \(next.id)\(withXIDs ? ",\n       (SELECT array_agg(p.x ORDER BY p.k) FROM p WHERE p.k < \(limit))::text AS xids" : "")
               FROM f
             """
-        // The cursor's xid as text: an xid8 is unsigned 64-bit, which `.int` is not.
-        return PlannedStatement(
-            sql,
-            [
-                .text(String(since.afterXID)), since.position.map { .text($0.id) } ?? .null, .int(Int64(request.limit + 1)),
-                .bool(since.isStart), .bool(since.position != nil),
-            ])
+        return binds.statement(sql)
     }
 }

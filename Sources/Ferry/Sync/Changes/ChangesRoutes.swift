@@ -90,7 +90,7 @@ struct ChangesRoutes: Sendable {
         try ChangesPlan.mappingCursorErrors {
             if parsed.startsNow {
                 let row = try ChangesPage.firstRow(database.asCaller(caller, [Self.frontier])[0])
-                guard let frontier = try row.uint64(0) else { throw ChangesPage.malformed }
+                guard let frontier = try row.uint64("frontier") else { throw ChangesPage.malformed }
                 return ChangesPage(emptyBelow: frontier, request: parsed)
             }
             let activity = try FeedActivity(plan.run(plan.activityStatement, as: caller, on: database))
@@ -101,7 +101,7 @@ struct ChangesRoutes: Sendable {
     /// The frontier alone, for `since=now`: every transaction below it has ended,
     /// so whatever an Index read shows afterwards includes their writes, and every
     /// later change is at or above it.
-    static let frontier = PlannedStatement("SELECT ferry.feed_frontier()::text")
+    static let frontier = PlannedStatement("SELECT ferry.feed_frontier()::text AS frontier")
 
     /// A page that is the caller's own: `private, no-store`, so that no
     /// shared cache keeps it (pages for everyone: ChangesRoutes+SharedCache.swift).

@@ -38,7 +38,7 @@ public final class FeedHoldWatch: Sendable {
     public func current() throws -> Hold? {
         let result = try database.anonymous([Self.statement])[0]
         let now = MonotonicClock.now()
-        guard let row = result.first, let xid = try row.uint64(0), let kind = row[1] else {
+        guard let row = result.first, let xid = try row.uint64("xid"), let kind = try row.string("kind") else {
             firstSeen.withLock { $0 = nil }
             return nil
         }
@@ -48,7 +48,7 @@ public final class FeedHoldWatch: Sendable {
             return now
         }
         let observed = now - since
-        let reported = try row.int64(2).map { Double($0) / 1000 } ?? 0
+        let reported = try row.int64("held_ms").map { Double($0) / 1000 } ?? 0
         return Hold(xid: xid, kind: kind, seconds: max(observed, reported))
     }
 }

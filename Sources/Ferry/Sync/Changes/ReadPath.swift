@@ -32,22 +32,31 @@ public struct ReadPath: Sendable, Equatable {
     /// A database from before core 0021 (a binary started ahead of `ferry
     /// migrate`) has none: the feed then walks every table as before.
     static func load(schema: String, catalog: SchemaCatalog, database: PostgresGateway) throws -> [ReadPath] {
-        guard try database.anonymous([present])[0].rows.first?.bool(0) == true else { return [] }
-        return try database.anonymous([statement(schema: schema)])[0].rows.compactMap { row in
-            guard let table = row[0], let kind = row[1].flatMap(Kind.init(rawValue:)), let column = row[2],
-                let resource = catalog[table], resource.column(column) != nil
+        guard try database.anonymous([present])[0].first?.bool("present") == true else { return [] }
+        let result = try database.anonymous([statement(schema: schema)])[0]
+        let table = try result.column("table_name", as: String.self), kind = try result.column("kind", as: String.self)
+        let column = try result.column("rule_column", as: String.self), target = try result.column("target_name", as: String.self)
+        let member = try result.column("member_column", as: String.self)
+        let scopeIDs = try result.column("scope_ids_function", as: String.self)
+        let rulesOnly = try result.column("rules_only", as: Bool.self)
+        // A database before the column came (a binary ahead of `ferry migrate`) names no table.
+        let through = result.columns.contains("through_name") ? try result.column("through_name", as: String.self) : nil
+        return try result.rows.compactMap { row in
+            guard let tableName = try row.decode(table), let kind = try row.decode(kind).flatMap(Kind.init(rawValue:)),
+                let columnName = try row.decode(column), let resource = catalog[tableName], resource.column(columnName) != nil
             else { return nil }
             return ReadPath(
-                table: table, kind: kind, column: column, target: row[3], memberColumn: row[4],
-                scopeIDsFunction: row[5], rulesOnly: try row.bool(6) == true, through: row.count > 7 ? row[7] : nil)
+                table: tableName, kind: kind, column: columnName, target: try row.decode(target), memberColumn: try row.decode(member),
+                scopeIDsFunction: try row.decode(scopeIDs), rulesOnly: try row.decode(rulesOnly) == true,
+                through: try through.flatMap { try row.decode($0) })
         }
     }
 
-    static let present = PlannedStatement("SELECT pg_catalog.to_regprocedure('ferry.read_paths(name)') IS NOT NULL")
+    static let present = PlannedStatement("SELECT pg_catalog.to_regprocedure('ferry.read_paths(name)') IS NOT NULL AS present")
 
     /// Reads the rules through `ferry.read_paths` (the serve role may not read
     /// `ferry.sync_rules`).
     static func statement(schema: String) -> PlannedStatement {
-        PlannedStatement("SELECT * FROM ferry.read_paths($1)", [.text(schema)])
+        PlannedStatement("SELECT * FROM ferry.read_paths(\(bind: schema))" as SQLQuery)
     }
 }

@@ -13,15 +13,16 @@ public struct SyncStream: Sendable, Equatable {
     /// The streams of `schema` whose scope is a served resource. A database
     /// from before core 0025 has none.
     static func load(schema: String, catalog: SchemaCatalog, database: PostgresGateway) throws -> [SyncStream] {
-        guard try database.anonymous([present])[0].rows.first?.bool(0) == true else { return [] }
-        return try database.anonymous([PlannedStatement("SELECT * FROM ferry.streams_of($1)", [.text(schema)])])[0].rows
-            .compactMap { row in
-                guard let name = row[0], let scope = row[1], catalog[scope] != nil else { return nil }
-                return SyncStream(name: name, scope: scope)
-            }
+        guard try database.anonymous([present])[0].first?.bool("present") == true else { return [] }
+        let result = try database.anonymous([PlannedStatement("SELECT * FROM ferry.streams_of(\(bind: schema))" as SQLQuery)])[0]
+        let name = try result.column("name", as: String.self), scope = try result.column("scope_name", as: String.self)
+        return try result.rows.compactMap { row in
+            guard let name = try row.decode(name), let scope = try row.decode(scope), catalog[scope] != nil else { return nil }
+            return SyncStream(name: name, scope: scope)
+        }
     }
 
-    static let present = PlannedStatement("SELECT pg_catalog.to_regprocedure('ferry.streams_of(name)') IS NOT NULL")
+    static let present = PlannedStatement("SELECT pg_catalog.to_regprocedure('ferry.streams_of(name)') IS NOT NULL AS present")
 
     /// The stream `subscription` names among `streams`: 400 `invalid_query`
     /// for a name the app did not declare or an id that cannot be its scope's

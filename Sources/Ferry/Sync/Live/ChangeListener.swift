@@ -200,26 +200,28 @@ final class ChangeListener: Sendable {
     /// The synced tables of the served schema by oid, as hints name them, and
     /// which of them are scopes.
     private func loadTables(_ connection: PostgresConnection) throws {
-        let tables = try connection.query(
+        let tables = try connection.run(
             """
-            SELECT r.table_oid::oid::int8, r.table_name::text,
-                   EXISTS (SELECT 1 FROM ferry.access_scopes s WHERE s.scope_table = r.table_oid)
-              FROM ferry.sync_resources r WHERE r.schema_name = $1
-            """, [schemaName])
+            SELECT r.table_oid::oid::int8 AS oid, r.table_name::text AS name,
+                   EXISTS (SELECT 1 FROM ferry.access_scopes s WHERE s.scope_table = r.table_oid) AS is_scope
+              FROM ferry.sync_resources r WHERE r.schema_name = \(bind: schemaName)
+            """)
         var byOID: [UInt32: String] = [:]
         var scopes: Set<String> = []
+        let oidColumn = try tables.column("oid", as: Int64.self), nameColumn = try tables.column("name", as: String.self)
+        let isScope = try tables.column("is_scope", as: Bool.self)
         for row in tables.rows {
-            guard let oid = try row.int64(0), let name = row[1] else { continue }
+            guard let oid = try row.decode(oidColumn), let name = try row.decode(nameColumn) else { continue }
             byOID[UInt32(truncatingIfNeeded: oid)] = name
-            if try row.bool(2) == true { scopes.insert(name) }
+            if try row.decode(isScope) == true { scopes.insert(name) }
         }
         registry.setTables(byOID, scopeTables: scopes)
     }
 
     /// The feed's frontier now (docs/changes-feed.md): every transaction below it has ended.
     static func frontier(_ connection: PostgresConnection) throws -> UInt64 {
-        let result = try connection.query("SELECT ferry.feed_frontier()::text")
-        guard let frontier = try result.first?.uint64(0) else {
+        let result = try connection.query("SELECT ferry.feed_frontier()::text AS frontier")
+        guard let frontier = try result.first?.uint64("frontier") else {
             throw PostgresError(kind: .protocolError, message: "no frontier")
         }
         return frontier

@@ -69,7 +69,7 @@ struct FeedCheck {
         let scopeTables = loadScopes ? plan.scopeTables : []
         let statements =
             [plan.activityStatement(waiting: true)]
-            + scopeTables.map { PlannedStatement("SELECT t.id::text FROM \($0.qualifiedName) t") }
+            + scopeTables.map { PlannedStatement("SELECT t.id::text AS id FROM \($0.qualifiedName) t") }
         // A subscription's prelude first (public reads, its row): its results are dropped.
         let prelude = plan.prelude.count
         let results = Array(try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, plan.prelude + statements) }.dropFirst(prelude))
@@ -78,8 +78,9 @@ struct FeedCheck {
         if loadScopes {
             var keys: Set<WaiterRegistry.ScopeKey> = []
             for (index, table) in scopeTables.enumerated() {
+                let idColumn = try results[1 + index].column("id", as: String.self)
                 for row in results[1 + index].rows {
-                    if let id = row[0] { keys.insert(WaiterRegistry.ScopeKey(scope: table.name, id: id)) }
+                    if let id = try row.decode(idColumn) { keys.insert(WaiterRegistry.ScopeKey(scope: table.name, id: id)) }
                 }
             }
             scopes = keys
@@ -116,7 +117,7 @@ struct FeedCheck {
                     try database.asCaller(caller, plan.prelude + [plan.statement(withXIDs: true), guardStatement])
                 }.dropFirst(prelude))
             page = try ChangesPage(results[0], request: plan.request)
-            entries = SharedStreamPage.entries(of: page, xids: try ChangesPage.firstRow(results[0])[8])
+            entries = SharedStreamPage.entries(of: page, xids: try ChangesPage.firstRow(results[0]).string("xids"))
             guardAnswer = try StreamGuard(results[1])
         } else {
             page = ChangesPage(emptyBelow: activity.frontier, request: plan.request)

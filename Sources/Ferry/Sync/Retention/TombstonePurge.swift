@@ -37,8 +37,8 @@ public enum TombstonePurge {
         for kind in Kind.allCases {
             var total: Int64 = 0
             while shouldContinue() {
-                let result = try connection.query("SELECT \(kind.function)($1, $2)", [String(ageMs), String(batch)])
-                let n = result.first?[0].flatMap(Int64.init) ?? 0
+                let result = try connection.run("SELECT \(sql: kind.function)(\(bind: .int(ageMs)), \(bind: batch)) AS purged")
+                let n = try result.first?.int64("purged") ?? 0
                 total += n
                 progress(kind, n, total)
                 if n < Int64(batch) { break }

@@ -186,7 +186,7 @@ extension ChangesSuites {
             let pagePlan = plan(before, 1_000)
             let page = try explain(server, statement: pagePlan.statement, userID: reader.id)
             // Column 4 counts the page's entries (at most its limit + 1).
-            let pageRows = Int(try value(server, statement: pagePlan.statement, userID: reader.id, column: 3) ?? "") ?? -1
+            let pageRows = Int(try value(server, statement: pagePlan.statement, userID: reader.id, column: "count") ?? "") ?? -1
 
             try feed.catchUp(pastXID: try server.maxXID(), limit: 5_000, timeout: 300)
             let frontier = try #require(feed.position)
@@ -206,7 +206,7 @@ extension ChangesSuites {
             let after = plan(frontier, 5_000)
             let othersActivity = try explain(server, statement: after.activityStatement, userID: reader.id)
             let othersPage = try explain(server, statement: after.statement, userID: reader.id)
-            let othersPageRows = Int(try value(server, statement: after.statement, userID: reader.id, column: 3) ?? "") ?? -1
+            let othersPageRows = Int(try value(server, statement: after.statement, userID: reader.id, column: "count") ?? "") ?? -1
 
             // Then every row the reader may not see: their poll finds nothing.
             try feed.catchUp(pastXID: try server.maxXID(), limit: 5_000, timeout: 300)
@@ -218,7 +218,7 @@ extension ChangesSuites {
             }
             let invisible = plan(caughtUp, 500).activityStatement
             #expect(
-                try value(server, statement: invisible, userID: reader.id, column: 3) == "f",
+                try value(server, statement: invisible, userID: reader.id, column: "found") == "f",
                 "the reader's poll found something in another user's private rows")
             return Measurement(
                 page: page, pageRows: pageRows, activity: activity, frontierPage: frontierPage,
@@ -261,6 +261,17 @@ extension ChangesSuites {
 
         /// Runs `statement` as `userID` and returns column `column` of its first row.
         static func value(_ server: TestServer, statement: PlannedStatement, userID: String, column: Int) throws -> String? {
+            let statement = statement.postgres
+            return try server.app.pool.withConnection { connection in
+                try connection.execute("BEGIN")
+                defer { _ = try? connection.execute("ROLLBACK") }
+                _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [userID])
+                return try connection.query(statement.sql, statement.params).rows[0][column]
+            }
+        }
+
+        /// Runs `statement` as `userID` and returns its first row's column called `column`.
+        static func value(_ server: TestServer, statement: PlannedStatement, userID: String, column: String) throws -> String? {
             let statement = statement.postgres
             return try server.app.pool.withConnection { connection in
                 try connection.execute("BEGIN")
