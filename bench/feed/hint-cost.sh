@@ -46,29 +46,15 @@ cleanup() {
 }
 trap cleanup EXIT
 owner() { psql -X -q -v ON_ERROR_STOP=1 "$OWNER/$1" "${@:2}"; }
+. "$ROOT/bench/feed/tree-database.sh"
 
-# make_databases NAME MIGRATIONS_DIR: NAME_on and NAME_off, from the core migrations of
-# MIGRATIONS_DIR then the study app's, each file as `ferry migrate` applies it (one
-# transaction, then the synced tables' triggers regenerated), with 100 sets of 100 terms
-# of one user; NAME_off with the notify triggers of app.terms disabled.
+# make_databases NAME MIGRATIONS_DIR: NAME_on and NAME_off, each a tree_database of
+# MIGRATIONS_DIR (tree-database.sh); NAME_off with the notify triggers of app.terms disabled.
 make_databases() {
-  local db=$1 dir=$2 f
+  local db=$1 dir=$2
   DATABASES+=("${db}_on" "${db}_off")
-  owner postgres -c "CREATE DATABASE ${db}_on" >/dev/null
-  # The versioned files, then the function files where the tree has them (migrations/README.md).
-  for f in "$dir"/[0-9]*.sql $(ls "$dir"/functions/*.sql 2>/dev/null) "$ROOT"/examples/study/migrations/*.sql; do
-    owner "${db}_on" -1 -f "$f" >/dev/null 2>&1 || { echo "hint-cost: $f failed" >&2; exit 1; }
-    owner "${db}_on" -c "DO \$\$ BEGIN IF to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL
-                           THEN PERFORM ferry.refresh_sync_triggers(); END IF; END \$\$" >/dev/null
-  done
+  tree_database "${db}_on" "$dir" hint-cost
   owner "${db}_on" >/dev/null <<'SQL'
-SELECT ferry.create_user('bench', 'bench-password');
-INSERT INTO app.study_sets (creator_id, title) SELECT u.id, 'set ' || g FROM ferry.users u, generate_series(1, 100) g WHERE u.name = 'bench';
-INSERT INTO app.terms (set_id, word, definition, rank)
-SELECT s.id, 'word ' || g, 'definition of word ' || g, lpad(g::text, 4, '0') || 'V' FROM app.study_sets s, generate_series(1, 100) g;
-CREATE TABLE public.bench_ids (n int PRIMARY KEY, id uuid NOT NULL);
-INSERT INTO public.bench_ids SELECT row_number() OVER (), id FROM (SELECT id FROM app.terms ORDER BY random() LIMIT 1000) t;
-GRANT SELECT ON public.bench_ids TO ferry_app;
 VACUUM ANALYZE app.study_sets;
 VACUUM ANALYZE app.terms;
 VACUUM ANALYZE public.bench_ids;

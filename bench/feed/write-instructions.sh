@@ -33,23 +33,12 @@ OWNER=postgresql://ferry_owner:ferry_owner@127.0.0.1:$FERRY_PG_PORT
 cleanup() { (cd "$ROOT" && bash deploy/local.sh stop >/dev/null 2>&1) || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 owner() { psql -X -q -v ON_ERROR_STOP=1 "$OWNER/$1" "${@:2}"; }
+. "$ROOT/bench/feed/tree-database.sh"
 
 make_database() {
-  local db=$1 dir=$2 f
-  owner postgres -c "CREATE DATABASE $db" >/dev/null
-  for f in "$dir"/[0-9]*.sql $(ls "$dir"/functions/*.sql 2>/dev/null) "$ROOT"/examples/study/migrations/*.sql; do
-    owner "$db" -1 -f "$f" >/dev/null 2>&1 || { echo "write-instructions: $f failed" >&2; exit 1; }
-    owner "$db" -c "DO \$\$ BEGIN IF to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL
-                      THEN PERFORM ferry.refresh_sync_triggers(); END IF; END \$\$" >/dev/null
-  done
+  local db=$1 dir=$2
+  tree_database "$db" "$dir" write-instructions
   owner "$db" >/dev/null <<'SQL'
-SELECT ferry.create_user('bench', 'bench-password');
-INSERT INTO app.study_sets (creator_id, title) SELECT u.id, 'set ' || g FROM ferry.users u, generate_series(1, 100) g WHERE u.name = 'bench';
-INSERT INTO app.terms (set_id, word, definition, rank)
-SELECT s.id, 'word ' || g, 'definition of word ' || g, lpad(g::text, 4, '0') || 'V' FROM app.study_sets s, generate_series(1, 100) g;
-CREATE TABLE public.bench_ids (n int PRIMARY KEY, id uuid NOT NULL);
-INSERT INTO public.bench_ids SELECT row_number() OVER (), id FROM (SELECT id FROM app.terms ORDER BY random() LIMIT 1000) t;
-GRANT SELECT ON public.bench_ids TO ferry_app;
 -- One PATCH's transaction a turn (PostgresGateway's statements), committed each time.
 CREATE PROCEDURE public.bench_patches(p_user text, p_count int) LANGUAGE plpgsql AS $$
 DECLARE
