@@ -25,10 +25,7 @@ extension SyncIntegrationTests {
         // An edit on a, not uploaded (pull() only downloads).
         try a.store.update("study_sets", id: mine, ["description": .string("mine, waiting")])
         // The server purges its tombstones and moves its horizon past a's cursor.
-        let owner = try server.database.connect()
-        _ = try owner.query("SELECT ferry.purge_tombstones(0, 1000)")
-        _ = try owner.query("UPDATE ferry.purge_horizon SET horizon_xid = pg_current_xact_id()")
-        owner.close()
+        try server.expireEveryCursor()
         // The restart is cut at its study_sets page: what the store held is still there.
         a.transport.inject(.dropRequest) { $0.method == "GET" && $0.path.hasPrefix("/v1/study_sets?") }
         await #expect(throws: (any Error).self) { try await a.engine.pull() }

@@ -166,10 +166,7 @@ import Testing
         try await b.engine.sync()
         // A local edit, not uploaded; meanwhile the server purges past a's cursor.
         try a.store.update("study_sets", id: set, ["description": .string("kept through the resync")])
-        let owner = try server.database.connect()
-        _ = try owner.query("SELECT ferry.purge_tombstones(0, 1000)")
-        _ = try owner.query("UPDATE ferry.purge_horizon SET horizon_xid = pg_current_xact_id()")
-        owner.close()
+        try server.expireEveryCursor()
         // The horizon just moved to this moment; while another suite's
         // transaction that began before it runs, even a fresh cursor is behind
         // it and the engine says to come back later.

@@ -56,6 +56,15 @@ final class FerryServer {
     /// Stops the process (SIGTERM: in-flight requests finish) and starts a new
     /// one on the same port and database, as a deploy or a crash-restart would;
     /// `settings` change its `FERRY_*` variables from then on.
+    /// Purges every tombstone and moves the purge horizon to now: every device's
+    /// cursor is then behind it, and its next poll is answered 410 `cursor_expired`.
+    func expireEveryCursor() throws {
+        let owner = try database.connect()
+        defer { owner.close() }
+        _ = try owner.query("SELECT ferry.purge_tombstones(0, 1000)")
+        _ = try owner.query("UPDATE ferry.purge_horizon SET horizon_xid = pg_current_xact_id()")
+    }
+
     func restart(settings: [String: String] = [:]) throws {
         serve.stop()
         serve.change(settings)

@@ -53,6 +53,27 @@ async function waitFor(page, probe, what = probe) {
   throw new Error(`never: ${what}`);
 }
 
+/** Public lists with one todo each, written by page `a` and uploaded: their ids. */
+async function publicLists(titles) {
+  const lists = await a.eval(`(async () => {
+    const ids = [];
+    for (const title of ${JSON.stringify(titles)}) {
+      const l = crypto.randomUUID();
+      await dev.store.write([
+        {resource: "lists", id: l, kind: "create", fields: {title, is_public: true}},
+        {resource: "todos", kind: "create", fields: {list_id: l, title: "First", rank: "V"}},
+      ]);
+      ids.push(l);
+    }
+    return ids;
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  return lists;
+}
+
+/** An expression: whether list `l` is stored, and how many of its todos are. */
+const listAndTodos = (l) => `Promise.all([dev.store.get("lists", ${JSON.stringify(l)}), dev.store.all("todos")]).then(([l, ts]) => [!!l, ts.filter((t) => t.list_id === ${JSON.stringify(l)}).length])`;
+
 const url = `${origin}/?token=${encodeURIComponent(token)}`;
 const a = await browser.page(url), b = await browser.page(url);
 await a.eval("device('a')");
@@ -679,26 +700,14 @@ await test("continuous mode evicts when a TTL ends: a tab that only waits loses 
     console.log("# held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
     await friend.close();
   };
-  const lists = await a.eval(`(async () => {
-    const ids = [];
-    for (const title of ["Dropped after 2 s", "Kept"]) {
-      const l = crypto.randomUUID();
-      await dev.store.write([
-        {resource: "lists", id: l, kind: "create", fields: {title, is_public: true}},
-        {resource: "todos", kind: "create", fields: {list_id: l, title: "First", rank: "V"}},
-      ]);
-      ids.push(l);
-    }
-    return ids;
-  })()`);
-  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const lists = await publicLists(["Dropped after 2 s", "Kept"]);
   const [dropped, kept] = lists.map((l) => `list:${l}`);
   await friend.eval("device('ttl-listener')");
   // The kept list keeps the tab waiting on its streams after the unsubscribe.
   await friend.eval(`dev.engine.subscribe(${JSON.stringify(dropped)}, { ttl: 2 })`);
   await friend.eval(`dev.engine.subscribe(${JSON.stringify(kept)})`);
   await friend.eval("dev.engine.sync()");
-  const has = (l) => `Promise.all([dev.store.get("lists", ${JSON.stringify(l)}), dev.store.all("todos")]).then(([l, ts]) => [!!l, ts.filter((t) => t.list_id === ${JSON.stringify(l)}).length])`;
+  const has = listAndTodos;
   assert.deepEqual(await friend.eval(has(lists[0])), [true, 1], "the subscription's first round");
   await friend.eval("dev.engine.start(); true");
   for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
@@ -726,25 +735,13 @@ await test("continuous mode: an unsubscribe in another tab of the device re-arms
     await other?.close();
     await friend.close();
   };
-  const lists = await a.eval(`(async () => {
-    const ids = [];
-    for (const title of ["Dropped in another tab", "Kept too"]) {
-      const l = crypto.randomUUID();
-      await dev.store.write([
-        {resource: "lists", id: l, kind: "create", fields: {title, is_public: true}},
-        {resource: "todos", kind: "create", fields: {list_id: l, title: "First", rank: "V"}},
-      ]);
-      ids.push(l);
-    }
-    return ids;
-  })()`);
-  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const lists = await publicLists(["Dropped in another tab", "Kept too"]);
   const [dropped, kept] = lists.map((l) => `list:${l}`);
   await friend.eval("device('ttl-tabs')");
   await friend.eval(`dev.engine.subscribe(${JSON.stringify(dropped)}, { ttl: 2 })`);
   await friend.eval(`dev.engine.subscribe(${JSON.stringify(kept)})`);
   await friend.eval("dev.engine.sync()");
-  const has = (l) => `Promise.all([dev.store.get("lists", ${JSON.stringify(l)}), dev.store.all("todos")]).then(([l, ts]) => [!!l, ts.filter((t) => t.list_id === ${JSON.stringify(l)}).length])`;
+  const has = listAndTodos;
   assert.deepEqual(await friend.eval(has(lists[0])), [true, 1], "the subscription's first round");
   const firstWait = faults.waits.length;
   await friend.eval("dev.engine.start(); true");
@@ -773,19 +770,7 @@ await test("past the server's live.max_wait_streams (2 here), the streams are sp
     console.log("# waits:", JSON.stringify(faults.waits.slice(-4)), "held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
     await friend.close();
   };
-  const lists = await a.eval(`(async () => {
-    const ids = [];
-    for (const title of ["Split 1", "Split 2", "Split 3"]) {
-      const l = crypto.randomUUID();
-      await dev.store.write([
-        {resource: "lists", id: l, kind: "create", fields: {title, is_public: true}},
-        {resource: "todos", kind: "create", fields: {list_id: l, title: "First", rank: "V"}},
-      ]);
-      ids.push(l);
-    }
-    return ids;
-  })()`);
-  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const lists = await publicLists(["Split 1", "Split 2", "Split 3"]);
   const streams = lists.map((l) => `list:${l}`);
   // browser-test.sh runs the server with live.max_wait_streams = 2. GET /v1 says so on a
   // server from issue 46's cap on; for one from before, the test's fetch adds it.
