@@ -78,6 +78,11 @@ lines plain 2
 stamp=$(sed -n 2p "$TMPD/plain.out")
 [ "$(q "SELECT '$stamp'::xid8 >= '$before'::xid8")" = t ] || fail "the late write stamped $stamp, below an earlier frontier $before"
 [ "$(q "SELECT '$stamp'::xid8 > '$held'::text::xid8")" = t ] || fail "the late write kept its old xid as its stamp ($stamp)"
+# The frontier falls back (docs/changes-feed.md, "A frontier that falls
+# back"): it now stops at the writer's xid, below the earlier frontier,
+# though the writer's stamp is above that frontier.
+[ "$(q "SELECT ferry.feed_frontier() <= '$held'::text::xid8 AND '$before'::xid8 > '$held'::text::xid8")" = t ] \
+  || fail "the frontier did not fall back to the late writer's xid (before: $before)"
 commit_one 3 >/dev/null
 [ "$(q "SELECT ferry.feed_frontier() <= '$stamp'::xid8")" = t ] || fail "the frontier passed a running writer's stamp"
 [ "$(passed 3)" = f ] || fail "a commit after the late writer's stamp passed the frontier while it ran"

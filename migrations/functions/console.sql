@@ -576,9 +576,15 @@ BEGIN
     END IF;
     SELECT format_type(a.atttypid, a.atttypmod) INTO v_id_type FROM pg_attribute a
      WHERE a.attrelid = p_table AND a.attname = 'id' AND NOT a.attisdropped;
-    EXECUTE format('SELECT %s || jsonb_build_object(''delivered'', t._ferry_xid < pg_snapshot_xmin(pg_current_snapshot())) '
+    -- Delivered: below the feed's frontier, computed in this snapshot as a
+    -- poll's is (not pg_snapshot_xmin, the cluster's oldest running xid, which
+    -- a transaction of another database or one that wrote no synced row holds
+    -- back while devices already have the row). The row is final there: a poll
+    -- now serves it to a device whose cursor is before it (docs/changes-feed.md,
+    -- "A frontier that falls back").
+    EXECUTE format('SELECT %s || jsonb_build_object(''delivered'', t._ferry_xid < $2) '
                    'FROM %s t WHERE t.id = CAST($1 AS %s)', ferry.console_row_json(), p_table, v_id_type)
-       INTO v_row USING p_id;
+       INTO v_row USING p_id, ferry.feed_frontier();
     IF v_row IS NULL THEN
         RETURN NULL;
     END IF;

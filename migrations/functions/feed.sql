@@ -265,15 +265,23 @@ $function$;
 GRANT EXECUTE ON FUNCTION ferry.feed_frontier() TO PUBLIC;
 
 -- What holds the changes feed back now, for /metrics and /readyz (issue 47,
--- item 5): the transaction whose xid is the feed's frontier
--- (ferry.feed_frontier(), 0023), when the frontier is below the snapshot's
--- xmax; no row when nothing holds it. Kinds, the most actionable first:
+-- item 5): the transaction the feed's frontier (ferry.feed_frontier(), 0023)
+-- stopped at, when the frontier is below the snapshot's xmax; no row when
+-- nothing holds it. That is the running transaction whose xid the frontier
+-- is, or, when the frontier is the stamp floor (a transaction alive and
+-- advertising nothing, held at what it will stamp at least, when the floor
+-- could not rise), the oldest running one below it. Kinds, the most
+-- actionable first:
 --   prepared             a prepared transaction of this database (COMMIT PREPARED or ROLLBACK PREPARED ends it)
 --   idle_in_transaction  its session waits for its client inside the transaction
---   synced_writer        it holds RowExclusiveLock on a synced table: its rows may be in the feed
---   unsynced_writer      it has an xid but has written no synced table (so far)
+--   synced_writer        it has stamped (written a synced row or an access log entry): it holds its stamp's
+--                        advisory lock, which is what the frontier stops at; a table lock says nothing here
+--                        (an UPDATE that matched no row takes RowExclusiveLock, a write to a partition locks
+--                        the partition, a grant written by an unsynced table's trigger locks no synced table)
+--   unsynced_writer      alive and advertising no stamp: the frontier fell back to it (the floor could not rise)
 --   ended                it ended between the snapshot and the look (gone at the next)
--- Transactions of other databases and read-only ones never hold it (0023).
+-- Read-only transactions never hold it (0023); those of other databases only in
+-- the fall-back, as any transaction that has stamped nothing.
 --
 -- SECURITY DEFINER, owned by the migration owner, so that it sees what the
 -- owner sees of other roles' sessions: PostgreSQL hides their state and
@@ -290,24 +298,31 @@ CREATE OR REPLACE FUNCTION ferry.feed_hold()
  SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
 AS $function$
 DECLARE
+    s pg_snapshot := pg_current_snapshot();
     v_frontier xid8 := ferry.feed_frontier();
+    v_holder xid8;
 BEGIN
-    IF v_frontier >= pg_snapshot_xmax(pg_current_snapshot()) THEN
+    IF v_frontier >= pg_snapshot_xmax(s) THEN
         RETURN;
     END IF;
+    SELECT x INTO v_holder FROM pg_snapshot_xip(s) x WHERE x <= v_frontier
+     ORDER BY x = v_frontier DESC, x LIMIT 1;
+    v_holder := coalesce(v_holder, v_frontier);
     RETURN QUERY
-        SELECT v_frontier::text,
+        SELECT v_holder::text,
                CASE WHEN p.transaction IS NOT NULL THEN 'prepared'
                     WHEN a.pid IS NULL THEN 'ended'
                     WHEN a.state LIKE 'idle in transaction%' THEN 'idle_in_transaction'
-                    WHEN EXISTS (SELECT 1 FROM pg_locks l JOIN ferry.synced_tables t ON t.table_oid = l.relation
-                                  WHERE l.pid = a.pid AND l.locktype = 'relation' AND l.granted
-                                    AND l.mode = 'RowExclusiveLock') THEN 'synced_writer'
+                    WHEN EXISTS (SELECT 1 FROM pg_locks l
+                                  WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted
+                                    AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+                                    AND l.classid = 1181905529::oid AND l.objsubid = 2
+                                    AND l.objid = (ferry.stamp_key(v_holder)::int8 & 4294967295)::oid) THEN 'synced_writer'
                     ELSE 'unsynced_writer' END,
                floor(extract(epoch FROM clock_timestamp() - coalesce(a.xact_start, p.prepared)) * 1000)::bigint
           FROM (SELECT 1) one
-          LEFT JOIN pg_stat_activity a ON a.backend_xid = v_frontier::xid
-          LEFT JOIN pg_prepared_xacts p ON p.transaction = v_frontier::xid AND p.database = current_database()
+          LEFT JOIN pg_stat_activity a ON a.backend_xid = v_holder::xid
+          LEFT JOIN pg_prepared_xacts p ON p.transaction = v_holder::xid AND p.database = current_database()
          LIMIT 1;
 END
 $function$;

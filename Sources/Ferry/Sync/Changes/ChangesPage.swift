@@ -56,9 +56,10 @@ struct ChangesPage {
         }
     }
 
-    /// Everything below `frontier` is delivered. The frontier never moves
-    /// back on a primary; should a standby ever report an older one, the
-    /// client stays where it already is.
+    /// Everything below `frontier` is delivered. A frontier can come out
+    /// below one handed out before (docs/changes-feed.md, "A frontier that
+    /// falls back"): the client then stays where it already is, never sent
+    /// back (`FrontierFallbackTests`).
     static func frontierCursor(_ frontier: UInt64, request: ChangesRequest) -> ChangeCursor {
         frontier > 0 && frontier - 1 >= request.since.afterXID ? ChangeCursor(afterXID: frontier - 1) : request.since
     }
