@@ -1018,6 +1018,28 @@ await test(`seeded simulation: ${seeds} seeds, 3 devices, dropped requests and l
   await sim.close();
 });
 
+await test("an initial sync meets a resource the server will not list (a 404: the device's schema names one the server does not have): it skips it, as FerryKit does, the rest syncs, and its stored rows stay", async () => {
+  const r = await browser.page(url);
+  onFailure = () => r.close();
+  await r.eval("device('refused-list', { initialSyncWorker: false })");
+  await until(r, `dev.store.state("cursor").then((c) => c != null)`);
+  // A resource the device knows and the server does not (a schema read before a
+  // migration dropped it), with a row stored.
+  await r.eval(`dev.engine.loadSchema().then((s) => { s.push({ ...s.find((x) => x.name === "notes"), name: "ghosts" }); return true; })`);
+  await r.eval(`dev.store.transaction((tx) => { tx.objectStore("rows").put(dev.store.record("ghosts", "g1", { id: "g1", revision: 1 })); }).then(() => true)`);
+  const [note] = await a.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "past the refused list"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  faults.answers.length = 0;
+  await r.eval(`dev.store.setState("cursor", null).then(() => true)`);
+  const outcome = await r.eval(`dev.engine.sync().then(() => "synced", (e) => String(e.message))`);
+  assert.equal(outcome, "synced", `answers: ${faults.answers.join(" ")}`);
+  assert.ok(faults.answers.some((x) => x.startsWith("404 /v1/ghosts?")), `the server refused the list: ${faults.answers.join(" ")}`);
+  assert.equal((await r.eval(`dev.store.get("notes", ${JSON.stringify(note)})`))?.body, "past the refused list", "the other resources synced");
+  assert.ok(await r.eval(`dev.store.get("ghosts", "g1")`), "its stored row stays: not listed, so not taken for gone");
+  assert.ok(await r.eval(`dev.store.state("cursor").then((c) => c != null)`), "the feed follows from the new cursor");
+  await r.close();
+});
+
 // Last: its purge expires every device's cursor, and the tests above would all start over.
 await test("after a real 410 (cursor_expired), the restarted initial sync leaves the store as the server has it: rows deleted before the new cursor leave, with their events; rows with edits waiting stay", async () => {
   const r = await browser.page(url);

@@ -969,6 +969,8 @@ export class SyncEngine {
     // A store that was empty holds at the end only what the pages brought.
     const hadRows = await req(this.store.tx("readonly").objectStore(stores.ROWS).count()) > 0;
     const brought = new Set<RowKey>();
+    // Resources the server refused to list (400, 403, 404): skipped.
+    const refused = new Set<string>();
     const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
     const budget = this.options.initialSyncBudget ?? 6;
     let slice = Math.max(1, this.options.initialSyncSlice ?? 100);
@@ -993,7 +995,10 @@ export class SyncEngine {
       while (page <= pages) {
         const res = await (ahead ?? this.send("GET", pageURL()));
         ahead = null;
-        if (res.status === 400 && privateOnly && !token) {
+        // A server older than public rows refuses the name (a 400 that says so); it has
+        // no public rows either, so its plain Index is the same (FerryKit's rule).
+        const problem = res.status === 400 ? await res.clone().json().catch(() => null) : null;
+        if (res.status === 400 && privateOnly && !token && typeof problem?.detail === "string" && problem.detail.includes("public")) {
           privateOnly = false;
           continue;
         }
@@ -1007,6 +1012,13 @@ export class SyncEngine {
           const after = retryAfterSeconds(res.headers.get("Retry-After"), Date.now()) ?? 1;
           await sleep(Math.min(after, 30) * 1000, this.halt.signal);
           continue;
+        }
+        if (res.status === 400 || res.status === 403 || res.status === 404) {
+          // The server will not list it (a resource this user may not list, a filter on
+          // a column it does not have): nothing to download, as FerryKit's `skipStep`.
+          // Its stored rows cannot be confirmed, so the sweep takes none of them for gone.
+          refused.add(resource.name);
+          break;
         }
         if (!res.ok) throw new Error(`GET /v1/${resource.name}: ${res.status}`);
         busy = 0;
@@ -1048,7 +1060,7 @@ export class SyncEngine {
     // The sweep and the cursor in one transaction: a run cut short before it commits
     // starts its pages over and sweeps again.
     const removed = await this.store.transaction(async (tx) => {
-      const gone = hadRows ? await this.sweepUnconfirmed(tx, new Set(schema.map((r) => r.name)), brought) : [];
+      const gone = hadRows ? await this.sweepUnconfirmed(tx, new Set(schema.map((r) => r.name).filter((name) => !refused.has(name))), brought) : [];
       tx.objectStore(stores.STATE).put(cursor, "cursor");
       tx.objectStore(stores.STATE).delete("initialCursor");
       return gone;
