@@ -93,19 +93,29 @@ extension FerryStore {
 
     /// Every step is done: the changes feed takes over from the cursor taken
     /// before the first Index page, so nothing committed meanwhile is missed.
-    /// Rows held before the cursor that no page brought back, and that have no
-    /// local edit pending, are removed (each with a ``SyncEvent/removed``).
+    /// Rows held before the cursor that no page brought back, that no subscription
+    /// holds and that have no local edit pending, are removed (each with a
+    /// ``SyncEvent/removed``; ``RestartSweep``).
     func finishInitialSync() throws -> [SyncEvent] {
         try ferryWrite { db in
             guard let cursor = try Self.loadState(db, "initial_cursor") else { return [] }
-            var events: [SyncEvent] = []
+            // What the pages left unconfirmed, and the facts RestartSweep decides on.
+            var (held, elsewhere, pending, exists) = (Set<RowKey>(), Set<RowKey>(), Set<RowKey>(), Set<RowKey>())
+            let subscribed = try db.cachedStatement(
+                sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription_row WHERE resource = ? AND id = ? AND stream <> '')")
             for row in try GRDB.Row.fetchAll(db, sql: "SELECT resource, id FROM ferry_unconfirmed") {
-                let (resource, id): (String, String) = (row["resource"], row["id"])
-                guard try db.tableExists(resource), !(try Self.hasPending(db, resource, id: id)),
-                    try Self.row(db, resource, id: id) != nil
-                else { continue }
-                try Self.remove(db, resource, id: id)
-                events.append(.removed(resource: resource, id: id, revoked: false, discardedEdits: false))
+                let key = RowKey(resource: row["resource"], id: row["id"])
+                guard try db.tableExists(key.resource) else { continue }
+                held.insert(key)
+                if try Bool.fetchOne(subscribed, arguments: [key.resource, key.id]) == true { elsewhere.insert(key) }
+                if try Self.hasPending(db, key.resource, id: key.id) { pending.insert(key) }
+                if try Self.row(db, key.resource, id: key.id) != nil { exists.insert(key) }
+            }
+            let decision = RestartSweep.decide(held: held, brought: [], elsewhere: elsewhere, pending: pending, exists: exists)
+            var events: [SyncEvent] = []
+            for key in decision.remove {
+                try Self.remove(db, key.resource, id: key.id)
+                events.append(.removed(resource: key.resource, id: key.id, revoked: false, discardedEdits: false))
             }
             try Self.saveState(db, "cursor", cursor)
             try Self.clearInitialSync(db)

@@ -112,6 +112,11 @@ public final class FerryStore: Sendable {
         migrator.registerMigration("ferry 5") { db in
             try db.execute(sql: subscriptionTables)
         }
+        // The rows a subscription held when its stream started over after a 410,
+        // until a page of the new download brings each again (RestartSweep.swift).
+        migrator.registerMigration("ferry 6") { db in
+            try db.execute(sql: streamUnconfirmedTable)
+        }
         return migrator
     }
 

@@ -115,11 +115,53 @@ extension FerryStore {
         }
     }
 
-    /// The stream's cursor expired on the server: it starts again from the beginning.
+    /// The stream's cursor expired on the server: it starts again from the
+    /// beginning. Its rows stay readable, listed as unconfirmed: each page of the
+    /// new download confirms what it brings, and what is left at the stream's end
+    /// leaves (``sweepRestart(_:stream:id:)``). A restart cut short and started
+    /// again lists every row of the stream again (those the pages brought are
+    /// among them, and are brought again).
     func restartSubscription(stream: String, id: String) throws {
         try ferryWrite { db in
             try db.execute(sql: "UPDATE ferry_subscription SET cursor = NULL WHERE stream = ? AND key = ?", arguments: [stream, id])
+            try db.execute(sql: "DELETE FROM ferry_stream_unconfirmed WHERE stream = ? AND key = ?", arguments: [stream, id])
+            try db.execute(
+                sql: """
+                    INSERT INTO ferry_stream_unconfirmed (stream, key, resource, id)
+                    SELECT stream, key, resource, id FROM ferry_subscription_row WHERE stream = ? AND key = ?
+                    """, arguments: [stream, id])
         }
+    }
+
+    /// The end of a restarted stream's download: its rows that no page brought
+    /// again (``RestartSweep``). One another source holds (another subscription,
+    /// the default stream) stays and leaves this stream's list; one with edits
+    /// waiting stays the stream's; the rest leaves the store with a `removed` event.
+    static func sweepRestart(_ db: Database, stream: String, id: String) throws -> [SyncEvent] {
+        let unconfirmed = try GRDB.Row.fetchAll(
+            db, sql: "SELECT resource, id FROM ferry_stream_unconfirmed WHERE stream = ? AND key = ?", arguments: [stream, id])
+        guard !unconfirmed.isEmpty else { return [] }
+        var (held, elsewhere, pending, exists) = (Set<RowKey>(), Set<RowKey>(), Set<RowKey>(), Set<RowKey>())
+        let others = try db.cachedStatement(
+            sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription_row WHERE resource = ? AND id = ? AND NOT (stream = ? AND key = ?))")
+        for row in unconfirmed {
+            let key = RowKey(resource: row["resource"], id: row["id"])
+            held.insert(key)
+            if try Bool.fetchOne(others, arguments: [key.resource, key.id, stream, id]) == true { elsewhere.insert(key) }
+            guard try db.tableExists(key.resource), try Self.row(db, key.resource, id: key.id) != nil else { continue }
+            exists.insert(key)
+            if try Self.hasPending(db, key.resource, id: key.id) { pending.insert(key) }
+        }
+        let decision = RestartSweep.decide(held: held, brought: [], elsewhere: elsewhere, pending: pending, exists: exists)
+        var events: [SyncEvent] = []
+        for key in decision.remove {
+            try Self.remove(db, key.resource, id: key.id)
+            events.append(.removed(resource: key.resource, id: key.id, revoked: false, discardedEdits: false))
+        }
+        let release = try db.cachedStatement(sql: "DELETE FROM ferry_subscription_row WHERE stream = ? AND key = ? AND resource = ? AND id = ?")
+        for key in held.subtracting(decision.keep) { try release.execute(arguments: [stream, id, key.resource, key.id]) }
+        try db.execute(sql: "DELETE FROM ferry_stream_unconfirmed WHERE stream = ? AND key = ?", arguments: [stream, id])
+        return events
     }
 
     /// Applies one page of a stream with its cursor, in one transaction; the
@@ -148,8 +190,21 @@ extension FerryStore {
                 guard let rowID = Self.rowID(change.data), try Self.row(db, change.resource, id: rowID) != nil else { continue }
                 try mark.execute(arguments: [Self.defaultSource, change.resource, rowID, change.resource, rowID])
             }
-            let events = try Self.applyRemote(db, changes, resolve: resolve)
+            var events = try Self.applyRemote(db, changes, resolve: resolve)
             let record = try db.cachedStatement(sql: "INSERT OR IGNORE INTO ferry_subscription_row (stream, key, resource, id) VALUES (?, ?, ?, ?)")
+            // After a restart (410): what this page brings is confirmed.
+            let restarting =
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_stream_unconfirmed WHERE stream = ? AND key = ?)", arguments: [stream, id])
+                == true
+            if restarting {
+                let confirm = try db.cachedStatement(
+                    sql: "DELETE FROM ferry_stream_unconfirmed WHERE stream = ? AND key = ? AND resource = ? AND id = ?")
+                for change in changes {
+                    guard let rowID = Self.rowID(change.data) else { continue }
+                    try confirm.execute(arguments: [stream, id, change.resource, rowID])
+                }
+            }
             for change in changes {
                 // A revoked or deleted row was removed with its sources.
                 guard let rowID = Self.rowID(change.data), try db.tableExists(change.resource),
@@ -163,6 +218,8 @@ extension FerryStore {
                       status = CASE WHEN ? AND unsubscribed_at IS NULL THEN 'synced' ELSE status END
                     WHERE stream = ? AND key = ?
                     """, arguments: [cursor, synced, stream, id])
+            // The stream's end, with its cursor: what no page brought again leaves.
+            if restarting && synced { events += try Self.sweepRestart(db, stream: stream, id: id) }
             return events
         }
     }
@@ -235,6 +292,8 @@ extension FerryStore {
                 } else {
                     try db.execute(
                         sql: "DELETE FROM ferry_subscription WHERE stream = ? AND key = ?", arguments: [subscription.stream, subscription.id])
+                    try db.execute(
+                        sql: "DELETE FROM ferry_stream_unconfirmed WHERE stream = ? AND key = ?", arguments: [subscription.stream, subscription.id])
                 }
             }
             let byKey = Dictionary(due.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
@@ -273,5 +332,11 @@ extension FerryStore {
         CREATE TABLE ferry_subscription_row (stream TEXT NOT NULL, key TEXT NOT NULL, resource TEXT NOT NULL, id TEXT NOT NULL,
                                              PRIMARY KEY (resource, id, stream, key));
         CREATE INDEX ferry_subscription_row_stream ON ferry_subscription_row (stream, key);
+        """
+
+    /// The table of a restarted stream's unconfirmed rows, in the store's migrator ("ferry 6").
+    static let streamUnconfirmedTable = """
+        CREATE TABLE ferry_stream_unconfirmed (stream TEXT NOT NULL, key TEXT NOT NULL, resource TEXT NOT NULL, id TEXT NOT NULL,
+                                               PRIMARY KEY (stream, key, resource, id));
         """
 }

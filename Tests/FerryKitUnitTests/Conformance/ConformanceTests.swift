@@ -6,7 +6,7 @@ import Testing
 /// client changes too.
 @Suite struct ConformanceTests {
     static let files = [
-        RankVectors.file, RetryCases.file, MergeCases.mergeFile, MergeCases.feedFile, PlannerCases.file, SubscriptionCases.file,
+        RankVectors.file, RetryCases.file, MergeCases.mergeFile, MergeCases.feedFile, PlannerCases.file, SubscriptionCases.file, RestartCases.file,
     ]
 
     @Test(arguments: 0..<files.count)
