@@ -1910,8 +1910,14 @@ DECLARE
 BEGIN
     PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_insert', 'AFTER INSERT',
         'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
-    PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_update', 'AFTER UPDATE',
-        'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
+    IF NOT EXISTS (SELECT 1 FROM pg_trigger t
+                    WHERE t.tgrelid = p_table AND t.tgname = 'zz_ferry_notify_update' AND t.tgfoid = v_function
+                      AND t.tgqual IS NOT NULL) THEN
+        EXECUTE format('CREATE OR REPLACE TRIGGER zz_ferry_notify_update AFTER UPDATE ON %s '
+                       'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT '
+                       'WHEN (pg_catalog.current_setting(%L, true) IS DISTINCT FROM %L) EXECUTE FUNCTION %s',
+                       p_table, 'ferry.hint_mode', 'collect', v_function);
+    END IF;
 END
 $function$
 ;
@@ -3342,6 +3348,73 @@ END
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION ferry.sync_update_hints_source(p_table regclass)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_scopes text := '';
+    v_scope record;
+BEGIN
+    FOR v_scope IN
+        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col
+          FROM ferry.access_scopes s
+          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
+         WHERE s.member_table = p_table
+         ORDER BY s.scope_table::oid
+    LOOP
+        v_scopes := v_scopes || format($scope$
+        -- Scope table %2$s: the row's key before and after, in key order (least and greatest skip a NULL).
+        v_hkeys := CASE WHEN NEW.%1$I IS NOT DISTINCT FROM OLD.%1$I THEN ARRAY[NEW.%1$I::text]
+                        ELSE ARRAY[least(NEW.%1$I::text, OLD.%1$I::text),
+                                   nullif(greatest(NEW.%1$I::text, OLD.%1$I::text), least(NEW.%1$I::text, OLD.%1$I::text))] END;
+        FOREACH v_hkey IN ARRAY v_hkeys LOOP
+            IF v_hkey IS NULL THEN
+                CONTINUE;
+            ELSIF octet_length(v_hkey) > 1000 THEN
+                v_heveryone := true;
+            ELSIF strpos(E'\n' || v_hints, E'\n' || v_hhead || 's %2$s ' || v_hkey || E'\n') = 0 THEN
+                v_hcount := coalesce(v_hcount, coalesce(nullif(current_setting('ferry.scope_hints', true), '')::int, 0)) + 1;
+                IF v_hcount > 100 THEN
+                    v_heveryone := true;
+                ELSE
+                    v_hout := v_hout || (v_hhead || 's %2$s ' || v_hkey);
+                END IF;
+            END IF;
+        END LOOP;$scope$, v_scope.col, v_scope.scope_oid);
+    END LOOP;
+    RETURN format($body$
+    -- The row's live hints, in Ferry's collect mode (ferry.sync_update_hints_source).
+    IF current_setting('ferry.hint_mode', true) = 'collect' THEN
+        v_hints := coalesce(current_setting('ferry.hints', true), '');
+        v_hhead := v_stamp::text || ' %1$s ';
+        v_hout := '{}';
+        v_heveryone := nullif(current_setting('ferry.user_id', true), '') IS NULL;%2$s
+        IF v_hcount IS NOT NULL THEN
+            v_hkey := set_config('ferry.scope_hints', v_hcount::text, true);
+        END IF;
+        v_hout := v_hout || (v_hhead || CASE WHEN v_heveryone THEN '*' ELSE 'u ' || current_setting('ferry.user_id', true) END);
+        v_hadded := false;
+        FOREACH v_hkey IN ARRAY v_hout LOOP
+            IF strpos(E'\n' || v_hints, E'\n' || v_hkey || E'\n') = 0 THEN
+                IF octet_length(v_hints) > 65536 THEN
+                    PERFORM pg_notify('ferry_changes', v_hkey);
+                ELSE
+                    v_hints := v_hints || v_hkey || E'\n';
+                    v_hadded := true;
+                END IF;
+            END IF;
+        END LOOP;
+        IF v_hadded THEN
+            v_hints := set_config('ferry.hints', v_hints, true);
+        END IF;
+    END IF;$body$, p_table::oid, v_scopes);
+END
+$function$
+;
+
 CREATE OR REPLACE FUNCTION ferry.sync_update_source(p_table regclass)
  RETURNS text
  LANGUAGE plpgsql
@@ -3351,7 +3424,7 @@ AS $function$
 DECLARE
     v_natts int;
     v_present text := '';
-    v_compare text := '';
+    v_compare text;
     v_col record;
 BEGIN
     SELECT c.relnatts INTO v_natts FROM pg_class c WHERE c.oid = p_table;
@@ -3366,17 +3439,38 @@ BEGIN
     LOOP
         v_present := v_present || format(E'\n       AND has_column_privilege(TG_RELID, %s::int2, %L) IS NOT NULL',
                                          v_col.attnum, 'SELECT');
-        v_compare := v_compare || format(
-            E'\n        IF to_jsonb(NEW.%1$I) IS DISTINCT FROM to_jsonb(OLD.%1$I) THEN\n'
-            '            v_changed := v_changed || jsonb_build_object(%2$L, NEW.revision);\n'
-            '        END IF;', v_col.name, v_col.name);
     END LOOP;
+    -- One expression for every field (issue 47): PL/pgSQL sets up each expression of a
+    -- trigger again in every transaction (~3,500 instructions before it runs), and a
+    -- one-row PATCH is one transaction, so an IF per field cost more than comparing.
+    -- A field that did not change maps to NULL, which jsonb_strip_nulls drops; at most
+    -- 50 pairs a jsonb_build_object (PostgreSQL's 100 arguments), joined with ||.
+    SELECT string_agg(format(E'jsonb_build_object(%s)', pairs), E'\n            || ' ORDER BY chunk) INTO v_compare
+      FROM (SELECT (n - 1) / 50 AS chunk,
+                   string_agg(format(E'\n                %1$L, CASE WHEN to_jsonb(NEW.%2$I) IS DISTINCT FROM to_jsonb(OLD.%2$I) THEN NEW.revision END',
+                                     name, name), ',' ORDER BY n) AS pairs
+              FROM (SELECT a.attname::text AS name, row_number() OVER (ORDER BY a.attnum) AS n
+                      FROM pg_attribute a
+                     WHERE a.attrelid = p_table AND a.attnum > 0 AND NOT a.attisdropped
+                       AND a.attname NOT IN ('id', 'revision', 'last_modified')
+                       AND left(a.attname, 7) <> '_ferry_') f
+             GROUP BY (n - 1) / 50) c;
+    v_compare := format(E'\n        NEW._ferry_field_revisions := OLD._ferry_field_revisions\n'
+                        '            || jsonb_strip_nulls(%s);', coalesce(v_compare, E'\'{}\'::jsonb'));
     RETURN format($body$
 -- Generated by ferry.refresh_sync_trigger for the table with oid %1$s (%2$s attribute numbers); do not edit.
 DECLARE
-    v_changed jsonb := '{}';
     v_stamp xid8 := nullif(current_setting('ferry.stamp', true), '')::xid8;
     v_xid xid8;
+    v_void text;
+    v_hints text;
+    v_hhead text;
+    v_hout text[];
+    v_hkeys text[];
+    v_hkey text;
+    v_heveryone boolean;
+    v_hcount int;
+    v_hadded boolean;
 BEGIN
     IF NEW.id IS DISTINCT FROM OLD.id THEN
         RAISE EXCEPTION USING ERRCODE = '42501',
@@ -3386,26 +3480,27 @@ BEGIN
     NEW.last_modified := greatest(ferry.now_ms(), OLD.last_modified + 1);
     IF v_stamp IS NULL THEN
         -- ferry.take_stamp(), inline (keep the two alike): the transaction's first synced write.
+        -- Assignments, not PERFORM: an assignment is a simple expression, a PERFORM a query.
         v_xid := pg_current_xact_id();
-        PERFORM pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(v_xid));
+        v_void := pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(v_xid));
         v_stamp := greatest(v_xid, coalesce(pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8);
         IF v_stamp > v_xid
            AND coalesce(pg_sequence_last_value('ferry.stamp_floor_taken'), 0) < v_stamp::text::int8 THEN
-            PERFORM setval('ferry.stamp_floor_taken', v_stamp::text::int8);
+            v_void := setval('ferry.stamp_floor_taken', v_stamp::text::int8);
         END IF;
-        PERFORM set_config('ferry.stamp', v_stamp::text, true);
+        v_void := set_config('ferry.stamp', v_stamp::text, true);
     END IF;
     NEW._ferry_xid := v_stamp;
     NEW._ferry_writer := ferry.current_user_id();
     -- No column added since generation, none of these dropped: compare them.
     IF has_column_privilege(TG_RELID, %3$s::int2, 'SELECT') IS NULL%4$s THEN%5$s
     ELSE
-        v_changed := ferry.changed_fields(to_jsonb(NEW), to_jsonb(OLD), NEW.revision);
-    END IF;
-    NEW._ferry_field_revisions := OLD._ferry_field_revisions || v_changed;
+        NEW._ferry_field_revisions := OLD._ferry_field_revisions
+            || ferry.changed_fields(to_jsonb(NEW), to_jsonb(OLD), NEW.revision);
+    END IF;%6$s
     RETURN NEW;
 END
-$body$, p_table::oid, v_natts, v_natts + 1, v_present, v_compare);
+$body$, p_table::oid, v_natts, v_natts + 1, v_present, v_compare, ferry.sync_update_hints_source(p_table));
 END
 $function$
 ;
@@ -3417,15 +3512,17 @@ AS $function$
 DECLARE
     v_xid xid8 := pg_catalog.pg_current_xact_id();
     v_stamp xid8;
+    v_void pg_catalog.text;
 BEGIN
-    PERFORM pg_catalog.pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(v_xid));
+    -- Assignments, not PERFORM (issue 47): an assignment is a simple expression, a PERFORM a query.
+    v_void := pg_catalog.pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(v_xid));
     -- After the lock, never before (see above). NULL until the floor is first set.
     v_stamp := greatest(v_xid, coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8);
     IF v_stamp > v_xid
        AND coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor_taken'), 0) < v_stamp::text::int8 THEN
-        PERFORM pg_catalog.setval('ferry.stamp_floor_taken', v_stamp::text::int8);
+        v_void := pg_catalog.setval('ferry.stamp_floor_taken', v_stamp::text::int8);
     END IF;
-    PERFORM pg_catalog.set_config('ferry.stamp', v_stamp::text, true);
+    v_void := pg_catalog.set_config('ferry.stamp', v_stamp::text, true);
     RETURN v_stamp;
 END
 $function$
