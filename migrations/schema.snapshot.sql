@@ -1910,14 +1910,8 @@ DECLARE
 BEGIN
     PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_insert', 'AFTER INSERT',
         'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
-    IF NOT EXISTS (SELECT 1 FROM pg_trigger t
-                    WHERE t.tgrelid = p_table AND t.tgname = 'zz_ferry_notify_update' AND t.tgfoid = v_function
-                      AND t.tgqual IS NOT NULL) THEN
-        EXECUTE format('CREATE OR REPLACE TRIGGER zz_ferry_notify_update AFTER UPDATE ON %s '
-                       'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT '
-                       'WHEN (pg_catalog.current_setting(%L, true) IS DISTINCT FROM %L) EXECUTE FUNCTION %s',
-                       p_table, 'ferry.hint_mode', 'collect', v_function);
-    END IF;
+    PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_update', 'AFTER UPDATE',
+        'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
 END
 $function$
 ;
@@ -3348,73 +3342,6 @@ END
 $function$
 ;
 
-CREATE OR REPLACE FUNCTION ferry.sync_update_hints_source(p_table regclass)
- RETURNS text
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
-AS $function$
-DECLARE
-    v_scopes text := '';
-    v_scope record;
-BEGIN
-    FOR v_scope IN
-        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col
-          FROM ferry.access_scopes s
-          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
-         WHERE s.member_table = p_table
-         ORDER BY s.scope_table::oid
-    LOOP
-        v_scopes := v_scopes || format($scope$
-        -- Scope table %2$s: the row's key before and after, in key order (least and greatest skip a NULL).
-        v_hkeys := CASE WHEN NEW.%1$I IS NOT DISTINCT FROM OLD.%1$I THEN ARRAY[NEW.%1$I::text]
-                        ELSE ARRAY[least(NEW.%1$I::text, OLD.%1$I::text),
-                                   nullif(greatest(NEW.%1$I::text, OLD.%1$I::text), least(NEW.%1$I::text, OLD.%1$I::text))] END;
-        FOREACH v_hkey IN ARRAY v_hkeys LOOP
-            IF v_hkey IS NULL THEN
-                CONTINUE;
-            ELSIF octet_length(v_hkey) > 1000 THEN
-                v_heveryone := true;
-            ELSIF strpos(E'\n' || v_hints, E'\n' || v_hhead || 's %2$s ' || v_hkey || E'\n') = 0 THEN
-                v_hcount := coalesce(v_hcount, coalesce(nullif(current_setting('ferry.scope_hints', true), '')::int, 0)) + 1;
-                IF v_hcount > 100 THEN
-                    v_heveryone := true;
-                ELSE
-                    v_hout := v_hout || (v_hhead || 's %2$s ' || v_hkey);
-                END IF;
-            END IF;
-        END LOOP;$scope$, v_scope.col, v_scope.scope_oid);
-    END LOOP;
-    RETURN format($body$
-    -- The row's live hints, in Ferry's collect mode (ferry.sync_update_hints_source).
-    IF current_setting('ferry.hint_mode', true) = 'collect' THEN
-        v_hints := coalesce(current_setting('ferry.hints', true), '');
-        v_hhead := v_stamp::text || ' %1$s ';
-        v_hout := '{}';
-        v_heveryone := nullif(current_setting('ferry.user_id', true), '') IS NULL;%2$s
-        IF v_hcount IS NOT NULL THEN
-            v_hkey := set_config('ferry.scope_hints', v_hcount::text, true);
-        END IF;
-        v_hout := v_hout || (v_hhead || CASE WHEN v_heveryone THEN '*' ELSE 'u ' || current_setting('ferry.user_id', true) END);
-        v_hadded := false;
-        FOREACH v_hkey IN ARRAY v_hout LOOP
-            IF strpos(E'\n' || v_hints, E'\n' || v_hkey || E'\n') = 0 THEN
-                IF octet_length(v_hints) > 65536 THEN
-                    PERFORM pg_notify('ferry_changes', v_hkey);
-                ELSE
-                    v_hints := v_hints || v_hkey || E'\n';
-                    v_hadded := true;
-                END IF;
-            END IF;
-        END LOOP;
-        IF v_hadded THEN
-            v_hints := set_config('ferry.hints', v_hints, true);
-        END IF;
-    END IF;$body$, p_table::oid, v_scopes);
-END
-$function$
-;
-
 CREATE OR REPLACE FUNCTION ferry.sync_update_source(p_table regclass)
  RETURNS text
  LANGUAGE plpgsql
@@ -3463,14 +3390,6 @@ DECLARE
     v_stamp xid8 := nullif(current_setting('ferry.stamp', true), '')::xid8;
     v_xid xid8;
     v_void text;
-    v_hints text;
-    v_hhead text;
-    v_hout text[];
-    v_hkeys text[];
-    v_hkey text;
-    v_heveryone boolean;
-    v_hcount int;
-    v_hadded boolean;
 BEGIN
     IF NEW.id IS DISTINCT FROM OLD.id THEN
         RAISE EXCEPTION USING ERRCODE = '42501',
@@ -3497,10 +3416,10 @@ BEGIN
     ELSE
         NEW._ferry_field_revisions := OLD._ferry_field_revisions
             || ferry.changed_fields(to_jsonb(NEW), to_jsonb(OLD), NEW.revision);
-    END IF;%6$s
+    END IF;
     RETURN NEW;
 END
-$body$, p_table::oid, v_natts, v_natts + 1, v_present, v_compare, ferry.sync_update_hints_source(p_table));
+$body$, p_table::oid, v_natts, v_natts + 1, v_present, v_compare);
 END
 $function$
 ;

@@ -193,14 +193,6 @@ DECLARE
     v_stamp xid8 := nullif(current_setting('ferry.stamp', true), '')::xid8;
     v_xid xid8;
     v_void text;
-    v_hints text;
-    v_hhead text;
-    v_hout text[];
-    v_hkeys text[];
-    v_hkey text;
-    v_heveryone boolean;
-    v_hcount int;
-    v_hadded boolean;
 BEGIN
     IF NEW.id IS DISTINCT FROM OLD.id THEN
         RAISE EXCEPTION USING ERRCODE = '42501',
@@ -227,10 +219,10 @@ BEGIN
     ELSE
         NEW._ferry_field_revisions := OLD._ferry_field_revisions
             || ferry.changed_fields(to_jsonb(NEW), to_jsonb(OLD), NEW.revision);
-    END IF;%6$s
+    END IF;
     RETURN NEW;
 END
-$body$, p_table::oid, v_natts, v_natts + 1, v_present, v_compare, ferry.sync_update_hints_source(p_table));
+$body$, p_table::oid, v_natts, v_natts + 1, v_present, v_compare);
 END
 $function$;
 REVOKE ALL ON FUNCTION ferry.sync_update_source(regclass) FROM PUBLIC;
