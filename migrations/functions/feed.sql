@@ -390,15 +390,17 @@ AS $function$
 DECLARE
     v_xid xid8 := pg_catalog.pg_current_xact_id();
     v_stamp xid8;
+    v_void pg_catalog.text;
 BEGIN
-    PERFORM pg_catalog.pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(v_xid));
+    -- Assignments, not PERFORM (issue 47): an assignment is a simple expression, a PERFORM a query.
+    v_void := pg_catalog.pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(v_xid));
     -- After the lock, never before (see above). NULL until the floor is first set.
     v_stamp := greatest(v_xid, coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8);
     IF v_stamp > v_xid
        AND coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor_taken'), 0) < v_stamp::text::int8 THEN
-        PERFORM pg_catalog.setval('ferry.stamp_floor_taken', v_stamp::text::int8);
+        v_void := pg_catalog.setval('ferry.stamp_floor_taken', v_stamp::text::int8);
     END IF;
-    PERFORM pg_catalog.set_config('ferry.stamp', v_stamp::text, true);
+    v_void := pg_catalog.set_config('ferry.stamp', v_stamp::text, true);
     RETURN v_stamp;
 END
 $function$;

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# bench/feed/patch-profile.sh: where PostgreSQL's instructions for one PATCH go, as Ferry
+# sends it (issue 47, the write path): callgrind_annotate of a single-user backend.
+#
+#   bench/feed/patch-profile.sh [functions to list, default 40]
+#   BENCH_REVISION=<git revision> bench/feed/patch-profile.sh   (that revision's migrations)
+#
+# The database is write-instructions.sh's (this tree's migrations, the study app, 100 sets of
+# 100 terms of one user; bench/feed/tree-database.sh), in a scratch cluster of its own
+# (BENCH_PG_PORT, default 54498). Unlike write-instructions.sh, whose procedure runs the
+# PATCH's statements from PL/pgSQL (plans cached there), the backend here gets the three
+# statements a PATCH's transaction sends as Ferry sends them: named prepared statements
+# (PREPARE once, EXECUTE each time; Ferry prepares `stmt_N` on each pooled connection), the
+# UPDATE's text copied from a release build's log_statement. As the serve role, so Row Level
+# Security applies. Two runs of N transactions (100 and 400, one `postgres --single` each, on
+# a fresh copy of the data directory); a function's figure is (its inclusive instructions at
+# 400 − at 100) ÷ 300, so start-up and first-call work (catalog caches, PL/pgSQL compiling)
+# fall out. The session is set up as Ferry sets up its pooled connections (generic plans,
+# no JIT); BENCH_SESSION_SQL adds one more statement (e.g. `SET plan_cache_mode = auto`).
+# Needs root, valgrind, PostgreSQL's server binaries. A few minutes (more under load).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TOP=${1:-40}
+command -v valgrind >/dev/null || { echo "patch-profile: valgrind is not installed" >&2; exit 2; }
+WORK=$(mktemp -d /tmp/ferry-patch-profile.XXXXXX)
+chmod 755 "$WORK"
+export FERRY_LOCAL_DIR=$WORK/local FERRY_PG_PORT=${BENCH_PG_PORT:-54498} FERRY_MC_PORT=${BENCH_MC_PORT:-11498}
+OWNER=postgresql://ferry_owner:ferry_owner@127.0.0.1:$FERRY_PG_PORT
+cleanup() { (cd "$ROOT" && bash deploy/local.sh stop >/dev/null 2>&1) || true; [ -n "${BENCH_KEEP:-}" ] || rm -rf "$WORK"; }
+trap cleanup EXIT
+owner() { psql -X -q -v ON_ERROR_STOP=1 "$OWNER/$1" "${@:2}"; }
+. "$ROOT/bench/feed/tree-database.sh"
+
+(cd "$ROOT" && bash deploy/local.sh start >/dev/null)
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
+MIGRATIONS=$ROOT/migrations
+if [ -n "${BENCH_REVISION:-}" ]; then
+  git -C "$ROOT" archive "$BENCH_REVISION" migrations | tar -x -C "$WORK"
+  MIGRATIONS=$WORK/migrations
+fi
+tree_database tree "$MIGRATIONS" patch-profile
+owner tree -c "VACUUM ANALYZE app.study_sets" -c "VACUUM ANALYZE app.terms" >/dev/null
+USER_ID=$(owner tree -tA -c "SELECT id FROM ferry.users WHERE name = 'bench'")
+owner tree -tA -c "SELECT id FROM public.bench_ids ORDER BY n" > "$WORK/ids"
+(cd "$ROOT" && bash deploy/local.sh stop >/dev/null)
+mkdir "$WORK/cg" && chown postgres "$WORK/cg"
+
+# stream N: the statements for N transactions, one a line (a single-user backend's query ends at a newline).
+stream() {
+  echo "SET synchronous_commit = off"
+  echo "SET ROLE ferry_app"
+  # What Ferry sets on each pooled connection (FerryApp.sessionSetup, prepared statements on).
+  echo "SET plan_cache_mode = force_generic_plan"
+  echo "SET jit = off"
+  [ -z "${BENCH_SESSION_SQL:-}" ] || echo "$BENCH_SESSION_SQL"
+  echo "PREPARE stmt_5(text) AS SELECT pg_catalog.set_config('ferry.user_id', \$1, true), pg_catalog.set_config('ferry.hint_mode', 'collect', true)"
+  # Ferry's PATCH of one row (Sources/Ferry, the batch UPDATE with If-Match: *), as a release build logged it.
+  tr '\n' ' ' <<'SQL'; echo
+PREPARE stmt_6(jsonb, text, bigint[], boolean) AS WITH i AS (
+  SELECT 0 AS idx, ($1::jsonb) -> 0 AS item
+)
+UPDATE "app"."terms" AS t SET ("word", "definition", "rank") = (SELECT m."word", m."definition", m."rank" FROM jsonb_populate_record(t, i.item - ARRAY['id', 'revision', 'last_modified', 'is_deleted']) m)
+  FROM i
+ WHERE t."id" = CASE WHEN $2::text ~ '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$' THEN ($2::text)::uuid END
+   AND jsonb_typeof(i.item) = 'object'
+   AND NOT t."is_deleted"
+   AND ($3::bigint[] IS NULL OR t."revision" = ANY ($3::bigint[]))
+   AND ((CASE WHEN CASE WHEN jsonb_typeof(i.item -> 'revision') = 'number' THEN (i.item -> 'revision' #>> '{}')::numeric = trunc((i.item -> 'revision' #>> '{}')::numeric) AND (i.item -> 'revision' #>> '{}')::numeric BETWEEN 0 AND 9223372036854775807 ELSE false END THEN (i.item ->> 'revision')::numeric::bigint END) IS NULL AND ($3::bigint[] IS NOT NULL OR coalesce($4::boolean, false)) OR (CASE WHEN CASE WHEN jsonb_typeof(i.item -> 'revision') = 'number' THEN (i.item -> 'revision' #>> '{}')::numeric = trunc((i.item -> 'revision' #>> '{}')::numeric) AND (i.item -> 'revision' #>> '{}')::numeric BETWEEN 0 AND 9223372036854775807 ELSE false END THEN (i.item ->> 'revision')::numeric::bigint END) = t."revision")
+   AND EXISTS (SELECT 1 FROM jsonb_populate_record(t, i.item - ARRAY['id', 'revision', 'last_modified', 'is_deleted']) m WHERE (m."word" IS DISTINCT FROM t."word" OR m."definition" IS DISTINCT FROM t."definition" OR m."rank" IS DISTINCT FROM t."rank") AND NOT (i.item ? 'set_id' AND (m."set_id" IS DISTINCT FROM t."set_id")))
+RETURNING 200, json_build_array(CASE WHEN t."is_deleted" THEN json_build_object('id', t."id", 'set_id', t."set_id", 'revision', t."revision", 'last_modified', t."last_modified", 'is_deleted', true) ELSE json_build_object('id', t."id", 'set_id', t."set_id", 'word', t."word", 'definition', t."definition", 'rank', t."rank", 'revision', t."revision", 'last_modified', t."last_modified", 'is_deleted', t."is_deleted") END)::text, t."revision", t."last_modified", $2::text
+SQL
+  echo "PREPARE stmt_7 AS SELECT pg_catalog.current_setting('ferry.hints', true)"
+  awk -v n="$1" -v u="$USER_ID" '{ id[NR] = $1 } END {
+    for (i = 1; i <= n; i++) {
+      print "BEGIN"
+      print "EXECUTE stmt_5('\''" u "'\'')"
+      print "EXECUTE stmt_6('\''[{\"definition\": \"patched " i "\"}]'\'', '\''" id[1 + i % NR] "'\'', NULL, true)"
+      print "EXECUTE stmt_7"
+      print "COMMIT"
+    } }' "$WORK/ids"
+}
+
+# profile N: callgrind's inclusive figure of every function, N transactions, into $WORK/cg/incl.N.
+profile() {
+  rm -rf "$WORK/copy" && cp -a "$FERRY_LOCAL_DIR/pgdata" "$WORK/copy"
+  stream "$1" | runuser -u postgres -- valgrind --tool=callgrind --callgrind-out-file="$WORK/cg/out.$1" \
+      "$PGBIN/postgres" --single -D "$WORK/copy" -c autovacuum=off tree > "$WORK/cg/log.$1" 2>&1
+  ! grep -E "ERROR|FATAL" "$WORK/cg/log.$1" >&2 || exit 1
+  [ "$(grep -c 'UPDATE 1' "$WORK/cg/log.$1" || true)" = 0 ] || true
+  callgrind_annotate --inclusive=yes --threshold=100 "$WORK/cg/out.$1" 2>/dev/null \
+    | awk '$1 ~ /^[0-9,]+$/ && NF >= 2 { n = $1; gsub(",", "", n); $1 = ""; sub(/^ +/, ""); sub(/ \[.*$/, ""); print n "\t" $0 }' \
+    > "$WORK/cg/incl.$1"
+}
+profile 100
+profile 400
+echo "bench/feed/patch-profile.sh, migrations of ${BENCH_REVISION:-this tree ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- migrations || echo ', changed'))}, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo
+echo "| instructions a PATCH's transaction, inclusive | function |"
+echo "|---|---|"
+awk -F'\t' 'NR == FNR { a[$2] = $1; next } { d = ($1 - a[$2]) / 300; if (d >= 1000) printf "%d\t%s\n", d, $2 }' \
+  "$WORK/cg/incl.100" "$WORK/cg/incl.400" | sort -rn | head -n "$TOP" | awk -F'\t' '{ printf "| %d | `%s` |\n", $1, $2 }'
