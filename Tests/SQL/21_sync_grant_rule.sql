@@ -17,6 +17,13 @@ SELECT ferry.sync_owned('granttest.groups');
 SELECT ferry.sync_owned('granttest.lonely');
 SELECT ferry.sync_members('granttest.group_members', scope => 'group_id');
 
+-- Whether the members table's notify trigger names private members (ferry.sync_notify_source).
+CREATE FUNCTION pg_temp.members_notify_private() RETURNS boolean LANGUAGE sql AS $$
+    SELECT position('Private member rows' IN (SELECT t.tgfoid::regproc::text || p.prosrc FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+                                               WHERE t.tgrelid = 'granttest.group_members'::regclass
+                                                 AND t.tgname = 'zz_ferry_notify_insert')) > 0
+$$;
+
 DO $do$
 DECLARE
     v_message text;
@@ -37,6 +44,7 @@ BEGIN
                           'a refused rule changes nothing');
 END $do$;
 
+SELECT pg_temp.check(NOT pg_temp.members_notify_private(), 'before a grant, members rows wake the group''s readers');
 SELECT ferry.sync_grant('granttest.links', scope => 'set_id', through => 'group_id');
 DO $do$
 BEGIN
@@ -66,6 +74,7 @@ BEGIN
     PERFORM pg_temp.check(ferry.refresh_sync_rules() > 0 AND (SELECT policies FROM ferry.sync_rules WHERE table_oid = 'granttest.sets'::regclass)
                           = ferry.rules_policies('granttest.sets'), 'a refresh is stable');
     PERFORM pg_temp.expect_error($$SELECT ferry.drop_sync_rules('granttest.sets')$$, '2BP01');
+    PERFORM pg_temp.check(pg_temp.members_notify_private(), 'the members table''s rows now wake their member and owner only');
 END $do$;
 
 SELECT ferry.drop_sync_rules('granttest.links');
@@ -76,6 +85,7 @@ BEGIN
                           AND position('_ferry_scope_ids_links' IN (SELECT policies::text FROM ferry.sync_rules
                                                                      WHERE table_oid = 'granttest.sets'::regclass)) = 0,
                           'dropping the rule removes its function, its trigger and its part of the granted table''s policy');
+    PERFORM pg_temp.check(NOT pg_temp.members_notify_private(), 'and the members table''s rows wake the group''s readers again');
 END $do$;
 
 SELECT 'PASS';

@@ -75,4 +75,45 @@ BEGIN
     PERFORM pg_temp.check(current_setting('ferry.hints') = '', 'nothing collected outside collect mode');
 END $$;
 
+-- A class's member rows are private (ferry.rules_private_members): a member row
+-- names its student and the class's teacher, never the class for all its readers
+-- (issue 46); a shared set's collaborator rows still name their set.
+DO $$
+DECLARE
+    t uuid := ferry.create_user('hints-t-' || gen_random_uuid(), 'hints-password-1');
+    s1 uuid := ferry.create_user('hints-s1-' || gen_random_uuid(), 'hints-password-1');
+    s2 uuid := ferry.create_user('hints-s2-' || gen_random_uuid(), 'hints-password-1');
+    admin uuid := ferry.create_user('hints-a-' || gen_random_uuid(), 'hints-password-1');
+    members text := 'app.class_members'::regclass::oid::text;
+    sets text := 'app.study_sets'::regclass::oid::text;
+    k uuid;
+    m uuid;
+    s uuid;
+    mine text[];
+BEGIN
+    PERFORM set_config('ferry.user_id', t::text, true), set_config('ferry.hint_mode', 'collect', true);
+    INSERT INTO app.classes (teacher_id, name) VALUES (t, '4B') RETURNING id INTO k;
+    INSERT INTO app.study_sets (creator_id, title) VALUES (t, 'shared') RETURNING id INTO s;
+    PERFORM set_config('ferry.hints', '', true);
+    INSERT INTO app.class_members (class_id, user_id) VALUES (k, s1) RETURNING id INTO m;
+    mine := array(SELECT h FROM unnest(pg_temp.hints()) h WHERE h LIKE members || ' %' ORDER BY h);
+    PERFORM pg_temp.check(mine = (SELECT array_agg(x ORDER BY x) FROM unnest(ARRAY[members || ' u ' || s1, members || ' u ' || t]) x),
+                          'a member row names its student and the writer, the teacher: ' || pg_temp.hints()::text);
+    PERFORM pg_temp.check('0 u ' || s1 = ANY (pg_temp.hints()), 'and the access log names the student: ' || pg_temp.hints()::text);
+    -- Written by someone else (a tool as the owner role, in another user's name): the teacher is named as the class's owner.
+    PERFORM set_config('ferry.user_id', admin::text, true), set_config('ferry.hints', '', true);
+    UPDATE app.class_members SET user_id = s2 WHERE id = m;
+    mine := array(SELECT h FROM unnest(pg_temp.hints()) h WHERE h LIKE members || ' %' ORDER BY h);
+    PERFORM pg_temp.check(mine = (SELECT array_agg(x ORDER BY x)
+                                    FROM unnest(ARRAY[members || ' u ' || s1, members || ' u ' || s2, members || ' u ' || t,
+                                                      members || ' u ' || admin]) x),
+                          'a member row moved names both students, the teacher and the writer: ' || pg_temp.hints()::text);
+    PERFORM pg_temp.check(NOT EXISTS (SELECT 1 FROM unnest(pg_temp.hints()) h WHERE h LIKE '% s %'),
+                          'and no scope row: ' || pg_temp.hints()::text);
+    PERFORM set_config('ferry.user_id', t::text, true), set_config('ferry.hints', '', true);
+    INSERT INTO app.set_collaborators (set_id, user_id) VALUES (s, s1);
+    PERFORM pg_temp.check('app.set_collaborators'::regclass::oid::text || ' s ' || sets || ' ' || s = ANY (pg_temp.hints()),
+                          'a collaborator row still names its set: ' || pg_temp.hints()::text);
+END $$;
+
 SELECT 'PASS 22_live_hints';

@@ -352,6 +352,12 @@ BEGIN
       WHERE (ferry.access_scopes.member_column, ferry.access_scopes.read_through_scope)
             IS DISTINCT FROM (excluded.member_column, excluded.read_through_scope);
 
+    -- Its notify trigger names private members (ferry.sync_notify_source), so a
+    -- grant rule added or dropped through this table's scope regenerates it.
+    IF v_rule.kind = 'members' THEN
+        PERFORM ferry.refresh_sync_notify(p_table);
+    END IF;
+
     -- Membership: record access granted and lost.
     IF v_rule.kind = 'members' AND NOT EXISTS (
         SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p_table AND t.tgname = 'zz_ferry_rules_members') THEN

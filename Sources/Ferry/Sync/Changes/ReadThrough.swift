@@ -64,8 +64,12 @@ struct ReadThrough: Sendable {
                     rules[table]?.kind == .owned
                         ? [table]
                         : tablePaths.compactMap { path in
-                            guard case .readable(let parent) = path.keys else { return nil }
-                            return parent
+                            // A parent's owned ids key a path as its readable ids do
+                            // (a teacher's classes, their member rows): a probe each.
+                            switch path.keys {
+                            case .readable(let parent), .owned(let parent, _): return parent
+                            default: return nil
+                            }
                         }
                 )
             })

@@ -130,6 +130,9 @@ extension ChangesSuites {
             #expect(through.gateParents("study_sets") == ["study_sets"])
             #expect(through.gateParents("folders") == ["folders"])
             #expect(through.gateParents("terms") == ["study_sets"])
+            // A class's member rows, read by the teacher through the classes they
+            // own (a probe per class), walk with the classes (issue 46).
+            #expect(through.gateParents("class_members") == ["classes"])
             let request = ChangesRequest(since: .start, limit: 10, resources: catalog.names.sorted(by: ChangeOrder.precedes))
             let plan = ChangesPlan(request: request, catalog: catalog, scopes: [], readThrough: through, walks: .through(["study_sets"]))
             #expect(plan.way("study_sets") == .walk && plan.way("terms") == .walk)

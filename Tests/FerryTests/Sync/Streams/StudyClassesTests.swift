@@ -10,7 +10,8 @@ import Testing
 /// stream `set`, writes none of them, and a stranger reads nothing; removing
 /// the student, or unlinking the set, sends `revoked` entries, except to a
 /// student who still reads the set another way; a student's long poll wakes
-/// for a write to a linked set.
+/// for a write to a linked set, and a member row wakes its student and the
+/// teacher only.
 @Suite struct StudyClassesTests {
     struct World {
         let server: TestServer
@@ -57,8 +58,8 @@ import Testing
         }
     }
 
-    static func world() throws -> World {
-        let server = try TestServer()
+    static func world(_ configure: (inout FerryConfiguration) -> Void = { _ in }) throws -> World {
+        let server = try TestServer(configure)
         var world = World(server: server, client: server.client())
         for name in ["teacher", "student", "twin", "pupil", "stranger"] { world.users[name] = try server.user(name) }
         return world
@@ -278,5 +279,69 @@ import Testing
         let streamed = try streamPoll.response()
         #expect(changedIDs(streamed.object, "terms") == [second], "\(streamed.text.prefix(300))")
         #expect(Date().timeIntervalSince(streamPoll.started) < 50)
+    }
+
+    /// A member row is read by its student and the class's teacher only
+    /// (core's private members): adding or removing a student wakes those two,
+    /// not every classmate waiting (issue 46). The student still gets the
+    /// class's rows on joining, and their revocations on leaving.
+    @Test func aMemberRowWakesItsStudentAndTheTeacherNotTheirClassmates() throws {
+        // Long enough that the classmates' polls outlast the test on a loaded machine.
+        var w = try Self.world { $0.live.maxWaitSeconds = 600 }
+        defer { w.server.stop() }
+        let classmates = (1...6).map { "classmate\($0)" }
+        for name in classmates { w.users[name] = try w.server.user(name) }
+        let verbs = try w.post("/v1/study_sets", ["title": "Verbs"]).id
+        let klass = try w.post("/v1/classes", ["name": "4B"]).id
+        for name in classmates { _ = try w.post("/v1/class_members", ["class_id": klass, "user_id": w.users[name]!.id]) }
+        let link = try w.post("/v1/class_sets", ["class_id": klass, "set_id": verbs]).id
+        let live = w.server.app.live
+        let world = w
+
+        /// A long poll of `user` from where their feed is now.
+        func poll(_ user: String) throws -> PendingRequest {
+            let feed = try world.follower(user)
+            return PendingRequest(
+                port: world.server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=600", token: world.users[user]!.token, timeout: 700)
+        }
+        /// The "resource/id" of an answer's revoked entries.
+        func revoked(_ response: TestHTTPClient.Response) -> Set<String> {
+            Set(
+                (response.object["changes"] as? [[String: Any]] ?? []).compactMap { change in
+                    guard let data = change["data"] as? [String: Any], data["revoked"] as? Bool == true else { return nil }
+                    return "\(change["resource"] ?? "")/\(data["id"] ?? "")"
+                })
+        }
+
+        var classmatePolls: [PendingRequest] = []
+        for name in classmates { classmatePolls.append(try poll(name)) }
+        var student = try poll("student"), teacher = try poll("teacher")
+        try w.server.waitForWaiters(classmates.count + 2)
+
+        // Joining: the student and the teacher wake; the classmates do not.
+        var wakes = live.wakes, holds = live.holds
+        let seat = try w.post("/v1/class_members", ["class_id": klass, "user_id": w.users["student"]!.id])
+        let joined = try student.response()
+        #expect(changedIDs(joined.object, "study_sets") == [verbs], "\(joined.text.prefix(400))")
+        #expect(changedIDs(joined.object, "classes") == [klass] && changedIDs(joined.object, "class_members") == [seat.id])
+        #expect(changedIDs(try teacher.response().object, "class_members") == [seat.id])
+        try w.server.waitForWaiters(classmates.count)
+        #expect(live.wakes - wakes == 2 + (live.holds - holds), "woken \(live.wakes - wakes), held \(live.holds - holds)")
+        #expect(!classmatePolls.contains { $0.isAnswered })
+
+        // Leaving: the same two, and the student's answer revokes what the class gave.
+        student = try poll("student")
+        teacher = try poll("teacher")
+        try w.server.waitForWaiters(classmates.count + 2)
+        wakes = live.wakes
+        holds = live.holds
+        try w.delete("/v1/class_members/\(seat.id)", revision: seat.revision)
+        let left = try student.response()
+        #expect(
+            revoked(left).isSuperset(of: ["classes/\(klass)", "class_sets/\(link)", "study_sets/\(verbs)"]), "\(left.text.prefix(400))")
+        #expect(changedIDs(try teacher.response().object, "class_members") == [seat.id])
+        try w.server.waitForWaiters(classmates.count)
+        #expect(live.wakes - wakes == 2 + (live.holds - holds), "woken \(live.wakes - wakes), held \(live.holds - holds)")
+        #expect(!classmatePolls.contains { $0.isAnswered })
     }
 }
