@@ -99,11 +99,15 @@ public final class ScratchDatabase: Sendable {
     /// A new owner-role connection; close it when done.
     public func connect() throws -> PostgresConnection { try PostgresConnection(url: ownerURL) }
 
-    /// The first column of every row of a query, as the owner.
+    /// The values of a one-column query, as the owner (the first column, when
+    /// there are more).
     public func column(_ sql: String) throws -> [String?] {
         let connection = try connect()
         defer { connection.close() }
-        return try connection.query(sql).rows.map { $0[0] }
+        let result = try connection.query(sql)
+        guard let name = result.columns.first else { return [] }
+        let values = try result.column(name, as: String.self)
+        return try result.rows.map { try $0.decode(values) }
     }
 
     /// Applies Ferry's migrations and `app`'s with the same migrator `ferry migrate` uses.

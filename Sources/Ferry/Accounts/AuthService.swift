@@ -37,17 +37,16 @@ public struct AuthService: Sendable {
     /// Checks credentials and, when they hold, issues a token, in one statement.
     public func signIn(name: String, password: String) throws -> SignIn {
         let token = BearerToken.generate()
-        let sql = """
-            WITH a AS MATERIALIZED (SELECT * FROM ferry.authenticate($1, $2))
+        let query: SQLQuery = """
+            WITH a AS MATERIALIZED (SELECT * FROM ferry.authenticate(\(bind: name), \(bind: password)))
             SELECT a.user_id, a.retry_after_ms,
                    CASE WHEN a.user_id IS NOT NULL
-                        THEN floor(extract(epoch FROM ferry.issue_token(a.user_id, $3::bytea, $4::int)) * 1000)::bigint
+                        THEN floor(extract(epoch FROM ferry.issue_token(a.user_id, \(bind: BearerToken.hash(token))::bytea,
+                                                                        \(bind: tokenTTLSeconds)::int)) * 1000)::bigint
                    END AS expires_at
             FROM a
             """
-        let result = try database.anonymous([
-            PlannedStatement(sql, [.text(name), .text(password), .text(BearerToken.hash(token)), .int(Int64(tokenTTLSeconds))])
-        ])[0]
+        let result = try database.anonymous([PlannedStatement(query)])[0]
         guard let row = result.first else { return .invalid }
         if let userID = row["user_id"], let expires = try row.int64("expires_at") {
             return .issued(IssuedToken(token: token, expiresAt: expires, userID: userID))
@@ -59,12 +58,13 @@ public struct AuthService: Sendable {
     /// Issues a token for a user by name without a password (the CLI, as the owner role).
     public static func issueToken(name: String, ttlSeconds: Int, connection: PostgresConnection) throws -> IssuedToken? {
         let token = BearerToken.generate()
-        let result = try connection.query(
+        let result = try connection.run(
             """
-            SELECT u.id, floor(extract(epoch FROM ferry.issue_token(u.id, $2::bytea, $3::int)) * 1000)::bigint
-            FROM ferry.user_by_name($1) u
-            """, [name, BearerToken.hash(token), String(ttlSeconds)])
-        guard let row = result.first, let id = row[0], let expires = try row.int64(1) else { return nil }
+            SELECT u.id, floor(extract(epoch FROM ferry.issue_token(u.id, \(bind: BearerToken.hash(token))::bytea, \(bind: ttlSeconds)::int))
+                         * 1000)::bigint AS expires_at
+            FROM ferry.user_by_name(\(bind: name)) u
+            """)
+        guard let row = result.first, let id = try row.string("id"), let expires = try row.int64("expires_at") else { return nil }
         return IssuedToken(token: token, expiresAt: expires, userID: id)
     }
 
@@ -72,10 +72,7 @@ public struct AuthService: Sendable {
     /// returns its id. A taken name throws 409 `already_exists`, an
     /// unacceptable one 422 `validation_failed`.
     public static func createUser(name: String, password: String, connection: PostgresConnection) throws -> String {
-        try createUser(name: name, password: password) { statement in
-            let statement = statement.postgres
-            return try connection.query(statement.sql, statement.params)
-        }
+        try createUser(name: name, password: password) { try connection.run($0) }
     }
 
     /// Creates a user through `run` (the sign-up route: `PostgresGateway.anonymous`),
@@ -87,8 +84,8 @@ public struct AuthService: Sendable {
                 extra: [("errors", .array([.object([("field", "password"), ("code", "too_short")])]))])
         }
         do {
-            let result = try run(PlannedStatement("SELECT ferry.create_user($1, $2)", [.text(name), .text(password)]))
-            guard let id = result.first?[0] else { throw Problem.unavailable("user creation returned nothing") }
+            let result = try run(PlannedStatement("SELECT ferry.create_user(\(bind: name), \(bind: password))::text AS id" as SQLQuery))
+            guard let id = try result.first?.string("id") else { throw Problem.unavailable("user creation returned nothing") }
             return id
         } catch let error as PostgresError where error.sqlState == "23505" {
             throw Problem(409, .alreadyExists, "a user with that name exists")

@@ -166,7 +166,7 @@ extension Problem {
 /// A write body, checked just enough to plan it: JSON content type, the
 /// structure scan, the item count limit. PostgreSQL does the parsing.
 struct WriteItems: Sendable, Equatable {
-    /// The JSON array of items handed to the statement as `$1`.
+    /// The JSON array of items handed to the statement (``WriteParameters/items``).
     let items: String
     /// How many items; 1 for a single object.
     let count: Int

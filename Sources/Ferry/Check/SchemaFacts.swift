@@ -124,21 +124,25 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
 
     /// Reads the facts of every synced table, with `role`'s privileges.
     public static func load(servedSchema: String, role: String, connection: PostgresConnection) throws -> SchemaFacts {
-        let json = try connection.query(query, [role]).rows.first?[0] ?? "[]"
+        var binds = SQLBinds()
+        let roleParameter = binds.bind(.text(role))
+        let json = try connection.run(binds.statement(query(role: roleParameter))).first?.string("tables") ?? "[]"
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         let tables = try decoder.decode([Table].self, from: Data(json.utf8))
-        let exposed = try connection.query(exposuresQuery, [role]).rows.first?[0] ?? "[]"
+        let exposed = try connection.run(binds.statement(exposuresQuery(role: roleParameter))).first?.string("exposures") ?? "[]"
         let exposures = try decoder.decode([Exposure].self, from: Data(exposed.utf8))
         return SchemaFacts(servedSchema: servedSchema, role: role, tables: tables, exposures: exposures)
     }
 
-    /// The catalog query; `$1` is the serve role. One JSON array, one object per synced table.
-    static let query = """
-        SELECT coalesce(json_agg(t ORDER BY t.name), '[]') FROM (
+    /// The catalog query, with the privileges of the serve role bound as `role`.
+    /// One JSON array, `tables`, one object per synced table.
+    static func query(role: SQLParameter) -> String {
+        """
+        SELECT coalesce(json_agg(t ORDER BY t.name), '[]') AS tables FROM (
           SELECT c.oid::regclass::text AS name, n.nspname AS schema, c.relname,
             c.relrowsecurity AS row_level_security,
-            has_table_privilege($1, c.oid, 'SELECT') AND has_schema_privilege($1, n.oid, 'USAGE') AS readable,
+            has_table_privilege(\(role), c.oid, 'SELECT') AND has_schema_privilege(\(role), n.oid, 'USAGE') AS readable,
             coalesce((SELECT json_agg(a.attname ORDER BY k.n) FROM pg_index i
                         CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, n)
                         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
@@ -146,8 +150,8 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
             (SELECT json_agg(json_build_object(
                  'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'not_null', a.attnotnull,
                  'has_default', a.atthasdef OR a.attidentity <> '', 'generated', a.attgenerated <> '',
-                 'insertable', has_column_privilege($1, c.oid, a.attnum, 'INSERT'),
-                 'updatable', has_column_privilege($1, c.oid, a.attnum, 'UPDATE'),
+                 'insertable', has_column_privilege(\(role), c.oid, a.attnum, 'INSERT'),
+                 'updatable', has_column_privilege(\(role), c.oid, a.attnum, 'UPDATE'),
                  'default_expression', CASE WHEN a.attidentity <> '' THEN 'GENERATED AS IDENTITY'
                                             ELSE (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
                                                    WHERE d.adrelid = c.oid AND d.adnum = a.attnum) END) ORDER BY a.attnum)
@@ -172,7 +176,7 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
                               'signature', format('%s.%s(%s)', quote_ident(fn.nspname), quote_ident(pr.proname),
                                                   pg_get_function_identity_arguments(pr.oid)),
                               'volatility', pr.provolatile, 'security_definer', pr.prosecdef,
-                              'executable', has_function_privilege($1, pr.oid, 'EXECUTE')) ORDER BY pr.oid)
+                              'executable', has_function_privilege(\(role), pr.oid, 'EXECUTE')) ORDER BY pr.oid)
                        FROM pg_proc pr JOIN pg_namespace fn ON fn.oid = pr.pronamespace
                       WHERE pr.oid IN (SELECT m[1]::oid FROM regexp_matches(
                                           coalesce(p.polqual::text, '') || coalesce(p.polwithcheck::text, ''),
@@ -194,25 +198,28 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
                  ORDER BY s.scope_table::text)
                FROM ferry.access_scopes s WHERE s.member_table = c.oid AND s.scope_table <> c.oid), '[]') AS scopes,
             ARRAY(SELECT p FROM unnest(ARRAY['DELETE', 'TRUNCATE', 'TRIGGER']) p
-                   WHERE has_table_privilege($1::name, c.oid, p)) AS extra_privileges,
-            (pg_has_role($1::name, c.relowner, 'USAGE') AND NOT c.relforcerowsecurity)
-              OR EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = $1::name AND (r.rolsuper OR r.rolbypassrls))
+                   WHERE has_table_privilege(\(role)::name, c.oid, p)) AS extra_privileges,
+            (pg_has_role(\(role)::name, c.relowner, 'USAGE') AND NOT c.relforcerowsecurity)
+              OR EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = \(role)::name AND (r.rolsuper OR r.rolbypassrls))
               AS served_past_row_level_security
           FROM ferry.synced_tables st
           JOIN pg_class c ON c.oid = st.table_oid
           JOIN pg_namespace n ON n.oid = c.relnamespace
         ) t
         """
+    }
 
     /// Views and `SECURITY DEFINER` functions that read a synced table as a role Row
-    /// Level Security does not apply to, and that the serve role `$1` may read or call.
+    /// Level Security does not apply to, and that the serve role `role` may read or
+    /// call: one JSON array, `exposures`.
     ///
     /// A view reads its tables as its owner unless it is `security_invoker`; a
     /// materialized view was filled with no user at all. A function's tables are those
     /// it depends on (a SQL-standard body) or names in its source. Not listed: Ferry's
     /// own (schema `ferry`, `_ferry_*`), trigger functions, and functions a policy
     /// calls (the way hand-written policies read another table without recursing).
-    static let exposuresQuery = """
+    static func exposuresQuery(role: SQLParameter) -> String {
+        """
         WITH synced AS (
           SELECT c.oid, c.oid::regclass::text AS name, c.relname, c.relowner, c.relforcerowsecurity
             FROM ferry.synced_tables st JOIN pg_class c ON c.oid = st.table_oid),
@@ -232,7 +239,7 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
             JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = rw.oid AND d.refclassid = 'pg_class'::regclass
             JOIN synced s ON s.oid = d.refobjid
            WHERE v.relkind IN ('v', 'm') AND vn.nspname NOT IN ('pg_catalog', 'information_schema', 'ferry')
-             AND has_table_privilege($1, v.oid, 'SELECT') AND has_schema_privilege($1, vn.oid, 'USAGE')
+             AND has_table_privilege(\(role), v.oid, 'SELECT') AND has_schema_privilege(\(role), vn.oid, 'USAGE')
              AND (v.relkind = 'm' OR (
                    NOT EXISTS (SELECT 1 FROM unnest(v.reloptions) o WHERE o ~* '^security_invoker=(true|on|yes|1)$')
                    AND EXISTS (SELECT 1 FROM bypass b WHERE b.role = v.relowner AND b.tab = s.oid)))
@@ -247,9 +254,10 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
            WHERE f.prosecdef AND f.prokind = 'f' AND f.prorettype <> 'trigger'::regtype
              AND fn.nspname NOT IN ('pg_catalog', 'information_schema', 'ferry') AND left(f.proname, 7) <> '_ferry_'
              AND f.oid NOT IN (SELECT oid FROM policy_functions)
-             AND has_function_privilege($1, f.oid, 'EXECUTE') AND has_schema_privilege($1, fn.oid, 'USAGE')
+             AND has_function_privilege(\(role), f.oid, 'EXECUTE') AND has_schema_privilege(\(role), fn.oid, 'USAGE')
              AND EXISTS (SELECT 1 FROM bypass b WHERE b.role = f.proowner AND b.tab = s.oid))
-        SELECT coalesce(json_agg(json_build_object('kind', kind, 'name', name, 'reads', reads) ORDER BY name), '[]')
+        SELECT coalesce(json_agg(json_build_object('kind', kind, 'name', name, 'reads', reads) ORDER BY name), '[]') AS exposures
           FROM (SELECT kind, name, array_agg(reads ORDER BY reads) AS reads FROM found GROUP BY kind, name) x
         """
+    }
 }

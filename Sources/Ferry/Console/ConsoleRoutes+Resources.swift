@@ -17,9 +17,9 @@ extension ConsoleRoutes {
                 PlannedStatement(
                     """
                     SELECT coalesce(json_object_agg(s.table_name, json_build_object('rows', s.row_count, 'estimated', s.estimated,
-                           'tombstones', s.tombstones, 'oldest_tombstone', s.oldest_tombstone)), '{}')
-                      FROM ferry.console_table_stats($1::bytea) s WHERE s.schema_name = $2
-                    """, [.text(hash), .text(schemaName)]),
+                           'tombstones', s.tombstones, 'oldest_tombstone', s.oldest_tombstone)), '{}') AS counts
+                      FROM ferry.console_table_stats(\(bind: hash)::bytea) s WHERE s.schema_name = \(bind: schemaName)
+                    """ as SQLQuery),
                 PlannedStatement(
                     """
                     SELECT coalesce(json_object_agg(c.relname, json_build_object(
@@ -27,16 +27,16 @@ extension ConsoleRoutes {
                              'policies', (SELECT coalesce(json_agg(json_build_object('name', p.policyname, 'command', p.cmd,
                                                  'permissive', p.permissive = 'PERMISSIVE', 'roles', p.roles,
                                                  'using', p.qual, 'with_check', p.with_check) ORDER BY p.policyname), '[]')
-                                            FROM pg_policies p WHERE p.schemaname = n.nspname AND p.tablename = c.relname))), '{}')
+                                            FROM pg_policies p WHERE p.schemaname = n.nspname AND p.tablename = c.relname))), '{}') AS rules
                       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                     WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
-                    """, [.text(schemaName)]),
+                     WHERE n.nspname = \(bind: schemaName) AND c.relkind IN ('r', 'p')
+                    """ as SQLQuery),
                 Self.feedPosition,
             ])
         Self.trace(session, context)
         let scopes = try self.scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: database)
-        let counts = results[0].first?[0] ?? "{}"
-        let rules = results[1].first?[0] ?? "{}"
+        let counts = try results[0].first?.string("counts") ?? "{}"
+        let rules = try results[1].first?.string("rules") ?? "{}"
         let scopeList = JSONValue.array(
             scopes.map { scope in
                 .object([
@@ -68,18 +68,19 @@ extension ConsoleRoutes {
     /// it gets 410 `cursor_expired`) and when the last purge ran.
     static let feedPosition = PlannedStatement(
         """
-        SELECT f.frontier::text, pg_snapshot_xmax(s)::text, h.horizon_xid::text,
-               floor(extract(epoch FROM h.purged_at) * 1000)::bigint
+        SELECT f.frontier::text AS frontier, pg_snapshot_xmax(s)::text AS next_xid, h.horizon_xid::text AS purge_horizon,
+               floor(extract(epoch FROM h.purged_at) * 1000)::bigint AS purged_at
           FROM pg_current_snapshot() s CROSS JOIN (SELECT ferry.feed_frontier() AS frontier OFFSET 0) f
          CROSS JOIN ferry.purge_horizon h
         """)
 
     static func feedJSON(_ result: PostgresResult) throws -> JSONValue {
-        guard let row = result.first, let frontier = try row.uint64(0), let next = try row.uint64(1) else { return .null }
+        guard let row = result.first, let frontier = try row.uint64("frontier"), let next = try row.uint64("next_xid") else { return .null }
         return .object([
             ("frontier", .string(String(frontier))), ("next_xid", .string(String(next))),
             ("lag_xids", .int(Int(next &- frontier))),
-            ("purge_horizon", .string(row[2] ?? "0")), ("purged_at", try row.int64(3).map { .int(Int($0)) } ?? .null),
+            ("purge_horizon", .string(try row.string("purge_horizon") ?? "0")),
+            ("purged_at", try row.int64("purged_at").map { .int(Int($0)) } ?? .null),
         ])
     }
 

@@ -17,13 +17,13 @@ extension ConsoleRoutes {
         let results = try database.anonymous([
             PlannedStatement(
                 """
-                SELECT s.operator_id::text, s.role, s.expires_at, s.retry_after_ms
-                  FROM ferry.operator_sign_in($1, $2, $3::bytea, $4::int) s
-                """, [.text(credentials.name), .text(credentials.password), .text(hash), .int(Int64(ttl))])
+                SELECT s.operator_id::text AS operator_id, s.role, s.expires_at, s.retry_after_ms
+                  FROM ferry.operator_sign_in(\(bind: credentials.name), \(bind: credentials.password), \(bind: hash)::bytea, \(bind: ttl)::int) s
+                """ as SQLQuery)
         ])
         guard let row = results[0].first else { throw Problem(500, .internalError, "the sign-in returned nothing") }
-        guard let id = row[0], let role = row[1], let expires = try row.int64(2) else {
-            if let retry = try row.int64(3), retry > 0 {
+        guard let id = try row.string("operator_id"), let role = try row.string("role"), let expires = try row.int64("expires_at") else {
+            if let retry = try row.int64("retry_after_ms"), retry > 0 {
                 throw Problem(
                     429, .rateLimited, "too many failed sign-ins; retry later",
                     headers: HTTPHeaders([("Retry-After", String(max(1, (retry + 999) / 1000)))]))
@@ -53,7 +53,7 @@ extension ConsoleRoutes {
             hash,
             [
                 ConsoleDatabase.audit(hash, action: "sign_out", target: [], requestID: context.requestID),
-                PlannedStatement("SELECT ferry.operator_sign_out($1::bytea)", [.text(hash)]),
+                PlannedStatement("SELECT ferry.operator_sign_out(\(bind: hash)::bytea)" as SQLQuery),
             ])
         Self.trace(session, context)
         return HTTPResponse(status: 204)
@@ -80,12 +80,13 @@ extension ConsoleRoutes {
                     """
                     SELECT coalesce(json_agg(json_build_object('id', a.id, 'at', a.at, 'operator', a.operator_name,
                            'action', a.action, 'target', a.target, 'status', a.status, 'request_id', a.request_id)
-                           ORDER BY a.id DESC), '[]')
-                      FROM ferry.console_audit_search($1::bytea, $2, $3::bigint, $4::int) a
-                    """, [.text(hash), .text(search), before.map { .int($0) } ?? .null, .int(Int64(limit))])
+                           ORDER BY a.id DESC), '[]') AS entries
+                      FROM ferry.console_audit_search(\(bind: hash)::bytea, \(bind: search), \(bind: before.map { .int($0) } ?? .null)::bigint,
+                                                      \(bind: limit)::int) a
+                    """ as SQLQuery)
             ])
         Self.trace(session, context)
-        return Self.json(.object([("entries", .raw(Array((results[0].first?[0] ?? "[]").utf8)))]))
+        return Self.json(.object([("entries", .raw(Array((try results[0].first?.string("entries") ?? "[]").utf8)))]))
     }
 
     /// `?limit=`: a whole number from 1 to `max`; `default` without one; else 400 `invalid_query`.

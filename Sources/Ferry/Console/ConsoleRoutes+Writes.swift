@@ -30,18 +30,14 @@ extension ConsoleRoutes {
             [
                 PlannedStatement(
                     """
-                    WITH r AS MATERIALIZED (SELECT ferry.console_revoke_token($1::bytea, $2::uuid, $3) AS hash)
-                    SELECT r.hash, ferry.console_audit($1::bytea, 'revoke_token', $4::jsonb,
-                                                       CASE WHEN r.hash IS NULL THEN 404 ELSE 200 END, $5)
+                    WITH r AS MATERIALIZED (SELECT ferry.console_revoke_token(\(bind: hash)::bytea, \(bind: userID)::uuid, \(bind: tokenID)) AS hash)
+                    SELECT r.hash, ferry.console_audit(\(bind: hash)::bytea, 'revoke_token', \(bind: .json(String(decoding: target.bytes, as: UTF8.self)))::jsonb,
+                                                       CASE WHEN r.hash IS NULL THEN 404 ELSE 200 END, \(bind: context.requestID))
                       FROM r
-                    """,
-                    [
-                        .text(hash), .text(userID), .text(tokenID), .json(String(decoding: target.bytes, as: UTF8.self)),
-                        .text(context.requestID),
-                    ])
+                    """ as SQLQuery)
             ])
         Self.trace(session, context)
-        guard let revoked = results[0].first?[0] else {
+        guard let revoked = try results[0].first?.string("hash") else {
             throw Problem.notFound("the user holds no unrevoked token with that id")
         }
         database.forgetToken(revoked)

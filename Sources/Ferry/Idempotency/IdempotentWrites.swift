@@ -32,9 +32,9 @@ struct IdempotentWrites: Middleware {
         }
         let fingerprint = Self.fingerprint(request)
         return try database.callerTransaction(caller) { transaction in
-            let claim = try transaction.run([PlannedStatement("SELECT * FROM ferry.idempotency_claim($1)", [.text(key)])])[0]
+            let claim = try transaction.run([PlannedStatement("SELECT * FROM ferry.idempotency_claim(\(bind: key))" as SQLQuery)])[0]
             guard let row = claim.first else { throw Problem(500, .internalError, "the key claim returned nothing") }
-            switch row[0] {
+            switch try row.string("state") {
             case "in_use":
                 return .rollback(
                     Problem(
@@ -43,14 +43,17 @@ struct IdempotentWrites: Middleware {
                         headers: HTTPHeaders([("Retry-After", "1")])
                     ).response)
             case "stored":
-                guard row[1] == fingerprint else {
+                guard try row.string("request_hash") == fingerprint else {
                     return .rollback(
                         Problem(
                             422, .idempotencyKeyReused,
                             "this Idempotency-Key was used for a different request"
                         ).response)
                 }
-                return .rollback(try Self.replay(status: row[2], headers: row[3], body: row[4]))
+                return .rollback(
+                    try Self.replay(
+                        status: try row.string("status"), headers: try row.string("response_headers"),
+                        body: try row.string("response_body")))
             default:
                 break
             }
@@ -58,14 +61,12 @@ struct IdempotentWrites: Middleware {
             do { response = try next(request, context.joining(transaction)) } catch let problem as Problem { response = problem.response }
             guard response.status < 400 else { return .rollback(response) }
             guard case .bytes(let body) = response.body else { return .commit(response) }
-            _ = try transaction.run([
-                PlannedStatement(
-                    "SELECT ferry.idempotency_store($1, $2::bytea, $3::int, $4::jsonb, $5::bytea, $6::int)",
-                    [
-                        .text(key), .text(fingerprint), .int(Int64(response.status)), .json(Self.encode(response.headers)), .text(Self.hex(body)),
-                        .int(Int64(ttlHours)),
-                    ])
-            ])
+            let store: SQLQuery = """
+                SELECT ferry.idempotency_store(\(bind: key), \(bind: fingerprint)::bytea, \(bind: response.status)::int,
+                                               \(bind: .json(Self.encode(response.headers)))::jsonb, \(bind: Self.hex(body))::bytea,
+                                               \(bind: ttlHours)::int)
+                """
+            _ = try transaction.run([PlannedStatement(store)])
             return .commit(response)
         }
     }

@@ -14,7 +14,8 @@ enum PagingSQL {
     /// The aggregate's sort is the one in the statement: `ORDER BY` inside the
     /// aggregate is the only order PostgreSQL guarantees for it.
     static func firstPage(_ query: PagedIndexQuery, limit: Int) -> PlannedStatement {
-        let limitParameter = "$\(query.binds.count + 1)::int"
+        var binds = SQLBinds(after: query.binds)
+        let limitParameter = "\(binds.bind(.int(Int64(limit))))::int"
         let sql = """
             WITH s AS MATERIALIZED (
               SELECT string_agg(uuid_send(t.id), ''::bytea ORDER BY \(query.orderBy)) AS ids, count(*) AS total,
@@ -32,7 +33,7 @@ enum PagingSQL {
                    s.hash
               FROM s
             """
-        return PlannedStatement(sql, query.binds + [.int(Int64(limit))])
+        return binds.statement(sql)
     }
 
     /// A later page: the rows of `ids` in their current state, in snapshot order,
@@ -41,15 +42,15 @@ enum PagingSQL {
     /// only read when the caller is the snapshot's user. Columns: `user_id`, `data`,
     /// `count` (rows returned), `hash` (of their `(id, revision)`, for the ETag).
     static func laterPage(_ query: PagedIndexQuery, ids: String, userID: String) -> PlannedStatement {
-        let sql = """
+        let statement: SQLQuery = """
             SELECT ferry.current_user_id()::text AS user_id, p.*
-              FROM (SELECT coalesce(json_agg(\(query.rowJSON) ORDER BY x.o), '[]'::json) AS data,
-                           count(*) AS count, coalesce(sum(\(query.versionHash)), 0)::text AS hash
-                      FROM unnest($1::uuid[]) WITH ORDINALITY AS x(id, o)
-                      JOIN \(query.table) t ON t.id = x.id
-                     WHERE ferry.current_user_id() = $2::uuid) AS p
+              FROM (SELECT coalesce(json_agg(\(sql: query.rowJSON) ORDER BY x.o), '[]'::json) AS data,
+                           count(*) AS count, coalesce(sum(\(sql: query.versionHash)), 0)::text AS hash
+                      FROM unnest(\(bind: ids)::uuid[]) WITH ORDINALITY AS x(id, o)
+                      JOIN \(sql: query.table) t ON t.id = x.id
+                     WHERE ferry.current_user_id() = \(bind: userID)::uuid) AS p
             """
-        return PlannedStatement(sql, [.text(ids), .text(userID)])
+        return statement.statement
     }
 
     /// Lets page 1 sort a large result in memory (100,000 rows need about 11 MB;

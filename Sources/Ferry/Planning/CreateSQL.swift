@@ -1,6 +1,6 @@
 /// The create statement: one INSERT for every item of a POST.
 ///
-/// Shape (`$1` is the JSON array of items):
+/// Shape (over ``WriteParameters/items``, the JSON array of items):
 /// ```
 /// i   items with their index
 /// fe  field errors (FieldValidation)
@@ -16,7 +16,7 @@
 struct CreateSQL {
     let resource: Resource
     let references: ReferenceCheck
-    /// Whether `$1` holds exactly one item (see ``ItemRows``).
+    /// Whether the items hold exactly one (see ``SQL/itemRows(_:oneItem:)``).
     var oneItem = false
 
     var sql: String {
@@ -37,7 +37,7 @@ struct CreateSQL {
         let referenceRows = references.rows(
             alias: "v", idJSON: "v.item -> 'id'", columns: insertable.map(\.name), value: SQL.column("v"))
         return """
-            WITH \(SQL.itemRows(oneItem: oneItem)),
+            WITH \(SQL.itemRows(WriteParameters.placeholders.items, oneItem: oneItem)),
             \(FieldValidation(resource: resource, mode: .create).cte),
             p AS (
               SELECT i.idx, i.item, jsonb_populate_record(NULL::\(table),

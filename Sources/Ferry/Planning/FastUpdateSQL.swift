@@ -2,8 +2,8 @@
 /// fields, a visible live row, the precondition met, the body (or
 /// `?revision=`) revision absent or current, and (PATCH) something to change.
 ///
-/// Same parameters as ``UpdateSQL`` (`$1` the one-item array, `$2` the path
-/// id, `$3` the `If-Match` revisions, `$4` `If-Match: *`) and the same output
+/// Same parameters as ``UpdateSQL`` (``WriteParameters``: the one-item array,
+/// the path id, the `If-Match` revisions, `If-Match: *`) and the same output
 /// row. It returns no row whenever UpdateSQL could answer anything but "200,
 /// written": invalid or (PUT) missing required fields, no such row,
 /// tombstone (DELETE: 200 without a write), 412, 400, 422, a stale base
@@ -34,6 +34,7 @@ struct FastUpdateSQL {
 
     private var updatable: [Column] { resource.updatableColumns }
     private var readOnly: [Column] { resource.readOnlyColumns }
+    private var parameters: WriteParameters { .placeholders }
 
     /// Whether the write can change anything at all (else UpdateSQL answers).
     var applies: Bool {
@@ -50,24 +51,25 @@ struct FastUpdateSQL {
     /// one, `If-Match` of any kind) that is the row's current one.
     private var preconditionMet: [String] {
         let base = SQL.WriteItem.baseRevision("i.item")
+        let (revisions, anyRevision) = (parameters.revisions, parameters.anyRevision)
         return [
-            "($3::bigint[] IS NULL OR t.\"revision\" = ANY ($3::bigint[]))",
-            "((\(base)) IS NULL AND ($3::bigint[] IS NOT NULL OR coalesce($4::boolean, false)) OR (\(base)) = t.\"revision\")",
+            "(\(revisions)::bigint[] IS NULL OR t.\"revision\" = ANY (\(revisions)::bigint[]))",
+            "((\(base)) IS NULL AND (\(revisions)::bigint[] IS NOT NULL OR coalesce(\(anyRevision)::boolean, false)) OR (\(base)) = t.\"revision\")",
         ]
     }
 
-    private var pathRow: String { "t.\"id\" = \(resource.idKind.safeCast("$2::text", type: resource.idType))" }
+    private var pathRow: String { "t.\"id\" = \(resource.idKind.safeCast("\(parameters.pathID)::text", type: resource.idType))" }
 
     /// A soft delete of a live row; a tombstone is UpdateSQL's (200, no write).
     private var deleteSQL: String {
         let conditions = [pathRow, "NOT t.\"is_deleted\""] + preconditionMet
         return """
-            WITH \(SQL.itemRows(oneItem: true))
+            WITH \(SQL.itemRows(parameters.items, oneItem: true))
             UPDATE \(resource.qualifiedName) AS t SET "is_deleted" = true
               FROM i
              WHERE \(conditions.joined(separator: "\n   AND "))
             RETURNING 200, json_build_array(\(RowJSON(resource: resource).tombstone(SQL.column("t"))))::text,
-                      t."revision", t."last_modified", $2::text
+                      t."revision", t."last_modified", \(parameters.pathID)::text
             """
     }
 
@@ -109,11 +111,11 @@ struct FastUpdateSQL {
         }
         let rows = RowJSON(resource: resource)
         return """
-            WITH \(SQL.itemRows(oneItem: true))
+            WITH \(SQL.itemRows(parameters.items, oneItem: true))
             UPDATE \(resource.qualifiedName) AS t SET \(set)
               FROM i
              WHERE \(conditions.joined(separator: "\n   AND "))
-            RETURNING 200, json_build_array(\(rows.view(SQL.column("t"))))::text, t."revision", t."last_modified", $2::text
+            RETURNING 200, json_build_array(\(rows.view(SQL.column("t"))))::text, t."revision", t."last_modified", \(parameters.pathID)::text
             """
     }
 }

@@ -8,9 +8,12 @@ struct FieldValidation {
     let resource: Resource
     let mode: WriteMode
 
+    /// A single write's path id (``WriteParameters/pathID``), which names its item.
+    private static let pathID = WriteParameters.placeholders.pathID
+
     /// `fe AS (...)`.
     var cte: String {
-        let idJSON = mode == .create ? "x.item -> 'id'" : "coalesce(to_jsonb($2::text), x.item -> 'id')"
+        let idJSON = mode == .create ? "x.item -> 'id'" : "coalesce(to_jsonb(\(Self.pathID)::text), x.item -> 'id')"
         return """
             fe AS (
               SELECT x.idx, json_build_object('index', x.idx, 'id', \(idJSON), 'status', 422,
@@ -81,7 +84,7 @@ struct FieldValidation {
                 return "CASE WHEN \(isNull) THEN 'not_null' WHEN NOT (\(typeOK)) THEN 'wrong_type' END"
             }
             // A single write names its row in the path; a bulk item needs a well-formed id.
-            return "CASE WHEN $2::text IS NOT NULL THEN NULL WHEN \(isNull) THEN 'required' WHEN NOT (\(typeOK)) THEN 'wrong_type' END"
+            return "CASE WHEN \(Self.pathID)::text IS NOT NULL THEN NULL WHEN \(isNull) THEN 'required' WHEN NOT (\(typeOK)) THEN 'wrong_type' END"
         default:
             let nullReason = column.nullable ? "NULL" : "'not_null'"
             let readOnly = (mode == .create && !column.insertable) ? "'read_only'" : "NULL"

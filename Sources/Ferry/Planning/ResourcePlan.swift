@@ -83,10 +83,10 @@ struct ResourcePlanner: Sendable {
             return .refuse(problem)
         case .read(let id, let conditions):
             let text = sql(.read) { ReadSQL(resource: resource).single }
-            return .read(PlannedStatement(sql: text, binds: [.text(id), .ints(conditions.revisions)]), conditions)
+            return .read(PlannedStatement(sql: text, binds: ReadSQL.Single(id: id, revisions: conditions.revisions).binds), conditions)
         case .readMany(let ids, let parsed, let conditions):
             let text = sql(.readMany) { ReadSQL(resource: resource).multi }
-            return .readMany(PlannedStatement(sql: text, binds: [.texts(ids), .texts(parsed)]), conditions)
+            return .readMany(PlannedStatement(sql: text, binds: ReadSQL.Many(ids: ids, parsed: parsed).binds), conditions)
         case .index(let query, let conditions, let paged):
             let drives = IndexSQL.drives(resource, catalog: catalog, scopes: scopes, query: query)
             let plan = IndexSQL(resource: resource, query: query, drives: drives)
@@ -103,14 +103,15 @@ struct ResourcePlanner: Sendable {
             let text = sql(.create(references: references.key, oneItem: oneItem)) {
                 CreateSQL(resource: resource, references: references, oneItem: oneItem).sql
             }
-            return .write(write(resource, text, items: items, extra: []), resource, single: items.single, created: true)
+            return .write(write(resource, text, items: items, binds: WriteParameters.create(items:)), resource, single: items.single, created: true)
         case .updateMany(let mode, let items):
             let text = updateSQL(resource, catalog.references(for: resource), mode: mode, oneItem: items.count == 1)
             return .write(
-                write(resource, text, items: items, extra: [.null, .null, .bool(false)]), resource,
+                write(resource, text, items: items) { WriteParameters(items: $0, pathID: nil, revisions: nil, anyRevision: false).binds },
+                resource,
                 single: false, created: false)
         case .update(let id, let mode, let item, let preconditions, let prechecked):
-            let binds: [Bind] = [.json(item), .text(id), .ints(preconditions.revisions), .bool(preconditions.any)]
+            let binds = WriteParameters(items: item, pathID: id, revisions: preconditions.revisions, anyRevision: preconditions.any).binds
             let references = catalog.references(for: resource)
             // Cached as "" when it does not apply, so the answer is not recomputed per request.
             let fast = sql(.fastUpdate(mode, references: references.key, prechecked: prechecked)) {
@@ -135,11 +136,11 @@ struct ResourcePlanner: Sendable {
     /// A write of `items`: the statement itself for one item; for several,
     /// through `ferry.write_items`, which on a constraint error finds every
     /// failing item (migrations/0003).
-    private func write(_ resource: Resource, _ sql: String, items: WriteItems, extra: [Bind]) -> PlannedStatement {
-        guard items.count > 1 else { return PlannedStatement(sql: sql, binds: [.json(items.items)] + extra) }
+    private func write(_ resource: Resource, _ sql: String, items: WriteItems, binds: (String) -> [Bind]) -> PlannedStatement {
+        guard items.count > 1 else { return PlannedStatement(sql: sql, binds: binds(items.items)) }
         return PlannedStatement(
-            sql: "SELECT * FROM ferry.write_items($1::regclass, $2::text, $3::jsonb)",
-            binds: [.text(resource.qualifiedName), .text(sql), .json(items.items)])
+            "SELECT * FROM ferry.write_items(\(bind: resource.qualifiedName)::regclass, \(bind: sql)::text, \(bind: .json(items.items))::jsonb)"
+                as SQLQuery)
     }
 }
 

@@ -1,26 +1,26 @@
 // The SQL the write plans share: the write items' CTE and the expressions
 // over one write item. The quoting helpers are SQL/SQL.swift.
 
-/// `SQL.itemRows`: the `i` CTE every write plan starts from: the items of `$1`, a JSON array,
-/// with their index.
+/// `SQL.itemRows`: the `i` CTE every write plan starts from: the items of a
+/// JSON array parameter (``WriteParameters/items``), with their index.
 ///
 /// A request of exactly one item gets a statement of its own whose `i` is a
 /// row the planner knows is one row. The array form is estimated at 100 rows,
 /// so the cached generic plan of a single PATCH built hash tables for every
 /// join (`MultiExecHash` was a sizeable share of a PATCH's CPU; see bench/api/README.md).
 extension SQL {
-    /// `i AS (...)`: one row for `oneItem`, else one row per array element.
-    static func itemRows(oneItem: Bool) -> String {
+    /// `i AS (...)` over the array `items`: one row for `oneItem`, else one row per element.
+    static func itemRows(_ items: SQLParameter, oneItem: Bool) -> String {
         if oneItem {
             return """
                 i AS (
-                  SELECT 0 AS idx, ($1::jsonb) -> 0 AS item
+                  SELECT 0 AS idx, (\(items)::jsonb) -> 0 AS item
                 )
                 """
         }
         return """
             i AS (
-              SELECT (e.ord - 1)::int AS idx, e.item FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(item, ord)
+              SELECT (e.ord - 1)::int AS idx, e.item FROM jsonb_array_elements(\(items)::jsonb) WITH ORDINALITY AS e(item, ord)
             )
             """
     }

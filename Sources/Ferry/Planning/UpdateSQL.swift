@@ -1,9 +1,9 @@
 /// The update and delete statement: PATCH, PUT, bulk PATCH, DELETE and
 /// bulk DELETE, one UPDATE for every item.
 ///
-/// Parameters: `$1` the JSON array of items; `$2` the path id of a single
-/// write (NULL in bulk, where each item names its `id`); `$3` the revisions
-/// `If-Match` lists (NULL without `If-Match`); `$4` true for `If-Match: *`.
+/// Parameters: ``WriteParameters``: the JSON array of items; the path id of a
+/// single write (NULL in bulk, where each item names its `id`); the revisions
+/// `If-Match` lists (NULL without `If-Match`); true for `If-Match: *`.
 ///
 /// Shape:
 /// ```
@@ -22,13 +22,15 @@ struct UpdateSQL {
     let resource: Resource
     let mode: WriteMode
     let references: ReferenceCheck
-    /// Whether `$1` holds exactly one item (see ``ItemRows``).
+    /// Whether the items hold exactly one (see ``SQL/itemRows(_:oneItem:)``).
     var oneItem = false
 
     private var updatable: [Column] { resource.updatableColumns }
     private var readOnly: [Column] { resource.readOnlyColumns }
 
     var sql: String {
+        let parameters = WriteParameters.placeholders
+        let (pathID, revisions, anyRevision) = (parameters.pathID, parameters.revisions, parameters.anyRevision)
         let table = resource.qualifiedName
         let rows = RowJSON(resource: resource)
         let isDelete = mode == .delete
@@ -51,12 +53,12 @@ struct UpdateSQL {
         let strict = mode == .patch ? "false" : "true"
         let view = isDelete ? rows.tombstone : rows.full
         return """
-            WITH \(SQL.itemRows(oneItem: oneItem)),
+            WITH \(SQL.itemRows(parameters.items, oneItem: oneItem)),
             k AS (
               SELECT x.*, \(idKind.safeCast("x.raw_id", type: resource.idType)) AS id,
                      count(*) OVER (PARTITION BY lower(x.raw_id)) AS dups
                 FROM (SELECT i.idx, i.item,
-                             coalesce($2::text, CASE WHEN jsonb_typeof(i.item) = 'object' THEN i.item ->> 'id' END) AS raw_id,
+                             coalesce(\(pathID)::text, CASE WHEN jsonb_typeof(i.item) = 'object' THEN i.item ->> 'id' END) AS raw_id,
                              CASE WHEN jsonb_typeof(i.item) = 'object' THEN \(SQL.WriteItem.baseRevision("i.item")) END AS base
                         FROM i) x
             ),
@@ -78,8 +80,8 @@ struct UpdateSQL {
                        WHEN d.id IS NULL OR d.dups > 1 THEN 422
                        WHEN NOT d.found THEN 404
                        WHEN (d.cur)."is_deleted" THEN \(isDelete ? "200" : "410")
-                       WHEN $3::bigint[] IS NOT NULL AND NOT ((d.cur)."revision" = ANY ($3::bigint[])) THEN 412
-                       WHEN d.base IS NULL AND $3::bigint[] IS NULL AND NOT coalesce($4::boolean, false) THEN 400
+                       WHEN \(revisions)::bigint[] IS NOT NULL AND NOT ((d.cur)."revision" = ANY (\(revisions)::bigint[])) THEN 412
+                       WHEN d.base IS NULL AND \(revisions)::bigint[] IS NULL AND NOT coalesce(\(anyRevision)::boolean, false) THEN 400
                        WHEN EXISTS (SELECT 1 FROM bad WHERE bad.idx = d.idx) OR cardinality(d.ro) > 0 THEN 422
                        WHEN d.base IS NULL OR d.base = (d.cur)."revision" THEN 200
                        WHEN \(strict) OR d.base > (d.cur)."revision" OR cardinality(d.conflicts) > 0 THEN 409

@@ -156,9 +156,12 @@ struct RankRewriter: Middleware {
         let result = try transaction.run([statement])[0]
         var lists: [String: RankedList] = [:]
         var selfParents: [String: String] = [:]
+        let idColumn = try result.column("id", as: String.self), scopeColumn = try result.column("scope", as: String.self)
+        let rankColumn = try result.column("rank", as: String.self), ownColumn = try result.column("own", as: Bool.self)
         for row in result.rows {
-            guard let id = row[0], let scope = row[1], let rank = row[2] else { continue }
-            if try row.bool(3) == true {
+            guard let id = try row.decode(idColumn), let scope = try row.decode(scopeColumn), let rank = try row.decode(rankColumn)
+            else { continue }
+            if try row.decode(ownColumn) == true {
                 selfParents[id] = scope
             } else {
                 var list = lists[scope] ?? RankedList()
@@ -169,8 +172,8 @@ struct RankRewriter: Middleware {
         return (lists, selfParents)
     }
 
-    /// The statement behind `neighbours`. Columns: id, parent (text), rank, whether
-    /// the row is one being updated.
+    /// The statement behind `neighbours`. Columns: `id`, `scope` (the parent, as
+    /// text), `rank`, `own` (whether the row is one being updated).
     ///
     /// A deleted row named as an anchor (`{"after": id}`) stays in its list at its
     /// rank: an offline client placed the new row next to a row someone else has
@@ -184,26 +187,30 @@ struct RankRewriter: Middleware {
         // columns to text: `set_id::text = ANY(...)` could use no index, and read the
         // whole table on every write that computes a rank. Text that is no id of
         // that type casts to NULL and matches nothing.
-        let typed = { (parameter: String, type: String) in
+        let typed = { (parameter: SQLParameter, type: String) in
             "ARRAY(SELECT \(ValueKind(type: type).safeCast("x", type: type)) FROM unnest(\(parameter)::text[]) x)"
         }
-        let selfIDs = typed("$2", resource.idType)
+        var binds = SQLBinds()
+        let (parentsParameter, selvesParameter, anchorsParameter) = (
+            binds.bind(.texts(parents)), binds.bind(.texts(selves)), binds.bind(.texts(anchors))
+        )
+        let selfIDs = typed(selvesParameter, resource.idType)
         let inScope =
             parent.map { column in
                 let c = SQL.id(column)
-                let parentIDs = typed("$1", resource.column(column)?.type ?? "text")
+                let parentIDs = typed(parentsParameter, resource.column(column)?.type ?? "text")
                 // Both arms compare the column with an array computed once, so that the OR
                 // is a BitmapOr of two index scans; `IN (subquery)` would make it a filter.
                 return "(t.\(c) = ANY(\(parentIDs)) OR t.\(c) = ANY(ARRAY(SELECT s.\(c) FROM \(table) s WHERE s.\"id\" = ANY(\(selfIDs)))))"
             } ?? "true"
         let sql = """
-            SELECT t."id"::text, \(scope("t")), t."rank", false AS own FROM \(table) t
-             WHERE (NOT t."is_deleted" OR t."id" = ANY(\(typed("$3", resource.idType)))) AND \(inScope)
+            SELECT t."id"::text AS id, \(scope("t")) AS scope, t."rank" AS rank, false AS own FROM \(table) t
+             WHERE (NOT t."is_deleted" OR t."id" = ANY(\(typed(anchorsParameter, resource.idType)))) AND \(inScope)
             UNION ALL
             SELECT s."id"::text, \(scope("s")), s."rank", true FROM \(table) s WHERE s."id" = ANY(\(selfIDs))
-            ORDER BY 4, 3, 1
+            ORDER BY own, rank, id
             """
-        return PlannedStatement(sql, [.texts(parents), .texts(selves), .texts(anchors)])
+        return binds.statement(sql)
     }
 
     /// The column that names the parent a row is ordered within: the first

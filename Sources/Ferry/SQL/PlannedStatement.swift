@@ -26,6 +26,12 @@ extension PostgresConnection {
         let statement = query.statement.postgres
         return try self.query(statement.sql, statement.params)
     }
+
+    /// Runs `statement` alone (one assembled through ``SQLBinds``).
+    func run(_ statement: PlannedStatement) throws(PostgresError) -> PostgresResult {
+        let statement = statement.postgres
+        return try self.query(statement.sql, statement.params)
+    }
 }
 
 /// One statement parameter, sent in PostgreSQL's text format and cast in the

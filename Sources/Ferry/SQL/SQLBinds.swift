@@ -11,6 +11,13 @@ struct SQLBinds: Sendable, Equatable {
 
     init() {}
 
+    /// Binds after `values`, the parameters a fragment already numbered
+    /// `$1`…`$n` (a planned condition that paging wraps).
+    init(after values: [Bind]) { self.values = values }
+
+    /// Room for `count` binds, so a request's binds take one allocation.
+    init(reservingCapacity count: Int) { values.reserveCapacity(count) }
+
     /// Binds `value` as the next parameter; its placeholder.
     mutating func bind(_ value: Bind) -> SQLParameter {
         values.append(value)

@@ -7,14 +7,15 @@ import Foundation
 /// role's real column privileges: what the API offers is what the database
 /// will allow.
 public enum SchemaIntrospector {
-    /// The catalog query; `$1` is the app schema. Builds JSON in PostgreSQL so
-    /// that one round trip returns everything. Its second column says whether any
+    /// The catalog query of `schema`. Builds JSON in PostgreSQL so that one
+    /// round trip returns everything: `tables`, and `has_public_rows`, whether any
     /// rule makes rows public (`ferry.sync_public`, core 0025); each table's
     /// `public` which flag makes its rows public: its own, or that of the owned
     /// table its child rules read through (``Resource/publicRows``).
-    static let query = """
-        SELECT coalesce(json_agg(t ORDER BY t.name), '[]'),
-               EXISTS (SELECT 1 FROM ferry.sync_rules r WHERE r.public_column IS NOT NULL)
+    static func query(schema: String) -> SQLQuery {
+        """
+        SELECT coalesce(json_agg(t ORDER BY t.name), '[]') AS tables,
+               EXISTS (SELECT 1 FROM ferry.sync_rules r WHERE r.public_column IS NOT NULL) AS has_public_rows
           FROM (
           SELECT c.relname AS name, n.nspname AS schema,
             (SELECT json_agg(json_build_object(
@@ -67,15 +68,16 @@ public enum SchemaIntrospector {
           FROM ferry.sync_resources s
           JOIN pg_class c ON c.oid = s.table_oid
           JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = $1 AND has_table_privilege(c.oid, 'SELECT')
+          WHERE n.nspname = \(bind: schema) AND has_table_privilege(c.oid, 'SELECT')
         ) t
         """
+    }
 
     /// Introspects `schema` over `connection`.
     public static func load(schema: String, connection: PostgresConnection) throws -> SchemaCatalog {
-        let result = try connection.query(query, [schema])
-        let json = result.rows.first?[0] ?? "[]"
+        let row = try connection.run(query(schema: schema)).first
+        let json = try row?.string("tables") ?? "[]"
         let tables = try JSONDecoder().decode([Resource].self, from: Data(json.utf8))
-        return SchemaCatalog(tables: tables, hasPublicRows: try result.rows.first?.bool(1) ?? false)
+        return SchemaCatalog(tables: tables, hasPublicRows: try row?.bool("has_public_rows") ?? false)
     }
 }

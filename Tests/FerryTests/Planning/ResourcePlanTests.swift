@@ -146,7 +146,7 @@ import Testing
             Issue.record("not a write")
             return
         }
-        #expect(one.binds.dropFirst() == [.null, .null, .bool(false)])
+        #expect(one.binds.dropFirst() == [.null, .ints(nil), .bool(false)])  // NULL path id, NULL revisions
         try Snapshot.check("update-patch", one.sql)  // one item: the same statement as a single PATCH's exact path
         guard case .write(let many, _, false, false) = try plan("DELETE", "/v1/terms", body: #"[{"id": "a"}, {"id": "b"}]"#) else {
             Issue.record("not a write")

@@ -153,9 +153,8 @@ final class HintOutbox: Sendable {
     /// One NOTIFY transaction with every hint of `text`, in as few payloads as fit.
     private func send(_ text: String, on connection: PostgresConnection) throws {
         let payloads = Self.payloads(text, instance: instance)
-        _ = try connection.query(
-            "SELECT pg_catalog.pg_notify('ferry_changes', p) FROM pg_catalog.unnest($1::pg_catalog.text[]) p",
-            [Bind.arrayLiteral(payloads)])
+        _ = try connection.run(
+            "SELECT pg_catalog.pg_notify('ferry_changes', p) FROM pg_catalog.unnest(\(bind: .texts(payloads))::pg_catalog.text[]) p")
         notifies.add(1, ordering: .relaxed)
     }
 

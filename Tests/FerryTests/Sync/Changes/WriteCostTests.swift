@@ -36,8 +36,8 @@ extension ChangesSuites {
                     defer { _ = try? connection.execute("ROLLBACK") }
                     _ = try connection.query("SELECT set_config('ferry.user_id', $1, true)", [me.id])
                     let rows = try connection.query(statement.sql, statement.params).rows
-                    #expect(rows.filter { $0[3] == "f" }.count == 50, "the set's live rows")
-                    #expect(rows.filter { $0[3] == "t" }.map { $0[0] } == [moved[7]], "the moved row")
+                    #expect(rows.filter { $0["own"] == "f" }.count == 50, "the set's live rows")
+                    #expect(rows.filter { $0["own"] == "t" }.map { $0["id"] } == [moved[7]], "the moved row")
                     let json = try connection.query("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement.sql, statement.params).rows[0][0] ?? ""
                     return try ExecutedPlan(json: json)
                 }
