@@ -144,8 +144,10 @@ import Testing
         let (open, since) = try Self.bobFollows(w)
         let held = Self.wait(w, w.bob, since: since)
         try w.server.waitForWaiters(1)
-        // Alice's wait, with nothing new, is one waiter too many for the instance.
-        let now = try w.feed("", w.alice).cursor
+        // Alice's wait, with nothing new, is one waiter too many for the instance. Her cursor is
+        // past her own set's term: the frontier may hold a commit back a moment (a transaction
+        // elsewhere in the cluster), and a cursor below it would make her wait find news.
+        let now = try w.feed("", w.alice) { entries in entries.contains { $0.1 == open.terms[0] } }.cursor
         let full = try w.client.request(
             "POST", "/v1/changes/wait", headers: w.alice,
             json: ["wait": 60, "since": ["default": now, "set:\(open.id)": since["set:\(open.id)"] ?? ""]])
