@@ -12,6 +12,12 @@ struct FeedActivity {
     /// Something the caller can see lies at or above the frontier (asked only of a waiter's check).
     let held: Bool
 
+    init(frontier: UInt64, found: Bool, held: Bool) {
+        self.frontier = frontier
+        self.found = found
+        self.held = held
+    }
+
     /// The check's row; 410 when the cursor is older than the purge horizon.
     init(_ result: PostgresResult) throws {
         let row = try ChangesPage.firstRow(result)

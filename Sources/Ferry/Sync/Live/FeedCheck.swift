@@ -87,7 +87,21 @@ struct FeedCheck {
         }
         let page = try plan.page(after: activity, as: caller, on: database)
         registry.checkCount.add(1, ordering: .relaxed)
-        return FeedCheck(page: page, frontier: activity.frontier, held: activity.held, user: caller.trace?.userID, scopes: scopes)
+        let (frontier, held) = Self.held(activity, page: page)
+        return FeedCheck(page: page, frontier: frontier, held: held, user: caller.trace?.userID, scopes: scopes)
+    }
+
+    /// Whether a waiter must wait for the frontier, and below which: changes
+    /// the activity check saw at or above its frontier, or changes it found
+    /// below its frontier that the page, read in a later snapshot, did not
+    /// bring. The frontier is not monotonic (docs/changes-feed.md, "A frontier
+    /// that falls back"): the page's may sit lower than the check's, with what
+    /// the check found above it. Parked without a hold, such a waiter slept
+    /// until its deadline with a commit it had been woken for unsent: no hint
+    /// comes again for that commit, only the frontier's passing.
+    static func held(_ activity: FeedActivity, page: ChangesPage) -> (frontier: UInt64, held: Bool) {
+        if activity.found && page.isEmpty { return (min(page.frontier, activity.frontier), true) }
+        return (activity.frontier, activity.held)
     }
 
     /// A stream's own check, with its guard read after the page
@@ -124,8 +138,9 @@ struct FeedCheck {
             guardAnswer = try StreamGuard(first)
         }
         registry.checkCount.add(1, ordering: .relaxed)
+        let (frontier, held) = Self.held(activity, page: page)
         return SharedStreamPage(
-            since: plan.request.since.afterXID, page: page, frontier: activity.frontier, held: activity.held, entries: entries,
+            since: plan.request.since.afterXID, page: page, frontier: frontier, held: held, entries: entries,
             guardAnswer: guardAnswer, leader: caller.trace?.userID)
     }
 }

@@ -12,7 +12,7 @@ struct SharedStreamPage: Sendable {
     /// The xid of the cursor the check read from.
     let since: UInt64
     let page: ChangesPage
-    /// The activity check's frontier and held flag (``FeedCheck``).
+    /// Whether its waiters wait for the frontier, and below which (``FeedCheck/held(_:page:)``).
     let frontier: UInt64
     let held: Bool
     /// The page's entries, each with its xid, in order; nil when they could not be told apart.
