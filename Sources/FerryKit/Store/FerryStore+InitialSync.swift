@@ -99,23 +99,14 @@ extension FerryStore {
     func finishInitialSync() throws -> [SyncEvent] {
         try ferryWrite { db in
             guard let cursor = try Self.loadState(db, "initial_cursor") else { return [] }
-            // What the pages left unconfirmed, and the facts RestartSweep decides on.
-            var (held, elsewhere, pending, exists) = (Set<RowKey>(), Set<RowKey>(), Set<RowKey>(), Set<RowKey>())
+            // What the pages left unconfirmed; a row a subscription holds is that stream's to decide.
             let subscribed = try db.cachedStatement(
                 sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription_row WHERE resource = ? AND id = ? AND stream <> '')")
-            for row in try GRDB.Row.fetchAll(db, sql: "SELECT resource, id FROM ferry_unconfirmed") {
-                let key = RowKey(resource: row["resource"], id: row["id"])
-                guard try db.tableExists(key.resource) else { continue }
-                held.insert(key)
-                if try Bool.fetchOne(subscribed, arguments: [key.resource, key.id]) == true { elsewhere.insert(key) }
-                if try Self.hasPending(db, key.resource, id: key.id) { pending.insert(key) }
-                if try Self.row(db, key.resource, id: key.id) != nil { exists.insert(key) }
+            let keys = try GRDB.Row.fetchAll(db, sql: "SELECT resource, id FROM ferry_unconfirmed").map {
+                RowKey(resource: $0["resource"], id: $0["id"])
             }
-            let decision = RestartSweep.decide(held: held, brought: [], elsewhere: elsewhere, pending: pending, exists: exists)
-            var events: [SyncEvent] = []
-            for key in decision.remove {
-                try Self.remove(db, key.resource, id: key.id)
-                events.append(.removed(resource: key.resource, id: key.id, revoked: false, discardedEdits: false))
+            let (_, events) = try Self.sweepUnconfirmed(db, keys) { key in
+                try Bool.fetchOne(subscribed, arguments: [key.resource, key.id]) == true
             }
             try Self.saveState(db, "cursor", cursor)
             try Self.clearInitialSync(db)

@@ -141,25 +141,14 @@ extension FerryStore {
         let unconfirmed = try GRDB.Row.fetchAll(
             db, sql: "SELECT resource, id FROM ferry_stream_unconfirmed WHERE stream = ? AND key = ?", arguments: [stream, id])
         guard !unconfirmed.isEmpty else { return [] }
-        var (held, elsewhere, pending, exists) = (Set<RowKey>(), Set<RowKey>(), Set<RowKey>(), Set<RowKey>())
         let others = try db.cachedStatement(
             sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription_row WHERE resource = ? AND id = ? AND NOT (stream = ? AND key = ?))")
-        for row in unconfirmed {
-            let key = RowKey(resource: row["resource"], id: row["id"])
-            held.insert(key)
-            if try Bool.fetchOne(others, arguments: [key.resource, key.id, stream, id]) == true { elsewhere.insert(key) }
-            guard try db.tableExists(key.resource), try Self.row(db, key.resource, id: key.id) != nil else { continue }
-            exists.insert(key)
-            if try Self.hasPending(db, key.resource, id: key.id) { pending.insert(key) }
-        }
-        let decision = RestartSweep.decide(held: held, brought: [], elsewhere: elsewhere, pending: pending, exists: exists)
-        var events: [SyncEvent] = []
-        for key in decision.remove {
-            try Self.remove(db, key.resource, id: key.id)
-            events.append(.removed(resource: key.resource, id: key.id, revoked: false, discardedEdits: false))
+        let keys = unconfirmed.map { RowKey(resource: $0["resource"], id: $0["id"]) }
+        let (decision, events) = try Self.sweepUnconfirmed(db, keys) { key in
+            try Bool.fetchOne(others, arguments: [key.resource, key.id, stream, id]) == true
         }
         let release = try db.cachedStatement(sql: "DELETE FROM ferry_subscription_row WHERE stream = ? AND key = ? AND resource = ? AND id = ?")
-        for key in held.subtracting(decision.keep) { try release.execute(arguments: [stream, id, key.resource, key.id]) }
+        for key in Set(keys).subtracting(decision.keep) { try release.execute(arguments: [stream, id, key.resource, key.id]) }
         try db.execute(sql: "DELETE FROM ferry_stream_unconfirmed WHERE stream = ? AND key = ?", arguments: [stream, id])
         return events
     }

@@ -20,10 +20,7 @@ extension ChangesSuites {
         @Test func aFrontierBelowTheCursorKeepsItAndMissesNothing() throws {
             let server = try TestServer()
             defer { server.stop() }
-            _ = try server.ownerQuery("CREATE TABLE public.unsynced (a int)")
-            let alice = try server.user("alice")
-            let set = try server.makeSet(for: alice.id)
-            let old = try server.makeTerms(in: set, count: 1)[0]
+            let (alice, set, old) = try server.unsyncedTableAndAlicesTerm()
             let slow = try server.database.connect()
             defer { slow.close() }
             try slow.execute("BEGIN")

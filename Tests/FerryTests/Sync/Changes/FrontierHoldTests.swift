@@ -141,10 +141,7 @@ extension ChangesSuites {
         @Test func aTransactionThatSleepsThenWritesASyncedRowIsStillDelivered() throws {
             let server = try TestServer()
             defer { server.stop() }
-            _ = try server.ownerQuery("CREATE TABLE public.unsynced (a int)")
-            let alice = try server.user("alice")
-            let set = try server.makeSet(for: alice.id)
-            let old = try server.makeTerms(in: set, count: 1)[0]
+            let (alice, set, old) = try server.unsyncedTableAndAlicesTerm()
             let feed = FeedFollower(server: server, token: alice.token)
             try feed.catchUp(pastXID: try server.maxXID())
             let slow = try server.database.connect()
@@ -216,5 +213,17 @@ extension ChangesSuites {
             }
             return out
         }
+    }
+}
+
+extension TestServer {
+    /// The set-up of the slow-writer cases (``ChangesSuites/FrontierHoldTests``,
+    /// ``ChangesSuites/FrontierFallbackTests``): a table the feed does not sync,
+    /// for a transaction to take its xid with, and Alice's set with one term.
+    func unsyncedTableAndAlicesTerm() throws -> (alice: (id: String, token: String), set: String, old: String) {
+        _ = try ownerQuery("CREATE TABLE public.unsynced (a int)")
+        let alice = try user("alice")
+        let set = try makeSet(for: alice.id)
+        return (alice, set, try makeTerms(in: set, count: 1)[0])
     }
 }
