@@ -169,15 +169,19 @@ extension SyncIntegrationTests {
             $0.path.hasPrefix("/v1/terms?limit=3&order=id&public=false&paging_token=") && $0.path.hasSuffix("page=2")
         }
         var statuses: [SyncStatus] = []
-        let watcher = Task { [status = c.engine.status] in
+        // Until the round that finished the initial sync is idle (its cursor saved): a
+        // loaded server may say 503 (Retry-After) first, and that round ends idle too.
+        let watcher = Task { [status = c.engine.status, store = c.store] in
             var seen: [SyncStatus] = []
             for await s in status {
                 seen.append(s)
-                if s.phase == .idle, s.online { break }
+                if s.phase == .idle, s.online, (try? store.cursor()) != nil { break }
             }
             return seen
         }
-        try await c.engine.sync()
+        while true {
+            do { try await c.engine.sync(); break } catch is ServerRefusedForNow { continue }
+        }
         statuses = await watcher.value
         let paths = c.transport.delivered.map(\.path)
         #expect(paths.filter { $0 == "/v1/terms?limit=3&order=id&public=false" }.count == 2, "page 1 again, for a new snapshot")
