@@ -169,7 +169,7 @@ public final class FerryApp: Sendable {
         if configuration.console.enabled {
             ConsoleRoutes(
                 console: ConsoleDatabase(database: database), schema: schema, configuration: configuration,
-                operations: router, paging: paging, metrics: metrics, memcached: memcached, pool: pool, live: live.registry,
+                operations: router, paging: paging, metrics: metrics, memcached: memcached, pool: pool, live: live,
                 logger: logger
             )
             .register(on: &router, handle: handle)

@@ -46,8 +46,9 @@ extension ConsoleRoutes {
     /// resource (`readable` rows and `tombstones`, counted as the user), the
     /// tokens they hold, their latest refused requests with the problem+json,
     /// the app's `streams` as `GET /v1` lists them, and `waiting`: the user's
-    /// open long polls, event streams and waits on this instance, with the
-    /// streams each follows. The server keeps no other record of which streams
+    /// open long polls, event streams and waits on every instance that answers
+    /// within 2 s (``WaitRoster``), with the streams each follows and the
+    /// instance that holds it; `instances` says how many answered. The server keeps no other record of which streams
     /// a device subscribes to (a device names each on its requests): a device
     /// that waits shows them, and the operator picks one to replay
     /// (``userChanges``).
@@ -78,6 +79,8 @@ extension ConsoleRoutes {
             return (name, try database.asCaller(caller, [Self.readableCounts(catalog, scopes: scopes)])[0])
         }
         guard let (name, counts) = seen else { throw Problem.notFound("no such user") }
+        // Asked once the user is known: an unknown id asks no instance.
+        let census = try waitCensus(of: userID)
         let streams = try self.scopes.listing(for: catalog, generation: schema.generation, schema: schemaName, database: database)
         let resources = JSONValue.array(
             counts.rows.map { row in
@@ -101,8 +104,38 @@ extension ConsoleRoutes {
                 ("tokens", .raw(Array((results[1].first?[0] ?? "[]").utf8))),
                 ("refusals", .raw(Array((results[2].first?[0] ?? "[]").utf8))),
                 ("streams", .array(streams.map(\.json))),
-                ("waiting", .array(live.waits(of: userID).map(Self.waitJSON))),
+                ("waiting", .array(census.answers.flatMap { Self.waitsJSON($0, this: live.roster.instance) })),
+                ("instances", Self.instancesJSON(census)),
             ]))
+    }
+
+    /// The user's waits on every instance that answers in time (``WaitRoster``).
+    func waitCensus(of userID: String) throws -> WaitRoster.Census {
+        try live.roster.census(of: userID, local: live.registry.waits(of: userID), listening: live.isListening) { statement in
+            try database.anonymous([statement])[0].first?.int("listening") ?? 0
+        }
+    }
+
+    /// One instance's waits, each naming the instance (`host`, `pid`, `this_instance`).
+    static func waitsJSON(_ answer: WaitRoster.Answer, this: String) -> [JSONValue] {
+        answer.waits.map { wait in
+            guard case .object(var members) = waitJSON(wait) else { return waitJSON(wait) }
+            members.append(
+                (
+                    "instance",
+                    .object([("host", .string(answer.host)), ("pid", .int(Int(answer.pid))), ("this_instance", .bool(answer.instance == this))])
+                ))
+            return .object(members)
+        }
+    }
+
+    /// How many instances answered, how many were counted and did not answer
+    /// in time, and how many waits were left out of an answer to fit its payload.
+    static func instancesJSON(_ census: WaitRoster.Census) -> JSONValue {
+        .object([
+            ("answered", .int(census.answers.count)), ("unanswered", .int(census.unanswered)),
+            ("waits_left_out", .int(census.answers.reduce(0) { $0 + $1.more })),
+        ])
     }
 
     /// One open wait: `route` (`wait` for `POST /v1/changes/wait`, else

@@ -30,8 +30,8 @@ struct ConsoleRoutes: Sendable {
     let memcached: MemcachedClient
     /// The serve pool, for the purge (the same path as the server's periodic one).
     let pool: PostgresPool
-    /// This instance's waiters: what a user's devices wait on right now.
-    let live: WaiterRegistry
+    /// The live feed: what a user's devices wait on right now, here and on the other instances.
+    let live: LiveFeed
     let logger: Logger
     let scopes = AccessScopeCache()
 

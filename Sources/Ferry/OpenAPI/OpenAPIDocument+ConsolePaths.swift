@@ -105,7 +105,7 @@ extension OpenAPIDocument {
                         "get",
                         Self.consoleOperation(
                             "consoleUser",
-                            "A user: what they may read per resource, their tokens and latest refused requests, the app's streams, their open waits on this instance",
+                            "A user: what they may read per resource, their tokens and latest refused requests, the app's streams, their open waits on every instance that answers within 2 s (each naming its instance), and how many instances answered",
                             parameters: [user],
                             responses: problems + [
                                 ("200", Self.ok("The user.", object("user, resources, tokens, refusals, streams, waiting"))),

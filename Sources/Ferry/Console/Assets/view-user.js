@@ -55,8 +55,8 @@ export async function userView({ main, params }, id) {
     h('h2', null, 'What the feed sends a device'),
     h('p', { class: 'muted' }, 'Paste the cursor a device last received (its sync state, or the "cursor" of its last answer): this is GET /v1/changes as that device asks it, answered as ', name, '.'),
     h('p', { class: 'muted', id: 'subscriptions-note' }, 'Subscriptions: a device names each one on its requests (stream=<name>:<id>) and keeps them in its own store; the server keeps no other record of them. A device waiting now shows the streams it follows below. Pick a stream and the id of its row to see what that subscription would send ', name, ': a stream they may not read is answered exactly as one that does not exist.'),
-    h('h3', null, 'Waiting now, on this instance'),
-    waitingTable(id, data.waiting || []),
+    h('h3', null, 'Waiting now'),
+    waitingTable(id, data.waiting || [], data.instances),
     streamsTable(data.streams),
     cursorForm, feed,
     h('h2', null, 'Refused requests'),
@@ -74,18 +74,25 @@ function splitStream(text) {
   return colon < 0 ? [text, ''] : [text.slice(0, colon), text.slice(colon + 1)];
 }
 
-// The user's open long polls, event streams and waits on the instance that answered:
-// the streams each follows, each a link to what it would send from the start.
-function waitingTable(id, waiting) {
-  if (!waiting.length) return h('p', { class: 'muted', id: 'no-waiting' }, 'No device of theirs waits on this instance now (another instance behind the same balancer may hold one).');
-  return table(['Request', 'Follows', 'Resources', 'Waiting since'], waiting.map((wait) => ({
+// The user's open long polls, event streams and waits on every instance that answered in
+// time: the streams each follows, each a link to what it would send from the start, and the
+// instance that holds it.
+function waitingTable(id, waiting, instances) {
+  const answered = instances ? instances.answered : 1;
+  const parts = [`${answered} instance${answered === 1 ? '' : 's'} answered`];
+  if (instances && instances.unanswered) parts.push(`${instances.unanswered} did not answer within 2 s: their waits are missing`);
+  if (instances && instances.waits_left_out) parts.push(`${instances.waits_left_out} waits left out of an answer too long to send`);
+  const note = h('p', { class: 'muted', id: 'waiting-instances' }, parts.join('; ') + '.');
+  if (!waiting.length) return h('div', null, note, h('p', { class: 'muted', id: 'no-waiting' }, 'No device of theirs waits on any instance that answered.'));
+  return h('div', null, note, table(['Request', 'Follows', 'Resources', 'Instance', 'Waiting since'], waiting.map((wait) => ({
     cells: [wait.route === 'wait' ? 'POST /v1/changes/wait' : 'GET /v1/changes (long poll or events)',
       h('span', null, wait.default_stream ? 'the default stream' : null,
         wait.streams.map((stream, index) => [(index || wait.default_stream) ? ', ' : null,
           h('a', { href: `#/users/${encodeURIComponent(id)}${query({ stream })}`, class: 'mono' }, stream)])),
       wait.resources ? wait.resources.join(', ') : 'all',
+      wait.instance ? `${wait.instance.host}, pid ${wait.instance.pid}${wait.instance.this_instance ? ' (this one)' : ''}` : '',
       time(wait.since)],
-  })), { id: 'waiting' });
+  })), { id: 'waiting' }));
 }
 
 function streamsTable(streams) {

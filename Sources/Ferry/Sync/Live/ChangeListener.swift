@@ -11,8 +11,9 @@ import Synchronization
 /// triggers' NOTIFY hints (migration 0017: writes made outside Ferry) and the
 /// other instances' (``HintOutbox``) into wakes of this instance's
 /// waiters (``WaiterRegistry``), reloads the schema when a migration
-/// announces one, and watches the feed's frontier while a waiter has changes
-/// it holds back. It runs on a thread of its own and never on a request's path.
+/// announces one, watches the feed's frontier while a waiter has changes
+/// it holds back, and answers the console's asks for a user's waits
+/// (``WaitRoster``). It runs on a thread of its own and never on a request's path.
 ///
 /// When the connection drops (a PostgreSQL restart, a failover,
 /// `pg_terminate_backend`), it reconnects with backoff (50 ms doubling to 5 s,
@@ -26,6 +27,8 @@ final class ChangeListener: Sendable {
     private let registry: WaiterRegistry
     /// Waiters to wake again after a failed check, served on this loop's timer.
     private let retries: RetryWakes
+    /// Asks for a user's waits on every instance: answered here, and the answers gathered.
+    private let roster: WaitRoster
     private let fallbackSeconds: Double
     private let logger: Logger
     private let onSchemaChange: @Sendable () -> Void
@@ -50,7 +53,8 @@ final class ChangeListener: Sendable {
     static let usersChannel = "ferry_users"
 
     init(
-        url: String, schemaName: String, registry: WaiterRegistry, retries: RetryWakes, fallbackSeconds: Double, logger: Logger,
+        url: String, schemaName: String, registry: WaiterRegistry, retries: RetryWakes, roster: WaitRoster, fallbackSeconds: Double,
+        logger: Logger,
         instance: String,
         onSchemaChange: @escaping @Sendable () -> Void, onUserRevoked: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
@@ -59,6 +63,7 @@ final class ChangeListener: Sendable {
         self.schemaName = schemaName
         self.registry = registry
         self.retries = retries
+        self.roster = roster
         self.fallbackSeconds = fallbackSeconds
         self.logger = logger
         self.onSchemaChange = onSchemaChange
@@ -105,7 +110,7 @@ final class ChangeListener: Sendable {
             do {
                 let connection = try PostgresConnection(url: url, applicationName: "ferry-listen")
                 defer { connection.close() }
-                try connection.listen([Self.changesChannel, Self.schemaChannel, Self.usersChannel])
+                try connection.listen([Self.changesChannel, Self.schemaChannel, Self.usersChannel, WaitRoster.channel])
                 try loadTables(connection)
                 listening.store(true, ordering: .releasing)
                 connections.add(1, ordering: .relaxed)
@@ -148,11 +153,19 @@ final class ChangeListener: Sendable {
             drainWakes()
             var hints: [ChangeHint] = []
             var schemaChanged = false
+            var answers: [String] = []
             for notification in received {
                 if notification.channel == Self.schemaChannel {
                     schemaChanged = true
                 } else if notification.channel == Self.usersChannel {
                     onUserRevoked(notification.payload)
+                } else if notification.channel == WaitRoster.channel {
+                    switch WaitRoster.message(notification.payload) {
+                    case .ask(let ask):
+                        if let answer = WaitRoster.answer(to: ask, instance: instance, registry: registry) { answers.append(answer) }
+                    case .answer(let answer): roster.received(answer)
+                    case nil: break
+                    }
                 } else {
                     hints += ChangeHint.hints(inPayload: notification.payload, own: instance)
                 }
@@ -163,6 +176,9 @@ final class ChangeListener: Sendable {
                 registry.wakeAll()
             } else if !hints.isEmpty {
                 registry.deliver(hints)
+            }
+            for answer in answers {
+                _ = try connection.run("SELECT pg_catalog.pg_notify(\(bind: WaitRoster.channel), \(bind: answer))" as SQLQuery)
             }
             if let lowest = registry.lowestHeld, MonotonicClock.now() >= watch.nextPoll {
                 let frontier = try Self.frontier(connection)

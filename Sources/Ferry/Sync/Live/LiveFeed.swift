@@ -18,6 +18,8 @@ public final class LiveFeed: Sendable {
     let retries = RetryWakes()
     /// The hints of this instance's own commits: woken here, sent to the others after the commit.
     let outbox: HintOutbox
+    /// Every instance's waits of a user, for the console (``WaitRoster``).
+    let roster: WaitRoster
 
     /// A feed whose listener connects to `live.listen_url` (else `database.url`)
     /// once ``start()`` is called; `onSchemaChange` runs on the listener's
@@ -38,8 +40,10 @@ public final class LiveFeed: Sendable {
         let url = settings.listenURL.isEmpty ? configuration.database.url : settings.listenURL
         let outbox = HintOutbox(url: url, registry: registry, logger: logger)
         self.outbox = outbox
+        let roster = WaitRoster(instance: outbox.instance)
+        self.roster = roster
         listener = try ChangeListener(
-            url: url, schemaName: configuration.database.schema, registry: registry, retries: retries,
+            url: url, schemaName: configuration.database.schema, registry: registry, retries: retries, roster: roster,
             fallbackSeconds: settings.fallbackCheckSeconds, logger: logger, instance: outbox.instance, onSchemaChange: onSchemaChange,
             onUserRevoked: onUserRevoked)
         poke.withLock { [listener] in $0 = listener }

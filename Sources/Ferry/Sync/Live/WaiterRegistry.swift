@@ -248,7 +248,7 @@ final class WaiterRegistry: Sendable {
     /// One of a user's open waits on this instance, as the console shows it:
     /// the server keeps no record of a device's subscriptions, but a device
     /// that waits names the streams it follows.
-    struct Wait: Sendable {
+    struct Wait: Sendable, Codable {
         /// Whether it follows the default stream.
         let followsDefault: Bool
         /// Its other streams as the device named them (`<name>:<id>`), sorted.
