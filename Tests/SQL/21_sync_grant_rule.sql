@@ -77,9 +77,24 @@ BEGIN
     PERFORM pg_temp.check(pg_temp.members_notify_private(), 'the members table''s rows now wake their member and owner only');
 END $do$;
 
+-- A child of the granted table writes through the table's private check (issue 47).
+CREATE TABLE granttest.notes (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), set_id uuid NOT NULL REFERENCES granttest.sets, body text);
+SELECT ferry.sync_child('granttest.notes', parent => 'set_id');
+DO $do$
+BEGIN
+    PERFORM pg_temp.check(has_function_privilege('ferry_app', 'granttest._ferry_writes_sets(uuid)', 'EXECUTE')
+                          AND position('_ferry_writes_sets' IN (SELECT pg_get_expr(p.polqual, p.polrelid) FROM pg_policy p
+                                                                 WHERE p.polrelid = 'granttest.notes'::regclass AND p.polname = 'ferry_rules_write')) > 0,
+                          'the child''s write policy calls the granted table''s private check, which the serve role may call');
+END $do$;
+
 SELECT ferry.drop_sync_rules('granttest.links');
 DO $do$
 BEGIN
+    PERFORM pg_temp.check(to_regprocedure('granttest._ferry_writes_sets(uuid)') IS NULL
+                          AND position('_ferry_writes_sets' IN (SELECT policies::text FROM ferry.sync_rules
+                                                                 WHERE table_oid = 'granttest.notes'::regclass)) = 0,
+                          'without the grant, the child writes through its parent''s policy again and the check is gone');
     PERFORM pg_temp.check(to_regprocedure('granttest._ferry_scope_ids_links()') IS NULL
                           AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = 'granttest.links'::regclass AND t.tgname = 'zz_ferry_rules_grant')
                           AND position('_ferry_scope_ids_links' IN (SELECT policies::text FROM ferry.sync_rules
