@@ -2,7 +2,7 @@ import Ferry
 
 /// Changes cursors (`since=`). The first byte picks the form of the rest:
 /// 0: the text as sent; 1: `1` and the bytes mapped onto base64url; 2 and up: a cursor
-/// built from the bytes (transaction id, resource, id) and printed.
+/// built from the bytes (transaction id, resource, id, and a base for some positions) and printed.
 ///
 /// Properties: a cursor that parses prints back to exactly the text it came from,
 /// and parses again to the same position; a cursor Ferry prints (any xid up to
@@ -24,6 +24,8 @@ enum ChangeCursorFuzz {
         require(cursor.token == text, "cursor \(text.debugDescription) prints back as \(cursor.token.debugDescription)")
         require(ChangeCursor(token: cursor.token) == cursor, "a printed cursor does not parse back")
         require(cursor.afterXID <= UInt64(Int64.max), "xid \(cursor.afterXID) beyond PostgreSQL's bigint")
+        require(cursor.base <= UInt64(Int64.max), "base \(cursor.base) beyond PostgreSQL's bigint")
+        require(cursor.position != nil || cursor.base == 0, "a frontier cursor with a base")
     }
 
     static func checkPrint(_ bytes: [UInt8]) {
@@ -39,7 +41,9 @@ enum ChangeCursorFuzz {
             let split = text.index(text.startIndex, offsetBy: min(text.count / 2, 20))
             let resource = String(text[..<split]), id = String(text[split...].prefix(1024))
             guard !resource.isEmpty, !id.isEmpty, resource.utf8.count <= 63, id.utf8.count <= 1024 else { return }
-            cursor = ChangeCursor(afterXID: xid, position: (resource, id))
+            // Bit 1 of the same byte: a position of a download from the start, with a base.
+            let base = rest.first! & 2 == 0 ? 0 : (xid >> 1) | 1
+            cursor = ChangeCursor(afterXID: xid, position: (resource, id), base: base)
         }
         require(ChangeCursor(token: cursor.token) == cursor, "cursor \(cursor.token) does not parse back to itself")
     }

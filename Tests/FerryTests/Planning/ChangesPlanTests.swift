@@ -48,16 +48,16 @@ import Testing
 
     @Test func thePageStatementBindsTheCursorAndOneMoreThanThePage() throws {
         let start = ChangesPlan(request: try parse("limit=10&resources=sets"), catalog: F.catalog, scopes: []).statement
-        #expect(start.binds == [.text("0"), .bool(true), .bool(false), .null, .int(11)])
-        #expect(start.binds.map(\.text) == ["0", "true", "false", nil, "11"])
+        #expect(start.binds == [.text("0"), .bool(true), .bool(false), .null, .text("0"), .int(11)])
+        #expect(start.binds.map(\.text) == ["0", "true", "false", nil, "0", "11"])
         #expect(start.sql.contains(#"FROM "app"."sets""#))
         #expect(!start.sql.contains(#""app"."terms""#))
         let cursor = ChangeCursor(afterXID: 42, position: (resource: "terms", id: F.term))
         let later = ChangesPlan(request: try parse("since=\(cursor.token)"), catalog: F.catalog, scopes: []).statement
-        #expect(later.binds == [.text("42"), .bool(false), .bool(true), .text(F.term), .int(Int64(ChangesRequest.defaultLimit + 1))])
+        #expect(later.binds == [.text("42"), .bool(false), .bool(true), .text(F.term), .text("0"), .int(Int64(ChangesRequest.defaultLimit + 1))])
         // The activity check binds the cursor as the page does (ChangeCursor.bind(into:)).
         let activity = ChangesPlan(request: try parse("since=\(cursor.token)"), catalog: F.catalog, scopes: []).activityStatement
-        #expect(activity.binds == Array(later.binds.prefix(4)))
+        #expect(activity.binds == Array(later.binds.prefix(5)))
         try Snapshot.check("changes-page", later.sql)
     }
 

@@ -39,11 +39,11 @@ import Testing
     @Test func theCursorIsBoundInOneOrderWhateverItsKind() {
         var start = SQLBinds()
         let bound = ChangeCursor.start.bind(into: &start)
-        #expect(start.values == [.text("0"), .bool(true), .bool(false), .null])
-        #expect([bound.xid, bound.isStart, bound.isPosition, bound.id].map(\.description) == ["$1", "$2", "$3", "$4"])
+        #expect(start.values == [.text("0"), .bool(true), .bool(false), .null, .text("0")])
+        #expect([bound.xid, bound.isStart, bound.isPosition, bound.id, bound.base].map(\.description) == ["$1", "$2", "$3", "$4", "$5"])
         var position = SQLBinds()
-        _ = ChangeCursor(afterXID: 7, position: ("terms", "t-1")).bind(into: &position)
-        #expect(position.values == [.text("7"), .bool(false), .bool(true), .text("t-1")])
+        _ = ChangeCursor(afterXID: 7, position: ("terms", "t-1"), base: 9).bind(into: &position)
+        #expect(position.values == [.text("7"), .bool(false), .bool(true), .text("t-1"), .text("9")])
     }
 
     /// Over a real connection: an interpolated statement runs, its row is

@@ -13,24 +13,31 @@ struct BoundCursor: Sendable {
     let isPosition: SQLParameter
     /// The position's id as text; NULL at a frontier.
     let id: SQLParameter
+    /// The position's base as text (``ChangeCursor/base``; 0 for none).
+    let base: SQLParameter
 
     /// `xid` as an `xid8`.
     var xid8: String { "\(xid)::xid8" }
 
     /// Whether the cursor is older than the purge horizon `horizon` (an
     /// `xid8` expression): the client must start over (410). Names every
-    /// parameter but ``id``, which the statement names itself.
+    /// parameter but ``id``, which the statement names itself. A purge can
+    /// have removed an entry the holder needs only if it passed both the
+    /// cursor and its base (docs/changes-feed.md, "Retention").
     func expired(horizon: String) -> String {
-        "NOT \(isStart)::boolean AND (\(xid8) < \(horizon) OR (\(xid8) = \(horizon) AND \(isPosition)::boolean))"
+        """
+        NOT \(isStart)::boolean AND \(base)::xid8 <= \(horizon) \
+        AND (\(xid8) < \(horizon) OR (\(xid8) = \(horizon) AND \(isPosition)::boolean))
+        """
     }
 }
 
 extension ChangeCursor {
-    /// Binds the cursor as the next four parameters.
+    /// Binds the cursor as the next five parameters.
     func bind(into binds: inout SQLBinds) -> BoundCursor {
         BoundCursor(
             xid: binds.bind(.text(String(afterXID))), isStart: binds.bind(.bool(isStart)), isPosition: binds.bind(.bool(position != nil)),
-            id: binds.bind(position.map { .text($0.id) } ?? .null))
+            id: binds.bind(position.map { .text($0.id) } ?? .null), base: binds.bind(.text(String(base))))
     }
 
     /// Binds the cursor's xid alone, as the next parameter: for a statement

@@ -8,7 +8,15 @@
 /// - a *position*: every entry up to and including `(afterXID, resource, id)`
 ///   is delivered, and nothing after it (given when a page is full).
 ///
-/// It names nothing but that position: a transaction number, and for a
+/// A position reached by downloading from the start of the feed also carries
+/// its *base*: the frontier of the download's first page. Every entry its
+/// holder may still need (a later state of a row it received) committed after
+/// that page's snapshot, so it is at or above the base, and only a purge that
+/// passed the base can have removed one (docs/changes-feed.md, "Retention").
+/// Without it, a download of rows older than the purge horizon could never
+/// take its second page.
+///
+/// It names nothing but that position: transaction numbers, and for a
 /// position the resource and id of the last entry its holder received.
 /// Nothing in an answer depends on whether that row exists or who may read
 /// it, so a cursor works the same for every caller and reveals nothing; it
@@ -16,12 +24,17 @@
 ///
 /// Wire form: `"1"` (version) followed by unpadded base64url of
 /// `xid (8 bytes, big-endian) | kind (0 frontier, 1 position)`, and for a
-/// position `resource length (1 byte) | resource | id length (2 bytes) | id`.
+/// position `resource length (1 byte) | resource | id length (2 bytes) | id`;
+/// kind 2 is a position with a base: `base (8 bytes, big-endian)` after the
+/// kind, then the position as for kind 1.
 public struct ChangeCursor: Sendable, Equatable {
     /// The transaction id the cursor is at.
     public let afterXID: UInt64
     /// For a position cursor, the last delivered entry's resource and id (as text).
     public let position: (resource: String, id: String)?
+    /// For a position reached by a download from the start, its first page's
+    /// frontier (0: none, the purge horizon is compared with the position).
+    public let base: UInt64
 
     /// The start of the feed: a full sync.
     public static let start = ChangeCursor(afterXID: 0)
@@ -29,18 +42,27 @@ public struct ChangeCursor: Sendable, Equatable {
     /// The longest id a cursor carries (bytes).
     static let maxIDBytes = 1024
 
-    /// A frontier cursor (`position` nil) or a position.
-    public init(afterXID: UInt64, position: (resource: String, id: String)? = nil) {
+    /// A frontier cursor (`position` nil) or a position, with its `base` (only a position has one).
+    public init(afterXID: UInt64, position: (resource: String, id: String)? = nil, base: UInt64 = 0) {
         self.afterXID = afterXID
         self.position = position
+        self.base = position == nil ? 0 : base
+    }
+
+    /// This position as the next page of a request from `since` gives it,
+    /// with the page's `frontier`: a download from the start takes its first
+    /// page's frontier as its base, and its later pages keep that base.
+    func continuing(from since: ChangeCursor, frontier: UInt64) -> ChangeCursor {
+        ChangeCursor(afterXID: afterXID, position: position, base: since.isStart ? frontier : since.base)
     }
 
     /// Whether this is the full-sync cursor.
     public var isStart: Bool { afterXID == 0 && position == nil }
 
-    /// Same position.
+    /// Same position, and same base.
     public static func == (a: ChangeCursor, b: ChangeCursor) -> Bool {
         a.afterXID == b.afterXID && a.position?.resource == b.position?.resource && a.position?.id == b.position?.id
+            && a.base == b.base
     }
 
     /// The opaque token.
@@ -49,7 +71,12 @@ public struct ChangeCursor: Sendable, Equatable {
         if let position {
             let resource = Array(position.resource.utf8)
             let id = Array(position.id.utf8)
-            bytes.append(1)
+            if base > 0 {
+                bytes.append(2)
+                bytes += (0..<8).map { UInt8(truncatingIfNeeded: base >> (56 - 8 * UInt64($0))) }
+            } else {
+                bytes.append(1)
+            }
             bytes.append(UInt8(resource.count))
             bytes += resource
             bytes += [UInt8(id.count >> 8), UInt8(id.count & 255)]
@@ -70,18 +97,23 @@ public struct ChangeCursor: Sendable, Equatable {
         case 0:
             guard bytes.count == 9 else { return nil }
             self.init(afterXID: xid)
-        case 1:
-            guard bytes.count >= 10 else { return nil }
-            let resourceCount = Int(bytes[9])
-            let idStart = 10 + resourceCount + 2
+        case 1, 2:
+            // Kind 2 carries the base before the position.
+            let start = bytes[8] == 2 ? 17 : 9
+            guard bytes.count >= start + 1 else { return nil }
+            let base = bytes[8] == 2 ? bytes[9..<17].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } : 0
+            let resourceCount = Int(bytes[start])
+            let resourceStart = start + 1
+            let idStart = resourceStart + resourceCount + 2
             guard resourceCount > 0, bytes.count >= idStart else { return nil }
             let idCount = Int(bytes[idStart - 2]) << 8 | Int(bytes[idStart - 1])
             guard idCount > 0, idCount <= Self.maxIDBytes, bytes.count == idStart + idCount,
-                let resource = String(validating: bytes[10..<(10 + resourceCount)], as: UTF8.self),
+                let resource = String(validating: bytes[resourceStart..<(resourceStart + resourceCount)], as: UTF8.self),
                 let id = String(validating: bytes[idStart...], as: UTF8.self),
-                !resource.utf8.contains(0), !id.utf8.contains(0)
+                !resource.utf8.contains(0), !id.utf8.contains(0),
+                bytes[8] == 1 || (base > 0 && base <= UInt64(Int64.max))
             else { return nil }
-            self.init(afterXID: xid, position: (resource, id))
+            self.init(afterXID: xid, position: (resource, id), base: base)
         default:
             return nil
         }

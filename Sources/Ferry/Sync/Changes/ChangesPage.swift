@@ -50,7 +50,7 @@ struct ChangesPage {
         hasMore = try row.int("count") ?? 0 > request.limit
         if hasMore {
             guard let next = try ChangeCursor.read(row) else { throw Self.malformed }
-            cursor = next
+            cursor = next.continuing(from: request.since, frontier: frontier)
         } else {
             cursor = Self.frontierCursor(frontier, request: request)
         }

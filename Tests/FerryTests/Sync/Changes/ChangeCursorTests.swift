@@ -1,4 +1,4 @@
-import Ferry
+@testable import Ferry
 import Testing
 
 /// The cursor's wire form, without a database.
@@ -8,6 +8,7 @@ import Testing
             ChangeCursor.start, ChangeCursor(afterXID: 1), ChangeCursor(afterXID: 123_456_789_012),
             ChangeCursor(afterXID: 42, position: ("terms", "0b8a4a52-8a3b-4d5e-9a1f-0123456789ab")),
             ChangeCursor(afterXID: 7, position: ("ünïcode", "x")),
+            ChangeCursor(afterXID: 42, position: ("terms", "x"), base: 9_000),
         ]
         for cursor in cursors {
             let token = cursor.token
@@ -30,5 +31,23 @@ import Testing
         for token in bad0 + extra where token != good {
             #expect(ChangeCursor(token: token) == nil, "\(token.prefix(40))")
         }
+    }
+
+    /// A position's base: kind 2, never a zero base, never on a frontier.
+    @Test func aBaseIsCarriedByAPositionOnly() throws {
+        #expect(ChangeCursor(afterXID: 5, base: 9).base == 0)
+        let plain = ChangeCursor(afterXID: 42, position: ("terms", "abc"))
+        let based = ChangeCursor(afterXID: 42, position: ("terms", "abc"), base: 77)
+        #expect(plain != based && plain.token != based.token)
+        #expect(ChangeCursor(token: based.token)?.base == 77)
+        // Kind 2 with a zero base is kind 1 spelled another way.
+        var bytes: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 42, 2] + [UInt8](repeating: 0, count: 8)
+        bytes += [5] + Array("terms".utf8) + [0, 3] + Array("abc".utf8)
+        #expect(ChangeCursor(token: "1" + Base64URL.encode(bytes)) == nil)
+        // A download from the start takes its first page's frontier as its base; its later pages keep it.
+        let first = plain.continuing(from: .start, frontier: 500)
+        #expect(first.base == 500)
+        #expect(ChangeCursor(afterXID: 60, position: ("terms", "d")).continuing(from: first, frontier: 900).base == 500)
+        #expect(plain.continuing(from: ChangeCursor(afterXID: 30), frontier: 900).base == 0)
     }
 }

@@ -1,4 +1,4 @@
-import Ferry
+@testable import Ferry
 import FerryHTTPTestSupport
 import FerryPostgres
 import FerryTestSupport
@@ -47,6 +47,66 @@ extension ChangesSuites {
             let after = try #require(fresh.cursor)
             let later = try fresh.client.request("GET", "/v1/changes?since=\(after)", headers: [auth])
             #expect(later.status == 200 || later.status == 503, "\(later.status) \(later.text)")
+        }
+
+        /// A download from the start takes its pages through rows older than the
+        /// purge horizon (a position at such a row was 410 before, so a large
+        /// subscription of old rows never finished), and expires only when a purge
+        /// passes where the download began: a row of its first page deleted after
+        /// it and purged.
+        @Test func aDownloadFromTheStartPagesPastTheHorizonUntilAPurgePassesItsStart() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let kim = try server.user("kim")
+            let set = try server.makeSet(for: kim.id)
+            let terms = try server.makeTerms(in: set, count: 6)
+            let connection = try PostgresConnection(url: server.database.ownerURL)
+            defer { connection.close() }
+            let auth = ("Authorization", "Bearer \(kim.token)")
+            let client = server.client()
+
+            // A purge after every row: the horizon is above all their positions.
+            let gone = try server.makeTerms(in: try server.makeSet(for: kim.id), count: 1)
+            _ = try server.ownerQuery("DELETE FROM app.terms WHERE id = $1", [gone[0]])
+            try server.backdate("terms", ids: gone, days: 40)
+            #expect(try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 10) == 1)
+            let horizon = UInt64(try server.ownerQuery("SELECT horizon_xid::text FROM ferry.purge_horizon").rows[0][0] ?? "0") ?? 0
+            #expect(horizon > 0)
+
+            // The first page of two, once the frontier is past the horizon (until then the download would expire at once).
+            var first: TestHTTPClient.Response?
+            try waitUntil("a first page taken above the horizon", within: 60) {
+                let page = try client.request("GET", "/v1/changes?limit=2", headers: [auth])
+                first = page
+                return (page.object["cursor"] as? String).flatMap { ChangeCursor(token: $0) }.map { $0.base > horizon } ?? false
+            }
+            let page1 = try #require(first)
+            #expect(page1.object["has_more"] as? Bool == true)
+            let start = try #require(page1.object["cursor"] as? String)
+            let startCursor = try #require(ChangeCursor(token: start))
+            #expect(startCursor.position != nil && startCursor.afterXID <= horizon, "the position is below the horizon: \(horizon)")
+
+            // Every later page, although each position is below the horizon.
+            var received = Set(ChangesSuites.LongPollTests.ids(page1, "terms"))
+            var cursor = start
+            var more = true
+            while more {
+                let page = try client.request("GET", "/v1/changes?limit=2&since=\(cursor)", headers: [auth])
+                #expect(page.status == 200, "\(page.status) \(page.text)")
+                guard page.status == 200 else { return }
+                received.formUnion(ChangesSuites.LongPollTests.ids(page, "terms"))
+                cursor = try #require(page.object["cursor"] as? String)
+                more = page.object["has_more"] as? Bool == true
+            }
+            #expect(received == Set(terms))
+
+            // A row the first page may have brought, deleted after it and purged: the horizon
+            // passes the download's start, and its positions expire.
+            _ = try server.ownerQuery("DELETE FROM app.terms WHERE id = $1", [terms[0]])
+            try server.backdate("terms", ids: [terms[0]], days: 40)
+            #expect(try TombstonePurge.run(connection: connection, ageMs: TombstonePurge.ageMs(days: 30), batch: 10) == 1)
+            let expired = try client.request("GET", "/v1/changes?limit=2&since=\(start)", headers: [auth])
+            #expect(expired.status == 410 && expired.object["code"] as? String == "cursor_expired", "\(expired.status) \(expired.text)")
         }
 
         /// Forgetting old access log entries expires cursors from before them too.
