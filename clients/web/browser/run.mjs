@@ -1114,6 +1114,42 @@ await test("a 410 again right after the restart (a transaction older than the ne
   await r.close();
 });
 
+await test("a subscription's own 410 (cursor_expired): its stream starts over, its rows readable meanwhile; at its end the rows the server deleted leave with their events, the rest stays", async () => {
+  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
+  onFailure = () => friend.close();
+  await friend.eval("device('stream-expired')");
+  const [listID] = await publicLists(["Expiring stream"]);
+  const [gone, edited, kept] = await a.eval(`dev.store.write([1, 2, 3].map((i) => ({resource: "todos", kind: "create", fields: {list_id: ${JSON.stringify(listID)}, title: "todo " + i, rank: "V" + i}})))`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  const stream = `list:${listID}`;
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(stream)})`);
+  await until(friend, `${listAndTodos(listID)}.then(([l, n]) => l && n === 4)`);
+  // The friend is away: the owner deletes one todo and edits another.
+  await a.eval(`dev.store.write([{resource: "todos", id: ${JSON.stringify(gone)}, kind: "delete"}, {resource: "todos", id: ${JSON.stringify(edited)}, kind: "update", fields: {title: "edited there"}}])`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  // The tombstones purged and the horizon past every cursor (FerryServer.expireEveryCursor):
+  // the stream answers 410 from the friend's cursor, and its pages from the beginning do
+  // not name the deleted todo.
+  execFileSync("psql", ["-qAt", process.env.FERRY_DATABASE_MIGRATION_URL,
+    "-c", "SELECT ferry.purge_tombstones(0, 1000)",
+    "-c", "UPDATE ferry.purge_horizon SET horizon_xid = pg_current_xact_id()"]);
+  faults.answers.length = 0;
+  await friend.eval("dev.events.length = 0");
+  const title = (id) => friend.eval(`dev.store.get("todos", ${JSON.stringify(id)}).then((t) => t ? t.title : null)`);
+  await until(friend, `dev.store.state(${JSON.stringify("cursor:" + stream)}).then((c) => c != null)`);
+  await until(friend, `dev.store.state("cursor").then((c) => c != null)`);
+  assert.ok(faults.answers.some((x) => x.startsWith("410 /v1/changes?") && x.includes("stream=")), `the stream answered 410: ${faults.answers.join(" ")}`);
+  assert.equal(await title(gone), null, "deleted before the restart: it left the store");
+  assert.equal(await title(edited), "edited there");
+  assert.equal(await title(kept), "todo 3");
+  assert.deepEqual(await friend.eval(listAndTodos(listID)), [true, 3], "the list and its other todos stay");
+  const removed = await friend.eval(`dev.events.filter((e) => e.type === "removed").map((e) => [e.resource, e.id, e.revoked, e.discardedEdits])`);
+  assert.deepEqual(removed, [["todos", gone, false, false]], "one removed event, for the todo that left");
+  assert.equal(await friend.eval(`dev.store.state(${JSON.stringify("unconfirmed:" + stream)}).then((u) => u ?? null)`), null, "the restart is done");
+  assert.ok(!(await friend.eval(`dev.store.state(${JSON.stringify("held:" + stream)})`)).some((k) => k.endsWith(gone)), "no longer the stream's");
+  await friend.close();
+});
+
 await browser.close();
 server.close();
 console.log(results.join("\n"));
