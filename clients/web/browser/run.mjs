@@ -1114,7 +1114,7 @@ await test("a 410 again right after the restart (a transaction older than the ne
   await r.close();
 });
 
-await test("a subscription's own 410 (cursor_expired): its stream starts over, its rows readable meanwhile; at its end the rows the server deleted leave with their events, the rest stays", async () => {
+await test("a subscription's own 410 (cursor_expired): its stream starts over from the beginning; at its end the rows the server deleted leave with their events, the rest stays", async () => {
   const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
   onFailure = () => friend.close();
   await friend.eval("device('stream-expired')");
