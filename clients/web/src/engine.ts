@@ -506,6 +506,7 @@ export class SyncEngine {
     // FerryKit's: nothing after it is a 304 and no body (a subscription made again
     // within its TTL, or a synced one with no news).
     let check = true;
+    let restarted = false;
     for (;;) {
       this.throwIfHalted();
       const cursor = await this.store.state<string | null>(`cursor:${stream}`);
@@ -513,7 +514,13 @@ export class SyncEngine {
       if (cursor) query.set("since", cursor);
       const conditional: Record<string, string> = check && cursor ? { "If-None-Match": `"${cursor}"` } : {};
       check = false;
-      const res = await this.send("GET", `/v1/changes?${query}`, undefined, conditional, undefined, fresh ? "no-cache" : undefined);
+      // A restart's first page (after a 410; its rows listed as unconfirmed) is never the
+      // browser's cached copy either. The first download asked the same URL, and a public
+      // stream's page may be kept for `max-age`: a copy from before the 410 brought rows
+      // the server has since deleted (its sweep then kept them) and a cursor that is
+      // already expired (the next round met 410 again).
+      const restarting = !cursor && (await this.store.state(`unconfirmed:${stream}`)) != null;
+      const res = await this.send("GET", `/v1/changes?${query}`, undefined, conditional, undefined, fresh || restarting ? "no-cache" : undefined);
       if (res.status === 304) {
         // Its stream's end: a subscription queued to catch up is synced again.
         await this.store.transaction(async (tx) => {
@@ -524,6 +531,10 @@ export class SyncEngine {
         return "done";
       }
       if (res.status === 410) {
+        // Again, from a cursor its restart's own pages gave: the round ends with an error
+        // (FerryKit's rule; the next round starts over), rather than asking without end.
+        if (restarted) throw new Error(`GET /v1/changes?stream=${stream}: 410 cursor_expired right after its restart`);
+        restarted = true;
         // cursor_expired: the subscription starts over from its beginning. Its rows stay
         // readable, listed as unconfirmed (`unconfirmed:<stream>`): each page of the new
         // download confirms what it brings, and at the stream's end what is left leaves
