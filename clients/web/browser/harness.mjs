@@ -35,6 +35,12 @@ export function startHarness(ferryPort, staticRoot = root) {
      * sends it on to the server after all (a request held mid-download).
      */
     gate: null,
+    /**
+     * Set by a test: the `max-age` of a public stream's page as passed on, in seconds
+     * (the server's is `live.public_page_max_age_seconds`, 1 here). A deployment may
+     * choose minutes; a test that needs the browser's copy to stay fresh sets it.
+     */
+    publicMaxAge: null,
     /** Cuts every open event stream, as a network change or a proxy's timeout would. */
     cutStreams() { for (const socket of open) socket.destroy(); },
   };
@@ -93,6 +99,10 @@ export function startHarness(ferryPort, staticRoot = root) {
           return;
         }
         faults.answers.push(`${answer.statusCode} ${req.url}`);
+        const cacheControl = answer.headers["cache-control"];
+        if (faults.publicMaxAge !== null && cacheControl?.startsWith("public")) {
+          answer.headers["cache-control"] = cacheControl.replace(/max-age=\d+/, `max-age=${faults.publicMaxAge}`);
+        }
         res.writeHead(answer.statusCode, answer.headers);
         if (wait) {
           // The wait's answer, and where in `urls` it came: what the client fetched next.

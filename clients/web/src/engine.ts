@@ -10,7 +10,7 @@ import { FerryStore, StoredOperation, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
 import { SliceSizer } from "./slices.js";
-import { sweep, unconfirmed, RowKey } from "./unconfirmed.js";
+import { sweep, unconfirmed, restartSweep, RowKey } from "./unconfirmed.js";
 import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction, nextEviction, followedAfterDefault, waitedStreams, afterPage } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
@@ -413,6 +413,7 @@ export class SyncEngine {
         if (ended) {
           state.delete(`cursor:${stream}`);
           state.delete(`held:${stream}`);
+          state.delete(`unconfirmed:${stream}`);
         }
       }
       for (const s of due) if (out.held.has(s.stream)) state.put(out.held.get(s.stream), `held:${s.stream}`);
@@ -505,6 +506,7 @@ export class SyncEngine {
     // FerryKit's: nothing after it is a 304 and no body (a subscription made again
     // within its TTL, or a synced one with no news).
     let check = true;
+    let restarted = false;
     for (;;) {
       this.throwIfHalted();
       const cursor = await this.store.state<string | null>(`cursor:${stream}`);
@@ -512,7 +514,13 @@ export class SyncEngine {
       if (cursor) query.set("since", cursor);
       const conditional: Record<string, string> = check && cursor ? { "If-None-Match": `"${cursor}"` } : {};
       check = false;
-      const res = await this.send("GET", `/v1/changes?${query}`, undefined, conditional, undefined, fresh ? "no-cache" : undefined);
+      // A restart's first page (after a 410; its rows listed as unconfirmed) is never the
+      // browser's cached copy either. The first download asked the same URL, and a public
+      // stream's page may be kept for `max-age`: a copy from before the 410 brought rows
+      // the server has since deleted (its sweep then kept them) and a cursor that is
+      // already expired (the next round met 410 again).
+      const restarting = !cursor && (await this.store.state(`unconfirmed:${stream}`)) != null;
+      const res = await this.send("GET", `/v1/changes?${query}`, undefined, conditional, undefined, fresh || restarting ? "no-cache" : undefined);
       if (res.status === 304) {
         // Its stream's end: a subscription queued to catch up is synced again.
         await this.store.transaction(async (tx) => {
@@ -523,8 +531,19 @@ export class SyncEngine {
         return "done";
       }
       if (res.status === 410) {
-        // cursor_expired: the subscription starts over from its beginning.
-        await this.store.setState(`cursor:${stream}`, null);
+        // Again, from a cursor its restart's own pages gave: the round ends with an error
+        // (FerryKit's rule; the next round starts over), rather than asking without end.
+        if (restarted) throw new Error(`GET /v1/changes?stream=${stream}: 410 cursor_expired right after its restart`);
+        restarted = true;
+        // cursor_expired: the subscription starts over from its beginning. Its rows stay
+        // readable, listed as unconfirmed (`unconfirmed:<stream>`): each page of the new
+        // download confirms what it brings, and at the stream's end what is left leaves
+        // (`applyPage`). A restart cut short and started again lists them all again.
+        await this.store.transaction(async (tx) => {
+          const state = tx.objectStore(stores.STATE);
+          state.put(null, `cursor:${stream}`);
+          state.put((await req(state.get(`held:${stream}`))) ?? [], `unconfirmed:${stream}`);
+        });
         continue;
       }
       if (res.status === 400) {
@@ -1366,9 +1385,11 @@ export class SyncEngine {
       if (stream !== undefined && !active(records).some((s) => s.stream === stream)) return;  // unsubscribed meanwhile
       if (stream !== undefined && end && !records.find((s) => s.stream === stream)?.synced) state.put(markedSynced(records, stream), "subscriptions");
       const held = new Map<string, Set<string>>();
-      const [heldBy, heldByDefaultList] = await Promise.all([
+      const [heldBy, heldByDefaultList, unconfirmedList] = await Promise.all([
         Promise.all(subscriptions.map((s) => req(state.get(`held:${s}`)))),
         subscriptions.length ? req(state.get("held:")) : undefined,
+        // After the stream's 410: the rows no page of its new download brought yet.
+        stream !== undefined ? req(state.get(`unconfirmed:${stream}`)) as Promise<RowKey[] | undefined> : undefined,
       ]);
       subscriptions.forEach((s, i) => held.set(s, new Set(heldBy[i] ?? [])));
       const heldByDefault = new Set<string>(heldByDefaultList ?? []);
@@ -1443,6 +1464,19 @@ export class SyncEngine {
             held.get(stream)?.add(key);
           }
         }
+        if (stream !== undefined && unconfirmedList) {
+          const left = new Set(unconfirmedList);
+          for (const e of entries) left.delete(rowKeyOf(e.resource, e.id));
+          if (!end) state.put([...left], `unconfirmed:${stream}`);
+          else {
+            // The restarted stream's end, with its cursor: what no page brought again leaves.
+            for (const [resource, id] of await this.sweepRestart(tx, stream, [...left], held, heldByDefault)) {
+              touched.add(resource);
+              events.push({ type: "removed", resource, id, revoked: false, discardedEdits: false, localVersion: null });
+            }
+            state.delete(`unconfirmed:${stream}`);
+          }
+        }
         if (stream !== undefined) state.put([...(held.get(stream) ?? [])], `held:${stream}`);
         state.put([...heldByDefault], "held:");
       }
@@ -1454,6 +1488,35 @@ export class SyncEngine {
     }, { commit: true, durability: timing ? "relaxed" : undefined });  // (`timing`: an initial sync's slice)
     for (const e of events) this.emit(e);
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
+  }
+
+  /**
+   * The end of a subscription's download after its 410: FerryKit's `sweepRestart`. Of
+   * the rows it held that no page brought again (`left`), one another subscription or
+   * the default stream holds stays and leaves this stream's list (`held`, changed in
+   * place); one with edits waiting stays the stream's; the rest leaves the store with
+   * its base. Returns what left.
+   */
+  private async sweepRestart(tx: IDBTransaction, stream: string, left: RowKey[], held: Map<string, Set<RowKey>>,
+                             heldByDefault: Set<RowKey>): Promise<[string, string][]> {
+    const rows = tx.objectStore(stores.ROWS), outbox = tx.objectStore(stores.OUTBOX);
+    const facts = await Promise.all(left.map(async (key) => {
+      const [resource, id] = key.split("\u0000");
+      const [row, ops] = await Promise.all([req(rows.get([resource, id])), req(outbox.index("row").getAll([resource, id])) as Promise<StoredOperation[]>]);
+      return [key, { exists: !!row, pending: ops.some((o) => o.state !== "rejected") }] as const;
+    }));
+    const fact = new Map(facts);
+    const elsewhere = new Set(left.filter((key) => heldByDefault.has(key) || [...held].some(([s, h]) => s !== stream && h.has(key))));
+    const out = restartSweep(left, new Set(), elsewhere, (k) => fact.get(k)?.pending ?? false, (k) => fact.get(k)?.exists ?? false);
+    const keep = new Set(out.keep);
+    const mine = held.get(stream);
+    for (const key of left) if (!keep.has(key)) mine?.delete(key);
+    return out.remove.map((key) => {
+      const [resource, id] = key.split("\u0000");
+      rows.delete([resource, id]);
+      tx.objectStore(stores.BASES).delete([resource, id]);
+      return [resource, id] as [string, string];
+    });
   }
 
   /**

@@ -9,15 +9,55 @@
 export type RowKey = string;
 
 export interface Sweep {
-  /** Rows to remove: held before, brought by no page, of no subscription, no edit waiting. */
+  /** Rows to remove: held before, brought by no page, of no subscription, no edit waiting (sorted). */
   remove: RowKey[];
   /**
    * The rows the default stream holds beside a subscription (`held:`), once it is known
-   * what the default stream has now: those the pages brought, and rows kept for their
-   * edits. A row the default stream no longer has is then only its subscription's, and
-   * leaves with it.
+   * what the default stream has now: those the pages brought. A row the default stream
+   * no longer has (edits waiting or not, as FerryKit's) is then only its subscription's,
+   * and leaves with it.
    */
   heldByDefault: RowKey[];
+}
+
+/** What `restartSweep` decided. */
+export interface RestartDecision {
+  /** Rows that leave the store, each with a `removed` event (sorted by resource, then id). */
+  remove: RowKey[];
+  /** Rows that stay the stream's (sorted): brought again, or edits waiting. */
+  keep: RowKey[];
+}
+
+const byResourceThenID = (a: RowKey, b: RowKey): number => {
+  const [ra, ia] = a.split("\u0000"), [rb, ib] = b.split("\u0000");
+  return ra < rb ? -1 : ra > rb ? 1 : ia < ib ? -1 : ia > ib ? 1 : 0;
+};
+
+/**
+ * What a stream's restart after a 410 removes when its new download is done, for the
+ * default stream and a subscription's alike: FerryKit's `RestartSweep.decide`, held to
+ * it by clients/conformance/restarts.json. `held`: the rows the stream held when it
+ * started over. `brought`: the rows a page of the new download brought. `elsewhere`:
+ * rows another source holds (another subscription; for a subscription, the default
+ * stream too). `pending`: rows with edits waiting (not refused). `exists`: rows the
+ * store has. In this order: a row the store no longer has only leaves the stream's
+ * list; one brought again stays the stream's; one held elsewhere stays in the store
+ * and leaves the stream's list; one with edits waiting stays the stream's; the rest
+ * leaves the store.
+ */
+export function restartSweep(
+  held: Iterable<RowKey>, brought: ReadonlySet<RowKey>, elsewhere: ReadonlySet<RowKey>,
+  pending: (key: RowKey) => boolean, exists: (key: RowKey) => boolean,
+): RestartDecision {
+  const remove: RowKey[] = [], keep: RowKey[] = [];
+  for (const key of new Set(held)) {
+    if (!exists(key)) continue;
+    if (brought.has(key)) keep.push(key);
+    else if (elsewhere.has(key)) continue;
+    else if (pending(key)) keep.push(key);
+    else remove.push(key);
+  }
+  return { remove: remove.sort(byResourceThenID), keep: keep.sort(byResourceThenID) };
 }
 
 /**
@@ -34,8 +74,12 @@ export function sweep(
 ): Sweep {
   const subscribed = new Set<RowKey>();
   for (const held of bySubscription) for (const key of held) subscribed.add(key);
-  const remove = [...stored].filter((key) => !brought.has(key) && !subscribed.has(key) && !pending(key));
-  return { remove, heldByDefault: [...heldByDefault].filter((key) => brought.has(key) || pending(key)) };
+  // The default stream's own rows: the stored ones, and those it holds beside a
+  // subscription (every row it holds is stored; a sweep never sees a gone row).
+  const held = new Set([...stored, ...heldByDefault]);
+  const out = restartSweep(held, brought, subscribed, pending, () => true);
+  const keep = new Set(out.keep);
+  return { remove: out.remove, heldByDefault: [...heldByDefault].filter((key) => keep.has(key)) };
 }
 
 /** The rows `sweep` might remove, before the outbox is read for them: the candidates. */

@@ -1,6 +1,7 @@
 // FerryWeb runs the protocol conformance suite FerryKit generated: the retry table,
 // merge decisions, how each feed entry is applied, the outbox's plans and keys, the
-// subscription rules (queue, pages, waits, evictions).
+// subscription rules (queue, pages, waits, evictions), and what a restart after a 410
+// sweeps.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { RetryPolicy, retryAfterSeconds, Outcome, Step } from "../src/retry.js";
@@ -9,6 +10,7 @@ import { plan, bundle, writeGroups, digest, transition, PendingOperation, Schema
 import { JSONValue, RowData } from "../src/json.js";
 import { Subscription, SubscriptionPriority, PageOutcome, downloadQueue, followedAfterDefault, afterPage, waitedStreams, dueForEviction, nextEviction, eviction, defaultTTL, checkTTL } from "../src/subscriptions.js";
 import { waitPlan, defaultWaitCap } from "../src/live.js";
+import { restartSweep } from "../src/unconfirmed.js";
 import { load } from "./conformance.js";
 
 /** The resolvers the suite names (see merge.json's about). */
@@ -174,3 +176,21 @@ for (const c of subscriptions.nextEvictions) {
 
 // Kept to type-check the JSON shapes against the library's.
 export type _Shapes = [JSONValue];
+
+const restarts = load<{
+  cases: { name: string; stream: string; held: string[]; brought: string[]; elsewhere: string[]; pending: string[]; exists: string[];
+           expect: { remove: string[]; keep: string[] } }[];
+}>("restarts.json");
+
+/** `resource/id`, as the files name rows, to FerryWeb's row key and back. */
+const keyOf = (row: string) => rowKeyOf(row.slice(0, row.indexOf("/")), row.slice(row.indexOf("/") + 1));
+const rowOf = (key: string) => key.replace("\u0000", "/");
+
+for (const c of restarts.cases) {
+  test(`restart sweep: ${c.name}`, () => {
+    const set = (rows: string[]) => new Set(rows.map(keyOf));
+    const pending = set(c.pending), exists = set(c.exists);
+    const out = restartSweep(c.held.map(keyOf), set(c.brought), set(c.elsewhere), (k) => pending.has(k), (k) => exists.has(k));
+    assert.deepEqual({ remove: out.remove.map(rowOf), keep: out.keep.map(rowOf) }, c.expect);
+  });
+}
