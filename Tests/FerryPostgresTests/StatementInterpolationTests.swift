@@ -23,7 +23,7 @@ import Testing
         let result = try connection.query(
             """
             SELECT \(bind: 20)::int + \(bind: 22)::int AS answer, \(bind: #"it's "quoted""#) AS text,
-                   \(bind: missing)::text IS NULL AS null, \(bind: false) AS flag
+                   \(bind: missing)::text IS NULL AS null, \(bind: false)::boolean AS flag
             """ as PostgresStatement)
         let row = try #require(result.first)
         #expect(try row.int("answer") == 42)
