@@ -134,7 +134,8 @@ extension ConsoleRoutes {
                        count(*) FILTER (WHERE t."is_deleted") AS tombstones FROM \(resource.qualifiedName) t WHERE \(plan.condition.sql)
                 """
         }
-        return PlannedStatement(parts.isEmpty ? "SELECT NULL::text AS resource, 0 AS readable, 0 AS tombstones WHERE false" : parts.joined(separator: "\nUNION ALL\n"))
+        return PlannedStatement(
+            parts.isEmpty ? "SELECT NULL::text AS resource, 0 AS readable, 0 AS tombstones WHERE false" : parts.joined(separator: "\nUNION ALL\n"))
     }
 
     static func tokensStatement(_ hash: String, userID: String) -> PlannedStatement {

@@ -257,12 +257,12 @@ public final class PostgresGateway: Sendable {
     /// copy); each template's ``parameter``s take the request's values in order.
     private static let parameter = Bind.null
 
-    private static let tokenCheckText =
-        ("""
+    private static let tokenCheckText = tokenCheckTemplate.sql
+    private static let tokenCheckTemplate: SQLQuery = """
         SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true) \
         || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text \
         FROM ferry.live_tokens v WHERE v.token_hash = \(bind: parameter)::pg_catalog.bytea), ferry.invalid_token()) AS opened
-        """ as SQLQuery).sql
+        """
 
     /// What starts a caller's transaction when ``TokenCache`` vouches for the
     /// token: `ferry.user_id` set for the transaction, no lookup.
