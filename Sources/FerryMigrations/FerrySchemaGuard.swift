@@ -61,10 +61,10 @@ enum FerrySchemaGuard {
         let saved = try connection.query("SELECT current_setting('search_path') AS path").first?["path"] ?? nil
         _ = try connection.query("SELECT set_config('search_path', 'pg_catalog', true)")
         let result = try connection.query(describe)
-        _ = try connection.query("SELECT set_config('search_path', $1, true)", [saved ?? "\"$user\", public"])
+        _ = try connection.query("SELECT set_config('search_path', \(bind: saved ?? "\"$user\", public"), true)" as PostgresStatement)
         var objects: [String: String] = [:]
         for row in result.rows {
-            if let object = row[0] { objects[object] = row[1] ?? "" }
+            if let object = try row.string("object") { objects[object] = try row.string("digest") ?? "" }
         }
         return objects
     }

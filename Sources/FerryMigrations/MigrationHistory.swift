@@ -94,18 +94,20 @@ enum MigrationHistory {
                     """)
                 for version in split.movedToApp {
                     _ = try connection.query(
-                        "UPDATE ferry.schema_migrations SET track = 'app' WHERE version = $1", [String(version)])
+                        "UPDATE ferry.schema_migrations SET track = 'app' WHERE version = \(bind: version)" as PostgresStatement)
                 }
                 for part in split.divided {
                     _ = try connection.query(
                         """
                         INSERT INTO ferry.schema_migrations (track, version, name, checksum, applied_at, duration_ms)
-                        SELECT 'app', version, $2, $3, applied_at, duration_ms
-                          FROM ferry.schema_migrations WHERE track = 'core' AND version = $1
-                        """, [String(part.version), part.appName, part.appChecksum])
+                        SELECT 'app', version, \(bind: part.appName), \(bind: part.appChecksum), applied_at, duration_ms
+                          FROM ferry.schema_migrations WHERE track = 'core' AND version = \(bind: part.version)
+                        """ as PostgresStatement)
                     _ = try connection.query(
-                        "UPDATE ferry.schema_migrations SET name = $2, checksum = $3 WHERE track = 'core' AND version = $1",
-                        [String(part.version), part.coreName, part.coreChecksum])
+                        """
+                        UPDATE ferry.schema_migrations SET name = \(bind: part.coreName), checksum = \(bind: part.coreChecksum)
+                         WHERE track = 'core' AND version = \(bind: part.version)
+                        """ as PostgresStatement)
                 }
             }
         } catch let error as PostgresError {
@@ -139,7 +141,9 @@ enum MigrationHistory {
     ) throws(PostgresError) {
         try ensureTable(connection)
         _ = try connection.query(
-            "INSERT INTO ferry.schema_migrations (track, version, name, checksum, duration_ms) VALUES ($1, $2, $3, $4, $5)",
-            [track.rawValue, String(file.version), file.fileName, file.checksum, String(durationMs)])
+            """
+            INSERT INTO ferry.schema_migrations (track, version, name, checksum, duration_ms)
+            VALUES (\(bind: track.rawValue), \(bind: file.version), \(bind: file.fileName), \(bind: file.checksum), \(bind: durationMs))
+            """ as PostgresStatement)
     }
 }

@@ -28,15 +28,14 @@ final class MigrationLock {
         } catch {
             throw .database(operation: "connecting to the database", error: error)
         }
-        let key = String(Self.key)
         do {
-            let tried = try connection.query("SELECT pg_try_advisory_lock($1::bigint) AS locked", [key])
+            let tried = try connection.query("SELECT pg_try_advisory_lock(\(bind: key)::bigint) AS locked" as PostgresStatement)
             if try tried.first?.bool("locked") == true { return MigrationLock(connection: connection) }
             onWait()
             // lock_timeout bounds advisory lock waits as it does any other heavyweight lock.
             let milliseconds = timeout.map { max(1, Int(($0 * 1000).rounded())) } ?? 0
-            _ = try connection.query("SELECT set_config('lock_timeout', $1, false)", ["\(milliseconds)"])
-            _ = try connection.query("SELECT pg_advisory_lock($1::bigint)", [key])
+            _ = try connection.query("SELECT set_config('lock_timeout', \(bind: String(milliseconds)), false)" as PostgresStatement)
+            _ = try connection.query("SELECT pg_advisory_lock(\(bind: key)::bigint)" as PostgresStatement)
             return MigrationLock(connection: connection)
         } catch {
             connection.close()
@@ -47,7 +46,7 @@ final class MigrationLock {
 
     /// Releases the lock and closes its session (closing alone would also release it).
     func release() {
-        _ = try? connection.query("SELECT pg_advisory_unlock($1::bigint)", [String(Self.key)])
+        _ = try? connection.query("SELECT pg_advisory_unlock(\(bind: Self.key)::bigint)" as PostgresStatement)
         connection.close()
     }
 }

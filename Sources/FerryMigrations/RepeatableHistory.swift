@@ -45,8 +45,9 @@ enum RepeatableHistory {
         try connection.execute(createTable)
         _ = try connection.query(
             """
-            INSERT INTO ferry.schema_repeatables (name, checksum, duration_ms) VALUES ($1, $2, $3)
+            INSERT INTO ferry.schema_repeatables (name, checksum, duration_ms)
+            VALUES (\(bind: file.name), \(bind: file.checksum), \(bind: durationMs))
             ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now(), duration_ms = excluded.duration_ms
-            """, [file.name, file.checksum, String(durationMs)])
+            """ as PostgresStatement)
     }
 }

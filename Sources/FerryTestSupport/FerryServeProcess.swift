@@ -57,9 +57,10 @@ public final class FerryServeProcess {
         let binary = try FerryProcess.binary.path
         let process: SpawnedProcess
         if let descriptorLimit {
-            // exec: the pid is ferry's own, so a signal reaches it and not a shell.
+            // exec: the pid is ferry's own, so a signal reaches it and not a shell. `${0}`: the
+            // binary (bash's first argument after the script), braced apart from SQL's `$n`.
             process = try SpawnedProcess(
-                executable: "/bin/bash", arguments: ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" serve", binary],
+                executable: "/bin/bash", arguments: ["-c", "ulimit -n \(descriptorLimit) && exec \"${0}\" serve", binary],
                 environment: environment, outputPath: logPath)
         } else {
             process = try SpawnedProcess(executable: binary, arguments: ["serve"], environment: environment, outputPath: logPath)

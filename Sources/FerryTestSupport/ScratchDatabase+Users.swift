@@ -6,7 +6,7 @@ extension ScratchDatabase {
         let connection = try PostgresConnection(url: ownerURL)
         defer { connection.close() }
         let token = try TestServerless.token(connection, user: name, password: password)
-        let id = try connection.query("SELECT id FROM ferry.user_by_name($1)", [name]).rows[0][0] ?? ""
+        let id = try connection.query("SELECT id FROM ferry.user_by_name(\(bind: name))" as PostgresStatement).first?["id"] ?? ""
         return (id, token)
     }
 

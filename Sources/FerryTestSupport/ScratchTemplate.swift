@@ -74,8 +74,8 @@ enum ScratchTemplate {
 
     /// Builds `template` unless it exists, holding the lock; then drops older binaries'.
     static func ensure(_ template: String, _ migrations: ScratchMigrations, ownerURL: String, on admin: PostgresConnection) throws {
-        _ = try admin.query("SELECT pg_advisory_lock($1::bigint)", [String(lockKey)])
-        defer { _ = try? admin.query("SELECT pg_advisory_unlock($1::bigint)", [String(lockKey)]) }
+        _ = try admin.query("SELECT pg_advisory_lock(\(bind: lockKey)::bigint)" as PostgresStatement)
+        defer { _ = try? admin.query("SELECT pg_advisory_unlock(\(bind: lockKey)::bigint)" as PostgresStatement) }
         let templates = try existing(on: admin)
         guard !templates.contains(template) else { return }
         // Holding the lock, no one else is building: a `_new` left is a failed build's.
@@ -100,8 +100,8 @@ enum ScratchTemplate {
 
     /// The templates and half-built templates on the cluster.
     static func existing(on admin: PostgresConnection) throws -> [String] {
-        try admin.query("SELECT datname FROM pg_catalog.pg_database WHERE starts_with(datname, $1)", [prefix]).rows
-            .compactMap { $0[0] }
+        try admin.query("SELECT datname FROM pg_catalog.pg_database WHERE starts_with(datname, \(bind: prefix))" as PostgresStatement).rows
+            .compactMap { $0["datname"] }
     }
 
     /// The build stamp in a template's name, or nil when the name is not one.

@@ -10,7 +10,7 @@ public enum TestServerless {
 
     /// Creates a user and returns a bearer token for it.
     public static func token(_ owner: PostgresConnection, user: String, password: String = "correct-horse") throws -> String {
-        _ = try owner.query("SELECT ferry.create_user($1, $2)", [user, password])
+        _ = try owner.query("SELECT ferry.create_user(\(bind: user), \(bind: password))" as PostgresStatement)
         guard let issued = try AuthService.issueToken(name: user, ttlSeconds: 3600, connection: owner) else {
             throw TestEnvironment.Missing(description: "could not issue a token for \(user)")
         }

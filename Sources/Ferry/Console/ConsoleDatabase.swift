@@ -41,7 +41,9 @@ struct ConsoleDatabase: Sendable {
                 let name: String?
                 do {
                     try connection.execute("BEGIN READ ONLY")
-                    name = try connection.query("SELECT ferry.console_act_as($1::bytea, $2::uuid)", [tokenHash, userID]).first?[0]
+                    name = try connection.run(
+                        "SELECT ferry.console_act_as(\(bind: tokenHash)::bytea, \(bind: userID)::uuid) AS name" as SQLQuery
+                    ).first?.string("name")
                 } catch let error as PostgresError {
                     try? connection.execute("ROLLBACK")
                     throw DatabaseFailure.map(error, statementOffset: 0)
@@ -62,10 +64,10 @@ struct ConsoleDatabase: Sendable {
         requestID: String
     ) -> PlannedStatement {
         PlannedStatement(
-            "SELECT ferry.console_audit($1::bytea, $2, $3::jsonb, $4::int, $5)",
-            [
-                .text(tokenHash), .text(action), .json(String(decoding: JSONValue.object(target).bytes, as: UTF8.self)),
-                status.map { .int(Int64($0)) } ?? .null, .text(requestID),
-            ])
+            """
+            SELECT ferry.console_audit(\(bind: tokenHash)::bytea, \(bind: action),
+                   \(bind: .json(String(decoding: JSONValue.object(target).bytes, as: UTF8.self)))::jsonb,
+                   \(bind: status.map { .int(Int64($0)) } ?? .null)::int, \(bind: requestID))
+            """ as SQLQuery)
     }
 }

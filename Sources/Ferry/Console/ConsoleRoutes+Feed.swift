@@ -52,8 +52,8 @@ extension ConsoleRoutes {
                     ], requestID: context.requestID),
                 Self.tokensStatement(hash, userID: userID),
                 PlannedStatement(
-                    "SELECT r.at, r.method, r.path, r.status, r.code FROM ferry.console_refusals($1::bytea, $2::uuid, 1) r",
-                    [.text(hash), .text(userID)]),
+                    "SELECT r.at, r.method, r.path, r.status, r.code FROM ferry.console_refusals(\(bind: hash)::bytea, \(bind: userID)::uuid, 1) r"
+                        as SQLQuery),
                 Self.oldestTransactions(hash),
             ])
         Self.trace(session, context)
@@ -80,14 +80,14 @@ extension ConsoleRoutes {
         }
         let explanation = ConsoleFeedExplanation(
             since: since, status: response.status, body: body,
-            frontier: (try position?.uint64(0)) ?? 0, nextXID: (try position?.uint64(1)) ?? 0,
-            horizon: (try position?.uint64(2)) ?? 0, access: Self.accessEvents(facts[1]),
-            oldest: Self.oldest(results[3], frontier: try position?.uint64(0)),
+            frontier: (try position?.uint64("frontier")) ?? 0, nextXID: (try position?.uint64("next_xid")) ?? 0,
+            horizon: (try position?.uint64("purge_horizon")) ?? 0, access: Self.accessEvents(facts[1]),
+            oldest: Self.oldest(results[3], frontier: try position?.uint64("frontier")),
             liveTokens: Self.liveTokens(results[1]),
             scopeResources: Set(
                 try scopes.scopes(for: schema.catalog, generation: schema.generation, schema: schemaName, database: database).map(\.scope)),
             latestRefusal: try results[2].first.map { row in
-                (try row.int64(0) ?? 0, row[1] ?? "", row[2] ?? "", try row.int(3) ?? 0, row[4])
+                (try row.int64("at") ?? 0, row["method"] ?? "", row["path"] ?? "", try row.int("status") ?? 0, row["code"])
             }, stream: shownStream)
         return Self.json(
             .object(
@@ -127,29 +127,31 @@ extension ConsoleRoutes {
     /// `kind, xid, resource, rows, ids, at`, oldest first.
     static func accessEvents(after cursor: ChangeCursor?) -> PlannedStatement {
         let after = cursor?.position == nil ? ">" : ">="
-        return PlannedStatement(
+        var binds = SQLBinds()
+        let xid = binds.bind(.text(String(cursor?.afterXID ?? 0)))
+        return binds.statement(
             """
-            SELECT e.kind, e.xid::text, e.resource, e.rows, array_to_string(e.ids, ','), e.at FROM (
+            SELECT e.kind, e.xid::text AS xid, e.resource, e.rows, array_to_string(e.ids, ',') AS ids, e.at FROM (
               SELECT 'grant' AS kind, g.xid, c.relname::text AS resource, 1::bigint AS rows, ARRAY[g.scope_id] AS ids,
                      floor(extract(epoch FROM g.created_at) * 1000)::bigint AS at
                 FROM ferry.access_grants g JOIN pg_class c ON c.oid = g.scope_table
-               WHERE g.user_id = ferry.current_user_id() AND g.xid \(after) $1::xid8
+               WHERE g.user_id = ferry.current_user_id() AND g.xid \(after) \(xid)::xid8
               UNION ALL
               SELECT 'revocation', v.xid, c.relname::text, count(*), (array_agg(v.row_id ORDER BY v.row_id))[1:3],
                      floor(extract(epoch FROM min(v.created_at)) * 1000)::bigint
                 FROM ferry.access_revocations v JOIN pg_class c ON c.oid = v.table_oid
-               WHERE v.user_id = ferry.current_user_id() AND v.xid \(after) $1::xid8
+               WHERE v.user_id = ferry.current_user_id() AND v.xid \(after) \(xid)::xid8
                GROUP BY v.xid, c.relname
               ORDER BY 2 DESC, 1, 3 LIMIT 50) e
              ORDER BY e.xid, e.kind, e.resource
-            """, [.text(String(cursor?.afterXID ?? 0))])
+            """)
     }
 
     static func accessEvents(_ result: PostgresResult) -> [ConsoleFeedExplanation.AccessEvent] {
         result.rows.map { row in
             ConsoleFeedExplanation.AccessEvent(
-                kind: row[0] ?? "", xid: row[1] ?? "", resource: row[2] ?? "", rows: (try? row.int(3)) ?? 0,
-                ids: (row[4] ?? "").split(separator: ",").map(String.init), at: (try? row.int64(5)) ?? 0)
+                kind: row["kind"] ?? "", xid: row["xid"] ?? "", resource: row["resource"] ?? "", rows: (try? row.int("rows")) ?? 0,
+                ids: (row["ids"] ?? "").split(separator: ",").map(String.init), at: (try? row.int64("at")) ?? 0)
         }
     }
 
@@ -159,8 +161,8 @@ extension ConsoleRoutes {
         PlannedStatement(
             """
             SELECT o.xid, o.pid, o.application_name, o.state, o.age_ms, o.backend_type, o.role_name, o.query, o.this_database
-              FROM ferry.console_oldest_transactions($1::bytea) o
-            """, [.text(hash)])
+              FROM ferry.console_oldest_transactions(\(bind: hash)::bytea) o
+            """ as SQLQuery)
     }
 
     /// The one holding the feed at `frontier`, if among them; else the oldest of
@@ -169,14 +171,14 @@ extension ConsoleRoutes {
     /// of this database holds it only once it has stamped (its xid is then the
     /// frontier).
     static func oldest(_ result: PostgresResult, frontier: UInt64?) -> ConsoleFeedExplanation.OldestTransaction? {
-        let holder = frontier.flatMap { frontier in result.rows.first { UInt64($0[0] ?? "") == frontier } }
-        guard let row = holder ?? result.rows.first(where: { $0[8] != "f" }), let xid = row[0] else { return nil }
+        let holder = frontier.flatMap { frontier in result.rows.first { UInt64($0["xid"] ?? "") == frontier } }
+        guard let row = holder ?? result.rows.first(where: { $0["this_database"] != "f" }), let xid = row["xid"] else { return nil }
         return ConsoleFeedExplanation.OldestTransaction(
-            xid: xid, pid: try? row.int(1), application: row[2], state: row[3], ageMs: try? row.int64(4))
+            xid: xid, pid: try? row.int("pid"), application: row["application_name"], state: row["state"], ageMs: try? row.int64("age_ms"))
     }
 
     static func liveTokens(_ result: PostgresResult) -> Int {
-        guard let text = result.first?[0], let tokens = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]
+        guard let text = result.first?["tokens"], let tokens = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]
         else { return 0 }
         return tokens.filter { $0["live"] as? Bool == true }.count
     }

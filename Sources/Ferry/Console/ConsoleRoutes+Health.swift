@@ -69,13 +69,13 @@ extension ConsoleRoutes {
     static func transactionsJSON(_ result: PostgresResult) -> JSONValue {
         .array(
             result.rows.compactMap { row in
-                guard let xid = row[0] else { return nil }
-                func text(_ index: Int) -> JSONValue { row[index].map { .string($0) } ?? .null }
+                guard let xid = row["xid"] else { return nil }
+                func text(_ column: String) -> JSONValue { row[column].map { .string($0) } ?? .null }
                 return .object([
-                    ("xid", .string(xid)), ("pid", (try? row.int(1)).map { .int($0) } ?? .null), ("application", text(2)),
-                    ("state", text(3)), ("age_ms", (try? row.int64(4)).map { .int(Int($0)) } ?? .null),
-                    ("backend_type", text(5)), ("role", text(6)), ("query", text(7)),
-                    ("this_database", (try? row.bool(8)).map { .bool($0) } ?? .null),
+                    ("xid", .string(xid)), ("pid", (try? row.int("pid")).map { .int($0) } ?? .null), ("application", text("application_name")),
+                    ("state", text("state")), ("age_ms", (try? row.int64("age_ms")).map { .int(Int($0)) } ?? .null),
+                    ("backend_type", text("backend_type")), ("role", text("role_name")), ("query", text("query")),
+                    ("this_database", (try? row.bool("this_database")).map { .bool($0) } ?? .null),
                 ])
             })
     }

@@ -29,7 +29,7 @@ extension ConsoleRoutes {
         let userID = try Self.userID(context)
         let hashes = try userWrite(
             action: "revoke_all_tokens", userID: userID, request, context,
-            sql: "ferry.console_revoke_user_tokens($1::bytea, $2::uuid)", binds: [])
+            call: { _, hash, user in "ferry.console_revoke_user_tokens(\(hash)::bytea, \(user)::uuid)" })
         return Self.json(.object([("user_id", .string(userID)), ("revoked_tokens", .int(hashes.count))]))
     }
 
@@ -37,39 +37,46 @@ extension ConsoleRoutes {
         let userID = try Self.userID(context)
         let hashes = try userWrite(
             action: disabled ? "disable_user" : "enable_user", userID: userID, request, context,
-            sql: "ferry.console_set_user_disabled($1::bytea, $2::uuid, $6::boolean)", binds: [.bool(disabled)])
+            call: { binds, hash, user in
+                let disabledParameter = binds.bind(.bool(disabled))
+                return "ferry.console_set_user_disabled(\(hash)::bytea, \(user)::uuid, \(disabledParameter)::boolean)"
+            })
         return Self.json(
             .object([("user_id", .string(userID)), ("disabled", .bool(disabled)), ("revoked_tokens", .int(hashes.count))]))
     }
 
-    /// Runs one of the user writes (`sql`, returning the revoked hashes or NULL
-    /// for no such user; its own binds from `$6`) with its audit entry, in one statement; drops the
-    /// revoked tokens and the user's cached checks from this instance. 404 for no such user.
+    /// Runs one of the user writes (`call`: the SQL function's call, given the
+    /// parameters of the token hash and the user id, binding its own values
+    /// after them; it returns the revoked hashes or NULL for no such user) with
+    /// its audit entry, in one statement; drops the revoked tokens and the
+    /// user's cached checks from this instance. 404 for no such user.
     private func userWrite(
-        action: String, userID: String, _ request: HTTPRequest, _ context: RequestContext, sql: String, binds: [Bind]
+        action: String, userID: String, _ request: HTTPRequest, _ context: RequestContext,
+        call: (inout SQLBinds, _ hash: SQLParameter, _ user: SQLParameter) -> String
     ) throws -> [String] {
         try Self.onlyQuery(request, [])
         let hash = try Self.tokenHash(request)
         try requireAdmin(hash, action: action, target: [("user_id", .string(userID))], context)
         _ = try Self.confirmed(request)
         let target = JSONValue.object([("user_id", .string(userID))])
-        let (session, results) = try console.run(
-            hash, admin: true,
-            [
-                PlannedStatement(
-                    """
-                    WITH w AS MATERIALIZED (SELECT \(sql) AS hashes)
-                    SELECT array_to_json(w.hashes)::text,
-                           ferry.console_audit($1::bytea, $3, $4::jsonb, CASE WHEN w.hashes IS NULL THEN 404 ELSE 200 END, $5)
-                      FROM w
-                    """,
-                    [
-                        .text(hash), .text(userID), .text(action), .json(String(decoding: target.bytes, as: UTF8.self)),
-                        .text(context.requestID),
-                    ] + binds)
-            ])
+        var binds = SQLBinds()
+        let hashParameter = binds.bind(.text(hash))
+        let userParameter = binds.bind(.text(userID))
+        let write = call(&binds, hashParameter, userParameter)
+        let actionParameter = binds.bind(.text(action))
+        let targetParameter = binds.bind(.json(String(decoding: target.bytes, as: UTF8.self)))
+        let requestParameter = binds.bind(.text(context.requestID))
+        let statement = binds.statement(
+            """
+            WITH w AS MATERIALIZED (SELECT \(write) AS hashes)
+            SELECT array_to_json(w.hashes)::text AS hashes,
+                   ferry.console_audit(\(hashParameter)::bytea, \(actionParameter), \(targetParameter)::jsonb,
+                                       CASE WHEN w.hashes IS NULL THEN 404 ELSE 200 END, \(requestParameter))
+              FROM w
+            """)
+        let (session, results) = try console.run(hash, admin: true, [statement])
         Self.trace(session, context)
-        guard let text = results[0].first?[0] else { throw Problem.notFound("no such user") }
+        guard let text = try results[0].first?.string("hashes") else { throw Problem.notFound("no such user") }
         let hashes = (try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? []
         for revoked in hashes { database.forgetToken(revoked) }
         database.forgetUser(userID)

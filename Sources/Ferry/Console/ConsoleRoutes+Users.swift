@@ -30,16 +30,16 @@ extension ConsoleRoutes {
                 Self.usersStatement(hash, search: search, limit: limit),
             ])
         Self.trace(session, context)
-        return Self.json(.object([("users", .raw(Array((results[1].first?[0] ?? "[]").utf8)))]))
+        return Self.json(.object([("users", .raw(Array((results[1].first?["users"] ?? "[]").utf8)))]))
     }
 
     static func usersStatement(_ hash: String, search: String, limit: Int) -> PlannedStatement {
         PlannedStatement(
             """
             SELECT coalesce(json_agg(json_build_object('id', u.id, 'name', u.name, 'created_at', u.created_at,
-                   'live_tokens', u.live_tokens, 'disabled', u.disabled)), '[]')
-              FROM ferry.console_users($1::bytea, $2, $3::int) u
-            """, [.text(hash), .text(search), .int(Int64(limit))])
+                   'live_tokens', u.live_tokens, 'disabled', u.disabled)), '[]') AS users
+              FROM ferry.console_users(\(bind: hash)::bytea, \(bind: search), \(bind: limit)::int) u
+            """ as SQLQuery)
     }
 
     /// `GET /console/api/users/<id>`: the user, what they may read per
@@ -63,15 +63,15 @@ extension ConsoleRoutes {
                 Self.tokensStatement(hash, userID: userID),
                 Self.refusalsStatement(hash, userID: userID),
                 PlannedStatement(
-                    "SELECT s.disabled_at, s.last_used_at, s.lookup_name FROM ferry.console_user_state($1::bytea, $2::uuid) s",
-                    [.text(hash), .text(userID)]),
+                    "SELECT s.disabled_at, s.last_used_at, s.lookup_name FROM ferry.console_user_state(\(bind: hash)::bytea, \(bind: userID)::uuid) s"
+                        as SQLQuery),
             ])
         Self.trace(session, context)
         let state = results[3].first
-        let disabledAt = try state?.int64(0)
+        let disabledAt = try state?.int64("disabled_at")
         // A JWT user's last request (core 0029), and the name others find them by.
-        let lastUsedAt = try state?.int64(1)
-        let lookupName = state?[2]
+        let lastUsedAt = try state?.int64("last_used_at")
+        let lookupName = state?["lookup_name"]
         let catalog = schema.catalog
         let scopes = try self.scopes.scopes(for: catalog, generation: schema.generation, schema: schemaName, database: database)
         let seen = try console.asUser(userID, tokenHash: hash) { transaction, name -> (String, PostgresResult) in
@@ -85,8 +85,8 @@ extension ConsoleRoutes {
         let resources = JSONValue.array(
             counts.rows.map { row in
                 .object([
-                    ("name", .string(row[0] ?? "")), ("readable", .int((try? row.int(1)) ?? 0)),
-                    ("tombstones", .int((try? row.int(2)) ?? 0)),
+                    ("name", .string(row["resource"] ?? "")), ("readable", .int((try? row.int("readable")) ?? 0)),
+                    ("tombstones", .int((try? row.int("tombstones")) ?? 0)),
                 ])
             })
         return Self.json(
@@ -101,8 +101,8 @@ extension ConsoleRoutes {
                     ])
                 ),
                 ("resources", resources),
-                ("tokens", .raw(Array((results[1].first?[0] ?? "[]").utf8))),
-                ("refusals", .raw(Array((results[2].first?[0] ?? "[]").utf8))),
+                ("tokens", .raw(Array((results[1].first?["tokens"] ?? "[]").utf8))),
+                ("refusals", .raw(Array((results[2].first?["refusals"] ?? "[]").utf8))),
                 ("streams", .array(streams.map(\.json))),
                 ("waiting", .array(census.answers.flatMap { Self.waitsJSON($0, this: live.roster.instance) })),
                 ("instances", Self.instancesJSON(census)),
@@ -163,11 +163,12 @@ extension ConsoleRoutes {
                 resource: resource, query: query,
                 drives: IndexSQL.drives(resource, catalog: catalog, scopes: scopes, query: query))
             return """
-                SELECT \(SQL.literal(resource.name))::text, count(*) FILTER (WHERE NOT t."is_deleted"),
-                       count(*) FILTER (WHERE t."is_deleted") FROM \(resource.qualifiedName) t WHERE \(plan.condition.sql)
+                SELECT \(SQL.literal(resource.name))::text AS resource, count(*) FILTER (WHERE NOT t."is_deleted") AS readable,
+                       count(*) FILTER (WHERE t."is_deleted") AS tombstones FROM \(resource.qualifiedName) t WHERE \(plan.condition.sql)
                 """
         }
-        return PlannedStatement(parts.isEmpty ? "SELECT NULL::text, 0, 0 WHERE false" : parts.joined(separator: "\nUNION ALL\n"))
+        return PlannedStatement(
+            parts.isEmpty ? "SELECT NULL::text AS resource, 0 AS readable, 0 AS tombstones WHERE false" : parts.joined(separator: "\nUNION ALL\n"))
     }
 
     static func tokensStatement(_ hash: String, userID: String) -> PlannedStatement {
@@ -176,18 +177,18 @@ extension ConsoleRoutes {
             SELECT coalesce(json_agg(json_build_object('id', t.token_id, 'created_at', t.created_at,
                    'expires_at', t.expires_at, 'revoked', t.revoked,
                    'live', NOT t.revoked AND t.expires_at > floor(extract(epoch FROM now()) * 1000),
-                   'last_used_at', t.last_used_at)), '[]')
-              FROM ferry.console_user_tokens($1::bytea, $2::uuid) t
-            """, [.text(hash), .text(userID)])
+                   'last_used_at', t.last_used_at)), '[]') AS tokens
+              FROM ferry.console_user_tokens(\(bind: hash)::bytea, \(bind: userID)::uuid) t
+            """ as SQLQuery)
     }
 
     static func refusalsStatement(_ hash: String, userID: String) -> PlannedStatement {
         PlannedStatement(
             """
             SELECT coalesce(json_agg(json_build_object('id', r.id, 'at', r.at, 'method', r.method, 'path', r.path,
-                   'status', r.status, 'code', r.code, 'problem', r.problem, 'request_id', r.request_id) ORDER BY r.id DESC), '[]')
-              FROM ferry.console_refusals($1::bytea, $2::uuid, 50) r
-            """, [.text(hash), .text(userID)])
+                   'status', r.status, 'code', r.code, 'problem', r.problem, 'request_id', r.request_id) ORDER BY r.id DESC), '[]') AS refusals
+              FROM ferry.console_refusals(\(bind: hash)::bytea, \(bind: userID)::uuid, 50) r
+            """ as SQLQuery)
     }
 
     /// `GET /console/api/users/<id>/rows/<r>?<Index's query>`: the user's own

@@ -115,21 +115,19 @@ extension ConsoleRoutes {
                     audit,
                     PlannedStatement(
                         """
-                        SELECT r.total, encode(r.ids, 'hex'), r.data
-                          FROM ferry.console_rows($1::bytea, $2::regclass, $3::jsonb, $4, $5, $6, $7::int) r
-                        """,
-                        [
-                            .text(hash), .text(resource.qualifiedName), .json(query.filtersJSON), .text(query.deleted),
-                            query.order.map { .text($0) } ?? .null, .bool(query.descending), .int(Int64(query.limit)),
-                        ]),
+                        SELECT r.total, encode(r.ids, 'hex') AS ids, r.data
+                          FROM ferry.console_rows(\(bind: hash)::bytea, \(bind: resource.qualifiedName)::regclass, \(bind: .json(query.filtersJSON))::jsonb,
+                                                  \(bind: query.deleted), \(bind: query.order.map { .text($0) } ?? .null), \(bind: query.descending),
+                                                  \(bind: query.limit)::int) r
+                        """ as SQLQuery),
                 ])
             Self.trace(session, context)
-            guard let row = results[1].first, let total = try row.int(0), let data = row[2] else {
+            guard let row = results[1].first, let total = try row.int("total"), let data = row["data"] else {
                 throw Problem(500, .internalError, "the rows query returned nothing")
             }
             let pages = max(1, (total + query.limit - 1) / query.limit)
             var token: String?
-            if let hex = row[1] {
+            if let hex = row["ids"] {
                 var ids: [UInt8] = []
                 guard UUIDBytes.appendConcatenated(hex, to: &ids) else { throw Problem(500, .internalError, "ids are not UUIDs") }
                 do {
@@ -171,11 +169,13 @@ extension ConsoleRoutes {
                 hash,
                 [
                     PlannedStatement(
-                        "SELECT ferry.console_rows_by_id($1::bytea, $2::regclass, $3::uuid[])",
-                        [.text(hash), .text(resource.qualifiedName), .text(UUIDBytes.arrayLiteral(ids))])
+                        """
+                        SELECT ferry.console_rows_by_id(\(bind: hash)::bytea, \(bind: resource.qualifiedName)::regclass,
+                                                        \(bind: UUIDBytes.arrayLiteral(ids))::uuid[]) AS rows
+                        """ as SQLQuery)
                 ])
             return IndexPage(
-                data: Array((results[0].first?[0] ?? "[]").utf8), token: text, page: page, pages: header.pages,
+                data: Array((results[0].first?["rows"] ?? "[]").utf8), token: text, page: page, pages: header.pages,
                 total: header.total, next: page < header.pages ? IndexPage.link(for: request, token: text, page: page + 1) : nil,
                 etag: "")
         }
@@ -198,14 +198,14 @@ extension ConsoleRoutes {
                         hash, action: "view_row", target: [("resource", .string(resource.name)), ("id", .string(id))],
                         requestID: context.requestID),
                     PlannedStatement(
-                        "SELECT ferry.console_row($1::bytea, $2::regclass, $3)",
-                        [.text(hash), .text(resource.qualifiedName), .text(id)]),
+                        "SELECT ferry.console_row(\(bind: hash)::bytea, \(bind: resource.qualifiedName)::regclass, \(bind: id)) AS history"
+                            as SQLQuery),
                 ])
         } catch let problem as Problem where problem.code == .invalidQuery {
             throw Problem.notFound("no such row")  // an id that cannot be one of this resource's names no row
         }
         Self.trace(run.0, context)
-        guard let json = run.1[1].first?[0] else { throw Problem.notFound("no such row") }
+        guard let json = run.1[1].first?["history"] else { throw Problem.notFound("no such row") }
         return .json(JSONValue.object([("resource", .string(resource.name)), ("history", .raw(Array(json.utf8)))]).bytes)
     }
 }

@@ -26,7 +26,9 @@ public enum OperatorAccounts {
         guard roles.contains(role) else { throw Failure(description: "the role is viewer or admin, not \(role)") }
         guard password.utf8.count >= 8 else { throw Failure(description: "the password must have at least 8 characters") }
         do {
-            guard let id = try connection.query("SELECT ferry.create_operator($1, $2, $3)", [name, password, role]).first?[0] else {
+            let created = try connection.run(
+                "SELECT ferry.create_operator(\(bind: name), \(bind: password), \(bind: role)) AS id" as SQLQuery)
+            guard let id = try created.first?.string("id") else {
                 throw Failure(description: "creating the operator returned nothing")
             }
             return id
@@ -43,36 +45,39 @@ public enum OperatorAccounts {
     public static func list(connection: PostgresConnection) throws -> [Listed] {
         try connection.query(
             """
-            SELECT o.id::text, o.name, o.role,
+            SELECT o.id::text AS id, o.name, o.role,
                    (SELECT count(*) FROM ferry.operator_tokens t WHERE t.operator_id = o.id AND NOT t.revoked AND t.expires_at > now())
+                     AS live_tokens
               FROM ferry.operators o ORDER BY o.name
             """
         ).rows.map { row in
-            Listed(id: row[0] ?? "", name: row[1] ?? "", role: row[2] ?? "", liveTokens: (try? row.int(3)) ?? 0)
+            Listed(id: row["id"] ?? "", name: row["name"] ?? "", role: row["role"] ?? "", liveTokens: (try? row.int("live_tokens")) ?? 0)
         }
     }
 
     /// Removes an operator and its tokens (its audit entries stay, with its name); whether there was one.
     public static func remove(name: String, connection: PostgresConnection) throws -> Bool {
-        try connection.query("DELETE FROM ferry.operators WHERE name = $1 RETURNING id", [name]).first != nil
+        try connection.run("DELETE FROM ferry.operators WHERE name = \(bind: name) RETURNING id" as SQLQuery).first != nil
     }
 
     /// Changes an operator's role; whether there was one.
     public static func setRole(name: String, role: String, connection: PostgresConnection) throws -> Bool {
         guard roles.contains(role) else { throw Failure(description: "the role is viewer or admin, not \(role)") }
-        return try connection.query("UPDATE ferry.operators SET role = $2 WHERE name = $1 RETURNING id", [name, role]).first != nil
+        return try connection.run("UPDATE ferry.operators SET role = \(bind: role) WHERE name = \(bind: name) RETURNING id" as SQLQuery)
+            .first != nil
     }
 
     /// Issues a console token for an operator without a password (for scripts
     /// and the tests); nil when there is no such operator.
     public static func issueToken(name: String, ttlSeconds: Int, connection: PostgresConnection) throws -> (token: String, expiresAt: Int64)? {
         let token = OperatorSession.generateToken()
-        let result = try connection.query(
+        let result = try connection.run(
             """
-            SELECT floor(extract(epoch FROM ferry.issue_operator_token(o.id, $2::bytea, $3::int)) * 1000)::bigint
-              FROM ferry.operators o WHERE o.name = $1
-            """, [name, BearerToken.hash(token), String(ttlSeconds)])
-        guard let expires = try result.first?.int64(0) else { return nil }
+            SELECT floor(extract(epoch FROM ferry.issue_operator_token(o.id, \(bind: BearerToken.hash(token))::bytea, \(bind: ttlSeconds)::int)) * 1000)::bigint
+                     AS expires_at
+              FROM ferry.operators o WHERE o.name = \(bind: name)
+            """ as SQLQuery)
+        guard let expires = try result.first?.int64("expires_at") else { return nil }
         return (token, expires)
     }
 }

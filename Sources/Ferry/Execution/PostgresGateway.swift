@@ -103,9 +103,9 @@ public final class PostgresGateway: Sendable {
         var results = try run(
             hints == nil ? opening.statement : Self.collectingHints(opening.statement), wrapped + (hints == nil ? [] : [Self.hintsRead]))
         // Committed: the pipeline's implicit transaction ended at its sync point.
-        if let hints, let text = results.popLast()?.first?[0] { hints(text) }
+        if let hints, let text = results.popLast()?.first?["hints"] { hints(text) }
         // For the request log line.
-        caller.trace?.userID = opening.knownUser ?? opening.learn(results.first?.first?[0])
+        caller.trace?.userID = opening.knownUser ?? opening.learn(results.first?.first?["opened"])
         return unwrap(Array(results.dropFirst()))
     }
 
@@ -116,7 +116,7 @@ public final class PostgresGateway: Sendable {
     }
 
     /// The hints the transaction collected, one a line ('' for none).
-    static let hintsRead = PlannedStatement("SELECT " + TransactionSetting.hints.current(missingOK: true))
+    static let hintsRead = PlannedStatement("SELECT " + TransactionSetting.hints.current(missingOK: true) + " AS hints")
 
     /// Public rows (`ferry.sync_public`) are readable in this transaction from here on.
     static let publicReadsOn = PlannedStatement("SELECT " + TransactionSetting.publicReads.set("'on'"))
@@ -224,8 +224,8 @@ public final class PostgresGateway: Sendable {
         let ran: Bool? = try? pool.withIdleConnection { connection in
             // Both taken first, each written on its own: a failure of one loses only its own uses.
             let (tokens, users) = (tokenUses.take(), userUses.take())
-            if let tokens { _ = try? connection.query("SELECT ferry.record_token_uses($1::jsonb)", [tokens]) }
-            if let users { _ = try? connection.query("SELECT ferry.record_user_uses($1::jsonb)", [users]) }
+            if let tokens { _ = try? connection.run("SELECT ferry.record_token_uses(\(bind: .json(tokens))::jsonb)" as SQLQuery) }
+            if let users { _ = try? connection.run("SELECT ferry.record_user_uses(\(bind: .json(users))::jsonb)" as SQLQuery) }
             return true
         }
         guard ran == nil else { return }
@@ -247,37 +247,49 @@ public final class PostgresGateway: Sendable {
     /// inside a function the lookup went through SPI and cost PostgreSQL measurably
     /// more per GET (migrations 0009, 0010 and 0012; see bench/api/README.md).
     ///
-    /// This and ``callerSetting`` are written as libpq takes them: they are
-    /// this type's own, and every request sends one.
+    /// Every opening returns what it learned as its column `opened`.
     static func tokenCheck(_ tokenHash: String) -> PostgresStatement {
-        PostgresStatement(
-            """
-            SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true) \
-            || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text \
-            FROM ferry.live_tokens v WHERE v.token_hash = $1::pg_catalog.bytea), ferry.invalid_token())
-            """, [tokenHash])
+        PostgresStatement(tokenCheckText, [tokenHash])
     }
+
+    /// The openings' texts are made once, by ``SQLQuery`` (every request sends
+    /// one: a text made per request would cost every GET its allocation and
+    /// copy); each template's ``parameter``s take the request's values in order.
+    private static let parameter = Bind.null
+
+    private static let tokenCheckText = tokenCheckTemplate.sql
+    private static let tokenCheckTemplate: SQLQuery = """
+        SELECT COALESCE((SELECT pg_catalog.set_config('ferry.user_id', v.user_id::pg_catalog.text, true) \
+        || ' ' || floor(extract(epoch FROM v.expires_at) * 1000)::pg_catalog.int8::pg_catalog.text \
+        FROM ferry.live_tokens v WHERE v.token_hash = \(bind: parameter)::pg_catalog.bytea), ferry.invalid_token()) AS opened
+        """
 
     /// What starts a caller's transaction when ``TokenCache`` vouches for the
     /// token: `ferry.user_id` set for the transaction, no lookup.
     static func callerSetting(_ userID: String) -> PostgresStatement {
-        PostgresStatement("SELECT pg_catalog.set_config('ferry.user_id', $1, true)", [userID])
+        PostgresStatement(callerSettingText, [userID])
     }
+
+    private static let callerSettingText =
+        ("SELECT pg_catalog.set_config('ferry.user_id', \(bind: parameter), true) AS opened" as SQLQuery).sql
 
     /// What starts the transaction of a JWT verified lately: the user and the
     /// claims (`ferry.claims()`) set for the transaction, nothing looked up.
     static func claimsSetting(_ userID: String, _ claims: String) -> PostgresStatement {
-        PostgresStatement(
-            "SELECT pg_catalog.set_config('ferry.user_id', $1, true), pg_catalog.set_config('ferry.claims', $2, true)",
-            [userID, claims])
+        ("""
+        SELECT pg_catalog.set_config('ferry.user_id', \(bind: userID), true) AS opened,
+               pg_catalog.set_config('ferry.claims', \(bind: claims), true) AS claims
+        """ as SQLQuery).statement.postgres
     }
 
     /// What starts the transaction of a JWT just verified: its user made on
     /// first sight (migration 0016), its lookup name kept when it changed
     /// (0029), the user and claims set; returns the user id.
     static func externalSignIn(_ verified: VerifiedJWT) -> PostgresStatement {
-        PostgresStatement(
-            "SELECT ferry.sign_in_external($1, $2, $3, $4)", [verified.issuer, verified.subject, verified.claims, verified.lookupName])
+        ("""
+        SELECT ferry.sign_in_external(\(bind: verified.issuer), \(bind: verified.subject), \(bind: verified.claims),
+                                      \(bind: verified.lookupName.map { .text($0) } ?? .null)) AS opened
+        """ as SQLQuery).statement.postgres
     }
 
     /// Runs `statements` with no caller identity (sign-in, sign-up), in one transaction.
@@ -342,7 +354,7 @@ extension PostgresGateway {
                 do throws(PostgresError) {
                     try connection.execute("BEGIN")
                     let statement = hints == nil ? opening.statement : Self.collectingHints(opening.statement)
-                    opened = try connection.query(statement.sql, statement.params).first?[0]
+                    opened = try connection.query(statement.sql, statement.params).first?["opened"]
                 } catch {
                     throw DatabaseFailure.map(error, statementOffset: 0)
                 }
@@ -357,7 +369,7 @@ extension PostgresGateway {
                 switch outcome {
                 case .commit(let value) where !transaction.failed:
                     do {
-                        let collected = try hints.flatMap { _ in try connection.query(Self.hintsRead.sql).first?[0] }
+                        let collected = try hints.flatMap { _ in try connection.query(Self.hintsRead.sql).first?["hints"] }
                         let commit = try connection.query("COMMIT")
                         if commit.commandTag == "ROLLBACK" {
                             throw Problem(500, .internalError, "the transaction was rolled back at commit")

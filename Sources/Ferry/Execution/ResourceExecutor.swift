@@ -26,19 +26,19 @@ struct ResourceExecutor: Sendable {
         case .read(let statement, _):
             // Invisible and nonexistent rows take the same path: no row.
             let row = try first(statement, caller, onDataException: .notFound("no such row"))
-            guard let row, let revision = row[0] else { throw Problem.notFound("no such row") }
-            let lastModified = try row.int64(1)
-            if try row.bool(2) == true, let tombstone = row[3] { return .tombstone(json: tombstone, revision: revision) }
-            return .row(json: row[3], revision: revision, lastModified: lastModified)
+            guard let row, let revision = row["revision"] else { throw Problem.notFound("no such row") }
+            let lastModified = try row.int64("last_modified")
+            if try row.bool("is_deleted") == true, let tombstone = row["json"] { return .tombstone(json: tombstone, revision: revision) }
+            return .row(json: row["json"], revision: revision, lastModified: lastModified)
         case .readMany(let statement, _):
             let row = try first(statement, caller, onDataException: .badRequest("malformed id in the list"))
-            guard let row, let body = row[0] else { throw Problem.notFound() }
-            return .rows(json: body, fingerprint: row[1] ?? "")
+            guard let row, let body = row["body"] else { throw Problem.notFound() }
+            return .rows(json: body, fingerprint: row["fingerprint"] ?? "")
         case .index(let statement, let limit, _):
-            guard let row = try first(statement, caller, onDataException: Self.filterMismatch), let data = row[0] else {
+            guard let row = try first(statement, caller, onDataException: Self.filterMismatch), let data = row["data"] else {
                 throw Problem.notFound()
             }
-            return .index(data: data, total: try row.int(1) ?? 0, fingerprint: row[2] ?? "0", limit: limit)
+            return .index(data: data, total: try row.int("total") ?? 0, fingerprint: row["fingerprint"] ?? "0", limit: limit)
         case .pagedIndex(let query, let resource, let limit, let conditions):
             do {
                 // Paging compares the snapshot's tag itself, so that a 304 costs no page read.
@@ -88,8 +88,10 @@ struct ResourceExecutor: Sendable {
             throw WriteFailure.map(error, resource: resource, single: single)
         }
         guard let row = result.first else { return nil }
+        // Every write statement names its columns as `ferry.write_items` returns them.
         return WriteResult(
-            status: try row.int(0) ?? 200, body: row[1] ?? "[]", revision: try row.int64(2), lastModified: try row.int64(3), id: row[4])
+            status: try row.int("status") ?? 200, body: row["body"] ?? "[]", revision: try row.int64("revision"),
+            lastModified: try row.int64("last_modified"), id: row["id"])
     }
 }
 

@@ -73,7 +73,7 @@ struct CreateSQL {
                      coalesce(ins."last_modified", (s.cur)."last_modified") AS last_modified
                 FROM v LEFT JOIN ins ON ins."id" = v."id" LEFT JOIN s ON s.idx = v.idx
             )
-            SELECT (SELECT CASE WHEN bool_and(o.status = 200) THEN 200 ELSE 201 END FROM o),
+            SELECT (SELECT CASE WHEN bool_and(o.status = 200) THEN 200 ELSE 201 END FROM o) AS status,
                    CASE WHEN EXISTS (SELECT 1 FROM bad)
                         THEN ferry.fail(json_build_object('errors', (SELECT json_agg(bad.err ORDER BY bad.idx) FROM bad)))::text
                         WHEN EXISTS (SELECT 1 FROM o WHERE o.status NOT IN (200, 201))
@@ -83,9 +83,9 @@ struct CreateSQL {
                                         || CASE WHEN o.row IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('current', o.row) END
                                         ORDER BY o.idx)
                                  FROM o WHERE o.status NOT IN (200, 201))))::text
-                        ELSE (SELECT json_agg(o.row ORDER BY o.idx) FROM o)::text END,
-                   (SELECT max(o.revision) FROM o), (SELECT max(o.last_modified) FROM o),
-                   (SELECT min(o."id"::text) FROM o)
+                        ELSE (SELECT json_agg(o.row ORDER BY o.idx) FROM o)::text END AS body,
+                   (SELECT max(o.revision) FROM o) AS revision, (SELECT max(o.last_modified) FROM o) AS last_modified,
+                   (SELECT min(o."id"::text) FROM o) AS id
             """
     }
 }

@@ -68,8 +68,8 @@ struct FastUpdateSQL {
             UPDATE \(resource.qualifiedName) AS t SET "is_deleted" = true
               FROM i
              WHERE \(conditions.joined(separator: "\n   AND "))
-            RETURNING 200, json_build_array(\(RowJSON(resource: resource).tombstone(SQL.column("t"))))::text,
-                      t."revision", t."last_modified", \(parameters.pathID)::text
+            RETURNING 200 AS status, json_build_array(\(RowJSON(resource: resource).tombstone(SQL.column("t"))))::text AS body,
+                      t."revision", t."last_modified", \(parameters.pathID)::text AS id
             """
     }
 
@@ -115,7 +115,8 @@ struct FastUpdateSQL {
             UPDATE \(resource.qualifiedName) AS t SET \(set)
               FROM i
              WHERE \(conditions.joined(separator: "\n   AND "))
-            RETURNING 200, json_build_array(\(rows.view(SQL.column("t"))))::text, t."revision", t."last_modified", \(parameters.pathID)::text
+            RETURNING 200 AS status, json_build_array(\(rows.view(SQL.column("t"))))::text AS body, t."revision", t."last_modified",
+                      \(parameters.pathID)::text AS id
             """
     }
 }

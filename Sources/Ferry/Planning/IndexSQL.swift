@@ -10,7 +10,7 @@
 /// changes (its revision moves), appears, or disappears (deleted, or edited
 /// out of the filter). Order follows from the rows and the query, so the
 /// fingerprint needs no order. Rows are rendered to JSON only for the page.
-/// One row out: `(data json array, total, fingerprint)`.
+/// One row out: `data` (a json array), `total` and `fingerprint`.
 struct IndexSQL {
     let resource: Resource
     let query: IndexQuery
@@ -52,8 +52,8 @@ struct IndexSQL {
                ORDER BY \(order)
                LIMIT \(limit)
             )
-            SELECT coalesce(json_agg(\(rows.view(SQL.column("m"))) ORDER BY \(orderBy(alias: "m"))), '[]')::text,
-                   coalesce(max(m."_ferry_total"), 0), coalesce(max(m."_ferry_hash"), 0)::text
+            SELECT coalesce(json_agg(\(rows.view(SQL.column("m"))) ORDER BY \(orderBy(alias: "m"))), '[]')::text AS data,
+                   coalesce(max(m."_ferry_total"), 0) AS total, coalesce(max(m."_ferry_hash"), 0)::text AS fingerprint
               FROM m
             """
     }

@@ -124,11 +124,12 @@ struct UpdateSQL {
                 FROM st CROSS JOIN unnest(st.ro) AS f(name)
                WHERE st.status = 422 AND st.id IS NOT NULL AND st.dups = 1
             )
-            SELECT 200,
+            SELECT 200 AS status,
                    CASE WHEN EXISTS (SELECT 1 FROM o WHERE o.status <> 200)
                         THEN ferry.fail(json_build_object('errors', (SELECT json_agg(errs.err ORDER BY errs.idx, errs.n) FROM errs)))::text
-                        ELSE coalesce((SELECT json_agg(o.row ORDER BY o.idx) FROM o), '[]')::text END,
-                   (SELECT max(o.revision) FROM o), (SELECT max(o.last_modified) FROM o), (SELECT min(o.raw_id) FROM o)
+                        ELSE coalesce((SELECT json_agg(o.row ORDER BY o.idx) FROM o), '[]')::text END AS body,
+                   (SELECT max(o.revision) FROM o) AS revision, (SELECT max(o.last_modified) FROM o) AS last_modified,
+                   (SELECT min(o.raw_id) FROM o) AS id
             """
     }
 

@@ -6,12 +6,9 @@ import Testing
 /// its own files, no statement names a parameter by a typed `$n` in a string
 /// literal, and no row is read by column position (`row.bool(2)`, `row[0]`,
 /// `rows.map { $0[0] }`).
-/// Statements bind through `SQLQuery` (`\(bind: value)`) or `SQLBinds`, and
-/// rows are read by column name.
-///
-/// The files not converted yet are listed in ``unconverted``; the list may
-/// only shrink: the test fails when a listed file no longer needs listing,
-/// and when a file outside it reads or binds by position.
+/// Statements bind through `SQLQuery` (`\(bind: value)`) or `SQLBinds` in
+/// Ferry, and through `PostgresStatement`'s own interpolation in the modules
+/// below it (migrations, test support); rows are read by column name.
 @Suite struct PositionalSQLTests {
     /// The modules that speak to PostgreSQL. FerryKit's SQL is SQLite's,
     /// through GRDB, outside this boundary.
@@ -19,28 +16,6 @@ import Testing
 
     /// The boundary's own files: the statement and row types.
     static let boundary = ["Ferry/SQL/", "FerryPostgres/"]
-
-    /// Files that still bind or read by position, to be converted. Only shrinks.
-    static let unconverted: Set<String> = [
-        "Ferry/Console/ConsoleDatabase.swift",
-        "Ferry/Console/ConsoleRoutes+Feed.swift",
-        "Ferry/Console/ConsoleRoutes+Health.swift",
-        "Ferry/Console/ConsoleRoutes+UserAdmin.swift",
-        "Ferry/Console/ConsoleRoutes+Users.swift",
-        "Ferry/Console/ConsoleRows.swift",
-        "Ferry/Console/OperatorAccounts.swift",
-        "Ferry/Execution/PostgresGateway.swift",
-        "Ferry/Execution/ResourceExecutor.swift",
-        "FerryMigrations/FerrySchemaGuard.swift",
-        "FerryMigrations/MigrationHistory.swift",
-        "FerryMigrations/MigrationLock.swift",
-        "FerryMigrations/RepeatableHistory.swift",
-        "FerryTestSupport/FerryServeProcess.swift",
-        "FerryTestSupport/ScratchDatabase+Users.swift",
-        // Written beside the boundary (stop 59's merge); SQLQuery is internal to Ferry.
-        "FerryTestSupport/ScratchTemplate.swift",
-        "FerryTestSupport/TestServerless.swift",
-    ]
 
     /// One positional use.
     struct Use: CustomStringConvertible {
@@ -50,15 +25,9 @@ import Testing
         var description: String { "\(file):\(line): \(text)" }
     }
 
-    @Test func noPositionalSQLOutsideTheBoundaryButInTheListedFiles() throws {
+    @Test func noPositionalSQLOutsideTheBoundary() throws {
         let uses = try Self.modules.flatMap { try Self.uses(inModule: $0) }
-        let files = Set(uses.map(\.file))
-        let unlisted = uses.filter { !Self.unconverted.contains($0.file) }
-        #expect(
-            unlisted.isEmpty,
-            "positional SQL outside the boundary, not listed as unconverted:\n\(unlisted.map(\.description).joined(separator: "\n"))")
-        let stale = Self.unconverted.subtracting(files).sorted()
-        #expect(stale.isEmpty, "converted: remove from PositionalSQLTests.unconverted: \(stale.joined(separator: ", "))")
+        #expect(uses.isEmpty, "positional SQL outside the boundary:\n\(uses.map(\.description).joined(separator: "\n"))")
     }
 
     @Test func theScanFindsBindsInLiteralsAndReadsByPosition() {
