@@ -115,9 +115,10 @@ final class DefaultChecks: Sendable {
         while true {
             let examined = seen
             let (found, made) = state.withLock { state -> ([Flight], Flight?) in
-                let flights = from.map { from in
-                    (state.flights[key] ?? []).filter { $0.startedAt >= from && !examined.contains(ObjectIdentifier($0)) }
-                } ?? []
+                let flights =
+                    from.map { from in
+                        (state.flights[key] ?? []).filter { $0.startedAt >= from && !examined.contains(ObjectIdentifier($0)) }
+                    } ?? []
                 if !flights.isEmpty { return (flights.reversed(), nil) }
                 return ([], Self.offer(key, epoch: registry.epoch, in: &state))
             }
