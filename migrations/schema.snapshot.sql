@@ -3630,6 +3630,39 @@ CREATE OR REPLACE FUNCTION ferry.user_findable(p_user ferry.users)
 RETURN ((p_user).disabled_at IS NULL)
 ;
 
+CREATE OR REPLACE FUNCTION ferry.window_keys(p_table regclass, p_columns name[], p_after xid8, p_upto xid8, p_limit integer)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_rule ferry.sync_rules;
+    v_column name;
+    v_values text := 't.id::text';
+    v_result text;
+BEGIN
+    SELECT r.* INTO v_rule FROM ferry.sync_rules r WHERE r.table_oid = p_table;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'ferry.window_keys: % has no sync rule', p_table USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    FOREACH v_column IN ARRAY coalesce(p_columns, '{}') LOOP
+        IF v_column IS DISTINCT FROM v_rule.rule_column AND v_column IS DISTINCT FROM v_rule.member_column THEN
+            RAISE EXCEPTION 'ferry.window_keys: % is not a rule column of %', v_column, p_table USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        v_values := v_values || format(', t.%I::text', v_column);
+    END LOOP;
+    EXECUTE format(
+        'SELECT CASE WHEN count(*) > $3 THEN NULL ELSE coalesce(json_agg(json_build_array(%s)), ''[]'')::text END
+           FROM (SELECT * FROM %s t WHERE t._ferry_xid >= $1 AND t._ferry_xid < $2 LIMIT $3 + 1) t', v_values, p_table)
+       INTO v_result USING p_after, p_upto, p_limit;
+    RETURN v_result;
+END
+$function$
+;
+GRANT EXECUTE TO ferry_app
+COMMENT 'The ids and rule columns of p_table''s rows changed in [p_after, p_upto) (NULL past p_limit): which users may read them, decided by the server for the default stream''s fan-out.'
+
 CREATE OR REPLACE FUNCTION ferry.write_items(p_table regclass, p_sql text, p_items jsonb)
  RETURNS TABLE(status integer, body text, revision bigint, last_modified bigint, id text)
  LANGUAGE plpgsql

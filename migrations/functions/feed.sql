@@ -364,6 +364,50 @@ GRANT EXECUTE ON FUNCTION ferry.access_changed_users(xid8,integer) TO ferry_app;
 COMMENT ON FUNCTION ferry.access_changed_users(xid8,integer) IS
     'Users with an access grant or revocation at or after p_after (NULL for p_limit entries or more): they are answered by their own feed check.';
 
+-- The rows of p_table changed at or after p_after and below p_upto, each as
+-- a JSON array of its id and the values of p_columns, as text; NULL when
+-- there are more than p_limit ("too many to tell": each waiter checks for
+-- itself). Read past Row Level Security, for the default stream's fan-out
+-- (docs/changes-feed.md, "Fan-out: one check for many users' default
+-- streams"): the server decides from them which waiting users may read
+-- which row. Only a synced table's id and the columns its sync rule names
+-- (the paths' columns: who may read the row) are given, never its data.
+-- STABLE: it reads in its caller's snapshot, so beside a page in one
+-- statement it sees exactly the rows that page saw.
+CREATE OR REPLACE FUNCTION ferry.window_keys(p_table regclass, p_columns name[], p_after xid8, p_upto xid8, p_limit integer)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_rule ferry.sync_rules;
+    v_column name;
+    v_values text := 't.id::text';
+    v_result text;
+BEGIN
+    SELECT r.* INTO v_rule FROM ferry.sync_rules r WHERE r.table_oid = p_table;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'ferry.window_keys: % has no sync rule', p_table USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    FOREACH v_column IN ARRAY coalesce(p_columns, '{}') LOOP
+        IF v_column IS DISTINCT FROM v_rule.rule_column AND v_column IS DISTINCT FROM v_rule.member_column THEN
+            RAISE EXCEPTION 'ferry.window_keys: % is not a rule column of %', v_column, p_table USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        v_values := v_values || format(', t.%I::text', v_column);
+    END LOOP;
+    EXECUTE format(
+        'SELECT CASE WHEN count(*) > $3 THEN NULL ELSE coalesce(json_agg(json_build_array(%s)), ''[]'')::text END
+           FROM (SELECT * FROM %s t WHERE t._ferry_xid >= $1 AND t._ferry_xid < $2 LIMIT $3 + 1) t', v_values, p_table)
+       INTO v_result USING p_after, p_upto, p_limit;
+    RETURN v_result;
+END
+$function$;
+REVOKE ALL ON FUNCTION ferry.window_keys(regclass,name[],xid8,xid8,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.window_keys(regclass,name[],xid8,xid8,integer) TO ferry_app;
+COMMENT ON FUNCTION ferry.window_keys(regclass,name[],xid8,xid8,integer) IS
+    'The ids and rule columns of p_table''s rows changed in [p_after, p_upto) (NULL past p_limit): which users may read them, decided by the server for the default stream''s fan-out.';
+
 -- The low 32 bits of an xid8, as the int4 of an advisory lock key.
 -- (Versioned definitions before this file: 0032.)
 CREATE OR REPLACE FUNCTION ferry.stamp_key(p_value xid8)

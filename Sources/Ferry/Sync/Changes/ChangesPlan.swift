@@ -168,9 +168,16 @@ struct ChangesPlan {
     /// ``statement``, with `withXIDs` one more column: the page's entries'
     /// xids in order (`{x1,x2,...}`), so that another cursor's page can be cut
     /// from it (``SharedStreamPage``).
-    func statement(withXIDs: Bool) -> PlannedStatement {
+    func statement(withXIDs: Bool) -> PlannedStatement { statement(withXIDs: withXIDs, window: nil) }
+
+    /// ``statement``, with `window` the window read's columns beside it
+    /// (``windowColumns(_:xid8:limit:)``), in its snapshot.
+    func statement(withXIDs: Bool, window: [WindowTable]?) -> PlannedStatement {
         var (binds, cursor) = cursorBinds()
         let limit = binds.bind(.int(Int64(request.limit + 1)))
+        let windowSQL = window.map { tables in
+            self.windowColumns(tables, xid8: cursor.xid8, limit: binds.bind(.int(Int64(Self.windowRowLimit))))
+        }
         let blocks = request.resources.enumerated().compactMap { index, name in
             catalog[name].map { stream($0, index: index, cursor: cursor, limit: limit) }
         }
@@ -198,7 +205,7 @@ struct ChangesPlan {
                       FROM p WHERE p.k < \(limit)) AS changes,
                    (SELECT p.x::text FROM p WHERE p.k = \(limit) - 1) AS \(next.xid),
                    (SELECT p.r FROM p WHERE p.k = \(limit) - 1) AS \(next.resource),
-                   (SELECT p.id FROM p WHERE p.k = \(limit) - 1) AS \(next.id)\(withXIDs ? ",\n       (SELECT array_agg(p.x ORDER BY p.k) FROM p WHERE p.k < \(limit))::text AS xids" : "")
+                   (SELECT p.id FROM p WHERE p.k = \(limit) - 1) AS \(next.id)\(withXIDs ? ",\n       (SELECT array_agg(p.x ORDER BY p.k) FROM p WHERE p.k < \(limit))::text AS xids" : "")\(windowSQL.map { ",\n       " + $0.joined(separator: ",\n       ") } ?? "")
               FROM f
             """
         return binds.statement(sql)

@@ -50,7 +50,27 @@ struct FeedCheck {
             since: plan.request.since.token, limit: plan.request.limit, resources: plan.request.resources,
             stream: plan.request.subscription.map { "\($0.name):\($0.id)" })
         let (check, shared) = try live.sharedChecks.check(key, ticket: ticket, registry: live.registry) {
-            try run(plan, caller: caller, database: database, registry: live.registry)
+            guard let window = plan.windowTables else { return try run(plan, caller: caller, database: database, registry: live.registry) }
+            // Other users' default streams may have asked the same (``DefaultChecks``).
+            let defaultKey = DefaultChecks.Key(
+                generation: generation, since: plan.request.since.token, limit: plan.request.limit, resources: plan.request.resources)
+            let (check, shared) = try live.defaultChecks.check(
+                defaultKey, since: plan.request.since.afterXID, user: { database.cachedUser(caller.credential) },
+                recheck: {
+                    // A failed lookup leaves the cache as it was: each waiter then checks for itself.
+                    try? database.recheck(tokens: live.registry.defaultTokens())
+                }, ticket: ticket, registry: live.registry
+            ) {
+                try run(
+                    plan, caller: caller, database: database, registry: live.registry,
+                    window: (window, live.defaultChecks, generation))
+            }
+            if shared {
+                live.registry.defaultSharedCount.add(1, ordering: .relaxed)
+                live.registry.sharedCount.add(1, ordering: .relaxed)
+                if caller.trace?.userID == nil { caller.trace?.userID = check.user }
+            }
+            return check
         }
         if shared {
             live.registry.sharedCount.add(1, ordering: .relaxed)
@@ -62,10 +82,25 @@ struct FeedCheck {
 
     /// One check, counted in `registry` (`ferry_live_checks_total`).
     static func run(_ plan: ChangesPlan, caller: Caller, database: PostgresGateway, registry: WaiterRegistry) throws -> FeedCheck {
+        try run(plan, caller: caller, database: database, registry: registry, window: nil).check
+    }
+
+    /// One check, counted in `registry`; with `window`, a default-stream
+    /// check that other users' waiters may take (``DefaultChecks``): its page
+    /// reads the window beside it, and the scope rows its caller reads are
+    /// loaded whenever the evidence of them is not past the cursor.
+    static func run(
+        _ plan: ChangesPlan, caller: Caller, database: PostgresGateway, registry: WaiterRegistry,
+        window: (tables: [ChangesPlan.WindowTable], checks: DefaultChecks, generation: Int)?
+    ) throws -> (check: FeedCheck, window: DefaultWindow?) {
         registry.checksRunning.add(1, ordering: .relaxed)
         defer { registry.checksRunning.subtract(1, ordering: .relaxed) }
+        let named = caller.trace?.userID ?? database.cachedUser(caller.credential)
         // A subscription's waiter is woken by its stream's root row (``WaiterRegistry``), not by the user's scope rows.
-        let loadScopes = plan.subscription == nil && registry.needsScopes(caller.trace?.userID ?? database.cachedUser(caller.credential))
+        let loadScopes =
+            plan.subscription == nil
+            && (registry.needsScopes(named)
+                || window.map { $0.checks.wantsScopes(named, generation: $0.generation, since: plan.request.since.afterXID) } == true)
         let scopeTables = loadScopes ? plan.scopeTables : []
         let statements =
             [plan.activityStatement(waiting: true)]
@@ -84,11 +119,27 @@ struct FeedCheck {
                 }
             }
             scopes = keys
+            // Read after the activity check: whatever they missed has an xid at or above its frontier.
+            if let window, let user = caller.trace?.userID ?? database.cachedUser(caller.credential) {
+                window.checks.note(user, generation: window.generation, scopes: keys, frontier: activity.frontier)
+            }
         }
-        let page = try plan.page(after: activity, as: caller, on: database)
+        let page: ChangesPage
+        let read: DefaultWindow?
+        if let window, activity.found {
+            let result = try ChangesPlan.mappingCursorErrors {
+                try plan.run(plan.statement(withXIDs: false, window: window.tables), as: caller, on: database)
+            }
+            page = try ChangesPage(result, request: plan.request)
+            read = try DefaultWindow(
+                ChangesPage.firstRow(result), tables: window.tables, followed: plan.request.resources, frontier: page.frontier)
+        } else {
+            page = try plan.page(after: activity, as: caller, on: database)
+            read = nil
+        }
         registry.checkCount.add(1, ordering: .relaxed)
         let (frontier, held) = Self.held(activity, page: page)
-        return FeedCheck(page: page, frontier: frontier, held: held, user: caller.trace?.userID, scopes: scopes)
+        return (FeedCheck(page: page, frontier: frontier, held: held, user: caller.trace?.userID, scopes: scopes), read)
     }
 
     /// Whether a waiter must wait for the frontier, and below which: changes

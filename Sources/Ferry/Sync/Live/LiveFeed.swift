@@ -13,6 +13,8 @@ public final class LiveFeed: Sendable {
     let sharedChecks = SharedChecks()
     /// The checks the waiters of many users on one stream share (``StreamChecks``).
     let streamChecks = StreamChecks()
+    /// Default-stream checks shared across users (``DefaultChecks``).
+    let defaultChecks = DefaultChecks()
     private let listener: ChangeListener
     /// Waiters to wake again after a failed check (``retrySoon(_:)``).
     let retries = RetryWakes()
@@ -108,6 +110,9 @@ public final class LiveFeed: Sendable {
 
     /// Waiters answered by another waiter's identical check, without a query of their own.
     public var sharedAnswers: Int { registry.sharedCount.load(ordering: .relaxed) }
+
+    /// Of ``sharedAnswers``, default-stream waiters answered from another user's check (``DefaultChecks``).
+    public var defaultSharedAnswers: Int { registry.defaultSharedCount.load(ordering: .relaxed) }
 
     /// Checks running now (a waiter whose check is done is parked, or answered).
     public var checksRunning: Int { registry.checksRunning.load(ordering: .relaxed) }

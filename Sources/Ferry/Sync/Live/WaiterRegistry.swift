@@ -115,6 +115,8 @@ final class WaiterRegistry: Sendable {
     let checkCount = Atomic<Int>(0)
     /// Waiters answered by another waiter's check (``SharedChecks``), without a query of their own.
     let sharedCount = Atomic<Int>(0)
+    /// Of those, default-stream waiters answered from another user's check (``DefaultChecks``).
+    let defaultSharedCount = Atomic<Int>(0)
     /// Waiters that started waiting for the frontier: their check found changes an older
     /// transaction holds back. Each adds up to a frontier watch's first poll to its answer.
     let holdCount = Atomic<Int>(0)
@@ -271,6 +273,11 @@ final class WaiterRegistry: Sendable {
                     several: waiter.several, since: waiter.since)
             }
         }.sorted { $0.since < $1.since }
+    }
+
+    /// The token hashes of the waiters on the default stream (``DefaultChecks``).
+    func defaultTokens() -> [String] {
+        state.withLock { state in state.waiters.values.compactMap { $0.followsDefault ? $0.token : nil } }
     }
 
     /// The token hashes of the waiters on the stream of `root` (``StreamChecks``).

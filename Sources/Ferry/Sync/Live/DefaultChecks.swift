@@ -1,0 +1,244 @@
+import FerryBase
+import FerryHTTP
+
+/// One feed check for the default-stream waiters of many users (issue 46,
+/// "One query per change, whatever the number of readers"): when a commit to
+/// a set wakes ten thousand collaborators who each long-poll their default
+/// stream, the first to resume runs its check, which also reads the window's
+/// changed rows with the columns that say who may read each
+/// (``ChangesPlan/windowTables``, ``DefaultWindow``), and the others whose
+/// own page would hold exactly the same rows take its page.
+///
+/// A waiter takes another user's page only when all of these hold:
+/// - the check started at or after the waiter's epoch, as in ``SharedChecks``
+///   (its snapshot holds the commit that woke the waiter), from the same
+///   cursor, resources and page size;
+/// - the waiter's bearer is in this instance's verified cache, naming the
+///   user (the first to find it lapsed looks up every default-stream
+///   waiter's token in one statement, as ``StreamChecks`` does per stream);
+/// - the user's *evidence*: the scope rows they read in a snapshot whose
+///   frontier is after the cursor (their own check's, or a shared page's
+///   whose window proved them unchanged). Changes of who reads a scope row
+///   are then all in the window's snapshot: writes of the row since the
+///   cursor (read up to and past the frontier), and access grants and
+///   revocations since the cursor (`ferry.access_changed_users`);
+/// - the window names neither user among those whose access changed, every
+///   row's readers are told by its paths from those scope rows and the
+///   user's id (``DefaultWindow/readable(by:scopes:)``), and the rows the
+///   waiter's user reads are exactly those the check's user read (whose own
+///   count of them matched its page's entries).
+/// Anything else checks for itself. Correctness over coverage: a wrong
+/// "cannot tell" costs a check, a wrong "same rows" would give a row to a
+/// user who may not read it, or keep one from a user who may.
+final class DefaultChecks: Sendable {
+    /// Checks of one cursor, page size and resources are shared.
+    struct Key: Hashable, Sendable {
+        let generation: Int
+        /// The cursor's token.
+        let since: String
+        let limit: Int
+        let resources: [String]
+    }
+
+    /// A check as other users' waiters may take it.
+    struct Offer: Sendable {
+        let check: FeedCheck
+        let window: DefaultWindow?
+        /// The rows of the window its user's page holds, as its user's scope
+        /// rows tell; nil when nobody else may take it.
+        let rows: [Int]?
+    }
+
+    /// The scope rows a user read, and the frontier of the snapshot they read them in.
+    private struct Evidence {
+        let generation: Int
+        let scopes: Set<WaiterRegistry.ScopeKey>
+        let frontier: UInt64
+    }
+
+    private typealias Flight = CheckFlight<Offer>
+
+    private struct State {
+        var flights: [Key: [Flight]] = [:]
+        var evidence: [String: Evidence] = [:]
+        var recheck: CheckFlight<Void>?
+        var madeSinceSweep = 0
+    }
+
+    private let state = Locked(State())
+
+    /// A key keeps at most this many checks on offer: one per set of rows its waiters read.
+    static let flightsPerKey = 8
+    /// How many users' evidence is kept; past it, all is forgotten (each user's next check loads it again).
+    static let evidenceCapacity = 200_000
+
+    /// Checks on offer now (tests).
+    var count: Int { state.withLock { $0.flights.values.reduce(0) { $0 + $1.count } } }
+
+    /// Whether a check for `user` from the cursor at `since` should load the
+    /// scope rows they read: without evidence past the cursor, their next wake
+    /// could take nobody's page.
+    func wantsScopes(_ user: String?, generation: Int, since: UInt64) -> Bool {
+        guard let user else { return true }
+        return state.withLock { state in
+            guard let evidence = state.evidence[user], evidence.generation == generation else { return true }
+            return evidence.frontier <= since
+        }
+    }
+
+    /// `user` read `scopes` in a snapshot whose frontier was `frontier` (a lower bound: every
+    /// change they missed has an xid at or above it).
+    func note(_ user: String, generation: Int, scopes: Set<WaiterRegistry.ScopeKey>, frontier: UInt64) {
+        state.withLock { state in
+            if state.evidence.count >= Self.evidenceCapacity, state.evidence[user] == nil { state.evidence.removeAll() }
+            state.evidence[user] = Evidence(generation: generation, scopes: scopes, frontier: frontier)
+        }
+    }
+
+    /// The check for a default-stream waiter of `key` at the cursor whose xid
+    /// is `since`: a page another user's check made, when it is this user's
+    /// too, else `run()`, offered to the others. `user` names the user the
+    /// bearer's cached check names (nil when none does); `recheck` looks up
+    /// the default-stream waiters' tokens in bulk.
+    func check(
+        _ key: Key, since: UInt64, user userNow: () -> String?, recheck: () -> Void, ticket: any LiveTicket,
+        registry: WaiterRegistry, run: () throws -> (check: FeedCheck, window: DefaultWindow?)
+    ) throws -> (check: FeedCheck, shared: Bool) {
+        let from = registry.checkFrom(ticket)
+        var user: String?
+        var evidence: Evidence?
+        var asked = false
+        var seen: Set<ObjectIdentifier> = []
+        // Found, or else made, under one lock: waiters resuming together find the first one's check. A
+        // waiter whose rows differ from those of every check on offer looks again for one made meanwhile
+        // (by a waiter of its group), and makes its own only when there is none.
+        while true {
+            let examined = seen
+            let (found, made) = state.withLock { state -> ([Flight], Flight?) in
+                let flights =
+                    from.map { from in
+                        (state.flights[key] ?? []).filter { $0.startedAt >= from && !examined.contains(ObjectIdentifier($0)) }
+                    } ?? []
+                if !flights.isEmpty { return (flights.reversed(), nil) }
+                return ([], Self.offer(key, epoch: registry.epoch, in: &state))
+            }
+            if let made { return try lead(made, key: key, since: since, run: run) }
+            if !asked {
+                asked = true
+                user = userNow()
+                if user == nil {
+                    recheckOnce(recheck)
+                    user = userNow()
+                }
+                evidence = user.flatMap { self.evidence($0, generation: key.generation, after: since) }
+            }
+            guard let user, let evidence else {
+                return try lead(state.withLock { state in Self.offer(key, epoch: registry.epoch, in: &state) }, key: key, since: since, run: run)
+            }
+            for flight in found {
+                seen.insert(ObjectIdentifier(flight))
+                guard case .success(let offer) = flight.answer(), let rows = offer.rows, let window = offer.window,
+                    let own = window.readable(by: user, scopes: evidence.scopes), own.rows == rows
+                else { continue }
+                advance(user, evidence, to: window.frontier, holds: own.scopesHold)
+                let check = offer.check
+                return (FeedCheck(page: check.page, frontier: check.frontier, held: check.held, user: user, scopes: nil), true)
+            }
+        }
+    }
+
+    /// Runs the check of `flight`, which is on offer, and finishes it.
+    private func lead(
+        _ flight: Flight, key: Key, since: UInt64, run: () throws -> (check: FeedCheck, window: DefaultWindow?)
+    ) throws -> (check: FeedCheck, shared: Bool) {
+        let result = Result { () throws -> Offer in
+            let (check, window) = try run()
+            return Offer(check: check, window: window, rows: leaderRows(check, window, key: key, since: since))
+        }
+        flight.finish(result)
+        do {
+            return (try result.get().check, false)
+        } catch {
+            // A failure answers those already waiting on it, never a later waiter.
+            state.withLock { state in state.flights[key]?.removeAll { $0 === flight } }
+            throw error
+        }
+    }
+
+    /// The rows of `window` the check's own user read, when others may take
+    /// its page: a page of entries, and its user's evidence telling the same
+    /// number of rows as the page holds (a check of the reasoning against
+    /// Row Level Security's own answer).
+    private func leaderRows(_ check: FeedCheck, _ window: DefaultWindow?, key: Key, since: UInt64) -> [Int]? {
+        guard let window, let user = check.user, let changes = check.page.changes,
+            let evidence = evidence(user, generation: key.generation, after: since),
+            let own = window.readable(by: user, scopes: evidence.scopes), !own.rows.isEmpty,
+            let entries = SharedStreamPage.arrayElements(changes)
+        else { return nil }
+        let expected = check.page.hasMore ? key.limit : own.rows.count
+        guard entries.count == expected, !check.page.hasMore || own.rows.count > key.limit else { return nil }
+        advance(user, evidence, to: window.frontier, holds: own.scopesHold)
+        return own.rows
+    }
+
+    private func evidence(_ user: String, generation: Int, after since: UInt64) -> Evidence? {
+        state.withLock { state in
+            guard let evidence = state.evidence[user], evidence.generation == generation, evidence.frontier > since else { return nil }
+            return evidence
+        }
+    }
+
+    /// A window proved `evidence`'s scope rows still the user's in its
+    /// snapshot (`holds`): they stand at its frontier. Else they are dropped,
+    /// and the user's next check loads them again.
+    private func advance(_ user: String, _ evidence: Evidence, to frontier: UInt64, holds: Bool) {
+        state.withLock { state in
+            guard holds else {
+                state.evidence[user] = nil
+                return
+            }
+            let now = state.evidence[user]
+            guard now == nil || now!.frontier <= frontier else { return }
+            state.evidence[user] = Evidence(generation: evidence.generation, scopes: evidence.scopes, frontier: frontier)
+        }
+    }
+
+    /// Runs `recheck` unless it runs now (then waits for it) or ran within ``StreamChecks/recheckSeconds``.
+    private func recheckOnce(_ recheck: () -> Void) {
+        let (entry, mine) = state.withLock { state -> (CheckFlight<Void>, Bool) in
+            if let entry = state.recheck, !entry.isDone || MonotonicClock.now() - entry.madeAt < StreamChecks.recheckSeconds {
+                return (entry, false)
+            }
+            let entry = CheckFlight<Void>(startedAt: 0)
+            state.recheck = entry
+            return (entry, true)
+        }
+        guard mine else {
+            _ = entry.answer()
+            return
+        }
+        recheck()
+        entry.finish(.success(()))
+    }
+
+    /// A new check, on offer from now: the latest few of each key are kept.
+    private static func offer(_ key: Key, epoch: UInt64, in state: inout State) -> Flight {
+        let flight = Flight(startedAt: epoch)
+        var flights = state.flights[key] ?? []
+        if flights.count >= flightsPerKey { flights.removeFirst() }
+        flights.append(flight)
+        state.flights[key] = flights
+        state.madeSinceSweep += 1
+        if state.madeSinceSweep >= SharedChecks.sweepEvery { sweep(&state) }
+        return flight
+    }
+
+    private static func sweep(_ state: inout State) {
+        let now = MonotonicClock.now()
+        for (key, flights) in state.flights {
+            let kept = flights.filter { !$0.isDone || now - $0.madeAt < SharedChecks.keepSeconds }
+            state.flights[key] = kept.isEmpty ? nil : kept
+        }
+        state.madeSinceSweep = 0
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import FerryPostgres
+
+/// The rows changed in a default-stream page's window, with the columns that
+/// say who may read each (``ChangesPlan/windowTables``), read in the page's
+/// snapshot: from them, and the scope rows a user read in an earlier
+/// snapshot, ``DefaultChecks`` tells which of these rows that user's own page
+/// would hold, or that it cannot tell.
+struct DefaultWindow: Sendable {
+    struct Table: Sendable {
+        let table: ChangesPlan.WindowTable
+        /// Each row: its id, then the values of ``ChangesPlan/WindowTable/columns`` (nil: NULL).
+        let rows: [[String?]]
+        /// Whether the page follows the table (else it is read for its scope rows only).
+        let followed: Bool
+    }
+
+    let tables: [Table]
+    /// The users with an access grant or revocation since the cursor.
+    let users: Set<String>
+    /// The frontier of the page's snapshot: every transaction below it had ended.
+    let frontier: UInt64
+    /// Per scope table, its rows written since the cursor (below the
+    /// frontier or above it, all visible in the page's snapshot), by id.
+    private let changedScopes: [String: [String: [String?]]]
+    private let tableIndex: [String: Int]
+
+    enum Reading { case yes, no, unknown }
+
+    /// From the page statement's row (``ChangesPlan/statement(withXIDs:window:)``); nil
+    /// when any table had too many rows, or the access logs too many entries.
+    init?(_ row: PostgresRow, tables: [ChangesPlan.WindowTable], followed: [String], frontier: UInt64) throws {
+        guard let usersText = try row.string("window_users") else { return nil }
+        users = Set(StreamGuard.uuids(usersText))
+        func rows(_ column: String, _ table: ChangesPlan.WindowTable) throws -> [[String?]]? {
+            guard let text = try row.string(column),
+                let array = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[Any]]
+            else { return nil }
+            let rows = array.map { values in values.map { $0 as? String } }
+            return rows.allSatisfy({ $0.count == table.columns.count + 1 && $0[0] != nil }) ? rows : nil
+        }
+        var read: [Table] = []
+        var changed: [String: [[String?]]] = [:]
+        for (index, table) in tables.enumerated() {
+            guard let entries = try rows("window_\(index)", table) else { return nil }
+            read.append(Table(table: table, rows: entries, followed: followed.contains(table.name)))
+            if table.isScope {
+                guard let all = try rows("window_\(index)_all", table) else { return nil }
+                changed[table.name] = all
+            }
+        }
+        self.tables = read
+        self.frontier = frontier
+        changedScopes = changed.mapValues { rows in
+            Dictionary(rows.map { ($0[0]!, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        tableIndex = Dictionary(uniqueKeysWithValues: read.enumerated().map { ($1.table.name, $0) })
+    }
+
+    /// The rows of the followed tables `user`'s own page would hold from this
+    /// window, as indexes in the window's order; nil when it cannot be told:
+    /// their access changed since the cursor, or a row's readers are not
+    /// decided by the rows `scopes` holds (the scope rows the user read in a
+    /// snapshot whose frontier is past the cursor, ``DefaultChecks``).
+    /// `scopesHold`: whether `scopes` is still what the user reads in this
+    /// window's snapshot (no scope row changed that they gained or lost).
+    func readable(by user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> (rows: [Int], scopesHold: Bool)? {
+        guard !users.contains(user) else { return nil }
+        var rows: [Int] = []
+        var offset = 0
+        var scopesHold = true
+        for table in tables where table.table.isScope {
+            for row in changedScopes[table.table.name]?.values.map({ $0 }) ?? [] {
+                let reading = scopeRow(table, row, user: user, scopes: scopes)
+                if reading == .unknown { return nil }
+                if (reading == .yes) != scopes.contains(.init(scope: table.table.name, id: row[0]!)) { scopesHold = false }
+            }
+        }
+        for table in tables {
+            for (index, row) in table.rows.enumerated() {
+                let reading =
+                    table.table.isScope
+                    ? scope(table.table.name, row[0]!, user: user, scopes: scopes) : self.row(table, row, user: user, scopes: scopes)
+                switch reading {
+                case .unknown: return nil
+                case .yes where table.followed: rows.append(offset + index)
+                default: break
+                }
+            }
+            offset += table.rows.count
+        }
+        return (rows, scopesHold)
+    }
+
+    /// A changed row of a scope table: read by its owner (a `.caller` path);
+    /// else by its members, who are those of the earlier snapshot (no access
+    /// of theirs changed since, or ``readable(by:scopes:)`` gave up): a user
+    /// who did not read it then does not now. One who did may have read it
+    /// as its owner, whom this write may have changed: cannot tell.
+    private func scopeRow(_ table: Table, _ row: [String?], user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> Reading {
+        for path in table.table.paths {
+            switch path.keys {
+            case .caller:
+                if value(table, row, path.column) == user { return .yes }
+            case .scopeIDs:
+                continue
+            default:
+                return .unknown
+            }
+        }
+        return scopes.contains(.init(scope: table.table.name, id: row[0]!)) ? .unknown : .no
+    }
+
+    /// A changed row of another table: read when any of its paths reads it.
+    private func row(_ table: Table, _ row: [String?], user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> Reading {
+        var reading = Reading.no
+        for path in table.table.paths {
+            let key = value(table, row, path.column)
+            let one: Reading
+            switch path.keys {
+            case .caller:
+                one = key == user ? .yes : .no
+            case .readable(let parent):
+                guard let key else {
+                    one = .no
+                    break
+                }
+                one = scope(parent, key, user: user, scopes: scopes)
+            default:
+                one = .unknown
+            }
+            if one == .yes { return .yes }
+            if one == .unknown { reading = .unknown }
+        }
+        return reading
+    }
+
+    /// Whether `user` reads scope row `id` of `table` in this snapshot: as
+    /// ``scopeRow`` when it changed in the window, else as in the earlier
+    /// snapshot; unknown for a table that is not a scope table.
+    private func scope(_ table: String, _ id: String, user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> Reading {
+        guard let index = tableIndex[table], tables[index].table.isScope else { return .unknown }
+        if let row = changedScopes[table]?[id] { return scopeRow(tables[index], row, user: user, scopes: scopes) }
+        return scopes.contains(.init(scope: table, id: id)) ? .yes : .no
+    }
+
+    private func value(_ table: Table, _ row: [String?], _ column: String) -> String? {
+        if column == "id" { return row[0] }
+        guard let index = table.table.columns.firstIndex(of: column) else { return nil }
+        return row[index + 1]
+    }
+}
