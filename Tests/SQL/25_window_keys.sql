@@ -55,4 +55,4 @@ SELECT pg_temp.check((SELECT p.prosecdef FROM pg_proc p WHERE p.oid = 'ferry.win
 SELECT pg_temp.check((SELECT c.relrowsecurity AND NOT c.relforcerowsecurity FROM pg_class c WHERE c.oid = 'app.terms'::regclass),
                      'the tables'' policies bind the serve role, not their owner');
 
-SELECT 'PASS 24_window_keys';
+SELECT 'PASS 25_window_keys';
