@@ -7,10 +7,15 @@ import FerryPostgres
 /// snapshot, ``DefaultChecks`` tells which of these rows that user's own page
 /// would hold, or that it cannot tell.
 struct DefaultWindow: Sendable {
+    /// A changed row: its id, and the values of ``ChangesPlan/WindowTable/columns`` in their order (nil: NULL).
+    struct Row: Sendable {
+        let id: String
+        let values: [String?]
+    }
+
     struct Table: Sendable {
         let table: ChangesPlan.WindowTable
-        /// Each row: its id, then the values of ``ChangesPlan/WindowTable/columns`` (nil: NULL).
-        let rows: [[String?]]
+        let rows: [Row]
         /// Whether the page follows the table (else it is read for its scope rows only).
         let followed: Bool
     }
@@ -22,7 +27,7 @@ struct DefaultWindow: Sendable {
     let frontier: UInt64
     /// Per scope table, its rows written since the cursor (below the
     /// frontier or above it, all visible in the page's snapshot), by id.
-    private let changedScopes: [String: [String: [String?]]]
+    private let changedScopes: [String: [String: Row]]
     private let tableIndex: [String: Int]
 
     enum Reading { case yes, no, unknown }
@@ -32,15 +37,20 @@ struct DefaultWindow: Sendable {
     init?(_ row: PostgresRow, tables: [ChangesPlan.WindowTable], followed: [String], frontier: UInt64) throws {
         guard let usersText = try row.string("window_users") else { return nil }
         users = Set(StreamGuard.uuids(usersText))
-        func rows(_ column: String, _ table: ChangesPlan.WindowTable) throws -> [[String?]]? {
+        func rows(_ column: String, _ table: ChangesPlan.WindowTable) throws -> [Row]? {
             guard let text = try row.string(column),
                 let array = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[Any]]
             else { return nil }
-            let rows = array.map { values in values.map { $0 as? String } }
-            return rows.allSatisfy({ $0.count == table.columns.count + 1 && $0[0] != nil }) ? rows : nil
+            var rows: [Row] = []
+            for values in array {
+                // Each entry is `[id, column values...]`, as ferry.window_keys spells it.
+                guard values.count == table.columns.count + 1, let id = values.first as? String else { return nil }
+                rows.append(Row(id: id, values: values.dropFirst().map { $0 as? String }))
+            }
+            return rows
         }
         var read: [Table] = []
-        var changed: [String: [[String?]]] = [:]
+        var changed: [String: [Row]] = [:]
         for (index, table) in tables.enumerated() {
             guard let entries = try rows("window_\(index)", table) else { return nil }
             read.append(Table(table: table, rows: entries, followed: followed.contains(table.name)))
@@ -52,7 +62,7 @@ struct DefaultWindow: Sendable {
         self.tables = read
         self.frontier = frontier
         changedScopes = changed.mapValues { rows in
-            Dictionary(rows.map { ($0[0]!, $0) }, uniquingKeysWith: { first, _ in first })
+            Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         }
         tableIndex = Dictionary(uniqueKeysWithValues: read.enumerated().map { ($1.table.name, $0) })
     }
@@ -73,14 +83,14 @@ struct DefaultWindow: Sendable {
             for row in changedScopes[table.table.name]?.values.map({ $0 }) ?? [] {
                 let reading = scopeRow(table, row, user: user, scopes: scopes)
                 if reading == .unknown { return nil }
-                if (reading == .yes) != scopes.contains(.init(scope: table.table.name, id: row[0]!)) { scopesHold = false }
+                if (reading == .yes) != scopes.contains(.init(scope: table.table.name, id: row.id)) { scopesHold = false }
             }
         }
         for table in tables {
             for (index, row) in table.rows.enumerated() {
                 let reading =
                     table.table.isScope
-                    ? scope(table.table.name, row[0]!, user: user, scopes: scopes) : self.row(table, row, user: user, scopes: scopes)
+                    ? scope(table.table.name, row.id, user: user, scopes: scopes) : self.row(table, row, user: user, scopes: scopes)
                 switch reading {
                 case .unknown: return nil
                 case .yes where table.followed: rows.append(offset + index)
@@ -97,7 +107,7 @@ struct DefaultWindow: Sendable {
     /// of theirs changed since, or ``readable(by:scopes:)`` gave up): a user
     /// who did not read it then does not now. One who did may have read it
     /// as its owner, whom this write may have changed: cannot tell.
-    private func scopeRow(_ table: Table, _ row: [String?], user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> Reading {
+    private func scopeRow(_ table: Table, _ row: Row, user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> Reading {
         for path in table.table.paths {
             switch path.keys {
             case .caller:
@@ -108,11 +118,11 @@ struct DefaultWindow: Sendable {
                 return .unknown
             }
         }
-        return scopes.contains(.init(scope: table.table.name, id: row[0]!)) ? .unknown : .no
+        return scopes.contains(.init(scope: table.table.name, id: row.id)) ? .unknown : .no
     }
 
     /// A changed row of another table: read when any of its paths reads it.
-    private func row(_ table: Table, _ row: [String?], user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> Reading {
+    private func row(_ table: Table, _ row: Row, user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> Reading {
         var reading = Reading.no
         for path in table.table.paths {
             let key = value(table, row, path.column)
@@ -144,9 +154,9 @@ struct DefaultWindow: Sendable {
         return scopes.contains(.init(scope: table, id: id)) ? .yes : .no
     }
 
-    private func value(_ table: Table, _ row: [String?], _ column: String) -> String? {
-        if column == "id" { return row[0] }
+    private func value(_ table: Table, _ row: Row, _ column: String) -> String? {
+        if column == "id" { return row.id }
         guard let index = table.table.columns.firstIndex(of: column) else { return nil }
-        return row[index + 1]
+        return row.values[index]
     }
 }
