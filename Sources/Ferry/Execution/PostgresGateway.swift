@@ -88,25 +88,32 @@ public final class PostgresGateway: Sendable {
     /// (the live feed's `HintOutbox`), so that the commit does not NOTIFY. A write sent with
     /// `writes` false still wakes everyone: its triggers notify as before.
     func asCaller(_ caller: Caller, _ statements: [PlannedStatement], writes: Bool = false) throws -> [PostgresResult] {
-        // A read of public rows (core 0025) turns them on around its own
-        // statements only: in a batch, the writes after it never see them.
-        let wrapped = caller.readsPublic && !statements.isEmpty ? [Self.publicReadsOn] + statements + [Self.publicReadsOff] : statements
-        let unwrap: ([PostgresResult]) -> [PostgresResult] = { results in
-            wrapped.count == statements.count ? results : Array(results.dropFirst().dropLast())
-        }
         if let transaction = caller.transaction {
             guard transaction.credential == caller.credential else { throw Problem.unauthorized("one transaction, one caller") }
-            return unwrap(try transaction.run(wrapped))
+            // A read of public rows (core 0025) inside a batch's transaction turns them on
+            // around its own statements only: the writes after it never see them.
+            guard caller.readsPublic && !statements.isEmpty else { return try transaction.run(statements) }
+            return Array(try transaction.run([Self.publicReadsOn] + statements + [Self.publicReadsOff]).dropFirst().dropLast())
         }
         let opening = try opening(caller.credential)
         let hints = writes ? self.hints : nil
-        var results = try run(
-            hints == nil ? opening.statement : Self.collectingHints(opening.statement), wrapped + (hints == nil ? [] : [Self.hintsRead]))
+        var first = hints == nil ? opening.statement : Self.collectingHints(opening.statement)
+        // A request's own transaction holds its statements only, so a read of public rows turns
+        // them on in its first statement and leaves them on until the commit ends the setting:
+        // two statements fewer than the batch's wrap (a GET of a schema with public rows ran 4
+        // statements for 2: bench/api/README.md, "GET's rise since c06df5f").
+        if caller.readsPublic { first = Self.readingPublic(first) }
+        var results = try run(first, statements + (hints == nil ? [] : [Self.hintsRead]))
         // Committed: the pipeline's implicit transaction ended at its sync point.
         if let hints, let text = results.popLast()?.first?["hints"] { hints(text) }
         // For the request log line.
         caller.trace?.userID = opening.knownUser ?? opening.learn(results.first?.first?["opened"])
-        return unwrap(Array(results.dropFirst()))
+        return Array(results.dropFirst())
+    }
+
+    /// `opening` also turns public rows on for the transaction (core 0025), as ``collectingHints`` adds its setting.
+    static func readingPublic(_ opening: PostgresStatement) -> PostgresStatement {
+        PostgresStatement(opening.sql + ", " + TransactionSetting.publicReads.set("'on'"), opening.params)
     }
 
     /// `opening` also asks the sync triggers to collect their hints instead of notifying (core 0028).
