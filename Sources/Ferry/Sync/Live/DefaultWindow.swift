@@ -36,7 +36,7 @@ struct DefaultWindow: Sendable {
     /// when any table had too many rows, or the access logs too many entries.
     init?(_ row: PostgresRow, tables: [ChangesPlan.WindowTable], followed: [String], frontier: UInt64) throws {
         guard let usersText = try row.string("window_users") else { return nil }
-        users = Set(StreamGuard.uuids(usersText))
+        let users = Set(StreamGuard.uuids(usersText))
         func rows(_ column: String, _ table: ChangesPlan.WindowTable) throws -> [Row]? {
             guard let text = try row.string(column),
                 let array = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[Any]]
@@ -59,12 +59,19 @@ struct DefaultWindow: Sendable {
                 changed[table.name] = all
             }
         }
-        self.tables = read
+        self.init(tables: read, users: users, frontier: frontier, changedScopes: changed)
+    }
+
+    /// A window as read (``init(_:tables:followed:frontier:)``), or as a test states it:
+    /// `changedScopes`, per scope table, its rows written since the cursor.
+    init(tables: [Table], users: Set<String>, frontier: UInt64, changedScopes: [String: [Row]]) {
+        self.tables = tables
+        self.users = users
         self.frontier = frontier
-        changedScopes = changed.mapValues { rows in
+        self.changedScopes = changedScopes.mapValues { rows in
             Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         }
-        tableIndex = Dictionary(uniqueKeysWithValues: read.enumerated().map { ($1.table.name, $0) })
+        tableIndex = Dictionary(uniqueKeysWithValues: tables.enumerated().map { ($1.table.name, $0) })
     }
 
     /// The rows of the followed tables `user`'s own page would hold from this
