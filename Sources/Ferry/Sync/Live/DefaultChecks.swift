@@ -24,7 +24,7 @@ import FerryHTTP
 ///   revocations since the cursor (`ferry.access_changed_users`);
 /// - the window names neither user among those whose access changed, every
 ///   row's readers are told by its paths from those scope rows and the
-///   user's id (``DefaultWindow/readable(by:scopes:)``), and the rows the
+///   user's id (``DefaultWindow/readable(by:scopes:owned:)``), and the rows the
 ///   waiter's user reads are exactly those the check's user read (whose own
 ///   count of them matched its page's entries).
 /// Anything else checks for itself. Correctness over coverage: a wrong
@@ -49,10 +49,12 @@ final class DefaultChecks: Sendable {
         let rows: [Int]?
     }
 
-    /// The scope rows a user read, and the frontier of the snapshot they read them in.
+    /// The scope rows a user read, those of them they read as their owner,
+    /// and the frontier of the snapshot they read them in.
     private struct Evidence {
         let generation: Int
         let scopes: Set<WaiterRegistry.ScopeKey>
+        let owned: Set<WaiterRegistry.ScopeKey>
         let frontier: UInt64
     }
 
@@ -86,12 +88,14 @@ final class DefaultChecks: Sendable {
         }
     }
 
-    /// `user` read `scopes` in a snapshot whose frontier was `frontier` (a lower bound: every
-    /// change they missed has an xid at or above it).
-    func note(_ user: String, generation: Int, scopes: Set<WaiterRegistry.ScopeKey>, frontier: UInt64) {
+    /// `user` read `scopes` (`owned`: those as their owner) in a snapshot whose frontier was
+    /// `frontier` (a lower bound: every change they missed has an xid at or above it).
+    func note(
+        _ user: String, generation: Int, scopes: Set<WaiterRegistry.ScopeKey>, owned: Set<WaiterRegistry.ScopeKey>, frontier: UInt64
+    ) {
         state.withLock { state in
             if state.evidence.count >= Self.evidenceCapacity, state.evidence[user] == nil { state.evidence.removeAll() }
-            state.evidence[user] = Evidence(generation: generation, scopes: scopes, frontier: frontier)
+            state.evidence[user] = Evidence(generation: generation, scopes: scopes, owned: owned, frontier: frontier)
         }
     }
 
@@ -138,7 +142,7 @@ final class DefaultChecks: Sendable {
             for flight in found {
                 seen.insert(ObjectIdentifier(flight))
                 guard case .success(let offer) = flight.answer(), let rows = offer.rows, let window = offer.window,
-                    let own = window.readable(by: user, scopes: evidence.scopes), own.rows == rows
+                    let own = window.readable(by: user, scopes: evidence.scopes, owned: evidence.owned), own.rows == rows
                 else { continue }
                 advance(user, evidence, to: window.frontier, holds: own.scopesHold)
                 let check = offer.check
@@ -172,7 +176,7 @@ final class DefaultChecks: Sendable {
     private func leaderRows(_ check: FeedCheck, _ window: DefaultWindow?, key: Key, since: UInt64) -> [Int]? {
         guard let window, let user = check.user, let changes = check.page.changes,
             let evidence = evidence(user, generation: key.generation, after: since),
-            let own = window.readable(by: user, scopes: evidence.scopes), !own.rows.isEmpty,
+            let own = window.readable(by: user, scopes: evidence.scopes, owned: evidence.owned), !own.rows.isEmpty,
             let entries = SharedStreamPage.arrayElements(changes)
         else { return nil }
         let expected = check.page.hasMore ? key.limit : own.rows.count
@@ -199,7 +203,8 @@ final class DefaultChecks: Sendable {
             }
             let now = state.evidence[user]
             guard now == nil || now!.frontier <= frontier else { return }
-            state.evidence[user] = Evidence(generation: evidence.generation, scopes: evidence.scopes, frontier: frontier)
+            state.evidence[user] = Evidence(
+                generation: evidence.generation, scopes: evidence.scopes, owned: evidence.owned, frontier: frontier)
         }
     }
 

@@ -78,17 +78,22 @@ struct DefaultWindow: Sendable {
     /// window, as indexes in the window's order; nil when it cannot be told:
     /// their access changed since the cursor, or a row's readers are not
     /// decided by the rows `scopes` holds (the scope rows the user read in a
-    /// snapshot whose frontier is past the cursor, ``DefaultChecks``).
+    /// snapshot whose frontier is past the cursor, ``DefaultChecks``);
+    /// `owned`: those of them the user read as their owner then (by a `.caller`
+    /// path; the others they read as a member).
     /// `scopesHold`: whether `scopes` is still what the user reads in this
     /// window's snapshot (no scope row changed that they gained or lost).
-    func readable(by user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> (rows: [Int], scopesHold: Bool)? {
+    func readable(
+        by user: String, scopes: Set<WaiterRegistry.ScopeKey>, owned: Set<WaiterRegistry.ScopeKey> = []
+    ) -> (rows: [Int], scopesHold: Bool)? {
+        let evidence = Evidence(scopes: scopes, owned: owned)
         guard !users.contains(user) else { return nil }
         var rows: [Int] = []
         var offset = 0
         var scopesHold = true
         for table in tables where table.table.isScope {
             for row in changedScopes[table.table.name]?.values.map({ $0 }) ?? [] {
-                let reading = scopeRow(table, row, user: user, scopes: scopes)
+                let reading = scopeRow(table, row, user: user, evidence: evidence)
                 if reading == .unknown { return nil }
                 if (reading == .yes) != scopes.contains(.init(scope: table.table.name, id: row.id)) { scopesHold = false }
             }
@@ -97,7 +102,7 @@ struct DefaultWindow: Sendable {
             for (index, row) in table.rows.enumerated() {
                 let reading =
                     table.table.isScope
-                    ? scope(table.table.name, row.id, user: user, scopes: scopes) : self.row(table, row, user: user, scopes: scopes)
+                    ? scope(table.table.name, row.id, user: user, evidence: evidence) : self.row(table, row, user: user, evidence: evidence)
                 switch reading {
                 case .unknown: return nil
                 case .yes where table.followed: rows.append(offset + index)
@@ -109,12 +114,21 @@ struct DefaultWindow: Sendable {
         return (rows, scopesHold)
     }
 
+    /// The scope rows a user read in the earlier snapshot, and those of them they read as their owner.
+    private struct Evidence {
+        let scopes: Set<WaiterRegistry.ScopeKey>
+        let owned: Set<WaiterRegistry.ScopeKey>
+    }
+
     /// A changed row of a scope table: read by its owner (a `.caller` path);
     /// else by its members, who are those of the earlier snapshot (no access
-    /// of theirs changed since, or ``readable(by:scopes:)`` gave up): a user
-    /// who did not read it then does not now. One who did may have read it
-    /// as its owner, whom this write may have changed: cannot tell.
-    private func scopeRow(_ table: Table, _ row: Row, user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> Reading {
+    /// of theirs changed since, or ``readable(by:scopes:owned:)`` gave up): a
+    /// user who did not read it then does not now, and one who read it then
+    /// not as its owner read it as a member, and still does, whatever this
+    /// write changed of the row (a member's access is the members table's
+    /// alone). One who read it as its owner, whom this write may have
+    /// changed: cannot tell.
+    private func scopeRow(_ table: Table, _ row: Row, user: String, evidence: Evidence) -> Reading {
         for path in table.table.paths {
             switch path.keys {
             case .caller:
@@ -125,11 +139,13 @@ struct DefaultWindow: Sendable {
                 return .unknown
             }
         }
-        return scopes.contains(.init(scope: table.table.name, id: row.id)) ? .unknown : .no
+        let key = WaiterRegistry.ScopeKey(scope: table.table.name, id: row.id)
+        guard evidence.scopes.contains(key) else { return .no }
+        return evidence.owned.contains(key) ? .unknown : .yes
     }
 
     /// A changed row of another table: read when any of its paths reads it.
-    private func row(_ table: Table, _ row: Row, user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> Reading {
+    private func row(_ table: Table, _ row: Row, user: String, evidence: Evidence) -> Reading {
         var reading = Reading.no
         for path in table.table.paths {
             let key = value(table, row, path.column)
@@ -142,7 +158,7 @@ struct DefaultWindow: Sendable {
                     one = .no
                     break
                 }
-                one = scope(parent, key, user: user, scopes: scopes)
+                one = scope(parent, key, user: user, evidence: evidence)
             default:
                 one = .unknown
             }
@@ -155,10 +171,10 @@ struct DefaultWindow: Sendable {
     /// Whether `user` reads scope row `id` of `table` in this snapshot: as
     /// ``scopeRow`` when it changed in the window, else as in the earlier
     /// snapshot; unknown for a table that is not a scope table.
-    private func scope(_ table: String, _ id: String, user: String, scopes: Set<WaiterRegistry.ScopeKey>) -> Reading {
+    private func scope(_ table: String, _ id: String, user: String, evidence: Evidence) -> Reading {
         guard let index = tableIndex[table], tables[index].table.isScope else { return .unknown }
-        if let row = changedScopes[table]?[id] { return scopeRow(tables[index], row, user: user, scopes: scopes) }
-        return scopes.contains(.init(scope: table, id: id)) ? .yes : .no
+        if let row = changedScopes[table]?[id] { return scopeRow(tables[index], row, user: user, evidence: evidence) }
+        return evidence.scopes.contains(.init(scope: table, id: id)) ? .yes : .no
     }
 
     private func value(_ table: Table, _ row: Row, _ column: String) -> String? {

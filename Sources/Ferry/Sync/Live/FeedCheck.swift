@@ -104,7 +104,7 @@ struct FeedCheck {
         let scopeTables = loadScopes ? plan.scopeTables : []
         let statements =
             [plan.activityStatement(waiting: true)]
-            + scopeTables.map { PlannedStatement("SELECT t.id::text AS id FROM \($0.qualifiedName) t") }
+            + scopeTables.map { Self.scopeRows($0, paths: plan.readThrough.paths($0.name)) }
         // A subscription's prelude first (public reads, its row): its results are dropped.
         let prelude = plan.prelude.count
         let results = Array(try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, plan.prelude + statements) }.dropFirst(prelude))
@@ -112,16 +112,21 @@ struct FeedCheck {
         var scopes: Set<WaiterRegistry.ScopeKey>?
         if loadScopes {
             var keys: Set<WaiterRegistry.ScopeKey> = []
+            var owned: Set<WaiterRegistry.ScopeKey> = []
             for (index, table) in scopeTables.enumerated() {
                 let idColumn = try results[1 + index].column("id", as: String.self)
+                let ownedColumn = try results[1 + index].column("owned", as: Bool.self)
                 for row in results[1 + index].rows {
-                    if let id = try row.decode(idColumn) { keys.insert(WaiterRegistry.ScopeKey(scope: table.name, id: id)) }
+                    guard let id = try row.decode(idColumn) else { continue }
+                    let key = WaiterRegistry.ScopeKey(scope: table.name, id: id)
+                    keys.insert(key)
+                    if try row.decode(ownedColumn) == true { owned.insert(key) }
                 }
             }
             scopes = keys
             // Read after the activity check: whatever they missed has an xid at or above its frontier.
             if let window, let user = caller.trace?.userID ?? database.cachedUser(caller.credential) {
-                window.checks.note(user, generation: window.generation, scopes: keys, frontier: activity.frontier)
+                window.checks.note(user, generation: window.generation, scopes: keys, owned: owned, frontier: activity.frontier)
             }
         }
         let page: ChangesPage
@@ -140,6 +145,17 @@ struct FeedCheck {
         registry.checkCount.add(1, ordering: .relaxed)
         let (frontier, held) = Self.held(activity, page: page)
         return (FeedCheck(page: page, frontier: frontier, held: held, user: caller.trace?.userID, scopes: scopes), read)
+    }
+
+    /// The scope rows of `table` the caller reads, each with whether they read
+    /// it as its owner (by a `.caller` path of the rules); the others they read
+    /// as a member (``DefaultWindow``).
+    static func scopeRows(_ table: Resource, paths: [ReadThrough.Path]?) -> PlannedStatement {
+        let owners = (paths ?? []).filter { $0.keys == .caller }.map {
+            "t.\(SQL.id($0.column))::text = ferry.current_user_id()::text"
+        }
+        let owned = owners.isEmpty ? "false" : "coalesce(" + owners.joined(separator: " OR ") + ", false)"
+        return PlannedStatement("SELECT t.id::text AS id, \(owned) AS owned FROM \(table.qualifiedName) t")
     }
 
     /// Whether a waiter must wait for the frontier, and below which: changes

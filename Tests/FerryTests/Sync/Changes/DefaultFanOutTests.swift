@@ -11,7 +11,8 @@ extension ChangesSuites {
     /// (``DefaultChecks``, issue 46 "One query per change"), and every answer
     /// equals a plain poll by the same caller from the same cursor, over the
     /// wire. The commit of the second round mixes a shared set's term, a new
-    /// set, a user's own row, a membership granted and one revoked.
+    /// set, a user's own row, a membership granted and one revoked; the third
+    /// renames the shared set itself.
     @Suite struct DefaultFanOutTests {
         typealias Waiter = FanOutTests.Waiter
 
@@ -94,6 +95,24 @@ extension ChangesSuites {
             }
             // Bob, Carol, Dave, Henry, Ivy and Judy read the same rows: one check between them.
             #expect(server.app.live.defaultSharedAnswers - acrossUsersBefore >= 4)
+            Self.expectAsleep(eves)
+
+            // Round 3: Alice renames the shared set itself. Every answer is still its caller's own.
+            // (Its members read it as members, whoever owns it now, so DefaultWindow can tell they read
+            // it, DefaultWindowTests; here they have no evidence when woken and check alone: not yet
+            // understood, so the count of shared answers is not asserted.)
+            let third = try cursor()
+            waiters = []
+            for user in [alice] + collaborators.filter({ $0.id != frank.id }) + [grace] {
+                for _ in 0..<2 { waiters.append(FanOutTests.waiter(server, user.token, since: third)) }
+            }
+            try server.waitForWaiters(waiters.count + eves.count)
+            try waitUntil("every check to name its caller", within: 30) { !server.app.live.registryHasAnonymousWaiters }
+            let renamed = try server.client().request(
+                "PATCH", "/v1/study_sets/\(set)", headers: [("Authorization", "Bearer \(alice.token)"), ("If-Match", "*")],
+                json: ["title": "renamed"])
+            #expect(renamed.status == 200, "\(renamed.status) \(renamed.text)")
+            for answer in try FanOutTests.expectOwnAnswers(server, waiters) { #expect(changedIDs(answer, "study_sets") == [set]) }
             Self.expectAsleep(eves)
         }
 

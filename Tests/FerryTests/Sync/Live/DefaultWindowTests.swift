@@ -51,15 +51,21 @@ import Testing
         #expect(window.readable(by: "ann", scopes: [Key(scope: "study_sets", id: "S")])?.rows == [0])
     }
 
-    /// A set written in the window: its owner reads it and its terms; a
-    /// collaborator who read it before may have read it as its owner (the
-    /// write may have moved it), so cannot be told; a stranger does not read it.
-    @Test func aChangedSetIsReadByItsOwnerAndUndecidedForItsEarlierReaders() {
+    /// A set written in the window: its owner reads it and its terms; one who
+    /// read it before as a member still does (a member's access is the members
+    /// table's, and the access logs do not name them); one who read it as its
+    /// owner, whom the write may have moved, cannot be told; a stranger does
+    /// not read it.
+    @Test func aChangedSetIsReadByItsOwnerAndItsMembersAndUndecidedForItsFormerOwner() {
         let window = Self.window(terms: [["t1", "N"]], sets: [["N", "olga"]])
         let owner = window.readable(by: "olga", scopes: [])
         #expect(owner?.rows == [0, 1])
         #expect(owner?.scopesHold == false, "olga reads a scope row she did not read before")
-        #expect(window.readable(by: "kim", scopes: [Key(scope: "study_sets", id: "N")]) == nil)
+        let n = Key(scope: "study_sets", id: "N")
+        let member = window.readable(by: "kim", scopes: [n])
+        #expect(member?.rows == [0, 1] && member?.scopesHold == true)
+        #expect(window.readable(by: "kim", scopes: [n], owned: [n]) == nil, "kim read it as its owner: the write may have moved it")
+        #expect(window.readable(by: "olga", scopes: [n], owned: [n])?.rows == [0, 1], "still hers")
         #expect(window.readable(by: "lee", scopes: [])?.rows == [])
     }
 }
