@@ -2814,39 +2814,6 @@ AS $function$
 $function$
 ;
 
-CREATE OR REPLACE FUNCTION ferry.rules_private_test(p_table regclass, p_alias text, p_depth integer DEFAULT 0)
- RETURNS text
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
-AS $function$
-DECLARE
-    v_rule ferry.sync_rules;
-    v_test text;
-    v_member regclass;
-    v_parent text := 'ferry_w' || (p_depth + 1);
-BEGIN
-    SELECT * INTO v_rule FROM ferry.sync_rules r WHERE r.table_oid = p_table;
-    IF v_rule.kind = 'owned' THEN
-        v_test := format('%s.%I = ferry.current_user_id()', p_alias, v_rule.rule_column);
-        FOR v_member IN
-            SELECT m.table_oid FROM ferry.sync_rules m WHERE m.kind = 'members' AND m.target_table = p_table
-             ORDER BY m.table_oid::oid
-        LOOP
-            v_test := v_test || format(' OR %s.id = ANY ((SELECT %s)::%s[])', p_alias,
-                                       ferry.rules_scope_ids_function(v_member), ferry.rules_id_type(p_table));
-        END LOOP;
-        RETURN v_test;
-    ELSIF v_rule.kind = 'child' AND p_depth < 6 THEN
-        RETURN format('EXISTS (SELECT 1 FROM %s %s WHERE %s.id = %s.%I AND (%s))', v_rule.target_table, v_parent,
-                      v_parent, p_alias, v_rule.rule_column, ferry.rules_private_test(v_rule.target_table, v_parent, p_depth + 1));
-    END IF;
-    -- Readable suffices (the row was read under its own policies).
-    RETURN 'true';
-END
-$function$
-;
-
 CREATE OR REPLACE FUNCTION ferry.rules_public_changed()
  RETURNS trigger
  LANGUAGE plpgsql

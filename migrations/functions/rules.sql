@@ -908,45 +908,13 @@ AS $function$
 $function$;
 REVOKE ALL ON FUNCTION ferry.rules_granted_table(regclass) FROM PUBLIC;
 
--- "The row aliased p_alias (of p_table) is readable by the caller other than
--- through a grant": its owner, its members, or (a child) such a parent. What a
--- child of a granted table writes through, so that reading is not writing.
--- (Versioned definitions before this file: 0033.)
-CREATE OR REPLACE FUNCTION ferry.rules_private_test(p_table regclass, p_alias text, p_depth integer DEFAULT 0)
- RETURNS text
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
-AS $function$
-DECLARE
-    v_rule ferry.sync_rules;
-    v_test text;
-    v_member regclass;
-    v_parent text := 'ferry_w' || (p_depth + 1);
-BEGIN
-    SELECT * INTO v_rule FROM ferry.sync_rules r WHERE r.table_oid = p_table;
-    IF v_rule.kind = 'owned' THEN
-        v_test := format('%s.%I = ferry.current_user_id()', p_alias, v_rule.rule_column);
-        FOR v_member IN
-            SELECT m.table_oid FROM ferry.sync_rules m WHERE m.kind = 'members' AND m.target_table = p_table
-             ORDER BY m.table_oid::oid
-        LOOP
-            v_test := v_test || format(' OR %s.id = ANY ((SELECT %s)::%s[])', p_alias,
-                                       ferry.rules_scope_ids_function(v_member), ferry.rules_id_type(p_table));
-        END LOOP;
-        RETURN v_test;
-    ELSIF v_rule.kind = 'child' AND p_depth < 6 THEN
-        RETURN format('EXISTS (SELECT 1 FROM %s %s WHERE %s.id = %s.%I AND (%s))', v_rule.target_table, v_parent,
-                      v_parent, p_alias, v_rule.rule_column, ferry.rules_private_test(v_rule.target_table, v_parent, p_depth + 1));
-    END IF;
-    -- Readable suffices (the row was read under its own policies).
-    RETURN 'true';
-END
-$function$;
-REVOKE ALL ON FUNCTION ferry.rules_private_test(regclass,text,integer) FROM PUBLIC;
+-- 0033's test of a private row, read under the parent's read policy: no write
+-- policy calls it since the private checks below (issue 47).
+DROP FUNCTION IF EXISTS ferry.rules_private_test(regclass, text, integer);
 
--- The function that tells whether a row of p_table is private to the caller
--- (ferry.rules_private_test): what a child of a granted table writes through (issue 47).
+-- The function that tells whether a row of p_table is private to the caller (its
+-- owner's, or a scope's the caller is a live member of): what a child of a granted
+-- table writes through (issue 47).
 CREATE OR REPLACE FUNCTION ferry.rules_private_check(p_table regclass)
  RETURNS text
  LANGUAGE sql
@@ -955,7 +923,7 @@ CREATE OR REPLACE FUNCTION ferry.rules_private_check(p_table regclass)
 RETURN (SELECT format('%I.%I'::text, n.nspname, "left"(('_ferry_writes_'::text || (c.relname)::text), 63)) AS format FROM (pg_class c JOIN pg_namespace n ON ((n.oid = c.relnamespace))) WHERE (c.oid = (rules_private_check.p_table)::oid));
 REVOKE ALL ON FUNCTION ferry.rules_private_check(regclass) FROM PUBLIC;
 
--- ferry.rules_private_test for the body of a private check: every operator and
+-- The test of a private row, for the body of a private check: every operator and
 -- function named with its schema, no cast by a type name (the check runs as its
 -- owner under the caller's search_path, without a SET clause to save and restore
 -- on every call), and the scope ids called where they are needed.
