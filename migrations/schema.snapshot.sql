@@ -3621,14 +3621,14 @@ BEGIN
     END LOOP;
     EXECUTE format(
         'SELECT CASE WHEN count(*) > $3 THEN NULL ELSE coalesce(json_agg(json_build_array(%s)), ''[]'')::text END
-           FROM (SELECT * FROM %s t WHERE t._ferry_xid >= $1 AND t._ferry_xid < $2 LIMIT $3 + 1) t', v_values, p_table)
+           FROM (SELECT * FROM %s t WHERE t._ferry_xid > $1 AND t._ferry_xid < $2 LIMIT $3 + 1) t', v_values, p_table)
        INTO v_result USING p_after, p_upto, p_limit;
     RETURN v_result;
 END
 $function$
 ;
 GRANT EXECUTE TO ferry_app
-COMMENT 'The ids and rule columns of p_table''s rows changed in [p_after, p_upto) (NULL past p_limit): which users may read them, decided by the server for the default stream''s fan-out.'
+COMMENT 'The ids and rule columns of p_table''s rows changed in (p_after, p_upto) (NULL past p_limit): which users may read them, decided by the server for the default stream''s fan-out.'
 
 CREATE OR REPLACE FUNCTION ferry.write_items(p_table regclass, p_sql text, p_items jsonb)
  RETURNS TABLE(status integer, body text, revision bigint, last_modified bigint, id text)

@@ -364,7 +364,7 @@ GRANT EXECUTE ON FUNCTION ferry.access_changed_users(xid8,integer) TO ferry_app;
 COMMENT ON FUNCTION ferry.access_changed_users(xid8,integer) IS
     'Users with an access grant or revocation at or after p_after (NULL for p_limit entries or more): they are answered by their own feed check.';
 
--- The rows of p_table changed at or after p_after and below p_upto, each as
+-- The rows of p_table changed after p_after and below p_upto, each as
 -- a JSON array of its id and the values of p_columns, as text; NULL when
 -- there are more than p_limit ("too many to tell": each waiter checks for
 -- itself). Read past Row Level Security, for the default stream's fan-out
@@ -373,7 +373,10 @@ COMMENT ON FUNCTION ferry.access_changed_users(xid8,integer) IS
 -- which row. Only a synced table's id and the columns its sync rule names
 -- (the paths' columns: who may read the row) are given, never its data.
 -- STABLE: it reads in its caller's snapshot, so beside a page in one
--- statement it sees exactly the rows that page saw.
+-- statement it sees exactly the rows that page saw. After p_after, not at
+-- it: p_after is a frontier cursor's xid, whose entries are delivered and
+-- which a page reads strictly after; a row at it is in no page, and told
+-- as one it made the reader's count differ from its page's (nobody shared).
 CREATE OR REPLACE FUNCTION ferry.window_keys(p_table regclass, p_columns name[], p_after xid8, p_upto xid8, p_limit integer)
  RETURNS text
  LANGUAGE plpgsql
@@ -398,7 +401,7 @@ BEGIN
     END LOOP;
     EXECUTE format(
         'SELECT CASE WHEN count(*) > $3 THEN NULL ELSE coalesce(json_agg(json_build_array(%s)), ''[]'')::text END
-           FROM (SELECT * FROM %s t WHERE t._ferry_xid >= $1 AND t._ferry_xid < $2 LIMIT $3 + 1) t', v_values, p_table)
+           FROM (SELECT * FROM %s t WHERE t._ferry_xid > $1 AND t._ferry_xid < $2 LIMIT $3 + 1) t', v_values, p_table)
        INTO v_result USING p_after, p_upto, p_limit;
     RETURN v_result;
 END
@@ -406,7 +409,7 @@ $function$;
 REVOKE ALL ON FUNCTION ferry.window_keys(regclass,name[],xid8,xid8,integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ferry.window_keys(regclass,name[],xid8,xid8,integer) TO ferry_app;
 COMMENT ON FUNCTION ferry.window_keys(regclass,name[],xid8,xid8,integer) IS
-    'The ids and rule columns of p_table''s rows changed in [p_after, p_upto) (NULL past p_limit): which users may read them, decided by the server for the default stream''s fan-out.';
+    'The ids and rule columns of p_table''s rows changed in (p_after, p_upto) (NULL past p_limit): which users may read them, decided by the server for the default stream''s fan-out.';
 
 -- The low 32 bits of an xid8, as the int4 of an advisory lock key.
 -- (Versioned definitions before this file: 0032.)

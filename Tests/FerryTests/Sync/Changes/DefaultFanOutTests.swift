@@ -97,22 +97,29 @@ extension ChangesSuites {
             #expect(server.app.live.defaultSharedAnswers - acrossUsersBefore >= 4)
             Self.expectAsleep(eves)
 
-            // Round 3: Alice renames the shared set itself. Every answer is still its caller's own.
-            // (Its members read it as members, whoever owns it now, so DefaultWindow can tell they read
-            // it, DefaultWindowTests; here they have no evidence when woken and check alone: not yet
-            // understood, so the count of shared answers is not asserted.)
-            let third = try cursor()
+            // Round 3: Alice renames the shared set itself. Every answer is still its caller's own, and
+            // those who read the set share: its members read it as members, whoever owns it now
+            // (DefaultWindowTests). The cursor is the one a client holds when nothing committed after
+            // round 2: its xid is round 2's stamp, and round 2's rows, which they all read, sit at it.
+            // A window that held them (ferry.window_keys from the cursor's xid, not after it) told rows
+            // no page holds, and nobody shared. Grace's grant is at the cursor's xid: she checks alone.
+            _ = try cursor()  // the feed is past round 2: every transaction up to it has ended
+            let stamp = try server.ownerQuery("SELECT _ferry_xid::text FROM app.terms WHERE id = $1::uuid", [mixed[0]]).rows[0][0]
+            let third = ChangeCursor(afterXID: try #require(stamp.flatMap { UInt64($0) })).token
             waiters = []
             for user in [alice] + collaborators.filter({ $0.id != frank.id }) + [grace] {
                 for _ in 0..<2 { waiters.append(FanOutTests.waiter(server, user.token, since: third)) }
             }
             try server.waitForWaiters(waiters.count + eves.count)
             try waitUntil("every check to name its caller", within: 30) { !server.app.live.registryHasAnonymousWaiters }
+            let acrossUsersRenamed = server.app.live.defaultSharedAnswers
             let renamed = try server.client().request(
                 "PATCH", "/v1/study_sets/\(set)", headers: [("Authorization", "Bearer \(alice.token)"), ("If-Match", "*")],
                 json: ["title": "renamed"])
             #expect(renamed.status == 200, "\(renamed.status) \(renamed.text)")
             for answer in try FanOutTests.expectOwnAnswers(server, waiters) { #expect(changedIDs(answer, "study_sets") == [set]) }
+            // Alice and six collaborators read the same row: one check between them, as in round 2.
+            #expect(server.app.live.defaultSharedAnswers - acrossUsersRenamed >= 4)
             Self.expectAsleep(eves)
         }
 
