@@ -92,7 +92,6 @@ export interface SliceTiming {
 
 export class SyncEngine {
   private listeners = new Set<(e: SyncEvent) => void>();
-  private channel: BroadcastChannel | null;
   private token: string | null = null;
   private schema: SchemaResource[] | null = null;
   private running = false;
@@ -121,16 +120,18 @@ export class SyncEngine {
    */
   constructor(readonly store: FerryStore, readonly options: EngineOptions, private readonly inWorker?: { defer: Set<string>; deferred: { resource: string; data: RowData }[] }) {
     this.retry = options.retry ?? new RetryPolicy();
-    this.channel = typeof BroadcastChannel === "undefined" || inWorker ? null : new BroadcastChannel(`ferry:${store.name}`);
-    if (this.channel) {
-      this.channel.onmessage = (m) => {
-        const e = m.data as SyncEvent;
+    // The tabs' channel is the store's: one channel carries both its commits and these
+    // events, in the order sent, so a tab's cache has taken a commit before its app hears
+    // the "changed" event that follows it.
+    if (!inWorker) {
+      store.listen((message) => {
+        const e = message as SyncEvent;
         if (e.type === "written") this.kick();
         // Another tab subscribed or unsubscribed: the next eviction due may have moved,
         // and this tab's wait may be held for minutes with no round to re-arm it.
         if (e.type === "subscription" && this.running) this.track(this.armEviction()).catch(() => {});
         this.emit(e, false);
-      };
+      });
     }
   }
 
@@ -149,7 +150,7 @@ export class SyncEngine {
 
   private emit(e: SyncEvent, broadcast = true): void {
     for (const l of this.listeners) l(e);
-    if (broadcast) this.channel?.postMessage(e);
+    if (broadcast && !this.inWorker) this.store.broadcast(e);
   }
 
   /** Sends a request; `signal` (the long poll's, or else the round's) aborts it. */
@@ -406,6 +407,7 @@ export class SyncEngine {
       for (const key of out.remove) {
         const [resource, id] = key.split("\u0000");
         rows.delete([resource, id]);
+        this.store.noteRow(tx, resource, id, null);
         tx.objectStore(stores.BASES).delete([resource, id]);
         touched.add(resource);
       }
@@ -420,7 +422,7 @@ export class SyncEngine {
       state.put(out.list, "subscriptions");
       if (out.list.length === 0) state.delete("held:");
       outcome = out;
-    });
+    }, { noteRows: true });  // (its rows told: the query caches follow it, most rounds write nothing)
     const done = outcome as ReturnType<typeof eviction> | null;
     if (!done) return;
     for (const { stream, removed, keptForEdits } of done.streams) this.emit({ type: "evicted", stream, removed, keptForEdits });
@@ -1072,10 +1074,11 @@ export class SyncEngine {
     // starts its pages over and sweeps again.
     const removed = await this.store.transaction(async (tx) => {
       const gone = hadRows ? await this.sweepUnconfirmed(tx, new Set(schema.map((r) => r.name).filter((name) => !refused.has(name))), brought) : [];
+      for (const [resource, id] of gone) this.store.noteRow(tx, resource, id, null);
       tx.objectStore(stores.STATE).put(cursor, "cursor");
       tx.objectStore(stores.STATE).delete("initialCursor");
       return gone;
-    });
+    }, { noteRows: true });
     for (const [resource, id] of removed) {
       this.emit({ type: "removed", resource, id, revoked: false, discardedEdits: false, localVersion: null });
     }
@@ -1172,6 +1175,10 @@ export class SyncEngine {
               pageSize: this.options.pageSize, initialSyncSlice: this.options.initialSyncSlice, initialSyncBudget: this.options.initialSyncBudget,
               defer: Object.keys(this.options.resolvers ?? {}),
             });
+            break;
+          case "commit":
+            // A slice committed: into this tab's cache (before its "changed" event, sent after it).
+            this.store.heard(message.commit);
             break;
           case "event":
             this.emit(message.event as SyncEvent);
@@ -1424,14 +1431,22 @@ export class SyncEngine {
             case "ignore": break;
             case "apply": {
               const have = typeof row?.["revision"] === "number" ? row["revision"] as number : -1;
-              if ((data.revision as number) > have) rows.put(this.store.record(resource, id, data));
+              if ((data.revision as number) > have) {
+                const record = this.store.record(resource, id, data);
+                rows.put(record);
+                this.store.noteRow(tx, resource, id, record);
+              }
               if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               break;
             }
             case "keep": bases.put({ resource, id, revision: data.revision, row: data }); anyBases = true; break;
             case "merge": case "conflict":
-              rows.put(this.store.record(resource, id, decision.row));
+              {
+                const record = this.store.record(resource, id, decision.row);
+                rows.put(record);
+                this.store.noteRow(tx, resource, id, record);
+              }
               bases.put({ resource, id, revision: data.revision, row: data });
               anyBases = true;
               touched.add(resource);
@@ -1446,6 +1461,7 @@ export class SyncEngine {
                 }
               }
               rows.delete([resource, id]);
+              this.store.noteRow(tx, resource, id, null);
               if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               if (decision.event) events.push({ type: "removed", resource, id, ...decision.event.removed });
@@ -1471,6 +1487,7 @@ export class SyncEngine {
           else {
             // The restarted stream's end, with its cursor: what no page brought again leaves.
             for (const [resource, id] of await this.sweepRestart(tx, stream, [...left], held, heldByDefault)) {
+              this.store.noteRow(tx, resource, id, null);
               touched.add(resource);
               events.push({ type: "removed", resource, id, revoked: false, discardedEdits: false, localVersion: null });
             }
@@ -1485,7 +1502,7 @@ export class SyncEngine {
       // relaxed durability, which Chromium has had by default since 121 (strict, its
       // default before, took twice as long here): a slice lost to a crash carries no
       // cursor, and its page is fetched again (bench/web/README.md).
-    }, { commit: true, durability: timing ? "relaxed" : undefined });  // (`timing`: an initial sync's slice)
+    }, { commit: true, durability: timing ? "relaxed" : undefined, noteRows: true });  // (`timing`: an initial sync's slice)
     for (const e of events) this.emit(e);
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
   }
