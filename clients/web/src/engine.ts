@@ -47,18 +47,20 @@ export interface EngineOptions {
   /** A new store fills itself from Index pages (the default), not from the feed's beginning. */
   initialSyncByIndex?: boolean;
   /**
-   * Rows of an Index page applied per IndexedDB transaction during an initial sync, at
-   * first (100): the app's reads wait for at most one transaction. From then on the
-   * slices are sized by `initialSyncBudget` (src/slices.ts).
+   * Rows of an Index page applied per IndexedDB transaction during an initial sync
+   * (1,000: a page of 1,000 in one). The app's `query` answers from memory meanwhile
+   * (src/querycache.ts) and does not wait for them; `get`, `all` and a key's first
+   * `query` wait for the slice in progress. With `initialSyncBudget`, the first size.
    */
   initialSyncSlice?: number;
   /**
-   * Milliseconds one write transaction of an initial sync should run (6): a read of the
-   * store waits for the one in progress, and a frame is 16 ms. A slice is the budget's
-   * worth of rows at what a row cost in the last slices' transactions (the median; from
-   * each transaction's start, not counting the wait behind the app's reads before it).
-   * Slices grow or shrink by at most half each time, between 20 and 1,000 rows.
-   * 0: every slice `initialSyncSlice` rows.
+   * Milliseconds one write transaction of an initial sync should run (0: none, every
+   * slice `initialSyncSlice` rows). Given, a slice is the budget's worth of rows at
+   * what a row cost in the last slices' transactions (the median; from each
+   * transaction's start, not counting the wait behind the app's reads before it),
+   * growing or shrinking by at most half each time, between 20 and 1,000 rows: for an
+   * app that reads with `get` or `all` during the sync (6 was the default before the
+   * query cache: three times the transactions, bench/web/README.md).
    */
   initialSyncBudget?: number;
   /**
@@ -985,8 +987,8 @@ export class SyncEngine {
     // Resources the server refused to list (400, 403, 404): skipped.
     const refused = new Set<string>();
     const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
-    const budget = this.options.initialSyncBudget ?? 6;
-    let slice = Math.max(1, this.options.initialSyncSlice ?? 100);
+    const budget = this.options.initialSyncBudget ?? 0;
+    let slice = Math.max(1, this.options.initialSyncSlice ?? 1000);
     const sizer = budget > 0 ? new SliceSizer(slice, budget) : null;
     for (const resource of schema) {
       let token: string | null = null, page = 1, pages = 1, busy = 0;

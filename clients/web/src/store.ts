@@ -228,7 +228,9 @@ export class FerryStore {
     }));
     tx.addEventListener("complete", () => {
       const rows = this.noted.get(tx) ?? null;
-      const commit: Commit = { seq, rows: rows ? rows.map((r) => r.data === undefined ? r : { ...r, data: structuredClone(r.data) }) : null };
+      // The cache keeps its own copy (the app may change the objects it wrote); a
+      // message is a copy already (the Worker's store has no cache).
+      const commit: Commit = { seq, rows: rows && this.cache ? rows.map((r) => r.data === undefined ? r : { ...r, data: structuredClone(r.data) }) : rows };
       this.cache?.apply(commit);
       if (this.channel) this.channel.postMessage({ type: "commit", commit });
       this.onCommit?.(commit);
