@@ -78,8 +78,10 @@ export class FerryStore {
   onCommit: ((commit: Commit) => void) | null = null;
 
   private constructor(readonly db: IDBDatabase, readonly name: string, cache: boolean) {
-    this.cache = cache ? new QueryCache() : null;
-    if (cache && typeof BroadcastChannel !== "undefined") {
+    // Without a channel the other tabs' commits would not be heard: no cache then.
+    const channel = cache && typeof BroadcastChannel !== "undefined";
+    this.cache = channel ? new QueryCache() : null;
+    if (channel) {
       this.channel = new BroadcastChannel(`ferry:${name}`);
       this.channel.onmessage = (m) => {
         const message = m.data as { type?: string; commit?: Commit; stamped?: boolean; resources?: string[] };
