@@ -76,12 +76,14 @@ const sync = await page.eval(`(async () => {
   const seconds = (performance.now() - start) / 1000;
   stop = true;
   await Promise.all([reader, ticker]);
+  // The query cache's counts (a FerryWeb without one: none).
+  const cache = dev.store.cache ? JSON.stringify(dev.store.cache.counts) : "none";
   const [todos, lists] = await Promise.all([dev.store.all("todos"), dev.store.all("lists")]);
   const at = (list, p) => { list.sort((a, b) => a - b); return list[Math.min(list.length - 1, Math.floor(list.length * p))]; };
   const gaps = marks.slice(1).map((m, i) => m - marks[i]);
   return { seconds, received: todos.length + lists.length, reads: latencies.length, p50: at(latencies, 0.5), p99: at(latencies, 0.99), max: latencies[latencies.length - 1],
            late50: at(late, 0.5), late99: at(late, 0.99), lateMax: late[late.length - 1],
-           slices: gaps.length + 1, slice50: at(gaps, 0.5), slice90: at(gaps, 0.9) };
+           cache, slices: gaps.length + 1, slice50: at(gaps, 0.5), slice90: at(gaps, 0.9) };
 })()`);
 // The reads alone, with nothing else running (the floor the machine sets), and their
 // parts, interleaved so that each meets the same moments: right after the sync, and
@@ -106,7 +108,7 @@ const rowsRead = await page.eval("reads.query().then(() => window.lastRead)");
 const requests = faults.urls.length;
 print(`options: initialSyncWorker ${worker}${slice}${budget}`);
 print(`initial sync of ${sync.received} rows (${rows / 100} lists, ${rows} todos) ${worker ? "in a Worker" : "on the main thread"}: ${sync.seconds.toFixed(2)} s, ${requests} requests, ${Math.round(sync.received / sync.seconds)} rows/s`);
-print(`reads of one list's 100 todos (${readMode}) every 5 ms during it: ${sync.reads} reads, p50 ${sync.p50.toFixed(2)} ms, p99 ${sync.p99.toFixed(2)} ms, max ${sync.max.toFixed(2)} ms`);
+print(`reads of one list's 100 todos (${readMode}) every 5 ms during it: ${sync.reads} reads, p50 ${sync.p50.toFixed(2)} ms, p99 ${sync.p99.toFixed(2)} ms, max ${sync.max.toFixed(2)} ms; query cache during it: ${sync.cache}`);
 print(`the main thread meanwhile: a 5 ms timer late by p50 ${sync.late50.toFixed(2)} ms, p99 ${sync.late99.toFixed(2)} ms, max ${sync.lateMax.toFixed(2)} ms; ${sync.slices} slices applied (${Math.round(sync.received / sync.slices)} rows each on average), one every p50 ${sync.slice50.toFixed(1)} ms, p90 ${sync.slice90.toFixed(1)} ms`);
 print(`the reads alone (query: the list's todos by field; ids: 100 gets in one transaction of the four stores; idsRows: of the rows alone; one: one get), ${right}`);
 print(`the reads alone, ${settled}`);

@@ -879,6 +879,90 @@ await test("reads by field: a list's todos in one request, kept by the initial s
   await q.close();
 });
 
+await test("query cache: during an initial sync in its Worker a list's query answers from memory, equal to IndexedDB after each page's slices, while a writer holds the store; another tab's writes reach it", async () => {
+  const bulkToken = process.env.FERRY_TOKEN3;
+  const api = async (method, path, body) => {
+    const r = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { Authorization: `Bearer ${bulkToken}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
+    return r.status === 204 ? null : r.json();
+  };
+  const lists = (await api("POST", "/v1/lists", [{ title: "cached" }, { title: "other" }])).map((l) => l.id);
+  const [list, other] = lists;
+  // 60 todos of the read list among 600 of another: their ids spread them over every page.
+  await api("POST", "/v1/todos", Array.from({ length: 60 }, (_, i) => ({ list_id: list, title: `cached ${i}`, rank: "V" })));
+  for (let i = 0; i < 3; i++) await api("POST", "/v1/todos", Array.from({ length: 200 }, (_, j) => ({ list_id: other, title: `other ${i * 200 + j}`, rank: "V" })));
+  const pageURL = `${origin}/?token=${encodeURIComponent(bulkToken)}`;
+  const p = await browser.page(pageURL);
+  let tab = null;
+  onFailure = () => Promise.all([p.close(), tab?.close()]);
+  await p.eval(`device("cached", { pageSize: 100, initialSyncSlice: 25, initialSyncBudget: 0 }, { indexes: { todos: ["list_id"] } })`);
+  // The app's read, and the same read straight from IndexedDB (no cache).
+  const query = `dev.store.query("todos", "list_id", ${JSON.stringify(list)}).then((r) => JSON.stringify(r))`;
+  const direct = `new Promise((ok, fail) => { const r = dev.store.db.transaction("rows", "readonly").objectStore("rows").index("by").getAll(IDBKeyRange.only(["todos", "list_id", ${JSON.stringify(list)}])); r.onsuccess = () => ok(JSON.stringify(r.result.map((x) => x.data))); r.onerror = fail; })`;
+  const same = () => p.eval(`Promise.all([${query}, ${direct}]).then(([a, b]) => a === b)`);
+  assert.equal(await p.eval(query), "[]", "empty before the sync");
+  // Every todos page held until the test lets it through: the Worker's slices of one page at a time.
+  const gate = faults.gate = { match: (u) => u.startsWith("/v1/todos?") && u.includes("limit=100"), pass: 0, held: [] };
+  await p.eval("window.syncing = dev.engine.sync().then(() => 'synced', (e) => String(e)).finally(() => { window.ended = true; }); true");
+  let checked = 0;
+  for (let released = 0; ; released++) {
+    // The next page asked for (held), or the sync done.
+    for (let i = 0; i < 2400 && gate.held.length <= released && !(await p.eval("window.ended === true")); i++) await new Promise((r) => setTimeout(r, 25));
+    if (gate.held.length <= released) break;
+    // Between pages: the query from memory equals IndexedDB once this page's slices are heard.
+    await waitFor(p, `Promise.all([${query}, ${direct}]).then(([a, b]) => a === b)`, `page ${released}: query equals IndexedDB`);
+    checked++;
+    if (released === 3) {
+      // A writer holds the rows (a read-write transaction kept busy): IndexedDB's reads
+      // wait for it, the query does not.
+      const answers = await p.eval(`(async () => {
+        const tx = dev.store.db.transaction("rows", "readwrite"), rows = tx.objectStore("rows");
+        let busy = true;
+        const spin = () => { if (busy) rows.get(["todos", "none"]).onsuccess = spin; };
+        spin();
+        const order = [];
+        const d = (${direct}).then(() => order.push("indexeddb"));
+        await new Promise((r) => setTimeout(r, 20));
+        await (${query}).then(() => order.push("query"));
+        await new Promise((r) => setTimeout(r, 50));
+        busy = false;
+        await d;
+        return order.join();
+      })()`);
+      assert.equal(answers, "query,indexeddb", "the query answered while a writer held IndexedDB");
+    }
+    gate.held[released].release();
+  }
+  faults.gate = null;
+  assert.equal(await p.eval("window.syncing"), "synced");
+  assert.ok(checked >= 5, `checked between ${checked} pages`);
+  assert.ok(await same(), "query equals IndexedDB after the sync");
+  assert.equal(JSON.parse(await p.eval(query)).length, 60);
+  const counts = await p.eval("JSON.stringify(dev.store.cache.counts)");
+  // One fill before the sync; the slices' commits patched it (no read of IndexedDB again).
+  assert.equal(JSON.parse(counts).fills, 1, `filled once: ${counts}`);
+  // Another tab of the device writes: a todo made in the list, one moved out, one deleted.
+  tab = await browser.pageIn(p.contextId, pageURL);
+  await tab.eval(`device("cached", {}, { indexes: { todos: ["list_id"] } })`);
+  const before = JSON.parse(await p.eval(query));
+  await p.eval("window.written = 0; dev.engine.on((e) => { if (e.type === 'written') window.written++; }); true");
+  await tab.eval(`dev.engine.write([
+    {resource: "todos", kind: "create", fields: {list_id: ${JSON.stringify(list)}, title: "from the other tab", rank: "W"}},
+    {resource: "todos", id: ${JSON.stringify(before[0].id)}, kind: "update", fields: {list_id: ${JSON.stringify(other)}}},
+    {resource: "todos", id: ${JSON.stringify(before[1].id)}, kind: "delete"},
+  ])`);
+  await waitFor(p, "window.written > 0", "the other tab's write heard");
+  const after = JSON.parse(await p.eval(query));
+  assert.equal(after.length, 59, "one made, one moved out, one deleted");
+  assert.ok(after.some((t) => t.title === "from the other tab") && !after.some((t) => t.id === before[0].id || t.id === before[1].id));
+  assert.ok(await same(), "query equals IndexedDB after the other tab's write");
+  assert.equal(JSON.parse(await p.eval("JSON.stringify(dev.store.cache.counts)")).fills, 1, "patched, not read again");
+  await tab.eval("dev.engine.stop()");
+  await p.eval("dev.engine.stop()");
+  await tab.close();
+  await p.close();
+});
+
 await test("an initial sync over a store that has the rows (a restart): pages in id order, each slice's stored rows read at once, a row with a local edit merged, a stored row no page brought removed (with its event)", async () => {
   const r = await browser.page(url);
   onFailure = () => r.close();

@@ -47,18 +47,20 @@ export interface EngineOptions {
   /** A new store fills itself from Index pages (the default), not from the feed's beginning. */
   initialSyncByIndex?: boolean;
   /**
-   * Rows of an Index page applied per IndexedDB transaction during an initial sync, at
-   * first (100): the app's reads wait for at most one transaction. From then on the
-   * slices are sized by `initialSyncBudget` (src/slices.ts).
+   * Rows of an Index page applied per IndexedDB transaction during an initial sync
+   * (1,000: a page of 1,000 in one). The app's `query` answers from memory meanwhile
+   * (src/querycache.ts) and does not wait for them; `get`, `all` and a key's first
+   * `query` wait for the slice in progress. With `initialSyncBudget`, the first size.
    */
   initialSyncSlice?: number;
   /**
-   * Milliseconds one write transaction of an initial sync should run (6): a read of the
-   * store waits for the one in progress, and a frame is 16 ms. A slice is the budget's
-   * worth of rows at what a row cost in the last slices' transactions (the median; from
-   * each transaction's start, not counting the wait behind the app's reads before it).
-   * Slices grow or shrink by at most half each time, between 20 and 1,000 rows.
-   * 0: every slice `initialSyncSlice` rows.
+   * Milliseconds one write transaction of an initial sync should run (0: none, every
+   * slice `initialSyncSlice` rows). Given, a slice is the budget's worth of rows at
+   * what a row cost in the last slices' transactions (the median; from each
+   * transaction's start, not counting the wait behind the app's reads before it),
+   * growing or shrinking by at most half each time, between 20 and 1,000 rows: for an
+   * app that reads with `get` or `all` during the sync (6 was the default before the
+   * query cache: three times the transactions, bench/web/README.md).
    */
   initialSyncBudget?: number;
   /**
@@ -92,7 +94,6 @@ export interface SliceTiming {
 
 export class SyncEngine {
   private listeners = new Set<(e: SyncEvent) => void>();
-  private channel: BroadcastChannel | null;
   private token: string | null = null;
   private schema: SchemaResource[] | null = null;
   private running = false;
@@ -121,16 +122,18 @@ export class SyncEngine {
    */
   constructor(readonly store: FerryStore, readonly options: EngineOptions, private readonly inWorker?: { defer: Set<string>; deferred: { resource: string; data: RowData }[] }) {
     this.retry = options.retry ?? new RetryPolicy();
-    this.channel = typeof BroadcastChannel === "undefined" || inWorker ? null : new BroadcastChannel(`ferry:${store.name}`);
-    if (this.channel) {
-      this.channel.onmessage = (m) => {
-        const e = m.data as SyncEvent;
+    // The tabs' channel is the store's: one channel carries both its commits and these
+    // events, in the order sent, so a tab's cache has taken a commit before its app hears
+    // the "changed" event that follows it.
+    if (!inWorker) {
+      store.listen((message) => {
+        const e = message as SyncEvent;
         if (e.type === "written") this.kick();
         // Another tab subscribed or unsubscribed: the next eviction due may have moved,
         // and this tab's wait may be held for minutes with no round to re-arm it.
         if (e.type === "subscription" && this.running) this.track(this.armEviction()).catch(() => {});
         this.emit(e, false);
-      };
+      });
     }
   }
 
@@ -149,7 +152,7 @@ export class SyncEngine {
 
   private emit(e: SyncEvent, broadcast = true): void {
     for (const l of this.listeners) l(e);
-    if (broadcast) this.channel?.postMessage(e);
+    if (broadcast && !this.inWorker) this.store.broadcast(e);
   }
 
   /** Sends a request; `signal` (the long poll's, or else the round's) aborts it. */
@@ -406,6 +409,7 @@ export class SyncEngine {
       for (const key of out.remove) {
         const [resource, id] = key.split("\u0000");
         rows.delete([resource, id]);
+        this.store.noteRow(tx, resource, id, null);
         tx.objectStore(stores.BASES).delete([resource, id]);
         touched.add(resource);
       }
@@ -420,7 +424,7 @@ export class SyncEngine {
       state.put(out.list, "subscriptions");
       if (out.list.length === 0) state.delete("held:");
       outcome = out;
-    });
+    }, { noteRows: true });  // (its rows told: the query caches follow it, most rounds write nothing)
     const done = outcome as ReturnType<typeof eviction> | null;
     if (!done) return;
     for (const { stream, removed, keptForEdits } of done.streams) this.emit({ type: "evicted", stream, removed, keptForEdits });
@@ -983,8 +987,8 @@ export class SyncEngine {
     // Resources the server refused to list (400, 403, 404): skipped.
     const refused = new Set<string>();
     const limit = String(Math.min(1000, this.options.pageSize ?? 1000));
-    const budget = this.options.initialSyncBudget ?? 6;
-    let slice = Math.max(1, this.options.initialSyncSlice ?? 100);
+    const budget = this.options.initialSyncBudget ?? 0;
+    let slice = Math.max(1, this.options.initialSyncSlice ?? 1000);
     const sizer = budget > 0 ? new SliceSizer(slice, budget) : null;
     for (const resource of schema) {
       let token: string | null = null, page = 1, pages = 1, busy = 0;
@@ -1072,10 +1076,11 @@ export class SyncEngine {
     // starts its pages over and sweeps again.
     const removed = await this.store.transaction(async (tx) => {
       const gone = hadRows ? await this.sweepUnconfirmed(tx, new Set(schema.map((r) => r.name).filter((name) => !refused.has(name))), brought) : [];
+      for (const [resource, id] of gone) this.store.noteRow(tx, resource, id, null);
       tx.objectStore(stores.STATE).put(cursor, "cursor");
       tx.objectStore(stores.STATE).delete("initialCursor");
       return gone;
-    });
+    }, { noteRows: true });
     for (const [resource, id] of removed) {
       this.emit({ type: "removed", resource, id, revoked: false, discardedEdits: false, localVersion: null });
     }
@@ -1172,6 +1177,10 @@ export class SyncEngine {
               pageSize: this.options.pageSize, initialSyncSlice: this.options.initialSyncSlice, initialSyncBudget: this.options.initialSyncBudget,
               defer: Object.keys(this.options.resolvers ?? {}),
             });
+            break;
+          case "commit":
+            // A slice committed: into this tab's cache (before its "changed" event, sent after it).
+            this.store.heard(message.commit);
             break;
           case "event":
             this.emit(message.event as SyncEvent);
@@ -1424,14 +1433,22 @@ export class SyncEngine {
             case "ignore": break;
             case "apply": {
               const have = typeof row?.["revision"] === "number" ? row["revision"] as number : -1;
-              if ((data.revision as number) > have) rows.put(this.store.record(resource, id, data));
+              if ((data.revision as number) > have) {
+                const record = this.store.record(resource, id, data);
+                rows.put(record);
+                this.store.noteRow(tx, resource, id, record);
+              }
               if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               break;
             }
             case "keep": bases.put({ resource, id, revision: data.revision, row: data }); anyBases = true; break;
             case "merge": case "conflict":
-              rows.put(this.store.record(resource, id, decision.row));
+              {
+                const record = this.store.record(resource, id, decision.row);
+                rows.put(record);
+                this.store.noteRow(tx, resource, id, record);
+              }
               bases.put({ resource, id, revision: data.revision, row: data });
               anyBases = true;
               touched.add(resource);
@@ -1446,6 +1463,7 @@ export class SyncEngine {
                 }
               }
               rows.delete([resource, id]);
+              this.store.noteRow(tx, resource, id, null);
               if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               if (decision.event) events.push({ type: "removed", resource, id, ...decision.event.removed });
@@ -1471,6 +1489,7 @@ export class SyncEngine {
           else {
             // The restarted stream's end, with its cursor: what no page brought again leaves.
             for (const [resource, id] of await this.sweepRestart(tx, stream, [...left], held, heldByDefault)) {
+              this.store.noteRow(tx, resource, id, null);
               touched.add(resource);
               events.push({ type: "removed", resource, id, revoked: false, discardedEdits: false, localVersion: null });
             }
@@ -1485,7 +1504,7 @@ export class SyncEngine {
       // relaxed durability, which Chromium has had by default since 121 (strict, its
       // default before, took twice as long here): a slice lost to a crash carries no
       // cursor, and its page is fetched again (bench/web/README.md).
-    }, { commit: true, durability: timing ? "relaxed" : undefined });  // (`timing`: an initial sync's slice)
+    }, { commit: true, durability: timing ? "relaxed" : undefined, noteRows: true });  // (`timing`: an initial sync's slice)
     for (const e of events) this.emit(e);
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
   }

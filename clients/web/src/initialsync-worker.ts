@@ -63,7 +63,10 @@ scope.onmessage = async (m: MessageEvent) => {
   let first = start.token;
   let store: FerryStore | null = null;
   try {
-    store = await FerryStore.open(start.name);
+    // No cache here (the app reads in its tab): each commit goes to the tab, which puts
+    // it in its cache and tells the other tabs, ahead of the slice's "changed" event.
+    store = await FerryStore.open(start.name, { cache: false });
+    store.onCommit = (commit) => scope.postMessage({ type: "commit", commit });
     const deferred: { resource: string; data: RowData }[] = [];
     engine = new SyncEngine(store, {
       baseURL: start.baseURL,

@@ -6,6 +6,7 @@
 import { RowData } from "./json.js";
 import { PendingOperation, OperationKind, OutboxState } from "./planner.js";
 import { Indexes, IndexValue, indexKeys, normalIndexes, sameIndexes } from "./indexes.js";
+import { QueryCache, Commit, RowChange } from "./querycache.js";
 
 export interface StoredOperation extends PendingOperation {
   state: OutboxState;
@@ -14,6 +15,8 @@ export interface StoredOperation extends PendingOperation {
 }
 
 const ROWS = "rows", OUTBOX = "outbox", BASES = "bases", STATE = "state";
+/** The state key of the commits' counter (src/querycache.ts). */
+const SEQ = "seq";
 
 function done(tx: IDBTransaction): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -42,6 +45,11 @@ export interface StoreOptions {
    * rewrites every row's keys once, at this `open`.
    */
   indexes?: Indexes;
+  /**
+   * @internal False: no query cache and no BroadcastChannel (the initial sync's Worker,
+   * whose commits its tab announces: `onCommit`).
+   */
+  cache?: boolean;
 }
 
 /** A stored row: its keys for `query` (`by`) beside its data. */
@@ -57,7 +65,56 @@ export class FerryStore {
   /** The fields rows are read by (`query`), the store's declaration. */
   indexes: Indexes = {};
 
-  private constructor(readonly db: IDBDatabase, readonly name: string) {}
+  /** This tab's answers of `query`, kept in step with every commit (src/querycache.ts). */
+  readonly cache: QueryCache | null;
+  /** The tabs' channel: commits, and the engine's events (`listen`, `broadcast`). */
+  private channel: BroadcastChannel | null = null;
+  private listeners = new Set<(message: unknown) => void>();
+  /** The rows written by a transaction that tells them (`noteRows`). */
+  private noted = new WeakMap<IDBTransaction, RowChange[]>();
+  /** Per read-write transaction: resolved once its number is taken (`stamp`). */
+  private stamped = new WeakMap<IDBTransaction, Promise<unknown>>();
+  /** @internal Told of each commit of this store (the initial sync's Worker sends them to its tab). */
+  onCommit: ((commit: Commit) => void) | null = null;
+
+  private constructor(readonly db: IDBDatabase, readonly name: string, cache: boolean) {
+    // Without a channel the other tabs' commits would not be heard: no cache then.
+    const channel = cache && typeof BroadcastChannel !== "undefined";
+    this.cache = channel ? new QueryCache() : null;
+    if (channel) {
+      this.channel = new BroadcastChannel(`ferry:${name}`);
+      this.channel.onmessage = (m) => {
+        const message = m.data as { type?: string; commit?: Commit; stamped?: boolean; resources?: string[] };
+        if (message?.type === "commit" && message.commit) { this.cache?.apply(message.commit); return; }
+        // A tab of an older FerryWeb announces no commits: what its events say changed is dropped.
+        if (message?.stamped !== true && (message?.type === "changed" || message?.type === "written" || message?.type === "removed")) {
+          this.cache?.dropResources(message.type === "changed" ? message.resources : undefined);
+        }
+        const { stamped: _stamped, ...event } = message as Record<string, unknown>;
+        for (const l of this.listeners) l(event);
+      };
+    }
+  }
+
+  /** Hears what other tabs send on the channel (the engine's events). */
+  listen(listener: (message: unknown) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Sends an event to the other tabs (marked: sent by a FerryWeb that announces its commits). */
+  broadcast(event: object): void {
+    this.channel?.postMessage({ ...event, stamped: true });
+  }
+
+  /**
+   * A commit of another store of this tab (the initial sync's Worker): into this tab's
+   * cache, and announced to the other tabs.
+   */
+  heard(commit: Commit): void {
+    this.cache?.apply(commit);
+    this.channel?.postMessage({ type: "commit", commit });
+  }
 
   /**
    * Opens (or makes) the database `ferry:<name>`. Version 2 added the index `by` on the
@@ -80,7 +137,7 @@ export class FerryStore {
       // Each row's `[resource, field, value]` keys; a row with none is not in it.
       if (event.oldVersion < 2) open.transaction!.objectStore(ROWS).createIndex("by", "by", { multiEntry: true });
     };
-    const store = new FerryStore(await req(open), name);
+    const store = new FerryStore(await req(open), name, options.cache !== false);
     const stored = normalIndexes(await store.state("indexes"));
     if (given === undefined || sameIndexes(given, stored)) store.indexes = stored;
     else await store.reindex(given);
@@ -122,17 +179,77 @@ export class FerryStore {
     if (!this.indexes[resource]?.includes(field)) {
       throw new TypeError(`${resource}.${field} is not indexed: FerryStore.open(name, { indexes: { ${resource}: ["${field}"] } })`);
     }
-    const found: StoredRow[] = await req(this.db.transaction(ROWS, "readonly").objectStore(ROWS).index("by").getAll(IDBKeyRange.only([resource, field, value])));
-    return found.map((r) => r.data);
+    const kept = this.cache?.get(resource, field, value);
+    if (kept) return structuredClone(kept);
+    // The rows and the commit they are the state of, in one transaction.
+    const tx = this.db.transaction([ROWS, STATE], "readonly");
+    const [found, seq] = await Promise.all([
+      req(tx.objectStore(ROWS).index("by").getAll(IDBKeyRange.only([resource, field, value]))) as Promise<StoredRow[]>,
+      req(tx.objectStore(STATE).get(SEQ)) as Promise<number | undefined>,
+    ]);
+    const rows = found.map((r) => r.data);
+    this.cache?.fill(resource, field, value, seq ?? 0, found.map((r) => ({ id: r.id, data: structuredClone(r.data) })));
+    return rows;
+  }
+
+  /**
+   * Marks `tx`'s rows as told: each row it writes is `noteRow`d, and its commit carries
+   * them (the caches patch their answers). A transaction not marked may have written any
+   * row: every cache drops what it holds.
+   */
+  noteRows(tx: IDBTransaction): void {
+    this.noted.set(tx, []);
+  }
+
+  /** A row `tx` wrote (its record as put) or deleted (null), if `tx` tells its rows. */
+  noteRow(tx: IDBTransaction, resource: string, id: string, record: StoredRow | null): void {
+    const rows = this.noted.get(tx);
+    if (!rows) return;
+    if (record === null) rows.push({ resource, id, deleted: true });
+    // A resource with no declared keys: no cache holds it here (the declaration is the
+    // store's), nor, told so, anywhere; its data is not sent.
+    else if (this.indexes[resource]) rows.push({ resource, id, data: record.data, by: record.by ?? [] });
+    else rows.push({ resource, id });
+  }
+
+  /**
+   * A read-write transaction takes the next number of the commits' counter; once it has
+   * committed, it is announced: to this tab's cache (before the writer hears of the
+   * commit), to the other tabs, to `onCommit`.
+   */
+  private stamp(tx: IDBTransaction): void {
+    const state = tx.objectStore(STATE);
+    const read = state.get(SEQ);
+    let seq = 0;
+    this.stamped.set(tx, new Promise((resolve) => {
+      read.onsuccess = () => {
+        seq = (typeof read.result === "number" ? read.result : 0) + 1;
+        state.put(seq, SEQ);
+        resolve(seq);
+      };
+    }));
+    tx.addEventListener("complete", () => {
+      const rows = this.noted.get(tx) ?? null;
+      // The cache keeps its own copy (the app may change the objects it wrote); a
+      // message is a copy already (the Worker's store has no cache).
+      const commit: Commit = { seq, rows: rows && this.cache ? rows.map((r) => r.data === undefined ? r : { ...r, data: structuredClone(r.data) }) : rows };
+      this.cache?.apply(commit);
+      if (this.channel) this.channel.postMessage({ type: "commit", commit });
+      this.onCommit?.(commit);
+    });
   }
 
   close(): void {
+    this.channel?.close();
+    this.channel = null;
     this.db.close();
   }
 
   /** A transaction over the store's object stores. */
-  tx(mode: IDBTransactionMode): IDBTransaction {
-    return this.db.transaction([ROWS, OUTBOX, BASES, STATE], mode);
+  tx(mode: IDBTransactionMode, options?: IDBTransactionOptions): IDBTransaction {
+    const tx = options ? this.db.transaction([ROWS, OUTBOX, BASES, STATE], mode, options) : this.db.transaction([ROWS, OUTBOX, BASES, STATE], mode);
+    if (mode === "readwrite") this.stamp(tx);
+    return tx;
   }
 
   async get(resource: string, id: string): Promise<RowData | undefined> {
@@ -149,6 +266,7 @@ export class FerryStore {
   /** The app's writes, with their outbox operations, in one transaction (`group` = one /v1/batch). */
   async write(edits: { resource: string; id?: string; kind: OperationKind; fields?: RowData }[]): Promise<string[]> {
     const tx = this.tx("readwrite");
+    this.noteRows(tx);
     const rows = tx.objectStore(ROWS), outbox = tx.objectStore(OUTBOX);
     const group = edits.length > 1 ? uuid() : null;
     const ids: string[] = [];
@@ -171,9 +289,12 @@ export class FerryStore {
       }
       if (edit.kind === "delete") {
         rows.delete([edit.resource, id]);
+        this.noteRow(tx, edit.resource, id, null);
       } else {
         const data: RowData = { ...(current?.data ?? {}), ...fields, id };
-        rows.put(this.record(edit.resource, id, data));
+        const record = this.record(edit.resource, id, data);
+        rows.put(record);
+        this.noteRow(tx, edit.resource, id, record);
       }
       const op: Omit<StoredOperation, "sequence"> = {
         opID: uuid(), resource: edit.resource, rowID: id, kind: edit.kind,
@@ -195,6 +316,7 @@ export class FerryStore {
 
   async setState(key: string, value: unknown): Promise<void> {
     const tx = this.tx("readwrite");
+    this.noteRows(tx);  // (no row)
     tx.objectStore(STATE).put(value, key);
     await done(tx);
   }
@@ -206,11 +328,14 @@ export class FerryStore {
    * has answered every `put` (a round trip less while it holds the app's reads).
    * `durability`: the transaction's (the browser's default when not given).
    */
-  async transaction<T>(body: (tx: IDBTransaction) => Promise<T> | T, options: { commit?: boolean; durability?: IDBTransactionDurability } = {}): Promise<T> {
-    const tx = options.durability ? this.db.transaction([ROWS, OUTBOX, BASES, STATE], "readwrite", { durability: options.durability }) : this.tx("readwrite");
+  async transaction<T>(body: (tx: IDBTransaction) => Promise<T> | T, options: { commit?: boolean; durability?: IDBTransactionDurability; noteRows?: boolean } = {}): Promise<T> {
+    const tx = this.tx("readwrite", options.durability ? { durability: options.durability } : undefined);
+    if (options.noteRows) this.noteRows(tx);
     const result = await body(tx);
     const finished = done(tx);
     if (options.commit) {
+      // Its number taken first (a body that never awaited has not heard it yet).
+      await this.stamped.get(tx);
       // Not active (the body's last await was not one of its requests): it commits by itself.
       try { tx.commit(); } catch { /* committing already */ }
     }
