@@ -69,16 +69,11 @@ extension ChangesPlan {
         ]
     }
 
-    /// Runs `statement` after the prelude; its result, and whether it was read
-    /// as no user (always false without the public view).
-    func runViewed(_ statement: PlannedStatement, as caller: Caller, on database: PostgresGateway) throws -> (
-        result: PostgresResult, publicly: Bool
-    ) {
-        let prelude = self.prelude
-        let results = try database.asCaller(caller, prelude + [statement])
-        guard publicView, prelude.count > 1 else { return (results[results.count - 1], false) }
-        let publicly = try results[prelude.count - 1].first?.bool("public") == true
-        return (results[results.count - 1], publicly)
+    /// Whether a round trip (``FeedProbe/Look``: `prelude` results first)
+    /// was read as no user (always false without the public view).
+    func readPublicly(_ results: [PostgresResult], prelude: Int) throws -> Bool {
+        guard publicView, prelude > 1 else { return false }
+        return try results[prelude - 1].first?.bool("public") == true
     }
 
     /// What a poll read as no user gave.
@@ -91,22 +86,17 @@ extension ChangesPlan {
         case revoking
     }
 
-    /// A poll's page (activity check, then the page when it found something),
-    /// as ``ViewedPage`` says, by the transaction that made it.
+    /// A poll's page (``FeedProbe/poll(_:)``: the activity check, then the
+    /// page when it found something), as ``ViewedPage`` says, by the
+    /// transaction that made it.
     func viewedPoll(as caller: Caller, on database: PostgresGateway) throws -> ViewedPage {
-        try ChangesPlan.mappingCursorErrors {
-            let (checked, checkedPublicly) = try runViewed(activityStatement, as: caller, on: database)
-            let activity = try FeedActivity(checked)
-            guard activity.found else {
-                let page = ChangesPage(emptyBelow: activity.frontier, request: request)
-                return checkedPublicly ? .everyones(page) : .callers(page)
-            }
-            let (result, publicly) = try runViewed(statement, as: caller, on: database)
-            let page = try ChangesPage(result, request: request)
-            guard publicly else { return .callers(page) }
-            // A false positive (a row whose own text holds it) only makes the page private.
-            return Self.holdsRevoked(page.changes ?? "") ? .revoking : .everyones(page)
+        let look = try FeedProbe.poll(self).run(as: caller, on: database)
+        guard let read = look.read else {
+            return try readPublicly(look.checked, prelude: look.prelude) ? .everyones(look.page) : .callers(look.page)
         }
+        guard try readPublicly(read, prelude: look.prelude) else { return .callers(look.page) }
+        // A false positive (a row whose own text holds it) only makes the page private.
+        return Self.holdsRevoked(look.page.changes ?? "") ? .revoking : .everyones(look.page)
     }
 
     /// Whether `changes` (the page's JSON as PostgreSQL wrote it) has a

@@ -19,7 +19,7 @@ extension ChangesRoutes {
         case .deadline?:
             // The same answer a poll gives now: an empty page (or 304) at the frontier, or what just arrived.
             registry.remove(ticket)
-            return Self.answer(try poll(parsed, plan: plan, caller: caller), request: request, parsed: parsed)
+            return Self.answer(try poll(plan: plan, caller: caller), request: request, parsed: parsed)
         case .woken?, nil:
             break
         }
@@ -30,7 +30,7 @@ extension ChangesRoutes {
                 streamName: plan.request.subscription.map { "\($0.name):\($0.id)" }, token: caller.credential.tokenHash)
         {
             // Over a limit: a plain poll, refused only if it would have to wait.
-            let page = try poll(parsed, plan: plan, caller: caller)
+            let page = try poll(plan: plan, caller: caller)
             guard page.isEmpty else { return Self.answer(page, request: request, parsed: parsed) }
             throw refusal == .userFull ? Self.userFull(limit: registry.limits.perUser) : Self.instanceFull(limit: registry.limits.perInstance)
         }

@@ -54,7 +54,7 @@ struct ChangesRoutes: Sendable {
         if Self.mayShare(request, parsed, caller: caller), let shared = try sharedAnswer(request, parsed, plan: plan, caller: caller) {
             return shared
         }
-        return Self.answer(try poll(parsed, plan: plan, caller: caller), request: request, parsed: parsed)
+        return Self.answer(try poll(plan: plan, caller: caller), request: request, parsed: parsed)
     }
 
     /// The plan of a subscription (`stream=<name>:<id>`): 400 for a stream
@@ -85,23 +85,11 @@ struct ChangesRoutes: Sendable {
         return plan.walking(through: walking)
     }
 
-    /// The page a poll answers now: the activity check, and the page statement when it found something.
-    func poll(_ parsed: ChangesRequest, plan: ChangesPlan, caller: Caller) throws -> ChangesPage {
-        try ChangesPlan.mappingCursorErrors {
-            if parsed.startsNow {
-                let row = try ChangesPage.firstRow(database.asCaller(caller, [Self.frontier])[0])
-                guard let frontier = try row.uint64("frontier") else { throw ChangesPage.malformed }
-                return ChangesPage(emptyBelow: frontier, request: parsed)
-            }
-            let activity = try FeedActivity(plan.run(plan.activityStatement, as: caller, on: database))
-            return try plan.page(after: activity, as: caller, on: database)
-        }
+    /// The page a poll answers now (``FeedProbe/poll(_:)``): the frontier for
+    /// `since=now`, else the activity check, and the page statement when it found something.
+    func poll(plan: ChangesPlan, caller: Caller) throws -> ChangesPage {
+        try FeedProbe.poll(plan).run(as: caller, on: database).page
     }
-
-    /// The frontier alone, for `since=now`: every transaction below it has ended,
-    /// so whatever an Index read shows afterwards includes their writes, and every
-    /// later change is at or above it.
-    static let frontier = PlannedStatement("SELECT ferry.feed_frontier()::text AS frontier")
 
     /// A page that is the caller's own: `private, no-store`, so that no
     /// shared cache keeps it (pages for everyone: ChangesRoutes+SharedCache.swift).

@@ -1,9 +1,8 @@
 import FerryPostgres
 
 /// What the activity check (``ChangesPlan/activityStatement(waiting:)``) found,
-/// read by its columns' names in one place: a poll and a waiter's check
-/// (``FeedCheck``) both take this path, activity, then expired, then frontier,
-/// then the page (``ChangesPlan/page(after:as:on:)``).
+/// read by its columns' names in one place, by ``FeedProbe``: activity, then
+/// expired, then frontier, then the page when it found something.
 struct FeedActivity {
     /// The feed's frontier: every transaction below it has ended.
     let frontier: UInt64
@@ -26,14 +25,5 @@ struct FeedActivity {
         self.frontier = frontier
         found = try row.bool("found") == true
         held = try row.bool("held") == true
-    }
-}
-
-extension ChangesPlan {
-    /// The page after `activity`: the page statement when the check found
-    /// something, else an empty page below its frontier, with no second round trip.
-    func page(after activity: FeedActivity, as caller: Caller, on database: PostgresGateway) throws -> ChangesPage {
-        guard activity.found else { return ChangesPage(emptyBelow: activity.frontier, request: request) }
-        return try ChangesPlan.mappingCursorErrors { try ChangesPage(run(statement, as: caller, on: database), request: request) }
     }
 }

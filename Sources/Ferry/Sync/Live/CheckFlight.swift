@@ -3,10 +3,11 @@ import FerryBase
 import FerryHTTP
 
 /// One check of the feed, running or done, that other waiters may take
-/// (``SharedChecks``, ``StreamChecks``): the epoch it started at, decides
-/// who may; its answer, once there, is waited for (the leader's query is in
-/// flight: a few ms). ``StreamChecks`` also runs its bulk token lookup as a
-/// `CheckFlight<Void>`: its answer is only that it is done.
+/// (on a ``CheckShelf``: ``SharedChecks``, ``StreamChecks``,
+/// ``DefaultChecks``): the epoch it started at, decides who may; its answer,
+/// once there, is waited for (the leader's query is in flight: a few ms). A
+/// shelf also runs its bulk token lookups as `CheckFlight<Void>`: their
+/// answer is only that they are done.
 final class CheckFlight<Answer: Sendable>: Sendable {
     /// The registry's epoch read before the check began.
     let startedAt: UInt64

@@ -60,14 +60,11 @@ final class DefaultChecks: Sendable {
 
     private typealias Flight = CheckFlight<Offer>
 
-    private struct State {
-        var flights: [Key: [Flight]] = [:]
-        var evidence: [String: Evidence] = [:]
-        var recheck: CheckFlight<Void>?
-        var madeSinceSweep = 0
-    }
+    /// The checks on offer, and the one bulk lookup of the default-stream waiters' tokens.
+    private let shelf = CheckShelf<Key, Offer>(perKey: DefaultChecks.flightsPerKey, recheckSeconds: StreamChecks.recheckSeconds)
 
-    private let state = Locked(State())
+    /// Each user's evidence (``note(_:generation:scopes:owned:frontier:)``).
+    private let users = Locked<[String: Evidence]>([:])
 
     /// A key keeps at most this many checks on offer: one per set of rows its waiters read.
     static let flightsPerKey = 8
@@ -75,15 +72,15 @@ final class DefaultChecks: Sendable {
     static let evidenceCapacity = 200_000
 
     /// Checks on offer now (tests).
-    var count: Int { state.withLock { $0.flights.values.reduce(0) { $0 + $1.count } } }
+    var count: Int { shelf.count }
 
     /// Whether a check for `user` from the cursor at `since` should load the
     /// scope rows they read: without evidence past the cursor, their next wake
     /// could take nobody's page.
     func wantsScopes(_ user: String?, generation: Int, since: UInt64) -> Bool {
         guard let user else { return true }
-        return state.withLock { state in
-            guard let evidence = state.evidence[user], evidence.generation == generation else { return true }
+        return users.withLock { users in
+            guard let evidence = users[user], evidence.generation == generation else { return true }
             return evidence.frontier <= since
         }
     }
@@ -93,9 +90,9 @@ final class DefaultChecks: Sendable {
     func note(
         _ user: String, generation: Int, scopes: Set<WaiterRegistry.ScopeKey>, owned: Set<WaiterRegistry.ScopeKey>, frontier: UInt64
     ) {
-        state.withLock { state in
-            if state.evidence.count >= Self.evidenceCapacity, state.evidence[user] == nil { state.evidence.removeAll() }
-            state.evidence[user] = Evidence(generation: generation, scopes: scopes, owned: owned, frontier: frontier)
+        users.withLock { users in
+            if users.count >= Self.evidenceCapacity, users[user] == nil { users.removeAll() }
+            users[user] = Evidence(generation: generation, scopes: scopes, owned: owned, frontier: frontier)
         }
     }
 
@@ -118,26 +115,28 @@ final class DefaultChecks: Sendable {
         // (by a waiter of its group), and makes its own only when there is none.
         while true {
             let examined = seen
-            let (found, made) = state.withLock { state -> ([Flight], Flight?) in
-                let flights =
-                    from.map { from in
-                        (state.flights[key] ?? []).filter { $0.startedAt >= from && !examined.contains(ObjectIdentifier($0)) }
-                    } ?? []
-                if !flights.isEmpty { return (flights.reversed(), nil) }
-                return ([], Self.offer(key, epoch: registry.epoch, in: &state))
+            let found: [Flight]
+            let taken = shelf.take(
+                key, epoch: { registry.epoch },
+                choose: { flights -> [Flight]? in
+                    let open = from.map { from in flights.filter { $0.startedAt >= from && !examined.contains(ObjectIdentifier($0)) } } ?? []
+                    return open.isEmpty ? nil : open.reversed()
+                })
+            switch taken {
+            case .made(let made): return try lead(made, key: key, since: since, run: run)
+            case .found(let flights): found = flights
             }
-            if let made { return try lead(made, key: key, since: since, run: run) }
             if !asked {
                 asked = true
                 user = userNow()
                 if user == nil {
-                    recheckOnce(recheck)
+                    shelf.recheckOnce("default") { _ in recheck() }
                     user = userNow()
                 }
                 evidence = user.flatMap { self.evidence($0, generation: key.generation, after: since) }
             }
             guard let user, let evidence else {
-                return try lead(state.withLock { state in Self.offer(key, epoch: registry.epoch, in: &state) }, key: key, since: since, run: run)
+                return try lead(shelf.offer(key, epoch: { registry.epoch }), key: key, since: since, run: run)
             }
             for flight in found {
                 seen.insert(ObjectIdentifier(flight))
@@ -164,7 +163,7 @@ final class DefaultChecks: Sendable {
             return (try result.get().check, false)
         } catch {
             // A failure answers those already waiting on it, never a later waiter.
-            state.withLock { state in state.flights[key]?.removeAll { $0 === flight } }
+            shelf.withdraw(flight, of: key)
             throw error
         }
     }
@@ -186,8 +185,8 @@ final class DefaultChecks: Sendable {
     }
 
     private func evidence(_ user: String, generation: Int, after since: UInt64) -> Evidence? {
-        state.withLock { state in
-            guard let evidence = state.evidence[user], evidence.generation == generation, evidence.frontier > since else { return nil }
+        users.withLock { users in
+            guard let evidence = users[user], evidence.generation == generation, evidence.frontier > since else { return nil }
             return evidence
         }
     }
@@ -196,54 +195,15 @@ final class DefaultChecks: Sendable {
     /// snapshot (`holds`): they stand at its frontier. Else they are dropped,
     /// and the user's next check loads them again.
     private func advance(_ user: String, _ evidence: Evidence, to frontier: UInt64, holds: Bool) {
-        state.withLock { state in
+        users.withLock { users in
             guard holds else {
-                state.evidence[user] = nil
+                users[user] = nil
                 return
             }
-            let now = state.evidence[user]
+            let now = users[user]
             guard now == nil || now!.frontier <= frontier else { return }
-            state.evidence[user] = Evidence(
+            users[user] = Evidence(
                 generation: evidence.generation, scopes: evidence.scopes, owned: evidence.owned, frontier: frontier)
         }
-    }
-
-    /// Runs `recheck` unless it runs now (then waits for it) or ran within ``StreamChecks/recheckSeconds``.
-    private func recheckOnce(_ recheck: () -> Void) {
-        let (entry, mine) = state.withLock { state -> (CheckFlight<Void>, Bool) in
-            if let entry = state.recheck, !entry.isDone || MonotonicClock.now() - entry.madeAt < StreamChecks.recheckSeconds {
-                return (entry, false)
-            }
-            let entry = CheckFlight<Void>(startedAt: 0)
-            state.recheck = entry
-            return (entry, true)
-        }
-        guard mine else {
-            _ = entry.answer()
-            return
-        }
-        recheck()
-        entry.finish(.success(()))
-    }
-
-    /// A new check, on offer from now: the latest few of each key are kept.
-    private static func offer(_ key: Key, epoch: UInt64, in state: inout State) -> Flight {
-        let flight = Flight(startedAt: epoch)
-        var flights = state.flights[key] ?? []
-        if flights.count >= flightsPerKey { flights.removeFirst() }
-        flights.append(flight)
-        state.flights[key] = flights
-        state.madeSinceSweep += 1
-        if state.madeSinceSweep >= SharedChecks.sweepEvery { sweep(&state) }
-        return flight
-    }
-
-    private static func sweep(_ state: inout State) {
-        let now = MonotonicClock.now()
-        for (key, flights) in state.flights {
-            let kept = flights.filter { !$0.isDone || now - $0.madeAt < SharedChecks.keepSeconds }
-            state.flights[key] = kept.isEmpty ? nil : kept
-        }
-        state.madeSinceSweep = 0
     }
 }

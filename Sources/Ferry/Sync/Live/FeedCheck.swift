@@ -102,21 +102,17 @@ struct FeedCheck {
             && (registry.needsScopes(named)
                 || window.map { $0.checks.wantsScopes(named, generation: $0.generation, since: plan.request.since.afterXID) } == true)
         let scopeTables = loadScopes ? plan.scopeTables : []
-        let statements =
-            [plan.activityStatement(waiting: true)]
-            + scopeTables.map { Self.scopeRows($0, paths: plan.readThrough.paths($0.name)) }
-        // A subscription's prelude first (public reads, its row): its results are dropped.
-        let prelude = plan.prelude.count
-        let results = Array(try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, plan.prelude + statements) }.dropFirst(prelude))
-        let activity = try FeedActivity(results[0])
+        let probe = FeedProbe.waiter(
+            plan, beside: scopeTables.map { Self.scopeRows($0, paths: plan.readThrough.paths($0.name)) }, window: window?.tables)
         var scopes: Set<WaiterRegistry.ScopeKey>?
-        if loadScopes {
+        let look = try probe.run(as: caller, on: database) { activity, rows in
+            guard loadScopes else { return }
             var keys: Set<WaiterRegistry.ScopeKey> = []
             var owned: Set<WaiterRegistry.ScopeKey> = []
-            for (index, table) in scopeTables.enumerated() {
-                let idColumn = try results[1 + index].column("id", as: String.self)
-                let ownedColumn = try results[1 + index].column("owned", as: Bool.self)
-                for row in results[1 + index].rows {
+            for (table, result) in zip(scopeTables, rows) {
+                let idColumn = try result.column("id", as: String.self)
+                let ownedColumn = try result.column("owned", as: Bool.self)
+                for row in result.rows {
                     guard let id = try row.decode(idColumn) else { continue }
                     let key = WaiterRegistry.ScopeKey(scope: table.name, id: id)
                     keys.insert(key)
@@ -129,22 +125,14 @@ struct FeedCheck {
                 window.checks.note(user, generation: window.generation, scopes: keys, owned: owned, frontier: activity.frontier)
             }
         }
-        let page: ChangesPage
-        let read: DefaultWindow?
-        if let window, activity.found {
-            let result = try ChangesPlan.mappingCursorErrors {
-                try plan.run(plan.statement(withXIDs: false, window: window.tables), as: caller, on: database)
-            }
-            page = try ChangesPage(result, request: plan.request)
+        var read: DefaultWindow?
+        if let window, let result = look.pageResult {
             read = try DefaultWindow(
-                ChangesPage.firstRow(result), tables: window.tables, followed: plan.request.resources, frontier: page.frontier)
-        } else {
-            page = try plan.page(after: activity, as: caller, on: database)
-            read = nil
+                ChangesPage.firstRow(result), tables: window.tables, followed: plan.request.resources, frontier: look.page.frontier)
         }
         registry.checkCount.add(1, ordering: .relaxed)
-        let (frontier, held) = Self.held(activity, page: page)
-        return (FeedCheck(page: page, frontier: frontier, held: held, user: caller.trace?.userID, scopes: scopes), read)
+        let (frontier, held) = look.held
+        return (FeedCheck(page: look.page, frontier: frontier, held: held, user: caller.trace?.userID, scopes: scopes), read)
     }
 
     /// The scope rows of `table` the caller reads, each with whether they read
@@ -158,19 +146,6 @@ struct FeedCheck {
         return PlannedStatement("SELECT t.id::text AS id, \(owned) AS owned FROM \(table.qualifiedName) t")
     }
 
-    /// Whether a waiter must wait for the frontier, and below which: changes
-    /// the activity check saw at or above its frontier, or changes it found
-    /// below its frontier that the page, read in a later snapshot, did not
-    /// bring. The frontier is not monotonic (docs/changes-feed.md, "A frontier
-    /// that falls back"): the page's may sit lower than the check's, with what
-    /// the check found above it. Parked without a hold, such a waiter slept
-    /// until its deadline with a commit it had been woken for unsent: no hint
-    /// comes again for that commit, only the frontier's passing.
-    static func held(_ activity: FeedActivity, page: ChangesPage) -> (frontier: UInt64, held: Bool) {
-        if activity.found && page.isEmpty { return (min(page.frontier, activity.frontier), true) }
-        return (activity.frontier, activity.held)
-    }
-
     /// A stream's own check, with its guard read after the page
     /// (``ChangesPlan/streamGuard``), or beside an empty one
     /// (``ChangesPlan/guardedActivityStatement``), for ``StreamChecks`` to
@@ -182,32 +157,20 @@ struct FeedCheck {
     ) throws -> SharedStreamPage {
         registry.checksRunning.add(1, ordering: .relaxed)
         defer { registry.checksRunning.subtract(1, ordering: .relaxed) }
-        let prelude = plan.prelude.count
-        // Made here, not for every waiter that takes another's page. Nil only where the guard is
-        // (never here); the plain check's row would read as a guard that offers nobody.
-        let activityStatement = plan.guardedActivityStatement ?? plan.activityStatement(waiting: true)
-        let first = try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, plan.prelude + [activityStatement]) }[prelude]
-        let activity = try FeedActivity(first)
+        let look = try FeedProbe.stream(plan, guard: guardStatement).run(as: caller, on: database)
         let guardAnswer: StreamGuard
-        let page: ChangesPage
         var entries: [(xid: UInt64, json: Substring)]? = []
-        if activity.found {
-            // The guard after the page, in a later snapshot: one before it could miss what changed in between.
-            let results = Array(
-                try ChangesPlan.mappingCursorErrors {
-                    try database.asCaller(caller, plan.prelude + [plan.statement(withXIDs: true), guardStatement])
-                }.dropFirst(prelude))
-            page = try ChangesPage(results[0], request: plan.request)
-            entries = SharedStreamPage.entries(of: page, xids: try ChangesPage.firstRow(results[0]).string("xids"))
-            guardAnswer = try StreamGuard(results[1])
+        if let result = look.pageResult {
+            entries = SharedStreamPage.entries(of: look.page, xids: try ChangesPage.firstRow(result).string("xids"))
+            guardAnswer = try StreamGuard(look.afterResults[0])
         } else {
-            page = ChangesPage(emptyBelow: activity.frontier, request: plan.request)
-            guardAnswer = try StreamGuard(first)
+            // The plain check's row would read as a guard that offers nobody: the probe's is the guarded one.
+            guardAnswer = try StreamGuard(look.checkResult)
         }
         registry.checkCount.add(1, ordering: .relaxed)
-        let (frontier, held) = Self.held(activity, page: page)
+        let (frontier, held) = look.held
         return SharedStreamPage(
-            since: plan.request.since.afterXID, page: page, frontier: frontier, held: held, entries: entries,
+            since: plan.request.since.afterXID, page: look.page, frontier: frontier, held: held, entries: entries,
             guardAnswer: guardAnswer, leader: caller.trace?.userID)
     }
 }

@@ -33,23 +33,11 @@ final class SharedChecks: Sendable {
         var stream: String? = nil
     }
 
-    private typealias Flight = CheckFlight<FeedCheck>
-
-    private struct State {
-        var flights: [Key: Flight] = [:]
-        var madeSinceSweep = 0
-    }
-
-    private let state = Locked(State())
-
-    /// How long a finished check stays on offer: the waiters it answers
-    /// resume within the moment of a fan-out; later ones have later epochs.
-    static let keepSeconds = 5.0
-    /// Finished checks are swept once this many more were made.
-    static let sweepEvery = 1_024
+    /// One check on offer per key: the latest (``CheckShelf``).
+    private let shelf = CheckShelf<Key, FeedCheck>(perKey: 1)
 
     /// Checks on offer now (tests, /metrics).
-    var count: Int { state.withLock { $0.flights.count } }
+    var count: Int { shelf.count }
 
     /// The check for the waiter of `ticket`: another waiter's when it is the
     /// same and started late enough, else `run()`, offered to the others.
@@ -60,30 +48,15 @@ final class SharedChecks: Sendable {
     ) throws -> (check: FeedCheck, shared: Bool) {
         // Not registered (removed meanwhile): nothing to share on.
         guard let from = registry.checkFrom(ticket) else { return (try run(), false) }
-        let (flight, leads) = state.withLock { state -> (Flight, Bool) in
-            if let flight = state.flights[key], flight.startedAt >= from { return (flight, false) }
-            // The epoch is read after the caller's own, so it is at least `from`.
-            let flight = Flight(startedAt: registry.epoch)
-            state.flights[key] = flight
-            state.madeSinceSweep += 1
-            if state.madeSinceSweep >= Self.sweepEvery { Self.sweep(&state) }
-            return (flight, true)
+        // The epoch is read after the caller's own, so a check made now starts at least at `from`.
+        let made: CheckFlight<FeedCheck>
+        switch shelf.take(key, epoch: { registry.epoch }, choose: { $0.last.flatMap { $0.startedAt >= from ? $0 : nil } }) {
+        case .found(let flight): return (try flight.answer().get(), true)
+        case .made(let flight): made = flight
         }
-        guard leads else { return (try flight.answer().get(), true) }
         let result = Result { try run() }
-        flight.finish(result)
-        if case .failure = result {
-            // A failure answers those already waiting on it, never a later waiter.
-            state.withLock { state in
-                if state.flights[key] === flight { state.flights[key] = nil }
-            }
-        }
+        made.finish(result)
+        if case .failure = result { shelf.withdraw(made, of: key) }
         return (try result.get(), false)
-    }
-
-    private static func sweep(_ state: inout State) {
-        let now = MonotonicClock.now()
-        state.flights = state.flights.filter { !$0.value.isDone || now - $0.value.madeAt < keepSeconds }
-        state.madeSinceSweep = 0
     }
 }

@@ -12,7 +12,7 @@ struct SharedStreamPage: Sendable {
     /// The xid of the cursor the check read from.
     let since: UInt64
     let page: ChangesPage
-    /// Whether its waiters wait for the frontier, and below which (``FeedCheck/held(_:page:)``).
+    /// Whether its waiters wait for the frontier, and below which (``FeedProbe/held(_:page:)``).
     let frontier: UInt64
     let held: Bool
     /// The page's entries, each with its xid, in order; nil when they could not be told apart.

@@ -52,24 +52,12 @@ final class StreamChecks: Sendable {
         let stream: String
     }
 
-    private typealias Flight = CheckFlight<SharedStreamPage>
+    /// The checks on offer, and the bulk lookups of each stream's tokens, by stream (`name:id`).
+    private let shelf = CheckShelf<Key, SharedStreamPage>(
+        perKey: StreamChecks.flightsPerStream, recheckSeconds: StreamChecks.recheckSeconds, recentSeconds: StreamChecks.recentSeconds)
 
-    /// One bulk lookup of a stream's tokens, running or lately done: its
-    /// answer is only that it is done.
-    private typealias Recheck = CheckFlight<Void>
-
-    private struct State {
-        var flights: [Key: [Flight]] = [:]
-        /// By stream (`name:id`).
-        var rechecks: [String: Recheck] = [:]
-        /// By stream (`name:id`), the bearers (token hashes) that asked lately, and when.
-        var recent: [String: [String: Double]] = [:]
-        /// Per reader, the highest frontier of a snapshot in which they read the root.
-        var evidence: [Reader: UInt64] = [:]
-        var madeSinceSweep = 0
-    }
-
-    private let state = Locked(State())
+    /// Per reader, the highest frontier of a snapshot in which they read the root.
+    private let readers = Locked<[Reader: UInt64]>([:])
 
     /// A stream keeps at most this many checks on offer: waiters of one
     /// commit are at a few cursors, and the check from the earliest serves
@@ -88,7 +76,7 @@ final class StreamChecks: Sendable {
     static let recentSeconds = 2.0
 
     /// Checks on offer now (tests).
-    var count: Int { state.withLock { $0.flights.values.reduce(0) { $0 + $1.count } } }
+    var count: Int { shelf.count }
 
     /// The check for a waiter of `key` at cursor `request`: a page another
     /// user's check made, when it may be this user's, else `run()`, offered
@@ -103,19 +91,17 @@ final class StreamChecks: Sendable {
         let since = request.since.afterXID
         let from = registry.checkFrom(ticket)
         let now = MonotonicClock.now()
-        // Found, or else made, under one lock: waiters resuming together find the first one's check.
-        let (found, made) = state.withLock { state -> (Flight?, Flight?) in
-            if let token { state.recent[key.stream, default: [:]][token] = now }
-            // The latest cursor at or before this one: the fewest entries to cut away.
-            if let from, let flight = state.flights[key]?.filter({ $0.startedAt >= from && $0.since <= since }).max(by: { $0.since < $1.since }) {
-                return (flight, nil)
-            }
-            return (nil, Self.offer(key, since: since, epoch: registry.epoch, in: &state))
-        }
-        if let found {
+        if let token { shelf.asked(key.stream, token: token, at: now) }
+        // The latest cursor at or before this one: the fewest entries to cut away.
+        let taken = shelf.take(
+            key, since: since, epoch: { registry.epoch },
+            choose: { flights in
+                from.flatMap { from in flights.filter { $0.startedAt >= from && $0.since <= since }.max(by: { $0.since < $1.since }) }
+            })
+        if case .found(let found) = taken {
             var user = userNow()
             if user == nil {
-                recheckOnce(key.stream, recheck)
+                shelf.recheckOnce(key.stream, recheck)
                 user = userNow()
             }
             if let user, evidence(Reader(user: user, generation: key.generation, stream: key.stream), after: since),
@@ -125,7 +111,11 @@ final class StreamChecks: Sendable {
                 return (FeedCheck(page: page, frontier: shared.frontier, held: shared.held, user: user, scopes: nil), true)
             }
         }
-        let flight = made ?? state.withLock { state in Self.offer(key, since: since, epoch: registry.epoch, in: &state) }
+        let flight: CheckFlight<SharedStreamPage>
+        switch taken {
+        case .made(let made): flight = made
+        case .found: flight = shelf.offer(key, since: since, epoch: { registry.epoch })
+        }
         let result = Result { try run() }
         flight.finish(result)
         let shared: SharedStreamPage
@@ -133,7 +123,7 @@ final class StreamChecks: Sendable {
             shared = try result.get()
         } catch {
             // A failure answers those already waiting on it, never a later waiter.
-            state.withLock { state in state.flights[key]?.removeAll { $0 === flight } }
+            shelf.withdraw(flight, of: key)
             throw error
         }
         if let leader = shared.leader {
@@ -141,7 +131,7 @@ final class StreamChecks: Sendable {
             if shared.guardAnswer.readable {
                 note(reader, readAt: shared.guardAnswer.frontier)
             } else {
-                state.withLock { _ = $0.evidence.removeValue(forKey: reader) }
+                readers.withLock { _ = $0.removeValue(forKey: reader) }
             }
         }
         return (FeedCheck(page: shared.page, frontier: shared.frontier, held: shared.held, user: shared.leader, scopes: nil), false)
@@ -149,62 +139,13 @@ final class StreamChecks: Sendable {
 
     /// Whether `reader` read the root in a snapshot whose frontier is after `since`.
     private func evidence(_ reader: Reader, after since: UInt64) -> Bool {
-        state.withLock { state in state.evidence[reader].map { $0 > since } ?? false }
-    }
-
-    /// Runs `recheck` unless it runs now (then waits for it) or ran within
-    /// ``recheckSeconds``, giving it the bearers that asked within ``recentSeconds``.
-    private func recheckOnce(_ stream: String, _ recheck: (_ recent: [String]) -> Void) {
-        let (entry, recent) = state.withLock { state -> (Recheck, [String]?) in
-            let now = MonotonicClock.now()
-            if let entry = state.rechecks[stream], !entry.isDone || now - entry.madeAt < Self.recheckSeconds {
-                return (entry, nil)
-            }
-            // No epoch decides who may take a lookup: any waiter on the stream may, while it is recent.
-            let entry = Recheck(startedAt: 0)
-            state.rechecks[stream] = entry
-            let kept = state.recent[stream]?.filter { now - $0.value < Self.recentSeconds }
-            state.recent[stream] = kept?.isEmpty == false ? kept : nil
-            return (entry, kept.map { Array($0.keys) } ?? [])
-        }
-        guard let recent else {
-            _ = entry.answer()
-            return
-        }
-        recheck(recent)
-        entry.finish(.success(()))
+        readers.withLock { readers in readers[reader].map { $0 > since } ?? false }
     }
 
     private func note(_ reader: Reader, readAt frontier: UInt64) {
-        state.withLock { state in
-            if state.evidence.count >= Self.evidenceCapacity, state.evidence[reader] == nil { state.evidence.removeAll() }
-            state.evidence[reader] = max(state.evidence[reader] ?? 0, frontier)
+        readers.withLock { readers in
+            if readers.count >= Self.evidenceCapacity, readers[reader] == nil { readers.removeAll() }
+            readers[reader] = max(readers[reader] ?? 0, frontier)
         }
-    }
-
-    /// A new check from `since`, on offer from now: the latest few of each key are kept.
-    private static func offer(_ key: Key, since: UInt64, epoch: UInt64, in state: inout State) -> Flight {
-        let flight = Flight(startedAt: epoch, since: since)
-        var flights = state.flights[key] ?? []
-        if flights.count >= flightsPerStream { flights.removeFirst() }
-        flights.append(flight)
-        state.flights[key] = flights
-        state.madeSinceSweep += 1
-        if state.madeSinceSweep >= SharedChecks.sweepEvery { sweep(&state) }
-        return flight
-    }
-
-    private static func sweep(_ state: inout State) {
-        let now = MonotonicClock.now()
-        for (key, flights) in state.flights {
-            let kept = flights.filter { !$0.isDone || now - $0.madeAt < SharedChecks.keepSeconds }
-            state.flights[key] = kept.isEmpty ? nil : kept
-        }
-        state.rechecks = state.rechecks.filter { !$0.value.isDone || now - $0.value.madeAt < recheckSeconds }
-        state.recent = state.recent.compactMapValues { tokens in
-            let kept = tokens.filter { now - $0.value < recentSeconds }
-            return kept.isEmpty ? nil : kept
-        }
-        state.madeSinceSweep = 0
     }
 }
