@@ -4,7 +4,7 @@ import FerryHTTP
 /// collection's is a fingerprint of the rows in the answer.
 enum EntityTag {
     /// `"<revision>"`.
-    static func revision(_ revision: String) -> String { "\"\(revision)\"" }
+    static func revision(_ revision: Revision) -> String { revision.etag }
 
     /// The opaque tags of an `If-None-Match` or `If-Match` list, `W/` kept
     /// apart; nil means `*`.
@@ -52,8 +52,8 @@ enum EntityTag {
 
     /// The revisions an `If-Match` header accepts (strong comparison: weak
     /// tags and non-revisions accept nothing); nil for `*`.
-    static func matchRevisions(_ header: String) -> [Int64]? {
+    static func matchRevisions(_ header: String) -> [Revision]? {
         guard let tags = parseList(header) else { return nil }
-        return tags.compactMap { $0.weak ? nil : Int64($0.opaque) }
+        return tags.compactMap { $0.weak ? nil : Revision(parsing: $0.opaque) }
     }
 }

@@ -31,9 +31,9 @@ struct ReadConditions: Sendable, Equatable {
     /// The revisions `If-None-Match` names, as ``notModified(etag:lastModifiedMs:)``
     /// compares them: the tag must be the revision exactly as Ferry writes it
     /// (`"03"` names nothing); nil for `*`, no header or no revision named.
-    var revisions: [Int64]? {
+    var revisions: [Revision]? {
         guard case .tags(let tags) = noneMatch else { return nil }
-        let revisions = tags.compactMap { tag in Int64(tag).flatMap { String($0) == tag ? $0 : nil } }
+        let revisions = tags.compactMap(Revision.init(canonical:))
         return revisions.isEmpty ? nil : revisions
     }
 

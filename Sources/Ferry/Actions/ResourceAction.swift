@@ -137,10 +137,11 @@ struct ResourceAction: Sendable {
             guard resource.idKind.accepts(id: pathID) else { return idRefusal() }
             var item = "[{}]"
             if let revision = request.queryValue("revision") {
-                guard let n = Int64(revision), n >= 0 else {
+                guard let revision = Revision(parsing: revision) else {
                     return action(.refused(.badRequest("revision must be a non-negative integer")))
                 }
-                item = #"[{"revision":\#(n)}]"#
+                // The write statements read a base revision from the item, as for a PATCH body's.
+                item = #"[{"revision":\#(revision)}]"#
             }
             return action(
                 .update(

@@ -3,11 +3,11 @@ import FerryHTTP
 /// A write's `If-Match` (strong comparison, 412 when it fails).
 struct WritePreconditions: Sendable, Equatable {
     /// The revisions it accepts; nil with no header or with `*`.
-    var revisions: [Int64]?
+    var revisions: [Revision]?
     /// `If-Match: *`: any live row.
     var any = false
 
-    init(revisions: [Int64]? = nil, any: Bool = false) {
+    init(revisions: [Revision]? = nil, any: Bool = false) {
         self.revisions = revisions
         self.any = any
     }

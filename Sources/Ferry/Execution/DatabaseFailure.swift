@@ -105,7 +105,7 @@ enum WriteFailure {
         if status == 422, errors.contains(where: { $0["code"] as? String == ProblemCode.unknownField.rawValue }) { code = .unknownField }
         // One 410 shape for reads and writes: the tombstone's fields, and it as `current`.
         if single, status == 410, code == .gone, let current = first["current"], let tombstone = raw(current) {
-            let revision = (current as? [String: Any])?["revision"].map { "\($0)" }
+            let revision = (try? JSONDecoder().decode(Current.self, from: Data(tombstone)))?.revision
             return Problem.gone(tombstone: String(decoding: tombstone, as: UTF8.self), etag: revision.map(EntityTag.revision))
         }
         var extra: [(String, JSONValue)] = []
@@ -118,6 +118,13 @@ enum WriteFailure {
         let failing = Set(errors.compactMap { $0["index"] as? Int }).count
         let detail = single ? describe(code) : "\(failing) item(s) failed; nothing was written"
         return Problem(status, code, detail, extra: extra)
+    }
+
+    /// The validators of a failed item's `current` row (the tombstone a 410
+    /// answers with), decoded as the type the column has.
+    struct Current: Decodable, Equatable {
+        /// Absent when `current` is not a row (null).
+        let revision: Revision?
     }
 
     /// The reasons a constraint over several columns gives: the combination is

@@ -26,7 +26,7 @@ struct ResourceExecutor: Sendable {
         case .read(let statement, _):
             // Invisible and nonexistent rows take the same path: no row.
             let row = try first(statement, caller, onDataException: .notFound("no such row"))
-            guard let row, let revision = row["revision"] else { throw Problem.notFound("no such row") }
+            guard let row, let revision = try row.revision("revision") else { throw Problem.notFound("no such row") }
             let lastModified = try row.int64("last_modified")
             if try row.bool("is_deleted") == true, let tombstone = row["json"] { return .tombstone(json: tombstone, revision: revision) }
             return .row(json: row["json"], revision: revision, lastModified: lastModified)
@@ -90,7 +90,7 @@ struct ResourceExecutor: Sendable {
         guard let row = result.first else { return nil }
         // Every write statement names its columns as `ferry.write_items` returns them.
         return WriteResult(
-            status: try row.int("status") ?? 200, body: row["body"] ?? "[]", revision: try row.int64("revision"),
+            status: try row.int("status") ?? 200, body: row["body"] ?? "[]", revision: try row.revision("revision"),
             lastModified: try row.int64("last_modified"), id: row["id"])
     }
 }

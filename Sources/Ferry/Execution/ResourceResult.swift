@@ -4,9 +4,9 @@
 enum ResourceResult: Sendable {
     /// One row by id. `json` is nil when `If-None-Match` named its revision:
     /// the statement then leaves the body out, and the answer is a 304.
-    case row(json: String?, revision: String, lastModified: Int64?)
+    case row(json: String?, revision: Revision, lastModified: Int64?)
     /// A tombstone read by id.
-    case tombstone(json: String, revision: String)
+    case tombstone(json: String, revision: Revision)
     /// Multi-show: the JSON array of rows and the fingerprint of their revisions.
     case rows(json: String, fingerprint: String)
     /// An Index that fits one page: its JSON array, how many rows match, the
@@ -37,7 +37,7 @@ struct WriteResult: Sendable, Equatable {
     /// The JSON array of rows (or tombstones), in request order.
     let body: String
     /// The highest revision written (the row's, for a single write).
-    let revision: Int64?
+    let revision: Revision?
     /// The highest last_modified written.
     let lastModified: Int64?
     /// The smallest id (the row's, for a single write).

@@ -47,10 +47,10 @@ extension ReadSQL {
         /// The values, in parameter order.
         let binds: [Bind]
 
-        init(id: String, revisions: [Int64]?) {
+        init(id: String, revisions: [Revision]?) {
             var binds = SQLBinds(reservingCapacity: 2)
             self.id = binds.bind(.text(id))
-            self.revisions = binds.bind(.ints(revisions))
+            self.revisions = binds.bind(.revisions(revisions))
             self.binds = binds.values
         }
 

@@ -18,11 +18,11 @@ struct WriteParameters: Sendable {
     /// The values, in parameter order.
     let binds: [Bind]
 
-    init(items: String, pathID: String?, revisions: [Int64]?, anyRevision: Bool) {
+    init(items: String, pathID: String?, revisions: [Revision]?, anyRevision: Bool) {
         var binds = SQLBinds(reservingCapacity: 4)
         self.items = binds.bind(.json(items))
         self.pathID = binds.bind(pathID.map { .text($0) } ?? .null)
-        self.revisions = binds.bind(.ints(revisions))
+        self.revisions = binds.bind(.revisions(revisions))
         self.anyRevision = binds.bind(.bool(anyRevision))
         self.binds = binds.values
     }

@@ -71,7 +71,7 @@ enum ResourceResponse {
 
     /// A written row's validators: its ETag and Last-Modified.
     private static func rowHeaders(_ result: WriteResult) -> HTTPHeaders {
-        rowHeaders(etag: result.revision.map { EntityTag.revision(String($0)) }, lastModified: result.lastModified)
+        rowHeaders(etag: result.revision.map(EntityTag.revision), lastModified: result.lastModified)
     }
 
     private static func rowHeaders(etag: String?, lastModified: Int64?) -> HTTPHeaders {

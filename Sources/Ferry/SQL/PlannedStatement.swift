@@ -44,8 +44,8 @@ enum Bind: Sendable, Equatable {
     case json(String)
     /// A `text[]` literal's elements (NULL elements allowed).
     case texts([String?])
-    /// A `bigint[]`, or NULL for no array at all.
-    case ints([Int64]?)
+    /// Revisions as a `bigint[]`, or NULL for no array at all.
+    case revisions([Revision]?)
     case null
 
     /// The text PostgreSQL parses the parameter from; nil for NULL.
@@ -55,7 +55,7 @@ enum Bind: Sendable, Equatable {
         case .int(let value): String(value)
         case .bool(let value): value ? "true" : "false"
         case .texts(let items): Self.arrayLiteral(items)
-        case .ints(let values): values.map { Self.arrayLiteral($0.map { String($0) }) }
+        case .revisions(let values): values.map { Self.arrayLiteral($0.map(\.description)) }
         case .null: nil
         }
     }

@@ -17,7 +17,7 @@ import Testing
         guard case .read(let id, let conditions) = action.kind else { Issue.record("\(action.kind)"); return }
         #expect(id == F.term)
         #expect(conditions.noneMatch == .tags(["7", "x"]))
-        #expect(conditions.revisions == [7])
+        #expect(conditions.revisions?.map(\.value) == [7])
         #expect(conditions.notModified(etag: #""7""#, lastModifiedMs: nil))
         #expect(!conditions.notModified(etag: #""8""#, lastModifiedMs: nil))
     }
@@ -103,7 +103,7 @@ import Testing
         #expect(id == F.term)
         #expect(mode == .patch)
         #expect(item == #"[{"word": "w"}]"#)
-        #expect(preconditions == WritePreconditions(revisions: [3], any: false))
+        #expect(preconditions == WritePreconditions(revisions: [Revision(value: 3)!], any: false))
         #expect(prechecked)
         // A field the precheck cannot vouch for (no such column) leaves validation to PostgreSQL.
         let put = try F.parse(

@@ -25,11 +25,11 @@ import Testing
             Issue.record("not a read")
             return
         }
-        #expect(statement.binds == [.text(F.term), .ints([3])])
+        #expect(statement.binds == [.text(F.term), .revisions([Revision(value: 3)!])])
         #expect(statement.postgres.params == [F.term, "{\"3\"}"])
         try Snapshot.check("read", statement.sql)
         guard case .read(let plain, _) = try plan("GET", "/v1/terms/\(F.term)") else { Issue.record("not a read"); return }
-        #expect(plain.binds == [.text(F.term), .ints(nil)])
+        #expect(plain.binds == [.text(F.term), .revisions(nil)])
         #expect(plain.postgres.params == [F.term, nil])
     }
 
@@ -132,7 +132,7 @@ import Testing
                 continue
             }
             let item: Bind = body.map { .json("[\($0)]") } ?? .json(#"[{"revision":4}]"#)
-            #expect(exact.binds == [item, .text(F.term), .ints([4]), .bool(false)], "\(method)")
+            #expect(exact.binds == [item, .text(F.term), .revisions([Revision(value: 4)!]), .bool(false)], "\(method)")
             #expect(exact.postgres.params.suffix(2) == ["{\"4\"}", "false"], "\(method)")
             try Snapshot.check("update-\(name)", exact.sql)
             guard let fast else { Issue.record("\(method) has no fast path"); continue }
@@ -146,7 +146,7 @@ import Testing
             Issue.record("not a write")
             return
         }
-        #expect(one.binds.dropFirst() == [.null, .ints(nil), .bool(false)])  // NULL path id, NULL revisions
+        #expect(one.binds.dropFirst() == [.null, .revisions(nil), .bool(false)])  // NULL path id, NULL revisions
         try Snapshot.check("update-patch", one.sql)  // one item: the same statement as a single PATCH's exact path
         guard case .write(let many, _, false, false) = try plan("DELETE", "/v1/terms", body: #"[{"id": "a"}, {"id": "b"}]"#) else {
             Issue.record("not a write")

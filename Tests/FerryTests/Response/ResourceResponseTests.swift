@@ -22,7 +22,7 @@ import Testing
     // MARK: - One row
 
     @Test func aRowAnswersWithItsBodyETagAndLastModified() throws {
-        let response = try Self.answer(.row(json: Self.row, revision: "7", lastModified: Self.modified))
+        let response = try Self.answer(.row(json: Self.row, revision: Revision(value: 7)!, lastModified: Self.modified))
         #expect(response.status == 200)
         #expect(Self.text(response) == Self.row)
         #expect(response.headers["ETag"] == #""7""#)
@@ -33,7 +33,7 @@ import Testing
     @Test func ifNoneMatchNamingTheRevisionIs304WithValidatorsAndNoBody() throws {
         // The statement leaves the body out when If-None-Match names the revision.
         let response = try Self.answer(
-            .row(json: nil, revision: "7", lastModified: Self.modified), ReadConditions(noneMatch: .tags(["6", "7"])))
+            .row(json: nil, revision: Revision(value: 7)!, lastModified: Self.modified), ReadConditions(noneMatch: .tags(["6", "7"])))
         #expect(response.status == 304)
         #expect(Self.text(response).isEmpty)
         #expect(response.headers["ETag"] == #""7""#)
@@ -42,25 +42,25 @@ import Testing
 
     @Test func anotherRevisionOrStarDecideByTheTag() throws {
         let other = try Self.answer(
-            .row(json: Self.row, revision: "7", lastModified: nil), ReadConditions(noneMatch: .tags(["6"])))
+            .row(json: Self.row, revision: Revision(value: 7)!, lastModified: nil), ReadConditions(noneMatch: .tags(["6"])))
         #expect(other.status == 200)
         #expect(other.headers["Last-Modified"] == nil)
-        let star = try Self.answer(.row(json: Self.row, revision: "7", lastModified: nil), ReadConditions(noneMatch: .any))
+        let star = try Self.answer(.row(json: Self.row, revision: Revision(value: 7)!, lastModified: nil), ReadConditions(noneMatch: .any))
         #expect(star.status == 304)
     }
 
     @Test func ifModifiedSinceComparesWholeSeconds() throws {
         let seconds = Self.modified / 1000
         let same = try Self.answer(
-            .row(json: Self.row, revision: "7", lastModified: Self.modified + 999), ReadConditions(modifiedSince: seconds))
+            .row(json: Self.row, revision: Revision(value: 7)!, lastModified: Self.modified + 999), ReadConditions(modifiedSince: seconds))
         #expect(same.status == 304)
         let later = try Self.answer(
-            .row(json: Self.row, revision: "7", lastModified: Self.modified + 1000), ReadConditions(modifiedSince: seconds))
+            .row(json: Self.row, revision: Revision(value: 7)!, lastModified: Self.modified + 1000), ReadConditions(modifiedSince: seconds))
         #expect(later.status == 200)
     }
 
     @Test func aRowWithoutItsBodyAndNoMatchIsAnInternalError() {
-        #expect { try Self.answer(.row(json: nil, revision: "7", lastModified: nil)) } throws: { error in
+        #expect { try Self.answer(.row(json: nil, revision: Revision(value: 7)!, lastModified: nil)) } throws: { error in
             (error as? Problem)?.status == 500
         }
     }
@@ -71,7 +71,7 @@ import Testing
         let tombstone = #"{"id":"a","status":"x","revision":8,"is_deleted":true}"#
         for conditions in [ReadConditions(), ReadConditions(noneMatch: .tags(["8"])), ReadConditions(noneMatch: .any)] {
             #expect {
-                try Self.answer(.tombstone(json: tombstone, revision: "8"), conditions)
+                try Self.answer(.tombstone(json: tombstone, revision: Revision(value: 8)!), conditions)
             } throws: { error in
                 guard let problem = error as? Problem else { return false }
                 let members = problem.extra.map(\.0)
@@ -122,7 +122,7 @@ import Testing
     // MARK: - Writes
 
     static func written(status: Int = 200, body: String, id: String? = "a") -> WriteResult {
-        WriteResult(status: status, body: body, revision: 7, lastModified: Self.modified, id: id)
+        WriteResult(status: status, body: body, revision: Revision(value: 7), lastModified: Self.modified, id: id)
     }
 
     @Test func aCreatedObjectAnswersWithTheRowItsStatusAndLocation() throws {
