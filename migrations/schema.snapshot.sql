@@ -1928,11 +1928,33 @@ CREATE OR REPLACE FUNCTION ferry.refresh_sync_notify(p_table regclass)
 AS $function$
 DECLARE
     v_function regprocedure := ferry.generated_trigger_function('sync_notify_' || p_table::oid, ferry.sync_notify_source(p_table));
+    v_hints text := ferry.sync_hints_source(p_table);
+    v_name text := 'sync_hints_' || p_table::oid;
+    v_current text;
 BEGIN
     PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_insert', 'AFTER INSERT',
         'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
-    PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_update', 'AFTER UPDATE',
-        'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
+    -- The update trigger with its WHEN (point_trigger compares the function only).
+    IF NOT EXISTS (SELECT 1 FROM pg_trigger t
+                    WHERE t.tgrelid = p_table AND t.tgname = 'zz_ferry_notify_update' AND t.tgfoid = v_function
+                      AND t.tgqual IS NOT NULL) THEN
+        EXECUTE format('CREATE OR REPLACE TRIGGER zz_ferry_notify_update AFTER UPDATE ON %s'
+                       ' REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT WHEN (%s)'
+                       ' EXECUTE FUNCTION %s', p_table, ferry.sync_hints_when(p_table), v_function);
+    END IF;
+    SELECT p.prosrc INTO v_current FROM pg_proc p
+     WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = v_name;
+    IF v_hints IS NULL THEN
+        IF v_current IS NOT NULL THEN
+            EXECUTE format('DROP FUNCTION ferry.%I(anyelement)', v_name);
+        END IF;
+    ELSIF v_current IS DISTINCT FROM v_hints THEN
+        EXECUTE format('CREATE OR REPLACE FUNCTION ferry.%I(anyelement) RETURNS boolean LANGUAGE sql VOLATILE AS %L',
+                       v_name, v_hints);
+        -- The serve role's UPDATE calls it, and PostgreSQL inlines it only for a caller
+        -- who may execute it. It only collects hints, which that role may set itself.
+        EXECUTE format('GRANT EXECUTE ON FUNCTION ferry.%I(anyelement) TO PUBLIC', v_name);
+    END IF;
 END
 $function$
 ;
@@ -2059,6 +2081,12 @@ BEGIN
         SELECT p.oid::regprocedure FROM pg_proc p
          WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(update|notify)_[0-9]+$'
            AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgfoid = p.oid)
+        UNION ALL
+        -- A row hints function (live.sql) of a table that no longer has a notify trigger.
+        SELECT p.oid::regprocedure FROM pg_proc p
+         WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_hints_[0-9]+$'
+           AND NOT EXISTS (SELECT 1 FROM pg_trigger t
+                            WHERE t.tgrelid = substr(p.proname, 12)::oid AND t.tgname = 'zz_ferry_notify_update')
     LOOP
         EXECUTE format('DROP FUNCTION %s', v_stale);
     END LOOP;
@@ -3177,6 +3205,56 @@ BEGIN
                             sync_grant.fixed, sync_grant.read_only);
 END
 $function$
+;
+
+CREATE OR REPLACE FUNCTION ferry.sync_hints_source(p_table regclass)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_lines text := '';
+    v_args text := '';
+    v_n int := 1;
+    v_scope record;
+BEGIN
+    IF ferry.rules_private_members(p_table) THEN
+        RETURN NULL;
+    END IF;
+    FOR v_scope IN
+        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col,
+               a.attnotnull AND a.atttypid IN ('uuid'::regtype, 'int2'::regtype, 'int4'::regtype, 'int8'::regtype) AS plain
+          FROM ferry.access_scopes s
+          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
+         WHERE s.member_table = p_table
+         ORDER BY s.scope_table::oid
+    LOOP
+        IF NOT v_scope.plain THEN
+            RETURN NULL;
+        END IF;
+        v_n := v_n + 1;
+        v_lines := v_lines || format(E'%%1$s %s s %s %%%s$s\n', p_table::oid, v_scope.scope_oid, v_n);
+        v_args := v_args || format(', ($1).%I', v_scope.col);
+    END LOOP;
+    RETURN format($body$
+SELECT CASE WHEN pg_catalog.current_setting('ferry.hint_mode', true) OPERATOR(pg_catalog.=) 'collect'
+             AND COALESCE(pg_catalog.current_setting('ferry.hints', true), '') OPERATOR(pg_catalog.=) ''
+       THEN pg_catalog.set_config('ferry.hints', pg_catalog.format(%1$L, ferry.stamp()%2$s,
+              COALESCE('u ' OPERATOR(pg_catalog.||) NULLIF(pg_catalog.current_setting('ferry.user_id', true), ''), '*')), true)
+              IS NOT NULL
+        AND pg_catalog.set_config('ferry.hinted', %3$L, true) IS NOT NULL
+       ELSE pg_catalog.set_config('ferry.hinted', '', true) IS NULL END
+$body$, v_lines || format(E'%%1$s %s %%%s$s\n', p_table::oid, v_n + 1), v_args, p_table::oid::text);
+END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION ferry.sync_hints_when(p_table regclass)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+RETURN format('pg_catalog.current_setting(''ferry.hinted'', true) IS DISTINCT FROM %L OR pg_catalog.pg_trigger_depth() <> 0 OR pg_catalog.set_config(''ferry.hinted'', '''', true) IS NULL'::text, ((p_table)::oid)::text)
 ;
 
 CREATE OR REPLACE FUNCTION ferry.sync_members(p_table regclass, scope name, member name DEFAULT 'user_id'::name, fixed name[] DEFAULT '{}'::name[], read_only name[] DEFAULT '{}'::name[])
