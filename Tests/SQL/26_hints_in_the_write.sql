@@ -1,8 +1,8 @@
 -- role: owner
 -- Ferry's one-row UPDATE collects its hints in its RETURNING clause (the
 -- table's ferry.sync_hints_<oid>, issue 47 item 4), and the notify trigger's
--- function is then not entered: the same hints as the trigger's, inlined
--- into the plan, for that statement only. Any other write (no RETURNING call,
+-- function then returns at its first statement: the same hints as the
+-- trigger's, inlined into the plan, for that statement only. Any other write (no RETURNING call,
 -- outside collect mode, after other hints) still goes through the trigger.
 
 CREATE FUNCTION pg_temp.hints() RETURNS text[] LANGUAGE sql AS $$
@@ -37,16 +37,23 @@ BEGIN
     PERFORM pg_temp.check(by_trigger = ARRAY[terms || ' s ' || sets || ' ' || s1, terms || ' u ' || u],
                           'the trigger''s hints: ' || by_trigger::text);
 
-    -- The trigger's function, made to record that it was entered.
+    -- The trigger's function, its first statement kept (a statement whose RETURNING
+    -- collected returns there), then made to record that it went past it.
     SELECT p.prosrc INTO real_body FROM pg_proc p WHERE p.oid = (notify || '()')::regprocedure;
+    PERFORM pg_temp.check(real_body LIKE '%IF current_setting(''ferry.hinted'', true) = ''' || terms || ''' AND pg_trigger_depth() = 1 THEN%',
+                          'the notify function returns first for a marked statement');
     EXECUTE format($f$CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN
-        PERFORM pg_catalog.set_config(''test.entered'', ''yes'', true); RETURN NULL; END'$f$, notify);
+        IF current_setting(''ferry.hinted'', true) = ''%s'' AND pg_trigger_depth() = 1 THEN
+            PERFORM set_config(''ferry.hinted'', '''', true);
+            RETURN NULL;
+        END IF;
+        PERFORM pg_catalog.set_config(''test.entered'', ''yes'', true); RETURN NULL; END'$f$, notify, terms);
 
     PERFORM set_config('ferry.hints', '', true), set_config('test.entered', 'no', true);
     EXECUTE format('UPDATE app.terms t SET word = %L WHERE id = %L RETURNING %s(t)', 'in the write', t1, hints) INTO ok;
     PERFORM pg_temp.check(ok, 'the RETURNING call collected');
     PERFORM pg_temp.check(pg_temp.hints() = by_trigger, 'the same hints as the trigger''s: ' || pg_temp.hints()::text);
-    PERFORM pg_temp.check(current_setting('test.entered') = 'no', 'the notify function was not entered');
+    PERFORM pg_temp.check(current_setting('test.entered') = 'no', 'the notify function returned at its first statement');
     PERFORM pg_temp.check(current_setting('ferry.hinted') = '', 'the mark served that statement only');
 
     -- The next UPDATE without the call goes through the trigger.

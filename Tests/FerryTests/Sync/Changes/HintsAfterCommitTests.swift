@@ -108,18 +108,27 @@ extension ChangesSuites {
 
         /// Issue 47 item 4: a one-row PATCH collects its hints in its own RETURNING clause
         /// (the table's `ferry.sync_hints_<oid>`), so the notify trigger's PL/pgSQL
-        /// function is not entered, yet the PATCH wakes a long poll; an UPDATE from psql
-        /// still goes through that function and wakes it too.
-        @Test func aPatchWakesALongPollWithoutTheNotifyFunctionAndPsqlStillDoes() throws {
+        /// function returns at its first statement, yet the PATCH wakes a long poll; an
+        /// UPDATE from psql still goes through that function and wakes it too.
+        @Test func aPatchWakesALongPollPastNoMoreOfTheNotifyFunctionAndPsqlStillDoes() throws {
             let server = try TestServer()
             defer { server.stop() }
             let alice = try server.user("alice")
             let set = try server.makeSet(for: alice.id)
             let term = try server.createTerm(in: set, word: "before", token: alice.token)
-            let notify = "ferry.sync_notify_" + (try server.ownerQuery("SELECT 'app.terms'::regclass::oid::text").rows[0][0] ?? "")
-            // The notify function now fails any statement that enters it.
+            let terms = try server.ownerQuery("SELECT 'app.terms'::regclass::oid::text").rows[0][0] ?? ""
+            // The notify function keeps its first statement (a statement whose RETURNING
+            // collected its hints returns there) and then fails the write.
             _ = try server.ownerQuery(
-                "CREATE OR REPLACE FUNCTION \(notify)() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RAISE EXCEPTION ''entered''; END'")
+                """
+                CREATE OR REPLACE FUNCTION ferry.sync_notify_\(terms)() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN
+                    IF current_setting('ferry.hinted', true) = '\(terms)' AND pg_trigger_depth() = 1 THEN
+                        PERFORM set_config('ferry.hinted', '', true);
+                        RETURN NULL;
+                    END IF;
+                    RAISE EXCEPTION 'past the first statement';
+                END $f$
+                """)
             let feed = FeedFollower(server: server, token: alice.token)
             try feed.catchUp(pastXID: try server.maxXID())
             let poll = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
