@@ -23,7 +23,8 @@ ROUNDS=${BENCH_ROUNDS:-3}
 DURATION=${BENCH_DURATION:-10s}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
-# wake_ups on|off: enables or disables the NOTIFY triggers (zz_ferry_notify_*) of every synced table.
+# wake_ups on|off: enables or disables the NOTIFY triggers (zz_ferry_notify_*) of every synced table,
+# and the row hints functions (ferry.sync_hints_<oid>) with them.
 wake_ups() {
   local verb=ENABLE; [ "$1" = off ] && verb=DISABLE
   psql_owner "$DB" -c "DO \$\$ DECLARE t record; BEGIN
@@ -31,6 +32,20 @@ wake_ups() {
               WHERE tg.tgname LIKE 'zz_ferry_notify_%' AND NOT tg.tgisinternal LOOP
       EXECUTE format('ALTER TABLE %s $verb TRIGGER %I', t.rel, t.tgname);
     END LOOP; END \$\$"
+  # The row hints functions (issue 47 item 4), which a one-row PATCH's RETURNING calls
+  # instead of the trigger's function: off, each collects nothing (a constant in the
+  # inlined plan; replacing a function replans the statements that inlined it); on,
+  # each as ferry migrate makes it again.
+  if [ "$1" = off ]; then
+    psql_owner "$DB" -c "DO \$\$ DECLARE f regprocedure; BEGIN
+      FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+                WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_hints_[0-9]+\$' LOOP
+        EXECUTE format('CREATE OR REPLACE FUNCTION %s RETURNS boolean LANGUAGE sql VOLATILE AS %L', f, 'SELECT false');
+      END LOOP; END \$\$"
+  else
+    psql_owner "$DB" -c "SELECT ferry.refresh_sync_notify(s.table_oid) FROM ferry.synced_tables s
+                          WHERE to_regproc('ferry.sync_hints_' || s.table_oid::oid) IS NOT NULL"
+  fi
 }
 
 CONNECTIONS=8

@@ -42,6 +42,10 @@ tree_database tree "$MIGRATIONS" patch-profile
 owner tree -c "VACUUM ANALYZE app.study_sets" -c "VACUUM ANALYZE app.terms" >/dev/null
 USER_ID=$(owner tree -tA -c "SELECT id FROM ferry.users WHERE name = 'bench'")
 owner tree -tA -c "SELECT id FROM public.bench_ids ORDER BY n" > "$WORK/ids"
+# app.terms' row hints function, where the migrations make one (issue 47 item 4): Ferry's
+# one-row UPDATE then calls it in its RETURNING clause (FastUpdateSQL), and so does stmt_6.
+HINTS=$(owner tree -tA -c "SELECT 'ferry.' || p.proname FROM pg_proc p
+                            WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = 'sync_hints_' || 'app.terms'::regclass::oid")
 (cd "$ROOT" && bash deploy/local.sh stop >/dev/null)
 mkdir "$WORK/cg" && chown postgres "$WORK/cg"
 
@@ -55,7 +59,7 @@ stream() {
   [ -z "${BENCH_SESSION_SQL:-}" ] || echo "$BENCH_SESSION_SQL"
   echo "PREPARE stmt_5(text) AS SELECT pg_catalog.set_config('ferry.user_id', \$1, true), pg_catalog.set_config('ferry.hint_mode', 'collect', true)"
   # Ferry's PATCH of one row (Sources/Ferry, the batch UPDATE with If-Match: *), as a release build logged it.
-  tr '\n' ' ' <<'SQL'; echo
+  tr '\n' ' ' <<'SQL'
 PREPARE stmt_6(jsonb, text, bigint[], boolean) AS WITH i AS (
   SELECT 0 AS idx, ($1::jsonb) -> 0 AS item
 )
@@ -69,6 +73,8 @@ UPDATE "app"."terms" AS t SET ("word", "definition", "rank") = (SELECT m."word",
    AND EXISTS (SELECT 1 FROM jsonb_populate_record(t, i.item - ARRAY['id', 'revision', 'last_modified', 'is_deleted']) m WHERE (m."word" IS DISTINCT FROM t."word" OR m."definition" IS DISTINCT FROM t."definition" OR m."rank" IS DISTINCT FROM t."rank") AND NOT (i.item ? 'set_id' AND (m."set_id" IS DISTINCT FROM t."set_id")))
 RETURNING 200, json_build_array(CASE WHEN t."is_deleted" THEN json_build_object('id', t."id", 'set_id', t."set_id", 'revision', t."revision", 'last_modified', t."last_modified", 'is_deleted', true) ELSE json_build_object('id', t."id", 'set_id', t."set_id", 'word', t."word", 'definition', t."definition", 'rank', t."rank", 'revision', t."revision", 'last_modified', t."last_modified", 'is_deleted', t."is_deleted") END)::text, t."revision", t."last_modified", $2::text
 SQL
+  [ -z "$HINTS" ] || printf ', %s(t) AS hinted' "$HINTS"
+  echo
   echo "PREPARE stmt_7 AS SELECT pg_catalog.current_setting('ferry.hints', true)"
   awk -v n="$1" -v u="$USER_ID" '{ id[NR] = $1 } END {
     for (i = 1; i <= n; i++) {

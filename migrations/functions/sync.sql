@@ -246,7 +246,7 @@ $function$;
 REVOKE ALL ON FUNCTION ferry.refresh_sync_trigger(regclass) FROM PUBLIC;
 
 -- 0011's refresh of every synced table, now also dropping generated notify
--- functions no trigger uses and announcing the schema change to every instance.
+-- functions no trigger uses (and row hints functions of tables without one) and announcing the schema change to every instance.
 -- (Versioned definitions before this file: 0011, 0017.)
 CREATE OR REPLACE FUNCTION ferry.refresh_sync_triggers()
  RETURNS integer
@@ -271,6 +271,12 @@ BEGIN
         SELECT p.oid::regprocedure FROM pg_proc p
          WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(update|notify)_[0-9]+$'
            AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgfoid = p.oid)
+        UNION ALL
+        -- A row hints function (live.sql) of a table that no longer has a notify trigger.
+        SELECT p.oid::regprocedure FROM pg_proc p
+         WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_hints_[0-9]+$'
+           AND NOT EXISTS (SELECT 1 FROM pg_trigger t
+                            WHERE t.tgrelid = substr(p.proname, 12)::oid AND t.tgname = 'zz_ferry_notify_update')
     LOOP
         EXECUTE format('DROP FUNCTION %s', v_stale);
     END LOOP;

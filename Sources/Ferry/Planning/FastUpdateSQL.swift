@@ -69,7 +69,7 @@ struct FastUpdateSQL {
               FROM i
              WHERE \(conditions.joined(separator: "\n   AND "))
             RETURNING 200 AS status, json_build_array(\(RowJSON(resource: resource).tombstone(SQL.column("t"))))::text AS body,
-                      t."revision", t."last_modified", \(parameters.pathID)::text AS id
+                      t."revision", t."last_modified", \(parameters.pathID)::text AS id\(hinted)
             """
     }
 
@@ -116,7 +116,16 @@ struct FastUpdateSQL {
               FROM i
              WHERE \(conditions.joined(separator: "\n   AND "))
             RETURNING 200 AS status, json_build_array(\(rows.view(SQL.column("t"))))::text AS body, t."revision", t."last_modified",
-                      \(parameters.pathID)::text AS id
+                      \(parameters.pathID)::text AS id\(hinted)
             """
+    }
+
+    /// The written row's live hints, collected by the table's row hints function
+    /// (``Resource/rowHints``) instead of the notify trigger's PL/pgSQL function,
+    /// which PostgreSQL then does not enter (issue 47 item 4). PostgreSQL inlines
+    /// the function: a few expressions in this plan. Ferry reads nothing of it;
+    /// the collected hints are read after the statement, as the trigger's are.
+    private var hinted: String {
+        resource.rowHints.map { ", \($0)(t) AS hinted" } ?? ""
     }
 }

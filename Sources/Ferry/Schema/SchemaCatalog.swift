@@ -85,6 +85,11 @@ public struct Resource: Sendable, Equatable, Codable {
     /// Whether some of its rows are readable by every signed-in user
     /// (`ferry.sync_public`, core 0025): nil when none can be.
     public var publicRows: PublicRows? = nil
+    /// Its row hints function (`ferry.sync_hints_<oid>`, functions/live.sql), which a
+    /// one-row UPDATE calls in its RETURNING clause so that the notify trigger's
+    /// function is not entered (issue 47 item 4); nil when the table has none or the
+    /// serve role may update a scope column (the function sees the new row only).
+    public var rowHints: String? = nil
 
     /// What makes a resource's rows public: the boolean `flag` column of
     /// `resource` (itself, or the owned table its child rules read through, as
@@ -113,7 +118,7 @@ public struct Resource: Sendable, Equatable, Codable {
     public var qualifiedName: String { SQL.id(schema) + "." + SQL.id(name) }
 
     enum CodingKeys: String, CodingKey {
-        case name, schema, columns, uniqueKeys = "unique_keys", constraints, policies, publicRows = "public"
+        case name, schema, columns, uniqueKeys = "unique_keys", constraints, policies, publicRows = "public", rowHints = "row_hints"
     }
 
     /// The policies that decide whether the caller may write a row: INSERT, UPDATE and ALL.

@@ -64,7 +64,13 @@ public enum SchemaIntrospector {
              SELECT json_build_object('flag', up.public_column, 'resource', pc.relname)
                FROM up JOIN pg_class pc ON pc.oid = up.table_oid
               WHERE up.kind = 'owned' AND up.public_column IS NOT NULL
-              LIMIT 1) AS public
+              LIMIT 1) AS public,
+            (SELECT 'ferry.' || quote_ident(p.proname) FROM pg_proc p
+              WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = 'sync_hints_' || c.oid
+                AND has_function_privilege(p.oid, 'EXECUTE')
+                AND NOT EXISTS (SELECT 1 FROM ferry.access_scopes sc
+                                 WHERE sc.member_table = c.oid AND has_column_privilege(c.oid, sc.member_column, 'UPDATE'))
+            ) AS row_hints
           FROM ferry.sync_resources s
           JOIN pg_class c ON c.oid = s.table_oid
           JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -106,6 +106,54 @@ extension ChangesSuites {
             #expect(Date().timeIntervalSince(poll.started) < 50)
         }
 
+        /// Issue 47 item 4: a one-row PATCH collects its hints in its own RETURNING clause
+        /// (the table's `ferry.sync_hints_<oid>`), so the notify trigger's PL/pgSQL
+        /// function returns at its first statement, yet the PATCH wakes a long poll; an
+        /// UPDATE from psql still goes through that function and wakes it too.
+        @Test func aPatchWakesALongPollPastNoMoreOfTheNotifyFunctionAndPsqlStillDoes() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let alice = try server.user("alice")
+            let set = try server.makeSet(for: alice.id)
+            let term = try server.createTerm(in: set, word: "before", token: alice.token)
+            let terms = try server.ownerQuery("SELECT 'app.terms'::regclass::oid::text").rows[0][0] ?? ""
+            // The notify function keeps its first statement (a statement whose RETURNING
+            // collected its hints returns there) and then fails the write.
+            _ = try server.ownerQuery(
+                """
+                CREATE OR REPLACE FUNCTION ferry.sync_notify_\(terms)() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN
+                    IF current_setting('ferry.hinted', true) = '\(terms)' AND pg_trigger_depth() = 1 THEN
+                        PERFORM set_config('ferry.hinted', '', true);
+                        RETURN NULL;
+                    END IF;
+                    RAISE EXCEPTION 'past the first statement';
+                END $f$
+                """)
+            let feed = FeedFollower(server: server, token: alice.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let poll = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
+            try server.waitForWaiters(1)
+            let published = server.app.live.hintsPublished
+            let patch = try server.client().request(
+                "PATCH", "/v1/terms/\(term)", headers: [("Authorization", "Bearer \(alice.token)"), ("If-Match", "*")],
+                json: ["word": "patched"])
+            #expect(patch.status == 200, "\(patch.text)")
+            let response = try poll.response()
+            #expect(LongPollTests.ids(response, "terms") == [term])
+            #expect(server.app.live.hintsPublished == published + 2)
+            #expect(Date().timeIntervalSince(poll.started) < 50)
+
+            // The function as `ferry migrate` makes it; a write from psql enters it and wakes a poll.
+            _ = try server.ownerQuery("SELECT ferry.refresh_sync_notify('app.terms')")
+            try feed.catchUp(pastXID: try server.maxXID())
+            let second = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
+            try server.waitForWaiters(1)
+            _ = try server.ownerQuery("UPDATE app.terms SET word = 'from psql' WHERE id = $1", [term])
+            let answer = try second.response()
+            #expect(LongPollTests.ids(answer, "terms") == [term])
+            #expect(Date().timeIntervalSince(second.started) < 50)
+        }
+
         @Test func aWriteWithPlainSQLWakesALongPollWhenItCommits() throws {
             let server = try TestServer()
             defer { server.stop() }
