@@ -31,8 +31,13 @@ struct ChangesRoutes: Sendable {
             credential: try Caller.credential(request), trace: context.scope.trace ?? RequestTrace(),
             transaction: context.scope.transaction)
         let catalog = schema.catalog
-        let parsed = try ChangesRequest(request, catalog: catalog)
+        var parsed = try ChangesRequest(request, catalog: catalog)
         let generation = schema.generation
+        if parsed.stream, parsed.startsNow, context.resumption == nil {
+            // An event stream from now goes on from this moment's cursor: its first event is
+            // empty and carries it. (Its later parts go on from the last event's cursor.)
+            parsed = parsed.continuing(after: try poll(plan: ChangesPlan(request: parsed, catalog: catalog, scopes: []), caller: caller).cursor)
+        }
         let undecided = ChangesPlan(
             request: parsed, catalog: catalog,
             scopes: try scopes.scopes(for: catalog, generation: generation, schema: schemaName, database: database),
@@ -41,7 +46,7 @@ struct ChangesRoutes: Sendable {
         if let subscription = parsed.subscription {
             plan = try subscribed(undecided, to: subscription, generation: generation)
         } else {
-            plan = parsed.startsNow ? undecided : try decided(undecided, caller: caller, generation: generation)
+            plan = parsed.startsNow && !parsed.stream ? undecided : try decided(undecided, caller: caller, generation: generation)
         }
         // Only a GET the server can park waits: not a HEAD, nor one a batch replays in its transaction.
         let ticket = caller.transaction == nil && request.method == "GET" ? context.parkingTicket() : nil

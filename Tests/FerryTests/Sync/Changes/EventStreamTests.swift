@@ -131,6 +131,24 @@ extension ChangesSuites {
             #expect(try stream.client.readChunk() == Array(":\n\n".utf8))
         }
 
+        @Test func aStreamSinceNowStartsAtThisMomentNotFromTheBeginning() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let alice = try server.user("alice")
+            let set = try server.makeSet(for: alice.id)
+            let before = try server.createTerm(in: set, word: "before", token: alice.token)
+            let stream = try EventStreamReader(port: server.port, token: alice.token, query: "?since=now")
+            // The first event is empty and carries this moment's cursor: nothing written before is sent again.
+            let first = try stream.nextChanges()
+            #expect((first.json["changes"] as? [Any])?.isEmpty == true)
+            #expect(first.json["has_more"] as? Bool == false)
+            try server.waitForWaiters(1)
+            let after = try server.createTerm(in: set, word: "after", token: alice.token)
+            var received: Set<String> = []
+            while !received.contains(after) { received.formUnion(Self.ids(try stream.nextChanges(), "terms")) }
+            #expect(!received.contains(before))
+        }
+
         @Test func lastEventIDResumesAfterTheEvent() throws {
             let server = try TestServer()
             defer { server.stop() }
