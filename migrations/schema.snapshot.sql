@@ -2211,14 +2211,17 @@ BEGIN
     -- A members rule's array of the caller's scope ids, before the policies that call it.
     IF v_rule.kind = 'members' THEN
         v_function := ferry.rules_scope_ids_function(p_table);
+        -- PL/pgSQL, not SQL: a SQL function that cannot be inlined (SECURITY DEFINER) is
+        -- planned again in every statement that calls it (~0.2-0.4 ms each, and every
+        -- policy of a scope's tables calls one), where PL/pgSQL keeps its plan for the session.
         v_source := format($f$
-            SELECT coalesce(array_agg(m.%1$I), '{}') FROM %2$s m
-             WHERE m.%3$I = ferry.current_user_id() AND NOT m.is_deleted
+            BEGIN RETURN (SELECT coalesce(array_agg(m.%1$I), '{}') FROM %2$s m
+             WHERE m.%3$I = ferry.current_user_id() AND NOT m.is_deleted); END
             $f$, v_rule.rule_column, p_table, v_rule.member_column);
         IF to_regprocedure(v_function) IS NULL
            OR (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure(v_function)) IS DISTINCT FROM v_source THEN
             EXECUTE format($f$
-                CREATE OR REPLACE FUNCTION %s RETURNS %s[] LANGUAGE sql STABLE SECURITY DEFINER
+                CREATE OR REPLACE FUNCTION %s RETURNS %s[] LANGUAGE plpgsql STABLE SECURITY DEFINER
                     SET search_path = pg_catalog, pg_temp AS %L
                 $f$, v_function, (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
                                    WHERE a.attrelid = v_rule.target_table AND a.attname = 'id'), v_source);
@@ -2326,15 +2329,16 @@ BEGIN
                              m.rule_column, m.table_oid, m.member_column), ' UNION ALL ' ORDER BY m.table_oid::oid)
       INTO v_memberships
       FROM ferry.sync_rules m WHERE m.kind = 'members' AND m.target_table = v_through;
+    -- PL/pgSQL for its plan kept for the session (see ferry.rules_apply's members function).
     v_source := format($f$
-        SELECT coalesce(array_agg(DISTINCT g.%1$I), '{}') FROM %2$s g
-         WHERE NOT g.is_deleted AND g.%3$I IN (%4$s)
+        BEGIN RETURN (SELECT coalesce(array_agg(DISTINCT g.%1$I), '{}') FROM %2$s g
+         WHERE NOT g.is_deleted AND g.%3$I IN (%4$s)); END
         $f$, v_rule.rule_column, p_table, v_rule.member_column,
         coalesce(v_memberships, format('SELECT NULL::%s WHERE false', ferry.rules_id_type(v_through))));
     IF to_regprocedure(v_function) IS NULL
        OR (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure(v_function)) IS DISTINCT FROM v_source THEN
         EXECUTE format($f$
-            CREATE OR REPLACE FUNCTION %s RETURNS %s[] LANGUAGE sql STABLE SECURITY DEFINER
+            CREATE OR REPLACE FUNCTION %s RETURNS %s[] LANGUAGE plpgsql STABLE SECURITY DEFINER
                 SET search_path = pg_catalog, pg_temp AS %L
             $f$, v_function, ferry.rules_id_type(v_rule.target_table), v_source);
         EXECUTE format('COMMENT ON FUNCTION %s IS %L', v_function,
