@@ -291,14 +291,14 @@ CREATE OR REPLACE FUNCTION ferry.access_changed_users(p_after xid8, p_limit inte
  SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
 AS $function$
     SELECT CASE WHEN count(*) >= p_limit THEN NULL ELSE coalesce(array_agg(DISTINCT u.user_id), '{}') END
-      FROM (SELECT g.user_id FROM ferry.access_grants g WHERE g.xid >= p_after
+      FROM (SELECT g.user_id FROM ferry.access_grants g WHERE g.xid > p_after
             UNION ALL
-            SELECT r.user_id FROM ferry.access_revocations r WHERE r.xid >= p_after
+            SELECT r.user_id FROM ferry.access_revocations r WHERE r.xid > p_after
             LIMIT p_limit) u
 $function$
 ;
 GRANT EXECUTE TO ferry_app
-COMMENT 'Users with an access grant or revocation at or after p_after (NULL for p_limit entries or more): they are answered by their own feed check.'
+COMMENT 'Users with an access grant or revocation after p_after, a frontier cursor''s xid (NULL for p_limit entries or more): they are answered by their own feed check.'
 
 CREATE OR REPLACE FUNCTION ferry.access_log_notify()
  RETURNS trigger

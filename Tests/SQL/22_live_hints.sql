@@ -4,23 +4,17 @@
 -- dropped with a rolled-back savepoint, '*' for more than 100 scope rows, and
 -- notified instead of collected past 64 kB; outside collect mode, none collected.
 
--- The collected hints without their stamps, one a line.
-CREATE FUNCTION pg_temp.hints() RETURNS text[] LANGUAGE sql AS $$
-    SELECT coalesce(array_agg(regexp_replace(l, '^[0-9]+ ', '') ORDER BY n), '{}')
-      FROM unnest(string_to_array(rtrim(coalesce(current_setting('ferry.hints', true), ''), E'\n'), E'\n')) WITH ORDINALITY AS h(l, n)
-     WHERE l <> ''
-$$;
+\ir _live_hints.sql
 
 DO $$
 DECLARE
-    u uuid := ferry.create_user('hints-' || gen_random_uuid(), 'hints-password-1');
+    u uuid := pg_temp.collect_as_new_user('hints-');
     sets text := 'app.study_sets'::regclass::oid::text;
     terms text := 'app.terms'::regclass::oid::text;
     s1 uuid;
     s2 uuid;
     many text[];
 BEGIN
-    PERFORM set_config('ferry.user_id', u::text, true), set_config('ferry.hint_mode', 'collect', true);
     INSERT INTO app.study_sets (creator_id, title) VALUES (u, 'one') RETURNING id INTO s1;
     PERFORM pg_temp.check(pg_temp.hints() = ARRAY[sets || ' s ' || sets || ' ' || s1, sets || ' u ' || u],
                           'an insert collects its scope row''s hint, then its user''s: ' || pg_temp.hints()::text);
@@ -80,7 +74,7 @@ END $$;
 -- (issue 46); a shared set's collaborator rows still name their set.
 DO $$
 DECLARE
-    t uuid := ferry.create_user('hints-t-' || gen_random_uuid(), 'hints-password-1');
+    t uuid := pg_temp.collect_as_new_user('hints-t-');
     s1 uuid := ferry.create_user('hints-s1-' || gen_random_uuid(), 'hints-password-1');
     s2 uuid := ferry.create_user('hints-s2-' || gen_random_uuid(), 'hints-password-1');
     admin uuid := ferry.create_user('hints-a-' || gen_random_uuid(), 'hints-password-1');
@@ -91,7 +85,6 @@ DECLARE
     s uuid;
     mine text[];
 BEGIN
-    PERFORM set_config('ferry.user_id', t::text, true), set_config('ferry.hint_mode', 'collect', true);
     INSERT INTO app.classes (teacher_id, name) VALUES (t, '4B') RETURNING id INTO k;
     INSERT INTO app.study_sets (creator_id, title) VALUES (t, 'shared') RETURNING id INTO s;
     PERFORM set_config('ferry.hints', '', true);

@@ -63,6 +63,27 @@ commit_one() { q "INSERT INTO fh.items VALUES ($1, 'x')"; }
 # The floor cannot rise while another session holds its raiser's lock: the frontier falls back.
 # $1 names the session (a release is a row that stays: one name per session).
 block_floor() { session "$1" "SELECT pg_advisory_lock(1181905530, 0);"; }
+# While the floor cannot rise, a running transaction of another database (other
+# test processes on the cluster) is not told apart from a silent writer of this
+# one (the stamps' advisory keys are per database): one older than the session
+# $1, or between the floor and its xid, may hold the frontier, or be named by
+# the hold, for as long as it runs. Waits until the hold is "$2 <$1's xid>",
+# asking again while it names a transaction of another database or one that
+# has ended; any other answer fails at once.
+hold_is() {
+  local want got xid until=$((SECONDS + 300))
+  want="$2 $(xid_of "$1")"
+  while :; do
+    got=$(hold)
+    [ "$got" = "$want" ] && return 0
+    xid=${got##* }
+    [[ "$xid" =~ ^[0-9]+$ ]] || fail "the hold is not $want: '$got'"
+    [ "$(q "SELECT count(*) FROM pg_stat_activity WHERE backend_xid::text = '$xid' AND datname = current_database()")" = 0 ] \
+      || fail "the hold names another transaction of this database, not $want: $got"
+    [ "$SECONDS" -lt "$until" ] || fail "the hold named other databases' transactions for 300 s, not $want: $got"
+    sleep 0.05
+  done
+}
 
 # 0. Statements of a synced table that wrote no row (an UPDATE and an INSERT
 #    ... SELECT that matched none: their statement triggers fire) stamp
@@ -104,16 +125,11 @@ session n "INSERT INTO fh.plain VALUES (2); UPDATE fh.items SET x = x WHERE fals
 [ "$(q "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE a.application_name = 'ferry_fh_n' AND l.relation = 'fh.items'::regclass AND l.mode = 'RowExclusiveLock'")" = 1 ] \
   || fail "the no-op UPDATE did not take RowExclusiveLock (the case is moot)"
 commit_one 4
-# While the floor cannot rise, a running transaction of another database whose
-# xid lies between the floor and n's is not told apart from a writer of this one
-# (advisory locks are per database) and may stop the frontier first, for the
-# moment it runs: other test processes on the cluster. Asked again until it ends.
-fell_back() {
-  [ "$(q "SELECT ferry.feed_frontier() = '$(xid_of n)'::text::xid8")" = t ] && [ "$(hold)" = "unsynced_writer $(xid_of n)" ]
-}
-for _ in $(seq 100); do fell_back && break; sleep 0.1; done
+# The hold first (another database's transaction may stop the frontier before
+# n, hold_is above): once it names n, the frontier is n's xid, and stays so (a
+# transaction that starts later has a larger xid).
+hold_is n unsynced_writer
 [ "$(q "SELECT ferry.feed_frontier() = '$(xid_of n)'::text::xid8")" = t ] || fail "the frontier did not fall back to the unsynced writer"
-[ "$(hold)" = "unsynced_writer $(xid_of n)" ] || fail "an UPDATE and a DELETE that matched no row read: $(hold)"
 release floor1
 release n
 
@@ -129,7 +145,9 @@ commit_one 6
 floor=$(q "SELECT pg_sequence_last_value('ferry.stamp_floor')")
 [ "$(q "SELECT ferry.feed_frontier() = '$floor'::xid8 AND '$floor'::xid8 > '$(xid_of f)'::text::xid8")" = t ] \
   || fail "the frontier is not the floor above the idle writer: $(q "SELECT ferry.feed_frontier()::text || ' floor $floor f $(xid_of f) ' || pg_current_snapshot()::text")"
-[ "$(hold)" = "unsynced_writer $(xid_of f)" ] || fail "a frontier at the floor reads: $(hold)"
+# The hold names the oldest running transaction below the floor: f, once
+# another database's older one has ended (hold_is above).
+hold_is f unsynced_writer
 release floor2
 release f
 

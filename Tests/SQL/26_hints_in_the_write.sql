@@ -5,15 +5,11 @@
 -- trigger's, inlined into the plan, for that statement only. Any other write (no RETURNING call,
 -- outside collect mode, after other hints) still goes through the trigger.
 
-CREATE FUNCTION pg_temp.hints() RETURNS text[] LANGUAGE sql AS $$
-    SELECT coalesce(array_agg(regexp_replace(l, '^[0-9]+ ', '') ORDER BY n), '{}')
-      FROM unnest(string_to_array(rtrim(coalesce(current_setting('ferry.hints', true), ''), E'\n'), E'\n')) WITH ORDINALITY AS h(l, n)
-     WHERE l <> ''
-$$;
+\ir _live_hints.sql
 
 DO $$
 DECLARE
-    u uuid := ferry.create_user('hinted-' || gen_random_uuid(), 'hints-password-1');
+    u uuid := pg_temp.collect_as_new_user('hinted-');
     sets text := 'app.study_sets'::regclass::oid::text;
     terms text := 'app.terms'::regclass::oid::text;
     notify text := 'ferry.sync_notify_' || 'app.terms'::regclass::oid;
@@ -26,7 +22,6 @@ DECLARE
     plan text := '';
     line text;
 BEGIN
-    PERFORM set_config('ferry.user_id', u::text, true), set_config('ferry.hint_mode', 'collect', true);
     INSERT INTO app.study_sets (creator_id, title) VALUES (u, 'one') RETURNING id INTO s1;
     INSERT INTO app.terms (set_id, word) VALUES (s1, 'w') RETURNING id INTO t1;
 

@@ -16,6 +16,11 @@
 # (tests needing concurrent sessions, given both URLs), then applies the
 # migrations once more to a second fresh database. Prints `N passed, N failed`,
 # drops the scratch databases, and exits non-zero on any failure.
+#
+# Files named _* are fixtures, never run on their own: _prelude.sql runs before
+# each SQL test in its session; a test that shares more setup with others
+# includes a fixture itself (`\ir _live_hints.sql`), and a shell test sources
+# _sessions.sh.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -342,11 +342,20 @@ RETURN (COALESCE(current_setting('ferry.public_reads'::text, true), ''::text) = 
 GRANT EXECUTE ON FUNCTION ferry.public_reads() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION ferry.public_reads() TO ferry_app;
 
--- The users with an access grant or revocation at or after p_after; NULL
--- when the logs hold p_limit entries or more there ("too many to tell": the
--- caller shares with nobody). At most p_limit entries are read, so a cursor
--- from last week costs what one from a second ago does.
--- (Versioned definitions before this file: 0030.)
+-- The users with an access grant or revocation after p_after; NULL when the
+-- logs hold p_limit entries or more there ("too many to tell": the caller
+-- shares with nobody). At most p_limit entries are read, so a cursor from
+-- last week costs what one from a second ago does.
+-- (Versioned definitions before this file: 0030, which read at p_after too.)
+--
+-- After p_after, not at it, as ferry.window_keys reads (stop 63). p_after is
+-- a frontier cursor's xid: its holder has every entry at it, and the page
+-- reads strictly after it. Each caller (a stream's guard, a default stream's
+-- window) shares only with users whose evidence (the scope rows or the root
+-- they read) comes from a snapshot whose frontier is past the cursor, which
+-- saw every entry at it. Read at it, the access given or taken in the
+-- transaction a cursor stops at (often the one just delivered) sent its
+-- users to a check of their own at the next write.
 CREATE OR REPLACE FUNCTION ferry.access_changed_users(p_after xid8, p_limit integer)
  RETURNS uuid[]
  LANGUAGE sql
@@ -354,15 +363,15 @@ CREATE OR REPLACE FUNCTION ferry.access_changed_users(p_after xid8, p_limit inte
  SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
 AS $function$
     SELECT CASE WHEN count(*) >= p_limit THEN NULL ELSE coalesce(array_agg(DISTINCT u.user_id), '{}') END
-      FROM (SELECT g.user_id FROM ferry.access_grants g WHERE g.xid >= p_after
+      FROM (SELECT g.user_id FROM ferry.access_grants g WHERE g.xid > p_after
             UNION ALL
-            SELECT r.user_id FROM ferry.access_revocations r WHERE r.xid >= p_after
+            SELECT r.user_id FROM ferry.access_revocations r WHERE r.xid > p_after
             LIMIT p_limit) u
 $function$;
 REVOKE ALL ON FUNCTION ferry.access_changed_users(xid8,integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ferry.access_changed_users(xid8,integer) TO ferry_app;
 COMMENT ON FUNCTION ferry.access_changed_users(xid8,integer) IS
-    'Users with an access grant or revocation at or after p_after (NULL for p_limit entries or more): they are answered by their own feed check.';
+    'Users with an access grant or revocation after p_after, a frontier cursor''s xid (NULL for p_limit entries or more): they are answered by their own feed check.';
 
 -- The rows of p_table changed after p_after and below p_upto, each as
 -- a JSON array of its id and the values of p_columns, as text; NULL when

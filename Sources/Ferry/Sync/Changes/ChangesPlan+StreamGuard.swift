@@ -12,8 +12,12 @@ import FerryPostgres
 /// readers of the root with none of those since the cursor get the same page.
 /// Who reads the root changes only by a write of the root row (its owner, its
 /// public flag), a public grant or revocation of it, or an access grant or
-/// revocation (its members): the guard reads all three at or after the
-/// cursor, in a snapshot that sees all the page's did: taken after the
+/// revocation (its members): the guard reads the first two at or after the
+/// cursor's xid, and the third after it (`ferry.access_changed_users`, stop
+/// 63: the entries at a frontier cursor's xid are in no page, and every
+/// reader it shares with read the root in a snapshot that saw them; the same
+/// holds of the first two, which still read at it, naming more), in a
+/// snapshot that sees all the page's did: taken after the
 /// page's, or the page's own when the page is empty (the activity check's,
 /// ``guardedActivityStatement``).
 extension ChangesPlan {
@@ -89,10 +93,11 @@ struct StreamGuard: Sendable {
     let frontier: UInt64
     /// The caller read the root row in that snapshot.
     let readable: Bool
-    /// Nothing deciding who reads the root changed at or after the cursor,
-    /// and few enough users' access did to name them (core 0030 answers NULL for too many).
+    /// Nothing deciding who reads the root changed at or after the cursor's
+    /// xid, and few enough users' access did after it to name them (core 0030
+    /// answers NULL for too many).
     let unchanged: Bool
-    /// The users whose access changed at or after the cursor.
+    /// The users whose access changed after the cursor's xid.
     let users: Set<String>
 
     init(frontier: UInt64, readable: Bool, unchanged: Bool, users: Set<String>) {

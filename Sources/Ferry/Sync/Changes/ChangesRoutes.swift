@@ -36,7 +36,7 @@ struct ChangesRoutes: Sendable {
         if parsed.stream, parsed.startsNow, context.resumption == nil {
             // An event stream from now goes on from this moment's cursor: its first event is
             // empty and carries it. (Its later parts go on from the last event's cursor.)
-            parsed = parsed.continuing(after: try poll(plan: ChangesPlan(request: parsed, catalog: catalog, scopes: []), caller: caller).cursor)
+            parsed = parsed.continuing(after: try FeedProbe.frontierCursor(parsed, as: caller, on: database))
         }
         let undecided = ChangesPlan(
             request: parsed, catalog: catalog,

@@ -17,7 +17,7 @@ struct FeedProbe {
     let plan: ChangesPlan
     /// `since=now` is answered by the frontier alone, an empty page (a poll's).
     /// A waiter's check never is: a long poll with `since=now` is a poll, and
-    /// an event stream from `since=now` reads from its cursor, the start.
+    /// an event stream from `since=now` goes on from ``frontierCursor(_:as:on:)``.
     var answersNow = false
     /// The check asks `held` (``ChangesPlan/activityStatement(waiting:)``).
     var waiting = false
@@ -76,8 +76,7 @@ struct FeedProbe {
         checked: (FeedActivity, ArraySlice<PostgresResult>) throws -> Void = { _, _ in }
     ) throws -> Look {
         if answersNow && plan.request.startsNow {
-            let results = try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, [Self.frontier]) }
-            guard let frontier = try ChangesPage.firstRow(results[0]).uint64("frontier") else { throw ChangesPage.malformed }
+            let (frontier, results) = try Self.now(as: caller, on: database)
             return Look(
                 activity: FeedActivity(frontier: frontier, found: false, held: false),
                 page: ChangesPage(emptyBelow: frontier, request: plan.request), prelude: 0, checked: results, read: nil)
@@ -104,6 +103,22 @@ struct FeedProbe {
     /// so whatever an Index read shows afterwards includes their writes, and every
     /// later change is at or above it.
     static let frontier = PlannedStatement("SELECT ferry.feed_frontier()::text AS frontier")
+
+    /// The cursor of this moment for `request` (`since=now`), as a poll's
+    /// empty page carries it: an event stream from now goes on from it, so
+    /// that its waiter's check reads from there, not from the beginning. The
+    /// frontier alone, read as `caller`; no plan (its scopes and walks are
+    /// the next check's).
+    static func frontierCursor(_ request: ChangesRequest, as caller: Caller, on database: PostgresGateway) throws -> ChangeCursor {
+        ChangesPage.frontierCursor(try now(as: caller, on: database).frontier, request: request)
+    }
+
+    /// ``frontier``'s answer, as `caller`, and its results.
+    private static func now(as caller: Caller, on database: PostgresGateway) throws -> (frontier: UInt64, results: [PostgresResult]) {
+        let results = try ChangesPlan.mappingCursorErrors { try database.asCaller(caller, [Self.frontier]) }
+        guard let frontier = try ChangesPage.firstRow(results[0]).uint64("frontier") else { throw ChangesPage.malformed }
+        return (frontier, results)
+    }
 
     /// Whether a waiter must wait for the frontier, and below which: changes
     /// the activity check saw at or above its frontier, or changes it found

@@ -102,7 +102,8 @@ extension ChangesSuites {
             // (DefaultWindowTests). The cursor is the one a client holds when nothing committed after
             // round 2: its xid is round 2's stamp, and round 2's rows, which they all read, sit at it.
             // A window that held them (ferry.window_keys from the cursor's xid, not after it) told rows
-            // no page holds, and nobody shared. Grace's grant is at the cursor's xid: she checks alone.
+            // no page holds, and nobody shared. Grace's grant is at the cursor's xid too, which her evidence
+            // saw: she may share since ferry.access_changed_users reads after it (before, she checked alone).
             _ = try cursor()  // the feed is past round 2: every transaction up to it has ended
             let stamp = try server.ownerQuery("SELECT _ferry_xid::text FROM app.terms WHERE id = $1::uuid", [mixed[0]]).rows[0][0]
             let third = ChangeCursor(afterXID: try #require(stamp.flatMap { UInt64($0) })).token
