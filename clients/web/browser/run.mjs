@@ -963,6 +963,110 @@ await test("query cache: during an initial sync in its Worker a list's query ans
   await p.close();
 });
 
+await test("the initial sync's Worker sends its tab only the rows of the keys the tab keeps, and the other tabs its commits and events itself; a read of rows makes its next slice small; get answers a kept row from memory", async () => {
+  const bulkToken = process.env.FERRY_TOKEN3;
+  const api = async (method, path, body) => {
+    const r = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { Authorization: `Bearer ${bulkToken}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
+    return r.status === 204 ? null : r.json();
+  };
+  const [list, other] = (await api("POST", "/v1/lists", [{ title: "frames" }, { title: "frames other" }])).map((l) => l.id);
+  // 30 todos of the kept list among 270 of another (and the user's rows of other tests): at least three pages of 100.
+  await api("POST", "/v1/todos", Array.from({ length: 30 }, (_, i) => ({ list_id: list, title: `frames ${i}`, rank: "V" })));
+  for (let i = 0; i < 3; i++) await api("POST", "/v1/todos", Array.from({ length: 90 }, (_, j) => ({ list_id: other, title: `frames other ${i * 90 + j}`, rank: "V" })));
+  const pageURL = `${origin}/?token=${encodeURIComponent(bulkToken)}`;
+  const p = await browser.page(pageURL);
+  const q = await browser.pageIn(p.contextId, pageURL);
+  onFailure = () => Promise.all([p.close(), q.close()]);
+  // What the syncing tab receives from its Worker: each commit's rows (-1: not told), keys and number.
+  await p.eval(`(() => {
+    const W = window.Worker;
+    window.commits = [];
+    window.Worker = class extends W {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener("message", (m) => { if (m.data?.type === "commit") commits.push({ seq: m.data.commit.seq, rows: m.data.commit.rows?.length ?? -1, keys: m.data.commit.keys ?? null }); });
+      }
+    };
+    return true;
+  })()`);
+  // Slices of a page (100 rows) each, unless the tab reads.
+  await p.eval(`device("frames", { pageSize: 100, initialSyncSlice: 100, initialSyncBudget: 0 }, { indexes: { todos: ["list_id"] } })`);
+  await q.eval(`device("frames", {}, { indexes: { todos: ["list_id"] } })`);
+  const query = `dev.store.query("todos", "list_id", ${JSON.stringify(list)}).then((r) => JSON.stringify(r))`;
+  const direct = `new Promise((ok, fail) => { const r = dev.store.db.transaction("rows", "readonly").objectStore("rows").index("by").getAll(IDBKeyRange.only(["todos", "list_id", ${JSON.stringify(list)}])); r.onsuccess = () => ok(JSON.stringify(r.result.map((x) => x.data))); r.onerror = fail; })`;
+  // Both tabs keep the list's query (empty) before the sync.
+  assert.equal(await p.eval(query), "[]");
+  assert.equal(await q.eval(query), "[]");
+  for (const t of [p, q]) await t.eval("window.changed = 0; dev.engine.on((e) => { if (e.type === 'changed') window.changed++; }); true");
+  // Straight from IndexedDB, not through the store (which would count as the app's reads): the todos, and the commits' counter.
+  const stored = `new Promise((ok, fail) => { const tx = dev.store.db.transaction(["rows", "state"], "readonly"); const c = tx.objectStore("rows").index("resource").count("todos"), s = tx.objectStore("state").get("seq"); tx.oncomplete = () => ok([c.result, s.result ?? 0]); tx.onerror = fail; })`;
+  // Everything the Worker committed has been heard by the tab: the last commit received is the counter's.
+  const settled = (todos) => waitFor(p, `${stored}.then(([n, seq]) => n === ${todos} && commits.length > 0 && commits[commits.length - 1].seq === seq)`, `${todos} todos stored and heard`);
+  const gate = faults.gate = { match: (u) => u.startsWith("/v1/todos?") && u.includes("limit=100"), pass: 0, held: [] };
+  await p.eval("window.syncing = dev.engine.sync().then(() => 'synced', (e) => String(e)).finally(() => { window.ended = true; }); true");
+  const held = async (n) => { for (let i = 0; i < 2400 && gate.held.length < n; i++) await new Promise((r) => setTimeout(r, 25)); assert.ok(gate.held.length >= n, `todos page ${n} asked for`); };
+  await held(1);
+  await settled(0);
+  // The first page, with no read meanwhile: one slice.
+  let before = await p.eval("commits.length");
+  gate.held[0].release();
+  await settled(100);
+  assert.equal(await p.eval("commits.length") - before, 1, "a page of 100 in one slice");
+  // A read of rows from IndexedDB (not from memory) before the second page: its first slice is small (50), then the rest.
+  assert.equal(await p.eval(`dev.store.all("todos").then((t) => t.length)`), 100);
+  await held(2);
+  before = await p.eval("commits.length");
+  gate.held[1].release();
+  await settled(200);
+  assert.equal(await p.eval("commits.length") - before, 2, "the page in a slice of 50 after the read, then 50");
+  faults.gate = null;
+  for (const h of gate.held.slice(2)) h.release();
+  assert.equal(await p.eval("window.syncing"), "synced");
+  // The tab received the rows of its key alone: each of the list's 30 todos once, in commits that name the key.
+  const received = JSON.parse(await p.eval("JSON.stringify(commits)"));
+  const key = JSON.stringify(["todos", "list_id", list]);
+  assert.ok(received.every((c) => c.rows >= 0 && c.keys?.includes(key)), "every commit cut to the tab's keys");
+  assert.equal(received.reduce((n, c) => n + c.rows, 0), 30, `the list's 30 todos, no other row: ${JSON.stringify(received.map((c) => c.rows))}`);
+  assert.equal(await p.eval(`Promise.all([${query}, ${direct}]).then(([a, b]) => a === b)`), true, "the syncing tab's query equals IndexedDB");
+  assert.equal(JSON.parse(await p.eval(query)).length, 30);
+  assert.equal(JSON.parse(await p.eval("JSON.stringify(dev.store.cache.counts)")).fills, 1, "the syncing tab: filled once, patched since");
+  // The other tab heard every commit and event from the Worker over the channel; the syncing tab heard each event once.
+  await waitFor(q, `${query}.then((r) => JSON.parse(r).length === 30)`, "the other tab's query has the list's todos");
+  assert.equal(await q.eval(`Promise.all([${query}, ${direct}]).then(([a, b]) => a === b)`), true, "the other tab's query equals IndexedDB");
+  assert.equal(JSON.parse(await q.eval("JSON.stringify(dev.store.cache.counts)")).fills, 1, "the other tab: filled once, patched by the Worker's commits");
+  const changedP = await p.eval("window.changed");
+  await waitFor(q, `window.changed >= ${changedP}`, "the other tab heard the Worker's changed events");
+  assert.equal(await q.eval("window.changed"), changedP, "the same changed events in both tabs");
+  assert.ok(changedP <= received.length, `one changed event a slice in the syncing tab, not two: ${changedP} events, ${received.length} commits`);
+  // get: a row a kept key holds answers from memory while a writer holds IndexedDB; one not kept reads IndexedDB.
+  const [kept] = JSON.parse(await p.eval(query));
+  const startedBefore = await p.eval("dev.store.reads.started");
+  const order = await p.eval(`(async () => {
+    const tx = dev.store.db.transaction("rows", "readwrite"), rows = tx.objectStore("rows");
+    let busy = true;
+    const spin = () => { if (busy) rows.get(["todos", "none"]).onsuccess = spin; };
+    spin();
+    const order = [];
+    const d = (${direct}).then(() => order.push("indexeddb"));
+    await new Promise((r) => setTimeout(r, 20));
+    // From memory it answers in microtasks, before any timer; from IndexedDB it waits for the writer (released after 50 ms).
+    const g = dev.store.get("todos", ${JSON.stringify(kept.id)}).then((t) => order.push(t.title === ${JSON.stringify(kept.title)} ? "get" : "get, wrong row"));
+    await Promise.race([g, new Promise((r) => setTimeout(r, 50))]);
+    busy = false;
+    await Promise.all([d, g]);
+    return order.join();
+  })()`);
+  assert.equal(order, "get,indexeddb", "the kept row answered while a writer held IndexedDB");
+  assert.equal(await p.eval("dev.store.reads.started"), startedBefore, "no read of IndexedDB for it");
+  assert.ok(await p.eval(`dev.store.get("lists", ${JSON.stringify(other)}).then((l) => l.title === "frames other")`), "a row no key keeps: read from IndexedDB");
+  assert.equal(await p.eval("dev.store.reads.started"), startedBefore + 1);
+  await p.eval("dev.engine.stop()");
+  await q.eval("dev.engine.stop()");
+  await q.close();
+  await p.close();
+});
+
 await test("an initial sync over a store that has the rows (a restart): pages in id order, each slice's stored rows read at once, a row with a local edit merged, a stored row no page brought removed (with its event)", async () => {
   const r = await browser.page(url);
   onFailure = () => r.close();

@@ -6,10 +6,10 @@ import { RowData } from "./json.js";
 import { decide, needs, Resolver, Conflict } from "./merge.js";
 import { plan, bundle, UploadBundle, UploadRequest, SchemaResource, rowKeyOf, digest } from "./planner.js";
 import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
-import { FerryStore, StoredOperation, req, stores } from "./store.js";
+import { FerryStore, StoredOperation, StoredRow, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
-import { SliceSizer } from "./slices.js";
+import { SliceSizer, readerSlice } from "./slices.js";
 import { sweep, unconfirmed, restartSweep, RowKey } from "./unconfirmed.js";
 import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction, nextEviction, followedAfterDefault, waitedStreams, afterPage } from "./subscriptions.js";
 
@@ -116,11 +116,12 @@ export class SyncEngine {
 
   /**
    * @internal The initial sync's Worker side (src/initialsync-worker.ts): its events go
-   * to the main thread, not to other tabs; rows with local edits waiting, of a resource
-   * the app gave a resolver (a function, which stays on the main thread), are `deferred`
-   * for the main thread to apply.
+   * to the main thread and to the other tabs (its store's channel, as its commits); rows
+   * with local edits waiting, of a resource the app gave a resolver (a function, which
+   * stays on the main thread), are `deferred` for the main thread to apply; `reads`: the
+   * reads of rows its tab has started (told by the tab), for the slices' size.
    */
-  constructor(readonly store: FerryStore, readonly options: EngineOptions, private readonly inWorker?: { defer: Set<string>; deferred: { resource: string; data: RowData }[] }) {
+  constructor(readonly store: FerryStore, readonly options: EngineOptions, private readonly inWorker?: { defer: Set<string>; deferred: { resource: string; data: RowData }[]; reads: () => number }) {
     this.retry = options.retry ?? new RetryPolicy();
     // The tabs' channel is the store's: one channel carries both its commits and these
     // events, in the order sent, so a tab's cache has taken a commit before its app hears
@@ -152,7 +153,7 @@ export class SyncEngine {
 
   private emit(e: SyncEvent, broadcast = true): void {
     for (const l of this.listeners) l(e);
-    if (broadcast && !this.inWorker) this.store.broadcast(e);
+    if (broadcast) this.store.broadcast(e);
   }
 
   /** Sends a request; `signal` (the long poll's, or else the round's) aborts it. */
@@ -990,6 +991,8 @@ export class SyncEngine {
     const budget = this.options.initialSyncBudget ?? 0;
     let slice = Math.max(1, this.options.initialSyncSlice ?? 1000);
     const sizer = budget > 0 ? new SliceSizer(slice, budget) : null;
+    // The tab's reads of rows (`get`, `all`, a `query` not from memory) heard when the last slice began.
+    let reads = this.inWorker?.reads() ?? 0;
     for (const resource of schema) {
       let token: string | null = null, page = 1, pages = 1, busy = 0;
       // Public rows reach a store only by subscription: the Index leaves them out
@@ -1060,14 +1063,20 @@ export class SyncEngine {
           // Stopped: no slice more (the one in progress has committed; the cursor taken
           // first is kept, so a restart starts the pages over from it).
           this.throwIfHalted();
-          const part = rows.slice(i, i + slice);
+          // The tab read rows from IndexedDB since the last slice began: a read waits for
+          // the write transaction in progress, so slices are small while the app reads
+          // (`readerSlice`), and as long again once it has stopped.
+          const readNow = this.inWorker?.reads() ?? 0;
+          const size = readNow !== reads ? Math.min(slice, readerSlice) : slice;
+          reads = readNow;
+          const part = rows.slice(i, i + size);
           i += part.length;
           const started = performance.now();
           const timing: SliceTiming = {};
           await this.applyPage(part, null, undefined, false, timing);
           // Sized by the transaction's running time: not the wait before it started
           // (behind the app's reads), which a bigger slice would not add to.
-          if (sizer) slice = sizer.record(part.length, performance.now() - (timing.started ?? started));
+          if (sizer && size === slice) slice = sizer.record(part.length, performance.now() - (timing.started ?? started));
         }
       }
     }
@@ -1143,6 +1152,10 @@ export class SyncEngine {
       return Promise.resolve(false);
     }
     const halt = this.halt.signal;
+    // Its posts on the tabs' channel are passed over here: it sends this tab its commits
+    // cut to the keys this tab's cache holds (told as they change), and its events.
+    const name = crypto.randomUUID();
+    this.store.passOver(name);
     return new Promise((resolve, reject) => {
       let started = false;
       // A Worker that does not answer the stop (it cannot, short of a bug) is ended
@@ -1151,6 +1164,8 @@ export class SyncEngine {
       let deadline: ReturnType<typeof setTimeout> | null = null;
       const end = () => {
         worker.onmessage = null; worker.onerror = null; worker.terminate();
+        this.store.onRead = null;
+        if (this.store.cache) this.store.cache.onKeys = null;
         halt.removeEventListener("abort", onStop);
         if (deadline !== null) clearTimeout(deadline);
       };
@@ -1170,20 +1185,30 @@ export class SyncEngine {
       worker.onmessage = async (m: MessageEvent) => {
         const message = m.data;
         switch (message?.type) {
-          case "ready":
+          case "ready": {
             started = true;
             worker.postMessage({
               type: "start", name: this.store.name, baseURL: this.options.baseURL, token: this.token,
               pageSize: this.options.pageSize, initialSyncSlice: this.options.initialSyncSlice, initialSyncBudget: this.options.initialSyncBudget,
-              defer: Object.keys(this.options.resolvers ?? {}),
+              defer: Object.keys(this.options.resolvers ?? {}), worker: name, keys: this.store.cache?.keys() ?? [],
             });
+            if (this.store.cache) this.store.cache.onKeys = (keys) => worker.postMessage({ type: "keys", keys });
+            // One message per task however many reads start in it.
+            let told = false;
+            this.store.onRead = () => {
+              if (told) return;
+              told = true;
+              queueMicrotask(() => { told = false; worker.postMessage({ type: "read" }); });
+            };
             break;
+          }
           case "commit":
-            // A slice committed: into this tab's cache (before its "changed" event, sent after it).
+            // A slice committed, cut to this tab's keys: into its cache (before its "changed" event, sent after it).
             this.store.heard(message.commit);
             break;
           case "event":
-            this.emit(message.event as SyncEvent);
+            // The Worker told the other tabs itself.
+            this.emit(message.event as SyncEvent, false);
             break;
           case "token":
             if (halt.aborted) {
@@ -1436,7 +1461,7 @@ export class SyncEngine {
               if ((data.revision as number) > have) {
                 const record = this.store.record(resource, id, data);
                 rows.put(record);
-                this.store.noteRow(tx, resource, id, record);
+                this.store.noteRow(tx, resource, id, record, storedRows[i]?.by ?? []);
               }
               if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
@@ -1447,7 +1472,7 @@ export class SyncEngine {
               {
                 const record = this.store.record(resource, id, decision.row);
                 rows.put(record);
-                this.store.noteRow(tx, resource, id, record);
+                this.store.noteRow(tx, resource, id, record, storedRows[i]?.by ?? []);
               }
               bases.put({ resource, id, revision: data.revision, row: data });
               anyBases = true;
@@ -1463,7 +1488,7 @@ export class SyncEngine {
                 }
               }
               rows.delete([resource, id]);
-              this.store.noteRow(tx, resource, id, null);
+              this.store.noteRow(tx, resource, id, null, storedRows[i]?.by ?? []);
               if (anyBases) bases.delete([resource, id]);
               touched.add(resource);
               if (decision.event) events.push({ type: "removed", resource, id, ...decision.event.removed });
@@ -1684,11 +1709,11 @@ export class SyncStopped extends Error {
  * range may hold rows the run does not (made locally, or left out of the page); read up
  * to twice the run's length, and where it holds more, one get a row as before.
  */
-async function storedRowsOf(rows: IDBObjectStore, run: { resource: string; id: string }[]): Promise<({ data: RowData } | undefined)[]> {
+async function storedRowsOf(rows: IDBObjectStore, run: { resource: string; id: string }[]): Promise<(StoredRow | undefined)[]> {
   const ordered = run.length > 1 && run.every((e, i) => e.resource === run[0].resource && (i === 0 || run[i - 1].id < e.id));
   if (ordered) {
     const limit = run.length * 2;
-    const found: { id: string; data: RowData }[] = await req(rows.getAll(IDBKeyRange.bound([run[0].resource, run[0].id], [run[0].resource, run[run.length - 1].id]), limit));
+    const found: StoredRow[] = await req(rows.getAll(IDBKeyRange.bound([run[0].resource, run[0].id], [run[0].resource, run[run.length - 1].id]), limit));
     if (found.length < limit) {
       const byID = new Map(found.map((r) => [r.id, r]));
       return run.map((e) => byID.get(e.id));

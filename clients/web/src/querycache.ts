@@ -5,8 +5,9 @@
 // the store itself (`seq`, in the state store): IndexedDB runs read-write transactions
 // over the same stores one after the other, so the numbers are the order of the commits.
 // Once committed, a transaction is announced (`Commit`) to every tab's cache: by the tab
-// that wrote it at once, through the tabs' BroadcastChannel to the others (and the
-// initial sync's Worker through its tab). Announcements of different writers may arrive
+// that wrote it at once, through the tabs' BroadcastChannel to the others (the initial
+// sync's Worker posts there itself, and sends its own tab only the rows of the keys that
+// tab keeps: `commitFor`). Announcements of different writers may arrive
 // out of order, so an entry takes one only if it is the next number after the state it
 // holds; any other is a gap, and the entry is dropped (read again next time). A fill
 // reads the counter with the rows, in one transaction: the state it holds. A fill during
@@ -27,12 +28,62 @@ export interface RowChange {
   deleted?: boolean;
   data?: RowData;
   by?: IndexKey[];
+  /** (A commit cut to some keys, `commitFor`) written, but with none of them now: out of every entry. */
+  left?: boolean;
 }
 
-/** A committed read-write transaction: its number, and the rows it wrote (null: not told, any row). */
+/**
+ * A committed read-write transaction: its number, and the rows it wrote (null: not told,
+ * any row). `packed`: the rows as JSON text per resource, in place of `rows` (null then):
+ * how a commit goes over the tabs' channel, so that a tab receives a string, parsed only
+ * for the resources it keeps (an older FerryWeb, which reads `rows` alone, drops its keys).
+ * `keys`: a commit cut to these keys (`commitFor`): it holds every row that has or had one
+ * of them, and no other; an entry of another key cannot follow it.
+ */
 export interface Commit {
   seq: number;
   rows: RowChange[] | null;
+  packed?: Record<string, string>;
+  keys?: string[];
+}
+
+/** A commit as sent over the tabs' channel: its rows as JSON text per resource (`Commit.packed`). */
+export function packCommit(commit: Commit): Commit {
+  if (commit.rows === null) return { seq: commit.seq, rows: null };
+  const byResource = new Map<string, RowChange[]>();
+  for (const change of commit.rows) {
+    const list = byResource.get(change.resource);
+    if (list) list.push(change);
+    else byResource.set(change.resource, [change]);
+  }
+  const packed: Record<string, string> = {};
+  for (const [resource, changes] of byResource) packed[resource] = JSON.stringify(changes);
+  return { seq: commit.seq, rows: null, packed };
+}
+
+/**
+ * `commit` cut to what a cache holding `keys` (`QueryCache.keys()`) needs to follow it:
+ * each row that has one of them now, with its data; each that had one (`was`, the keys
+ * it had before the commit, per row; undefined: not known) and has none now, as `left`;
+ * rows of a resource none of the keys is of, and rows that had and have none of them,
+ * not at all. The initial sync's Worker sends its tab this, not its slice's 1,000 rows.
+ */
+export function commitFor(commit: Commit, was: (IndexKey[] | undefined)[] | null, keys: ReadonlySet<string>): Commit {
+  if (commit.rows === null) return { seq: commit.seq, rows: null };
+  const resources = new Set<string>();
+  for (const key of keys) resources.add((JSON.parse(key) as IndexKey)[0]);
+  const rows: RowChange[] = [];
+  commit.rows.forEach((change, i) => {
+    if (!resources.has(change.resource)) return;
+    // Not told how (an undeclared resource): sent as it is, its entries are dropped.
+    if (!change.deleted && change.data === undefined) { rows.push(change); return; }
+    const before = was?.[i];
+    const had = before === undefined || before.some((k) => keys.has(JSON.stringify(k)));
+    if (change.deleted) { if (had) rows.push({ resource: change.resource, id: change.id, deleted: true }); return; }
+    if ((change.by ?? []).some((k) => keys.has(JSON.stringify(k)))) rows.push(change);
+    else if (had) rows.push({ resource: change.resource, id: change.id, left: true });
+  });
+  return { seq: commit.seq, rows, keys: [...keys] };
 }
 
 /** The most keys and rows kept (the least recently read leave first). */
@@ -57,12 +108,34 @@ export class QueryCache {
   private newest = 0;
   /** Answers given from memory, fills kept, entries dropped by a commit they could not follow (tests, benchmarks). */
   readonly counts = { hits: 0, fills: 0, drops: 0 };
+  /** Told the keys held when they have changed, once per task (the initial sync's Worker cuts its commits to them). */
+  onKeys: ((keys: string[]) => void) | null = null;
+  private keysTold = true;
 
   constructor(readonly maxKeys = cacheLimits.keys, readonly maxRows = cacheLimits.rows) {}
 
   /** Keys held, rows held (tests, docs). */
   get size(): { keys: number; rows: number } {
     return { keys: this.entries.size, rows: this.rowCount };
+  }
+
+  /** The keys held (as `commitFor` takes them). */
+  keys(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /**
+   * A row kept under some key, as of the newest commit heard (every entry holds that
+   * state: one that could not take a commit left), or undefined: not kept, which does not
+   * say whether the store has it.
+   */
+  row(resource: string, id: string): RowData | undefined {
+    for (const entry of this.entries.values()) {
+      if (entry.resource !== resource) continue;
+      const found = entry.rows.get(id);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   /** The answer kept for a key, in id order (shared: the caller copies it), or undefined. */
@@ -95,6 +168,7 @@ export class QueryCache {
     this.entries.set(key, { resource, field, value, at: seq, rows: new Map(rows.map((r) => [r.id, r.data])), sorted: null });
     this.rowCount += rows.length;
     this.counts.fills++;
+    this.keysChanged();
     this.trim();
     return true;
   }
@@ -103,17 +177,28 @@ export class QueryCache {
   apply(commit: Commit): void {
     if (commit.seq > this.newest) this.newest = commit.seq;
     if (this.entries.size === 0) return;
-    const byResource = new Map<string, RowChange[]>();
+    const told = commit.rows !== null || commit.packed !== undefined;
+    const covered = commit.keys ? new Set(commit.keys) : null;
+    // Per resource, the rows it wrote: a packed commit's parsed only for the resources of entries that take it.
+    const byResource = new Map<string, RowChange[] | undefined>();
     for (const change of commit.rows ?? []) {
       const list = byResource.get(change.resource);
       if (list) list.push(change);
       else byResource.set(change.resource, [change]);
     }
+    const changesOf = (resource: string): RowChange[] | undefined => {
+      if (!commit.packed) return byResource.get(resource);
+      if (!byResource.has(resource)) {
+        const text = commit.packed[resource];
+        byResource.set(resource, text === undefined ? undefined : JSON.parse(text) as RowChange[]);
+      }
+      return byResource.get(resource);
+    };
     for (const [key, entry] of [...this.entries]) {
       if (commit.seq <= entry.at) continue;  // already in its state
-      if (commit.seq !== entry.at + 1 || commit.rows === null) { this.drop(key); this.counts.drops++; continue; }
+      if (commit.seq !== entry.at + 1 || !told || (covered && !covered.has(key))) { this.drop(key); this.counts.drops++; continue; }
       entry.at = commit.seq;
-      const changes = byResource.get(entry.resource);
+      const changes = changesOf(entry.resource);
       if (!changes) continue;
       if (!this.patch(entry, changes)) { this.drop(key); this.counts.drops++; }
     }
@@ -122,6 +207,7 @@ export class QueryCache {
 
   /** Every entry dropped (a change this cache cannot follow). */
   clear(): void {
+    if (this.entries.size) this.keysChanged();
     this.entries.clear();
     this.rowCount = 0;
   }
@@ -136,9 +222,9 @@ export class QueryCache {
   /** `changes` (of the entry's resource) into the entry; false if it cannot be followed. */
   private patch(entry: Entry, changes: RowChange[]): boolean {
     for (const change of changes) {
-      if (!change.deleted && change.data === undefined) return false;
+      if (!change.deleted && !change.left && change.data === undefined) return false;
       if (entry.rows.delete(change.id)) this.rowCount--;
-      const found = !change.deleted && (change.by ?? []).some((k) => k[1] === entry.field && k[2] === entry.value);
+      const found = !change.deleted && !change.left && (change.by ?? []).some((k) => k[1] === entry.field && k[2] === entry.value);
       if (found) {
         entry.rows.set(change.id, change.data!);
         this.rowCount++;
@@ -153,6 +239,16 @@ export class QueryCache {
     if (!entry) return;
     this.rowCount -= entry.rows.size;
     this.entries.delete(key);
+    this.keysChanged();
+  }
+
+  private keysChanged(): void {
+    if (!this.onKeys || !this.keysTold) return;
+    this.keysTold = false;
+    queueMicrotask(() => {
+      this.keysTold = true;
+      this.onKeys?.(this.keys());
+    });
   }
 
   private trim(): void {
@@ -163,6 +259,7 @@ export class QueryCache {
   }
 }
 
-function keyOf(resource: string, field: string, value: IndexValue): string {
+/** A key as the cache and `commitFor` name it: the JSON of a row's `[resource, field, value]`. */
+export function keyOf(resource: string, field: string, value: IndexValue): string {
   return JSON.stringify([resource, field, value]);
 }

@@ -5,8 +5,8 @@
 
 import { RowData } from "./json.js";
 import { PendingOperation, OperationKind, OutboxState } from "./planner.js";
-import { Indexes, IndexValue, indexKeys, normalIndexes, sameIndexes } from "./indexes.js";
-import { QueryCache, Commit, RowChange } from "./querycache.js";
+import { Indexes, IndexKey, IndexValue, indexKeys, normalIndexes, sameIndexes } from "./indexes.js";
+import { QueryCache, Commit, RowChange, packCommit } from "./querycache.js";
 
 export interface StoredOperation extends PendingOperation {
   state: OutboxState;
@@ -46,10 +46,11 @@ export interface StoreOptions {
    */
   indexes?: Indexes;
   /**
-   * @internal False: no query cache and no BroadcastChannel (the initial sync's Worker,
-   * whose commits its tab announces: `onCommit`).
+   * @internal The initial sync's Worker: its name. No query cache, and nothing heard from
+   * the tabs' channel; its commits and events are posted there marked with the name (its
+   * own tab, which hears them from the Worker cut to its keys, passes them over).
    */
-  cache?: boolean;
+  worker?: string;
 }
 
 /** A stored row: its keys for `query` (`by`) beside its data. */
@@ -70,27 +71,38 @@ export class FerryStore {
   /** The tabs' channel: commits, and the engine's events (`listen`, `broadcast`). */
   private channel: BroadcastChannel | null = null;
   private listeners = new Set<(message: unknown) => void>();
-  /** The rows written by a transaction that tells them (`noteRows`). */
-  private noted = new WeakMap<IDBTransaction, RowChange[]>();
+  /** The rows written by a transaction that tells them (`noteRows`), and the keys each had before (undefined: not known). */
+  private noted = new WeakMap<IDBTransaction, { rows: RowChange[]; was: (IndexKey[] | undefined)[] }>();
+  /** Initial syncs' Workers of this tab: their posts on the channel are passed over (`passOver`). */
+  private own = new Set<string>();
+  /** IndexedDB reads of rows started (`get`, `all`, a `query` not answered from memory), and those not yet answered. */
+  readonly reads = { started: 0, waiting: 0 };
+  /** @internal Told when a read of rows starts (the initial sync's Worker then writes in smaller slices). */
+  onRead: (() => void) | null = null;
   /** Per read-write transaction: resolved once its number is taken (`stamp`). */
   private stamped = new WeakMap<IDBTransaction, Promise<unknown>>();
-  /** @internal Told of each commit of this store (the initial sync's Worker sends them to its tab). */
-  onCommit: ((commit: Commit) => void) | null = null;
+  /**
+   * @internal Told of each commit of this store, with the keys each row had before it
+   * (the initial sync's Worker sends its tab the rows of the tab's keys: `commitFor`).
+   */
+  onCommit: ((commit: Commit, was: (IndexKey[] | undefined)[] | null) => void) | null = null;
 
-  private constructor(readonly db: IDBDatabase, readonly name: string, cache: boolean) {
+  private constructor(readonly db: IDBDatabase, readonly name: string, private readonly worker?: string) {
     // Without a channel the other tabs' commits would not be heard: no cache then.
-    const channel = cache && typeof BroadcastChannel !== "undefined";
-    this.cache = channel ? new QueryCache() : null;
-    if (channel) {
-      this.channel = new BroadcastChannel(`ferry:${name}`);
+    const channel = typeof BroadcastChannel !== "undefined";
+    this.cache = channel && worker === undefined ? new QueryCache() : null;
+    if (channel) this.channel = new BroadcastChannel(`ferry:${name}`);
+    if (this.channel && worker === undefined) {
       this.channel.onmessage = (m) => {
-        const message = m.data as { type?: string; commit?: Commit; stamped?: boolean; resources?: string[] };
+        const message = m.data as { type?: string; commit?: Commit; stamped?: boolean; resources?: string[]; from?: string };
+        // This tab's Worker: heard from it already (its commits cut to this tab's keys, its events).
+        if (message?.from !== undefined && this.own.has(message.from)) return;
         if (message?.type === "commit" && message.commit) { this.cache?.apply(message.commit); return; }
         // A tab of an older FerryWeb announces no commits: what its events say changed is dropped.
         if (message?.stamped !== true && (message?.type === "changed" || message?.type === "written" || message?.type === "removed")) {
           this.cache?.dropResources(message.type === "changed" ? message.resources : undefined);
         }
-        const { stamped: _stamped, ...event } = message as Record<string, unknown>;
+        const { stamped: _stamped, from: _from, ...event } = message as Record<string, unknown>;
         for (const l of this.listeners) l(event);
       };
     }
@@ -104,16 +116,20 @@ export class FerryStore {
 
   /** Sends an event to the other tabs (marked: sent by a FerryWeb that announces its commits). */
   broadcast(event: object): void {
-    this.channel?.postMessage({ ...event, stamped: true });
+    this.channel?.postMessage(this.worker === undefined ? { ...event, stamped: true } : { ...event, stamped: true, from: this.worker });
   }
 
   /**
-   * A commit of another store of this tab (the initial sync's Worker): into this tab's
-   * cache, and announced to the other tabs.
+   * A commit of this tab's initial sync Worker, cut to this tab's keys (`commitFor`): into
+   * its cache. The Worker announced it to the other tabs itself.
    */
   heard(commit: Commit): void {
     this.cache?.apply(commit);
-    this.channel?.postMessage({ type: "commit", commit });
+  }
+
+  /** @internal What the Worker `name` (this tab's) posts on the channel is passed over: the tab hears it from the Worker. */
+  passOver(name: string): void {
+    this.own.add(name);
   }
 
   /**
@@ -137,7 +153,7 @@ export class FerryStore {
       // Each row's `[resource, field, value]` keys; a row with none is not in it.
       if (event.oldVersion < 2) open.transaction!.objectStore(ROWS).createIndex("by", "by", { multiEntry: true });
     };
-    const store = new FerryStore(await req(open), name, options.cache !== false);
+    const store = new FerryStore(await req(open), name, options.worker);
     const stored = normalIndexes(await store.state("indexes"));
     if (given === undefined || sameIndexes(given, stored)) store.indexes = stored;
     else await store.reindex(given);
@@ -182,11 +198,13 @@ export class FerryStore {
     const kept = this.cache?.get(resource, field, value);
     if (kept) return structuredClone(kept);
     // The rows and the commit they are the state of, in one transaction.
-    const tx = this.db.transaction([ROWS, STATE], "readonly");
-    const [found, seq] = await Promise.all([
-      req(tx.objectStore(ROWS).index("by").getAll(IDBKeyRange.only([resource, field, value]))) as Promise<StoredRow[]>,
-      req(tx.objectStore(STATE).get(SEQ)) as Promise<number | undefined>,
-    ]);
+    const [found, seq] = await this.reading(() => {
+      const tx = this.db.transaction([ROWS, STATE], "readonly");
+      return Promise.all([
+        req(tx.objectStore(ROWS).index("by").getAll(IDBKeyRange.only([resource, field, value]))) as Promise<StoredRow[]>,
+        req(tx.objectStore(STATE).get(SEQ)) as Promise<number | undefined>,
+      ]);
+    });
     const rows = found.map((r) => r.data);
     this.cache?.fill(resource, field, value, seq ?? 0, found.map((r) => ({ id: r.id, data: structuredClone(r.data) })));
     return rows;
@@ -198,13 +216,19 @@ export class FerryStore {
    * row: every cache drops what it holds.
    */
   noteRows(tx: IDBTransaction): void {
-    this.noted.set(tx, []);
+    this.noted.set(tx, { rows: [], was: [] });
   }
 
-  /** A row `tx` wrote (its record as put) or deleted (null), if `tx` tells its rows. */
-  noteRow(tx: IDBTransaction, resource: string, id: string, record: StoredRow | null): void {
-    const rows = this.noted.get(tx);
-    if (!rows) return;
+  /**
+   * A row `tx` wrote (its record as put) or deleted (null), if `tx` tells its rows;
+   * `was`: the keys it had before (none: `[]`), if known (the initial sync's Worker then
+   * sends its tab no row that neither had nor has one of the tab's keys).
+   */
+  noteRow(tx: IDBTransaction, resource: string, id: string, record: StoredRow | null, was?: IndexKey[]): void {
+    const noted = this.noted.get(tx);
+    if (!noted) return;
+    const rows = noted.rows;
+    noted.was.push(was);
     if (record === null) rows.push({ resource, id, deleted: true });
     // A resource with no declared keys: no cache holds it here (the declaration is the
     // store's), nor, told so, anywhere; its data is not sent.
@@ -229,13 +253,14 @@ export class FerryStore {
       };
     }));
     tx.addEventListener("complete", () => {
-      const rows = this.noted.get(tx) ?? null;
-      // The cache keeps its own copy (the app may change the objects it wrote); a
-      // message is a copy already (the Worker's store has no cache).
-      const commit: Commit = { seq, rows: rows && this.cache ? rows.map((r) => r.data === undefined ? r : { ...r, data: structuredClone(r.data) }) : rows };
-      this.cache?.apply(commit);
-      if (this.channel) this.channel.postMessage({ type: "commit", commit });
-      this.onCommit?.(commit);
+      const noted = this.noted.get(tx);
+      const rows = noted?.rows ?? null;
+      // The cache keeps its own copy (the app may change the objects it wrote).
+      if (this.cache) this.cache.apply({ seq, rows: rows && rows.map((r) => r.data === undefined ? r : { ...r, data: structuredClone(r.data) }) });
+      // To the other tabs as text (a copy too): a tab parses only the resources it keeps,
+      // and the Worker's own tab, which hears this too, passes it over unread.
+      if (this.channel) this.channel.postMessage({ type: "commit", commit: packCommit({ seq, rows }), ...(this.worker === undefined ? {} : { from: this.worker }) });
+      this.onCommit?.({ seq, rows }, noted?.was ?? null);
     });
   }
 
@@ -252,15 +277,33 @@ export class FerryStore {
     return tx;
   }
 
+  /**
+   * A row: from memory if a key `query` keeps holds it (the same state as that answer:
+   * it does not wait for a write transaction in progress), else read from IndexedDB.
+   */
   async get(resource: string, id: string): Promise<RowData | undefined> {
-    const found = await req(this.db.transaction(ROWS, "readonly").objectStore(ROWS).get([resource, id]));
+    const kept = this.cache?.row(resource, id);
+    if (kept) return structuredClone(kept);
+    const found = await this.reading(() => req(this.db.transaction(ROWS, "readonly").objectStore(ROWS).get([resource, id])));
     return found?.data;
   }
 
   /** Every live row of `resource`. */
   async all(resource: string): Promise<RowData[]> {
-    const found = await req(this.db.transaction(ROWS, "readonly").objectStore(ROWS).index("resource").getAll(resource));
+    const found = await this.reading(() => req(this.db.transaction(ROWS, "readonly").objectStore(ROWS).index("resource").getAll(resource)));
     return found.map((r: { data: RowData }) => r.data);
+  }
+
+  /** A read of rows from IndexedDB, counted (`reads`) and told (`onRead`). */
+  private async reading<T>(read: () => Promise<T>): Promise<T> {
+    this.reads.started++;
+    this.reads.waiting++;
+    this.onRead?.();
+    try {
+      return await read();
+    } finally {
+      this.reads.waiting--;
+    }
   }
 
   /** The app's writes, with their outbox operations, in one transaction (`group` = one /v1/batch). */

@@ -2,7 +2,8 @@
 // racing commits, announcements out of order, and its limits.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { QueryCache, Commit, RowChange } from "../src/querycache.js";
+import { QueryCache, Commit, RowChange, commitFor, keyOf, packCommit } from "../src/querycache.js";
+import { IndexKey } from "../src/indexes.js";
 import { RowData } from "../src/json.js";
 
 const todo = (id: string, list: string, title = id): RowChange => ({ resource: "todos", id, data: { id, list_id: list, title }, by: [["todos", "list_id", list]] });
@@ -105,8 +106,12 @@ test("simulated: commits heard late and out of order, fills racing them: every a
         // A commit of one to three rows.
         const next = new Map(states[states.length - 1]);
         const rows: RowChange[] = [];
+        // Each row's keys before its change (a row written twice: before the second).
+        const was: (IndexKey[] | undefined)[] = [];
         for (let i = 0; i < 1 + Math.floor(random() * 3); i++) {
           const id = `t${Math.floor(random() * 12)}`;
+          const before = next.get(id);
+          was.push(random() < 0.1 ? undefined : before ? [["todos", "list_id", before.list_id as string]] : []);
           if (random() < 0.2) { next.delete(id); rows.push(gone(id)); } else {
             const list = lists[Math.floor(random() * lists.length)], title = `v${step}`;
             next.set(id, { id, list_id: list, title });
@@ -115,7 +120,10 @@ test("simulated: commits heard late and out of order, fills racing them: every a
         }
         states.push(next);
         const commit: Commit = { seq: states.length - 1, rows: random() < 0.05 ? null : rows };
-        pending.push(commit);
+        // As a tab announces it, as the channel carries it (text), or as the initial sync's
+        // Worker sends its tab (cut to the keys it was last told, which may lag).
+        const how = random();
+        pending.push(how < 0.5 ? commit : how < 0.75 ? packCommit(commit) : commitFor(commit, was, new Set(cache.keys())));
       } else if (r < 0.55 && pending.length) {
         // One heard: mostly the oldest, sometimes another (two writers' channels).
         const i = random() < 0.8 ? 0 : Math.floor(random() * pending.length);
@@ -143,4 +151,74 @@ test("simulated: commits heard late and out of order, fills racing them: every a
       }
     }
   }
+});
+
+test("a commit cut to keys (the initial sync's Worker to its tab): rows that have a key, rows that had one as left, nothing else", () => {
+  const keys = new Set([keyOf("todos", "list_id", "A"), keyOf("todos", "list_id", "B")]);
+  const commit: Commit = { seq: 9, rows: [
+    todo("t1", "A"),                                      // has A: with its data
+    todo("t2", "C"),                                      // had A (was), has C: left
+    todo("t3", "C"),                                      // had and has neither: not sent
+    gone("t4"),                                           // deleted, had B: sent
+    gone("t5"),                                           // deleted, had neither: not sent
+    todo("t6", "C"),                                      // before not known: left
+    { resource: "lists", id: "A", data: { id: "A" }, by: [] },  // no key of its resource kept: not sent
+    { resource: "todos", id: "t7" },                      // not told how: sent as it is
+  ] };
+  const was: (IndexKey[] | undefined)[] = [[], [["todos", "list_id", "A"]], [["todos", "list_id", "D"]], [["todos", "list_id", "B"]], [], undefined, [], undefined];
+  const cut = commitFor(commit, was, keys);
+  assert.equal(cut.seq, 9);
+  assert.deepEqual(cut.keys?.sort(), [...keys].sort());
+  assert.deepEqual(cut.rows, [
+    todo("t1", "A"),
+    { resource: "todos", id: "t2", left: true },
+    { resource: "todos", id: "t4", deleted: true },
+    { resource: "todos", id: "t6", left: true },
+    { resource: "todos", id: "t7" },
+  ]);
+  assert.deepEqual(commitFor({ seq: 3, rows: null }, null, keys), { seq: 3, rows: null }, "not told: not told");
+  assert.deepEqual(commitFor(commit, was, new Set()).rows, [], "no key kept: no row");
+});
+
+test("a cut commit patches the keys it covers and drops the others; a row left goes", () => {
+  const cache = new QueryCache();
+  cache.fill("todos", "list_id", "A", 1, [{ id: "t2", data: { id: "t2", list_id: "A" } }]);
+  cache.fill("todos", "list_id", "B", 1, []);
+  cache.apply({ seq: 2, rows: [todo("t1", "A"), { resource: "todos", id: "t2", left: true }], keys: [keyOf("todos", "list_id", "A")] });
+  assert.deepEqual(ids(cache.get("todos", "list_id", "A")), ["t1"]);
+  assert.equal(cache.get("todos", "list_id", "B"), undefined, "B was not among the commit's keys: it cannot follow it");
+  assert.equal(cache.counts.drops, 1);
+});
+
+test("a packed commit (the channel's) patches as its rows would; a resource no entry is of is not parsed; not told drops", () => {
+  const cache = new QueryCache();
+  cache.fill("todos", "list_id", "A", 1, [{ id: "t2", data: { id: "t2", list_id: "A" } }]);
+  const packed = packCommit({ seq: 2, rows: [todo("t1", "A"), todo("t2", "B"), { resource: "lists", id: "A", data: { id: "A" }, by: [] }] });
+  assert.equal(packed.rows, null, "an older FerryWeb reads rows alone: it drops its keys");
+  assert.equal(typeof packed.packed?.todos, "string");
+  cache.apply({ ...packed, packed: { ...packed.packed, lists: "not JSON: never parsed" } });
+  assert.deepEqual(ids(cache.get("todos", "list_id", "A")), ["t1"]);
+  cache.apply(packCommit({ seq: 3, rows: null }));
+  assert.equal(cache.get("todos", "list_id", "A"), undefined);
+});
+
+test("the keys held are told once per task as they change; a kept row is found by id", async () => {
+  const cache = new QueryCache(2, 100);
+  const told: string[][] = [];
+  cache.onKeys = (keys) => told.push(keys);
+  cache.fill("todos", "list_id", "A", 1, [{ id: "t1", data: { id: "t1", list_id: "A" } }]);
+  cache.fill("todos", "list_id", "B", 1, []);
+  await Promise.resolve();
+  assert.deepEqual(told, [[keyOf("todos", "list_id", "A"), keyOf("todos", "list_id", "B")]]);
+  assert.deepEqual(cache.row("todos", "t1"), { id: "t1", list_id: "A" });
+  assert.equal(cache.row("todos", "t9"), undefined);
+  assert.equal(cache.row("notes", "t1"), undefined);
+  cache.apply({ seq: 2, rows: [todo("t1", "B", "moved")] });
+  assert.deepEqual(cache.row("todos", "t1"), { id: "t1", list_id: "B", title: "moved" });
+  cache.apply({ seq: 3, rows: [gone("t1")] });
+  assert.equal(cache.row("todos", "t1"), undefined);
+  cache.apply({ seq: 5, rows: [] });  // a gap: both dropped
+  await Promise.resolve();
+  assert.deepEqual(told[told.length - 1], []);
+  assert.equal(told.length, 2);
 });
