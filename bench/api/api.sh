@@ -75,7 +75,7 @@ trap cleanup EXIT
 
 psql_owner() { psql -X -q -v ON_ERROR_STOP=1 "$OWNER/$1" "${@:2}"; }
 wait_http() {
-  for _ in $(seq 1 100); do curl -fs -o /dev/null "$1" && return 0; sleep 0.2; done
+  for _ in $(seq 1 "${2:-100}"); do curl -fs -o /dev/null "$1" && return 0; sleep 0.2; done
   echo "nothing answers at $1" >&2
   return 1
 }
@@ -258,14 +258,44 @@ bench_kinto() {
   BENCH_PATH="${prefix%/}?_limit=100&set_id=" wrk_run index index.lua kinto
 }
 
+# wake_ups on|off: the live wake-ups of $DB (issue 47 item 4): enables or disables the NOTIFY triggers (zz_ferry_notify_*) of every synced table,
+# and the row hints functions (ferry.sync_hints_<oid>) with them.
+wake_ups() {
+  local verb=ENABLE; [ "$1" = off ] && verb=DISABLE
+  psql_owner "$DB" -c "DO \$\$ DECLARE t record; BEGIN
+    FOR t IN SELECT tg.tgrelid::regclass AS rel, tg.tgname FROM pg_trigger tg
+              WHERE tg.tgname LIKE 'zz_ferry_notify_%' AND NOT tg.tgisinternal LOOP
+      EXECUTE format('ALTER TABLE %s $verb TRIGGER %I', t.rel, t.tgname);
+    END LOOP; END \$\$"
+  # The row hints functions (issue 47 item 4), which a one-row PATCH's RETURNING calls
+  # instead of the trigger's function: off, each collects nothing (a constant in the
+  # inlined plan; replacing a function replans the statements that inlined it); on,
+  # each as ferry migrate makes it again.
+  if [ "$1" = off ]; then
+    psql_owner "$DB" -c "DO \$\$ DECLARE f regprocedure; BEGIN
+      FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+                WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_hints_[0-9]+\$' LOOP
+        EXECUTE format('CREATE OR REPLACE FUNCTION %s RETURNS boolean LANGUAGE sql VOLATILE AS %L', f, 'SELECT false');
+      END LOOP; END \$\$"
+  else
+    psql_owner "$DB" -c "SELECT ferry.refresh_sync_notify(s.table_oid) FROM ferry.synced_tables s
+                          WHERE to_regproc('ferry.sync_hints_' || s.table_oid::oid) IS NOT NULL"
+  fi
+}
+
+# hint_notifies: the NOTIFY transactions the server at $BASE has sent its hints in (/metrics).
+hint_notifies() { curl -fsS "$BASE/metrics" | awk '$1 == "ferry_live_hint_notifies_total" {print $2; f = 1} END {if (!f) print 0}'; }
+
 # Instructions per request in the ferry process, counted by callgrind: exact and
 # repeatable, where throughput and CPU time on this machine move with the neighbours,
 # so it is the figure to compare two builds' own work with. Each operation gets a
 # fresh server under valgrind (pool 2, workers 2), 3 s of uncounted requests, then
-# wrk -t1 -c4 for BENCH_INSTRUCTIONS_DURATION (default 10s) with counting on.
+# wrk -t1 -c4 for BENCH_INSTRUCTIONS_DURATION (default 10s) with counting on. `patch-off` is
+# PATCH with the live wake-ups off (wake_ups, as bench/feed/notify-cost.sh turns them off);
+# a PATCH's row also gives the NOTIFY transactions the hint sender made while counted.
 bench_instructions() {
   command -v valgrind >/dev/null || { echo "instructions: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-  local bin=${BENCH_FERRY_BIN:-} op script pid requests total
+  local bin=${BENCH_FERRY_BIN:-} op script pid requests total notifies
   if [ -z "$bin" ]; then (cd "$ROOT" && swift build -c release --product ferry >&2); bin=$ROOT/.build/release/ferry; fi
   seed_ferry "$bin"
   # valgrind cannot read the DWARF 5 the Swift toolchain writes: a copy without it, symbols kept.
@@ -276,8 +306,9 @@ bench_instructions() {
     script=get.lua; unset BENCH_IF_NONE_MATCH BENCH_METHOD
     case $op in
       304) export BENCH_IF_NONE_MATCH='"1"' ;;
-      patch) script=write.lua; export BENCH_METHOD=PATCH ;;
+      patch | patch-off) script=write.lua; export BENCH_METHOD=PATCH ;;
     esac
+    if [ "$op" = patch-off ]; then wake_ups off >/dev/null; else wake_ups on >/dev/null; fi
     FERRY_DATABASE_URL="$APP/$DB" FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 \
       FERRY_MEMCACHED_SERVERS=${FERRY_MEMCACHED_SERVERS:-127.0.0.1:11299} \
       FERRY_DATABASE_POOL_SIZE=2 FERRY_LISTEN_WORKER_THREADS=2 \
@@ -285,17 +316,21 @@ bench_instructions() {
       "$WORK/ferry-nodebug" serve >"$WORK/ferry-$op.log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
-    wait_http "$BASE/healthz"
-    wrk -t1 -c4 -d3s -s "$ROOT/bench/api/wrk/$script" "$BASE" >/dev/null
+    # Under valgrind on a busy machine the start takes minutes.
+    wait_http "$BASE/healthz" 3000
+    wrk -t1 -c4 -d3s --timeout "$TIMEOUT" -s "$ROOT/bench/api/wrk/$script" "$BASE" >/dev/null
+    notifies=$(hint_notifies)
     callgrind_control -i on "$pid" >/dev/null 2>&1
-    requests=$(wrk -t1 -c4 -d"${BENCH_INSTRUCTIONS_DURATION:-10s}" -s "$ROOT/bench/api/wrk/$script" "$BASE" | awk '/requests in/ {print $1}')
+    requests=$(wrk -t1 -c4 -d"${BENCH_INSTRUCTIONS_DURATION:-10s}" --timeout "$TIMEOUT" -s "$ROOT/bench/api/wrk/$script" "$BASE" | awk '/requests in/ {print $1}')
     callgrind_control -i off "$pid" >/dev/null 2>&1
+    notifies=$(( $(hint_notifies) - notifies ))
     kill -INT "$pid"; wait "$pid" 2>/dev/null || true
     total=$(callgrind_annotate "$WORK/callgrind.$op" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-    echo "| $op | $requests | $((total / requests)) |"
+    echo "| $op | $requests | $((total / requests)) |$([ "${op#patch}" = "$op" ] || echo " $notifies NOTIFYs |")"
   done
+  wake_ups on >/dev/null
   # For `callgrind_annotate --inclusive=yes <file>`, run with BENCH_KEEP=1.
-  echo "callgrind files: $WORK/callgrind.{get,304,patch}" >&2
+  echo "callgrind files: $WORK/callgrind.{get,304,patch,patch-off}" >&2
 }
 
 # The machine's speed moves by 2x with its neighbours, so every run also measures the

@@ -23,54 +23,50 @@ ROUNDS=${BENCH_ROUNDS:-3}
 DURATION=${BENCH_DURATION:-10s}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
-# wake_ups on|off: enables or disables the NOTIFY triggers (zz_ferry_notify_*) of every synced table,
-# and the row hints functions (ferry.sync_hints_<oid>) with them.
-wake_ups() {
-  local verb=ENABLE; [ "$1" = off ] && verb=DISABLE
-  psql_owner "$DB" -c "DO \$\$ DECLARE t record; BEGIN
-    FOR t IN SELECT tg.tgrelid::regclass AS rel, tg.tgname FROM pg_trigger tg
-              WHERE tg.tgname LIKE 'zz_ferry_notify_%' AND NOT tg.tgisinternal LOOP
-      EXECUTE format('ALTER TABLE %s $verb TRIGGER %I', t.rel, t.tgname);
-    END LOOP; END \$\$"
-  # The row hints functions (issue 47 item 4), which a one-row PATCH's RETURNING calls
-  # instead of the trigger's function: off, each collects nothing (a constant in the
-  # inlined plan; replacing a function replans the statements that inlined it); on,
-  # each as ferry migrate makes it again.
-  if [ "$1" = off ]; then
-    psql_owner "$DB" -c "DO \$\$ DECLARE f regprocedure; BEGIN
-      FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
-                WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_hints_[0-9]+\$' LOOP
-        EXECUTE format('CREATE OR REPLACE FUNCTION %s RETURNS boolean LANGUAGE sql VOLATILE AS %L', f, 'SELECT false');
-      END LOOP; END \$\$"
-  else
-    psql_owner "$DB" -c "SELECT ferry.refresh_sync_notify(s.table_oid) FROM ferry.synced_tables s
-                          WHERE to_regproc('ferry.sync_hints_' || s.table_oid::oid) IS NOT NULL"
-  fi
+# What the hints cost besides the writers' own transactions, counted around each PATCH run
+# with them on: the NOTIFY transactions the hint sender made (/metrics), and the CPU of the
+# hint path: ferry's two threads (ferry-hints: the sender, ferry-listen: the listener, which
+# hears its own instance's NOTIFYs too) and their two PostgreSQL backends (by application_name).
+hint_path_pids() {
+  local tid
+  for tid in /proc/"${SERVER_PIDS[0]}"/task/*; do
+    case $(cat "$tid/comm" 2>/dev/null) in ferry-hints | ferry-listen) echo "${SERVER_PIDS[0]}/task/${tid##*/}" ;; esac
+  done
+  psql_owner postgres -At -c "SELECT pid FROM pg_stat_activity WHERE application_name IN ('ferry-hints', 'ferry-listen') AND datname = '$DB'"
 }
+# The CPU ticks (user + system) of /proc/<each argument>/stat.
+proc_ticks() { local total=0 p; for p in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$total"; }
 
 CONNECTIONS=8
 start_ferry
 calibration_setup
+# A second of PATCHes first: the hint sender opens its connection at its first send.
+BENCH_PATH_PREFIX=/v1/terms/ BENCH_METHOD=PATCH wrk -t2 -c8 -d1s -s "$ROOT/bench/api/wrk/write.lua" "$BASE" >/dev/null
 trap 'wake_ups on >/dev/null 2>&1; cleanup' EXIT
 echo "bench/feed/notify-cost.sh at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "an unknown commit"), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "8 writers (wrk -t2 -c8, pgbench -c 8 -j 2), $DURATION a figure, live wake-ups on and off alternating:"
 echo
-echo "| round | pgbench simple-update tps | PATCH/s on | PATCH/s off | PATCH on ÷ off | PATCH on ÷ simple-update | POST of 100/s on | POST of 100/s off | POST on ÷ off |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| round | pgbench simple-update tps | PATCH/s on | PATCH/s off | PATCH on ÷ off | PATCH on ÷ simple-update | POST of 100/s on | POST of 100/s off | POST on ÷ off | PATCHes a NOTIFY (on) | hint path's CPU µs a PATCH (on) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for round in $(seq 1 "$ROUNDS"); do
   : > "$WORK/results.r$round"
   u=$(pgbench -n -b simple-update -c 8 -j 2 -T "${DURATION%s}" "$OWNER/$CDB" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}')
   order="on off"; [ $((round % 2)) -eq 0 ] && order="off on"
   for state in $order; do
     wake_ups "$state" >/dev/null
+    # shellcheck disable=SC2207
+    hint_pids=($(hint_path_pids)); n0=$(hint_notifies); t0=$(proc_ticks "${hint_pids[@]}")
     BENCH_PATH_PREFIX=/v1/terms/ BENCH_METHOD=PATCH wrk_run "patch-$state" write.lua "r$round" 2>/dev/null
+    if [ "$state" = on ]; then
+      notifies=$(( $(hint_notifies) - n0 )); ticks=$(( $(proc_ticks "${hint_pids[@]}") - t0 ))
+    fi
     BENCH_PATH=/v1/terms wrk_run "post-$state" post100.lua "r$round" 2>/dev/null
   done
   wake_ups on >/dev/null
   get() { awk -v n="$1" '$1==n {printf "%.0f", $2}' "$WORK/results.r$round"; }
   errors=$(grep -c "_errors" "$WORK/results.r$round" || true)
   [ "$errors" = 0 ] || echo "WARNING: round $round had error answers: $(grep _errors "$WORK/results.r$round" | tr '\n' ' ')" >&2
-  echo "| $round | $u | $(get patch-on) | $(get patch-off) | $(ratio "$(get patch-on)" "$(get patch-off)") | $(ratio "$(get patch-on)" "$u") | $(get post-on) | $(get post-off) | $(ratio "$(get post-on)" "$(get post-off)") |"
+  echo "| $round | $u | $(get patch-on) | $(get patch-off) | $(ratio "$(get patch-on)" "$(get patch-off)") | $(ratio "$(get patch-on)" "$u") | $(get post-on) | $(get post-off) | $(ratio "$(get post-on)" "$(get post-off)") | $(awk -v r="$(get patch-on)" -v d="${DURATION%s}" -v n="$notifies" 'BEGIN { if (n > 0) printf "%.1f", r * d / n; else print "-" }') | $(awk -v r="$(get patch-on)" -v d="${DURATION%s}" -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { if (r > 0) printf "%.1f", t / hz * 1e6 / (r * d); else print "-" }') |"
 done
 calibration_drop >/dev/null

@@ -17,6 +17,9 @@
 # 400 − at 100) ÷ 300, so start-up and first-call work (catalog caches, PL/pgSQL compiling)
 # fall out. The session is set up as Ferry sets up its pooled connections (generic plans,
 # no JIT); BENCH_SESSION_SQL adds one more statement (e.g. `SET plan_cache_mode = auto`).
+# BENCH_WAKE_UPS=off turns the live wake-ups off first, as bench/feed/notify-cost.sh does
+# (`wake_ups off` in bench/api/api.sh: the notify triggers disabled, each row hints function
+# a constant false), so that the two runs' difference is what the hints cost the writer.
 # Needs root, valgrind, PostgreSQL's server binaries. A few minutes (more under load).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -46,6 +49,20 @@ owner tree -tA -c "SELECT id FROM public.bench_ids ORDER BY n" > "$WORK/ids"
 # one-row UPDATE then calls it in its RETURNING clause (FastUpdateSQL), and so does stmt_6.
 HINTS=$(owner tree -tA -c "SELECT 'ferry.' || p.proname FROM pg_proc p
                             WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = 'sync_hints_' || 'app.terms'::regclass::oid")
+if [ "${BENCH_WAKE_UPS:-on}" = off ]; then
+  owner tree >/dev/null <<'SQL'
+DO $$ DECLARE t record; BEGIN
+  FOR t IN SELECT tg.tgrelid::regclass AS rel, tg.tgname FROM pg_trigger tg
+            WHERE tg.tgname LIKE 'zz_ferry_notify_%' AND NOT tg.tgisinternal LOOP
+    EXECUTE format('ALTER TABLE %s DISABLE TRIGGER %I', t.rel, t.tgname);
+  END LOOP; END $$;
+DO $$ DECLARE f regprocedure; BEGIN
+  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+            WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_hints_[0-9]+$' LOOP
+    EXECUTE format('CREATE OR REPLACE FUNCTION %s RETURNS boolean LANGUAGE sql VOLATILE AS %L', f, 'SELECT false');
+  END LOOP; END $$;
+SQL
+fi
 (cd "$ROOT" && bash deploy/local.sh stop >/dev/null)
 mkdir "$WORK/cg" && chown postgres "$WORK/cg"
 
@@ -99,7 +116,7 @@ profile() {
 }
 profile 100
 profile 400
-echo "bench/feed/patch-profile.sh, migrations of ${BENCH_REVISION:-this tree ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- migrations || echo ', changed'))}, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "bench/feed/patch-profile.sh, migrations of ${BENCH_REVISION:-this tree ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- migrations || echo ', changed'))}, live wake-ups ${BENCH_WAKE_UPS:-on}, $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| instructions a PATCH's transaction, inclusive | function |"
 echo "|---|---|"

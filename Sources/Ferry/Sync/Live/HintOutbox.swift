@@ -10,18 +10,21 @@ import Synchronization
 /// other instances. A write through Ferry collects its hints in its
 /// transaction (`ferry.hint_mode = collect`) instead of notifying, because
 /// PostgreSQL serialises the commits of notifying transactions on one lock;
-/// here they leave the writer's path (``publish(_:)`` only appends to a buffer).
+/// here they leave the writer's path.
 ///
-/// Whatever arrives while a NOTIFY is on its way, or within ``sendInterval``
-/// of the last, goes in the next one: at most one NOTIFY transaction per
-/// interval per instance, each carrying every hint since the last, in payloads
-/// of `@<instance>` and one hint a line (the listener skips its own instance's,
-/// which it delivered already). This instance's own waiters are woken at once;
-/// only the other instances' learn up to one interval later. Without the pause,
-/// eight busy writers sent a NOTIFY per 1.1 PATCHes (bench/feed/README.md): a
-/// transaction, a queue lock and a wake-up of every listener each. When the connection
-/// fails the hints wait (folded into one for everyone past 64 kB) and go once
-/// it is back: the other instances then learn late, never not at all.
+/// ``publish(_:)`` runs on the writer's thread right after its commit: it
+/// marks the waiters the hints concern (``WaiterRegistry/woken(by:)``), wakes
+/// up to ``writerWakes`` of them itself, and appends the text to a buffer.
+/// The sender's thread wakes the rest of a fan-out at once, and sends what the
+/// buffer holds at most once per ``sendInterval``, in one NOTIFY transaction
+/// of payloads of `@<instance>` and one hint a line (the listener skips its
+/// own instance's, which it delivered already). A write that wakes nobody
+/// beyond the writer's share does not wake the thread while an interval runs:
+/// busy writers cost the thread one wake per interval, not one per commit
+/// (bench/feed/README.md, "stop 16"). This instance's own waiters are woken
+/// at once; only the other instances' learn up to one interval later. When the
+/// connection fails the hints wait (folded into one for everyone past 64 kB)
+/// and go once it is back: the other instances then learn late, never not at all.
 final class HintOutbox: Sendable {
     /// This process's name in the payloads it sends.
     let instance = UUID().uuidString.lowercased()
@@ -37,11 +40,17 @@ final class HintOutbox: Sendable {
     let published = Atomic<Int>(0)
     /// NOTIFY transactions sent to the other instances.
     let notifies = Atomic<Int>(0)
+    /// Times the sender's thread woke (for tests: one per interval under busy writers, not one per commit).
+    let rounds = Atomic<Int>(0)
 
     /// The least time between two NOTIFY transactions of this instance: the most
     /// a waiter of another instance waits beyond its own instance's waiters, well
     /// inside the live feed's p50 goal of 10 ms.
     static let sendInterval = 0.005
+    /// The most waiters a writer's thread wakes itself after its commit; the sender's
+    /// thread wakes the rest, so that a write to a set 10,000 devices follow does not
+    /// keep its own answer waiting for the fan-out.
+    static let writerWakes = 16
     /// A payload of PostgreSQL's NOTIFY must stay under 8000 bytes.
     static let payloadLimit = 7_000
     /// Past this many bytes of unsent hints (the connection is down), they fold into one for everyone.
@@ -51,7 +60,12 @@ final class HintOutbox: Sendable {
 
     private struct Pending {
         var text = ""
+        /// Woken waiters the writers left to this thread (a fan-out's rest).
+        var tickets: [any LiveTicket] = []
+        /// A signal is on its way to the thread (cleared when it takes what is here).
         var signalled = false
+        /// The thread waits with nothing to send: the next text wakes it.
+        var idle = false
     }
 
     init(url: String, registry: WaiterRegistry, logger: Logger) {
@@ -76,26 +90,49 @@ final class HintOutbox: Sendable {
     }
 
     /// The hints a committed transaction collected (`ferry.hints`: one a line).
-    /// Called by the writer right after its commit; returns at once.
+    /// Called by the writer right after its commit: wakes this instance's waiters
+    /// they concern (up to ``writerWakes`` on this thread) and leaves the text for
+    /// the other instances to the sender's thread.
     func publish(_ text: String) {
         guard !text.isEmpty, !stopping.load(ordering: .relaxed) else { return }
+        let lines = ChangeHint.lines(text)
+        published.add(lines.count, ordering: .relaxed)
+        let woken = registry.woken(by: lines.map { ChangeHint(payload: $0) ?? ChangeHint.everyone })
+        registry.wake(woken.prefix(Self.writerWakes))
+        let rest = woken.dropFirst(Self.writerWakes)
         let signal = pending.withLock { pending -> Bool in
             pending.text += text.hasSuffix("\n") ? text : text + "\n"
             // The thread is behind (or not started): one hint for everyone says as much, in bounded memory.
             if pending.text.utf8.count > Self.foldLimit { pending.text = Self.everyone + "\n" }
-            defer { pending.signalled = true }
-            return !pending.signalled
+            pending.tickets += rest
+            // While an interval runs the thread wakes at its end anyway; only waiters to wake cut it short.
+            guard !pending.signalled, pending.idle || !rest.isEmpty else { return false }
+            pending.signalled = true
+            pending.idle = false
+            return true
         }
         if signal { ready.signal() }
     }
 
-    private func take() -> String {
+    /// What the writers left: the text to send, and waiters to wake.
+    private func take() -> (text: String, tickets: [any LiveTicket]) {
         pending.withLock { pending in
             defer {
                 pending.text = ""
+                pending.tickets = []
                 pending.signalled = false
             }
-            return pending.text
+            return (pending.text, pending.tickets)
+        }
+    }
+
+    /// Whether nothing waits to be sent or woken; if so, the thread is marked idle
+    /// (under the same lock), so that the next publish wakes it.
+    private func idle(unsent: String) -> Bool {
+        pending.withLock { pending in
+            guard unsent.isEmpty, pending.text.isEmpty, pending.tickets.isEmpty else { return false }
+            pending.idle = true
+            return true
         }
     }
 
@@ -107,25 +144,23 @@ final class HintOutbox: Sendable {
         while true {
             let stop = stopping.load(ordering: .acquiring)
             if !stop {
-                // Woken by a publish while the interval runs: its waiters here are woken now, and its
-                // hints wait for the interval's end with the rest.
-                if unsent.isEmpty {
+                if idle(unsent: unsent) {
                     ready.wait()
                 } else if DispatchTime.now() < nextSend {
+                    // Until the interval ends; a fan-out's rest (or the stop) cuts it short.
                     _ = ready.wait(timeout: nextSend)
                 }
             }
-            let text = take()
+            rounds.add(1, ordering: .relaxed)
+            let (text, tickets) = take()
+            registry.wake(tickets)
             if !text.isEmpty {
-                let lines = ChangeHint.lines(text)
-                published.add(lines.count, ordering: .relaxed)
-                registry.deliver(lines.map { ChangeHint(payload: $0) ?? ChangeHint.everyone })
                 unsent += text
                 if unsent.utf8.count > Self.foldLimit { unsent = Self.everyone + "\n" }
             }
             if !unsent.isEmpty && (stop || DispatchTime.now() >= nextSend) {
                 do {
-                    let sending = try connection ?? PostgresConnection(url: url, applicationName: "ferry-hints")
+                    let sending = try connection ?? Self.connect(url)
                     connection = sending
                     try send(unsent, on: sending)
                     unsent = ""
@@ -138,7 +173,7 @@ final class HintOutbox: Sendable {
                     logger.warning(
                         "could not send live hints to the other instances; retrying",
                         metadata: ["error": "\(error)", "pending_bytes": "\(unsent.utf8.count)"])
-                    // A publish during the pause cuts it short; that is harmless (its text is taken next).
+                    // A publish during the pause may cut it short; that is harmless (its text is taken next).
                     _ = ready.wait(timeout: .now() + backoff * Double.random(in: 0.5...1.5))
                     backoff = min(backoff * 2, 5)
                     continue
@@ -150,13 +185,28 @@ final class HintOutbox: Sendable {
         finished.signal()
     }
 
+    /// The sender's connection. Its statements are prepared once (parsed and planned
+    /// once, not per NOTIFY): `live.listen_url` reaches PostgreSQL itself, never a
+    /// transaction pooler (docs/CONFIGURATION.md).
+    static func connect(_ url: String) throws -> PostgresConnection {
+        try PostgresConnection(url: url, applicationName: "ferry-hints", preparedStatements: true)
+    }
+
     /// One NOTIFY transaction with every hint of `text`, in as few payloads as fit.
     private func send(_ text: String, on connection: PostgresConnection) throws {
         let payloads = Self.payloads(text, instance: instance)
-        _ = try connection.run(
-            "SELECT pg_catalog.pg_notify('ferry_changes', p) FROM pg_catalog.unnest(\(bind: .texts(payloads))::pg_catalog.text[]) p")
+        if payloads.count == 1 {
+            // The usual case (a payload holds ~100 hints): the text as it is, no array to quote and parse.
+            _ = try connection.query(Self.notifyOne, [payloads[0]])
+        } else {
+            _ = try connection.run(
+                "SELECT pg_catalog.pg_notify('ferry_changes', p) FROM pg_catalog.unnest(\(bind: .texts(payloads))::pg_catalog.text[]) p")
+        }
         notifies.add(1, ordering: .relaxed)
     }
+
+    /// One payload's NOTIFY.
+    static let notifyOne = "SELECT pg_catalog.pg_notify('ferry_changes', $1::pg_catalog.text)"
 
     /// `text`'s lines as payloads of `@<instance>` and then one hint a line, each under ``payloadLimit``.
     static func payloads(_ text: String, instance: String) -> [String] {

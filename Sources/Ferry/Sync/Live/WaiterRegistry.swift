@@ -353,6 +353,14 @@ final class WaiterRegistry: Sendable {
 
     /// Wakes the waiters these hints may concern.
     func deliver(_ hints: [ChangeHint]) {
+        wake(woken(by: hints))
+    }
+
+    /// Marks the waiters these hints may concern as woken (the epoch moves, as
+    /// for ``deliver(_:)``) and returns their tickets, for the caller to
+    /// ``wake(_:)``: ``HintOutbox`` wakes a few on the writer's thread and
+    /// hands a fan-out's rest to its own.
+    func woken(by hints: [ChangeHint]) -> [any LiveTicket] {
         let woken = state.withLock { state -> [any LiveTicket] in
             var ids: Set<ObjectIdentifier> = state.anonymous
             for id in state.anonymous { Self.note(id, .all, in: &state) }
@@ -360,10 +368,12 @@ final class WaiterRegistry: Sendable {
             return Self.woken(ids, in: &state)
         }
         hintCount.add(hints.count, ordering: .relaxed)
-        wake(woken)
+        return woken
     }
 
-    private func wake(_ tickets: [any LiveTicket]) {
+    /// Resumes these waiters (``woken(by:)``'s tickets).
+    func wake(_ tickets: some Collection<any LiveTicket>) {
+        guard !tickets.isEmpty else { return }
         wakeCount.add(tickets.count, ordering: .relaxed)
         for ticket in tickets { ticket.wake() }
     }

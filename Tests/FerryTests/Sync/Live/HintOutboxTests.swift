@@ -44,5 +44,60 @@ import Testing
         // as fast as its round trip sent about one per write.
         #expect(notifies >= 1)
         #expect(notifies <= Int(elapsed / HintOutbox.sendInterval) + 2, "\(notifies) NOTIFYs in \(elapsed) s")
+        // Nor does each commit wake the sender's thread (stop 16): it wakes once an interval, and
+        // at its start after an idle spell. Waking it on every publish cost a thread hand-off a PATCH.
+        let rounds = outbox.rounds.load(ordering: .relaxed)
+        #expect(rounds <= 2 * Int(elapsed / HintOutbox.sendInterval) + 4, "\(rounds) wakes of the sender in \(elapsed) s")
+    }
+
+    /// The writer wakes its instance's waiters itself, right after its commit (no hand-off to
+    /// the sender's thread), up to ``HintOutbox/writerWakes`` of them; the sender's thread wakes
+    /// a fan-out's rest, so that the writer's answer does not wait for it.
+    @Test func aWriterWakesAFewWaitersItselfAndTheSenderTheRestOfAFanOut() throws {
+        let database = try ScratchDatabase()
+        defer { database.drop() }
+        let registry = WaiterRegistry(limits: .init(perInstance: 100, perUser: 100))
+        registry.setTables([101: "terms"], scopeTables: [])
+        // Waiters whose caller is not known yet: every hint concerns them.
+        let tickets = (0..<(HintOutbox.writerWakes + 24)).map { _ in WaiterRegistryTests.Ticket() }
+        for ticket in tickets { #expect(registry.register(ticket, user: nil, resources: nil) == nil) }
+        let outbox = HintOutbox(url: database.url, registry: registry, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        // Not started: whatever is woken now was woken by publish, on this thread.
+        outbox.publish("7 101 u alice\n")
+        #expect(tickets.filter { $0.woken == 1 }.count == HintOutbox.writerWakes)
+        #expect(registry.hintCount.load(ordering: .relaxed) == 1)
+        outbox.start()
+        defer { outbox.stop() }
+        try waitUntil("the fan-out's rest woken by the sender", within: 30) { tickets.allSatisfy { $0.woken == 1 } }
+    }
+
+    /// Hints past one payload go in several, all in one NOTIFY transaction, and every one arrives.
+    @Test func hintsPastOnePayloadGoInSeveralOfOneNotify() throws {
+        let database = try ScratchDatabase()
+        defer { database.drop() }
+        let listener = try database.connect()
+        defer { listener.close() }
+        try listener.listen(["ferry_changes"])
+        let registry = WaiterRegistry(limits: .init(perInstance: 10, perUser: 10))
+        let outbox = HintOutbox(url: database.url, registry: registry, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let hints = (1...600).map { "\($0) 1 u writer-with-a-rather-long-name-\($0)" }
+        // Published before the thread starts, so that one send carries them all.
+        outbox.publish(hints.joined(separator: "\n"))
+        outbox.start()
+        var received: [String] = []
+        var payloads = 0
+        try waitUntil("every hint at the listener", within: 30) {
+            for notification in try listener.notifications(waitingUpTo: 0.2) where notification.channel == "ferry_changes" {
+                payloads += 1
+                #expect(notification.payload.hasPrefix("@\(outbox.instance)\n"))
+                #expect(notification.payload.utf8.count <= HintOutbox.payloadLimit)
+                received += notification.payload.split(separator: "\n").dropFirst().map(String.init)
+            }
+            return received.count >= hints.count
+        }
+        outbox.stop()
+        #expect(received == hints)
+        #expect(payloads > 1)
+        #expect(outbox.notifies.load(ordering: .relaxed) == 1)
     }
 }
