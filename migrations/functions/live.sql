@@ -122,8 +122,10 @@ BEGIN
     -- (ferry.sync_hints_source) and marked it: clear the mark, so that it serves
     -- this statement only, and return before anything else is set up. Depth 1:
     -- this statement's own trigger, not that of a write another trigger made.
-    IF pg_catalog.current_setting('ferry.hinted', true) = '%1$s' AND pg_catalog.pg_trigger_depth() = 1 THEN
-        v_head := pg_catalog.set_config('ferry.hinted', '', true);
+    -- One expression (PL/pgSQL sets up each again in every transaction), in
+    -- parentheses: PL/pgSQL would end an IF's condition at the CASE's THEN.
+    IF (CASE WHEN pg_catalog.current_setting('ferry.hinted', true) = '%1$s' AND pg_catalog.pg_trigger_depth() = 1
+             THEN pg_catalog.set_config('ferry.hinted', '', true) IS NOT NULL END) THEN
         RETURN NULL;
     END IF;
     v_user := nullif(pg_catalog.current_setting('ferry.user_id', true), '');
