@@ -121,8 +121,7 @@ BEGIN
 END $$;
 
 -- The generated update trigger takes the transaction's stamp inline (issue 47):
--- every statement of ferry.take_stamp()'s body is in it (its v_stamp is the
--- trigger's NEW._ferry_xid), so the two cannot drift.
+-- every statement of ferry.take_stamp()'s body is in it, so the two cannot drift.
 DO $$
 DECLARE
     v_generated text := (SELECT p.prosrc FROM pg_proc p WHERE p.oid = format('ferry.sync_update_%s()', 'app.terms'::regclass::oid)::regprocedure);
@@ -134,7 +133,7 @@ BEGIN
                           AND regexp_replace(v_generated, '--[^\n]*', '', 'g') !~ '(take_stamp|ferry\.stamp)\(',
                           'the update trigger takes its stamp without calling ferry.take_stamp()');
     FOR v_line IN
-        SELECT btrim(replace(replace(l, 'pg_catalog.', ''), 'v_stamp', 'NEW._ferry_xid')) FROM unnest(string_to_array(split_part(split_part(v_body, E'\nBEGIN\n', 2), 'RETURN v_stamp;', 1), E'\n')) l
+        SELECT btrim(replace(l, 'pg_catalog.', '')) FROM unnest(string_to_array(split_part(split_part(v_body, E'\nBEGIN\n', 2), 'RETURN v_stamp;', 1), E'\n')) l
          WHERE btrim(l) <> '' AND btrim(l) NOT LIKE '--%'
     LOOP
         PERFORM pg_temp.check(position(v_line IN replace(v_generated, 'pg_catalog.', '')) > 0, 'take_stamp''s line is in the update trigger: ' || v_line);

@@ -435,20 +435,19 @@ CREATE OR REPLACE FUNCTION ferry.take_stamp()
  LANGUAGE plpgsql
 AS $function$
 DECLARE
-    v_stamp pg_catalog.xid8;
+    v_xid xid8 := pg_catalog.pg_current_xact_id();
+    v_stamp xid8;
     v_void pg_catalog.text;
 BEGIN
-    -- Two assignments (issue 47: PL/pgSQL sets up each expression again in every
-    -- transaction, ~6,800 instructions): the lock, then the floor (after the lock,
-    -- never before, see above; NULL until the floor is first set), in that order
-    -- because a CASE runs its condition first; then a stamp taken from the floor is
-    -- recorded, then the setting.
-    v_stamp := CASE WHEN pg_catalog.pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(pg_catalog.pg_current_xact_id())) IS NOT NULL
-        THEN greatest(pg_catalog.pg_current_xact_id(), coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor'), 0)::pg_catalog.text::pg_catalog.xid8) END;
-    v_void := pg_catalog.set_config('ferry.stamp', CASE WHEN v_stamp > pg_catalog.pg_current_xact_id()
-            AND coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor_taken'), 0) < v_stamp::pg_catalog.text::pg_catalog.int8
-        THEN CASE WHEN pg_catalog.setval('ferry.stamp_floor_taken', v_stamp::pg_catalog.text::pg_catalog.int8) IS NOT NULL THEN v_stamp::pg_catalog.text END
-        ELSE v_stamp::pg_catalog.text END, true);
+    -- Assignments, not PERFORM (issue 47): an assignment is a simple expression, a PERFORM a query.
+    v_void := pg_catalog.pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(v_xid));
+    -- After the lock, never before (see above). NULL until the floor is first set.
+    v_stamp := greatest(v_xid, coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8);
+    IF v_stamp > v_xid
+       AND coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor_taken'), 0) < v_stamp::text::int8 THEN
+        v_void := pg_catalog.setval('ferry.stamp_floor_taken', v_stamp::text::int8);
+    END IF;
+    v_void := pg_catalog.set_config('ferry.stamp', v_stamp::text, true);
     RETURN v_stamp;
 END
 $function$;
