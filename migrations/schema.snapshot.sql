@@ -1927,7 +1927,7 @@ CREATE OR REPLACE FUNCTION ferry.refresh_sync_notify(p_table regclass)
  SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
 AS $function$
 DECLARE
-    v_function regprocedure := ferry.generated_trigger_function('sync_notify_' || p_table::oid, ferry.sync_notify_source(p_table));
+    v_function regprocedure := ferry.generated_trigger_function('sync_notify_' || p_table::oid, ferry.sync_notify_source(p_table), false);
     v_hints text := ferry.sync_hints_source(p_table);
     v_name text := 'sync_hints_' || p_table::oid;
     v_current text;
@@ -2699,6 +2699,7 @@ DECLARE
     v_scope_rule ferry.sync_rules;
     v_scope_read text;
     v_through regclass;
+    v_ids text;
 BEGIN
     SELECT * INTO v_rule FROM ferry.sync_rules r WHERE r.table_oid = p_table;
     SELECT c.relname INTO v_name FROM pg_class c WHERE c.oid = p_table;
@@ -2707,14 +2708,13 @@ BEGIN
 
     IF v_rule.kind = 'owned' THEN
         v_create := format('%I.%I = ferry.current_user_id()', v_name, v_rule.rule_column);
-        v_read := v_create;
-        FOR v_member IN
-            SELECT m.table_oid FROM ferry.sync_rules m
-             WHERE m.kind = 'members' AND m.target_table = p_table ORDER BY m.table_oid::oid
-        LOOP
-            v_read := v_read || format(' OR %I.id = ANY ((SELECT %s)::%s[])', v_name,
-                                       ferry.rules_scope_ids_function(v_member.table_oid), ferry.rules_id_type(p_table));
-        END LOOP;
+        -- The members rules' scope ids in one init plan, their arrays joined (issue 47:
+        -- PostgreSQL sets up every init plan of a policy in each statement, used or
+        -- not, and a write of a child applies the parent's read policy twice).
+        SELECT string_agg(ferry.rules_scope_ids_function(m.table_oid), ' || ' ORDER BY m.table_oid::oid) INTO v_ids
+          FROM ferry.sync_rules m WHERE m.kind = 'members' AND m.target_table = p_table;
+        v_read := v_create || CASE WHEN v_ids IS NOT NULL THEN format(' OR %I.id = ANY ((SELECT %s)::%s[])', v_name,
+                                                                       v_ids, ferry.rules_id_type(p_table)) ELSE '' END;
     ELSIF v_rule.kind = 'child' THEN
         v_read := ferry.rules_readable(p_table, v_rule.rule_column, v_rule.target_table);
         v_create := v_read;
@@ -2761,13 +2761,11 @@ BEGIN
 
     v_write := CASE WHEN v_rule.kind = 'child' THEN v_create ELSE v_read END;
     IF v_rule.kind = 'owned' THEN
-        FOR v_member IN
-            SELECT g.table_oid FROM ferry.sync_rules g
-             WHERE g.kind = 'grant' AND g.target_table = p_table ORDER BY g.table_oid::oid
-        LOOP
-            v_read := v_read || format(' OR %I.id = ANY ((SELECT %s)::%s[])', v_name,
-                                       ferry.rules_scope_ids_function(v_member.table_oid), ferry.rules_id_type(p_table));
-        END LOOP;
+        -- The grant rules' scope ids join the members rules' (one init plan).
+        SELECT concat_ws(' || ', v_ids, string_agg(ferry.rules_scope_ids_function(g.table_oid), ' || ' ORDER BY g.table_oid::oid))
+          INTO v_ids FROM ferry.sync_rules g WHERE g.kind = 'grant' AND g.target_table = p_table;
+        v_read := v_create || CASE WHEN v_ids <> '' THEN format(' OR %I.id = ANY ((SELECT %s)::%s[])', v_name,
+                                                                 v_ids, ferry.rules_id_type(p_table)) ELSE '' END;
     END IF;
     IF v_rule.kind = 'owned' AND v_rule.public_column IS NOT NULL THEN
         v_read := format('(%s) OR (%I.%I AND ferry.public_reads())', v_read, v_name, v_rule.public_column);
@@ -3309,26 +3307,26 @@ BEGIN
             v_scopes := v_scopes || format($private$
     -- Private member rows: their members and their scope rows' owners.
     IF TG_OP = 'UPDATE' THEN
-        SELECT count(k.id), count(s.id), array_agg(DISTINCT s.%4$I::text) FILTER (WHERE s.%4$I IS NOT NULL)
+        SELECT pg_catalog.count(k.id), pg_catalog.count(s.id), pg_catalog.array_agg(DISTINCT s.%4$I::pg_catalog.text) FILTER (WHERE s.%4$I IS NOT NULL)
           INTO v_wanted, v_found, v_owners
           FROM (SELECT n.%1$I AS id FROM new_rows n UNION SELECT o.%1$I FROM old_rows o) k
           LEFT JOIN %3$s s ON s.id = k.id
          WHERE k.id IS NOT NULL;
-        SELECT array_agg(DISTINCT u.k) INTO v_keys
-          FROM (SELECT n.%2$I::text AS k FROM new_rows n UNION ALL SELECT o.%2$I::text FROM old_rows o) u
+        SELECT pg_catalog.array_agg(DISTINCT u.k) INTO v_keys
+          FROM (SELECT n.%2$I::pg_catalog.text AS k FROM new_rows n UNION ALL SELECT o.%2$I::pg_catalog.text FROM old_rows o) u
          WHERE u.k IS NOT NULL;
     ELSE
-        SELECT count(k.id), count(s.id), array_agg(DISTINCT s.%4$I::text) FILTER (WHERE s.%4$I IS NOT NULL)
+        SELECT pg_catalog.count(k.id), pg_catalog.count(s.id), pg_catalog.array_agg(DISTINCT s.%4$I::pg_catalog.text) FILTER (WHERE s.%4$I IS NOT NULL)
           INTO v_wanted, v_found, v_owners
           FROM (SELECT DISTINCT n.%1$I AS id FROM new_rows n) k
           LEFT JOIN %3$s s ON s.id = k.id
          WHERE k.id IS NOT NULL;
-        SELECT array_agg(DISTINCT n.%2$I::text) INTO v_keys FROM new_rows n WHERE n.%2$I IS NOT NULL;
+        SELECT pg_catalog.array_agg(DISTINCT n.%2$I::pg_catalog.text) INTO v_keys FROM new_rows n WHERE n.%2$I IS NOT NULL;
     END IF;
     IF v_found = v_wanted THEN
-        v_keys := array(SELECT DISTINCT x FROM unnest(coalesce(v_keys, '{}') || coalesce(v_owners, '{}')) x
+        v_keys := array(SELECT DISTINCT x FROM pg_catalog.unnest(coalesce(v_keys, '{}') || coalesce(v_owners, '{}')) x
                          WHERE x IS DISTINCT FROM v_user ORDER BY x);
-        IF cardinality(v_keys) > 100 THEN
+        IF pg_catalog.cardinality(v_keys) > 100 THEN
             v_everyone := true;
         ELSE
             FOREACH v_key IN ARRAY v_keys LOOP
@@ -3336,21 +3334,24 @@ BEGIN
             END LOOP;
         END IF;
         v_keys := NULL;
-    ELSE$private$, v_scope.col, v_private.member, v_private.scope_table, v_private.owner);
+    ELSE$private$, v_scope.col, v_private.member,
+                (SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                  WHERE c.oid = v_private.scope_table),
+                v_private.owner);
         END IF;
         v_scopes := v_scopes || format($scope$
     IF TG_OP = 'UPDATE' THEN
-        SELECT array_agg(DISTINCT u.k) INTO v_keys
-          FROM (SELECT n.%1$I::text AS k FROM new_rows n UNION ALL SELECT o.%1$I::text FROM old_rows o) u
+        SELECT pg_catalog.array_agg(DISTINCT u.k) INTO v_keys
+          FROM (SELECT n.%1$I::pg_catalog.text AS k FROM new_rows n UNION ALL SELECT o.%1$I::pg_catalog.text FROM old_rows o) u
          WHERE u.k IS NOT NULL;
     ELSE
-        SELECT array_agg(DISTINCT n.%1$I::text) INTO v_keys FROM new_rows n WHERE n.%1$I IS NOT NULL;
+        SELECT pg_catalog.array_agg(DISTINCT n.%1$I::pg_catalog.text) INTO v_keys FROM new_rows n WHERE n.%1$I IS NOT NULL;
     END IF;
-    IF cardinality(v_keys) > 100 THEN
+    IF pg_catalog.cardinality(v_keys) > 100 THEN
         v_everyone := true;
     ELSIF v_keys IS NOT NULL THEN
         FOREACH v_key IN ARRAY v_keys LOOP
-            IF octet_length(v_key) > 1000 THEN
+            IF pg_catalog.octet_length(v_key) > 1000 THEN
                 v_everyone := true;
             ELSE
                 v_out := v_out || (v_head || 's %2$s ' || v_key);
@@ -3364,51 +3365,53 @@ BEGIN
     RETURN format($body$
 -- Generated by ferry.refresh_sync_trigger for the table with oid %1$s; do not edit.
 DECLARE
-    v_head text;
-    v_user text;
-    v_everyone boolean;
-    v_keys text[];
-    v_key text;
-    v_out text[];
-    v_hints text;
-    v_added boolean;%3$s
+    v_head pg_catalog.text;
+    v_user pg_catalog.text;
+    v_everyone pg_catalog.bool;
+    v_keys pg_catalog.text[];
+    v_key pg_catalog.text;
+    v_out pg_catalog.text[];
+    v_hints pg_catalog.text;
+    v_added pg_catalog.bool;%3$s
 BEGIN
     -- Ferry's one-row UPDATE collected this statement's hints in its RETURNING
     -- (ferry.sync_hints_source) and marked it: clear the mark, so that it serves
     -- this statement only, and return before anything else is set up. Depth 1:
     -- this statement's own trigger, not that of a write another trigger made.
-    IF current_setting('ferry.hinted', true) = '%1$s' AND pg_trigger_depth() = 1 THEN
-        v_head := set_config('ferry.hinted', '', true);
+    -- One expression (PL/pgSQL sets up each again in every transaction), in
+    -- parentheses: PL/pgSQL would end an IF's condition at the CASE's THEN.
+    IF (CASE WHEN pg_catalog.current_setting('ferry.hinted', true) = '%1$s' AND pg_catalog.pg_trigger_depth() = 1
+             THEN pg_catalog.set_config('ferry.hinted', '', true) IS NOT NULL END) THEN
         RETURN NULL;
     END IF;
-    v_user := nullif(current_setting('ferry.user_id', true), '');
+    v_user := nullif(pg_catalog.current_setting('ferry.user_id', true), '');
     v_everyone := v_user IS NULL;
     v_out := '{}';
     v_added := false;
     -- A statement that wrote no row (an UPDATE that matched none) neither
     -- stamps nor hints: stamping would hold the feed for a transaction that
     -- has written no synced row. The row triggers stamped before any row.
-    IF coalesce(current_setting('ferry.stamp', true), '') = '' AND NOT EXISTS (SELECT FROM new_rows) THEN
+    IF coalesce(pg_catalog.current_setting('ferry.stamp', true), '') = '' AND NOT EXISTS (SELECT FROM new_rows) THEN
         RETURN NULL;
     END IF;
-    v_head := ferry.stamp()::text || ' %1$s ';%2$s
+    v_head := ferry.stamp()::pg_catalog.text || ' %1$s ';%2$s
     IF v_everyone THEN
         v_out := v_out || (v_head || '*');
     ELSE
         v_out := v_out || (v_head || 'u ' || v_user);
     END IF;
-    IF current_setting('ferry.hint_mode', true) IS DISTINCT FROM 'collect' THEN
+    IF pg_catalog.current_setting('ferry.hint_mode', true) IS DISTINCT FROM 'collect' THEN
         FOREACH v_key IN ARRAY v_out LOOP
-            PERFORM pg_notify('ferry_changes', v_key);
+            PERFORM pg_catalog.pg_notify('ferry_changes', v_key);
         END LOOP;
         RETURN NULL;
     END IF;
     -- ferry.hint() for each, with ferry.hints read and set once.
-    v_hints := coalesce(current_setting('ferry.hints', true), '');
+    v_hints := coalesce(pg_catalog.current_setting('ferry.hints', true), '');
     FOREACH v_key IN ARRAY v_out LOOP
-        IF strpos(E'\n' || v_hints, E'\n' || v_key || E'\n') = 0 THEN
-            IF octet_length(v_hints) > 65536 THEN
-                PERFORM pg_notify('ferry_changes', v_key);
+        IF pg_catalog.strpos(E'\n' || v_hints, E'\n' || v_key || E'\n') = 0 THEN
+            IF pg_catalog.octet_length(v_hints) > 65536 THEN
+                PERFORM pg_catalog.pg_notify('ferry_changes', v_key);
             ELSE
                 v_hints := v_hints || v_key || E'\n';
                 v_added := true;
@@ -3416,14 +3419,14 @@ BEGIN
         END IF;
     END LOOP;
     IF v_added THEN
-        v_hints := set_config('ferry.hints', v_hints, true);
+        v_hints := pg_catalog.set_config('ferry.hints', v_hints, true);
     END IF;
     RETURN NULL;
 END
 $body$, p_table::oid, v_scopes, CASE WHEN v_private.scope_table IS NOT NULL THEN '
-    v_wanted bigint;
-    v_found bigint;
-    v_owners text[];' ELSE '' END);
+    v_wanted pg_catalog.int8;
+    v_found pg_catalog.int8;
+    v_owners pg_catalog.text[];' ELSE '' END);
 END
 $function$
 ;
@@ -3582,11 +3585,23 @@ BEGIN
     -- one-row PATCH is one transaction, so an IF per field cost more than comparing.
     -- A field that did not change maps to NULL, which jsonb_strip_nulls drops; at most
     -- 50 pairs a jsonb_build_object (PostgreSQL's 100 arguments), joined with ||.
+    -- A field of a type whose text is its value (each value one text, each text one
+    -- value: integers, booleans, uuids, dates, strings) is compared as text, in
+    -- collation "C" (byte for byte, as jsonb compares strings): one function call
+    -- instead of three (issue 47). Any other type through to_jsonb, as
+    -- ferry.changed_fields compares it (numeric 1.0 and 1.00 are equal there, json
+    -- has no equality). A cast to text exists for every type, so the expression
+    -- plans whatever a column's type is by then.
     SELECT string_agg(format(E'pg_catalog.jsonb_build_object(%s)', pairs), E'\n            || ' ORDER BY chunk) INTO v_compare
       FROM (SELECT (n - 1) / 50 AS chunk,
-                   string_agg(format(E'\n                %1$L, CASE WHEN pg_catalog.to_jsonb(NEW.%2$I) IS DISTINCT FROM pg_catalog.to_jsonb(OLD.%2$I) THEN NEW.revision END',
-                                     name, name), ',' ORDER BY n) AS pairs
-              FROM (SELECT a.attname::text AS name, row_number() OVER (ORDER BY a.attnum) AS n
+                   string_agg(CASE WHEN as_text
+                       THEN format(E'\n                %1$L, CASE WHEN NEW.%2$I::pg_catalog.text COLLATE pg_catalog."C" IS DISTINCT FROM OLD.%2$I::pg_catalog.text COLLATE pg_catalog."C" THEN NEW.revision END',
+                                   name, name)
+                       ELSE format(E'\n                %1$L, CASE WHEN pg_catalog.to_jsonb(NEW.%2$I) IS DISTINCT FROM pg_catalog.to_jsonb(OLD.%2$I) THEN NEW.revision END',
+                                   name, name) END, ',' ORDER BY n) AS pairs
+              FROM (SELECT a.attname::text AS name, row_number() OVER (ORDER BY a.attnum) AS n,
+                           a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'bool'::regtype, 'uuid'::regtype,
+                                          'date'::regtype, 'text'::regtype, 'varchar'::regtype) AS as_text
                       FROM pg_attribute a
                      WHERE a.attrelid = p_table AND a.attnum > 0 AND NOT a.attisdropped
                        AND a.attname NOT IN ('id', 'revision', 'last_modified')

@@ -170,6 +170,27 @@ late2_stamp=$(sed -n 2p "$TMPD/late2.out")
 [ "$(passes 81)" = t ] || fail "a row stamped from the floor waited for another commit"
 close late2
 
+# 8b. The same for an UPDATE, whose generated trigger takes the stamp inline
+#     (ferry.sync_update_source, issue 47): it records the stamp taken from the
+#     floor in ferry.stamp_floor_taken as ferry.take_stamp() does (for
+#     ferry.pass_floor_stamps), and the frontier does not wait for it.
+commit_one 84 >/dev/null
+open late3
+say late3 "BEGIN; INSERT INTO fs.plain VALUES (6); SELECT 'step1';"
+lines late3 1
+late3_xid=$(xid_of late3)
+commit_one 85 >/dev/null
+q "SELECT ferry.feed_frontier()" >/dev/null
+say late3 "UPDATE fs.items SET x = 'floor' WHERE id = 84 RETURNING _ferry_xid; COMMIT; SELECT 'step2';"
+lines late3 3
+late3_stamp=$(sed -n 2p "$TMPD/late3.out")
+[ "$(q "SELECT '$late3_stamp'::xid8 > '$late3_xid'::text::xid8")" = t ] \
+  || fail "the premise: the updated row was not stamped from the floor ($late3_stamp, xid $late3_xid)"
+[ "$(q "SELECT last_value >= '$late3_stamp'::text::int8 FROM ferry.stamp_floor_taken")" = t ] \
+  || fail "the UPDATE did not record its stamp taken from the floor ($late3_stamp)"
+[ "$(passes 84)" = t ] || fail "a row updated with a stamp from the floor waited for another commit"
+close late3
+
 # 9. One snapshot, one frontier: a REPEATABLE READ transaction reads the same
 #    frontier in every statement, even when a transaction of its running set
 #    ends between them (liveness is read as it is now; without the kept value

@@ -35,7 +35,7 @@ BEGIN
     -- The trigger's function, its first statement kept (a statement whose RETURNING
     -- collected returns there), then made to record that it went past it.
     SELECT p.prosrc INTO real_body FROM pg_proc p WHERE p.oid = (notify || '()')::regprocedure;
-    PERFORM pg_temp.check(real_body LIKE '%IF current_setting(''ferry.hinted'', true) = ''' || terms || ''' AND pg_trigger_depth() = 1 THEN%',
+    PERFORM pg_temp.check(real_body LIKE '%IF (CASE WHEN pg_catalog.current_setting(''ferry.hinted'', true) = ''' || terms || ''' AND pg_catalog.pg_trigger_depth() = 1%',
                           'the notify function returns first for a marked statement');
     EXECUTE format($f$CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN
         IF current_setting(''ferry.hinted'', true) = ''%s'' AND pg_trigger_depth() = 1 THEN

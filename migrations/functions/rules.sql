@@ -120,7 +120,8 @@ REVOKE ALL ON FUNCTION ferry.rules_private_members(regclass) FROM PUBLIC;
 -- private; a grant table is read by whoever reads its through row, and written
 -- by whoever owns both rows. The members table of a grant's through table (a
 -- class's students) is read by the scope's owner and each row's own member
--- only (ferry.rules_private_members).
+-- only (ferry.rules_private_members). An owned table's scope ids (its members
+-- and grant rules' functions) are one array, read in one init plan.
 -- (Versioned definitions before this file: 0019, 0025, 0033.)
 CREATE OR REPLACE FUNCTION ferry.rules_policies(p_table regclass)
  RETURNS jsonb
@@ -140,6 +141,7 @@ DECLARE
     v_scope_rule ferry.sync_rules;
     v_scope_read text;
     v_through regclass;
+    v_ids text;
 BEGIN
     SELECT * INTO v_rule FROM ferry.sync_rules r WHERE r.table_oid = p_table;
     SELECT c.relname INTO v_name FROM pg_class c WHERE c.oid = p_table;
@@ -148,14 +150,13 @@ BEGIN
 
     IF v_rule.kind = 'owned' THEN
         v_create := format('%I.%I = ferry.current_user_id()', v_name, v_rule.rule_column);
-        v_read := v_create;
-        FOR v_member IN
-            SELECT m.table_oid FROM ferry.sync_rules m
-             WHERE m.kind = 'members' AND m.target_table = p_table ORDER BY m.table_oid::oid
-        LOOP
-            v_read := v_read || format(' OR %I.id = ANY ((SELECT %s)::%s[])', v_name,
-                                       ferry.rules_scope_ids_function(v_member.table_oid), ferry.rules_id_type(p_table));
-        END LOOP;
+        -- The members rules' scope ids in one init plan, their arrays joined (issue 47:
+        -- PostgreSQL sets up every init plan of a policy in each statement, used or
+        -- not, and a write of a child applies the parent's read policy twice).
+        SELECT string_agg(ferry.rules_scope_ids_function(m.table_oid), ' || ' ORDER BY m.table_oid::oid) INTO v_ids
+          FROM ferry.sync_rules m WHERE m.kind = 'members' AND m.target_table = p_table;
+        v_read := v_create || CASE WHEN v_ids IS NOT NULL THEN format(' OR %I.id = ANY ((SELECT %s)::%s[])', v_name,
+                                                                       v_ids, ferry.rules_id_type(p_table)) ELSE '' END;
     ELSIF v_rule.kind = 'child' THEN
         v_read := ferry.rules_readable(p_table, v_rule.rule_column, v_rule.target_table);
         v_create := v_read;
@@ -202,13 +203,11 @@ BEGIN
 
     v_write := CASE WHEN v_rule.kind = 'child' THEN v_create ELSE v_read END;
     IF v_rule.kind = 'owned' THEN
-        FOR v_member IN
-            SELECT g.table_oid FROM ferry.sync_rules g
-             WHERE g.kind = 'grant' AND g.target_table = p_table ORDER BY g.table_oid::oid
-        LOOP
-            v_read := v_read || format(' OR %I.id = ANY ((SELECT %s)::%s[])', v_name,
-                                       ferry.rules_scope_ids_function(v_member.table_oid), ferry.rules_id_type(p_table));
-        END LOOP;
+        -- The grant rules' scope ids join the members rules' (one init plan).
+        SELECT concat_ws(' || ', v_ids, string_agg(ferry.rules_scope_ids_function(g.table_oid), ' || ' ORDER BY g.table_oid::oid))
+          INTO v_ids FROM ferry.sync_rules g WHERE g.kind = 'grant' AND g.target_table = p_table;
+        v_read := v_create || CASE WHEN v_ids <> '' THEN format(' OR %I.id = ANY ((SELECT %s)::%s[])', v_name,
+                                                                 v_ids, ferry.rules_id_type(p_table)) ELSE '' END;
     END IF;
     IF v_rule.kind = 'owned' AND v_rule.public_column IS NOT NULL THEN
         v_read := format('(%s) OR (%I.%I AND ferry.public_reads())', v_read, v_name, v_rule.public_column);
