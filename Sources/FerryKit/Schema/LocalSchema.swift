@@ -21,8 +21,9 @@ public enum LocalSchema {
         // Applying a row quotes each of its columns a few times, and Foundation's
         // replacingOccurrences (NSString on Linux) was the largest single cost
         // of an initial sync's applies (bench/ferrykit/README.md); a name with a double
-        // quote in it is rare.
-        guard name.contains("\"") else { return "\"" + name + "\"" }
+        // quote in it is rare. Looked for in its bytes: `name.contains("\"")` is
+        // Foundation's `contains` of a string, an NSString search on Linux too.
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 

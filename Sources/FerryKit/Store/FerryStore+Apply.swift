@@ -36,8 +36,10 @@ extension FerryStore {
         let outboxBusy =
             try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_outbox WHERE \(OutboxState.waiting()))")) ?? false
         var events: [SyncEvent] = []
+        let page = PageWrites()
         for change in changes {
-            events += try applyRemote(db, change.resource, change.data, resolver: resolve(change.resource), maybePending: outboxBusy)
+            events += try applyRemote(
+                db, change.resource, change.data, resolver: resolve(change.resource), maybePending: outboxBusy, page: page)
         }
         return events
     }
@@ -56,9 +58,9 @@ extension FerryStore {
     /// the decision out.
     static func applyRemote(
         _ db: Database, _ resource: String, _ data: RowData, resolver: ThreeWayMerge.Resolver?,
-        maybePending: Bool
+        maybePending: Bool, page: PageWrites? = nil
     ) throws -> [SyncEvent] {
-        let table = try Self.resource(db, resource)
+        let table = try page?.resource(db, resource) ?? Self.resource(db, resource)
         guard let id = data["id"]?.string ?? data["id"]?.int.map(String.init) else { return [] }
         let pending = try maybePending && hasPending(db, resource, id: id)
         let needs = RemoteDecision.needs(data, pending: pending)
@@ -70,7 +72,7 @@ extension FerryStore {
         case .ignore:
             return []
         case .apply:
-            try putIfNewer(db, table, data)
+            try putIfNewer(db, table, data, page: page)
             // A base left by edits the server refused is no one's base any more.
             try dropBase(db, resource, id: id)
             return []

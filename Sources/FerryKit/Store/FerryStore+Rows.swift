@@ -95,21 +95,25 @@ extension FerryStore {
 
     /// Writes the server's `row` unless the local row already has its revision
     /// or a later one: one statement, so that applying a row costs one write.
-    static func putIfNewer(_ db: Database, _ resource: ServerSchema.Resource, _ row: RowData) throws {
+    /// A page's rows reuse their statement through `page`.
+    static func putIfNewer(_ db: Database, _ resource: ServerSchema.Resource, _ row: RowData, page: PageWrites? = nil) throws {
         let columns = try db.columns(in: resource.name).map(\.name).filter { row[$0] != nil }
         guard columns.contains("id"), columns.contains("revision") else { return try put(db, resource, row) }
-        let names = columns.map(LocalSchema.quote).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let assignments = columns.filter { $0 != "id" }.map { "\(LocalSchema.quote($0)) = excluded.\(LocalSchema.quote($0))" }
-            .joined(separator: ", ")
-        let table = LocalSchema.quote(resource.name)
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO \(table) (\(names)) VALUES (\(marks))
-                ON CONFLICT ("id") DO UPDATE SET \(assignments)
-                WHERE \(table)."revision" IS NULL OR excluded."revision" > \(table)."revision"
-                """
-        ).execute(arguments: StatementArguments(columns.map { databaseValue(row[$0] ?? .null) }))
+        func make() throws -> Statement {
+            let names = columns.map(LocalSchema.quote).joined(separator: ", ")
+            let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+            let assignments = columns.filter { $0 != "id" }.map { "\(LocalSchema.quote($0)) = excluded.\(LocalSchema.quote($0))" }
+                .joined(separator: ", ")
+            let table = LocalSchema.quote(resource.name)
+            return try db.cachedStatement(
+                sql: """
+                    INSERT INTO \(table) (\(names)) VALUES (\(marks))
+                    ON CONFLICT ("id") DO UPDATE SET \(assignments)
+                    WHERE \(table)."revision" IS NULL OR excluded."revision" > \(table)."revision"
+                    """)
+        }
+        let statement = try page?.upsert(resource.name, columns: columns, make: make) ?? make()
+        try statement.execute(arguments: StatementArguments(columns.map { databaseValue(row[$0] ?? .null) }))
     }
 
     static func remove(_ db: Database, _ resource: String, id: String) throws {

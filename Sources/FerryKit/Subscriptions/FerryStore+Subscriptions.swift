@@ -168,19 +168,17 @@ extension FerryStore {
             let exists = try Bool.fetchOne(
                 db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription WHERE stream = ? AND key = ?)", arguments: [stream, id])
             guard exists == true else { return [] }
+            // Per resource, once a page: whether the store has its table, and the
+            // statements that record a row's source if the row is there. Reading each
+            // row back (decoded) to learn that it exists was most of a page's own work.
+            let sources = try SourceStatements(db, resources: Set(changes.map(\.resource)))
             // Rows the store held from the default stream (no source recorded:
             // brought before any subscription, or created here) stay the default's.
-            let mark = try db.cachedStatement(
-                sql: """
-                    INSERT OR IGNORE INTO ferry_subscription_row (stream, key, resource, id) SELECT ?, '', ?, ?
-                    WHERE NOT EXISTS (SELECT 1 FROM ferry_subscription_row WHERE resource = ? AND id = ?)
-                    """)
-            for change in changes where try db.tableExists(change.resource) {
-                guard let rowID = Self.rowID(change.data), try Self.row(db, change.resource, id: rowID) != nil else { continue }
-                try mark.execute(arguments: [Self.defaultSource, change.resource, rowID, change.resource, rowID])
+            for change in changes {
+                guard let mark = sources.markDefault[change.resource], let rowID = Self.rowID(change.data) else { continue }
+                try mark.execute(arguments: [change.resource, rowID, rowID, change.resource, rowID])
             }
             var events = try Self.applyRemote(db, changes, resolve: resolve)
-            let record = try db.cachedStatement(sql: "INSERT OR IGNORE INTO ferry_subscription_row (stream, key, resource, id) VALUES (?, ?, ?, ?)")
             // After a restart (410): what this page brings is confirmed.
             let restarting =
                 try Bool.fetchOne(
@@ -195,11 +193,9 @@ extension FerryStore {
                 }
             }
             for change in changes {
-                // A revoked or deleted row was removed with its sources.
-                guard let rowID = Self.rowID(change.data), try db.tableExists(change.resource),
-                    try Self.row(db, change.resource, id: rowID) != nil
-                else { continue }
-                try record.execute(arguments: [stream, id, change.resource, rowID])
+                // A revoked or deleted row was removed with its sources: the statement records only a row the store holds.
+                guard let record = sources.record[change.resource], let rowID = Self.rowID(change.data) else { continue }
+                try record.execute(arguments: [stream, id, change.resource, rowID, rowID])
             }
             try db.execute(
                 sql: """
@@ -214,6 +210,34 @@ extension FerryStore {
     }
 
     static func rowID(_ data: RowData) -> String? { data["id"]?.string ?? data["id"]?.int.map(String.init) }
+
+    /// A stream page's statements for its rows' sources, one of each per
+    /// resource whose table the store has; each inserts only when the
+    /// resource's table holds the row (a revoked or deleted one is gone).
+    struct SourceStatements {
+        /// Marks a row the store already holds, with no source recorded, as the
+        /// default stream's. Arguments: resource, id, id, resource, id.
+        var markDefault: [String: Statement] = [:]
+        /// Records a row as the stream's. Arguments: stream, key, resource, id, id.
+        var record: [String: Statement] = [:]
+
+        init(_ db: Database, resources: Set<String>) throws {
+            for resource in resources where try db.tableExists(resource) {
+                let table = LocalSchema.quote(resource)
+                markDefault[resource] = try db.cachedStatement(
+                    sql: """
+                        INSERT OR IGNORE INTO ferry_subscription_row (stream, key, resource, id) SELECT '', '', ?, ?
+                        WHERE EXISTS (SELECT 1 FROM \(table) WHERE id = ?)
+                          AND NOT EXISTS (SELECT 1 FROM ferry_subscription_row WHERE resource = ? AND id = ?)
+                        """)
+                record[resource] = try db.cachedStatement(
+                    sql: """
+                        INSERT OR IGNORE INTO ferry_subscription_row (stream, key, resource, id) SELECT ?, ?, ?, ?
+                        WHERE EXISTS (SELECT 1 FROM \(table) WHERE id = ?)
+                        """)
+            }
+        }
+    }
 
     /// A page of the default stream (feed or initial sync) holds these rows:
     /// those a subscription brought too are marked the default's, so that

@@ -87,8 +87,32 @@ public enum JSONValue: Sendable, Hashable, Codable {
     }
 
     /// The value `JSONSerialization` returned.
+    ///
+    /// The value's own type is looked at first, and objects and arrays are
+    /// tried before `NSNumber`: casting a Swift dictionary or array to
+    /// `NSNumber` (a class) bridges the whole of it to Foundation's (every
+    /// member boxed) before the cast fails. With `NSNumber` tried first, a
+    /// page's top object was bridged once, each change again and each row
+    /// again: most of the CPU of parsing a page (bench/public-sets/README.md, stop 16).
     init(any value: Any) {
+        let type = ObjectIdentifier(Swift.type(of: value))
+        if type == ObjectIdentifier(String.self) {
+            self = .string(value as! String)
+            return
+        }
+        if type == ObjectIdentifier([String: Any].self) {
+            self = .object((value as! [String: Any]).mapValues(JSONValue.init(any:)))
+            return
+        }
+        if type == ObjectIdentifier([Any].self) {
+            self = .array((value as! [Any]).map(JSONValue.init(any:)))
+            return
+        }
         switch value {
+        case let object as [String: Any]:
+            self = .object(object.mapValues(JSONValue.init(any:)))
+        case let array as [Any]:
+            self = .array(array.map(JSONValue.init(any:)))
         case let text as String:
             self = .string(text)
         case let number as NSNumber:
@@ -102,10 +126,6 @@ public enum JSONValue: Sendable, Hashable, Codable {
                     ? .int(Int64(number.doubleValue)) : .double(number.doubleValue)
             default: self = .int(number.int64Value)
             }
-        case let array as [Any]:
-            self = .array(array.map(JSONValue.init(any:)))
-        case let object as [String: Any]:
-            self = .object(object.mapValues(JSONValue.init(any:)))
         default:
             self = .null
         }

@@ -104,9 +104,9 @@ struct SubscriptionTests {
         let defaultCheck = try #require(f.transport.reads.firstIndex { $0.hasPrefix("/v1/changes") && !$0.contains("stream=") })
         #expect(
             Array(f.transport.reads.prefix(defaultCheck)) == [
-                "/v1/changes?limit=500&stream=set:b", "/v1/changes?limit=500&stream=set:b&since=set:b#1",
-                "/v1/changes?limit=500&stream=set:c", "/v1/changes?limit=500&stream=set:c&since=set:c#1",
-                "/v1/changes?limit=500&stream=set:a", "/v1/changes?limit=500&stream=set:a&since=set:a#1",
+                "/v1/changes?limit=2000&stream=set:b", "/v1/changes?limit=2000&stream=set:b&since=set:b#1",
+                "/v1/changes?limit=2000&stream=set:c", "/v1/changes?limit=2000&stream=set:c&since=set:c#1",
+                "/v1/changes?limit=2000&stream=set:a", "/v1/changes?limit=2000&stream=set:a&since=set:a#1",
             ], "\(f.transport.reads)")
         // After it, the synced subscriptions' check for anything new (304 here).
         #expect(f.streamReads.dropFirst(6) == ["set:b", "set:c", "set:a"])
@@ -143,7 +143,7 @@ struct SubscriptionTests {
         let engine = Locked<SyncEngine?>(nil)
         let f = try Self.fixture(whileReading: { request in
             // The app closes set a while its first page is on the way.
-            guard request.path == "/v1/changes?limit=500&stream=set:a", let engine = engine.withLock({ $0 }) else { return }
+            guard request.path == "/v1/changes?limit=2000&stream=set:a", let engine = engine.withLock({ $0 }) else { return }
             for sub in (try? await engine.subscriptions()) ?? [] { try? await engine.unsubscribe(sub) }
         })
         engine.withLock { $0 = f.engine }
@@ -179,7 +179,7 @@ struct SubscriptionTests {
         try await f.engine.sync()
         #expect(try subs[0].state() == .synced)
         #expect(try f.store.rows("terms", where: "set_id", equals: .string("s")).count == 3)
-        #expect(f.transport.reads.first { $0.contains("stream=") } == "/v1/changes?limit=500&stream=set:s")
+        #expect(f.transport.reads.first { $0.contains("stream=") } == "/v1/changes?limit=2000&stream=set:s")
     }
 
     @Test func afterItsTTLAnUnsubscribedStreamLeavesExceptRowsHeldElsewhere() async throws {
@@ -291,8 +291,8 @@ struct SubscriptionTests {
         #expect(try sub.state() == .synced)
         try await f.engine.sync()
         let reads = f.transport.reads.filter { $0.contains("stream=") }
-        #expect(reads.first == "/v1/changes?limit=500&stream=set:s&since=expired", "\(reads)")
-        #expect(reads.dropFirst().first == "/v1/changes?limit=500&stream=set:s", "from the beginning: \(reads)")
+        #expect(reads.first == "/v1/changes?limit=2000&stream=set:s&since=expired", "\(reads)")
+        #expect(reads.dropFirst().first == "/v1/changes?limit=2000&stream=set:s", "from the beginning: \(reads)")
         #expect(try f.store.rows("terms", where: "set_id", equals: .string("s")).count == 2)
         #expect(try sub.state() == .synced)
     }
