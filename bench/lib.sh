@@ -63,7 +63,8 @@ bench_serve() {
   env FERRY_LISTEN_PORT="$PORT" FERRY_LOGGING_LEVEL=warning "$@" "$BIN" serve >/dev/null 2>&1 &
   SERVER=$!
   BASE=http://127.0.0.1:$PORT
-  for _ in $(seq 1 100); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0; sleep 0.1; done
+  # BENCH_SERVE_TRIES: tenths of a second to wait (a server under valgrind takes longer).
+  for _ in $(seq 1 "${BENCH_SERVE_TRIES:-100}"); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0; sleep 0.1; done
   echo "ferry serve did not answer on port $PORT" >&2
   return 1
 }

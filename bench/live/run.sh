@@ -17,7 +17,13 @@
 #       each, follow the set's stream, first with an event stream each, then
 #       with long polls re-sent after each answer, while the teacher adds 200
 #       terms at 16 a second; commit to device p50 / p99 / max over every
-#       student and term
+#       student and term, and each side's CPU per answer delivered
+#       (bench/live/teacher.py). BENCH_TEACHER_CLIENTS=K client processes
+#       (default 4; 0: the single-threaded client of stop 15),
+#       BENCH_TEACHER_TRANSPORTS="events polls" (the default; either alone),
+#       BENCH_TEACHER_WRITES (200), BENCH_TEACHER_RATE (16 a second),
+#       BENCH_TEACHER_PROFILE="perf record ... -p {pid}": run over the writes
+#       (stopped by SIGINT)
 #   bench/live/run.sh cluster [N]
 #       only the fan-out past one process's descriptors (issue 46): N
 #       collaborators (default 100000), a token each, on the set's stream,

@@ -11,6 +11,8 @@ struct ChangesPage {
     let cursor: ChangeCursor
     /// The frontier the page was read below (0 when not asked).
     let frontier: UInt64
+    /// Its answer's bytes, when many waiters take it as it is (``EncodedPage``).
+    var encoded: EncodedPage?
 
     var isEmpty: Bool { changes == nil }
 

@@ -66,11 +66,20 @@ extension ChangesPlan {
             """)
     }
 
+    /// Whether ``streamGuard`` is not nil, told without writing its SQL: a
+    /// stream's waiter asks this on every wake, and builds the guard only
+    /// when it runs a check of its own (most take another's page).
+    var sharesPages: Bool {
+        guard let subscription, subscription.sharesAcrossUsers, request.since.position == nil, !request.since.isStart,
+            let root = catalog[subscription.root], root.column("id") != nil
+        else { return false }
+        return true
+    }
+
     /// The guard's columns but its frontier, read by ``StreamGuard``; `xid8`
     /// is the cursor's xid, `limit` the parameter of ``guardEntryLimit``.
     private func guardColumns(xid8: String, limit: SQLParameter) -> [(name: String, sql: String)]? {
-        guard let subscription, subscription.sharesAcrossUsers, request.since.position == nil, !request.since.isStart,
-            let root = catalog[subscription.root], let idType = root.column("id")?.type
+        guard sharesPages, let subscription, let root = catalog[subscription.root], let idType = root.column("id")?.type
         else { return nil }
         let table = root.qualifiedName
         let key = TransactionSetting.streamKey.current()

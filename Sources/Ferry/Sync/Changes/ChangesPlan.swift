@@ -111,7 +111,13 @@ struct ChangesPlan {
     /// from the root row (``ReadThrough/rooted(at:)``), never walked; nil when
     /// the stream's root has no read paths.
     func rooted(_ stream: SyncStream, id: String) -> ChangesPlan? {
-        guard let (rooted, tables) = readThrough.rooted(at: stream.scope) else { return nil }
+        rooted(stream, id: id, through: readThrough.rooted(at: stream.scope))
+    }
+
+    /// ``rooted(_:id:)`` with the stream's read from its root worked out
+    /// already (``AccessScopeCache/rooted(at:for:generation:schema:database:)``).
+    func rooted(_ stream: SyncStream, id: String, through root: (readThrough: ReadThrough, tables: [String])?) -> ChangesPlan? {
+        guard let (rooted, tables) = root else { return nil }
         let ownPaths = readThrough.paths(stream.scope) ?? []
         let shares = ownPaths.allSatisfy { if case .readable = $0.keys { false } else { true } }
         return ChangesPlan(

@@ -144,6 +144,8 @@ public struct ChangesRequest: Sendable, Equatable {
 
     /// Whether an `Accept` field asks for `text/event-stream` (with a q-value above 0).
     static func acceptsEventStream(_ values: [String]) -> Bool {
+        // What an EventSource sends, on every wake of its stream: told without splitting it.
+        if values.count == 1, values[0] == "text/event-stream" { return true }
         for value in values {
             for member in value.split(separator: ",") {
                 let parts = member.split(separator: ";").map { Self.trimmed($0).lowercased() }

@@ -45,10 +45,9 @@ extension ChangesRoutes {
             }
             // The first event goes out even when empty: the client learns the stream is live, and its cursor.
             if !check.page.isEmpty || resumption == nil {
-                // Exactly the page a poll answers: compact, as CompactJSONResponder makes every JSON answer.
-                let page = CompactJSON.compacted(check.page.body) ?? check.page.body
-                part += ServerSentEvent(id: check.page.cursor.token, event: "changes", data: page).bytes
-                registry.setCursor(check.page.cursor.token, of: ticket)
+                // Exactly the page a poll answers (compact); made once when many streams take it.
+                part += check.page.event
+                registry.setCursor(check.page.cursorToken, of: ticket)
             }
             if check.page.hasMore {
                 // Round again as soon as the client has taken this page.

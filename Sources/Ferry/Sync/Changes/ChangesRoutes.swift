@@ -69,7 +69,8 @@ struct ChangesRoutes: Sendable {
     func subscribed(_ plan: ChangesPlan, to subscription: StreamSubscription, generation: Int) throws -> ChangesPlan {
         let streams = try scopes.streams(for: plan.catalog, generation: generation, schema: schemaName, database: database)
         let stream = try SyncStream.named(subscription, among: streams, catalog: plan.catalog)
-        guard let rooted = plan.rooted(stream, id: subscription.id) else {
+        let root = try scopes.rooted(at: stream.scope, for: plan.catalog, generation: generation, schema: schemaName, database: database)
+        guard let rooted = plan.rooted(stream, id: subscription.id, through: root) else {
             throw Problem(500, .internalError, "stream \(stream.name) has no read paths from \(stream.scope)")
         }
         return rooted
@@ -109,6 +110,6 @@ struct ChangesRoutes: Sendable {
         if page.isEmpty, current {
             return HTTPResponse(status: 304, headers: headers)
         }
-        return .json(page.body, headers: headers)
+        return .json(page.answerBody, headers: headers)
     }
 }

@@ -23,7 +23,7 @@ struct FeedCheck {
         _ plan: ChangesPlan, caller: Caller, generation: Int, ticket: any LiveTicket, database: PostgresGateway,
         live: LiveFeed
     ) throws -> FeedCheck {
-        if let guardStatement = plan.streamGuard, let subscription = plan.request.subscription {
+        if plan.sharesPages, let subscription = plan.request.subscription {
             // A stream's waiters share checks across users (``StreamChecks``).
             let key = StreamChecks.Key(
                 generation: generation, stream: "\(subscription.name):\(subscription.id)", limit: plan.request.limit,
@@ -38,7 +38,11 @@ struct FeedCheck {
                     let waiting = live.registry.tokens(onStream: root)
                     try? database.recheck(tokens: Array(Set(waiting).union(recent)))
                 }, ticket: ticket, registry: live.registry,
-                run: { try runStream(plan, guard: guardStatement, caller: caller, database: database, registry: live.registry) })
+                run: {
+                    // Written only for a check of its own: most of a stream's waiters take another's page.
+                    guard let guardStatement = plan.streamGuard else { throw Self.noGuard }
+                    return try runStream(plan, guard: guardStatement, caller: caller, database: database, registry: live.registry)
+                })
             if shared {
                 live.registry.sharedCount.add(1, ordering: .relaxed)
                 if caller.trace?.userID == nil { caller.trace?.userID = check.user }
@@ -79,6 +83,9 @@ struct FeedCheck {
         }
         return check
     }
+
+    /// ``ChangesPlan/sharesPages`` said yes and ``ChangesPlan/streamGuard`` no: a bug.
+    static let noGuard = Problem(500, .internalError, "a stream that shares pages has no guard")
 
     /// One check, counted in `registry` (`ferry_live_checks_total`).
     static func run(_ plan: ChangesPlan, caller: Caller, database: PostgresGateway, registry: WaiterRegistry) throws -> FeedCheck {
@@ -169,8 +176,9 @@ struct FeedCheck {
         }
         registry.checkCount.add(1, ordering: .relaxed)
         let (frontier, held) = look.held
+        // Encoded here, once: the waiters that take the page as it is send these bytes (``EncodedPage``).
         return SharedStreamPage(
-            since: plan.request.since.afterXID, page: look.page, frontier: frontier, held: held, entries: entries,
+            since: plan.request.since.afterXID, page: look.page.encodedOnce(), frontier: frontier, held: held, entries: entries,
             guardAnswer: guardAnswer, leader: caller.trace?.userID)
     }
 }
