@@ -74,9 +74,14 @@ import FerryTestSupport
                 SELECT prosrc FROM pg_proc WHERE oid = format('ferry.sync_update_%s()', 'app.terms'::regclass::oid)::regprocedure
                 """
             ).first ?? nil
-        #expect(source?.contains("NEW.note)") == true)
-        #expect(source?.contains("NEW.meaning)") == true)
-        #expect(source?.contains("NEW.definition)") == false)
+        // A field is compared as `NEW.x::pg_catalog.text` (text, uuid, integers...) or
+        // inside `to_jsonb(NEW.x)` (other types): either way the column's name then `::` or `)`.
+        func names(_ column: String) -> Bool {
+            source?.contains("NEW.\(column)::") == true || source?.contains("NEW.\(column))") == true
+        }
+        #expect(names("note"))
+        #expect(names("meaning"))
+        #expect(!names("definition"))
         let revisions = try database.column(
             """
             WITH s AS (INSERT INTO app.study_sets (creator_id, title)

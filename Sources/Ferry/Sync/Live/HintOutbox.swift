@@ -197,16 +197,13 @@ final class HintOutbox: Sendable {
         let payloads = Self.payloads(text, instance: instance)
         if payloads.count == 1 {
             // The usual case (a payload holds ~100 hints): the text as it is, no array to quote and parse.
-            _ = try connection.query(Self.notifyOne, [payloads[0]])
+            _ = try connection.run("SELECT pg_catalog.pg_notify('ferry_changes', \(bind: payloads[0])::pg_catalog.text)")
         } else {
             _ = try connection.run(
                 "SELECT pg_catalog.pg_notify('ferry_changes', p) FROM pg_catalog.unnest(\(bind: .texts(payloads))::pg_catalog.text[]) p")
         }
         notifies.add(1, ordering: .relaxed)
     }
-
-    /// One payload's NOTIFY.
-    static let notifyOne = "SELECT pg_catalog.pg_notify('ferry_changes', $1::pg_catalog.text)"
 
     /// `text`'s lines as payloads of `@<instance>` and then one hint a line, each under ``payloadLimit``.
     static func payloads(_ text: String, instance: String) -> [String] {
