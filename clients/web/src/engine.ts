@@ -40,8 +40,15 @@ export interface EngineOptions {
   token: TokenProvider;
   resolvers?: Record<string, Resolver>;
   retry?: RetryPolicy;
-  /** Page size of the changes feed. */
+  /** Page size of the user's own changes feed (the default stream; FerryKit's 500). */
   limit?: number;
+  /**
+   * Page size of a subscription's stream (`streamPageLimit`, FerryKit's 2,000). A public
+   * stream's pages are the same for every reader and a shared HTTP cache keeps them by
+   * their URL, so every client of an app asks for the same pages; change it only with
+   * the app's other clients.
+   */
+  streamLimit?: number;
   /** Page size of an initial sync's Index pages (at most 1000, the server's). */
   pageSize?: number;
   /** A new store fills itself from Index pages (the default), not from the feed's beginning. */
@@ -91,6 +98,12 @@ export interface EngineOptions {
 export interface SliceTiming {
   started?: number;
 }
+
+/**
+ * Rows a page of a subscription's stream asks for: FerryKit's `streamPageLimit`, so that
+ * a browser and a phone ask for the same URLs and a shared cache serves both.
+ */
+export const streamPageLimit = 2000;
 
 export class SyncEngine {
   private listeners = new Set<(e: SyncEvent) => void>();
@@ -515,7 +528,7 @@ export class SyncEngine {
     for (;;) {
       this.throwIfHalted();
       const cursor = await this.store.state<string | null>(`cursor:${stream}`);
-      const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
+      const query = new URLSearchParams({ limit: String(this.options.streamLimit ?? streamPageLimit), stream });
       if (cursor) query.set("since", cursor);
       const conditional: Record<string, string> = check && cursor ? { "If-None-Match": `"${cursor}"` } : {};
       check = false;

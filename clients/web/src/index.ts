@@ -8,7 +8,7 @@ export * from "./planner.js";
 export { FerryStore } from "./store.js";
 export type { StoreOptions, StoredRow } from "./store.js";
 export type { Indexes, IndexValue } from "./indexes.js";
-export { SyncEngine, SyncPaused, SyncStopped } from "./engine.js";
+export { SyncEngine, SyncPaused, SyncStopped, streamPageLimit } from "./engine.js";
 export type { SyncEvent, TokenProvider, EngineOptions } from "./engine.js";
 export { EventStreamParser } from "./eventstream.js";
 export { subscriptionPriorities, defaultTTL } from "./subscriptions.js";
