@@ -850,6 +850,102 @@ await test("multi-tab: another tab of the device hears the store change when the
   await tab.close();
 });
 
+await test("writeMany: many edits in one IndexedDB transaction (all or nothing), each its own operation, as single writes make them (rows, bases, outbox); another tab of the device sees them; uploaded in bulk calls, not one /v1/batch, a refused edit alone", async () => {
+  const m = await browser.page(url);
+  const tab = await browser.pageIn(m.contextId, url);
+  onFailure = async () => { console.log("# seen:", faults.seen.slice(-12).join(" | ")); await tab.close(); await m.close(); };
+  const declared = `{ indexes: { todos: ["list_id"] } }`;
+  await m.eval(`device("many", {}, ${declared})`);
+  await m.eval("dev.engine.sync()");
+  await tab.eval(`device("many", {}, ${declared})`);
+  // A list and three todos in one writeMany, uploaded: rows the server has (revisions).
+  faults.seen.length = 0;
+  const [list, t1, t2, t3] = await m.eval(`(() => {
+    const l = crypto.randomUUID();
+    return dev.engine.writeMany([{resource: "lists", id: l, kind: "create", fields: {title: "many"}},
+      ...["one", "two", "three"].map((title, i) => ({resource: "todos", kind: "create", fields: {list_id: l, title, rank: "V" + (i + 1)}}))]);
+  })()`);
+  await until(m, "dev.store.operations().then((o) => o.length === 0)");
+  assert.ok(!faults.seen.some((x) => x.includes("/v1/batch")), `not a group: ${faults.seen.join(" | ")}`);
+  const titles = `dev.store.query("todos", "list_id", ${JSON.stringify(list)}).then((ts) => ts.map((t) => t.title + (t.done ? "+" : "")).sort().join())`;
+  assert.equal(await tab.eval(titles), "one,three,two", "the other tab keeps the list's query");
+  await tab.eval("window.heard = []; dev.engine.on((e) => window.heard.push(e.type)); true");
+  const tabReads = await tab.eval("dev.store.reads.started");
+  // All or nothing: an edit that cannot be stored (a function is no value) fails the call, and none of its edits is kept.
+  const failed = await m.eval(`(async () => {
+    const before = await dev.store.operations();
+    const error = await dev.store.writeMany([{resource: "todos", id: ${JSON.stringify(t1)}, kind: "update", fields: {title: "never"}},
+      {resource: "todos", id: ${JSON.stringify(t2)}, kind: "update", fields: {title: () => "not a value"}}]).then(() => "stored", (e) => e.name);
+    const [after, t1] = await Promise.all([dev.store.operations(), dev.store.get("todos", ${JSON.stringify(t1)})]);
+    return [error, after.length - before.length, t1.title];
+  })()`);
+  assert.deepEqual(failed, ["DataCloneError", 0, "one"], "a writeMany that fails stores none of its edits, nor their outbox entries");
+
+  faults.offline = true;
+  const t4 = await m.eval("crypto.randomUUID()");
+  const edits = [
+    { resource: "todos", id: t1, kind: "update", fields: { title: "one edited" } },
+    { resource: "todos", id: t1, kind: "update", fields: { done: true } },
+    { resource: "todos", id: t2, kind: "update", fields: { title: "two edited" } },
+    { resource: "todos", id: t3, kind: "delete" },
+    { resource: "todos", id: t4, kind: "create", fields: { list_id: list, title: "four", rank: "W" } },
+    { resource: "todos", id: t4, kind: "update", fields: { title: "four edited" } },
+    { resource: "todos", kind: "create", fields: { list_id: list, title: "", rank: "X" } },  // the server refuses it (an empty title)
+    { resource: "todos", kind: "create", fields: { list_id: list, title: "six", rank: "Y" } },
+  ];
+  const written = await m.eval(`(async () => {
+    const dump = (db) => new Promise((ok, fail) => {
+      const tx = db.transaction(["rows", "bases", "outbox", "state"], "readonly");
+      const r = tx.objectStore("rows").getAll(), b = tx.objectStore("bases").getAll(), o = tx.objectStore("outbox").getAll(), s = tx.objectStore("state").get("seq");
+      tx.oncomplete = () => ok({ rows: r.result, bases: b.result, seq: s.result ?? 0,
+        outbox: o.result.map(({resource, rowID, kind, fields, group, sent, state, attempts}) => ({resource, rowID, kind, fields, group, sent, state, attempts})) });
+      tx.onerror = () => fail(tx.error);
+    });
+    // A second store with the same rows and bases: the same edits go there one write each.
+    const single = await ferry.FerryStore.open("many-single", ${declared});
+    const before = await dump(dev.store.db);
+    await new Promise((ok, fail) => {
+      const tx = single.db.transaction(["rows", "bases"], "readwrite");
+      for (const r of before.rows) tx.objectStore("rows").put(r);
+      for (const b of before.bases) tx.objectStore("bases").put(b);
+      tx.oncomplete = ok; tx.onerror = () => fail(tx.error);
+    });
+    const edits = ${JSON.stringify(edits)};
+    const ids = await dev.engine.writeMany(edits);
+    const singleBefore = (await dump(single.db)).seq;
+    for (const [i, e] of edits.entries()) await single.write([{ ...e, id: ids[i] }]);
+    const [many, one] = [await dump(dev.store.db), await dump(single.db)];
+    single.close();
+    return { ids, transactions: many.seq - before.seq, singleTransactions: one.seq - singleBefore,
+             many: { ...many, seq: 0 }, single: { ...one, seq: 0 } };
+  })()`);
+  const [t5, t6] = written.ids.slice(6);
+  assert.equal(written.transactions, 1, "one IndexedDB transaction (the store's commits' counter moved by one)");
+  assert.equal(written.singleTransactions, edits.length, "one each for single writes");
+  assert.deepEqual(written.many, written.single, "rows, bases and outbox as the same edits written one at a time");
+  assert.deepEqual(written.many.outbox.map((o) => [o.rowID, o.kind, o.fields.join(), o.group]),
+    [[t1, "update", "title", null], [t1, "update", "done", null], [t2, "update", "title", null], [t3, "delete", "", null],
+     [t4, "create", "list_id,title,rank", null], [t4, "update", "title", null], [t5, "create", "list_id,title,rank", null], [t6, "create", "list_id,title,rank", null]],
+    "an operation per edit, its fields (the dirty mask), no group");
+  assert.deepEqual(written.many.bases.map((b) => b.id).sort(), [t1, t2, t3].sort(), "a base for each server row edited, kept once");
+  // The other tab: its kept query follows the commit on the tabs' channel, read no more.
+  await waitFor(tab, `${titles}.then((t) => t === ",four edited,one edited+,six,two edited")`, "the other tab's query shows the edits");
+  assert.equal(await tab.eval("dev.store.reads.started"), tabReads, "from the commit heard, not a read of IndexedDB");
+  assert.ok(await tab.eval("window.heard.includes('written')"), "the other tab heard of the write");
+
+  faults.offline = false;
+  faults.seen.length = 0;
+  await until(m, "dev.store.operations().then((o) => o.length === 1 && o[0].state === 'rejected')");
+  assert.deepEqual(await m.eval("dev.engine.rejected().then((o) => o.map((x) => x.rowID))"), [t5], "only the refused edit is rejected");
+  const calls = faults.seen.map((x) => x.split(" ").slice(0, 2).join(" "));
+  assert.ok(!calls.includes("POST /v1/batch"), `not a group: ${calls.join(" | ")}`);
+  assert.equal(calls.filter((c) => c === "PATCH /v1/todos").length, 1, `the updates in one bulk call: ${calls.join(" | ")}`);
+  await until(b, `dev.store.all("todos").then((ts) => ts.filter((t) => t.list_id === ${JSON.stringify(list)}).map((t) => t.title + (t.done ? "+" : "")).sort().join() === "four edited,one edited+,six,two edited")`);
+  await m.eval("dev.engine.clearRejected()");
+  await tab.close();
+  await m.close();
+});
+
 await test("reads by field: a list's todos in one request, kept by the initial sync's Worker, local writes, a refused write's rollback and the feed; an older store's rows get their keys", async () => {
   const q = await browser.page(url);
   onFailure = () => q.close();

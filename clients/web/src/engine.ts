@@ -6,7 +6,7 @@ import { RowData } from "./json.js";
 import { decide, needs, Resolver, Conflict } from "./merge.js";
 import { plan, bundle, UploadBundle, UploadRequest, SchemaResource, rowKeyOf, digest } from "./planner.js";
 import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
-import { FerryStore, StoredOperation, StoredRow, req, stores } from "./store.js";
+import { FerryStore, StoredOperation, StoredRow, Edit, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
 import { SliceSizer, readerSlice } from "./slices.js";
@@ -151,9 +151,23 @@ export class SyncEngine {
     }
   }
 
-  /** Writes through the store and starts their upload (in this tab or the one that syncs). */
-  async write(edits: Parameters<FerryStore["write"]>[0]): Promise<string[]> {
-    const ids = await this.store.write(edits);
+  /**
+   * Writes through the store (`store.write`: several edits are one group, one
+   * /v1/batch) and starts their upload (in this tab or the one that syncs).
+   */
+  async write(edits: Edit[]): Promise<string[]> {
+    return this.written(await this.store.write(edits));
+  }
+
+  /**
+   * Many edits in one IndexedDB transaction, each its own operation (`store.writeMany`),
+   * and their upload started, once.
+   */
+  async writeMany(edits: Edit[]): Promise<string[]> {
+    return this.written(await this.store.writeMany(edits));
+  }
+
+  private written(ids: string[]): string[] {
     this.emit({ type: "written" });
     this.kick();
     return ids;

@@ -6,7 +6,7 @@ export * from "./retry.js";
 export * from "./merge.js";
 export * from "./planner.js";
 export { FerryStore } from "./store.js";
-export type { StoreOptions, StoredRow } from "./store.js";
+export type { StoreOptions, StoredRow, Edit } from "./store.js";
 export type { Indexes, IndexValue } from "./indexes.js";
 export { SyncEngine, SyncPaused, SyncStopped, streamPageLimit } from "./engine.js";
 export type { SyncEvent, TokenProvider, EngineOptions } from "./engine.js";
