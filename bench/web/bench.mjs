@@ -128,30 +128,46 @@ await edits.eval(`(async () => {
   await dev.engine.sync();
   return (await dev.store.operations()).length;
 })()`);
-faults.seen.length = 0;
-faults.offline = true;
-const written = await edits.eval(`(async () => {
-  const start = performance.now();
-  for (let edit = 0; edit < 10000; edit++) {
-    await dev.store.write([{resource: "todos", id: ids[edit % ids.length], kind: "update", fields: {title: "edit " + edit}}]);
-  }
-  return (performance.now() - start) / 1000;
-})()`);
-faults.offline = false;
-faults.seen.length = 0;
-const upload = await edits.eval(`(async () => {
-  // The time spent waiting on the server's answers (up to their headers), to tell it from the client's own.
+// The time spent waiting on the server's answers (up to their headers), to tell it from the client's own.
+await edits.eval(`(() => {
   window.serverMs = 0;
   dev.engine.options.fetch = async (...args) => { const t = performance.now(); try { return await fetch(...args); } finally { serverMs += performance.now() - t; } };
-  const start = performance.now();
-  await dev.engine.sync();
-  return { seconds: (performance.now() - start) / 1000, server: serverMs / 1000, left: (await dev.store.operations()).length };
+  return true;
 })()`);
-const writes = faults.seen.filter((s) => !s.startsWith("GET"));
-const byMethod = {};
-for (const s of writes) { const k = s.split(" ").slice(0, 2).join(" "); byMethod[k] = (byMethod[k] ?? 0) + 1; }
-print(`10,000 offline edits across 1,000 todos written locally in ${written.toFixed(2)} s, uploaded in ${upload.seconds.toFixed(2)} s (${upload.server.toFixed(2)} s of it waiting on the server) with ${writes.length} write requests (${JSON.stringify(byMethod)}), ${upload.left} left in the outbox`);
-if (upload.left !== 0) throw new Error("the outbox did not empty");
+/**
+ * 10,000 edits written offline by `write` (an expression of an async function of the
+ * edit's number 0-9,999 and its todo's id, awaited in turn), then uploaded.
+ */
+async function offlineEdits(label, write) {
+  faults.seen.length = 0;
+  faults.offline = true;
+  const written = await edits.eval(`(async () => {
+    const write = ${write};
+    const start = performance.now();
+    for (let edit = 0; edit < 10000; edit++) await write(edit, ids[edit % ids.length]);
+    return (performance.now() - start) / 1000;
+  })()`);
+  faults.offline = false;
+  faults.seen.length = 0;
+  const upload = await edits.eval(`(async () => {
+    serverMs = 0;
+    const start = performance.now();
+    await dev.engine.sync();
+    return { seconds: (performance.now() - start) / 1000, server: serverMs / 1000, left: (await dev.store.operations()).length };
+  })()`);
+  const writes = faults.seen.filter((s) => !s.startsWith("GET"));
+  const byMethod = {};
+  for (const s of writes) { const k = s.split(" ").slice(0, 2).join(" "); byMethod[k] = (byMethod[k] ?? 0) + 1; }
+  print(`10,000 offline edits across 1,000 todos, ${label}: written locally in ${written.toFixed(2)} s, uploaded in ${upload.seconds.toFixed(2)} s (${upload.server.toFixed(2)} s of it waiting on the server) with ${writes.length} write requests (${JSON.stringify(byMethod)}), ${upload.left} left in the outbox`);
+  if (upload.left !== 0) throw new Error("the outbox did not empty");
+}
+const edit = (i) => `{resource: "todos", id, kind: "update", fields: {title: "edit " + ${i}}}`;
+await offlineEdits("each its own store.write", `(n, id) => dev.store.write([${edit("n")}])`);
+// writeMany (a FerryWeb before it has none): the same edits 100 a call, then all in one.
+if (await edits.eval("typeof dev.store.writeMany === 'function'")) {
+  await offlineEdits("store.writeMany of 100 edits", `(() => { let batch = []; return (n, id) => { batch.push(${edit("n")}); if (batch.length < 100) return null; const b = batch; batch = []; return dev.store.writeMany(b); }; })()`);
+  await offlineEdits("one store.writeMany of 10,000 edits", `(() => { const all = []; return (n, id) => { all.push(${edit("n")}); return n === 9999 ? dev.store.writeMany(all) : null; }; })()`);
+}
 
 await browser.close();
 server.close();

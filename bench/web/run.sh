@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # FerryWeb's benchmarks (issue 50), in headless Chromium against a real `ferry serve`:
 # an initial sync of 100,000 todos (1,000 lists of 100) into IndexedDB, reads of 100 rows
-# every 5 ms during it, and 10,000 offline edits across 1,000 todos written and uploaded.
+# every 5 ms during it, and 10,000 offline edits across 1,000 todos written and uploaded:
+# one store.write each, then (a FerryWeb that has it) store.writeMany of 100, then one of all.
+# Where a single edit's time goes: bench/web/edits.mjs (no server).
 # The same work as FerryKit's bench/ferrykit/ferrykit.sh (FerryKitBenchTests), for figures side by side.
 #
 #   bash bench/web/run.sh                 # release ferry (FERRY_BIN, or a release build), 100,000 rows

@@ -74,6 +74,83 @@ async function publicLists(titles) {
 /** An expression: whether list `l` is stored, and how many of its todos are. */
 const listAndTodos = (l) => `Promise.all([dev.store.get("lists", ${JSON.stringify(l)}), dev.store.all("todos")]).then(([l, ts]) => [!!l, ts.filter((t) => t.list_id === ${JSON.stringify(l)}).length])`;
 
+/** The second user's page (the friend of the tests of sharing and public lists). */
+const friendURL = `${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`;
+
+/** A page of the friend's, closed if the test fails, after `note()`'s lines (what to look at) are printed. */
+async function friendPage(note = async () => []) {
+  const friend = await browser.page(friendURL);
+  onFailure = async () => {
+    const lines = await note();
+    if (lines.length) console.log(...lines);
+    await friend.close();
+  };
+  return friend;
+}
+
+/** The third user's token: the tests that fill a new device's store from many rows of their own. */
+const bulkToken = process.env.FERRY_TOKEN3;
+
+/** A request as the third user straight to `ferry serve`, not through the proxy: a test's own reads and writes. */
+async function api(method, path, body) {
+  const r = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { Authorization: `Bearer ${bulkToken}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
+  return r.status === 204 ? null : r.json();
+}
+
+/** Waits (30 s at most) for the proxy to hold a wait on every stream (`POST /v1/changes/wait`); whether it does. */
+async function untilWaiting() {
+  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  return faults.waiting > 0;
+}
+
+/**
+ * The TTL tests' device: the public lists `titles` (a todo each), the first subscribed
+ * with a TTL of 2 s, the second with the default (it keeps the page waiting after the
+ * first is unsubscribed), its first round synced, then continuous mode with its wait held.
+ */
+async function waitingOnTwoLists(page, name, titles) {
+  const lists = await publicLists(titles);
+  const [dropped, kept] = lists.map((l) => `list:${l}`);
+  await page.eval(`device(${JSON.stringify(name)})`);
+  await page.eval(`dev.engine.subscribe(${JSON.stringify(dropped)}, { ttl: 2 })`);
+  await page.eval(`dev.engine.subscribe(${JSON.stringify(kept)})`);
+  await page.eval("dev.engine.sync()");
+  assert.deepEqual(await page.eval(listAndTodos(lists[0])), [true, 1], "the subscription's first round");
+  await page.eval("dev.engine.start(); true");
+  assert.ok(await untilWaiting(), "a wait is held open");
+  return { lists, dropped, kept };
+}
+
+/** An expression: the page's `evicted` events as `[stream, removed, keptForEdits]`. */
+const evictions = "dev.events.filter((e) => e.type === 'evicted').map(({stream, removed, keptForEdits}) => [stream, removed, keptForEdits])";
+
+/**
+ * An expression: a writer holds the rows (a read-write transaction kept busy, so that
+ * IndexedDB's reads wait for it); `direct` (a read of IndexedDB) starts, then 20 ms later
+ * `read` (an expression of a promise of its label). From memory `read` answers in
+ * microtasks, before any timer; from IndexedDB it waits for the writer, released once
+ * `read` answered or after 50 ms (a read that waits fails the test instead of hanging it).
+ * Resolves to the labels in the order they answered ("indexeddb" for `direct`).
+ */
+const underHeldWriter = (direct, read) => `(async () => {
+  const tx = dev.store.db.transaction("rows", "readwrite"), rows = tx.objectStore("rows");
+  let busy = true;
+  const spin = () => { if (busy) rows.get(["todos", "none"]).onsuccess = spin; };
+  spin();
+  const order = [];
+  const d = (${direct}).then(() => order.push("indexeddb"));
+  await new Promise((r) => setTimeout(r, 20));
+  const g = (${read}).then((label) => order.push(label));
+  await Promise.race([g, new Promise((r) => setTimeout(r, 50))]);
+  busy = false;
+  await Promise.all([d, g]);
+  return order.join();
+})()`;
+
+/** The query of a `/v1/changes` URL (or of `<status> <url>`, as `faults.answers` has it). */
+const queryOf = (u) => new URLSearchParams(u.split("?")[1] ?? "");
+
 const url = `${origin}/?token=${encodeURIComponent(token)}`;
 const a = await browser.page(url), b = await browser.page(url);
 await a.eval("device('a')");
@@ -203,13 +280,6 @@ await test("an initial sync in its Worker leaves a row with local edits to the m
 });
 
 await test("stop() ends an initial sync mid-way (in its Worker, or on the main thread): its fetch aborted, its lock released, no write after; a restart converges with the server", async () => {
-  const bulkToken = process.env.FERRY_TOKEN3;
-  // Straight to `ferry serve`, not through the proxy: the test's own reads and writes.
-  const api = async (method, path, body) => {
-    const r = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { Authorization: `Bearer ${bulkToken}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
-    return r.status === 204 ? null : r.json();
-  };
   /** Every note of the user the server has, as `id:revision`, sorted. */
   const serverNotes = async () => {
     const first = await api("GET", "/v1/notes?limit=1000");
@@ -372,8 +442,7 @@ await test("a revoked share: the friend's device removes the list and its todos,
 });
 
 await test("subscriptions: a public list reaches a non-member through its stream, on its own cursor, and leaves when unsubscribed", async () => {
-  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
-  onFailure = () => friend.close();
+  const friend = await friendPage();
   const [listID, todoID] = await a.eval(`(async () => {
     const l = crypto.randomUUID();
     return dev.store.write([
@@ -398,6 +467,9 @@ await test("subscriptions: a public list reaches a non-member through its stream
   assert.ok((await friend.eval(has(listID, "lists"))).is_public, "the list came too");
   const streamURLs = () => faults.urls.filter((u) => u.startsWith("/v1/changes?") && new URLSearchParams(u.split("?")[1]).get("stream") === stream);
   assert.ok(streamURLs().length > 0 && !new URLSearchParams(streamURLs()[0].split("?")[1]).has("since"), "a new subscription starts from its beginning");
+  // FerryKit's page size (streamPageLimit): a shared cache keys a public page on its URL.
+  assert.deepEqual([...new Set(streamURLs().map((u) => queryOf(u).get("limit")))], ["2000"], `the stream's pages are FerryKit's, 2,000 rows: ${streamURLs().join(" ")}`);
+  assert.ok(faults.urls.filter((u) => u.startsWith("/v1/changes?") && !queryOf(u).has("stream")).every((u) => queryOf(u).get("limit") === "500"), "the user's own feed, 500 (FerryKit's)");
   // An edit follows on the subscription's cursor, saved with its rows.
   await a.eval(`dev.store.write([{resource: "todos", id: ${JSON.stringify(todoID)}, kind: "update", fields: {title: "Crêpes"}}])`);
   await until(a, "dev.store.operations().then((o) => o.length === 0)");
@@ -420,12 +492,7 @@ await test("subscriptions: a public list reaches a non-member through its stream
 });
 
 await test("subscription priorities: new subscriptions download by priority, the latest opened first, before the default stream; one made mid-download overtakes; one dropped before it synced is never asked; kept across a reload", async () => {
-  const friendURL = `${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`;
-  const friend = await browser.page(friendURL);
-  onFailure = async () => {
-    console.log("# gate:", JSON.stringify(faults.gate?.held?.map((h) => [h.url, h.ended])), "last requests:", faults.seen.slice(-14).join(" | "));
-    await friend.close();
-  };
+  const friend = await friendPage(async () => ["# gate:", JSON.stringify(faults.gate?.held?.map((h) => [h.url, h.ended])), "last requests:", faults.seen.slice(-14).join(" | ")]);
   // Seven public lists of the owner's, each with five todos: a stream of six rows, three
   // pages at the friend's page size of 2.
   const titles = ["Low", "Normal", "High", "Normal later", "Drop", "Overtaken", "Overtaker"];
@@ -441,7 +508,7 @@ await test("subscription priorities: new subscriptions download by priority, the
   })()`);
   await until(a, "dev.store.operations().then((o) => o.length === 0)");
   const [low, normal, high, normalLater, drop, overtaken, overtaker] = lists.map((l) => `list:${l}`);
-  await friend.eval("device('prioritized', { limit: 2 })");
+  await friend.eval("device('prioritized', { streamLimit: 2 })");
   await friend.eval("dev.engine.sync()");
   const streamOf = (u) => u.startsWith("/v1/changes?") ? (new URLSearchParams(u.split("?")[1]).get("stream") ?? "default") : null;
   // The streams asked for, in order, each run of pages of one stream once.
@@ -484,7 +551,7 @@ await test("subscription priorities: new subscriptions download by priority, the
   const before = await listed();
   assert.deepEqual(before.map(([s, p]) => [s, p]), [[overtaker, "high"], [high, "high"], [overtaken, "normal"], [normalLater, "normal"], [normal, "normal"], [low, "low"]]);
   await friend.goto(friendURL);  // a reload: the same browser context, its IndexedDB
-  await friend.eval("device('prioritized', { limit: 2 })");
+  await friend.eval("device('prioritized', { streamLimit: 2 })");
   assert.deepEqual(await listed(), before, "after a reload");
   assert.equal(await friend.eval(`dev.engine.subscribe("list:x", { priority: "urgent" }).then(() => "accepted", (e) => e.message)`),
     'subscription priority "urgent": expected "low", "normal" or "high"');
@@ -512,11 +579,7 @@ await test("subscription priorities: new subscriptions download by priority, the
 });
 
 await test("subscription TTL: unsubscribed rows stay as a warm cache until the TTL, then leave with an evicted event, but rows another subscription or the default stream covers, and rows with edits waiting until refused; subscribing again within the TTL resumes from the cursor; states observed", async () => {
-  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
-  onFailure = async () => {
-    console.log("# events:", JSON.stringify(await friend.eval("dev.events.filter((e) => e.type !== 'changed')")).slice(0, 3000));
-    await friend.close();
-  };
+  const friend = await friendPage(async () => ["# events:", JSON.stringify(await friend.eval("dev.events.filter((e) => e.type !== 'changed')")).slice(0, 3000)]);
   // The owner's public lists: P (two todos, also followed as board:P), Q (a todo the
   // friend edits), R (resumed within its TTL).
   const [P, p1, p2, Q, q1, R, r1, r2] = await a.eval(`(async () => {
@@ -631,11 +694,7 @@ await test("subscription TTL: unsubscribed rows stay as a warm cache until the T
 });
 
 await test("continuous mode with a subscription: one wait on every stream hears another user's commit to a subscribed public list", async () => {
-  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
-  onFailure = async () => {
-    console.log("# waits:", JSON.stringify(faults.waits.slice(-3)), "held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
-    await friend.close();
-  };
+  const friend = await friendPage(async () => ["# waits:", JSON.stringify(faults.waits.slice(-3)), "held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | ")]);
   const [listID] = await a.eval(`(async () => {
     const l = crypto.randomUUID();
     return dev.store.write([
@@ -652,8 +711,7 @@ await test("continuous mode with a subscription: one wait on every stream hears 
   assert.equal(await friend.eval(titles), "First", "the subscription's first round");
   const streamsBefore = faults.streams, waitsBefore = faults.waits.length;
   await friend.eval("dev.engine.start(); true");
-  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok(faults.waiting > 0, "a wait is held open");
+  assert.ok(await untilWaiting(), "a wait is held open");
   const body = JSON.parse(faults.waits[faults.waits.length - 1].body);
   assert.deepEqual(Object.keys(body.since).sort(), ["default", stream].sort(), `waits on both streams: ${JSON.stringify(body)}`);
   assert.equal(body.since[stream], await friend.eval(`dev.store.state(${JSON.stringify("cursor:" + stream)})`), "on the subscription's own cursor");
@@ -679,13 +737,12 @@ await test("continuous mode with a subscription: one wait on every stream hears 
   assert.deepEqual([...fetched].sort(), [...named].sort(), `the named streams, no other: ${after.join(" ")}; named ${JSON.stringify(named)}; answers ${faults.answers.slice(-8).join(" ")}`);
   assert.ok(!named.includes("default"), "the default stream had no news (the commit was to another user's public list)");
   // It waits again; a local write cuts the wait short and uploads at once.
-  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok(faults.waiting > 0, "waits again");
+  assert.ok(await untilWaiting(), "waits again");
   const held = faults.waits[faults.waits.length - 1];
   await friend.eval(`dev.engine.write([{resource: "notes", kind: "create", fields: {body: "from the waiting tab"}}])`);
   await waitFor(friend, "dev.store.operations().then((o) => o.length === 0)", "the waiting tab's write uploads");
   assert.equal(held.ended, "aborted", "the write cut the wait short");
-  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  await untilWaiting();
   const last = faults.waits[faults.waits.length - 1];
   await friend.eval("dev.engine.stop(); true");
   for (let i = 0; i < 400 && faults.waiting > 0; i++) await new Promise((r) => setTimeout(r, 25));
@@ -695,30 +752,15 @@ await test("continuous mode with a subscription: one wait on every stream hears 
 });
 
 await test("continuous mode evicts when a TTL ends: a tab that only waits loses an unsubscribed list's rows with no round and no request but the wait", async () => {
-  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
-  onFailure = async () => {
-    console.log("# held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
-    await friend.close();
-  };
-  const lists = await publicLists(["Dropped after 2 s", "Kept"]);
-  const [dropped, kept] = lists.map((l) => `list:${l}`);
-  await friend.eval("device('ttl-listener')");
-  // The kept list keeps the tab waiting on its streams after the unsubscribe.
-  await friend.eval(`dev.engine.subscribe(${JSON.stringify(dropped)}, { ttl: 2 })`);
-  await friend.eval(`dev.engine.subscribe(${JSON.stringify(kept)})`);
-  await friend.eval("dev.engine.sync()");
+  const friend = await friendPage(async () => ["# held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | ")]);
+  const { lists, dropped } = await waitingOnTwoLists(friend, "ttl-listener", ["Dropped after 2 s", "Kept"]);
   const has = listAndTodos;
-  assert.deepEqual(await friend.eval(has(lists[0])), [true, 1], "the subscription's first round");
-  await friend.eval("dev.engine.start(); true");
-  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok(faults.waiting > 0, "a wait is held open");
   const from = faults.all.length;
   await friend.eval(`dev.engine.unsubscribe(${JSON.stringify(dropped)})`);
   assert.deepEqual(await friend.eval(has(lists[0])), [true, 1], "kept for its TTL");
   // Two seconds later the TTL ends; the tab neither writes nor syncs.
   await waitFor(friend, `${has(lists[0])}.then(([l, n]) => !l && n === 0)`, "the unsubscribed list's rows leave");
-  assert.deepEqual(await friend.eval("dev.events.filter((e) => e.type === 'evicted').map(({stream, removed, keptForEdits}) => [stream, removed, keptForEdits])"),
-    [[dropped, 2, 0]]);
+  assert.deepEqual(await friend.eval(evictions), [[dropped, 2, 0]]);
   assert.deepEqual(await friend.eval(has(lists[1])), [true, 1], "the kept list stays");
   const sent = faults.all.slice(from).filter((_, i) => faults.auth[from + i] === `Bearer ${process.env.FERRY_TOKEN2}`);
   assert.ok(sent.every((u) => u.startsWith("/v1/changes/wait")), `no round, no request but the wait: ${sent.join(" ")}`);
@@ -727,7 +769,6 @@ await test("continuous mode evicts when a TTL ends: a tab that only waits loses 
 });
 
 await test("continuous mode: an unsubscribe in another tab of the device re-arms the syncing tab's eviction timer at once, through the tabs' channel: the rows leave at the TTL's end while the wait is still held", async () => {
-  const friendURL = `${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`;
   const friend = await browser.page(friendURL);
   let other = null;
   onFailure = async () => {
@@ -735,18 +776,9 @@ await test("continuous mode: an unsubscribe in another tab of the device re-arms
     await other?.close();
     await friend.close();
   };
-  const lists = await publicLists(["Dropped in another tab", "Kept too"]);
-  const [dropped, kept] = lists.map((l) => `list:${l}`);
-  await friend.eval("device('ttl-tabs')");
-  await friend.eval(`dev.engine.subscribe(${JSON.stringify(dropped)}, { ttl: 2 })`);
-  await friend.eval(`dev.engine.subscribe(${JSON.stringify(kept)})`);
-  await friend.eval("dev.engine.sync()");
-  const has = listAndTodos;
-  assert.deepEqual(await friend.eval(has(lists[0])), [true, 1], "the subscription's first round");
   const firstWait = faults.waits.length;
-  await friend.eval("dev.engine.start(); true");
-  for (let i = 0; i < 1200 && faults.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok(faults.waiting > 0, "a wait is held open");
+  const { lists, dropped } = await waitingOnTwoLists(friend, "ttl-tabs", ["Dropped in another tab", "Kept too"]);
+  const has = listAndTodos;
   const held = faults.waits.slice(firstWait).filter((w) => !w.ended);
   // Another tab of the same device (same store), not syncing, unsubscribes.
   other = await browser.pageIn(friend.contextId, friendURL);
@@ -756,8 +788,7 @@ await test("continuous mode: an unsubscribe in another tab of the device re-arms
   // The syncing tab evicts at the TTL's end, with no round: the wait it held is still held.
   await waitFor(friend, `${has(lists[0])}.then(([l, n]) => !l && n === 0)`, "the unsubscribed list's rows leave");
   assert.ok(held.length > 0 && held.every((w) => !w.ended), `evicted while its wait was held: ${JSON.stringify(held.map((w) => w.ended))}`);
-  assert.deepEqual(await friend.eval("dev.events.filter((e) => e.type === 'evicted').map(({stream, removed, keptForEdits}) => [stream, removed, keptForEdits])"),
-    [[dropped, 2, 0]]);
+  assert.deepEqual(await friend.eval(evictions), [[dropped, 2, 0]]);
   assert.deepEqual(await other.eval(has(lists[1])), [true, 1], "the kept list stays, in every tab");
   await friend.eval("dev.engine.stop()");
   await other.close();
@@ -765,11 +796,7 @@ await test("continuous mode: an unsubscribe in another tab of the device re-arms
 });
 
 await test("past the server's live.max_wait_streams (2 here), the streams are split into waits of at most that many, held at once, and news on any arrives", async () => {
-  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
-  onFailure = async () => {
-    console.log("# waits:", JSON.stringify(faults.waits.slice(-4)), "held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | "));
-    await friend.close();
-  };
+  const friend = await friendPage(async () => ["# waits:", JSON.stringify(faults.waits.slice(-4)), "held:", faults.waiting, "last requests:", faults.seen.slice(-10).join(" | ")]);
   const lists = await publicLists(["Split 1", "Split 2", "Split 3"]);
   const streams = lists.map((l) => `list:${l}`);
   // browser-test.sh runs the server with live.max_wait_streams = 2. GET /v1 says so on a
@@ -821,6 +848,102 @@ await test("multi-tab: another tab of the device hears the store change when the
   assert.ok(await tab.eval("window.heard.includes('notes')"), "the change was broadcast");
   assert.equal((await tab.eval(`dev.store.get("notes", ${JSON.stringify(id)})`)).body, "for every tab");
   await tab.close();
+});
+
+await test("writeMany: many edits in one IndexedDB transaction (all or nothing), each its own operation, as single writes make them (rows, bases, outbox); another tab of the device sees them; uploaded in bulk calls, not one /v1/batch, a refused edit alone", async () => {
+  const m = await browser.page(url);
+  const tab = await browser.pageIn(m.contextId, url);
+  onFailure = async () => { console.log("# seen:", faults.seen.slice(-12).join(" | ")); await tab.close(); await m.close(); };
+  const declared = `{ indexes: { todos: ["list_id"] } }`;
+  await m.eval(`device("many", {}, ${declared})`);
+  await m.eval("dev.engine.sync()");
+  await tab.eval(`device("many", {}, ${declared})`);
+  // A list and three todos in one writeMany, uploaded: rows the server has (revisions).
+  faults.seen.length = 0;
+  const [list, t1, t2, t3] = await m.eval(`(() => {
+    const l = crypto.randomUUID();
+    return dev.engine.writeMany([{resource: "lists", id: l, kind: "create", fields: {title: "many"}},
+      ...["one", "two", "three"].map((title, i) => ({resource: "todos", kind: "create", fields: {list_id: l, title, rank: "V" + (i + 1)}}))]);
+  })()`);
+  await until(m, "dev.store.operations().then((o) => o.length === 0)");
+  assert.ok(!faults.seen.some((x) => x.includes("/v1/batch")), `not a group: ${faults.seen.join(" | ")}`);
+  const titles = `dev.store.query("todos", "list_id", ${JSON.stringify(list)}).then((ts) => ts.map((t) => t.title + (t.done ? "+" : "")).sort().join())`;
+  assert.equal(await tab.eval(titles), "one,three,two", "the other tab keeps the list's query");
+  await tab.eval("window.heard = []; dev.engine.on((e) => window.heard.push(e.type)); true");
+  const tabReads = await tab.eval("dev.store.reads.started");
+  // All or nothing: an edit that cannot be stored (a function is no value) fails the call, and none of its edits is kept.
+  const failed = await m.eval(`(async () => {
+    const before = await dev.store.operations();
+    const error = await dev.store.writeMany([{resource: "todos", id: ${JSON.stringify(t1)}, kind: "update", fields: {title: "never"}},
+      {resource: "todos", id: ${JSON.stringify(t2)}, kind: "update", fields: {title: () => "not a value"}}]).then(() => "stored", (e) => e.name);
+    const [after, t1] = await Promise.all([dev.store.operations(), dev.store.get("todos", ${JSON.stringify(t1)})]);
+    return [error, after.length - before.length, t1.title];
+  })()`);
+  assert.deepEqual(failed, ["DataCloneError", 0, "one"], "a writeMany that fails stores none of its edits, nor their outbox entries");
+
+  faults.offline = true;
+  const t4 = await m.eval("crypto.randomUUID()");
+  const edits = [
+    { resource: "todos", id: t1, kind: "update", fields: { title: "one edited" } },
+    { resource: "todos", id: t1, kind: "update", fields: { done: true } },
+    { resource: "todos", id: t2, kind: "update", fields: { title: "two edited" } },
+    { resource: "todos", id: t3, kind: "delete" },
+    { resource: "todos", id: t4, kind: "create", fields: { list_id: list, title: "four", rank: "W" } },
+    { resource: "todos", id: t4, kind: "update", fields: { title: "four edited" } },
+    { resource: "todos", kind: "create", fields: { list_id: list, title: "", rank: "X" } },  // the server refuses it (an empty title)
+    { resource: "todos", kind: "create", fields: { list_id: list, title: "six", rank: "Y" } },
+  ];
+  const written = await m.eval(`(async () => {
+    const dump = (db) => new Promise((ok, fail) => {
+      const tx = db.transaction(["rows", "bases", "outbox", "state"], "readonly");
+      const r = tx.objectStore("rows").getAll(), b = tx.objectStore("bases").getAll(), o = tx.objectStore("outbox").getAll(), s = tx.objectStore("state").get("seq");
+      tx.oncomplete = () => ok({ rows: r.result, bases: b.result, seq: s.result ?? 0,
+        outbox: o.result.map(({resource, rowID, kind, fields, group, sent, state, attempts}) => ({resource, rowID, kind, fields, group, sent, state, attempts})) });
+      tx.onerror = () => fail(tx.error);
+    });
+    // A second store with the same rows and bases: the same edits go there one write each.
+    const single = await ferry.FerryStore.open("many-single", ${declared});
+    const before = await dump(dev.store.db);
+    await new Promise((ok, fail) => {
+      const tx = single.db.transaction(["rows", "bases"], "readwrite");
+      for (const r of before.rows) tx.objectStore("rows").put(r);
+      for (const b of before.bases) tx.objectStore("bases").put(b);
+      tx.oncomplete = ok; tx.onerror = () => fail(tx.error);
+    });
+    const edits = ${JSON.stringify(edits)};
+    const ids = await dev.engine.writeMany(edits);
+    const singleBefore = (await dump(single.db)).seq;
+    for (const [i, e] of edits.entries()) await single.write([{ ...e, id: ids[i] }]);
+    const [many, one] = [await dump(dev.store.db), await dump(single.db)];
+    single.close();
+    return { ids, transactions: many.seq - before.seq, singleTransactions: one.seq - singleBefore,
+             many: { ...many, seq: 0 }, single: { ...one, seq: 0 } };
+  })()`);
+  const [t5, t6] = written.ids.slice(6);
+  assert.equal(written.transactions, 1, "one IndexedDB transaction (the store's commits' counter moved by one)");
+  assert.equal(written.singleTransactions, edits.length, "one each for single writes");
+  assert.deepEqual(written.many, written.single, "rows, bases and outbox as the same edits written one at a time");
+  assert.deepEqual(written.many.outbox.map((o) => [o.rowID, o.kind, o.fields.join(), o.group]),
+    [[t1, "update", "title", null], [t1, "update", "done", null], [t2, "update", "title", null], [t3, "delete", "", null],
+     [t4, "create", "list_id,title,rank", null], [t4, "update", "title", null], [t5, "create", "list_id,title,rank", null], [t6, "create", "list_id,title,rank", null]],
+    "an operation per edit, its fields (the dirty mask), no group");
+  assert.deepEqual(written.many.bases.map((b) => b.id).sort(), [t1, t2, t3].sort(), "a base for each server row edited, kept once");
+  // The other tab: its kept query follows the commit on the tabs' channel, read no more.
+  await waitFor(tab, `${titles}.then((t) => t === ",four edited,one edited+,six,two edited")`, "the other tab's query shows the edits");
+  assert.equal(await tab.eval("dev.store.reads.started"), tabReads, "from the commit heard, not a read of IndexedDB");
+  assert.ok(await tab.eval("window.heard.includes('written')"), "the other tab heard of the write");
+
+  faults.offline = false;
+  faults.seen.length = 0;
+  await until(m, "dev.store.operations().then((o) => o.length === 1 && o[0].state === 'rejected')");
+  assert.deepEqual(await m.eval("dev.engine.rejected().then((o) => o.map((x) => x.rowID))"), [t5], "only the refused edit is rejected");
+  const calls = faults.seen.map((x) => x.split(" ").slice(0, 2).join(" "));
+  assert.ok(!calls.includes("POST /v1/batch"), `not a group: ${calls.join(" | ")}`);
+  assert.equal(calls.filter((c) => c === "PATCH /v1/todos").length, 1, `the updates in one bulk call: ${calls.join(" | ")}`);
+  await until(b, `dev.store.all("todos").then((ts) => ts.filter((t) => t.list_id === ${JSON.stringify(list)}).map((t) => t.title + (t.done ? "+" : "")).sort().join() === "four edited,one edited+,six,two edited")`);
+  await m.eval("dev.engine.clearRejected()");
+  await tab.close();
+  await m.close();
 });
 
 await test("reads by field: a list's todos in one request, kept by the initial sync's Worker, local writes, a refused write's rollback and the feed; an older store's rows get their keys", async () => {
@@ -880,12 +1003,6 @@ await test("reads by field: a list's todos in one request, kept by the initial s
 });
 
 await test("query cache: during an initial sync in its Worker a list's query answers from memory, equal to IndexedDB after each page's slices, while a writer holds the store; another tab's writes reach it", async () => {
-  const bulkToken = process.env.FERRY_TOKEN3;
-  const api = async (method, path, body) => {
-    const r = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { Authorization: `Bearer ${bulkToken}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
-    return r.status === 204 ? null : r.json();
-  };
   const lists = (await api("POST", "/v1/lists", [{ title: "cached" }, { title: "other" }])).map((l) => l.id);
   const [list, other] = lists;
   // 60 todos of the read list among 600 of another: their ids spread them over every page.
@@ -915,20 +1032,7 @@ await test("query cache: during an initial sync in its Worker a list's query ans
     if (released === 3) {
       // A writer holds the rows (a read-write transaction kept busy): IndexedDB's reads
       // wait for it, the query does not.
-      const answers = await p.eval(`(async () => {
-        const tx = dev.store.db.transaction("rows", "readwrite"), rows = tx.objectStore("rows");
-        let busy = true;
-        const spin = () => { if (busy) rows.get(["todos", "none"]).onsuccess = spin; };
-        spin();
-        const order = [];
-        const d = (${direct}).then(() => order.push("indexeddb"));
-        await new Promise((r) => setTimeout(r, 20));
-        await (${query}).then(() => order.push("query"));
-        await new Promise((r) => setTimeout(r, 50));
-        busy = false;
-        await d;
-        return order.join();
-      })()`);
+      const answers = await p.eval(underHeldWriter(direct, `${query}.then(() => "query")`));
       assert.equal(answers, "query,indexeddb", "the query answered while a writer held IndexedDB");
     }
     gate.held[released].release();
@@ -964,12 +1068,6 @@ await test("query cache: during an initial sync in its Worker a list's query ans
 });
 
 await test("the initial sync's Worker sends its tab only the rows of the keys the tab keeps, and the other tabs its commits and events itself; a read of rows makes its next slice small; get answers a kept row from memory", async () => {
-  const bulkToken = process.env.FERRY_TOKEN3;
-  const api = async (method, path, body) => {
-    const r = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { Authorization: `Bearer ${bulkToken}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
-    return r.status === 204 ? null : r.json();
-  };
   const [list, other] = (await api("POST", "/v1/lists", [{ title: "frames" }, { title: "frames other" }])).map((l) => l.id);
   // 30 todos of the kept list among 270 of another (and the user's rows of other tests): at least three pages of 100.
   await api("POST", "/v1/todos", Array.from({ length: 30 }, (_, i) => ({ list_id: list, title: `frames ${i}`, rank: "V" })));
@@ -1042,21 +1140,7 @@ await test("the initial sync's Worker sends its tab only the rows of the keys th
   // get: a row a kept key holds answers from memory while a writer holds IndexedDB; one not kept reads IndexedDB.
   const [kept] = JSON.parse(await p.eval(query));
   const startedBefore = await p.eval("dev.store.reads.started");
-  const order = await p.eval(`(async () => {
-    const tx = dev.store.db.transaction("rows", "readwrite"), rows = tx.objectStore("rows");
-    let busy = true;
-    const spin = () => { if (busy) rows.get(["todos", "none"]).onsuccess = spin; };
-    spin();
-    const order = [];
-    const d = (${direct}).then(() => order.push("indexeddb"));
-    await new Promise((r) => setTimeout(r, 20));
-    // From memory it answers in microtasks, before any timer; from IndexedDB it waits for the writer (released after 50 ms).
-    const g = dev.store.get("todos", ${JSON.stringify(kept.id)}).then((t) => order.push(t.title === ${JSON.stringify(kept.title)} ? "get" : "get, wrong row"));
-    await Promise.race([g, new Promise((r) => setTimeout(r, 50))]);
-    busy = false;
-    await Promise.all([d, g]);
-    return order.join();
-  })()`);
+  const order = await p.eval(underHeldWriter(direct, `dev.store.get("todos", ${JSON.stringify(kept.id)}).then((t) => t.title === ${JSON.stringify(kept.title)} ? "get" : "get, wrong row")`));
   assert.equal(order, "get,indexeddb", "the kept row answered while a writer held IndexedDB");
   assert.equal(await p.eval("dev.store.reads.started"), startedBefore, "no read of IndexedDB for it");
   assert.ok(await p.eval(`dev.store.get("lists", ${JSON.stringify(other)}).then((l) => l.title === "frames other")`), "a row no key keeps: read from IndexedDB");
@@ -1313,12 +1397,8 @@ function expireEveryCursor() {
     "-c", "UPDATE ferry.purge_horizon SET horizon_xid = pg_current_xact_id()"]);
 }
 
-/** The query of a `/v1/changes` URL (or of `<status> <url>`, as `faults.answers` has it). */
-const queryOf = (u) => new URLSearchParams(u.split("?")[1] ?? "");
-
 await test("a subscription's own 410 (cursor_expired): its stream starts over from the server, not from the browser's copy of its first page; at its end the rows the server deleted leave with their events, the rest stays", async () => {
-  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
-  onFailure = async () => { console.log("# answers:", faults.answers.join(" | ")); await friend.close(); };
+  const friend = await friendPage(async () => ["# answers:", faults.answers.join(" | ")]);
   // A public stream's page may be kept by the browser for its max-age (1 s on this
   // server; a deployment may choose minutes): an hour here, so that the copy of the
   // stream's first page its first download left is still fresh when the restart asks
@@ -1358,10 +1438,9 @@ await test("a subscription's own 410 (cursor_expired): its stream starts over fr
 });
 
 await test("during a subscription's restart its rows stay readable (get, query), the one the server deleted too, between its pages; the restart's end removes that one", async () => {
-  const friend = await browser.page(`${origin}/?token=${encodeURIComponent(process.env.FERRY_TOKEN2)}`);
-  onFailure = async () => { console.log("# answers:", faults.answers.join(" | ")); await friend.close(); };
+  const friend = await friendPage(async () => ["# answers:", faults.answers.join(" | ")]);
   // Two rows a page: the restart takes two pages, each held while the app reads.
-  await friend.eval(`device('stream-restart-reads', { limit: 2 }, { indexes: { todos: ["list_id"] } })`);
+  await friend.eval(`device('stream-restart-reads', { streamLimit: 2 }, { indexes: { todos: ["list_id"] } })`);
   const [listID] = await publicLists(["Restarting stream"]);
   const L = JSON.stringify(listID);
   const [gone, kept] = await a.eval(`dev.store.write([1, 2].map((i) => ({resource: "todos", kind: "create", fields: {list_id: ${L}, title: "todo " + i, rank: "V" + i}})))`);

@@ -6,7 +6,7 @@ import { RowData } from "./json.js";
 import { decide, needs, Resolver, Conflict } from "./merge.js";
 import { plan, bundle, UploadBundle, UploadRequest, SchemaResource, rowKeyOf, digest } from "./planner.js";
 import { RetryPolicy, retryAfterSeconds, Outcome } from "./retry.js";
-import { FerryStore, StoredOperation, StoredRow, req, stores } from "./store.js";
+import { FerryStore, StoredOperation, StoredRow, Edit, req, stores } from "./store.js";
 import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
 import { SliceSizer, readerSlice } from "./slices.js";
@@ -40,8 +40,15 @@ export interface EngineOptions {
   token: TokenProvider;
   resolvers?: Record<string, Resolver>;
   retry?: RetryPolicy;
-  /** Page size of the changes feed. */
+  /** Page size of the user's own changes feed (the default stream; FerryKit's 500). */
   limit?: number;
+  /**
+   * Page size of a subscription's stream (`streamPageLimit`, FerryKit's 2,000). A public
+   * stream's pages are the same for every reader and a shared HTTP cache keeps them by
+   * their URL, so every client of an app asks for the same pages; change it only with
+   * the app's other clients.
+   */
+  streamLimit?: number;
   /** Page size of an initial sync's Index pages (at most 1000, the server's). */
   pageSize?: number;
   /** A new store fills itself from Index pages (the default), not from the feed's beginning. */
@@ -92,6 +99,12 @@ export interface SliceTiming {
   started?: number;
 }
 
+/**
+ * Rows a page of a subscription's stream asks for: FerryKit's `streamPageLimit`, so that
+ * a browser and a phone ask for the same URLs and a shared cache serves both.
+ */
+export const streamPageLimit = 2000;
+
 export class SyncEngine {
   private listeners = new Set<(e: SyncEvent) => void>();
   private token: string | null = null;
@@ -138,9 +151,23 @@ export class SyncEngine {
     }
   }
 
-  /** Writes through the store and starts their upload (in this tab or the one that syncs). */
-  async write(edits: Parameters<FerryStore["write"]>[0]): Promise<string[]> {
-    const ids = await this.store.write(edits);
+  /**
+   * Writes through the store (`store.write`: several edits are one group, one
+   * /v1/batch) and starts their upload (in this tab or the one that syncs).
+   */
+  async write(edits: Edit[]): Promise<string[]> {
+    return this.written(await this.store.write(edits));
+  }
+
+  /**
+   * Many edits in one IndexedDB transaction, each its own operation (`store.writeMany`),
+   * and their upload started, once.
+   */
+  async writeMany(edits: Edit[]): Promise<string[]> {
+    return this.written(await this.store.writeMany(edits));
+  }
+
+  private written(ids: string[]): string[] {
     this.emit({ type: "written" });
     this.kick();
     return ids;
@@ -515,7 +542,7 @@ export class SyncEngine {
     for (;;) {
       this.throwIfHalted();
       const cursor = await this.store.state<string | null>(`cursor:${stream}`);
-      const query = new URLSearchParams({ limit: String(this.options.limit ?? 500), stream });
+      const query = new URLSearchParams({ limit: String(this.options.streamLimit ?? streamPageLimit), stream });
       if (cursor) query.set("since", cursor);
       const conditional: Record<string, string> = check && cursor ? { "If-None-Match": `"${cursor}"` } : {};
       check = false;

@@ -4,7 +4,7 @@
 // neither. The decisions (merge, feed entries, plans) come from the pure modules.
 
 import { RowData } from "./json.js";
-import { PendingOperation, OperationKind, OutboxState } from "./planner.js";
+import { PendingOperation, OperationKind, OutboxState, rowKeyOf } from "./planner.js";
 import { Indexes, IndexKey, IndexValue, indexKeys, normalIndexes, sameIndexes } from "./indexes.js";
 import { QueryCache, Commit, RowChange, packCommit } from "./querycache.js";
 
@@ -306,46 +306,75 @@ export class FerryStore {
     }
   }
 
-  /** The app's writes, with their outbox operations, in one transaction (`group` = one /v1/batch). */
-  async write(edits: { resource: string; id?: string; kind: OperationKind; fields?: RowData }[]): Promise<string[]> {
-    const tx = this.tx("readwrite");
-    this.noteRows(tx);
-    const rows = tx.objectStore(ROWS), outbox = tx.objectStore(OUTBOX);
-    const group = edits.length > 1 ? uuid() : null;
-    const ids: string[] = [];
-    for (const edit of edits) {
-      const id = edit.id ?? uuid();
-      ids.push(id);
-      const fields = edit.fields ?? {};
-      // The row, its base and its waiting operations, read at once (each await is a
-      // round trip to the browser's storage).
-      const bases = tx.objectStore(BASES);
-      const [current, base, waiting] = await Promise.all([
-        req(rows.get([edit.resource, id])) as Promise<{ data: RowData } | undefined>,
-        req(bases.get([edit.resource, id])),
-        req(outbox.index("row").getAll([edit.resource, id])) as Promise<StoredOperation[]>,
-      ]);
-      // The first edit of a row the server has keeps the version it was made on: the
-      // base of the three-way merge and the revision the upload sends.
-      if (current && typeof current.data["revision"] === "number" && !base) {
-        if (!waiting.some((o) => o.state !== "rejected")) bases.put({ resource: edit.resource, id, revision: current.data["revision"], row: current.data });
+  /**
+   * The app's writes, with their outbox operations, in one transaction. Several edits
+   * are one group: sent as one /v1/batch, which the server applies all or none of.
+   */
+  async write(edits: Edit[]): Promise<string[]> {
+    return this.writeEdits(edits, edits.length > 1 ? uuid() : null);
+  }
+
+  /**
+   * Many edits in one transaction (all stored or none), each its own operation, as if
+   * each were a `write` of its own: not a group, so they are uploaded as single writes
+   * are (coalesced per row by the dirty mask, in bulk calls), and one the server refuses
+   * is refused alone. One transaction's fixed cost for all of them (bench/web/README.md).
+   */
+  async writeMany(edits: Edit[]): Promise<string[]> {
+    return this.writeEdits(edits, null);
+  }
+
+  private async writeEdits(edits: Edit[], group: string | null): Promise<string[]> {
+    const ids = edits.map((edit) => edit.id ?? uuid());
+    if (edits.length === 0) return ids;
+    await this.transaction(async (tx) => {
+      const rows = tx.objectStore(ROWS), outbox = tx.objectStore(OUTBOX), bases = tx.objectStore(BASES);
+      // Each row's stored state, read once for all its edits and all rows at once (an
+      // await per read is a round trip to the browser's storage); a row created under an
+      // id made here has none. The edits are then played in memory in order, as one
+      // `write` each would have read what the one before wrote.
+      const given = new Map<string, { resource: string; id: string }>();
+      edits.forEach((edit, i) => { if (edit.id !== undefined) given.set(rowKeyOf(edit.resource, ids[i]), { resource: edit.resource, id: ids[i] }); });
+      const states = new Map<string, WriteState>();
+      await Promise.all([...given].map(async ([key, { resource, id }]) => {
+        const [current, base, waiting] = await Promise.all([
+          req(rows.get([resource, id])) as Promise<StoredRow | undefined>,
+          req(bases.getKey([resource, id])),
+          req(outbox.index("row").getAll([resource, id])) as Promise<StoredOperation[]>,
+        ]);
+        states.set(key, { resource, id, data: current?.data, based: base !== undefined, waiting: waiting.some((o) => o.state !== "rejected") });
+      }));
+      for (const [i, edit] of edits.entries()) {
+        const id = ids[i], key = rowKeyOf(edit.resource, id);
+        let s = states.get(key);
+        if (!s) states.set(key, s = { resource: edit.resource, id, data: undefined, based: false, waiting: false });
+        const fields = edit.fields ?? {};
+        // The first edit of a row the server has keeps the version it was made on: the
+        // base of the three-way merge and the revision the upload sends.
+        if (s.data && typeof s.data["revision"] === "number" && !s.based && !s.waiting) {
+          bases.put({ resource: edit.resource, id, revision: s.data["revision"], row: s.data });
+          s.based = true;
+        }
+        s.data = edit.kind === "delete" ? undefined : { ...(s.data ?? {}), ...fields, id };
+        s.waiting = true;
+        const op: Omit<StoredOperation, "sequence"> = {
+          opID: uuid(), resource: edit.resource, rowID: id, kind: edit.kind,
+          fields: Object.keys(fields).filter((f) => f !== "id"), group, sent: false, state: "pending", attempts: 0,
+        };
+        outbox.add(op);
       }
-      if (edit.kind === "delete") {
-        rows.delete([edit.resource, id]);
-        this.noteRow(tx, edit.resource, id, null);
-      } else {
-        const data: RowData = { ...(current?.data ?? {}), ...fields, id };
-        const record = this.record(edit.resource, id, data);
-        rows.put(record);
-        this.noteRow(tx, edit.resource, id, record);
+      // Each row once, as its last edit left it.
+      for (const s of states.values()) {
+        if (s.data === undefined) {
+          rows.delete([s.resource, s.id]);
+          this.noteRow(tx, s.resource, s.id, null);
+        } else {
+          const record = this.record(s.resource, s.id, s.data);
+          rows.put(record);
+          this.noteRow(tx, s.resource, s.id, record);
+        }
       }
-      const op: Omit<StoredOperation, "sequence"> = {
-        opID: uuid(), resource: edit.resource, rowID: id, kind: edit.kind,
-        fields: Object.keys(fields).filter((f) => f !== "id"), group, sent: false, state: "pending", attempts: 0,
-      };
-      outbox.add(op);
-    }
-    await done(tx);
+    }, { commit: true, noteRows: true });
     return ids;
   }
 
@@ -369,12 +398,21 @@ export class FerryStore {
    * body that issues no request once it has returned (nothing of it left to run but
    * requests already made) has its transaction committed at once, not when the browser
    * has answered every `put` (a round trip less while it holds the app's reads).
-   * `durability`: the transaction's (the browser's default when not given).
+   * `durability`: the transaction's (the browser's default when not given). A body that
+   * throws aborts the transaction: nothing it wrote is kept.
    */
   async transaction<T>(body: (tx: IDBTransaction) => Promise<T> | T, options: { commit?: boolean; durability?: IDBTransactionDurability; noteRows?: boolean } = {}): Promise<T> {
     const tx = this.tx("readwrite", options.durability ? { durability: options.durability } : undefined);
     if (options.noteRows) this.noteRows(tx);
-    const result = await body(tx);
+    let result: T;
+    try {
+      result = await body(tx);
+    } catch (e) {
+      // All or nothing: what the body wrote before it threw (a value that cannot be
+      // stored, say) must not commit without the rest.
+      try { tx.abort(); } catch { /* it has ended already */ }
+      throw e;
+    }
     const finished = done(tx);
     if (options.commit) {
       // Its number taken first (a body that never awaited has not heard it yet).
@@ -385,6 +423,24 @@ export class FerryStore {
     await finished;
     return result;
   }
+}
+
+/** An edit of the app's: a row created, changed (the fields given) or deleted. */
+export interface Edit {
+  resource: string;
+  /** The row's id; left out, a new UUID (the id returned). */
+  id?: string;
+  kind: OperationKind;
+  fields?: RowData;
+}
+
+/** A row as `writeEdits` plays its edits in memory: its data (undefined: none), a base kept, edits waiting. */
+interface WriteState {
+  resource: string;
+  id: string;
+  data: RowData | undefined;
+  based: boolean;
+  waiting: boolean;
 }
 
 function recordOf(indexes: Indexes, resource: string, id: string, data: RowData): StoredRow {
