@@ -91,7 +91,8 @@ for set_id in others:
 cursors = {set_id: get(stream(set_id))[2]["cursor"] for set_id in mine}
 default = get("/v1/changes?limit=500")[2]
 assert not default["changes"], "the device's default stream holds no public set"
-polls, checks, device = [], [], []
+polls, checks, device, waits = [], [], [], []
+wait_body = json.dumps({"wait": 0, "since": {"default": default["cursor"], **{"set:" + i: cursors[i] for i in mine}}})
 for _ in range(rounds):
     round_start = time.perf_counter()
     for set_id in mine:
@@ -104,11 +105,20 @@ for _ in range(rounds):
         elapsed, status, _ = get(stream(set_id) + "&since=" + cursors[set_id], {"If-None-Match": '"' + cursors[set_id] + '"'})
         assert status == 304, status
         checks.append(elapsed)
+    # The same question in one request: which of the device's streams have news (docs/API.md,
+    # "One wait for several streams"), as a device asks before it fetches only those.
+    start = time.perf_counter()
+    conn.request("POST", "/v1/changes/wait", body=wait_body, headers={**auth, "Content-Type": "application/json"})
+    response = conn.getresponse()
+    answer = json.loads(response.read())
+    waits.append((time.perf_counter() - start) * 1000)
+    assert response.status == 200 and answer == {"changed": []}, (response.status, answer)
 print(f"public-poll: {len(others)} first pages of distinct sets, {min(sizes)}-{max(sizes)} entries each")
 summary("first page of a subscription (no since, limit=500)", firsts)
 summary("poll of one subscription, nothing new (200)", polls)
 summary("poll of one subscription as If-None-Match (304)", checks)
 summary(f"a device's poll round: {subscribed} subscriptions and its default stream, 200s", device, "rounds")
+summary(f"one POST /v1/changes/wait (wait 0) for the {subscribed} subscriptions and the default stream", waits)
 PY
 echo "load after measuring: $(uptime)"
 

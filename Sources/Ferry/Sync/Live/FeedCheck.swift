@@ -110,7 +110,7 @@ struct FeedCheck {
                 || window.map { $0.checks.wantsScopes(named, generation: $0.generation, since: plan.request.since.afterXID) } == true)
         let scopeTables = loadScopes ? plan.scopeTables : []
         let probe = FeedProbe.waiter(
-            plan, beside: scopeTables.map { Self.scopeRows($0, paths: plan.readThrough.paths($0.name)) }, window: window?.tables)
+            plan, beside: scopeTables.map { Self.scopeRows($0, readThrough: plan.readThrough) }, window: window?.tables)
         var scopes: Set<WaiterRegistry.ScopeKey>?
         let look = try probe.run(as: caller, on: database) { activity, rows in
             guard loadScopes else { return }
@@ -145,12 +145,24 @@ struct FeedCheck {
     /// The scope rows of `table` the caller reads, each with whether they read
     /// it as its owner (by a `.caller` path of the rules); the others they read
     /// as a member (``DefaultWindow``).
-    static func scopeRows(_ table: Resource, paths: [ReadThrough.Path]?) -> PlannedStatement {
+    ///
+    /// Found through the rules' read paths, as the feed finds its rows, where
+    /// the table has them: Row Level Security alone would test every row of
+    /// the table, so that a user's first check cost the table, not their own
+    /// scope rows (0.47 s for a table of 100,000 public sets, none of them the
+    /// user's; bench/public-sets). The policy still filters what the paths
+    /// reach. A table without paths is read whole under its policy, as before.
+    static func scopeRows(_ table: Resource, readThrough: ReadThrough) -> PlannedStatement {
+        let paths = readThrough.paths(table.name)
         let owners = (paths ?? []).filter { $0.keys == .caller }.map {
             "t.\(SQL.id($0.column))::text = ferry.current_user_id()::text"
         }
         let owned = owners.isEmpty ? "false" : "coalesce(" + owners.joined(separator: " OR ") + ", false)"
-        return PlannedStatement("SELECT t.id::text AS id, \(owned) AS owned FROM \(table.qualifiedName) t")
+        let select = "SELECT t.id::text AS id, \(owned) AS owned FROM \(table.qualifiedName) t"
+        guard paths != nil else { return PlannedStatement(select) }
+        let parents = readThrough.withClause(for: [table.name], walks: false)
+        return PlannedStatement(
+            (parents.isEmpty ? "" : "WITH \(parents)\n") + select + " WHERE t.id IN (\(readThrough.readableIDs(table.name)))")
     }
 
     /// A stream's own check, with its guard read after the page

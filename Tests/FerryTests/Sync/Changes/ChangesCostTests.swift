@@ -107,6 +107,43 @@ extension ChangesSuites {
             }
         }
 
+        /// A waiter's first check reads the user's scope rows, to know which
+        /// commits wake it (``FeedCheck/scopeRows(_:readThrough:)``). Other
+        /// users' public sets must not cost it: under Row Level Security alone
+        /// the policy's public arm made PostgreSQL test every set, 0.47 s a
+        /// check at 100,000 public sets (bench/public-sets, `POST
+        /// /v1/changes/wait`). Ten times the public sets: the same few buffers.
+        @Test func aWaitersScopeRowsCostItsOwnSetsNotOtherUsersPublicOnes() throws {
+            var plans: [(sets: Int, plan: ExecutedPlan)] = []
+            for sets in [Self.sizes[0] / 10, Self.sizes[1] / 10] {
+                let server = try TestServer()
+                defer { server.stop() }
+                let publisher = try server.user("publisher")
+                _ = try server.ownerQuery(
+                    "INSERT INTO app.study_sets (creator_id, title, is_public) SELECT $1, 'public ' || i, true FROM generate_series(1, $2) i",
+                    [publisher.id, String(sets)])
+                _ = try server.ownerQuery("ANALYZE app.study_sets")
+                let reader = try server.user("reader")
+                let own = try server.makeSet(for: reader.id)
+                let catalog = server.app.schema.catalog
+                let paths = try ReadPath.load(schema: "app", catalog: catalog, database: server.app.database)
+                let statement = FeedCheck.scopeRows(
+                    try #require(catalog["study_sets"]), readThrough: ReadThrough(catalog: catalog, readPaths: paths))
+                // Their own set, as its owner; never a public set (the default stream holds none).
+                #expect(try Self.value(server, statement: statement, userID: reader.id, column: "id") == own)
+                #expect(try Self.value(server, statement: statement, userID: reader.id, column: "owned") == "t")
+                plans.append((sets, try Self.explain(server, statement: statement, userID: reader.id)))
+            }
+            for (sets, plan) in plans {
+                print("cost: a waiter's scope rows beside \(sets) public sets: \(plan.buffers) buffers; execution \(plan.executionMs) ms")
+                let scans = plan.executedSeqScans(of: ["study_sets"])
+                #expect(scans.isEmpty, "scope rows beside \(sets) public sets: executed sequential scans of \(scans)\n\(plan.text)")
+            }
+            #expect(
+                plans[1].plan.buffers <= 2 * plans[0].plan.buffers + 16,
+                "scope rows: \(plans[0].plan.buffers) buffers beside \(plans[0].sets) public sets, \(plans[1].plan.buffers) beside \(plans[1].sets)")
+        }
+
         static let grants = 4
         static let revocations = 2
 
