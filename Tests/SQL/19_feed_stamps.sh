@@ -156,40 +156,36 @@ close ddl
 #    frontier computation raised the floor past it) may equal xmax until some
 #    larger xid completes; the frontier never passes xmax. It must not wait for
 #    another commit: the next computation takes an xid, whose end moves xmax.
-open late2
-say late2 "BEGIN; INSERT INTO fs.plain VALUES (4); SELECT 'step1';"
-lines late2 1
-late2_xid=$(xid_of late2)
-commit_one 80 >/dev/null
-q "SELECT ferry.feed_frontier()" >/dev/null
-say late2 "INSERT INTO fs.items VALUES (81, 'floor') RETURNING _ferry_xid; COMMIT; SELECT 'step2';"
-lines late2 3
-late2_stamp=$(sed -n 2p "$TMPD/late2.out")
-[ "$(q "SELECT '$late2_stamp'::xid8 > '$late2_xid'::text::xid8")" = t ] \
-  || fail "the premise: the row was not stamped from the floor ($late2_stamp, xid $late2_xid)"
+#    `from_floor NAME PLAIN COMMITTED WRITE`: session NAME takes an xid (an
+#    unsynced row PLAIN), a synced commit (row COMMITTED) and a frontier
+#    computation raise the floor past it, then it runs WRITE (a synced write
+#    returning the row's stamp) and commits; its stamp is left in floor_stamp.
+from_floor() {
+  open "$1"
+  say "$1" "BEGIN; INSERT INTO fs.plain VALUES ($2); SELECT 'step1';"
+  lines "$1" 1
+  local xid; xid=$(xid_of "$1")
+  commit_one "$3" >/dev/null
+  q "SELECT ferry.feed_frontier()" >/dev/null
+  say "$1" "$4 RETURNING _ferry_xid; COMMIT; SELECT 'step2';"
+  lines "$1" 3
+  floor_stamp=$(sed -n 2p "$TMPD/$1.out")
+  close "$1"
+  [ "$(q "SELECT '$floor_stamp'::xid8 > '$xid'::text::xid8")" = t ] \
+    || fail "the premise: $1's row was not stamped from the floor ($floor_stamp, xid $xid)"
+}
+from_floor late2 4 80 "INSERT INTO fs.items VALUES (81, 'floor')"
 [ "$(passes 81)" = t ] || fail "a row stamped from the floor waited for another commit"
-close late2
 
 # 8b. The same for an UPDATE, whose generated trigger takes the stamp inline
 #     (ferry.sync_update_source, issue 47): it records the stamp taken from the
 #     floor in ferry.stamp_floor_taken as ferry.take_stamp() does (for
 #     ferry.pass_floor_stamps), and the frontier does not wait for it.
 commit_one 84 >/dev/null
-open late3
-say late3 "BEGIN; INSERT INTO fs.plain VALUES (6); SELECT 'step1';"
-lines late3 1
-late3_xid=$(xid_of late3)
-commit_one 85 >/dev/null
-q "SELECT ferry.feed_frontier()" >/dev/null
-say late3 "UPDATE fs.items SET x = 'floor' WHERE id = 84 RETURNING _ferry_xid; COMMIT; SELECT 'step2';"
-lines late3 3
-late3_stamp=$(sed -n 2p "$TMPD/late3.out")
-[ "$(q "SELECT '$late3_stamp'::xid8 > '$late3_xid'::text::xid8")" = t ] \
-  || fail "the premise: the updated row was not stamped from the floor ($late3_stamp, xid $late3_xid)"
-[ "$(q "SELECT last_value >= '$late3_stamp'::text::int8 FROM ferry.stamp_floor_taken")" = t ] \
-  || fail "the UPDATE did not record its stamp taken from the floor ($late3_stamp)"
+from_floor late3 6 85 "UPDATE fs.items SET x = 'floor' WHERE id = 84"
+[ "$(q "SELECT last_value >= '$floor_stamp'::text::int8 FROM ferry.stamp_floor_taken")" = t ] \
+  || fail "the UPDATE did not record its stamp taken from the floor ($floor_stamp)"
 [ "$(passes 84)" = t ] || fail "a row updated with a stamp from the floor waited for another commit"
-close late3
 
 # 9. One snapshot, one frontier: a REPEATABLE READ transaction reads the same
 #    frontier in every statement, even when a transaction of its running set

@@ -24,14 +24,13 @@ collaborators of the set with a token each (users fan-1..fan-N, made by
 run.sh, tokens "fanout-bench-token-<i>": a check each).
 
 `teacher` measures a teacher's set followed by a class (issue 46): STUDENTS
-users (fan-1..N, as for `fanout`) each hold a long poll of the set's stream
-with their own token, re-sent after every answer, as a device in continuous
-mode does; the writer (the teacher) adds 200 terms at 16 a second. Commit to
-device: the time from each write's answer to each student's answer holding
-that term, p50 / p99 / max over every (student, term) pair, and how many never
-arrived. Students are stamped when their answer is read, before it is parsed,
-so the client's parsing of a thousand answers a write does not count as the
-server's latency (it still shares the two cores with the server).
+users (fan-1..N, as for `fanout`) each follow the set's stream with their own
+token, by event stream or by a long poll re-sent after every answer, as a
+device in continuous mode does; the writer (the teacher) adds 200 terms at 16
+a second. Commit to device: the time from each write's answer to each
+student's answer holding that term, p50 / p99 / max over every (student,
+term) pair, and how many never arrived. bench/live/teacher.py runs it and
+says how answers are stamped.
 
 `idle` measures only the server's CPU over SECONDS with each count of long
 polls waiting (0 included) and nothing written: what parked waiters cost a
@@ -41,7 +40,7 @@ Each figure is also appended, one JSON object a line, to $BENCH_LIVE_RESULTS
 when set (bench/live/run.sh sets it), labelled $BENCH_LIVE_LABEL, for
 bench/live/plot.py.
 """
-import json, os, re, selectors, socket, statistics, sys, threading, time
+import json, os, selectors, socket, sys, threading, time
 
 HOST = "127.0.0.1"
 
@@ -272,108 +271,6 @@ def fan_out(port, writer, reader, set_id, count, tokens=None, pid=None, stream=N
     return (last - written) * 1000, pending
 
 
-def teacher(port, pid, writer, set_id, tokens, writes=200, rate=16, events=False):
-    """`len(tokens)` students long-poll the set's stream, each re-polling after
-    every answer (or, with `events`, each holds one event stream of it); the
-    teacher writes `writes` terms at `rate` a second. Returns
-    p50, p99 and max ms from a write's answer to a student's answer holding it,
-    and how many (student, term) pairs never arrived."""
-    stream = f"set:{set_id}"
-    # The set is quiet: the stream's cursor now is every student's cursor now.
-    cursor = now_cursor(port, tokens[0], stream)
-    sel = selectors.DefaultSelector()
-    for token in tokens:
-        c = Conn(port)
-        c.token, c.cursor, c.seen = token, cursor, set()
-        if events:
-            c.send(request(f"/v1/changes?since={cursor}&stream={stream}", token, headers=["Accept: text/event-stream"]))
-        else:
-            c.send(long_poll(cursor, token, 60, stream))
-        c.sock.setblocking(False)
-        sel.register(c.sock, selectors.EVENT_READ, c)
-    settle(pid)
-    answered = {}   # term number -> when the teacher had the write's answer
-    arrived = []    # (term number, when a student had it)
-    done = threading.Event()
-    failed = []
-
-    def write():
-        conn = Conn(port)
-        start = time.monotonic()
-        for i in range(writes):
-            pause = start + i / rate - time.monotonic()
-            if pause > 0:
-                time.sleep(pause)
-            status, _, body = conn.call(request("/v1/terms", writer, "POST",
-                                                {"set_id": set_id, "word": f"tw{i}", "rank": "last"}))
-            if status != 201:
-                failed.append(f"write answered {status}: {body[:200]!r}")
-                break
-            answered[i] = time.monotonic()
-        done.set()
-
-    # An event's page is spelled as PostgreSQL builds it (`"word" : "tw1"`), a long poll's compact.
-    word = re.compile(rb'"word" ?: ?"tw(\d+)"')
-    next_cursor = re.compile(rb'"cursor":"([^"]+)"')
-    thread = threading.Thread(target=write, daemon=True)
-    thread.start()
-    deadline = None
-    while not failed:
-        if done.is_set() and deadline is None:
-            deadline = time.monotonic() + 10
-        if deadline is not None and (time.monotonic() > deadline or len(arrived) >= writes * len(tokens)):
-            break
-        ready = []
-        for key, _ in sel.select(timeout=0.2):
-            c = key.data
-            try:
-                chunk = c.sock.recv(65536)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                raise SystemExit("a student's connection closed")
-            c.buffer += chunk
-            ready.append((c, time.monotonic()))
-        for c, at in ready:
-            if events:
-                # Whole events only (each ends with a blank line); the rest waits for its end.
-                end = c.buffer.rfind(b"\n\n")
-                if end >= 0:
-                    for n in map(int, word.findall(c.buffer, 0, end)):
-                        if n not in c.seen:
-                            c.seen.add(n)
-                            arrived.append((n, at))
-                    c.buffer = c.buffer[end + 2:]
-                continue
-            head, sep, rest = c.buffer.partition(b"\r\n\r\n")
-            if not sep:
-                continue
-            length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1)) if b"ontent-" in head else 0
-            if len(rest) < length:
-                continue
-            body, c.buffer = rest[:length], rest[length:]
-            status = int(head.split(b" ", 2)[1])
-            if status == 200:
-                for n in map(int, word.findall(body)):
-                    if n not in c.seen:
-                        c.seen.add(n)
-                        arrived.append((n, at))
-                c.cursor = next_cursor.search(body).group(1).decode()
-            elif status != 304:
-                raise SystemExit(f"a student's long poll answered {status}: {body[:200]!r}")
-            c.send(long_poll(c.cursor, c.token, 60, stream))
-    if failed:
-        raise SystemExit(failed[0])
-    if not arrived:
-        first = next(iter(sel.get_map().values())).data
-        raise SystemExit(f"no student had a term; the first one's last bytes: {first.buffer[-300:]!r}")
-    for key in list(sel.get_map().values()):
-        key.fileobj.close()
-    ms = [(at - answered[n]) * 1000 for n, at in arrived if n in answered]
-    missing = len(answered) * len(tokens) - len(ms)
-    return percentile(ms, 50), percentile(ms, 99), max(ms) if ms else float("nan"), missing
-
-
 def idle_cpu(port, pid, token, counts, seconds):
     """The server's CPU (utime + stime) over `seconds` with N long polls waiting and nothing written."""
     for n in counts:
@@ -416,6 +313,7 @@ def main():
             time.sleep(2)
         return
     if sys.argv[1] == "teacher":
+        import teacher as classroom
         port, pid = int(sys.argv[2]), int(sys.argv[3])
         writer, set_id = sys.argv[4:6]
         clients = int(os.environ.get("BENCH_TEACHER_CLIENTS", "4"))
@@ -425,21 +323,10 @@ def main():
                 if ("events" if events else "polls") not in transports:
                     continue
                 settle(pid)
-                tokens = [f"fanout-bench-token-{i}" for i in range(1, n + 1)]
-                if clients == 0:
-                    # The single-process client of stop 15 and before (its figures are read times).
-                    p50, p99, most, missing = teacher(port, pid, writer, set_id, tokens, events=events)
-                    print(f"{n} students on the teacher's set's stream ({how} each), 200 writes at 16/s, one client thread: "
-                          f"commit to device (read) p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {most:.1f} ms ({missing} never); "
-                          f"load {os.getloadavg()[0]:.2f}", flush=True)
-                    record("teacher-events" if events else "teacher", students=n, p50_ms=round(p50, 2), p99_ms=round(p99, 2),
-                           max_ms=round(most, 2), missing=missing)
-                    time.sleep(2)
-                    continue
-                import teacher as classroom
                 writes, rate = int(os.environ.get("BENCH_TEACHER_WRITES", "200")), float(os.environ.get("BENCH_TEACHER_RATE", "16"))
                 r = classroom.run(port, pid, writer, set_id, n, events, writes=writes, rate=rate, clients=clients)
-                print(f"{n} students on the teacher's set's stream ({how} each), {writes} writes at {rate:g}/s, {r['clients']} client processes: "
+                client = f"{r['clients']} client processes" if r["clients"] else "one client process, the writer a thread of it"
+                print(f"{n} students on the teacher's set's stream ({how} each), {writes} writes at {rate:g}/s, {client}: "
                       f"commit to device (arrived) p50 {r['p50']:.1f} ms, p99 {r['p99']:.1f} ms, max {r['max']:.1f} ms "
                       f"({r['missing']} never); read by the client p50 {r['read_p50']:.1f}, p99 {r['read_p99']:.1f}, "
                       f"max {r['read_max']:.1f} ms (in the client's queue p50 {r['queued_p50']:.1f}, p99 {r['queued_p99']:.1f} ms); "

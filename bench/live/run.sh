@@ -19,7 +19,8 @@
 #       terms at 16 a second; commit to device p50 / p99 / max over every
 #       student and term, and each side's CPU per answer delivered
 #       (bench/live/teacher.py). BENCH_TEACHER_CLIENTS=K client processes
-#       (default 4; 0: the single-threaded client of stop 15),
+#       (default 4; 0: the client of stop 15, one process that reads every
+#       student in one thread while the writer is another thread of it),
 #       BENCH_TEACHER_TRANSPORTS="events polls" (the default; either alone),
 #       BENCH_TEACHER_WRITES (200), BENCH_TEACHER_RATE (16 a second),
 #       BENCH_TEACHER_PROFILE="perf record ... -p {pid}": run over the writes

@@ -5,7 +5,8 @@
 # public sets of 10 terms; a FerryKit device (FerryKitBenchTests'
 # subscribingToAPublicSet, with a file store, already synced) subscribes to it
 # and syncs once; the time from `subscribe` to the end of that sync, RUNS times,
-# each into a fresh store.
+# each into a fresh store. Before the device, the server's part alone, three
+# times: the stream's pages walked over HTTP in FerryKit's page size.
 #
 #   FERRY_BIN=.build/release/ferry bench/public-sets/subscribe-set.sh          5,000 terms
 #   TERMS=20000 RUNS=3 FERRY_BIN=... bench/public-sets/subscribe-set.sh
@@ -39,21 +40,25 @@ bench_serve
 bench_token device bench
 bench_await_feed "limit=1&stream=set:$SET_ID" '"changes":\[\{'
 
-# The server's part alone: the stream's pages, walked with curl as the device walks them (limit=500).
-python3 - "$PORT" "$TOKEN" "$SET_ID" <<'PY'
+# The server's part alone: the stream's pages, walked over one keep-alive connection as the
+# device walks them, in pages of FerryKit's own size (SyncEngine.streamPageLimit, read from its
+# source: 2,000 since stop 16, 500 before).
+PAGE=$(sed -nE 's/^ *static let streamPageLimit = ([0-9_]+)$/\1/p' Sources/FerryKit/Subscriptions/SyncEngine+Subscriptions.swift | tr -d _)
+[ -n "$PAGE" ] || { echo "subscribe-set: no streamPageLimit in Sources/FerryKit/Subscriptions/SyncEngine+Subscriptions.swift" >&2; exit 1; }
+python3 - "$PORT" "$TOKEN" "$SET_ID" "$PAGE" <<'PY'
 import http.client, json, sys, time
-port, token, set_id = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+port, token, set_id, limit = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 conn = http.client.HTTPConnection("127.0.0.1", port)
 for run in range(3):
     start, pages, entries, cursor = time.perf_counter(), 0, 0, None
     while True:
-        conn.request("GET", f"/v1/changes?limit=500&stream=set:{set_id}" + (f"&since={cursor}" if cursor else ""),
+        conn.request("GET", f"/v1/changes?limit={limit}&stream=set:{set_id}" + (f"&since={cursor}" if cursor else ""),
                      headers={"Authorization": "Bearer " + token})
         page = json.loads(conn.getresponse().read())
         pages, entries, cursor = pages + 1, entries + len(page["changes"]), page["cursor"]
         if not page["has_more"]:
             break
-    print(f"subscribe-set: the server's part, over HTTP: {entries} entries in {pages} pages in {time.perf_counter() - start:.3f} s")
+    print(f"subscribe-set: the server's part, over HTTP: {entries} entries in {pages} pages of {limit} in {time.perf_counter() - start:.3f} s")
 PY
 export FERRY_TEST_OWNER_URL="$FERRY_DATABASE_MIGRATION_URL" FERRY_TEST_APP_URL="$FERRY_DATABASE_URL" FERRY_TEST_MEMCACHED="$FERRY_MEMCACHED_SERVERS"
 if [ "$BENCH_BUILD" = release ]; then

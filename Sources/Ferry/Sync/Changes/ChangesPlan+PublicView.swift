@@ -45,7 +45,9 @@ extension ChangesPlan {
         var test = "EXISTS (SELECT 1 FROM \(root.qualifiedName) r WHERE r.id = CAST(\(key) AS \(idType)))"
         if !request.since.isStart {
             let xid = request.since.bindXID(into: &testBinds)
-            // A stop after the cursor would put revoked entries in the page.
+            // A stop after the cursor would put revoked entries in the page. At the cursor's xid
+            // too, unlike the stream guard's reads: a plain poll may come from a position (a full
+            // page's end), whose page still holds that xid's later entries.
             test += """
                  AND NOT EXISTS (SELECT 1 FROM ferry.public_revocations p
                   WHERE p.scope_table = \(SQL.literal(root.qualifiedName))::regclass AND p.scope_id = \(key)

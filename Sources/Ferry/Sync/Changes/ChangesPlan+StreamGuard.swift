@@ -12,14 +12,23 @@ import FerryPostgres
 /// readers of the root with none of those since the cursor get the same page.
 /// Who reads the root changes only by a write of the root row (its owner, its
 /// public flag), a public grant or revocation of it, or an access grant or
-/// revocation (its members): the guard reads the first two at or after the
-/// cursor's xid, and the third after it (`ferry.access_changed_users`, stop
-/// 63: the entries at a frontier cursor's xid are in no page, and every
-/// reader it shares with read the root in a snapshot that saw them; the same
-/// holds of the first two, which still read at it, naming more), in a
-/// snapshot that sees all the page's did: taken after the
-/// page's, or the page's own when the page is empty (the activity check's,
+/// revocation (its members): the guard reads all three after the cursor's
+/// xid, in a snapshot that sees all the page's did: taken after the page's,
+/// or the page's own when the page is empty (the activity check's,
 /// ``guardedActivityStatement``).
+///
+/// After it, not at it: the guard runs only from a frontier cursor, whose
+/// holder has every entry at its xid, and the page reads strictly after it.
+/// A waiter takes the page only with evidence that its user read the root in
+/// a snapshot whose frontier is past its own cursor, which is at or past the
+/// check's (``StreamChecks``); every change with a stamp below that frontier
+/// was visible there, the changes at the cursor's xid among them. So what
+/// changed at the cursor's xid is in the evidence, and what changed after it
+/// is in the guard. Read at it, as it was before, the guard named the write
+/// a cursor stops at, often the one just delivered (a set renamed, made
+/// public), and every reader of the stream made a check of their own at the
+/// next commit (`StreamFanOutTests.aCursorAtTheRootsOwnChangeStillShares`).
+/// `ferry.access_changed_users` reads after it for the same reason.
 extension ChangesPlan {
     /// Most grants and revocations the guard reads since the cursor; that
     /// many means too many to tell, and the page is shared with nobody.
@@ -85,11 +94,11 @@ extension ChangesPlan {
         let key = TransactionSetting.streamKey.current()
         let row = "SELECT 1 FROM \(table) r WHERE r.id = (SELECT CAST(\(key) AS \(idType)))"
         let logs = ["ferry.public_grants", "ferry.public_revocations"].map { log in
-            "EXISTS (SELECT 1 FROM \(log) p WHERE p.scope_table = \(SQL.literal(table))::regclass AND p.scope_id = \(key) AND p.xid >= \(xid8))"
+            "EXISTS (SELECT 1 FROM \(log) p WHERE p.scope_table = \(SQL.literal(table))::regclass AND p.scope_id = \(key) AND p.xid > \(xid8))"
         }
         return [
             ("readable", "EXISTS (\(row))"),
-            ("root_changed", "EXISTS (\(row) AND r._ferry_xid >= \(xid8))"),
+            ("root_changed", "EXISTS (\(row) AND r._ferry_xid > \(xid8))"),
             ("public_changed", "(\(logs.joined(separator: " OR ")))"),
             ("users", "ferry.access_changed_users(\(xid8), \(limit))::text"),
         ]
@@ -102,9 +111,9 @@ struct StreamGuard: Sendable {
     let frontier: UInt64
     /// The caller read the root row in that snapshot.
     let readable: Bool
-    /// Nothing deciding who reads the root changed at or after the cursor's
-    /// xid, and few enough users' access did after it to name them (core 0030
-    /// answers NULL for too many).
+    /// Nothing deciding who reads the root changed after the cursor's xid,
+    /// and few enough users' access did to name them (core 0030 answers NULL
+    /// for too many).
     let unchanged: Bool
     /// The users whose access changed after the cursor's xid.
     let users: Set<String>

@@ -10,14 +10,36 @@ import Testing
 /// item 4): at most one NOTIFY transaction per ``HintOutbox/sendInterval``,
 /// however many writes commit meanwhile, and every hint still arrives.
 @Suite struct HintOutboxTests {
-    @Test func busyWritersShareOneNotifyPerIntervalAndEveryHintArrives() throws {
-        let database = try ScratchDatabase()
-        defer { database.drop() }
-        let listener = try database.connect()
-        defer { listener.close() }
-        try listener.listen(["ferry_changes"])
+    /// A scratch database, a connection listening on its hints' channel, and
+    /// an outbox to it (not started), on a registry of its own.
+    struct Listened {
+        let database: ScratchDatabase
+        let listener: PostgresConnection
         let registry = WaiterRegistry(limits: .init(perInstance: 10, perUser: 10))
-        let outbox = HintOutbox(url: database.url, registry: registry, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let outbox: HintOutbox
+
+        init() throws {
+            database = try ScratchDatabase()
+            do {
+                listener = try database.connect()
+                try listener.listen(["ferry_changes"])
+            } catch {
+                database.drop()
+                throw error
+            }
+            outbox = HintOutbox(url: database.url, registry: registry, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        }
+
+        func close() {
+            listener.close()
+            database.drop()
+        }
+    }
+
+    @Test func busyWritersShareOneNotifyPerIntervalAndEveryHintArrives() throws {
+        let f = try Listened()
+        defer { f.close() }
+        let (listener, registry, outbox) = (f.listener, f.registry, f.outbox)
         outbox.start()
         // A write's commit every half millisecond, as eight busy writers make them.
         let writes = 200
@@ -73,13 +95,9 @@ import Testing
 
     /// Hints past one payload go in several, all in one NOTIFY transaction, and every one arrives.
     @Test func hintsPastOnePayloadGoInSeveralOfOneNotify() throws {
-        let database = try ScratchDatabase()
-        defer { database.drop() }
-        let listener = try database.connect()
-        defer { listener.close() }
-        try listener.listen(["ferry_changes"])
-        let registry = WaiterRegistry(limits: .init(perInstance: 10, perUser: 10))
-        let outbox = HintOutbox(url: database.url, registry: registry, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let f = try Listened()
+        defer { f.close() }
+        let (listener, outbox) = (f.listener, f.outbox)
         let hints = (1...600).map { "\($0) 1 u writer-with-a-rather-long-name-\($0)" }
         // Published before the thread starts, so that one send carries them all.
         outbox.publish(hints.joined(separator: "\n"))
