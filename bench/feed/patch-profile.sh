@@ -17,6 +17,8 @@
 # 400 − at 100) ÷ 300, so start-up and first-call work (catalog caches, PL/pgSQL compiling)
 # fall out. The session is set up as Ferry sets up its pooled connections (generic plans,
 # no JIT); BENCH_SESSION_SQL adds one more statement (e.g. `SET plan_cache_mode = auto`).
+# BENCH_OWNER_SQL runs one statement as the owner before the runs. BENCH_UPDATE=read sends the
+# UPDATE as Ferry did before stop 17 (see stream below).
 # BENCH_WAKE_UPS=off turns the live wake-ups off first, as bench/feed/notify-cost.sh does
 # (`wake_ups off` in bench/api/api.sh: the notify triggers disabled, each row hints function
 # a constant false), so that the two runs' difference is what the hints cost the writer.
@@ -63,6 +65,9 @@ DO $$ DECLARE f regprocedure; BEGIN
   END LOOP; END $$;
 SQL
 fi
+# BENCH_OWNER_SQL: one more statement as the owner before the runs (e.g. a trigger disabled, to
+# see what it costs).
+[ -z "${BENCH_OWNER_SQL:-}" ] || owner tree -c "$BENCH_OWNER_SQL" >/dev/null
 (cd "$ROOT" && bash deploy/local.sh stop >/dev/null)
 mkdir "$WORK/cg" && chown postgres "$WORK/cg"
 
@@ -75,8 +80,12 @@ stream() {
   echo "SET jit = off"
   [ -z "${BENCH_SESSION_SQL:-}" ] || echo "$BENCH_SESSION_SQL"
   echo "PREPARE stmt_5(text) AS SELECT pg_catalog.set_config('ferry.user_id', \$1, true), pg_catalog.set_config('ferry.hint_mode', 'collect', true)"
-  # Ferry's PATCH of one row (Sources/Ferry, the batch UPDATE with If-Match: *), as a release build logged it.
-  tr '\n' ' ' <<'SQL'
+  # Ferry's PATCH of one row (Sources/Ferry, FastUpdateSQL with If-Match: *), as a release build logged it:
+  # BENCH_UPDATE=read, as before stop 17 (the base revision read from the item in SQL, the path id
+  # matched against the uuid pattern, the item's JSON type checked); by default, as Ferry sends it
+  # since, for a body whose fields passed FieldPrecheck (the base revision a fifth bind, $5).
+  if [ "${BENCH_UPDATE:-bound}" = read ]; then
+    tr '\n' ' ' <<'SQL'
 PREPARE stmt_6(jsonb, text, bigint[], boolean) AS WITH i AS (
   SELECT 0 AS idx, ($1::jsonb) -> 0 AS item
 )
@@ -87,17 +96,34 @@ UPDATE "app"."terms" AS t SET ("word", "definition", "rank") = (SELECT m."word",
    AND NOT t."is_deleted"
    AND ($3::bigint[] IS NULL OR t."revision" = ANY ($3::bigint[]))
    AND ((CASE WHEN CASE WHEN jsonb_typeof(i.item -> 'revision') = 'number' THEN (i.item -> 'revision' #>> '{}')::numeric = trunc((i.item -> 'revision' #>> '{}')::numeric) AND (i.item -> 'revision' #>> '{}')::numeric BETWEEN 0 AND 9223372036854775807 ELSE false END THEN (i.item ->> 'revision')::numeric::bigint END) IS NULL AND ($3::bigint[] IS NOT NULL OR coalesce($4::boolean, false)) OR (CASE WHEN CASE WHEN jsonb_typeof(i.item -> 'revision') = 'number' THEN (i.item -> 'revision' #>> '{}')::numeric = trunc((i.item -> 'revision' #>> '{}')::numeric) AND (i.item -> 'revision' #>> '{}')::numeric BETWEEN 0 AND 9223372036854775807 ELSE false END THEN (i.item ->> 'revision')::numeric::bigint END) = t."revision")
+SQL
+    BASE_ARG=
+  else
+    tr '\n' ' ' <<'SQL'
+PREPARE stmt_6(jsonb, text, bigint[], boolean, bigint) AS WITH i AS (
+  SELECT 0 AS idx, ($1::jsonb) -> 0 AS item
+)
+UPDATE "app"."terms" AS t SET ("word", "definition", "rank") = (SELECT m."word", m."definition", m."rank" FROM jsonb_populate_record(t, i.item - ARRAY['id', 'revision', 'last_modified', 'is_deleted']) m)
+  FROM i
+ WHERE t."id" = ($2::text)::uuid
+   AND NOT t."is_deleted"
+   AND ($3::bigint[] IS NULL OR t."revision" = ANY ($3::bigint[]))
+   AND (($5::bigint) IS NULL AND ($3::bigint[] IS NOT NULL OR coalesce($4::boolean, false)) OR ($5::bigint) = t."revision")
+SQL
+    BASE_ARG=", NULL"
+  fi
+  tr '\n' ' ' <<'SQL'
    AND EXISTS (SELECT 1 FROM jsonb_populate_record(t, i.item - ARRAY['id', 'revision', 'last_modified', 'is_deleted']) m WHERE (m."word" IS DISTINCT FROM t."word" OR m."definition" IS DISTINCT FROM t."definition" OR m."rank" IS DISTINCT FROM t."rank") AND NOT (i.item ? 'set_id' AND (m."set_id" IS DISTINCT FROM t."set_id")))
 RETURNING 200, json_build_array(CASE WHEN t."is_deleted" THEN json_build_object('id', t."id", 'set_id', t."set_id", 'revision', t."revision", 'last_modified', t."last_modified", 'is_deleted', true) ELSE json_build_object('id', t."id", 'set_id', t."set_id", 'word', t."word", 'definition', t."definition", 'rank', t."rank", 'revision', t."revision", 'last_modified', t."last_modified", 'is_deleted', t."is_deleted") END)::text, t."revision", t."last_modified", $2::text
 SQL
   [ -z "$HINTS" ] || printf ', %s(t) AS hinted' "$HINTS"
   echo
   echo "PREPARE stmt_7 AS SELECT pg_catalog.current_setting('ferry.hints', true)"
-  awk -v n="$1" -v u="$USER_ID" '{ id[NR] = $1 } END {
+  awk -v n="$1" -v u="$USER_ID" -v b="$BASE_ARG" '{ id[NR] = $1 } END {
     for (i = 1; i <= n; i++) {
       print "BEGIN"
       print "EXECUTE stmt_5('\''" u "'\'')"
-      print "EXECUTE stmt_6('\''[{\"definition\": \"patched " i "\"}]'\'', '\''" id[1 + i % NR] "'\'', NULL, true)"
+      print "EXECUTE stmt_6('\''[{\"definition\": \"patched " i "\"}]'\'', '\''" id[1 + i % NR] "'\'', NULL, true" b ")"
       print "EXECUTE stmt_7"
       print "COMMIT"
     } }' "$WORK/ids"

@@ -46,8 +46,9 @@ struct ResourceAction: Sendable {
         case create(WriteItems)
         /// `PATCH`/`PUT`/`DELETE /v1/<r>/<id>`. `item` is the one-item array
         /// (`[{}]` or `[{"revision": n}]` for a DELETE); `prechecked` when the
-        /// body's fields passed ``FieldPrecheck``, so the fast path may skip validation.
-        case update(id: String, mode: WriteMode, item: String, preconditions: WritePreconditions, prechecked: Bool)
+        /// body's fields passed ``FieldPrecheck``, so the fast path may skip validation;
+        /// `base` the item's revision when read here (``BaseRevision``).
+        case update(id: String, mode: WriteMode, item: String, preconditions: WritePreconditions, prechecked: Bool, base: BaseRevision)
         /// `PATCH`/`DELETE /v1/<r>` with an array of items, all or nothing.
         case updateMany(mode: WriteMode, items: WriteItems)
         /// Answered with this problem once the token is checked.
@@ -125,28 +126,29 @@ struct ResourceAction: Sendable {
             guard resource.idKind.accepts(id: pathID) else { return idRefusal() }
             let mode: WriteMode = route == .put ? .put : .patch
             let body = try WriteItems(request, maxItems: 1, allowObject: true, allowArray: false)
-            let prechecked =
-                ObjectMembers(request.body).map {
-                    FieldPrecheck(resource: resource, mode: mode).passes($0, in: request.body)
-                } ?? false
+            let members = ObjectMembers(request.body)
+            let prechecked = members.map { FieldPrecheck(resource: resource, mode: mode).passes($0, in: request.body) } ?? false
+            let base = prechecked ? members.map { BaseRevision($0, in: request.body) } ?? .unread : .unread
             return action(
                 .update(
                     id: pathID, mode: mode, item: body.items, preconditions: WritePreconditions(request),
-                    prechecked: prechecked))
+                    prechecked: prechecked, base: base))
         case .delete:
             guard resource.idKind.accepts(id: pathID) else { return idRefusal() }
             var item = "[{}]"
+            var base = BaseRevision.absent
             if let revision = request.queryValue("revision") {
                 guard let revision = Revision(parsing: revision) else {
                     return action(.refused(.badRequest("revision must be a non-negative integer")))
                 }
                 // The write statements read a base revision from the item, as for a PATCH body's.
                 item = #"[{"revision":\#(revision)}]"#
+                base = .given(revision)
             }
             return action(
                 .update(
                     id: pathID, mode: .delete, item: item, preconditions: WritePreconditions(request),
-                    prechecked: false))
+                    prechecked: false, base: base))
         }
     }
 }

@@ -57,7 +57,8 @@ struct PlanKey: Hashable, Sendable {
         /// ``ReferenceCheck/key``, and whether the statement is the one-item form (``ItemRows``).
         case create(references: String, oneItem: Bool)
         case update(WriteMode, references: String, oneItem: Bool)
-        case fastUpdate(WriteMode, references: String, prechecked: Bool)
+        /// `baseBound`: the statement takes the base revision as a bind (``BaseRevision``).
+        case fastUpdate(WriteMode, references: String, prechecked: Bool, baseBound: Bool)
     }
 }
 
@@ -110,18 +111,21 @@ struct ResourcePlanner: Sendable {
                 write(resource, text, items: items) { WriteParameters(items: $0, pathID: nil, revisions: nil, anyRevision: false).binds },
                 resource,
                 single: false, created: false)
-        case .update(let id, let mode, let item, let preconditions, let prechecked):
-            let binds = WriteParameters(items: item, pathID: id, revisions: preconditions.revisions, anyRevision: preconditions.any).binds
+        case .update(let id, let mode, let item, let preconditions, let prechecked, let base):
+            let parameters = WriteParameters(items: item, pathID: id, revisions: preconditions.revisions, anyRevision: preconditions.any)
+            let binds = parameters.binds
             let references = catalog.references(for: resource)
+            let baseBind = base.bind
             // Cached as "" when it does not apply, so the answer is not recomputed per request.
-            let fast = sql(.fastUpdate(mode, references: references.key, prechecked: prechecked)) {
+            let fast = sql(.fastUpdate(mode, references: references.key, prechecked: prechecked, baseBound: baseBind != nil)) {
                 var plan = FastUpdateSQL(resource: resource, mode: mode, references: references)
                 plan.prechecked = prechecked
+                plan.baseBound = baseBind != nil
                 return plan.applies ? plan.sql : ""
             }
             let exact = updateSQL(resource, references, mode: mode, oneItem: true)
             return .update(
-                fast: fast.isEmpty ? nil : PlannedStatement(sql: fast, binds: binds),
+                fast: fast.isEmpty ? nil : PlannedStatement(sql: fast, binds: baseBind.map { parameters.binds(base: $0) } ?? binds),
                 exact: PlannedStatement(sql: exact, binds: binds), resource)
         }
     }

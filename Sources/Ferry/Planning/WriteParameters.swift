@@ -30,6 +30,21 @@ struct WriteParameters: Sendable {
     /// The placeholders the cached SQL text names.
     static let placeholders = WriteParameters(items: "[]", pathID: nil, revisions: nil, anyRevision: false)
 
+    /// A fifth parameter, after the four: the item's base revision (`bigint`, NULL when
+    /// absent) when the server read it (``BaseRevision``). Only a ``FastUpdateSQL`` that
+    /// binds it names it; every other statement takes the four.
+    static let baseRevision: SQLParameter = {
+        var binds = SQLBinds(after: placeholders.binds)
+        return binds.bind(.null)
+    }()
+
+    /// The four binds and `base` after them, as ``baseRevision``.
+    func binds(base: Bind) -> [Bind] {
+        var all = SQLBinds(after: binds)
+        _ = all.bind(base)
+        return all.values
+    }
+
     /// A create's binds: the items alone, the first parameter (a create names no other).
     static func create(items: String) -> [Bind] {
         var binds = SQLBinds(reservingCapacity: 1)

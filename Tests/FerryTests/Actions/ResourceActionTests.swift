@@ -96,7 +96,7 @@ import Testing
 
     @Test func patchAndPutCarryIfMatchAndThePrecheck() throws {
         let patch = try F.parse("PATCH", "/v1/terms/\(F.term)", body: #"{"word": "w"}"#, headers: [("If-Match", #""3", W/"4""#)])
-        guard case .update(let id, let mode, let item, let preconditions, let prechecked) = patch.kind else {
+        guard case .update(let id, let mode, let item, let preconditions, let prechecked, let base) = patch.kind else {
             Issue.record("\(patch.kind)")
             return
         }
@@ -105,23 +105,41 @@ import Testing
         #expect(item == #"[{"word": "w"}]"#)
         #expect(preconditions == WritePreconditions(revisions: [Revision(value: 3)!], any: false))
         #expect(prechecked)
+        #expect(base == .absent)
         // A field the precheck cannot vouch for (no such column) leaves validation to PostgreSQL.
         let put = try F.parse(
             "PUT", "/v1/terms/\(F.term)", body: #"{"colour": "red", "word": "w"}"#,
             headers: [("If-Match", "*")])
-        guard case .update(_, .put, _, let star, let putPrechecked) = put.kind else { Issue.record("\(put.kind)"); return }
+        guard case .update(_, .put, _, let star, let putPrechecked, let putBase) = put.kind else { Issue.record("\(put.kind)"); return }
         #expect(star == WritePreconditions(revisions: nil, any: true))
         #expect(!putPrechecked)
+        #expect(putBase == .unread, "the SQL reads the base revision of a body it validates")
+    }
+
+    @Test func aPrecheckedBodyHandsItsBaseRevisionOn() throws {
+        // jsonb keeps the last of a key given twice, and so does the base read here.
+        for (body, expected) in [
+            (#"{"word": "w", "revision": 7}"#, BaseRevision.given(Revision(value: 7)!)),
+            (#"{"revision": 3, "word": "w", "revision": 0}"#, .given(Revision(value: 0)!)),
+            (#"{"word": "w"}"#, .absent),
+            (#"{"word": "w", "revision": 1.0}"#, .unread),  // not plain digits: not prechecked
+            (#"{"word": "w", "revision": -1}"#, .unread),
+        ] {
+            let patch = try F.parse("PATCH", "/v1/terms/\(F.term)", body: body)
+            guard case .update(_, .patch, _, _, _, let base) = patch.kind else { Issue.record("\(patch.kind)"); continue }
+            #expect(base == expected, "\(body)")
+        }
     }
 
     @Test func deleteTakesARevisionFromTheQuery() throws {
         let bare = try F.parse("DELETE", "/v1/terms/\(F.term)")
-        guard case .update(_, .delete, let item, let none, false) = bare.kind else { Issue.record("\(bare.kind)"); return }
+        guard case .update(_, .delete, let item, let none, false, .absent) = bare.kind else { Issue.record("\(bare.kind)"); return }
         #expect(item == "[{}]")
         #expect(none == WritePreconditions())
         let revised = try F.parse("DELETE", "/v1/terms/\(F.term)?revision=12")
-        guard case .update(_, .delete, let withRevision, _, _) = revised.kind else { Issue.record("\(revised.kind)"); return }
+        guard case .update(_, .delete, let withRevision, _, _, let base) = revised.kind else { Issue.record("\(revised.kind)"); return }
         #expect(withRevision == #"[{"revision":12}]"#)
+        #expect(base == .given(Revision(value: 12)!))
     }
 
     // MARK: - Answers parsing decides before any database work

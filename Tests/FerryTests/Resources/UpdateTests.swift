@@ -58,6 +58,9 @@ extension Resources {
             #expect(same.code == "revision_conflict")
             #expect(same.object["conflicting_fields"] as? [String] == ["title"])
             #expect((same.object["current"] as? [String: Any])?["title"] as? String == "T2")
+            // The body's base revision still counts when If-Match passes (the fast statement binds it).
+            let stale = try me.call("PATCH", path, json: ["title": "T-mine", "revision": 1], headers: [("If-Match", "\"3\"")])
+            #expect(stale.status == 409, "\(stale.text)")
             let equal = try me.call("PATCH", path, json: ["title": "T2", "revision": 1])
             #expect(equal.status == 200, "a value equal to the current one is no conflict")
             #expect(equal.object.revision == 3, "and changes nothing")
