@@ -20,8 +20,10 @@ extension PostgresGateway {
     /// most of a lifetime, where lookups of only the lapsed ones would leave
     /// tokens lapsing one by one between two lookups, each making its waiter
     /// check alone (``StreamChecks``).
-    func recheck(tokens hashes: [String]) throws {
-        guard builtinTokens, let tokens else { return }
+    /// - Returns: how many it looked up (those the cache did not vouch for long enough).
+    @discardableResult
+    func recheck(tokens hashes: [String]) throws -> Int {
+        guard builtinTokens, let tokens else { return 0 }
         // Read before the lookup: a revocation through this process meanwhile keeps its result out.
         let generation = tokens.generation
         let soon = ContinuousClock.now + tokens.lifetime / 2
@@ -39,6 +41,7 @@ extension PostgresGateway {
                 tokens.store(hash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
             }
         }
+        return unknown.count
     }
 
     /// The live tokens among `hashes` (each `\x` and hex, as ``BearerToken/hash(_:)`` spells

@@ -36,7 +36,7 @@ struct FeedCheck {
                     // A failed lookup leaves the cache as it was: each waiter then checks for itself.
                     guard caller.credential.tokenHash != nil else { return }
                     let waiting = live.registry.tokens(onStream: root)
-                    try? database.recheck(tokens: Array(Set(waiting).union(recent)))
+                    live.registry.countLookup(try? database.recheck(tokens: Array(Set(waiting).union(recent))))
                 }, ticket: ticket, registry: live.registry,
                 run: {
                     // Written only for a check of its own: most of a stream's waiters take another's page.
@@ -62,7 +62,7 @@ struct FeedCheck {
                 defaultKey, since: plan.request.since.afterXID, user: { database.cachedUser(caller.credential) },
                 recheck: {
                     // A failed lookup leaves the cache as it was: each waiter then checks for itself.
-                    try? database.recheck(tokens: live.registry.defaultTokens())
+                    live.registry.countLookup(try? database.recheck(tokens: live.registry.defaultTokens()))
                 }, ticket: ticket, registry: live.registry
             ) {
                 try run(
