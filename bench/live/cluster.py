@@ -119,6 +119,18 @@ def postgres_backends():
     return [int(p) for p in out.stdout.split()]
 
 
+def token_reads():
+    """PostgreSQL's reads of ferry.tokens so far (scans and rows, by sequence and by index): every token lookup,
+    a bulk one's or a request's own, reads it. Counted by each backend and flushed within its idle interval (10 s)."""
+    url = os.environ.get("FERRY_DATABASE_MIGRATION_URL")
+    if not url:
+        return None
+    out = subprocess.run(["psql", "-X", "-At", "-F", " ", url, "-c",
+                          "SELECT seq_scan, seq_tup_read, coalesce(idx_scan, 0), coalesce(idx_tup_fetch, 0) FROM pg_stat_all_tables"
+                          " WHERE schemaname = 'ferry' AND relname = 'tokens'"], capture_output=True, text=True)
+    return [int(v) for v in out.stdout.split()] or None
+
+
 def cpu_of(pids):
     total = 0.0
     for p in pids:
@@ -166,8 +178,10 @@ def main():
         if c.stdout.readline().strip() != "sent":
             raise SystemExit("a client process failed to send its long polls")
     settle(pids)
-    time.sleep(2)
+    # 12 s, not 2: the backends' counts of the parking's token reads reach the statistics before the write (token_reads).
+    time.sleep(12)
     backends = postgres_backends()
+    reads_before = token_reads()
     before = [counters(p) for p in ports]
     cpu_before, pg_before = [cpu_seconds(p) for p in pids], cpu_of(backends)
     timeline, stop = [], threading.Event()
@@ -230,6 +244,13 @@ def main():
               f"read by {read_last:.0f} ms (client CPU {r['cpu']:.2f} s); server CPU {cpu_after[i] - cpu_before[i]:.2f} s; "
               f"{deltas(before[i], after[i])}", flush=True)
     print(f"  PostgreSQL's {len(backends)} backends of the run's database: {pg_after - pg_before:.2f} s CPU", flush=True)
+    # The backends' counts reach the statistics once idle for 10 s.
+    time.sleep(12)
+    reads_after = token_reads()
+    if reads_before and reads_after:
+        d = [a - b for a, b in zip(reads_after, reads_before)]
+        print(f"  ferry.tokens read during the answers (and 12 s after): {d[0]} sequential scans ({d[1]} rows), "
+              f"{d[2]} index scans ({d[3]} rows)", flush=True)
     for at, cpus, seen in timeline:
         looked = [int(s["live_tokens_looked_up"] - b.get("live_tokens_looked_up", 0)) if s and b and "live_tokens_looked_up" in s else -1
                   for s, b in zip(seen, before)]
