@@ -135,10 +135,10 @@ final class WaiterRegistry: Sendable {
         self.frontierWatched = frontierWatched
     }
 
-    /// Counts one bulk token lookup that looked up `tokens` (nil: it failed).
-    func countLookup(_ tokens: Int?) {
+    /// Counts one bulk token lookup (nil: it failed).
+    func countLookup(_ lookup: TokenVouchers?) {
         tokenLookupCount.add(1, ordering: .relaxed)
-        tokensLookedUpCount.add(tokens ?? 0, ordering: .relaxed)
+        tokensLookedUpCount.add(lookup?.lookedUp ?? 0, ordering: .relaxed)
     }
 
     /// Waiters right now.
