@@ -29,7 +29,9 @@
 #       only the fan-out past one process's descriptors (issue 46): N
 #       collaborators (default 100000), a token each, on the set's stream,
 #       spread over ceil(N / 14000) instances of `ferry serve` on one database
-#       (bench/live/cluster.py says why), one write through the first
+#       (BENCH_CLUSTER_INSTANCES=K: K of them; bench/live/cluster.py says why),
+#       one write through the first; BENCH_CLUSTER_TIMELINE=1 adds each
+#       instance's CPU and counters every 2 s
 #   bench/live/run.sh idle [N ...]
 #       only the server's CPU with N long polls waiting and nothing written,
 #       over BENCH_IDLE_SECONDS (default 60) each (default N: 0 1000 10000)
@@ -57,7 +59,7 @@ bench_database ferry_bench_live
 bench_users writer reader bystander
 # Instances of the cluster mode each hold PER waiters (bench/live/cluster.py).
 INSTANCES=1
-if [ "$MODE" = cluster ]; then INSTANCES=$(((MAX + 13999) / 14000)); MAX=$(((MAX + INSTANCES - 1) / INSTANCES)); fi
+if [ "$MODE" = cluster ]; then INSTANCES=${BENCH_CLUSTER_INSTANCES:-$(((MAX + 13999) / 14000))}; MAX=$(((MAX + INSTANCES - 1) / INSTANCES)); fi
 # Every waiter may be one user's (the limits per user and per instance raised
 # for it), and held up to 600 s, longer than a phase of the run.
 bench_serve FERRY_LIMITS_MAX_CONNECTIONS=$((MAX + 1000)) FERRY_LIMITS_IDLE_TIMEOUT_SECONDS=600 \

@@ -20,16 +20,30 @@ extension PostgresGateway {
     /// most of a lifetime, where lookups of only the lapsed ones would leave
     /// tokens lapsing one by one between two lookups, each making its waiter
     /// check alone (``StreamChecks``).
-    func recheck(tokens hashes: [String]) throws {
-        guard builtinTokens, let tokens else { return }
+    /// - Returns: what it vouches for, each live token of `hashes` that the
+    ///   cache vouched for or the lookup found (``TokenVouchers``), for the
+    ///   checks of the feed that end within a lifetime of the lookup.
+    @discardableResult
+    func recheck(tokens hashes: [String]) throws -> TokenVouchers {
+        guard builtinTokens, let tokens else { return .none }
         // Read before the lookup: a revocation through this process meanwhile keeps its result out.
         let generation = tokens.generation
-        let soon = ContinuousClock.now + tokens.lifetime / 2
-        let unknown = hashes.filter { (tokens.entry(for: $0)?.checkedUntil).map { $0 < soon } ?? true }
-        var start = 0
-        while start < unknown.count {
-            let batch = unknown[start..<min(start + Self.recheckBatch, unknown.count)]
-            start += Self.recheckBatch
+        // Before the lookup, too: what it finds stands from here.
+        let start = ContinuousClock.now
+        let soon = start + tokens.lifetime / 2
+        var vouchers: [String: TokenVouchers.Voucher] = [:]
+        var unknown: [String] = []
+        for hash in hashes {
+            if let entry = tokens.entry(for: hash), entry.checkedUntil >= soon {
+                vouchers[hash] = TokenVouchers.Voucher(user: entry.userID, until: entry.checkedUntil, expiresAtMs: entry.expiresAtMs)
+            } else {
+                unknown.append(hash)
+            }
+        }
+        var batchStart = 0
+        while batchStart < unknown.count {
+            let batch = unknown[batchStart..<min(batchStart + Self.recheckBatch, unknown.count)]
+            batchStart += Self.recheckBatch
             let result = try anonymous([Self.tokenLookup(Array(batch))])[0]
             let hashColumn = try result.column("hash", as: String.self), checkedColumn = try result.column("checked", as: String.self)
             for row in result.rows {
@@ -37,8 +51,11 @@ extension PostgresGateway {
                     continue
                 }
                 tokens.store(hash, userID: checked.userID, expiresAtMs: checked.expiresAtMs, generation: generation)
+                vouchers[hash] = TokenVouchers.Voucher(user: checked.userID, until: start + tokens.lifetime, expiresAtMs: checked.expiresAtMs)
             }
         }
+        return TokenVouchers(
+            vouchers: vouchers, generation: generation, currentGeneration: { [tokens] in tokens.generation }, lookedUp: unknown.count)
     }
 
     /// The live tokens among `hashes` (each `\x` and hex, as ``BearerToken/hash(_:)`` spells

@@ -13,12 +13,14 @@ import FerryHTTP
 /// - a failed check is withdrawn: it answers those already waiting on it,
 ///   never a later waiter;
 /// - one bulk token lookup per name runs at once, and at most every
-///   `recheckSeconds`, with the bearers that asked within `recentSeconds`.
+///   `recheckSeconds`, with the bearers that asked within `recentSeconds`;
+///   the latest one's answer (``TokenVouchers``) is kept for the checks it
+///   vouches for, ``keepSeconds`` like a check.
 final class CheckShelf<Key: Hashable & Sendable, Answer: Sendable>: Sendable {
     typealias Flight = CheckFlight<Answer>
 
-    /// One bulk lookup of tokens, running or lately done: its answer is only that it is done.
-    private typealias Recheck = CheckFlight<Void>
+    /// One bulk lookup of tokens, running or lately done, and what it vouched for.
+    private typealias Recheck = CheckFlight<TokenVouchers>
 
     private struct State {
         var flights: [Key: [Flight]] = [:]
@@ -85,10 +87,20 @@ final class CheckShelf<Key: Hashable & Sendable, Answer: Sendable>: Sendable {
         state.withLock { state in state.recent[name, default: [:]][token] = now }
     }
 
+    /// The latest bulk lookup of `name` that is done, if any.
+    func lookup(_ name: String) -> TokenVouchers? {
+        guard let entry = state.withLock({ $0.rechecks[name] }), entry.isDone, case .success(let vouchers) = entry.answer() else {
+            return nil
+        }
+        return vouchers
+    }
+
     /// Runs `recheck` for `name` unless one runs now (then waits for it) or
     /// ran within `recheckSeconds`, giving it the bearers that asked about
     /// `name` within `recentSeconds` (``asked(_:token:at:)``).
-    func recheckOnce(_ name: String, _ recheck: (_ recent: [String]) -> Void) {
+    /// - Returns: what that lookup (this one, the running one, or the recent one) vouched for.
+    @discardableResult
+    func recheckOnce(_ name: String, _ recheck: (_ recent: [String]) -> TokenVouchers) -> TokenVouchers {
         let (entry, recent) = state.withLock { state -> (Recheck, [String]?) in
             let now = MonotonicClock.now()
             if let entry = state.rechecks[name], !entry.isDone || now - entry.madeAt < recheckSeconds {
@@ -102,11 +114,12 @@ final class CheckShelf<Key: Hashable & Sendable, Answer: Sendable>: Sendable {
             return (entry, kept.map { Array($0.keys) } ?? [])
         }
         guard let recent else {
-            _ = entry.answer()
-            return
+            guard case .success(let vouchers) = entry.answer() else { return .none }
+            return vouchers
         }
-        recheck(recent)
-        entry.finish(.success(()))
+        let vouchers = recheck(recent)
+        entry.finish(.success(vouchers))
+        return vouchers
     }
 
     private func offer(_ key: Key, since: UInt64, epoch: UInt64, in state: inout State) -> Flight {
@@ -126,7 +139,7 @@ final class CheckShelf<Key: Hashable & Sendable, Answer: Sendable>: Sendable {
             let kept = flights.filter { !$0.isDone || now - $0.madeAt < Self.keepSeconds }
             state.flights[key] = kept.isEmpty ? nil : kept
         }
-        state.rechecks = state.rechecks.filter { !$0.value.isDone || now - $0.value.madeAt < recheckSeconds }
+        state.rechecks = state.rechecks.filter { !$0.value.isDone || now - $0.value.madeAt < max(recheckSeconds, Self.keepSeconds) }
         state.recent = state.recent.compactMapValues { tokens in
             let kept = tokens.filter { now - $0.value < recentSeconds }
             return kept.isEmpty ? nil : kept

@@ -102,7 +102,7 @@ final class DefaultChecks: Sendable {
     /// bearer's cached check names (nil when none does); `recheck` looks up
     /// the default-stream waiters' tokens in bulk.
     func check(
-        _ key: Key, since: UInt64, user userNow: () -> String?, recheck: () -> Void, ticket: any LiveTicket,
+        _ key: Key, since: UInt64, user userNow: () -> String?, recheck: () -> TokenVouchers, ticket: any LiveTicket,
         registry: WaiterRegistry, run: () throws -> (check: FeedCheck, window: DefaultWindow?)
     ) throws -> (check: FeedCheck, shared: Bool) {
         let from = registry.checkFrom(ticket)

@@ -33,10 +33,12 @@ struct FeedCheck {
                 key, request: plan.request, token: caller.credential.tokenHash,
                 user: { database.cachedUser(caller.credential) },
                 recheck: { recent in
-                    // A failed lookup leaves the cache as it was: each waiter then checks for itself.
-                    guard caller.credential.tokenHash != nil else { return }
+                    // A failed lookup leaves the cache as it was and vouches for nobody: each waiter then checks for itself.
+                    guard caller.credential.tokenHash != nil else { return .none }
                     let waiting = live.registry.tokens(onStream: root)
-                    try? database.recheck(tokens: Array(Set(waiting).union(recent)))
+                    let lookup = try? database.recheck(tokens: Array(Set(waiting).union(recent)))
+                    live.registry.countLookup(lookup)
+                    return lookup ?? .none
                 }, ticket: ticket, registry: live.registry,
                 run: {
                     // Written only for a check of its own: most of a stream's waiters take another's page.
@@ -62,7 +64,8 @@ struct FeedCheck {
                 defaultKey, since: plan.request.since.afterXID, user: { database.cachedUser(caller.credential) },
                 recheck: {
                     // A failed lookup leaves the cache as it was: each waiter then checks for itself.
-                    try? database.recheck(tokens: live.registry.defaultTokens())
+                    live.registry.countLookup(try? database.recheck(tokens: live.registry.defaultTokens()))
+                    return .none
                 }, ticket: ticket, registry: live.registry
             ) {
                 try run(
@@ -191,6 +194,6 @@ struct FeedCheck {
         // Encoded here, once: the waiters that take the page as it is send these bytes (``EncodedPage``).
         return SharedStreamPage(
             since: plan.request.since.afterXID, page: look.page.encodedOnce(), frontier: frontier, held: held, entries: entries,
-            guardAnswer: guardAnswer, leader: caller.trace?.userID)
+            guardAnswer: guardAnswer, leader: caller.trace?.userID, endedAt: .now)
     }
 }

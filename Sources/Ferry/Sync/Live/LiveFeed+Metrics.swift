@@ -29,6 +29,18 @@ extension LiveFeed {
         text.family("ferry_live_checks_total", type: .counter, help: "Checks of the feed made by waiters.")
         text.sample("ferry_live_checks_total", value: checks)
         text.family(
+            "ferry_live_shared_answers_total", type: .counter, help: "Waiters answered from another waiter's check, without a query of their own.")
+        text.sample("ferry_live_shared_answers_total", value: sharedAnswers)
+        text.family(
+            "ferry_live_token_lookups_total", type: .counter,
+            help: "Bulk lookups of waiting devices' tokens, which let them take another's check when the token cache lapsed.")
+        text.sample("ferry_live_token_lookups_total", value: registry.tokenLookupCount.load(ordering: .relaxed))
+        text.family("ferry_live_tokens_looked_up_total", type: .counter, help: "Tokens those lookups looked up.")
+        text.sample("ferry_live_tokens_looked_up_total", value: registry.tokensLookedUpCount.load(ordering: .relaxed))
+        text.family(
+            "ferry_live_retries_total", type: .counter, help: "Woken waiters whose check met a passing failure (a 503), woken again a second later.")
+        text.sample("ferry_live_retries_total", value: registry.retryCount.load(ordering: .relaxed))
+        text.family(
             "ferry_live_holds_total", type: .counter,
             help: "Waiters whose check found changes an older running transaction holds back, so they waited for the frontier.")
         text.sample("ferry_live_holds_total", value: holds)

@@ -78,6 +78,7 @@ public final class LiveFeed: Sendable {
     /// was woken for unsent.
     func retrySoon(_ ticket: any LiveTicket) {
         guard isListening else { return }
+        registry.retryCount.add(1, ordering: .relaxed)
         if retries.add(ticket, at: MonotonicClock.now() + Self.retrySeconds) { listener.poke() }
     }
 

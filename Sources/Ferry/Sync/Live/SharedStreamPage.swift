@@ -20,6 +20,10 @@ struct SharedStreamPage: Sendable {
     let guardAnswer: StreamGuard
     /// Who ran the check.
     let leader: String?
+    /// When the check had its answer, after its snapshot: a taker's token
+    /// must have been checked within the token cache's lifetime before it
+    /// (``TokenVouchers``).
+    var endedAt: ContinuousClock.Instant = .now
 
     /// Whether any other user may take it: the leader read the root, and
     /// nothing else that decides who reads it changed since the cursor.

@@ -13,10 +13,16 @@ import FerryHTTP
 /// - the same stream, resources and page size, from a cursor at or before
 ///   the waiter's own (after it, only a complete page);
 /// - the waiter's bearer is in this instance's verified cache (what lets any
-///   request skip the token lookup), naming the user. A cache lasts a second
-///   by default, so the first waiter to find its token lapsed looks up the
-///   tokens of every waiter on the stream in one statement
-///   (``PostgresGateway/recheck(tokens:)``), and the others wait for it.
+///   request skip the token lookup), naming the user, or was checked within
+///   the cache's lifetime before the check ended (``TokenVouchers``). A
+///   cache lasts a second by default, so the first waiter to find its token
+///   lapsed looks up the tokens of every waiter on the stream in one
+///   statement (``PostgresGateway/recheck(tokens:)``), and the others wait
+///   for it. Whatever that lookup vouched for stands for the checks that
+///   ended within a lifetime after it began: a fan-out whose answers outlast
+///   the cache (100,000 devices over 8 instances on two cores) costs one
+///   lookup, not one each time the cache lapses, which slowed the answers
+///   and so made more lookups (bench/live/README.md).
 ///   That lookup also names the tokens that asked about the stream within
 ///   ``recentSeconds``: a device that long-polls is between two requests,
 ///   answered and not yet back, for part of every round, and without its
@@ -85,7 +91,7 @@ final class StreamChecks: Sendable {
     /// with those of `token`s that asked lately.
     func check(
         _ key: Key, request: ChangesRequest, token: String? = nil, user userNow: () -> String?,
-        recheck: (_ recent: [String]) -> Void, ticket: any LiveTicket, registry: WaiterRegistry,
+        recheck: (_ recent: [String]) -> TokenVouchers, ticket: any LiveTicket, registry: WaiterRegistry,
         run: () throws -> SharedStreamPage
     ) throws -> (check: FeedCheck, shared: Bool) {
         let since = request.since.afterXID
@@ -100,12 +106,15 @@ final class StreamChecks: Sendable {
             })
         if case .found(let found) = taken {
             var user = userNow()
-            if user == nil {
+            if user == nil, !found.isDone {
+                // The leader's query runs: the lookup of the stream's tokens runs beside it.
                 shelf.recheckOnce(key.stream, recheck)
                 user = userNow()
             }
-            if let user, evidence(Reader(user: user, generation: key.generation, stream: key.stream), after: since),
-                case .success(let shared) = found.answer(), let page = shared.page(for: request, user: user)
+            if case .success(let shared) = found.answer(),
+                let user = user ?? vouched(token, stream: key.stream, checkEndedAt: shared.endedAt, user: userNow, recheck: recheck),
+                evidence(Reader(user: user, generation: key.generation, stream: key.stream), after: since),
+                let page = shared.page(for: request, user: user)
             {
                 note(Reader(user: user, generation: key.generation, stream: key.stream), readAt: shared.guardAnswer.frontier)
                 return (FeedCheck(page: page, frontier: shared.frontier, held: shared.held, user: user, scopes: nil), true)
@@ -135,6 +144,23 @@ final class StreamChecks: Sendable {
             }
         }
         return (FeedCheck(page: shared.page, frontier: shared.frontier, held: shared.held, user: shared.leader, scopes: nil), false)
+    }
+
+    /// The user of a waiter whose bearer's check lapsed from the cache, for a
+    /// check of `stream` that ended at `instant`: as the latest lookup of the
+    /// stream's tokens vouched for `token` then (``TokenVouchers``), else as
+    /// a new lookup (at most every ``recheckSeconds``) and the cache say. A
+    /// lookup made after the check ended vouches for its takers however long
+    /// their answers take: a fan-out whose answers outlast the cache costs
+    /// one lookup, not one each time the cache lapses.
+    private func vouched(
+        _ token: String?, stream: String, checkEndedAt instant: ContinuousClock.Instant, user userNow: () -> String?,
+        recheck: (_ recent: [String]) -> TokenVouchers
+    ) -> String? {
+        if let cached = userNow() { return cached }
+        if let token, let user = shelf.lookup(stream)?.user(for: token, checkEndedAt: instant) { return user }
+        let lookup = shelf.recheckOnce(stream, recheck)
+        return userNow() ?? token.flatMap { lookup.user(for: $0, checkEndedAt: instant) }
     }
 
     /// Whether `reader` read the root in a snapshot whose frontier is after `since`.

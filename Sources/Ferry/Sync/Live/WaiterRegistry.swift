@@ -117,6 +117,11 @@ final class WaiterRegistry: Sendable {
     let sharedCount = Atomic<Int>(0)
     /// Of those, default-stream waiters answered from another user's check (``DefaultChecks``).
     let defaultSharedCount = Atomic<Int>(0)
+    /// Bulk lookups of waiters' tokens (``StreamChecks``, ``DefaultChecks``), and the tokens they looked up.
+    let tokenLookupCount = Atomic<Int>(0)
+    let tokensLookedUpCount = Atomic<Int>(0)
+    /// Woken waiters whose check met a passing failure (a 503), woken again a second later (``LiveFeed/retrySoon(_:)``).
+    let retryCount = Atomic<Int>(0)
     /// Waiters that started waiting for the frontier: their check found changes an older
     /// transaction holds back. Each adds up to a frontier watch's first poll to its answer.
     let holdCount = Atomic<Int>(0)
@@ -128,6 +133,12 @@ final class WaiterRegistry: Sendable {
     init(limits: Limits, frontierWatched: @escaping @Sendable () -> Void = {}) {
         self.limits = limits
         self.frontierWatched = frontierWatched
+    }
+
+    /// Counts one bulk token lookup (nil: it failed).
+    func countLookup(_ lookup: TokenVouchers?) {
+        tokenLookupCount.add(1, ordering: .relaxed)
+        tokensLookedUpCount.add(lookup?.lookedUp ?? 0, ordering: .relaxed)
     }
 
     /// Waiters right now.
