@@ -16,6 +16,7 @@ extension FerryStore {
         resolve: @Sendable (String) -> ThreeWayMerge.Resolver?
     ) throws -> [SyncEvent] {
         try ferryWrite { db in
+            let changes = try Self.sparingSubscribed(db, changes)
             let events = try Self.applyRemote(db, changes, resolve: resolve)
             try Self.markDefault(db, changes)
             if let cursor { try Self.saveState(db, "cursor", cursor) }

@@ -122,15 +122,17 @@ extension FerryStore {
     /// again lists every row of the stream again (those the pages brought are
     /// among them, and are brought again).
     func restartSubscription(stream: String, id: String) throws {
-        try ferryWrite { db in
-            try db.execute(sql: "UPDATE ferry_subscription SET cursor = NULL WHERE stream = ? AND key = ?", arguments: [stream, id])
-            try db.execute(sql: "DELETE FROM ferry_stream_unconfirmed WHERE stream = ? AND key = ?", arguments: [stream, id])
-            try db.execute(
-                sql: """
-                    INSERT INTO ferry_stream_unconfirmed (stream, key, resource, id)
-                    SELECT stream, key, resource, id FROM ferry_subscription_row WHERE stream = ? AND key = ?
-                    """, arguments: [stream, id])
-        }
+        try ferryWrite { db in try Self.restartSubscription(db, stream: stream, id: id) }
+    }
+
+    static func restartSubscription(_ db: Database, stream: String, id: String) throws {
+        try db.execute(sql: "UPDATE ferry_subscription SET cursor = NULL WHERE stream = ? AND key = ?", arguments: [stream, id])
+        try db.execute(sql: "DELETE FROM ferry_stream_unconfirmed WHERE stream = ? AND key = ?", arguments: [stream, id])
+        try db.execute(
+            sql: """
+                INSERT INTO ferry_stream_unconfirmed (stream, key, resource, id)
+                SELECT stream, key, resource, id FROM ferry_subscription_row WHERE stream = ? AND key = ?
+                """, arguments: [stream, id])
     }
 
     /// The end of a restarted stream's download: its rows that no page brought

@@ -160,6 +160,8 @@ public actor SyncEngine {
             // New subscriptions first (the set just opened), then the default stream, then the rest.
             try await pullQueue()
             try await pull()
+            // A revoked entry the default stream sent for a subscription's row queued that subscription again.
+            try await pullQueue()
             try await pullSynced()
             succeeded()
             try update { $0.phase = .idle }
