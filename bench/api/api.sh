@@ -336,6 +336,12 @@ bench_instructions() {
 # The machine's speed moves by 2x with its neighbours, so every run also measures the
 # issue's yardstick, pgbench's primary-key select, in the same minutes.
 CDB=${DB}_pgbench
+# simple_update_tps: pgbench's simple-update at 8 clients for DURATION on the calibration
+# database, as tps (the same-run bar a PATCH is set against: ratios.sh, notify-cost.sh, patch-ab.sh).
+simple_update_tps() {
+  pgbench -n -b simple-update -c 8 -j 2 -T "${DURATION%s}" "$OWNER/$CDB" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}'
+}
+
 calibration_setup() {
   psql_owner postgres -c "DROP DATABASE IF EXISTS $CDB WITH (FORCE)" -c "CREATE DATABASE $CDB"
   pgbench -q -i -s 10 "$OWNER/$CDB" >/dev/null 2>&1

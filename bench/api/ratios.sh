@@ -90,7 +90,7 @@ pgbench_part() {
       BENCH_PATH_PREFIX=/v1/terms/ wrk_run "get-$name" get.lua "r$round" 2>/dev/null
     done
     BASE=$loud_base SERVER_PIDS=("${loud_pids[@]}")
-    u=$(pgbench -n -b simple-update -c 8 -j 2 -T "${DURATION%s}" "$OWNER/$CDB" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}')
+    u=$(simple_update_tps)
     BENCH_PATH_PREFIX=/v1/terms/ BENCH_METHOD=PATCH wrk_run patch write.lua "r$round" 2>/dev/null
     BENCH_PATH=/v1/terms wrk_run post100 post100.lua "r$round" 2>/dev/null
     wrk_run batch10 batch10.lua "r$round" 2>/dev/null

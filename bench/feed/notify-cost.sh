@@ -51,7 +51,7 @@ echo "| round | pgbench simple-update tps | PATCH/s on | PATCH/s off | PATCH on 
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for round in $(seq 1 "$ROUNDS"); do
   : > "$WORK/results.r$round"
-  u=$(pgbench -n -b simple-update -c 8 -j 2 -T "${DURATION%s}" "$OWNER/$CDB" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}')
+  u=$(simple_update_tps)
   order="on off"; [ $((round % 2)) -eq 0 ] && order="off on"
   for state in $order; do
     wake_ups "$state" >/dev/null

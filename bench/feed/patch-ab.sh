@@ -59,7 +59,7 @@ echo "| round | simple-update tps | PATCH/s A | PATCH/s B | B ÷ A | A ÷ simple
 echo "|---|---|---|---|---|---|---|---|---|"
 for round in $(seq 1 "$ROUNDS"); do
   : > "$WORK/results.r$round"
-  u=$(pgbench -n -b simple-update -c 8 -j 2 -T "${DURATION%s}" "$OWNER/$CDB" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}')
+  u=$(simple_update_tps)
   order="a b"; [ $((round % 2)) -eq 0 ] && order="b a"
   for side in $order; do
     use "$side"
