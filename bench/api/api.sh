@@ -147,6 +147,18 @@ SQL
   psql_owner "$DB" -At -c "SELECT id FROM app.study_sets" > "$WORK/sets.txt"
 }
 
+# serve_ferry BIN PORT LOG: `BIN serve` of $DB on PORT in the background, its pid in SERVED_PID
+# (and PIDS, for cleanup).
+serve_ferry() {
+  FERRY_DATABASE_URL="$APP/$DB" FERRY_LISTEN_PORT=$2 FERRY_LISTEN_HOST=127.0.0.1 \
+    FERRY_MEMCACHED_SERVERS=${FERRY_MEMCACHED_SERVERS:-127.0.0.1:11299} \
+    FERRY_DATABASE_POOL_SIZE=${FERRY_DATABASE_POOL_SIZE:-$((2 * $(nproc)))} \
+    FERRY_LISTEN_WORKER_THREADS=${FERRY_LISTEN_WORKER_THREADS:-$((2 * $(nproc)))} \
+    "$1" serve >"$3" 2>&1 &
+  SERVED_PID=$!
+  PIDS+=("$SERVED_PID")
+}
+
 # Builds (unless BENCH_FERRY_BIN), seeds and starts Ferry, then warms it up.
 start_ferry() {
   local bin=${BENCH_FERRY_BIN:-}
@@ -157,13 +169,8 @@ start_ferry() {
   # p99, the threads preempting each other. Override with the FERRY_* variables.
   # Index pages of sets that outgrow one page (after POST 100) take a paging snapshot in
   # memcached: the dev one of deploy/local.sh by default.
-  FERRY_DATABASE_URL="$APP/$DB" FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 \
-    FERRY_MEMCACHED_SERVERS=${FERRY_MEMCACHED_SERVERS:-127.0.0.1:11299} \
-    FERRY_DATABASE_POOL_SIZE=${FERRY_DATABASE_POOL_SIZE:-$((2 * $(nproc)))} \
-    FERRY_LISTEN_WORKER_THREADS=${FERRY_LISTEN_WORKER_THREADS:-$((2 * $(nproc)))} \
-    "$bin" serve >"$WORK/ferry.log" 2>&1 &
-  PIDS+=($!)
-  SERVER_PIDS=($!)
+  serve_ferry "$bin" "$PORT" "$WORK/ferry.log"
+  SERVER_PIDS=("$SERVED_PID")
   BASE=http://127.0.0.1:$PORT
   wait_http "$BASE/healthz"
   export BENCH_AUTH="Bearer $TOKEN" BENCH_KINTO=0

@@ -28,13 +28,8 @@ for side in a b; do
   seed_ferry "$bin"
   cp "$WORK/ids.txt" "$WORK/ids.$side"
   port=$PORT; [ "$side" = b ] && port=$((PORT + 1))
-  FERRY_DATABASE_URL="$APP/$DB" FERRY_LISTEN_PORT=$port FERRY_LISTEN_HOST=127.0.0.1 \
-    FERRY_MEMCACHED_SERVERS=${FERRY_MEMCACHED_SERVERS:-127.0.0.1:11299} \
-    FERRY_DATABASE_POOL_SIZE=${FERRY_DATABASE_POOL_SIZE:-$((2 * $(nproc)))} \
-    FERRY_LISTEN_WORKER_THREADS=${FERRY_LISTEN_WORKER_THREADS:-$((2 * $(nproc)))} \
-    "$bin" serve >"$WORK/ferry-$side.log" 2>&1 &
-  PIDS+=($!)
-  pid[$side]=$!
+  serve_ferry "$bin" "$port" "$WORK/ferry-$side.log"
+  pid[$side]=$SERVED_PID
   base[$side]=http://127.0.0.1:$port
   tokens[$side]=$TOKEN
   wait_http "${base[$side]}/healthz"
