@@ -107,4 +107,25 @@ import Testing
         evictions.store(1, ordering: .relaxed)
         #expect(try Self.take(checks, registry, tickets["gus"]!, "gus", recheck: lookUp).shared == false)
     }
+
+    /// A device that long-polls is, for part of every round, answered and not
+    /// yet back: not a waiter when its token is looked up. Its token is in
+    /// the lookup all the same, because it asked lately.
+    @Test func theLookupNamesTheTokensThatAskedLately() throws {
+        let registry = WaiterRegistryTests.registry(perUser: 100)
+        let checks = DefaultChecks()
+        let tickets = Self.waiters(registry, checks, ["alice", "dora"])
+        Self.wake(registry, xid: 12)
+        try Self.lead(checks, registry, tickets["alice"]!, endedAt: .now)
+        // Alice's long poll is answered: she waits no more, and will be back.
+        registry.remove(tickets["alice"]!)
+        let looked = Mutex<[String]>([])
+        _ = try Self.take(
+            checks, registry, tickets["dora"]!, "dora",
+            recheck: { recent in
+                looked.withLock { $0 = recent.sorted() }
+                return .none
+            })
+        #expect(looked.withLock { $0 } == ["token-alice", "token-dora"])
+    }
 }
