@@ -15,7 +15,8 @@ import FerryHTTP
 /// - one bulk token lookup per name runs at once, and at most every
 ///   `recheckSeconds`, with the bearers that asked within `recentSeconds`;
 ///   the latest one's answer (``TokenVouchers``) is kept for the checks it
-///   vouches for, ``keepSeconds`` like a check.
+///   vouches for, ``keepSeconds`` like a check, and tells a waiter whose
+///   bearer lapsed from the cache who it is (``user(of:name:checkEndedAt:cached:recheck:)``).
 final class CheckShelf<Key: Hashable & Sendable, Answer: Sendable>: Sendable {
     typealias Flight = CheckFlight<Answer>
 
@@ -120,6 +121,24 @@ final class CheckShelf<Key: Hashable & Sendable, Answer: Sendable>: Sendable {
         let vouchers = recheck(recent)
         entry.finish(.success(vouchers))
         return vouchers
+    }
+
+    /// The user a waiter's bearer `token` names for a check of `name` that
+    /// ended at `instant`: as the token cache says now (`cached`), else as
+    /// the latest lookup of `name`'s tokens vouched for it then
+    /// (``TokenVouchers``), else as a new lookup (``recheckOnce(_:_:)``) and
+    /// the cache say. A lookup made after the check ended vouches for its
+    /// takers however long their answers take: a fan-out whose answers
+    /// outlast the cache costs one lookup, not one each time the cache
+    /// lapses (``StreamChecks``, ``DefaultChecks``).
+    func user(
+        of token: String?, name: String, checkEndedAt instant: ContinuousClock.Instant, cached: () -> String?,
+        recheck: (_ recent: [String]) -> TokenVouchers
+    ) -> String? {
+        if let user = cached() { return user }
+        if let token, let user = lookup(name)?.user(for: token, checkEndedAt: instant) { return user }
+        let lookup = recheckOnce(name, recheck)
+        return cached() ?? token.flatMap { lookup.user(for: $0, checkEndedAt: instant) }
     }
 
     private func offer(_ key: Key, since: UInt64, epoch: UInt64, in state: inout State) -> Flight {

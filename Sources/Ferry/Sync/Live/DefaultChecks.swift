@@ -14,8 +14,13 @@ import FerryHTTP
 ///   (its snapshot holds the commit that woke the waiter), from the same
 ///   cursor, resources and page size;
 /// - the waiter's bearer is in this instance's verified cache, naming the
-///   user (the first to find it lapsed looks up every default-stream
-///   waiter's token in one statement, as ``StreamChecks`` does per stream);
+///   user, or was checked within the cache's lifetime before the check
+///   ended (``TokenVouchers``): the first to find it lapsed looks up every
+///   default-stream waiter's token, and those that asked lately, in one
+///   statement, and that lookup stands for the checks that ended within a
+///   lifetime after it began, as ``StreamChecks`` does per stream (a
+///   fan-out whose answers outlast the cache then costs one lookup, not one
+///   each time the cache lapses);
 /// - the user's *evidence*: the scope rows they read in a snapshot whose
 ///   frontier is after the cursor (their own check's, or a shared page's
 ///   whose window proved them unchanged). Changes of who reads a scope row
@@ -60,8 +65,12 @@ final class DefaultChecks: Sendable {
 
     private typealias Flight = CheckFlight<Offer>
 
-    /// The checks on offer, and the one bulk lookup of the default-stream waiters' tokens.
-    private let shelf = CheckShelf<Key, Offer>(perKey: DefaultChecks.flightsPerKey, recheckSeconds: StreamChecks.recheckSeconds)
+    /// The checks on offer, and the bulk lookups of the default-stream waiters' tokens (named ``lookups``).
+    private let shelf = CheckShelf<Key, Offer>(
+        perKey: DefaultChecks.flightsPerKey, recheckSeconds: StreamChecks.recheckSeconds, recentSeconds: StreamChecks.recentSeconds)
+
+    /// The name of the default stream's token lookups on the shelf.
+    private static let lookups = "default"
 
     /// Each user's evidence (``note(_:generation:scopes:owned:frontier:)``).
     private let users = Locked<[String: Evidence]>([:])
@@ -100,14 +109,16 @@ final class DefaultChecks: Sendable {
     /// is `since`: a page another user's check made, when it is this user's
     /// too, else `run()`, offered to the others. `user` names the user the
     /// bearer's cached check names (nil when none does); `recheck` looks up
-    /// the default-stream waiters' tokens in bulk.
+    /// the default-stream waiters' tokens in bulk, with those of `token`s
+    /// that asked lately.
     func check(
-        _ key: Key, since: UInt64, user userNow: () -> String?, recheck: () -> TokenVouchers, ticket: any LiveTicket,
-        registry: WaiterRegistry, run: () throws -> (check: FeedCheck, window: DefaultWindow?)
+        _ key: Key, since: UInt64, token: String? = nil, user userNow: () -> String?,
+        recheck: (_ recent: [String]) -> TokenVouchers, ticket: any LiveTicket, registry: WaiterRegistry,
+        run: () throws -> (check: FeedCheck, window: DefaultWindow?)
     ) throws -> (check: FeedCheck, shared: Bool) {
         let from = registry.checkFrom(ticket)
+        if let token { shelf.asked(Self.lookups, token: token, at: MonotonicClock.now()) }
         var user: String?
-        var evidence: Evidence?
         var asked = false
         var seen: Set<ObjectIdentifier> = []
         // Found, or else made, under one lock: waiters resuming together find the first one's check. A
@@ -129,18 +140,23 @@ final class DefaultChecks: Sendable {
             if !asked {
                 asked = true
                 user = userNow()
-                if user == nil {
-                    shelf.recheckOnce("default") { _ in recheck() }
+                if user == nil, found.contains(where: { !$0.isDone }) {
+                    // The leaders' queries run: the lookup of the waiters' tokens runs beside them.
+                    shelf.recheckOnce(Self.lookups, recheck)
                     user = userNow()
                 }
-                evidence = user.flatMap { self.evidence($0, generation: key.generation, after: since) }
-            }
-            guard let user, let evidence else {
-                return try lead(shelf.offer(key, epoch: { registry.epoch }), key: key, since: since, run: run)
+                // No evidence of the user's, or no token a lookup could vouch for: no page of another's is theirs.
+                let alone = user.map { self.evidence($0, generation: key.generation, after: since) == nil } ?? (token == nil)
+                if alone {
+                    return try lead(shelf.offer(key, epoch: { registry.epoch }), key: key, since: since, run: run)
+                }
             }
             for flight in found {
                 seen.insert(ObjectIdentifier(flight))
                 guard case .success(let offer) = flight.answer(), let rows = offer.rows, let window = offer.window,
+                    let user = user
+                        ?? shelf.user(of: token, name: Self.lookups, checkEndedAt: window.endedAt, cached: userNow, recheck: recheck),
+                    let evidence = evidence(user, generation: key.generation, after: since),
                     let own = window.readable(by: user, scopes: evidence.scopes, owned: evidence.owned), own.rows == rows
                 else { continue }
                 advance(user, evidence, to: window.frontier, holds: own.scopesHold)

@@ -25,6 +25,10 @@ struct DefaultWindow: Sendable {
     let users: Set<String>
     /// The frontier of the page's snapshot: every transaction below it had ended.
     let frontier: UInt64
+    /// When its check had its answer, after its snapshot: the bearer of a
+    /// waiter that takes the page must have been checked within the token
+    /// cache's lifetime before it (``TokenVouchers``).
+    let endedAt: ContinuousClock.Instant
     /// Per scope table, its rows written since the cursor (below the
     /// frontier or above it, all visible in the page's snapshot), by id.
     private let changedScopes: [String: [String: Row]]
@@ -64,10 +68,13 @@ struct DefaultWindow: Sendable {
 
     /// A window as read (``init(_:tables:followed:frontier:)``), or as a test states it:
     /// `changedScopes`, per scope table, its rows written since the cursor.
-    init(tables: [Table], users: Set<String>, frontier: UInt64, changedScopes: [String: [Row]]) {
+    init(
+        tables: [Table], users: Set<String>, frontier: UInt64, changedScopes: [String: [Row]], endedAt: ContinuousClock.Instant = .now
+    ) {
         self.tables = tables
         self.users = users
         self.frontier = frontier
+        self.endedAt = endedAt
         self.changedScopes = changedScopes.mapValues { rows in
             Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         }

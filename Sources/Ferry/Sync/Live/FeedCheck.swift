@@ -33,12 +33,8 @@ struct FeedCheck {
                 key, request: plan.request, token: caller.credential.tokenHash,
                 user: { database.cachedUser(caller.credential) },
                 recheck: { recent in
-                    // A failed lookup leaves the cache as it was and vouches for nobody: each waiter then checks for itself.
-                    guard caller.credential.tokenHash != nil else { return .none }
-                    let waiting = live.registry.tokens(onStream: root)
-                    let lookup = try? database.recheck(tokens: Array(Set(waiting).union(recent)))
-                    live.registry.countLookup(lookup)
-                    return lookup ?? .none
+                    lookUpTokens(
+                        { live.registry.tokens(onStream: root) }, recent: recent, caller: caller, database: database, registry: live.registry)
                 }, ticket: ticket, registry: live.registry,
                 run: {
                     // Written only for a check of its own: most of a stream's waiters take another's page.
@@ -61,11 +57,10 @@ struct FeedCheck {
             let defaultKey = DefaultChecks.Key(
                 generation: generation, since: plan.request.since.token, limit: plan.request.limit, resources: plan.request.resources)
             let (check, shared) = try live.defaultChecks.check(
-                defaultKey, since: plan.request.since.afterXID, user: { database.cachedUser(caller.credential) },
-                recheck: {
-                    // A failed lookup leaves the cache as it was: each waiter then checks for itself.
-                    live.registry.countLookup(try? database.recheck(tokens: live.registry.defaultTokens()))
-                    return .none
+                defaultKey, since: plan.request.since.afterXID, token: caller.credential.tokenHash,
+                user: { database.cachedUser(caller.credential) },
+                recheck: { recent in
+                    lookUpTokens({ live.registry.defaultTokens() }, recent: recent, caller: caller, database: database, registry: live.registry)
                 }, ticket: ticket, registry: live.registry
             ) {
                 try run(
@@ -85,6 +80,21 @@ struct FeedCheck {
             if caller.trace?.userID == nil { caller.trace?.userID = check.user }
         }
         return check
+    }
+
+    /// One bulk lookup of the tokens of the waiters `waiting` names and of the
+    /// bearers that asked lately (`recent`), for the shared checks of a
+    /// stream's waiters or of the default stream's (``CheckShelf/recheckOnce(_:_:)``),
+    /// counted in `registry`. A waiter without a token leads none. A failed
+    /// lookup leaves the cache as it was and vouches for nobody: each waiter
+    /// then checks for itself.
+    static func lookUpTokens(
+        _ waiting: () -> [String], recent: [String], caller: Caller, database: PostgresGateway, registry: WaiterRegistry
+    ) -> TokenVouchers {
+        guard caller.credential.tokenHash != nil else { return .none }
+        let lookup = try? database.recheck(tokens: Array(Set(waiting()).union(recent)))
+        registry.countLookup(lookup)
+        return lookup ?? .none
     }
 
     /// ``ChangesPlan/sharesPages`` said yes and ``ChangesPlan/streamGuard`` no: a bug.

@@ -112,7 +112,7 @@ final class StreamChecks: Sendable {
                 user = userNow()
             }
             if case .success(let shared) = found.answer(),
-                let user = user ?? vouched(token, stream: key.stream, checkEndedAt: shared.endedAt, user: userNow, recheck: recheck),
+                let user = user ?? shelf.user(of: token, name: key.stream, checkEndedAt: shared.endedAt, cached: userNow, recheck: recheck),
                 evidence(Reader(user: user, generation: key.generation, stream: key.stream), after: since),
                 let page = shared.page(for: request, user: user)
             {
@@ -144,23 +144,6 @@ final class StreamChecks: Sendable {
             }
         }
         return (FeedCheck(page: shared.page, frontier: shared.frontier, held: shared.held, user: shared.leader, scopes: nil), false)
-    }
-
-    /// The user of a waiter whose bearer's check lapsed from the cache, for a
-    /// check of `stream` that ended at `instant`: as the latest lookup of the
-    /// stream's tokens vouched for `token` then (``TokenVouchers``), else as
-    /// a new lookup (at most every ``recheckSeconds``) and the cache say. A
-    /// lookup made after the check ended vouches for its takers however long
-    /// their answers take: a fan-out whose answers outlast the cache costs
-    /// one lookup, not one each time the cache lapses.
-    private func vouched(
-        _ token: String?, stream: String, checkEndedAt instant: ContinuousClock.Instant, user userNow: () -> String?,
-        recheck: (_ recent: [String]) -> TokenVouchers
-    ) -> String? {
-        if let cached = userNow() { return cached }
-        if let token, let user = shelf.lookup(stream)?.user(for: token, checkEndedAt: instant) { return user }
-        let lookup = shelf.recheckOnce(stream, recheck)
-        return userNow() ?? token.flatMap { lookup.user(for: $0, checkEndedAt: instant) }
     }
 
     /// Whether `reader` read the root in a snapshot whose frontier is after `since`.

@@ -23,15 +23,17 @@ import Testing
         name: "terms", qualifiedName: #""app"."terms""#, paths: [.init(column: "set_id", keys: .readable(table: "study_sets"))],
         columns: ["set_id"], isScope: false)
 
-    /// A window of `terms` (each `[id, set_id]`) and changed sets (each `[id, owner_id]`).
-    static func window(terms: [[String]], sets: [[String]] = [], users: Set<String> = []) -> DefaultWindow {
+    /// A window of `terms` (each `[id, set_id]`) and changed sets (each `[id, owner_id]`), whose check ended at `endedAt`.
+    static func window(
+        terms: [[String]], sets: [[String]] = [], users: Set<String> = [], endedAt: ContinuousClock.Instant = .now
+    ) -> DefaultWindow {
         let setRows = sets.map { Row(id: $0[0], values: [$0[1]]) }
         return DefaultWindow(
             tables: [
                 .init(table: Self.terms, rows: terms.map { Row(id: $0[0], values: [$0[1]]) }, followed: true),
                 .init(table: Self.sets, rows: setRows, followed: true),
             ],
-            users: users, frontier: 100, changedScopes: ["study_sets": setRows])
+            users: users, frontier: 100, changedScopes: ["study_sets": setRows], endedAt: endedAt)
     }
 
     @Test func aTermIsReadByTheReadersOfItsSetOnly() {
