@@ -18,7 +18,8 @@ import GRDB
 /// revocation is rare; a restart costs one stream's pages.
 extension FerryStore {
     /// `changes` without the revoked entries of rows an active subscription holds,
-    /// those subscriptions queued to download again.
+    /// those subscriptions queued to download again (``SubscriptionRules/spare(revoked:held:all:)``
+    /// decides, on the same cases as FerryWeb: clients/conformance/subscriptions.json).
     static func sparingSubscribed(
         _ db: Database, _ changes: [(resource: String, data: RowData)]
     ) throws -> [(resource: String, data: RowData)] {
@@ -26,35 +27,35 @@ extension FerryStore {
             try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_subscription_row WHERE stream <> '')")) == true
         else { return changes }
         let holders = try db.cachedStatement(
-            sql: """
-                SELECT r.stream, r.key FROM ferry_subscription_row r
-                  JOIN ferry_subscription s ON s.stream = r.stream AND s.key = r.key
-                 WHERE r.resource = ? AND r.id = ? AND r.stream <> '' AND s.unsubscribed_at IS NULL
-                """)
+            sql: "SELECT stream, key FROM ferry_subscription_row WHERE resource = ? AND id = ? AND stream <> ''")
+        var revoked = Set<RowKey>(), held: [String: Set<RowKey>] = [:], named: [String: (stream: String, id: String)] = [:]
+        for change in changes where change.data["revoked"]?.bool == true {
+            guard let id = rowID(change.data) else { continue }
+            let row = RowKey(resource: change.resource, id: id)
+            revoked.insert(row)
+            for holder in try GRDB.Row.fetchAll(holders, arguments: [change.resource, id]) {
+                let (stream, key): (String, String) = (holder["stream"], holder["key"])
+                held[stream + ":" + key, default: []].insert(row)
+                named[stream + ":" + key] = (stream, key)
+            }
+        }
+        let all = try allSubscriptions(db)
+        let spared = SubscriptionRules.spare(revoked: revoked, held: held, all: all)
+        guard !spared.rows.isEmpty else { return changes }
         let leaveDefault = try db.cachedStatement(
             sql: "DELETE FROM ferry_subscription_row WHERE stream = '' AND key = '' AND resource = ? AND id = ?")
-        var restart: [String: (stream: String, id: String)] = [:]
-        var kept: [(resource: String, data: RowData)] = []
-        for change in changes {
-            guard change.data["revoked"]?.bool == true, let id = rowID(change.data) else {
-                kept.append(change)
-                continue
-            }
-            let held = try GRDB.Row.fetchAll(holders, arguments: [change.resource, id])
-            guard !held.isEmpty else {
-                kept.append(change)
-                continue
-            }
-            try leaveDefault.execute(arguments: [change.resource, id])
-            for row in held {
-                let (stream, key): (String, String) = (row["stream"], row["key"])
-                restart[stream + ":" + key] = (stream, key)
-            }
+        for row in spared.rows { try leaveDefault.execute(arguments: [row.resource, row.id]) }
+        for key in spared.restart {
+            guard let subscription = named[key] else { continue }
+            try restartSubscription(db, stream: subscription.stream, id: subscription.id)
+            try db.execute(
+                sql: "UPDATE ferry_subscription SET status = 'queued' WHERE stream = ? AND key = ?",
+                arguments: [subscription.stream, subscription.id])
         }
-        for (stream, id) in restart.values {
-            try restartSubscription(db, stream: stream, id: id)
-            try db.execute(sql: "UPDATE ferry_subscription SET status = 'queued' WHERE stream = ? AND key = ?", arguments: [stream, id])
+        let keep = Set(spared.rows)
+        return changes.filter { change in
+            guard change.data["revoked"]?.bool == true, let id = rowID(change.data) else { return true }
+            return !keep.contains(RowKey(resource: change.resource, id: id))
         }
-        return kept
     }
 }

@@ -157,4 +157,31 @@ enum SubscriptionRules {
         out.remove.sort { ($0.resource, $0.id) < ($1.resource, $1.id) }
         return out
     }
+
+    /// What the default stream's revoked entries spare (``spare(revoked:held:all:)``).
+    struct Spared: Sendable, Equatable {
+        /// The revoked rows that stay, sorted by resource and id: no longer the default stream's, only their subscriptions'.
+        var rows: [RowKey] = []
+        /// The subscriptions (keys, sorted) that download their stream again from the start.
+        var restart: [String] = []
+    }
+
+    /// A revoked entry of the default stream says only that the owner and membership
+    /// rules no longer reach a row; a subscription may still (issue 46, seed 1791; a
+    /// collaborator removed from a public set they subscribed to). A row of `revoked`
+    /// that an active subscription holds (`held`, its rows by key; one unsubscribed, in
+    /// its TTL, does not count) stays, and each such subscription downloads its stream
+    /// again from the start (FerryStore+SparedRevocations.swift). The rest is removed as
+    /// the entry says.
+    static func spare(revoked: Set<RowKey>, held: [String: Set<RowKey>], all: [FerryStore.SubscriptionRecord]) -> Spared {
+        let active = Set(all.filter { $0.unsubscribedAt == nil }.map(\.key))
+        var rows = Set<RowKey>(), restart: [String] = []
+        for (key, holds) in held where active.contains(key) {
+            let spared = holds.intersection(revoked)
+            guard !spared.isEmpty else { continue }
+            rows.formUnion(spared)
+            restart.append(key)
+        }
+        return Spared(rows: rows.sorted { ($0.resource, $0.id) < ($1.resource, $1.id) }, restart: restart.sorted())
+    }
 }

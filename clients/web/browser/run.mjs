@@ -441,6 +441,60 @@ await test("a revoked share: the friend's device removes the list and its todos,
   await friend.close();
 });
 
+await test("a revoked share of a public list the friend subscribed to: the default stream's revoked entry keeps the rows the subscription still covers (issue 46, seed 1791)", async () => {
+  const friend = await friendPage(async () => ["# answers:", faults.answers.slice(-12).join(" | ")]);
+  await friend.eval("device('spared-revocation')");
+  const friendID = await friend.eval(`fetch("/v1/auth/me", {headers: {Authorization: "Bearer " + new URLSearchParams(location.search).get("token")}}).then((r) => r.json()).then((me) => me.id ?? me.user_id)`);
+  // The friend's default stream has a cursor from before the share and its revocation.
+  await friend.eval("dev.engine.sync()");
+  // A public list shared with the friend, then unshared: the friend's default stream has revoked entries for it.
+  const [listID, todoID, memberID] = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Public, shared, unshared", is_public: true}},
+      {resource: "todos", kind: "create", fields: {list_id: l, title: "Still public", rank: "V"}},
+      {resource: "list_members", kind: "create", fields: {list_id: l, user_id: ${JSON.stringify(friendID)}}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+  await a.eval(`dev.store.write([{resource: "list_members", id: ${JSON.stringify(memberID)}, kind: "delete"}])`);
+  // A private list shared after the revocation: the friend holding it shows the default stream passed the revocation.
+  const [laterID] = await a.eval(`(async () => {
+    const l = crypto.randomUUID();
+    return dev.store.write([
+      {resource: "lists", id: l, kind: "create", fields: {title: "Shared later"}},
+      {resource: "list_members", kind: "create", fields: {list_id: l, user_id: ${JSON.stringify(friendID)}}},
+    ]);
+  })()`);
+  await until(a, "dev.store.operations().then((o) => o.length === 0)");
+
+  // Subscribed now: the queue downloads the stream from its start (after the revocation,
+  // so without it), then the default stream sends the revoked entries.
+  const stream = `list:${listID}`;
+  await friend.eval("dev.events.length = 0");
+  // TTL 0: its rows leave at unsubscribe, which shows at the end that only it held them.
+  await friend.eval(`dev.engine.subscribe(${JSON.stringify(stream)}, { ttl: 0 })`);
+  const state = `dev.engine.subscriptionState(${JSON.stringify(stream)}).then((s) => s.state)`;
+  await until(friend, `Promise.all([dev.store.get("lists", ${JSON.stringify(laterID)}), ${state}]).then(([l, s]) => !!l && s === "synced")`);
+  assert.deepEqual(await friend.eval(listAndTodos(listID)), [true, 1], "the subscription still covers the public list and its todo");
+  const revoked = await friend.eval(`dev.events.filter((e) => e.type === "removed").map((e) => [e.resource, e.id, e.revoked])`);
+  assert.deepEqual(revoked, [], "no removed event: the rows never left");
+  // The default stream no longer holds them: only the subscription does.
+  const heldByDefault = await friend.eval(`dev.store.state("held:").then((h) => h ?? [])`);
+  assert.ok(!heldByDefault.some((k) => k.endsWith(listID) || k.endsWith(todoID)), `not the default stream's: ${heldByDefault}`);
+  // Its first download, then the revoked entry queued it again: its stream from its start once more.
+  const states = await friend.eval(`dev.events.filter((e) => e.type === "subscription").map((e) => e.state.state)`);
+  assert.deepEqual(states, ["queued", "syncing", "synced", "queued", "syncing", "synced"], "its states");
+  // And they stay: later rounds do not take them away.
+  await friend.eval("dev.engine.sync()");
+  assert.deepEqual(await friend.eval(listAndTodos(listID)), [true, 1], "still there after another round");
+  assert.equal(await friend.eval(state), "synced");
+  // Unsubscribed (TTL 0): nothing else holds them now, and they leave.
+  await friend.eval(`dev.engine.unsubscribe(${JSON.stringify(stream)})`);
+  assert.deepEqual(await friend.eval(listAndTodos(listID)), [false, 0], "unsubscribed: the rows only the subscription held left");
+  await friend.close();
+});
+
 await test("subscriptions: a public list reaches a non-member through its stream, on its own cursor, and leaves when unsubscribed", async () => {
   const friend = await friendPage();
   const [listID, todoID] = await a.eval(`(async () => {

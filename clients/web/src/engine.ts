@@ -11,7 +11,7 @@ import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
 import { SliceSizer, readerSlice } from "./slices.js";
 import { sweep, unconfirmed, restartSweep, RowKey } from "./unconfirmed.js";
-import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction, nextEviction, followedAfterDefault, waitedStreams, afterPage } from "./subscriptions.js";
+import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction, nextEviction, followedAfterDefault, waitedStreams, afterPage, spare, markedRestarted } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
 export type TokenProvider = (refresh: boolean) => Promise<string>;
@@ -1402,6 +1402,8 @@ export class SyncEngine {
   async applyPage(changes: { resource: string; data: RowData }[], cursor: string | null, stream?: string, end = false, timing?: SliceTiming): Promise<void> {
     const events: SyncEvent[] = [];
     const touched = new Set<string>();
+    // The subscriptions a revoked entry of the default stream queued again (`spare`).
+    const restarted: string[] = [];
     await this.store.transaction(async (tx) => {
       const rows = tx.objectStore(stores.ROWS), bases = tx.objectStore(stores.BASES), outbox = tx.objectStore(stores.OUTBOX);
       const state = tx.objectStore(stores.STATE);
@@ -1454,6 +1456,26 @@ export class SyncEngine {
       ]);
       subscriptions.forEach((s, i) => held.set(s, new Set(heldBy[i] ?? [])));
       const heldByDefault = new Set<string>(heldByDefaultList ?? []);
+      // A revoked entry of the default stream for a row an active subscription holds
+      // (issue 46, seed 1791; FerryKit's `sparingSubscribed`): the row stays, no longer the
+      // default stream's, and each such subscription downloads its stream again from its
+      // start (its rows unconfirmed, as after its 410; the round's queue runs it after the
+      // default stream). Its stream may never revoke the row itself: a download from the
+      // start after the revocation holds a cursor past it, and reads no revocations.
+      let spared: Set<string> | null = null;
+      if (stream === undefined && subscriptions.length && entries.some((e) => e.data["revoked"] === true)) {
+        const out = spare(entries.filter((e) => e.data["revoked"] === true).map((e) => rowKeyOf(e.resource, e.id)), records, held);
+        if (out.rows.length) {
+          spared = new Set(out.rows);
+          for (const key of out.rows) heldByDefault.delete(key);
+          for (const s of out.restart) {
+            state.put(null, `cursor:${s}`);
+            state.put([...(held.get(s) ?? [])], `unconfirmed:${s}`);
+          }
+          state.put(markedRestarted(records, out.restart), "subscriptions");
+          restarted.push(...out.restart);
+        }
+      }
       const arrived: { key: string; existed: boolean }[] = [];
       const anyOps = opCount > 0;
       for (const [r, run] of runs.entries()) {
@@ -1465,6 +1487,7 @@ export class SyncEngine {
         const needOf = run.map((e, i) => needs(e.data, waitingOf[i].length > 0));
         const storedBases = await Promise.all(run.map((e, i) => needOf[i].includes("base") ? req(bases.get([e.resource, e.id])) : undefined));
         for (const [i, { resource, id, data }] of run.entries()) {
+          if (spared && data["revoked"] === true && spared.has(rowKeyOf(resource, id))) continue;
           if (this.inWorker?.defer.has(resource) && waitingOf[i].length > 0) {
             this.inWorker.deferred.push({ resource, data });
             continue;
@@ -1559,6 +1582,10 @@ export class SyncEngine {
     }, { commit: true, durability: timing ? "relaxed" : undefined, noteRows: true });  // (`timing`: an initial sync's slice)
     for (const e of events) this.emit(e);
     if (touched.size) this.emit({ type: "changed", resources: [...touched] });
+    for (const s of restarted) await this.announce(s);
+    // A round runs the queue after the default stream; a live step (an event stream's
+    // page) is cut short for a round, or the queue would wait for the stream's end.
+    if (restarted.length && this.poll) this.kick();
   }
 
   /**

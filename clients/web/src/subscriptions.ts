@@ -267,3 +267,48 @@ export function eviction(list: Subscription[], held: Map<string, string[]>, held
   }
   return { remove, streams, list: rest, held: new Map([...lists].map(([s, keys]) => [s, [...keys]])) };
 }
+
+/** What the default stream's revoked entries spare (FerryKit's `SubscriptionRules.Spared`). */
+export interface Spared {
+  /** The revoked rows that stay (row keys, sorted): no longer the default stream's, only their subscriptions'. */
+  rows: string[];
+  /** The subscriptions (sorted) that download their stream again from its start. */
+  restart: string[];
+}
+
+/**
+ * FerryKit's `SubscriptionRules.spare` (issue 46, the simulation's seed 1791): a revoked
+ * entry of the default stream says only that the owner and membership rules no longer
+ * reach a row; a subscription may still (a collaborator removed from a public set they
+ * subscribed to), and its stream may never say so again: one downloaded from its start
+ * after the revocation holds a cursor past it. So a row of `revoked` (row keys) that an
+ * active subscription holds (`held`, its rows by stream; one unsubscribed, in its TTL,
+ * does not count) stays, and each such subscription downloads its stream again from its
+ * start: what it still reads is confirmed, what it no longer reads leaves at that
+ * download's end (`restartSweep`). The rest is removed as the entry says.
+ */
+export function spare(revoked: Iterable<string>, list: Subscription[], held: Map<string, Iterable<string>>): Spared {
+  const wanted = new Set(revoked);
+  const live = new Set(active(list).map((s) => s.stream));
+  const rows = new Set<string>(), restart: string[] = [];
+  if (wanted.size === 0) return { rows: [], restart };
+  for (const [stream, keys] of held) {
+    if (!live.has(stream)) continue;
+    let holds = false;
+    for (const key of keys) if (wanted.has(key)) { rows.add(key); holds = true; }
+    if (holds) restart.push(stream);
+  }
+  return { rows: [...rows].sort(), restart: restart.sort() };
+}
+
+/**
+ * The list with `streams` queued to download again from their start (not synced, and
+ * asked again if refused: FerryKit's status `queued`), as `spare` decided.
+ */
+export function markedRestarted(list: Subscription[], streams: string[]): Subscription[] {
+  return list.map((s) => {
+    if (!streams.includes(s.stream) || s.unsubscribedAt !== undefined) return s;
+    const out: Subscription = { stream: s.stream, priority: s.priority, opened: s.opened, synced: false, ttl: s.ttl };
+    return out;
+  });
+}

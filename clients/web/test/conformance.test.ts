@@ -8,7 +8,7 @@ import { RetryPolicy, retryAfterSeconds, Outcome, Step } from "../src/retry.js";
 import { threeWayMerge, decide, needs, Resolver, Conflict, Decision, LocalFacts } from "../src/merge.js";
 import { plan, bundle, writeGroups, digest, transition, PendingOperation, SchemaResource, OutboxState, OutboxEvent, Transition, rowKeyOf } from "../src/planner.js";
 import { JSONValue, RowData } from "../src/json.js";
-import { Subscription, SubscriptionPriority, PageOutcome, downloadQueue, followedAfterDefault, afterPage, waitedStreams, dueForEviction, nextEviction, eviction, defaultTTL, checkTTL } from "../src/subscriptions.js";
+import { Subscription, SubscriptionPriority, PageOutcome, downloadQueue, followedAfterDefault, afterPage, waitedStreams, dueForEviction, nextEviction, eviction, defaultTTL, checkTTL, spare, markedRestarted } from "../src/subscriptions.js";
 import { waitPlan, defaultWaitCap } from "../src/live.js";
 import { restartSweep } from "../src/unconfirmed.js";
 import { load } from "./conformance.js";
@@ -121,6 +121,8 @@ const subscriptions = load<{
                expect: { queue: string[]; due: string[]; removed: string[];
                          evicted: { stream: string; removed: number; keptForEdits: number; ended: boolean }[] } }[];
   nextEvictions: { name: string; subscriptions: SubscriptionCase[]; now: number; expect: number | null }[];
+  revocations: { name: string; subscriptions: SubscriptionCase[]; held: Record<string, string[]>; revoked: string[];
+                 expect: { spared: string[]; restart: string[]; queue: string[] } }[];
 }>("subscriptions.json");
 
 test("subscriptions: the default TTL", () => {
@@ -192,5 +194,18 @@ for (const c of restarts.cases) {
     const pending = set(c.pending), exists = set(c.exists);
     const out = restartSweep(c.held.map(keyOf), set(c.brought), set(c.elsewhere), (k) => pending.has(k), (k) => exists.has(k));
     assert.deepEqual({ remove: out.remove.map(rowOf), keep: out.keep.map(rowOf) }, c.expect);
+  });
+}
+
+// What a default-stream page's revoked entries spare: the rows an active subscription
+// holds stay, and each such subscription downloads its stream again (engine.ts, applyPage).
+for (const c of subscriptions.revocations) {
+  test(`subscription revocation: ${c.name}`, () => {
+    const list = c.subscriptions.map(stored);
+    const held = new Map(Object.entries(c.held).map(([s, rows]): [string, string[]] => [s, rows.map(keyOf)]));
+    const out = spare(c.revoked.map(keyOf), list, held);
+    assert.deepEqual(out.rows.map(rowOf), c.expect.spared, "spared");
+    assert.deepEqual(out.restart, c.expect.restart, "restarted");
+    assert.deepEqual(downloadQueue(markedRestarted(list, out.restart)).map((s) => s.stream), c.expect.queue, "the download queue then");
   });
 }

@@ -2,7 +2,7 @@
 // the waits, and the two forms a store keeps its subscriptions in.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, subscriptionsOf, checkPriority, checkTTL, stateOf, eviction, defaultTTL, Subscription, SubscriptionPriority } from "../src/subscriptions.js";
+import { subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, markedRestarted, subscriptionsOf, checkPriority, checkTTL, stateOf, eviction, defaultTTL, Subscription, SubscriptionPriority } from "../src/subscriptions.js";
 import { waitPlan } from "../src/live.js";
 
 function subscribe(order: [string, SubscriptionPriority][], start: Subscription[] = []): Subscription[] {
@@ -148,4 +148,16 @@ test("two streams due at once: a row both held leaves with the second", () => {
   const out = eviction(list, held, new Set(), () => false, () => true, 0);
   assert.deepEqual(out.remove, [key("both")]);
   assert.deepEqual(out.streams.map((s) => [s.stream, s.removed]), [["list:a", 0], ["list:b", 1]]);
+});
+
+test("a restart after a spared revocation: queued again (not synced, a refusal forgotten), its priority, place and TTL kept; others untouched", () => {
+  let list = subscribed(subscribed(subscribed([], "list:a", "high", 600), "list:b", "normal"), "list:c", "low");
+  list = markedRefused(markedSynced(markedSynced(list, "list:a"), "list:b"), "list:c", "400");
+  list = markedUnsubscribed(list, "list:b", 5);
+  const after = markedRestarted(list, ["list:a", "list:b", "list:c"]);
+  const a = after.find((s) => s.stream === "list:a")!;
+  assert.deepEqual(a, { stream: "list:a", priority: "high", opened: 1, synced: false, ttl: 600 });
+  assert.deepEqual(after.find((s) => s.stream === "list:b"), list.find((s) => s.stream === "list:b"), "one unsubscribed is not queued again");
+  assert.deepEqual(stateOf(after.find((s) => s.stream === "list:c"), false), { state: "queued" }, "a refused one is asked again");
+  assert.deepEqual(downloadQueue(after).map((s) => s.stream), ["list:a", "list:c"]);
 });
