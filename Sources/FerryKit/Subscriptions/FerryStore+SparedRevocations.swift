@@ -48,9 +48,7 @@ extension FerryStore {
         for key in spared.restart {
             guard let subscription = named[key] else { continue }
             try restartSubscription(db, stream: subscription.stream, id: subscription.id)
-            try db.execute(
-                sql: "UPDATE ferry_subscription SET status = 'queued' WHERE stream = ? AND key = ?",
-                arguments: [subscription.stream, subscription.id])
+            try setSubscriptionStatus(db, stream: subscription.stream, id: subscription.id, "queued")
         }
         let keep = Set(spared.rows)
         return changes.filter { change in

@@ -108,11 +108,13 @@ extension FerryStore {
 
     /// Sets a subscription's status (queued, syncing, synced), unless it was dropped meanwhile.
     func setSubscriptionStatus(stream: String, id: String, _ status: String, problem: String? = nil) throws {
-        try ferryWrite { db in
-            try db.execute(
-                sql: "UPDATE ferry_subscription SET status = ?, problem = ? WHERE stream = ? AND key = ? AND unsubscribed_at IS NULL",
-                arguments: [status, problem, stream, id])
-        }
+        try ferryWrite { db in try Self.setSubscriptionStatus(db, stream: stream, id: id, status, problem: problem) }
+    }
+
+    static func setSubscriptionStatus(_ db: Database, stream: String, id: String, _ status: String, problem: String? = nil) throws {
+        try db.execute(
+            sql: "UPDATE ferry_subscription SET status = ?, problem = ? WHERE stream = ? AND key = ? AND unsubscribed_at IS NULL",
+            arguments: [status, problem, stream, id])
     }
 
     /// The stream's cursor expired on the server: it starts again from the

@@ -308,7 +308,7 @@ export function spare(revoked: Iterable<string>, list: Subscription[], held: Map
 export function markedRestarted(list: Subscription[], streams: string[]): Subscription[] {
   return list.map((s) => {
     if (!streams.includes(s.stream) || s.unsubscribedAt !== undefined) return s;
-    const out: Subscription = { stream: s.stream, priority: s.priority, opened: s.opened, synced: false, ttl: s.ttl };
-    return out;
+    const { refused: _refused, ...rest } = s;
+    return { ...rest, synced: false };
   });
 }
