@@ -1928,27 +1928,33 @@ CREATE OR REPLACE FUNCTION ferry.refresh_sync_notify(p_table regclass)
 AS $function$
 DECLARE
     v_function regprocedure := ferry.generated_trigger_function('sync_notify_' || p_table::oid, ferry.sync_notify_source(p_table), false);
-    v_hints text := ferry.sync_hints_source(p_table);
-    v_name text := 'sync_hints_' || p_table::oid;
+    v_row record;
     v_current text;
 BEGIN
     PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_insert', 'AFTER INSERT',
         'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
     PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_update', 'AFTER UPDATE',
         'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
-    SELECT p.prosrc INTO v_current FROM pg_proc p
-     WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = v_name;
-    IF v_hints IS NULL THEN
-        IF v_current IS NOT NULL THEN
-            EXECUTE format('DROP FUNCTION ferry.%I(anyelement)', v_name);
+    FOR v_row IN
+        SELECT 'sync_hints_' || p_table::oid AS name, ferry.sync_hints_source(p_table) AS source
+        UNION ALL
+        SELECT 'sync_mark_' || p_table::oid, ferry.sync_mark_source(p_table)
+    LOOP
+        SELECT p.prosrc INTO v_current FROM pg_proc p
+         WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = v_row.name;
+        IF v_row.source IS NULL THEN
+            IF v_current IS NOT NULL THEN
+                EXECUTE format('DROP FUNCTION ferry.%I(anyelement)', v_row.name);
+            END IF;
+        ELSIF v_current IS DISTINCT FROM v_row.source THEN
+            EXECUTE format('CREATE OR REPLACE FUNCTION ferry.%I(anyelement) RETURNS boolean LANGUAGE sql VOLATILE AS %L',
+                           v_row.name, v_row.source);
+            -- The serve role's UPDATE calls it, and PostgreSQL inlines it only for a caller
+            -- who may execute it. It only collects hints or marks the statement, which that
+            -- role may do itself.
+            EXECUTE format('GRANT EXECUTE ON FUNCTION ferry.%I(anyelement) TO PUBLIC', v_row.name);
         END IF;
-    ELSIF v_current IS DISTINCT FROM v_hints THEN
-        EXECUTE format('CREATE OR REPLACE FUNCTION ferry.%I(anyelement) RETURNS boolean LANGUAGE sql VOLATILE AS %L',
-                       v_name, v_hints);
-        -- The serve role's UPDATE calls it, and PostgreSQL inlines it only for a caller
-        -- who may execute it. It only collects hints, which that role may set itself.
-        EXECUTE format('GRANT EXECUTE ON FUNCTION ferry.%I(anyelement) TO PUBLIC', v_name);
-    END IF;
+    END LOOP;
 END
 $function$
 ;
@@ -2076,11 +2082,12 @@ BEGIN
          WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(update|notify)_[0-9]+$'
            AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgfoid = p.oid)
         UNION ALL
-        -- A row hints function (live.sql) of a table that no longer has a notify trigger.
+        -- A row hints or row mark function (live.sql) of a table that no longer has a notify trigger.
         SELECT p.oid::regprocedure FROM pg_proc p
-         WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_hints_[0-9]+$'
+         WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(hints|mark)_[0-9]+$'
            AND NOT EXISTS (SELECT 1 FROM pg_trigger t
-                            WHERE t.tgrelid = substr(p.proname, 12)::oid AND t.tgname = 'zz_ferry_notify_update')
+                            WHERE t.tgrelid = regexp_replace(p.proname, '^sync_(hints|mark)_', '')::oid
+                              AND t.tgname = 'zz_ferry_notify_update')
     LOOP
         EXECUTE format('DROP FUNCTION %s', v_stale);
     END LOOP;
@@ -3246,6 +3253,24 @@ END
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION ferry.sync_mark_source(p_table regclass)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+BEGIN
+    IF ferry.sync_hints_source(p_table) IS NULL THEN
+        RETURN NULL;
+    END IF;
+    RETURN format($body$
+SELECT CASE WHEN pg_catalog.current_setting('ferry.hint_mode', true) OPERATOR(pg_catalog.=) 'collect'
+       THEN pg_catalog.set_config('ferry.hinted', %1$L, true) IS NOT NULL END
+$body$, p_table::oid::text);
+END
+$function$
+;
+
 CREATE OR REPLACE FUNCTION ferry.sync_members(p_table regclass, scope name, member name DEFAULT 'user_id'::name, fixed name[] DEFAULT '{}'::name[], read_only name[] DEFAULT '{}'::name[])
  RETURNS void
  LANGUAGE plpgsql
@@ -3374,9 +3399,10 @@ DECLARE
     v_hints pg_catalog.text;
     v_added pg_catalog.bool;%3$s
 BEGIN
-    -- Ferry's one-row UPDATE collected this statement's hints in its RETURNING
-    -- (ferry.sync_hints_source) and marked it: clear the mark, so that it serves
-    -- this statement only, and return before anything else is set up. Depth 1:
+    -- Ferry's one-row UPDATE marked this statement in its RETURNING and makes
+    -- its hints itself (ferry.sync_mark_source; the previous release's
+    -- ferry.sync_hints_source collected them there): clear the mark, so that it
+    -- serves this statement only, and return before anything else is set up. Depth 1:
     -- this statement's own trigger, not that of a write another trigger made.
     -- One expression (PL/pgSQL sets up each again in every transaction), in
     -- parentheses: PL/pgSQL would end an IF's condition at the CASE's THEN.

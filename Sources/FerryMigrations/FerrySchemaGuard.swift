@@ -10,7 +10,7 @@ import FerryPostgres
 /// trigger functions `ferry.enable_sync` generates per synced table
 /// (`ferry.sync_update_<oid>`, `ferry.sync_notify_<oid>` from core 0017 and
 /// `ferry.sync_reach_<oid>` from core 0022), nor the row hints functions generated
-/// with them (`ferry.sync_hints_<oid>`, functions/live.sql). A guard
+/// with them (`ferry.sync_hints_<oid>`, `ferry.sync_mark_<oid>`, functions/live.sql). A guard
 /// against mistakes, not malice: migrations run as the owner role, which could undo any check.
 enum FerrySchemaGuard {
     /// One line per object in schema `ferry`: its kind and name, then a digest of its
@@ -46,7 +46,7 @@ enum FerrySchemaGuard {
                md5(concat_ws('|', p.proowner, p.proacl, p.prosrc, p.proconfig, p.provolatile, p.prosecdef,
                              p.proisstrict, p.proleakproof, p.proparallel, p.prorettype))
           FROM pg_catalog.pg_proc p
-         WHERE p.pronamespace = (SELECT oid FROM ns) AND p.proname !~ '^sync_(update|notify|reach|hints)_[0-9]+$'
+         WHERE p.pronamespace = (SELECT oid FROM ns) AND p.proname !~ '^sync_(update|notify|reach|hints|mark)_[0-9]+$'
         UNION ALL
         SELECT 'type ferry.' || quote_ident(t.typname), md5(concat_ws('|', t.typowner, t.typacl, t.typtype))
           FROM pg_catalog.pg_type t

@@ -85,7 +85,7 @@ public enum SchemaSnapshot {
                                  WHERE a.grantee <> p.proowner), '')
                    || COALESCE(E'\nCOMMENT ' || pg_catalog.quote_literal(pg_catalog.obj_description(p.oid, 'pg_proc')), '')
               FROM pg_catalog.pg_proc p
-             WHERE p.pronamespace = (SELECT oid FROM ns) AND p.proname !~ '^sync_(update|notify|reach|hints)_[0-9]+$'
+             WHERE p.pronamespace = (SELECT oid FROM ns) AND p.proname !~ '^sync_(update|notify|reach|hints|mark)_[0-9]+$'
             UNION ALL
             SELECT 7, c.relname || ' ' || t.tgname, pg_catalog.pg_get_triggerdef(t.oid) || ';'
               FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid

@@ -178,7 +178,7 @@ import Testing
               SELECT format('%s %s %s', substring(p.proname FROM '^sync_[a-z]+_'), t.oid::regclass,
                             md5(regexp_replace(p.prosrc, '[0-9]{5,}', '<oid>', 'g'))) AS x
                 FROM pg_proc p JOIN pg_class t ON t.oid = substring(p.proname FROM '[0-9]+$')::oid
-               WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(update|notify|reach|hints)_[0-9]+$'
+               WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(update|notify|reach|hints|mark)_[0-9]+$'
               UNION ALL
               SELECT pg_get_triggerdef(g.oid)
                 FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid

@@ -1,6 +1,8 @@
 -- role: owner
--- Ferry's one-row UPDATE collects its hints in its RETURNING clause (the
--- table's ferry.sync_hints_<oid>, issue 47 item 4), and the notify trigger's
+-- Ferry's one-row UPDATE collected its hints in its RETURNING clause (the
+-- table's ferry.sync_hints_<oid>, issue 47 item 4; the previous release's way,
+-- still generated for it; now it calls ferry.sync_mark_<oid> and makes them
+-- itself, checked below and in HintsAfterCommitTests), and the notify trigger's
 -- function then returns at its first statement: the same hints as the
 -- trigger's, inlined into the plan, for that statement only. Any other write (no RETURNING call,
 -- outside collect mode, after other hints) still goes through the trigger.
@@ -14,6 +16,10 @@ DECLARE
     terms text := 'app.terms'::regclass::oid::text;
     notify text := 'ferry.sync_notify_' || 'app.terms'::regclass::oid;
     hints text := 'ferry.sync_hints_' || 'app.terms'::regclass::oid;
+    mark text := 'ferry.sync_mark_' || 'app.terms'::regclass::oid;
+    stamp text;
+    writer uuid;
+    scope uuid;
     real_body text;
     s1 uuid;
     t1 uuid;
@@ -81,12 +87,45 @@ BEGIN
     END LOOP;
     PERFORM pg_temp.check(plan NOT LIKE '%sync_hints_%' AND plan LIKE '%set_config%', 'inlined into the plan: ' || plan);
 
+    -- The row mark function (issue 47 item 4, its second step): Ferry's UPDATE calls it
+    -- and makes the row's hints itself from its stamp, writer and scope keys. In collect
+    -- mode it marks the statement (the notify function returns at its first statement)
+    -- and answers true; it collects nothing.
+    PERFORM set_config('ferry.hints', '', true), set_config('test.entered', 'no', true);
+    EXECUTE format('UPDATE app.terms t SET word = %L WHERE id = %L RETURNING %s(t), t._ferry_xid::text, t._ferry_writer, t.set_id',
+                   'marked', t1, mark) INTO ok, stamp, writer, scope;
+    PERFORM pg_temp.check(ok, 'the mark function answers true in collect mode');
+    PERFORM pg_temp.check(current_setting('test.entered') = 'no', 'a marked statement: the notify function returned at its first statement');
+    PERFORM pg_temp.check(current_setting('ferry.hinted') = '', 'the mark served that statement only');
+    PERFORM pg_temp.check(current_setting('ferry.hints') = '', 'the mark function collects nothing');
+    PERFORM pg_temp.check(stamp = current_setting('ferry.stamp') AND writer = u AND scope = s1,
+                          'the row returns what its hints are made of: the stamp, the writer, the scope key');
+    -- After other hints too (a batch's later write): Ferry adds the row's to them.
+    PERFORM set_config('ferry.hints', E'1 0 u other\n', true), set_config('test.entered', 'no', true);
+    EXECUTE format('UPDATE app.terms t SET word = %L WHERE id = %L RETURNING %s(t)', 'marked again', t1, mark) INTO ok;
+    PERFORM pg_temp.check(ok AND current_setting('test.entered') = 'no' AND current_setting('ferry.hints') = E'1 0 u other\n',
+                          'after other hints the statement is marked and they are kept');
+    -- Outside collect mode: NULL, no mark, and the trigger notifies.
+    PERFORM set_config('ferry.hint_mode', '', true), set_config('test.entered', 'no', true);
+    EXECUTE format('UPDATE app.terms t SET word = %L WHERE id = %L RETURNING %s(t)', 'loud again', t1, mark) INTO ok;
+    PERFORM pg_temp.check(ok IS NULL AND current_setting('test.entered') = 'yes', 'outside collect mode the trigger runs');
+    PERFORM set_config('ferry.hint_mode', 'collect', true);
+    plan := '';
+    FOR line IN EXECUTE format('EXPLAIN (VERBOSE, COSTS OFF) UPDATE app.terms t SET word = %L WHERE id = %L RETURNING %s(t)',
+                               'x', t1, mark) LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    PERFORM pg_temp.check(plan NOT LIKE '%sync_mark_%' AND plan LIKE '%set_config%', 'the mark inlined into the plan: ' || plan);
+
     EXECUTE format('CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %L', notify, real_body);
 
     -- A private members table names its rows' owners, which the trigger looks up: no hints function.
     PERFORM pg_temp.check(to_regproc('ferry.sync_hints_' || 'app.class_members'::regclass::oid) IS NULL,
                           'class_members has no hints function');
     PERFORM pg_temp.check(to_regproc(hints) IS NOT NULL, 'terms has one');
+    PERFORM pg_temp.check(to_regproc('ferry.sync_mark_' || 'app.class_members'::regclass::oid) IS NULL,
+                          'class_members has no mark function');
+    PERFORM pg_temp.check(to_regproc(mark) IS NOT NULL, 'terms has one');
 END $$;
 
 SELECT 'PASS 26_hints_in_the_write';

@@ -266,7 +266,7 @@ bench_kinto() {
 }
 
 # wake_ups on|off: the live wake-ups of $DB (issue 47 item 4): enables or disables the NOTIFY triggers (zz_ferry_notify_*) of every synced table,
-# and the row hints functions (ferry.sync_hints_<oid>) with them.
+# and the row hints and row mark functions (ferry.sync_hints_<oid>, ferry.sync_mark_<oid>) with them.
 wake_ups() {
   local verb=ENABLE; [ "$1" = off ] && verb=DISABLE
   psql_owner "$DB" -c "DO \$\$ DECLARE t record; BEGIN
@@ -274,14 +274,16 @@ wake_ups() {
               WHERE tg.tgname LIKE 'zz_ferry_notify_%' AND NOT tg.tgisinternal LOOP
       EXECUTE format('ALTER TABLE %s $verb TRIGGER %I', t.rel, t.tgname);
     END LOOP; END \$\$"
-  # The row hints functions (issue 47 item 4), which a one-row PATCH's RETURNING calls
-  # instead of the trigger's function: off, each collects nothing (a constant in the
+  # The row mark functions (issue 47 item 4), which a one-row PATCH's RETURNING calls
+  # instead of the trigger's function (and the row hints functions, which a Ferry of the
+  # previous release calls): off, each marks and collects nothing, so Ferry makes no
+  # hints either (a constant in the
   # inlined plan; replacing a function replans the statements that inlined it); on,
   # each as ferry migrate makes it again.
   if [ "$1" = off ]; then
     psql_owner "$DB" -c "DO \$\$ DECLARE f regprocedure; BEGIN
       FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
-                WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_hints_[0-9]+\$' LOOP
+                WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(hints|mark)_[0-9]+\$' LOOP
         EXECUTE format('CREATE OR REPLACE FUNCTION %s RETURNS boolean LANGUAGE sql VOLATILE AS %L', f, 'SELECT false');
       END LOOP; END \$\$"
   else

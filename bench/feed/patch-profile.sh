@@ -47,10 +47,14 @@ tree_database tree "$MIGRATIONS" patch-profile
 owner tree -c "VACUUM ANALYZE app.study_sets" -c "VACUUM ANALYZE app.terms" >/dev/null
 USER_ID=$(owner tree -tA -c "SELECT id FROM ferry.users WHERE name = 'bench'")
 owner tree -tA -c "SELECT id FROM public.bench_ids ORDER BY n" > "$WORK/ids"
-# app.terms' row hints function, where the migrations make one (issue 47 item 4): Ferry's
-# one-row UPDATE then calls it in its RETURNING clause (FastUpdateSQL), and so does stmt_6.
-HINTS=$(owner tree -tA -c "SELECT 'ferry.' || p.proname FROM pg_proc p
-                            WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = 'sync_hints_' || 'app.terms'::regclass::oid")
+# app.terms' row mark function, where the migrations make one (issue 47 item 4, RowHints): Ferry's
+# one-row UPDATE then calls it in its RETURNING clause beside the row's stamp, writer and scope
+# key (FastUpdateSQL), and so does stmt_6; else its row hints function, which the UPDATE
+# called before (migrations that have it and no mark function).
+fn() { owner tree -tA -c "SELECT 'ferry.' || p.proname FROM pg_proc p
+                          WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = '$1' || 'app.terms'::regclass::oid"; }
+MARK=$(fn sync_mark_)
+HINTS=$(fn sync_hints_)
 if [ "${BENCH_WAKE_UPS:-on}" = off ]; then
   owner tree >/dev/null <<'SQL'
 DO $$ DECLARE t record; BEGIN
@@ -60,7 +64,7 @@ DO $$ DECLARE t record; BEGIN
   END LOOP; END $$;
 DO $$ DECLARE f regprocedure; BEGIN
   FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
-            WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_hints_[0-9]+$' LOOP
+            WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(hints|mark)_[0-9]+$' LOOP
     EXECUTE format('CREATE OR REPLACE FUNCTION %s RETURNS boolean LANGUAGE sql VOLATILE AS %L', f, 'SELECT false');
   END LOOP; END $$;
 SQL
@@ -116,7 +120,11 @@ SQL
    AND EXISTS (SELECT 1 FROM jsonb_populate_record(t, i.item - ARRAY['id', 'revision', 'last_modified', 'is_deleted']) m WHERE (m."word" IS DISTINCT FROM t."word" OR m."definition" IS DISTINCT FROM t."definition" OR m."rank" IS DISTINCT FROM t."rank") AND NOT (i.item ? 'set_id' AND (m."set_id" IS DISTINCT FROM t."set_id")))
 RETURNING 200, json_build_array(CASE WHEN t."is_deleted" THEN json_build_object('id', t."id", 'set_id', t."set_id", 'revision', t."revision", 'last_modified', t."last_modified", 'is_deleted', true) ELSE json_build_object('id', t."id", 'set_id', t."set_id", 'word', t."word", 'definition', t."definition", 'rank', t."rank", 'revision', t."revision", 'last_modified', t."last_modified", 'is_deleted', t."is_deleted") END)::text, t."revision", t."last_modified", $2::text
 SQL
-  [ -z "$HINTS" ] || printf ', %s(t) AS hinted' "$HINTS"
+  if [ -n "$MARK" ]; then
+    printf ', %s(t) AS ferry_hinted, t."_ferry_xid" AS ferry_hint_stamp, t."_ferry_writer" AS ferry_hint_writer, t."set_id" AS ferry_hint_scope_0' "$MARK"
+  elif [ -n "$HINTS" ]; then
+    printf ', %s(t) AS hinted' "$HINTS"
+  fi
   echo
   echo "PREPARE stmt_7 AS SELECT pg_catalog.current_setting('ferry.hints', true)"
   awk -v n="$1" -v u="$USER_ID" -v b="$BASE_ARG" '{ id[NR] = $1 } END {

@@ -284,11 +284,12 @@ BEGIN
          WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(update|notify)_[0-9]+$'
            AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgfoid = p.oid)
         UNION ALL
-        -- A row hints function (live.sql) of a table that no longer has a notify trigger.
+        -- A row hints or row mark function (live.sql) of a table that no longer has a notify trigger.
         SELECT p.oid::regprocedure FROM pg_proc p
-         WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_hints_[0-9]+$'
+         WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(hints|mark)_[0-9]+$'
            AND NOT EXISTS (SELECT 1 FROM pg_trigger t
-                            WHERE t.tgrelid = substr(p.proname, 12)::oid AND t.tgname = 'zz_ferry_notify_update')
+                            WHERE t.tgrelid = regexp_replace(p.proname, '^sync_(hints|mark)_', '')::oid
+                              AND t.tgname = 'zz_ferry_notify_update')
     LOOP
         EXECUTE format('DROP FUNCTION %s', v_stale);
     END LOOP;

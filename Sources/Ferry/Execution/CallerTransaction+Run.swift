@@ -8,8 +8,10 @@ extension CallerTransaction {
         results.reserveCapacity(statements.count)
         for (index, statement) in statements.enumerated() {
             do {
-                let statement = statement.postgres
-                results.append(try connection.query(statement.sql, statement.params))
+                let sent = statement.postgres
+                let result = try connection.query(sent.sql, sent.params)
+                if let hints = statement.rowHints { recordRowHints(hints.lines(in: result)) }
+                results.append(result)
             } catch {
                 recordFailure(retryable: error.isRetryableConflict)
                 var error = error

@@ -104,8 +104,11 @@ public final class PostgresGateway: Sendable {
         // statements for 2: bench/api/README.md, "GET's rise since c06df5f").
         if caller.readsPublic { first = Self.readingPublic(first) }
         var results = try run(first, statements + (hints == nil ? [] : [Self.hintsRead]))
-        // Committed: the pipeline's implicit transaction ended at its sync point.
-        if let hints, let text = results.popLast()?.first?["hints"] { hints(text) }
+        // Committed: the pipeline's implicit transaction ended at its sync point. The
+        // hints it collected, and those Ferry makes of the rows its statements returned.
+        if let hints, let text = results.popLast()?.first?["hints"] {
+            hints(RowHints.adding(RowHints.made(by: statements, results.dropFirst()), to: text))
+        }
         // For the request log line.
         caller.trace?.userID = opening.knownUser ?? opening.learn(results.first?.first?["opened"])
         return Array(results.dropFirst())
@@ -381,7 +384,7 @@ extension PostgresGateway {
                         if commit.commandTag == "ROLLBACK" {
                             throw Problem(500, .internalError, "the transaction was rolled back at commit")
                         }
-                        if let collected { hints?(collected) }
+                        if let collected { hints?(RowHints.adding(transaction.rowHints, to: collected)) }
                         // Only now: a JWT's first sight made its user in this transaction.
                         if opening.knownUser == nil { _ = opening.learn(opened) }
                     } catch let error as PostgresError {

@@ -128,12 +128,12 @@ struct FastUpdateSQL {
             """
     }
 
-    /// The written row's live hints, collected by the table's row hints function
-    /// (``Resource/rowHints``) instead of the notify trigger's PL/pgSQL function,
-    /// which PostgreSQL then does not enter (issue 47 item 4). PostgreSQL inlines
-    /// the function: a few expressions in this plan. Ferry reads nothing of it;
-    /// the collected hints are read after the statement, as the trigger's are.
+    /// What the written row's live hints are made of (``RowHints``): the table's
+    /// row mark function, which PostgreSQL inlines into this plan and which keeps
+    /// the notify trigger's PL/pgSQL function from running past its first
+    /// statement (issue 47 item 4), and the row's stamp, writer and scope keys.
+    /// The gateway makes the hints from them after the statement.
     private var hinted: String {
-        resource.rowHints.map { ", \($0)(t) AS hinted" } ?? ""
+        resource.rowHints.map { ", " + $0.returning("t") } ?? ""
     }
 }

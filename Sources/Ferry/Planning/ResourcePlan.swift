@@ -124,8 +124,13 @@ struct ResourcePlanner: Sendable {
                 return plan.applies ? plan.sql : ""
             }
             let exact = updateSQL(resource, references, mode: mode, oneItem: true)
+            var fastStatement: PlannedStatement?
+            if !fast.isEmpty {
+                fastStatement = PlannedStatement(sql: fast, binds: baseBind.map { parameters.binds(base: $0) } ?? binds)
+                fastStatement?.rowHints = resource.rowHints
+            }
             return .update(
-                fast: fast.isEmpty ? nil : PlannedStatement(sql: fast, binds: baseBind.map { parameters.binds(base: $0) } ?? binds),
+                fast: fastStatement,
                 exact: PlannedStatement(sql: exact, binds: binds), resource)
         }
     }

@@ -5,6 +5,9 @@ import FerryPostgres
 struct PlannedStatement: Sendable, Equatable {
     let sql: String
     let binds: [Bind]
+    /// How Ferry makes the live hints of the rows it writes (``RowHints``), when its
+    /// `RETURNING` clause returns what they are made of (``FastUpdateSQL``).
+    var rowHints: RowHints? = nil
 
     init(sql: String, binds: [Bind] = []) {
         self.sql = sql

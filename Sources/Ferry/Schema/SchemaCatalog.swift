@@ -85,11 +85,11 @@ public struct Resource: Sendable, Equatable, Codable {
     /// Whether some of its rows are readable by every signed-in user
     /// (`ferry.sync_public`, core 0025): nil when none can be.
     public var publicRows: PublicRows? = nil
-    /// Its row hints function (`ferry.sync_hints_<oid>`, functions/live.sql), which a
-    /// one-row UPDATE calls in its RETURNING clause so that the notify trigger's
-    /// function is not entered (issue 47 item 4); nil when the table has none or the
-    /// serve role may update a scope column (the function sees the new row only).
-    public var rowHints: String? = nil
+    /// How Ferry makes the hints of a row its one-row UPDATE writes, so that the
+    /// notify trigger's function is not entered (``RowHints``, issue 47 item 4); nil
+    /// when the table has no row mark function or the serve role may update a scope
+    /// column (the hints are made from the new row only).
+    public var rowHints: RowHints? = nil
 
     /// What makes a resource's rows public: the boolean `flag` column of
     /// `resource` (itself, or the owned table its child rules read through, as

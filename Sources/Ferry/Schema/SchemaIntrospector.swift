@@ -65,8 +65,13 @@ public enum SchemaIntrospector {
                FROM up JOIN pg_class pc ON pc.oid = up.table_oid
               WHERE up.kind = 'owned' AND up.public_column IS NOT NULL
               LIMIT 1) AS public,
-            (SELECT 'ferry.' || quote_ident(p.proname) FROM pg_proc p
-              WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = 'sync_hints_' || c.oid
+            (SELECT json_build_object(
+                      'mark', 'ferry.' || quote_ident(p.proname), 'table', c.oid::int8,
+                      'scopes', coalesce((SELECT json_agg(json_build_object('table', sc.scope_table::oid::int8, 'column', sc.member_column)
+                                                          ORDER BY sc.scope_table::oid)
+                                            FROM ferry.access_scopes sc WHERE sc.member_table = c.oid), '[]'))
+               FROM pg_proc p
+              WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = 'sync_mark_' || c.oid
                 AND has_function_privilege(p.oid, 'EXECUTE')
                 AND NOT EXISTS (SELECT 1 FROM ferry.access_scopes sc
                                  WHERE sc.member_table = c.oid AND has_column_privilege(c.oid, sc.member_column, 'UPDATE'))

@@ -25,6 +25,9 @@ final class CallerTransaction: @unchecked Sendable {
     private(set) var sawRetryableConflict = false
     /// Set when any statement failed: the transaction is aborted and can only roll back.
     private(set) var failed = false
+    /// The live hints Ferry made of the rows its statements wrote (``RowHints``), one a
+    /// line: published with the ones the transaction collected, after its commit.
+    private(set) var rowHints = ""
 
     init(connection: PostgresConnection, credential: Credential) {
         self.connection = connection
@@ -33,6 +36,10 @@ final class CallerTransaction: @unchecked Sendable {
 
     /// Marks the transaction failed (it can only roll back now), and due to run
     /// again when the failure was a serialization or deadlock race.
+    func recordRowHints(_ lines: String) {
+        rowHints += lines
+    }
+
     func recordFailure(retryable: Bool) {
         failed = true
         if retryable { sawRetryableConflict = true }

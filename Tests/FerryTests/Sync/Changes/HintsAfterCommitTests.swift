@@ -106,10 +106,12 @@ extension ChangesSuites {
             #expect(Date().timeIntervalSince(poll.started) < 50)
         }
 
-        /// Issue 47 item 4: a one-row PATCH collects its hints in its own RETURNING clause
-        /// (the table's `ferry.sync_hints_<oid>`), so the notify trigger's PL/pgSQL
-        /// function returns at its first statement, yet the PATCH wakes a long poll; an
-        /// UPDATE from psql still goes through that function and wakes it too.
+        /// Issue 47 item 4: a one-row PATCH marks its statement in its own RETURNING clause
+        /// (the table's `ferry.sync_mark_<oid>`), so the notify trigger's PL/pgSQL
+        /// function returns at its first statement, and Ferry makes the row's hints from
+        /// what the statement returned: the trigger's lines, in its order, which wake a
+        /// long poll and reach the other instances; an UPDATE from psql still goes through
+        /// that function and wakes it too.
         @Test func aPatchWakesALongPollPastNoMoreOfTheNotifyFunctionAndPsqlStillDoes() throws {
             let server = try TestServer()
             defer { server.stop() }
@@ -133,6 +135,10 @@ extension ChangesSuites {
             try feed.catchUp(pastXID: try server.maxXID())
             let poll = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
             try server.waitForWaiters(1)
+            let listener = try server.database.connect()
+            defer { listener.close() }
+            try listener.listen(["ferry_changes"])
+            _ = try Self.drain(listener)
             let published = server.app.live.hintsPublished
             let patch = try server.client().request(
                 "PATCH", "/v1/terms/\(term)", headers: [("Authorization", "Bearer \(alice.token)"), ("If-Match", "*")],
@@ -142,6 +148,18 @@ extension ChangesSuites {
             #expect(LongPollTests.ids(response, "terms") == [term])
             #expect(server.app.live.hintsPublished == published + 2)
             #expect(Date().timeIntervalSince(poll.started) < 50)
+            // What the instance sent the others: the lines the trigger makes (scope, then
+            // writer), with the row's stamp.
+            let sets = try server.ownerQuery("SELECT 'app.study_sets'::regclass::oid::text").rows[0][0] ?? ""
+            let stamp = try server.ownerQuery("SELECT _ferry_xid::text FROM app.terms WHERE id = $1", [term]).rows[0][0] ?? ""
+            var payloads: [String] = []
+            try waitUntil("the instance's NOTIFY of the PATCH", within: 30) {
+                payloads += try Self.drain(listener)
+                return !payloads.isEmpty
+            }
+            #expect(
+                payloads.flatMap { $0.split(separator: "\n").dropFirst().map(String.init) }
+                    == ["\(stamp) \(terms) s \(sets) \(set)", "\(stamp) \(terms) u \(alice.id)"], "\(payloads)")
 
             // The function as `ferry migrate` makes it; a write from psql enters it and wakes a poll.
             _ = try server.ownerQuery("SELECT ferry.refresh_sync_notify('app.terms')")

@@ -1,0 +1,84 @@
+import FerryPostgres
+
+/// How Ferry makes the live hints of a row its one-row UPDATE wrote (issue 47
+/// item 4), instead of the table's notify trigger, introspected per table
+/// (``SchemaIntrospector``'s `row_hints`): the table's row mark function
+/// (`ferry.sync_mark_<oid>`, functions/live.sql), the table's oid, and its
+/// access scopes' tables and member columns in the order of their oids.
+///
+/// ``FastUpdateSQL`` calls the mark function in its `RETURNING` clause and
+/// returns the row's stamp, writer and scope keys beside it (``returning(_:)``).
+/// In Ferry's collect mode the function marks the statement, so that the notify
+/// trigger's function returns at its first statement, and answers true; Ferry
+/// then makes the lines the trigger would have made (``lines(in:)``) and adds
+/// them to what the transaction collected (``adding(_:to:)``). Why: making the
+/// text in SQL (`ferry.sync_hints_<oid>`, its predecessor) was a dozen function
+/// calls set up and run in every PATCH, ~80,000 of its ~1.67M instructions in
+/// PostgreSQL (bench/feed/README.md); here it is two calls and three columns.
+/// Only tables whose scope columns are plain (never NULL, a uuid or an integer)
+/// and not updatable by the serve role have a mark function: the row's new keys
+/// are then its only keys, and their text is what the trigger's `format` makes.
+public struct RowHints: Sendable, Equatable, Codable {
+    /// `ferry.sync_mark_<oid>`, as the introspection names it.
+    public let mark: String
+    public let table: UInt32
+    public let scopes: [Scope]
+
+    public struct Scope: Sendable, Equatable, Codable {
+        public let table: UInt32
+        public let column: String
+    }
+
+    /// The result columns: whether Ferry makes the row's hints, its stamp, its writer, its scope keys.
+    static let markedColumn = "ferry_hinted"
+    static let stampColumn = "ferry_hint_stamp"
+    static let writerColumn = "ferry_hint_writer"
+    static func scopeColumn(_ index: Int) -> String { "ferry_hint_scope_\(index)" }
+
+    /// The `RETURNING` items for the written row, the UPDATE's target `alias`.
+    func returning(_ alias: String) -> String {
+        let column = SQL.column(alias)
+        return ([
+            "\(mark)(\(alias)) AS \(Self.markedColumn)", "\(column("_ferry_xid")) AS \(Self.stampColumn)",
+            "\(column("_ferry_writer")) AS \(Self.writerColumn)",
+        ] + scopes.enumerated().map { "\(column($0.element.column)) AS \(Self.scopeColumn($0.offset))" })
+            .joined(separator: ", ")
+    }
+
+    /// The hints of the rows of `result` that the mark function marked, one a line,
+    /// as the notify trigger makes them: the scope hints in the order of the scope
+    /// tables' oids, then the writer's (`*` without one).
+    func lines(in result: PostgresResult) -> String {
+        var text = ""
+        for row in result.rows where row[Self.markedColumn] == "t" {
+            guard let stamp = row[Self.stampColumn] else { continue }
+            let head = "\(stamp) \(table) "
+            for (index, scope) in scopes.enumerated() {
+                // A plain scope column is never NULL; were one, the trigger leaves it out too.
+                guard let key = row[Self.scopeColumn(index)] else { continue }
+                text += head + "s \(scope.table) \(key)\n"
+            }
+            text += head + (row[Self.writerColumn].map { "u " + $0 } ?? "*") + "\n"
+        }
+        return text
+    }
+
+    /// `made` added to the hints a transaction `collected` (both one a line), each line once.
+    static func adding(_ made: String, to collected: String) -> String {
+        if made.isEmpty { return collected }
+        if collected.isEmpty { return made }
+        var seen = Set(ChangeHint.lines(collected))
+        var text = collected.hasSuffix("\n") ? collected : collected + "\n"
+        for line in ChangeHint.lines(made) where seen.insert(line).inserted { text += line + "\n" }
+        return text
+    }
+
+    /// The hints Ferry makes for `statements`' results (the same order), one a line.
+    static func made(by statements: [PlannedStatement], _ results: some Collection<PostgresResult>) -> String {
+        var text = ""
+        for (statement, result) in zip(statements, results) {
+            if let hints = statement.rowHints { text += hints.lines(in: result) }
+        }
+        return text
+    }
+}
