@@ -106,8 +106,9 @@ public final class PostgresGateway: Sendable {
         var results = try run(first, statements + (hints == nil ? [] : [Self.hintsRead]))
         // Committed: the pipeline's implicit transaction ended at its sync point. The
         // hints it collected, and those Ferry makes of the rows its statements returned.
-        if let hints, let text = results.popLast()?.first?["hints"] {
-            hints(RowHints.adding(RowHints.made(by: statements, results.dropFirst()), to: text))
+        // The setting is NULL in a session where nothing ever collected (only marked rows).
+        if let hints, let read = results.popLast() {
+            hints(RowHints.adding(RowHints.made(by: statements, results.dropFirst()), to: read.first?["hints"] ?? ""))
         }
         // For the request log line.
         caller.trace?.userID = opening.knownUser ?? opening.learn(results.first?.first?["opened"])
@@ -379,7 +380,8 @@ extension PostgresGateway {
                 switch outcome {
                 case .commit(let value) where !transaction.failed:
                     do {
-                        let collected = try hints.flatMap { _ in try connection.query(Self.hintsRead.sql).first?["hints"] }
+                        // NULL in a session where nothing ever collected (only marked rows): none.
+                        let collected = try hints.map { _ in try connection.query(Self.hintsRead.sql).first?["hints"] ?? "" }
                         let commit = try connection.query("COMMIT")
                         if commit.commandTag == "ROLLBACK" {
                             throw Problem(500, .internalError, "the transaction was rolled back at commit")

@@ -117,7 +117,11 @@ extension ChangesSuites {
             defer { server.stop() }
             let alice = try server.user("alice")
             let set = try server.makeSet(for: alice.id)
-            let term = try server.createTerm(in: set, word: "before", token: alice.token)
+            // Made outside Ferry: the PATCH is the first write through Ferry's connections,
+            // whose sessions never collected a hint (`ferry.hints` is then NULL, not '').
+            let term =
+                try server.ownerQuery("INSERT INTO app.terms (set_id, word, definition) VALUES ($1, 'before', 'd') RETURNING id", [set])
+                .rows[0][0] ?? ""
             let terms = try server.ownerQuery("SELECT 'app.terms'::regclass::oid::text").rows[0][0] ?? ""
             // The notify function keeps its first statement (a statement whose RETURNING
             // collected its hints returns there) and then fails the write.
