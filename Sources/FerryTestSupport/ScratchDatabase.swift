@@ -96,8 +96,11 @@ public final class ScratchDatabase: Sendable {
         try ScratchDatabase(prefix: prefix, migrate: false)
     }
 
-    /// A new owner-role connection; close it when done.
-    public func connect() throws -> PostgresConnection { try PostgresConnection(url: ownerURL) }
+    /// A new owner-role connection; close it when done. `applicationName` names its
+    /// session (a test's listener named as an instance's, `ferry-listen`, counts as one).
+    public func connect(applicationName: String? = nil) throws -> PostgresConnection {
+        try PostgresConnection(url: ownerURL, applicationName: applicationName)
+    }
 
     /// The values of a one-column query, as the owner (the first column, when
     /// there are more).

@@ -33,6 +33,8 @@ final class ChangeListener: Sendable {
     private let logger: Logger
     private let onSchemaChange: @Sendable () -> Void
     private let onUserRevoked: @Sendable (String) -> Void
+    /// Told the backend of each new LISTEN connection, and 0 when it fails.
+    private let onListening: @Sendable (Int32) -> Void
     /// This instance's name in ``HintOutbox``'s payloads: those it hears back are skipped.
     private let instance: String
     /// A pipe: a byte written to `wakeWrite` cuts a wait on `wakeRead` short (to
@@ -47,6 +49,8 @@ final class ChangeListener: Sendable {
     let connections = Atomic<Int>(0)
 
     /// The channels of migration 0017.
+    /// Its session's `application_name`, by which each instance's ``HintOutbox`` finds the others' listeners.
+    static let applicationName = "ferry-listen"
     static let changesChannel = "ferry_changes"
     static let schemaChannel = "ferry_schema"
     /// Core migration 0027: a user disabled, or all their tokens revoked (payload: the user id).
@@ -56,9 +60,11 @@ final class ChangeListener: Sendable {
         url: String, schemaName: String, registry: WaiterRegistry, retries: RetryWakes, roster: WaitRoster, fallbackSeconds: Double,
         logger: Logger,
         instance: String,
-        onSchemaChange: @escaping @Sendable () -> Void, onUserRevoked: @escaping @Sendable (String) -> Void = { _ in }
+        onSchemaChange: @escaping @Sendable () -> Void, onUserRevoked: @escaping @Sendable (String) -> Void = { _ in },
+        onListening: @escaping @Sendable (Int32) -> Void = { _ in }
     ) throws {
         self.instance = instance
+        self.onListening = onListening
         self.url = url
         self.schemaName = schemaName
         self.registry = registry
@@ -108,11 +114,12 @@ final class ChangeListener: Sendable {
         var outageLogged = false
         while !stopping.load(ordering: .acquiring) {
             do {
-                let connection = try PostgresConnection(url: url, applicationName: "ferry-listen")
+                let connection = try PostgresConnection(url: url, applicationName: Self.applicationName)
                 defer { connection.close() }
                 try connection.listen([Self.changesChannel, Self.schemaChannel, Self.usersChannel, WaitRoster.channel])
                 try loadTables(connection)
                 listening.store(true, ordering: .releasing)
+                onListening(connection.backendPID)
                 connections.add(1, ordering: .relaxed)
                 if outageLogged {
                     logger.notice("listening for changes again; waking every waiter once")
@@ -126,6 +133,7 @@ final class ChangeListener: Sendable {
                 try listen(on: connection)
             } catch {
                 listening.store(false, ordering: .releasing)
+                onListening(0)
                 if stopping.load(ordering: .acquiring) { break }
                 if !outageLogged {
                     logger.error(
@@ -138,6 +146,7 @@ final class ChangeListener: Sendable {
             }
         }
         listening.store(false, ordering: .releasing)
+        onListening(0)
         finished.signal()
     }
 

@@ -25,6 +25,18 @@ import Synchronization
 /// at once; only the other instances' learn up to one interval later. When the
 /// connection fails the hints wait (folded into one for everyone past 64 kB)
 /// and go once it is back: the other instances then learn late, never not at all.
+///
+/// **A lone instance sends nothing** (issue 47 item 4): nobody else listens, and
+/// each NOTIFY costs a transaction and a wake of this instance's own listener,
+/// ~10 µs of CPU a PATCH at 8 writers (bench/feed/README.md). Before a send, at
+/// most once per ``peerCheckInterval``, the thread asks `pg_stat_activity` for
+/// the other instances' listeners (sessions named `ferry-listen` in this
+/// database besides this instance's own, ``listenerBackend``). Hints taken
+/// before a check that finds none are dropped; hints published after it are
+/// held until the next check, never dropped on an older answer, so an instance
+/// that starts beside a lone one hears its commits at most one interval late,
+/// in its first second. While this instance's listener is down (or its session
+/// is named otherwise, by `live.listen_url`), every hint is sent.
 final class HintOutbox: Sendable {
     /// This process's name in the payloads it sends.
     let instance = UUID().uuidString.lowercased()
@@ -42,6 +54,17 @@ final class HintOutbox: Sendable {
     let notifies = Atomic<Int>(0)
     /// Times the sender's thread woke (for tests: one per interval under busy writers, not one per commit).
     let rounds = Atomic<Int>(0)
+    /// The backend of this instance's LISTEN connection (``ChangeListener``), 0 while it is down.
+    let listenerBackend = Atomic<Int32>(0)
+    /// Times the thread asked whether other instances listen.
+    let peerChecks = Atomic<Int>(0)
+    /// Other instances' listeners at the last check; -1 before the first.
+    let peers = Atomic<Int>(-1)
+    /// Hints dropped because no other instance listened (lines).
+    let unsentAlone = Atomic<Int>(0)
+    /// The least time between two checks for other instances' listeners: the most a
+    /// new instance beside a lone one waits for its hints, in its first interval.
+    let peerCheckInterval: Double
 
     /// The least time between two NOTIFY transactions of this instance: the most
     /// a waiter of another instance waits beyond its own instance's waiters, well
@@ -68,10 +91,11 @@ final class HintOutbox: Sendable {
         var idle = false
     }
 
-    init(url: String, registry: WaiterRegistry, logger: Logger) {
+    init(url: String, registry: WaiterRegistry, logger: Logger, peerCheckInterval: Double = 1) {
         self.url = url
         self.registry = registry
         self.logger = logger
+        self.peerCheckInterval = peerCheckInterval
     }
 
     /// Starts the sender's thread.
@@ -141,6 +165,9 @@ final class HintOutbox: Sendable {
         var unsent = ""
         var backoff = 0.05
         var nextSend = DispatchTime.now()
+        // The last check for other instances' listeners: when it began, and whether it found none.
+        var checked: DispatchTime?
+        var alone = false
         while true {
             let stop = stopping.load(ordering: .acquiring)
             if !stop {
@@ -162,7 +189,21 @@ final class HintOutbox: Sendable {
                 do {
                     let sending = try connection ?? Self.connect(url)
                     connection = sending
-                    try send(unsent, on: sending)
+                    let now = DispatchTime.now()
+                    if !stop, checked.map({ now >= $0 + peerCheckInterval }) ?? true {
+                        // Everything in `unsent` was taken before this check began.
+                        checked = now
+                        alone = try isAlone(on: sending)
+                        if alone {
+                            unsentAlone.add(ChangeHint.lines(unsent).count, ordering: .relaxed)
+                            unsent = ""
+                        }
+                    } else if !stop, alone, let checked {
+                        // Published after the last check, which cannot vouch for them: held until the next.
+                        nextSend = checked + peerCheckInterval
+                        continue
+                    }
+                    if !unsent.isEmpty { try send(unsent, on: sending) }
                     unsent = ""
                     backoff = 0.05
                     nextSend = .now() + Self.sendInterval
@@ -190,6 +231,26 @@ final class HintOutbox: Sendable {
     /// transaction pooler (docs/CONFIGURATION.md).
     static func connect(_ url: String) throws -> PostgresConnection {
         try PostgresConnection(url: url, applicationName: "ferry-hints", preparedStatements: true)
+    }
+
+    /// Whether no other instance listens: this instance's listener is up and named
+    /// `ferry-listen`, and no other session of this database is. Sessions of every role
+    /// show their `application_name` in `pg_stat_activity`.
+    private func isAlone(on connection: PostgresConnection) throws -> Bool {
+        let own = listenerBackend.load(ordering: .acquiring)
+        peerChecks.add(1, ordering: .relaxed)
+        let row = try connection.run(
+            """
+            SELECT count(*) FILTER (WHERE pid = \(bind: String(own))::pg_catalog.int4) AS own,
+                   count(*) FILTER (WHERE pid <> \(bind: String(own))::pg_catalog.int4) AS others
+              FROM pg_catalog.pg_stat_activity
+             WHERE datname = pg_catalog.current_database() AND application_name = \(bind: ChangeListener.applicationName)
+            """
+        ).first
+        let others = try row?.int("others") ?? 0
+        let ownListening = try row?.int("own") ?? 0
+        peers.store(others, ordering: .relaxed)
+        return own != 0 && ownListening == 1 && others == 0
     }
 
     /// One NOTIFY transaction with every hint of `text`, in as few payloads as fit.

@@ -24,6 +24,13 @@ extension LiveFeed {
         text.sample("ferry_live_hints_published_total", value: hintsPublished)
         text.family("ferry_live_hint_notifies_total", type: .counter, help: "NOTIFY transactions that carried them to the other instances.")
         text.sample("ferry_live_hint_notifies_total", value: hintNotifies)
+        text.family(
+            "ferry_live_hint_peers", type: .gauge,
+            help: "Other instances' listeners at the last check before a send (-1 before the first); with none, nothing is sent.")
+        text.sample("ferry_live_hint_peers", value: hintPeers)
+        text.family(
+            "ferry_live_hints_unsent_alone_total", type: .counter, help: "Hints of this instance's commits not sent: no other instance listened.")
+        text.sample("ferry_live_hints_unsent_alone_total", value: hintsUnsentAlone)
         text.family("ferry_live_wakes_total", type: .counter, help: "Waiters woken to check the feed.")
         text.sample("ferry_live_wakes_total", value: wakes)
         text.family("ferry_live_checks_total", type: .counter, help: "Checks of the feed made by waiters.")

@@ -47,7 +47,7 @@ public final class LiveFeed: Sendable {
         listener = try ChangeListener(
             url: url, schemaName: configuration.database.schema, registry: registry, retries: retries, roster: roster,
             fallbackSeconds: settings.fallbackCheckSeconds, logger: logger, instance: outbox.instance, onSchemaChange: onSchemaChange,
-            onUserRevoked: onUserRevoked)
+            onUserRevoked: onUserRevoked, onListening: { [outbox] backend in outbox.listenerBackend.store(backend, ordering: .releasing) })
         poke.withLock { [listener] in $0 = listener }
     }
 
@@ -99,6 +99,12 @@ public final class LiveFeed: Sendable {
 
     /// NOTIFY transactions that carried them to the other instances.
     public var hintNotifies: Int { outbox.notifies.load(ordering: .relaxed) }
+
+    /// Other instances' listeners the outbox saw at its last check; -1 before its first.
+    public var hintPeers: Int { outbox.peers.load(ordering: .relaxed) }
+
+    /// Hints of this instance's commits not sent, because no other instance listened (lines).
+    public var hintsUnsentAlone: Int { outbox.unsentAlone.load(ordering: .relaxed) }
 
     /// Hints heard: from the sync triggers (writes made outside Ferry), the other instances, and this one's own commits.
     public var hintsReceived: Int { registry.hintCount.load(ordering: .relaxed) }

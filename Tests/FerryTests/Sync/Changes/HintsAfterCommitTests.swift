@@ -48,7 +48,8 @@ extension ChangesSuites {
             defer { server.stop() }
             let alice = try server.user("alice")
             let set = try server.makeSet(for: alice.id)
-            let listener = try server.database.connect()
+            // Named as an instance's listener: another instance listens, so the server sends.
+            let listener = try server.database.connect(applicationName: "ferry-listen")
             defer { listener.close() }
             try listener.listen(["ferry_changes"])
             _ = try Self.drain(listener)
@@ -69,6 +70,23 @@ extension ChangesSuites {
             #expect(payloads.allSatisfy { $0.hasPrefix("@") }, "\(payloads)")
             #expect(lines == ["\(terms) u \(alice.id)", "\(terms) s \(sets) \(set)"])
             #expect(server.app.live.hintsPublished == published + 2)
+        }
+
+        /// Nobody else listens: a lone instance wakes its own waiters and sends no NOTIFY.
+        @Test func aLoneInstanceSendsNoNotify() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let (alice, set, poll) = try Self.alicesLongPoll(server, port: server.port) { try server.waitForWaiters(1) }
+            try waitUntil("the instance's listener", within: 30) { server.app.live.isListening }
+            let published = server.app.live.hintsPublished
+            let term = try server.createTerm(in: set, word: "alone", token: alice.token)
+            let response = try poll.response()
+            #expect(LongPollTests.ids(response, "terms") == [term])
+            #expect(server.app.live.hintsPublished > published)
+            // The sender asked, found no other listener, and dropped the hints instead of sending them.
+            try waitUntil("the hints dropped", within: 30) { server.app.live.hintsUnsentAlone >= server.app.live.hintsPublished - published }
+            #expect(server.app.live.hintPeers == 0)
+            #expect(server.app.live.hintNotifies == 0)
         }
 
         @Test func aWriteThroughOneInstanceWakesALongPollOnAnother() throws {
@@ -139,7 +157,8 @@ extension ChangesSuites {
             try feed.catchUp(pastXID: try server.maxXID())
             let poll = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
             try server.waitForWaiters(1)
-            let listener = try server.database.connect()
+            // Named as an instance's listener: another instance listens, so the server sends.
+            let listener = try server.database.connect(applicationName: "ferry-listen")
             defer { listener.close() }
             try listener.listen(["ferry_changes"])
             _ = try Self.drain(listener)

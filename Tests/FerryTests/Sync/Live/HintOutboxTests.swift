@@ -36,6 +36,50 @@ import Testing
         }
     }
 
+    /// A lone instance sends nothing, and never drops a hint on an answer older than the
+    /// hint: published after a check that found no other listener, it waits for the next
+    /// check, which sends it when another instance has begun to listen meanwhile.
+    @Test func aLoneInstanceDropsOnlyWhatACheckAfterItVouchesFor() throws {
+        let database = try ScratchDatabase()
+        defer { database.drop() }
+        // This instance's own listener (the outbox knows its backend), named as Ferry names it.
+        let own = try database.connect(applicationName: ChangeListener.applicationName)
+        defer { own.close() }
+        let registry = WaiterRegistry(limits: .init(perInstance: 10, perUser: 10))
+        let outbox = HintOutbox(
+            url: database.url, registry: registry, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+            peerCheckInterval: 5)
+        outbox.listenerBackend.store(own.backendPID, ordering: .releasing)
+        outbox.start()
+        defer { outbox.stop() }
+        // Alone: the first hint is dropped at the first check.
+        outbox.publish("1 1 u first")
+        try waitUntil("the first check", within: 30) { outbox.unsentAlone.load(ordering: .relaxed) == 1 }
+        #expect(outbox.peers.load(ordering: .relaxed) == 0)
+        #expect(outbox.notifies.load(ordering: .relaxed) == 0)
+        // A hint published after that check, and then another instance's listener: the
+        // check that found none cannot vouch for the hint, so the next one sends it. (Were
+        // this thread slower than the interval, the next check could come before the
+        // other listener; then the case did not happen, and the test says so.)
+        // It connects and listens first under another name, so that it becomes an
+        // instance's listener in one statement.
+        let other = try database.connect(applicationName: "not-yet-ferry")
+        defer { other.close() }
+        try other.listen(["ferry_changes"])
+        let checks = outbox.peerChecks.load(ordering: .relaxed)
+        outbox.publish("2 1 u second")
+        _ = try other.query("SET application_name = '\(ChangeListener.applicationName)'")
+        try #require(outbox.peerChecks.load(ordering: .relaxed) == checks, "the next check came before the other listener")
+        var received: [String] = []
+        try waitUntil("the second hint at the other listener", within: 30) {
+            received += try other.notifications(waitingUpTo: 0.2).filter { $0.channel == "ferry_changes" }.map(\.payload)
+            return !received.isEmpty
+        }
+        #expect(received == ["@\(outbox.instance)\n2 1 u second"])
+        #expect(outbox.peers.load(ordering: .relaxed) == 1)
+        #expect(outbox.unsentAlone.load(ordering: .relaxed) == 1)
+    }
+
     @Test func busyWritersShareOneNotifyPerIntervalAndEveryHintArrives() throws {
         let f = try Listened()
         defer { f.close() }
