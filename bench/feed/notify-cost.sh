@@ -42,10 +42,18 @@ start_ferry
 calibration_setup
 # A second of PATCHes first: the hint sender opens its connection at its first send.
 BENCH_PATH_PREFIX=/v1/terms/ BENCH_METHOD=PATCH wrk -t2 -c8 -d1s -s "$ROOT/bench/api/wrk/write.lua" "$BASE" >/dev/null
-trap 'wake_ups on >/dev/null 2>&1; cleanup' EXIT
+# BENCH_PEER=1: another instance's listener beside Ferry (a psql session named ferry-listen,
+# LISTENing), so that Ferry sends its hints as it does beside other instances. By default it is
+# alone and sends none (docs/changes-feed.md, "A lone instance sends nothing").
+PEER_PID=
+if [ "${BENCH_PEER:-0}" = 1 ]; then
+  PGAPPNAME=ferry-listen psql -X -q "$OWNER/$DB" -c "LISTEN ferry_changes" -c "SELECT pg_sleep(86400)" >/dev/null 2>&1 &
+  PEER_PID=$!
+fi
+trap 'wake_ups on >/dev/null 2>&1; [ -z "$PEER_PID" ] || kill "$PEER_PID" 2>/dev/null; cleanup' EXIT
 echo "bench/feed/notify-cost.sh at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "an unknown commit"), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "8 writers (wrk -t2 -c8, pgbench -c 8 -j 2), $DURATION a figure, live wake-ups on and off alternating:"
+echo "8 writers (wrk -t2 -c8, pgbench -c 8 -j 2), $DURATION a figure, live wake-ups on and off alternating$([ -n "$PEER_PID" ] && echo ", another instance's listener beside it" || echo ", Ferry alone"):"
 echo
 echo "| round | pgbench simple-update tps | PATCH/s on | PATCH/s off | PATCH on ÷ off | PATCH on ÷ simple-update | POST of 100/s on | POST of 100/s off | POST on ÷ off | PATCHes a NOTIFY (on) | hint path's CPU µs a PATCH (on) |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
@@ -67,6 +75,10 @@ for round in $(seq 1 "$ROUNDS"); do
   get() { awk -v n="$1" '$1==n {printf "%.0f", $2}' "$WORK/results.r$round"; }
   errors=$(grep -c "_errors" "$WORK/results.r$round" || true)
   [ "$errors" = 0 ] || echo "WARNING: round $round had error answers: $(grep _errors "$WORK/results.r$round" | tr '\n' ' ')" >&2
+  sums[0]=$(( ${sums[0]:-0} + $(get patch-on) )); sums[1]=$(( ${sums[1]:-0} + $(get patch-off) ))
+  sums[2]=$(( ${sums[2]:-0} + $(get post-on) )); sums[3]=$(( ${sums[3]:-0} + $(get post-off) )); sums[4]=$(( ${sums[4]:-0} + u ))
   echo "| $round | $u | $(get patch-on) | $(get patch-off) | $(ratio "$(get patch-on)" "$(get patch-off)") | $(ratio "$(get patch-on)" "$u") | $(get post-on) | $(get post-off) | $(ratio "$(get post-on)" "$(get post-off)") | $(awk -v r="$(get patch-on)" -v d="${DURATION%s}" -v n="$notifies" 'BEGIN { if (n > 0) printf "%.1f", r * d / n; else print "-" }') | $(awk -v r="$(get patch-on)" -v d="${DURATION%s}" -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { if (r > 0) printf "%.1f", t / hz * 1e6 / (r * d); else print "-" }') |"
 done
+echo
+echo "totals: PATCH on ${sums[0]} ÷ off ${sums[1]} = $(ratio "${sums[0]}" "${sums[1]}"), PATCH on ÷ simple-update $(ratio "${sums[0]}" "${sums[4]}"), POST of 100 on ${sums[2]} ÷ off ${sums[3]} = $(ratio "${sums[2]}" "${sums[3]}")"
 calibration_drop >/dev/null

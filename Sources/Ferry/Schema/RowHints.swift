@@ -38,10 +38,11 @@ public struct RowHints: Sendable, Equatable, Codable {
     /// The `RETURNING` items for the written row, the UPDATE's target `alias`.
     func returning(_ alias: String) -> String {
         let column = SQL.column(alias)
-        return ([
-            "\(mark)(\(alias)) AS \(Self.markedColumn)", "\(column("_ferry_xid")) AS \(Self.stampColumn)",
-            "\(column("_ferry_writer")) AS \(Self.writerColumn)",
-        ] + scopes.enumerated().map { "\(column($0.element.column)) AS \(Self.scopeColumn($0.offset))" })
+        return
+            ([
+                "\(mark)(\(alias)) AS \(Self.markedColumn)", "\(column("_ferry_xid")) AS \(Self.stampColumn)",
+                "\(column("_ferry_writer")) AS \(Self.writerColumn)",
+            ] + scopes.enumerated().map { "\(column($0.element.column)) AS \(Self.scopeColumn($0.offset))" })
             .joined(separator: ", ")
     }
 
