@@ -248,7 +248,7 @@ REVOKE ALL ON FUNCTION ferry.sync_hints_source(regclass) FROM PUBLIC;
 -- (Sources/Ferry/Planning/FastUpdateSQL.swift) calls it in its RETURNING
 -- clause with the written row, and returns the row's stamp, writer and scope
 -- keys beside it; Ferry makes the row's hints itself from them, after the
--- statement (Sources/Ferry/Execution/RowHints.swift), and adds them to the
+-- statement (Sources/Ferry/SQL/RowHints.swift), and adds them to the
 -- ones the transaction collected. In collect mode the function only sets
 -- ferry.hinted to the table's oid (so the notify function returns at its
 -- first statement) and answers true: Ferry makes this row's hints. Outside

@@ -152,7 +152,7 @@ extension ConfigurationKey {
             "While the LISTEN connection is down, every waiter checks the feed this often."),
         .string(
             "live.listen_url", \.live.listenURL, allowEmpty: true,
-            "URL or conninfo of the instance's one LISTEN connection, and of its hint sender (the NOTIFY of its writes to the other instances, core 0028); empty: database.url. It must reach PostgreSQL itself: PgBouncer in transaction mode cannot LISTEN."
+            "URL or conninfo of the instance's one LISTEN connection, and of its hint sender (the NOTIFY of its writes to the other instances, core 0028); empty: database.url. It must reach PostgreSQL itself: PgBouncer in transaction mode cannot LISTEN. Leave `application_name` out of it: instances find each other's listeners by the name Ferry gives them (`ferry-listen`), and a lone instance sends no NOTIFY; with another name every instance sends always (docs/OPERATIONS.md)."
         ),
         .seconds(
             "live.max_feed_hold_seconds", \.live.maxFeedHoldSeconds,

@@ -68,10 +68,15 @@ public struct RowHints: Sendable, Equatable, Codable {
     static func adding(_ made: String, to collected: String) -> String {
         if made.isEmpty { return collected }
         if collected.isEmpty { return made }
-        var seen = Set(ChangeHint.lines(collected))
+        var seen = Set(Self.lines(collected))
         var text = collected.hasSuffix("\n") ? collected : collected + "\n"
-        for line in ChangeHint.lines(made) where seen.insert(line).inserted { text += line + "\n" }
+        for line in Self.lines(made) where seen.insert(line).inserted { text += line + "\n" }
         return text
+    }
+
+    /// `text`'s non-empty lines, split by bytes (hints are ASCII).
+    private static func lines(_ text: String) -> [Substring] {
+        text[...].utf8.split(separator: UInt8(ascii: "\n")).map { Substring($0) }
     }
 
     /// The hints Ferry makes for `statements`' results (the same order), one a line.
