@@ -20,6 +20,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../api/api.sh"
 
 ROUNDS=${BENCH_ROUNDS:-3}
+declare -A cpus reqs
 DURATION=${BENCH_DURATION:-10s}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
@@ -55,8 +56,8 @@ echo "bench/feed/notify-cost.sh at $(git -C "$ROOT" rev-parse --short HEAD 2>/de
 echo
 echo "8 writers (wrk -t2 -c8, pgbench -c 8 -j 2), $DURATION a figure, live wake-ups on and off alternating$([ -n "$PEER_PID" ] && echo ", another instance's listener beside it" || echo ", Ferry alone"):"
 echo
-echo "| round | pgbench simple-update tps | PATCH/s on | PATCH/s off | PATCH on ÷ off | PATCH on ÷ simple-update | POST of 100/s on | POST of 100/s off | POST on ÷ off | PATCHes a NOTIFY (on) | hint path's CPU µs a PATCH (on) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| round | pgbench simple-update tps | PATCH/s on | PATCH/s off | PATCH on ÷ off | PATCH on ÷ simple-update | POST of 100/s on | POST of 100/s off | POST on ÷ off | PATCHes a NOTIFY (on) | hint path's CPU µs a PATCH (on) | CPU µs a PATCH on / off | CPU µs a POST on / off |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for round in $(seq 1 "$ROUNDS"); do
   : > "$WORK/results.r$round"
   u=$(simple_update_tps)
@@ -73,12 +74,23 @@ for round in $(seq 1 "$ROUNDS"); do
   done
   wake_ups on >/dev/null
   get() { awk -v n="$1" '$1==n {printf "%.0f", $2}' "$WORK/results.r$round"; }
+  # wrk_run's CPU a request, Ferry's + every postgres process's (its "<ferry>+<postgres>" summed).
+  cpu() { awk -v n="$1" '$1==n {split($5, c, "+"); printf "%.0f", c[1] + c[2]}' "$WORK/results.r$round"; }
   errors=$(grep -c "_errors" "$WORK/results.r$round" || true)
   [ "$errors" = 0 ] || echo "WARNING: round $round had error answers: $(grep _errors "$WORK/results.r$round" | tr '\n' ' ')" >&2
   sums[0]=$(( ${sums[0]:-0} + $(get patch-on) )); sums[1]=$(( ${sums[1]:-0} + $(get patch-off) ))
   sums[2]=$(( ${sums[2]:-0} + $(get post-on) )); sums[3]=$(( ${sums[3]:-0} + $(get post-off) )); sums[4]=$(( ${sums[4]:-0} + u ))
-  echo "| $round | $u | $(get patch-on) | $(get patch-off) | $(ratio "$(get patch-on)" "$(get patch-off)") | $(ratio "$(get patch-on)" "$u") | $(get post-on) | $(get post-off) | $(ratio "$(get post-on)" "$(get post-off)") | $(awk -v r="$(get patch-on)" -v d="${DURATION%s}" -v n="$notifies" 'BEGIN { if (n > 0) printf "%.1f", r * d / n; else print "-" }') | $(awk -v r="$(get patch-on)" -v d="${DURATION%s}" -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { if (r > 0) printf "%.1f", t / hz * 1e6 / (r * d); else print "-" }') |"
+  # CPU seconds and requests of each, for the totals' CPU a request.
+  for k in patch-on patch-off post-on post-off; do
+    cpus[$k]=$(awk -v a="${cpus[$k]:-0}" -v c="$(cpu "$k")" -v r="$(get "$k")" -v d="${DURATION%s}" 'BEGIN { printf "%.6f", a + c * r * d / 1e6 }')
+    reqs[$k]=$(( ${reqs[$k]:-0} + $(get "$k") ))  # rates: times DURATION, requests
+  done
+  echo "| $round | $u | $(get patch-on) | $(get patch-off) | $(ratio "$(get patch-on)" "$(get patch-off)") | $(ratio "$(get patch-on)" "$u") | $(get post-on) | $(get post-off) | $(ratio "$(get post-on)" "$(get post-off)") | $(awk -v r="$(get patch-on)" -v d="${DURATION%s}" -v n="$notifies" 'BEGIN { if (n > 0) printf "%.1f", r * d / n; else print "-" }') | $(awk -v r="$(get patch-on)" -v d="${DURATION%s}" -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { if (r > 0) printf "%.1f", t / hz * 1e6 / (r * d); else print "-" }') | $(cpu patch-on) / $(cpu patch-off) | $(cpu post-on) / $(cpu post-off) |"
 done
 echo
 echo "totals: PATCH on ${sums[0]} ÷ off ${sums[1]} = $(ratio "${sums[0]}" "${sums[1]}"), PATCH on ÷ simple-update $(ratio "${sums[0]}" "${sums[4]}"), POST of 100 on ${sums[2]} ÷ off ${sums[3]} = $(ratio "${sums[2]}" "${sums[3]}")"
+# CPU a request over all rounds (Ferry's and PostgreSQL's): off ÷ on is what the wake-ups leave of a
+# CPU-bound machine's throughput, less moved by the neighbours than the rates themselves.
+per() { awk -v c="${cpus[$1]}" -v r="${reqs[$1]}" -v d="${DURATION%s}" 'BEGIN { if (r > 0) printf "%.0f", c * 1e6 / (r * d); else print "-" }'; }
+echo "CPU µs a request, all rounds: PATCH on $(per patch-on) / off $(per patch-off) (off ÷ on $(ratio "$(per patch-off)" "$(per patch-on)")), POST of 100 on $(per post-on) / off $(per post-off) (off ÷ on $(ratio "$(per post-off)" "$(per post-on)"))"
 calibration_drop >/dev/null

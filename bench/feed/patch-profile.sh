@@ -22,6 +22,9 @@
 # BENCH_WAKE_UPS=off turns the live wake-ups off first, as bench/feed/notify-cost.sh does
 # (`wake_ups off` in bench/api/api.sh: the notify triggers disabled, each row hints function
 # a constant false), so that the two runs' difference is what the hints cost the writer.
+# BENCH_WRITE=post profiles a POST of 100 terms into one set instead (each into the next set), as
+# Ferry sends a POST of several items (ferry.write_items with bench/feed/create-terms.sql's
+# statement), 20 and 80 transactions.
 # Needs root, valgrind, PostgreSQL's server binaries. A few minutes (more under load).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -55,6 +58,14 @@ fn() { owner tree -tA -c "SELECT 'ferry.' || p.proname FROM pg_proc p
                           WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = '$1' || 'app.terms'::regclass::oid"; }
 MARK=$(fn sync_mark_)
 HINTS=$(fn sync_hints_)
+# BENCH_WRITE=post: a POST of 100 terms instead (post_stream below), 20 and 80 transactions.
+WRITE=${BENCH_WRITE:-patch}
+FEW=100 MANY=400
+if [ "$WRITE" = post ]; then
+  FEW=20 MANY=80
+  # Each POST into the next of the sets, as post100.lua spreads them (each row's foreign key locks its set).
+  owner tree -tA -c "SELECT id FROM app.study_sets ORDER BY id" > "$WORK/sets"
+fi
 if [ "${BENCH_WAKE_UPS:-on}" = off ]; then
   owner tree >/dev/null <<'SQL'
 DO $$ DECLARE t record; BEGIN
@@ -84,6 +95,7 @@ stream() {
   echo "SET jit = off"
   [ -z "${BENCH_SESSION_SQL:-}" ] || echo "$BENCH_SESSION_SQL"
   echo "PREPARE stmt_5(text) AS SELECT pg_catalog.set_config('ferry.user_id', \$1, true), pg_catalog.set_config('ferry.hint_mode', 'collect', true)"
+  if [ "$WRITE" = post ]; then post_stream "$1"; return; fi
   # Ferry's PATCH of one row (Sources/Ferry, FastUpdateSQL with If-Match: *), as a release build logged it:
   # BENCH_UPDATE=read, as before stop 17 (the base revision read from the item in SQL, the path id
   # matched against the uuid pattern, the item's JSON type checked); by default, as Ferry sends it
@@ -137,6 +149,29 @@ SQL
     } }' "$WORK/ids"
 }
 
+# BENCH_WRITE=post: a POST of 100 terms into one set a transaction, through ferry.write_items as
+# Ferry sends a POST of several items (bench/feed/create-terms.sql, the statement's text a bind).
+post_stream() {
+  local text
+  text=$(sed -e '/^--/d' "$ROOT/bench/feed/create-terms.sql")
+  echo "PREPARE stmt_6(text, jsonb) AS SELECT * FROM ferry.write_items('app.terms'::pg_catalog.regclass, \$1::text, \$2::jsonb)"
+  echo "PREPARE stmt_7 AS SELECT pg_catalog.current_setting('ferry.hints', true)"
+  text=$(tr '\n' ' ' <<<"$text" | sed "s/'/''/g")
+  # The text through the environment: awk -v would read its \n as a newline.
+  SQL_TEXT=$text awk -v n="$1" -v u="$USER_ID" '{ set[NR] = $1 } END {
+    sql = ENVIRON["SQL_TEXT"]
+    for (i = 1; i <= n; i++) {
+      items = ""
+      s = set[1 + i % NR]
+      for (k = 1; k <= 100; k++) items = items (k > 1 ? ", " : "") sprintf("{\"set_id\": \"%s\", \"word\": \"new %d.%d\", \"definition\": \"d\", \"rank\": \"V%03dV\"}", s, i, k, k)
+      print "BEGIN"
+      print "EXECUTE stmt_5('\''" u "'\'')"
+      print "EXECUTE stmt_6('\''" sql "'\'', '\''[" items "]'\'')"
+      print "EXECUTE stmt_7"
+      print "COMMIT"
+    } }' "$WORK/sets"
+}
+
 # profile N: callgrind's inclusive figure of every function, N transactions, into $WORK/cg/incl.N.
 profile() {
   rm -rf "$WORK/copy" && cp -a "$FERRY_LOCAL_DIR/pgdata" "$WORK/copy"
@@ -148,11 +183,11 @@ profile() {
     | awk '$1 ~ /^[0-9,]+$/ && NF >= 2 { n = $1; gsub(",", "", n); $1 = ""; sub(/^ +/, ""); sub(/ \[.*$/, ""); print n "\t" $0 }' \
     > "$WORK/cg/incl.$1"
 }
-profile 100
-profile 400
-echo "bench/feed/patch-profile.sh, migrations of ${BENCH_REVISION:-this tree ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- migrations || echo ', changed'))}, live wake-ups ${BENCH_WAKE_UPS:-on}, $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+profile "$FEW"
+profile "$MANY"
+echo "bench/feed/patch-profile.sh ($WRITE), migrations of ${BENCH_REVISION:-this tree ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- migrations || echo ', changed'))}, live wake-ups ${BENCH_WAKE_UPS:-on}, $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| instructions a PATCH's transaction, inclusive | function |"
+echo "| instructions a $([ "$WRITE" = post ] && echo "POST's of 100 terms" || echo "PATCH's") transaction, inclusive | function |"
 echo "|---|---|"
-awk -F'\t' 'NR == FNR { a[$2] = $1; next } { d = ($1 - a[$2]) / 300; if (d >= 1000) printf "%d\t%s\n", d, $2 }' \
-  "$WORK/cg/incl.100" "$WORK/cg/incl.400" | sort -rn | head -n "$TOP" | awk -F'\t' '{ printf "| %d | `%s` |\n", $1, $2 }'
+awk -F'\t' -v n=$((MANY - FEW)) 'NR == FNR { a[$2] = $1; next } { d = ($1 - a[$2]) / n; if (d >= 1000) printf "%d\t%s\n", d, $2 }' \
+  "$WORK/cg/incl.$FEW" "$WORK/cg/incl.$MANY" | sort -rn | head -n "$TOP" | awk -F'\t' '{ printf "| %d | `%s` |\n", $1, $2 }'
