@@ -50,16 +50,32 @@ public struct RowHints: Sendable, Equatable, Codable {
     /// as the notify trigger makes them: the scope hints in the order of the scope
     /// tables' oids, then the writer's (`*` without one).
     func lines(in result: PostgresResult) -> String {
+        // By position: ``returning(_:)``'s columns end the result, in its order (a lookup
+        // by name hashes each name for each row, on every PATCH's path).
+        let marked = result.columns.count - 3 - scopes.count
+        guard marked >= 0, result.columns[marked] == Self.markedColumn else { return "" }
         var text = ""
-        for row in result.rows where row[Self.markedColumn] == "t" {
-            guard let stamp = row[Self.stampColumn] else { continue }
-            let head = "\(stamp) \(table) "
-            for (index, scope) in scopes.enumerated() {
+        for row in result.rows where row[marked] == "t" {
+            guard let stamp = row[marked + 1] else { continue }
+            let head = stamp + " " + String(table) + " "
+            for index in scopes.indices {
                 // A plain scope column is never NULL; were one, the trigger leaves it out too.
-                guard let key = row[Self.scopeColumn(index)] else { continue }
-                text += head + "s \(scope.table) \(key)\n"
+                guard let key = row[marked + 3 + index] else { continue }
+                text += head
+                text += "s "
+                text += String(scopes[index].table)
+                text += " "
+                text += key
+                text += "\n"
             }
-            text += head + (row[Self.writerColumn].map { "u " + $0 } ?? "*") + "\n"
+            text += head
+            if let writer = row[marked + 2] {
+                text += "u "
+                text += writer
+            } else {
+                text += "*"
+            }
+            text += "\n"
         }
         return text
     }

@@ -28,18 +28,18 @@ struct ChangeHint: Sendable, Equatable {
 
     /// ``init(payload:)`` of a line of a batch.
     init?(payload: Substring) {
-        let parts = payload.utf8.split(separator: UInt8(ascii: " "), maxSplits: 4, omittingEmptySubsequences: false)
-        guard parts.count >= 3, let xid = UInt64(Substring(parts[0])), let table = UInt32(Substring(parts[1])) else { return nil }
+        let parts = Self.pieces(of: payload, at: UInt8(ascii: " "), atMost: 5, omittingEmpty: false)
+        guard parts.count >= 3, let xid = UInt64(parts[0]), let table = UInt32(parts[1]) else { return nil }
         self.xid = xid
         self.table = table
-        switch Substring(parts[2]) {
+        switch parts[2] {
         case "*" where parts.count == 3:
             target = .everyone
         case "u" where parts.count == 4 && !parts[3].isEmpty:
-            target = .user(String(Substring(parts[3])))
+            target = .user(String(parts[3]))
         case "s" where parts.count == 5:
-            guard let scope = UInt32(Substring(parts[3])), !parts[4].isEmpty else { return nil }
-            target = .scope(table: scope, id: String(Substring(parts[4])))
+            guard let scope = UInt32(parts[3]), !parts[4].isEmpty else { return nil }
+            target = .scope(table: scope, id: String(parts[4]))
         default:
             return nil
         }
@@ -47,7 +47,42 @@ struct ChangeHint: Sendable, Equatable {
 
     /// `text`'s non-empty lines, split by bytes (see ``init(payload:)``).
     static func lines(_ text: String) -> [Substring] {
-        text[...].utf8.split(separator: UInt8(ascii: "\n")).map { Substring($0) }
+        pieces(of: text[...], at: UInt8(ascii: "\n"), atMost: .max, omittingEmpty: true)
+    }
+
+    /// `text` split at each `separator` byte, into at most `limit` pieces (the last one
+    /// the rest), without the empty ones when `omittingEmpty`. The bytes are scanned in
+    /// their buffer, not by `Collection.split` (whose generic slices, each wrapped again
+    /// as a `Substring`, cost a PATCH's writer ~25,000 instructions for its two hints)
+    /// nor by the UTF-8 view's indices (~19,000: each step checks its bounds); then each
+    /// piece is cut by offset (`BENCH_INSTRUCTIONS_OPS="patch patch-off" bash
+    /// bench/api/api.sh instructions`, bench/feed/README.md).
+    private static func pieces(of text: Substring, at separator: UInt8, atMost limit: Int, omittingEmpty: Bool) -> [Substring] {
+        let bytes = text.utf8
+        // A bridged string's bytes may not be contiguous (Ferry's own always are): a copy's are.
+        let bounds =
+            bytes.withContiguousStorageIfAvailable { Self.bounds(in: $0, at: separator, atMost: limit, omittingEmpty: omittingEmpty) }
+            ?? Array(bytes).withUnsafeBufferPointer { Self.bounds(in: $0, at: separator, atMost: limit, omittingEmpty: omittingEmpty) }
+        let base = bytes.startIndex
+        return bounds.map { text[bytes.index(base, offsetBy: $0.lowerBound)..<bytes.index(base, offsetBy: $0.upperBound)] }
+    }
+
+    /// ``pieces(of:at:atMost:omittingEmpty:)``'s pieces as offsets into `buffer`.
+    private static func bounds(
+        in buffer: UnsafeBufferPointer<UInt8>, at separator: UInt8, atMost limit: Int, omittingEmpty: Bool
+    ) -> [Range<Int>] {
+        var bounds: [Range<Int>] = []
+        var start = 0
+        var offset = 0
+        while offset < buffer.count, bounds.count < limit - 1 {
+            if buffer[offset] == separator {
+                if !omittingEmpty || offset != start { bounds.append(start..<offset) }
+                start = offset + 1
+            }
+            offset += 1
+        }
+        if !omittingEmpty || start != buffer.count { bounds.append(start..<buffer.count) }
+        return bounds
     }
 
     /// The hints of one notification on `ferry_changes`: a trigger's one hint

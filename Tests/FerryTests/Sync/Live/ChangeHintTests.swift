@@ -23,6 +23,17 @@ import Testing
         }
     }
 
+    /// A collected text's lines: by bytes, the empty ones left out, the last one without its newline kept.
+    @Test func aTextIsSplitIntoItsNonEmptyLines() {
+        #expect(ChangeHint.lines("") == [])
+        #expect(ChangeHint.lines("\n\n") == [])
+        #expect(ChangeHint.lines("9 1 *") == ["9 1 *"])
+        #expect(ChangeHint.lines("9 1 *\n\n8 2 u a b\n") == ["9 1 *", "8 2 u a b"])
+        #expect(ChangeHint.lines("\n7 3 *\n6 4 *") == ["7 3 *", "6 4 *"])
+        // Any bytes between newlines: a line is never split at a multi-byte character.
+        #expect(ChangeHint.lines("é\nü ß\n") == ["é", "ü ß"])
+    }
+
     /// Core 0026: an instance's batch of hints, `@<instance>` and one a line.
     @Test func anInstancesBatchIsReadLineByLineAndItsOwnIsSkipped() {
         let batch = "@a1\n812 16384 u someone\n9 16390 s 16384 0b7a\nnonsense"
