@@ -20,8 +20,9 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../api/api.sh"
 
 ROUNDS=${BENCH_ROUNDS:-3}
-declare -A cpus reqs
 DURATION=${BENCH_DURATION:-10s}
+# Per figure (patch-on, …): its CPU seconds and its requests a second, summed over the rounds.
+declare -A cpus reqs
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 # What the hints cost besides the writers' own transactions, counted around each PATCH run
@@ -80,10 +81,10 @@ for round in $(seq 1 "$ROUNDS"); do
   [ "$errors" = 0 ] || echo "WARNING: round $round had error answers: $(grep _errors "$WORK/results.r$round" | tr '\n' ' ')" >&2
   sums[0]=$(( ${sums[0]:-0} + $(get patch-on) )); sums[1]=$(( ${sums[1]:-0} + $(get patch-off) ))
   sums[2]=$(( ${sums[2]:-0} + $(get post-on) )); sums[3]=$(( ${sums[3]:-0} + $(get post-off) )); sums[4]=$(( ${sums[4]:-0} + u ))
-  # CPU seconds and requests of each, for the totals' CPU a request.
+  # The totals' CPU a request: each figure's CPU seconds (CPU a request × its requests) and rate.
   for k in patch-on patch-off post-on post-off; do
     cpus[$k]=$(awk -v a="${cpus[$k]:-0}" -v c="$(cpu "$k")" -v r="$(get "$k")" -v d="${DURATION%s}" 'BEGIN { printf "%.6f", a + c * r * d / 1e6 }')
-    reqs[$k]=$(( ${reqs[$k]:-0} + $(get "$k") ))  # rates: times DURATION, requests
+    reqs[$k]=$(( ${reqs[$k]:-0} + $(get "$k") ))
   done
   echo "| $round | $u | $(get patch-on) | $(get patch-off) | $(ratio "$(get patch-on)" "$(get patch-off)") | $(ratio "$(get patch-on)" "$u") | $(get post-on) | $(get post-off) | $(ratio "$(get post-on)" "$(get post-off)") | $(awk -v r="$(get patch-on)" -v d="${DURATION%s}" -v n="$notifies" 'BEGIN { if (n > 0) printf "%.1f", r * d / n; else print "-" }') | $(awk -v r="$(get patch-on)" -v d="${DURATION%s}" -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { if (r > 0) printf "%.1f", t / hz * 1e6 / (r * d); else print "-" }') | $(cpu patch-on) / $(cpu patch-off) | $(cpu post-on) / $(cpu post-off) |"
 done

@@ -58,31 +58,25 @@ struct ChangeHint: Sendable, Equatable {
     /// piece is cut by offset (`BENCH_INSTRUCTIONS_OPS="patch patch-off" bash
     /// bench/api/api.sh instructions`, bench/feed/README.md).
     private static func pieces(of text: Substring, at separator: UInt8, atMost limit: Int, omittingEmpty: Bool) -> [Substring] {
+        // On a copy: `withUTF8` makes a string's bytes contiguous where they are not.
+        var contiguous = text
+        let bounds = contiguous.withUTF8 { buffer -> [Range<Int>] in
+            var bounds: [Range<Int>] = []
+            var start = 0
+            var offset = 0
+            while offset < buffer.count, bounds.count < limit - 1 {
+                if buffer[offset] == separator {
+                    if !omittingEmpty || offset != start { bounds.append(start..<offset) }
+                    start = offset + 1
+                }
+                offset += 1
+            }
+            if !omittingEmpty || start != buffer.count { bounds.append(start..<buffer.count) }
+            return bounds
+        }
         let bytes = text.utf8
-        // A bridged string's bytes may not be contiguous (Ferry's own always are): a copy's are.
-        let bounds =
-            bytes.withContiguousStorageIfAvailable { Self.bounds(in: $0, at: separator, atMost: limit, omittingEmpty: omittingEmpty) }
-            ?? Array(bytes).withUnsafeBufferPointer { Self.bounds(in: $0, at: separator, atMost: limit, omittingEmpty: omittingEmpty) }
         let base = bytes.startIndex
         return bounds.map { text[bytes.index(base, offsetBy: $0.lowerBound)..<bytes.index(base, offsetBy: $0.upperBound)] }
-    }
-
-    /// ``pieces(of:at:atMost:omittingEmpty:)``'s pieces as offsets into `buffer`.
-    private static func bounds(
-        in buffer: UnsafeBufferPointer<UInt8>, at separator: UInt8, atMost limit: Int, omittingEmpty: Bool
-    ) -> [Range<Int>] {
-        var bounds: [Range<Int>] = []
-        var start = 0
-        var offset = 0
-        while offset < buffer.count, bounds.count < limit - 1 {
-            if buffer[offset] == separator {
-                if !omittingEmpty || offset != start { bounds.append(start..<offset) }
-                start = offset + 1
-            }
-            offset += 1
-        }
-        if !omittingEmpty || start != buffer.count { bounds.append(start..<buffer.count) }
-        return bounds
     }
 
     /// The hints of one notification on `ferry_changes`: a trigger's one hint
