@@ -63,7 +63,7 @@ public final class FerryApp: Sendable {
         // Writes hand their hints to the live feed after commit instead of notifying (core 0028).
         let gateway = PostgresGateway(
             pool: pool, tokenCacheSeconds: auth.tokenCacheSeconds, builtinTokens: auth.builtinTokens, jwt: jwt,
-            hints: { [outbox = live.outbox] text in outbox.publish(text) })
+            hints: { [outbox = live.outbox] made, collected in outbox.publish(made, collected: collected) })
         forget.withLock { $0 = gateway }
         database = gateway
         let metrics = FerryMetrics()

@@ -10,7 +10,7 @@ extension CallerTransaction {
             do {
                 let sent = statement.postgres
                 let result = try connection.query(sent.sql, sent.params)
-                if let hints = statement.rowHints { recordRowHints(hints.lines(in: result)) }
+                if let hints = statement.rowHints { recordRowHints(hints.hints(in: result)) }
                 results.append(result)
             } catch {
                 recordFailure(retryable: error.isRetryableConflict)

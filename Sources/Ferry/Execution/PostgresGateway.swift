@@ -48,8 +48,10 @@ public final class PostgresGateway: Sendable {
     /// notify inside their transaction as the triggers of 0017 did. A closure,
     /// not the live feed's `HintOutbox` itself: Sync comes after Execution
     /// (docs/ARCHITECTURE.md, "One direction"). Called once after the commit
-    /// of a write's pipeline or of a caller transaction, never for a read's.
-    let hints: (@Sendable (String) -> Void)?
+    /// of a write's pipeline or of a caller transaction, never for a read's,
+    /// with the hints Ferry made of the rows its statements returned
+    /// (``RowHints``) and the text its triggers collected (one a line, or '').
+    let hints: (@Sendable (_ made: [ChangeHint], _ collected: String) -> Void)?
 
     /// A gateway over `pool`, keeping checked tokens for `tokenCacheSeconds` (0: never),
     /// accepting Ferry's tokens when `builtinTokens` and JWTs when `jwt` is set.
@@ -62,7 +64,7 @@ public final class PostgresGateway: Sendable {
     /// The same, with the hints of committed writes handed to `hints`.
     init(
         pool: PostgresPool, maxRetries: Int = 3, tokenCacheSeconds: Int = 0, builtinTokens: Bool = true, jwt: JWTVerifier? = nil,
-        hints: (@Sendable (String) -> Void)?
+        hints: (@Sendable (_ made: [ChangeHint], _ collected: String) -> Void)?
     ) {
         self.pool = pool
         self.hints = hints
@@ -108,7 +110,7 @@ public final class PostgresGateway: Sendable {
         // hints it collected, and those Ferry makes of the rows its statements returned.
         // The setting is NULL in a session where nothing ever collected (only marked rows).
         if let hints, let read = results.popLast() {
-            hints(RowHints.adding(RowHints.made(by: statements, results.dropFirst()), to: read.first?["hints"] ?? ""))
+            hints(RowHints.made(by: statements, results.dropFirst()), read.first?["hints"] ?? "")
         }
         // For the request log line.
         caller.trace?.userID = opening.knownUser ?? opening.learn(results.first?.first?["opened"])
@@ -386,7 +388,7 @@ extension PostgresGateway {
                         if commit.commandTag == "ROLLBACK" {
                             throw Problem(500, .internalError, "the transaction was rolled back at commit")
                         }
-                        if let collected { hints?(RowHints.adding(transaction.rowHints, to: collected)) }
+                        if let collected { hints?(transaction.rowHints, collected) }
                         // Only now: a JWT's first sight made its user in this transaction.
                         if opening.knownUser == nil { _ = opening.learn(opened) }
                     } catch let error as PostgresError {

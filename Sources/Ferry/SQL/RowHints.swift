@@ -10,8 +10,8 @@ import FerryPostgres
 /// returns the row's stamp, writer and scope keys beside it (``returning(_:)``).
 /// In Ferry's collect mode the function marks the statement, so that the notify
 /// trigger's function returns at its first statement, and answers true; Ferry
-/// then makes the lines the trigger would have made (``lines(in:)``) and adds
-/// them to what the transaction collected (``adding(_:to:)``). Why: making the
+/// then makes the hints the trigger would have made (``hints(in:)``), which
+/// reach the outbox beside what the transaction collected. Why: making the
 /// text in SQL (`ferry.sync_hints_<oid>`, its predecessor) was a dozen function
 /// calls set up and run in every PATCH, ~80,000 of its ~1.67M instructions in
 /// PostgreSQL (bench/feed/README.md); here it is two calls and three columns.
@@ -46,61 +46,40 @@ public struct RowHints: Sendable, Equatable, Codable {
             .joined(separator: ", ")
     }
 
-    /// The hints of the rows of `result` that the mark function marked, one a line,
-    /// as the notify trigger makes them: the scope hints in the order of the scope
-    /// tables' oids, then the writer's (`*` without one).
-    func lines(in result: PostgresResult) -> String {
+    /// The hints of the rows of `result` that the mark function marked, as the
+    /// notify trigger makes them: the scope hints in the order of the scope
+    /// tables' oids, then the writer's (`*` without one). Values, not lines: the
+    /// outbox wakes this instance's waiters with them as they are.
+    func hints(in result: PostgresResult) -> [ChangeHint] {
         // By position: ``returning(_:)``'s columns end the result, in its order (a lookup
         // by name hashes each name for each row, on every PATCH's path).
         let marked = result.columns.count - 3 - scopes.count
-        guard marked >= 0, result.columns[marked] == Self.markedColumn else { return "" }
-        var text = ""
+        guard marked >= 0, result.columns[marked] == Self.markedColumn else { return [] }
+        var hints: [ChangeHint] = []
         for row in result.rows where row[marked] == "t" {
+            // An xid8's text is a number; were it not, a wake for everyone is never one too few.
             guard let stamp = row[marked + 1] else { continue }
-            let head = stamp + " " + String(table) + " "
+            guard let xid = UInt64(stamp) else {
+                hints.append(.everyone)
+                continue
+            }
+            hints.reserveCapacity(hints.count + scopes.count + 1)
             for index in scopes.indices {
                 // A plain scope column is never NULL; were one, the trigger leaves it out too.
                 guard let key = row[marked + 3 + index] else { continue }
-                text += head
-                text += "s "
-                text += String(scopes[index].table)
-                text += " "
-                text += key
-                text += "\n"
+                hints.append(ChangeHint(xid: xid, table: table, target: .scope(table: scopes[index].table, id: key)))
             }
-            text += head
-            if let writer = row[marked + 2] {
-                text += "u "
-                text += writer
-            } else {
-                text += "*"
-            }
-            text += "\n"
+            hints.append(ChangeHint(xid: xid, table: table, target: row[marked + 2].map { .user($0) } ?? .everyone))
         }
-        return text
+        return hints
     }
 
-    /// `made` added to the hints a transaction `collected` (both one a line), each line once.
-    static func adding(_ made: String, to collected: String) -> String {
-        if made.isEmpty { return collected }
-        if collected.isEmpty { return made }
-        var seen = Set(Self.lines(collected))
-        var text = collected.hasSuffix("\n") ? collected : collected + "\n"
-        for line in Self.lines(made) where seen.insert(line).inserted { text += line + "\n" }
-        return text
-    }
-
-    /// `text`'s non-empty lines, split by bytes (hints are ASCII).
-    private static func lines(_ text: String) -> [Substring] {
-        text[...].utf8.split(separator: UInt8(ascii: "\n")).map { Substring($0) }
-    }
-
-    /// The hints Ferry makes for `statements`' results (the same order), one a line.
-    static func made(by statements: [PlannedStatement], _ results: some Collection<PostgresResult>) -> String {
-        var text = ""
+    /// The hints Ferry makes for `statements`' results (the same order).
+    static func made(by statements: [PlannedStatement], _ results: some Collection<PostgresResult>) -> [ChangeHint] {
+        var hints: [ChangeHint] = []
         for (statement, result) in zip(statements, results) {
-            if let hints = statement.rowHints { text += hints.lines(in: result) }
+            if let rowHints = statement.rowHints { hints += rowHints.hints(in: result) }
         }
-        return text
+        return hints
     }
 }

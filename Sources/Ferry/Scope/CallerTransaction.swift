@@ -25,21 +25,22 @@ final class CallerTransaction: @unchecked Sendable {
     private(set) var sawRetryableConflict = false
     /// Set when any statement failed: the transaction is aborted and can only roll back.
     private(set) var failed = false
-    /// The live hints Ferry made of the rows its statements wrote (``RowHints``), one a
-    /// line: published with the ones the transaction collected, after its commit.
-    private(set) var rowHints = ""
+    /// The live hints Ferry made of the rows its statements wrote (``RowHints``):
+    /// published with the ones the transaction collected, after its commit.
+    private(set) var rowHints: [ChangeHint] = []
 
     init(connection: PostgresConnection, credential: Credential) {
         self.connection = connection
         self.credential = credential
     }
 
-    /// Marks the transaction failed (it can only roll back now), and due to run
-    /// again when the failure was a serialization or deadlock race.
-    func recordRowHints(_ lines: String) {
-        rowHints += lines
+    /// The hints Ferry made of the rows a statement returned (``RowHints/hints(in:)``).
+    func recordRowHints(_ hints: [ChangeHint]) {
+        rowHints += hints
     }
 
+    /// Marks the transaction failed (it can only roll back now), and due to run
+    /// again when the failure was a serialization or deadlock race.
     func recordFailure(retryable: Bool) {
         failed = true
         if retryable { sawRetryableConflict = true }

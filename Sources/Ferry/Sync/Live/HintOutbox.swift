@@ -12,9 +12,13 @@ import Synchronization
 /// PostgreSQL serialises the commits of notifying transactions on one lock;
 /// here they leave the writer's path.
 ///
-/// ``publish(_:)`` runs on the writer's thread right after its commit: it
+/// ``publish(_:collected:)`` runs on the writer's thread right after its commit: it
 /// marks the waiters the hints concern (``WaiterRegistry/woken(by:)``), wakes
-/// up to ``writerWakes`` of them itself, and appends the text to a buffer.
+/// up to ``writerWakes`` of them itself, and leaves the hints in a buffer. The
+/// hints Ferry made of its rows arrive as values and stay values until a send
+/// writes them out (``UnsentHints``; never, for a lone instance): only the text
+/// the triggers collected is parsed on the writer's path (bench/feed/README.md,
+/// "stop 21").
 /// The sender's thread wakes the rest of a fan-out at once, and sends what the
 /// buffer holds at most once per ``sendInterval``, in one NOTIFY transaction
 /// of payloads of `@<instance>` and one hint a line (the listener skips its
@@ -78,11 +82,14 @@ final class HintOutbox: Sendable {
     static let payloadLimit = 7_000
     /// Past this many bytes of unsent hints (the connection is down), they fold into one for everyone.
     static let foldLimit = 65_536
+    /// Past this many hints made and not yet taken by the sender's thread (it is behind), they
+    /// fold into one for everyone: about ``foldLimit``'s bytes as lines.
+    static let madeFoldLimit = 1_024
     /// The hint that wakes every waiter following anything.
     static let everyone = "0 0 *"
 
     private struct Pending {
-        var text = ""
+        var hints = UnsentHints()
         /// Woken waiters the writers left to this thread (a fan-out's rest).
         var tickets: [any LiveTicket] = []
         /// A signal is on its way to the thread (cleared when it takes what is here).
@@ -113,21 +120,21 @@ final class HintOutbox: Sendable {
         _ = finished.wait(timeout: .now() + 5)
     }
 
-    /// The hints a committed transaction collected (`ferry.hints`: one a line).
+    /// The hints of a committed transaction: those Ferry made of the rows it wrote
+    /// (``RowHints``) and the text its triggers collected (`ferry.hints`: one a line).
     /// Called by the writer right after its commit: wakes this instance's waiters
-    /// they concern (up to ``writerWakes`` on this thread) and leaves the text for
+    /// they concern (up to ``writerWakes`` on this thread) and leaves the hints for
     /// the other instances to the sender's thread.
-    func publish(_ text: String) {
-        guard !text.isEmpty, !stopping.load(ordering: .relaxed) else { return }
-        let lines = ChangeHint.lines(text)
-        published.add(lines.count, ordering: .relaxed)
-        let woken = registry.woken(by: lines.map { ChangeHint(payload: $0) ?? ChangeHint.everyone })
+    func publish(_ made: [ChangeHint], collected: String = "") {
+        guard !made.isEmpty || !collected.isEmpty, !stopping.load(ordering: .relaxed) else { return }
+        var hints = made
+        if !collected.isEmpty { hints += ChangeHint.lines(collected).map { ChangeHint(payload: $0) ?? ChangeHint.everyone } }
+        published.add(hints.count, ordering: .relaxed)
+        let woken = registry.woken(by: hints)
         registry.wake(woken.prefix(Self.writerWakes))
         let rest = woken.dropFirst(Self.writerWakes)
         let signal = pending.withLock { pending -> Bool in
-            pending.text += text.hasSuffix("\n") ? text : text + "\n"
-            // The thread is behind (or not started): one hint for everyone says as much, in bounded memory.
-            if pending.text.utf8.count > Self.foldLimit { pending.text = Self.everyone + "\n" }
+            pending.hints.add(collected: collected, made: made)
             pending.tickets += rest
             // While an interval runs the thread wakes at its end anyway; only waiters to wake cut it short.
             guard !pending.signalled, pending.idle || !rest.isEmpty else { return false }
@@ -138,23 +145,23 @@ final class HintOutbox: Sendable {
         if signal { ready.signal() }
     }
 
-    /// What the writers left: the text to send, and waiters to wake.
-    private func take() -> (text: String, tickets: [any LiveTicket]) {
+    /// What the writers left: the hints to send, and waiters to wake.
+    private func take() -> (hints: UnsentHints, tickets: [any LiveTicket]) {
         pending.withLock { pending in
             defer {
-                pending.text = ""
+                pending.hints = UnsentHints()
                 pending.tickets = []
                 pending.signalled = false
             }
-            return (pending.text, pending.tickets)
+            return (pending.hints, pending.tickets)
         }
     }
 
     /// Whether nothing waits to be sent or woken; if so, the thread is marked idle
     /// (under the same lock), so that the next publish wakes it.
-    private func idle(unsent: String) -> Bool {
+    private func idle(unsent: UnsentHints) -> Bool {
         pending.withLock { pending in
-            guard unsent.isEmpty, pending.text.isEmpty, pending.tickets.isEmpty else { return false }
+            guard unsent.isEmpty, pending.hints.isEmpty, pending.tickets.isEmpty else { return false }
             pending.idle = true
             return true
         }
@@ -162,7 +169,7 @@ final class HintOutbox: Sendable {
 
     private func run() {
         var connection: PostgresConnection?
-        var unsent = ""
+        var unsent = UnsentHints()
         var backoff = 0.05
         var nextSend = DispatchTime.now()
         // The last check for other instances' listeners: when it began, and whether it found none.
@@ -179,12 +186,9 @@ final class HintOutbox: Sendable {
                 }
             }
             rounds.add(1, ordering: .relaxed)
-            let (text, tickets) = take()
+            let (hints, tickets) = take()
             registry.wake(tickets)
-            if !text.isEmpty {
-                unsent += text
-                if unsent.utf8.count > Self.foldLimit { unsent = Self.everyone + "\n" }
-            }
+            unsent.add(hints)
             if !unsent.isEmpty && (stop || DispatchTime.now() >= nextSend) {
                 do {
                     let sending = try connection ?? Self.connect(url)
@@ -195,16 +199,16 @@ final class HintOutbox: Sendable {
                         checked = now
                         alone = try isAlone(on: sending)
                         if alone {
-                            unsentAlone.add(ChangeHint.lines(unsent).count, ordering: .relaxed)
-                            unsent = ""
+                            unsentAlone.add(unsent.count, ordering: .relaxed)
+                            unsent = UnsentHints()
                         }
                     } else if !stop, alone, let checked {
                         // Published after the last check, which cannot vouch for them: held until the next.
                         nextSend = checked + peerCheckInterval
                         continue
                     }
-                    if !unsent.isEmpty { try send(unsent, on: sending) }
-                    unsent = ""
+                    if !unsent.isEmpty { try send(unsent.written, on: sending) }
+                    unsent = UnsentHints()
                     backoff = 0.05
                     nextSend = .now() + Self.sendInterval
                 } catch {
@@ -213,7 +217,7 @@ final class HintOutbox: Sendable {
                     if stop { break }
                     logger.warning(
                         "could not send live hints to the other instances; retrying",
-                        metadata: ["error": "\(error)", "pending_bytes": "\(unsent.utf8.count)"])
+                        metadata: ["error": "\(error)", "pending_bytes": "\(unsent.bytes)"])
                     // A publish during the pause may cut it short; that is harmless (its text is taken next).
                     _ = ready.wait(timeout: .now() + backoff * Double.random(in: 0.5...1.5))
                     backoff = min(backoff * 2, 5)

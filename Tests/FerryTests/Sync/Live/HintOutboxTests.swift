@@ -53,7 +53,7 @@ import Testing
         outbox.start()
         defer { outbox.stop() }
         // Alone: the first hint is dropped at the first check.
-        outbox.publish("1 1 u first")
+        outbox.publish([], collected: "1 1 u first")
         try waitUntil("the first check", within: 30) { outbox.unsentAlone.load(ordering: .relaxed) == 1 }
         #expect(outbox.peers.load(ordering: .relaxed) == 0)
         #expect(outbox.notifies.load(ordering: .relaxed) == 0)
@@ -67,7 +67,7 @@ import Testing
         defer { other.close() }
         try other.listen(["ferry_changes"])
         let checks = outbox.peerChecks.load(ordering: .relaxed)
-        outbox.publish("2 1 u second")
+        outbox.publish([], collected: "2 1 u second")
         _ = try other.query("SET application_name = '\(ChangeListener.applicationName)'")
         try #require(outbox.peerChecks.load(ordering: .relaxed) == checks, "the next check came before the other listener")
         var received: [String] = []
@@ -89,7 +89,9 @@ import Testing
         let writes = 200
         let started = Date()
         for write in 0..<writes {
-            outbox.publish("\(write + 1) 1 u writer-\(write)")
+            // Half of them made by Ferry of its rows, half collected by triggers (the text form).
+            let hint = ChangeHint(xid: UInt64(write + 1), table: 1, target: .user("writer-\(write)"))
+            if write % 2 == 0 { outbox.publish([hint]) } else { outbox.publish([], collected: hint.line) }
             Thread.sleep(forTimeInterval: 0.0005)
         }
         // This instance's waiters hear of every write without waiting for a NOTIFY.
@@ -129,7 +131,7 @@ import Testing
         for ticket in tickets { #expect(registry.register(ticket, user: nil, resources: nil) == nil) }
         let outbox = HintOutbox(url: database.url, registry: registry, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         // Not started: whatever is woken now was woken by publish, on this thread.
-        outbox.publish("7 101 u alice\n")
+        outbox.publish([ChangeHint(xid: 7, table: 101, target: .user("alice"))])
         #expect(tickets.filter { $0.woken == 1 }.count == HintOutbox.writerWakes)
         #expect(registry.hintCount.load(ordering: .relaxed) == 1)
         outbox.start()
@@ -144,7 +146,7 @@ import Testing
         let (listener, outbox) = (f.listener, f.outbox)
         let hints = (1...600).map { "\($0) 1 u writer-with-a-rather-long-name-\($0)" }
         // Published before the thread starts, so that one send carries them all.
-        outbox.publish(hints.joined(separator: "\n"))
+        outbox.publish([], collected: hints.joined(separator: "\n"))
         outbox.start()
         var received: [String] = []
         var payloads = 0
@@ -161,5 +163,15 @@ import Testing
         #expect(received == hints)
         #expect(payloads > 1)
         #expect(outbox.notifies.load(ordering: .relaxed) == 1)
+    }
+
+    /// The outbox's payloads stay under PostgreSQL's 8000 bytes, each named by its instance, every line kept once.
+    @Test func theOutboxSplitsItsHintsIntoPayloadsThatFit() {
+        let lines = (0..<500).map { "\($0) 16390 s 16384 " + String(repeating: "k", count: 40) + "\($0)" }
+        let payloads = HintOutbox.payloads(lines.joined(separator: "\n") + "\n", instance: "me")
+        #expect(payloads.count > 1)
+        #expect(payloads.allSatisfy { $0.utf8.count <= HintOutbox.payloadLimit && $0.hasPrefix("@me\n") })
+        #expect(payloads.flatMap { $0.split(separator: "\n").dropFirst().map(String.init) } == lines)
+        #expect(HintOutbox.payloads("", instance: "me").isEmpty)
     }
 }

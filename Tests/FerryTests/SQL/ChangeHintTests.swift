@@ -50,13 +50,17 @@ import Testing
         #expect(ChangeHint.hints(inPayload: "garbage", own: "a1") == [ChangeHint.everyone])
     }
 
-    /// The outbox's payloads stay under PostgreSQL's 8000 bytes, each named by its instance, every line kept once.
-    @Test func theOutboxSplitsItsHintsIntoPayloadsThatFit() {
-        let lines = (0..<500).map { "\($0) 16390 s 16384 " + String(repeating: "k", count: 40) + "\($0)" }
-        let payloads = HintOutbox.payloads(lines.joined(separator: "\n") + "\n", instance: "me")
-        #expect(payloads.count > 1)
-        #expect(payloads.allSatisfy { $0.utf8.count <= HintOutbox.payloadLimit && $0.hasPrefix("@me\n") })
-        #expect(payloads.flatMap { $0.split(separator: "\n").dropFirst().map(String.init) } == lines)
-        #expect(HintOutbox.payloads("", instance: "me").isEmpty)
+    /// What the outbox sends of the hints Ferry made: each form written as the trigger writes it, and read back the same.
+    @Test func eachFormIsWrittenAsTheTriggerWritesIt() {
+        let hints = [
+            ChangeHint(xid: 812, table: 16390, target: .scope(table: 16384, id: "0b7a3c52")),
+            ChangeHint(xid: 812, table: 16384, target: .user("0b7a3c52-5c1e-4c4e-9a57-3f1de1b0c001")),
+            ChangeHint(xid: 9, table: 16390, target: .everyone),
+            ChangeHint(xid: 9, table: 1, target: .scope(table: 2, id: "a b  c")),
+        ]
+        #expect(
+            hints.map(\.line) == ["812 16390 s 16384 0b7a3c52", "812 16384 u 0b7a3c52-5c1e-4c4e-9a57-3f1de1b0c001", "9 16390 *", "9 1 s 2 a b  c"])
+        #expect(hints.map { ChangeHint(payload: $0.line) } == hints)
+        #expect(ChangeHint.everyone.line == HintOutbox.everyone)
     }
 }

@@ -2,16 +2,20 @@
 /// never the row itself (migration 0017 writes them). The payload is
 /// `<xid> <table oid> s <scope table oid> <scope row id>`,
 /// `<xid> <table oid> u <user id>` or `<xid> <table oid> *`. Ferry's own
-/// writes collect them in their transaction instead (core 0028), and
-/// ``HintOutbox`` sends them after the commit, several to a payload.
-struct ChangeHint: Sendable, Equatable {
+/// writes collect them in their transaction instead (core 0028), or Ferry
+/// makes them of the rows its one-row UPDATE returned (``RowHints``), and the
+/// live feed's `HintOutbox` sends them after the commit, several to a payload.
+/// Here, beside ``RowHints``, because both the SQL triggers' text and Ferry's
+/// own hints are this value: the gateway hands the outbox values, not text to
+/// parse again (issue 47 item 4: parsing cost a PATCH ~15,000 instructions).
+struct ChangeHint: Sendable, Hashable {
     /// The writing transaction: the change is in the feed once the frontier has passed it.
     let xid: UInt64
     /// The changed table's oid; 0 for an access grant or revocation (any resource).
     let table: UInt32
     let target: Target
 
-    enum Target: Sendable, Equatable {
+    enum Target: Sendable, Hashable {
         /// A member row of this scope row changed: whoever can read the scope row may care.
         case scope(table: UInt32, id: String)
         /// This user wrote the table (or, with table 0, gained or lost access).
@@ -42,6 +46,16 @@ struct ChangeHint: Sendable, Equatable {
             target = .scope(table: scope, id: String(parts[4]))
         default:
             return nil
+        }
+    }
+
+    /// The payload of this hint, as the notify trigger writes it (``init(payload:)`` reads it back).
+    var line: String {
+        let head = String(xid) + " " + String(table) + " "
+        switch target {
+        case .scope(let scope, let id): return head + "s " + String(scope) + " " + id
+        case .user(let user): return head + "u " + user
+        case .everyone: return head + "*"
         }
     }
 

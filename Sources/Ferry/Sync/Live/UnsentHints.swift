@@ -1,0 +1,46 @@
+/// Hints an instance has not sent to the other instances yet (``HintOutbox``):
+/// the text transactions collected (one a line, as their triggers wrote it)
+/// and the hints Ferry made of the rows it wrote, kept as values. They become
+/// lines only for a send (``written``), on the outbox's thread: a lone instance,
+/// which sends nothing, never writes them out at all (issue 47 item 4: writing
+/// them cost ~15,000 instructions a PATCH; bench/feed/README.md, "stop 21").
+struct UnsentHints: Sendable {
+    private(set) var collected = ""
+    private(set) var made: [ChangeHint] = []
+
+    var isEmpty: Bool { collected.isEmpty && made.isEmpty }
+
+    /// How many hints it holds (a line each, before a send leaves out the repeated ones).
+    var count: Int { ChangeHint.lines(collected).count + made.count }
+
+    /// About how many bytes it holds, for the log.
+    var bytes: Int { collected.utf8.count + made.count * 64 }
+
+    /// Adds a transaction's hints. Past ``HintOutbox/foldLimit`` bytes of text or
+    /// ``HintOutbox/madeFoldLimit`` hints (the outbox's thread is behind, or its
+    /// connection down) they fold into one for everyone, which says as much in
+    /// bounded memory.
+    mutating func add(collected text: String, made hints: [ChangeHint]) {
+        if !text.isEmpty { collected += text.hasSuffix("\n") ? text : text + "\n" }
+        made += hints
+        if collected.utf8.count > HintOutbox.foldLimit || made.count > HintOutbox.madeFoldLimit {
+            collected = HintOutbox.everyone + "\n"
+            made = []
+        }
+    }
+
+    mutating func add(_ other: UnsentHints) { add(collected: other.collected, made: other.made) }
+
+    /// The text a send carries: the collected lines as they are, then each made hint's
+    /// line that is not among them yet, once.
+    var written: String {
+        guard !made.isEmpty else { return collected }
+        var seen = Set(ChangeHint.lines(collected).map(String.init))
+        var text = collected
+        for hint in made {
+            let line = hint.line
+            if seen.insert(line).inserted { text += line + "\n" }
+        }
+        return text
+    }
+}
