@@ -32,14 +32,18 @@ struct UnsentHints: Sendable {
     mutating func add(_ other: UnsentHints) { add(collected: other.collected, made: other.made) }
 
     /// The text a send carries: the collected lines as they are, then each made hint's
-    /// line that is not among them yet, once.
+    /// line that is not among them yet, once. Hints repeat within a send when a
+    /// transaction wrote several rows of one scope, and whenever triggers collected
+    /// beside Ferry's own rows.
     var written: String {
         guard !made.isEmpty else { return collected }
-        var seen = Set(ChangeHint.lines(collected).map(String.init))
+        // A collected line this server cannot read stands for nothing but itself.
+        var seen = Set(ChangeHint.lines(collected).compactMap { ChangeHint(payload: $0) })
         var text = collected
-        for hint in made {
-            let line = hint.line
-            if seen.insert(line).inserted { text += line + "\n" }
+        text.reserveCapacity(collected.utf8.count + made.count * 64)
+        for hint in made where seen.insert(hint).inserted {
+            text += hint.line
+            text += "\n"
         }
         return text
     }
