@@ -172,7 +172,13 @@ final class DefaultChecks: Sendable {
     ) throws -> (check: FeedCheck, shared: Bool) {
         let result = Result { () throws -> Offer in
             let (check, window) = try run()
-            return Offer(check: check, window: window, rows: leaderRows(check, window, key: key, since: since))
+            guard let rows = leaderRows(check, window, key: key, since: since) else { return Offer(check: check, window: window, rows: nil) }
+            // A page others may take is encoded once, for all of them and its own user (``EncodedPage``, as a
+            // stream's page is): a commit that wakes ten thousand collaborators' default streams was ten
+            // thousand encodings of one page.
+            let encoded = FeedCheck(
+                page: check.page.encodedOnce(), frontier: check.frontier, held: check.held, user: check.user, scopes: check.scopes)
+            return Offer(check: encoded, window: window, rows: rows)
         }
         flight.finish(result)
         do {

@@ -87,11 +87,15 @@ import Testing
             lookups.add(1, ordering: .relaxed)
             return vouchers
         }
+        var encodings: [EncodedPage] = []
         for user in ["dora", "fay", "gus"] {
             let (check, shared) = try Self.take(checks, registry, tickets[user]!, user, recheck: lookUp)
             #expect(shared, "\(user)")
             #expect(check.user == user)
+            encodings.append(try #require(check.page.encoded, "\(user)"))
         }
+        // The page others may take was encoded once, by its leader, for all of them.
+        #expect(encodings.allSatisfy { $0 === encodings[0] })
         #expect(lookups.load(ordering: .relaxed) == 1)
         #expect(try Self.take(checks, registry, tickets["hal"]!, "hal", recheck: lookUp).shared == false, "an expired token")
 
