@@ -56,6 +56,7 @@ public struct RowHints: Sendable, Equatable, Codable {
         let marked = result.columns.count - 3 - scopes.count
         guard marked >= 0, result.columns[marked] == Self.markedColumn else { return [] }
         var hints: [ChangeHint] = []
+        hints.reserveCapacity(result.rows.count * (scopes.count + 1))
         for row in result.rows where row[marked] == "t" {
             // An xid8's text is a number; were it not, a wake for everyone is never one too few.
             guard let stamp = row[marked + 1] else { continue }
@@ -63,7 +64,6 @@ public struct RowHints: Sendable, Equatable, Codable {
                 hints.append(.everyone)
                 continue
             }
-            hints.reserveCapacity(hints.count + scopes.count + 1)
             for index in scopes.indices {
                 // A plain scope column is never NULL; were one, the trigger leaves it out too.
                 guard let key = row[marked + 3 + index] else { continue }

@@ -80,13 +80,6 @@ final class HintOutbox: Sendable {
     static let writerWakes = 16
     /// A payload of PostgreSQL's NOTIFY must stay under 8000 bytes.
     static let payloadLimit = 7_000
-    /// Past this many bytes of unsent hints (the connection is down), they fold into one for everyone.
-    static let foldLimit = 65_536
-    /// Past this many hints made and not yet taken by the sender's thread (it is behind), they
-    /// fold into one for everyone: about ``foldLimit``'s bytes as lines.
-    static let madeFoldLimit = 1_024
-    /// The hint that wakes every waiter following anything.
-    static let everyone = "0 0 *"
 
     private struct Pending {
         var hints = UnsentHints()

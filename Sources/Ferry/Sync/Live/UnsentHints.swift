@@ -8,6 +8,12 @@ struct UnsentHints: Sendable {
     private(set) var collected = ""
     private(set) var made: [ChangeHint] = []
 
+    /// Past this many bytes of collected text, or this many hints made (the outbox's thread
+    /// is behind, or its connection down), they fold into one for everyone
+    /// (``ChangeHint/everyone``), which says as much in bounded memory.
+    static let foldLimit = 65_536
+    static let madeFoldLimit = 1_024
+
     var isEmpty: Bool { collected.isEmpty && made.isEmpty }
 
     /// How many hints it holds (a line each, before a send leaves out the repeated ones).
@@ -16,16 +22,13 @@ struct UnsentHints: Sendable {
     /// About how many bytes it holds, for the log.
     var bytes: Int { collected.utf8.count + made.count * 64 }
 
-    /// Adds a transaction's hints. Past ``HintOutbox/foldLimit`` bytes of text or
-    /// ``HintOutbox/madeFoldLimit`` hints (the outbox's thread is behind, or its
-    /// connection down) they fold into one for everyone, which says as much in
-    /// bounded memory.
+    /// Adds a transaction's hints, folded past ``foldLimit`` or ``madeFoldLimit``.
     mutating func add(collected text: String, made hints: [ChangeHint]) {
         if !text.isEmpty { collected += text.hasSuffix("\n") ? text : text + "\n" }
         made += hints
-        if collected.utf8.count > HintOutbox.foldLimit || made.count > HintOutbox.madeFoldLimit {
-            collected = HintOutbox.everyone + "\n"
-            made = []
+        if collected.utf8.count > Self.foldLimit || made.count > Self.madeFoldLimit {
+            collected = ""
+            made = [.everyone]
         }
     }
 

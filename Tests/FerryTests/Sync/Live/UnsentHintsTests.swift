@@ -20,8 +20,11 @@ import Testing
         #expect(written("8 3 *\n", []) == "8 3 *\n")
         // Past the limits, one hint for everyone.
         var many = UnsentHints()
-        many.add(collected: "", made: Array(repeating: made[0], count: HintOutbox.madeFoldLimit + 1))
-        #expect(many.written == HintOutbox.everyone + "\n")
+        many.add(collected: "", made: Array(repeating: made[0], count: UnsentHints.madeFoldLimit + 1))
+        #expect(many.written == "0 0 *\n")
         #expect(many.count == 1)
+        var long = UnsentHints()
+        long.add(collected: String(repeating: "9 1 u someone\n", count: UnsentHints.foldLimit / 14 + 1), made: made)
+        #expect(long.written == "0 0 *\n")
     }
 }
