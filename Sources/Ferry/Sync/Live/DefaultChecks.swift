@@ -160,8 +160,7 @@ final class DefaultChecks: Sendable {
                     let own = window.readable(by: user, scopes: evidence.scopes, owned: evidence.owned), own.rows == rows
                 else { continue }
                 advance(user, evidence, to: window.frontier, holds: own.scopesHold)
-                let check = offer.check
-                return (FeedCheck(page: check.page, frontier: check.frontier, held: check.held, user: user, scopes: nil), true)
+                return (offer.check.taken(by: user), true)
             }
         }
     }
@@ -176,9 +175,7 @@ final class DefaultChecks: Sendable {
             // A page others may take is encoded once, for all of them and its own user (``EncodedPage``, as a
             // stream's page is): a commit that wakes ten thousand collaborators' default streams was ten
             // thousand encodings of one page.
-            let encoded = FeedCheck(
-                page: check.page.encodedOnce(), frontier: check.frontier, held: check.held, user: check.user, scopes: check.scopes)
-            return Offer(check: encoded, window: window, rows: rows)
+            return Offer(check: check.with(page: check.page.encodedOnce()), window: window, rows: rows)
         }
         flight.finish(result)
         do {

@@ -17,6 +17,17 @@ struct FeedCheck {
     /// The scope rows the caller can read, when they were loaded.
     let scopes: Set<WaiterRegistry.ScopeKey>?
 
+    /// This check with its page as `page` (the same page, encoded once for all who take it).
+    func with(page: ChangesPage) -> FeedCheck {
+        FeedCheck(page: page, frontier: frontier, held: held, user: user, scopes: scopes)
+    }
+
+    /// This check as `user` takes it from the waiter who made it: the same page,
+    /// frontier and hold, and no scope rows (they were the maker's).
+    func taken(by user: String) -> FeedCheck {
+        FeedCheck(page: page, frontier: frontier, held: held, user: user, scopes: nil)
+    }
+
     /// The check for a registered waiter: another waiter's, when it made the
     /// same one late enough (``SharedChecks``), else its own.
     static func run(
