@@ -1933,8 +1933,14 @@ DECLARE
 BEGIN
     PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_insert', 'AFTER INSERT',
         'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
-    PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_update', 'AFTER UPDATE',
-        'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
+    -- A table whose update trigger hints its rows (ferry.sync_row_hints_source) has no
+    -- UPDATE statement trigger; the others keep it.
+    IF ferry.sync_hints_source(p_table) IS NULL THEN
+        PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_update', 'AFTER UPDATE',
+            'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
+    ELSIF EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p_table AND t.tgname = 'zz_ferry_notify_update') THEN
+        EXECUTE format('DROP TRIGGER zz_ferry_notify_update ON %s', p_table);
+    END IF;
     FOR v_row IN
         SELECT 'sync_hints_' || p_table::oid AS name, ferry.sync_hints_source(p_table) AS source
         UNION ALL
@@ -2082,12 +2088,13 @@ BEGIN
          WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(update|notify)_[0-9]+$'
            AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgfoid = p.oid)
         UNION ALL
-        -- A row hints or row mark function (live.sql) of a table that no longer has a notify trigger.
+        -- A row hints or row mark function (live.sql) of a table that no longer has a notify
+        -- trigger (its INSERT's: a table with a mark function has no UPDATE statement trigger).
         SELECT p.oid::regprocedure FROM pg_proc p
          WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(hints|mark)_[0-9]+$'
            AND NOT EXISTS (SELECT 1 FROM pg_trigger t
                             WHERE t.tgrelid = regexp_replace(p.proname, '^sync_(hints|mark)_', '')::oid
-                              AND t.tgname = 'zz_ferry_notify_update')
+                              AND t.tgname = 'zz_ferry_notify_insert')
     LOOP
         EXECUTE format('DROP FUNCTION %s', v_stale);
     END LOOP;
@@ -3210,6 +3217,36 @@ END
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION ferry.sync_hints_send_source(p_indent text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+RETURN (p_indent || replace('IF pg_catalog.current_setting(''ferry.hint_mode'', true) IS DISTINCT FROM ''collect'' THEN
+    FOREACH v_key IN ARRAY v_out LOOP
+        PERFORM pg_catalog.pg_notify(''ferry_changes'', v_key);
+    END LOOP;
+ELSE
+    v_hints := COALESCE(pg_catalog.current_setting(''ferry.hints'', true), '''');
+    v_added := false;
+    FOREACH v_key IN ARRAY v_out LOOP
+        IF pg_catalog.strpos(E''\n'' || v_hints, E''\n'' || v_key || E''\n'') = 0 THEN
+            IF pg_catalog.octet_length(v_hints) > 65536 THEN
+                PERFORM pg_catalog.pg_notify(''ferry_changes'', v_key);
+            ELSE
+                v_hints := v_hints || v_key || E''\n'';
+                v_added := true;
+            END IF;
+        END IF;
+    END LOOP;
+    IF v_added THEN
+        v_hints := pg_catalog.set_config(''ferry.hints'', v_hints, true);
+    END IF;
+END IF;'::text, '
+'::text, ('
+'::text || p_indent)))
+;
+
 CREATE OR REPLACE FUNCTION ferry.sync_hints_source(p_table regclass)
  RETURNS text
  LANGUAGE plpgsql
@@ -3413,7 +3450,6 @@ BEGIN
     v_user := nullif(pg_catalog.current_setting('ferry.user_id', true), '');
     v_everyone := v_user IS NULL;
     v_out := '{}';
-    v_added := false;
     -- A statement that wrote no row (an UPDATE that matched none) neither
     -- stamps nor hints: stamping would hold the feed for a transaction that
     -- has written no synced row. The row triggers stamped before any row.
@@ -3426,33 +3462,13 @@ BEGIN
     ELSE
         v_out := v_out || (v_head || 'u ' || v_user);
     END IF;
-    IF pg_catalog.current_setting('ferry.hint_mode', true) IS DISTINCT FROM 'collect' THEN
-        FOREACH v_key IN ARRAY v_out LOOP
-            PERFORM pg_catalog.pg_notify('ferry_changes', v_key);
-        END LOOP;
-        RETURN NULL;
-    END IF;
-    -- ferry.hint() for each, with ferry.hints read and set once.
-    v_hints := coalesce(pg_catalog.current_setting('ferry.hints', true), '');
-    FOREACH v_key IN ARRAY v_out LOOP
-        IF pg_catalog.strpos(E'\n' || v_hints, E'\n' || v_key || E'\n') = 0 THEN
-            IF pg_catalog.octet_length(v_hints) > 65536 THEN
-                PERFORM pg_catalog.pg_notify('ferry_changes', v_key);
-            ELSE
-                v_hints := v_hints || v_key || E'\n';
-                v_added := true;
-            END IF;
-        END IF;
-    END LOOP;
-    IF v_added THEN
-        v_hints := pg_catalog.set_config('ferry.hints', v_hints, true);
-    END IF;
+%4$s
     RETURN NULL;
 END
 $body$, p_table::oid, v_scopes, CASE WHEN v_private.scope_table IS NOT NULL THEN '
     v_wanted pg_catalog.int8;
     v_found pg_catalog.int8;
-    v_owners pg_catalog.text[];' ELSE '' END);
+    v_owners pg_catalog.text[];' ELSE '' END, ferry.sync_hints_send_source('    '));
 END
 $function$
 ;
@@ -3560,6 +3576,54 @@ END
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION ferry.sync_row_hints_source(p_table regclass)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_new text := '';
+    v_moved text := '';
+    v_scope record;
+BEGIN
+    IF ferry.sync_hints_source(p_table) IS NULL THEN
+        RETURN NULL;
+    END IF;
+    FOR v_scope IN
+        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col
+          FROM ferry.access_scopes s
+          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
+         WHERE s.member_table = p_table
+         ORDER BY s.scope_table::oid
+    LOOP
+        v_new := v_new || CASE WHEN v_new = '' THEN '' ELSE ', ' END
+                 || format(E'v_line || \'s %s \' || NEW.%I::pg_catalog.text', v_scope.scope_oid, v_scope.col);
+        v_moved := v_moved || format(E'
+        IF OLD.%1$I IS DISTINCT FROM NEW.%1$I THEN
+            v_out := v_out || (v_line || \'s %2$s \' || OLD.%1$I::pg_catalog.text);
+        END IF;', v_scope.col, v_scope.scope_oid);
+    END LOOP;
+    RETURN ARRAY[E'
+    v_line pg_catalog.text;
+    v_out pg_catalog.text[];
+    v_key pg_catalog.text;
+    v_hints pg_catalog.text;
+    v_added pg_catalog.bool;',
+    format($block$
+    -- Live hints (ferry.sync_row_hints_source): this row's, unless Ferry's one-row UPDATE
+    -- wrote it (ferry.made, set in its SET list to this table's oid and this row's id) and
+    -- makes them itself.
+    IF pg_catalog.current_setting('ferry.made', true) IS DISTINCT FROM '%1$s ' || NEW.id::pg_catalog.text THEN
+        v_line := v_stamp::pg_catalog.text || ' %1$s ';
+        v_out := ARRAY[%2$s]::pg_catalog.text[];%3$s
+        v_out := v_out || (v_line || COALESCE('u ' || NULLIF(pg_catalog.current_setting('ferry.user_id', true), ''), '*'));
+%4$s
+    END IF;$block$, p_table::oid::text, v_new, v_moved, ferry.sync_hints_send_source('        '))];
+END
+$function$
+;
+
 CREATE OR REPLACE FUNCTION ferry.sync_stream(p_name text, scope regclass)
  RETURNS void
  LANGUAGE plpgsql
@@ -3591,6 +3655,7 @@ DECLARE
     v_natts int;
     v_present text := '';
     v_compare text;
+    v_hints text[];
     v_col record;
 BEGIN
     SELECT c.relnatts INTO v_natts FROM pg_class c WHERE c.oid = p_table;
@@ -3633,6 +3698,8 @@ BEGIN
                        AND a.attname NOT IN ('id', 'revision', 'last_modified')
                        AND left(a.attname, 7) <> '_ferry_') f
              GROUP BY (n - 1) / 50) c;
+    -- Its live hints, for the tables that have no UPDATE statement trigger (functions/live.sql).
+    v_hints := ferry.sync_row_hints_source(p_table);
     v_compare := format(E'\n        NEW._ferry_field_revisions := OLD._ferry_field_revisions\n'
                         '            || pg_catalog.jsonb_strip_nulls(%s);', coalesce(v_compare, E'\'{}\'::pg_catalog.jsonb'));
     RETURN format($body$
@@ -3640,7 +3707,7 @@ BEGIN
 DECLARE
     v_stamp pg_catalog.xid8 := nullif(pg_catalog.current_setting('ferry.stamp', true), '')::pg_catalog.xid8;
     v_xid pg_catalog.xid8;
-    v_void pg_catalog.text;
+    v_void pg_catalog.text;%6$s
 BEGIN
     IF NEW.id IS DISTINCT FROM OLD.id THEN
         RAISE EXCEPTION USING ERRCODE = '42501',
@@ -3667,10 +3734,10 @@ BEGIN
     ELSE
         NEW._ferry_field_revisions := OLD._ferry_field_revisions
             || ferry.changed_fields(pg_catalog.to_jsonb(NEW), pg_catalog.to_jsonb(OLD), NEW.revision);
-    END IF;
+    END IF;%7$s
     RETURN NEW;
 END
-$body$, p_table::oid, v_natts, v_natts + 1, v_present, v_compare);
+$body$, p_table::oid, v_natts, v_natts + 1, v_present, v_compare, coalesce(v_hints[1], ''), coalesce(v_hints[2], ''));
 END
 $function$
 ;

@@ -27,8 +27,10 @@ BEGIN
         PERFORM ferry.enable_sync(t);
     END LOOP;
     PERFORM pg_temp.check(pg_temp.sync_shape() = before, 'enable_sync twice leaves the same columns, triggers, indexes, registry');
-    PERFORM pg_temp.check((SELECT count(*) FROM pg_trigger WHERE tgrelid = 'app.terms'::regclass AND tgname LIKE 'zz_ferry_%') = 8,
-                          'eight ferry triggers on app.terms: the four row triggers, the two notify statement triggers (0017) and the two reach checks (0022)');
+    PERFORM pg_temp.check((SELECT count(*) FROM pg_trigger WHERE tgrelid = 'app.terms'::regclass AND tgname LIKE 'zz_ferry_%') = 7,
+                          'seven ferry triggers on app.terms: the four row triggers, the INSERT''s notify statement trigger (0017; its update trigger hints an UPDATE''s rows) and the two reach checks (0022)');
+    PERFORM pg_temp.check((SELECT count(*) FROM pg_trigger WHERE tgrelid = 'app.class_members'::regclass AND tgname LIKE 'zz_ferry_notify_%') = 2,
+                          'a private members table keeps both notify statement triggers (its hints name owners, a query)');
     PERFORM pg_temp.check((SELECT count(*) FROM pg_trigger WHERE tgrelid = 'app.study_sets'::regclass AND tgname LIKE 'zz_ferry_reach_%') = 0,
                           'no reach check on a scope table: the revocation lists its rows (0022)');
     PERFORM pg_temp.check((SELECT array_agg(table_name::text ORDER BY table_name) FROM ferry.sync_resources WHERE schema_name = 'app')

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # role: owner
-# The generated notify functions (ferry.sync_notify_source) have no SET clause
+# The generated notify functions (ferry.sync_notify_source), and the update
+# triggers that hint an UPDATE's rows (ferry.sync_row_hints_source), have no SET clause
 # (issue 47: saving, setting and restoring search_path cost ~12,000 instructions
 # a call, and every UPDATE of a synced table calls one). Their bodies name every
 # function and type with their schema, so writes under a hostile search_path
@@ -13,7 +14,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/_sessions.sh"
 
 [ "$(q "SELECT count(*) FROM pg_proc p JOIN pg_trigger t ON t.tgfoid = p.oid
-         WHERE t.tgname = 'zz_ferry_notify_update' AND t.tgrelid::regclass::text LIKE 'app.%'
+         WHERE t.tgname = 'zz_ferry_notify_insert' AND t.tgrelid::regclass::text LIKE 'app.%'
            AND p.proconfig IS NULL AND p.proname ~ '^sync_notify_[0-9]+\$'")" = 8 ] \
   || fail "every app table's notify function is made without a SET clause"
 

@@ -7,6 +7,42 @@
 -- Every statement must be safe to run again on a database that already has it.
 -- Each function keeps the comment of the versioned file that last defined it.
 
+-- The statements both generated hint makers end with (the notify function,
+-- ferry.sync_notify_source, and the update trigger's hints,
+-- ferry.sync_row_hints_source), each line after p_indent: the hints in v_out,
+-- notified outside Ferry's collect mode, else each added once to ferry.hints,
+-- read and set once (past 64 kB notified instead, as ferry.hint does), with
+-- plain assignments (core 0034: PL/pgSQL sets up every expression and every
+-- PERFORM anew in each transaction). The function that includes them declares
+-- v_out, v_key, v_hints and v_added.
+CREATE OR REPLACE FUNCTION ferry.sync_hints_send_source(p_indent text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+RETURN p_indent || replace($send$IF pg_catalog.current_setting('ferry.hint_mode', true) IS DISTINCT FROM 'collect' THEN
+    FOREACH v_key IN ARRAY v_out LOOP
+        PERFORM pg_catalog.pg_notify('ferry_changes', v_key);
+    END LOOP;
+ELSE
+    v_hints := COALESCE(pg_catalog.current_setting('ferry.hints', true), '');
+    v_added := false;
+    FOREACH v_key IN ARRAY v_out LOOP
+        IF pg_catalog.strpos(E'\n' || v_hints, E'\n' || v_key || E'\n') = 0 THEN
+            IF pg_catalog.octet_length(v_hints) > 65536 THEN
+                PERFORM pg_catalog.pg_notify('ferry_changes', v_key);
+            ELSE
+                v_hints := v_hints || v_key || E'\n';
+                v_added := true;
+            END IF;
+        END IF;
+    END LOOP;
+    IF v_added THEN
+        v_hints := pg_catalog.set_config('ferry.hints', v_hints, true);
+    END IF;
+END IF;$send$, E'\n', E'\n' || p_indent);
+REVOKE ALL ON FUNCTION ferry.sync_hints_send_source(text) FROM PUBLIC;
+
 -- The body of p_table's notify trigger function, from its access scopes now:
 -- 0028's (with 0032's stamp), its hints gathered in v_out in the order it
 -- sent them, then collected or notified as ferry.hint() would have, one by one.
@@ -132,7 +168,6 @@ BEGIN
     v_user := nullif(pg_catalog.current_setting('ferry.user_id', true), '');
     v_everyone := v_user IS NULL;
     v_out := '{}';
-    v_added := false;
     -- A statement that wrote no row (an UPDATE that matched none) neither
     -- stamps nor hints: stamping would hold the feed for a transaction that
     -- has written no synced row. The row triggers stamped before any row.
@@ -145,33 +180,13 @@ BEGIN
     ELSE
         v_out := v_out || (v_head || 'u ' || v_user);
     END IF;
-    IF pg_catalog.current_setting('ferry.hint_mode', true) IS DISTINCT FROM 'collect' THEN
-        FOREACH v_key IN ARRAY v_out LOOP
-            PERFORM pg_catalog.pg_notify('ferry_changes', v_key);
-        END LOOP;
-        RETURN NULL;
-    END IF;
-    -- ferry.hint() for each, with ferry.hints read and set once.
-    v_hints := coalesce(pg_catalog.current_setting('ferry.hints', true), '');
-    FOREACH v_key IN ARRAY v_out LOOP
-        IF pg_catalog.strpos(E'\n' || v_hints, E'\n' || v_key || E'\n') = 0 THEN
-            IF pg_catalog.octet_length(v_hints) > 65536 THEN
-                PERFORM pg_catalog.pg_notify('ferry_changes', v_key);
-            ELSE
-                v_hints := v_hints || v_key || E'\n';
-                v_added := true;
-            END IF;
-        END IF;
-    END LOOP;
-    IF v_added THEN
-        v_hints := pg_catalog.set_config('ferry.hints', v_hints, true);
-    END IF;
+%4$s
     RETURN NULL;
 END
 $body$, p_table::oid, v_scopes, CASE WHEN v_private.scope_table IS NOT NULL THEN '
     v_wanted pg_catalog.int8;
     v_found pg_catalog.int8;
-    v_owners pg_catalog.text[];' ELSE '' END);
+    v_owners pg_catalog.text[];' ELSE '' END, ferry.sync_hints_send_source('    '));
 END
 $function$;
 REVOKE ALL ON FUNCTION ferry.sync_notify_source(regclass) FROM PUBLIC;
@@ -277,6 +292,79 @@ END
 $function$;
 REVOKE ALL ON FUNCTION ferry.sync_mark_source(regclass) FROM PUBLIC;
 
+-- The live hints part of p_table's generated update trigger (ferry.sync_update_source), for
+-- the tables with a row mark function (ferry.sync_mark_source: plain scope columns, not a
+-- private members table), or NULL for the others, whose UPDATE keeps its notify statement
+-- trigger: ARRAY[its declarations, its statements]. Issue 47 item 4, stop 22: the notify
+-- statement trigger cost every UPDATE ~45,000 instructions even when its function returned
+-- at once (PostgreSQL sets up a PL/pgSQL call and the transition tables for it; a WHEN cost
+-- more), and Ferry's one-row PATCH makes its hints itself. The row trigger runs anyway: it
+-- hints the row of any other writer, as the statement trigger would have (the row's scope
+-- keys, old and new, then the writer's, or '*' without one; collected in Ferry's collect
+-- mode, else notified), and skips Ferry's. Ferry's UPDATE says which row is its own by a
+-- set_config of ferry.made to the table's oid and the row's id in its SET list
+-- (FastUpdateSQL.swift, RowHints.swift), which PostgreSQL evaluates for a row that met the
+-- statement's conditions, just before that row's triggers. The mark names one row, so no
+-- other row's write is mistaken for it (not one another trigger makes, nor the next
+-- statement's), and it is not cleared: a later write of the same row in Ferry's transaction
+-- has the same hints (one caller, one stamp, scope columns the serve role cannot change),
+-- which Ferry made already. A statement that marked a row and then wrote nothing (a
+-- concurrent writer changed it first, or a BEFORE trigger of the app's skipped it) leaves a
+-- mark Ferry clears before its next statement (CallerTransaction+Run.swift): that next one
+-- may write the row and make no hints. Checking the mark costs the trigger one expression,
+-- no set_config. A statement's rows are hinted one by one, deduplicated in ferry.hints when
+-- collected (past 64 kB each is notified, as ferry.hint does) and by PostgreSQL's own
+-- notify queue when notified; the statement trigger made one '*' of more than 100 keys,
+-- here every key is named (never one wake too few). Every name qualified, as in the update
+-- trigger (no SET clause).
+CREATE OR REPLACE FUNCTION ferry.sync_row_hints_source(p_table regclass)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_new text := '';
+    v_moved text := '';
+    v_scope record;
+BEGIN
+    IF ferry.sync_hints_source(p_table) IS NULL THEN
+        RETURN NULL;
+    END IF;
+    FOR v_scope IN
+        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col
+          FROM ferry.access_scopes s
+          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
+         WHERE s.member_table = p_table
+         ORDER BY s.scope_table::oid
+    LOOP
+        v_new := v_new || CASE WHEN v_new = '' THEN '' ELSE ', ' END
+                 || format(E'v_line || \'s %s \' || NEW.%I::pg_catalog.text', v_scope.scope_oid, v_scope.col);
+        v_moved := v_moved || format(E'
+        IF OLD.%1$I IS DISTINCT FROM NEW.%1$I THEN
+            v_out := v_out || (v_line || \'s %2$s \' || OLD.%1$I::pg_catalog.text);
+        END IF;', v_scope.col, v_scope.scope_oid);
+    END LOOP;
+    RETURN ARRAY[E'
+    v_line pg_catalog.text;
+    v_out pg_catalog.text[];
+    v_key pg_catalog.text;
+    v_hints pg_catalog.text;
+    v_added pg_catalog.bool;',
+    format($block$
+    -- Live hints (ferry.sync_row_hints_source): this row's, unless Ferry's one-row UPDATE
+    -- wrote it (ferry.made, set in its SET list to this table's oid and this row's id) and
+    -- makes them itself.
+    IF pg_catalog.current_setting('ferry.made', true) IS DISTINCT FROM '%1$s ' || NEW.id::pg_catalog.text THEN
+        v_line := v_stamp::pg_catalog.text || ' %1$s ';
+        v_out := ARRAY[%2$s]::pg_catalog.text[];%3$s
+        v_out := v_out || (v_line || COALESCE('u ' || NULLIF(pg_catalog.current_setting('ferry.user_id', true), ''), '*'));
+%4$s
+    END IF;$block$, p_table::oid::text, v_new, v_moved, ferry.sync_hints_send_source('        '))];
+END
+$function$;
+REVOKE ALL ON FUNCTION ferry.sync_row_hints_source(regclass) FROM PUBLIC;
+
 -- (Re)generates p_table's notify function (without a SET clause, see
 -- ferry.sync_notify_source) and its two statement triggers, its row hints
 -- function (ferry.sync_hints_source, which a Ferry of the previous release
@@ -294,8 +382,14 @@ DECLARE
 BEGIN
     PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_insert', 'AFTER INSERT',
         'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
-    PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_update', 'AFTER UPDATE',
-        'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
+    -- A table whose update trigger hints its rows (ferry.sync_row_hints_source) has no
+    -- UPDATE statement trigger; the others keep it.
+    IF ferry.sync_hints_source(p_table) IS NULL THEN
+        PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_update', 'AFTER UPDATE',
+            'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
+    ELSIF EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p_table AND t.tgname = 'zz_ferry_notify_update') THEN
+        EXECUTE format('DROP TRIGGER zz_ferry_notify_update ON %s', p_table);
+    END IF;
     FOR v_row IN
         SELECT 'sync_hints_' || p_table::oid AS name, ferry.sync_hints_source(p_table) AS source
         UNION ALL

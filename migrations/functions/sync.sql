@@ -143,7 +143,9 @@ GRANT EXECUTE ON FUNCTION ferry.changed_fields(jsonb,jsonb,bigint) TO PUBLIC;
 -- out, with ferry.take_stamp()'s body inline (issue 47): a one-row PATCH is one
 -- transaction, so it took the stamp in a second PL/pgSQL call every time
 -- (~57 µs in bench/feed/trigger-time.sh). ferry.take_stamp() keeps it for
--- every other writer; a change to one is a change to both.
+-- every other writer; a change to one is a change to both. For the tables with a
+-- row mark function it also hints the row (ferry.sync_row_hints_source, issue 47
+-- stop 22: their UPDATE has no notify statement trigger).
 -- (Versioned definitions before this file: 0011, 0018, 0032.)
 CREATE OR REPLACE FUNCTION ferry.sync_update_source(p_table regclass)
  RETURNS text
@@ -155,6 +157,7 @@ DECLARE
     v_natts int;
     v_present text := '';
     v_compare text;
+    v_hints text[];
     v_col record;
 BEGIN
     SELECT c.relnatts INTO v_natts FROM pg_class c WHERE c.oid = p_table;
@@ -197,6 +200,8 @@ BEGIN
                        AND a.attname NOT IN ('id', 'revision', 'last_modified')
                        AND left(a.attname, 7) <> '_ferry_') f
              GROUP BY (n - 1) / 50) c;
+    -- Its live hints, for the tables that have no UPDATE statement trigger (functions/live.sql).
+    v_hints := ferry.sync_row_hints_source(p_table);
     v_compare := format(E'\n        NEW._ferry_field_revisions := OLD._ferry_field_revisions\n'
                         '            || pg_catalog.jsonb_strip_nulls(%s);', coalesce(v_compare, E'\'{}\'::pg_catalog.jsonb'));
     RETURN format($body$
@@ -204,7 +209,7 @@ BEGIN
 DECLARE
     v_stamp pg_catalog.xid8 := nullif(pg_catalog.current_setting('ferry.stamp', true), '')::pg_catalog.xid8;
     v_xid pg_catalog.xid8;
-    v_void pg_catalog.text;
+    v_void pg_catalog.text;%6$s
 BEGIN
     IF NEW.id IS DISTINCT FROM OLD.id THEN
         RAISE EXCEPTION USING ERRCODE = '42501',
@@ -231,10 +236,10 @@ BEGIN
     ELSE
         NEW._ferry_field_revisions := OLD._ferry_field_revisions
             || ferry.changed_fields(pg_catalog.to_jsonb(NEW), pg_catalog.to_jsonb(OLD), NEW.revision);
-    END IF;
+    END IF;%7$s
     RETURN NEW;
 END
-$body$, p_table::oid, v_natts, v_natts + 1, v_present, v_compare);
+$body$, p_table::oid, v_natts, v_natts + 1, v_present, v_compare, coalesce(v_hints[1], ''), coalesce(v_hints[2], ''));
 END
 $function$;
 REVOKE ALL ON FUNCTION ferry.sync_update_source(regclass) FROM PUBLIC;
@@ -284,12 +289,13 @@ BEGIN
          WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(update|notify)_[0-9]+$'
            AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgfoid = p.oid)
         UNION ALL
-        -- A row hints or row mark function (live.sql) of a table that no longer has a notify trigger.
+        -- A row hints or row mark function (live.sql) of a table that no longer has a notify
+        -- trigger (its INSERT's: a table with a mark function has no UPDATE statement trigger).
         SELECT p.oid::regprocedure FROM pg_proc p
          WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(hints|mark)_[0-9]+$'
            AND NOT EXISTS (SELECT 1 FROM pg_trigger t
                             WHERE t.tgrelid = regexp_replace(p.proname, '^sync_(hints|mark)_', '')::oid
-                              AND t.tgname = 'zz_ferry_notify_update')
+                              AND t.tgname = 'zz_ferry_notify_insert')
     LOOP
         EXECUTE format('DROP FUNCTION %s', v_stale);
     END LOOP;

@@ -10,7 +10,14 @@ extension CallerTransaction {
             do {
                 let sent = statement.postgres
                 let result = try connection.query(sent.sql, sent.params)
-                if let hints = statement.rowHints { recordRowHints(hints.hints(in: result)) }
+                if let hints = statement.rowHints {
+                    recordRowHints(hints.hints(in: result))
+                    // A one-row UPDATE that wrote nothing may leave its mark for the next write (``RowHints/unmark``).
+                    if result.rows.isEmpty {
+                        let unmark = RowHints.unmark.postgres
+                        _ = try connection.query(unmark.sql, unmark.params)
+                    }
+                }
                 results.append(result)
             } catch {
                 recordFailure(retryable: error.isRetryableConflict)

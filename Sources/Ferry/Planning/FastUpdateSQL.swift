@@ -71,9 +71,10 @@ struct FastUpdateSQL {
     /// A soft delete of a live row; a tombstone is UpdateSQL's (200, no write).
     private var deleteSQL: String {
         let conditions = [pathRow, "NOT t.\"is_deleted\""] + preconditionMet
+        let deleted = resource.rowHints.map { "(SELECT true WHERE \($0.madeHere("t")))" } ?? "true"
         return """
             WITH \(SQL.itemRows(parameters.items, oneItem: true))
-            UPDATE \(resource.qualifiedName) AS t SET "is_deleted" = true
+            UPDATE \(resource.qualifiedName) AS t SET "is_deleted" = \(deleted)
               FROM i
              WHERE \(conditions.joined(separator: "\n   AND "))
             RETURNING 200 AS status, json_build_array(\(RowJSON(resource: resource).tombstone(SQL.column("t"))))::text AS body,
@@ -89,10 +90,12 @@ struct FastUpdateSQL {
             mode == .put
             ? updatable.map { "CASE WHEN i.item ? \(SQL.literal($0.name)) THEN m.\(SQL.id($0.name)) ELSE \($0.defaultSQL ?? "NULL") END" }
             : names.map { "m.\($0)" }
+        // The row's update trigger leaves its hints to Ferry when the SET list marks it (``RowHints``).
+        let made = resource.rowHints.map { " WHERE \($0.madeHere("t"))" } ?? ""
         let set =
             names.count == 1
-            ? "\(names[0]) = (SELECT \(values[0]) FROM \(merged) m)"
-            : "(\(names.joined(separator: ", "))) = (SELECT \(values.joined(separator: ", ")) FROM \(merged) m)"
+            ? "\(names[0]) = (SELECT \(values[0]) FROM \(merged) m\(made))"
+            : "(\(names.joined(separator: ", "))) = (SELECT \(values.joined(separator: ", ")) FROM \(merged) m\(made))"
         let readOnlyUnchanged = readOnly.map {
             "NOT (i.item ? \(SQL.literal($0.name)) AND " + SQL.WriteItem.anyChanged([$0], merged: SQL.column("m"), current: SQL.column("t")) + ")"
         }
@@ -128,11 +131,9 @@ struct FastUpdateSQL {
             """
     }
 
-    /// What the written row's live hints are made of (``RowHints``): the table's
-    /// row mark function, which PostgreSQL inlines into this plan and which keeps
-    /// the notify trigger's PL/pgSQL function from running past its first
-    /// statement (issue 47 item 4), and the row's stamp, writer and scope keys.
-    /// The gateway makes the hints from them after the statement.
+    /// What the written row's live hints are made of (``RowHints``): the row's
+    /// stamp, writer and scope keys. The gateway makes the hints from them after
+    /// the statement; the SET list told the row's update trigger not to (issue 47 item 4).
     private var hinted: String {
         resource.rowHints.map { ", " + $0.returning("t") } ?? ""
     }

@@ -124,13 +124,13 @@ extension ChangesSuites {
             #expect(Date().timeIntervalSince(poll.started) < 50)
         }
 
-        /// Issue 47 item 4: a one-row PATCH marks its statement in its own RETURNING clause
-        /// (the table's `ferry.sync_mark_<oid>`), so the notify trigger's PL/pgSQL
-        /// function returns at its first statement, and Ferry makes the row's hints from
-        /// what the statement returned: the trigger's lines, in its order, which wake a
-        /// long poll and reach the other instances; an UPDATE from psql still goes through
-        /// that function and wakes it too.
-        @Test func aPatchWakesALongPollPastNoMoreOfTheNotifyFunctionAndPsqlStillDoes() throws {
+        /// Issue 47 item 4: a one-row PATCH marks its row in its own SET list
+        /// (`ferry.made`, ``RowHints/madeHere(_:)``), so the row's update trigger leaves its
+        /// hints to Ferry (the table has no UPDATE statement trigger), and Ferry makes them
+        /// from what the statement returned: the trigger's lines, in its order, which wake a
+        /// long poll and reach the other instances; an UPDATE from psql is hinted by the
+        /// trigger and wakes it too.
+        @Test func aPatchWakesALongPollWithoutTheTriggersHintsAndPsqlStillDoes() throws {
             let server = try TestServer()
             defer { server.stop() }
             let alice = try server.user("alice")
@@ -141,18 +141,19 @@ extension ChangesSuites {
                 try server.ownerQuery("INSERT INTO app.terms (set_id, word, definition) VALUES ($1, 'before', 'd') RETURNING id", [set])
                 .rows[0][0] ?? ""
             let terms = try server.ownerQuery("SELECT 'app.terms'::regclass::oid::text").rows[0][0] ?? ""
-            // The notify function keeps its first statement (a statement whose RETURNING
-            // collected its hints returns there) and then fails the write.
+            // A trigger that runs after Ferry's update trigger fails the write if that one
+            // collected the row's hints, or if the row was not marked as Ferry's.
             _ = try server.ownerQuery(
                 """
-                CREATE OR REPLACE FUNCTION ferry.sync_notify_\(terms)() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN
-                    IF current_setting('ferry.hinted', true) = '\(terms)' AND pg_trigger_depth() = 1 THEN
-                        PERFORM set_config('ferry.hinted', '', true);
-                        RETURN NULL;
+                CREATE FUNCTION app.no_hints_probe() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN
+                    IF coalesce(current_setting('ferry.hints', true), '') <> '' OR current_setting('ferry.made', true) IS DISTINCT FROM '\(terms) ' || NEW.id THEN
+                        RAISE EXCEPTION 'the update trigger hinted the row Ferry marked';
                     END IF;
-                    RAISE EXCEPTION 'past the first statement';
+                    RETURN NEW;
                 END $f$
                 """)
+            _ = try server.ownerQuery(
+                "CREATE TRIGGER zzz_no_hints_probe BEFORE UPDATE ON app.terms FOR EACH ROW EXECUTE FUNCTION app.no_hints_probe()")
             let feed = FeedFollower(server: server, token: alice.token)
             try feed.catchUp(pastXID: try server.maxXID())
             let poll = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
@@ -184,12 +185,54 @@ extension ChangesSuites {
                 payloads.flatMap { $0.split(separator: "\n").dropFirst().map(String.init) }
                     == ["\(stamp) \(terms) s \(sets) \(set)", "\(stamp) \(terms) u \(alice.id)"], "\(payloads)")
 
-            // The function as `ferry migrate` makes it; a write from psql enters it and wakes a poll.
-            _ = try server.ownerQuery("SELECT ferry.refresh_sync_notify('app.terms')")
+            // Without the probe, a write from psql is hinted by the update trigger and wakes a poll.
+            _ = try server.ownerQuery("DROP TRIGGER zzz_no_hints_probe ON app.terms")
+            _ = try server.ownerQuery("DROP FUNCTION app.no_hints_probe()")
             try feed.catchUp(pastXID: try server.maxXID())
             let second = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
             try server.waitForWaiters(1)
             _ = try server.ownerQuery("UPDATE app.terms SET word = 'from psql' WHERE id = $1", [term])
+            let answer = try second.response()
+            #expect(LongPollTests.ids(answer, "terms") == [term])
+            #expect(Date().timeIntervalSince(second.started) < 50)
+        }
+
+        /// A one-row UPDATE that marked its row but wrote nothing (here an app's BEFORE
+        /// trigger skips every row Ferry marks; a concurrent writer can do the same) must not
+        /// leave its mark to the next write of its transaction: a batch runs its fallback
+        /// after it in the same transaction, and that write is the trigger's to hint
+        /// (``RowHints/unmark``). Without the unmark, the fallback is skipped too.
+        @Test func aBatchsWriteAfterAOneRowUpdateThatWroteNothingIsWrittenAndHinted() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let (alice, set, poll) = try Self.alicesLongPoll(server, port: server.port) { try server.waitForWaiters(1) }
+            let terms = try server.ownerQuery("SELECT 'app.terms'::regclass::oid::text").rows[0][0] ?? ""
+            let term =
+                try server.ownerQuery("INSERT INTO app.terms (set_id, word, definition) VALUES ($1, 'before', 'd') RETURNING id", [set])
+                .rows[0][0] ?? ""
+            _ = try poll.response()
+            _ = try server.ownerQuery(
+                """
+                CREATE FUNCTION app.skip_marked() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN
+                    IF current_setting('ferry.made', true) LIKE '\(terms) %' THEN RETURN NULL; END IF;
+                    RETURN NEW;
+                END $f$
+                """)
+            _ = try server.ownerQuery("CREATE TRIGGER a_skip_marked BEFORE UPDATE ON app.terms FOR EACH ROW EXECUTE FUNCTION app.skip_marked()")
+            let feed = FeedFollower(server: server, token: alice.token)
+            try feed.catchUp(pastXID: try server.maxXID())
+            let second = PendingRequest(port: server.port, "/v1/changes?since=\(feed.cursor ?? "")&wait=60", token: alice.token)
+            try server.waitForWaiters(1)
+            let batch = try server.client().request(
+                "POST", "/v1/batch", headers: [("Authorization", "Bearer \(alice.token)")],
+                json: [
+                    "operations": [
+                        ["method": "PATCH", "path": "/v1/terms/\(term)", "headers": ["If-Match": "*"], "body": ["word": "after the skip"]]
+                    ]
+                ])
+            #expect(batch.status == 200, "\(batch.text)")
+            let word = try server.ownerQuery("SELECT word FROM app.terms WHERE id = $1", [term]).rows[0][0]
+            #expect(word == "after the skip", "\(batch.text)")
             let answer = try second.response()
             #expect(LongPollTests.ids(answer, "terms") == [term])
             #expect(Date().timeIntervalSince(second.started) < 50)

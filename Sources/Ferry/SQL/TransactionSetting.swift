@@ -21,6 +21,10 @@ enum TransactionSetting: String, Sendable {
     case hintMode = "ferry.hint_mode"
     /// The hints collected so far, one a line (core 0028).
     case hints = "ferry.hints"
+    /// The table's oid and the row's id that Ferry's one-row UPDATE is writing, set in
+    /// its SET list: that row's update trigger then leaves its hints to Ferry (``RowHints``,
+    /// functions/live.sql's `ferry.sync_row_hints_source`).
+    case made = "ferry.made"
 
     /// `set_config` of this setting to `value` (SQL: a literal or a `$n`), for the transaction.
     func set(_ value: String) -> String { "pg_catalog.set_config('\(rawValue)', \(value), true)" }
