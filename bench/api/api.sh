@@ -265,31 +265,23 @@ bench_kinto() {
   BENCH_PATH="${prefix%/}?_limit=100&set_id=" wrk_run index index.lua kinto
 }
 
-# wake_ups on|off: the live wake-ups of $DB (issue 47 item 4): enables or disables the NOTIFY triggers (zz_ferry_notify_*) of every synced table,
-# and the row hints and row mark functions (ferry.sync_hints_<oid>, ferry.sync_mark_<oid>) with them.
+# wake_ups on|off: the live wake-ups of $DB (issue 47 item 4). Off: no hint made anywhere
+# (bench/api/wake-ups-off.sql). On: live.sql applied again (its functions as `ferry migrate`
+# makes them), every synced table's triggers and functions made again, the NOTIFY triggers
+# enabled. Either way the serve process reloads its schema on the notice; a second lets it.
 wake_ups() {
-  local verb=ENABLE; [ "$1" = off ] && verb=DISABLE
-  psql_owner "$DB" -c "DO \$\$ DECLARE t record; BEGIN
-    FOR t IN SELECT tg.tgrelid::regclass AS rel, tg.tgname FROM pg_trigger tg
-              WHERE tg.tgname LIKE 'zz_ferry_notify_%' AND NOT tg.tgisinternal LOOP
-      EXECUTE format('ALTER TABLE %s $verb TRIGGER %I', t.rel, t.tgname);
-    END LOOP; END \$\$"
-  # The row mark functions (issue 47 item 4), which a one-row PATCH's RETURNING calls
-  # instead of the trigger's function (and the row hints functions, which a Ferry of the
-  # previous release calls): off, each marks and collects nothing, so Ferry makes no
-  # hints either (a constant in the
-  # inlined plan; replacing a function replans the statements that inlined it); on,
-  # each as ferry migrate makes it again.
   if [ "$1" = off ]; then
-    psql_owner "$DB" -c "DO \$\$ DECLARE f regprocedure; BEGIN
-      FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
-                WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(hints|mark)_[0-9]+\$' LOOP
-        EXECUTE format('CREATE OR REPLACE FUNCTION %s RETURNS boolean LANGUAGE sql VOLATILE AS %L', f, 'SELECT false');
-      END LOOP; END \$\$"
+    psql_owner "$DB" -1 -f "$ROOT/bench/api/wake-ups-off.sql"
   else
-    psql_owner "$DB" -c "SELECT ferry.refresh_sync_notify(s.table_oid) FROM ferry.synced_tables s
-                          WHERE to_regproc('ferry.sync_hints_' || s.table_oid::oid) IS NOT NULL"
+    psql_owner "$DB" -1 -c "SET client_min_messages = warning" -f "$ROOT/migrations/functions/live.sql" \
+      -c "SELECT ferry.refresh_sync_triggers()" \
+      -c "DO \$\$ DECLARE t record; BEGIN
+            FOR t IN SELECT tg.tgrelid::regclass AS rel, tg.tgname FROM pg_trigger tg
+                      WHERE tg.tgname LIKE 'zz_ferry_notify_%' AND NOT tg.tgisinternal LOOP
+              EXECUTE format('ALTER TABLE %s ENABLE TRIGGER %I', t.rel, t.tgname);
+            END LOOP; END \$\$"
   fi
+  sleep 1
 }
 
 # hint_notifies: the NOTIFY transactions the server at $BASE has sent its hints in (/metrics).

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # What waking devices costs writers (issue 47, item 4): PATCH of one term
 # (wrk write.lua) and POST of 100 terms (post100.lua) at 8 concurrent writers
-# (wrk -t2 -c8), with the live wake-ups on (the hint triggers of core 0017
-# enabled on every synced table) and off (disabled), the order alternating
+# (wrk -t2 -c8), with the live wake-ups on (as `ferry migrate` makes them) and
+# off (bench/api/api.sh's wake_ups off: no hint made anywhere, neither by the
+# triggers nor by Ferry, whose one-row UPDATE then marks no row and returns no
+# stamp; since stop 22, where "off" kept the statement's RETURNING call of the
+# row mark function and its columns, which made off dearer), the order alternating
 # each round, beside `pgbench -b simple-update` (-c 8 -j 2) of the same
 # minutes. PostgreSQL serialises the commits of transactions that NOTIFY
 # through one lock on its notification queue. Since core 0026 a write through

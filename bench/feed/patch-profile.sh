@@ -50,14 +50,26 @@ tree_database tree "$MIGRATIONS" patch-profile
 owner tree -c "VACUUM ANALYZE app.study_sets" -c "VACUUM ANALYZE app.terms" >/dev/null
 USER_ID=$(owner tree -tA -c "SELECT id FROM ferry.users WHERE name = 'bench'")
 owner tree -tA -c "SELECT id FROM public.bench_ids ORDER BY n" > "$WORK/ids"
+if [ "${BENCH_WAKE_UPS:-on}" = off ]; then
+  # As bench/api/api.sh's wake_ups off (bench/api/wake-ups-off.sql): no hint made anywhere,
+  # and the UPDATE below sent as Ferry then sends it, with no mark and no stamp columns.
+  owner tree -1 -f "$ROOT/bench/api/wake-ups-off.sql" >/dev/null
+fi
 # app.terms' row mark function, where the migrations make one (issue 47 item 4, RowHints): Ferry's
-# one-row UPDATE then calls it in its RETURNING clause beside the row's stamp, writer and scope
-# key (FastUpdateSQL), and so does stmt_6; else its row hints function, which the UPDATE
-# called before (migrations that have it and no mark function).
+# one-row UPDATE then returns the row's stamp, writer and scope key (FastUpdateSQL), and so does
+# stmt_6, beside the mark (below) or, before stop 22, a call of the mark function; else its row
+# hints function, which the UPDATE called before (migrations that have it and no mark function).
 fn() { owner tree -tA -c "SELECT 'ferry.' || p.proname FROM pg_proc p
                           WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname = '$1' || 'app.terms'::regclass::oid"; }
 MARK=$(fn sync_mark_)
 HINTS=$(fn sync_hints_)
+# Migrations whose update trigger hints an UPDATE's rows (stop 22: ferry.sync_row_hints_source):
+# Ferry's UPDATE then marks its row in its SET list (ferry.made, RowHints.madeHere) and calls no
+# mark function; before, it called the mark function in its RETURNING clause.
+MADE=
+if [ -n "$MARK" ] && [ "$(owner tree -tA -c "SELECT to_regproc('ferry.sync_row_hints_source') IS NOT NULL")" = t ]; then
+  MADE=" WHERE pg_catalog.set_config('ferry.made', '$(owner tree -tA -c "SELECT 'app.terms'::regclass::oid") ' || \"t\".\"id\"::text, true) IS NOT NULL"
+fi
 # BENCH_WRITE=post: a POST of 100 terms instead (post_stream below), 20 and 80 transactions.
 WRITE=${BENCH_WRITE:-patch}
 FEW=100 MANY=400
@@ -65,20 +77,6 @@ if [ "$WRITE" = post ]; then
   FEW=20 MANY=80
   # Each POST into the next of the sets, as post100.lua spreads them (each row's foreign key locks its set).
   owner tree -tA -c "SELECT id FROM app.study_sets ORDER BY id" > "$WORK/sets"
-fi
-if [ "${BENCH_WAKE_UPS:-on}" = off ]; then
-  owner tree >/dev/null <<'SQL'
-DO $$ DECLARE t record; BEGIN
-  FOR t IN SELECT tg.tgrelid::regclass AS rel, tg.tgname FROM pg_trigger tg
-            WHERE tg.tgname LIKE 'zz_ferry_notify_%' AND NOT tg.tgisinternal LOOP
-    EXECUTE format('ALTER TABLE %s DISABLE TRIGGER %I', t.rel, t.tgname);
-  END LOOP; END $$;
-DO $$ DECLARE f regprocedure; BEGIN
-  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
-            WHERE p.pronamespace = 'ferry'::regnamespace AND p.proname ~ '^sync_(hints|mark)_[0-9]+$' LOOP
-    EXECUTE format('CREATE OR REPLACE FUNCTION %s RETURNS boolean LANGUAGE sql VOLATILE AS %L', f, 'SELECT false');
-  END LOOP; END $$;
-SQL
 fi
 # BENCH_OWNER_SQL: one more statement as the owner before the runs (e.g. a trigger disabled, to
 # see what it costs).
@@ -100,8 +98,10 @@ stream() {
   # BENCH_UPDATE=read, as before stop 17 (the base revision read from the item in SQL, the path id
   # matched against the uuid pattern, the item's JSON type checked); by default, as Ferry sends it
   # since, for a body whose fields passed FieldPrecheck (the base revision a fifth bind, $5).
+  # made: the SET list's sub-select, with the row's mark when Ferry sends one.
+  made() { sed "s# m)\$# m${MADE})#"; }
   if [ "${BENCH_UPDATE:-bound}" = read ]; then
-    tr '\n' ' ' <<'SQL'
+    made <<'SQL' | tr '\n' ' '
 PREPARE stmt_6(jsonb, text, bigint[], boolean) AS WITH i AS (
   SELECT 0 AS idx, ($1::jsonb) -> 0 AS item
 )
@@ -115,7 +115,7 @@ UPDATE "app"."terms" AS t SET ("word", "definition", "rank") = (SELECT m."word",
 SQL
     BASE_ARG=
   else
-    tr '\n' ' ' <<'SQL'
+    made <<'SQL' | tr '\n' ' '
 PREPARE stmt_6(jsonb, text, bigint[], boolean, bigint) AS WITH i AS (
   SELECT 0 AS idx, ($1::jsonb) -> 0 AS item
 )
@@ -132,7 +132,9 @@ SQL
    AND EXISTS (SELECT 1 FROM jsonb_populate_record(t, i.item - ARRAY['id', 'revision', 'last_modified', 'is_deleted']) m WHERE (m."word" IS DISTINCT FROM t."word" OR m."definition" IS DISTINCT FROM t."definition" OR m."rank" IS DISTINCT FROM t."rank") AND NOT (i.item ? 'set_id' AND (m."set_id" IS DISTINCT FROM t."set_id")))
 RETURNING 200, json_build_array(CASE WHEN t."is_deleted" THEN json_build_object('id', t."id", 'set_id', t."set_id", 'revision', t."revision", 'last_modified', t."last_modified", 'is_deleted', true) ELSE json_build_object('id', t."id", 'set_id', t."set_id", 'word', t."word", 'definition', t."definition", 'rank', t."rank", 'revision', t."revision", 'last_modified', t."last_modified", 'is_deleted', t."is_deleted") END)::text, t."revision", t."last_modified", $2::text
 SQL
-  if [ -n "$MARK" ]; then
+  if [ -n "$MADE" ]; then
+    printf ', t."_ferry_xid" AS ferry_hint_stamp, t."_ferry_writer" AS ferry_hint_writer, t."set_id" AS ferry_hint_scope_0'
+  elif [ -n "$MARK" ]; then
     printf ', %s(t) AS ferry_hinted, t."_ferry_xid" AS ferry_hint_stamp, t."_ferry_writer" AS ferry_hint_writer, t."set_id" AS ferry_hint_scope_0' "$MARK"
   elif [ -n "$HINTS" ]; then
     printf ', %s(t) AS hinted' "$HINTS"
