@@ -377,6 +377,17 @@ $function$
 ;
 GRANT EXECUTE TO ferry_app
 
+CREATE OR REPLACE FUNCTION ferry.base_type(p_type oid, p_typmod integer, OUT base_type oid, OUT base_typmod integer)
+ RETURNS record
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT c.type, c.typmod FROM ferry.type_chain(p_type, p_typmod) c ORDER BY c.depth DESC LIMIT 1;
+$function$
+;
+GRANT EXECUTE TO ferry_app
+
 CREATE OR REPLACE FUNCTION ferry.changed_fields(p_new jsonb, p_old jsonb, p_revision bigint)
  RETURNS jsonb
  LANGUAGE sql
@@ -501,7 +512,12 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'deleted is any, live or deleted';
     END IF;
     FOR v_key IN SELECT jsonb_object_keys(coalesce(p_filters, '{}')) ORDER BY 1 LOOP
-        SELECT format_type(a.atttypid, a.atttypmod) INTO v_type FROM pg_attribute a
+        -- The value read as the column's values' type (a domain's base type: a value its CHECK
+        -- refuses matches nothing instead of failing), never cut to a varchar's length nor
+        -- rounded to a numeric's precision.
+        SELECT format_type(b.base_type, CASE WHEN b.base_type IN ('varchar'::regtype, 'numeric'::regtype) THEN NULL
+                                             ELSE b.base_typmod END) INTO v_type
+          FROM pg_attribute a CROSS JOIN LATERAL ferry.base_type(a.atttypid, a.atttypmod) b
          WHERE a.attrelid = p_table AND a.attname = v_key AND a.attnum > 0 AND NOT a.attisdropped;
         IF v_type IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = '42703', MESSAGE = format('no column %s', left(v_key, 64));
@@ -856,13 +872,20 @@ CREATE OR REPLACE FUNCTION ferry.constraint_columns(p_table regclass, p_name tex
  STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-    SELECT coalesce(jsonb_agg(a.attname ORDER BY a.attnum), '[]'::jsonb)
-      FROM pg_attribute a
-     WHERE a.attrelid = p_table
-       AND a.attnum = ANY (coalesce(
-             (SELECT c.conkey FROM pg_constraint c WHERE c.conrelid = p_table AND c.conname = p_name LIMIT 1),
-             (SELECT i.indkey::int2[] FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-               WHERE i.indrelid = p_table AND ic.relname = p_name LIMIT 1)));
+    SELECT coalesce(
+        (SELECT jsonb_agg(a.attname ORDER BY a.attnum)
+           FROM pg_attribute a
+          WHERE a.attrelid = p_table
+            AND a.attnum = ANY (coalesce(
+                  (SELECT c.conkey FROM pg_constraint c WHERE c.conrelid = p_table AND c.conname = p_name LIMIT 1),
+                  (SELECT i.indkey::int2[] FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+                    WHERE i.indrelid = p_table AND ic.relname = p_name LIMIT 1)))),
+        (SELECT jsonb_agg(a.attname ORDER BY a.attnum)
+           FROM pg_attribute a
+          WHERE a.attrelid = p_table AND a.attnum > 0 AND NOT a.attisdropped
+            AND EXISTS (SELECT 1 FROM ferry.type_chain(a.atttypid, a.atttypmod) d JOIN pg_constraint c ON c.contypid = d.type
+                         WHERE c.contype = 'c' AND c.conname = p_name)),
+        '[]'::jsonb);
 $function$
 ;
 GRANT EXECUTE TO ferry_app
@@ -3679,7 +3702,8 @@ BEGIN
     -- A field of a type whose text is its value (each value one text, each text one
     -- value: integers, booleans, uuids, dates, strings) is compared as text, in
     -- collation "C" (byte for byte, as jsonb compares strings): one function call
-    -- instead of three (issue 47). Any other type through to_jsonb, as
+    -- instead of three (issue 47); so is a domain over one of them (its text is its base
+    -- type's). Any other type through to_jsonb, as
     -- ferry.changed_fields compares it (numeric 1.0 and 1.00 are equal there, json
     -- has no equality). A cast to text exists for every type, so the expression
     -- plans whatever a column's type is by then.
@@ -3691,8 +3715,9 @@ BEGIN
                        ELSE format(E'\n                %1$L, CASE WHEN pg_catalog.to_jsonb(NEW.%2$I) IS DISTINCT FROM pg_catalog.to_jsonb(OLD.%2$I) THEN NEW.revision END',
                                    name, name) END, ',' ORDER BY n) AS pairs
               FROM (SELECT a.attname::text AS name, row_number() OVER (ORDER BY a.attnum) AS n,
-                           a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'bool'::regtype, 'uuid'::regtype,
-                                          'date'::regtype, 'text'::regtype, 'varchar'::regtype) AS as_text
+                           (ferry.base_type(a.atttypid, a.atttypmod)).base_type
+                             IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'bool'::regtype, 'uuid'::regtype,
+                                 'date'::regtype, 'text'::regtype, 'varchar'::regtype) AS as_text
                       FROM pg_attribute a
                      WHERE a.attrelid = p_table AND a.attnum > 0 AND NOT a.attisdropped
                        AND a.attname NOT IN ('id', 'revision', 'last_modified')
@@ -3765,6 +3790,23 @@ END
 $function$
 ;
 GRANT EXECUTE TO PUBLIC
+
+CREATE OR REPLACE FUNCTION ferry.type_chain(p_type oid, p_typmod integer)
+ RETURNS TABLE(type oid, typmod integer, depth integer)
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    WITH RECURSIVE d (type, typmod, depth) AS (
+        SELECT p_type, p_typmod, 0
+        UNION ALL
+        SELECT t.typbasetype, t.typtypmod, d.depth + 1
+          FROM pg_type t JOIN d ON t.oid = d.type
+         WHERE t.typtype = 'd' AND d.depth < 32)
+    SELECT d.type, d.typmod, d.depth FROM d;
+$function$
+;
+GRANT EXECUTE TO ferry_app
 
 CREATE OR REPLACE FUNCTION ferry.user_by_name(p_name text)
  RETURNS TABLE(id uuid, name text, created_at bigint)

@@ -19,6 +19,8 @@ enum SwiftModels {
     struct Column: Decodable, Equatable {
         let name: String
         let type: String
+        /// A domain's base type (`GET /v1` since domains were typed by it); absent from older servers.
+        let baseType: String?
         let nullable: Bool
         let writable: Bool
         let updatable: Bool?
@@ -27,7 +29,7 @@ enum SwiftModels {
         let comment: String?
 
         enum CodingKeys: String, CodingKey {
-            case name, type, nullable, writable, updatable, hasDefault = "has_default", references, comment
+            case name, type, baseType = "base_type", nullable, writable, updatable, hasDefault = "has_default", references, comment
         }
     }
 
@@ -262,7 +264,7 @@ enum SwiftModels {
             if target == "users" { return "FerryID<FerryUser>" }
         }
         if column.name == "revision" || column.name == "last_modified" { return "Int64" }
-        return scalar(column.type)
+        return scalar(column.baseType ?? column.type)
     }
 
     static func scalar(_ type: String) -> String {

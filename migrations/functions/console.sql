@@ -443,7 +443,12 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'deleted is any, live or deleted';
     END IF;
     FOR v_key IN SELECT jsonb_object_keys(coalesce(p_filters, '{}')) ORDER BY 1 LOOP
-        SELECT format_type(a.atttypid, a.atttypmod) INTO v_type FROM pg_attribute a
+        -- The value read as the column's values' type (a domain's base type: a value its CHECK
+        -- refuses matches nothing instead of failing), never cut to a varchar's length nor
+        -- rounded to a numeric's precision.
+        SELECT format_type(b.base_type, CASE WHEN b.base_type IN ('varchar'::regtype, 'numeric'::regtype) THEN NULL
+                                             ELSE b.base_typmod END) INTO v_type
+          FROM pg_attribute a CROSS JOIN LATERAL ferry.base_type(a.atttypid, a.atttypmod) b
          WHERE a.attrelid = p_table AND a.attname = v_key AND a.attnum > 0 AND NOT a.attisdropped;
         IF v_type IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = '42703', MESSAGE = format('no column %s', left(v_key, 64));

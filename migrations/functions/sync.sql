@@ -17,6 +17,42 @@ RETURN (floor((EXTRACT(epoch FROM clock_timestamp()) * (1000)::numeric)))::bigin
 GRANT EXECUTE ON FUNCTION ferry.now_ms() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION ferry.now_ms() TO ferry_app;
 
+-- A column's type and, for a domain, the types under it, down to its base type (a
+-- domain over a domain over integer: the two domains, then integer), each with its
+-- typmod (a domain's is the one it gives the type under it) and its depth (0: the
+-- column's type). A domain's CHECK is on one of these types; its error names no
+-- table nor column (ferry.constraint_columns, Ferry's introspection).
+CREATE OR REPLACE FUNCTION ferry.type_chain(p_type oid, p_typmod integer)
+ RETURNS TABLE (type oid, typmod integer, depth integer)
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    WITH RECURSIVE d (type, typmod, depth) AS (
+        SELECT p_type, p_typmod, 0
+        UNION ALL
+        SELECT t.typbasetype, t.typtypmod, d.depth + 1
+          FROM pg_type t JOIN d ON t.oid = d.type
+         WHERE t.typtype = 'd' AND d.depth < 32)
+    SELECT d.type, d.typmod, d.depth FROM d;
+$function$;
+REVOKE ALL ON FUNCTION ferry.type_chain(oid,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.type_chain(oid,integer) TO ferry_app;
+
+-- The type a column's values are: the end of ferry.type_chain (a domain over varchar(8):
+-- varchar, 8+4; any type but a domain: itself). Ferry types a domain column by it: the
+-- JSON it takes, how the update trigger compares it, how a filter reads its value. The
+-- domain's constraints still hold when a value is stored.
+CREATE OR REPLACE FUNCTION ferry.base_type(p_type oid, p_typmod integer, OUT base_type oid, OUT base_typmod integer)
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT c.type, c.typmod FROM ferry.type_chain(p_type, p_typmod) c ORDER BY c.depth DESC LIMIT 1;
+$function$;
+REVOKE ALL ON FUNCTION ferry.base_type(oid,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.base_type(oid,integer) TO ferry_app;
+
 -- Every place that stamped with pg_current_xact_id() now stamps with
 -- ferry.stamp(): the generic triggers (0018's bodies), the generators of each
 -- table's update and notify functions (wrapped, as 0018 wrapped 0011's), the
@@ -181,7 +217,8 @@ BEGIN
     -- A field of a type whose text is its value (each value one text, each text one
     -- value: integers, booleans, uuids, dates, strings) is compared as text, in
     -- collation "C" (byte for byte, as jsonb compares strings): one function call
-    -- instead of three (issue 47). Any other type through to_jsonb, as
+    -- instead of three (issue 47); so is a domain over one of them (its text is its base
+    -- type's). Any other type through to_jsonb, as
     -- ferry.changed_fields compares it (numeric 1.0 and 1.00 are equal there, json
     -- has no equality). A cast to text exists for every type, so the expression
     -- plans whatever a column's type is by then.
@@ -193,8 +230,9 @@ BEGIN
                        ELSE format(E'\n                %1$L, CASE WHEN pg_catalog.to_jsonb(NEW.%2$I) IS DISTINCT FROM pg_catalog.to_jsonb(OLD.%2$I) THEN NEW.revision END',
                                    name, name) END, ',' ORDER BY n) AS pairs
               FROM (SELECT a.attname::text AS name, row_number() OVER (ORDER BY a.attnum) AS n,
-                           a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'bool'::regtype, 'uuid'::regtype,
-                                          'date'::regtype, 'text'::regtype, 'varchar'::regtype) AS as_text
+                           (ferry.base_type(a.atttypid, a.atttypmod)).base_type
+                             IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'bool'::regtype, 'uuid'::regtype,
+                                 'date'::regtype, 'text'::regtype, 'varchar'::regtype) AS as_text
                       FROM pg_attribute a
                      WHERE a.attrelid = p_table AND a.attnum > 0 AND NOT a.attisdropped
                        AND a.attname NOT IN ('id', 'revision', 'last_modified')

@@ -22,7 +22,9 @@ $function$;
 REVOKE ALL ON FUNCTION ferry.fail(json) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ferry.fail(json) TO ferry_app;
 
--- The columns a constraint or unique index of p_table covers, as a jsonb array of names.
+-- The columns a constraint or unique index of p_table covers, as a jsonb array of names;
+-- failing those, the columns typed with a domain (or a domain over it) whose CHECK has
+-- that name: a domain's error names no table nor column.
 -- (Versioned definitions before this file: 0003.)
 CREATE OR REPLACE FUNCTION ferry.constraint_columns(p_table regclass, p_name text)
  RETURNS jsonb
@@ -30,13 +32,20 @@ CREATE OR REPLACE FUNCTION ferry.constraint_columns(p_table regclass, p_name tex
  STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-    SELECT coalesce(jsonb_agg(a.attname ORDER BY a.attnum), '[]'::jsonb)
-      FROM pg_attribute a
-     WHERE a.attrelid = p_table
-       AND a.attnum = ANY (coalesce(
-             (SELECT c.conkey FROM pg_constraint c WHERE c.conrelid = p_table AND c.conname = p_name LIMIT 1),
-             (SELECT i.indkey::int2[] FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-               WHERE i.indrelid = p_table AND ic.relname = p_name LIMIT 1)));
+    SELECT coalesce(
+        (SELECT jsonb_agg(a.attname ORDER BY a.attnum)
+           FROM pg_attribute a
+          WHERE a.attrelid = p_table
+            AND a.attnum = ANY (coalesce(
+                  (SELECT c.conkey FROM pg_constraint c WHERE c.conrelid = p_table AND c.conname = p_name LIMIT 1),
+                  (SELECT i.indkey::int2[] FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+                    WHERE i.indrelid = p_table AND ic.relname = p_name LIMIT 1)))),
+        (SELECT jsonb_agg(a.attname ORDER BY a.attnum)
+           FROM pg_attribute a
+          WHERE a.attrelid = p_table AND a.attnum > 0 AND NOT a.attisdropped
+            AND EXISTS (SELECT 1 FROM ferry.type_chain(a.atttypid, a.atttypmod) d JOIN pg_constraint c ON c.contypid = d.type
+                         WHERE c.contype = 'c' AND c.conname = p_name)),
+        '[]'::jsonb);
 $function$;
 REVOKE ALL ON FUNCTION ferry.constraint_columns(regclass,text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ferry.constraint_columns(regclass,text) TO ferry_app;

@@ -54,11 +54,11 @@ package struct IndexQuery: Sendable {
                 break  // IndexPaging reads these.
             default:
                 guard let column = resource.column(name) else { throw Self.invalid("unknown query parameter or column: \(name)") }
-                guard !column.type.hasSuffix("[]"), column.type != "json" else {
+                guard !column.valueType.hasSuffix("[]"), column.valueType != "json" else {
                     throw Self.invalid("cannot filter on \(name) (\(column.type))")
                 }
                 let values = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-                guard values.allSatisfy({ Self.fits($0, ValueKind(type: column.type)) }) else {
+                guard values.allSatisfy({ Self.fits($0, column.kind) }) else {
                     throw Self.invalid("a filter value does not fit its column's type")
                 }
                 filters.append((name, values))

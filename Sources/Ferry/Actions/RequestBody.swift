@@ -167,7 +167,7 @@ package struct FieldPrecheck {
                     guard column.nullable else { return false }
                     continue
                 }
-                guard Self.fits(member.value, ValueKind(type: column.type), in: bytes) else { return false }
+                guard Self.fits(member.value, column.kind, in: bytes) else { return false }
             }
         }
         return true

@@ -59,7 +59,7 @@ struct ConsoleRowsQuery: Sendable, Equatable {
                 guard let column = resource.column(name) else {
                     throw Self.invalid("unknown query parameter or column: \(name.prefix(64))")
                 }
-                let kind = ValueKind(type: column.type)
+                let kind = column.kind
                 guard Self.isFilterable(kind) else { throw Self.invalid("cannot filter on \(name) (\(column.type))") }
                 guard IndexQuery.fits(value, kind), !value.utf8.contains(0) else {
                     throw Self.invalid("a filter value does not fit its column's type")

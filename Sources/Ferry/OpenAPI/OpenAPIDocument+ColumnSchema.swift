@@ -4,7 +4,7 @@ extension OpenAPIDocument {
     /// The JSON Schema of a column's JSON value, from PostgreSQL's type name
     /// (as `format_type` prints it); nullable columns also allow `null`.
     static func columnSchema(_ column: Column) -> JSONValue {
-        var members = typeSchema(column.type)
+        var members = typeSchema(column.valueType)
         if column.nullable, let index = members.firstIndex(where: { $0.0 == "type" }), case .string(let type) = members[index].1 {
             members[index].1 = .array([.string(type), "null"])
         }
@@ -16,6 +16,7 @@ extension OpenAPIDocument {
     static func description(_ column: Column) -> String {
         var text = column.comment.map { $0.hasSuffix(".") ? $0 + " " : $0 + ". " } ?? ""
         text += "PostgreSQL type \(column.type)"
+        if column.valueType != column.type { text += " (a domain over \(column.valueType))" }
         if let target = column.references { text += "; references \(target)" }
         if column.name == "last_modified" { text += "; milliseconds since the Unix epoch" }
         if column.hasDefault { text += "; has a default" }

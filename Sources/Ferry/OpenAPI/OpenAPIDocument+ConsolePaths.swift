@@ -281,7 +281,7 @@ extension OpenAPIDocument {
         for resource in resources {
             let name = Self.componentName(resource.name)
             let filters = resource.columns.filter {
-                !ConsoleRowsQuery.reserved.contains($0.name) && ConsoleRowsQuery.isFilterable(ValueKind(type: $0.type))
+                !ConsoleRowsQuery.reserved.contains($0.name) && ConsoleRowsQuery.isFilterable($0.kind)
             }.map { column in
                 Self.query(column.name, Self.consoleFilterSchema(column), "Equality on \(column.name).")
             }
@@ -364,7 +364,7 @@ extension OpenAPIDocument {
 
     /// A console filter's value: one value of the column's type (``ConsoleRowsQuery``).
     static func consoleFilterSchema(_ column: Column) -> JSONValue {
-        switch ValueKind(type: column.type) {
+        switch column.kind {
         case .uuid: consoleUUID
         case .integer(_, let max): type("string", ("pattern", .string("^-?[0-9]{1,\(String(max).count - 1)}$")))
         case .boolean: type("string", ("enum", ["true", "false"]))

@@ -13,7 +13,7 @@ extension OpenAPIDocument {
     /// is 400 `invalid_query` (`IndexQuery.fits`); text columns take any string.
     static func filterSchema(_ column: Column) -> JSONValue {
         let value: String? =
-            switch ValueKind(type: column.type) {
+            switch column.kind {
             case .uuid: "([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{32})"
             // Digits a column always holds: one fewer than its largest value has, so every match fits.
             case .integer(_, let max): "-?[0-9]{1,\(String(max).count - 1)}"

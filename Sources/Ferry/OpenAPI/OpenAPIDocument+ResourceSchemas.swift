@@ -29,7 +29,7 @@ extension OpenAPIDocument {
         ])
         // `id` is writable on create, but its member is written out below, per body.
         let writable = resource.columns.filter { $0.writable && $0.name != "id" }
-        let idType = Self.typeSchema(resource.column("id")?.type ?? "")
+        let idType = Self.typeSchema(resource.column("id")?.valueType ?? "")
         let revision = Self.milliseconds
         // The write bodies list every member the server takes: another is 422 `unknown_field`.
         // last_modified and is_deleted take any value and are ignored, so a whole row may be echoed back.

@@ -32,7 +32,7 @@ struct CreateSQL {
         let vNames = insertable.map { "v.\(SQL.id($0.name))" }.joined(separator: ", ")
         let same = insertable.filter { $0.name != "id" }.map { column in
             "(NOT v.item ? \(SQL.literal(column.name)) OR NOT ("
-                + SQL.distinct("v.\(SQL.id(column.name))", "t.\(SQL.id(column.name))", type: column.type) + "))"
+                + SQL.distinct("v.\(SQL.id(column.name))", "t.\(SQL.id(column.name))", type: column.valueType) + "))"
         }
         let referenceRows = references.rows(
             alias: "v", idJSON: "v.item -> 'id'", columns: insertable.map(\.name), value: SQL.column("v"))

@@ -71,7 +71,7 @@ struct FieldValidation {
 
     private func reason(for column: Column) -> String {
         let isNull = "jsonb_typeof(k.value) = 'null'"
-        let typeOK = ValueKind(type: column.type).check("k.value")
+        let typeOK = column.kind.check("k.value")
         switch column.name {
         case "last_modified", "is_deleted":
             return "NULL"

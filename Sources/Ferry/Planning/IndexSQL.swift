@@ -23,7 +23,7 @@ struct IndexSQL {
         var n = 0
         for filter in query.filters {
             n += 1
-            let type = resource.column(filter.column)?.type ?? "text"
+            let type = resource.column(filter.column)?.filterType ?? "text"
             conditions.append("t.\(SQL.id(filter.column)) = ANY ($\(n)::\(type)[])")
         }
         for drive in drives {

@@ -18,7 +18,7 @@ enum MergeRule {
         let cases = columns.map { column -> String in
             let name = SQL.literal(column.name)
             let changedSince = "coalesce(((\(current)).\"_ferry_field_revisions\" ->> \(name))::bigint, 1) > \(base)"
-            let differs = SQL.distinct("(\(merged)).\(SQL.id(column.name))", "(\(current)).\(SQL.id(column.name))", type: column.type)
+            let differs = SQL.distinct("(\(merged)).\(SQL.id(column.name))", "(\(current)).\(SQL.id(column.name))", type: column.valueType)
             return "CASE WHEN \(item) ? \(name) AND \(changedSince) AND \(differs) THEN \(name) END"
         }
         return "array_remove(ARRAY[\(cases.joined(separator: ", "))]::text[], NULL)"

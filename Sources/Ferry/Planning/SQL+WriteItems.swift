@@ -44,7 +44,7 @@ extension SQL {
 
         /// True when any of `columns` differs between two row references (`merged`, `current`).
         static func anyChanged(_ columns: [Column], merged: (String) -> String, current: (String) -> String) -> String {
-            "(" + columns.map { SQL.distinct(merged($0.name), current($0.name), type: $0.type) }.joined(separator: " OR ") + ")"
+            "(" + columns.map { SQL.distinct(merged($0.name), current($0.name), type: $0.valueType) }.joined(separator: " OR ") + ")"
         }
     }
 }

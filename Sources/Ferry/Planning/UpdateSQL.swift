@@ -145,7 +145,7 @@ struct UpdateSQL {
         let cases = readOnly.map { column -> String in
             let name = SQL.literal(column.name)
             return "CASE WHEN k.item ? \(name) AND "
-                + SQL.distinct("(c.m).\(SQL.id(column.name))", "(c.cur).\(SQL.id(column.name))", type: column.type)
+                + SQL.distinct("(c.m).\(SQL.id(column.name))", "(c.cur).\(SQL.id(column.name))", type: column.valueType)
                 + " THEN \(name) END"
         }
         return "array_remove(ARRAY[\(cases.joined(separator: ", "))]::text[], NULL)"

@@ -198,7 +198,7 @@ struct RankRewriter: Middleware {
         let inScope =
             parent.map { column in
                 let c = SQL.id(column)
-                let parentIDs = typed(parentsParameter, resource.column(column)?.type ?? "text")
+                let parentIDs = typed(parentsParameter, resource.column(column)?.valueType ?? "text")
                 // Both arms compare the column with an array computed once, so that the OR
                 // is a BitmapOr of two index scans; `IN (subquery)` would make it a filter.
                 return "(t.\(c) = ANY(\(parentIDs)) OR t.\(c) = ANY(ARRAY(SELECT s.\(c) FROM \(table) s WHERE s.\"id\" = ANY(\(selfIDs)))))"

@@ -61,7 +61,7 @@ struct CatalogRoutes: Sendable {
                 .array(
                     resource.columns.map { column in
                         .object([
-                            ("name", .string(column.name)), ("type", .string(column.type)),
+                            ("name", .string(column.name)), ("type", .string(column.type)), ("base_type", .string(column.valueType)),
                             ("nullable", .bool(column.nullable)), ("writable", .bool(column.writable)),
                             ("updatable", .bool(column.changeable)),
                             ("has_default", .bool(column.hasDefault)),

@@ -138,7 +138,7 @@ extension Resource {
     var idColumn: Column? { column("id") }
 
     /// The id column's kind, for parsing ids in paths and bodies.
-    var idKind: ValueKind { ValueKind(type: idColumn?.type ?? "uuid") }
+    var idKind: ValueKind { idColumn?.kind ?? .uuid }
 
     /// The id column's SQL type; `uuid` when the table has no id column.
     var idType: String { idColumn?.type ?? "uuid" }
@@ -159,6 +159,10 @@ public struct Column: Sendable, Equatable, Codable {
     public let name: String
     /// PostgreSQL's name for the type, as `format_type` prints it (`uuid`, `text`, `bigint`).
     public let type: String
+    /// The type its values are: for a domain, its base type (through a domain over a
+    /// domain), with the domain's length or precision (`integer`, `character varying(8)`);
+    /// otherwise `type`. Nil from a catalog of before it (read as `type`).
+    public var baseType: String? = nil
     public let nullable: Bool
     /// Whether the column has a default (so a create may leave it out).
     public let hasDefault: Bool
@@ -189,8 +193,27 @@ public struct Column: Sendable, Equatable, Codable {
     public var changeable: Bool { writable && updatable && name != "id" }
 
     enum CodingKeys: String, CodingKey {
-        case name, type, nullable, hasDefault = "has_default", insertable, updatable, references
+        case name, type, baseType = "base_type", nullable, hasDefault = "has_default", insertable, updatable, references
         case defaultSQL = "default_sql", comment
+    }
+
+    /// What JSON the column takes, by its values' type: a domain's is its base type's
+    /// (its own constraints still hold when a value is stored).
+    var kind: ValueKind { ValueKind(type: valueType) }
+
+    /// ``baseType``, or ``type`` when the catalog did not say.
+    var valueType: String { baseType ?? type }
+
+    /// The type a filter's values are read as: the values' type, without the length of
+    /// `character varying(n)` or the precision of `numeric(p, s)`, whose casts cut a longer
+    /// value or round it (so that `?code=ABCDEFGHIJ` would match `ABCDEFGH`). Not a domain:
+    /// a value its CHECK refuses matches no row, where the cast would fail the query.
+    var filterType: String {
+        let type = valueType
+        for prefix in ["character varying(", "numeric("] where type.hasPrefix(prefix) && type.hasSuffix(")") {
+            return String(prefix.dropLast())
+        }
+        return type
     }
 }
 

@@ -8,7 +8,9 @@ import Foundation
 /// will allow.
 public enum SchemaIntrospector {
     /// The catalog query of `schema`. Builds JSON in PostgreSQL so that one
-    /// round trip returns everything: `tables`, and `has_public_rows`, whether any
+    /// round trip returns everything (from the catalog itself, not through
+    /// `ferry.type_chain`: a server reads the schema of a database whose
+    /// function files are of another release too): `tables`, and `has_public_rows`, whether any
     /// rule makes rows public (`ferry.sync_public`, core 0025); each table's
     /// `public` which flag makes its rows public: its own, or that of the owned
     /// table its child rules read through (``Resource/publicRows``).
@@ -21,6 +23,12 @@ public enum SchemaIntrospector {
             (SELECT json_agg(json_build_object(
                 'name', a.attname,
                 'type', format_type(a.atttypid, a.atttypmod),
+                'base_type', (WITH RECURSIVE d (type, typmod, depth) AS (
+                                SELECT a.atttypid, a.atttypmod, 0
+                                UNION ALL
+                                SELECT t.typbasetype, t.typtypmod, d.depth + 1 FROM pg_type t JOIN d ON t.oid = d.type
+                                 WHERE t.typtype = 'd' AND d.depth < 32)
+                              SELECT format_type(d.type, d.typmod) FROM d ORDER BY d.depth DESC LIMIT 1),
                 'nullable', NOT a.attnotnull,
                 'has_default', a.atthasdef OR a.attidentity <> '',
                 'insertable', has_column_privilege(c.oid, a.attnum, 'INSERT'),
@@ -48,7 +56,24 @@ public enum SchemaIntrospector {
                SELECT ic.relname, (SELECT json_agg(ka.attname ORDER BY ka.attnum) FROM pg_attribute ka
                                     WHERE ka.attrelid = c.oid AND ka.attnum = ANY(i.indkey))
                  FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-                WHERE i.indrelid = c.oid AND i.indisunique) k) AS constraints,
+                WHERE i.indrelid = c.oid AND i.indisunique
+               UNION ALL
+               -- A domain's CHECK (its error names no table nor column): the columns of
+               -- that domain, or of a domain over it; a table's constraint of the same name wins.
+               SELECT dc.conname, json_agg(da.attname ORDER BY da.attnum)
+                 FROM pg_attribute da
+                 CROSS JOIN LATERAL (WITH RECURSIVE d (type, depth) AS (
+                                       SELECT da.atttypid, 0
+                                       UNION ALL
+                                       SELECT t.typbasetype, d.depth + 1 FROM pg_type t JOIN d ON t.oid = d.type
+                                        WHERE t.typtype = 'd' AND d.depth < 32)
+                                     SELECT d.type FROM d) dt
+                 JOIN pg_constraint dc ON dc.contypid = dt.type AND dc.contype = 'c'
+                WHERE da.attrelid = c.oid AND da.attnum > 0 AND NOT da.attisdropped
+                  AND NOT EXISTS (SELECT 1 FROM pg_constraint tc WHERE tc.conrelid = c.oid AND tc.conname = dc.conname)
+                  AND NOT EXISTS (SELECT 1 FROM pg_index ti JOIN pg_class tic ON tic.oid = ti.indexrelid
+                                   WHERE ti.indrelid = c.oid AND ti.indisunique AND tic.relname = dc.conname)
+                GROUP BY dc.conname) k) AS constraints,
             (SELECT json_object_agg(p.command, p.names) FROM (
                SELECT CASE polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE'
                                   WHEN 'd' THEN 'DELETE' ELSE 'ALL' END AS command,
