@@ -244,7 +244,8 @@ enum SwiftModels {
             if !column.nullable, column.hasDefault == true, column.writable {
                 facts.append("The server fills it when left nil.")
             }
-            facts.append("PostgreSQL `\(column.type)`" + (column.nullable ? "" : ", not null") + ".")
+            let domain = column.baseType.map { $0 == column.type ? "" : " (a domain over `\($0)`)" } ?? ""
+            facts.append("PostgreSQL `\(column.type)`" + domain + (column.nullable ? "" : ", not null") + ".")
         }
         if !lines.isEmpty, !facts.isEmpty { lines.append("") }
         return lines + [facts.joined(separator: " ")]

@@ -77,7 +77,7 @@ extension Resources {
             let me = try ResourceFixture.user()
             let set = try me.createSet()
             var items: [[String: Any]] = (0..<1000).map { ["set_id": set.id, "word": "w\($0)", "rank": "U\($0)V"] }
-            items[999]["word"] = String(repeating: "x", count: 10_001)  // CHECK terms_word_length
+            items[999]["word"] = String(repeating: "x", count: 10_001)  // the domain app.term_word's CHECK
             let bad = try me.call("POST", "/v1/terms", json: items)
             #expect(bad.status == 422, "\(bad.text.prefix(300))")
             #expect(bad.code == "validation_failed")

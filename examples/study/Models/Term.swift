@@ -12,15 +12,15 @@ public struct Term: FerryRankedRecord, Hashable {
     public var setID: FerryID<StudySet>
     /// The word or phrase to learn.
     ///
-    /// The server fills it when left nil. PostgreSQL `text`, not null.
+    /// The server fills it when left nil. PostgreSQL `app.term_word` (a domain over `text`), not null.
     public var word: String?
     /// What it means, in the learner's language.
     ///
-    /// The server fills it when left nil. PostgreSQL `text`, not null.
+    /// The server fills it when left nil. PostgreSQL `app.term_definition` (a domain over `text`), not null.
     public var definition: String?
     /// Where the term stands in its set: terms are studied in rank order.
     ///
-    /// A FerryRank key: nil places a new row last (`store.insert`); move rows with `store.move`. The server fills it when left nil. PostgreSQL `text`, not null.
+    /// A FerryRank key: nil places a new row last (`store.insert`); move rows with `store.move`. The server fills it when left nil. PostgreSQL `app.term_rank` (a domain over `text`), not null.
     public var rank: String?
     /// The server's revision of the row: nil until it is synced.
     public var revision: Int64?
