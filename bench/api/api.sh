@@ -126,11 +126,12 @@ warm_up() {
 }
 
 # Migrates with the binary under test ($1), as a deployment does: Ferry's own files, its
-# repeatable functions, the refresh of what it generates, then the study app's.
+# repeatable functions, the refresh of what it generates, then the study app's (or those of
+# the directory $2, such as a copy of them without their newest file).
 seed_ferry() {
   psql_owner postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
   FERRY_DATABASE_MIGRATION_URL="$OWNER/$DB" FERRY_DATABASE_URL="$APP/$DB" \
-    "$1" migrate --dir "$ROOT/examples/study/migrations" >/dev/null
+    "$1" migrate --dir "${2:-$ROOT/examples/study/migrations}" >/dev/null
   USER_ID=$(psql_owner "$DB" -At -c "SELECT ferry.create_user('bench', 'bench-password')")
   TOKEN=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
   HASH=$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)

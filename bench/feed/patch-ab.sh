@@ -11,6 +11,8 @@
 # wake-ups on (as deployed). BENCH_ROUNDS rounds (default 4), BENCH_DURATION a figure
 # (default 10s). CPU is µs a request: the server's process + every postgres process (both
 # servers' backends, the idle one's included). The rest of the environment is api.sh's.
+# BENCH_APP_DIR_A, BENCH_APP_DIR_B: the app's migrations of each side (default the study
+# example's), e.g. the same build over the example before and after a schema change.
 source "$(dirname "${BASH_SOURCE[0]}")/../api/api.sh"
 
 ROUNDS=${BENCH_ROUNDS:-4}
@@ -25,7 +27,8 @@ BASE_DB=$DB
 for side in a b; do
   bin=$A; [ "$side" = b ] && bin=$B
   DB=${BASE_DB}_$side
-  seed_ferry "$bin"
+  app_dir=${BENCH_APP_DIR_A:-}; [ "$side" = b ] && app_dir=${BENCH_APP_DIR_B:-}
+  seed_ferry "$bin" "$app_dir"
   cp "$WORK/ids.txt" "$WORK/ids.$side"
   port=$PORT; [ "$side" = b ] && port=$((PORT + 1))
   serve_ferry "$bin" "$port" "$WORK/ferry-$side.log"
@@ -47,8 +50,8 @@ for side in a b; do
   BENCH_PATH_PREFIX=/v1/terms/ BENCH_METHOD=PATCH wrk -t2 -c8 -d3s -s "$ROOT/bench/api/wrk/write.lua" "$BASE" >/dev/null
 done
 echo "bench/feed/patch-ab.sh at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "an unknown commit"), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "A: $A"
-echo "B: $B"
+echo "A: $A${BENCH_APP_DIR_A:+, the app's migrations of $BENCH_APP_DIR_A}"
+echo "B: $B${BENCH_APP_DIR_B:+, the app's migrations of $BENCH_APP_DIR_B}"
 echo
 echo "| round | simple-update tps | PATCH/s A | PATCH/s B | B ÷ A | A ÷ simple-update | B ÷ simple-update | CPU µs a PATCH A | B |"
 echo "|---|---|---|---|---|---|---|---|---|"

@@ -84,6 +84,14 @@ extension Resources {
             }
             #expect(try me.call("GET", path).object.revision == 1, "nothing was written")
 
+            // A domain's CHECK runs as the body's values are read, before the write's other
+            // checks: a refused value sent with a stale revision is a 422, not a 409 (docs/API.md).
+            #expect(try me.call("PATCH", path, json: ["label": "second"], headers: star).status == 200)
+            let staleAndRefused = try me.call("PATCH", path, json: ["label": "", "revision": 1])
+            #expect(staleAndRefused.status == 422, "\(staleAndRefused.text)")
+            let staleOnly = try me.call("PATCH", path, json: ["label": "third", "revision": 1])
+            #expect(staleOnly.status == 409, "\(staleOnly.text)")
+
             // Filters read the value as the base type: one the domain refuses matches nothing
             // (it cannot be stored) instead of failing the query; a non-number is a 400.
             let byPoints = try me.call("GET", "/v1/cards?points=3")
