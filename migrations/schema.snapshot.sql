@@ -1958,7 +1958,7 @@ BEGIN
         'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
     -- A table whose update trigger hints its rows (ferry.sync_row_hints_source) has no
     -- UPDATE statement trigger; the others keep it.
-    IF ferry.sync_hints_source(p_table) IS NULL THEN
+    IF NOT ferry.sync_hints_rows(p_table) THEN
         PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_update', 'AFTER UPDATE',
             'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
     ELSIF EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p_table AND t.tgname = 'zz_ferry_notify_update') THEN
@@ -3240,6 +3240,17 @@ END
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION ferry.sync_hints_rows(p_table regclass)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT NOT ferry.rules_private_members(p_table)
+           AND NOT EXISTS (SELECT 1 FROM ferry.sync_scope_columns(p_table) c WHERE NOT c.plain);
+$function$
+;
+
 CREATE OR REPLACE FUNCTION ferry.sync_hints_send_source(p_indent text)
  RETURNS text
  LANGUAGE sql
@@ -3282,20 +3293,10 @@ DECLARE
     v_n int := 1;
     v_scope record;
 BEGIN
-    IF ferry.rules_private_members(p_table) THEN
+    IF NOT ferry.sync_hints_rows(p_table) THEN
         RETURN NULL;
     END IF;
-    FOR v_scope IN
-        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col,
-               a.attnotnull AND a.atttypid IN ('uuid'::regtype, 'int2'::regtype, 'int4'::regtype, 'int8'::regtype) AS plain
-          FROM ferry.access_scopes s
-          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
-         WHERE s.member_table = p_table
-         ORDER BY s.scope_table::oid
-    LOOP
-        IF NOT v_scope.plain THEN
-            RETURN NULL;
-        END IF;
+    FOR v_scope IN SELECT c.scope_oid, c.col FROM ferry.sync_scope_columns(p_table) c LOOP
         v_n := v_n + 1;
         v_lines := v_lines || format(E'%%1$s %s s %s %%%s$s\n', p_table::oid, v_scope.scope_oid, v_n);
         v_args := v_args || format(', ($1).%I', v_scope.col);
@@ -3320,7 +3321,7 @@ CREATE OR REPLACE FUNCTION ferry.sync_mark_source(p_table regclass)
  SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
 AS $function$
 BEGIN
-    IF ferry.sync_hints_source(p_table) IS NULL THEN
+    IF NOT ferry.sync_hints_rows(p_table) THEN
         RETURN NULL;
     END IF;
     RETURN format($body$
@@ -3381,13 +3382,7 @@ BEGIN
       FROM ferry.sync_rules m
       JOIN ferry.sync_rules o ON o.table_oid = m.target_table AND o.kind = 'owned'
      WHERE m.table_oid = p_table AND m.kind = 'members' AND ferry.rules_private_members(p_table);
-    FOR v_scope IN
-        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col
-          FROM ferry.access_scopes s
-          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
-         WHERE s.member_table = p_table
-         ORDER BY s.scope_table::oid
-    LOOP
+    FOR v_scope IN SELECT c.scope_oid, c.col FROM ferry.sync_scope_columns(p_table) c LOOP
         IF v_private.scope_table::oid = v_scope.scope_oid AND v_private.col = v_scope.col THEN
             v_scopes := v_scopes || format($private$
     -- Private member rows: their members and their scope rows' owners.
@@ -3610,16 +3605,10 @@ DECLARE
     v_moved text := '';
     v_scope record;
 BEGIN
-    IF ferry.sync_hints_source(p_table) IS NULL THEN
+    IF NOT ferry.sync_hints_rows(p_table) THEN
         RETURN NULL;
     END IF;
-    FOR v_scope IN
-        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col
-          FROM ferry.access_scopes s
-          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
-         WHERE s.member_table = p_table
-         ORDER BY s.scope_table::oid
-    LOOP
+    FOR v_scope IN SELECT c.scope_oid, c.col FROM ferry.sync_scope_columns(p_table) c LOOP
         v_new := v_new || CASE WHEN v_new = '' THEN '' ELSE ', ' END
                  || format(E'v_line || \'s %s \' || NEW.%I::pg_catalog.text', v_scope.scope_oid, v_scope.col);
         v_moved := v_moved || format(E'
@@ -3644,6 +3633,21 @@ BEGIN
 %4$s
     END IF;$block$, p_table::oid::text, v_new, v_moved, ferry.sync_hints_send_source('        '))];
 END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION ferry.sync_scope_columns(p_table regclass)
+ RETURNS TABLE(scope_oid oid, col name, plain boolean)
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT s.scope_table::oid, s.member_column,
+           a.attnotnull AND a.atttypid IN ('uuid'::regtype, 'int2'::regtype, 'int4'::regtype, 'int8'::regtype)
+      FROM ferry.access_scopes s
+      JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
+     WHERE s.member_table = p_table
+     ORDER BY s.scope_table::oid;
 $function$
 ;
 

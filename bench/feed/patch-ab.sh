@@ -50,8 +50,8 @@ for side in a b; do
   BENCH_PATH_PREFIX=/v1/terms/ BENCH_METHOD=PATCH wrk -t2 -c8 -d3s -s "$ROOT/bench/api/wrk/write.lua" "$BASE" >/dev/null
 done
 echo "bench/feed/patch-ab.sh at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "an unknown commit"), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "A: $A${BENCH_APP_DIR_A:+, the app's migrations of $BENCH_APP_DIR_A}"
-echo "B: $B${BENCH_APP_DIR_B:+, the app's migrations of $BENCH_APP_DIR_B}"
+echo "A: $A${BENCH_APP_DIR_A:+, app migrations of $BENCH_APP_DIR_A}"
+echo "B: $B${BENCH_APP_DIR_B:+, app migrations of $BENCH_APP_DIR_B}"
 echo
 echo "| round | simple-update tps | PATCH/s A | PATCH/s B | B ÷ A | A ÷ simple-update | B ÷ simple-update | CPU µs a PATCH A | B |"
 echo "|---|---|---|---|---|---|---|---|---|"

@@ -43,6 +43,40 @@ ELSE
 END IF;$send$, E'\n', E'\n' || p_indent);
 REVOKE ALL ON FUNCTION ferry.sync_hints_send_source(text) FROM PUBLIC;
 
+-- p_table's access scope columns (ferry.access_scopes, not dropped), in the order of
+-- their scope tables' oids, which is the order of every hint the generated triggers and
+-- Ferry make (RowHints.swift): each with whether it is plain (never NULL, a uuid or an
+-- integer, so that its text is one key). The generators below read their scopes here.
+CREATE OR REPLACE FUNCTION ferry.sync_scope_columns(p_table regclass)
+ RETURNS TABLE (scope_oid oid, col name, plain boolean)
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT s.scope_table::oid, s.member_column,
+           a.attnotnull AND a.atttypid IN ('uuid'::regtype, 'int2'::regtype, 'int4'::regtype, 'int8'::regtype)
+      FROM ferry.access_scopes s
+      JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
+     WHERE s.member_table = p_table
+     ORDER BY s.scope_table::oid;
+$function$;
+REVOKE ALL ON FUNCTION ferry.sync_scope_columns(regclass) FROM PUBLIC;
+
+-- Whether p_table's UPDATEs are hinted row by row by its update trigger, which skips the
+-- row Ferry's one-row UPDATE marks (ferry.sync_row_hints_source), rather than by its
+-- UPDATE notify statement trigger: a table whose scope columns are all plain and that is
+-- not a private members table. Exactly the tables with a row hints and a row mark function.
+CREATE OR REPLACE FUNCTION ferry.sync_hints_rows(p_table regclass)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT NOT ferry.rules_private_members(p_table)
+           AND NOT EXISTS (SELECT 1 FROM ferry.sync_scope_columns(p_table) c WHERE NOT c.plain);
+$function$;
+REVOKE ALL ON FUNCTION ferry.sync_hints_rows(regclass) FROM PUBLIC;
+
 -- The body of p_table's notify trigger function, from its access scopes now:
 -- 0028's (with 0032's stamp), its hints gathered in v_out in the order it
 -- sent them, then collected or notified as ferry.hint() would have, one by one.
@@ -76,13 +110,7 @@ BEGIN
       FROM ferry.sync_rules m
       JOIN ferry.sync_rules o ON o.table_oid = m.target_table AND o.kind = 'owned'
      WHERE m.table_oid = p_table AND m.kind = 'members' AND ferry.rules_private_members(p_table);
-    FOR v_scope IN
-        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col
-          FROM ferry.access_scopes s
-          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
-         WHERE s.member_table = p_table
-         ORDER BY s.scope_table::oid
-    LOOP
+    FOR v_scope IN SELECT c.scope_oid, c.col FROM ferry.sync_scope_columns(p_table) c LOOP
         IF v_private.scope_table::oid = v_scope.scope_oid AND v_private.col = v_scope.col THEN
             v_scopes := v_scopes || format($private$
     -- Private member rows: their members and their scope rows' owners.
@@ -226,20 +254,10 @@ DECLARE
     v_n int := 1;
     v_scope record;
 BEGIN
-    IF ferry.rules_private_members(p_table) THEN
+    IF NOT ferry.sync_hints_rows(p_table) THEN
         RETURN NULL;
     END IF;
-    FOR v_scope IN
-        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col,
-               a.attnotnull AND a.atttypid IN ('uuid'::regtype, 'int2'::regtype, 'int4'::regtype, 'int8'::regtype) AS plain
-          FROM ferry.access_scopes s
-          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
-         WHERE s.member_table = p_table
-         ORDER BY s.scope_table::oid
-    LOOP
-        IF NOT v_scope.plain THEN
-            RETURN NULL;
-        END IF;
+    FOR v_scope IN SELECT c.scope_oid, c.col FROM ferry.sync_scope_columns(p_table) c LOOP
         v_n := v_n + 1;
         v_lines := v_lines || format(E'%%1$s %s s %s %%%s$s\n', p_table::oid, v_scope.scope_oid, v_n);
         v_args := v_args || format(', ($1).%I', v_scope.col);
@@ -281,7 +299,7 @@ CREATE OR REPLACE FUNCTION ferry.sync_mark_source(p_table regclass)
  SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
 AS $function$
 BEGIN
-    IF ferry.sync_hints_source(p_table) IS NULL THEN
+    IF NOT ferry.sync_hints_rows(p_table) THEN
         RETURN NULL;
     END IF;
     RETURN format($body$
@@ -328,16 +346,10 @@ DECLARE
     v_moved text := '';
     v_scope record;
 BEGIN
-    IF ferry.sync_hints_source(p_table) IS NULL THEN
+    IF NOT ferry.sync_hints_rows(p_table) THEN
         RETURN NULL;
     END IF;
-    FOR v_scope IN
-        SELECT s.scope_table::oid AS scope_oid, s.member_column AS col
-          FROM ferry.access_scopes s
-          JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
-         WHERE s.member_table = p_table
-         ORDER BY s.scope_table::oid
-    LOOP
+    FOR v_scope IN SELECT c.scope_oid, c.col FROM ferry.sync_scope_columns(p_table) c LOOP
         v_new := v_new || CASE WHEN v_new = '' THEN '' ELSE ', ' END
                  || format(E'v_line || \'s %s \' || NEW.%I::pg_catalog.text', v_scope.scope_oid, v_scope.col);
         v_moved := v_moved || format(E'
@@ -384,7 +396,7 @@ BEGIN
         'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
     -- A table whose update trigger hints its rows (ferry.sync_row_hints_source) has no
     -- UPDATE statement trigger; the others keep it.
-    IF ferry.sync_hints_source(p_table) IS NULL THEN
+    IF NOT ferry.sync_hints_rows(p_table) THEN
         PERFORM ferry.point_trigger(p_table, 'zz_ferry_notify_update', 'AFTER UPDATE',
             'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT', v_function);
     ELSIF EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p_table AND t.tgname = 'zz_ferry_notify_update') THEN
