@@ -11,11 +11,21 @@
 tree_database() {
   local db=$1 dir=$2 who=$3 f
   owner postgres -c "CREATE DATABASE $db" >/dev/null
-  # The versioned files, then the function files where the tree has them (migrations/README.md).
-  for f in "$dir"/[0-9]*.sql $(ls "$dir"/functions/*.sql 2>/dev/null) "$ROOT"/examples/study/migrations/*.sql; do
-    owner "$db" -1 -f "$f" >/dev/null 2>&1 || { echo "$who: $f failed" >&2; exit 1; }
-    owner "$db" -c "DO \$\$ BEGIN IF to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL
-                      THEN PERFORM ferry.refresh_sync_triggers(); END IF; END \$\$" >/dev/null
+  # The versioned files, then the function files where the tree has them, together in one
+  # transaction with check_function_bodies off (a family may call a function a later one
+  # defines), then the study app's (migrations/README.md, "How they run").
+  local functions=() refresh="DO \$\$ BEGIN IF to_regprocedure('ferry.refresh_sync_triggers()') IS NOT NULL
+                                 THEN PERFORM ferry.refresh_sync_triggers(); END IF; END \$\$"
+  for f in "$dir"/functions/*.sql; do [ -e "$f" ] && functions+=(-f "$f"); done
+  for f in "$dir"/[0-9]*.sql functions "$ROOT"/examples/study/migrations/*.sql; do
+    if [ "$f" = functions ]; then
+      [ ${#functions[@]} -gt 0 ] || continue
+      PGOPTIONS="-c check_function_bodies=off" owner "$db" -1 "${functions[@]}" >/dev/null 2>&1 \
+        || { echo "$who: $dir/functions failed" >&2; exit 1; }
+    else
+      owner "$db" -1 -f "$f" >/dev/null 2>&1 || { echo "$who: $f failed" >&2; exit 1; }
+    fi
+    owner "$db" -c "$refresh" >/dev/null
   done
   owner "$db" >/dev/null <<'SQL'
 SELECT ferry.create_user('bench', 'bench-password');
