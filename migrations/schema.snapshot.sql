@@ -3643,7 +3643,8 @@ CREATE OR REPLACE FUNCTION ferry.sync_scope_columns(p_table regclass)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
     SELECT s.scope_table::oid, s.member_column,
-           a.attnotnull AND a.atttypid IN ('uuid'::regtype, 'int2'::regtype, 'int4'::regtype, 'int8'::regtype)
+           a.attnotnull AND (ferry.base_type(a.atttypid, a.atttypmod)).base_type
+                            IN ('uuid'::regtype, 'int2'::regtype, 'int4'::regtype, 'int8'::regtype)
       FROM ferry.access_scopes s
       JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
      WHERE s.member_table = p_table

@@ -4,7 +4,8 @@
 -- domain's CHECK (its error names no table nor column); the generated update
 -- trigger compares a domain over text or integer as text, as it does its base
 -- type, and a domain over json through to_jsonb; the console's filter reads a
--- value as the base type, not cut to a varchar's length.
+-- value as the base type, not cut to a varchar's length; a scope column typed
+-- with a domain over uuid is plain (its rows hinted by the update trigger).
 
 CREATE DOMAIN app.dom_label AS text CHECK (char_length(VALUE) BETWEEN 1 AND 20);
 CREATE DOMAIN app.dom_points AS integer CONSTRAINT dom_points_not_negative CHECK (VALUE >= 0);
@@ -59,6 +60,20 @@ BEGIN
                           'a console filter on an integer domain: read as integer');
 END $$;
 
+-- A scope column typed with a domain over uuid is plain too: the update trigger hints its rows
+-- and Ferry marks its own (a row mark function), as for a uuid.
+CREATE DOMAIN app.dom_set_ref AS uuid;
+CREATE TABLE app.dom_notes (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                            set_id app.dom_set_ref NOT NULL REFERENCES app.study_sets ON DELETE CASCADE,
+                            body text NOT NULL DEFAULT '');
+SELECT ferry.sync_child('app.dom_notes', parent => 'set_id');
+SELECT pg_temp.check((SELECT bool_and(c.plain) AND count(*) = 1 FROM ferry.sync_scope_columns('app.dom_notes') c),
+                     'a domain over uuid is a plain scope column');
+SELECT pg_temp.check(ferry.sync_hints_rows('app.dom_notes'), 'its rows are hinted by the update trigger');
+SELECT pg_temp.check(to_regproc('ferry.sync_mark_' || 'app.dom_notes'::regclass::oid) IS NOT NULL, 'it has a row mark function');
+
+DROP TABLE app.dom_notes;
+DROP DOMAIN app.dom_set_ref;
 DROP TABLE app.dom_cards;
 DROP DOMAIN app.dom_bonus, app.dom_points, app.dom_label, app.dom_code, app.dom_doc;
 

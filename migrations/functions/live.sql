@@ -46,7 +46,8 @@ REVOKE ALL ON FUNCTION ferry.sync_hints_send_source(text) FROM PUBLIC;
 -- p_table's access scope columns (ferry.access_scopes, not dropped), in the order of
 -- their scope tables' oids, which is the order of every hint the generated triggers and
 -- Ferry make (RowHints.swift): each with whether it is plain (never NULL, a uuid or an
--- integer, so that its text is one key). The generators below read their scopes here.
+-- integer, or a domain over one: its text is one key). The generators below read their
+-- scopes here.
 CREATE OR REPLACE FUNCTION ferry.sync_scope_columns(p_table regclass)
  RETURNS TABLE (scope_oid oid, col name, plain boolean)
  LANGUAGE sql
@@ -54,7 +55,8 @@ CREATE OR REPLACE FUNCTION ferry.sync_scope_columns(p_table regclass)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
     SELECT s.scope_table::oid, s.member_column,
-           a.attnotnull AND a.atttypid IN ('uuid'::regtype, 'int2'::regtype, 'int4'::regtype, 'int8'::regtype)
+           a.attnotnull AND (ferry.base_type(a.atttypid, a.atttypmod)).base_type
+                            IN ('uuid'::regtype, 'int2'::regtype, 'int4'::regtype, 'int8'::regtype)
       FROM ferry.access_scopes s
       JOIN pg_attribute a ON a.attrelid = s.member_table AND a.attname = s.member_column AND NOT a.attisdropped
      WHERE s.member_table = p_table
