@@ -19,7 +19,7 @@ enum RecordCheck {
                 return "its property \"\(field.key)\" is not a column of \(resource.name) (columns: "
                     + resource.columns.map(\.name).joined(separator: ", ") + ")"
             }
-            if !RecordShape.fits(field.kind, ColumnType(column.type)) {
+            if !RecordShape.fits(field.kind, ColumnType(column.valueType)) {
                 return "its property \"\(field.key)\" is \(RecordShape.describe(field.kind)), but \(resource.name).\(column.name) "
                     + "is \(column.type) on the server"
             }
@@ -114,7 +114,7 @@ extension FerryStore {
     static func values<T: FerryRecord>(_ record: T, _ resource: ServerSchema.Resource) throws -> RowData {
         var values: RowData = [:]
         for (name, value) in try record.databaseDictionary {
-            values[name] = jsonValue(value, type: resource.column(name)?.type)
+            values[name] = jsonValue(value, type: resource.column(name)?.valueType)
         }
         return values
     }

@@ -35,11 +35,11 @@ public enum LocalSchema {
             guard resource.column("id") != nil else { continue }
             if let columns = existing[resource.name] {
                 for column in resource.columns where !columns.contains(column.name) {
-                    statements.append("ALTER TABLE \(quote(resource.name)) ADD COLUMN \(quote(column.name)) \(affinity(column.type))")
+                    statements.append("ALTER TABLE \(quote(resource.name)) ADD COLUMN \(quote(column.name)) \(affinity(column.valueType))")
                 }
             } else {
                 let columns = resource.columns.map { column in
-                    "\(quote(column.name)) \(affinity(column.type))" + (column.name == "id" ? " PRIMARY KEY NOT NULL" : "")
+                    "\(quote(column.name)) \(affinity(column.valueType))" + (column.name == "id" ? " PRIMARY KEY NOT NULL" : "")
                 }
                 statements.append("CREATE TABLE \(quote(resource.name)) (\(columns.joined(separator: ", ")))")
             }

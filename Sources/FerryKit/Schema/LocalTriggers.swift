@@ -171,7 +171,7 @@ enum LocalTriggers {
     /// A stored value as the JSON the server sends: booleans as true and
     /// false, JSON and array columns as their JSON.
     static func jsonOf(_ column: ServerSchema.Column, _ value: String) -> String {
-        switch ColumnType(column.type) {
+        switch ColumnType(column.valueType) {
         case .boolean: "CASE \(value) WHEN 1 THEN json('true') WHEN 0 THEN json('false') ELSE \(value) END"
         case .any, .array: "CASE WHEN json_valid(\(value)) THEN json(\(value)) ELSE \(value) END"
         default: value
@@ -183,7 +183,7 @@ enum LocalTriggers {
     /// when anything fits.
     static func mismatch(_ column: ServerSchema.Column, _ value: String) -> String? {
         let type = "typeof(\(value))"
-        switch ColumnType(column.type) {
+        switch ColumnType(column.valueType) {
         case .text: return "\(type) NOT IN ('text', 'null')"
         case .uuid:
             let hex = "[0-9a-fA-F]"

@@ -5,6 +5,9 @@ public struct ServerSchema: Sendable, Equatable, Codable {
         public let name: String
         /// PostgreSQL's type name (`uuid`, `text`, `bigint`, `boolean`, `jsonb`, ...).
         public let type: String
+        /// The type its values are: for a column typed with a domain, the domain's base
+        /// type (`integer` for a domain over integer); nil from a server that does not say.
+        public let baseType: String?
         public let nullable: Bool
         /// Whether a client may send it (sync columns and server-owned ones are not).
         public let writable: Bool
@@ -16,17 +19,24 @@ public struct ServerSchema: Sendable, Equatable, Codable {
         /// The referenced resource, for a foreign key to one.
         public let references: String?
 
-        enum CodingKeys: String, CodingKey { case name, type, nullable, writable, updatable, hasDefault = "has_default", references }
+        enum CodingKeys: String, CodingKey {
+            case name, type, baseType = "base_type", nullable, writable, updatable, hasDefault = "has_default", references
+        }
 
         public init(
             name: String, type: String, nullable: Bool = true, writable: Bool = true, updatable: Bool? = nil, hasDefault: Bool? = false,
-            references: String? = nil
+            references: String? = nil, baseType: String? = nil
         ) {
             (self.name, self.type, self.nullable, self.writable, self.hasDefault, self.references) = (
                 name, type, nullable, writable, hasDefault, references
             )
             self.updatable = updatable
+            self.baseType = baseType
         }
+
+        /// The type the column's values are, by which they are stored and checked locally:
+        /// ``baseType``, else ``type``.
+        public var valueType: String { baseType ?? type }
 
         /// The sync columns the server maintains; the app never sets them.
         public static let syncColumns: Set<String> = ["id", "revision", "last_modified", "is_deleted"]

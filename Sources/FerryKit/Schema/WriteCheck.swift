@@ -58,7 +58,7 @@ enum WriteCheck {
     }
 
     static func fits(_ value: JSONValue, _ column: ServerSchema.Column, _ resource: ServerSchema.Resource) throws {
-        guard ColumnType(column.type).accepts(value) else {
+        guard ColumnType(column.valueType).accepts(value) else {
             throw FerryKitError.typeMismatch(resource: resource.name, column: column.name, expected: column.type, got: ColumnType.describe(value))
         }
     }

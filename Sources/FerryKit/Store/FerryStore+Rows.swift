@@ -47,7 +47,7 @@ extension FerryStore {
         var out: RowData = [:]
         for name in row.columnNames {
             let value: DatabaseValue = row[name]
-            out[name] = jsonValue(value, type: resource.column(name)?.type)
+            out[name] = jsonValue(value, type: resource.column(name)?.valueType)
         }
         return out
     }

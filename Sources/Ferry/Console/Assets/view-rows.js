@@ -11,8 +11,10 @@ export async function rowsView({ main, params }, name) {
   if (!resource) return show(main, h('h1', null, 'No such resource'));
   const columns = resource.columns.map((column) => column.name);
   const shown = columns.filter((column) => !HISTORY.includes(column));
-  const filterable = resource.columns.filter((column) => ['text', 'uuid', 'bigint', 'integer', 'smallint', 'boolean'].includes(column.type)
-    || column.type.startsWith('character'));
+  // By the type the values are: a domain's base type (GET /v1's base_type), else the type.
+  const valueType = (column) => column.base_type || column.type;
+  const filterable = resource.columns.filter((column) => ['text', 'uuid', 'bigint', 'integer', 'smallint', 'boolean'].includes(valueType(column))
+    || valueType(column).startsWith('character'));
   const current = Object.fromEntries(params.entries());
   const column = h('select', { id: 'filter-column' }, h('option', { value: '' }, '(no filter)'),
     filterable.map((item) => h('option', { value: item.name }, item.name)));

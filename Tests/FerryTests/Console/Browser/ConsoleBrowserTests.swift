@@ -45,6 +45,21 @@ import Testing
         try browser.finish("browse-resource")
     }
 
+    /// The filter of a resource's rows offers columns typed with a domain by their base type:
+    /// the study example's `terms.word` is `app.term_word`, a domain over text.
+    @Test func aDomainColumnIsFilterable() throws {
+        let (story, browser) = try BrowserFixture.start()
+        try browser.signIn(story)
+        try browser.go(story, "#/resources/terms/rows")
+        try browser.chromium.waitFor("document.querySelector('#filter-column')", "the filter")
+        let offered =
+            try browser.chromium.evaluate("[...document.querySelectorAll('#filter-column option')].map((o) => o.value).join(',')") as? String
+            ?? ""
+        let columns = Set(offered.split(separator: ",").map(String.init))
+        #expect(columns.isSuperset(of: ["set_id", "word", "definition", "rank"]), "\(offered)")
+        try browser.finish("domain-filter")
+    }
+
     /// A title with a right-to-left override, which would display as
     /// "invoice_exe.pdf": the console shows the control as `[U+202E]`, in place
     /// of the character, in the list, the row's fields and the tooltip (issue 48).
