@@ -148,14 +148,15 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
                         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
                        WHERE i.indrelid = c.oid AND i.indisprimary), '[]') AS primary_key,
             (SELECT json_agg(json_build_object(
-                 'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'not_null', a.attnotnull,
-                 'has_default', a.atthasdef OR a.attidentity <> '', 'generated', a.attgenerated <> '',
+                 'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'not_null', a.attnotnull OR dom.not_null,
+                 'has_default', a.atthasdef OR a.attidentity <> '' OR dom.default_sql IS NOT NULL, 'generated', a.attgenerated <> '',
                  'insertable', has_column_privilege(\(role), c.oid, a.attnum, 'INSERT'),
                  'updatable', has_column_privilege(\(role), c.oid, a.attnum, 'UPDATE'),
                  'default_expression', CASE WHEN a.attidentity <> '' THEN 'GENERATED AS IDENTITY'
                                             ELSE (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
                                                    WHERE d.adrelid = c.oid AND d.adnum = a.attnum) END) ORDER BY a.attnum)
                FROM pg_attribute a
+              CROSS JOIN LATERAL \(DomainChainSQL.lateral(type: "a.atttypid", typmod: "a.atttypmod")) dom
               WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND left(a.attname, 7) <> '_ferry_') AS columns,
             coalesce((SELECT json_agg(json_build_object(
                  'name', f.conname, 'target', f.confrelid::regclass::text,

@@ -23,11 +23,23 @@ struct CreateSQL {
         let table = resource.qualifiedName
         let rows = RowJSON(resource: resource)
         let insertable = resource.columns.filter { $0.insertable && ($0.name == "id" || !Column.syncColumns.contains($0.name)) }
+        // `jsonb_populate_record` runs every field the item leaves out through its type's
+        // input as a null, and a NOT NULL domain refuses that before the column's default
+        // can apply: such columns with a default get it ahead of the item's own fields,
+        // and their value is the record's (the default evaluated once). An item that
+        // failed field validation is not read at all (NULL): its values are never used.
+        let prefilled = Set(insertable.filter { $0.isDomain && !$0.nullable && $0.defaultSQL != nil && $0.name != "id" }.map(\.name))
         let values = insertable.map { column -> String in
+            if prefilled.contains(column.name) { return "(p.r).\(SQL.id(column.name)) AS \(SQL.id(column.name))" }
             let fallback = column.defaultSQL ?? "NULL"
             return "CASE WHEN p.item ? \(SQL.literal(column.name)) THEN (p.r).\(SQL.id(column.name)) "
                 + "ELSE \(fallback) END AS \(SQL.id(column.name))"
         }
+        let defaults = insertable.filter { prefilled.contains($0.name) }.map {
+            SQL.literal($0.name) + ", to_jsonb(" + ($0.defaultSQL ?? "NULL") + ")"
+        }
+        let fields = "i.item - ARRAY['revision', 'last_modified', 'is_deleted']"
+        let read = defaults.isEmpty ? fields : "jsonb_build_object(\(defaults.joined(separator: ", "))) || \(fields)"
         let names = insertable.map { SQL.id($0.name) }.joined(separator: ", ")
         let vNames = insertable.map { "v.\(SQL.id($0.name))" }.joined(separator: ", ")
         let same = insertable.filter { $0.name != "id" }.map { column in
@@ -40,9 +52,9 @@ struct CreateSQL {
             WITH \(SQL.itemRows(WriteParameters.placeholders.items, oneItem: oneItem)),
             \(FieldValidation(resource: resource, mode: .create).cte),
             p AS (
-              SELECT i.idx, i.item, jsonb_populate_record(NULL::\(table),
-                       CASE WHEN EXISTS (SELECT 1 FROM fe WHERE fe.idx = i.idx) THEN '{}'::jsonb
-                            ELSE i.item - ARRAY['revision', 'last_modified', 'is_deleted'] END) AS r
+              SELECT i.idx, i.item,
+                     CASE WHEN NOT EXISTS (SELECT 1 FROM fe WHERE fe.idx = i.idx)
+                          THEN jsonb_populate_record(NULL::\(table), \(read)) END AS r
                 FROM i
             ),
             v AS (SELECT p.idx, p.item, \(values.joined(separator: ", ")) FROM p),

@@ -204,6 +204,9 @@ public struct Column: Sendable, Equatable, Codable {
     /// ``baseType``, or ``type`` when the catalog did not say.
     var valueType: String { baseType ?? type }
 
+    /// Whether the column is typed with a domain (its values' type is another).
+    var isDomain: Bool { valueType != type }
+
     /// The type a filter's values are read as: the values' type, without the length of
     /// `character varying(n)` or the precision of `numeric(p, s)`, whose casts cut a longer
     /// value or round it (so that `?code=ABCDEFGHIJ` would match `ABCDEFGH`). Not a domain:

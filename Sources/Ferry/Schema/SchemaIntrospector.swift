@@ -23,24 +23,23 @@ public enum SchemaIntrospector {
             (SELECT json_agg(json_build_object(
                 'name', a.attname,
                 'type', format_type(a.atttypid, a.atttypmod),
-                'base_type', (WITH RECURSIVE d (type, typmod, depth) AS (
-                                SELECT a.atttypid, a.atttypmod, 0
-                                UNION ALL
-                                SELECT t.typbasetype, t.typtypmod, d.depth + 1 FROM pg_type t JOIN d ON t.oid = d.type
-                                 WHERE t.typtype = 'd' AND d.depth < 32)
-                              SELECT format_type(d.type, d.typmod) FROM d ORDER BY d.depth DESC LIMIT 1),
-                'nullable', NOT a.attnotnull,
-                'has_default', a.atthasdef OR a.attidentity <> '',
+                'base_type', dom.base_type,
+                -- A domain's NOT NULL holds like the column's own (DomainChainSQL).
+                'nullable', NOT (a.attnotnull OR dom.not_null),
+                'has_default', a.atthasdef OR a.attidentity <> '' OR dom.default_sql IS NOT NULL,
                 'insertable', has_column_privilege(c.oid, a.attnum, 'INSERT'),
                 'updatable', has_column_privilege(c.oid, a.attnum, 'UPDATE'),
                 'references', (SELECT fc.relname FROM pg_constraint f JOIN pg_class fc ON fc.oid = f.confrelid
                                WHERE f.conrelid = c.oid AND f.contype = 'f' AND f.conkey = ARRAY[a.attnum]
                                LIMIT 1),
-                'default_sql', (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
-                                WHERE d.adrelid = c.oid AND d.adnum = a.attnum),
+                -- The column's default, else its domain's: a create that leaves the column
+                -- out writes it (CreateSQL), so a domain's default must be it.
+                'default_sql', coalesce((SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+                                          WHERE d.adrelid = c.oid AND d.adnum = a.attnum), dom.default_sql),
                 'comment', col_description(c.oid, a.attnum)
               ) ORDER BY a.attnum)
              FROM pg_attribute a
+             CROSS JOIN LATERAL \(sql: DomainChainSQL.lateral(type: "a.atttypid", typmod: "a.atttypmod")) dom
              WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                AND a.attname NOT LIKE '\\_ferry\\_%') AS columns,
             (SELECT coalesce(json_agg((SELECT json_agg(ka.attname ORDER BY ka.attnum)
@@ -62,13 +61,8 @@ public enum SchemaIntrospector {
                -- that domain, or of a domain over it; a table's constraint of the same name wins.
                SELECT dc.conname, json_agg(da.attname ORDER BY da.attnum)
                  FROM pg_attribute da
-                 CROSS JOIN LATERAL (WITH RECURSIVE d (type, depth) AS (
-                                       SELECT da.atttypid, 0
-                                       UNION ALL
-                                       SELECT t.typbasetype, d.depth + 1 FROM pg_type t JOIN d ON t.oid = d.type
-                                        WHERE t.typtype = 'd' AND d.depth < 32)
-                                     SELECT d.type FROM d) dt
-                 JOIN pg_constraint dc ON dc.contypid = dt.type AND dc.contype = 'c'
+                 CROSS JOIN LATERAL \(sql: DomainChainSQL.lateral(type: "da.atttypid", typmod: "da.atttypmod")) dom
+                 JOIN pg_constraint dc ON dc.contypid = ANY (dom.types) AND dc.contype = 'c'
                 WHERE da.attrelid = c.oid AND da.attnum > 0 AND NOT da.attisdropped
                   AND NOT EXISTS (SELECT 1 FROM pg_constraint tc WHERE tc.conrelid = c.oid AND tc.conname = dc.conname)
                   AND NOT EXISTS (SELECT 1 FROM pg_index ti JOIN pg_class tic ON tic.oid = ti.indexrelid

@@ -18,11 +18,17 @@ extension Resources {
             CREATE DOMAIN app.card_points AS integer CONSTRAINT card_points_not_negative CHECK (VALUE >= 0);
             CREATE DOMAIN app.card_bonus AS app.card_points CONSTRAINT card_bonus_small CHECK (VALUE < 100);
             CREATE DOMAIN app.card_code AS character varying(8);
+            CREATE DOMAIN app.card_state AS text NOT NULL DEFAULT 'draft' CONSTRAINT card_state_known CHECK (VALUE IN ('draft', 'done'));
+            CREATE DOMAIN app.card_stage AS app.card_state;
+            CREATE DOMAIN app.card_note AS text NOT NULL;
             CREATE TABLE app.cards (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
                                    label app.card_label NOT NULL DEFAULT 'card',
                                    points app.card_points NOT NULL DEFAULT 0,
                                    bonus app.card_bonus,
-                                   code app.card_code);
+                                   code app.card_code,
+                                   state app.card_state,
+                                   stage app.card_stage,
+                                   note app.card_note DEFAULT '');
             """
 
         /// A scratch database with `app.cards` synced and granted.
@@ -108,6 +114,63 @@ extension Resources {
             #expect(rows(byCode).count == 1, "\(byCode.text)")
             let longer = try me.call("GET", "/v1/cards?code=ABCDEFGHIJ")
             #expect(longer.status == 200 && rows(longer).isEmpty, "\(longer.text)")
+        }
+
+        /// A domain's NOT NULL and DEFAULT hold as a column's own do: a create that leaves
+        /// the column out gets the domain's default (through a domain over it too), a null
+        /// is refused naming the field, and GET /v1 and OpenAPI call the
+        /// column not nullable with a default. Until then Ferry wrote an explicit NULL for
+        /// a left-out column, so the domain's default never applied and the create failed
+        /// with a 422 naming no field.
+        @Test func aDomainsNotNullAndDefaultHoldLikeTheColumnsOwn() throws {
+            let server = try TestServer(database: try Self.database())
+            defer { server.stop() }
+            let (_, token) = try server.user("domain_defaults")
+            let me = API(client: server.client(), token: token, userID: "", server: server)
+
+            let created = try me.call("POST", "/v1/cards", json: ["label": "defaults"])
+            #expect(created.status == 201, "\(created.text)")
+            #expect(created.object["state"] as? String == "draft", "\(created.text)")
+            #expect(created.object["stage"] as? String == "draft", "a domain over a domain takes its default: \(created.text)")
+            #expect(created.object["note"] as? String == "", "\(created.text)")
+            let bulk = try me.call("POST", "/v1/cards", json: [["label": "one"], ["label": "two", "state": "done"]])
+            #expect(bulk.status == 200 || bulk.status == 201, "\(bulk.text)")
+            #expect(bulk.array.map { $0["state"] as? String } == ["draft", "done"], "\(bulk.text)")
+
+            let path = "/v1/cards/\(created.object.id)"
+            for field in ["state", "stage", "note"] {
+                let patch = try me.call("PATCH", path, json: [field: NSNull()], headers: [("If-Match", "*")])
+                #expect(patch.status == 422, "\(field): \(patch.text)")
+                #expect(patch.errors.first?["field"] as? String == field, "\(field): \(patch.text)")
+                #expect(patch.errors.first?["reason"] as? String == "not_null", "\(field): \(patch.text)")
+                let create = try me.call("POST", "/v1/cards", json: [["label": "fine"], [field: NSNull()]])
+                #expect(create.status == 422, "\(field): \(create.text)")
+                let second = create.errors.filter { $0["index"] as? Int == 1 }
+                #expect(second.first?["field"] as? String == field, "\(field): \(create.text)")
+                #expect(second.first?["reason"] as? String == "not_null", "\(field): \(create.text)")
+            }
+            // A PUT that leaves the column out sets it to its default, the domain's here.
+            let put = try me.call("PUT", path, json: ["label": "put", "points": 1, "state": "done", "note": "kept"], headers: [("If-Match", "*")])
+            #expect(put.status == 200, "\(put.text)")
+            #expect(put.object["stage"] as? String == "draft" && put.object["state"] as? String == "done", "\(put.text)")
+            #expect(try me.call("GET", path).object["note"] as? String == "kept")
+
+            let listing = try server.client().request("GET", "/v1", headers: [("Authorization", "Bearer \(token)")]).object
+            let cards = (listing["resources"] as? [[String: Any]])?.first { $0["name"] as? String == "cards" }
+            let columns = Dictionary(
+                uniqueKeysWithValues: (cards?["columns"] as? [[String: Any]] ?? []).map { ($0["name"] as? String ?? "", $0) })
+            for name in ["state", "stage"] {
+                #expect(columns[name]?["nullable"] as? Bool == false, "\(name): \(columns[name] ?? [:])")
+                #expect(columns[name]?["has_default"] as? Bool == true, "\(name): \(columns[name] ?? [:])")
+            }
+            #expect(columns["note"]?["nullable"] as? Bool == false)
+            #expect(columns["bonus"]?["nullable"] as? Bool == true, "a domain without NOT NULL leaves the column nullable")
+            #expect(columns["bonus"]?["has_default"] as? Bool == false)
+
+            let document = try server.client().request("GET", "/openapi.json").object
+            let schemas = (document["components"] as? [String: Any])?["schemas"] as? [String: Any]
+            let properties = ((schemas?["cards"] as? [String: Any])?["properties"] as? [String: Any]) ?? [:]
+            #expect((properties["state"] as? [String: Any])?["type"] as? String == "string", "not nullable: \(properties["state"] ?? "")")
         }
 
         /// The rows of an Index answer.

@@ -106,6 +106,15 @@ import Testing
             """, "no_read_policy", "app.blind"
         ),
         ("REVOKE INSERT (code) ON app.forms FROM ferry_app", "required_column_not_insertable", "app.forms.code"),
+        // NOT NULL through its domain, which has no default: every create fails the same way.
+        (
+            """
+            CREATE DOMAIN app.form_stamp AS text NOT NULL;
+            ALTER TABLE app.forms ADD COLUMN stamp app.form_stamp DEFAULT 'x';
+            ALTER TABLE app.forms ALTER COLUMN stamp DROP DEFAULT;
+            REVOKE INSERT (stamp) ON app.forms FROM ferry_app
+            """, "required_column_not_insertable", "app.forms.stamp"
+        ),
     ]
 
     private func check(_ database: ScratchDatabase, _ arguments: [String] = []) throws -> FerryProcess.Outcome {
