@@ -27,15 +27,23 @@ public enum SchemaIntrospector {
                 -- A domain's NOT NULL holds like the column's own (DomainChainSQL).
                 'nullable', NOT (a.attnotnull OR dom.not_null),
                 'has_default', a.atthasdef OR a.attidentity <> '' OR dom.default_sql IS NOT NULL,
-                'insertable', has_column_privilege(c.oid, a.attnum, 'INSERT'),
-                'updatable', has_column_privilege(c.oid, a.attnum, 'UPDATE'),
+                -- A generated column is the database's to write; so is an identity column
+                -- (a create names every column it writes and a PUT resets what it leaves
+                -- out, so neither could leave one to its sequence), but for id, which ferry
+                -- check reports (offline_unsafe_id).
+                'insertable', has_column_privilege(c.oid, a.attnum, 'INSERT') AND a.attgenerated = ''
+                              AND (a.attidentity = '' OR a.attname = 'id'),
+                'updatable', has_column_privilege(c.oid, a.attnum, 'UPDATE') AND a.attgenerated = ''
+                             AND (a.attidentity = '' OR a.attname = 'id'),
                 'references', (SELECT fc.relname FROM pg_constraint f JOIN pg_class fc ON fc.oid = f.confrelid
                                WHERE f.conrelid = c.oid AND f.contype = 'f' AND f.conkey = ARRAY[a.attnum]
                                LIMIT 1),
                 -- The column's default, else its domain's: a create that leaves the column
                 -- out writes it (CreateSQL), so a domain's default must be it.
-                'default_sql', coalesce((SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
-                                          WHERE d.adrelid = c.oid AND d.adnum = a.attnum), dom.default_sql),
+                -- (A generated column's pg_attrdef entry is its expression, no default.)
+                'default_sql', CASE WHEN a.attgenerated = '' THEN
+                                 coalesce((SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+                                            WHERE d.adrelid = c.oid AND d.adnum = a.attnum), dom.default_sql) END,
                 'comment', col_description(c.oid, a.attnum)
               ) ORDER BY a.attnum)
              FROM pg_attribute a
