@@ -1494,6 +1494,39 @@ $function$
 ;
 GRANT EXECUTE TO ferry_app
 
+CREATE OR REPLACE FUNCTION ferry.misfit_fields(p_table regclass, p_item jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    v_field record;
+    v_misfits jsonb := '[]'::jsonb;
+BEGIN
+    IF jsonb_typeof(p_item) IS DISTINCT FROM 'object' THEN
+        RETURN v_misfits;
+    END IF;
+    FOR v_field IN
+        SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, e.value
+          FROM jsonb_each(p_item) e
+          JOIN pg_attribute a ON a.attrelid = p_table AND a.attname = e.key AND a.attnum > 0 AND NOT a.attisdropped
+         WHERE jsonb_typeof(e.value) <> 'null'
+         ORDER BY a.attnum
+    LOOP
+        BEGIN
+            EXECUTE format('SELECT r.v FROM jsonb_to_record($1) AS r(v %s)', v_field.type)
+              USING jsonb_build_object('v', v_field.value);
+        EXCEPTION WHEN data_exception THEN
+            v_misfits := v_misfits || to_jsonb(v_field.name::text);
+        END;
+    END LOOP;
+    RETURN v_misfits;
+END
+$function$
+;
+GRANT EXECUTE TO ferry_app
+
 CREATE OR REPLACE FUNCTION ferry.now_ms()
  RETURNS bigint
  LANGUAGE sql
@@ -3887,6 +3920,8 @@ DECLARE
     v_constraint text;
     v_column text;
     v_message text;
+    v_misfits jsonb;
+    v_field text;
 BEGIN
     BEGIN
         EXECUTE p_sql INTO status, body, revision, last_modified, id
@@ -3938,9 +3973,17 @@ BEGIN
                             SELECT jsonb_agg(e.value || jsonb_build_object('index', v_at))
                               FROM jsonb_array_elements(v_detail::jsonb -> 'errors') e), '[]'::jsonb);
                     ELSE
-                        v_errors := v_errors || ferry.item_errors(
-                            p_table, v_at, CASE WHEN jsonb_typeof(v_item) = 'object' THEN v_item -> 'id' END,
-                            v_state, v_constraint, v_column, v_message);
+                        -- A value PostgreSQL refused names no column: find the field(s).
+                        v_misfits := CASE WHEN v_state LIKE '22%' AND v_column = '' THEN ferry.misfit_fields(p_table, v_item)
+                                          ELSE '[]'::jsonb END;
+                        IF jsonb_array_length(v_misfits) = 0 THEN
+                            v_misfits := jsonb_build_array(v_column);
+                        END IF;
+                        FOR v_field IN SELECT jsonb_array_elements_text(v_misfits) LOOP
+                            v_errors := v_errors || ferry.item_errors(
+                                p_table, v_at, CASE WHEN jsonb_typeof(v_item) = 'object' THEN v_item -> 'id' END,
+                                v_state, v_constraint, v_field, v_message);
+                        END LOOP;
                     END IF;
                 END IF;
         END;

@@ -66,6 +66,46 @@ $function$;
 REVOKE ALL ON FUNCTION ferry.reference_columns(regclass) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ferry.reference_columns(regclass) TO ferry_app;
 
+-- The fields of the object p_item whose value alone does not read as its column's
+-- type: a value PostgreSQL refuses (SQLSTATE class 22: an enum label it lacks, a
+-- string too long for a varchar(n), a number past a numeric's precision, a date
+-- that is none) names no column, so a refused write asks this which field it was.
+-- Each value is read as jsonb_populate_record reads it (jsonb_to_record, one
+-- column of the column's type), alone; JSON nulls are left to the NOT NULL checks.
+-- Only on the error path: one subtransaction a field.
+CREATE OR REPLACE FUNCTION ferry.misfit_fields(p_table regclass, p_item jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    v_field record;
+    v_misfits jsonb := '[]'::jsonb;
+BEGIN
+    IF jsonb_typeof(p_item) IS DISTINCT FROM 'object' THEN
+        RETURN v_misfits;
+    END IF;
+    FOR v_field IN
+        SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, e.value
+          FROM jsonb_each(p_item) e
+          JOIN pg_attribute a ON a.attrelid = p_table AND a.attname = e.key AND a.attnum > 0 AND NOT a.attisdropped
+         WHERE jsonb_typeof(e.value) <> 'null'
+         ORDER BY a.attnum
+    LOOP
+        BEGIN
+            EXECUTE format('SELECT r.v FROM jsonb_to_record($1) AS r(v %s)', v_field.type)
+              USING jsonb_build_object('v', v_field.value);
+        EXCEPTION WHEN data_exception THEN
+            v_misfits := v_misfits || to_jsonb(v_field.name::text);
+        END;
+    END LOOP;
+    RETURN v_misfits;
+END
+$function$;
+REVOKE ALL ON FUNCTION ferry.misfit_fields(regclass,jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.misfit_fields(regclass,jsonb) TO ferry_app;
+
 -- 0020_refusals_name_their_cause.sql: a write refused by a missing grant or by
 -- Row Level Security names that cause, never an unrelated column.
 --
@@ -150,6 +190,8 @@ DECLARE
     v_constraint text;
     v_column text;
     v_message text;
+    v_misfits jsonb;
+    v_field text;
 BEGIN
     BEGIN
         EXECUTE p_sql INTO status, body, revision, last_modified, id
@@ -201,9 +243,17 @@ BEGIN
                             SELECT jsonb_agg(e.value || jsonb_build_object('index', v_at))
                               FROM jsonb_array_elements(v_detail::jsonb -> 'errors') e), '[]'::jsonb);
                     ELSE
-                        v_errors := v_errors || ferry.item_errors(
-                            p_table, v_at, CASE WHEN jsonb_typeof(v_item) = 'object' THEN v_item -> 'id' END,
-                            v_state, v_constraint, v_column, v_message);
+                        -- A value PostgreSQL refused names no column: find the field(s).
+                        v_misfits := CASE WHEN v_state LIKE '22%' AND v_column = '' THEN ferry.misfit_fields(p_table, v_item)
+                                          ELSE '[]'::jsonb END;
+                        IF jsonb_array_length(v_misfits) = 0 THEN
+                            v_misfits := jsonb_build_array(v_column);
+                        END IF;
+                        FOR v_field IN SELECT jsonb_array_elements_text(v_misfits) LOOP
+                            v_errors := v_errors || ferry.item_errors(
+                                p_table, v_at, CASE WHEN jsonb_typeof(v_item) = 'object' THEN v_item -> 'id' END,
+                                v_state, v_constraint, v_field, v_message);
+                        END LOOP;
                     END IF;
                 END IF;
         END;

@@ -84,6 +84,10 @@ struct ResourceExecutor: Sendable {
         let result: PostgresResult
         do {
             result = try database.asCaller(caller, [statement], writes: true)[0]
+        } catch var error as PostgresError where single && error.isDataException && (error.column ?? "").isEmpty {
+            // PostgreSQL names no column for a value it refused: ask which field it was.
+            error.column = misfitField(statement, resource, caller)
+            throw WriteFailure.map(error, resource: resource, single: single)
         } catch {
             throw WriteFailure.map(error, resource: resource, single: single)
         }
@@ -92,6 +96,21 @@ struct ResourceExecutor: Sendable {
         return WriteResult(
             status: try row.int("status") ?? 200, body: row["body"] ?? "[]", revision: try row.revision("revision"),
             lastModified: try row.int64("last_modified"), id: row["id"])
+    }
+}
+
+extension ResourceExecutor {
+    /// The first field of a single write's item whose value alone does not read as its
+    /// column's type (`ferry.misfit_fields`), in a transaction of its own (the write's
+    /// was aborted); nil when none does or the question fails (a database whose
+    /// function files are older than this server's).
+    private func misfitField(_ statement: PlannedStatement, _ resource: Resource, _ caller: Caller) -> String? {
+        // Every write statement takes its items, a JSON array, as its first parameter (WriteParameters).
+        guard let items = statement.binds.first else { return nil }
+        let question = PlannedStatement(
+            "SELECT ferry.misfit_fields(\(bind: resource.qualifiedName)::regclass, \(bind: items)::jsonb -> 0) ->> 0 AS field"
+                as SQLQuery)
+        return (try? database.asCaller(caller, [question]))?.first?.first?["field"]
     }
 }
 
