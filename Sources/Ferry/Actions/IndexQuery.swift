@@ -54,7 +54,8 @@ package struct IndexQuery: Sendable {
                 break  // IndexPaging reads these.
             default:
                 guard let column = resource.column(name) else { throw Self.invalid("unknown query parameter or column: \(name)") }
-                guard !column.valueType.hasSuffix("[]"), column.valueType != "json" else {
+                // No equality to filter by: json, arrays, and the types SQL.distinct compares as text.
+                guard !column.valueType.hasSuffix("[]"), column.valueType != "json", !SQL.comparesAsText(column.valueType) else {
                     throw Self.invalid("cannot filter on \(name) (\(column.type))")
                 }
                 let values = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)

@@ -21,8 +21,31 @@ enum SQL {
     /// `(composite)."column"`.
     static func field(_ composite: String) -> (String) -> String { { "(\(composite)).\(id($0))" } }
 
-    /// `a IS DISTINCT FROM b` that also works for json (which has no equality operator).
+    /// Whether the values `a` and `b` of a column of `type` differ: whether a write changes it.
+    /// `IS DISTINCT FROM`, but for json (through jsonb) and the types whose `=` does not say
+    /// it (``comparesAsText(_:)``), compared as their text.
     static func distinct(_ a: String, _ b: String, type: String) -> String {
-        type == "json" ? "(\(a))::jsonb IS DISTINCT FROM (\(b))::jsonb" : "\(a) IS DISTINCT FROM \(b)"
+        if type == "json" { return "(\(a))::jsonb IS DISTINCT FROM (\(b))::jsonb" }
+        if comparesAsText(type) { return "(\(a))::text IS DISTINCT FROM (\(b))::text" }
+        return "\(a) IS DISTINCT FROM \(b)"
+    }
+
+    /// Built-in types whose `=` cannot tell two values apart: xml, point, lseg, line and
+    /// path have none, polygon's is missing, box's and circle's compare areas. Their values
+    /// (and arrays of them) are compared as text, which every type has.
+    static func comparesAsText(_ type: String) -> Bool { textCompared.contains(elementType(type)) }
+
+    private static let textCompared: Set<String> = ["xml", "point", "lseg", "line", "path", "polygon", "box", "circle"]
+
+    /// `type` as `format_type` prints it, without its modifier and array brackets:
+    /// `character varying` for `character varying(8)[]`.
+    static func elementType(_ type: String) -> String {
+        var name = ""
+        var depth = 0
+        for character in type {
+            if character == "(" { depth += 1 } else if character == ")" { depth -= 1 } else if depth == 0 { name.append(character) }
+        }
+        while name.hasSuffix("[]") { name.removeLast(2) }
+        return name.trimmingCharacters(in: .whitespaces)
     }
 }
