@@ -23,14 +23,8 @@ extension Resources {
             """
 
         @Test func theDatabaseWritesThemAndAClientReadsThem() throws {
-            let database = try ScratchDatabase()
-            let owner = try database.connect()
-            try owner.execute(Self.schema)
-            owner.close()
-            let server = try TestServer(database: database)
-            defer { server.stop() }
-            let (_, token) = try server.user("ticket_user")
-            let me = API(client: server.client(), token: token, userID: "", server: server)
+            let me = try ResourceFixture.own(schema: Self.schema, user: "ticket_user")
+            defer { me.server.stop() }
 
             let first = try me.call("POST", "/v1/tickets", json: ["title": "door"])
             #expect(first.status == 201, "\(first.text)")
@@ -63,7 +57,7 @@ extension Resources {
             #expect(put.status == 200, "\(put.text)")
             #expect(put.object["number"] as? Int == number && put.object["search_key"] as? String == "ROOF", "\(put.text)")
 
-            let listing = try server.client().request("GET", "/v1", headers: [("Authorization", "Bearer \(token)")]).object
+            let listing = try me.server.client().request("GET", "/v1", headers: [("Authorization", "Bearer \(me.token)")]).object
             let tickets = (listing["resources"] as? [[String: Any]])?.first { $0["name"] as? String == "tickets" }
             let columns = Dictionary(
                 uniqueKeysWithValues: (tickets?["columns"] as? [[String: Any]] ?? []).map { ($0["name"] as? String ?? "", $0) })

@@ -24,14 +24,8 @@ extension Resources {
             """
 
         @Test func aValueItsColumnRefusesNamesTheField() throws {
-            let database = try ScratchDatabase()
-            let owner = try database.connect()
-            try owner.execute(Self.schema)
-            owner.close()
-            let server = try TestServer(database: database)
-            defer { server.stop() }
-            let (_, token) = try server.user("misfit_user")
-            let me = API(client: server.client(), token: token, userID: "", server: server)
+            let me = try ResourceFixture.own(schema: Self.schema, user: "misfit_user")
+            defer { me.server.stop() }
 
             let row = try me.call("POST", "/v1/moods", json: ["mood": "busy", "code": "AB", "price": 12.5, "due": "2026-12-24"])
             #expect(row.status == 201, "\(row.text)")

@@ -37,6 +37,24 @@ enum ResourceFixture {
         let (id, token) = try server.user(name)
         return API(client: server.client(), token: token, userID: id, server: server)
     }
+
+    /// A server of its own over a scratch database with `schema` run in it as the owner
+    /// (an app's own tables, for the suites that try a kind of column), and a user of it.
+    /// The caller stops the server.
+    static func own(schema: String, user: String) throws -> API {
+        let database = try ScratchDatabase()
+        do {
+            let owner = try database.connect()
+            defer { owner.close() }
+            try owner.execute(schema)
+        } catch {
+            database.drop()
+            throw error
+        }
+        let server = try TestServer(database: database)
+        let (id, token) = try server.user(user)
+        return API(client: server.client(), token: token, userID: id, server: server)
+    }
 }
 
 /// A signed-in client.

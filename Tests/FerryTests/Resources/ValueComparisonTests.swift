@@ -11,19 +11,13 @@ extension Resources {
     /// of the same area changed nothing). They are compared as their text.
     @Suite struct ValueComparisonTests {
         @Test func aWriteSeesEveryChangeOfAValueWhateverItsType() throws {
-            let database = try ScratchDatabase()
-            let owner = try database.connect()
-            try owner.execute(
-                """
-                CREATE TABLE app.plots (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), spot point, area box, doc xml, label text, meta json);
-                SELECT ferry.enable_sync('app.plots');
-                GRANT SELECT, INSERT, UPDATE ON app.plots TO ferry_app;
-                """)
-            owner.close()
-            let server = try TestServer(database: database)
-            defer { server.stop() }
-            let (_, token) = try server.user("plot_user")
-            let me = API(client: server.client(), token: token, userID: "", server: server)
+            let me = try ResourceFixture.own(
+                schema: """
+                    CREATE TABLE app.plots (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), spot point, area box, doc xml, label text, meta json);
+                    SELECT ferry.enable_sync('app.plots');
+                    GRANT SELECT, INSERT, UPDATE ON app.plots TO ferry_app;
+                    """, user: "plot_user")
+            defer { me.server.stop() }
 
             let fields: [String: Any] = ["spot": "(1,2)", "area": "(2,2),(0,0)", "doc": "<a/>", "label": "first", "meta": ["a": 1]]
             let created = try me.call("POST", "/v1/plots", json: fields)
