@@ -11,7 +11,9 @@ import Testing
         "0001_sound.sql": """
         CREATE SCHEMA app;
         CREATE TABLE app.lists (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), owner_id uuid NOT NULL REFERENCES ferry.users,
-                                title text NOT NULL DEFAULT '');
+                                title text NOT NULL DEFAULT '',
+                                -- Written by the database: nothing to say about their grants.
+                                number bigint GENERATED ALWAYS AS IDENTITY, search text GENERATED ALWAYS AS (upper(title)) STORED);
         SELECT ferry.sync_owned('app.lists', owner => 'owner_id');
         CREATE TABLE app.open_notes (id uuid PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users, body text);
         SELECT ferry.sync_owned('app.open_notes', owner => 'owner_id');
@@ -149,7 +151,7 @@ import Testing
         print("ferry check: \(caught) of \(Self.planted.count) planted mistakes caught; \(findings.count) findings in all")
         // Only what was planted: the sound tables have nothing to say.
         let objects = Set(findings.compactMap { $0["object"] as? String })
-        #expect(!objects.contains("app.lists") && !objects.contains("app.lists.title"), "\(objects)")
+        #expect(!objects.contains { $0 == "app.lists" || $0.hasPrefix("app.lists.") }, "\(objects)")
     }
 
     @Test(arguments: [ExampleApp.study, .todo])
