@@ -142,8 +142,8 @@ extension SchemaCheck {
     /// Ids a device cannot make offline, on a table a rule serves to many users.
     static func offlineIds(_ table: SchemaFacts.Table) -> [SchemaFinding] {
         guard table.rule != nil, let id = table.column("id"), table.primaryKey == ["id"] else { return [] }
-        let integer = ["smallint", "integer", "bigint"].contains(id.type)
-        let serverMade = id.defaultExpression.map { id.type != "uuid" && !$0.isEmpty } ?? false
+        let integer = ["smallint", "integer", "bigint"].contains(id.baseType)
+        let serverMade = id.defaultExpression.map { id.baseType != "uuid" && !$0.isEmpty } ?? false
         guard integer || serverMade else { return [] }
         let source = id.defaultExpression.map { "its ids come from the server (DEFAULT \($0))" } ?? "its ids are \(id.type)s"
         return [

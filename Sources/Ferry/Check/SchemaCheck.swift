@@ -108,7 +108,8 @@ public enum SchemaCheck {
                     fix: "ALTER TABLE \(table.name) ADD PRIMARY KEY (id), with the other columns UNIQUE if they must be")
             ]
         }
-        guard idTypes.contains(id.type) || id.type.hasPrefix("character varying") else {
+        // A domain over one of them serves as it does (its values are the base type's).
+        guard idTypes.contains(id.baseType) || id.baseType.hasPrefix("character varying") else {
             return [
                 .init(
                     .error, "bad_id_type", "\(table.name).id",

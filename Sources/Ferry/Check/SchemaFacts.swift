@@ -47,6 +47,8 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
     public struct Column: Decodable, Sendable, Equatable {
         public var name: String
         public var type: String
+        /// The type its values are: for a domain, the base type (``DomainChainSQL``); else `type`.
+        public var baseType: String
         public var notNull: Bool
         public var hasDefault: Bool
         public var generated: Bool
@@ -148,7 +150,7 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
                         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
                        WHERE i.indrelid = c.oid AND i.indisprimary), '[]') AS primary_key,
             (SELECT json_agg(json_build_object(
-                 'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'not_null', a.attnotnull OR dom.not_null,
+                 'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'base_type', dom.base_type, 'not_null', a.attnotnull OR dom.not_null,
                  'has_default', a.atthasdef OR a.attidentity <> '' OR dom.default_sql IS NOT NULL, 'generated', a.attgenerated <> '',
                  'insertable', has_column_privilege(\(role), c.oid, a.attnum, 'INSERT'),
                  'updatable', has_column_privilege(\(role), c.oid, a.attnum, 'UPDATE'),

@@ -173,6 +173,43 @@ extension Resources {
             #expect((properties["state"] as? [String: Any])?["type"] as? String == "string", "not nullable: \(properties["state"] ?? "")")
         }
 
+        /// An id typed with a domain over uuid (`CREATE DOMAIN app.uid AS uuid`) serves as a
+        /// uuid does, through an owned table and a child table that references it, the feed
+        /// and a delete's cascade; `ferry check` took it for an id type Ferry does not serve
+        /// (and for server-made ids), three false errors.
+        @Test func anIdTypedWithADomainServesAndPassesTheCheck() throws {
+            let me = try ResourceFixture.own(
+                schema: """
+                    CREATE DOMAIN app.uid AS uuid;
+                    CREATE TABLE app.notes (id app.uid PRIMARY KEY DEFAULT gen_random_uuid(),
+                                            owner_id uuid NOT NULL REFERENCES ferry.users, body text);
+                    SELECT ferry.sync_owned('app.notes', owner => 'owner_id');
+                    CREATE TABLE app.lines (id app.uid PRIMARY KEY, note_id app.uid NOT NULL REFERENCES app.notes, body text);
+                    SELECT ferry.sync_child('app.lines', parent => 'note_id');
+                    """, user: "domain_ids")
+            defer { me.server.stop() }
+            let note = try me.call("POST", "/v1/notes", json: ["id": UUID().uuidString.lowercased(), "owner_id": me.userID, "body": "a"])
+            #expect(note.status == 201, "\(note.text)")
+            let line = try me.call("POST", "/v1/lines", json: ["id": UUID().uuidString.lowercased(), "note_id": note.object.id, "body": "x"])
+            #expect(line.status == 201, "\(line.text)")
+            let patched = try me.call("PATCH", "/v1/notes/\(note.object.id)", json: ["body": "b"], headers: [("If-Match", "*")])
+            #expect(patched.status == 200 && patched.object.revision == 2, "\(patched.text)")
+            #expect(try me.call("GET", "/v1/notes/NOT-A-UUID").status == 404)
+            let lines = try me.call("GET", "/v1/lines?note_id=\(note.object.id)")
+            #expect((lines.object["data"] as? [Any])?.count == 1, "\(lines.text)")
+            #expect(try me.call("DELETE", "/v1/notes/\(note.object.id)", headers: [("If-Match", "*")]).status == 200)
+            let feed = try me.call("GET", "/v1/changes")
+            let gone = (feed.object["changes"] as? [[String: Any]] ?? []).compactMap { $0["data"] as? [String: Any] }
+            #expect(gone.count == 2 && gone.allSatisfy { $0["is_deleted"] as? Bool == true }, "the line goes with its note: \(feed.text)")
+
+            let check = try FerryProcess.run(
+                ["check"],
+                environment: [
+                    "FERRY_DATABASE_URL": me.server.database.appURL, "FERRY_DATABASE_MIGRATION_URL": me.server.database.ownerURL,
+                ])
+            #expect(!check.stdout.contains("app.notes") && !check.stdout.contains("app.lines"), "\(check.stdout)")
+        }
+
         /// The rows of an Index answer.
         func rows(_ response: TestHTTPClient.Response) -> [[String: Any]] { response.object["data"] as? [[String: Any]] ?? [] }
 
