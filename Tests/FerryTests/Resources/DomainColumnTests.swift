@@ -198,8 +198,17 @@ extension Resources {
             let lines = try me.call("GET", "/v1/lines?note_id=\(note.object.id)")
             #expect((lines.object["data"] as? [Any])?.count == 1, "\(lines.text)")
             #expect(try me.call("DELETE", "/v1/notes/\(note.object.id)", headers: [("If-Match", "*")]).status == 200)
-            let feed = try me.call("GET", "/v1/changes")
-            let gone = (feed.object["changes"] as? [[String: Any]] ?? []).compactMap { $0["data"] as? [String: Any] }
+            // The feed delivers a commit once no transaction that may precede it runs: on a
+            // loaded machine that can be a moment after the answer, so wait for the state.
+            var feed = try me.call("GET", "/v1/changes")
+            var gone: [[String: Any]] = []
+            let deadline = ContinuousClock.now + .seconds(60)
+            while true {
+                gone = (feed.object["changes"] as? [[String: Any]] ?? []).compactMap { $0["data"] as? [String: Any] }
+                if gone.count == 2 || ContinuousClock.now > deadline { break }
+                Thread.sleep(forTimeInterval: 0.2)
+                feed = try me.call("GET", "/v1/changes")
+            }
             #expect(gone.count == 2 && gone.allSatisfy { $0["is_deleted"] as? Bool == true }, "the line goes with its note: \(feed.text)")
 
             let check = try FerryProcess.run(
