@@ -1167,6 +1167,7 @@ DECLARE
     v_frontier xid8;
     x xid8;
     v_held boolean := false;
+    v_status pg_catalog.text;
 BEGIN
     IF pg_catalog.pg_snapshot_xmin(s) = v_xmax THEN
         -- No transaction with an xid ran: whatever stamps later is at or above xmax.
@@ -1187,14 +1188,21 @@ BEGIN
             IF v_held THEN
                 PERFORM pg_catalog.pg_advisory_unlock(1181905529, ferry.stamp_key(x));
                 v_held := false;
-                IF pg_catalog.pg_xact_status(x) = 'in progress' THEN
+                v_status := pg_catalog.pg_xact_status(x);
+                IF v_status = 'in progress' THEN
                     -- Alive, advertising nothing: it will stamp at or above the cap.
                     v_frontier := least(v_frontier, greatest(x, v_cap));
                     CONTINUE;
+                ELSIF v_status = 'aborted' THEN
+                    -- Rolled back: whatever it stamped is gone for good, and
+                    -- it stamps nothing more. On a busy cluster (failed writes,
+                    -- retries, other databases' work) this is the common way a
+                    -- transaction ends between the snapshot and the look.
+                    CONTINUE;
                 END IF;
             END IF;
-            -- Advertises (may have stamped at its xid), or ended (may have,
-            -- invisibly); every later one is above it.
+            -- Advertises (may have stamped at its xid), or committed (may have
+            -- stamped, invisibly); every later one is above it.
             RETURN least(v_frontier, x);
         END LOOP;
     EXCEPTION WHEN OTHERS OR query_canceled THEN

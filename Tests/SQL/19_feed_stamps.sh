@@ -208,6 +208,44 @@ lines rr 2
   || fail "two statements of one snapshot read two frontiers: $(tr '\n' ' ' <"$TMPD/rr.out")"
 close rr
 
+# 10. A transaction that ends between a frontier's snapshot and its look:
+#     committed, it may have stamped invisibly, so the frontier stops at its
+#     xid; rolled back, nothing of it can ever appear, so it is passed (before
+#     stop 25 that one read was held at its xid). The snapshot is a REPEATABLE
+#     READ transaction's, taken before the writer ends; its first frontier is
+#     computed after. `ended_between NAME END ID`: NAME writes synced row ID (it
+#     advertises its stamp), the snapshot is taken, NAME runs END; prints the
+#     frontier and NAME's xid.
+ended_between() {
+  open "$1"
+  say "$1" "BEGIN; INSERT INTO fs.items VALUES ($3, 'ends'); SELECT 'step1';"
+  lines "$1" 1
+  local xid; xid=$(xid_of "$1")
+  # A later xid completes first: a snapshot's xmax is the latest completed
+  # xid's successor, so without it NAME's xid could be at xmax, not running in it.
+  q "SELECT pg_current_xact_id()" >/dev/null
+  open "rr_$1"
+  say "rr_$1" "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 'step1';"
+  lines "rr_$1" 1
+  say "$1" "$2; SELECT 'step2';"
+  lines "$1" 2
+  close "$1"
+  say "rr_$1" "SELECT ferry.feed_frontier(); COMMIT;"
+  lines "rr_$1" 2
+  echo "$(sed -n 2p "$TMPD/rr_$1.out") $xid"
+  close "rr_$1"
+}
+# Up to three tries: a transaction of another test that commits inside the
+# window would hold that read below this one's xid, as it may.
+for try in 1 2 3; do
+  read -r f x <<<"$(ended_between "gone$try" ROLLBACK "10$try")"
+  [ "$(q "SELECT '$f'::xid8 > '$x'::text::xid8")" = t ] && break
+  [ "$try" = 3 ] && fail "a transaction rolled back after the snapshot held the frontier ($f) at its xid ($x)"
+done
+read -r f x <<<"$(ended_between kept COMMIT 110)"
+[ "$(q "SELECT '$f'::xid8 <= '$x'::text::xid8")" = t ] \
+  || fail "the frontier ($f) passed a transaction that stamped and committed after the snapshot ($x)"
+
 # 7. Only the floor's raiser may set it, never above the next xid.
 q "SELECT ferry.raise_stamp_floor((pg_snapshot_xmax(pg_current_snapshot())::text::int8 + 1000000)::text::xid8)" | grep -qx f \
   || fail "the floor rose above the next xid"
