@@ -86,7 +86,7 @@ struct ResourceExecutor: Sendable {
             result = try database.asCaller(caller, [statement], writes: true)[0]
         } catch var error as PostgresError where single && error.isDataException && (error.column ?? "").isEmpty {
             // PostgreSQL names no column for a value it refused: ask which field it was.
-            error.column = misfitField(statement, resource, caller)
+            error.column = misfitField(statement, resource)
             throw WriteFailure.map(error, resource: resource, single: single)
         } catch {
             throw WriteFailure.map(error, resource: resource, single: single)
@@ -101,16 +101,20 @@ struct ResourceExecutor: Sendable {
 
 extension ResourceExecutor {
     /// The first field of a single write's item whose value alone does not read as its
-    /// column's type (`ferry.misfit_fields`), in a transaction of its own (the write's
-    /// was aborted); nil when none does or the question fails (a database whose
-    /// function files are older than this server's).
-    private func misfitField(_ statement: PlannedStatement, _ resource: Resource, _ caller: Caller) -> String? {
+    /// column's type (`ferry.misfit_fields`); nil when none does or the question fails
+    /// (a database whose function files are older than this server's).
+    ///
+    /// Asked in a transaction of its own, never the caller's: the write's transaction
+    /// is aborted, and inside a batch or an idempotent write it is still open, so a
+    /// question joining it got no answer and the field stayed null there. The question
+    /// reads no row, only the table's column types, so it needs no caller identity.
+    private func misfitField(_ statement: PlannedStatement, _ resource: Resource) -> String? {
         // Every write statement takes its items, a JSON array, as its first parameter (WriteParameters).
         guard let items = statement.binds.first else { return nil }
         let question = PlannedStatement(
             "SELECT ferry.misfit_fields(\(bind: resource.qualifiedName)::regclass, \(bind: items)::jsonb -> 0) ->> 0 AS field"
                 as SQLQuery)
-        return (try? database.asCaller(caller, [question]))?.first?.first?["field"]
+        return (try? database.anonymous([question]))?.first?.first?["field"]
     }
 }
 

@@ -45,6 +45,23 @@ extension Resources {
                 let second = bulk.errors.filter { $0["index"] as? Int == 1 }
                 #expect(second.map { $0["field"] as? String } == [field], "\(field): \(bulk.text)")
             }
+            // Inside a batch's transaction and an idempotent write's (both still open when
+            // the write fails): the field was null there, the question joining the
+            // aborted transaction.
+            for (field, value) in misfits {
+                let batch = try me.call(
+                    "POST", "/v1/batch",
+                    json: ["operations": [
+                        ["method": "PATCH", "path": path, "headers": ["If-Match": "*"], "body": ["code": "OK"]],
+                        ["method": "POST", "path": "/v1/moods", "body": [field: value]],
+                    ]])
+                #expect(batch.status == 422, "\(field): \(batch.text)")
+                #expect(batch.object["operation_index"] as? Int == 1, "\(field): \(batch.text)")
+                #expect(batch.errors.first?["field"] as? String == field, "\(field): \(batch.text)")
+                let keyed = try me.call(
+                    "PATCH", path, json: [field: value], headers: [("If-Match", "*"), ("Idempotency-Key", "misfit-\(field)")])
+                #expect(keyed.status == 422 && keyed.errors.first?["field"] as? String == field, "\(field): \(keyed.text)")
+            }
             // Two misfits in one bulk item name both.
             let both = try me.call("POST", "/v1/moods", json: [["mood": "calm"], ["mood": "sad", "code": "TOOLONG"]])
             #expect(Set(both.errors.compactMap { $0["field"] as? String }) == ["mood", "code"], "\(both.text)")
