@@ -55,7 +55,7 @@ package struct IndexQuery: Sendable {
             default:
                 guard let column = resource.column(name) else { throw Self.invalid("unknown query parameter or column: \(name)") }
                 // No equality to filter by: json, arrays, and the types SQL.distinct compares as text.
-                guard !column.valueType.hasSuffix("[]"), column.valueType != "json", !SQL.comparesAsText(column.valueType) else {
+                guard !column.valueType.hasSuffix("[]"), column.valueType != "json", !SQL.cannotFilter(column.valueType) else {
                     throw Self.invalid("cannot filter on \(name) (\(column.type))")
                 }
                 let values = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)

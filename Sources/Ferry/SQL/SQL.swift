@@ -21,21 +21,42 @@ enum SQL {
     /// `(composite)."column"`.
     static func field(_ composite: String) -> (String) -> String { { "(\(composite)).\(id($0))" } }
 
-    /// Whether the values `a` and `b` of a column of `type` differ: whether a write changes it.
-    /// `IS DISTINCT FROM`, but for json (through jsonb) and the types whose `=` does not say
-    /// it (``comparesAsText(_:)``), compared as their text.
+    /// Whether the values `a` and `b` of a column of `type` differ: whether a write changes
+    /// what a client reads back. A type's `=` says that only for the types whose text is
+    /// their value (``exactlyEqual``), compared with it (strings byte for byte, in collation
+    /// "C", whatever the column's collation). Every other type is compared as the JSON a
+    /// client reads (`to_jsonb`, as the update trigger and `ferry.changed_fields` compare
+    /// it): `citext`'s `=` ignores case, so a PATCH that changed only a name's case
+    /// changed nothing and answered the old name; an interval's calls `1 day` and
+    /// `24:00:00` equal; `xml` and `point` have no `=`, `box`'s compares areas; an
+    /// extension's type may have none. Numbers compare as JSON numbers (1.5 and 1.50 are
+    /// one), json as jsonb.
     static func distinct(_ a: String, _ b: String, type: String) -> String {
-        if type == "json" { return "(\(a))::jsonb IS DISTINCT FROM (\(b))::jsonb" }
-        if comparesAsText(type) { return "(\(a))::text IS DISTINCT FROM (\(b))::text" }
+        let element = elementType(type)
+        guard exactlyEqual.contains(element) else {
+            return "pg_catalog.to_jsonb(\(a)) IS DISTINCT FROM pg_catalog.to_jsonb(\(b))"
+        }
+        if element == "text" || element == "character varying" {
+            return "(\(a)) COLLATE pg_catalog.\"C\" IS DISTINCT FROM (\(b)) COLLATE pg_catalog.\"C\""
+        }
         return "\(a) IS DISTINCT FROM \(b)"
     }
 
-    /// Built-in types whose `=` cannot tell two values apart: xml, point, lseg, line and
-    /// path have none, polygon's is missing, box's and circle's compare areas. Their values
-    /// (and arrays of them) are compared as text, which every type has.
-    static func comparesAsText(_ type: String) -> Bool { textCompared.contains(elementType(type)) }
+    /// Built-in types (as `format_type` prints them) whose `=` holds exactly when the two
+    /// values read back the same: two equal values have one text. Arrays of them too
+    /// (array `=` compares dimensions, bounds and each element). The update trigger's
+    /// text compare takes the same kinds (functions/sync.sql).
+    static let exactlyEqual: Set<String> = [
+        "smallint", "integer", "bigint", "boolean", "uuid", "date", "text", "character varying", "bytea",
+        "timestamp with time zone", "timestamp without time zone",
+    ]
 
-    private static let textCompared: Set<String> = ["xml", "point", "lseg", "line", "path", "polygon", "box", "circle"]
+    /// Whether a filter on a column of `type` is refused: built-in types whose `=` cannot
+    /// tell two values apart (xml, point, lseg, line and path have none, polygon's is
+    /// missing, box's and circle's compare areas), and arrays of them.
+    static func cannotFilter(_ type: String) -> Bool { noTellingEquality.contains(elementType(type)) }
+
+    private static let noTellingEquality: Set<String> = ["xml", "point", "lseg", "line", "path", "polygon", "box", "circle"]
 
     /// `type` as `format_type` prints it, without its modifier and array brackets:
     /// `character varying` for `character varying(8)[]`.

@@ -52,5 +52,49 @@ extension Resources {
                 #expect((filtered.object["detail"] as? String)?.hasPrefix("cannot filter on") == true, "\(query): \(filtered.text)")
             }
         }
+
+        /// A type whose `=` is looser than what a client reads back: `citext` ignores case,
+        /// an interval calls `1 day` and `24:00:00` equal. A PATCH that changed only a
+        /// name's case answered 200 with the old name and wrote nothing, and a create's
+        /// retry with another case was taken for the same create. Compared as JSON now.
+        @Test func aChangeOfCaseInACitextIsAChange() throws {
+            let me = try ResourceFixture.own(
+                schema: """
+                    CREATE EXTENSION IF NOT EXISTS citext;
+                    CREATE TABLE app.people (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), name citext, names citext[],
+                                             span interval, amount numeric);
+                    SELECT ferry.enable_sync('app.people');
+                    GRANT SELECT, INSERT, UPDATE ON app.people TO ferry_app;
+                    """, user: "citext_user")
+            defer { me.server.stop() }
+
+            let fields: [String: Any] = ["name": "Alice", "names": ["Alice"], "span": "1 day", "amount": 1.5]
+            let created = try me.call("POST", "/v1/people", json: fields)
+            #expect(created.status == 201, "\(created.text)")
+            var retry = fields
+            retry["id"] = created.object.id
+            #expect(try me.call("POST", "/v1/people", json: retry).status == 200, "the same create again is its retry")
+            retry["name"] = "ALICE"
+            let other = try me.call("POST", "/v1/people", json: retry)
+            #expect(other.status == 409, "another create with its id, only the case differs: \(other.text)")
+
+            let path = "/v1/people/\(created.object.id)"
+            let fast = try me.call("PATCH", path, json: ["name": "alice"], headers: [("If-Match", "*")])
+            #expect(fast.status == 200 && fast.object.revision == 2 && fast.object["name"] as? String == "alice", "\(fast.text)")
+            let full = try me.call("PATCH", path, json: ["name": "aLICE", "names": ["alice"], "revision": 2])
+            #expect(full.status == 200 && full.object.revision == 3, "\(full.text)")
+            #expect(full.object["name"] as? String == "aLICE" && full.object["names"] as? [String] == ["alice"], "\(full.text)")
+            let span = try me.call("PATCH", path, json: ["span": "24:00:00"], headers: [("If-Match", "*")])
+            #expect(span.status == 200 && span.object.revision == 4, "\(span.text)")
+            let bulk = try me.call("PATCH", "/v1/people", json: [["id": created.object.id, "revision": 4, "name": "Alice"]])
+            #expect(bulk.status == 200 && bulk.array.first?.revision == 5 && bulk.array.first?["name"] as? String == "Alice", "\(bulk.text)")
+            // A stale base: the field changed since, and the value differs only in case: a conflict.
+            let stale = try me.call("PATCH", path, json: ["name": "ALICE", "revision": 1])
+            #expect(stale.status == 409, "\(stale.text)")
+            // The same JSON number is no change; the same name is none either.
+            let same = try me.call("PATCH", path, json: ["amount": 1.50, "name": "Alice"], headers: [("If-Match", "*")])
+            #expect(same.status == 200 && same.object.revision == 5, "\(same.text)")
+            #expect(try me.call("GET", path).object["name"] as? String == "Alice")
+        }
     }
 }
