@@ -282,13 +282,21 @@ enum SwiftModels {
         }
     }
 
-    /// `study_sets` -> `StudySet`.
+    /// `study_sets` -> `StudySet`, `"Odd Things"` -> `OddThing`.
     static func typeName(_ resource: String) -> String {
-        let words = resource.split(separator: "_").map(String.init)
+        let words = words(resource)
         guard let last = words.last else { return "Resource" }
         let singular = words.dropLast() + [singularize(last)]
         let name = singular.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
         return name.first?.isLetter == true ? name : "Resource" + name
+    }
+
+    /// A name's words: what lies between underscores, spaces and every other character
+    /// that cannot stand in a Swift identifier. A table or column may be named
+    /// `"Odd Things"`; split at underscores only, it made `struct Odd Thing` (no Swift)
+    /// and a property `odd_Name`.
+    static func words(_ name: String) -> [String] {
+        name.split(whereSeparator: { !($0.isLetter || $0.isNumber) }).map(String.init)
     }
 
     static func singularize(_ word: String) -> String {
@@ -299,9 +307,10 @@ enum SwiftModels {
         return word
     }
 
-    /// `set_id` -> `setID`, `last_modified` -> `lastModified`; Swift keywords in backticks.
+    /// `set_id` -> `setID`, `last_modified` -> `lastModified`, `"Due Date"` -> `dueDate`;
+    /// Swift keywords in backticks.
     static func property(_ column: String) -> String {
-        let words = column.split(separator: "_").map(String.init)
+        let words = words(column)
         var name = ""
         for (index, word) in words.enumerated() {
             if word.lowercased() == "id" || word.lowercased() == "url" {

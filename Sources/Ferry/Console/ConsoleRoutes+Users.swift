@@ -267,17 +267,6 @@ extension ConsoleRoutes {
         query.map { percentEncoded($0.name) + "=" + percentEncoded($0.value) }.joined(separator: "&")
     }
 
-    static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"), UInt8(ascii: ","):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 15, radix: 16, uppercase: true)
-            }
-        }
-        return out
-    }
+    /// A comma stays: it separates a filter's values.
+    static func percentEncoded(_ text: String) -> String { PercentEncoding.encoded(text, keeping: [UInt8(ascii: ",")]) }
 }

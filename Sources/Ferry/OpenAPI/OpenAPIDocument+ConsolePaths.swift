@@ -287,7 +287,7 @@ extension OpenAPIDocument {
             }
             paths.append(
                 (
-                    api + "/resources/\(resource.name)/rows",
+                    api + "/resources/\(PercentEncoding.encoded(resource.name))/rows",
                     .object([
                         (
                             "get",
@@ -311,7 +311,7 @@ extension OpenAPIDocument {
                 ))
             paths.append(
                 (
-                    api + "/resources/\(resource.name)/rows/{id}",
+                    api + "/resources/\(PercentEncoding.encoded(resource.name))/rows/{id}",
                     .object([
                         (
                             "get",
@@ -329,7 +329,7 @@ extension OpenAPIDocument {
                 ))
             paths.append(
                 (
-                    api + "/users/{user}/rows/\(resource.name)",
+                    api + "/users/{user}/rows/\(PercentEncoding.encoded(resource.name))",
                     .object([
                         (
                             "get",

@@ -98,7 +98,9 @@ extension OpenAPIDocument {
                                 ])
                         )
                     ] : []))
-        return [("/v1/\(resource.name)", collection), ("/v1/\(resource.name)/{id}", member(resource, tag: tag, schema: schema))]
+        // The path's name percent-encoded, as GET /v1 gives it: a table may be named `"Odd Things"`.
+        let path = "/v1/" + PercentEncoding.encoded(resource.name)
+        return [(path, collection), (path + "/{id}", member(resource, tag: tag, schema: schema))]
     }
 
     /// What a client does next with a row it created: read it, update it

@@ -47,7 +47,7 @@ struct CatalogRoutes: Sendable {
     static func entry(_ resource: Resource) -> JSONValue {
         .object([
             ("name", .string(resource.name)),
-            ("path", .string("/v1/\(resource.name)")),
+            ("path", .string("/v1/" + PercentEncoding.encoded(resource.name))),
             ("join_table", .bool(resource.isJoinTable)),
             ("ranked", .bool(resource.isRanked)),
             // What a client needs to act offline as the server would: within which

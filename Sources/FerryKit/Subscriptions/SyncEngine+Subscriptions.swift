@@ -94,7 +94,7 @@ extension SyncEngine {
         if subscription.status != "synced" { try store.setSubscriptionStatus(stream: stream, id: id, "syncing") }
         do {
             while true {
-                var path = "/v1/changes?limit=\(Self.streamPageLimit)&stream=" + Self.encode(stream) + ":" + Self.encode(id)
+                var path = "/v1/changes?limit=\(Self.streamPageLimit)&stream=" + PercentEncoding.encoded(stream) + ":" + PercentEncoding.encoded(id)
                 if let cursor { path += "&since=" + cursor }
                 var request = TransportRequest(method: "GET", path: path)
                 if check, let cursor { request.headers["If-None-Match"] = "\"\(cursor)\"" }
@@ -164,10 +164,4 @@ extension SyncEngine {
     /// queue overtakes a download at its next page, so a page stays well under
     /// the server's largest (5,000).
     static let streamPageLimit = 2_000
-
-    static func encode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
 }

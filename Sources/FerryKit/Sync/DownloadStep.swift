@@ -32,7 +32,7 @@ public struct DownloadStep: Sendable, Hashable {
     /// every page of both the id index and the (set, rank) index, and the
     /// bytes written per page grew with the store (bench/ferrykit/README.md, issue 35).
     func path(limit: Int) -> String {
-        "/v1/\(Self.encode(resource))?limit=\(limit)&order=id" + Self.privateOnly + filter
+        "/v1/\(PercentEncoding.encoded(resource))?limit=\(limit)&order=id" + Self.privateOnly + filter
     }
 
     /// Leaves out public rows (docs/API.md, Index).
@@ -43,13 +43,7 @@ public struct DownloadStep: Sendable, Hashable {
 
     private var filter: String {
         guard let column, let value else { return "" }
-        return "&\(Self.encode(column))=\(Self.encode(value))"
-    }
-
-    private static func encode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+        return "&\(PercentEncoding.encoded(column))=\(PercentEncoding.encoded(value))"
     }
 
     /// The app's steps (those naming a known resource), then every resource

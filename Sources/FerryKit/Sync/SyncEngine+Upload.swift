@@ -73,7 +73,7 @@ extension SyncEngine {
             case .update: "PATCH";
             case .delete: "DELETE"
             }
-        var http = TransportRequest(method: method, path: "/v1/\(first.resource)", body: JSONValue.array(items).encoded())
+        var http = TransportRequest(method: method, path: "/v1/\(PercentEncoding.encoded(first.resource))", body: JSONValue.array(items).encoded())
         http.headers["Idempotency-Key"] = bundle.idempotencyKey
         return http
     }
@@ -114,8 +114,8 @@ extension SyncEngine {
     }
 
     func httpRequest(_ request: UploadRequest) -> TransportRequest {
-        let path = "/v1/\(request.resource)"
-        let rowPath = path + "/" + (request.rowID.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["-", "_"])) ?? request.rowID)
+        let path = "/v1/\(PercentEncoding.encoded(request.resource))"
+        let rowPath = path + "/" + PercentEncoding.encoded(request.rowID)
         var http: TransportRequest
         switch request.action {
         case .create:

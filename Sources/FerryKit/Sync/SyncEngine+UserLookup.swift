@@ -49,8 +49,7 @@ extension SyncEngine {
     /// waits for a round nor changes the store.
     public func lookupUser(name: String) async throws -> FoundUser? {
         // `+` and `@` are allowed in names and must not reach the server as a space or a separator.
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        let encoded = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+        let encoded = PercentEncoding.encoded(name)
         let response = try await send(TransportRequest(method: "GET", path: "/v1/users/lookup?name=\(encoded)"))
         let detail = response.object?["detail"]?.string ?? ""
         switch response.status {

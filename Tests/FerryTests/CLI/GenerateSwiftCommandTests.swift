@@ -119,6 +119,37 @@ import Testing
         #expect(fromDocument.status == 0, "\(fromDocument.stderr)")
     }
 
+    /// A table and a column named with a space (`app."Odd Things"`, `"Due Date"`): the
+    /// type and property names are the words of the name, not `struct Odd Thing` (no
+    /// Swift) and `due_Date`; the document's path is percent-encoded, as GET /v1's is.
+    @Test func namesWithSpacesMakeSwiftNamesAndEncodedPaths() throws {
+        let (database, serve) = try Self.serving { database in
+            let owner = try database.connect()
+            defer { owner.close() }
+            _ = try owner.query(
+                """
+                CREATE TABLE app."Odd Things" (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                                               owner_id uuid NOT NULL DEFAULT ferry.current_user_id() REFERENCES ferry.users,
+                                               "Due Date" text, "x-ray count" integer)
+                """)
+            _ = try owner.query(#"SELECT ferry.sync_owned('app."Odd Things"', owner => 'owner_id')"#)
+            _ = try owner.query(#"GRANT SELECT, INSERT, UPDATE ON app."Odd Things" TO ferry_app"#)
+        }
+        defer { serve.stop(); database.drop() }
+        let document = try TestHTTPClient(port: serve.port).request("GET", "/openapi.json")
+        #expect(document.text.contains(#""/v1/Odd%20Things""#) && document.text.contains(#""/v1/Odd%20Things/{id}""#))
+        #expect(!document.text.contains(#""/v1/Odd Things"#), "a raw space in a path")
+        let output = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let served = try FerryProcess.run(["generate", "swift", "--from", "http://127.0.0.1:\(serve.port)", "--output", output.path])
+        #expect(served.status == 0, "\(served.stderr)")
+        let odd = try String(contentsOf: output.appendingPathComponent("OddThing.swift"), encoding: .utf8)
+        #expect(odd.contains("public struct OddThing: "), "\(odd.prefix(400))")
+        #expect(odd.contains("public var dueDate: String?") && odd.contains(#"case dueDate = "Due Date""#), "\(odd)")
+        #expect(odd.contains("public var xRayCount: Int?") && odd.contains(#"case xRayCount = "x-ray count""#), "\(odd)")
+        #expect(odd.contains(#"databaseTableName = "Odd Things""#) || odd.contains(#""Odd Things""#), "\(odd.prefix(600))")
+    }
+
     @Test func badInputIsRefusedWithAMessageNamingIt() throws {
         let output = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: output) }

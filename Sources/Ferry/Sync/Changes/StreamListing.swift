@@ -26,7 +26,7 @@ public struct StreamListing: Sendable, Equatable {
         .object([
             ("name", .string(name)),
             ("root", .string(root)),
-            ("path", .string("/v1/changes?stream=\(name):{id}")),
+            ("path", .string("/v1/changes?stream=\(PercentEncoding.encoded(name)):{id}")),
             ("resources", .array(resources.map { .string($0) })),
         ])
     }
