@@ -37,7 +37,8 @@ import Testing
         try await a.engine.sync()
         try await b.engine.sync()
 
-        let listing = try await a.transport.inner.send(TransportRequest(method: "GET", path: "/v1", headers: ["Authorization": "Bearer \(alice.token)"]))
+        let listing = try await a.transport.inner.send(
+            TransportRequest(method: "GET", path: "/v1", headers: ["Authorization": "Bearer \(alice.token)"]))
         let resources = listing.object?["resources"]?.array?.compactMap(\.object) ?? []
         #expect(resources.first?["path"]?.string == "/v1/Odd%20Things", "\(String(decoding: listing.body, as: UTF8.self).prefix(300))")
 

@@ -51,10 +51,12 @@ extension Resources {
             for (field, value) in misfits {
                 let batch = try me.call(
                     "POST", "/v1/batch",
-                    json: ["operations": [
-                        ["method": "PATCH", "path": path, "headers": ["If-Match": "*"], "body": ["code": "OK"]],
-                        ["method": "POST", "path": "/v1/moods", "body": [field: value]],
-                    ]])
+                    json: [
+                        "operations": [
+                            ["method": "PATCH", "path": path, "headers": ["If-Match": "*"], "body": ["code": "OK"]],
+                            ["method": "POST", "path": "/v1/moods", "body": [field: value]],
+                        ]
+                    ])
                 #expect(batch.status == 422, "\(field): \(batch.text)")
                 #expect(batch.object["operation_index"] as? Int == 1, "\(field): \(batch.text)")
                 #expect(batch.errors.first?["field"] as? String == field, "\(field): \(batch.text)")
