@@ -58,7 +58,7 @@ package struct IndexQuery: Sendable {
                 guard !column.valueType.hasSuffix("[]"), column.valueType != "json", !SQL.cannotFilter(column.valueType) else {
                     throw Self.invalid("cannot filter on \(name) (\(column.type))")
                 }
-                let values = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                let values = try FilterValues.parse(value, column: name)
                 guard values.allSatisfy({ Self.fits($0, column.kind) }) else {
                     throw Self.invalid("a filter value does not fit its column's type")
                 }

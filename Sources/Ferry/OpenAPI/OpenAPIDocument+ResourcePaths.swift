@@ -22,7 +22,12 @@ extension OpenAPIDocument {
         let filters = resource.columns.filter { !Self.reservedQueryNames.contains($0.name) }.map { column in
             JSONValue.object([
                 ("name", .string(column.name)), ("in", "query"), ("schema", Self.filterSchema(column)),
-                ("description", .string("Equality on \(column.name); a comma-separated list means IN.")),
+                (
+                    "description",
+                    .string(
+                        "Equality on \(column.name); a comma-separated list means IN. A value in double quotes may hold commas "
+                            + #"(`"Smith, John"`); inside them `\"` is a quote and `\\` a backslash."#)
+                ),
             ])
         }
         // A resource whose is_deleted the serve role may not update has no DELETE (405).

@@ -43,7 +43,14 @@ public struct DownloadStep: Sendable, Hashable {
 
     private var filter: String {
         guard let column, let value else { return "" }
-        return "&\(PercentEncoding.encoded(column))=\(PercentEncoding.encoded(value))"
+        return "&\(PercentEncoding.encoded(column))=\(PercentEncoding.encoded(Self.oneValue(value)))"
+    }
+
+    /// `value` as one filter value: in double quotes when a comma would split it into a
+    /// list or it starts with a quote (docs/API.md, Index), its quotes and backslashes escaped.
+    static func oneValue(_ value: String) -> String {
+        guard value.contains(",") || value.hasPrefix("\"") else { return value }
+        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     /// The app's steps (those naming a known resource), then every resource

@@ -13,6 +13,18 @@ struct DownloadStepTests {
             DownloadStep.rows(of: "terms", where: "set_id", equals: "a b").path(limit: 3) == "/v1/terms?limit=3&order=id&public=false&set_id=a%20b")
     }
 
+    /// A value with a comma is one value in double quotes (the server splits a list at
+    /// commas outside quotes), and so is one that starts with a quote; a resource
+    /// name or value past ASCII is percent-encoded byte by byte.
+    @Test func aValueWithACommaIsQuotedAndNamesAreEncoded() {
+        #expect(
+            DownloadStep.rows(of: "notes", where: "tag", equals: "Smith, John").path(limit: 3)
+                == "/v1/notes?limit=3&order=id&public=false&tag=%22Smith%2C%20John%22")
+        #expect(DownloadStep.rows(of: "notes", where: "tag", equals: #""a\"#).path(limit: 3).hasSuffix("&tag=%22%5C%22a%5C%5C%22"))
+        #expect(DownloadStep.rows(of: "notes", where: "tag", equals: #"5"x"#).path(limit: 3).hasSuffix("&tag=5%22x"))
+        #expect(DownloadStep.resource("Café notes").path(limit: 3).hasPrefix("/v1/Caf%C3%A9%20notes?"))
+    }
+
     /// The step's key (stored with an initial sync's progress) does not carry
     /// the order: progress saved before it was added still matches its step.
     @Test func theKeyIsTheResourceAndFilterAlone() {

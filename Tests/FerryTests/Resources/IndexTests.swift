@@ -37,6 +37,36 @@ extension Resources {
             #expect(limitedPaging["next"] is String)
         }
 
+        /// A value with a comma: in double quotes it is one value, where every comma split
+        /// the list before (no term "Smith, John" could be filtered for).
+        @Test func aQuotedFilterValueMayHoldCommasAndQuotes() throws {
+            let me = try ResourceFixture.user()
+            let set = try me.createSet()
+            for word in ["Smith, John", "Smith", " John", #"say "hi", \ go"#, "plain"] {
+                _ = try me.createTerm(set: set.id, word: word)
+            }
+            func words(_ filter: String) throws -> [String] {
+                let encoded = filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? filter
+                let response = try me.call("GET", "/v1/terms?set_id=\(set.id)&order=word&word=\(encoded)")
+                #expect(response.status == 200, "\(filter): \(response.text)")
+                return (response.object["data"] as? [[String: Any]] ?? []).compactMap { $0["word"] as? String }
+            }
+            #expect(try words(#""Smith, John""#) == ["Smith, John"])
+            #expect(try words("Smith, John") == [" John", "Smith"], "unquoted, the comma still splits")
+            #expect(try words(#""Smith, John",plain"#) == ["Smith, John", "plain"])
+            #expect(try words(#"plain,"Smith, John""#) == ["Smith, John", "plain"])
+            #expect(try words(#""say \"hi\", \\ go""#) == [#"say "hi", \ go"#])
+            #expect(try words(#"5"x"#).isEmpty, "a quote inside an unquoted value is taken as it is")
+            // The same for a uuid list; and a quote left open or text after one is a 400 naming the column.
+            #expect(try me.call("GET", "/v1/terms?set_id=%22\(set.id)%22,\(set.id)").status == 200)
+            for bad in [#""Smith"#, #""Smith"x"#, #""a\"#] {
+                let encoded = bad.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? bad
+                let response = try me.call("GET", "/v1/terms?word=\(encoded)")
+                #expect(response.status == 400 && response.code == "invalid_query", "\(bad): \(response.text)")
+                #expect((response.object["detail"] as? String)?.contains("word") == true, "\(bad): \(response.text)")
+            }
+        }
+
         @Test func invalidQueriesAnswer400() throws {
             let me = try ResourceFixture.user()
             for query in [
