@@ -54,7 +54,7 @@ package struct IndexQuery: Sendable {
                 break  // IndexPaging reads these.
             default:
                 guard let column = resource.column(name) else { throw Self.invalid("unknown query parameter or column: \(name)") }
-                // No equality to filter by: json, arrays, and the types SQL.distinct compares as text.
+                // No equality to filter by: json, arrays, and the types of SQL.cannotFilter.
                 guard !column.valueType.hasSuffix("[]"), column.valueType != "json", !SQL.cannotFilter(column.valueType) else {
                     throw Self.invalid("cannot filter on \(name) (\(column.type))")
                 }

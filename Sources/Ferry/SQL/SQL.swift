@@ -27,7 +27,7 @@ enum SQL {
     /// "C", whatever the column's collation). Every other type is compared as the JSON a
     /// client reads (`to_jsonb`, as the update trigger and `ferry.changed_fields` compare
     /// it): `citext`'s `=` ignores case, so a PATCH that changed only a name's case
-    /// changed nothing and answered the old name; an interval's calls `1 day` and
+    /// changed nothing and answered the old name; an interval's `=` calls `1 day` and
     /// `24:00:00` equal; `xml` and `point` have no `=`, `box`'s compares areas; an
     /// extension's type may have none. Numbers compare as JSON numbers (1.5 and 1.50 are
     /// one), json as jsonb.
@@ -44,8 +44,9 @@ enum SQL {
 
     /// Built-in types (as `format_type` prints them) whose `=` holds exactly when the two
     /// values read back the same: two equal values have one text. Arrays of them too
-    /// (array `=` compares dimensions, bounds and each element). The update trigger's
-    /// text compare takes the same kinds (functions/sync.sql).
+    /// (array `=` compares dimensions, bounds and each element). The update trigger
+    /// (functions/sync.sql) compares the same kinds as text, but bytea and timestamps
+    /// through `to_jsonb`: the same answer either way.
     static let exactlyEqual: Set<String> = [
         "smallint", "integer", "bigint", "boolean", "uuid", "date", "text", "character varying", "bytea",
         "timestamp with time zone", "timestamp without time zone",
