@@ -91,13 +91,43 @@ enum SwiftModels {
 
     /// The files to write: name to contents, one per resource.
     static func files(_ resources: [Resource], streams: [Stream] = []) -> [String: String] {
-        let names = Dictionary(uniqueKeysWithValues: resources.map { ($0.name, typeName($0.name)) })
+        let names = typeNames(resources)
         var files: [String: String] = [:]
         for resource in resources where resource.columns.contains(where: { $0.name == "id" }) {
             files[names[resource.name]! + ".swift"] = file(
                 resource, names: names, all: resources, streams: streams.filter { $0.root == resource.name })
         }
         return files
+    }
+
+    /// Each resource's type name (``typeName(_:)``); where two make the same one (`odd
+    /// things` and `odd_things`: both `OddThing`), the later gets the first free number
+    /// (`OddThing2`), so that no file overwrites another.
+    static func typeNames(_ resources: [Resource]) -> [String: String] {
+        unique(resources.map { ($0.name, typeName($0.name)) })
+    }
+
+    /// Each column's Swift property (``property(_:)``); where two columns of one table make
+    /// the same one (`due date` and `due_date`: both `dueDate`), the later column's gets the
+    /// first free number (`dueDate2`): a file that compiles.
+    static func properties(_ resource: Resource) -> [String: String] {
+        unique(resource.columns.map { ($0.name, property($0.name)) })
+    }
+
+    private static func unique(_ pairs: [(key: String, name: String)]) -> [String: String] {
+        var result: [String: String] = [:]
+        var taken = Set<String>()
+        for (key, base) in pairs {
+            var name = base
+            var number = 2
+            while taken.contains(bare(name)) {
+                name = bare(base) + String(number)
+                number += 1
+            }
+            taken.insert(bare(name))
+            result[key] = name
+        }
+        return result
     }
 
     /// How every generated file begins; a file that does not is never overwritten or removed.
@@ -113,6 +143,8 @@ enum SwiftModels {
     /// its `FerryStreamRoot` conformance names.
     static func file(_ resource: Resource, names: [String: String], all allResources: [Resource], streams: [Stream] = []) -> String {
         let type = names[resource.name]!
+        let properties = Self.properties(resource)
+        func property(_ column: String) -> String { properties[column] ?? Self.property(column) }
         let ranked = resource.ranked == true && resource.columns.contains { $0.name == "rank" }
         let columns = resource.columns.filter { $0.name != "is_deleted" }
         // FerryStreamRoot refines FerryRecord; a ranked root keeps FerryRankedRecord beside it.
@@ -188,7 +220,8 @@ enum SwiftModels {
     /// reference to this one; GRDB needs the column, since the local tables
     /// carry no foreign keys.
     static func associations(_ resource: Resource, names: [String: String], all: [Resource]) -> [String] {
-        let taken = Set(resource.columns.map { bare(property($0.name)) })
+        let own = properties(resource)
+        let taken = Set(own.values.map(bare))
         var used = Set<String>()
         func unique(_ name: String) -> String {
             var name = name
@@ -199,7 +232,7 @@ enum SwiftModels {
         var lines: [String] = []
         for column in resource.columns where column.name != "id" {
             guard let target = column.references, let type = names[target] else { continue }
-            var name = bare(property(column.name))
+            var name = bare(own[column.name] ?? property(column.name))
             if name.hasSuffix("ID"), name.count > 2 { name = String(name.dropLast(2)) }
             let key = unique(name)
             lines.append("public static let \(key) = belongsTo(\(type).self, key: \(literal(key)), using: ForeignKey([\(literal(column.name))]))")

@@ -130,10 +130,17 @@ import Testing
                 """
                 CREATE TABLE app."Odd Things" (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
                                                owner_id uuid NOT NULL DEFAULT ferry.current_user_id() REFERENCES ferry.users,
-                                               "Due Date" text, "x-ray count" integer)
+                                               "Due Date" text, "x-ray count" integer, due_date date)
                 """)
             _ = try owner.query(#"SELECT ferry.sync_owned('app."Odd Things"', owner => 'owner_id')"#)
             _ = try owner.query(#"GRANT SELECT, INSERT, UPDATE ON app."Odd Things" TO ferry_app"#)
+            // A second table whose name makes the same Swift type.
+            _ = try owner.query(
+                """
+                CREATE TABLE app.odd_things (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                                             owner_id uuid NOT NULL DEFAULT ferry.current_user_id() REFERENCES ferry.users)
+                """)
+            _ = try owner.query(#"SELECT ferry.sync_owned('app.odd_things', owner => 'owner_id')"#)
         }
         defer { serve.stop(); database.drop() }
         let document = try TestHTTPClient(port: serve.port).request("GET", "/openapi.json")
@@ -147,7 +154,11 @@ import Testing
         #expect(odd.contains("public struct OddThing: "), "\(odd.prefix(400))")
         #expect(odd.contains("public var dueDate: String?") && odd.contains(#"case dueDate = "Due Date""#), "\(odd)")
         #expect(odd.contains("public var xRayCount: Int?") && odd.contains(#"case xRayCount = "x-ray count""#), "\(odd)")
-        #expect(odd.contains(#"databaseTableName = "Odd Things""#) || odd.contains(#""Odd Things""#), "\(odd.prefix(600))")
+        #expect(odd.contains(#"public static let resource = "Odd Things""#), "\(odd.prefix(600))")
+        // Two names that make one Swift name: the later gets a number, and nothing is overwritten.
+        #expect(odd.contains("public var dueDate2: String?") && odd.contains(#"case dueDate2 = "due_date""#), "\(odd)")
+        let other = try String(contentsOf: output.appendingPathComponent("OddThing2.swift"), encoding: .utf8)
+        #expect(other.contains("public struct OddThing2: ") && other.contains(#"public static let resource = "odd_things""#))
     }
 
     @Test func badInputIsRefusedWithAMessageNamingIt() throws {
