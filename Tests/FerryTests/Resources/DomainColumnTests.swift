@@ -202,12 +202,10 @@ extension Resources {
             // loaded machine that can be a moment after the answer, so wait for the state.
             var feed = try me.call("GET", "/v1/changes")
             var gone: [[String: Any]] = []
-            let deadline = ContinuousClock.now + .seconds(60)
-            while true {
-                gone = (feed.object["changes"] as? [[String: Any]] ?? []).compactMap { $0["data"] as? [String: Any] }
-                if gone.count == 2 || ContinuousClock.now > deadline { break }
-                Thread.sleep(forTimeInterval: 0.2)
+            _ = try eventually(within: 60, every: 0.2) {
                 feed = try me.call("GET", "/v1/changes")
+                gone = (feed.object["changes"] as? [[String: Any]] ?? []).compactMap { $0["data"] as? [String: Any] }
+                return gone.count == 2
             }
             #expect(gone.count == 2 && gone.allSatisfy { $0["is_deleted"] as? Bool == true }, "the line goes with its note: \(feed.text)")
 

@@ -181,14 +181,11 @@ extension ChangesSuites {
             // shared server holds the feed for a moment, and a read in that moment delivers
             // less. Read the pair again until both see Frank's rows (or a minute has passed).
             var withHidden = try client.request("GET", "/v1/changes?since=\(position)", headers: [auth])
-            var withRandom = try client.request("GET", "/v1/changes?since=\(random)", headers: [auth])
-            let deadline = ContinuousClock.now + .seconds(60)
-            while ids(withHidden).isEmpty || ids(withRandom).isEmpty || ids(withHidden).count != ids(withRandom).count,
-                ContinuousClock.now < deadline
-            {
-                Thread.sleep(forTimeInterval: 0.2)
+            var withRandom = withHidden
+            _ = try eventually(within: 60, every: 0.2) {
                 withHidden = try client.request("GET", "/v1/changes?since=\(position)", headers: [auth])
                 withRandom = try client.request("GET", "/v1/changes?since=\(random)", headers: [auth])
+                return !ids(withHidden).isEmpty && !ids(withRandom).isEmpty && ids(withHidden).count == ids(withRandom).count
             }
             #expect(withHidden.status == 200 && withRandom.status == 200)
             // Both deliver exactly Frank's rows after the position, in the same order;
