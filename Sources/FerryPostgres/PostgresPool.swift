@@ -85,7 +85,19 @@ public final class PostgresPool: Sendable {
     ///   `acquireTimeout`; `.connection` when PostgreSQL cannot be reached; whatever
     ///   `body` or `onConnect` throws.
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        let connection = try acquire()
+        guard let connection = try acquire(waiting: true) else {
+            throw PostgresError(kind: .poolTimeout, message: "no database connection became free")
+        }
+        defer { release(connection) }
+        return try body(connection)
+    }
+
+    /// Borrows a connection for `body` only if one is idle or a slot is free to open
+    /// one: never waits. nil, with `body` not run, when every slot is in use. For a
+    /// borrower that holds a connection already: waiting for a second could leave
+    /// every slot held by borrowers waiting for each other until their timeouts.
+    public func withFreeConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T? {
+        guard let connection = try acquire(waiting: false) else { return nil }
         defer { release(connection) }
         return try body(connection)
     }
@@ -173,13 +185,18 @@ extension PostgresPool {
     private enum Claim {
         case reuse(PostgresConnection)
         case open
+        /// Every slot is in use and the borrower does not wait.
+        case busy
     }
 
-    /// Takes an idle connection or opens one, waiting for a free slot when needed.
-    func acquire() throws -> PostgresConnection {
+    /// Takes an idle connection or opens one, waiting for a free slot when needed and
+    /// `waiting`; nil when every slot is in use and not `waiting`.
+    func acquire(waiting: Bool) throws -> PostgresConnection? {
         let deadline = LockDeadline(after: acquireTimeout)
         while true {
-            switch try claim(until: deadline) {
+            switch try claim(until: deadline, waiting: waiting) {
+            case .busy:
+                return nil
             case .reuse(let connection):
                 if connection.isUsableAfterIdle(roundTripAfter: idleCheckAfter) { return connection }
                 // Found dead before any statement was sent: safe to drop and try again.
@@ -213,7 +230,7 @@ extension PostgresPool {
     }
 
     /// Reserves an idle connection or a slot to open one, under the lock.
-    private func claim(until deadline: LockDeadline) throws(PostgresError) -> Claim {
+    private func claim(until deadline: LockDeadline, waiting: Bool) throws(PostgresError) -> Claim {
         var counted = false
         return try lock.withLockWaiting(until: deadline) { (state, wake) throws(PostgresError) -> Claim? in
             if wake != .first { state.waiting -= 1 }
@@ -236,6 +253,7 @@ extension PostgresPool {
                     return .open
                 }
             }
+            if !waiting { return .busy }
             if wake == .timedOut {
                 state.acquireTimeouts += 1
                 throw PostgresError(kind: .poolTimeout, message: "no database connection became free within \(acquireTimeout)")

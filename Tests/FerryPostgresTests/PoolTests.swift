@@ -62,6 +62,26 @@ import Testing
     /// per-database limit; in production, descriptors run out) is waited for, not
     /// failed: the borrower gets the held one once it is back. CI saw a request answer
     /// 503 under `ulimit -n 64` because its pool failed the second connection at once.
+    /// A borrower holding one connection asks for a second without waiting: it opens one
+    /// while a slot is free, and gets nil at once, counting no timeout, when none is.
+    @Test func aFreeConnectionIsTakenWithoutWaiting() throws {
+        let pool = PostgresPool(url: try TestEnvironment.ownerURL(), size: 2, acquireTimeout: .seconds(30), statementTimeoutMs: nil)
+        defer { pool.close() }
+        let inner: String?? = try pool.withConnection { _ in
+            try pool.withFreeConnection { second in
+                #expect(pool.stats.open == 2)
+                let third = try pool.withFreeConnection { _ in "taken" }
+                #expect(third == nil, "both slots are in use")
+                return try second.query("SELECT 'second' AS v").first?["v"]
+            }
+        }
+        #expect(inner == "second")
+        let stats = pool.stats
+        #expect(stats.inUse == 0)
+        #expect(stats.waits == 0)
+        #expect(stats.acquireTimeouts == 0)
+    }
+
     @Test func failedOpeningWaitsForAnOpenConnection() throws {
         let owner = try PostgresConnection(url: try TestEnvironment.ownerURL())
         defer { owner.close() }

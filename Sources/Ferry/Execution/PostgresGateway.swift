@@ -310,6 +310,14 @@ public final class PostgresGateway: Sendable {
         try run(nil, statements)
     }
 
+    /// ``anonymous(_:)`` if a connection is free now, nil when every one is in use: for a
+    /// question asked while the asker holds a pooled connection already, which must never
+    /// wait for a second (requests doing the same would hold every slot and wait each other out).
+    func anonymousIfFree(_ statements: [PlannedStatement]) throws -> [PostgresResult]? {
+        let wire = statements.map(\.postgres)
+        return try pool.withFreeConnection { connection in try connection.pipeline(wire, transaction: false) }
+    }
+
     /// Runs `first` (the caller's, when there is one) and `statements` as one
     /// pipeline; errors are mapped with indexes into `statements`.
     private func run(_ first: PostgresStatement?, _ statements: [PlannedStatement]) throws -> [PostgresResult] {

@@ -86,7 +86,7 @@ struct ResourceExecutor: Sendable {
             result = try database.asCaller(caller, [statement], writes: true)[0]
         } catch var error as PostgresError where single && error.isDataException && (error.column ?? "").isEmpty {
             // PostgreSQL names no column for a value it refused: ask which field it was.
-            error.column = misfitField(statement, resource)
+            error.column = misfitField(statement, resource, holdingConnection: caller.transaction != nil)
             throw WriteFailure.map(error, resource: resource, single: single)
         } catch {
             throw WriteFailure.map(error, resource: resource, single: single)
@@ -108,13 +108,21 @@ extension ResourceExecutor {
     /// is aborted, and inside a batch or an idempotent write it is still open, so a
     /// question joining it got no answer and the field stayed null there. The question
     /// reads no row, only the table's column types, so it needs no caller identity.
-    private func misfitField(_ statement: PlannedStatement, _ resource: Resource) -> String? {
+    ///
+    /// `holdingConnection`: the write's transaction still holds a pooled connection (a
+    /// batch, an idempotent write). The question then takes a free connection or none:
+    /// waiting for one while holding one, requests doing the same could hold every slot
+    /// and wait each other out (the acquire timeout) for a field name. With every
+    /// connection in use the 422 names no field.
+    private func misfitField(_ statement: PlannedStatement, _ resource: Resource, holdingConnection: Bool) -> String? {
         // Every write statement takes its items, a JSON array, as its first parameter (WriteParameters).
         guard let items = statement.binds.first else { return nil }
         let question = PlannedStatement(
             "SELECT ferry.misfit_fields(\(bind: resource.qualifiedName)::regclass, \(bind: items)::jsonb -> 0) ->> 0 AS field"
                 as SQLQuery)
-        return (try? database.anonymous([question]))?.first?.first?["field"]
+        let answer: [PostgresResult]?? =
+            holdingConnection ? try? database.anonymousIfFree([question]) : try? database.anonymous([question])
+        return answer??.first?.first?["field"]
     }
 }
 

@@ -69,5 +69,33 @@ extension Resources {
             #expect(Set(both.errors.compactMap { $0["field"] as? String }) == ["mood", "code"], "\(both.text)")
             #expect(try me.call("GET", path).object.revision == 1, "nothing was written")
         }
+
+        /// A batch holds a pooled connection while it asks which field misfit. With every
+        /// other slot in use (here: the pool is one connection), the question waited out the
+        /// acquire timeout for a second one, and batches doing this on every connection
+        /// held the whole pool meanwhile: now it takes a free connection or none. The 422
+        /// comes either way; the field is named when a connection was free.
+        @Test func aBatchAsksWithoutWaitingForASecondConnection() throws {
+            let me = try ResourceFixture.own(schema: Self.schema, user: "misfit_pool") {
+                $0.database.poolSize = 1
+                $0.database.acquireTimeoutMs = 10_000
+            }
+            defer { me.server.stop() }
+            let row = try me.call("POST", "/v1/moods", json: ["mood": "busy"])
+            #expect(row.status == 201, "\(row.text)")
+            let batch = try me.call(
+                "POST", "/v1/batch",
+                json: [
+                    "operations": [
+                        ["method": "PATCH", "path": "/v1/moods/\(row.object.id)", "headers": ["If-Match": "*"], "body": ["code": "OK"]],
+                        ["method": "POST", "path": "/v1/moods", "body": ["mood": "sad"]],
+                    ]
+                ])
+            #expect(batch.status == 422, "\(batch.text)")
+            #expect(batch.object["operation_index"] as? Int == 1, "\(batch.text)")
+            let stats = me.server.app.pool.stats
+            #expect(stats.acquireTimeouts == 0, "the question waited for a second connection: \(stats)")
+            #expect(try me.call("GET", "/v1/moods/\(row.object.id)").object.revision == 1, "the batch wrote nothing")
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Ferry
 import FerryHTTPTestSupport
 import FerryTestSupport
 import Foundation
@@ -41,7 +42,9 @@ enum ResourceFixture {
     /// A server of its own over a scratch database with `schema` run in it as the owner
     /// (an app's own tables, for the suites that try a kind of column), and a user of it.
     /// The caller stops the server.
-    static func own(schema: String, user: String) throws -> API {
+    static func own(
+        schema: String, user: String, _ configure: @escaping (inout FerryConfiguration) -> Void = { _ in }
+    ) throws -> API {
         let database = try ScratchDatabase()
         do {
             let owner = try database.connect()
@@ -51,7 +54,7 @@ enum ResourceFixture {
             database.drop()
             throw error
         }
-        let server = try TestServer(database: database)
+        let server = try TestServer(database: database, configure)
         let (id, token) = try server.user(user)
         return API(client: server.client(), token: token, userID: id, server: server)
     }
