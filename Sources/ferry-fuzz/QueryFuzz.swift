@@ -25,7 +25,7 @@ enum QueryFuzz {
         require(request.rawQuery.map { Array($0.utf8) } == query, "the raw query changed")
         require(request.path == "/v1/terms", "the query changed the path to \(request.path.debugDescription)")
 
-        let encoded = request.query.map { percentEncoded($0.name) + "=" + percentEncoded($0.value) }.joined(separator: "&")
+        let encoded = request.query.map { PercentEncoding.encoded($0.name) + "=" + PercentEncoding.encoded($0.value) }.joined(separator: "&")
         // Encoding can triple the length; past the request line limit there is nothing to compare.
         if encoded.utf8.count < HTTPLimits().maxRequestLineBytes - 32 {
             let line = Array("GET /v1/terms?\(encoded) HTTP/1.1\r\nHost: fuzz\r\n\r\n".utf8)
@@ -86,24 +86,4 @@ enum QueryFuzz {
         guard let problem = error as? Problem else { return require(false, "\(reader) threw \(error)") }
         require(problem.status == 400 && problem.code == .invalidQuery, "\(reader) answered \(problem.status) \(problem.code)")
     }
-
-    /// Every byte but the unreserved ones (RFC 3986 §2.3) as `%XX`.
-    static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded
-            }
-        }
-        return out
-    }
-}
-
-extension String {
-    /// Two hex digits.
-    fileprivate var leftPadded: String { count == 1 ? "0" + self : self }
 }
