@@ -3,7 +3,7 @@
 # AddressSanitizer, then fuzzes each target (all by default) for `seconds` (default
 # 3600), FUZZ_JOBS at a time (default 2). Prints one line per target (runs, exec/s,
 # coverage, corpus, result) and exits non-zero if any target crashed, leaked, timed
-# out or broke a property, with the saved input's path in the log. CI runs it with 60.
+# out or broke a property, with the saved input's path in the log. CI runs it with 30 (.ci/run).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 SECONDS_EACH=${1:-3600}

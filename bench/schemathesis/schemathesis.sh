@@ -29,10 +29,15 @@ VENV=${FERRY_LOCAL_DIR:-$ROOT/.local}/schemathesis-$VERSION
 EXAMPLES=${EXAMPLES:-10}
 MIN_CASES=${MIN_CASES:-2000}
 
+# One install at a time: CI runs the two apps side by side (.ci/run).
+mkdir -p "$(dirname "$VENV")"
+exec 9>"$VENV.lock"
+flock 9
 if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -qF "$VERSION"; then
   python3 -m venv "$VENV" 2>/dev/null || { apt-get install -y -qq python3-venv >/dev/null && python3 -m venv "$VENV"; }
   "$VENV/bin/pip" install -q "schemathesis==$VERSION"
 fi
+flock -u 9
 
 if [ -z "${FERRY_BIN:-}" ]; then
   swift build -c release --product ferry >/dev/null
