@@ -20,7 +20,8 @@
 # directory only; memcached on 127.0.0.1:$FERRY_MC_PORT (default 11299). Set the
 # same variables for every command (start, env, stop) to move them, e.g. when another
 # checkout's services hold the defaults; `ferry init` reads them too. Running it
-# twice is safe: start skips what already runs.
+# twice is safe: start skips what already runs. Two starts at once take turns (a lock
+# in that directory), so the second finds both running.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -187,7 +188,15 @@ env_exports() {
 
 case "${1:-}" in
   install) install "${2:-all}" ;;
-  start) start ;;
+  start)
+    # One start at a time: two at once (CI's side-by-side schemathesis runs) raced in initdb
+    # and pg_ctl. flock -o keeps the lock in flock itself, so the daemons this start leaves
+    # running never inherit it.
+    if [ -z "${FERRY_LOCAL_START_LOCKED:-}" ]; then
+      mkdir -p "$LOCAL"
+      FERRY_LOCAL_START_LOCKED=1 exec flock -o "$LOCAL/start.lock" bash "${BASH_SOURCE[0]}" start
+    fi
+    start ;;
   stop) stop ;;
   status) status ;;
   env) env_exports "${2:-}" ;;
