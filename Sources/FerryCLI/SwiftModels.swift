@@ -200,7 +200,7 @@ enum SwiftModels {
             out += "        case \(name)" + (bare == column.name ? "" : " = \(literal(column.name))") + "\n"
         }
         out += "    }\n\n"
-        let associations = self.associations(resource, names: names, all: allResources)
+        let associations = self.associations(resource, properties: properties, names: names, all: allResources)
         if !associations.isEmpty {
             out += "    // Associations, for GRDB's joins: `\(type).including(required: ...)`.\n"
             for line in associations { out += "    \(line)\n" }
@@ -218,9 +218,8 @@ enum SwiftModels {
 
     /// `belongsTo` for each reference to another resource, `hasMany` for each
     /// reference to this one; GRDB needs the column, since the local tables
-    /// carry no foreign keys.
-    static func associations(_ resource: Resource, names: [String: String], all: [Resource]) -> [String] {
-        let own = properties(resource)
+    /// carry no foreign keys. `properties`: the resource's columns' Swift names (``properties(_:)``).
+    static func associations(_ resource: Resource, properties own: [String: String], names: [String: String], all: [Resource]) -> [String] {
         let taken = Set(own.values.map(bare))
         var used = Set<String>()
         func unique(_ name: String) -> String {
@@ -231,8 +230,8 @@ enum SwiftModels {
         }
         var lines: [String] = []
         for column in resource.columns where column.name != "id" {
-            guard let target = column.references, let type = names[target] else { continue }
-            var name = bare(own[column.name] ?? property(column.name))
+            guard let target = column.references, let type = names[target], let columnProperty = own[column.name] else { continue }
+            var name = bare(columnProperty)
             if name.hasSuffix("ID"), name.count > 2 { name = String(name.dropLast(2)) }
             let key = unique(name)
             lines.append("public static let \(key) = belongsTo(\(type).self, key: \(literal(key)), using: ForeignKey([\(literal(column.name))]))")
