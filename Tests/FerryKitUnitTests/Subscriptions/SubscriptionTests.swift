@@ -5,6 +5,9 @@ import Testing
 
 /// Subscriptions without a server: the scripted transport serves each
 /// stream's pages and logs every read, a clock the test moves decides TTLs.
+/// The time limit ends a hang (an event that never comes); no test keeps a
+/// deadline of its own.
+@Suite(.timeLimit(.minutes(10)))
 struct SubscriptionTests {
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
@@ -66,26 +69,17 @@ struct SubscriptionTests {
     }
 
     /// The next `count` events; the engine emits them before `sync()` returns,
-    /// so they are buffered by then. The deadline only keeps a missing event
-    /// from hanging the test.
+    /// so they are buffered by then. No deadline of its own: a missing event is
+    /// ended by the suite's time limit (a 60 s deadline here needed only one
+    /// wake, and a loaded run's starved cooperative pool can give the reader
+    /// none for longer than that).
     static func events(_ engine: SyncEngine, _ count: Int) async -> [SyncEvent] {
-        await withTaskGroup(of: [SyncEvent]?.self) { group in
-            group.addTask {
-                var seen: [SyncEvent] = []
-                for await event in engine.events {
-                    seen.append(event)
-                    if seen.count == count { break }
-                }
-                return seen
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(60))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? []
+        var seen: [SyncEvent] = []
+        for await event in engine.events {
+            seen.append(event)
+            if seen.count == count { break }
         }
+        return seen
     }
 
     @Test func theQueueGoesByPriorityThenTheLatestOpenedAndDropsWhatWasUnsubscribed() async throws {
@@ -257,8 +251,8 @@ struct SubscriptionTests {
 
     /// No deadline of its own: a 60 s one failed it in a loaded CI run (the engine's many
     /// small steps queued behind the suites' blocking tests on the 2 cooperative threads, while
-    /// the deadline needed one wake). The time limit only ends a real hang.
-    @Test(.timeLimit(.minutes(10))) func aTypedSubscriptionInContinuousModeSyncsWithNoSyncCalled() async throws {
+    /// the deadline needed one wake). The suite's time limit only ends a real hang.
+    @Test func aTypedSubscriptionInContinuousModeSyncsWithNoSyncCalled() async throws {
         let f = try Self.fixture()
         Self.serve(f, set: "s", terms: 2)
         await f.engine.start(uploadDelay: 0.05, longPollWait: 1)
