@@ -21,6 +21,19 @@ import Testing
 
     // MARK: - One row
 
+    @Test func aOneItemWriteAnswersWithTheArraysOnlyElementByteForByte() {
+        let row = #"{"id":"ä","word":"日本語 🎌","revision":7}"#
+        #expect(ResourceResponse.singleRow("[" + row + "]") == Array(row.utf8))
+        // Not an array: passed on as it is (a problem's body, say).
+        #expect(ResourceResponse.singleRow(row) == Array(row.utf8))
+        #expect(ResourceResponse.singleRow("[]").isEmpty)
+        #expect(ResourceResponse.singleRow("[") == Array("[".utf8))
+        #expect(ResourceResponse.singleRow("").isEmpty)
+        // A bridged or sliced string has no native storage of its own: the same bytes.
+        let sliced = String(("xx[" + row + "]yy").dropFirst(2).dropLast(2))
+        #expect(ResourceResponse.singleRow(sliced) == Array(row.utf8))
+    }
+
     @Test func aRowAnswersWithItsBodyETagAndLastModified() throws {
         let response = try Self.answer(.row(json: Self.row, revision: Revision(value: 7)!, lastModified: Self.modified))
         #expect(response.status == 200)
