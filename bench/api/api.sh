@@ -127,11 +127,19 @@ warm_up() {
 
 # Migrates with the binary under test ($1), as a deployment does: Ferry's own files, its
 # repeatable functions, the refresh of what it generates, then the study app's (or those of
-# the directory $2, such as a copy of them without their newest file).
+# the directory $2, such as a copy of them without their newest file); or, given $3, with
+# psql from that directory.
 seed_ferry() {
   psql_owner postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-  FERRY_DATABASE_MIGRATION_URL="$OWNER/$DB" FERRY_DATABASE_URL="$APP/$DB" \
-    "$1" migrate --dir "${2:-$ROOT/examples/study/migrations}" >/dev/null
+  if [ -n "${3:-}" ]; then
+    # A build from before `ferry migrate` carried Ferry's own track (55769a3, 27 Nov): its
+    # migrations/*.sql (Ferry's and the study app's together), each in one transaction.
+    local f
+    for f in "$3"/*.sql; do psql_owner "$DB" -1 -f "$f" >/dev/null; done
+  else
+    FERRY_DATABASE_MIGRATION_URL="$OWNER/$DB" FERRY_DATABASE_URL="$APP/$DB" \
+      "$1" migrate --dir "${2:-$ROOT/examples/study/migrations}" >/dev/null
+  fi
   USER_ID=$(psql_owner "$DB" -At -c "SELECT ferry.create_user('bench', 'bench-password')")
   TOKEN=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
   HASH=$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)
@@ -295,11 +303,13 @@ hint_notifies() { curl -fsS "$BASE/metrics" | awk '$1 == "ferry_live_hint_notifi
 # wrk -t1 -c4 for BENCH_INSTRUCTIONS_DURATION (default 10s) with counting on. `patch-off` is
 # PATCH with the live wake-ups off (wake_ups, as bench/feed/notify-cost.sh turns them off);
 # a PATCH's row also gives the NOTIFY transactions the hint sender made while counted.
+# BENCH_PSQL_MIGRATIONS: a build from before Ferry's core track (27 Nov) is seeded with psql
+# from that checkout's migrations/ (seed_ferry), its wake-ups left as its migrations make them.
 bench_instructions() {
   command -v valgrind >/dev/null || { echo "instructions: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
   local bin=${BENCH_FERRY_BIN:-} op script pid requests total notifies
   if [ -z "$bin" ]; then (cd "$ROOT" && swift build -c release --product ferry >&2); bin=$ROOT/.build/release/ferry; fi
-  seed_ferry "$bin"
+  seed_ferry "$bin" "" "${BENCH_PSQL_MIGRATIONS:-}"
   # valgrind cannot read the DWARF 5 the Swift toolchain writes: a copy without it, symbols kept.
   strip --strip-debug -o "$WORK/ferry-nodebug" "$bin"
   export BENCH_AUTH="Bearer $TOKEN" BENCH_KINTO=0 BENCH_PATH_PREFIX=/v1/terms/
@@ -310,7 +320,8 @@ bench_instructions() {
       304) export BENCH_IF_NONE_MATCH='"1"' ;;
       patch | patch-off) script=write.lua; export BENCH_METHOD=PATCH ;;
     esac
-    if [ "$op" = patch-off ]; then wake_ups off >/dev/null; else wake_ups on >/dev/null; fi
+    # A build from before the wake-ups (BENCH_PSQL_MIGRATIONS) runs its own migrations as they are.
+    if [ -n "${BENCH_PSQL_MIGRATIONS:-}" ]; then :; elif [ "$op" = patch-off ]; then wake_ups off >/dev/null; else wake_ups on >/dev/null; fi
     FERRY_DATABASE_URL="$APP/$DB" FERRY_LISTEN_PORT=$PORT FERRY_LISTEN_HOST=127.0.0.1 \
       FERRY_MEMCACHED_SERVERS=${FERRY_MEMCACHED_SERVERS:-127.0.0.1:11299} \
       FERRY_DATABASE_POOL_SIZE=2 FERRY_LISTEN_WORKER_THREADS=2 \
@@ -330,7 +341,7 @@ bench_instructions() {
     total=$(callgrind_annotate "$WORK/callgrind.$op" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
     echo "| $op | $requests | $((total / requests)) |$([ "${op#patch}" = "$op" ] || echo " $notifies NOTIFYs |")"
   done
-  wake_ups on >/dev/null
+  [ -n "${BENCH_PSQL_MIGRATIONS:-}" ] || wake_ups on >/dev/null
   # For `callgrind_annotate --inclusive=yes <file>`, run with BENCH_KEEP=1.
   echo "callgrind files: $WORK/callgrind.{get,304,patch,patch-off}" >&2
 }

@@ -5,6 +5,9 @@
 #
 #   BENCH_FERRY_A=<release ferry> BENCH_FERRY_B=<release ferry> bench/feed/patch-ab.sh
 #
+# Build both sides the same way: `deploy/build.sh DIR` links the Swift runtime statically, a
+# plain `swift build -c release` does not: one tip measured 0.948 of the other's PATCH/s
+# (bench/feed/README.md, stop 27), more than most changes move it.
 # Each build migrates and serves a database of its own (bench/api/api.sh's data: 100,000
 # terms in 1,000 sets of one user), so each runs its own functions and triggers; both
 # servers run throughout, one measured at a time, the order alternating each round. Live
@@ -13,6 +16,11 @@
 # servers' backends, the idle one's included). The rest of the environment is api.sh's.
 # BENCH_APP_DIR_A, BENCH_APP_DIR_B: the app's migrations of each side (default the study
 # example's), e.g. the same build over the example before and after a schema change.
+# BENCH_PSQL_MIGRATIONS_A, BENCH_PSQL_MIGRATIONS_B: for a build from before Ferry's core
+# track (27 Nov), the migrations/ directory of its checkout, applied with psql instead of
+# `ferry migrate` (e.g. 26 Nov's build, whose 0.58 is the bar). BENCH_OWNER_SQL_A,
+# BENCH_OWNER_SQL_B: SQL run as the owner on that side's database after seeding, for an
+# ablation (e.g. the update trigger disabled: what the bar would be without it).
 source "$(dirname "${BASH_SOURCE[0]}")/../api/api.sh"
 
 ROUNDS=${BENCH_ROUNDS:-4}
@@ -28,7 +36,10 @@ for side in a b; do
   bin=$A; [ "$side" = b ] && bin=$B
   DB=${BASE_DB}_$side
   app_dir=${BENCH_APP_DIR_A:-}; [ "$side" = b ] && app_dir=${BENCH_APP_DIR_B:-}
-  seed_ferry "$bin" "$app_dir"
+  psql_dir=${BENCH_PSQL_MIGRATIONS_A:-}; [ "$side" = b ] && psql_dir=${BENCH_PSQL_MIGRATIONS_B:-}
+  seed_ferry "$bin" "$app_dir" "$psql_dir"
+  owner_sql=${BENCH_OWNER_SQL_A:-}; [ "$side" = b ] && owner_sql=${BENCH_OWNER_SQL_B:-}
+  [ -z "$owner_sql" ] || psql_owner "$DB" -c "$owner_sql" >/dev/null
   cp "$WORK/ids.txt" "$WORK/ids.$side"
   port=$PORT; [ "$side" = b ] && port=$((PORT + 1))
   serve_ferry "$bin" "$port" "$WORK/ferry-$side.log"
@@ -50,8 +61,8 @@ for side in a b; do
   BENCH_PATH_PREFIX=/v1/terms/ BENCH_METHOD=PATCH wrk -t2 -c8 -d3s -s "$ROOT/bench/api/wrk/write.lua" "$BASE" >/dev/null
 done
 echo "bench/feed/patch-ab.sh at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "an unknown commit"), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "A: $A${BENCH_APP_DIR_A:+, app migrations of $BENCH_APP_DIR_A}"
-echo "B: $B${BENCH_APP_DIR_B:+, app migrations of $BENCH_APP_DIR_B}"
+echo "A: $A${BENCH_APP_DIR_A:+, app migrations of $BENCH_APP_DIR_A}${BENCH_PSQL_MIGRATIONS_A:+, migrated with psql from $BENCH_PSQL_MIGRATIONS_A}${BENCH_OWNER_SQL_A:+, then: $BENCH_OWNER_SQL_A}"
+echo "B: $B${BENCH_APP_DIR_B:+, app migrations of $BENCH_APP_DIR_B}${BENCH_PSQL_MIGRATIONS_B:+, migrated with psql from $BENCH_PSQL_MIGRATIONS_B}${BENCH_OWNER_SQL_B:+, then: $BENCH_OWNER_SQL_B}"
 echo
 echo "| round | simple-update tps | PATCH/s A | PATCH/s B | B ÷ A | A ÷ simple-update | B ÷ simple-update | CPU µs a PATCH A | B |"
 echo "|---|---|---|---|---|---|---|---|---|"
