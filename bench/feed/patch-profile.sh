@@ -103,6 +103,24 @@ stream() {
   # since, for a body whose fields passed FieldPrecheck (the base revision a fifth bind, $5).
   # made: the SET list's sub-select, with the row's mark when Ferry sends one.
   made() { sed "s# m)\$# m${MADE})#"; }
+  # set_list: the UPDATE sets the sync columns itself, as the update trigger would: the revision,
+  # the time, the writer, the field revisions of what it changes and the transaction's stamp
+  # (BENCH_STAMP=call: ferry.stamp(), which calls ferry.take_stamp() once a transaction; sql:
+  # take_stamp's steps as one expression, the lock before the floor's read by a CASE). No mark:
+  # the trigger is not to run. Pair it with BENCH_OWNER_SQL disabling the trigger and granting
+  # the serve role those columns.
+  set_list() {
+    local stamp revisions
+    stamp="coalesce(nullif(pg_catalog.current_setting('ferry.stamp', true), '')::pg_catalog.xid8, (SELECT pg_catalog.set_config('ferry.stamp', s.stamp::pg_catalog.text, true)::pg_catalog.xid8 FROM (SELECT x.xid, greatest(x.xid, CASE WHEN pg_catalog.pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(x.xid))::pg_catalog.text = '' THEN coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor'), 0)::pg_catalog.text::pg_catalog.xid8 END) AS stamp FROM (SELECT pg_catalog.pg_current_xact_id() AS xid) x) s WHERE NOT (s.stamp > s.xid AND coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor_taken'), 0) < s.stamp::pg_catalog.text::pg_catalog.int8) OR pg_catalog.setval('ferry.stamp_floor_taken', s.stamp::pg_catalog.text::pg_catalog.int8) IS NOT NULL))"
+    [ "${BENCH_STAMP:-sql}" != call ] || stamp='ferry.stamp()'
+    revisions='t."_ferry_field_revisions" || pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object('
+    for f in word definition rank; do
+      revisions+="'$f', CASE WHEN (m.\"$f\") COLLATE pg_catalog.\"C\" IS DISTINCT FROM (t.\"$f\") COLLATE pg_catalog.\"C\" THEN t.\"revision\" + 1 END, "
+    done
+    revisions="${revisions%, }))"
+    sed -e "s#SET (\"word\", \"definition\", \"rank\") = (SELECT m.\"word\", m.\"definition\", m.\"rank\" FROM#SET (\"word\", \"definition\", \"rank\", \"_ferry_field_revisions\") = (SELECT m.\"word\", m.\"definition\", m.\"rank\", $revisions FROM#" \
+        -e "s# m)\$# m), \"revision\" = t.\"revision\" + 1, \"last_modified\" = greatest(ferry.now_ms(), t.\"last_modified\" + 1), \"_ferry_writer\" = ferry.current_user_id(), \"_ferry_xid\" = $stamp#"
+  }
   if [ "${BENCH_UPDATE:-bound}" = read ]; then
     made <<'SQL' | tr '\n' ' '
 PREPARE stmt_6(jsonb, text, bigint[], boolean) AS WITH i AS (
@@ -117,33 +135,11 @@ UPDATE "app"."terms" AS t SET ("word", "definition", "rank") = (SELECT m."word",
    AND ((CASE WHEN CASE WHEN jsonb_typeof(i.item -> 'revision') = 'number' THEN (i.item -> 'revision' #>> '{}')::numeric = trunc((i.item -> 'revision' #>> '{}')::numeric) AND (i.item -> 'revision' #>> '{}')::numeric BETWEEN 0 AND 9223372036854775807 ELSE false END THEN (i.item ->> 'revision')::numeric::bigint END) IS NULL AND ($3::bigint[] IS NOT NULL OR coalesce($4::boolean, false)) OR (CASE WHEN CASE WHEN jsonb_typeof(i.item -> 'revision') = 'number' THEN (i.item -> 'revision' #>> '{}')::numeric = trunc((i.item -> 'revision' #>> '{}')::numeric) AND (i.item -> 'revision' #>> '{}')::numeric BETWEEN 0 AND 9223372036854775807 ELSE false END THEN (i.item ->> 'revision')::numeric::bigint END) = t."revision")
 SQL
     BASE_ARG=
-  elif [ "${BENCH_UPDATE:-bound}" = sets ]; then
-    # The UPDATE sets the sync columns itself, as the update trigger would: the revision, the
-    # time, the writer, the field revisions of what it changes and the transaction's stamp
-    # (BENCH_STAMP=call: ferry.stamp(), which calls ferry.take_stamp() once a transaction;
-    # sql: take_stamp's steps as one expression). No mark: the trigger is not to run. Pair it
-    # with BENCH_OWNER_SQL disabling the trigger and granting the serve role those columns.
-    local stamp
-    if [ "${BENCH_STAMP:-sql}" = call ]; then
-      stamp='ferry.stamp()'
-    else
-      stamp="coalesce(nullif(pg_catalog.current_setting('ferry.stamp', true), '')::pg_catalog.xid8, (SELECT pg_catalog.set_config('ferry.stamp', s.stamp::pg_catalog.text, true)::pg_catalog.xid8 FROM (SELECT x.xid, greatest(x.xid, CASE WHEN pg_catalog.pg_advisory_xact_lock_shared(1181905529, ferry.stamp_key(x.xid))::pg_catalog.text = '' THEN coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor'), 0)::pg_catalog.text::pg_catalog.xid8 END) AS stamp FROM (SELECT pg_catalog.pg_current_xact_id() AS xid) x) s WHERE NOT (s.stamp > s.xid AND coalesce(pg_catalog.pg_sequence_last_value('ferry.stamp_floor_taken'), 0) < s.stamp::pg_catalog.text::pg_catalog.int8) OR pg_catalog.setval('ferry.stamp_floor_taken', s.stamp::pg_catalog.text::pg_catalog.int8) IS NOT NULL))"
-    fi
-    sed "s#STAMP#$stamp#" <<'SQL' | tr '\n' ' '
-PREPARE stmt_6(jsonb, text, bigint[], boolean, bigint) AS WITH i AS (
-  SELECT 0 AS idx, ($1::jsonb) -> 0 AS item
-)
-UPDATE "app"."terms" AS t SET ("word", "definition", "rank", "_ferry_field_revisions") = (SELECT m."word", m."definition", m."rank", t."_ferry_field_revisions" || pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object('word', CASE WHEN (m."word") COLLATE pg_catalog."C" IS DISTINCT FROM (t."word") COLLATE pg_catalog."C" THEN t."revision" + 1 END, 'definition', CASE WHEN (m."definition") COLLATE pg_catalog."C" IS DISTINCT FROM (t."definition") COLLATE pg_catalog."C" THEN t."revision" + 1 END, 'rank', CASE WHEN (m."rank") COLLATE pg_catalog."C" IS DISTINCT FROM (t."rank") COLLATE pg_catalog."C" THEN t."revision" + 1 END)) FROM jsonb_populate_record(t, i.item - ARRAY['id', 'revision', 'last_modified', 'is_deleted']) m),
-  "revision" = t."revision" + 1, "last_modified" = greatest(ferry.now_ms(), t."last_modified" + 1), "_ferry_writer" = ferry.current_user_id(), "_ferry_xid" = STAMP
-  FROM i
- WHERE t."id" = ($2::text)::uuid
-   AND NOT t."is_deleted"
-   AND ($3::bigint[] IS NULL OR t."revision" = ANY ($3::bigint[]))
-   AND (($5::bigint) IS NULL AND ($3::bigint[] IS NOT NULL OR coalesce($4::boolean, false)) OR ($5::bigint) = t."revision")
-SQL
-    BASE_ARG=", NULL"
   else
-    made <<'SQL' | tr '\n' ' '
+    # BENCH_UPDATE=sets: the same UPDATE setting the sync columns itself (set_list).
+    local update=made
+    [ "${BENCH_UPDATE:-bound}" = sets ] && update=set_list
+    $update <<'SQL' | tr '\n' ' '
 PREPARE stmt_6(jsonb, text, bigint[], boolean, bigint) AS WITH i AS (
   SELECT 0 AS idx, ($1::jsonb) -> 0 AS item
 )
