@@ -29,7 +29,7 @@ import Testing
         #expect(ResourceResponse.singleRow("[]").isEmpty)
         #expect(ResourceResponse.singleRow("[") == Array("[".utf8))
         #expect(ResourceResponse.singleRow("").isEmpty)
-        // A bridged or sliced string has no native storage of its own: the same bytes.
+        // A string made from a slice of a longer one: the same bytes.
         let sliced = String(("xx[" + row + "]yy").dropFirst(2).dropLast(2))
         #expect(ResourceResponse.singleRow(sliced) == Array(row.utf8))
     }
