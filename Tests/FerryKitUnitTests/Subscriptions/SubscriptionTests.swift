@@ -69,17 +69,9 @@ struct SubscriptionTests {
     }
 
     /// The next `count` events; the engine emits them before `sync()` returns,
-    /// so they are buffered by then. No deadline of its own: a missing event is
-    /// ended by the suite's time limit (a 60 s deadline here needed only one
-    /// wake, and a loaded run's starved cooperative pool can give the reader
-    /// none for longer than that).
+    /// so they are buffered by then (``SyncEngine/nextEvents(_:)``: no deadline).
     static func events(_ engine: SyncEngine, _ count: Int) async -> [SyncEvent] {
-        var seen: [SyncEvent] = []
-        for await event in engine.events {
-            seen.append(event)
-            if seen.count == count { break }
-        }
-        return seen
+        await engine.nextEvents(count)
     }
 
     @Test func theQueueGoesByPriorityThenTheLatestOpenedAndDropsWhatWasUnsubscribed() async throws {

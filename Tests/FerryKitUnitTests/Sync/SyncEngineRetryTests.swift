@@ -67,16 +67,9 @@ struct SyncEngineRetryTests {
         return id
     }
 
-    /// The next `count` events, buffered before `sync()` returned. No deadline of its
-    /// own (a 2 s one could lose to a loaded run's starved cooperative pool): a missing
-    /// event is ended by the suite's time limit.
+    /// The next `count` events, buffered before `sync()` returned (``SyncEngine/nextEvents(_:)``: no deadline).
     static func events(_ engine: SyncEngine, count: Int) async -> [SyncEvent] {
-        var seen: [SyncEvent] = []
-        for await event in engine.events {
-            seen.append(event)
-            if seen.count == count { break }
-        }
-        return seen
+        await engine.nextEvents(count)
     }
 
     @Test func noAnswerBacksOffWithFullJitterAndEachFailureMovesTheDueTime() async throws {
