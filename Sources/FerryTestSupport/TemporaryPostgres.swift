@@ -105,6 +105,20 @@ public final class TemporaryPostgres: Sendable {
         try start()
     }
 
+    /// Copies the data directory aside as `name`: a cold backup, taken while
+    /// the server is stopped (``stop(mode:)``), for a test of a restore.
+    public func backUp(as name: String) throws {
+        try spawn(["/bin/cp", "-a", dataDirectory, directory + "/" + name], output: directory + "/backup.out")
+    }
+
+    /// Puts the backup `name` (``backUp(as:)``) in place of the data directory,
+    /// the server stopped: the cluster restored to that point, its transaction
+    /// ids included. The backup stays, for another restore.
+    public func restore(_ name: String) throws {
+        try spawn(["/bin/rm", "-rf", dataDirectory], output: directory + "/restore.out")
+        try spawn(["/bin/cp", "-a", directory + "/" + name, dataDirectory], output: directory + "/restore.out")
+    }
+
     /// Stops the server if it runs and deletes the directory. Never throws.
     public func destroy() {
         if FileManager.default.fileExists(atPath: dataDirectory + "/postmaster.pid") {

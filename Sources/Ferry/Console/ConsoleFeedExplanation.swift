@@ -81,6 +81,10 @@ struct ConsoleFeedExplanation {
 
     var cursor: ChangeCursor? { since.flatMap { $0 == "now" ? nil : ChangeCursor(token: $0) } }
 
+    /// Whether the cursor is past this database's next transaction, as the
+    /// feed tests it (``BoundCursor/ahead``): restored since, or another database's.
+    var isAhead: Bool { cursor.map { max($0.afterXID, $0.base) > nextXID } ?? false }
+
     var notes: [Note] {
         var notes: [Note] = []
         if liveTokens == 0 {
@@ -97,6 +101,14 @@ struct ConsoleFeedExplanation {
                     kind: "invalid_cursor",
                     text: "The feed refuses this cursor (400 invalid_query): it is not one this "
                         + "server gave out. The device must start over without since (a full sync)."))
+        case 410 where isAhead:
+            let cursorXID = cursor.map { max($0.afterXID, $0.base) } ?? 0
+            notes.append(
+                Note(
+                    kind: "cursor_ahead",
+                    text: "The cursor (transaction \(cursorXID)) is ahead of this database, whose next "
+                        + "transaction is \(nextXID): this one was restored from a backup to an older point, or the cursor is another "
+                        + "database's. The feed answers 410 cursor_expired, and the device does a full sync."))
         case 410:
             notes.append(
                 Note(
@@ -194,15 +206,6 @@ struct ConsoleFeedExplanation {
 
     private var pageNotes: [Note] {
         var notes: [Note] = []
-        let cursorXID = cursor?.afterXID ?? 0
-        if cursorXID >= nextXID, since != nil, since != "now" {
-            notes.append(
-                Note(
-                    kind: "cursor_ahead",
-                    text: "The cursor (transaction \(cursorXID)) is ahead of this database, whose next "
-                        + "transaction is \(nextXID): it came from another database, or this one was restored from a backup. The feed "
-                        + "sends nothing past it; the device should sign out and do a full sync."))
-        }
         let changes = body["changes"] as? [Any] ?? []
         if changes.isEmpty {
             notes.append(

@@ -281,7 +281,13 @@ import Testing
         let kinds = { (object: [String: Any]) in
             ((object["explanation"] as? [String: Any])?["notes"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
         }
-        #expect(kinds(expired).contains("cursor_expired"))
+        #expect(kinds(expired).contains("cursor_expired") && !kinds(expired).contains("cursor_ahead"))
+        // A cursor past the database's next transaction (a restore to an older point) is told apart.
+        let next = UInt64(try fixture.server.ownerQuery("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").rows[0][0] ?? "0") ?? 0
+        let ahead = try fixture.console("GET", "/users/\(story.friend.id)/changes?since=\(ChangeCursor(afterXID: next + 1_000_000).token)").object
+        #expect(ahead["status"] as? Int == 410)
+        #expect((ahead["body"] as? [String: Any])?["code"] as? String == "cursor_expired")
+        #expect(kinds(ahead).contains("cursor_ahead") && !kinds(ahead).contains("cursor_expired"), "\(kinds(ahead))")
         // A cursor spelled as one, which the feed does not know, is what the device would be told;
         // one that is no cursor at all is the operator's mistake.
         let unknown = try fixture.console("GET", "/users/\(story.friend.id)/changes?since=1nope").object

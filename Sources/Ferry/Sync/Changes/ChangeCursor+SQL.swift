@@ -30,6 +30,17 @@ struct BoundCursor: Sendable {
         AND (\(xid8) < \(horizon) OR (\(xid8) = \(horizon) AND \(isPosition)::boolean))
         """
     }
+
+    /// Whether the cursor is ahead of this database: past the next transaction
+    /// id of the statement's snapshot. No cursor this database gave out can be:
+    /// each was at most the snapshot xmax of its day (a stamp, a frontier, a
+    /// download's base), and xmax only grows. One that is came from before a
+    /// restore to an older point (the devices' cursors outlive the data they
+    /// were given for) or from another database: the client must start over
+    /// (410), or it would wait, given nothing, until new commits pass it.
+    var ahead: String {
+        "greatest(\(xid8), \(base)::xid8) > pg_snapshot_xmax(pg_current_snapshot())"
+    }
 }
 
 extension ChangeCursor {

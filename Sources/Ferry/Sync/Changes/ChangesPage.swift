@@ -48,6 +48,7 @@ struct ChangesPage {
         self.frontier = frontier
         // A purge may have passed the cursor since the activity check.
         if try row.bool("expired") == true { throw Self.expired }
+        if try row.bool("ahead") == true { throw Self.ahead }
         changes = try row.string("changes")
         hasMore = try row.int("count") ?? 0 > request.limit
         if hasMore {
@@ -75,6 +76,14 @@ struct ChangesPage {
     static let expired = Problem(
         410, .cursorExpired,
         "the cursor is older than the tombstone retention; start a full sync without since")
+
+    /// 410 too: a cursor from before a restore to an older point (or from
+    /// another database) names transactions this database has not had. The
+    /// same code, so that every client already starts over.
+    static let ahead = Problem(
+        410, .cursorExpired,
+        "the cursor is ahead of this database (it was restored to an older point, or the cursor is another database's); "
+            + "start a full sync without since")
 
     static let malformed = PostgresError(kind: .protocolError, message: "the changes statement returned an unexpected row")
 

@@ -84,6 +84,7 @@ extension ChangesPlan {
         return (readable.isEmpty ? "" : "WITH \(readable)\n") + """
             SELECT s.frontier::text AS frontier, \(idCheck) AS id_check,
                    \(cursor.expired(horizon: "h.horizon_xid")) AS expired,
+                   \(cursor.ahead) AS ahead,
                    \(probes.joined(separator: "\n   OR ")) AS found,
                    \(held) AS held
               FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s CROSS JOIN ferry.purge_horizon h

@@ -194,18 +194,18 @@ struct ChangesPlan {
         let next = ChangeCursor.entryColumns
         let sql = """
             WITH f AS MATERIALIZED (
-              SELECT s.frontier, e.expired, \(cursor.id)::text AS cursor_id,
-                     CASE WHEN e.expired THEN '0'::xid8 ELSE s.frontier END AS upto
+              SELECT s.frontier, e.expired, e.ahead, \(cursor.id)::text AS cursor_id,
+                     CASE WHEN e.expired OR e.ahead THEN '0'::xid8 ELSE s.frontier END AS upto
                 FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s
                CROSS JOIN ferry.purge_horizon h
-               CROSS JOIN LATERAL (SELECT \(cursor.expired(horizon: "h.horizon_xid")) AS expired) e
+               CROSS JOIN LATERAL (SELECT \(cursor.expired(horizon: "h.horizon_xid")) AS expired, \(cursor.ahead) AS ahead) e
             ),\(readable.isEmpty ? "" : " \(readable),") c AS (
             \(blocks.joined(separator: "\nUNION ALL\n"))
             ), p AS (
               SELECT c.*, row_number() OVER (ORDER BY c.x, c.ri, c.ord) AS k
                 FROM (SELECT * FROM c ORDER BY x, ri, ord LIMIT \(limit)) c
             )
-            SELECT f.frontier::text AS frontier, f.expired AS expired,
+            SELECT f.frontier::text AS frontier, f.expired AS expired, f.ahead AS ahead,
                    (SELECT count(*) FROM p) AS count,
                    (SELECT json_agg(json_build_object('resource', p.r, 'data', p.data) ORDER BY p.k)
                       FROM p WHERE p.k < \(limit)) AS changes,

@@ -17,10 +17,12 @@ struct FeedActivity {
         self.held = held
     }
 
-    /// The check's row; 410 when the cursor is older than the purge horizon.
+    /// The check's row; 410 when the cursor is older than the purge horizon
+    /// or ahead of the database.
     init(_ result: PostgresResult) throws {
         let row = try ChangesPage.firstRow(result)
         if try row.bool("expired") == true { throw ChangesPage.expired }
+        if try row.bool("ahead") == true { throw ChangesPage.ahead }
         guard let frontier = try row.uint64("frontier") else { throw ChangesPage.malformed }
         self.frontier = frontier
         found = try row.bool("found") == true
