@@ -1355,6 +1355,37 @@ END
 ;
 GRANT EXECUTE TO ferry_app
 
+CREATE OR REPLACE FUNCTION ferry.ids_ahead_of_cluster()
+ RETURNS TABLE(object text, id text, next_xid text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_kept text[] := ARRAY[]::text[];
+    v_ids xid8[] := ARRAY[]::xid8[];
+    v_table regclass;
+    v_max xid8;
+    v_xmax xid8;
+BEGIN
+    v_kept := v_kept || 'ferry.stamp_floor'::text || 'ferry.stamp_floor_taken'::text || 'ferry.purge_horizon'::text;
+    v_ids := v_ids || coalesce(pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8
+                   || coalesce(pg_sequence_last_value('ferry.stamp_floor_taken'), 0)::text::xid8
+                   || (SELECT h.horizon_xid FROM ferry.purge_horizon h);
+    FOR v_table IN SELECT t.table_oid FROM ferry.synced_tables t ORDER BY t.table_oid::regclass::text LOOP
+        EXECUTE format('SELECT max(_ferry_xid) FROM %s', v_table) INTO v_max;
+        v_kept := v_kept || v_table::text;
+        v_ids := v_ids || coalesce(v_max, '0'::xid8);
+    END LOOP;
+    SELECT pg_snapshot_xmax(pg_current_snapshot()) INTO v_xmax;
+    RETURN QUERY SELECT k.object, k.id::text, v_xmax::text
+                   FROM unnest(v_kept, v_ids) AS k(object, id)
+                  WHERE k.id > v_xmax;
+END
+$function$
+;
+GRANT EXECUTE TO ferry_app
+
 CREATE OR REPLACE FUNCTION ferry.invalid_token()
  RETURNS text
  LANGUAGE plpgsql

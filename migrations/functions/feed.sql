@@ -599,6 +599,51 @@ END
 $function$;
 GRANT EXECUTE ON FUNCTION ferry.feed_frontier_of(pg_snapshot) TO PUBLIC;
 
+-- What in this database holds a transaction id its cluster has not had yet:
+-- the stamp floors, the purge horizon, each synced table's highest stamp.
+-- One row each, with the id and the cluster's next one; none when nothing
+-- does. Every such id was at most the xmax of some snapshot of this cluster
+-- when it was kept, and xmax only grows, so one past the xmax of a snapshot
+-- taken after it was read came from another cluster: a logical dump restored
+-- here (deploy/README.md, "Back up"). Then every write is stamped from the
+-- floor above the feed's frontier, and no device sees it until the cluster
+-- has used as many ids. `ferry check` reports it (and `ferry serve` logs it at
+-- start). VOLATILE, so that the last statement reads xmax in a snapshot of
+-- its own, after the values (a floor another session raised meanwhile is
+-- then below it); SECURITY DEFINER, to read every row past the tables'
+-- policies; each stamp is read from the (_ferry_xid, id) index.
+-- (Versioned definitions before this file: none.)
+CREATE OR REPLACE FUNCTION ferry.ids_ahead_of_cluster()
+ RETURNS TABLE(object text, id text, next_xid text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'ferry', 'pg_temp'
+AS $function$
+DECLARE
+    v_kept text[] := ARRAY[]::text[];
+    v_ids xid8[] := ARRAY[]::xid8[];
+    v_table regclass;
+    v_max xid8;
+    v_xmax xid8;
+BEGIN
+    v_kept := v_kept || 'ferry.stamp_floor'::text || 'ferry.stamp_floor_taken'::text || 'ferry.purge_horizon'::text;
+    v_ids := v_ids || coalesce(pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8
+                   || coalesce(pg_sequence_last_value('ferry.stamp_floor_taken'), 0)::text::xid8
+                   || (SELECT h.horizon_xid FROM ferry.purge_horizon h);
+    FOR v_table IN SELECT t.table_oid FROM ferry.synced_tables t ORDER BY t.table_oid::regclass::text LOOP
+        EXECUTE format('SELECT max(_ferry_xid) FROM %s', v_table) INTO v_max;
+        v_kept := v_kept || v_table::text;
+        v_ids := v_ids || coalesce(v_max, '0'::xid8);
+    END LOOP;
+    SELECT pg_snapshot_xmax(pg_current_snapshot()) INTO v_xmax;
+    RETURN QUERY SELECT k.object, k.id::text, v_xmax::text
+                   FROM unnest(v_kept, v_ids) AS k(object, id)
+                  WHERE k.id > v_xmax;
+END
+$function$;
+REVOKE ALL ON FUNCTION ferry.ids_ahead_of_cluster() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ferry.ids_ahead_of_cluster() TO ferry_app;
+
 -- Triggers and policies of this family's tables (they need the functions above).
 
 DROP POLICY IF EXISTS access_grants_own ON ferry.access_grants;

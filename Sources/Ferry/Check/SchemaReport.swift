@@ -1,7 +1,8 @@
 import FerryPostgres
 
 /// `ferry check`'s whole run on one database, as the serve role: the catalog checks
-/// (`SchemaCheck`) and the probes (`SchemaProbe`). `ferry check` prints it, and
+/// (`SchemaCheck`), the probes (`SchemaProbe`) and the ids a restore brought
+/// from another cluster (`ForeignTransactionIDs`). `ferry check` prints it, and
 /// `ferry serve` logs it at start.
 public struct SchemaReport: Sendable {
     public var findings: [SchemaFinding]
@@ -16,7 +17,9 @@ public struct SchemaReport: Sendable {
         defer { connection.close() }
         let role = try connection.query("SELECT current_user AS role").first?["role"] ?? nil
         let facts = try SchemaFacts.load(servedSchema: schema, role: role ?? "", connection: connection)
-        let findings = SchemaCheck.findings(facts) + (try SchemaProbe.findings(facts, connection: connection))
+        let findings =
+            SchemaCheck.findings(facts) + (try SchemaProbe.findings(facts, connection: connection))
+            + (try ForeignTransactionIDs.findings(connection: connection))
         return SchemaReport(findings: findings, tables: facts.tables.count)
     }
 }

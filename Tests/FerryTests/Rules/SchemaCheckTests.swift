@@ -163,6 +163,34 @@ import Testing
         #expect(outcome.stdout.hasPrefix("0 errors, 0 warnings in \(app == .study ? 8 : 4) synced tables"), "\(outcome.stdout)")
     }
 
+    /// A logical dump of a cluster whose transaction ids are ahead of this one's,
+    /// restored here: its stamp floor and rows hold ids this cluster has not had.
+    /// Every write is then stamped above the feed's frontier; `ferry check` says so.
+    @Test func idsFromAnotherClustersDumpAreFound() throws {
+        let database = try ScratchDatabase(prefix: "ferry_check", app: .study)
+        defer { database.drop() }
+        let owner = try database.connect()
+        defer { owner.close() }
+        // As the dump's own setval and rows would bring them: a million ids ahead.
+        _ = try owner.query(
+            "SELECT setval('ferry.stamp_floor', pg_snapshot_xmax(pg_current_snapshot())::text::int8 + 1000000), "
+                + "setval('ferry.stamp_floor_taken', pg_snapshot_xmax(pg_current_snapshot())::text::int8 + 1000000)")
+        _ = try owner.query(
+            "INSERT INTO app.study_sets (creator_id, title) VALUES (ferry.create_user('dumped', 'a-password-1'), 'restored')")
+        let outcome = try check(database, ["--json"])
+        #expect(outcome.status == 1, "\(outcome.stdout)\n\(outcome.stderr)")
+        let findings = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [[String: Any]] ?? []
+        let foreign = findings.filter { $0["code"] as? String == "ids_from_another_cluster" }
+        #expect(
+            Set(foreign.compactMap { $0["object"] as? String }) == ["ferry.stamp_floor", "ferry.stamp_floor_taken", "app.study_sets"],
+            "\(outcome.stdout)")
+        #expect(foreign.allSatisfy { ($0["fix"] as? String)?.contains("pg_resetwal -e") == true && $0["severity"] as? String == "error" })
+        // A horizon past the cluster's ids is found too.
+        _ = try owner.query("UPDATE ferry.purge_horizon SET horizon_xid = (pg_current_xact_id()::text::int8 + 2000000)::text::xid8")
+        let again = try JSONSerialization.jsonObject(with: Data(try check(database, ["--json"]).stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(again.contains { $0["code"] as? String == "ids_from_another_cluster" && $0["object"] as? String == "ferry.purge_horizon" })
+    }
+
     @Test func aDatabaseThatCannotBeReachedExits2() throws {
         let outcome = try FerryProcess.run(["check"], environment: ["FERRY_DATABASE_URL": "postgresql://nobody:hunter2@127.0.0.1:1/none"])
         #expect(outcome.status == 2)
