@@ -1372,7 +1372,12 @@ BEGIN
     v_ids := v_ids || coalesce(pg_sequence_last_value('ferry.stamp_floor'), 0)::text::xid8
                    || coalesce(pg_sequence_last_value('ferry.stamp_floor_taken'), 0)::text::xid8
                    || (SELECT h.horizon_xid FROM ferry.purge_horizon h);
-    FOR v_table IN SELECT t.table_oid FROM ferry.synced_tables t ORDER BY t.table_oid::regclass::text LOOP
+    -- Only tables that exist with the column: a dropped table's row names an oid.
+    FOR v_table IN
+        SELECT t.table_oid FROM ferry.synced_tables t
+          JOIN pg_attribute a ON a.attrelid = t.table_oid AND a.attname = '_ferry_xid' AND NOT a.attisdropped
+         ORDER BY t.table_oid::regclass::text
+    LOOP
         EXECUTE format('SELECT max(_ferry_xid) FROM %s', v_table) INTO v_max;
         v_kept := v_kept || v_table::text;
         v_ids := v_ids || coalesce(v_max, '0'::xid8);
