@@ -81,9 +81,12 @@ struct ConsoleFeedExplanation {
 
     var cursor: ChangeCursor? { since.flatMap { $0 == "now" ? nil : ChangeCursor(token: $0) } }
 
-    /// Whether the cursor is past this database's next transaction, as the
-    /// feed tests it (``BoundCursor/ahead``): restored since, or another database's.
-    var isAhead: Bool { cursor.map { max($0.afterXID, $0.base) > nextXID } ?? false }
+    /// The cursor's highest transaction (its xid or its download's base), as
+    /// the feed tests it against the next one (``BoundCursor/ahead``).
+    var cursorTop: UInt64 { cursor.map { max($0.afterXID, $0.base) } ?? 0 }
+
+    /// Whether the cursor is past this database's next transaction: restored since, or another database's.
+    var isAhead: Bool { cursorTop > nextXID }
 
     var notes: [Note] {
         var notes: [Note] = []
@@ -102,11 +105,10 @@ struct ConsoleFeedExplanation {
                     text: "The feed refuses this cursor (400 invalid_query): it is not one this "
                         + "server gave out. The device must start over without since (a full sync)."))
         case 410 where isAhead:
-            let cursorXID = cursor.map { max($0.afterXID, $0.base) } ?? 0
             notes.append(
                 Note(
                     kind: "cursor_ahead",
-                    text: "The cursor (transaction \(cursorXID)) is ahead of this database, whose next "
+                    text: "The cursor (transaction \(cursorTop)) is ahead of this database, whose next "
                         + "transaction is \(nextXID): this one was restored from a backup to an older point, or the cursor is another "
                         + "database's. The feed answers 410 cursor_expired, and the device does a full sync."))
         case 410:

@@ -47,8 +47,7 @@ struct ChangesPage {
         guard let frontier = try row.uint64("frontier") else { throw Self.malformed }
         self.frontier = frontier
         // A purge may have passed the cursor since the activity check.
-        if try row.bool("expired") == true { throw Self.expired }
-        if try row.bool("ahead") == true { throw Self.ahead }
+        try Self.refuseUnservedCursor(row)
         changes = try row.string("changes")
         hasMore = try row.int("count") ?? 0 > request.limit
         if hasMore {
@@ -70,6 +69,13 @@ struct ChangesPage {
     static func firstRow(_ result: PostgresResult) throws -> PostgresRow {
         guard let row = result.first else { throw malformed }
         return row
+    }
+
+    /// The 410 of a row whose `expired` or `ahead` column is true (the page
+    /// statement's and the activity check's alike).
+    static func refuseUnservedCursor(_ row: PostgresRow) throws {
+        if try row.bool("expired") == true { throw expired }
+        if try row.bool("ahead") == true { throw ahead }
     }
 
     /// 410: the client must start over with a full sync.

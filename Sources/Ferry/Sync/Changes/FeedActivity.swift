@@ -21,8 +21,7 @@ struct FeedActivity {
     /// or ahead of the database.
     init(_ result: PostgresResult) throws {
         let row = try ChangesPage.firstRow(result)
-        if try row.bool("expired") == true { throw ChangesPage.expired }
-        if try row.bool("ahead") == true { throw ChangesPage.ahead }
+        try ChangesPage.refuseUnservedCursor(row)
         guard let frontier = try row.uint64("frontier") else { throw ChangesPage.malformed }
         self.frontier = frontier
         found = try row.bool("found") == true
