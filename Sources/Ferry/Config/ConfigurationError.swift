@@ -4,12 +4,18 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     public let key: String
     /// What is wrong with it.
     public let reason: String
+    /// The JSON file that set `key`, when a file did: an operator with several
+    /// files (one an instance) learns which one to open.
+    public let file: String?
 
-    public init(key: String, reason: String) {
+    public init(key: String, reason: String, file: String? = nil) {
         self.key = key
         self.reason = reason
+        self.file = file
     }
 
-    /// `configuration error: <key>: <reason>`.
-    public var description: String { "configuration error: \(key): \(reason)" }
+    /// `configuration error: [<file>: ]<key>: <reason>`.
+    public var description: String {
+        "configuration error: \(file.map { "\($0): " } ?? "")\(key): \(reason)"
+    }
 }

@@ -41,20 +41,23 @@ public enum ConfigurationLoader {
             throw ConfigurationError(key: source, reason: "the top level must be a JSON object")
         }
         let keys = Dictionary(uniqueKeysWithValues: ConfigurationKey.all.map { ($0.name, $0) })
+        func refuse(_ key: String, _ reason: String) -> ConfigurationError {
+            ConfigurationError(key: key, reason: reason, file: source)
+        }
         for (sectionName, sectionValue) in sections.sorted(by: { $0.key < $1.key }) {
             guard keys.keys.contains(where: { $0.hasPrefix(sectionName + ".") }) else {
-                throw ConfigurationError(key: sectionName, reason: "unknown key")
+                throw refuse(sectionName, "unknown key")
             }
             guard case .object(let members) = sectionValue else {
-                throw ConfigurationError(key: sectionName, reason: "expected an object")
+                throw refuse(sectionName, "expected an object")
             }
             for (member, value) in members.sorted(by: { $0.key < $1.key }) {
                 let name = sectionName + "." + member
-                guard let key = keys[name] else { throw ConfigurationError(key: name, reason: "unknown key") }
+                guard let key = keys[name] else { throw refuse(name, "unknown key") }
                 guard let converted = value.configurationValue(for: key.kind) else {
-                    throw ConfigurationError(key: name, reason: "expected \(article(key.kind))")
+                    throw refuse(name, "expected \(article(key.kind))")
                 }
-                if let reason = key.store(&config, converted) { throw ConfigurationError(key: name, reason: reason) }
+                if let reason = key.store(&config, converted) { throw refuse(name, reason) }
             }
         }
     }

@@ -56,5 +56,7 @@ import Testing
         try #require(version.status == 0, "\(version.stderr)")
         let current = version.stdout.split(separator: "\n").first.map { String($0.dropFirst("ferry ".count)) } ?? ""
         #expect(releases.first.map(String.init) == "## [\(current)]", "ferry version says \(current); CHANGELOG.md: \(releases)")
+        let flag = try FerryProcess.run(["--version"])
+        #expect(flag.status == 0 && flag.stdout == "\(current)\n", "ferry --version: \(flag.status) \(flag.stdout) \(flag.stderr)")
     }
 }

@@ -64,6 +64,14 @@ import Testing
         }
     }
 
+    @Test func aFilesBadKeyNamesTheFileToo() {
+        #expect(throws: ConfigurationError(key: "listen.port", reason: "expected an integer", file: "test.json")) {
+            _ = try load(#"{"listen": {"port": "x"}}"#)
+        }
+        let error = ConfigurationError(key: "listen.port", reason: "expected an integer", file: "/etc/ferry.json")
+        #expect(error.description == "configuration error: /etc/ferry.json: listen.port: expected an integer")
+    }
+
     @Test func badEnvironmentValueNamesTheVariable() {
         #expect(throws: ConfigurationError(key: "FERRY_LISTEN_PORT", reason: "expected an integer, got \"abc\"")) {
             _ = try load("{}", env: ["FERRY_LISTEN_PORT": "abc"])
