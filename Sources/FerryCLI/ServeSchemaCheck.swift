@@ -1,4 +1,5 @@
 import Ferry
+import FerryPostgres
 import Logging
 
 /// `ferry check` at `ferry serve`'s start (database.schema_check): each finding is
@@ -16,8 +17,11 @@ enum ServeSchemaCheck {
         let report: SchemaReport
         do {
             report = try SchemaReport.run(url: config.database.url, schema: config.database.schema, applicationName: "ferry serve check")
+        } catch let error as PostgresError where error.kind == .connection {
+            // Start-up connects again and says what is wrong with the database itself:
+            // one message for one cause, not a warning before the critical line.
+            return true
         } catch {
-            // Start-up connects again and says what is wrong with the database itself.
             logger.warning("ferry check: the schema could not be checked at start: \(error)")
             return true
         }
