@@ -30,6 +30,8 @@ struct AuthRoutes: Sendable {
     }
 
     func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
+        // It reads no body, but one sent must still be JSON, as everywhere (docs/API.md, "Conventions").
+        if !request.body.isEmpty { try RequestBody.requireJSON(request) }
         guard let credentials = BasicCredentials(request) else {
             throw Problem(
                 401, .unauthorized, "send the name and password with HTTP Basic authentication",

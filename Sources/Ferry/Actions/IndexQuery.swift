@@ -22,10 +22,17 @@ package struct IndexQuery: Sendable {
     /// Parses `query`; throws 400 `invalid_query` naming the problem.
     package init(_ query: [(name: String, value: String)], resource: Resource, defaultLimit: Int, maxLimit: Int) throws {
         limit = defaultLimit
+        var seen: Set<String> = []
         for (name, value) in query {
+            // Each of Ferry's own parameters once: which of two would win is nowhere said.
+            if Self.reserved.contains(name), name != "paging_token", name != "page" {
+                guard seen.insert(name).inserted else { throw Self.invalid("\(name) is given more than once") }
+            }
             switch name {
             case "modified_since":
-                guard let ms = Int64(value), ms >= 0 else { throw Self.invalid("modified_since must be a non-negative integer (ms)") }
+                guard value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let ms = Int64(value) else {
+                    throw Self.invalid("modified_since must be a non-negative integer (ms)")
+                }
                 modifiedSince = ms
             case "include_deleted":
                 guard value == "true" || value == "false" else { throw Self.invalid("include_deleted must be true or false") }
@@ -34,7 +41,7 @@ package struct IndexQuery: Sendable {
                 guard value == "true" || value == "false" else { throw Self.invalid("public must be true or false") }
                 includePublic = value == "true"
             case "limit":
-                guard let n = Int(value), n >= 1, n <= maxLimit else {
+                guard let n = QueryInteger.parse(value), n >= 1, n <= maxLimit else {
                     throw Self.invalid("limit must be an integer from 1 to \(maxLimit)")
                 }
                 limit = n

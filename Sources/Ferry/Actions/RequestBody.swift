@@ -83,8 +83,36 @@ package struct BodyScan {
         var count = 0
         var closed = false
         var sawValueAtDepth1 = false
+        // UTF-8 inside strings (outside them JSON is ASCII, which PostgreSQL's parser checks):
+        // the continuation bytes still due, and the range the next one must fall in. Checked
+        // here because the body reaches PostgreSQL as a Swift String, whose making replaces an
+        // ill-formed sequence with U+FFFD: a row would keep text the client never sent.
+        var due = 0
+        var lowest: UInt8 = 0x80, highest: UInt8 = 0xBF
         for byte in bytes {
             if inString {
+                if due > 0 {
+                    guard byte >= lowest && byte <= highest else { throw Self.notUTF8 }
+                    due -= 1
+                    lowest = 0x80
+                    highest = 0xBF
+                    continue
+                }
+                if byte >= 0x80 {
+                    // RFC 3629's table: no overlong forms, no surrogates, nothing past U+10FFFF.
+                    switch byte {
+                    case 0xC2...0xDF: due = 1
+                    case 0xE0: due = 2; lowest = 0xA0
+                    case 0xED: due = 2; highest = 0x9F
+                    case 0xE1...0xEF: due = 2
+                    case 0xF0: due = 3; lowest = 0x90
+                    case 0xF4: due = 3; highest = 0x8F
+                    case 0xF1...0xF3: due = 3
+                    default: throw Self.notUTF8
+                    }
+                    escaped = false
+                    continue
+                }
                 if escaped {
                     escaped = false
                 } else if byte == 0x5C {
@@ -129,6 +157,8 @@ package struct BodyScan {
     }
 
     private static func invalid(_ detail: String) -> Problem { Problem(400, .invalidJson, "the body is not valid JSON: \(detail)") }
+
+    private static var notUTF8: Problem { Problem(400, .invalidJson, "the body is not valid JSON: a string is not valid UTF-8") }
 }
 
 // `package`, not internal: ferry-fuzz feeds it client bytes directly (bench/fuzz/README.md).

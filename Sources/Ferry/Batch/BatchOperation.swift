@@ -17,9 +17,17 @@ struct BatchOperation {
     /// operation, or a nested batch, is a 400 carrying `operation_index`.
     static func parse(_ bytes: [UInt8], maxOperations: Int) throws -> [BatchOperation] {
         _ = try BodyScan(bytes)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-            let list = object["operations"] as? [Any]
-        else {
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(bytes))
+        } catch {
+            // Past the scan, what Foundation refuses is a number no Double holds (1e400) or
+            // a bad escape: said as such, not as a body of the wrong shape.
+            let reason = ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)")
+                .replacingOccurrences(of: " in Swift", with: "")
+            throw Problem(400, .invalidJson, "the body is not valid JSON here: \(reason)")
+        }
+        guard let object = parsed as? [String: Any], let list = object["operations"] as? [Any] else {
             throw Problem.badRequest(#"the body must be {"operations": [{"method", "path", "headers"?, "body"?}, ...]}"#)
         }
         guard list.count <= maxOperations else {
@@ -51,22 +59,17 @@ struct BatchOperation {
             throw Problem.badRequest("an operation needs a path starting with /, without spaces")
         }
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let path = String(parts[0]).removingPercentEncoding else { throw Problem.badRequest("the path is not valid percent-encoding") }
-        if path == "/v1/batch" || path.hasPrefix("/v1/batch/") { throw Problem.badRequest("a batch cannot contain a batch") }
-        var query: [(name: String, value: String)] = []
-        let rawQuery = parts.count > 1 ? String(parts[1]) : nil
-        for pair in (rawQuery ?? "").split(separator: "&") {
-            let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ s: Substring) throws -> String {
-                guard let value = s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
-                    throw Problem.badRequest("the query is not valid percent-encoding")
-                }
-                return value
-            }
-            let name = try decode(halves[0])
-            let value = halves.count > 1 ? try decode(halves[1]) : ""
-            query.append((name, value))
+        // The rules of a request line's target (an encoded NUL or control character, a bad
+        // escape, invalid UTF-8: 400), so an operation reaches no route a request could not.
+        let path: String, query: [(name: String, value: String)]
+        do throws(HTTPError) {
+            path = try Self.decoded(parts[0], PercentDecoding.path)
+            query = parts.count > 1 ? try Self.decoded(parts[1], PercentDecoding.queryPairs) : []
+        } catch {
+            throw Problem.badRequest(error.detail)
         }
+        if path == "/v1/batch" || path.hasPrefix("/v1/batch/") { throw Problem.badRequest("a batch cannot contain a batch") }
+        let rawQuery = parts.count > 1 ? String(parts[1]) : nil
         var headers: [(String, String)] = []
         if let given = object["headers"] {
             guard let dictionary = given as? [String: Any] else { throw Problem.badRequest("headers must be an object of strings") }
@@ -95,6 +98,14 @@ struct BatchOperation {
         self.rawQuery = rawQuery
         self.target = target
         self.headers = headers
+    }
+
+    private static func decoded<T>(
+        _ part: Substring, _ decode: (UnsafeBufferPointer<UInt8>) throws(HTTPError) -> T
+    ) throws(HTTPError) -> T {
+        var part = part
+        // withUTF8 rethrows untyped: the typed error rides out in a Result.
+        return try part.withUTF8 { bytes in Result { () throws(HTTPError) -> T in try decode(bytes) } }.get()
     }
 
     /// The request, as the batch's caller.

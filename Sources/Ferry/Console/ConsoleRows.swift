@@ -46,7 +46,7 @@ struct ConsoleRowsQuery: Sendable, Equatable {
                 guard resource.column(String(column)) != nil else { throw Self.invalid("cannot order by \(value.prefix(64)): no such column") }
                 order = String(column)
             case "limit":
-                guard value.utf8.count <= 4, let n = Int(value), (1...Self.maxLimit).contains(n) else {
+                guard value.utf8.count <= 4, let n = QueryInteger.parse(value), (1...Self.maxLimit).contains(n) else {
                     throw Self.invalid("limit must be a whole number from 1 to \(Self.maxLimit)")
                 }
                 limit = n

@@ -51,10 +51,7 @@ enum WriteFailure {
     /// The problem for `error`, or `error` itself when it is not the client's doing.
     static func map(_ error: Error, resource: Resource, single: Bool) -> Error {
         guard let error = error as? PostgresError else { return error }
-        if error.sqlState == "FR400", let detail = error.detail,
-            let object = try? JSONSerialization.jsonObject(with: Data(detail.utf8)) as? [String: Any],
-            let errors = object["errors"] as? [[String: Any]], !errors.isEmpty
-        {
+        if error.sqlState == "FR400", let detail = error.detail, let errors = RefusalDetail.errors(detail) {
             return problem(errors, single: single, resource: resource)
         }
         if let body = BodyFailure.map(error) { return body }

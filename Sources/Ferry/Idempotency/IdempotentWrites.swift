@@ -30,6 +30,12 @@ struct IdempotentWrites: Middleware {
             _ = try database.asCaller(caller, [])
             throw Problem.badRequest("Idempotency-Key must be 1 to 255 visible ASCII characters")
         }
+        // One key a request: under two, a retry that sent them in the other order (or a hop
+        // that kept only one) would be stored apart and run twice.
+        guard request.headers.values("Idempotency-Key").count == 1 else {
+            _ = try database.asCaller(caller, [])
+            throw Problem.badRequest("Idempotency-Key is given more than once")
+        }
         let fingerprint = Self.fingerprint(request)
         return try database.callerTransaction(caller) { transaction in
             let claim = try transaction.run([PlannedStatement("SELECT * FROM ferry.idempotency_claim(\(bind: key))" as SQLQuery)])[0]

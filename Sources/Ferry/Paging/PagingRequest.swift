@@ -31,9 +31,7 @@ public struct PagingRequest: Sendable, Equatable {
         guard token != nil else {
             throw Problem(400, .invalidQuery, "page needs a paging_token from the first page's answer")
         }
-        guard (1...9).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-            let number = Int(text), (1...Self.maxPage).contains(number)
-        else {
+        guard let number = QueryInteger.parse(text), (1...Self.maxPage).contains(number) else {
             throw Problem(400, .invalidQuery, "page must be a whole number from 1 to \(Self.maxPage)")
         }
         page = number

@@ -62,6 +62,10 @@ struct MessageFraming {
         let hosts = fields.hostCount
         if hosts > 1 { throw .badRequest("More than one Host header field.") }
         if hosts == 0, version.minor >= 1 { throw .badRequest("An HTTP/1.1 request needs a Host header field.") }
+        // Singletons (RFC 9110 §5.3: not lists, so never combined): with two, which one a
+        // proxy in front acted on and which one the handler reads could differ.
+        if fields.authorizationCount > 1 { throw .badRequest("More than one Authorization header field.") }
+        if fields.contentTypeCount > 1 { throw .badRequest("More than one Content-Type header field.") }
 
         let transferEncodings = fields.transferEncoding
         let contentLengths = fields.contentLength
@@ -157,10 +161,13 @@ struct MessageFraming {
     }
 }
 
-/// The header fields that decide framing and connection handling, gathered in one pass
-/// over the head so that a request costs one scan rather than one per field name.
+/// The header fields that decide framing and connection handling, and the singletons that
+/// must come once, gathered in one pass over the head so that a request costs one scan
+/// rather than one per field name.
 struct FramingFields {
     var hostCount = 0
+    var authorizationCount = 0
+    var contentTypeCount = 0
     var transferEncoding: [String] = []
     var contentLength: [String] = []
     var connection: [String] = []
@@ -173,6 +180,8 @@ struct FramingFields {
             case 4 where HTTPHeaders.equalNames(field.name, "Host"): hostCount += 1
             case 6 where HTTPHeaders.equalNames(field.name, "Expect"): expect.append(field.value)
             case 10 where HTTPHeaders.equalNames(field.name, "Connection"): connection.append(field.value)
+            case 12 where HTTPHeaders.equalNames(field.name, "Content-Type"): contentTypeCount += 1
+            case 13 where HTTPHeaders.equalNames(field.name, "Authorization"): authorizationCount += 1
             case 14 where HTTPHeaders.equalNames(field.name, "Content-Length"): contentLength.append(field.value)
             case 17 where HTTPHeaders.equalNames(field.name, "Transfer-Encoding"): transferEncoding.append(field.value)
             default: break

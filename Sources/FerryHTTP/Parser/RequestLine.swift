@@ -138,12 +138,13 @@ struct RequestTarget {
     }
 }
 
-/// Percent-decoding of request-target parts (RFC 3986 §2.1).
-enum PercentDecoding {
+/// Percent-decoding of request-target parts (RFC 3986 §2.1). `package`: a batch's
+/// operations name their targets in JSON, and are held to the same rules.
+package enum PercentDecoding {
     /// Decodes a path. `+` stays `+`. Invalid escapes, decoded control characters
     /// (NUL, CR, LF... which could be smuggled into logs or headers) and invalid
     /// UTF-8 are refused.
-    static func path(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTPError) -> String {
+    package static func path(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTPError) -> String {
         // The request line only lets visible ASCII through, so without escapes there is nothing to check.
         guard bytes.contains(ASCII.percent) else { return String(decoding: bytes, as: UTF8.self) }
         let decoded = try decode(bytes, plusIsSpace: false, part: "path")
@@ -156,7 +157,7 @@ enum PercentDecoding {
     /// Splits a query on `&` and `=`, decoding names and values with `+` as space.
     /// Empty pairs (`a&&b`) are skipped; a name without `=` gets an empty value.
     /// Invalid escapes, an encoded NUL and invalid UTF-8 are refused.
-    static func queryPairs(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTPError) -> [(name: String, value: String)] {
+    package static func queryPairs(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTPError) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
         var start = 0
         while start <= bytes.count {

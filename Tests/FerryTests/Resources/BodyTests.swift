@@ -50,6 +50,43 @@ extension Resources {
             #expect(try me.call("GET", "/v1/auth/me").status == 200, "the server still serves")
         }
 
+        /// A string's bytes go to PostgreSQL through a Swift String, whose making replaces an
+        /// ill-formed sequence with U+FFFD: without the scan's check the row kept text the
+        /// client never sent, and answered 201.
+        @Test func aStringThatIsNotUTF8Is400AndWritesNothing() throws {
+            let me = try ResourceFixture.user()
+            let set = try me.createSet()
+            let prefix = Array(#"{"title": "u8"#.utf8), suffix = Array(#""}"#.utf8)
+            for bad: [UInt8] in [[0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF4, 0x90, 0x80, 0x80]] {
+                let body = prefix + bad + suffix
+                for (method, path) in [("POST", "/v1/study_sets"), ("PATCH", "/v1/study_sets/\(set.id)")] {
+                    let response = try me.call(method, path, body: body, headers: [("If-Match", "*")])
+                    #expect(response.status == 400, "\(bad) \(method): \(response.text)")
+                    #expect(response.code == "invalid_json" && response.text.contains("UTF-8"), "\(response.text)")
+                }
+            }
+            let count = try me.server.ownerQuery("SELECT count(*) FROM app.study_sets WHERE creator_id = $1", [me.userID])
+            #expect(count.rows.first?[0] == "1")
+            // Every well-formed length still goes through, as sent.
+            let title = "é € 😀"
+            let created = try me.call("POST", "/v1/study_sets", body: Array(#"{"title": "\#(title)"}"#.utf8))
+            #expect(created.status == 201, "\(created.text)")
+            #expect(created.object["title"] as? String == title)
+        }
+
+        /// jsonb prints a number in full, and the refusal echoes the item's id: 1e400 came back
+        /// as 401 digits that Foundation's parser refuses, and the answer was 500.
+        @Test func aNumberNoDoubleHoldsIsRefusedAs422NotA500() throws {
+            let me = try ResourceFixture.user()
+            for text in [#"{"id": 1e400, "title": "x"}"#, #"[{"id": -1e400, "title": "x"}]"#, #"{"id": 1e309, "title": "x"}"#] {
+                let response = try me.call("POST", "/v1/study_sets", body: Array(text.utf8))
+                #expect(response.status == 422, "\(text): \(response.text)")
+                let errors = response.object["errors"] as? [[String: Any]] ?? []
+                #expect(errors.first?["field"] as? String == "id", "\(response.text)")
+                #expect(errors.first?["reason"] as? String == "wrong_type", "\(response.text)")
+            }
+        }
+
         @Test func wrongContentTypeIs415() throws {
             let me = try ResourceFixture.user()
             let response = try me.call("POST", "/v1/study_sets", body: Array("{\"title\":\"t\"}".utf8), headers: [("Content-Type", "text/plain")])

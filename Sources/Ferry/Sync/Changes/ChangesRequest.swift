@@ -92,7 +92,7 @@ public struct ChangesRequest: Sendable, Equatable {
                     hasSince = true
                 }
             case "limit":
-                guard value.utf8.count <= 9, let n = Int(value), n >= 1, n <= Self.maxLimit else {
+                guard let n = QueryInteger.parse(value), n >= 1, n <= Self.maxLimit else {
                     throw Self.invalid("limit must be an integer from 1 to \(Self.maxLimit)")
                 }
                 limit = n
@@ -107,7 +107,7 @@ public struct ChangesRequest: Sendable, Equatable {
                 resources = Set(names).sorted(by: ChangeOrder.precedes)
                 namesResources = true
             case "wait":
-                guard value.utf8.count <= 9, let seconds = Int(value), seconds >= 0 else {
+                guard let seconds = QueryInteger.parse(value) else {
                     throw Self.invalid("wait must be a whole number of seconds, 0 or more")
                 }
                 wait = seconds
