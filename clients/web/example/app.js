@@ -5,9 +5,12 @@ import { FerryStore, SyncEngine, Rank } from "../dist/src/index.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
-const server = params.get("server") ?? localStorage.getItem("ferry.server") ?? location.origin;
+const server = (params.get("server") ?? localStorage.getItem("ferry.server") ?? location.origin).replace(/\/+$/, "");
 let token = params.get("token") ?? localStorage.getItem("ferry.token");
 let engine, store, selected = localStorage.getItem("ferry.list");
+// What stops sync, shown in the status line: the last failed pass of continuous mode
+// (until one succeeds), or a server without this app's resources.
+let failure = null, wrongServer = null, checked = false;
 const colors = { blue: "#36c", green: "#3a6", orange: "#e83", red: "#c33", gray: "#888" };
 const byRank = (a, b) => Rank.compare(a.rank, b.rank) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -33,15 +36,36 @@ async function start() {
       return token;
     },
   });
-  engine.on((e) => { if (e.type === "changed" || e.type === "written" || e.type === "removed" || e.type === "rejected") void render(); });
+  engine.on((e) => {
+    if (e.type === "error") failure = e;
+    if (e.type === "recovered") { failure = null; checkServer(); }
+    if (["changed", "written", "removed", "rejected", "error", "recovered"].includes(e.type)) void render();
+  });
   addEventListener("online", () => engine.kick());
   engine.start();
+  checkServer();
   await render();
+}
+
+/**
+ * A server migrated with another app's schema (deploy/run.sh's examples/study) takes
+ * none of these writes: said, rather than "synced". Asked again once back online.
+ */
+function checkServer() {
+  if (checked) return;
+  engine.resources().then((resources) => {
+    checked = true;
+    const missing = ["lists", "todos"].filter((name) => !resources.some((r) => r.name === name));
+    wrongServer = missing.length ? `${server} has no ${missing.join(" or ")}: migrate it with examples/todo/migrations (docs/WEB.md, "The example app")` : null;
+    void render();
+  }, () => {});
 }
 
 async function render() {
   const lists = (await store.all("lists")).sort((a, b) => (a.title < b.title ? -1 : 1));
-  const pending = new Set((await store.operations()).filter((o) => o.state !== "rejected").map((o) => o.rowID));
+  const operations = await store.operations();
+  const pending = new Set(operations.filter((o) => o.state !== "rejected").map((o) => o.rowID));
+  const refused = operations.filter((o) => o.state === "rejected");
   if (!lists.some((l) => l.id === selected) && !pending.has(selected)) selected = lists[0]?.id ?? null;
   if (selected) localStorage.setItem("ferry.list", selected);
   $("lists").replaceChildren(...lists.map((list) => {
@@ -66,18 +90,34 @@ async function render() {
     const box = document.createElement("input");
     box.type = "checkbox";
     box.checked = !!todo.done;
-    box.onchange = () => engine.write([{ resource: "todos", id: todo.id, kind: "update", fields: { done: box.checked } }]);
+    box.onchange = () => write([{ resource: "todos", id: todo.id, kind: "update", fields: { done: box.checked } }]);
     const title = document.createElement("span");
     title.textContent = todo.title;
     const button = (label, action) => { const b = document.createElement("button"); b.textContent = label; b.onclick = action; return b; };
     li.append(box, title,
       button("↑", () => move(todos, i, i - 1)), button("↓", () => move(todos, i, i + 2)),
-      button("✕", () => engine.write([{ resource: "todos", id: todo.id, kind: "delete" }])));
+      button("✕", () => write([{ resource: "todos", id: todo.id, kind: "delete" }])));
     return li;
   }));
   const waiting = pending.size;
-  $("status").textContent = `${navigator.onLine ? "online" : "offline"}${waiting ? `, ${waiting} to sync` : ", synced"}`;
-  $("status").className = navigator.onLine ? "" : "offline";
+  const said = [navigator.onLine ? "online" : "offline"];
+  if (wrongServer) said.push(wrongServer);
+  if (failure) said.push(failure.offline ? `no answer from ${server}, retrying` : `sync failed: ${failure.message}`);
+  if (refused.length) said.push(`${refused.length} refused: ${refused[0].lastError?.detail ?? refused[0].lastError?.title ?? "by the server"}`);
+  said.push(waiting ? `${waiting} to sync` : wrongServer || failure || refused.length ? "not up to date" : "synced");
+  $("status").textContent = said.join(", ");
+  $("status").className = navigator.onLine && !wrongServer && !failure && !refused.length ? "" : "offline";
+}
+
+/** An edit, its refusal (a resource or field the server lacks: WriteRefused) shown. */
+async function write(edits) {
+  try {
+    return await engine.write(edits);
+  } catch (error) {
+    $("status").textContent = `not saved: ${error.message}`;
+    $("status").className = "offline";
+    return [];
+  }
 }
 
 /** A key between the neighbours of position `to` (the row itself left out): nothing else changes. */
@@ -93,19 +133,20 @@ function move(todos, from, to) {
   const target = Math.max(0, Math.min(todos.length, to));
   const index = target > from ? target - 1 : target;
   if (index === from) return;
-  void engine.write([{ resource: "todos", id: todos[from].id, kind: "update", fields: { rank: rankBetween(todos, index, todos[from].id) } }]);
+  void write([{ resource: "todos", id: todos[from].id, kind: "update", fields: { rank: rankBetween(todos, index, todos[from].id) } }]);
 }
 
 $("new-list").onsubmit = async (e) => {
   e.preventDefault();
-  const [id] = await engine.write([{ resource: "lists", kind: "create", fields: { title: $("list-title").value } }]);
+  const [id] = await write([{ resource: "lists", kind: "create", fields: { title: $("list-title").value } }]);
+  if (!id) return;
   selected = id;
   $("list-title").value = "";
 };
 $("new-todo").onsubmit = async (e) => {
   e.preventDefault();
   const todos = (selected ? await store.query("todos", "list_id", selected) : []).sort(byRank);
-  await engine.write([{ resource: "todos", kind: "create",
+  await write([{ resource: "todos", kind: "create",
                         fields: { list_id: selected, title: $("todo-title").value, rank: rankBetween(todos, todos.length, null) } }]);
   $("todo-title").value = "";
 };

@@ -11,6 +11,8 @@ import { EventStreamParser } from "./eventstream.js";
 import { waitPlan, afterWait, firstAnswer, waitCapOf, defaultWaitCap } from "./live.js";
 import { SliceSizer, readerSlice } from "./slices.js";
 import { sweep, unconfirmed, restartSweep, RowKey } from "./unconfirmed.js";
+import { refusals, Refusal } from "./schemacheck.js";
+import { HttpError, NetworkError, httpError, baseURLOf } from "./http.js";
 import { Subscription, SubscribeOptions, SubscriptionState, checkPriority, checkTTL, subscriptionsOf, subscribed, byPriority, downloadQueue, markedSynced, markedRefused, markedUnsubscribed, active, stateOf, eviction, dueForEviction, nextEviction, followedAfterDefault, waitedStreams, afterPage, spare, markedRestarted } from "./subscriptions.js";
 
 /** Returns a bearer token: a Ferry token or the app's JWT. `refresh` asks for a new one after a 401. */
@@ -33,7 +35,19 @@ export type SyncEvent =
   /** A subscription's state changed (`engine.watchSubscription` hears these). */
   | { type: "subscription"; stream: string; state: SubscriptionState }
   /** A tab wrote to the store: the syncing tab uploads. */
-  | { type: "written" };
+  | { type: "written" }
+  /**
+   * Continuous mode (`start()`): a pass failed and the engine waits `retryInSeconds`
+   * before the next (a local write or `kick()` ends the wait sooner). `offline`: no
+   * answer came (no network, the server down, a wrong host or port, CORS refused);
+   * else `status` is what the server answered (a 5xx, a 404 from a wrong base URL...).
+   * `message` names the request (method, full URL) and the server's problem. Other
+   * tabs hear it without `error` (an Error does not cross the channel whole).
+   * A refused token is `paused`, not this.
+   */
+  | { type: "error"; message: string; offline: boolean; status: number | null; url: string | null; retryInSeconds: number; error?: unknown }
+  /** Continuous mode: a pass succeeded after one or more `error` events. */
+  | { type: "recovered" };
 
 export interface EngineOptions {
   baseURL: string;
@@ -126,6 +140,8 @@ export class SyncEngine {
   private syncingStream: string | null = null;
   /** The state last announced per stream: a `subscription` event goes only when it changes. */
   private announced = new Map<string, string>();
+  /** `options.baseURL` without trailing slashes (one ending in /v1 is refused: `baseURLOf`). */
+  private readonly baseURL: string;
 
   /**
    * @internal The initial sync's Worker side (src/initialsync-worker.ts): its events go
@@ -136,6 +152,7 @@ export class SyncEngine {
    */
   constructor(readonly store: FerryStore, readonly options: EngineOptions, private readonly inWorker?: { defer: Set<string>; deferred: { resource: string; data: RowData }[]; reads: () => number }) {
     this.retry = options.retry ?? new RetryPolicy();
+    this.baseURL = baseURLOf(options.baseURL);
     // The tabs' channel is the store's: one channel carries both its commits and these
     // events, in the order sent, so a tab's cache has taken a commit before its app hears
     // the "changed" event that follows it.
@@ -180,7 +197,13 @@ export class SyncEngine {
 
   private emit(e: SyncEvent, broadcast = true): void {
     for (const l of this.listeners) l(e);
-    if (broadcast) this.store.broadcast(e);
+    if (!broadcast) return;
+    if (e.type === "error") {
+      const { error: _error, ...plain } = e;
+      this.store.broadcast(plain);
+    } else {
+      this.store.broadcast(e);
+    }
   }
 
   /** Sends a request; `signal` (the long poll's, or else the round's) aborts it. */
@@ -194,7 +217,15 @@ export class SyncEngine {
       if (body !== undefined) h["Content-Type"] = "application/json";
       const init: RequestInit = { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), signal };
       if (cache) init.cache = cache;
-      const res = await f(this.options.baseURL + path, init);
+      const url = this.baseURL + path;
+      let res: Response;
+      try {
+        res = await f(url, init);
+      } catch (e) {
+        // Aborted (a stop, a kick): as it is, the callers look at their signal.
+        if (signal.aborted) throw e;
+        throw new NetworkError(method, url, e);
+      }
       if (res.status !== 401) return res;
       const step = this.retry.step({ status: 401 }, 0, refreshed);
       if (step.step === "pause") {
@@ -206,15 +237,34 @@ export class SyncEngine {
     }
   }
 
-  /** The resources and their references, from GET /v1. */
-  private async loadSchema(): Promise<SchemaResource[]> {
-    if (this.schema) return this.schema;
+  /** The HttpError of an answer to `path`: the full URL, the status, the server's problem. */
+  private failure(method: string, path: string, res: Response): Promise<HttpError> {
+    return httpError(method, this.baseURL + path, res);
+  }
+
+  /**
+   * The resources and their references, from GET /v1 (read once, or again when `fresh`),
+   * given to the store too: its writes are then checked against them (`store.schema`).
+   */
+  private async loadSchema(fresh = false): Promise<SchemaResource[]> {
+    if (this.schema && !fresh) return this.schema;
     const res = await this.send("GET", "/v1");
-    if (!res.ok) throw new Error(`GET /v1: ${res.status}`);
-    const doc = await res.json();
+    if (!res.ok) throw await this.failure("GET", "/v1", res);
+    const doc = await res.json().catch(() => null);
+    if (!Array.isArray(doc?.resources)) throw new Error(`GET ${this.baseURL}/v1: the answer lists no resources; is ${this.baseURL} a Ferry server?`);
     this.schema = (doc.resources as SchemaResource[]);
     this.waitCap = waitCapOf(doc);
+    if (!this.inWorker) this.store.schema = this.schema;
     return this.schema;
+  }
+
+  /**
+   * The server's resources with their columns, as `GET /v1` lists them (read once by this
+   * engine; a round reads them too): an app can check that the server it talks to has
+   * the resources it writes (the todo example says so when it has not).
+   */
+  async resources(): Promise<SchemaResource[]> {
+    return this.loadSchema();
   }
 
   /** One round: upload the outbox, then download the feed. Resolves when both are done or deferred. */
@@ -587,7 +637,7 @@ export class SyncEngine {
         });
         return "refused";
       }
-      if (!res.ok) throw new Error(`GET /v1/changes?stream=${stream}: ${res.status}`);
+      if (!res.ok) throw await this.failure("GET", `/v1/changes?${query}`, res);
       const page = await res.json();
       await this.applyPage(page.changes, page.cursor, stream, !page.has_more);
       // Its end; dropped before it synced (it leaves the queue now); or overtaken by a new head.
@@ -598,11 +648,25 @@ export class SyncEngine {
 
   /** Sends every planned request; stops at the first that must wait (a retry). */
   async upload(): Promise<void> {
-    const schema = await this.loadSchema();
+    let schema = await this.loadSchema();
+    // Read again before refusing a write for a name it lacks: it may predate a migration.
+    let fresh = false;
     const solo = new Set<string>();
     for (let passes = 0; passes < 20; passes++) {
       const ops = (await this.store.operations()).filter((o) => o.state !== "rejected");
       if (ops.length === 0) return;
+      // A resource or a field the server lacks: the planner would leave it out, and the
+      // operation would be taken for a cancelled one and deleted. Refused instead.
+      let refused = refusals(ops, schema);
+      if (refused.length && !fresh) {
+        schema = await this.loadSchema(true);
+        fresh = true;
+        refused = refusals(ops, schema);
+      }
+      if (refused.length) {
+        for (const refusal of refused) await this.refuseLocally(refusal);
+        continue;
+      }
       const rows = new Map<string, RowData>();
       const bases = new Map<string, number>();
       const tx = this.store.tx("readonly");
@@ -728,7 +792,7 @@ export class SyncEngine {
     }
   }
 
-  private async opsOf(tx: IDBTransaction, request: UploadRequest): Promise<StoredOperation[]> {
+  private async opsOf(tx: IDBTransaction, request: Pick<UploadRequest, "resource" | "rowID" | "opIDs">): Promise<StoredOperation[]> {
     const all: StoredOperation[] = await req(tx.objectStore(stores.OUTBOX).index("row").getAll([request.resource, request.rowID]));
     return all.filter((o) => request.opIDs.includes(o.opID));
   }
@@ -791,7 +855,7 @@ export class SyncEngine {
    * fields of edits still waiting laid over it, or out of the store when the server
    * never had it.
    */
-  private async rollBack(request: UploadRequest): Promise<void> {
+  private async rollBack(request: Pick<UploadRequest, "resource" | "rowID">): Promise<void> {
     await this.store.transaction(async (tx) => {
       const rows = tx.objectStore(stores.ROWS);
       const base = await req(tx.objectStore(stores.BASES).get([request.resource, request.rowID]));
@@ -808,7 +872,26 @@ export class SyncEngine {
     });
   }
 
-  /** Operations that need no request (a create later deleted, before it was ever sent) leave the outbox. */
+  /**
+   * A row whose waiting operations name a resource or a field the server lacks
+   * (src/schemacheck.ts): all of them are rejected with the problem (the row as the app
+   * wrote it in its `localVersion`), the row rolls back, a `rejected` event names it,
+   * and a refused create takes the rows made under it along, as a server's refusal does.
+   */
+  private async refuseLocally(refusal: Refusal): Promise<void> {
+    const local = (await req(this.store.tx("readonly").objectStore(stores.ROWS).get([refusal.resource, refusal.rowID])))?.data ?? null;
+    const problem = { ...refusal.problem, localVersion: local };
+    await this.setOps(refusal, "rejected", problem);
+    await this.rollBack(refusal);
+    this.emit({ type: "rejected", resource: refusal.resource, id: refusal.rowID, status: problem.status, problem });
+    if (refusal.created) await this.rejectDependants(refusal.resource, refusal.rowID);
+  }
+
+  /**
+   * Operations that need no request leave the outbox: a create later deleted before it
+   * was ever sent, or a row's edits whose row is no longer in the store. (Those of a
+   * resource or a field the server lacks were refused before the plan: `refuseLocally`.)
+   */
   private async discardCancelled(ops: StoredOperation[], planned: UploadRequest[]): Promise<void> {
     const sent = new Set(planned.flatMap((r) => r.opIDs));
     const cancelled = ops.filter((o) => !sent.has(o.opID) && o.state === "pending");
@@ -941,11 +1024,11 @@ export class SyncEngine {
   /** Seconds the last round asked to wait before the next upload. */
   nextDelay = 0;
 
-  private async setOps(request: UploadRequest, state: "pending" | "rejected", problem?: unknown): Promise<void> {
+  private async setOps(request: Pick<UploadRequest, "resource" | "rowID" | "opIDs">, state: "pending" | "rejected", problem?: unknown): Promise<void> {
     await this.store.transaction((tx) => this.setOpsIn(tx, request, state, problem));
   }
 
-  private async setOpsIn(tx: IDBTransaction, request: UploadRequest, state: "pending" | "rejected", problem?: unknown): Promise<void> {
+  private async setOpsIn(tx: IDBTransaction, request: Pick<UploadRequest, "resource" | "rowID" | "opIDs">, state: "pending" | "rejected", problem?: unknown): Promise<void> {
     for (const op of await this.opsOf(tx, request)) {
       op.state = state;
       if (problem !== undefined) op.lastError = problem;
@@ -1003,7 +1086,7 @@ export class SyncEngine {
     let cursor = await this.store.state<string>("initialCursor");
     if (!cursor) {
       const now = await this.send("GET", "/v1/changes?since=now");
-      if (!now.ok) throw new Error(`GET /v1/changes?since=now: ${now.status}`);
+      if (!now.ok) throw await this.failure("GET", "/v1/changes?since=now", now);
       cursor = (await now.json()).cursor as string;
       await this.store.setState("initialCursor", cursor);
     }
@@ -1065,7 +1148,7 @@ export class SyncEngine {
           refused.add(resource.name);
           break;
         }
-        if (!res.ok) throw new Error(`GET /v1/${resource.name}: ${res.status}`);
+        if (!res.ok) throw await this.failure("GET", pageURL(), res);
         busy = 0;
         const body = await res.json();
         token = body.paging?.token ?? null;
@@ -1215,7 +1298,7 @@ export class SyncEngine {
           case "ready": {
             started = true;
             worker.postMessage({
-              type: "start", name: this.store.name, baseURL: this.options.baseURL, token: this.token,
+              type: "start", name: this.store.name, baseURL: this.baseURL, token: this.token,
               pageSize: this.options.pageSize, initialSyncSlice: this.options.initialSyncSlice, initialSyncBudget: this.options.initialSyncBudget,
               defer: Object.keys(this.options.resolvers ?? {}), worker: name, keys: this.store.cache?.keys() ?? [],
             });
@@ -1261,7 +1344,10 @@ export class SyncEngine {
             break;
           case "error":
             end();
-            reject(message.paused ? new SyncPaused(message.message) : halt.aborted ? new SyncStopped() : new Error(message.message));
+            reject(message.paused ? new SyncPaused(message.message) : halt.aborted ? new SyncStopped()
+              : message.network ? new NetworkError(message.network.method, message.network.url, message.network.cause)
+              : message.http ? new HttpError(message.http.method, message.http.url, message.http.status, message.http.problem)
+              : new Error(message.message));
             break;
         }
       };
@@ -1289,7 +1375,7 @@ export class SyncEngine {
         restarted = true;
         continue;
       }
-      if (!res.ok) throw new Error(`GET /v1/changes: ${res.status}`);
+      if (!res.ok) throw await this.failure("GET", `/v1/changes?${query}`, res);
       const page = await res.json();
       await this.applyPage(page.changes, page.cursor);
       if (!page.has_more) return;
@@ -1324,7 +1410,7 @@ export class SyncEngine {
       this.nextDelay = retryAfterSeconds(res.headers.get("Retry-After"), Date.now()) ?? 1;
       return;
     }
-    if (!res.ok) throw new Error(`GET /v1/changes (event stream): ${res.status}`);
+    if (!res.ok) throw await this.failure("GET", `/v1/changes?${query}`, res);
     if (!(res.headers.get("Content-Type") ?? "").startsWith("text/event-stream") || !res.body) {
       // Answered as a poll (a proxy that strips the Accept header): apply it, long-poll from now on.
       this.useStream = false;
@@ -1386,7 +1472,7 @@ export class SyncEngine {
       this.nextDelay = retryAfterSeconds(res.headers.get("Retry-After"), Date.now()) ?? 1;
       return "later";
     }
-    if (!res.ok) throw new Error(`POST /v1/changes/wait: ${res.status}`);
+    if (!res.ok) throw await this.failure("POST", "/v1/changes/wait", res);
     const follow = afterWait(await res.json(), subscriptions);
     if (follow.default) await this.download(0);
     const streams = new Set([...follow.streams, ...plan.unwaited]);
@@ -1639,6 +1725,10 @@ export class SyncEngine {
           this.kicked = false;
           if (round) await this.sync();
           if (!this.running) break;
+          if (this.failing) {
+            this.failing = false;
+            this.emit({ type: "recovered" });
+          }
           // The round evicted what was due; the next eviction comes by the timer, with no round.
           await this.armEviction();
           // A write made during the round (its kick found no stream to close) goes now,
@@ -1671,7 +1761,11 @@ export class SyncEngine {
           if (halt.aborted) break;
           // A kick (a local write) cut the long poll short: upload at once.
           if (this.poll?.signal.aborted) continue;
-          await this.pause(this.retry.backoff(Math.min(this.failures++, 6), Math.random) * 1000);
+          const after = this.retry.backoff(Math.min(this.failures++, 6), Math.random);
+          // Said, not swallowed: an app shows "offline" or the server's refusal.
+          this.failing = true;
+          this.emit(failedPass(e, after));
+          await this.pause(after * 1000);
         } finally {
           this.poll = null;
         }
@@ -1699,6 +1793,8 @@ export class SyncEngine {
 
   /** Rounds in a row that failed (no network, a 5xx): continuous mode backs off by them. */
   private failures = 0;
+  /** An `error` event went since the last pass that succeeded: the next one says `recovered`. */
+  private failing = false;
   private wake: (() => void) | null = null;
 
   /** Waits `ms`, or less when kicked (a local write, the browser back online). */
@@ -1746,6 +1842,15 @@ export class SyncEngine {
 }
 
 export class SyncPaused extends Error {}
+
+/** The `error` event of a continuous-mode pass that failed with `e`, retried in `after` seconds. */
+export function failedPass(e: unknown, after: number): Extract<SyncEvent, { type: "error" }> {
+  const message = e instanceof Error ? e.message : String(e);
+  const offline = e instanceof NetworkError;
+  const status = e instanceof HttpError ? e.status : null;
+  const url = e instanceof NetworkError || e instanceof HttpError ? e.url : null;
+  return { type: "error", message, offline, status, url, retryInSeconds: after, error: e };
+}
 
 /** A round `stop()` ended before it was done. */
 export class SyncStopped extends Error {

@@ -14,6 +14,7 @@
 
 import { FerryStore } from "./store.js";
 import { SyncEngine, SyncPaused } from "./engine.js";
+import { HttpError, NetworkError } from "./http.js";
 import { RowData } from "./json.js";
 import { commitFor } from "./querycache.js";
 
@@ -103,7 +104,11 @@ scope.onmessage = async (m: MessageEvent) => {
   } catch (e) {
     // Closed before the answer: the main thread terminates the Worker on it.
     store?.close();
-    scope.postMessage({ type: "error", paused: e instanceof SyncPaused, stopped, message: String((e as Error)?.message ?? e) });
+    // What the error was crosses too (an Error arrives as a plain one): the tab's
+    // continuous mode tells "offline" from the server's answer by it.
+    const network = e instanceof NetworkError ? { method: e.method, url: e.url, cause: e.cause instanceof Error ? `${e.cause.name}: ${e.cause.message}` : String(e.cause) } : undefined;
+    const http = e instanceof HttpError ? { method: e.method, url: e.url, status: e.status, problem: e.problem } : undefined;
+    scope.postMessage({ type: "error", paused: e instanceof SyncPaused, stopped, message: String((e as Error)?.message ?? e), network, http });
   }
 };
 

@@ -7,6 +7,8 @@ import { RowData } from "./json.js";
 import { PendingOperation, OperationKind, OutboxState, rowKeyOf } from "./planner.js";
 import { Indexes, IndexKey, IndexValue, indexKeys, normalIndexes, sameIndexes } from "./indexes.js";
 import { QueryCache, Commit, RowChange, packCommit } from "./querycache.js";
+import { SchemaResource } from "./planner.js";
+import { checkEdits } from "./schemacheck.js";
 
 export interface StoredOperation extends PendingOperation {
   state: OutboxState;
@@ -65,6 +67,15 @@ export interface StoredRow {
 export class FerryStore {
   /** The fields rows are read by (`query`), the store's declaration. */
   indexes: Indexes = {};
+
+  /**
+   * The server's resources (`GET /v1`) once this tab's engine has read them (set by the
+   * engine; null before): `write` then refuses an edit naming a resource or a field they
+   * lack (`WriteRefused`, src/schemacheck.ts). Not kept in the store: one read by an
+   * older session may lack what the server (and a newer app) has since added; an edit
+   * written before the engine read it is checked at upload instead (a rejection).
+   */
+  schema: SchemaResource[] | null = null;
 
   /** This tab's answers of `query`, kept in step with every commit (src/querycache.ts). */
   readonly cache: QueryCache | null;
@@ -309,6 +320,8 @@ export class FerryStore {
   /**
    * The app's writes, with their outbox operations, in one transaction. Several edits
    * are one group: sent as one /v1/batch, which the server applies all or none of.
+   * Throws `WriteRefused` (nothing stored) for an edit naming a resource or a field the
+   * server lacks, once this tab's engine has read the schema (`schema`).
    */
   async write(edits: Edit[]): Promise<string[]> {
     return this.writeEdits(edits, edits.length > 1 ? uuid() : null);
@@ -325,6 +338,7 @@ export class FerryStore {
   }
 
   private async writeEdits(edits: Edit[], group: string | null): Promise<string[]> {
+    if (this.schema) checkEdits(this.schema, edits);
     const ids = edits.map((edit) => edit.id ?? uuid());
     if (edits.length === 0) return ids;
     await this.transaction(async (tx) => {
