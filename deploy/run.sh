@@ -27,6 +27,11 @@ if ! out=$(printf '%s\n' "$DEMO_PASSWORD" | "$FERRY" user add demo 2>&1); then
     *) echo "$out" >&2; exit 1 ;;
   esac
 fi
+# Said before the token and the curl lines, which would name a port another server answers.
+if (exec 3<>"/dev/tcp/127.0.0.1/$FERRY_LISTEN_PORT") 2>/dev/null; then
+  echo "deploy/run.sh: port $FERRY_LISTEN_PORT is taken on 127.0.0.1; choose another with FERRY_LISTEN_PORT=<port> deploy/run.sh" >&2
+  exit 1
+fi
 TOKEN=$("$FERRY" token issue demo)
 SET_ID=$(python3 -c 'import uuid; print(uuid.uuid4())')
 BASE="http://127.0.0.1:$FERRY_LISTEN_PORT"
