@@ -127,6 +127,13 @@ struct ResourceAction: Sendable {
             let mode: WriteMode = route == .put ? .put : .patch
             let body = try WriteItems(request, maxItems: 1, allowObject: true, allowArray: false)
             let members = ObjectMembers(request.body)
+            if let members, BodyID.differs(members, in: request.body, pathID: pathID, kind: resource.idKind) {
+                return action(
+                    .refused(
+                        WriteFailure.problem(
+                            [["index": 0, "id": pathID, "status": 422, "code": "validation_failed", "field": "id", "reason": "id_mismatch"]],
+                            single: true, resource: resource)))
+            }
             let prechecked = members.map { FieldPrecheck(resource: resource, mode: mode).passes($0, in: request.body) } ?? false
             let base = prechecked ? members.map { BaseRevision($0, in: request.body) } ?? .unread : .unread
             return action(
@@ -138,6 +145,9 @@ struct ResourceAction: Sendable {
             var item = "[{}]"
             var base = BaseRevision.absent
             if let revision = request.queryValue("revision") {
+                guard request.query.lazy.filter({ $0.name == "revision" }).count == 1 else {
+                    return action(.refused(.badRequest("revision is given more than once")))
+                }
                 guard let revision = Revision(parsing: revision) else {
                     return action(.refused(.badRequest("revision must be a non-negative integer")))
                 }

@@ -158,7 +158,8 @@ enum WriteFailure {
         case .notFound: return "no such row"
         case .gone: return "the row is deleted"
         case .preconditionFailed: return "If-Match does not match the current revision"
-        case .revisionRequired: return "send If-Match or a revision to update or delete"
+        // Also the answer to a body's `revision` that is no revision ("1", 1.5, -1): said so.
+        case .revisionRequired: return "send If-Match or a revision (a whole number, 0 or more) to update or delete"
         case .revisionConflict: return "the row changed since that revision"
         case .alreadyExists: return "a row with this id exists with other values"
         case .unknownField: return "the body has fields that are not columns"
@@ -210,7 +211,9 @@ enum ValidationReason {
         case "parent_deleted": return "\(subject) names a row that has been deleted"
         case "required": return "\(subject) is required"
         case "duplicate": return "the request names this row more than once"
-        case "read_only": return "\(subject) is set by the server"
+        case "read_only": return "\(subject) is read-only: the server sets it, or the row keeps the value it was made with"
+        case "unknown_field": return "\(subject) is not a column of this resource"
+        case "id_mismatch": return "the body's id is not the path's: a row's id never changes"
         case "invalid_value" where field == "rank":
             return "rank is not a key (1 to 128 of 0-9A-Za-z, not ending in 0), first, last, {\"after\": id} or {\"before\": id}"
         default: return "\(subject) does not fit its column"

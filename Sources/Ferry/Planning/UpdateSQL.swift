@@ -77,7 +77,7 @@ struct UpdateSQL {
             bad AS (SELECT idx, err FROM fe UNION ALL SELECT idx, err FROM fk),
             st AS (
               SELECT d.*, CASE
-                       WHEN d.id IS NULL OR d.dups > 1 THEN 422
+                       WHEN d.raw_id IS NULL OR d.dups > 1 THEN 422
                        WHEN NOT d.found THEN 404
                        WHEN (d.cur)."is_deleted" THEN \(isDelete ? "200" : "410")
                        WHEN \(revisions)::bigint[] IS NOT NULL AND NOT ((d.cur)."revision" = ANY (\(revisions)::bigint[])) THEN 412
@@ -110,7 +110,7 @@ struct UpdateSQL {
                      || CASE WHEN o.status = 409 AND \(mode == .patch) THEN jsonb_build_object('conflicting_fields', to_jsonb(st.conflicts))
                              ELSE '{}'::jsonb END
                      || CASE WHEN o.status = 422 THEN jsonb_build_object('field', 'id',
-                               'reason', CASE WHEN st.id IS NULL THEN 'required' ELSE 'duplicate' END)
+                               'reason', CASE WHEN st.raw_id IS NULL THEN 'required' ELSE 'duplicate' END)
                              ELSE '{}'::jsonb END AS err
                 FROM o JOIN st ON st.idx = o.idx
                WHERE o.status <> 200

@@ -66,6 +66,42 @@ extension Resources {
             #expect(response.text.contains("1e400"), "\(response.text)")
         }
 
+        /// The path names the row; another id in the body was skipped, and the write changed
+        /// the path's row with 200. The path's own id, spelt any way, is an echo and passes.
+        @Test func anUpdatesBodyIDIsThePathsOr422() throws {
+            let me = try ResourceFixture.user()
+            let set = try me.createSet()
+            let other = UUID().uuidString.lowercased()
+            for method in ["PATCH", "PUT"] {
+                let moved = try me.call(method, "/v1/study_sets/\(set.id)", json: ["id": other, "title": "moved"], headers: [("If-Match", "*")])
+                #expect(moved.status == 422, "\(method): \(moved.text)")
+                let entry = (moved.object["errors"] as? [[String: Any]])?.first
+                #expect(entry?["field"] as? String == "id" && entry?["reason"] as? String == "id_mismatch", "\(moved.text)")
+            }
+            #expect(try me.call("GET", "/v1/study_sets/\(set.id)").object["title"] as? String == "Set", "nothing written")
+            let echoed = try me.call(
+                "PATCH", "/v1/study_sets/\(set.id)", json: ["id": set.id.uppercased().replacingOccurrences(of: "-", with: ""), "title": "echoed"],
+                headers: [("If-Match", "*")])
+            #expect(echoed.status == 200, "\(echoed.text)")
+        }
+
+        /// docs/API.md: an id that cannot be one of the resource's names no row, 404 on every
+        /// action; a bulk item's said "id is required" (422) though one was sent.
+        @Test func aBulkItemsMalformedIDIs404() throws {
+            let me = try ResourceFixture.user()
+            let set = try me.createSet()
+            for method in ["PATCH", "DELETE"] {
+                let response = try me.call(method, "/v1/study_sets", json: [["id": "zz", "revision": 1, "title": "P"]])
+                #expect(response.status == 404, "\(method): \(response.text)")
+                #expect(response.code == "not_found", "\(method): \(response.text)")
+                let missing = try me.call(method, "/v1/study_sets", json: [["revision": 1, "title": "P"]])
+                #expect(missing.status == 422, "no id at all is still required: \(missing.text)")
+            }
+            let twice = try me.call("DELETE", "/v1/study_sets/\(set.id)?revision=1&revision=3")
+            #expect(twice.status == 400, "\(twice.text)")
+            #expect(try me.call("GET", "/v1/study_sets/\(set.id)").object["is_deleted"] as? Bool == false)
+        }
+
         @Test func signingInWithABodyThatIsNotJSONIs415() throws {
             let me = try ResourceFixture.user("signin")
             let name = try me.call("GET", "/v1/auth/me").object["name"] as? String ?? ""
