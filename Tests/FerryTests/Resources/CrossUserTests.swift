@@ -48,6 +48,23 @@ extension Resources {
             #expect(try alice.call("GET", "/v1/terms/\(term.id)").object.revision == 1, "nothing changed")
         }
 
+        /// The one answer that tells a taken id: a create cannot be 201 over it. It shows
+        /// nothing of the row, live or deleted (a tombstone the caller could read would be 410).
+        @Test func aCreateWithAnotherUsersIDIs409WithNothingOfTheRow() throws {
+            let alice = try ResourceFixture.user("alice")
+            let bob = try ResourceFixture.user("bob")
+            let live = try alice.createSet("secret").id
+            let deleted = try alice.createSet("gone").id
+            #expect(try alice.call("DELETE", "/v1/study_sets/\(deleted)?revision=1").status == 200)
+            for id in [live, deleted] {
+                let response = try bob.call("POST", "/v1/study_sets", json: ["id": id, "title": "mine"])
+                #expect(response.status == 409, "\(response.text)")
+                #expect(response.code == "already_exists", "\(response.text)")
+                #expect(response.object["current"] == nil, "\(response.text)")
+                #expect(!response.text.contains("secret") && !response.text.contains("gone"), "\(response.text)")
+            }
+        }
+
         @Test func collaboratorsShareASetButCannotManageItsCollaborators() throws {
             let alice = try ResourceFixture.user("alice")
             let bob = try ResourceFixture.user("bob")
