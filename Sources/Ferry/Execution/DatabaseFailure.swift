@@ -202,7 +202,7 @@ enum ValidationReason {
         switch reason {
         case "check_violation": return "\(subject) is outside the values this resource accepts"
         case "unique_violation": return "another row already has this \(field.map { "\($0)" } ?? "value")"
-        case "not_found": return "\(subject) names a row that does not exist or that the caller cannot see"
+        case "not_found": return "\(subject) names a row that does not exist, or that the caller cannot see or may only read"
         case "not_null": return "\(subject) is required"
         case "exclusion_violation": return "\(subject) conflicts with another row"
         case "not_allowed": return "Row Level Security refused this row: no policy lets the caller write it"
