@@ -9,7 +9,7 @@ import Crypto
 /// | 0 | format version (1) |
 /// | 1...4 | expiry, Unix seconds, big-endian |
 /// | 5...20 | 128 random bits (`SystemRandomNumberGenerator`) |
-/// | 21...28 | binding tag: the first 8 bytes of SHA-256(random ‖ binding fingerprint) |
+/// | 21...28 | binding tag: the first 8 bytes of SHA-256(random ‖ expiry ‖ binding fingerprint) |
 ///
 /// The expiry travels in the token because memcached cannot tell an expired item
 /// from one that never existed: an absent snapshot whose token has expired answers
@@ -17,7 +17,9 @@ import Crypto
 /// unguessable; the memcached keys are a hash of the whole token, so editing the
 /// expiry names another (absent) snapshot, and a memcached key dump yields no
 /// usable token. The tag lets an expired token be checked against the caller's
-/// binding without the (gone) snapshot, so a stranger's expired token is a 404 too.
+/// binding without the (gone) snapshot, so a stranger's expired token is a 404 too;
+/// it covers the expiry, so a token whose expiry was edited into the past is no token
+/// Ferry issued (404), not an expired one (410).
 public struct PagingToken: Sendable, Equatable {
     /// The current format version.
     static let version: UInt8 = 1
@@ -37,7 +39,7 @@ public struct PagingToken: Sendable, Equatable {
         var generator = SystemRandomNumberGenerator()
         var secret = [UInt8](repeating: 0, count: 16)
         for index in secret.indices { secret[index] = UInt8.random(in: .min ... .max, using: &generator) }
-        return PagingToken(expiresAt: expiresAt, secret: secret, tag: Self.tag(secret: secret, fingerprint: fingerprint))
+        return PagingToken(expiresAt: expiresAt, secret: secret, tag: Self.tag(secret: secret, expiresAt: expiresAt, fingerprint: fingerprint))
     }
 
     private init(expiresAt: UInt32, secret: [UInt8], tag: [UInt8]) {
@@ -70,7 +72,7 @@ public struct PagingToken: Sendable, Equatable {
 
     /// Whether this token was issued for `fingerprint`.
     func isBound(to fingerprint: PagingFingerprint) -> Bool {
-        Self.tag(secret: secret, fingerprint: fingerprint) == tag
+        Self.tag(secret: secret, expiresAt: expiresAt, fingerprint: fingerprint) == tag
     }
 
     /// The prefix of every memcached key of this snapshot: a hash of the whole token.
@@ -78,7 +80,8 @@ public struct PagingToken: Sendable, Equatable {
         "ferry:pg:" + Base64URL.encode(Array(SHA256.hash(data: bytes)))
     }
 
-    private static func tag(secret: [UInt8], fingerprint: PagingFingerprint) -> [UInt8] {
-        Array(SHA256.hash(data: secret + fingerprint.bytes).prefix(8))
+    private static func tag(secret: [UInt8], expiresAt: UInt32, fingerprint: PagingFingerprint) -> [UInt8] {
+        let expiry = [UInt8(expiresAt >> 24), UInt8(expiresAt >> 16 & 0xff), UInt8(expiresAt >> 8 & 0xff), UInt8(expiresAt & 0xff)]
+        return Array(SHA256.hash(data: secret + expiry + fingerprint.bytes).prefix(8))
     }
 }

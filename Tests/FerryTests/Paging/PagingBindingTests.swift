@@ -180,4 +180,25 @@ import Testing
         let otherFilter = try alice.call("GET", "/v1/terms?limit=100&paging_token=\(token)&page=2")
         #expect(otherFilter.status == 404)
     }
+
+    /// The binding tag covers the expiry: a live token whose expiry was edited into the
+    /// past is no token Ferry issued (404), where it answered 410 as if it had expired.
+    @Test func aTokenWhoseExpiryWasEditedIsNotFound() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try Pager(server: server, name: "alice")
+        let set = try alice.createSet()
+        try PagingSeed.terms(server, set: set, count: 150)
+        let first = try alice.call("GET", "/v1/terms?set_id=\(set)&limit=100")
+        let token = try #require(first.paging["token"] as? String)
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        var bytes = try #require(Data(base64Encoded: base64).map(Array.init))
+        bytes[1...4] = [0, 0, 0, 1]  // expired in 1970
+        let edited = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let answer = try alice.call("GET", "/v1/terms?set_id=\(set)&limit=100&paging_token=\(edited)&page=2")
+        #expect(answer.status == 404, "\(answer.text)")
+        #expect(try alice.call("GET", "/v1/terms?set_id=\(set)&limit=100&paging_token=\(token)&page=2").status == 200)
+    }
 }
