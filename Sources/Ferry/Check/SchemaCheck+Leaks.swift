@@ -151,7 +151,12 @@ extension SchemaCheck {
                 .error, "offline_unsafe_id", "\(table.name).id",
                 "\(source): a device that creates a row offline must make its id, and ids two devices make "
                     + "collide across users\(id.defaultExpression?.contains("nextval") == true ? "; and a create that leaves the id to the sequence fails, since the serve role may not use the sequence" : "")",
-                fix: "make id a uuid that clients create, in a new migration: ALTER TABLE \(table.name) ALTER COLUMN id DROP DEFAULT, "
+                // An identity column has no default to drop, and cannot change type while it is one:
+                // its identity goes first, in a statement of its own (PostgreSQL changes types
+                // before it drops an identity within one ALTER TABLE).
+                fix: "make id a uuid that clients create, in a new migration: ALTER TABLE \(table.name) "
+                    + (id.defaultExpression == "GENERATED AS IDENTITY"
+                        ? "ALTER COLUMN id DROP IDENTITY; ALTER TABLE \(table.name) " : "ALTER COLUMN id DROP DEFAULT, ")
                     + "ALTER COLUMN id TYPE uuid USING gen_random_uuid(), ALTER COLUMN id SET DEFAULT gen_random_uuid() "
                     + "(with the columns that reference it)")
         ]

@@ -36,6 +36,16 @@ public enum SchemaCheck {
                     fix: "move it (ALTER TABLE \(table.name) SET SCHEMA \(facts.servedSchema)), or serve its schema (database.schema)")
             ]
         }
+        // The catalog leaves these out (SchemaCatalog.reservedNames): only serve's log said so.
+        if SchemaCatalog.reservedNames.contains(table.relname) {
+            return [
+                .init(
+                    .error, "reserved_name", table.name,
+                    "/v1/\(table.relname) is one of Ferry's own routes, so no resource serves this table and clients get 404",
+                    fix: "rename it in a new migration (ALTER TABLE \(table.name) RENAME TO \(table.relname == "users" ? "profiles" : "app_\(table.relname)")); "
+                        + "Ferry keeps \(SchemaCatalog.reservedNames.sorted().joined(separator: ", ")) for itself")
+            ]
+        }
         guard !table.readable else { return [] }
         return [
             .init(

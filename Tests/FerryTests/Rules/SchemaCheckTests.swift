@@ -37,6 +37,12 @@ import Testing
         // First: stating a rule regenerates every rule, which would repair the mistakes planted before it.
         (
             """
+            CREATE TABLE app.users (id uuid PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users, bio text);
+            SELECT ferry.sync_owned('app.users', owner => 'owner_id')
+            """, "reserved_name", "app.users"
+        ),
+        (
+            """
             CREATE TABLE app.crews (id uuid PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users);
             SELECT ferry.sync_owned('app.crews', owner => 'owner_id');
             CREATE TABLE app.crew_members (id uuid PRIMARY KEY, crew_id uuid NOT NULL REFERENCES app.crews,
@@ -189,6 +195,33 @@ import Testing
         _ = try owner.query("UPDATE ferry.purge_horizon SET horizon_xid = (pg_current_xact_id()::text::int8 + 2000000)::text::xid8")
         let again = try JSONSerialization.jsonObject(with: Data(try check(database, ["--json"]).stdout.utf8)) as? [[String: Any]] ?? []
         #expect(again.contains { $0["code"] as? String == "ids_from_another_cluster" && $0["object"] as? String == "ferry.purge_horizon" })
+    }
+
+    /// The fix `offline_unsafe_id` gives runs as written, for an identity id (whose DROP
+    /// DEFAULT failed: "identity column type must be smallint, integer, or bigint") and a
+    /// serial one, and the finding is gone after it.
+    @Test func theOfflineIDFixRunsAsWritten() throws {
+        let database = try ScratchDatabase(prefix: "ferry_check", app: .study)
+        defer { database.drop() }
+        let owner = try database.connect()
+        defer { owner.close() }
+        try owner.execute(
+            """
+            CREATE TABLE app.tickets (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users, body text);
+            SELECT ferry.sync_owned('app.tickets', owner => 'owner_id');
+            CREATE TABLE app.labels (id serial PRIMARY KEY, owner_id uuid NOT NULL REFERENCES ferry.users, name text);
+            SELECT ferry.sync_owned('app.labels', owner => 'owner_id');
+            """)
+        let findings = try JSONSerialization.jsonObject(with: Data(try check(database, ["--json"]).stdout.utf8)) as? [[String: Any]] ?? []
+        let fixes = findings.filter { $0["code"] as? String == "offline_unsafe_id" }.compactMap { $0["fix"] as? String }
+        #expect(fixes.count == 2, "\(findings)")
+        for fix in fixes {
+            let sql = try #require(fix.range(of: "in a new migration: ").map { String(fix[$0.upperBound...]) })
+                .components(separatedBy: " (with the columns").first ?? ""
+            try owner.execute(sql)
+        }
+        let after = try JSONSerialization.jsonObject(with: Data(try check(database, ["--json"]).stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(!after.contains { $0["code"] as? String == "offline_unsafe_id" }, "\(after)")
     }
 
     @Test func aDatabaseThatCannotBeReachedExits2() throws {
