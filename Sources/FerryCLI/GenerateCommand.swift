@@ -59,13 +59,13 @@ struct SwiftModelsCommand: ParsableCommand {
             if existing != nil, !generated.contains(name) {
                 throw CLIError("\(path.path) exists and was not written by ferry generate swift: move it, or generate into another directory")
             }
-            differing.append(name)
+            differing.append(existing == nil ? "\(name) is missing" : "\(name) differs")
             guard !check else { continue }
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try Data(text.utf8).write(to: path)
         }
         if check {
-            let problems = differing.map { "\($0) differs" } + stale.sorted().map { "\($0) is generated but no longer needed" }
+            let problems = differing + stale.sorted().map { "\($0) is generated but no longer needed" }
             guard problems.isEmpty else {
                 throw CLIError(
                     "\(output) is not what the schema generates: " + problems.joined(separator: "; ")

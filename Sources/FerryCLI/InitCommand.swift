@@ -18,6 +18,23 @@ struct InitCommand: ParsableCommand {
     @Argument(help: "The directory to create.")
     var directory: String
 
+    @Option(
+        help: """
+            The database ferry.json names: by default ferry, the one deploy/local.sh makes. An app beside \
+            others in one cluster takes one of its own, which must exist before `ferry migrate` (init says how).
+            """)
+    var database = "ferry"
+
+    func validate() throws {
+        // It goes into two URLs unescaped, and into the CREATE DATABASE line init prints.
+        guard let first = database.unicodeScalars.first, database.unicodeScalars.count <= 63,
+            first == "_" || ("a"..."z").contains(first),
+            database.unicodeScalars.allSatisfy({ $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) })
+        else {
+            throw ValidationError("--database is \"\(database)\": a database name here is 1 to 63 of a-z, 0-9 and _, not starting with a digit")
+        }
+    }
+
     func run() throws {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -30,7 +47,8 @@ struct InitCommand: ParsableCommand {
             }
         }
         let name = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
-        let values = try LocalServices(environment: ProcessInfo.processInfo.environment).placeholders(dir: name)
+        let services = try LocalServices(environment: ProcessInfo.processInfo.environment)
+        let values = services.placeholders(dir: name) + [("{{DATABASE}}", database)]
         for (path, bytes) in Scaffold.files {
             let target = URL(fileURLWithPath: directory).appendingPathComponent(path)
             do {
@@ -43,13 +61,17 @@ struct InitCommand: ParsableCommand {
             }
             print("created \((directory as NSString).appendingPathComponent(path))")
         }
+        // deploy/local.sh makes `ferry`; another database is the app's to create, as its owner.
+        let createLine =
+            database == "ferry"
+            ? "" : "  createdb -h 127.0.0.1 -p \(services.postgresPort) -U ferry_owner \(database)   # once: the database ferry.json names\n"
         print(
             """
 
             Next, with PostgreSQL and memcached running (in a Ferry checkout: deploy/local.sh start;
             their URLs are in \(directory)/ferry.json):
 
-              cd \(directory)
+            \(createLine)  cd \(directory)
               ferry migrate --config ferry.json
               ferry serve --config ferry.json
 

@@ -42,7 +42,8 @@ public enum SchemaCheck {
                 .init(
                     .error, "reserved_name", table.name,
                     "/v1/\(table.relname) is one of Ferry's own routes, so no resource serves this table and clients get 404",
-                    fix: "rename it in a new migration (ALTER TABLE \(table.name) RENAME TO \(table.relname == "users" ? "profiles" : "app_\(table.relname)")); "
+                    fix:
+                        "rename it in a new migration (ALTER TABLE \(table.name) RENAME TO \(table.relname == "users" ? "profiles" : "app_\(table.relname)")); "
                         + "Ferry keeps \(SchemaCatalog.reservedNames.sorted().joined(separator: ", ")) for itself")
             ]
         }
@@ -175,7 +176,7 @@ public enum SchemaCheck {
                 .init(
                     .warning, "unindexed_foreign_key", "\(table.name) (\(columns))",
                     "the foreign key to \(key.target) has no index: the policies and checks that follow it, and "
-                        + "every delete of a \(key.target) row, scan the table",
+                        + "every delete of a row of \(key.target), scan the table",
                     fix: "CREATE INDEX ON \(table.name) (\(columns))"))
         }
         if table.column("rank") != nil {

@@ -29,9 +29,10 @@ public struct SchemaFinding: Sendable, Equatable, Encodable {
         self.fix = fix
     }
 
-    /// `error   app.todos: message` and, indented, `fix: …`.
+    /// `error   app.todos: message` and, indented, `code: …` (what the docs, `--json` and the
+    /// serve log call it) and `fix: …`.
     public var text: String {
-        "\(severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))\(object): \(message)\n        fix: \(fix)"
+        "\(severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))\(object): \(message)\n        code: \(code)\n        fix: \(fix)"
     }
 }
 

@@ -60,6 +60,18 @@ import Testing
         #expect(text.contains(#""servers": ["127.0.0.1:11399"]"#))
         #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil, "still JSON: \(text)")
 
+        // A database of the app's own, beside local.sh's `ferry` (which may hold another app's schema).
+        let own = try FerryProcess.run(["init", parent.appendingPathComponent("own").path, "--database", "myapp"])
+        #expect(own.status == 0, "\(own.stderr)")
+        let ownText = try String(contentsOfFile: parent.appendingPathComponent("own/ferry.json").path, encoding: .utf8)
+        #expect(ownText.contains(#""url": "postgresql://ferry_app:ferry_app@127.0.0.1:54329/myapp""#), "\(ownText)")
+        #expect(ownText.contains(#""migration_url": "postgresql://ferry_owner:ferry_owner@127.0.0.1:54329/myapp""#))
+        #expect(own.stdout.contains("createdb -h 127.0.0.1 -p 54329 -U ferry_owner myapp"), "\(own.stdout)")
+        #expect(!plain.stdout.contains("createdb"), "local.sh makes ferry")
+        let badName = try FerryProcess.run(["init", parent.appendingPathComponent("badname").path, "--database", "my-app/x"])
+        #expect(badName.status != 0 && badName.stderr.contains(#"--database is "my-app/x""#), "\(badName.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: parent.appendingPathComponent("badname").path))
+
         let bad = try FerryProcess.run(["init", parent.appendingPathComponent("bad").path], environment: ["FERRY_PG_PORT": "5432x"])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains(#"FERRY_PG_PORT is "5432x", not a port"#), "\(bad.stderr)")

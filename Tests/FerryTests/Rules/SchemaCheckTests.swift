@@ -216,7 +216,8 @@ import Testing
         let fixes = findings.filter { $0["code"] as? String == "offline_unsafe_id" }.compactMap { $0["fix"] as? String }
         #expect(fixes.count == 2, "\(findings)")
         for fix in fixes {
-            let sql = try #require(fix.range(of: "in a new migration: ").map { String(fix[$0.upperBound...]) })
+            let sql =
+                try #require(fix.range(of: "in a new migration: ").map { String(fix[$0.upperBound...]) })
                 .components(separatedBy: " (with the columns").first ?? ""
             try owner.execute(sql)
         }
