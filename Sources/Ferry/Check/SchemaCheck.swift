@@ -17,6 +17,7 @@ public enum SchemaCheck {
             found += grants(table, role: facts.role)
             found += identity(table)
             found += offlineIds(table)
+            found += ruleColumns(table)
             found += columns(table, role: facts.role)
             found += indexes(table)
             found += membership(table)
@@ -131,6 +132,22 @@ public enum SchemaCheck {
         return []
     }
 
+    /// The columns a rule decides access by, which must name someone: a row whose owner,
+    /// parent or scope is null belongs to nobody, and its create is refused by Row Level
+    /// Security with a message about policies, not about the null.
+    static func ruleColumns(_ table: SchemaFacts.Table) -> [SchemaFinding] {
+        guard let rule = table.rule else { return [] }
+        let names = [rule.column] + (rule.memberColumn.map { [$0] } ?? [])
+        return names.compactMap { name in
+            guard let column = table.column(name), !column.notNull else { return nil }
+            return .init(
+                .warning, "nullable_rule_column", "\(table.name).\(name)",
+                "the table's \(rule.kind) rule decides who reads and writes a row by it, and it may be null: "
+                    + "a row whose \(name) is null belongs to nobody, so every create without one is refused",
+                fix: "ALTER TABLE \(table.name) ALTER COLUMN \(name) SET NOT NULL")
+        }
+    }
+
     /// Columns a client can never set, and the grant that deletes need.
     static func columns(_ table: SchemaFacts.Table, role: String) -> [SchemaFinding] {
         var found: [SchemaFinding] = []
@@ -155,12 +172,22 @@ public enum SchemaCheck {
                         "it is NOT NULL without a default, and no client may set it, so every create fails",
                         fix: "GRANT INSERT (\(column.name)) ON \(table.name) TO \(role), or give it a default"))
             } else if !column.insertable, !column.updatable {
+                // A key names the row's owner or parent: UPDATE on it lets a writer move the row
+                // away (the takeover the guide warns of), so it is offered INSERT alone.
+                let isKey = table.foreignKeys.contains { $0.columns.contains(column.name) }
+                let grant =
+                    isKey
+                    ? "GRANT INSERT (\(column.name)) ON \(table.name) TO \(role) (set on create: UPDATE on a key lets a writer move the row away)"
+                    : "GRANT INSERT (\(column.name)), UPDATE (\(column.name)) ON \(table.name) TO \(role)"
+                let otherwise =
+                    table.rule != nil
+                    ? "declare it in the table's sync rule (read_only => ARRAY['\(column.name)'])"
+                    : "leave it to the database (a default, a trigger)"
                 found.append(
                     .init(
                         .warning, "unwritable_column", object,
                         "no client can write it: it is in neither the INSERT nor the UPDATE grant",
-                        fix: "GRANT INSERT (\(column.name)), UPDATE (\(column.name)) ON \(table.name) TO \(role); or, "
-                            + "if no client should, declare it in the table's sync rule (read_only => ARRAY['\(column.name)'])"))
+                        fix: "\(grant); or, if no client should, \(otherwise)"))
             }
         }
         return found

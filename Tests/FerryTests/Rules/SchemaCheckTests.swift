@@ -60,6 +60,17 @@ import Testing
         ("DROP INDEX app.cards_list_id_rank_id_idx; CREATE INDEX cards_list_idx ON app.cards (list_id)", "unindexed_rank", "app.cards.rank"),
         ("REVOKE UPDATE (is_deleted) ON app.pins FROM ferry_app", "undeletable", "app.pins.is_deleted"),
         ("REVOKE INSERT (color), UPDATE (color) ON app.pins FROM ferry_app", "unwritable_column", "app.pins.color"),
+        ("ALTER TABLE app.comments ALTER COLUMN list_id DROP NOT NULL", "nullable_rule_column", "app.comments.list_id"),
+        (
+            """
+            CREATE TABLE app.logs (id uuid PRIMARY KEY, list_id uuid REFERENCES app.lists, note text);
+            SELECT ferry.enable_sync('app.logs'); CREATE INDEX ON app.logs (list_id);
+            ALTER TABLE app.logs ENABLE ROW LEVEL SECURITY;
+            CREATE POLICY logs_all ON app.logs
+                USING (EXISTS (SELECT 1 FROM app.lists l WHERE l.id = list_id AND l.owner_id = ferry.current_user_id()));
+            GRANT SELECT, INSERT (id, note), UPDATE (note, is_deleted) ON app.logs TO ferry_app
+            """, "unwritable_column", "app.logs.list_id"
+        ),
         (
             """
             CREATE TABLE app.members (id uuid PRIMARY KEY, list_id uuid NOT NULL REFERENCES app.lists,
@@ -154,6 +165,15 @@ import Testing
             if found != nil { caught += 1 }
         }
         #expect(caught >= 8)
+        // An unwritable key is offered INSERT alone (UPDATE on it moves the row away), and a
+        // table without a rule no rule to declare it in.
+        let fix = { (object: String) in
+            findings.first { $0["code"] as? String == "unwritable_column" && $0["object"] as? String == object }?["fix"] as? String ?? ""
+        }
+        #expect(fix("app.pins.color").contains("UPDATE (color)") && fix("app.pins.color").contains("read_only =>"), "\(fix("app.pins.color"))")
+        let key = fix("app.logs.list_id")
+        #expect(key.contains("GRANT INSERT (list_id) ON app.logs") && !key.contains("UPDATE (list_id)"), "\(key)")
+        #expect(!key.contains("sync rule") && key.contains("leave it to the database"), "\(key)")
         print("ferry check: \(caught) of \(Self.planted.count) planted mistakes caught; \(findings.count) findings in all")
         // Only what was planted: the sound tables have nothing to say.
         let objects = Set(findings.compactMap { $0["object"] as? String })
