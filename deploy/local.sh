@@ -7,7 +7,8 @@
 #                             and openapi-spec-validator from PyPI)
 #   deploy/local.sh install build     only what compiling Ferry needs (the Dockerfile's builder stage)
 #   deploy/local.sh install runtime   only what running Ferry needs (the Dockerfile's runtime stage)
-#   deploy/local.sh start     initdb if needed, start both, create roles and the database
+#   deploy/local.sh install services  PostgreSQL, memcached and the build libraries (what start installs)
+#   deploy/local.sh start     install services, initdb if needed, start both, create roles and the database
 #   deploy/local.sh stop      stop both
 #   deploy/local.sh status    say what runs; exit 0 only when both answer
 #   deploy/local.sh env       print the URLs as shell exports (PostgreSQL over 127.0.0.1)
@@ -62,6 +63,16 @@ install() {
     # CCurlFetch, which fetches JWT providers' key sets over HTTPS (and Foundation's networking);
     # ca-certificates: the authorities it verifies a provider's certificate against.
     runtime) apt_install $(missing_packages libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4 ca-certificates) ;;
+    # What `start` needs, and deploy/run.sh's build and demo: the two services and the
+    # libraries Ferry builds against; not the test tools of `all` (a browser, nginx, ...).
+    services)
+      local need=()
+      [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] || need+=(postgresql postgresql-contrib)
+      command -v memcached >/dev/null || need+=(memcached)
+      need+=($(missing_packages libpq-dev libmemcached-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libpq5 libmemcached11 libmemcachedutil2 zlib1g libcurl4))
+      apt_install "${need[@]}"
+      PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
+      ;;
     all)
       local need=()
       [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] || need+=(postgresql postgresql-contrib)
@@ -90,7 +101,7 @@ install() {
           || python3 -m pip install -q --break-system-packages openapi-spec-validator
       fi
       ;;
-    *) echo "usage: $0 install [all|build|runtime]" >&2; exit 2 ;;
+    *) echo "usage: $0 install [all|services|build|runtime]" >&2; exit 2 ;;
   esac
 }
 
@@ -110,7 +121,7 @@ pg_running() { [ -f "$PGDATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$PGD
 mc_running() { [ -f "$LOCAL/mc/memcached.pid" ] && kill -0 "$(cat "$LOCAL/mc/memcached.pid")" 2>/dev/null; }
 
 start() {
-  install all
+  install services
   mkdir -p "$LOCAL" "$SOCK" "$PGDATA" "$LOCAL/mc"
   if [ "$(id -u)" = 0 ]; then
     chown postgres:postgres "$SOCK" "$PGDATA"

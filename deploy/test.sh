@@ -4,6 +4,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+bash deploy/local.sh install   # the test tools too (a browser, nginx, pgbouncer, tmux, ...)
 bash deploy/local.sh start
 eval "$(bash deploy/local.sh env)"
 export FERRY_TEST_OWNER_URL="$FERRY_DATABASE_MIGRATION_URL"
