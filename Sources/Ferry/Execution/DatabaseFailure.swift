@@ -180,6 +180,12 @@ enum BodyFailure {
     /// syntax, a bad Unicode escape, a NUL byte, nesting beyond its stack), else nil.
     static func map(_ error: PostgresError) -> Problem? {
         let state = error.sqlState ?? ""
+        // A JSON number past numeric's range (1e131072) fails the body's own jsonb cast, before
+        // any column: no field to name. (Sent as a string for a numeric column, the same error
+        // comes with the field the misfit question found, and stays a 422.)
+        if state == "22003", error.message == "value overflows numeric format", (error.column ?? "").isEmpty {
+            return Problem(400, .invalidJson, "the body is not valid JSON here: a number is past what PostgreSQL reads (1e131072 and up)")
+        }
         let isBody =
             ["22P05", "22021", "54001"].contains(state)
             || (["22P02", "2202E"].contains(state) && error.message.contains("json"))

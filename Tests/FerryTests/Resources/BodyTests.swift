@@ -87,6 +87,17 @@ extension Resources {
             }
         }
 
+        /// Past numeric's range the body's own jsonb cast fails, before any column: it was a
+        /// 422 naming no field.
+        @Test func aNumberPastNumericsRangeIs400() throws {
+            let me = try ResourceFixture.user()
+            for text in [#"{"title": 1e999999999}"#, #"[{"title": 1e999999999}]"#, #"{"title": "t", "description": -1e200000}"#] {
+                let response = try me.call("POST", "/v1/study_sets", body: Array(text.utf8))
+                #expect(response.status == 400, "\(text): \(response.text)")
+                #expect(response.code == "invalid_json" && response.text.contains("number"), "\(text): \(response.text)")
+            }
+        }
+
         @Test func wrongContentTypeIs415() throws {
             let me = try ResourceFixture.user()
             let response = try me.call("POST", "/v1/study_sets", body: Array("{\"title\":\"t\"}".utf8), headers: [("Content-Type", "text/plain")])
