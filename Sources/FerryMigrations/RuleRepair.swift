@@ -2,7 +2,7 @@ import FerryPostgres
 
 /// What `ferry.refresh_sync_rules()` is about to put back after an app file: a ruled
 /// table the file left unlike its rule (Row Level Security off, a generated policy
-/// dropped, a privilege beyond the rule's). The refresh repairs it silently, so the
+/// dropped, a privilege beyond the rule's or one of the rule's revoked). The refresh repairs it silently, so the
 /// developer would never learn that the file holds a mistake; `ferry migrate` reports
 /// each one as a warning naming the file (issue 48).
 ///
@@ -47,6 +47,18 @@ public struct RuleRepair: Sendable, Equatable {
               FROM (VALUES ('insert'), ('update')) k(kind)
               CROSS JOIN LATERAL jsonb_array_elements_text(ferry.rules_granted(c.oid) -> k.kind) g(col)
              WHERE NOT (ferry.rules_writable(c.oid) -> k.kind) ? g.col
+             GROUP BY k.kind
+            UNION ALL
+            -- A privilege the rule grants, revoked by the file: the refresh grants it again, so
+            -- the file's intent (a column clients must not write) would be lost without a word.
+            -- A column with no privileges of its own yet (attacl null) is new, not revoked.
+            SELECT 6, format('%s (%s) was revoked from ferry_app, which the rule grants (it is granted again; '
+                             || 'to keep clients from writing a column, declare it in the rule: read_only => or fixed =>)',
+                             upper(k.kind), string_agg(quote_ident(g.col), ', '))
+              FROM (VALUES ('insert'), ('update')) k(kind)
+              CROSS JOIN LATERAL jsonb_array_elements_text(ferry.rules_writable(c.oid) -> k.kind) g(col)
+              JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attname = g.col AND a.attacl IS NOT NULL
+             WHERE NOT (ferry.rules_granted(c.oid) -> k.kind) ? g.col
              GROUP BY k.kind
           ) x
          ORDER BY r.table_oid::text, x.n, x.repair
