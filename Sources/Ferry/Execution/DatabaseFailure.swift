@@ -253,12 +253,30 @@ enum ValidationReason {
                 + (names.isEmpty
                     ? "\(resource.name) has no policy for writes"
                     : "no policy of \(resource.name) for writes (\(names.joined(separator: ", "))) lets the caller write it")
+        } else if let resource, reason == "wrong_type", let field = entry["field"] as? String,
+            let expected = resource.column(field).flatMap({ Self.jsonKind($0.kind) })
+        {
+            entry["detail"] = "\(field) takes \(expected): the value sent is another kind of JSON value"
         } else if let resource, reason == "not_granted" {
             entry["detail"] =
                 "the server's database role lacks a grant this write needs on \(resource.name): INSERT on the "
                 + "fields of a create, UPDATE on those of an update, UPDATE (is_deleted) for a delete"
         }
         return entry
+    }
+
+    /// What JSON a column of `kind` takes, as a `wrong_type` detail says it; nil where
+    /// several kinds do (text PostgreSQL parses, any JSON).
+    private static func jsonKind(_ kind: ValueKind) -> String? {
+        switch kind {
+        case .string: "a string"
+        case .uuid: "a string (a uuid)"
+        case .integer: "a whole number"
+        case .number: "a JSON number"
+        case .boolean: "true or false"
+        case .array: "an array"
+        case .any, .scalar: nil
+        }
     }
 
     /// The detail for a create refused because the id was left to a sequence the serve

@@ -84,7 +84,14 @@ extension Resources {
                 let errors = response.object["errors"] as? [[String: Any]] ?? []
                 #expect(errors.first?["field"] as? String == "id", "\(response.text)")
                 #expect(errors.first?["reason"] as? String == "wrong_type", "\(response.text)")
+                #expect(errors.first?["detail"] as? String == "id takes a string (a uuid): the value sent is another kind of JSON value")
             }
+            // wrong_type's detail says what the column takes.
+            let number = try me.call("POST", "/v1/study_sets", json: ["title": 5])
+            let entry = (number.object["errors"] as? [[String: Any]])?.first
+            #expect(
+                entry?["reason"] as? String == "wrong_type" && (entry?["detail"] as? String ?? "").hasPrefix("title takes a string"), "\(number.text)"
+            )
         }
 
         /// Past numeric's range the body's own jsonb cast fails, before any column: it was a
