@@ -44,8 +44,7 @@ struct ServeCommand: ParsableCommand {
         purger.start()
         defer { purger.stop() }
         SignalShutdown.install(for: server, onHangup: { app.reload() })
-        server.waitUntilStopped()
-        logger.info("stopped")
+        server.waitUntilStopped()  // it logs "stopped"
         LogSetup.flush()
     }
 }

@@ -62,9 +62,19 @@ public enum ConfigurationLoader {
         }
     }
 
-    /// Applies `FERRY_<SECTION>_<KEY>` variables. Variables that match no key
-    /// are ignored, since `FERRY_` also prefixes tooling variables.
+    /// Applies `FERRY_<SECTION>_<KEY>` variables. A variable that names a section
+    /// (`FERRY_LISTEN_…`) but no key of it is an error, as an unknown key in a file is:
+    /// `FERRY_LISTEN_PROT` fell back to port 8080 without a word. Others are left
+    /// alone, since `FERRY_` also prefixes tooling variables (`FERRY_PG_PORT`, `FERRY_TEST_…`).
     static func applyEnvironment(_ environment: [String: String], to config: inout FerryConfiguration) throws(ConfigurationError) {
+        let known = Set(ConfigurationKey.all.map(\.environmentVariable))
+        let sections = Set(ConfigurationKey.all.map { "FERRY_" + ($0.name.split(separator: ".").first ?? "").uppercased() + "_" })
+        for variable in environment.keys.sorted() where variable.hasPrefix("FERRY_") && !known.contains(variable) {
+            guard let section = sections.first(where: { variable.uppercased().hasPrefix($0) }) else { continue }
+            let near = known.filter { $0.hasPrefix(section) }.min { EditDistance.between($0, variable) < EditDistance.between($1, variable) }
+            let hint = near.flatMap { EditDistance.between($0, variable) <= 3 ? "; did you mean \($0)?" : nil } ?? ""
+            throw ConfigurationError(key: variable, reason: "no configuration key is set by this variable\(hint)")
+        }
         for key in ConfigurationKey.all {
             let variable = key.environmentVariable
             guard let raw = environment[variable] else { continue }
@@ -81,7 +91,9 @@ public enum ConfigurationLoader {
             throw ConfigurationError(key: "paging.default_limit", reason: "must not exceed paging.max_limit")
         }
         for server in config.memcached.servers where MemcachedAddress(server) == nil {
-            throw ConfigurationError(key: "memcached.servers", reason: "\"\(server)\" is not host:port")
+            throw ConfigurationError(
+                key: "memcached.servers", reason: "\"\(server)\" is not host:port (a hostname, an IPv4 address or [an IPv6 one]; one server an entry)"
+            )
         }
         if !config.auth.builtinTokens, config.auth.jwtProviders.isEmpty {
             throw ConfigurationError(key: "auth.builtin_tokens", reason: "false needs at least one provider in auth.jwt_providers")
@@ -134,6 +146,15 @@ struct MemcachedAddress {
         else { return nil }
         host = String(text[..<colon])
         self.port = port
-        if host.isEmpty { return nil }
+        // A hostname or IPv4 address, or an IPv6 one in brackets: anything else ("a:1;b:2",
+        // "memcached://h:1", a space) passed here and failed at start with libmemcached's
+        // words about IPv6.
+        let name = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-".unicodeScalars)
+        let v6 = Set("0123456789abcdefABCDEF:.".unicodeScalars)
+        if host.hasPrefix("["), host.hasSuffix("]"), host.count > 2 {
+            guard host.dropFirst().dropLast().unicodeScalars.allSatisfy(v6.contains) else { return nil }
+        } else if host.isEmpty || !host.unicodeScalars.allSatisfy(name.contains) {
+            return nil
+        }
     }
 }

@@ -32,6 +32,12 @@ public struct Problem: Error, Sendable {
     }
 }
 
+extension Problem: CustomStringConvertible {
+    /// `503 unavailable: the database is unavailable`, as a log line shows it (the
+    /// synthesized form dumped every member's type).
+    public var description: String { "\(status) \(code.rawValue)\(detail.map { ": \($0)" } ?? "")" }
+}
+
 extension Problem {
     /// 401 with `WWW-Authenticate: Bearer`, the same for every kind of bad token.
     public static func unauthorized(_ detail: String = "a valid bearer token is required") -> Problem {

@@ -6,7 +6,9 @@ import Glibc
 extension EventLoop {
     /// Accepts what is pending (bounded, for fairness with existing connections).
     func acceptConnections() {
-        guard !stopping else { return }
+        // shuttingDown: the listener may be shut down before this loop has read its
+        // .shutdown message (its accept would fail with EINVAL).
+        guard !stopping, !shared.shuttingDown.load(ordering: .relaxed) else { return }
         for _ in 0..<64 {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

@@ -92,6 +92,12 @@ public final class HTTPServer: Sendable {
         guard let shared, !shared.shuttingDown.exchange(true, ordering: .relaxed) else { return }
         logger.info("shutting down: finishing in-flight requests")
         for loop in loops { loop.post(.shutdown) }
+        // Stop listening now, not when the drain ends: the kernel would otherwise go on
+        // completing handshakes into the backlog, and those clients would wait out the
+        // grace period and then be reset. Refused at once, a balancer tries another
+        // instance. shutdown, not close: the descriptor's number stays taken until the
+        // loops have dropped it from their epoll sets (waitUntilStopped closes it).
+        Glibc.shutdown(shared.listenerFD, Int32(SHUT_RDWR))
     }
 
     /// Starts if needed and blocks until the server has shut down.

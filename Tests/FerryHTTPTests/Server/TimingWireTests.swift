@@ -105,6 +105,9 @@ struct TimingWireTests {
         let start = MonotonicClock.now()
         // Begun here, on this thread, so it surely precedes the handler's end.
         server.beginShutdown()
+        // New connections are refused at once (a balancer moves on), not queued in the
+        // backlog until the drain ends and then reset.
+        #expect(throws: (any Error).self) { _ = try TestHTTPClient(connectingTo: port, timeout: 1) }
         let stopped = Background<Double> {
             server.waitUntilStopped()
             return MonotonicClock.now()

@@ -49,6 +49,10 @@ import Testing
         (#"{"listen": 5}"#, "listen", "expected an object"),
         (#"{"logging": {"format": "xml"}}"#, "logging.format", "one of"),
         (#"{"memcached": {"servers": ["nohost"]}}"#, "memcached.servers", "host:port"),
+        (#"{"memcached": {"servers": ["127.0.0.1:11480;127.0.0.1:11481"]}}"#, "memcached.servers", "host:port"),
+        (#"{"memcached": {"servers": ["a:1 b:2"]}}"#, "memcached.servers", "host:port"),
+        (#"{"memcached": {"servers": ["memcached://127.0.0.1:11480"]}}"#, "memcached.servers", "host:port"),
+        (#"{"memcached": {"servers": ["::1:11211"]}}"#, "memcached.servers", "host:port"),
         (#"{"memcached": {"servers": [1]}}"#, "memcached.servers", "list of strings"),
         (#"{"paging": {"default_limit": 500, "max_limit": 100}}"#, "paging.default_limit", "max_limit"),
         (#"[1]"#, "test.json", "object"),
@@ -70,6 +74,24 @@ import Testing
         }
         let error = ConfigurationError(key: "listen.port", reason: "expected an integer", file: "/etc/ferry.json")
         #expect(error.description == "configuration error: /etc/ferry.json: listen.port: expected an integer")
+    }
+
+    /// A variable of a section that sets no key was ignored: FERRY_LISTEN_PROT served on 8080.
+    @Test func aMistypedVariableOfASectionNamesItAndTheKeyMeant() {
+        for (variable, meant) in [
+            ("FERRY_LISTEN_PROT", "FERRY_LISTEN_PORT"), ("FERRY_MEMCACHED_SERVER", "FERRY_MEMCACHED_SERVERS"),
+            ("FERRY_DATABASE_URl", "FERRY_DATABASE_URL"),
+        ] {
+            do {
+                _ = try load("{}", env: [variable: "x"])
+                Issue.record("accepted \(variable)")
+            } catch {
+                #expect(error.key == variable && error.reason.contains("did you mean \(meant)?"), "\(error)")
+            }
+        }
+        // Tooling variables of no section stay out of it; every key's own variable is read.
+        #expect(throws: Never.self) { _ = try load("{}", env: ["FERRY_PG_PORT": "54329", "FERRY_TEST_OWNER_URL": "x", "FERRY_LISTEN_PORT": "9"]) }
+        #expect((try? load("{}", env: ["FERRY_MEMCACHED_SERVERS": "[::1]:11211,cache-1.internal:11211"]))?.memcached.servers.count == 2)
     }
 
     @Test func badEnvironmentValueNamesTheVariable() {

@@ -169,8 +169,8 @@ import Testing
             rate = ((try? JSONSerialization.jsonObject(with: Data(latest.utf8))) as? [Any])?.first as? Double ?? 0
         }
         #expect(rate > 0, "the requests chart never rose")
-        // For the documentation's screenshot, a longer run: FERRY_CONSOLE_HEALTH_SAMPLES=20.
-        let wanted = Int(ProcessInfo.processInfo.environment["FERRY_CONSOLE_HEALTH_SAMPLES"] ?? "") ?? 0
+        // For the documentation's screenshot, a longer run: FERRY_TEST_CONSOLE_HEALTH_SAMPLES=20.
+        let wanted = Int(ProcessInfo.processInfo.environment["FERRY_TEST_CONSOLE_HEALTH_SAMPLES"] ?? "") ?? 0
         while (try browser.chromium.evaluate("Number(document.querySelector('#chart-requests').dataset.samples)") as? Int ?? 0) < wanted {
             for index in 0..<Int.random(in: 5...60) {
                 _ = try client.request(
