@@ -22,8 +22,8 @@ struct ServeCommand: ParsableCommand {
         let config = try options.load()
         LogSetup.bootstrap(config.logging)
         let logger = Logger(label: "ferry")
-        guard ServeSchemaCheck.allowsStart(config, logger: logger) else {
-            logger.critical("cannot start: ferry check found errors in the schema, and database.schema_check is refuse")
+        if let refusal = ServeSchemaCheck.refusal(config, logger: logger) {
+            logger.critical("cannot start: \(refusal)")
             LogSetup.flush()
             throw ExitCode.failure
         }
@@ -37,7 +37,15 @@ struct ServeCommand: ParsableCommand {
         }
         defer { app.close() }
         let server = app.makeServer()
-        try server.start()
+        do {
+            try server.start()
+        } catch {
+            // Through the log, as every other reason not to start (a JSON log reads it too),
+            // naming the setting that moves it.
+            logger.critical("cannot start: \(error); listen.host and listen.port (FERRY_LISTEN_HOST, FERRY_LISTEN_PORT) choose another")
+            LogSetup.flush()
+            throw ExitCode.failure
+        }
         let purger = TombstonePurger(
             pool: app.pool, retentionDays: config.tombstones.retentionDays,
             intervalSeconds: Double(config.tombstones.purgeIntervalSeconds), logger: logger)

@@ -32,7 +32,7 @@ extension ConfigurationKey {
             "Let PostgreSQL JIT-compile Ferry's statements (off: sync pages would pay compilation on every request)."),
         .string(
             "database.schema_check", \.database.schemaCheck, oneOf: ["warn", "refuse", "off"],
-            "What `ferry serve` does with `ferry check`'s findings at start: warn logs each one; refuse also exits 1 on an error (a leak, a write that always fails); off skips the check."
+            "What `ferry serve` does with `ferry check`'s findings at start: warn logs each one (and exits 1 only when Row Level Security does not hold the serve role: every user would read every row); refuse also exits 1 on any error (a leak, a write that always fails); off skips the check."
         ),
 
         .list(

@@ -36,6 +36,33 @@ import Glibc
         return (process, client)
     }
 
+    /// Served as the owner, Row Level Security holds no one: it started, logged the
+    /// findings, and served every user every row. It refuses now, naming the fix.
+    @Test func servingAsTheTablesOwnerIsRefused() throws {
+        let database = try ScratchDatabase(prefix: "ferry_serve", app: .study)
+        defer { database.drop() }
+        let process = Process()
+        process.executableURL = try FerryProcess.binary
+        process.arguments = ["serve"]
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
+        env["FERRY_DATABASE_URL"] = database.ownerURL
+        env["FERRY_LISTEN_PORT"] = String(FreePort.next())
+        process.environment = env
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // A server that does start would keep the pipe open: stopped, so the test fails rather than hangs.
+        let guardStop = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: guardStop)
+        defer { guardStop.cancel() }
+        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1, "\(log)")
+        #expect(log.contains("cannot start: the serve role (database.url's) is not held by Row Level Security"), "\(log)")
+        #expect(!log.contains("listening on"), "\(log)")
+    }
+
     @Test func reloadsOnSIGHUPAndStopsOnSIGTERM() throws {
         let database = try ScratchDatabase()
         defer { database.drop() }
