@@ -114,7 +114,10 @@ async function userRows(id, resource, token, page) {
     show(box, h('h3', null, `${resource} as ${data.user.name} reads them (${data.request}: ${data.status})`),
       data.status >= 400 ? h('pre', null, JSON.stringify(body, null, 2))
         : rows.length ? table(columns, rows.map((row) => ({ class: row.is_deleted ? 'deleted' : null,
-          cells: columns.map((column) => ({ text: cellText(row[column]), class: 'cell', title: cellText(row[column]) })) })), { id: 'user-rows-table' })
+          cells: columns.map((column) => column === 'last_modified' && typeof row[column] === 'number'
+            // A time for people (CONSOLE.md), the stored milliseconds in its tooltip, as the rows view shows it.
+            ? { text: time(row[column]), class: 'cell', title: `${row[column]} ms since 1970` }
+            : { text: cellText(row[column]), class: 'cell', title: cellText(row[column]) }) })), { id: 'user-rows-table' })
           : h('p', { class: 'muted' }, 'Nothing.'),
       paging.token && paging.page < paging.pages ? h('a', {
         href: `#/users/${encodeURIComponent(id)}${query({ rows: resource, paging_token: paging.token, page: paging.page + 1 })}`,

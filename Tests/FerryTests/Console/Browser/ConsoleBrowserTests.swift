@@ -109,6 +109,17 @@ import Testing
         // hank may read nothing of the set any more.
         #expect(try browser.chromium.text("#readable tr[data-resource='terms']").contains("0"))
         try browser.finish("see-as-user")
+
+        // The owner's rows as they read them: last_modified a time for people, as CONSOLE.md
+        // says (it showed the stored milliseconds).
+        try browser.go(story, "#/users/\(story.owner.id)?rows=study_sets")
+        try browser.chromium.waitFor("document.querySelector('#user-rows-table tbody tr')", "the owner's sets")
+        let headers = try browser.chromium.evaluate("[...document.querySelectorAll('#user-rows-table th')].map(t => t.innerText)") as? [String] ?? []
+        let column = try #require(headers.firstIndex { $0.lowercased().contains("last_modified") }, "\(headers)")
+        let cell =
+            try browser.chromium.evaluate(
+                "document.querySelectorAll('#user-rows-table tbody tr')[0].children[\(column)].innerText") as? String ?? ""
+        #expect(cell.range(of: #"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z$"#, options: .regularExpression) != nil, "\(cell)")
     }
 
     /// "See as a user" for a subscription: the stream picked, the id typed; the set's owner
