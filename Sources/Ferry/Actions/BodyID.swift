@@ -1,3 +1,5 @@
+import FerryHTTP
+
 /// Whether a single PUT or PATCH body's `id` names another row than its path.
 ///
 /// The path names the row, and the statement reads its id from there: an `id` in the
@@ -19,6 +21,26 @@ enum BodyID {
         case .integer: return Int64(text) != Int64(pathID)
         default: return text != pathID
         }
+    }
+
+    /// The 422 a single write answers with it: one `errors` entry, as any refused field's.
+    static func mismatch(pathID: String) -> Problem {
+        let status = 422, index = 0  // the one item of a single write
+        return Problem(
+            status, .validationFailed, "the body does not fit the resource",
+            extra: [
+                (
+                    "errors",
+                    .array([
+                        .object([
+                            ("index", .int(index)), ("id", .string(pathID)), ("status", .int(status)),
+                            ("code", .string(ProblemCode.validationFailed.rawValue)), ("field", .string("id")),
+                            ("reason", .string("id_mismatch")),
+                            ("detail", .string("the body's id is not the path's: a row's id never changes")),
+                        ])
+                    ])
+                )
+            ])
     }
 
     /// A UUID's 32 hex digits, lower-cased, or the text as it is when it is no UUID.

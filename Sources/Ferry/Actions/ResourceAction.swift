@@ -128,11 +128,7 @@ struct ResourceAction: Sendable {
             let body = try WriteItems(request, maxItems: 1, allowObject: true, allowArray: false)
             let members = ObjectMembers(request.body)
             if let members, BodyID.differs(members, in: request.body, pathID: pathID, kind: resource.idKind) {
-                return action(
-                    .refused(
-                        WriteFailure.problem(
-                            [["index": 0, "id": pathID, "status": 422, "code": "validation_failed", "field": "id", "reason": "id_mismatch"]],
-                            single: true, resource: resource)))
+                return action(.refused(BodyID.mismatch(pathID: pathID)))
             }
             let prechecked = members.map { FieldPrecheck(resource: resource, mode: mode).passes($0, in: request.body) } ?? false
             let base = prechecked ? members.map { BaseRevision($0, in: request.body) } ?? .unread : .unread

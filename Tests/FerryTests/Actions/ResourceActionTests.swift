@@ -72,17 +72,22 @@ import Testing
         #expect(array.items == #"[{"title": "a"}, {"title": "b"}]"#)
     }
 
-    /// A single object is wrapped as it is copied; bytes that are not UTF-8 are
-    /// repaired exactly as `String(decoding:)` repairs an array body's.
-    @Test func aSingleObjectIsWrappedWithItsBytesRepairedAsUTF8() throws {
+    /// A single object is wrapped as it is copied, byte for byte (multi-byte UTF-8 included);
+    /// bytes that are not UTF-8 are refused, not repaired: a row would keep text the client
+    /// never sent (`BodyScan`).
+    @Test func aSingleObjectIsWrappedAsSentAndIllFormedUTF8IsRefused() throws {
         var request = F.request("POST", "/v1/sets", body: "")
-        request.body = Array(#"{"title": "a"#.utf8) + [0xFF, 0xC3] + Array(#""}"#.utf8)
+        request.body = Array(#"{"title": "á €😀"}"#.utf8)
         let action = try ResourceAction.parse(
             request, route: .create, parameters: RouteParameters([("resource", "sets")]),
             catalog: F.catalog, limits: F.limits)
         guard case .create(let items) = action.kind else { Issue.record("\(action.kind)"); return }
-        #expect(items.items == "[" + String(decoding: request.body, as: UTF8.self) + "]")
-        #expect(items.items.contains("\u{FFFD}"))
+        #expect(Array(items.items.utf8) == [UInt8(ascii: "[")] + request.body + [UInt8(ascii: "]")])
+        request.body = Array(#"{"title": "a"#.utf8) + [0xFF, 0xC3] + Array(#""}"#.utf8)
+        #expect(throws: Problem.self) {
+            _ = try ResourceAction.parse(
+                request, route: .create, parameters: RouteParameters([("resource", "sets")]), catalog: F.catalog, limits: F.limits)
+        }
     }
 
     @Test func bulkPatchAndBulkDeleteTakeArrays() throws {
