@@ -40,9 +40,11 @@ struct ServeCommand: ParsableCommand {
         do {
             try server.start()
         } catch {
-            // Through the log, as every other reason not to start (a JSON log reads it too),
-            // naming the setting that moves it.
-            logger.critical("cannot start: \(error); listen.host and listen.port (FERRY_LISTEN_HOST, FERRY_LISTEN_PORT) choose another")
+            // Through the log, as every other reason not to start (a JSON log reads it too); a
+            // bind's failure (the port taken, or not ours to use) names the settings that move it.
+            let text = "\(error)"
+            let hint = text.hasPrefix("bind(") ? "; listen.host and listen.port (FERRY_LISTEN_HOST, FERRY_LISTEN_PORT) choose another" : ""
+            logger.critical("cannot start: \(text)\(hint)")
             LogSetup.flush()
             throw ExitCode.failure
         }

@@ -148,9 +148,10 @@ struct MemcachedAddress {
         self.port = port
         // A hostname or IPv4 address, or an IPv6 one in brackets: anything else ("a:1;b:2",
         // "memcached://h:1", a space) passed here and failed at start with libmemcached's
-        // words about IPv6.
-        let name = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-".unicodeScalars)
-        let v6 = Set("0123456789abcdefABCDEF:.".unicodeScalars)
+        // words about IPv6. `_` stays: container names (ferry_memcached_1) resolve with it;
+        // `%` too, for a scoped IPv6 address ([fe80::1%eth0]).
+        let name = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_".unicodeScalars)
+        let v6 = Set("0123456789abcdefABCDEF:.%abcdefghijklmnopqrstuvwxyz".unicodeScalars)
         if host.hasPrefix("["), host.hasSuffix("]"), host.count > 2 {
             guard host.dropFirst().dropLast().unicodeScalars.allSatisfy(v6.contains) else { return nil }
         } else if host.isEmpty || !host.unicodeScalars.allSatisfy(name.contains) {

@@ -24,6 +24,8 @@ extension EventLoop {
                     return
                 case EINTR, ECONNABORTED, EPROTO, EPERM:
                     continue
+                case EINVAL where shared.shuttingDown.load(ordering: .relaxed):
+                    return  // the listener was shut down while this batch ran: SIGTERM, not a fault
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     if shared.descriptors.shouldWarn(now: now) {
                         shared.logger.error("accept: out of file descriptors; refusing new connections until some close")

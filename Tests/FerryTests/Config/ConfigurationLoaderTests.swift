@@ -91,7 +91,9 @@ import Testing
         }
         // Tooling variables of no section stay out of it; every key's own variable is read.
         #expect(throws: Never.self) { _ = try load("{}", env: ["FERRY_PG_PORT": "54329", "FERRY_TEST_OWNER_URL": "x", "FERRY_LISTEN_PORT": "9"]) }
-        #expect((try? load("{}", env: ["FERRY_MEMCACHED_SERVERS": "[::1]:11211,cache-1.internal:11211"]))?.memcached.servers.count == 2)
+        #expect(
+            (try? load("{}", env: ["FERRY_MEMCACHED_SERVERS": "[::1]:11211,cache-1.internal:11211,ferry_memcached_1:11211,[fe80::1%eth0]:11211"]))?
+                .memcached.servers.count == 4)
     }
 
     @Test func badEnvironmentValueNamesTheVariable() {
