@@ -30,7 +30,7 @@ package struct IndexQuery: Sendable {
             }
             switch name {
             case "modified_since":
-                guard value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let ms = Int64(value) else {
+                guard let ms = QueryInteger.parse64(value) else {
                     throw Self.invalid("modified_since must be a non-negative integer (ms)")
                 }
                 modifiedSince = ms
