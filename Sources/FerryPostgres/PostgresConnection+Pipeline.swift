@@ -30,9 +30,8 @@ extension PostgresConnection {
     /// nothing is committed, and the error carries `statementIndex`. The connection always
     /// ends idle, outside any transaction and out of pipeline mode.
     ///
-    /// Limitation: the connection stays in blocking mode, so a pipeline whose unsent
-    /// parameters and unread results both exceed the socket buffers (megabytes) could stall;
-    /// keep pipelines to request-sized work.
+    /// Each result is waited for within `answerTimeout`; a server that does not answer in
+    /// time leaves the connection broken and the call throws `.connection`.
     public func pipeline(_ statements: [PostgresStatement], transaction: Bool = true) throws(PostgresError) -> [PostgresResult] {
         let handle = try liveHandle()
         guard !statements.isEmpty else { return [] }
@@ -124,7 +123,12 @@ extension PostgresConnection {
             if firstError == nil || (error.kind == .connection && firstError?.kind != .connection) { firstError = error }
         }
         for slot in slots {
-            guard let result = PQgetResult(handle) else {
+            let next: OpaquePointer?
+            do throws(PostgresError) { next = try nextResult(handle) } catch {
+                record(error, slot)
+                return (results, firstError)
+            }
+            guard let result = next else {
                 record(PostgresError.from(connection: handle, fallback: "pipeline ended early"), slot)
                 sawFatalError = true
                 return (results, firstError)
@@ -153,6 +157,7 @@ extension PostgresConnection {
                 return (results, firstError)
             }
             // Each command's results end with a NULL; anything else before it is unexpected.
+            // (No wait: after a result the NULL that ends it is already at hand.)
             while let extra = PQgetResult(handle) {
                 PQclear(extra)
                 record(PostgresError(kind: .protocolError, message: "more than one result for a pipelined statement"), slot)
@@ -165,7 +170,12 @@ extension PostgresConnection {
     /// Consumes the PGRES_PIPELINE_SYNC result and exits pipeline mode; marks the connection
     /// broken if libpq will not let it go.
     private func finishSync(_ handle: OpaquePointer, record: (PostgresError) -> Void) {
-        guard var sync = PQgetResult(handle) else {
+        let first: OpaquePointer?
+        do throws(PostgresError) { first = try nextResult(handle) } catch {
+            record(error)
+            return
+        }
+        guard var sync = first else {
             sawFatalError = true
             record(PostgresError.from(connection: handle, fallback: "missing pipeline sync result"))
             return
@@ -176,7 +186,15 @@ extension PostgresConnection {
             do throws(PostgresError) { _ = try outcome(of: sync) } catch { record(error) }
             PQclear(sync)
             // The error ends with a NULL, like any command's results; then comes the sync.
-            guard let next = PQgetResult(handle) ?? PQgetResult(handle) else {
+            var following: OpaquePointer?
+            do throws(PostgresError) {
+                following = try nextResult(handle)
+                if following == nil { following = try nextResult(handle) }
+            } catch {
+                record(error)
+                return
+            }
+            guard let next = following else {
                 sawFatalError = true
                 record(PostgresError.from(connection: handle, fallback: "missing pipeline sync result"))
                 return

@@ -12,17 +12,18 @@ extension PostgresConnection {
         let handle = try liveHandle()
         try checkParameters(params)
         let count = Int32(params.count)
-        let result: OpaquePointer?
+        let sent: Int32
         if let name = try preparedName(for: sql, parameterCount: count, handle: handle) {
-            result = withCStringArray(params) { values in
-                name.withCString { PQexecPrepared(handle, $0, count, values, nil, nil, 0) }
+            sent = withCStringArray(params) { values in
+                name.withCString { PQsendQueryPrepared(handle, $0, count, values, nil, nil, 0) }
             }
         } else {
-            result = withCStringArray(params) { values in
-                sql.withCString { PQexecParams(handle, $0, count, nil, values, nil, nil, 0) }
+            sent = withCStringArray(params) { values in
+                sql.withCString { PQsendQueryParams(handle, $0, count, nil, values, nil, nil, 0) }
             }
         }
-        return try consume(result)
+        guard sent == 1 else { throw noting(PostgresError.from(connection: handle, fallback: "libpq refused to send the statement")) }
+        return try collectResults(handle)
     }
 
     /// Runs a script of any number of `;`-separated statements through the simple protocol,
@@ -33,6 +34,9 @@ extension PostgresConnection {
     ///   whole script.
     public func execute(_ script: String) throws(PostgresError) {
         let handle = try liveHandle()
-        _ = try consume(PQexec(handle, script))
+        guard PQsendQuery(handle, script) == 1 else {
+            throw noting(PostgresError.from(connection: handle, fallback: "libpq refused to send the script"))
+        }
+        _ = try collectResults(handle)
     }
 }

@@ -13,7 +13,8 @@ import Darwin
 #endif
 import CLibPQ
 
-/// One libpq connection to PostgreSQL, using blocking calls.
+/// One libpq connection to PostgreSQL. Each call returns when the server has answered;
+/// the waiting is bounded by `answerTimeout` (PostgresConnection+Waiting.swift).
 ///
 /// Not `Sendable`: a connection belongs to one thread at a time. `PostgresPool` hands
 /// connections to worker threads one borrower at a time. Never call it from an event-loop
@@ -29,6 +30,12 @@ public final class PostgresConnection {
     var preparedNames: [PreparedStatementKey: String] = [:]
     /// When the connection was last returned to a pool (for idle liveness checks).
     var idleSince: ContinuousClock.Instant = .now
+    /// How long one call waits for each answer from the server (a result, or room to send
+    /// more) before it gives the server up: the connection is then broken and the call
+    /// throws `.connection`. nil waits without limit. Set it above any `statement_timeout`,
+    /// so that a slow statement is ended by the server, and only a server that is frozen or
+    /// cut off is given up here.
+    public var answerTimeout: Duration?
 
     /// The most statements cached per connection; beyond it statements run unnamed.
     static let preparedStatementLimit = 512
@@ -40,7 +47,7 @@ public final class PostgresConnection {
     ///
     /// - Parameters:
     ///   - url: a `postgresql://` URL (multi-host URLs included) or a `key=value` conninfo
-    ///     string, passed to libpq untouched. `connect_timeout` defaults to 5 seconds
+    ///     string, passed to libpq untouched. `connect_timeout` is `connectTimeoutSeconds`
     ///     unless the string sets it.
     ///   - applicationName: the `application_name` the session reports (in `pg_stat_activity`
     ///     and the server's logs) unless the string sets one; nil leaves it to libpq
@@ -48,12 +55,16 @@ public final class PostgresConnection {
     ///   - preparedStatements: prepare each distinct SQL text once per connection and then
     ///     execute it by name. Off by default, because PgBouncer in transaction mode cannot
     ///     follow named statements across server connections.
+    ///   - connectTimeoutSeconds: how long connecting may take (libpq's `connect_timeout`,
+    ///     per host) unless the string sets it.
     /// - Throws: `PostgresError` of kind `.connection` with libpq's message.
-    public init(url: String, applicationName: String? = nil, preparedStatements: Bool = false) throws(PostgresError) {
+    public init(
+        url: String, applicationName: String? = nil, preparedStatements: Bool = false, connectTimeoutSeconds: Int = 5
+    ) throws(PostgresError) {
         usesPreparedStatements = preparedStatements
         // Entries before "dbname" are defaults that the expanded URL/conninfo may override.
         var keywords: [String?] = ["connect_timeout"]
-        var values: [String?] = ["5"]
+        var values: [String?] = [String(max(1, connectTimeoutSeconds))]
         if let applicationName {
             keywords.append("application_name")
             values.append(applicationName)
@@ -72,6 +83,14 @@ public final class PostgresConnection {
             throw PostgresError(kind: .connection, message: error.message)
         }
         handle = connection
+        // Sends never block inside libpq: a full socket buffer is waited out in
+        // `awaitResult`, within `answerTimeout`.
+        guard PQsetnonblocking(connection, 1) == 0 else {
+            let error = PostgresError.from(connection: connection, fallback: "could not make the connection non-blocking")
+            PQfinish(connection)
+            handle = nil
+            throw PostgresError(kind: .connection, message: error.message)
+        }
         // libpq prints notices (e.g. "relation already exists, skipping") to stderr by default;
         // drop them, but notice a FATAL the server sent while the session sat idle (libpq
         // routes those through the notice path), because the session is then gone.
@@ -186,7 +205,10 @@ extension PostgresConnection {
         if let name = preparedNames[key] { return name }
         guard preparedNames.count < Self.preparedStatementLimit else { return nil }
         let name = Self.statementName(preparedNames.count)
-        _ = try consume(PQprepare(handle, name, sql, parameterCount, nil))
+        guard PQsendPrepare(handle, name, sql, parameterCount, nil) == 1 else {
+            throw noting(PostgresError.from(connection: handle, fallback: "libpq refused to send a statement"))
+        }
+        _ = try collectResults(handle)
         preparedNames[key] = name
         return name
     }

@@ -24,6 +24,9 @@ public final class PostgresPool: Sendable {
     /// `statement_timeout` set on each new connection, in milliseconds; nil leaves the
     /// server default.
     public let statementTimeoutMs: Int?
+    /// Each connection's `answerTimeout`: how long a call waits for the server to answer
+    /// before the connection is given up; nil waits without limit.
+    public let answerTimeout: Duration?
     /// Whether connections cache named prepared statements (see `PostgresConnection.init`).
     public let preparedStatements: Bool
     /// The `application_name` of the pool's sessions, unless the URL sets one; nil for libpq's default.
@@ -45,6 +48,8 @@ public final class PostgresPool: Sendable {
     ///   - acquireTimeout: how long a borrower waits when every connection is busy.
     ///   - statementTimeoutMs: applied with `SET statement_timeout` after connecting (a SET
     ///     rather than startup `options`, which PgBouncer rejects).
+    ///   - answerTimeout: each connection's `answerTimeout` (keep it above
+    ///     `statementTimeoutMs`, so that only a frozen or unreachable server meets it).
     ///   - preparedStatements: cache named prepared statements per connection.
     ///   - applicationName: the `application_name` each session reports unless `url` sets one.
     ///   - reconnectBackoff: fail-fast window after a failed connection attempt.
@@ -53,6 +58,7 @@ public final class PostgresPool: Sendable {
     ///     if it throws, the connection is closed and the borrower gets the error.
     public init(
         url: String, size: Int, acquireTimeout: Duration, statementTimeoutMs: Int?,
+        answerTimeout: Duration? = nil,
         preparedStatements: Bool = false,
         applicationName: String? = nil,
         reconnectBackoff: Duration = .milliseconds(250),
@@ -63,6 +69,7 @@ public final class PostgresPool: Sendable {
         self.size = max(1, size)
         self.acquireTimeout = acquireTimeout
         self.statementTimeoutMs = statementTimeoutMs
+        self.answerTimeout = answerTimeout
         self.preparedStatements = preparedStatements
         self.applicationName = applicationName
         self.reconnectBackoff = reconnectBackoff
@@ -81,11 +88,14 @@ public final class PostgresPool: Sendable {
     /// open it is rolled back; a connection that broke during `body` is discarded and
     /// replaced lazily. Statements are never retried here: the caller decides.
     ///
+    /// - Parameter answerLimit: a tighter `answerTimeout` for this borrower, the idle
+    ///   connection's liveness check included (a health probe that must answer before its
+    ///   checker gives up); nil keeps the pool's.
     /// - Throws: `PostgresError` `.poolTimeout` when no connection frees up within
     ///   `acquireTimeout`; `.connection` when PostgreSQL cannot be reached; whatever
     ///   `body` or `onConnect` throws.
-    public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        guard let connection = try acquire(waiting: true) else {
+    public func withConnection<T>(answerLimit: Duration? = nil, _ body: (PostgresConnection) throws -> T) throws -> T {
+        guard let connection = try acquire(waiting: true, answerLimit: answerLimit) else {
             throw PostgresError(kind: .poolTimeout, message: "no database connection became free")
         }
         defer { release(connection) }
@@ -190,14 +200,16 @@ extension PostgresPool {
     }
 
     /// Takes an idle connection or opens one, waiting for a free slot when needed and
-    /// `waiting`; nil when every slot is in use and not `waiting`.
-    func acquire(waiting: Bool) throws -> PostgresConnection? {
+    /// `waiting`; nil when every slot is in use and not `waiting`. `answerLimit` tightens
+    /// the connection's `answerTimeout` until it is released.
+    func acquire(waiting: Bool, answerLimit: Duration? = nil) throws -> PostgresConnection? {
         let deadline = LockDeadline(after: acquireTimeout)
         while true {
             switch try claim(until: deadline, waiting: waiting) {
             case .busy:
                 return nil
             case .reuse(let connection):
+                connection.answerTimeout = Self.tighter(answerTimeout, answerLimit)
                 if connection.isUsableAfterIdle(roundTripAfter: idleCheckAfter) { return connection }
                 // Found dead before any statement was sent: safe to drop and try again.
                 connection.close()
@@ -209,7 +221,9 @@ extension PostgresPool {
                 lock.signal()
             case .open:
                 do {
-                    return try openConnection()
+                    let connection = try openConnection(answerLimit: answerLimit)
+                    connection.answerTimeout = Self.tighter(answerTimeout, answerLimit)
+                    return connection
                 } catch {
                     let othersOpen = lock.withLock { state in
                         state.open -= 1
@@ -267,10 +281,15 @@ extension PostgresPool {
         }
     }
 
-    /// Opens and prepares a new connection (outside the lock).
-    private func openConnection() throws -> PostgresConnection {
+    /// Opens and prepares a new connection (outside the lock). Under a borrower's
+    /// `answerLimit`, connecting may take no longer than that either (whole seconds, as
+    /// libpq counts them).
+    private func openConnection(answerLimit: Duration?) throws -> PostgresConnection {
+        let connectSeconds = answerLimit.map { Int(($0 + .milliseconds(999)).components.seconds) } ?? 5
         let connection = try PostgresConnection(
-            url: url, applicationName: applicationName, preparedStatements: preparedStatements)
+            url: url, applicationName: applicationName, preparedStatements: preparedStatements,
+            connectTimeoutSeconds: min(5, connectSeconds))
+        connection.answerTimeout = answerTimeout
         do {
             if let statementTimeoutMs {
                 try connection.execute("SET statement_timeout = \(max(0, statementTimeoutMs))")
@@ -283,8 +302,17 @@ extension PostgresPool {
         return connection
     }
 
+    /// The shorter of two limits, nil (none) only when both are.
+    static func tighter(_ one: Duration?, _ other: Duration?) -> Duration? {
+        guard let one else { return other }
+        guard let other else { return one }
+        return min(one, other)
+    }
+
     /// Takes a connection back, keeping it only if it is clean and healthy.
     func release(_ connection: PostgresConnection) {
+        // A borrower's tighter limit (`answerLimit`) ends with its borrowing.
+        connection.answerTimeout = answerTimeout
         let healthy = connection.resetForReuse()
         let keep = lock.withLock { state in
             state.inUse -= 1

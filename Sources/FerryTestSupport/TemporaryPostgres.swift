@@ -119,8 +119,39 @@ public final class TemporaryPostgres: Sendable {
         try spawn(["/bin/cp", "-a", directory + "/" + name, dataDirectory], output: directory + "/restore.out")
     }
 
+    /// Freezes the server: SIGSTOP to the postmaster and every process it started. To a
+    /// client it looks like a hung host, or a partition that keeps TCP up: connections
+    /// stay open and connecting still completes in the kernel, but nothing is answered.
+    /// ``thaw()`` lets it run on (``destroy()`` thaws first).
+    public func freeze() throws { try signalServer(SIGSTOP) }
+
+    /// Lets a frozen server run on. Never throws.
+    public func thaw() { try? signalServer(SIGCONT) }
+
+    /// Sends `signal` to the postmaster (first, so it starts nothing new), then to each
+    /// of its children, found in /proc by their parent.
+    private func signalServer(_ signal: Int32) throws {
+        let pidFile = (try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8)) ?? ""
+        guard let line = pidFile.split(separator: "\n").first, let postmaster = pid_t(line) else {
+            throw CommandFailed(command: "read \(dataDirectory)/postmaster.pid", output: pidFile)
+        }
+        var pids = [postmaster]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let nameEnd = stat.lastIndex(of: ")")
+            else { continue }
+            // "pid (name) state ppid …": the name may hold spaces, so read past its last ')'.
+            let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == postmaster { pids.append(pid) }
+        }
+        for pid in pids where kill(pid, signal) != 0 && errno != ESRCH {
+            throw CommandFailed(command: "kill -\(signal) \(pid)", output: String(cString: strerror(errno)))
+        }
+    }
+
     /// Stops the server if it runs and deletes the directory. Never throws.
     public func destroy() {
+        thaw()
         if FileManager.default.fileExists(atPath: dataDirectory + "/postmaster.pid") {
             try? stop(mode: "immediate")
         }

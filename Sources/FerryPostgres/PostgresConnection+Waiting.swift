@@ -1,0 +1,114 @@
+// Waiting for the server, bounded. libpq's own waits (inside `PQexec`, `PQgetResult`,
+// a blocking flush) have no limit, so a server that is frozen (SIGSTOP, a hung host) or
+// cut off by a partition that keeps TCP up would hold the calling thread for ever. The
+// connection is non-blocking instead, and every wait for room to send or for a result
+// happens here, up to `answerTimeout`; past it the connection is given up as broken.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CLibPQ
+
+extension PostgresConnection {
+    /// Sends what libpq still holds and waits until the next result can be read without
+    /// blocking, each within `answerTimeout` of the call.
+    ///
+    /// A connection lost meanwhile is not thrown here: `PQgetResult` then returns libpq's
+    /// own error result (with its message) at once, as it did when libpq did the waiting.
+    ///
+    /// - Throws: `.connection` when the server took nothing and said nothing for
+    ///   `answerTimeout`; the connection is marked broken, so a pool discards it.
+    func awaitResult(_ handle: OpaquePointer) throws(PostgresError) {
+        let deadline = answerTimeout.map { ContinuousClock.now + $0 }
+        while true {
+            let flushed = PQflush(handle)
+            if flushed <= 0 { break }
+            // Room to send, or something to read: a server that is writing results may be
+            // waiting for us to read before it reads more itself.
+            let events = try waitForSocket(handle, events: Int16(POLLOUT | POLLIN), until: deadline)
+            if events & Int16(POLLIN) != 0, PQconsumeInput(handle) == 0 { return }
+        }
+        while PQisBusy(handle) != 0 {
+            _ = try waitForSocket(handle, events: Int16(POLLIN), until: deadline)
+            if PQconsumeInput(handle) == 0 { return }
+        }
+    }
+
+    /// The next result of what was sent, as `PQgetResult`, but waited for within
+    /// `answerTimeout`; nil once the current command's results are all read.
+    func nextResult(_ handle: OpaquePointer) throws(PostgresError) -> OpaquePointer? {
+        try awaitResult(handle)
+        return PQgetResult(handle)
+    }
+
+    /// Reads every result of the one command just sent, as `PQexec` does for its caller:
+    /// the first error when a statement failed, else the last result.
+    func collectResults(_ handle: OpaquePointer) throws(PostgresError) -> PostgresResult {
+        var last: OpaquePointer?
+        defer { if let last { PQclear(last) } }
+        var failure: PostgresError?
+        while let result = try nextResult(handle) {
+            switch PQresultStatus(result) {
+            case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+                // Nothing more can be read in COPY mode; `outcome` marks the session broken.
+                defer { PQclear(result) }
+                _ = try outcome(of: result)
+            case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR:
+                if failure == nil {
+                    do throws(PostgresError) { _ = try outcome(of: result) } catch { failure = error }
+                }
+                PQclear(result)
+            default:
+                if let last { PQclear(last) }
+                last = result
+            }
+            if PQstatus(handle) != CONNECTION_OK { break }
+        }
+        if let failure { throw failure }
+        return try consume(last.take())
+    }
+
+    /// Polls the socket for `events` until one is ready or `deadline` passes.
+    private func waitForSocket(
+        _ handle: OpaquePointer, events: Int16, until deadline: ContinuousClock.Instant?
+    ) throws(PostgresError) -> Int16 {
+        let socket = PQsocket(handle)
+        // No socket: libpq reports the lost connection itself on the next call.
+        guard socket >= 0 else { return events }
+        while true {
+            var millis: Int32 = -1
+            if let deadline {
+                let left = deadline - .now
+                guard left > .zero else { throw givenUp() }
+                let (seconds, attoseconds) = left.components
+                // Rounded up, so a wait never ends just short of the deadline and spins.
+                millis = Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+            }
+            var descriptor = pollfd(fd: socket, events: events, revents: 0)
+            let ready = poll(&descriptor, 1, millis)
+            if ready > 0 { return descriptor.revents }
+            if ready < 0, errno != EINTR {
+                throw noting(PostgresError(kind: .connection, message: "poll on the connection failed: errno \(errno)"))
+            }
+        }
+    }
+
+    /// The error for a server that did not answer in time; the session's state is now
+    /// unknown (a statement may still run, or have committed), so it is never used again.
+    private func givenUp() -> PostgresError {
+        sawFatalError = true
+        let limit = answerTimeout.map { " within \($0)" } ?? ""
+        return PostgresError(
+            kind: .connection, message: "PostgreSQL did not answer\(limit); the connection was given up")
+    }
+}
+
+extension Optional {
+    /// The value, leaving nil behind: ownership handed from one holder to the next.
+    fileprivate mutating func take() -> Wrapped? {
+        defer { self = nil }
+        return self
+    }
+}
