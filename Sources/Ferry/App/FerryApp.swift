@@ -40,7 +40,7 @@ public final class FerryApp: Sendable {
         let db = configuration.database
         let pool = PostgresPool(
             url: db.url, size: db.poolSize, acquireTimeout: .milliseconds(db.acquireTimeoutMs),
-            statementTimeoutMs: db.statementTimeoutMs > 0 ? db.statementTimeoutMs : nil,
+            statementTimeoutMs: db.statementTimeoutMs > 0 ? db.statementTimeoutMs : nil, answerTimeout: db.answerTimeout,
             preparedStatements: db.preparedStatements, applicationName: "ferry",
             onConnect: Self.sessionSetup(preparedStatements: db.preparedStatements, jit: db.jit)
         )

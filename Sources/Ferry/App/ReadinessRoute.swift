@@ -5,7 +5,8 @@ import FerryMemcached
 /// through the serve pool and every memcached server answers; otherwise 503
 /// `unavailable` (problem+json, `Retry-After: 1`) with the same two members naming
 /// what is down. No authentication, no application tables: cheap enough for a load
-/// balancer to poll, and bounded by the pool's acquire timeout and memcached's
+/// balancer to poll, and bounded by the pool's acquire timeout, a 2 s wait for each of
+/// PostgreSQL's answers (`PostgresGateway.probeAnswerLimit`), and memcached's
 /// connect and poll timeouts. When one transaction has held the changes feed back
 /// longer than `live.max_feed_hold_seconds`, a `feed` member says so
 /// (`{"held": "over_limit", "held_seconds", "held_by", "xid"}`), still 200.
@@ -47,12 +48,7 @@ struct ReadinessRoute: Sendable {
     }
 
     static func postgresqlIsUp(_ database: PostgresGateway) -> Bool {
-        do {
-            let result = try database.anonymous([PlannedStatement("SELECT 1 AS one")])[0]
-            return try result.rows.first?.int("one") == 1
-        } catch {
-            return false
-        }
+        (try? database.answersSelectOne()) ?? false
     }
 }
 

@@ -24,6 +24,10 @@ extension ConfigurationKey {
         .int(
             "database.statement_timeout_ms", \.database.statementTimeoutMs, min: 0, max: 3_600_000,
             "statement_timeout of each serve connection; 0 disables it."),
+        .int(
+            "database.answer_timeout_ms", \.database.answerTimeoutMs, min: 0, max: 7_200_000,
+            "How long a connection of `ferry serve` waits for each answer from PostgreSQL before it gives the server up as frozen or unreachable (the request gets 503, the connection is replaced); 0 waits without limit. Must exceed database.statement_timeout_ms."
+        ),
         .bool(
             "database.prepared_statements", \.database.preparedStatements,
             "Use named prepared statements with generic plans (turn off behind PgBouncer < 1.21 in transaction mode)."),

@@ -35,6 +35,13 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var acquireTimeoutMs = 2_000
         /// `statement_timeout` for each serve connection; 0 disables it.
         public var statementTimeoutMs = 10_000
+        /// How long a connection of `ferry serve` waits for each of PostgreSQL's answers
+        /// before giving the server up as frozen or cut off (TCP still up, nothing said);
+        /// 0 waits without limit. Longer than `statementTimeoutMs` (checked), so that a slow
+        /// statement is ended by the server first.
+        public var answerTimeoutMs = 15_000
+        /// `answerTimeoutMs` as the connections take it; nil for no limit.
+        public var answerTimeout: Duration? { answerTimeoutMs > 0 ? .milliseconds(answerTimeoutMs) : nil }
         /// Whether to use named prepared statements, planned once (generic plans).
         /// On by default: bench/api/api.sh measured much higher GET and PATCH throughput (bench/api/README.md).
         /// Turn off behind PgBouncer older than 1.21 in transaction mode (or with

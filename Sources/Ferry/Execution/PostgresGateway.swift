@@ -305,9 +305,23 @@ public final class PostgresGateway: Sendable {
         """ as SQLQuery).statement.postgres
     }
 
-    /// Runs `statements` with no caller identity (sign-in, sign-up), in one transaction.
-    func anonymous(_ statements: [PlannedStatement]) throws -> [PostgresResult] {
-        try run(nil, statements)
+    /// Runs `statements` with no caller identity (sign-in, sign-up), in one transaction;
+    /// `answerLimit` tightens the pool's answer timeout (a health probe's).
+    func anonymous(_ statements: [PlannedStatement], answerLimit: Duration? = nil) throws -> [PostgresResult] {
+        try run(nil, statements, answerLimit: answerLimit)
+    }
+
+    /// How long a health probe (`/readyz`, `/metrics`) waits for each of PostgreSQL's
+    /// answers. With the pool's acquire timeout (2 s by default) a probe answers within
+    /// the 5 s a Docker health check allows (deploy/Dockerfile), also while PostgreSQL is
+    /// frozen rather than down: to a probe, a server that does not answer is down.
+    static let probeAnswerLimit: Duration = .seconds(2)
+
+    /// Whether `SELECT 1` runs through the serve pool within ``probeAnswerLimit``.
+    func answersSelectOne() throws -> Bool {
+        try pool.withConnection(answerLimit: Self.probeAnswerLimit) { connection in
+            try connection.query("SELECT 1 AS one").first?["one"] == "1"
+        }
     }
 
     /// ``anonymous(_:)`` if a connection is free now, nil when every one is in use: for a
@@ -320,7 +334,7 @@ public final class PostgresGateway: Sendable {
 
     /// Runs `first` (the caller's, when there is one) and `statements` as one
     /// pipeline; errors are mapped with indexes into `statements`.
-    private func run(_ first: PostgresStatement?, _ statements: [PlannedStatement]) throws -> [PostgresResult] {
+    private func run(_ first: PostgresStatement?, _ statements: [PlannedStatement], answerLimit: Duration? = nil) throws -> [PostgresResult] {
         let offset = first == nil ? 0 : 1
         var wire: [PostgresStatement] = []
         wire.reserveCapacity(statements.count + offset)
@@ -331,7 +345,9 @@ public final class PostgresGateway: Sendable {
             do {
                 // No BEGIN/COMMIT: everything up to the pipeline's sync point is already one
                 // implicit transaction; BEGIN and COMMIT would be two more statements to run.
-                return try pool.withConnection { connection in try connection.pipeline(wire, transaction: false) }
+                return try pool.withConnection(answerLimit: answerLimit) { connection in
+                    try connection.pipeline(wire, transaction: false)
+                }
             } catch let error as PostgresError {
                 if error.isRetryableConflict, attempt < maxRetries {
                     attempt += 1

@@ -25,6 +25,15 @@ import Testing
         #expect(config.memcached.servers == ["a:1", "b:2"])
     }
 
+    /// The answer timeout must outlast the statement timeout, unless either is off.
+    @Test func anAnswerTimeoutOutlastsTheStatementTimeout() throws {
+        #expect(try load(#"{"database": {"statement_timeout_ms": 0}}"#).database.answerTimeout == .seconds(15))
+        #expect(try load(#"{"database": {"answer_timeout_ms": 0, "statement_timeout_ms": 60000}}"#).database.answerTimeout == nil)
+        #expect(
+            try load(#"{"database": {"answer_timeout_ms": 65000, "statement_timeout_ms": 60000}}"#).database.answerTimeout
+                == .seconds(65))
+    }
+
     @Test func environmentOverridesFile() throws {
         let config = try load(
             #"{"listen": {"port": 9000}}"#,
@@ -55,6 +64,8 @@ import Testing
         (#"{"memcached": {"servers": ["::1:11211"]}}"#, "memcached.servers", "host:port"),
         (#"{"memcached": {"servers": [1]}}"#, "memcached.servers", "list of strings"),
         (#"{"paging": {"default_limit": 500, "max_limit": 100}}"#, "paging.default_limit", "max_limit"),
+        (#"{"database": {"statement_timeout_ms": 20000}}"#, "database.answer_timeout_ms", "statement_timeout_ms (20000)"),
+        (#"{"database": {"answer_timeout_ms": 10000}}"#, "database.answer_timeout_ms", "must exceed"),
         (#"[1]"#, "test.json", "object"),
         (#"{"limits": {"#, "test.json", "not valid JSON"),
     ])

@@ -36,7 +36,8 @@ public final class FeedHoldWatch: Sendable {
 
     /// The hold now; nil when nothing holds the feed. Throws when PostgreSQL cannot be asked.
     public func current() throws -> Hold? {
-        let result = try database.anonymous([Self.statement])[0]
+        // Asked by probes, which must answer while PostgreSQL is frozen too.
+        let result = try database.anonymous([Self.statement], answerLimit: PostgresGateway.probeAnswerLimit)[0]
         let now = MonotonicClock.now()
         guard let row = result.first, let xid = try row.uint64("xid"), let kind = try row.string("kind") else {
             firstSeen.withLock { $0 = nil }

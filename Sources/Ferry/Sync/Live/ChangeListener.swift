@@ -23,6 +23,8 @@ import Synchronization
 /// wakes every waiter once more, for what committed while it was away.
 final class ChangeListener: Sendable {
     private let url: String
+    /// The connection's `answerTimeout` (statements only; waiting for notifications is not bounded by it).
+    private let answerTimeout: Duration?
     private let schemaName: String
     private let registry: WaiterRegistry
     /// Waiters to wake again after a failed check, served on this loop's timer.
@@ -57,7 +59,8 @@ final class ChangeListener: Sendable {
     static let usersChannel = "ferry_users"
 
     init(
-        url: String, schemaName: String, registry: WaiterRegistry, retries: RetryWakes, roster: WaitRoster, fallbackSeconds: Double,
+        url: String, answerTimeout: Duration? = nil, schemaName: String, registry: WaiterRegistry, retries: RetryWakes, roster: WaitRoster,
+        fallbackSeconds: Double,
         logger: Logger,
         instance: String,
         onSchemaChange: @escaping @Sendable () -> Void, onUserRevoked: @escaping @Sendable (String) -> Void = { _ in },
@@ -66,6 +69,7 @@ final class ChangeListener: Sendable {
         self.instance = instance
         self.onListening = onListening
         self.url = url
+        self.answerTimeout = answerTimeout
         self.schemaName = schemaName
         self.registry = registry
         self.retries = retries
@@ -115,6 +119,7 @@ final class ChangeListener: Sendable {
         while !stopping.load(ordering: .acquiring) {
             do {
                 let connection = try PostgresConnection(url: url, applicationName: Self.applicationName)
+                connection.answerTimeout = answerTimeout
                 defer { connection.close() }
                 try connection.listen([Self.changesChannel, Self.schemaChannel, Self.usersChannel, WaitRoster.channel])
                 try loadTables(connection)

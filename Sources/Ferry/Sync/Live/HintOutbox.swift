@@ -45,6 +45,8 @@ final class HintOutbox: Sendable {
     /// This process's name in the payloads it sends.
     let instance = UUID().uuidString.lowercased()
     private let url: String
+    /// The sender connection's `answerTimeout`: a frozen server holds the hints back, not the thread for ever.
+    private let answerTimeout: Duration?
     private let registry: WaiterRegistry
     private let logger: Logger
     private let pending = Locked(Pending())
@@ -91,8 +93,9 @@ final class HintOutbox: Sendable {
         var idle = false
     }
 
-    init(url: String, registry: WaiterRegistry, logger: Logger, peerCheckInterval: Double = 1) {
+    init(url: String, registry: WaiterRegistry, logger: Logger, peerCheckInterval: Double = 1, answerTimeout: Duration? = nil) {
         self.url = url
+        self.answerTimeout = answerTimeout
         self.registry = registry
         self.logger = logger
         self.peerCheckInterval = peerCheckInterval
@@ -184,7 +187,7 @@ final class HintOutbox: Sendable {
             unsent.add(hints)
             if !unsent.isEmpty && (stop || DispatchTime.now() >= nextSend) {
                 do {
-                    let sending = try connection ?? Self.connect(url)
+                    let sending = try connection ?? Self.connect(url, answerTimeout: answerTimeout)
                     connection = sending
                     let now = DispatchTime.now()
                     if !stop, checked.map({ now >= $0 + peerCheckInterval }) ?? true {
@@ -226,8 +229,10 @@ final class HintOutbox: Sendable {
     /// The sender's connection. Its statements are prepared once (parsed and planned
     /// once, not per NOTIFY): `live.listen_url` reaches PostgreSQL itself, never a
     /// transaction pooler (docs/CONFIGURATION.md).
-    static func connect(_ url: String) throws -> PostgresConnection {
-        try PostgresConnection(url: url, applicationName: "ferry-hints", preparedStatements: true)
+    static func connect(_ url: String, answerTimeout: Duration?) throws -> PostgresConnection {
+        let connection = try PostgresConnection(url: url, applicationName: "ferry-hints", preparedStatements: true)
+        connection.answerTimeout = answerTimeout
+        return connection
     }
 
     /// Whether no other instance listens: this instance's listener is up and named

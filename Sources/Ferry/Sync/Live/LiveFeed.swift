@@ -40,12 +40,14 @@ public final class LiveFeed: Sendable {
             frontierWatched: { poke.withLock { $0 }?.poke() })
         self.registry = registry
         let url = settings.listenURL.isEmpty ? configuration.database.url : settings.listenURL
-        let outbox = HintOutbox(url: url, registry: registry, logger: logger)
+        let answerTimeout = configuration.database.answerTimeout
+        let outbox = HintOutbox(url: url, registry: registry, logger: logger, answerTimeout: answerTimeout)
         self.outbox = outbox
         let roster = WaitRoster(instance: outbox.instance)
         self.roster = roster
         listener = try ChangeListener(
-            url: url, schemaName: configuration.database.schema, registry: registry, retries: retries, roster: roster,
+            url: url, answerTimeout: answerTimeout, schemaName: configuration.database.schema, registry: registry,
+            retries: retries, roster: roster,
             fallbackSeconds: settings.fallbackCheckSeconds, logger: logger, instance: outbox.instance, onSchemaChange: onSchemaChange,
             onUserRevoked: onUserRevoked, onListening: { [outbox] backend in outbox.listenerBackend.store(backend, ordering: .releasing) })
         poke.withLock { [listener] in $0 = listener }
