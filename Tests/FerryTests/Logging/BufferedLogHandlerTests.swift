@@ -39,6 +39,23 @@ struct BufferedLogHandlerTests {
         #expect(lines.first?.count ?? 0 > 24)
     }
 
+    /// One event is one line: libpq's messages span lines, and a value could forge a line.
+    @Test func lineBreaksInAMessageOrAValueBecomeSpaces() {
+        let text = logged { logger in
+            logger.error(
+                "could not connect",
+                metadata: ["error": "server closed the connection unexpectedly\n\tThis probably means\r\n2026-01-01 critical t: forged"])
+            logger.info("multi\nline")
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 3, "\(text)")
+        #expect(
+            lines.first?.hasSuffix(
+                "error t: could not connect error=server closed the connection unexpectedly \tThis probably means  2026-01-01 critical t: forged")
+                == true, "\(text)")
+        #expect(lines.dropFirst().first?.hasSuffix("info t: multi line") == true)
+    }
+
     @Test func metadataValuesOfEveryKindInKeyOrder() {
         let text = logged { logger in
             logger.info(
