@@ -116,19 +116,32 @@ public final class FerryApp: Sendable {
     /// provider's JWKS fetched again now (in the background), so that a key
     /// the provider withdrew stops verifying without waiting for the next
     /// refresh (docs/SIGN-IN.md).
+    /// Each part says what it did, also when nothing changed: an operator who sent the
+    /// signal sees that it arrived.
     public func reload() {
-        database.jwt?.refetchKeys()
-        reloadSchema()
+        if let jwt = database.jwt {
+            jwt.refetchKeys()
+            logger.notice("reload: fetching the identity providers' keys again")
+        }
+        let changed = Self.reload(schema, pool: pool, schemaName: configuration.database.schema, logger: logger)
+        if changed == false {
+            logger.notice(
+                "reload: the tables are as they were", metadata: ["resources": "\(schema.catalog.names.joined(separator: ","))"])
+        }
     }
 
-    static func reload(_ schema: SchemaCache, pool: PostgresPool, schemaName: String, logger: Logger) {
+    /// Reads the catalog again: true when it changed (and was replaced), false when it is
+    /// the same, nil when it could not be read (the previous one is kept).
+    @discardableResult
+    static func reload(_ schema: SchemaCache, pool: PostgresPool, schemaName: String, logger: Logger) -> Bool? {
         do {
             let catalog = try Self.loadCatalog(pool: pool, schema: schemaName, logger: logger)
-            if schema.replace(with: catalog) {
-                logger.notice("schema reloaded", metadata: ["resources": "\(catalog.names.joined(separator: ","))"])
-            }
+            guard schema.replace(with: catalog) else { return false }
+            logger.notice("schema reloaded", metadata: ["resources": "\(catalog.names.joined(separator: ","))"])
+            return true
         } catch {
             logger.error("schema reload failed; keeping the previous catalog", metadata: ["error": "\(error)"])
+            return nil
         }
     }
 

@@ -95,6 +95,32 @@ import Glibc
         #expect(process.terminationStatus == 0)
     }
 
+    /// A SIGHUP that finds nothing changed still says it arrived: the operator who sent it
+    /// sees the tables were read again.
+    @Test func aSIGHUPThatChangesNothingSaysSo() throws {
+        let database = try ScratchDatabase()
+        defer { database.drop() }
+        let output = Pipe()
+        let (process, _) = try serve(database, ["FERRY_LOGGING_LEVEL": "notice"], stdout: output)
+        defer { if process.isRunning { process.terminate() } }
+        let reader = output.fileHandleForReading.fileDescriptor
+        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+        kill(process.processIdentifier, SIGHUP)
+        var text = ""
+        let said = eventually(within: 15, every: 0.1) {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(reader, &chunk, chunk.count)
+                guard count > 0 else { break }
+                text += String(decoding: chunk[0..<count], as: UTF8.self)
+            }
+            return text.contains("reload: the tables are as they were")
+        }
+        #expect(said, "\(text)")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+    }
+
     /// Both log formats go through the process's log buffer: a request's line reaches
     /// standard output, whole, by the time SIGTERM's shutdown has finished.
     @Test(arguments: ["text", "json"]) func requestLinesReachStandardOutput(format: String) throws {
