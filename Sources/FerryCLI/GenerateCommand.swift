@@ -47,6 +47,9 @@ struct SwiftModelsCommand: ParsableCommand {
             throw CLIError("\(from): \(unreadable.description)")
         }
         guard !resources.isEmpty else { throw CLIError("\(from): the schema has no resources (is the database migrated?)") }
+        for warning in SwiftModels.warnings(resources) {
+            FileHandle.standardError.write(Data("ferry generate swift: warning: \(warning)\n".utf8))
+        }
         let files = SwiftModels.files(resources, streams: streams)
         let directory = URL(fileURLWithPath: output, isDirectory: true)
         let generated = try generatedFiles(in: directory)

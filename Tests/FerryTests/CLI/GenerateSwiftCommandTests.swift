@@ -44,6 +44,26 @@ import Testing
             """)
     }
 
+    /// A numeric id is generated, but said: FerryKit's ids are strings it makes offline.
+    @Test func aNumericIDIsWarnedOf() throws {
+        let listing = #"""
+            {"resources": [
+              {"name": "counters", "columns": [{"name": "id", "type": "bigint", "nullable": false, "writable": true},
+                                               {"name": "count", "type": "integer", "nullable": false, "writable": true}]},
+              {"name": "notes", "columns": [{"name": "id", "type": "uuid", "nullable": false, "writable": true}]}
+            ]}
+            """#
+        let output = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let result = try FerryProcess.run(["generate", "swift", "--from", "-", "--output", output.path], input: listing)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stderr.contains("ferry generate swift: warning: counters.id is bigint:") && result.stderr.contains("Counter can neither"),
+            "\(result.stderr)")
+        #expect(!result.stderr.contains("notes.id"), "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: output.appendingPathComponent("Counter.swift").path))
+    }
+
     @Test func commentsReferencesAndRanksReachTheModelsFromTheServerOrASavedDocument() throws {
         let (database, serve) = try Self.serving { database in
             let owner = try database.connect()
