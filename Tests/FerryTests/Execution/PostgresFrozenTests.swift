@@ -53,6 +53,8 @@ import FerryTestSupport
             (try? me(TestHTTPClient(port: server.port, timeout: 10)).status) == 200
         }
         #expect(try TestHTTPClient(port: server.port).request("GET", "/readyz").status == 200)
-        print("fault postgres-frozen: a request answered 503 after \(String(format: "%.2f", waited)) s, /readyz after \(String(format: "%.2f", probeWaited)) s")
+        print(
+            "fault postgres-frozen: a request answered 503 after \(String(format: "%.2f", waited)) s, /readyz after \(String(format: "%.2f", probeWaited)) s"
+        )
     }
 }
