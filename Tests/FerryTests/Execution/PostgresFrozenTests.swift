@@ -6,7 +6,8 @@ import FerryTestSupport
 /// PostgreSQL frozen (a hung host, or a partition that keeps TCP up) is an outage to
 /// Ferry's clients, never a hang: a request waiting on it is answered 503 with
 /// Retry-After once its answer timeout passes (`database.answer_timeout_ms`), `/readyz`
-/// says PostgreSQL is down within a health check's time, and service resumes by itself.
+/// says PostgreSQL is down within a health check's time (and `/metrics` has
+/// `ferry_postgresql_up 0`), and service resumes by itself.
 @Suite struct PostgresFrozenTests {
     /// Seconds `body` took, and what it returned.
     private func timed<T>(_ body: () throws -> T) rethrows -> (T, Double) {
@@ -48,11 +49,18 @@ import FerryTestSupport
         // spare for a loaded machine, where a probe without its own limit takes 4.5 s or more.
         #expect(probeWaited < 3.9, "/readyz answered after \(probeWaited) s")
 
+        // /metrics says so, and leaves out the feed's gauges rather than report no hold.
+        let frozenMetrics = try TestHTTPClient(port: server.port, timeout: 60).request("GET", "/metrics").text
+        #expect(frozenMetrics.contains("\nferry_postgresql_up 0\n"), "\(frozenMetrics.suffix(600))")
+        #expect(!frozenMetrics.contains("ferry_feed_hold_over_limit"))
+
         cluster.thaw()
         try waitUntil("requests to be served again once PostgreSQL runs on", within: 30) {
             (try? me(TestHTTPClient(port: server.port, timeout: 10)).status) == 200
         }
         #expect(try TestHTTPClient(port: server.port).request("GET", "/readyz").status == 200)
+        let metrics = try TestHTTPClient(port: server.port).request("GET", "/metrics").text
+        #expect(metrics.contains("\nferry_postgresql_up 1\n") && metrics.contains("ferry_feed_hold_over_limit 0"))
         print(
             "fault postgres-frozen: a request answered 503 after \(String(format: "%.2f", waited)) s, /readyz after \(String(format: "%.2f", probeWaited)) s"
         )

@@ -8,9 +8,20 @@ extension FerryMetrics {
 }
 
 extension FeedHoldWatch {
-    /// What holds the feed back now, by kind; nothing when the question failed.
+    /// Whether PostgreSQL answered, then what holds the feed back now, by kind (left out
+    /// when PostgreSQL did not answer: a 0 would say that nothing holds it).
     func writeGauges(to text: inout PrometheusText) {
-        guard case .success(let hold) = Result(catching: { try current() }) else { return }
+        let asked = Result(catching: { try current() })
+        text.family(
+            "ferry_postgresql_up", type: .gauge,
+            help:
+                "1 when PostgreSQL answered this scrape's question (what holds the changes feed back) within 2 s; 0 when it did not, and the ferry_feed_* gauges are left out."
+        )
+        guard case .success(let hold) = asked else {
+            text.sample("ferry_postgresql_up", value: 0)
+            return
+        }
+        text.sample("ferry_postgresql_up", value: 1)
         text.family(
             "ferry_feed_held_seconds", type: .gauge,
             help:
