@@ -186,6 +186,9 @@ final class HintOutbox: Sendable {
             registry.wake(tickets)
             unsent.add(hints)
             if !unsent.isEmpty && (stop || DispatchTime.now() >= nextSend) {
+                // A connection kept since the last send may have been closed meanwhile
+                // (PostgreSQL restarted): that costs one new connection, not a warning.
+                let kept = connection != nil
                 do {
                     let sending = try connection ?? Self.connect(url, answerTimeout: answerTimeout)
                     connection = sending
@@ -211,6 +214,8 @@ final class HintOutbox: Sendable {
                     connection?.close()
                     connection = nil
                     if stop { break }
+                    // At once, on a new connection; only its failure is news.
+                    if kept, (error as? PostgresError)?.kind == .connection { continue }
                     logger.warning(
                         "could not send live hints to the other instances; retrying",
                         metadata: ["error": "\(error)", "pending_bytes": "\(unsent.bytes)"])

@@ -4,6 +4,7 @@ import FerryPostgres
 import FerryTestSupport
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 /// The outbox that carries this instance's hints to the others (issue 47,
@@ -78,6 +79,45 @@ import Testing
         #expect(received == ["@\(outbox.instance)\n2 1 u second"])
         #expect(outbox.peers.load(ordering: .relaxed) == 1)
         #expect(outbox.unsentAlone.load(ordering: .relaxed) == 1)
+    }
+
+    /// What the outbox logs, kept.
+    struct Recording: LogHandler {
+        final class Messages: Sendable {
+            let all = Mutex<[String]>([])
+        }
+        let messages: Messages
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) { messages.all.withLock { $0.append(event.message.description) } }
+    }
+
+    /// The sender's connection closed between two sends, as a PostgreSQL restart closes
+    /// it: the next send opens a new one without a warning, which would tell an operator
+    /// that the other instances learn of writes late when nothing was late.
+    @Test func aConnectionClosedBetweenSendsIsReplacedWithoutAWarning() throws {
+        let f = try Listened()
+        defer { f.close() }
+        let messages = Recording.Messages()
+        let outbox = HintOutbox(
+            url: f.database.url, registry: f.registry, logger: Logger(label: "test") { _ in Recording(messages: messages) },
+            peerCheckInterval: 0)
+        outbox.start()
+        defer { outbox.stop() }
+        outbox.publish([], collected: "1 1 u first")
+        try waitUntil("the first send", within: 30) { outbox.notifies.load(ordering: .relaxed) == 1 }
+        let owner = try f.database.connect()
+        defer { owner.close() }
+        let ended = try owner.query(
+            "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'ferry-hints'")
+        #expect(ended.first?["n"] == "1")
+        outbox.publish([], collected: "2 1 u second")
+        try waitUntil("the second send", within: 30) { outbox.notifies.load(ordering: .relaxed) == 2 }
+        #expect(messages.all.withLock { $0 }.isEmpty, "\(messages.all.withLock { $0 })")
     }
 
     @Test func busyWritersShareOneNotifyPerIntervalAndEveryHintArrives() throws {
