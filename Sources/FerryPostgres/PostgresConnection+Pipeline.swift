@@ -11,6 +11,16 @@ extension PostgresConnection {
         case statement(Int)
         case commit
 
+        /// How many of the caller's statements run from this slot on (at least one): what
+        /// its result may wait for, since PostgreSQL sends results at the sync point.
+        func statementsFrom(_ statementCount: Int) -> Int {
+            switch self {
+            case .begin: statementCount + 1
+            case .prepare(_, _, let index), .statement(let index): statementCount - index
+            case .commit: 1
+            }
+        }
+
         /// The caller-facing index reported when this slot fails.
         func errorIndex(statementCount: Int) -> Int? {
             switch self {
@@ -124,7 +134,7 @@ extension PostgresConnection {
         }
         for slot in slots {
             let next: OpaquePointer?
-            do throws(PostgresError) { next = try nextResult(handle) } catch {
+            do throws(PostgresError) { next = try nextResult(handle, statements: slot.statementsFrom(statementCount)) } catch {
                 record(error, slot)
                 return (results, firstError)
             }
@@ -157,6 +167,9 @@ extension PostgresConnection {
                 return (results, firstError)
             }
             // Each command's results end with a NULL; anything else before it is unexpected.
+            // A COPY result would be followed by another on every call: the session is
+            // given up already (`outcome`), so read no further.
+            if sawFatalError { return (results, firstError) }
             // (No wait: after a result the NULL that ends it is already at hand.)
             while let extra = PQgetResult(handle) {
                 PQclear(extra)
@@ -210,7 +223,8 @@ extension PostgresConnection {
         }
         for _ in 0..<3 {
             if PQexitPipelineMode(handle) == 1 { return }
-            if let stray = PQgetResult(handle) { PQclear(stray) }
+            guard let stray = try? nextResult(handle) else { break }
+            PQclear(stray)
         }
         sawFatalError = true
         record(PostgresError.from(connection: handle, fallback: "could not leave pipeline mode"))

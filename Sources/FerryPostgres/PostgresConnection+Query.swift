@@ -22,7 +22,7 @@ extension PostgresConnection {
                 sql.withCString { PQsendQueryParams(handle, $0, count, nil, values, nil, nil, 0) }
             }
         }
-        guard sent == 1 else { throw noting(PostgresError.from(connection: handle, fallback: "libpq refused to send the statement")) }
+        guard sent == 1 else { throw refusedSend(handle, "the statement") }
         return try collectResults(handle)
     }
 
@@ -34,9 +34,7 @@ extension PostgresConnection {
     ///   whole script.
     public func execute(_ script: String) throws(PostgresError) {
         let handle = try liveHandle()
-        guard PQsendQuery(handle, script) == 1 else {
-            throw noting(PostgresError.from(connection: handle, fallback: "libpq refused to send the script"))
-        }
+        guard PQsendQuery(handle, script) == 1 else { throw refusedSend(handle, "the script") }
         _ = try collectResults(handle)
     }
 }

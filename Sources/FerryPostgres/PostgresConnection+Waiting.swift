@@ -18,10 +18,16 @@ extension PostgresConnection {
     /// A connection lost meanwhile is not thrown here: `PQgetResult` then returns libpq's
     /// own error result (with its message) at once, as it did when libpq did the waiting.
     ///
+    /// `statements` is how many statements may run before this result comes: PostgreSQL
+    /// sends a pipeline's results only at its sync point (or when its output buffer fills),
+    /// so the wait for the first may span every statement, each bounded by
+    /// `statement_timeout`. The wait is `answerTimeout` for each.
+    ///
     /// - Throws: `.connection` when the server took nothing and said nothing for
-    ///   `answerTimeout`; the connection is marked broken, so a pool discards it.
-    func awaitResult(_ handle: OpaquePointer) throws(PostgresError) {
-        let deadline = answerTimeout.map { ContinuousClock.now + $0 }
+    ///   `answerTimeout` (times `statements`); the connection is marked broken, so a pool
+    ///   discards it.
+    func awaitResult(_ handle: OpaquePointer, statements: Int = 1) throws(PostgresError) {
+        let deadline = answerTimeout.map { ContinuousClock.now + $0 * max(1, statements) }
         while true {
             let flushed = PQflush(handle)
             if flushed <= 0 { break }
@@ -37,9 +43,10 @@ extension PostgresConnection {
     }
 
     /// The next result of what was sent, as `PQgetResult`, but waited for within
-    /// `answerTimeout`; nil once the current command's results are all read.
-    func nextResult(_ handle: OpaquePointer) throws(PostgresError) -> OpaquePointer? {
-        try awaitResult(handle)
+    /// `answerTimeout` for each of `statements` (``awaitResult(_:statements:)``); nil once
+    /// the current command's results are all read.
+    func nextResult(_ handle: OpaquePointer, statements: Int = 1) throws(PostgresError) -> OpaquePointer? {
+        try awaitResult(handle, statements: statements)
         return PQgetResult(handle)
     }
 
@@ -66,6 +73,11 @@ extension PostgresConnection {
             }
             if PQstatus(handle) != CONNECTION_OK { break }
         }
+        // A connection lost after a statement failed outranks that failure, as in a pipeline:
+        // it decides what the caller does.
+        if PQstatus(handle) != CONNECTION_OK, failure?.kind != .connection {
+            throw noting(PostgresError.from(connection: handle, fallback: "the connection was lost"))
+        }
         if let failure { throw failure }
         return try consume(last.take())
     }
@@ -77,6 +89,10 @@ extension PostgresConnection {
         let socket = PQsocket(handle)
         // No socket: libpq reports the lost connection itself on the next call.
         guard socket >= 0 else { return events }
+        // Bytes OpenSSL has decrypted but libpq has not taken (a TLS record larger than
+        // libpq's free buffer) make no socket readable: read them first, as libpq's own
+        // wait does (`pgtls_read_pending`), or the wait would last until the deadline.
+        if events & Int16(POLLIN) != 0, Self.hasPendingTLSBytes(handle) { return Int16(POLLIN) }
         while true {
             var millis: Int32 = -1
             if let deadline {
@@ -95,6 +111,20 @@ extension PostgresConnection {
         }
     }
 
+    /// Whether OpenSSL holds decrypted bytes of this connection that libpq has not read.
+    /// `SSL_pending` is looked up in the process (libpq loaded libssl) rather than linked,
+    /// so the build needs no OpenSSL headers; without it, or without TLS, false.
+    private static func hasPendingTLSBytes(_ handle: OpaquePointer) -> Bool {
+        guard PQsslInUse(handle) != 0, let pending = sslPending, let ssl = PQsslStruct(handle, "OpenSSL") else { return false }
+        return unsafeBitCast(pending.raw, to: (@convention(c) (UnsafeMutableRawPointer?) -> Int32).self)(ssl) > 0
+    }
+
+    /// `SSL_pending`, found once among the symbols the process has loaded.
+    private static let sslPending: SendablePointer? = {
+        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "SSL_pending") else { return nil }
+        return SendablePointer(symbol)
+    }()
+
     /// The error for a server that did not answer in time; the session's state is now
     /// unknown (a statement may still run, or have committed), so it is never used again.
     private func givenUp() -> PostgresError {
@@ -103,6 +133,14 @@ extension PostgresConnection {
         return PostgresError(
             kind: .connection, message: "PostgreSQL did not answer\(limit); the connection was given up")
     }
+}
+
+/// A function's address: immutable, and callable from any thread.
+private struct SendablePointer: @unchecked Sendable {
+    // @unchecked: a raw pointer is not Sendable, but this one is a C function's
+    // address, fixed for the life of the process and never written through.
+    let raw: UnsafeMutableRawPointer
+    init(_ raw: UnsafeMutableRawPointer) { self.raw = raw }
 }
 
 extension Optional {

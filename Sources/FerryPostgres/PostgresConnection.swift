@@ -155,6 +155,14 @@ public final class PostgresConnection {
         return handle
     }
 
+    /// The error for a command libpq would not send. The connection is given up: libpq may
+    /// hold complete messages of it (a Parse before a Bind it refused) that would go out
+    /// ahead of the next command.
+    func refusedSend(_ handle: OpaquePointer, _ what: String) -> PostgresError {
+        sawFatalError = true
+        return PostgresError.from(connection: handle, fallback: "libpq refused to send \(what)")
+    }
+
     /// Remembers that the session is gone when `error` says so, and passes the error on.
     func noting(_ error: PostgresError) -> PostgresError {
         if error.kind == .connection { sawFatalError = true }
@@ -205,9 +213,7 @@ extension PostgresConnection {
         if let name = preparedNames[key] { return name }
         guard preparedNames.count < Self.preparedStatementLimit else { return nil }
         let name = Self.statementName(preparedNames.count)
-        guard PQsendPrepare(handle, name, sql, parameterCount, nil) == 1 else {
-            throw noting(PostgresError.from(connection: handle, fallback: "libpq refused to send a statement"))
-        }
+        guard PQsendPrepare(handle, name, sql, parameterCount, nil) == 1 else { throw refusedSend(handle, "a statement to prepare") }
         _ = try collectResults(handle)
         preparedNames[key] = name
         return name

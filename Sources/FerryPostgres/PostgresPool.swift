@@ -221,9 +221,7 @@ extension PostgresPool {
                 lock.signal()
             case .open:
                 do {
-                    let connection = try openConnection(answerLimit: answerLimit)
-                    connection.answerTimeout = Self.tighter(answerTimeout, answerLimit)
-                    return connection
+                    return try openConnection(answerLimit: answerLimit)
                 } catch {
                     let othersOpen = lock.withLock { state in
                         state.open -= 1
@@ -289,7 +287,9 @@ extension PostgresPool {
         let connection = try PostgresConnection(
             url: url, applicationName: applicationName, preparedStatements: preparedStatements,
             connectTimeoutSeconds: min(5, connectSeconds))
-        connection.answerTimeout = answerTimeout
+        // The borrower's limit from the first statement on: a server that stops answering
+        // just after it accepted the connection holds a probe no longer than that.
+        connection.answerTimeout = Self.tighter(answerTimeout, answerLimit)
         do {
             if let statementTimeoutMs {
                 try connection.execute("SET statement_timeout = \(max(0, statementTimeoutMs))")

@@ -1,4 +1,5 @@
 import FerryHTTPTestSupport
+import FerryPostgres
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -92,6 +93,28 @@ public final class TemporaryPostgres: Sendable {
     public func start() throws {
         let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=50"
         try run("pg_ctl", ["-D", dataDirectory, "-l", directory + "/server.log", "-o", options, "-w", "-t", "60", "start"])
+    }
+
+    /// Serves TLS from now on, restarts included (a self-signed certificate made with
+    /// `openssl`, `ssl = on` by ALTER SYSTEM), as a production server does;
+    /// `?sslmode=require` on ``url`` then uses it.
+    public func enableTLS() throws {
+        let key = dataDirectory + "/server.key"
+        let certificate = dataDirectory + "/server.crt"
+        let openssl = [
+            "/usr/bin/openssl", "req", "-new", "-x509", "-days", "2", "-nodes", "-subj", "/CN=localhost", "-keyout", key, "-out", certificate,
+        ]
+        try spawn(runAsPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + openssl : openssl, output: directory + "/openssl.out")
+        chmod(key, 0o600)
+        let admin = try PostgresConnection(url: url)
+        defer { admin.close() }
+        try admin.execute("ALTER SYSTEM SET ssl = on")
+        _ = try admin.query("SELECT pg_reload_conf()")
+        // The reload reaches the postmaster a moment later.
+        let serving = eventually(within: 30, every: 0.05) {
+            (try? PostgresConnection(url: self.url + "?sslmode=require").close()) != nil
+        }
+        guard serving else { throw CommandFailed(command: "ssl = on", output: "no TLS connection within 30 s") }
     }
 
     /// Stops the server; `mode` is pg_ctl's shutdown mode ("smart", "fast", "immediate").

@@ -18,13 +18,13 @@ import Testing
         let connection = try ownerConnection()
         connection.answerTimeout = .milliseconds(300)
         let start = ContinuousClock.now
-        let error = try #require(postgresError { try connection.query("SELECT pg_sleep(20)") })
+        let error = try #require(postgresError { try connection.query("SELECT pg_sleep(5)") })
         let waited = seconds(since: start)
         #expect(error.kind == .connection)
         #expect(error.message.contains("did not answer within"), "\(error.message)")
         #expect(connection.isBroken)
         #expect(waited >= 0.3)
-        #expect(waited < 15, "waited \(waited) s")
+        #expect(waited < 4.5, "waited \(waited) s")
     }
 
     @Test func aPipelineAnsweredTooLateGivesTheConnectionUp() throws {
@@ -33,13 +33,13 @@ import Testing
         let start = ContinuousClock.now
         let error = try #require(
             postgresError {
-                try connection.pipeline([PostgresStatement("SELECT 1"), PostgresStatement("SELECT pg_sleep(20)")], transaction: false)
+                try connection.pipeline([PostgresStatement("SELECT 1"), PostgresStatement("SELECT pg_sleep(5)")], transaction: false)
             })
         // (No statement index to check: PostgreSQL sends a pipeline's results only at its
         // sync point, so the wait that gives up is the first one.)
         #expect(error.kind == .connection)
         #expect(connection.isBroken)
-        #expect(seconds(since: start) < 15)
+        #expect(seconds(since: start) < 4.5)
     }
 
     /// The server reads nothing while it sleeps, so 32 MB sent after the sleep fill both
@@ -52,12 +52,12 @@ import Testing
         let error = try #require(
             postgresError {
                 try connection.pipeline(
-                    [PostgresStatement("SELECT pg_sleep(20)"), PostgresStatement("SELECT length($1::text)", [large])],
+                    [PostgresStatement("SELECT pg_sleep(5)"), PostgresStatement("SELECT length($1::text)", [large])],
                     transaction: false)
             })
         #expect(error.kind == .connection)
         #expect(connection.isBroken)
-        #expect(seconds(since: start) < 15)
+        #expect(seconds(since: start) < 4.5)
     }
 
     /// Within the limit, nothing changes: a large parameter and a large result both pass.
@@ -85,12 +85,38 @@ import Testing
         let error = postgresError {
             try pool.withConnection(answerLimit: .milliseconds(300)) { connection in
                 #expect(connection.answerTimeout == .milliseconds(300))
-                return try connection.query("SELECT pg_sleep(20)")
+                return try connection.query("SELECT pg_sleep(5)")
             }
         }
         #expect(error?.kind == .connection)
         #expect(pool.stats.discarded == 1)
         #expect(try pool.withConnection { $0.answerTimeout } == .seconds(15))
+    }
+
+    /// Answers of every size over TLS (as production connects: `sslmode=prefer` and a
+    /// server with `ssl = on`) are read as they come, not at the limit. The wait reads
+    /// first what OpenSSL holds decrypted (a TLS record larger than libpq's free buffer),
+    /// since no poll of the socket shows it. PostgreSQL 15, which these tests run, writes
+    /// records of 8 kB at most, which libpq's buffer always has room for, so here the test
+    /// holds the TLS path whole, not that case: a server that writes larger records
+    /// (PostgreSQL 17 sends a large message past its 8 kB buffer) would need it.
+    @Test(.timeLimit(.minutes(2))) func answersOverTLSAreReadWithoutWaitingOutTheLimit() throws {
+        let server = try TemporaryPostgres()
+        defer { server.destroy() }
+        try server.enableTLS()
+        let connection = try PostgresConnection(url: server.url + "?sslmode=require", preparedStatements: true)
+        defer { connection.close() }
+        #expect(try connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").first?[0] == "t")
+        connection.answerTimeout = .seconds(5)
+        // Answers of many sizes, so that records end at every place in libpq's buffer.
+        var slowest = 0.0
+        for size in stride(from: 1_000, to: 400_000, by: 3_989) {
+            let start = ContinuousClock.now
+            let length = try connection.query("SELECT repeat('x', $1::int) AS x", [String(size)]).first?["x"]?.utf8.count
+            #expect(length == size)
+            slowest = max(slowest, seconds(since: start))
+        }
+        #expect(slowest < 2.5, "the slowest answer took \(slowest) s")
     }
 
     /// The whole server frozen, as a hung host is: the pool's statement is given up at
@@ -99,7 +125,7 @@ import Testing
         let server = try TemporaryPostgres()
         defer { server.destroy() }
         let pool = PostgresPool(
-            url: server.url, size: 2, acquireTimeout: .seconds(1), statementTimeoutMs: 500, answerTimeout: .seconds(1))
+            url: server.url, size: 2, acquireTimeout: .seconds(1), statementTimeoutMs: 500, answerTimeout: .seconds(3))
         defer { pool.close() }
         #expect(try pool.withConnection { try $0.query("SELECT 1").first?[0] } == "1")
         try server.freeze()
@@ -108,7 +134,7 @@ import Testing
         let waited = seconds(since: start)
         server.thaw()
         #expect(error?.kind == .connection)
-        #expect(waited >= 1)
+        #expect(waited >= 3)
         #expect(waited < 15, "waited \(waited) s")
         try waitUntil("the pool to serve again", within: 30) {
             (try? pool.withConnection { try $0.query("SELECT 3").first?[0] }) == "3"

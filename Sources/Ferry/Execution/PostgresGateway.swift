@@ -312,9 +312,10 @@ public final class PostgresGateway: Sendable {
     }
 
     /// How long a health probe (`/readyz`, `/metrics`) waits for each of PostgreSQL's
-    /// answers. With the pool's acquire timeout (2 s by default) a probe answers within
-    /// the 5 s a Docker health check allows (deploy/Dockerfile), also while PostgreSQL is
-    /// frozen rather than down: to a probe, a server that does not answer is down.
+    /// answers, and to connect. With the pool's acquire timeout (2 s by default) a probe
+    /// usually answers within 4 s, inside the 5 s a Docker health check allows
+    /// (deploy/Dockerfile), also while PostgreSQL is frozen rather than down: to a probe,
+    /// a server that does not answer is down.
     static let probeAnswerLimit: Duration = .seconds(2)
 
     /// Whether `SELECT 1` runs through the serve pool within ``probeAnswerLimit``.

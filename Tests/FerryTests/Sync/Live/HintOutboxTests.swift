@@ -113,7 +113,8 @@ import Testing
         let owner = try f.database.connect()
         defer { owner.close() }
         let ended = try owner.query(
-            "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'ferry-hints'")
+            "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'ferry-hints'"
+        )
         #expect(ended.first?["n"] == "1")
         outbox.publish([], collected: "2 1 u second")
         try waitUntil("the second send", within: 30) { outbox.notifies.load(ordering: .relaxed) == 2 }
