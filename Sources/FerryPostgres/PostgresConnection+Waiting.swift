@@ -27,17 +27,17 @@ extension PostgresConnection {
     ///   `answerTimeout` (times `statements`); the connection is marked broken, so a pool
     ///   discards it.
     func awaitResult(_ handle: OpaquePointer, statements: Int = 1) throws(PostgresError) {
-        let deadline = answerTimeout.map { ContinuousClock.now + $0 * max(1, statements) }
+        var deadline = WaitDeadline(limitMs: answerTimeoutMs.map { $0 * Int64(max(1, statements)) })
         while true {
             let flushed = PQflush(handle)
             if flushed <= 0 { break }
             // Room to send, or something to read: a server that is writing results may be
             // waiting for us to read before it reads more itself.
-            let events = try waitForSocket(handle, events: Int16(POLLOUT | POLLIN), until: deadline)
+            let events = try waitForSocket(handle, events: Int16(POLLOUT | POLLIN), until: &deadline)
             if events & Int16(POLLIN) != 0, PQconsumeInput(handle) == 0 { return }
         }
         while PQisBusy(handle) != 0 {
-            _ = try waitForSocket(handle, events: Int16(POLLIN), until: deadline)
+            _ = try waitForSocket(handle, events: Int16(POLLIN), until: &deadline)
             if PQconsumeInput(handle) == 0 { return }
         }
     }
@@ -84,7 +84,7 @@ extension PostgresConnection {
 
     /// Polls the socket for `events` until one is ready or `deadline` passes.
     private func waitForSocket(
-        _ handle: OpaquePointer, events: Int16, until deadline: ContinuousClock.Instant?
+        _ handle: OpaquePointer, events: Int16, until deadline: inout WaitDeadline
     ) throws(PostgresError) -> Int16 {
         let socket = PQsocket(handle)
         // No socket: libpq reports the lost connection itself on the next call.
@@ -94,14 +94,7 @@ extension PostgresConnection {
         // wait does (`pgtls_read_pending`), or the wait would last until the deadline.
         if events & Int16(POLLIN) != 0, Self.hasPendingTLSBytes(handle) { return Int16(POLLIN) }
         while true {
-            var millis: Int32 = -1
-            if let deadline {
-                let left = deadline - .now
-                guard left > .zero else { throw givenUp() }
-                let (seconds, attoseconds) = left.components
-                // Rounded up, so a wait never ends just short of the deadline and spins.
-                millis = Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-            }
+            guard let millis = deadline.pollMillis() else { throw givenUp() }
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
             let ready = poll(&descriptor, 1, millis)
             if ready > 0 { return descriptor.revents }
@@ -132,6 +125,30 @@ extension PostgresConnection {
         let limit = answerTimeout.map { " within \($0)" } ?? ""
         return PostgresError(
             kind: .connection, message: "PostgreSQL did not answer\(limit); the connection was given up")
+    }
+}
+
+/// When a wait for the server gives up. The clock is read only once a wait must poll:
+/// most of a pipeline's results are at hand when asked for, and reading a clock for each
+/// was a visible share of a request's instructions.
+struct WaitDeadline {
+    /// The limit in milliseconds; nil for none.
+    let limitMs: Int64?
+    /// CLOCK_MONOTONIC milliseconds at which the wait ends, from its first poll on.
+    private var endMs: Int64?
+
+    init(limitMs: Int64?) { self.limitMs = limitMs }
+
+    /// How long the next poll may wait: -1 without a limit; nil once the limit has passed.
+    mutating func pollMillis() -> Int32? {
+        guard let limitMs else { return -1 }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowMs = Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+        let end = endMs ?? nowMs + limitMs
+        endMs = end
+        guard end > nowMs else { return nil }
+        return Int32(clamping: end - nowMs)
     }
 }
 

@@ -35,7 +35,11 @@ public final class PostgresConnection {
     /// throws `.connection`. nil waits without limit. Set it above any `statement_timeout`,
     /// so that a slow statement is ended by the server, and only a server that is frozen or
     /// cut off is given up here.
-    public var answerTimeout: Duration?
+    public var answerTimeout: Duration? {
+        didSet { answerTimeoutMs = answerTimeout.map { Int64($0.components.seconds) * 1000 + $0.components.attoseconds / 1_000_000_000_000_000 } }
+    }
+    /// `answerTimeout` in milliseconds, as each wait takes it.
+    private(set) var answerTimeoutMs: Int64?
 
     /// The most statements cached per connection; beyond it statements run unnamed.
     static let preparedStatementLimit = 512

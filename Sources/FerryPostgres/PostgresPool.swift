@@ -209,7 +209,7 @@ extension PostgresPool {
             case .busy:
                 return nil
             case .reuse(let connection):
-                connection.answerTimeout = Self.tighter(answerTimeout, answerLimit)
+                if answerLimit != nil { connection.answerTimeout = Self.tighter(answerTimeout, answerLimit) }
                 if connection.isUsableAfterIdle(roundTripAfter: idleCheckAfter) { return connection }
                 // Found dead before any statement was sent: safe to drop and try again.
                 connection.close()
@@ -312,7 +312,7 @@ extension PostgresPool {
     /// Takes a connection back, keeping it only if it is clean and healthy.
     func release(_ connection: PostgresConnection) {
         // A borrower's tighter limit (`answerLimit`) ends with its borrowing.
-        connection.answerTimeout = answerTimeout
+        if connection.answerTimeout != answerTimeout { connection.answerTimeout = answerTimeout }
         let healthy = connection.resetForReuse()
         let keep = lock.withLock { state in
             state.inUse -= 1
