@@ -86,6 +86,13 @@ extension ChangesPlan {
             // leakproof, so written inside it the qual would have to wait until
             // the table's RLS policy had passed each row, and could never become
             // an index condition (a sequential scan per grant).
+            // Only the rows whose own position is not after the cursor: a row changed
+            // after it is one the caller reads now, so the part above serves it at its
+            // own position; served here too, a shared set's first page carried each of
+            // its rows twice. From the start, so, a grant adds nothing; nor, on a later
+            // page of a download from the start, does a grant older than the download's
+            // base (its first page's frontier): every page saw it, and served the rows it
+            // brought at their own positions.
             parts.append(
                 """
                     (SELECT g.xid, t.id, \(row) FROM \(grantLog) g
@@ -95,6 +102,8 @@ extension ChangesPlan {
                       WHERE \(grantFilter)
                         AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
                         AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType, cursor: cursor))
+                        AND NOT (\(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType, cursor: cursor)))
+                        AND g.xid >= \(cursor.base)::xid8
                         AND g.xid < (SELECT upto FROM f)
                       ORDER BY g.xid, t.id LIMIT \(limit))
                 """)

@@ -65,6 +65,36 @@ extension ChangesSuites {
             #expect(feed.rows(of: "terms")[terms[1]]?["word"] as? String == "secret")
         }
 
+        /// A shared set's rows come once each: a row changed after the cursor is one the
+        /// new collaborator reads now, served at its own position, so the grant does not
+        /// serve it again. To a device that polls (from a cursor before the set was made),
+        /// and to one that downloads everything from the start, page by page (the grant is
+        /// older than the download's first page, which every page saw).
+        @Test func aNewlySharedSetsRowsComeOnceEach() throws {
+            let server = try TestServer()
+            defer { server.stop() }
+            let owner = try server.user("ines")
+            let friend = try server.user("jack")
+            let follower = FeedFollower(server: server, token: friend.token)
+            try follower.catchUp(pastXID: try server.maxXID())
+            // Made after the follower's cursor, then shared.
+            let set = try server.makeSet(for: owner.id, title: "Shared")
+            let terms = try server.makeTerms(in: set, count: 8)
+            _ = try server.ownerQuery("INSERT INTO app.set_collaborators (set_id, user_id) VALUES ($1, $2)", [set, friend.id])
+            try follower.catchUp(pastXID: try server.maxXID())
+            #expect(Set(follower.rows(of: "terms").keys) == Set(terms))
+            let repeated = follower.deliveries.filter { $0.value > 1 }
+            #expect(repeated.isEmpty, "from a cursor: \(repeated)")
+            // A device of the collaborator's that downloads from the start, 4 entries a page.
+            let fresh = FeedFollower(server: server, token: friend.token)
+            try fresh.catchUp(pastXID: try server.maxXID(), limit: 4)
+            #expect(fresh.polls >= 3)
+            #expect(Set(fresh.rows(of: "terms").keys) == Set(terms))
+            #expect(fresh.rows["study_sets/\(set)"]?["title"] as? String == "Shared")
+            let repeatedFromStart = fresh.deliveries.filter { $0.value > 1 }
+            #expect(repeatedFromStart.isEmpty, "from the start: \(repeatedFromStart)")
+        }
+
         /// A term inserted by a transaction still in flight when the collaborator
         /// is removed may reach them between the two commits; the revocation
         /// must list it anyway (it waits for the insert, see 0004).

@@ -14,6 +14,8 @@ final class FeedFollower {
     /// "resource/id" of every revoked entry received.
     var revoked: Set<String> = []
     var polls = 0
+    /// How many entries each `resource/id` came in, repeats included.
+    var deliveries: [String: Int] = [:]
     /// Whether a 410 `cursor_expired` restarts a full sync, as the contract
     /// tells clients to. Off by default so that tests notice unexpected expiry.
     var restartWhenExpired = false
@@ -67,6 +69,7 @@ final class FeedFollower {
     func apply(_ change: [String: Any]) {
         guard let resource = change["resource"] as? String, let data = change["data"] as? [String: Any] else { return }
         let key = resource + "/" + "\(data["id"] ?? "")"
+        deliveries[key, default: 0] += 1
         if data["revoked"] as? Bool == true {
             rows[key] = nil
             revoked.insert(key)
