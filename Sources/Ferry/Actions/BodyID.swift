@@ -8,7 +8,9 @@ import FerryHTTP
 /// UUID's case, its hyphens), which passes; another one is a mistake the client must
 /// hear of. `null` and an escaped string are left alone (no id, or none Ferry spells).
 enum BodyID {
-    static func differs(_ members: ObjectMembers, in bytes: [UInt8], pathID: String, kind: ValueKind) -> Bool {
+    /// `type` is the id column's SQL type: text that PostgreSQL compares as equal (a
+    /// `citext` in another case, a `character(n)` with trailing blanks) is the same row.
+    static func differs(_ members: ObjectMembers, in bytes: [UInt8], pathID: String, kind: ValueKind, type: String = "text") -> Bool {
         guard let member = members.members.first(where: { bytes[$0.key].elementsEqual("id".utf8) }) else { return false }
         let text: String
         switch member.value {
@@ -19,7 +21,12 @@ enum BodyID {
         switch kind {
         case .uuid: return Self.uuidDigits(text) != Self.uuidDigits(pathID)
         case .integer: return Int64(text) != Int64(pathID)
-        default: return text != pathID
+        default:
+            if type == "citext" { return text.lowercased() != pathID.lowercased() }
+            if type.hasPrefix("character(") || type == "character" || type == "bpchar" {
+                return Self.trimmingBlanks(text) != Self.trimmingBlanks(pathID)
+            }
+            return text != pathID
         }
     }
 
@@ -41,6 +48,13 @@ enum BodyID {
                     ])
                 )
             ])
+    }
+
+    /// The text without its trailing blanks, which `character(n)` ignores.
+    private static func trimmingBlanks(_ text: String) -> Substring {
+        var trimmed = Substring(text)
+        while trimmed.last == " " { trimmed.removeLast() }
+        return trimmed
     }
 
     /// A UUID's 32 hex digits, lower-cased, or the text as it is when it is no UUID.

@@ -57,6 +57,26 @@ extension Resources {
         /// an interval calls `1 day` and `24:00:00` equal. A PATCH that changed only a
         /// name's case answered 200 with the old name and wrote nothing, and a create's
         /// retry with another case was taken for the same create. Compared as JSON now.
+        /// A body may echo its row's id in any spelling PostgreSQL calls the same id: a
+        /// `citext` id in another case is the path's row, not an `id_mismatch`.
+        @Test func aCitextIDEchoedInAnotherCaseIsTheSameRow() throws {
+            let me = try ResourceFixture.own(
+                schema: """
+                    CREATE EXTENSION IF NOT EXISTS citext;
+                    CREATE TABLE app.handles (id citext PRIMARY KEY, note text);
+                    SELECT ferry.enable_sync('app.handles');
+                    GRANT SELECT, INSERT, UPDATE ON app.handles TO ferry_app;
+                    """, user: "handle_user")
+            defer { me.server.stop() }
+            let created = try me.call("POST", "/v1/handles", json: ["id": "Alice", "note": "a"])
+            #expect(created.status == 201, "\(created.text)")
+            let star = [("If-Match", "*")]
+            let echoed = try me.call("PATCH", "/v1/handles/Alice", json: ["id": "ALICE", "note": "b"], headers: star)
+            #expect(echoed.status == 200, "\(echoed.text)")
+            let other = try me.call("PATCH", "/v1/handles/Alice", json: ["id": "Bob", "note": "c"], headers: star)
+            #expect(other.status == 422 && other.text.contains("id_mismatch"), "\(other.text)")
+        }
+
         @Test func aChangeOfCaseInACitextIsAChange() throws {
             let me = try ResourceFixture.own(
                 schema: """
