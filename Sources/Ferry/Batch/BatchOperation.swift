@@ -73,6 +73,13 @@ struct BatchOperation {
         var headers: [(String, String)] = []
         if let given = object["headers"] {
             guard let dictionary = given as? [String: Any] else { throw Problem.badRequest("headers must be an object of strings") }
+            // Header names are case-insensitive: `Content-Type` and `content-type` are one
+            // header given twice, which the HTTP parser refuses in a request (two values,
+            // two readings of one operation).
+            var seen = Set<String>()
+            for name in dictionary.keys where !seen.insert(name.lowercased()).inserted {
+                throw Problem.badRequest("an operation's headers name \(name.lowercased()) twice")
+            }
             for (name, value) in dictionary.sorted(by: { $0.key < $1.key }) {
                 guard let value = value as? String, !name.isEmpty,
                     (name + value).utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F })

@@ -118,6 +118,11 @@ extension Resources {
                 let bad = try me.call("POST", "/v1/batch", body: Array(body.utf8))
                 #expect(bad.status == 400, "\(body): \(bad.text)")
             }
+            // One header named twice in another case is two values for one header, as in a request.
+            let twice =
+                #"{"operations": [{"method": "POST", "path": "/v1/study_sets", "headers": {"Content-Type": "application/json", "content-type": "text/plain"}, "body": {"title": "t"}}]}"#
+            let doubled = try me.call("POST", "/v1/batch", body: Array(twice.utf8))
+            #expect(doubled.status == 400 && doubled.text.contains("content-type twice"), "\(doubled.text)")
             let empty = try me.call("POST", "/v1/batch", json: ["operations": []])
             #expect(empty.status == 200)
             #expect((empty.object["results"] as? [Any])?.isEmpty == true)
