@@ -58,7 +58,8 @@ extension ChangesPlan {
         }
         if subscription != nil {
             // A subscription's logs (``grantLog``, ``revocationLog``): its root row's.
-            var logs: [String] = [grantLog + " g WHERE " + grantFilter]
+            // A grant below a download's base brings no rows (``grantAfterBase(_:)``): no activity.
+            var logs: [String] = [grantLog + " g WHERE " + grantFilter + " AND " + grantAfterBase(cursor)]
             if !request.since.isStart { logs.append(revocationLog + " g WHERE true") }
             for log in logs {
                 probes.append("EXISTS (SELECT 1 FROM \(log) AND g.xid \(after) \(cursor.xid8) AND g.xid < s.frontier)")
@@ -66,9 +67,10 @@ extension ChangesPlan {
             }
         } else {
             for log in ["ferry.access_grants", "ferry.access_revocations"] {
+                let base = log == "ferry.access_grants" ? " AND " + grantAfterBase(cursor) : ""
                 probes.append(
                     "EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() "
-                        + "AND g.xid \(after) \(cursor.xid8) AND g.xid < s.frontier)")
+                        + "AND g.xid \(after) \(cursor.xid8) AND g.xid < s.frontier\(base))")
                 heldProbes.append("EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() AND g.xid >= s.frontier)")
             }
         }

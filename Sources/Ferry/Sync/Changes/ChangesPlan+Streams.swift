@@ -77,7 +77,8 @@ extension ChangesPlan {
         } else {
             parts = [walk]
         }
-        for scope in scopes where scope.member == resource.name && (subscription == nil || subscription?.root == scope.scope) {
+        for scope in scopes
+        where !request.since.isStart && scope.member == resource.name && (subscription == nil || subscription?.root == scope.scope) {
             guard let scopeTable = catalog[scope.scope], let column = resource.column(scope.column) else { continue }
             // LATERAL ... OFFSET 0 keeps this a nested loop driven by the few
             // grants in the window (an index lookup per grant); as a plain join
@@ -89,10 +90,9 @@ extension ChangesPlan {
             // Only the rows whose own position is not after the cursor: a row changed
             // after it is one the caller reads now, so the part above serves it at its
             // own position; served here too, a shared set's first page carried each of
-            // its rows twice. From the start, so, a grant adds nothing; nor, on a later
-            // page of a download from the start, does a grant older than the download's
-            // base (its first page's frontier): every page saw it, and served the rows it
-            // brought at their own positions.
+            // its rows twice. From the start, so, a grant adds nothing (and is not read);
+            // nor, on a later page of a download from the start, does a grant older than
+            // the download's base (``grantAfterBase(_:)``).
             parts.append(
                 """
                     (SELECT g.xid, t.id, \(row) FROM \(grantLog) g
@@ -103,7 +103,7 @@ extension ChangesPlan {
                         AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
                         AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType, cursor: cursor))
                         AND NOT (\(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType, cursor: cursor)))
-                        AND g.xid >= \(cursor.base)::xid8
+                        AND \(grantAfterBase(cursor))
                         AND g.xid < (SELECT upto FROM f)
                       ORDER BY g.xid, t.id LIMIT \(limit))
                 """)
@@ -207,16 +207,28 @@ extension ChangesPlan {
     }
 
     /// The grants a page reads: the caller's; for a subscription, the
-    /// caller's and the public ones (its root row becoming public), of its
-    /// root row only.
+    /// caller's and the public ones (its root row becoming public, `public`
+    /// true), of its root row only.
     var grantLog: String {
         guard subscription != nil else { return "ferry.access_grants" }
         return """
-            (SELECT a.user_id, a.xid, a.scope_table, a.scope_id FROM ferry.access_grants a
+            (SELECT a.user_id, a.xid, a.scope_table, a.scope_id, false AS public FROM ferry.access_grants a
               WHERE a.user_id = ferry.current_user_id()
              UNION ALL
-             SELECT ferry.current_user_id(), p.xid, p.scope_table, p.scope_id FROM ferry.public_grants p)
+             SELECT ferry.current_user_id(), p.xid, p.scope_table, p.scope_id, true FROM ferry.public_grants p)
             """
+    }
+
+    /// The grants (`g`) that may still bring rows: on the later pages of a download from
+    /// the start, not one older than its base (the first page's frontier). Such a grant
+    /// committed before the first page's snapshot, so every page saw it and served what
+    /// it brought at its own position. Every page of a default-stream download reads as
+    /// the caller. A subscription's may not: a page of a public stream is read as no
+    /// user (``viewedPublicly()``), which sees no grant of the caller's, and a later page
+    /// as the caller; so there only the public grants, which both views see (and the
+    /// caller's view reads all that the public one does), are left out below the base.
+    func grantAfterBase(_ cursor: BoundCursor) -> String {
+        subscription == nil ? "g.xid >= \(cursor.base)::xid8" : "(NOT g.public OR g.xid >= \(cursor.base)::xid8)"
     }
 
     var revocationFilter: String {

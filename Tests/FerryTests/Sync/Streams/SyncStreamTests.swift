@@ -174,6 +174,43 @@ import Testing
     }
 
     /// Reads turn public reads on and off (two statements) only in a schema with a public rule.
+    /// A download of a public set's stream whose first page is read as no user (the
+    /// public view) and a later one as the caller (a long poll reads as the caller): the
+    /// member rows only a member reads, older than the first page's end, still come with
+    /// the caller's own grant, though that grant is older than the download's base. The
+    /// public view saw no grant of the caller's, so only public grants may be left out
+    /// below the base.
+    @Test func aMembersRowsComeWhenADownloadTurnsFromThePublicViewToTheCallers() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let made = try w.client.request("POST", "/v1/sets", headers: w.alice, json: ["title": "open", "is_public": true])
+        let set = try #require(made.object["id"] as? String)
+        // Carol's member row first, then the terms: older than the first page's end.
+        let carol = try w.client.request("POST", "/v1/members", headers: w.alice, json: ["set_id": set, "user_id": w.carolID])
+        let carolRow = try #require(carol.object["id"] as? String, "\(carol.text)")
+        for n in 0..<4 { _ = try Self.term(w, in: set, word: "w\(n)") }
+        let bobID = try #require(try w.server.ownerQuery("SELECT id::text FROM ferry.users WHERE name = 'bob'").first?[0])
+        let bob = try w.client.request("POST", "/v1/members", headers: w.alice, json: ["set_id": set, "user_id": bobID])
+        #expect(bob.status == 201, "\(bob.text)")
+        // Bob's device downloads the stream from the start: a first page read as no user...
+        let first = try w.get("/v1/changes?stream=set:\(set)&limit=2", w.bob)
+        try #require(first.status == 200 && first.object["has_more"] as? Bool == true, "\(first.text)")
+        var received = Set((first.object["changes"] as? [[String: Any]] ?? []).compactMap { ($0["data"] as? [String: Any])?["id"] as? String })
+        #expect(!received.contains(carolRow), "the public view holds no member row")
+        // ...then on, as long polls, read as Bob.
+        var cursor = try #require(first.object["cursor"] as? String)
+        for _ in 0..<20 {
+            let page = try w.get("/v1/changes?stream=set:\(set)&limit=2&wait=1&since=\(cursor)", w.bob)
+            try #require(page.status == 200, "\(page.text)")
+            for change in page.object["changes"] as? [[String: Any]] ?? [] {
+                if let id = (change["data"] as? [String: Any])?["id"] as? String { received.insert(id) }
+            }
+            cursor = try #require(page.object["cursor"] as? String)
+            if page.object["has_more"] as? Bool != true { break }
+        }
+        #expect(received.contains(carolRow), "Carol's member row, which Bob reads as a member, never came")
+    }
+
     @Test func theCatalogKnowsWhetherAnyRowCanBePublic() throws {
         let w = try Self.world()
         defer { w.server.stop() }
