@@ -66,26 +66,9 @@ struct LogFieldTests {
         #expect(lines.first == lines.last)
     }
 
-    /// A handler without the fields path, keeping what it is given.
-    struct Recording: LogHandler {
-        final class Events: Sendable {
-            let events = Mutex<[(String, Logger.Metadata)]>([])
-        }
-        let events: Events
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            events.events.withLock { $0.append((event.message.description, event.metadata ?? [:])) }
-        }
-    }
-
     @Test func anyOtherHandlerGetsTheFieldsAsMetadata() throws {
-        let events = Recording.Events()
-        let logger = Logger(label: "t") { _ in Recording(events: events) }
+        let events = RecordingLogHandler.Events()
+        let logger = Logger(label: "t") { _ in RecordingLogHandler(events: events) }
         FieldLogger(logger).log(level: .info, "request", fields: Self.fields)
         FieldLogger(logger).log(level: .debug, "below the level", fields: Self.fields)
         let recorded = events.events.withLock { $0 }

@@ -35,8 +35,8 @@ import Testing
         router.get("/v1/:resource") { _, _ in HTTPResponse(status: 200) }
         let context = RequestContext(requestID: "r", remoteAddress: "127.0.0.1:1", logger: Logger(label: "test"))
         func lines(at level: Logger.Level) -> [String] {
-            let events = LogFieldTests.Recording.Events()
-            let logger = Logger(label: "t") { _ in LogFieldTests.Recording(events: events, logLevel: level) }
+            let events = RecordingLogHandler.Events()
+            let logger = Logger(label: "t") { _ in RecordingLogHandler(events: events, logLevel: level) }
             let metrics = FerryMetrics()
             let observer = MiddlewareChain(middleware: [RequestObserver(metrics: metrics, logger: logger)], router: router, logger: logger)
             for path in ["/healthz", "/readyz", "/v1/terms"] {

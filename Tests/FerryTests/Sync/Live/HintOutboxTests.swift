@@ -81,30 +81,15 @@ import Testing
         #expect(outbox.unsentAlone.load(ordering: .relaxed) == 1)
     }
 
-    /// What the outbox logs, kept.
-    struct Recording: LogHandler {
-        final class Messages: Sendable {
-            let all = Mutex<[String]>([])
-        }
-        let messages: Messages
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) { messages.all.withLock { $0.append(event.message.description) } }
-    }
-
     /// The sender's connection closed between two sends, as a PostgreSQL restart closes
     /// it: the next send opens a new one without a warning, which would tell an operator
     /// that the other instances learn of writes late when nothing was late.
     @Test func aConnectionClosedBetweenSendsIsReplacedWithoutAWarning() throws {
         let f = try Listened()
         defer { f.close() }
-        let messages = Recording.Messages()
+        let events = RecordingLogHandler.Events()
         let outbox = HintOutbox(
-            url: f.database.url, registry: f.registry, logger: Logger(label: "test") { _ in Recording(messages: messages) },
+            url: f.database.url, registry: f.registry, logger: Logger(label: "test") { _ in RecordingLogHandler(events: events) },
             peerCheckInterval: 0)
         outbox.start()
         defer { outbox.stop() }
@@ -118,7 +103,7 @@ import Testing
         #expect(ended.first?["n"] == "1")
         outbox.publish([], collected: "2 1 u second")
         try waitUntil("the second send", within: 30) { outbox.notifies.load(ordering: .relaxed) == 2 }
-        #expect(messages.all.withLock { $0 }.isEmpty, "\(messages.all.withLock { $0 })")
+        #expect(events.messages.isEmpty, "\(events.messages)")
     }
 
     @Test func busyWritersShareOneNotifyPerIntervalAndEveryHintArrives() throws {
