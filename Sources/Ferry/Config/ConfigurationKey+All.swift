@@ -26,7 +26,7 @@ extension ConfigurationKey {
             "statement_timeout of each serve connection; 0 disables it."),
         .int(
             "database.answer_timeout_ms", \.database.answerTimeoutMs, min: 0, max: 7_200_000,
-            "How long a connection of `ferry serve` waits for each answer from PostgreSQL before it gives the server up as frozen or unreachable (the request gets 503, the connection is replaced); 0 waits without limit. Must exceed database.statement_timeout_ms."
+            "How long a connection of `ferry serve` waits for each answer from PostgreSQL before it gives the server up as frozen or unreachable (the request gets 503, the connection is replaced); 0 waits without limit. Raised to database.statement_timeout_ms + 5 s when that is longer."
         ),
         .bool(
             "database.prepared_statements", \.database.preparedStatements,

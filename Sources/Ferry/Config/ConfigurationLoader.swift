@@ -90,14 +90,6 @@ public enum ConfigurationLoader {
         if config.paging.defaultLimit > config.paging.maxLimit {
             throw ConfigurationError(key: "paging.default_limit", reason: "must not exceed paging.max_limit")
         }
-        let database = config.database
-        if database.answerTimeoutMs > 0, database.statementTimeoutMs > 0, database.answerTimeoutMs <= database.statementTimeoutMs {
-            throw ConfigurationError(
-                key: "database.answer_timeout_ms",
-                reason:
-                    "\(database.answerTimeoutMs) must exceed database.statement_timeout_ms (\(database.statementTimeoutMs)), so that PostgreSQL ends a slow statement itself first; or 0 for no limit"
-            )
-        }
         for server in config.memcached.servers where MemcachedAddress(server) == nil {
             throw ConfigurationError(
                 key: "memcached.servers", reason: "\"\(server)\" is not host:port (a hostname, an IPv4 address or [an IPv6 one]; one server an entry)"

@@ -37,11 +37,15 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var statementTimeoutMs = 10_000
         /// How long a connection of `ferry serve` waits for each of PostgreSQL's answers
         /// before giving the server up as frozen or cut off (TCP still up, nothing said);
-        /// 0 waits without limit. Longer than `statementTimeoutMs` (checked), so that a slow
-        /// statement is ended by the server first.
+        /// 0 waits without limit.
         public var answerTimeoutMs = 15_000
-        /// `answerTimeoutMs` as the connections take it; nil for no limit.
-        public var answerTimeout: Duration? { answerTimeoutMs > 0 ? .milliseconds(answerTimeoutMs) : nil }
+        /// `answerTimeoutMs` as the connections take it, raised to 5 s past a longer
+        /// `statementTimeoutMs`, so that the server always ends a slow statement first (and
+        /// a configuration written before the key still starts); nil for no limit.
+        public var answerTimeout: Duration? {
+            guard answerTimeoutMs > 0 else { return nil }
+            return .milliseconds(max(answerTimeoutMs, statementTimeoutMs > 0 ? statementTimeoutMs + 5_000 : 0))
+        }
         /// Whether to use named prepared statements, planned once (generic plans).
         /// On by default: bench/api/api.sh measured much higher GET and PATCH throughput (bench/api/README.md).
         /// Turn off behind PgBouncer older than 1.21 in transaction mode (or with

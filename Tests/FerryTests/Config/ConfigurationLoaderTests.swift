@@ -25,10 +25,14 @@ import Testing
         #expect(config.memcached.servers == ["a:1", "b:2"])
     }
 
-    /// The answer timeout must outlast the statement timeout, unless either is off.
+    /// The answer timeout outlasts the statement timeout (raised to 5 s past it), unless
+    /// either is off: a configuration written before the key, with a long statement
+    /// timeout, still starts.
     @Test func anAnswerTimeoutOutlastsTheStatementTimeout() throws {
         #expect(try load(#"{"database": {"statement_timeout_ms": 0}}"#).database.answerTimeout == .seconds(15))
         #expect(try load(#"{"database": {"answer_timeout_ms": 0, "statement_timeout_ms": 60000}}"#).database.answerTimeout == nil)
+        #expect(try load(#"{"database": {"statement_timeout_ms": 30000}}"#).database.answerTimeout == .seconds(35))
+        #expect(try load(#"{"database": {"answer_timeout_ms": 4000, "statement_timeout_ms": 1000}}"#).database.answerTimeout == .seconds(6))
         #expect(
             try load(#"{"database": {"answer_timeout_ms": 65000, "statement_timeout_ms": 60000}}"#).database.answerTimeout
                 == .seconds(65))
@@ -64,8 +68,6 @@ import Testing
         (#"{"memcached": {"servers": ["::1:11211"]}}"#, "memcached.servers", "host:port"),
         (#"{"memcached": {"servers": [1]}}"#, "memcached.servers", "list of strings"),
         (#"{"paging": {"default_limit": 500, "max_limit": 100}}"#, "paging.default_limit", "max_limit"),
-        (#"{"database": {"statement_timeout_ms": 20000}}"#, "database.answer_timeout_ms", "statement_timeout_ms (20000)"),
-        (#"{"database": {"answer_timeout_ms": 10000}}"#, "database.answer_timeout_ms", "must exceed"),
         (#"[1]"#, "test.json", "object"),
         (#"{"limits": {"#, "test.json", "not valid JSON"),
     ])
