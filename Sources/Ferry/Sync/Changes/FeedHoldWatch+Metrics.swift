@@ -8,20 +8,20 @@ extension FerryMetrics {
 }
 
 extension FeedHoldWatch {
-    /// Whether PostgreSQL answered, then what holds the feed back now, by kind (left out
-    /// when PostgreSQL did not answer: a 0 would say that nothing holds it).
+    /// Whether the question could be asked, then what holds the feed back now, by kind
+    /// (left out when it could not: a 0 would say that nothing holds it).
     func writeGauges(to text: inout PrometheusText) {
         let asked = Result(catching: { try current() })
         text.family(
-            "ferry_postgresql_up", type: .gauge,
+            "ferry_feed_hold_known", type: .gauge,
             help:
-                "1 when PostgreSQL answered this scrape's question (what holds the changes feed back) within 2 s; 0 when it did not, and the ferry_feed_* gauges are left out."
+                "1 when this scrape could ask PostgreSQL what holds the changes feed back; 0 when it could not (PostgreSQL down, frozen past 2 s, or no pooled connection free within the acquire timeout), and the two ferry_feed_held gauges are left out."
         )
         guard case .success(let hold) = asked else {
-            text.sample("ferry_postgresql_up", value: 0)
+            text.sample("ferry_feed_hold_known", value: 0)
             return
         }
-        text.sample("ferry_postgresql_up", value: 1)
+        text.sample("ferry_feed_hold_known", value: 1)
         text.family(
             "ferry_feed_held_seconds", type: .gauge,
             help:
