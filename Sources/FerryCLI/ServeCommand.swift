@@ -37,6 +37,10 @@ struct ServeCommand: ParsableCommand {
         }
         defer { app.close() }
         let server = app.makeServer()
+        // A SIGHUP between the start and the handler below would end the process (its
+        // default action) while it already answers: ignored until then, the tables were
+        // just read anyway.
+        signal(SIGHUP, SIG_IGN)
         do {
             try server.start()
         } catch {
@@ -54,6 +58,7 @@ struct ServeCommand: ParsableCommand {
         purger.start()
         defer { purger.stop() }
         SignalShutdown.install(for: server, onHangup: { app.reload() })
+        logger.info("signals: SIGTERM or SIGINT stops, finishing in-flight requests; SIGHUP reads the tables again")
         server.waitUntilStopped()  // it logs "stopped"
         LogSetup.flush()
     }

@@ -101,22 +101,26 @@ import Glibc
         let database = try ScratchDatabase()
         defer { database.drop() }
         let output = Pipe()
-        let (process, _) = try serve(database, ["FERRY_LOGGING_LEVEL": "notice"], stdout: output)
+        let (process, _) = try serve(database, ["FERRY_LOGGING_LEVEL": "info"], stdout: output)
         defer { if process.isRunning { process.terminate() } }
         let reader = output.fileHandleForReading.fileDescriptor
         _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
-        kill(process.processIdentifier, SIGHUP)
         var text = ""
-        let said = eventually(within: 15, every: 0.1) {
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = read(reader, &chunk, chunk.count)
-                guard count > 0 else { break }
-                text += String(decoding: chunk[0..<count], as: UTF8.self)
+        func saw(_ line: String) -> Bool {
+            eventually(within: 15, every: 0.1) {
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = read(reader, &chunk, chunk.count)
+                    guard count > 0 else { break }
+                    text += String(decoding: chunk[0..<count], as: UTF8.self)
+                }
+                return text.contains(line)
             }
-            return text.contains("reload: the tables are as they were")
         }
-        #expect(said, "\(text)")
+        // The handler is installed once the server says so: a SIGHUP before is ignored.
+        #expect(saw("signals: SIGTERM or SIGINT stops"), "\(text)")
+        kill(process.processIdentifier, SIGHUP)
+        #expect(saw("reload: the tables are as they were"), "\(text)")
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
     }
