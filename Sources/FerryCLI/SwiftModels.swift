@@ -89,21 +89,21 @@ enum SwiftModels {
         }
     }
 
-    /// The files to write: name to contents, one per resource.
     /// What the models cannot do, one sentence each: a resource whose `id` is not text.
     /// `FerryID` is a string that FerryKit makes offline (a UUID), so such a record can
     /// neither read the resource's rows nor create one. Generated anyway, so that the rest
-    /// of an app builds; `ferry check` reports the same id as an error.
+    /// of an app builds.
     static func warnings(_ resources: [Resource]) -> [String] {
         resources.compactMap { resource in
             guard let id = resource.columns.first(where: { $0.name == "id" }), scalar(id.baseType ?? id.type) != "String" else {
                 return nil
             }
             return
-                "\(resource.name).id is \(id.baseType ?? id.type): FerryKit's ids are strings it makes offline (FerryID, a UUID), so \(typeName(resource.name)) can neither read this resource's rows nor create one; give the table a uuid id (`ferry check` reports it)"
+                "\(resource.name).id is \(id.baseType ?? id.type): FerryKit's ids are strings it makes offline (FerryID, a UUID), so \(typeName(resource.name)) can neither read this resource's rows nor create one; give the table a uuid id"
         }
     }
 
+    /// The files to write: name to contents, one per resource.
     static func files(_ resources: [Resource], streams: [Stream] = []) -> [String: String] {
         let names = typeNames(resources)
         var files: [String: String] = [:]

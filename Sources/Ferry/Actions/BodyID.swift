@@ -8,8 +8,10 @@ import FerryHTTP
 /// UUID's case, its hyphens), which passes; another one is a mistake the client must
 /// hear of. `null` and an escaped string are left alone (no id, or none Ferry spells).
 enum BodyID {
-    /// `type` is the id column's SQL type: text that PostgreSQL compares as equal (a
-    /// `citext` in another case, a `character(n)` with trailing blanks) is the same row.
+    /// `type` is the id column's SQL type (a domain's base type): text that PostgreSQL
+    /// compares as equal (a `citext` in another case, also `extensions.citext` where the
+    /// extension lives outside the search path; a `character(n)` with trailing blanks)
+    /// is the same row.
     static func differs(_ members: ObjectMembers, in bytes: [UInt8], pathID: String, kind: ValueKind, type: String = "text") -> Bool {
         guard let member = members.members.first(where: { bytes[$0.key].elementsEqual("id".utf8) }) else { return false }
         let text: String
@@ -22,7 +24,7 @@ enum BodyID {
         case .uuid: return Self.uuidDigits(text) != Self.uuidDigits(pathID)
         case .integer: return Int64(text) != Int64(pathID)
         default:
-            if type == "citext" { return text.lowercased() != pathID.lowercased() }
+            if type == "citext" || type.hasSuffix(".citext") { return text.lowercased() != pathID.lowercased() }
             if type.hasPrefix("character(") || type == "character" || type == "bpchar" {
                 return Self.trimmingBlanks(text) != Self.trimmingBlanks(pathID)
             }

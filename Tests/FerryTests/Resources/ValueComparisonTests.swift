@@ -53,10 +53,6 @@ extension Resources {
             }
         }
 
-        /// A type whose `=` is looser than what a client reads back: `citext` ignores case,
-        /// an interval calls `1 day` and `24:00:00` equal. A PATCH that changed only a
-        /// name's case answered 200 with the old name and wrote nothing, and a create's
-        /// retry with another case was taken for the same create. Compared as JSON now.
         /// A body may echo its row's id in any spelling PostgreSQL calls the same id: a
         /// `citext` id in another case is the path's row, not an `id_mismatch`.
         @Test func aCitextIDEchoedInAnotherCaseIsTheSameRow() throws {
@@ -77,6 +73,10 @@ extension Resources {
             #expect(other.status == 422 && other.text.contains("id_mismatch"), "\(other.text)")
         }
 
+        /// A type whose `=` is looser than what a client reads back: `citext` ignores case,
+        /// an interval calls `1 day` and `24:00:00` equal. A PATCH that changed only a
+        /// name's case answered 200 with the old name and wrote nothing, and a create's
+        /// retry with another case was taken for the same create. Compared as JSON now.
         @Test func aChangeOfCaseInACitextIsAChange() throws {
             let me = try ResourceFixture.own(
                 schema: """

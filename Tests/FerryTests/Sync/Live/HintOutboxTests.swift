@@ -101,6 +101,12 @@ import Testing
             "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'ferry-hints'"
         )
         #expect(ended.first?["n"] == "1")
+        // pg_terminate_backend only signals: the backend is gone once it has left pg_stat_activity.
+        try waitUntil("the sender's backend to end", within: 30) {
+            try owner.query(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'ferry-hints'"
+            ).first?["n"] == "0"
+        }
         outbox.publish([], collected: "2 1 u second")
         try waitUntil("the second send", within: 30) { outbox.notifies.load(ordering: .relaxed) == 2 }
         #expect(events.messages.isEmpty, "\(events.messages)")

@@ -173,7 +173,6 @@ import Testing
         #expect(try w.feed("", since: bobDefault.cursor, w.bob).entries.isEmpty)
     }
 
-    /// Reads turn public reads on and off (two statements) only in a schema with a public rule.
     /// A download of a public set's stream whose first page is read as no user (the
     /// public view) and a later one as the caller (a long poll reads as the caller): the
     /// member rows only a member reads, older than the first page's end, still come with
@@ -211,6 +210,7 @@ import Testing
         #expect(received.contains(carolRow), "Carol's member row, which Bob reads as a member, never came")
     }
 
+    /// Reads turn public reads on and off (two statements) only in a schema with a public rule.
     @Test func theCatalogKnowsWhetherAnyRowCanBePublic() throws {
         let w = try Self.world()
         defer { w.server.stop() }
