@@ -2,9 +2,6 @@
 /// its facts alone (`SchemaFacts`); `SchemaProbe` adds what only running a statement
 /// shows. Pure, so each finding is tested without a database.
 public enum SchemaCheck {
-    /// The id types Ferry serves (ValueKind's string, uuid and integer kinds).
-    static let idTypes: Set<String> = ["uuid", "text", "character varying", "smallint", "integer", "bigint"]
-
     /// Every finding for every synced table, errors first.
     public static func findings(_ facts: SchemaFacts) -> [SchemaFinding] {
         var found: [SchemaFinding] = []
@@ -120,16 +117,19 @@ public enum SchemaCheck {
                     fix: "ALTER TABLE \(table.name) ADD PRIMARY KEY (id), with the other columns UNIQUE if they must be")
             ]
         }
-        // A domain over one of them serves as it does (its values are the base type's).
-        guard idTypes.contains(id.baseType) || id.baseType.hasPrefix("character varying") else {
+        // What `ferry serve` takes for an id, judged as it judges it: a domain over one of
+        // them serves as it does (its values are the base type's).
+        switch ValueKind(type: id.baseType) {
+        case .uuid, .integer, .string: return []
+        default:
             return [
                 .init(
                     .error, "bad_id_type", "\(table.name).id",
-                    "its type is \(id.type); Ferry serves ids of type uuid, text, varchar, smallint, integer or bigint",
+                    "its type is \(id.type); Ferry serves ids of type uuid, text, varchar, char(n), citext, smallint, "
+                        + "integer or bigint",
                     fix: "ALTER TABLE \(table.name) ALTER COLUMN id TYPE uuid (or another of those)")
             ]
         }
-        return []
     }
 
     /// The columns a rule decides access by, which must name someone: a row whose owner,

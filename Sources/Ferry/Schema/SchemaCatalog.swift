@@ -238,7 +238,9 @@ enum ValueKind: Equatable {
 
     init(type: String) {
         switch type {
+        // citext may live in another schema than the search path's (`extensions.citext`).
         case "text", "name", "citext": self = .string
+        case _ where type.hasSuffix(".citext"): self = .string
         case _ where type.hasPrefix("character"): self = .string
         case "uuid": self = .uuid
         case "smallint": self = .integer(min: Int64(Int16.min), max: Int64(Int16.max))

@@ -73,6 +73,27 @@ extension Resources {
             #expect(other.status == 422 && other.text.contains("id_mismatch"), "\(other.text)")
         }
 
+        /// A `character(n)` id ignores trailing blanks, as PostgreSQL compares it: a body that
+        /// echoes the row as read back (padded) names the path's row.
+        @Test func aPaddedCharacterIDEchoedIsTheSameRow() throws {
+            let me = try ResourceFixture.own(
+                schema: """
+                    CREATE TABLE app.codes (id character(6) PRIMARY KEY, note text);
+                    SELECT ferry.enable_sync('app.codes');
+                    GRANT SELECT, INSERT, UPDATE ON app.codes TO ferry_app;
+                    """, user: "code_user")
+            defer { me.server.stop() }
+            let created = try me.call("POST", "/v1/codes", json: ["id": "ab", "note": "a"])
+            #expect(created.status == 201, "\(created.text)")
+            let read = try me.call("GET", "/v1/codes/ab")
+            #expect(read.status == 200 && read.object["id"] as? String == "ab    ", "\(read.text)")
+            let star = [("If-Match", "*")]
+            let echoed = try me.call("PATCH", "/v1/codes/ab", json: ["id": "ab    ", "note": "b"], headers: star)
+            #expect(echoed.status == 200, "\(echoed.text)")
+            let other = try me.call("PATCH", "/v1/codes/ab", json: ["id": "abc", "note": "c"], headers: star)
+            #expect(other.status == 422 && other.text.contains("id_mismatch"), "\(other.text)")
+        }
+
         /// A type whose `=` is looser than what a client reads back: `citext` ignores case,
         /// an interval calls `1 day` and `24:00:00` equal. A PATCH that changed only a
         /// name's case answered 200 with the old name and wrote nothing, and a create's
