@@ -31,6 +31,12 @@ struct ResourceAction: Sendable {
     let credential: Credential
     let kind: Kind
 
+    /// The row a PUT, PATCH or DELETE names by its path; nil for the other actions.
+    var pathID: String? {
+        if case .update(let id, _, _, _, _, _) = kind { return id }
+        return nil
+    }
+
     enum Kind: Sendable {
         /// `GET /v1/<r>/<id>`.
         case read(id: String, conditions: ReadConditions)

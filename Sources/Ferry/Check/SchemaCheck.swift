@@ -21,6 +21,7 @@ public enum SchemaCheck {
             found += grantTriggers(table)
         }
         found += exposures(facts)
+        found += messagesLanguage(facts)
         return found.sorted { ($0.severity, $0.object, $0.code) < ($1.severity, $1.object, $1.code) }
     }
 
@@ -104,6 +105,27 @@ public enum SchemaCheck {
             }
         }
         return found
+    }
+
+    /// Errors worded in another language than English. A few of PostgreSQL's errors share
+    /// one SQLSTATE and differ only in their words (a Row Level Security refusal and a
+    /// missing grant are both 42501), so Ferry reads those words.
+    /// `lc_messages` can only be set by a superuser, so Ferry cannot set it on its own
+    /// connections.
+    static func messagesLanguage(_ facts: SchemaFacts) -> [SchemaFinding] {
+        let locale = facts.messagesLocale.lowercased()
+        let english =
+            locale.isEmpty || ["c", "posix"].contains(locale) || locale.hasPrefix("c.") || locale == "en" || locale.hasPrefix("en_")
+            || locale.hasPrefix("en-") || locale.hasPrefix("english")
+        guard !english else { return [] }
+        return [
+            .init(
+                .warning, "localized_messages", "lc_messages",
+                "PostgreSQL words its errors to the serve role \(facts.role) in \(facts.messagesLocale), and Ferry tells some "
+                    + "refusals apart by PostgreSQL's English words: a write refused by Row Level Security would be answered "
+                    + "not_granted rather than not_allowed, and a number past numeric's range in a body 422 rather than 400",
+                fix: "ALTER ROLE \(facts.role) SET lc_messages TO 'C' (as a superuser)")
+        ]
     }
 
     /// A one-column primary key `id` of a type Ferry serves.

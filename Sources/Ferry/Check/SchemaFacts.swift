@@ -15,6 +15,9 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
     /// Views and `SECURITY DEFINER` functions the serve role may read or call that read
     /// a synced table past its Row Level Security (`SchemaFacts.exposuresQuery`).
     public var exposures: [Exposure] = []
+    /// `lc_messages` of the connection the facts were read on: the language PostgreSQL
+    /// words its errors in for the serve role ("" when it is the server's environment's).
+    public var messagesLocale = ""
 
     public struct Table: Decodable, Sendable, Equatable {
         /// `schema.table`, quoted where it must be, as SQL writes it.
@@ -134,7 +137,9 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
         let tables = try decoder.decode([Table].self, from: Data(json.utf8))
         let exposed = try connection.run(binds.statement(exposuresQuery(role: roleParameter))).first?.string("exposures") ?? "[]"
         let exposures = try decoder.decode([Exposure].self, from: Data(exposed.utf8))
-        return SchemaFacts(servedSchema: servedSchema, role: role, tables: tables, exposures: exposures)
+        let messages = try connection.query("SELECT current_setting('lc_messages') AS messages").first?["messages"] ?? nil
+        return SchemaFacts(
+            servedSchema: servedSchema, role: role, tables: tables, exposures: exposures, messagesLocale: messages ?? "")
     }
 
     /// The catalog query, with the privileges of the serve role bound as `role`.

@@ -17,13 +17,14 @@ struct ConsoleDatabase: Sendable {
 
     /// Runs `statements` after checking the console token (and, with `admin`,
     /// that its operator is an admin), in one transaction and one round trip;
-    /// returns the operator and the statements' results.
-    func run(_ tokenHash: String, admin: Bool = false, _ statements: [PlannedStatement]) throws
+    /// returns the operator and the statements' results. `answerLimit` shortens the
+    /// wait for each of PostgreSQL's answers (a health probe's).
+    func run(_ tokenHash: String, admin: Bool = false, _ statements: [PlannedStatement], answerLimit: Duration? = nil) throws
         -> (OperatorSession, [PostgresResult])
     {
         let results: [PostgresResult]
         do {
-            results = try database.anonymous([OperatorSession.check(tokenHash, admin: admin)] + statements)
+            results = try database.anonymous([OperatorSession.check(tokenHash, admin: admin)] + statements, answerLimit: answerLimit)
         } catch {
             throw OperatorSession.mapping(error)
         }

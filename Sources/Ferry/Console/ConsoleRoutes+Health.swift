@@ -4,6 +4,8 @@ import FerryPostgres
 /// `GET /console/api/health`: a JSON twin of `/metrics` for the console's
 /// live charts, plus what Prometheus text cannot say: whether memcached
 /// answers, the feed's frontier lag and the transactions holding it back.
+/// While PostgreSQL cannot be asked, an operator it checked lately still gets the
+/// process's own figures, `postgresql.up` false and `feed` null.
 ///
 /// Counters are totals since the process started; the page takes two samples
 /// and draws rates. Requests to the console's own routes are left out, so the
@@ -12,15 +14,10 @@ extension ConsoleRoutes {
     func health(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         try Self.onlyQuery(request, [])
         let hash = try Self.tokenHash(request)
-        let (session, results) = try console.run(hash, [Self.feedPosition, Self.oldestTransactions(hash)])
+        let (session, postgresql, feed) = try asked(hash)
         Self.trace(session, context)
         let requests = metrics.requests.totals(excludingRoutesUnder: Self.prefix)
         let pool = self.pool.stats
-        var feed = try Self.feedJSON(results[0])
-        if case .object(var members) = feed {
-            members.append(("running_transactions", Self.transactionsJSON(results[1])))
-            feed = .object(members)
-        }
         return Self.json(
             .object([
                 ("at", .int(Int(TokenCache.wallClockMs()))),
@@ -61,8 +58,33 @@ extension ConsoleRoutes {
                 ),
                 ("paging_snapshots_created", .int(metrics.pagingSnapshotsCreated.value)),
                 ("changes_polls", .int(metrics.changesPolls.value)),
+                ("postgresql", postgresql),
                 ("feed", feed),
             ]))
+    }
+
+    /// The operator, PostgreSQL's state and the feed's figures. While PostgreSQL cannot
+    /// check the token (503), a session it checked lately still sees this process's own
+    /// figures (``ConsoleRecentSessions``), with the reason, and no feed.
+    private func asked(_ hash: String) throws -> (OperatorSession, postgresql: JSONValue, feed: JSONValue) {
+        let session: OperatorSession
+        let results: [PostgresResult]
+        do {
+            // As long as `/readyz` waits: a frozen PostgreSQL reads as down, not as a page that hangs.
+            (session, results) = try console.run(
+                hash, [Self.feedPosition, Self.oldestTransactions(hash)], answerLimit: PostgresGateway.probeAnswerLimit)
+        } catch let problem as Problem where problem.status == 503 {
+            guard let remembered = recentSessions.recent(hash) else { throw problem }
+            let down = JSONValue.object([("up", .bool(false)), ("detail", .string(problem.detail ?? "the database is unavailable"))])
+            return (remembered, down, .null)
+        }
+        recentSessions.remember(hash, session)
+        var feed = try Self.feedJSON(results[0])
+        if case .object(var members) = feed {
+            members.append(("running_transactions", Self.transactionsJSON(results[1])))
+            feed = .object(members)
+        }
+        return (session, .object([("up", .bool(true))]), feed)
     }
 
     /// The oldest running transactions with an xid, oldest first (the first holds the frontier).

@@ -49,6 +49,7 @@ extension ConsoleRoutes {
     /// `DELETE /console/api/session`: ends the calling console token (audited); 204.
     func signOut(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let hash = try Self.tokenHash(request)
+        recentSessions.forget(hash)
         let (session, _) = try console.run(
             hash,
             [

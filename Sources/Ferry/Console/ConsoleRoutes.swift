@@ -34,6 +34,8 @@ struct ConsoleRoutes: Sendable {
     let live: LiveFeed
     let logger: Logger
     let scopes = AccessScopeCache()
+    /// Console sessions checked lately, for Health while PostgreSQL is down.
+    let recentSessions = ConsoleRecentSessions()
 
     var database: PostgresGateway { console.database }
     var schemaName: String { configuration.database.schema }

@@ -49,18 +49,20 @@ enum DatabaseFailure {
 /// them for bulk items.
 enum WriteFailure {
     /// The problem for `error`, or `error` itself when it is not the client's doing.
-    static func map(_ error: Error, resource: Resource, single: Bool) -> Error {
+    /// `id`: a single write's item's id (the path's, or a create's own), which its
+    /// entries name as `ferry.item_errors` names a bulk item's; nil when unknown.
+    static func map(_ error: Error, resource: Resource, single: Bool, id: String? = nil) -> Error {
         guard let error = error as? PostgresError else { return error }
         if error.sqlState == "FR400", let detail = error.detail, let errors = RefusalDetail.errors(detail) {
             return problem(errors, single: single, resource: resource)
         }
         if let body = BodyFailure.map(error) { return body }
         guard let state = error.sqlState, state.hasPrefix("23") || state.hasPrefix("22") || state == "42501" else { return error }
-        return problem(itemErrors(error, resource: resource), single: single, resource: resource)
+        return problem(itemErrors(error, resource: resource, id: id), single: single, resource: resource)
     }
 
     /// One error entry per field, like `ferry.item_errors`.
-    static func itemErrors(_ error: PostgresError, resource: Resource) -> [[String: Any]] {
+    static func itemErrors(_ error: PostgresError, resource: Resource, id: String? = nil) -> [[String: Any]] {
         let reason: String
         switch error.sqlState {
         case "23514": reason = "check_violation"
@@ -85,7 +87,10 @@ enum WriteFailure {
         // PostgreSQL's message goes along only for ValidationReason.clean to tell causes
         // apart by (as ferry.item_errors passes it); clean replaces every entry's detail.
         return entries.map { field in
-            ["index": 0, "status": 422, "code": "validation_failed", "field": field, "reason": reason, "detail": error.message]
+            [
+                "index": 0, "id": id.map { $0 as Any } ?? NSNull(), "status": 422, "code": "validation_failed", "field": field,
+                "reason": reason, "detail": error.message,
+            ]
         }
     }
 

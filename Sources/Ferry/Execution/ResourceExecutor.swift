@@ -14,11 +14,14 @@ struct ResourceExecutor: Sendable {
     /// `readsPublic`: the action reads public rows (``ResourceAction/readsPublic``) and
     /// the catalog has some (``SchemaCatalog/hasPublicRows``); otherwise the
     /// statements run exactly as they would without core 0025.
-    func run(_ plan: ResourcePlan, as caller: Caller, readsPublic: Bool, for request: HTTPRequest) throws -> ResourceResult {
-        try execute(plan, as: readsPublic ? caller.readingPublic : caller, for: request)
+    /// `pathID`: the row a PUT, PATCH or DELETE names, for a refused write's `errors[]`.
+    func run(_ plan: ResourcePlan, as caller: Caller, readsPublic: Bool, for request: HTTPRequest, pathID: String? = nil) throws
+        -> ResourceResult
+    {
+        try execute(plan, as: readsPublic ? caller.readingPublic : caller, for: request, pathID: pathID)
     }
 
-    private func execute(_ plan: ResourcePlan, as caller: Caller, for request: HTTPRequest) throws -> ResourceResult {
+    private func execute(_ plan: ResourcePlan, as caller: Caller, for request: HTTPRequest, pathID: String?) throws -> ResourceResult {
         switch plan {
         case .refuse(let problem):
             _ = try database.asCaller(caller, [])
@@ -50,16 +53,17 @@ struct ResourceExecutor: Sendable {
                 throw Self.filterMismatch
             }
         case .write(let statement, let resource, let single, let created):
-            guard let result = try write(statement, resource, caller, single: single) else {
+            let itemID = { pathID ?? (single ? Self.bodyID(request) : nil) }
+            guard let result = try write(statement, resource, caller, single: single, itemID: itemID()) else {
                 throw Problem(500, .internalError, "the write returned nothing")
             }
             return .written(result, created ? .created(resource: resource.name, single: single) : .bulk)
         case .update(let fast, let exact, let resource):
             let result: WriteResult?
-            if let fast, let written = try write(fast, resource, caller, single: true) {
+            if let fast, let written = try write(fast, resource, caller, single: true, itemID: pathID) {
                 result = written
             } else {
-                result = try write(exact, resource, caller, single: true)
+                result = try write(exact, resource, caller, single: true, itemID: pathID)
             }
             guard let result else { throw Problem(500, .internalError, "the write returned nothing") }
             return .written(result, .one)
@@ -78,18 +82,32 @@ struct ResourceExecutor: Sendable {
         }
     }
 
+    /// A single create's own id, as its body gives it (nil when the database makes it,
+    /// or it is no plain string or number): read only for a refusal's `errors[]`.
+    private static func bodyID(_ request: HTTPRequest) -> String? {
+        guard let members = ObjectMembers(request.body),
+            let member = members.members.first(where: { request.body[$0.key].elementsEqual("id".utf8) })
+        else { return nil }
+        switch member.value {
+        case .string(let range, escaped: false), .number(let range): return String(decoding: request.body[range], as: UTF8.self)
+        default: return nil
+        }
+    }
+
     /// Runs one write statement; nil when it returned no row (a fast path that
-    /// did not apply). Database errors become contract answers.
-    private func write(_ statement: PlannedStatement, _ resource: Resource, _ caller: Caller, single: Bool) throws -> WriteResult? {
+    /// did not apply). Database errors become contract answers, naming `itemID`.
+    private func write(
+        _ statement: PlannedStatement, _ resource: Resource, _ caller: Caller, single: Bool, itemID: @autoclosure () -> String?
+    ) throws -> WriteResult? {
         let result: PostgresResult
         do {
             result = try database.asCaller(caller, [statement], writes: true)[0]
         } catch var error as PostgresError where single && error.isDataException && (error.column ?? "").isEmpty {
             // PostgreSQL names no column for a value it refused: ask which field it was.
             error.column = misfitField(statement, resource, holdingConnection: caller.transaction != nil)
-            throw WriteFailure.map(error, resource: resource, single: single)
+            throw WriteFailure.map(error, resource: resource, single: single, id: itemID())
         } catch {
-            throw WriteFailure.map(error, resource: resource, single: single)
+            throw WriteFailure.map(error, resource: resource, single: single, id: single ? itemID() : nil)
         }
         guard let row = result.first else { return nil }
         // Every write statement names its columns as `ferry.write_items` returns them.

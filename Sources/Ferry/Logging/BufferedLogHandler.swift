@@ -37,7 +37,7 @@ public struct BufferedLogHandler: FieldLogHandler {
             appendHeader(event.level, event.message.description, to: &line)
             appendMetadata(metadata, to: &line)
             if let extra = event.metadata { appendMetadata(extra, to: &line) }
-            line.flattenLineBreaks()
+            line.flattenControlBytes()
             line.append(10)
             buffer.append(line.bytes)
         }
@@ -55,7 +55,7 @@ public struct BufferedLogHandler: FieldLogHandler {
                 line.append(61)
                 fields[index].appendValueText(to: &line)
             }
-            line.flattenLineBreaks()
+            line.flattenControlBytes()
             line.append(10)
             buffer.append(line.bytes)
         }

@@ -49,22 +49,16 @@ struct LogLine {
         copy.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Turns each line break (CR or LF) written so far into a space, so that one event is
-    /// one line: libpq's messages span lines ("server closed the connection
-    /// unexpectedly\n\tThis probably means…"), and a value with a line break in it could
-    /// otherwise forge a line of its own. `memchr`, so a line without one costs two scans.
-    mutating func flattenLineBreaks() {
-        replace(10, with: 32)
-        replace(13, with: 32)
-    }
-
-    /// Replaces every `byte` written so far with `replacement`.
-    private mutating func replace(_ byte: UInt8, with replacement: UInt8) {
-        var from = 0
-        while from < count, let found = memchr(base + from, Int32(byte), count - from) {
-            let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-            base[at] = replacement
-            from = at + 1
+    /// Turns each control byte written so far (C0 but tab, and DEL) into a space, so that
+    /// one event is one line of plain text: libpq's messages span lines ("server closed
+    /// the connection unexpectedly\n\tThis probably means…"), a value with a line break in
+    /// it could otherwise forge a line of its own, and one with an escape sequence could
+    /// rewrite what an operator's terminal shows. UTF-8's other bytes are all 0x80 and up,
+    /// so no character is split.
+    mutating func flattenControlBytes() {
+        for at in 0..<count {
+            let byte = base[at]
+            if byte < 0x20 && byte != 0x09 || byte == 0x7F { base[at] = 0x20 }
         }
     }
 

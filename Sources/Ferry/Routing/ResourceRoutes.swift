@@ -47,7 +47,8 @@ struct ResourceRoutes: Sendable {
         }
         let plan = ResourcePlanner(catalog: catalog, scopes: accessScopes, plans: plans).plan(action)
         let result = try executor.run(
-            plan, as: context.caller(action.credential), readsPublic: catalog.hasPublicRows && action.readsPublic, for: request)
+            plan, as: context.caller(action.credential), readsPublic: catalog.hasPublicRows && action.readsPublic, for: request,
+            pathID: action.pathID)
         return try ResourceResponse.make(result, conditions: plan.conditions)
     }
 }

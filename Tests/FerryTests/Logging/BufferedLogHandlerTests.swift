@@ -40,6 +40,14 @@ struct BufferedLogHandlerTests {
     }
 
     /// One event is one line: libpq's messages span lines, and a value could forge a line.
+    /// Nor may a value send a terminal its escape sequences (clear the screen, hide text).
+    @Test func controlBytesInAMessageOrAValueBecomeSpaces() {
+        let text = logged { logger in
+            logger.warning("odd \u{1B}[2Jname", metadata: ["user": "eve\u{1B}]0;title\u{07}\u{0}\u{7F}é"])
+        }
+        #expect(text.hasSuffix("warning t: odd  [2Jname user=eve ]0;title   é\n"), "\(text.debugDescription)")
+    }
+
     @Test func lineBreaksInAMessageOrAValueBecomeSpaces() {
         let text = logged { logger in
             logger.error(

@@ -126,6 +126,25 @@ extension Resources {
             #expect(missing.errors.first?["reason"] as? String == "required")
         }
 
+        /// A single write's refused entry names its row, as a bulk item's does: the path's
+        /// id, or the id a create sent (null when the database makes it).
+        @Test func aSingleWritesRefusalNamesItsRowsID() throws {
+            let me = try ResourceFixture.user()
+            let id = UUID().uuidString.lowercased()
+            let created = try me.call("POST", "/v1/study_sets", json: ["id": id, "title": ""])
+            #expect(created.status == 422 && created.errors.first?["reason"] as? String == "check_violation", "\(created.text)")
+            #expect(created.errors.first?["id"] as? String == id, "\(created.text)")
+            let anonymous = try me.call("POST", "/v1/study_sets", json: ["title": ""])
+            #expect(anonymous.errors.count == 1 && anonymous.errors.first?["id"] is NSNull, "\(anonymous.text)")
+
+            let set = try me.createSet()
+            let patched = try me.call("PATCH", "/v1/study_sets/\(set.id)", json: ["title": ""], headers: [("If-Match", "*")])
+            #expect(patched.status == 422 && patched.errors.first?["field"] as? String == "title", "\(patched.text)")
+            #expect(patched.errors.first?["id"] as? String == set.id, "\(patched.text)")
+            let put = try me.call("PUT", "/v1/study_sets/\(set.id)", json: ["title": ""], headers: [("If-Match", "*")])
+            #expect(put.status == 422 && put.errors.first?["id"] as? String == set.id, "\(put.text)")
+        }
+
         @Test func constraintViolationsNameTheField() throws {
             let me = try ResourceFixture.user()
             let check = try me.call("POST", "/v1/study_sets", json: ["title": ""])

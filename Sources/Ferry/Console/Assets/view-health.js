@@ -76,14 +76,23 @@ function quantile(counts, bounds, q) {
 
 function describe(facts, oldest, sample) {
   const feed = sample.feed || {};
+  // While PostgreSQL cannot be asked, the server still answers with its own figures for a
+  // session it checked lately; the feed's part needs PostgreSQL.
+  const postgresql = sample.postgresql || { up: true };
   show(facts,
     h('dt', null, 'Sampled'), h('dd', null, time(sample.at)),
+    h('dt', null, 'PostgreSQL'), h('dd', { id: 'postgresql-state', class: postgresql.up ? null : 'error' },
+      postgresql.up ? 'up' : `DOWN: ${postgresql.detail || 'it does not answer'}`),
     h('dt', null, 'Requests'), h('dd', null, `${sample.requests.total} answered, ${sample.requests.client_errors} refused (4xx), ${sample.requests.server_errors} failed (5xx)`),
     h('dt', null, 'Connections'), h('dd', null, sample.http.open_connections !== undefined ? `${sample.http.open_connections} open, ${sample.http.in_flight} requests in flight` : '—'),
     h('dt', null, 'Database pool'), h('dd', null, `${sample.pool.in_use} of ${sample.pool.size} in use, ${sample.pool.waiting} waiting; ${sample.pool.acquire_timeouts} timeouts, ${sample.pool.connect_failures} failed connects`),
     h('dt', null, 'memcached'), h('dd', { id: 'memcached-state' }, sample.memcached.up ? 'up' : 'DOWN', `: ${sample.memcached.hits} hits, ${sample.memcached.misses} misses, ${sample.memcached.errors} errors`),
-    h('dt', null, 'Changes feed'), h('dd', null, `${sample.changes_polls} polls answered; frontier ${feed.frontier}, ${feed.lag_xids} transactions behind the next (${feed.next_xid})`),
-    h('dt', null, 'Purge horizon'), h('dd', null, `${feed.purge_horizon}${feed.purged_at ? `, last purge ${time(feed.purged_at)}` : ', never purged'}`));
+    h('dt', null, 'Changes feed'), h('dd', null, sample.feed
+      ? `${sample.changes_polls} polls answered; frontier ${feed.frontier}, ${feed.lag_xids} transactions behind the next (${feed.next_xid})`
+      : `${sample.changes_polls} polls answered; the frontier is unknown while PostgreSQL does not answer`),
+    h('dt', null, 'Purge horizon'), h('dd', null, sample.feed
+      ? `${feed.purge_horizon}${feed.purged_at ? `, last purge ${time(feed.purged_at)}` : ', never purged'}` : '—'));
+  if (!sample.feed) return show(oldest, h('p', { class: 'muted' }, 'Unknown while PostgreSQL does not answer.'));
   const running = feed.running_transactions || [];
   if (!running.length) return show(oldest, h('p', { class: 'muted' }, 'No transaction holds an id: nothing holds the feed\'s frontier back.'));
   const tx = running[0];
