@@ -96,13 +96,18 @@ struct OperatorCommand: ParsableCommand {
         @Argument(help: "The operator's name.")
         var name: String
 
-        @Option(help: "Lifetime in seconds (default: console.token_ttl_seconds).")
+        // Unconditional: a negative number is the option's value, refused by `validate`,
+        // not an unknown flag ("Missing value for '--ttl'").
+        @Option(parsing: .unconditional, help: "Lifetime in seconds (default: console.token_ttl_seconds).")
         var ttl: Int?
+
+        func validate() throws {
+            if let ttl, ttl < 1 { throw ValidationError("--ttl must be a positive number of seconds, not \(ttl)") }
+        }
 
         func run() throws {
             let config = try options.load()
             let ttl = ttl ?? config.console.tokenTTLSeconds
-            guard ttl >= 1 else { throw ValidationError("--ttl must be positive") }
             try OperatorCommand.withOwner(config) { connection in
                 guard let issued = try OperatorAccounts.issueToken(name: name, ttlSeconds: ttl, connection: connection) else {
                     throw CLIError("no operator named \(name)")

@@ -15,8 +15,14 @@ struct TokenCommand: ParsableCommand {
         @Argument(help: "The user's name.")
         var name: String
 
-        @Option(help: "Lifetime in seconds (default: auth.token_ttl_seconds).")
+        // Unconditional: a negative number is the option's value, refused by `validate`,
+        // not an unknown flag ("Missing value for '--ttl'").
+        @Option(parsing: .unconditional, help: "Lifetime in seconds (default: auth.token_ttl_seconds).")
         var ttl: Int?
+
+        func validate() throws {
+            if let ttl, ttl < 1 { throw ValidationError("--ttl must be a positive number of seconds, not \(ttl)") }
+        }
 
         func run() throws {
             let config = try options.load()

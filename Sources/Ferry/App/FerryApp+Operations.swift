@@ -15,7 +15,7 @@ extension FerryApp {
         if configuration.console.enabled { middleware.append(ConsoleHeadersResponder(logger: logger)) }
         // With no origin allowed, CORS only passes requests on: leave it out of every request's path.
         let cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
-        if !cors.isDisabled { middleware.append(CORSResponder(policy: cors)) }
+        if !cors.isDisabled { middleware.append(CORSResponder(policy: cors, sameOriginOnly: [ConsoleRoutes.prefix])) }
         // What the console shows of each user's refused writes and feed polls.
         if configuration.console.enabled { middleware.append(RefusalRecorder(queue: RefusalQueue(database: database, logger: logger))) }
         // A JWT whose key is being fetched waits for the fetch, parked (issue 51); innermost, so

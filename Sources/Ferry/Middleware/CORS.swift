@@ -9,11 +9,15 @@ import FerryHTTP
 ///
 /// A disallowed origin gets no CORS headers at all, so the browser refuses
 /// to hand the response to the page; its preflight goes on to the router.
+/// Paths under `sameOriginOnly` (the operator's console) answer no origin: the
+/// app's allowed origins are for the app's API, and a script on one of them must
+/// not read what an operator's token reads.
 struct CORSResponder: Middleware {
     let policy: CORSPolicy
+    var sameOriginOnly: [String] = []
 
     func respond(to request: HTTPRequest, context: RequestContext, next: Next) throws -> HTTPResponse {
-        guard !policy.isDisabled, let origin = request.headers["Origin"] else {
+        guard !policy.isDisabled, let origin = request.headers["Origin"], !isSameOriginOnly(request) else {
             return try next(request, context)
         }
         let allowed = policy.allows(origin)
@@ -42,7 +46,14 @@ struct CORSResponder: Middleware {
     var mayAnswerInline: Bool { !policy.isDisabled }
 
     func answersInline(_ request: HTTPRequest) -> Bool {
-        !policy.isDisabled && Self.isPreflight(request) && request.headers["Origin"] != nil
+        !policy.isDisabled && Self.isPreflight(request) && request.headers["Origin"] != nil && !isSameOriginOnly(request)
+    }
+
+    /// Whether `request`'s path is `prefix` or under it, for one of ``sameOriginOnly``.
+    private func isSameOriginOnly(_ request: HTTPRequest) -> Bool {
+        sameOriginOnly.contains { prefix in
+            request.path.hasPrefix(prefix) && (request.path.utf8.count == prefix.utf8.count || request.path.dropFirst(prefix.count).first == "/")
+        }
     }
 
     static func isPreflight(_ request: HTTPRequest) -> Bool {

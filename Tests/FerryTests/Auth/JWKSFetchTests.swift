@@ -43,6 +43,22 @@ import Testing
         #expect(reason == "\(url.absoluteString) answered 404")
     }
 
+    /// A credential in the URL (basic auth, an API key in the query) reaches the provider
+    /// and is never written where a refusal is read: the log and the console.
+    @Test func aRefusalLeavesTheURLsCredentialsOut() throws {
+        let authorization = Locked<String?>(nil)
+        let (server, url) = try Self.provider { request in
+            authorization.withLock { $0 = request.headers["Authorization"] }
+            return .text("down", status: 500)
+        }
+        defer { server.shutdown() }
+        let secret = try #require(URL(string: "http://keys:S3CRET@127.0.0.1:\(url.port ?? 0)/jwks.json?api_key=QSECRET"))
+        let reason = try #require(Self.failure(JWKSFetch.text(secret, timeout: .seconds(10))))
+        #expect(reason == "http://127.0.0.1:\(url.port ?? 0)/jwks.json?… answered 500")
+        #expect(!reason.contains("S3CRET") && !reason.contains("QSECRET") && !reason.contains("keys@"))
+        #expect(authorization.withLock { $0 } == "Basic " + Data("keys:S3CRET".utf8).base64EncodedString())
+    }
+
     /// A redirect is not followed: the operator configures where the keys are.
     @Test func aRedirectIsRefusedNotFollowed() throws {
         let fetched = Locked(0)

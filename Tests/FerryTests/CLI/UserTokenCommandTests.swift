@@ -40,6 +40,14 @@ import FerryTestSupport
         let unknown = try FerryProcess.run(["token", "issue", "nobody"], environment: env)
         #expect(unknown.status != 0)
         #expect(unknown.stderr.contains("no user named nobody"))
+        // A lifetime of none or less: said so, not a database error nor "Missing value".
+        for ttl in ["0", "-5"] {
+            let refused = try FerryProcess.run(["token", "issue", "nobody", "--ttl", ttl], environment: env)
+            #expect(refused.status == 64, "\(refused.stderr)")
+            #expect(refused.stderr.contains("--ttl must be a positive number of seconds, not \(ttl)"), "\(refused.stderr)")
+            let console = try FerryProcess.run(["operator", "token", "nobody", "--ttl", ttl], environment: env)
+            #expect(console.status == 64 && console.stderr.contains("--ttl must be a positive number"), "\(console.stderr)")
+        }
         let badConfig = try FerryProcess.run(["token", "issue", "jo"], environment: ["FERRY_LISTEN_PORT": "x"])
         #expect(badConfig.status == 78)
         #expect(badConfig.stderr.contains("FERRY_LISTEN_PORT"))

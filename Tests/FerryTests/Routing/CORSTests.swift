@@ -46,6 +46,25 @@ import Testing
         }
     }
 
+    /// The app's origins are for the app's API: the console answers no origin, so a
+    /// script on one of them cannot read what an operator's token reads.
+    @Test func theConsoleAnswersNoOriginTheAppAllows() throws {
+        let server = try server()
+        defer { server.stop() }
+        let client = server.router
+        let preflight = try client.request(
+            "OPTIONS", "/console/api/session", headers: [("Origin", Self.app), ("Access-Control-Request-Method", "POST")])
+        #expect(preflight.status != 204, "\(preflight.status)")
+        #expect(preflight.headers.allSatisfy { !$0.name.lowercased().hasPrefix("access-control-") }, "\(preflight.headers)")
+        for path in ["/console/api/session", "/console/", "/console"] {
+            let actual = try client.request("GET", path, headers: [("Origin", Self.app)])
+            #expect(actual.headers.allSatisfy { !$0.name.lowercased().hasPrefix("access-control-") }, "\(path): \(actual.headers)")
+        }
+        // A path that only begins like it is the app's.
+        let app = try client.request("GET", "/consoles", headers: [("Origin", Self.app)])
+        #expect(app.header("Access-Control-Allow-Origin") == Self.app)
+    }
+
     @Test func disallowedOriginGetsNoCORSHeaders() throws {
         let server = try server()
         defer { server.stop() }

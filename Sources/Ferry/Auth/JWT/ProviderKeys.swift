@@ -336,9 +336,9 @@ final class ProviderKeys: Sendable {
             do {
                 return .success(try KeyImport.keys(jwks: text, algorithms: provider.algorithms, symmetricAllowed: false).keys)
             } catch let error as KeyImportError {
-                return .failure(KeyImportError("\(url.absoluteString): \(error.reason)"))
+                return .failure(KeyImportError("\(JWKSFetch.shown(url)): \(error.reason)"))
             } catch {
-                return .failure(KeyImportError("\(url.absoluteString): \(error)"))
+                return .failure(KeyImportError("\(JWKSFetch.shown(url)): \(error)"))
             }
         }
     }
