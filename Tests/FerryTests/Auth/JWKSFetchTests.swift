@@ -4,6 +4,7 @@ import FerryHTTP
 import FerryHTTPTestSupport
 import FerryTestSupport
 import Foundation
+import Logging
 import Testing
 
 /// ``JWKSFetch`` on libcurl's easy interface (issue 51): one GET with
@@ -57,6 +58,26 @@ import Testing
         #expect(reason == "http://127.0.0.1:\(url.port ?? 0)/jwks.json?… answered 500")
         #expect(!reason.contains("S3CRET") && !reason.contains("QSECRET") && !reason.contains("keys@"))
         #expect(authorization.withLock { $0 } == "Basic " + Data("keys:S3CRET".utf8).base64EncodedString())
+    }
+
+    /// A key the provider publishes and Ferry cannot use (a symmetric key from a URL, an
+    /// algorithm it does not take) is named in the fetch's log line, with why.
+    @Test func aFetchSaysWhichKeysItLeftOut() throws {
+        let (server, url) = try Self.provider { _ in
+            .json(Array(#"{"keys":[{"kty":"oct","k":"c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0","kid":"shared"},{"kty":"XYZ","kid":"odd"}]}"#.utf8))
+        }
+        defer { server.shutdown() }
+        var provider = JWTProvider(issuer: "https://idp.example", audiences: ["ferry"])
+        provider.jwksURL = url
+        let events = RecordingLogHandler.Events()
+        let logger = Logger(label: "t") { _ in RecordingLogHandler(events: events) }
+        let keys = try ProviderKeys(
+            provider: provider, timing: KeyTiming(refresh: .seconds(3600), grace: .seconds(60), minRefetch: .seconds(1)), logger: logger)
+        _ = keys.fetchNow()
+        let fetched = try #require(events.events.withLock { $0.first { $0.0 == "JWKS fetched" } })
+        #expect(fetched.1["keys"]?.description == "0")
+        let skipped = fetched.1["skipped"]?.description ?? ""
+        #expect(skipped.contains("key 0: ") && skipped.contains("key 1: kty XYZ"), "\(skipped)")
     }
 
     /// A redirect is not followed: the operator configures where the keys are.

@@ -288,7 +288,7 @@ final class ProviderKeys: Sendable {
         switch result {
         case .failure(let error):
             outcome = FetchOutcome(fetched: false, keys: 0, withdrawn: 0, reason: error.reason)
-        case .success(let keys):
+        case .success(let (keys, _)):
             withdrawn = state.withLock { state in
                 let kept = Set(keys.map(\.identity))
                 let gone = state.fetched.map(\.identity).filter { !kept.contains($0) }
@@ -299,8 +299,12 @@ final class ProviderKeys: Sendable {
             outcome = FetchOutcome(fetched: true, keys: keys.count, withdrawn: withdrawn.count)
         }
         switch result {
-        case .success(let keys):
-            logger.info("JWKS fetched", metadata: ["issuer": "\(provider.issuer)", "keys": "\(keys.count)"])
+        case .success(let (keys, skipped)):
+            // Why a key the provider publishes is not used (a provider may list encryption
+            // keys beside its signing keys): said at info, as each fetch is.
+            var metadata: Logger.Metadata = ["issuer": "\(provider.issuer)", "keys": "\(keys.count)"]
+            if !skipped.isEmpty { metadata["skipped"] = "\(skipped.joined(separator: "; "))" }
+            logger.info("JWKS fetched", metadata: metadata)
         case .failure(let error):
             logger.warning("JWKS fetch failed; keeping the keys held", metadata: ["issuer": "\(provider.issuer)", "reason": "\(error.reason)"])
         }
@@ -327,14 +331,17 @@ final class ProviderKeys: Sendable {
     /// A key's identity qualified by the provider's issuer, as ``VerifiedJWT`` carries it.
     func identity(of key: String) -> String { provider.issuer + "\u{0}" + key }
 
-    /// The URL's key set, read.
-    private static func download(_ provider: JWTProvider, timeout: Duration) -> Result<[VerifyingKey], KeyImportError> {
-        guard let url = provider.jwksURL else { return .success([]) }
+    /// The URL's key set, read, with a sentence for each key left out (an encryption
+    /// key, a symmetric one, an algorithm not accepted).
+    private static func download(_ provider: JWTProvider, timeout: Duration) -> Result<
+        (keys: [VerifyingKey], skipped: [String]), KeyImportError
+    > {
+        guard let url = provider.jwksURL else { return .success(([], [])) }
         switch JWKSFetch.text(url, timeout: timeout) {
         case .failure(let error): return .failure(error)
         case .success(let text):
             do {
-                return .success(try KeyImport.keys(jwks: text, algorithms: provider.algorithms, symmetricAllowed: false).keys)
+                return .success(try KeyImport.keys(jwks: text, algorithms: provider.algorithms, symmetricAllowed: false))
             } catch let error as KeyImportError {
                 return .failure(KeyImportError("\(JWKSFetch.shown(url)): \(error.reason)"))
             } catch {
