@@ -92,7 +92,7 @@ extension ChangesPlan {
             // own position; served here too, a shared set's first page carried each of
             // its rows twice. From the start, so, a grant adds nothing (and is not read);
             // nor, on a later page of a download from the start, does a grant older than
-            // the download's base (``grantAfterBase(_:)``).
+            // the download's base (``grantAfterBase(_:scope:)``).
             parts.append(
                 """
                     (SELECT g.xid, t.id, \(row) FROM \(grantLog) g
@@ -103,12 +103,16 @@ extension ChangesPlan {
                         AND g.scope_table = \(SQL.literal(scopeTable.qualifiedName))::regclass
                         AND \(lower(resource.name, xid: "g.xid", id: "t.id", idType: idType, cursor: cursor))
                         AND NOT (\(lower(resource.name, xid: "t._ferry_xid", id: "t.id", idType: idType, cursor: cursor)))
-                        AND \(grantAfterBase(cursor))
+                        AND \(grantAfterBase(cursor, scope: scope))
                         AND g.xid < (SELECT upto FROM f)
                       ORDER BY g.xid, t.id LIMIT \(limit))
                 """)
         }
-        if subscription == nil || !request.since.isStart {
+        // From the start, and below a download's base, a revocation revokes nothing the
+        // download holds: it committed before the first page's snapshot, so no page read
+        // what it took away, and a row the caller reads again came at its own position
+        // (served at the revocation's too, a set unshared and shared again came twice).
+        if !request.since.isStart {
             parts.append(
                 """
                     (SELECT v.xid, k.key, CASE WHEN t.id IS NULL
@@ -119,7 +123,7 @@ extension ChangesPlan {
                        LEFT JOIN LATERAL (SELECT m.* FROM \(q) m WHERE m.id = k.key OFFSET 0) t ON true
                       WHERE \(revocationFilter)v.table_oid = \(SQL.literal(q))::regclass
                         AND \(lower(resource.name, xid: "v.xid", id: "k.key", idType: idType, cursor: cursor))
-                        AND v.xid < (SELECT upto FROM f)
+                        AND v.xid >= \(cursor.base)::xid8 AND v.xid < (SELECT upto FROM f)
                       ORDER BY 1, 2 LIMIT \(limit))
                 """)
         }
@@ -225,10 +229,17 @@ extension ChangesPlan {
     /// it brought at its own position. Every page of a default-stream download reads as
     /// the caller. A subscription's may not: a page of a public stream is read as no
     /// user (``viewedPublicly()``), which sees no grant of the caller's, and a later page
-    /// as the caller; so there only the public grants, which both views see (and the
-    /// caller's view reads all that the public one does), are left out below the base.
-    func grantAfterBase(_ cursor: BoundCursor) -> String {
-        subscription == nil ? "g.xid >= \(cursor.base)::xid8" : "(NOT g.public OR g.xid >= \(cursor.base)::xid8)"
+    /// as the caller. The public view of a public root reads the root and every row that
+    /// reads through it (`scope`'s `readThroughScope`), so for those the caller's grants
+    /// below the base are left out too (read as members, a private set's rows came twice
+    /// in a download of several pages); it never reads a members table's rows ("who
+    /// shares a public set is not public"), so for those only the public grants, which
+    /// both views see, are. Without `scope` (the activity probe): the members' rule.
+    func grantAfterBase(_ cursor: BoundCursor, scope: AccessScope? = nil) -> String {
+        let above = "g.xid >= \(cursor.base)::xid8"
+        guard subscription != nil else { return above }
+        if let scope, scope.readThroughScope || scope.member == scope.scope { return above }
+        return "(NOT g.public OR \(above))"
     }
 
     var revocationFilter: String {

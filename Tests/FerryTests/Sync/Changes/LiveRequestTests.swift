@@ -52,12 +52,16 @@ import Testing
     }
 
     @Test func theWaitersActivityCheckAsksWhatTheFrontierHoldsBack() throws {
-        let plan = ChangesPlan(request: try parse(""), catalog: F.catalog, scopes: [])
+        let since = ChangeCursor(afterXID: 9).token
+        let plan = ChangesPlan(request: try parse("since=\(since)"), catalog: F.catalog, scopes: [])
         let plain = plan.activityStatement
         let waiting = plan.activityStatement(waiting: true)
         #expect(waiting.binds == plain.binds)
         #expect(!plain.sql.contains(">= s.frontier"))
         // One probe per resource and access log, each from the frontier up.
         #expect(waiting.sql.components(separatedBy: ">= s.frontier").count - 1 == F.catalog.names.count + 2)
+        // From the start a page reads no revocation, so nor does its probe: one log less.
+        let start = ChangesPlan(request: try parse(""), catalog: F.catalog, scopes: []).activityStatement(waiting: true)
+        #expect(start.sql.components(separatedBy: ">= s.frontier").count - 1 == F.catalog.names.count + 1)
     }
 }

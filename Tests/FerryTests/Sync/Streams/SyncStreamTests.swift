@@ -210,6 +210,47 @@ import Testing
         #expect(received.contains(carolRow), "Carol's member row, which Bob reads as a member, never came")
     }
 
+    /// A member added to a private set after its rows downloads its stream from the start,
+    /// in pages: each row once (each of a set's rows came twice, once at its own position
+    /// and again with the member's grant, which is older than the download), and once
+    /// again after the member is removed and added back. The default stream's download from
+    /// the start the same: no revoked entry (the device holds nothing to revoke), each row
+    /// once, though the grant, the revocation and the second grant are all in its range.
+    @Test func aDownloadFromTheStartOfASharedSetHasEachRowOnce() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let (set, terms) = try Self.set(w, public: false, terms: 7)
+        let member = try w.client.request("POST", "/v1/members", headers: w.alice, json: ["set_id": set, "user_id": w.carolID])
+        let memberID = try #require(member.object["id"] as? String, "\(member.text)")
+        let expected = Set([set, memberID] + terms)
+        func once(_ query: String, _ what: String, limit: Int) throws {
+            let (entries, _) = try w.feed(query, limit: limit, w.carol)
+            let ids = entries.map(\.1)
+            #expect(Set(ids).isSuperset(of: expected), "\(what), limit \(limit): \(entries)")
+            #expect(ids.count == Set(ids).count, "\(what), limit \(limit): each row once, not \(entries)")
+            #expect(!entries.contains { $0.2 }, "\(what), limit \(limit): nothing to revoke from the start: \(entries)")
+        }
+        for limit in [2, 3, 100] {
+            try once("stream=set:\(set)", "the stream", limit: limit)
+            try once("", "the default stream", limit: limit)
+        }
+        // Removed and added back: a revocation and a second grant, both older than a new download.
+        let removed = try w.client.request("DELETE", "/v1/members/\(memberID)", headers: w.alice + [("If-Match", "*")])
+        #expect(removed.status == 200, "\(removed.text)")
+        let again = try w.client.request("POST", "/v1/members", headers: w.alice, json: ["set_id": set, "user_id": w.carolID])
+        let againID = try #require(again.object["id"] as? String, "\(again.text)")
+        let back = Set([set, againID] + terms)
+        for limit in [2, 100] {
+            for query in ["stream=set:\(set)", ""] {
+                let (entries, _) = try w.feed(query, limit: limit, w.carol)
+                let live = entries.filter { $0.1 != memberID }.map(\.1)
+                #expect(Set(live) == back, "\(query), limit \(limit): \(entries)")
+                #expect(live.count == back.count, "\(query), limit \(limit): each row once, not \(entries)")
+                #expect(!entries.contains { $0.2 }, "\(query), limit \(limit): \(entries)")
+            }
+        }
+    }
+
     /// Reads turn public reads on and off (two statements) only in a schema with a public rule.
     @Test func theCatalogKnowsWhetherAnyRowCanBePublic() throws {
         let w = try Self.world()
