@@ -62,9 +62,12 @@ struct InitCommand: ParsableCommand {
             print("created \((directory as NSString).appendingPathComponent(path))")
         }
         // deploy/local.sh makes `ferry`; another database is the app's to create, as its owner.
+        // The owner's URL (ferry.json's migration_url, on the maintenance database) carries
+        // its password: createdb asked for it at a terminal, and without one asked again for ever.
+        let ownerURL = "postgresql://ferry_owner:\(LocalServices.inURL(services.ownerPassword))@127.0.0.1:\(services.postgresPort)/postgres"
         let createLine =
             database == "ferry"
-            ? "" : "  createdb -h 127.0.0.1 -p \(services.postgresPort) -U ferry_owner \(database)   # once: the database ferry.json names\n"
+            ? "" : "  createdb --maintenance-db='\(ownerURL)' \(database)   # once: the database ferry.json names\n"
         print(
             """
 

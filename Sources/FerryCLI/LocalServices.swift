@@ -22,11 +22,7 @@ struct LocalServices {
     /// The scaffold's placeholders and their values; passwords percent-encoded, which
     /// also keeps them valid inside a JSON string.
     func placeholders(dir: String) -> [(String, String)] {
-        // RFC 3986's unreserved characters stay as they are; everything else is escaped.
-        let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
-        let encode = { (password: String) in
-            password.addingPercentEncoding(withAllowedCharacters: unreserved) ?? password
-        }
+        let encode = Self.inURL
         return [
             ("{{DIR}}", dir),
             ("{{PG_PORT}}", String(postgresPort)),
@@ -34,6 +30,13 @@ struct LocalServices {
             ("{{OWNER_PASSWORD}}", encode(ownerPassword)),
             ("{{APP_PASSWORD}}", encode(appPassword)),
         ]
+    }
+
+    /// `password` as a URL's userinfo holds it: RFC 3986's unreserved characters stay as
+    /// they are; everything else is escaped.
+    static func inURL(_ password: String) -> String {
+        let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        return password.addingPercentEncoding(withAllowedCharacters: unreserved) ?? password
     }
 
     private static func port(_ environment: [String: String], _ name: String, default value: Int) throws -> Int {

@@ -66,7 +66,9 @@ import Testing
         let ownText = try String(contentsOfFile: parent.appendingPathComponent("own/ferry.json").path, encoding: .utf8)
         #expect(ownText.contains(#""url": "postgresql://ferry_app:ferry_app@127.0.0.1:54329/myapp""#), "\(ownText)")
         #expect(ownText.contains(#""migration_url": "postgresql://ferry_owner:ferry_owner@127.0.0.1:54329/myapp""#))
-        #expect(own.stdout.contains("createdb -h 127.0.0.1 -p 54329 -U ferry_owner myapp"), "\(own.stdout)")
+        #expect(
+            own.stdout.contains("createdb --maintenance-db='postgresql://ferry_owner:ferry_owner@127.0.0.1:54329/postgres' myapp"),
+            "\(own.stdout)")
         #expect(!plain.stdout.contains("createdb"), "local.sh makes ferry")
         let badName = try FerryProcess.run(["init", parent.appendingPathComponent("badname").path, "--database", "my-app/x"])
         #expect(badName.status != 0 && badName.stderr.contains(#"--database is "my-app/x""#), "\(badName.stderr)")
