@@ -778,7 +778,20 @@ DECLARE
     v_was boolean := coalesce((to_jsonb(OLD) ->> TG_ARGV[0])::boolean, false);
     v_is boolean := coalesce((to_jsonb(NEW) ->> TG_ARGV[0])::boolean, false);
     v_member record;
+    v_owner name;
 BEGIN
+    -- Only the row's owner makes it public or private: a member writes the row as its
+    -- owner does (its title, its deletion), but publishing a set shows it, and its
+    -- tree, to every signed-in user, which is the owner's to decide. The app's own SQL
+    -- (no user) may. 42501 with Row Level Security's words: Ferry answers not_allowed.
+    IF v_is <> v_was AND ferry.current_user_id() IS NOT NULL THEN
+        SELECT r.rule_column INTO v_owner FROM ferry.sync_rules r WHERE r.table_oid = TG_RELID AND r.kind = 'owned';
+        IF v_owner IS NOT NULL AND (to_jsonb(NEW) ->> v_owner) IS DISTINCT FROM ferry.current_user_id()::text THEN
+            RAISE EXCEPTION USING ERRCODE = '42501',
+                MESSAGE = format('new row violates row-level security policy for table %s: only its owner makes a row public or private',
+                                 TG_RELID::regclass);
+        END IF;
+    END IF;
     IF v_is AND NOT v_was THEN
         INSERT INTO ferry.public_grants (scope_table, scope_id) VALUES (TG_RELID, NEW.id::text) ON CONFLICT DO NOTHING;
     ELSIF v_was AND NOT v_is THEN

@@ -251,6 +251,37 @@ import Testing
         }
     }
 
+    /// A member writes the set as its owner does, but only the owner makes it public or
+    /// private: publishing shows the set and its tree to every signed-in user.
+    @Test func onlyTheOwnerPublishesASet() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let (set, _) = try Self.set(w, public: false, terms: 1)
+        let bobID = try #require(try w.server.ownerQuery("SELECT id::text FROM ferry.users WHERE name = 'bob'").first?[0])
+        let member = try w.client.request("POST", "/v1/members", headers: w.alice, json: ["set_id": set, "user_id": bobID])
+        #expect(member.status == 201, "\(member.text)")
+        let any = [("If-Match", "*")]
+        for flag in [true, false] {
+            if !flag { #expect(try w.client.request("PATCH", "/v1/sets/\(set)", headers: w.alice + any, json: ["is_public": true]).status == 200) }
+            let publish = try w.client.request("PATCH", "/v1/sets/\(set)", headers: w.bob + any, json: ["is_public": flag])
+            if flag {
+                #expect(publish.status == 422, "\(publish.text)")
+                #expect(publish.errors.first?["reason"] as? String == "not_allowed", "\(publish.text)")
+            } else {
+                #expect(publish.status == 422, "a member makes the owner's public set private neither: \(publish.text)")
+            }
+        }
+        #expect(try w.get("/v1/sets/\(set)", w.carol).status == 200, "still public, as its owner made it")
+        let revision = try #require(try w.get("/v1/sets/\(set)", w.bob).object["revision"] as? Int)
+        let batch = try w.client.request(
+            "PATCH", "/v1/sets", headers: w.bob, json: [["id": set, "revision": revision, "is_public": false, "title": "mine now"]])
+        #expect(batch.status == 422 && batch.errors.first?["reason"] as? String == "not_allowed", "\(batch.text)")
+        // What a member may: the title. And the app's own SQL (no user) publishes as it likes.
+        #expect(try w.client.request("PATCH", "/v1/sets/\(set)", headers: w.bob + any, json: ["title": "renamed"]).status == 200)
+        _ = try w.server.ownerQuery("UPDATE app.sets SET is_public = false WHERE id = '\(set)'")
+        #expect(try w.get("/v1/sets/\(set)", w.carol).status == 404)
+    }
+
     /// Reads turn public reads on and off (two statements) only in a schema with a public rule.
     @Test func theCatalogKnowsWhetherAnyRowCanBePublic() throws {
         let w = try Self.world()
