@@ -161,6 +161,7 @@ enum WriteFailure {
     private static func describe(_ code: ProblemCode) -> String {
         switch code {
         case .notFound: return "no such row"
+        case .forbidden: return "the caller reads this row but may not write it"
         case .gone: return "the row is deleted"
         case .preconditionFailed: return "If-Match does not match the current revision"
         // Also the answer to a body's `revision` that is no revision ("1", 1.5, -1): said so.

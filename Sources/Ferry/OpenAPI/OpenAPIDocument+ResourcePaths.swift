@@ -19,6 +19,8 @@ extension OpenAPIDocument {
                 ("410", Self.problem(["gone"])),
                 ("422", Self.problem(["validation_failed", "unknown_field", "too_many_items", "idempotency_key_reused"])),
             ]
+        // An update or delete of a row the caller reads but may not write.
+        let forbidden = ("403", Self.problem(["forbidden"]))
         let filters = resource.columns.filter { !Self.reservedQueryNames.contains($0.name) }.map { column in
             JSONValue.object([
                 ("name", .string(column.name)), ("in", "query"), ("schema", Self.filterSchema(column)),
@@ -87,7 +89,7 @@ extension OpenAPIDocument {
                         "bulkUpdate_\(name)", "Update many rows in one transaction", tag: tag,
                         parameters: [idempotency],
                         body: Self.jsonBody(Self.type("array", ("items", schema("bulkItem")), ("maxItems", .int(maxItems)))),
-                        responses: writeProblems + [("200", Self.ok("The updated rows.", rows))])
+                        responses: writeProblems + [forbidden, ("200", Self.ok("The updated rows.", rows))])
                 ),
             ]
                 + (resource.deletable
@@ -99,7 +101,8 @@ extension OpenAPIDocument {
                                 parameters: [idempotency],
                                 body: Self.jsonBody(Self.type("array", ("items", schema("idRevision")), ("maxItems", .int(maxItems)))),
                                 responses: writeProblems + [
-                                    ("200", Self.ok("The tombstones.", Self.type("array", ("items", Self.ref("schemas", "Tombstone")))))
+                                    forbidden,
+                                    ("200", Self.ok("The tombstones.", Self.type("array", ("items", Self.ref("schemas", "Tombstone"))))),
                                 ])
                         )
                     ] : []))
@@ -155,6 +158,7 @@ extension OpenAPIDocument {
         let updateProblems: [(String, JSONValue)] =
             commonProblems + Self.bodyProblems.filter { $0.0 != "400" } + [
                 ("400", Self.problem(["bad_request", "invalid_json", "revision_required"])),
+                ("403", Self.problem(["forbidden"])),
                 ("404", Self.problem(["not_found"])),
                 ("409", Self.problem(["revision_conflict", "idempotency_key_in_use"])),
                 ("410", gone),
@@ -226,6 +230,7 @@ extension OpenAPIDocument {
                                 responses: commonProblems + [
                                     ("200", Self.ok("The tombstone.", Self.ref("schemas", "Tombstone"))),
                                     ("400", Self.problem(["revision_required", "bad_request"])),
+                                    ("403", Self.problem(["forbidden"])),
                                     ("404", Self.problem(["not_found"])),
                                     ("409", Self.problem(["revision_conflict", "idempotency_key_in_use"])),
                                     ("412", Self.problem(["precondition_failed"])),

@@ -11,7 +11,8 @@
 /// fe    field errors (FieldValidation), PATCH and PUT only
 /// c     the current rows, locked (FOR UPDATE), merged with the item
 /// d     per item: conflicting fields (per-field merge), read-only changes
-/// st    per item status, in RFC 9110 §13.2.2 order: 404, 410 (delete: 200),
+/// st    per item status, in RFC 9110 §13.2.2 order: 404 (403 for a row the caller
+///       reads but may not write: a member's own member row), 410 (delete: 200),
 ///       412, 400 revision_required, 422, 409
 /// u     the UPDATE, only when every item is 200
 /// o     outcome; a row RLS refused to update is 404
@@ -78,7 +79,7 @@ struct UpdateSQL {
             st AS (
               SELECT d.*, CASE
                        WHEN d.raw_id IS NULL OR d.dups > 1 THEN 422
-                       WHEN NOT d.found THEN 404
+                       WHEN NOT d.found THEN CASE WHEN EXISTS (SELECT 1 FROM \(table) r WHERE r."id" = d.id) THEN 403 ELSE 404 END
                        WHEN (d.cur)."is_deleted" THEN \(isDelete ? "200" : "410")
                        WHEN \(revisions)::bigint[] IS NOT NULL AND NOT ((d.cur)."revision" = ANY (\(revisions)::bigint[])) THEN 412
                        WHEN d.base IS NULL AND \(revisions)::bigint[] IS NULL AND NOT coalesce(\(anyRevision)::boolean, false) THEN 400
@@ -102,7 +103,7 @@ struct UpdateSQL {
             ),
             errs AS (
               SELECT o.idx, 0 AS n, jsonb_build_object('index', o.idx, 'id', to_jsonb(o.raw_id), 'status', o.status,
-                       'code', CASE o.status WHEN 404 THEN 'not_found' WHEN 410 THEN 'gone'
+                       'code', CASE o.status WHEN 404 THEN 'not_found' WHEN 403 THEN 'forbidden' WHEN 410 THEN 'gone'
                                     WHEN 412 THEN 'precondition_failed' WHEN 400 THEN 'revision_required'
                                     WHEN 409 THEN 'revision_conflict' ELSE 'validation_failed' END)
                      || CASE WHEN o.status IN (409, 410, 412) THEN jsonb_build_object('current', \(rows.view(SQL.field("st.cur"))))

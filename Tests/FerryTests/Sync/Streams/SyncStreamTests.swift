@@ -282,6 +282,31 @@ import Testing
         #expect(try w.get("/v1/sets/\(set)", w.carol).status == 404)
     }
 
+    /// A row the caller reads but may not write (a member's own member row: only the owner
+    /// removes members) answers a write 403, not 404: a client whose delete meets 404 takes
+    /// the row for gone already and drops it, while it lives on at the server.
+    @Test func aRowTheCallerReadsButMayNotWriteAnswers403() throws {
+        let w = try Self.world()
+        defer { w.server.stop() }
+        let (set, _) = try Self.set(w, public: false, terms: 0)
+        let bobID = try #require(try w.server.ownerQuery("SELECT id::text FROM ferry.users WHERE name = 'bob'").first?[0])
+        let member = try w.client.request("POST", "/v1/members", headers: w.alice, json: ["set_id": set, "user_id": bobID])
+        let row = try #require(member.object["id"] as? String, "\(member.text)")
+        #expect(try w.get("/v1/members/\(row)", w.bob).status == 200)
+        let any = [("If-Match", "*")]
+        let leave = try w.client.request("DELETE", "/v1/members/\(row)", headers: w.bob + any)
+        #expect(leave.status == 403 && leave.code == "forbidden", "\(leave.text)")
+        #expect(leave.errors.first?["id"] as? String == row && leave.object["current"] == nil, "\(leave.text)")
+        let patch = try w.client.request("PATCH", "/v1/members/\(row)", headers: w.bob + any, json: ["user_id": bobID])
+        #expect(patch.status == 403, "\(patch.text)")
+        let bulk = try w.client.request("DELETE", "/v1/members", headers: w.bob, json: [["id": row, "revision": 1]])
+        #expect(bulk.status == 403 && bulk.errors.first?["code"] as? String == "forbidden", "\(bulk.text)")
+        // One the caller cannot read at all is still 404: nothing said of it.
+        #expect(try w.client.request("DELETE", "/v1/members/\(row)", headers: w.carol + any).status == 404)
+        #expect(try w.get("/v1/members/\(row)", w.bob).status == 200, "still a member")
+        #expect(try w.client.request("DELETE", "/v1/members/\(row)", headers: w.alice + any).status == 200, "the owner removes")
+    }
+
     /// Reads turn public reads on and off (two statements) only in a schema with a public rule.
     @Test func theCatalogKnowsWhetherAnyRowCanBePublic() throws {
         let w = try Self.world()
