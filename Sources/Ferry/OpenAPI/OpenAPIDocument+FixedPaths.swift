@@ -197,7 +197,6 @@ extension OpenAPIDocument {
                                     ("201", Self.ok("The new user.", Self.ref("schemas", "User"))),
                                     ("409", Self.problem(["already_exists"])),
                                     ("422", Self.problem(["validation_failed"])),
-                                    ("429", Self.problem(["rate_limited"], headers: ["Retry-After"])),
                                 ],
                                 security: Self.open)
                         )

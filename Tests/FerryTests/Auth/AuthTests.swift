@@ -1,4 +1,3 @@
-@testable import Ferry
 import Foundation
 import Testing
 import FerryTestSupport
@@ -114,38 +113,6 @@ import FerryTestSupport
         #expect(try client.request("POST", "/v1/users", headers: [("Content-Type", "text/plain")], body: Array("x".utf8)).status == 415)
         let signIn = try client.request("POST", "/v1/auth/token", headers: [basic("frank", "frank-password")])
         #expect(signIn.status == 201)
-    }
-
-    /// Sign-up tells that a name is taken: past 30 such answers in 10 minutes an address's
-    /// sign-ups wait, as `/v1/users/lookup`'s questions do, so it is no faster an oracle
-    /// of which names exist.
-    @Test func signUpsGuessingTakenNamesAreLimited() throws {
-        let open = try TestServer { $0.auth.allowSignup = true }
-        defer { open.stop() }
-        let client = open.client()
-        #expect(try client.request("POST", "/v1/users", json: ["name": "taken", "password": "taken-password"]).status == 201)
-        for attempt in 1...SignUpThrottle.limit {
-            let guess = try client.request("POST", "/v1/users", json: ["name": "taken", "password": "other-password"])
-            #expect(guess.status == 409, "attempt \(attempt): \(guess.text)")
-        }
-        for name in ["taken", "free"] {
-            let limited = try client.request("POST", "/v1/users", json: ["name": name, "password": "other-password"])
-            #expect(limited.status == 429 && limited.code == "rate_limited", "\(name): \(limited.text)")
-            #expect(Int(limited.header("Retry-After") ?? "") ?? 0 >= 1)
-        }
-        // Sign-in is not sign-up: the account's owner still signs in.
-        #expect(try client.request("POST", "/v1/auth/token", headers: [basic("taken", "taken-password")]).status == 201)
-    }
-
-    @Test func theSignUpLimitPassesWithItsWindow() {
-        let throttle = SignUpThrottle()
-        for _ in 0..<SignUpThrottle.limit { throttle.refused("10.0.0.7:5100", now: 1_000) }
-        #expect(throttle.retryAfter("10.0.0.7:6200", now: 1_000) == 600, "the address, whatever its port")
-        #expect(throttle.retryAfter("10.0.0.8:6200", now: 1_000) == nil, "another address")
-        #expect(throttle.retryAfter("[::1]:80", now: 1_000) == nil)
-        #expect(throttle.retryAfter("10.0.0.7:5100", now: 1_599.5) == 1)
-        #expect(throttle.retryAfter("10.0.0.7:5100", now: 1_600) == nil)
-        #expect(SignUpThrottle.host("[::1]:8080") == "[::1]" && SignUpThrottle.host("127.0.0.1:9") == "127.0.0.1")
     }
 
     @Test func catalogListsResourcesWithColumns() throws {
