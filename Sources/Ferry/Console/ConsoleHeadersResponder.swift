@@ -25,12 +25,12 @@ struct ConsoleHeadersResponder: Middleware {
         return response
     }
 
-    /// `/console` and everything under it.
+    /// `/console` and everything under it, as the router reads a path (`//console/` too).
     static func covers(_ path: String) -> Bool {
-        path == ConsoleRoutes.prefix || path.hasPrefix(ConsoleRoutes.prefix + "/")
+        Router.path(path, isUnder: ConsoleRoutes.prefix)
     }
 
     static func isAPI(_ path: String) -> Bool {
-        path == ConsoleRoutes.api || path.hasPrefix(ConsoleRoutes.api + "/")
+        Router.path(path, isUnder: ConsoleRoutes.api)
     }
 }

@@ -49,11 +49,9 @@ struct CORSResponder: Middleware {
         !policy.isDisabled && Self.isPreflight(request) && request.headers["Origin"] != nil && !isSameOriginOnly(request)
     }
 
-    /// Whether `request`'s path is `prefix` or under it, for one of ``sameOriginOnly``.
+    /// Whether `request`'s path is under one of ``sameOriginOnly``, as the router reads it.
     private func isSameOriginOnly(_ request: HTTPRequest) -> Bool {
-        sameOriginOnly.contains { prefix in
-            request.path.hasPrefix(prefix) && (request.path.utf8.count == prefix.utf8.count || request.path.dropFirst(prefix.count).first == "/")
-        }
+        sameOriginOnly.contains { Router.path(request.path, isUnder: $0) }
     }
 
     static func isPreflight(_ request: HTTPRequest) -> Bool {

@@ -98,6 +98,15 @@ public struct Router: HTTPResponder {
         case notFound
     }
 
+    /// Whether `path` (decoded) is `prefix` or under it, segment by segment as routes
+    /// match, so empty segments count for nothing: `//console/api` is under `/console`,
+    /// as the router answers it from the console's routes; `/consoles` is not.
+    public static func path(_ path: String, isUnder prefix: String) -> Bool {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        let wanted = prefix.split(separator: "/", omittingEmptySubsequences: true)
+        return segments.count >= wanted.count && zip(segments, wanted).allSatisfy { $0 == $1 }
+    }
+
     /// Routes a method and decoded path without answering.
     public func match(method: String, path: String) -> Match {
         switch resolve(method: method, path: path) {

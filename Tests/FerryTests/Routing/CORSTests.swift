@@ -56,7 +56,7 @@ import Testing
             "OPTIONS", "/console/api/session", headers: [("Origin", Self.app), ("Access-Control-Request-Method", "POST")])
         #expect(preflight.status != 204, "\(preflight.status)")
         #expect(preflight.headers.allSatisfy { !$0.name.lowercased().hasPrefix("access-control-") }, "\(preflight.headers)")
-        for path in ["/console/api/session", "/console/", "/console"] {
+        for path in ["/console/api/session", "/console/", "/console", "//console/api/session", "/console//api/session"] {
             let actual = try client.request("GET", path, headers: [("Origin", Self.app)])
             #expect(actual.headers.allSatisfy { !$0.name.lowercased().hasPrefix("access-control-") }, "\(path): \(actual.headers)")
         }
