@@ -786,7 +786,9 @@ BEGIN
     -- (no user) may. 42501 with Row Level Security's words: Ferry answers not_allowed.
     IF v_is <> v_was AND ferry.current_user_id() IS NOT NULL THEN
         SELECT r.rule_column INTO v_owner FROM ferry.sync_rules r WHERE r.table_oid = TG_RELID AND r.kind = 'owned';
-        IF v_owner IS NOT NULL AND (to_jsonb(NEW) ->> v_owner) IS DISTINCT FROM ferry.current_user_id()::text THEN
+        -- The owner before the write: one who hands the row over in the same statement
+        -- may flip the flag, one who takes it over may not.
+        IF v_owner IS NOT NULL AND (to_jsonb(OLD) ->> v_owner) IS DISTINCT FROM ferry.current_user_id()::text THEN
             RAISE EXCEPTION USING ERRCODE = '42501',
                 MESSAGE = format('new row violates row-level security policy for table %s: only its owner makes a row public or private',
                                  TG_RELID::regclass);

@@ -15,8 +15,9 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
     /// Views and `SECURITY DEFINER` functions the serve role may read or call that read
     /// a synced table past its Row Level Security (`SchemaFacts.exposuresQuery`).
     public var exposures: [Exposure] = []
-    /// `lc_messages` of the connection the facts were read on: the language PostgreSQL
-    /// words its errors in for the serve role ("" when it is the server's environment's).
+    /// The serve role's `lc_messages`, read on its own connection: the language PostgreSQL
+    /// words its errors in for it ("" when unknown: read as another role, or the server's
+    /// environment's).
     public var messagesLocale = ""
 
     public struct Table: Decodable, Sendable, Equatable {
@@ -137,7 +138,11 @@ public struct SchemaFacts: Decodable, Sendable, Equatable {
         let tables = try decoder.decode([Table].self, from: Data(json.utf8))
         let exposed = try connection.run(binds.statement(exposuresQuery(role: roleParameter))).first?.string("exposures") ?? "[]"
         let exposures = try decoder.decode([Exposure].self, from: Data(exposed.utf8))
-        let messages = try connection.query("SELECT current_setting('lc_messages') AS messages").first?["messages"] ?? nil
+        // Only on the serve role's own connection (`ferry check`, `ferry serve`): `ferry migrate`
+        // reads the facts as the owner, whose setting says nothing of the serve role's.
+        let messages = try connection.run(
+            binds.statement("SELECT CASE WHEN current_user = \(roleParameter) THEN current_setting('lc_messages') ELSE '' END AS messages")
+        ).first?.string("messages")
         return SchemaFacts(
             servedSchema: servedSchema, role: role, tables: tables, exposures: exposures, messagesLocale: messages ?? "")
     }

@@ -41,9 +41,10 @@ public struct JWTProvider: Sendable, Equatable, CustomStringConvertible {
         self.audiences = audiences
     }
 
-    /// Everything but the secret, which is shown as `***`.
+    /// Everything but the secret, which is shown as `***`, and the credentials a
+    /// `jwks_url` may carry (its user, password and query: ``Foundation/URL/redacted``).
     public var description: String {
-        "JWTProvider(issuer: \(issuer), audiences: \(audiences), jwks_url: \(jwksURL?.absoluteString ?? "-"), "
+        "JWTProvider(issuer: \(issuer), audiences: \(audiences), jwks_url: \(jwksURL?.redacted ?? "-"), "
             + "jwks_file: \(jwksFile ?? "-"), jwks: \(jwks == nil ? "-" : "inline"), secret: \(secret == nil ? "-" : "***"), "
             + "user_claim: \(userClaim), algorithms: \(algorithms), token_types: \(tokenTypes.map { $0 ?? "null" }), id_tokens: \(idTokens), "
             + "lookup_claim: \(lookupClaim ?? "-"))"

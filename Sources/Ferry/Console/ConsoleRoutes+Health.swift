@@ -73,7 +73,12 @@ extension ConsoleRoutes {
             // As long as `/readyz` waits: a frozen PostgreSQL reads as down, not as a page that hangs.
             (session, results) = try console.run(
                 hash, [Self.feedPosition, Self.oldestTransactions(hash)], answerLimit: PostgresGateway.probeAnswerLimit)
-        } catch let problem as Problem where problem.status == 503 {
+        } catch let problem as Problem where problem.status != 503 {
+            // PostgreSQL answered, and refused the token (revoked, expired): it is not
+            // remembered for an outage that may follow.
+            recentSessions.forget(hash)
+            throw problem
+        } catch let problem as Problem {
             guard let remembered = recentSessions.recent(hash) else { throw problem }
             let down = JSONValue.object([("up", .bool(false)), ("detail", .string(problem.detail ?? "the database is unavailable"))])
             return (remembered, down, .null)

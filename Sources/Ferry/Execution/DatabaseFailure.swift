@@ -51,7 +51,7 @@ enum WriteFailure {
     /// The problem for `error`, or `error` itself when it is not the client's doing.
     /// `id`: a single write's item's id (the path's, or a create's own), which its
     /// entries name as `ferry.item_errors` names a bulk item's; nil when unknown.
-    static func map(_ error: Error, resource: Resource, single: Bool, id: String? = nil) -> Error {
+    static func map(_ error: Error, resource: Resource, single: Bool, id: Any? = nil) -> Error {
         guard let error = error as? PostgresError else { return error }
         if error.sqlState == "FR400", let detail = error.detail, let errors = RefusalDetail.errors(detail) {
             return problem(errors, single: single, resource: resource)
@@ -62,7 +62,7 @@ enum WriteFailure {
     }
 
     /// One error entry per field, like `ferry.item_errors`.
-    static func itemErrors(_ error: PostgresError, resource: Resource, id: String? = nil) -> [[String: Any]] {
+    static func itemErrors(_ error: PostgresError, resource: Resource, id: Any? = nil) -> [[String: Any]] {
         let reason: String
         switch error.sqlState {
         case "23514": reason = "check_violation"
@@ -88,7 +88,7 @@ enum WriteFailure {
         // apart by (as ferry.item_errors passes it); clean replaces every entry's detail.
         return entries.map { field in
             [
-                "index": 0, "id": id.map { $0 as Any } ?? NSNull(), "status": 422, "code": "validation_failed", "field": field,
+                "index": 0, "id": id ?? NSNull(), "status": 422, "code": "validation_failed", "field": field,
                 "reason": reason, "detail": error.message,
             ]
         }

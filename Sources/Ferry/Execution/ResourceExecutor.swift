@@ -1,4 +1,5 @@
 import FerryHTTP
+import Foundation
 import FerryPostgres
 
 /// The one place a resource action touches PostgreSQL: runs a
@@ -53,7 +54,7 @@ struct ResourceExecutor: Sendable {
                 throw Self.filterMismatch
             }
         case .write(let statement, let resource, let single, let created):
-            let itemID = { pathID ?? (single ? Self.bodyID(request) : nil) }
+            let itemID = { pathID.map { $0 as Any } ?? (single ? Self.bodyID(request) : nil) }
             guard let result = try write(statement, resource, caller, single: single, itemID: itemID()) else {
                 throw Problem(500, .internalError, "the write returned nothing")
             }
@@ -82,22 +83,20 @@ struct ResourceExecutor: Sendable {
         }
     }
 
-    /// A single create's own id, as its body gives it (nil when the database makes it,
-    /// or it is no plain string or number): read only for a refusal's `errors[]`.
-    private static func bodyID(_ request: HTTPRequest) -> String? {
+    /// A single create's own id, as its body gives it and as the create's other refusals
+    /// name it (`item -> 'id'`: the JSON value, the last of a member named twice); nil
+    /// when the database makes it. Read only for a refusal's `errors[]`.
+    private static func bodyID(_ request: HTTPRequest) -> Any? {
         guard let members = ObjectMembers(request.body),
-            let member = members.members.first(where: { request.body[$0.key].elementsEqual("id".utf8) })
+            let member = members.members.last(where: { request.body[$0.key].elementsEqual("id".utf8) })
         else { return nil }
-        switch member.value {
-        case .string(let range, escaped: false), .number(let range): return String(decoding: request.body[range], as: UTF8.self)
-        default: return nil
-        }
+        return try? JSONSerialization.jsonObject(with: Data(request.body[member.valueBytes]), options: [.fragmentsAllowed])
     }
 
     /// Runs one write statement; nil when it returned no row (a fast path that
     /// did not apply). Database errors become contract answers, naming `itemID`.
     private func write(
-        _ statement: PlannedStatement, _ resource: Resource, _ caller: Caller, single: Bool, itemID: @autoclosure () -> String?
+        _ statement: PlannedStatement, _ resource: Resource, _ caller: Caller, single: Bool, itemID: @autoclosure () -> Any?
     ) throws -> WriteResult? {
         let result: PostgresResult
         do {

@@ -49,16 +49,25 @@ struct LogLine {
         copy.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Turns each control byte written so far (C0 but tab, and DEL) into a space, so that
-    /// one event is one line of plain text: libpq's messages span lines ("server closed
-    /// the connection unexpectedly\n\tThis probably means…"), a value with a line break in
-    /// it could otherwise forge a line of its own, and one with an escape sequence could
-    /// rewrite what an operator's terminal shows. UTF-8's other bytes are all 0x80 and up,
-    /// so no character is split.
+    /// Turns each control character written so far (C0 but tab, DEL, and C1, U+0080 to
+    /// U+009F, whose CSI some terminals obey) into spaces, so that one event is one line
+    /// of plain text: libpq's messages span lines ("server closed the connection
+    /// unexpectedly\n\tThis probably means…"), a value with a line break in it could
+    /// otherwise forge a line of its own, and one with an escape sequence could rewrite
+    /// what an operator's terminal shows. A C1 character is two bytes (C2 80 to C2 9F),
+    /// both made spaces, so the line stays valid UTF-8.
     mutating func flattenControlBytes() {
-        for at in 0..<count {
+        var at = 0
+        while at < count {
             let byte = base[at]
-            if byte < 0x20 && byte != 0x09 || byte == 0x7F { base[at] = 0x20 }
+            if byte < 0x20 && byte != 0x09 || byte == 0x7F {
+                base[at] = 0x20
+            } else if byte == 0xC2, at + 1 < count, (0x80...0x9F).contains(base[at + 1]) {
+                base[at] = 0x20
+                base[at + 1] = 0x20
+                at += 1
+            }
+            at += 1
         }
     }
 

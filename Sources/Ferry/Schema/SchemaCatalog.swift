@@ -238,6 +238,8 @@ enum ValueKind: Equatable {
 
     init(type: String) {
         switch type {
+        // An array first: `character varying(8)[]` and `numeric(6,2)[]` are arrays, not their element.
+        case _ where type.hasSuffix("[]"): self = .array
         // citext may live in another schema than the search path's (`extensions.citext`).
         case "text", "name", "citext": self = .string
         case _ where type.hasSuffix(".citext"): self = .string
@@ -250,7 +252,6 @@ enum ValueKind: Equatable {
         case _ where type.hasPrefix("numeric"): self = .number
         case "boolean": self = .boolean
         case "json", "jsonb": self = .any
-        case _ where type.hasSuffix("[]"): self = .array
         default: self = .scalar
         }
     }

@@ -79,7 +79,10 @@ enum ColumnType: Equatable {
 
     init(_ type: String) {
         switch type.lowercased() {
+        // An array first: `character varying(8)[]` is an array, not text (as the server reads it).
+        case let other where other.hasSuffix("[]"): self = .array
         case "text", "name", "citext": self = .text
+        case let other where other.hasSuffix(".citext"): self = .text
         case let other where other.hasPrefix("character"): self = .text
         case "uuid": self = .uuid
         case "smallint": self = .integer(min: Int64(Int16.min), max: Int64(Int16.max))
@@ -89,7 +92,6 @@ enum ColumnType: Equatable {
         case let other where other.hasPrefix("numeric"): self = .number
         case "boolean": self = .boolean
         case "json", "jsonb": self = .any
-        case let other where other.hasSuffix("[]"): self = .array
         default: self = .scalar
         }
     }

@@ -38,6 +38,16 @@ import Testing
         }
     }
 
+    /// Typed as the server types them: an array of a type with a modifier is an array,
+    /// a `citext` of another schema is text.
+    @Test func columnTypesAreReadAsTheServerReadsThem() {
+        #expect(ColumnType("character varying(8)[]") == .array)
+        #expect(ColumnType("numeric(6,2)[]") == .array)
+        #expect(ColumnType("character varying(8)") == .text)
+        #expect(ColumnType("extensions.citext") == .text)
+        #expect(ColumnType("numeric(6,2)") == .number)
+    }
+
     @Test func aCreateMustSetWhatTheServerRequiresANullCountingAsLeftOut() {
         #expect(throws: FerryKitError.missingValue(resource: "study_sets", column: "title")) {
             try WriteCheck.create(["description": .string("d")], sets)

@@ -14,6 +14,7 @@ import FerryTestSupport
         let (cluster, server) = (isolated.cluster, isolated.server)
         let watching = try ConsoleFixture.operatorToken(server, name: "dana", role: "admin")
         let other = try ConsoleFixture.operatorToken(server, name: "vic", role: "viewer")
+        let revoked = try ConsoleFixture.operatorToken(server, name: "rex", role: "viewer")
         let health = { (token: String) throws -> TestHTTPClient.Response in
             try TestHTTPClient(port: server.port, timeout: 60).request(
                 "GET", "/console/api/health", headers: [("Authorization", "Bearer \(token)")])
@@ -22,6 +23,11 @@ import FerryTestSupport
         #expect(up.status == 200, "\(up.text)")
         #expect((up.object["postgresql"] as? [String: Any])?["up"] as? Bool == true, "\(up.text)")
         #expect(up.object["feed"] is [String: Any], "\(up.text)")
+        // A session checked here, then revoked elsewhere while PostgreSQL still answers: forgotten.
+        #expect(try health(revoked).status == 200)
+        _ = try server.ownerQuery(
+            "UPDATE ferry.operator_tokens SET revoked = true WHERE operator_id = (SELECT id FROM ferry.operators WHERE name = 'rex')")
+        #expect(try health(revoked).status == 401)
 
         try cluster.freeze()
         defer { cluster.thaw() }
@@ -34,6 +40,7 @@ import FerryTestSupport
         // A session this instance has not checked is not taken on trust.
         let unchecked = try health(other)
         #expect(unchecked.status == 503 && unchecked.header("Retry-After") != nil, "\(unchecked.text)")
+        #expect(try health(revoked).status == 503, "a session PostgreSQL refused is not taken on trust")
         // Nor one signed out here, though PostgreSQL could not record the sign-out.
         let signOut = try TestHTTPClient(port: server.port, timeout: 60).request(
             "DELETE", "/console/api/session", headers: [("Authorization", "Bearer \(watching)")])

@@ -39,15 +39,16 @@ struct BufferedLogHandlerTests {
         #expect(lines.first?.count ?? 0 > 24)
     }
 
-    /// One event is one line: libpq's messages span lines, and a value could forge a line.
-    /// Nor may a value send a terminal its escape sequences (clear the screen, hide text).
+    /// A value may not send a terminal its escape sequences (clear the screen, hide
+    /// text), in C0 (ESC) or C1 (CSI, U+009B) form; other characters pass whole.
     @Test func controlBytesInAMessageOrAValueBecomeSpaces() {
         let text = logged { logger in
-            logger.warning("odd \u{1B}[2Jname", metadata: ["user": "eve\u{1B}]0;title\u{07}\u{0}\u{7F}é"])
+            logger.warning("odd \u{1B}[2Jname", metadata: ["user": "eve\u{1B}]0;title\u{07}\u{0}\u{7F}é\u{9B}2Jż"])
         }
-        #expect(text.hasSuffix("warning t: odd  [2Jname user=eve ]0;title   é\n"), "\(text.debugDescription)")
+        #expect(text.hasSuffix("warning t: odd  [2Jname user=eve ]0;title   é  2Jż\n"), "\(text.debugDescription)")
     }
 
+    /// One event is one line: libpq's messages span lines, and a value could forge a line.
     @Test func lineBreaksInAMessageOrAValueBecomeSpaces() {
         let text = logged { logger in
             logger.error(

@@ -94,6 +94,23 @@ extension Resources {
             #expect(other.status == 422 && other.text.contains("id_mismatch"), "\(other.text)")
         }
 
+        /// An array of a type with a modifier (`varchar(8)[]`, `numeric(6,2)[]`) takes JSON
+        /// arrays: it was typed as its element, and every array was `wrong_type`.
+        @Test func anArrayOfATypeWithAModifierTakesArrays() throws {
+            let me = try ResourceFixture.own(
+                schema: """
+                    CREATE TABLE app.tagged (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), tags varchar(8)[], amounts numeric(6,2)[]);
+                    SELECT ferry.enable_sync('app.tagged');
+                    GRANT SELECT, INSERT, UPDATE ON app.tagged TO ferry_app;
+                    """, user: "tag_user")
+            defer { me.server.stop() }
+            let created = try me.call("POST", "/v1/tagged", json: ["tags": ["a", "bb"], "amounts": [1.5, 2]])
+            #expect(created.status == 201, "\(created.text)")
+            #expect(created.object["tags"] as? [String] == ["a", "bb"], "\(created.text)")
+            let scalar = try me.call("POST", "/v1/tagged", json: ["tags": "a"])
+            #expect(scalar.status == 422 && scalar.errors.first?["reason"] as? String == "wrong_type", "\(scalar.text)")
+        }
+
         /// A type whose `=` is looser than what a client reads back: `citext` ignores case,
         /// an interval calls `1 day` and `24:00:00` equal. A PATCH that changed only a
         /// name's case answered 200 with the old name and wrote nothing, and a create's

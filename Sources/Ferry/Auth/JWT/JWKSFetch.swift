@@ -13,39 +13,27 @@ enum JWKSFetch {
 
     /// The body of a 200 answer to `GET url`, or why there is none.
     static func text(_ url: URL, timeout: Duration) -> Result<String, KeyImportError> {
-        guard initialized else { return .failure(KeyImportError("fetching \(Self.shown(url)) failed: libcurl did not initialize")) }
+        guard initialized else { return .failure(KeyImportError("fetching \(url.redacted) failed: libcurl did not initialize")) }
         // libcurl reads a timeout of 0 as none: at least 1 ms, at most a day.
         let milliseconds = Int(min(86_400_000, max(1, (timeout / .milliseconds(1)).rounded(.up))))
         var result = ccurlfetch_result()
         ccurlfetch_get(url.absoluteString, milliseconds, maxBytes, &result)
         defer { ccurlfetch_free(&result) }
         if result.status != 0 && result.status != 200 {
-            return .failure(KeyImportError("\(Self.shown(url)) answered \(result.status)"))
+            return .failure(KeyImportError("\(url.redacted) answered \(result.status)"))
         }
         if result.too_large != 0 {
-            return .failure(KeyImportError("\(Self.shown(url)) sent no body, or one over \(maxBytes) bytes"))
+            return .failure(KeyImportError("\(url.redacted) sent no body, or one over \(maxBytes) bytes"))
         }
         if result.timed_out != 0 {
-            return .failure(KeyImportError("fetching \(Self.shown(url)) timed out"))
+            return .failure(KeyImportError("fetching \(url.redacted) timed out"))
         }
         if result.code != 0 {
             let reason = result.message.map { String(cString: $0) } ?? "libcurl error \(result.code)"
-            return .failure(KeyImportError("fetching \(Self.shown(url)) failed: \(reason)"))
+            return .failure(KeyImportError("fetching \(url.redacted) failed: \(reason)"))
         }
         guard let body = result.body else { return .success("") }
         return .success(String(decoding: UnsafeRawBufferPointer(start: body, count: result.length), as: UTF8.self))
-    }
-
-    /// `url` as logs and the console show it: without a user name, password or query,
-    /// which may hold a credential (`https://user:secret@idp/jwks?api_key=…`).
-    static func shown(_ url: URL) -> String {
-        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "the provider's jwks_url" }
-        parts.user = nil
-        parts.password = nil
-        let hadQuery = parts.query != nil
-        parts.query = nil
-        parts.fragment = nil
-        return (parts.string ?? "the provider's jwks_url") + (hadQuery ? "?…" : "")
     }
 
     /// libcurl's global state, set up once (Swift runs a static's initializer once, thread-safely).

@@ -300,8 +300,8 @@ final class ProviderKeys: Sendable {
         }
         switch result {
         case .success(let (keys, skipped)):
-            // Why a key the provider publishes is not used (a provider may list encryption
-            // keys beside its signing keys): said at info, as each fetch is.
+            // Why a signing key the provider publishes is not used: said at info, as each
+            // fetch is (encryption keys, which many providers list, go unsaid).
             var metadata: Logger.Metadata = ["issuer": "\(provider.issuer)", "keys": "\(keys.count)"]
             if !skipped.isEmpty { metadata["skipped"] = "\(skipped.joined(separator: "; "))" }
             logger.info("JWKS fetched", metadata: metadata)
@@ -331,8 +331,9 @@ final class ProviderKeys: Sendable {
     /// A key's identity qualified by the provider's issuer, as ``VerifiedJWT`` carries it.
     func identity(of key: String) -> String { provider.issuer + "\u{0}" + key }
 
-    /// The URL's key set, read, with a sentence for each key left out (an encryption
-    /// key, a symmetric one, an algorithm not accepted).
+    /// The URL's key set, read, with a sentence for each key left out that could have
+    /// signed (a symmetric key, an algorithm not accepted); keys for encryption (`use`
+    /// other than `sig`) are left out without one.
     private static func download(_ provider: JWTProvider, timeout: Duration) -> Result<
         (keys: [VerifyingKey], skipped: [String]), KeyImportError
     > {
@@ -343,9 +344,9 @@ final class ProviderKeys: Sendable {
             do {
                 return .success(try KeyImport.keys(jwks: text, algorithms: provider.algorithms, symmetricAllowed: false))
             } catch let error as KeyImportError {
-                return .failure(KeyImportError("\(JWKSFetch.shown(url)): \(error.reason)"))
+                return .failure(KeyImportError("\(url.redacted): \(error.reason)"))
             } catch {
-                return .failure(KeyImportError("\(JWKSFetch.shown(url)): \(error)"))
+                return .failure(KeyImportError("\(url.redacted): \(error)"))
             }
         }
     }
