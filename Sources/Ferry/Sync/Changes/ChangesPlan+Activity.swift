@@ -59,15 +59,19 @@ extension ChangesPlan {
         if subscription != nil {
             // A subscription's logs (``grantLog``, ``revocationLog``): its root row's.
             // A grant below a download's base brings no rows (``grantAfterBase(_:scope:)``): no activity.
-            var logs: [String] = [grantLog + " g WHERE " + grantFilter + " AND " + grantAfterBase(cursor)]
-            if !request.since.isStart { logs.append(revocationLog + " g WHERE g.xid >= \(cursor.base)::xid8") }
+            // From the start a page reads neither log: nor does its probe.
+            var logs: [String] = []
+            if !request.since.isStart {
+                logs.append(grantLog + " g WHERE " + grantFilter + " AND " + grantAfterBase(cursor))
+                logs.append(revocationLog + " g WHERE g.xid >= \(cursor.base)::xid8")
+            }
             for log in logs {
                 probes.append("EXISTS (SELECT 1 FROM \(log) AND g.xid \(after) \(cursor.xid8) AND g.xid < s.frontier)")
                 heldProbes.append("EXISTS (SELECT 1 FROM \(log) AND g.xid >= s.frontier)")
             }
         } else {
-            // From the start a page reads no revocation (``stream(_:index:cursor:limit:)``).
-            for log in ["ferry.access_grants"] + (request.since.isStart ? [] : ["ferry.access_revocations"]) {
+            // From the start a page reads neither log (``stream(_:index:cursor:limit:)``): nor does its probe.
+            for log in request.since.isStart ? [] : ["ferry.access_grants", "ferry.access_revocations"] {
                 let base = " AND " + (log == "ferry.access_grants" ? grantAfterBase(cursor) : "g.xid >= \(cursor.base)::xid8")
                 probes.append(
                     "EXISTS (SELECT 1 FROM \(log) g WHERE g.user_id = ferry.current_user_id() "

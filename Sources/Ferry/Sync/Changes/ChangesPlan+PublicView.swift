@@ -45,13 +45,16 @@ extension ChangesPlan {
         var test = "EXISTS (SELECT 1 FROM \(root.qualifiedName) r WHERE r.id = CAST(\(key) AS \(idType)))"
         if !request.since.isStart {
             let xid = request.since.bindXID(into: &testBinds)
+            let base = testBinds.bind(.text(String(request.since.base)))
             // A stop after the cursor would put revoked entries in the page. At the cursor's xid
             // too, unlike the stream guard's reads: a plain poll may come from a position (a full
-            // page's end), whose page still holds that xid's later entries.
+            // page's end), whose page still holds that xid's later entries. Not one below a
+            // download's base, which the page does not serve (ChangesPlan+Streams.swift): such a
+            // download's pages stay everyone's.
             test += """
                  AND NOT EXISTS (SELECT 1 FROM ferry.public_revocations p
                   WHERE p.scope_table = \(SQL.literal(root.qualifiedName))::regclass AND p.scope_id = \(key)
-                    AND p.xid >= \(xid)::xid8)
+                    AND p.xid >= \(xid)::xid8 AND p.xid >= \(base)::xid8)
                 """
         }
         return [
