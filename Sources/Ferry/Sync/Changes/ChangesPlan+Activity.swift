@@ -86,13 +86,16 @@ extension ChangesPlan {
         if let position = request.since.position, let resource = catalog[position.resource] {
             idCheck = "CAST(\(cursor.id) AS \(resource.column("id")?.type ?? "text"))::text"
         }
-        let held = waiting ? heldProbes.joined(separator: "\n    OR ") : "false"
+        // Either may hold none: a subscription from the start that names only resources
+        // outside its stream reads no table and no access log.
+        let held = waiting && !heldProbes.isEmpty ? heldProbes.joined(separator: "\n    OR ") : "false"
+        let found = probes.isEmpty ? "false" : probes.joined(separator: "\n   OR ")
         let readable = readThrough.withClause(for: readThroughResources(resources.map(\.name)), walks: walks == .decidedInStatement)
         return (readable.isEmpty ? "" : "WITH \(readable)\n") + """
             SELECT s.frontier::text AS frontier, \(idCheck) AS id_check,
                    \(cursor.expired(horizon: "h.horizon_xid")) AS expired,
                    \(cursor.ahead) AS ahead,
-                   \(probes.joined(separator: "\n   OR ")) AS found,
+                   \(found) AS found,
                    \(held) AS held
               FROM (SELECT ferry.feed_frontier() AS frontier OFFSET 0) s CROSS JOIN ferry.purge_horizon h
             """
