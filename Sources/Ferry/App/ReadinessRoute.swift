@@ -48,7 +48,9 @@ struct ReadinessRoute: Sendable {
     }
 
     static func postgresqlIsUp(_ database: PostgresGateway) -> Bool {
-        (try? database.answersSelectOne()) ?? false
+        let answer = try? database.anonymous(
+            [PlannedStatement("SELECT 1 AS one" as SQLQuery)], answerLimit: PostgresGateway.probeAnswerLimit)
+        return answer?.first?.first?["one"] == "1"
     }
 }
 

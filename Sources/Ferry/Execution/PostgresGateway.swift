@@ -318,13 +318,6 @@ public final class PostgresGateway: Sendable {
     /// a server that does not answer is down.
     static let probeAnswerLimit: Duration = .seconds(2)
 
-    /// Whether `SELECT 1` runs through the serve pool within ``probeAnswerLimit``.
-    func answersSelectOne() throws -> Bool {
-        try pool.withConnection(answerLimit: Self.probeAnswerLimit) { connection in
-            try connection.query("SELECT 1 AS one").first?["one"] == "1"
-        }
-    }
-
     /// ``anonymous(_:)`` if a connection is free now, nil when every one is in use: for a
     /// question asked while the asker holds a pooled connection already, which must never
     /// wait for a second (requests doing the same would hold every slot and wait each other out).
