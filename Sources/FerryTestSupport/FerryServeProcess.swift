@@ -36,6 +36,7 @@ public final class FerryServeProcess {
         environment["FERRY_LOGGING_LEVEL"] = "warning"
         environment["FERRY_LOGGING_FORMAT"] = "json"
         if let memcached = try? TestEnvironment.memcached() { environment["FERRY_MEMCACHED_SERVERS"] = memcached }
+        environment["FERRY_MEMCACHED_POLL_TIMEOUT_MS"] = String(TestEnvironment.memcachedPollTimeoutMs)
         environment.merge(settings) { $1 }
         self.environment = environment
         self.descriptorLimit = descriptorLimit

@@ -26,6 +26,14 @@ public enum TestEnvironment {
     /// The shared memcached, `host:port`.
     public static func memcached() throws -> String { try require("FERRY_TEST_MEMCACHED") }
 
+    /// The memcached send/receive timeout the tests' servers use on the shared
+    /// memcached, instead of the production default of 100 ms. That memcached answers
+    /// in well under a millisecond, but a loaded 2-core machine can leave a test's
+    /// process unscheduled for longer than 100 ms, and a page then met a timeout (503
+    /// `paging_unavailable`) that no user's memcached would give. Tests of memcached's
+    /// failures run memcached processes of their own and set what they test.
+    public static let memcachedPollTimeoutMs = 1000
+
     /// The directory of PostgreSQL's server binaries (initdb, pg_ctl).
     public static func postgresBin() throws -> String { try require("FERRY_TEST_PG_BIN") }
 

@@ -43,6 +43,7 @@ public final class TestFerryInstance: Sendable {
         config.database.migrationURL = database.ownerURL
         config.database.poolSize = 4
         config.memcached.servers = [(try? TestEnvironment.memcached()) ?? "127.0.0.1:11211"]
+        config.memcached.pollTimeoutMs = TestEnvironment.memcachedPollTimeoutMs
         configure(&config)
         return config
     }
