@@ -16,7 +16,7 @@ enum BaseRevision: Sendable, Equatable {
     /// The base revision of a body whose members passed ``FieldPrecheck``: the last
     /// `revision` member, as jsonb keeps the last of a key given twice.
     init(_ members: ObjectMembers, in bytes: [UInt8]) {
-        guard let member = members.members.last(where: { bytes[$0.key].elementsEqual("revision".utf8) }) else {
+        guard let member = members.last(named: "revision", in: bytes) else {
             self = .absent
             return
         }

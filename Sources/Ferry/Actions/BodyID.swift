@@ -11,9 +11,9 @@ enum BodyID {
     /// `type` is the id column's SQL type (a domain's base type): text that PostgreSQL
     /// compares as equal (a `citext` in another case, also `extensions.citext` where the
     /// extension lives outside the search path; a `character(n)` with trailing blanks)
-    /// is the same row.
+    /// is the same row. Of an `id` given twice, the last counts, as everywhere in a body.
     static func differs(_ members: ObjectMembers, in bytes: [UInt8], pathID: String, kind: ValueKind, type: String = "text") -> Bool {
-        guard let member = members.members.first(where: { bytes[$0.key].elementsEqual("id".utf8) }) else { return false }
+        guard let member = members.last(named: "id", in: bytes) else { return false }
         let text: String
         switch member.value {
         case .string(let range, escaped: false), .number(let range): text = String(decoding: bytes[range], as: UTF8.self)

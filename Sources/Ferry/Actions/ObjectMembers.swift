@@ -33,6 +33,13 @@ package struct ObjectMembers {
 
     package let members: [Member]
 
+    /// The member named `name` that counts: the last of a key given twice, as jsonb
+    /// keeps it, so Swift's checks read the value the SQL will read. `bytes` are the
+    /// body these members were read from.
+    package func last(named name: String, in bytes: [UInt8]) -> Member? {
+        members.last { bytes[$0.key].elementsEqual(name.utf8) }
+    }
+
     package init?(_ bytes: [UInt8]) {
         var reader = Reader(bytes: bytes)
         var members: [Member] = []

@@ -88,7 +88,7 @@ struct ResourceExecutor: Sendable {
     /// when the database makes it. Read only for a refusal's `errors[]`.
     private static func bodyID(_ request: HTTPRequest) -> Any? {
         guard let members = ObjectMembers(request.body),
-            let member = members.members.last(where: { request.body[$0.key].elementsEqual("id".utf8) })
+            let member = members.last(named: "id", in: request.body)
         else { return nil }
         return try? JSONSerialization.jsonObject(with: Data(request.body[member.valueBytes]), options: [.fragmentsAllowed])
     }

@@ -85,6 +85,24 @@ extension Resources {
             #expect(echoed.status == 200, "\(echoed.text)")
         }
 
+        /// docs/API.md: a member given twice counts with its last value, as jsonb keeps it. So
+        /// an `id` echoed first and another one last names another row (422), and the other
+        /// way round is the path's own id.
+        @Test func anIDGivenTwiceCountsWithItsLast() throws {
+            let me = try ResourceFixture.user()
+            let set = try me.createSet()
+            let other = UUID().uuidString.lowercased()
+            let moved = try me.call(
+                "PATCH", "/v1/study_sets/\(set.id)", body: Array(#"{"id": "\#(set.id)", "id": "\#(other)", "title": "moved"}"#.utf8),
+                headers: [("If-Match", "*")])
+            #expect(moved.status == 422 && moved.text.contains("id_mismatch"), "\(moved.text)")
+            #expect(try me.call("GET", "/v1/study_sets/\(set.id)").object["title"] as? String == "Set", "nothing written")
+            let echoed = try me.call(
+                "PATCH", "/v1/study_sets/\(set.id)", body: Array(#"{"id": "\#(other)", "id": "\#(set.id)", "title": "echoed"}"#.utf8),
+                headers: [("If-Match", "*")])
+            #expect(echoed.status == 200, "\(echoed.text)")
+        }
+
         /// docs/API.md: an id that cannot be one of the resource's names no row, 404 on every
         /// action; a bulk item's said "id is required" (422) though one was sent.
         @Test func aBulkItemsMalformedIDIs404() throws {
