@@ -129,6 +129,12 @@ extension ConsoleRoutes {
         let after = cursor?.position == nil ? ">" : ">="
         var binds = SQLBinds()
         let xid = binds.bind(.text(String(cursor?.afterXID ?? 0)))
+        // The revocations the feed reads from this cursor: none from the start, and none
+        // below a download's base (docs/changes-feed.md). Such a revocation took nothing
+        // away that the download holds, and the note would tell of revoked entries that
+        // never come.
+        let reads = cursor.map { !$0.isStart } ?? false
+        let base = binds.bind(.text(String(cursor?.base ?? 0)))
         return binds.statement(
             """
             SELECT e.kind, e.xid::text AS xid, e.resource, e.rows, array_to_string(e.ids, ',') AS ids, e.at FROM (
@@ -140,7 +146,8 @@ extension ConsoleRoutes {
               SELECT 'revocation', v.xid, c.relname::text, count(*), (array_agg(v.row_id ORDER BY v.row_id))[1:3],
                      floor(extract(epoch FROM min(v.created_at)) * 1000)::bigint
                 FROM ferry.access_revocations v JOIN pg_class c ON c.oid = v.table_oid
-               WHERE v.user_id = ferry.current_user_id() AND v.xid \(after) \(xid)::xid8
+               WHERE \(reads ? "" : "false AND ")v.user_id = ferry.current_user_id() AND v.xid \(after) \(xid)::xid8
+                 AND v.xid >= \(base)::xid8
                GROUP BY v.xid, c.relname
               ORDER BY 2 DESC, 1, 3 LIMIT 50) e
              ORDER BY e.xid, e.kind, e.resource

@@ -54,6 +54,14 @@ import Testing
         let after = try fixture.console("GET", "/users/\(story.friend.id)/changes?since=\(next)").object
         let kinds = ((after["explanation"] as? [String: Any])?["notes"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
         #expect(kinds.contains("up_to_date") && !kinds.contains("access_revoked"), "\(kinds)")
+
+        // From the start the feed reads no revocation (the download holds only what the user
+        // reads now): the explanation tells of none, though the user's access log has one.
+        let start = try fixture.console("GET", "/users/\(story.friend.id)/changes?since=").object
+        let startChanges = (start["body"] as? [String: Any])?["changes"] as? [[String: Any]] ?? []
+        #expect(!startChanges.contains { ($0["data"] as? [String: Any])?["revoked"] as? Bool == true })
+        let startKinds = ((start["explanation"] as? [String: Any])?["notes"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        #expect(!startKinds.contains("access_revoked"), "\(startKinds)")
     }
 
     @Test func whatAUserMayReadIsCountedAsTheUser() throws {
