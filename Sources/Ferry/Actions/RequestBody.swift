@@ -9,11 +9,32 @@ import Foundation
 
 /// Checks shared by every route that takes a body.
 enum RequestBody {
-    /// 415 unless the request says `Content-Type: application/json` (parameters allowed).
+    /// 415 unless the request says `Content-Type: application/json` (parameters allowed),
+    /// and 415 for a `charset` other than UTF-8's, which names it.
     static func requireJSON(_ request: HTTPRequest) throws {
         guard let value = request.headers["Content-Type"], isJSON(value) else {
             throw Problem(415, .unsupportedMediaType, "the body must be application/json")
         }
+        if let charset = foreignCharset(value) {
+            throw Problem(415, .unsupportedMediaType, "the body must be UTF-8 JSON: charset=\(charset) is not supported")
+        }
+    }
+
+    /// The `charset` parameter of a Content-Type value when it names another encoding
+    /// than UTF-8; nil when there is none. JSON is UTF-8 (RFC 8259 §8.1), and a client that
+    /// says latin1 means its bytes: taken as UTF-8 its text is refused, or worse, read
+    /// as other characters. Only values with a parameter are read (the `;` first).
+    static func foreignCharset(_ value: String) -> String? {
+        guard value.utf8.contains(UInt8(ascii: ";")) else { return nil }
+        for parameter in value.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else { continue }
+            var charset = pair[1].trimmingCharacters(in: .whitespaces)
+            if charset.count >= 2, charset.hasPrefix("\""), charset.hasSuffix("\"") { charset = String(charset.dropFirst().dropLast()) }
+            let lowered = charset.lowercased()
+            if lowered != "utf-8" && lowered != "utf8" { return String(charset.prefix(40)) }
+        }
+        return nil
     }
 
     /// Whether a Content-Type value is `application/json`, any case, with optional

@@ -112,6 +112,23 @@ extension Resources {
             #expect(response.code == "unsupported_media_type")
         }
 
+        /// JSON is UTF-8: a body said to be in another charset is 415 naming it, before
+        /// anything is written; UTF-8 under any of its spellings is taken.
+        @Test func aCharsetOtherThanUTF8Is415() throws {
+            let me = try ResourceFixture.user()
+            let body = Array(#"{"title": "caf\#u{E9}"}"#.utf8)
+            for charset in ["latin1", "\"ISO-8859-1\"", "utf-16"] {
+                let response = try me.call("POST", "/v1/study_sets", body: body, headers: [("Content-Type", "application/json; charset=\(charset)")])
+                #expect(response.status == 415 && response.code == "unsupported_media_type", "\(charset): \(response.text)")
+                #expect(response.text.contains("charset=\(charset.replacingOccurrences(of: "\"", with: ""))"), "\(response.text)")
+            }
+            #expect((try me.call("GET", "/v1/study_sets").object["data"] as? [Any])?.count == 0, "nothing written")
+            for charset in ["utf-8", "UTF-8", "\"utf8\""] {
+                let response = try me.call("POST", "/v1/study_sets", body: body, headers: [("Content-Type", "application/json; charset=\(charset)")])
+                #expect(response.status == 201, "\(charset): \(response.text)")
+            }
+        }
+
         @Test func tenMebibyteBodies() throws {
             let me = try ResourceFixture.user()
             let set = try me.createSet()
