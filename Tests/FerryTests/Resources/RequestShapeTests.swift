@@ -85,6 +85,18 @@ extension Resources {
             #expect(echoed.status == 200, "\(echoed.text)")
         }
 
+        /// docs/API.md: an empty array is a bulk call of no items. It writes nothing and
+        /// answers `[]`, with the status the action's success has.
+        @Test func anEmptyBulkCallWritesNothing() throws {
+            let me = try ResourceFixture.user()
+            for (method, status) in [("POST", 201), ("PATCH", 200), ("DELETE", 200)] {
+                let response = try me.call(method, "/v1/study_sets", body: Array("[]".utf8))
+                #expect(response.status == status, "\(method): \(response.text)")
+                #expect(response.text.filter { !$0.isWhitespace } == "[]", "\(method): \(response.text)")
+            }
+            #expect((try me.call("GET", "/v1/study_sets").object["data"] as? [Any])?.count == 0)
+        }
+
         /// docs/API.md: a member given twice counts with its last value, as jsonb keeps it. So
         /// an `id` echoed first and another one last names another row (422), and the other
         /// way round is the path's own id.
