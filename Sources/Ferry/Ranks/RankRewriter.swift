@@ -34,7 +34,17 @@ struct RankRewriter: Middleware {
         var forms: [(Int, RankForm)] = []
         var errors: [[String: Any]] = []
         for (index, item) in items.enumerated() {
-            guard let raw = item["rank"], let form = RankForm(json: raw) else { continue }
+            guard let raw = item["rank"] else { continue }
+            guard let form = RankForm(json: raw) else {
+                // An object is a placement the server computes, misspelt (`{"between": …}`,
+                // both `after` and `before`, an id that is no string): a value the contract
+                // does not take, not a field of the wrong type. A number or the like is left
+                // to the action, whose 422 says `wrong_type`.
+                if raw is [String: Any] {
+                    errors.append(Self.error(index: index, id: pathID ?? RankForm.id(item["id"]), field: "rank", reason: "invalid_value"))
+                }
+                continue
+            }
             if case .key(let key) = form {
                 do throws(RankError) { try Rank.validate(key) } catch {
                     errors.append(Self.error(index: index, id: pathID ?? RankForm.id(item["id"]), field: "rank", reason: "invalid_value"))

@@ -39,6 +39,16 @@ extension Resources {
             // Wrong types stay the action's own validation.
             let number = try me.call("POST", "/v1/terms", json: ["set_id": set, "rank": 5])
             #expect(number.status == 422)
+            #expect(number.errors.first?["reason"] as? String == "wrong_type", "\(number.text)")
+            // An object that is no placement the server computes is a value it does not take.
+            let forms: [[String: Any]] = [["between": [term.id, term.id]], ["after": term.id, "before": term.id], ["after": 1.5], [:]]
+            for form in forms {
+                let response = try me.call("POST", "/v1/terms", json: ["set_id": set, "word": "x", "rank": form])
+                #expect(response.status == 422, "\(form): \(response.text)")
+                #expect(response.errors.first?["field"] as? String == "rank", "\(form): \(response.text)")
+                #expect(response.errors.first?["reason"] as? String == "invalid_value", "\(form): \(response.text)")
+            }
+            #expect(try Self.words(me, set: set) == ["w"])
         }
 
         @Test func firstLastAfterAndBeforeAreComputedWithFerryRank() throws {
