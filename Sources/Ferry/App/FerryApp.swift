@@ -201,6 +201,7 @@ public final class FerryApp: Sendable {
         limits.headerTimeoutSeconds = l.headerTimeoutSeconds
         limits.idleTimeoutSeconds = l.idleTimeoutSeconds
         limits.bodyTimeoutSeconds = l.bodyTimeoutSeconds
+        limits.minBodyBytesPerSecond = l.minBodyBytesPerSecond
         limits.writeTimeoutSeconds = l.writeTimeoutSeconds
         limits.maxConnections = l.maxConnections
         limits.shutdownGraceSeconds = l.shutdownGraceSeconds

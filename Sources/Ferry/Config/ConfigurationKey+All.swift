@@ -58,6 +58,9 @@ extension ConfigurationKey {
             "Time for a whole header section to arrive (slowloris defence)."),
         .seconds("limits.idle_timeout_seconds", \.limits.idleTimeoutSeconds, "Idle keep-alive connections close after this."),
         .seconds("limits.body_timeout_seconds", \.limits.bodyTimeoutSeconds, "A stalled body read is cut off after this."),
+        .int(
+            "limits.body_min_bytes_per_second", \.limits.minBodyBytesPerSecond, min: 0,
+            "After body_timeout_seconds, a body slower than this on average is cut off (408); 0: only stalls are."),
         .seconds("limits.write_timeout_seconds", \.limits.writeTimeoutSeconds, "A stalled response write is cut off after this."),
         .int("limits.max_connections", \.limits.maxConnections, min: 1, "Most open connections (503 beyond)."),
         .seconds(

@@ -97,6 +97,8 @@ public struct FerryConfiguration: Sendable, Equatable {
         public var idleTimeoutSeconds = Self.http.idleTimeoutSeconds
         /// A body read stalled this long is cut off.
         public var bodyTimeoutSeconds = Self.http.bodyTimeoutSeconds
+        /// A body slower than this, after its first bodyTimeoutSeconds, is cut off (0: never).
+        public var minBodyBytesPerSecond = Self.http.minBodyBytesPerSecond
         /// A response write stalled this long is cut off.
         public var writeTimeoutSeconds = Self.http.writeTimeoutSeconds
         /// Most open client connections.

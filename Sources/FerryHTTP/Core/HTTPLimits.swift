@@ -17,6 +17,12 @@ public struct HTTPLimits: Sendable, Equatable {
     public var idleTimeoutSeconds: Double = 60
     /// Seconds a body read may stall with no progress.
     public var bodyTimeoutSeconds: Double = 30
+    /// The slowest pace a body may keep, in bytes a second, after a first
+    /// `bodyTimeoutSeconds` of grace; 0 leaves only the stall limit. A client that
+    /// trickles a byte every few seconds never stalls, and would otherwise hold its
+    /// connection and buffer for as long as its body lasts (slowloris on the body; as
+    /// Apache's `mod_reqtimeout` MinRate).
+    public var minBodyBytesPerSecond: Int = 1000
     /// Seconds a response write may stall with no progress.
     public var writeTimeoutSeconds: Double = 30
     /// Most open client connections; beyond it a new one gets 503 and is closed.

@@ -95,6 +95,11 @@ struct ConnectionState: Equatable {
     /// First byte of the current request head, for the header timeout.
     private(set) var headStartedAt: Double?
     private(set) var lastReadAt: Double
+    /// Bytes read on this connection, for the body's pace.
+    private(set) var bytesRead = 0
+    /// When the parser first waited for more of the current body, and `bytesRead` then.
+    private(set) var bodyStartedAt: Double?
+    private(set) var bodyStartBytes = 0
     private(set) var idleSince: Double
     /// When writes started to make no progress, for the write timeout.
     private(set) var writeStalledSince: Double?
@@ -125,6 +130,7 @@ struct ConnectionState: Equatable {
     mutating func read(_ count: Int, filledBuffer: Bool, now: Double) {
         if count > 0 {
             lastReadAt = now
+            bytesRead += count
             // A short read emptied the socket, and with edge-triggered epoll new input
             // brings a new event: reading again now would only return EAGAIN, one wasted
             // system call per request. Unless the peer's end was reported, which
@@ -200,7 +206,7 @@ struct ConnectionState: Equatable {
         switch progress {
         case .head: if headStartedAt == nil { headStartedAt = now }
         case .none: headStartedAt = nil
-        case .body: break
+        case .body: if bodyStartedAt == nil { (bodyStartedAt, bodyStartBytes) = (now, bytesRead) }
         }
         if peerClosed { return .close }
         return readable ? .read : .wait
@@ -211,6 +217,7 @@ struct ConnectionState: Equatable {
     /// Otherwise a worker has it, and pipelined requests wait until it answers.
     mutating func requestParsed(keepAlive: Bool, inline: Bool) {
         headStartedAt = nil
+        bodyStartedAt = nil
         self.keepAlive = keepAlive
         if !inline { phase = .handling }
     }
@@ -286,7 +293,15 @@ struct ConnectionState: Equatable {
                 guard let started = headStartedAt else { return nil }
                 return (started + limits.headerTimeoutSeconds, .timeOut("The request head did not arrive in time."))
             case .body:
-                return (lastReadAt + limits.bodyTimeoutSeconds, .timeOut("The request body stalled."))
+                let stall = lastReadAt + limits.bodyTimeoutSeconds
+                // The pace: a grace of bodyTimeoutSeconds, then a second more for each
+                // minBodyBytesPerSecond bytes that came.
+                if let started = bodyStartedAt, limits.minBodyBytesPerSecond > 0 {
+                    let pace = started + limits.bodyTimeoutSeconds
+                        + Double(bytesRead - bodyStartBytes) / Double(limits.minBodyBytesPerSecond)
+                    if pace < stall { return (pace, .timeOut("The request body came too slowly.")) }
+                }
+                return (stall, .timeOut("The request body stalled."))
             case .none:
                 // While stopping an idle connection is due at once (it went idle at or before now).
                 return (stopping ? idleSince : idleSince + limits.idleTimeoutSeconds, .close)

@@ -243,6 +243,36 @@ struct ConnectionStateTests {
         #expect(Self.tick(state, at: 107, .body) == .timeOut("The request body stalled."))
     }
 
+    /// A body that never stalls but trickles is cut off by its pace: a grace of the body
+    /// timeout, then a second more for each `minBodyBytesPerSecond` bytes; a body at a
+    /// good pace is held only to the stall limit.
+    @Test func aTricklingBodyTimesOutByItsPace() {
+        var state = ConnectionState(limits: Self.limits, now: 100)
+        _ = state.needsInput(.body, now: 100)
+        for second in 1...3 { state.read(1, filledBuffer: false, now: 100 + Double(second)) }
+        let due = state.deadline(stopping: false, progress: .body, outputPending: false) ?? 0
+        #expect(abs(due - 102.003) < 1e-9, "\(due)")
+        #expect(Self.tick(state, at: 102.002, .body) == .none)
+        #expect(Self.tick(state, at: 102.0031, .body) == .timeOut("The request body came too slowly."))
+
+        var fast = ConnectionState(limits: Self.limits, now: 100)
+        _ = fast.needsInput(.body, now: 100)
+        fast.read(10_000, filledBuffer: false, now: 101)
+        #expect(Self.tick(fast, at: 102.9, .body) == .none)
+        #expect(Self.tick(fast, at: 103, .body) == .timeOut("The request body stalled."))
+
+        var off = ConnectionState(limits: { var l = Self.limits; l.minBodyBytesPerSecond = 0; return l }(), now: 100)
+        _ = off.needsInput(.body, now: 100)
+        for second in 1...3 { off.read(1, filledBuffer: false, now: 100 + Double(second)) }
+        #expect(Self.tick(off, at: 104.9, .body) == .none, "0: only stalls are cut off")
+
+        // The next request's body gets its own grace.
+        state.requestParsed(keepAlive: true, inline: true)
+        _ = state.needsInput(.body, now: 200)
+        state.read(1, filledBuffer: false, now: 201)
+        #expect(Self.tick(state, at: 201.9, .body) == .none)
+    }
+
     @Test func aStalledWriteClosesWhateverThePhase() {
         var state = Self.handling()
         state.writeBlocked(now: 100)

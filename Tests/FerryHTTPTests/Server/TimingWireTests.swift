@@ -72,6 +72,25 @@ struct TimingWireTests {
         #expect(client.isClosedWithNothingMore())
     }
 
+    /// A body sent a byte at a time, never stalling, would hold its connection for as long
+    /// as the client likes (100 bytes here: 10 s at this pace). Its pace cuts it off with a
+    /// 408 once the grace (the body timeout, 1 s) has passed.
+    @Test func aTricklingBodyIsCutOffByItsPace() throws {
+        let server = try TestHTTPServer.start(limits: TestHTTPServer.limits { $0.bodyTimeoutSeconds = 1 })
+        defer { server.shutdown() }
+        let client = try TestHTTPClient(connectingTo: server.port, timeout: 15)
+        try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+        var sent = 0
+        while sent < 100, !client.hasBytesWaiting() {
+            guard (try? client.send("a")) != nil else { break }
+            sent += 1
+            usleep(100_000)
+        }
+        let response = try client.readResponse()
+        #expect(response.status == 408, "after \(sent) bytes: \(response.text)")
+        #expect(sent < 100, "cut off before the body was whole")
+    }
+
     @Test func blockingHandlerDoesNotStallOtherConnections() throws {
         let server = try TestHTTPServer.start()
         defer { server.shutdown() }
