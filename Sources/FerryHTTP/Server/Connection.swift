@@ -297,7 +297,8 @@ struct ConnectionState: Equatable {
                 // The pace: a grace of bodyTimeoutSeconds, then a second more for each
                 // minBodyBytesPerSecond bytes that came.
                 if let started = bodyStartedAt, limits.minBodyBytesPerSecond > 0 {
-                    let pace = started + limits.bodyTimeoutSeconds
+                    let pace =
+                        started + limits.bodyTimeoutSeconds
                         + Double(bytesRead - bodyStartBytes) / Double(limits.minBodyBytesPerSecond)
                     if pace < stall { return (pace, .timeOut("The request body came too slowly.")) }
                 }

@@ -261,7 +261,9 @@ struct ConnectionStateTests {
         #expect(Self.tick(fast, at: 102.9, .body) == .none)
         #expect(Self.tick(fast, at: 103, .body) == .timeOut("The request body stalled."))
 
-        var off = ConnectionState(limits: { var l = Self.limits; l.minBodyBytesPerSecond = 0; return l }(), now: 100)
+        var unpaced = Self.limits
+        unpaced.minBodyBytesPerSecond = 0
+        var off = ConnectionState(limits: unpaced, now: 100)
         _ = off.needsInput(.body, now: 100)
         for second in 1...3 { off.read(1, filledBuffer: false, now: 100 + Double(second)) }
         #expect(Self.tick(off, at: 104.9, .body) == .none, "0: only stalls are cut off")

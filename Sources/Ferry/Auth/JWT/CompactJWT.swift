@@ -67,7 +67,9 @@ package struct CompactJWT: Sendable {
             throw .malformed("the \(part) nests deeper than \(maxDepth) levels")
         }
         // Not JSONDecoder: it throws for each wrong guess at a value's type (``JSONTokenParser``).
-        guard let value = JSONTokenParser.value(bytes) else { throw .malformed("the \(part) is not JSON, or holds a number no double holds (such as 1e999)") }
+        guard let value = JSONTokenParser.value(bytes) else {
+            throw .malformed("the \(part) is not JSON, or holds a number no double holds (such as 1e999)")
+        }
         guard case .object(let members) = value else { throw .malformed("the \(part) is not a JSON object") }
         // Named in the refusal: a member name is not a claim's value, and says what to fix.
         if let name = JSONDuplicateMembers.first(in: bytes) {
