@@ -15,6 +15,9 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     /// Applied files whose contents changed since; nothing was run.
     case checksumMismatch([ChangedMigration])
+    /// The database's app migrations share no file with the directory, which holds older
+    /// ones: it is another app's database (`MigrationPlan.foreignHistory`); nothing was run.
+    case foreignHistory(directory: String, applied: [AppliedMigration], older: [String])
     /// A file failed and was rolled back; files before it stay applied.
     case migrationFailed(MigrationFailure)
     /// Connecting, locking or bookkeeping failed (not a migration script).
@@ -68,6 +71,16 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
                 + "changed since \(changed.count == 1 ? "it was" : "they were") applied (nothing was run):\n"
                 + lines.joined(separator: "\n")
                 + "\nRestore the original file\(changed.count == 1 ? "" : "s") and put the change in a new migration."
+        case let .foreignHistory(directory, applied, older):
+            let names =
+                applied.count <= 3
+                ? applied.map(\.fileName).joined(separator: ", ")
+                : "\(applied[0].fileName) … \(applied[applied.count - 1].fileName)"
+            return "refusing to migrate: this database holds another app's migrations (\(applied.count) applied: \(names)), "
+                + "none of them in \(directory), whose \(older.joined(separator: ", ")) \(older.count == 1 ? "is" : "are") older "
+                + "than them (nothing was run). Give this app a database of its own (database.url and "
+                + "database.migration_url; `ferry init DIR --database NAME` prints the createdb line), or migrate this "
+                + "database with the migrations directory of the app it belongs to."
         case let .migrationFailed(failure):
             return failure.description
         case let .database(operation, error):

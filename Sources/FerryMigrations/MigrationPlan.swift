@@ -35,6 +35,14 @@ public struct MigrationPlan: Sendable {
     public var missing: [AppliedMigration]
     /// How many applied files still match the disk.
     public var upToDate: Int
+    /// The applied versions, when they are another history than the files': some are
+    /// applied, none of them is a file here (the same version under the same name or
+    /// with the same bytes), and a
+    /// file here is older than the newest of them. Another app's database (or directory):
+    /// `deploy/run.sh`'s demo database given to a new app, whose 0001 would run on top.
+    /// Empty otherwise. A team that deleted applied files keeps only newer ones, so those
+    /// are not refused.
+    public var foreignHistory: [AppliedMigration]
 
     /// Compares a track's files with its recorded migrations (rows of other tracks in
     /// `applied` are ignored).
@@ -68,5 +76,12 @@ public struct MigrationPlan: Sendable {
         entries += missing.map { Entry(version: $0.version, fileName: $0.fileName, state: .missing($0)) }
         entries.sort { $0.version < $1.version }
         self.entries = entries
+        let shared = applied.contains { record in
+            files.contains { $0.version == record.version && ($0.fileName == record.fileName || $0.checksum == record.checksum) }
+        }
+        let newest = applied.map(\.version).max() ?? 0
+        foreignHistory =
+            !shared && files.contains(where: { $0.version < newest })
+            ? applied.sorted { $0.version < $1.version } : []
     }
 }

@@ -68,6 +68,13 @@ public struct Migrator: Sendable {
         defer { connection.close() }
 
         let status = try currentStatus(on: connection)
+        // Before the changed files: another app's version 1 reads as this one's, changed.
+        if let app, let plan = status.app, !plan.foreignHistory.isEmpty {
+            let newest = plan.foreignHistory.map(\.version).max() ?? 0
+            throw .foreignHistory(
+                directory: app.directory, applied: plan.foreignHistory,
+                older: app.files.filter { $0.version < newest }.prefix(3).map(\.fileName))
+        }
         let changed = status.plans.flatMap(\.changed)
         guard changed.isEmpty else { throw .checksumMismatch(changed) }
         let pending = status.plans.flatMap { plan in plan.pending.map { (track: plan.track, file: $0) } }

@@ -44,6 +44,38 @@ import FerryTestSupport
             ])
     }
 
+    /// Another app's history (deploy/run.sh's demo database given to a new app) is told
+    /// apart from files deleted after they were applied, and from a history that shares a file.
+    @Test func anotherAppsHistoryIsForeign() throws {
+        let first = try file(1, "0001_first_tables.sql", "CREATE SCHEMA app;")
+        let theirs = [
+            AppliedMigration(
+                track: .app, version: 2, fileName: "0002_example_app.sql", checksum: "aa", appliedAt: "2026-01-01 00:00:00 UTC",
+                durationMs: 5),
+            AppliedMigration(
+                track: .app, version: 3, fileName: "0003_more.sql", checksum: "bb", appliedAt: "2026-01-01 00:00:01 UTC",
+                durationMs: 5),
+        ]
+        let foreign = MigrationPlan(track: .app, files: [first], applied: theirs.reversed())
+        #expect(foreign.foreignHistory.map(\.version) == [2, 3])
+        // Their version 1 under another name and other bytes shares nothing either.
+        let theirOne = AppliedMigration(
+            track: .app, version: 1, fileName: "0001_example.sql", checksum: "cc", appliedAt: "2026-01-01 00:00:00 UTC", durationMs: 5)
+        #expect(MigrationPlan(track: .app, files: [first], applied: [theirOne] + theirs).foreignHistory.count == 3)
+        // Applied files deleted, newer ones kept: the same app, going on.
+        let four = try file(4, "0004_four.sql", "SELECT 4;")
+        #expect(MigrationPlan(track: .app, files: [four], applied: theirs).foreignHistory.isEmpty)
+        // One file shared (by name, or renamed with the same bytes): the same app.
+        let renamed = AppliedMigration(
+            track: .app, version: 1, fileName: "0001_old_name.sql", checksum: first.checksum, appliedAt: "2026-01-01 00:00:00 UTC",
+            durationMs: 5)
+        #expect(MigrationPlan(track: .app, files: [first], applied: [record(first)] + theirs).foreignHistory.isEmpty)
+        #expect(MigrationPlan(track: .app, files: [first], applied: [renamed] + theirs).foreignHistory.isEmpty)
+        // Nothing applied, or no files: nothing to compare.
+        #expect(MigrationPlan(track: .app, files: [first], applied: []).foreignHistory.isEmpty)
+        #expect(MigrationPlan(track: .app, files: [], applied: theirs).foreignHistory.isEmpty)
+    }
+
     @Test func freshDatabaseHasEverythingPending() throws {
         let files = [try file(1, "0001_one.sql", "SELECT 1;"), try file(2, "0002_two.sql", "SELECT 2;")]
         let plan = MigrationPlan(track: .app, files: files, applied: [])

@@ -233,6 +233,37 @@ import FerryTestSupport
         #expect(summary.line.hasSuffix("(1 already applied, 1 missing)"))
     }
 
+    /// A new app's first migration against a database another app migrated (the demo's, as
+    /// `ferry init` names it by default) is refused before anything runs, naming the way out.
+    @Test func anotherAppsDatabaseIsRefusedBeforeAnythingRuns() throws {
+        let database = try ScratchDatabase.create()
+        defer { database.drop() }
+        let demo = try MigrationFixture([
+            "0002_example_app.sql": "CREATE SCHEMA app; CREATE TABLE app.sets (id int);", "0003_more.sql": "SELECT 3;",
+        ])
+        defer { demo.destroy() }
+        _ = try migrator(database, demo).migrate()
+        let mine = try MigrationFixture(["0001_first_tables.sql": "CREATE TABLE public.mine (id int);"])
+        defer { mine.destroy() }
+        for dryRun in [true, false] {
+            do {
+                _ = try migrator(database, mine).migrate(dryRun: dryRun)
+                Issue.record("another app's database was migrated (dry run: \(dryRun))")
+            } catch {
+                let text = "\(error)"
+                #expect(text.hasPrefix("refusing to migrate: this database holds another app's migrations (2 applied: "), "\(text)")
+                #expect(text.contains("0002_example_app.sql, 0003_more.sql"))
+                #expect(text.contains("none of them in \(mine.path), whose 0001_first_tables.sql is older than them"))
+                #expect(text.contains("--database NAME"))
+            }
+        }
+        #expect(try database.column("SELECT to_regclass('public.mine')::text") == [nil])
+        #expect(try database.column("SELECT count(*) FROM ferry.schema_migrations") == ["2"])
+        // The demo's own directory, with a file added, goes on as before.
+        try demo.write("0004_next.sql", "SELECT 4;")
+        #expect(try migrator(database, demo).migrate().applied.map(\.fileName) == ["0004_next.sql"])
+    }
+
     @Test func dryRunAppliesNothing() throws {
         let database = try ScratchDatabase.create()
         defer { database.drop() }
