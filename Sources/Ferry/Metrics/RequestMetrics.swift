@@ -5,8 +5,10 @@ import Synchronization
 /// Requests counted by route pattern, method and status, with a latency
 /// histogram per route pattern and method.
 ///
-/// Keys are route patterns (`/v1/:resource/:id`), never raw paths, so the
-/// number of series stays bounded whatever clients request.
+/// Keys are route patterns (`/v1/:resource/:id`), never raw paths, and methods
+/// HTTP defines, any other counted as `OTHER` (a method is any token a client
+/// sends, before it signs in), so the number of series stays bounded whatever
+/// clients request.
 ///
 /// Every request records here, from dozens of worker threads on few cores,
 /// so the series are striped: each record takes one of several locks in
@@ -37,10 +39,13 @@ public final class RequestMetrics: Sendable {
 
     public init() {}
 
+    /// The methods counted by name (RFC 9110 §9 and PATCH); any other is `OTHER`.
+    static let namedMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"]
+
     /// Records one answered request.
     public func record(route: String, method: String, status: Int, seconds: Double) {
         let bucket = Self.bucketBounds.firstIndex { seconds <= $0 } ?? Self.bucketBounds.count
-        let key = Key(route: route, method: method)
+        let key = Key(route: route, method: Self.namedMethods.contains(method) ? method : "OTHER")
         let turn = nextStripe.wrappingAdd(1, ordering: .relaxed).oldValue
         stripes[Int(UInt(bitPattern: turn) % UInt(stripes.count))].series.withLock { all in
             all[key, default: Series()].add(status: status, bucket: bucket, seconds: seconds)

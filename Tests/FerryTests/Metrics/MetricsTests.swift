@@ -24,6 +24,8 @@ import Testing
         }
         #expect(try client.request("GET", "/v1/auth/me").status == 401)
         #expect(try client.request("GET", "/no/such/path-123").status == 404)
+        // A method is any token a client sends, before it signs in: one series for all others.
+        for method in ["M00000001XXXX", "M00000002XXXX", "get"] { #expect(try client.request(method, "/healthz").status == 405) }
 
         let first = try scrape(client)
         let requests = "ferry_http_requests_total"
@@ -34,6 +36,9 @@ import Testing
         #expect(first.value(requests, ["route": "(unmatched)", "method": "GET", "status": "404"]) == 1)
         // Raw paths never become label values.
         #expect(!first.samples.contains { $0.labels.values.contains { $0.contains("path-123") } })
+        let other = first.samples.filter { $0.name == requests && $0.labels["method"] == "OTHER" && $0.labels["status"] == "405" }
+        #expect(other.map(\.value).reduce(0, +) == 3, "\(other)")
+        #expect(!first.samples.contains { $0.labels["method"].map { $0.hasPrefix("M0") || $0 == "get" } ?? false })
 
         #expect(try client.request("GET", "/healthz").status == 200)
         let second = try scrape(client)
