@@ -32,7 +32,7 @@ struct AuthRoutes: Sendable {
     func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
         // It reads no body, but one sent must still be JSON, as everywhere (docs/API.md, "Conventions").
         if !request.body.isEmpty { try RequestBody.requireJSON(request) }
-        guard let credentials = BasicCredentials(request) else {
+        guard let credentials = try BasicCredentials(request) else {
             throw Problem(
                 401, .unauthorized, "send the name and password with HTTP Basic authentication",
                 headers: HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry", charset="UTF-8""#)]))

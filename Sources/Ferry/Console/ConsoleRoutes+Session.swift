@@ -8,7 +8,7 @@ extension ConsoleRoutes {
     /// exists), 429 while the name is locked out.
     func signIn(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let basic = HTTPHeaders([("WWW-Authenticate", #"Basic realm="ferry-console", charset="UTF-8""#)])
-        guard let credentials = BasicCredentials(request) else {
+        guard let credentials = try BasicCredentials(request) else {
             throw Problem(401, .unauthorized, "send an operator's name and password with HTTP Basic authentication", headers: basic)
         }
         let token = OperatorSession.generateToken()

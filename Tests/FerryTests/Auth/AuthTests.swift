@@ -40,6 +40,24 @@ import FerryTestSupport
         #expect(none.status == 401)
     }
 
+    /// U+0000 in a name or password is no credential PostgreSQL could compare: refused as
+    /// 400 naming it, before the database is asked (it answered 500, which clients retry).
+    @Test func aNULInBasicCredentialsIs400NamingIt() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        _ = try server.user("carol", password: "carol-password")
+        let client = server.client()
+        for path in ["/v1/auth/token", "/console/api/session"] {
+            for (name, password) in [("car\u{0}ol", "carol-password"), ("carol", "carol\u{0}-password")] {
+                let response = try client.request("POST", path, headers: [basic(name, password)])
+                #expect(response.status == 400, "\(path): \(response.text)")
+                #expect(response.problemCode == "bad_request")
+                #expect((response.object["detail"] as? String)?.contains("U+0000") == true)
+            }
+        }
+        #expect(try client.request("POST", "/v1/auth/token", headers: [basic("carol", "carol-password")]).status == 201)
+    }
+
     @Test func everyV1RouteNeedsAToken() throws {
         let server = try TestServer()
         defer { server.stop() }
