@@ -177,8 +177,11 @@ public final class FerryApp: Sendable {
             RankRewriter(database: database, schema: schema),
         ])
         ResourceRoutes(database: database, schema: schema, configuration: configuration, paging: paging).register(on: &router, handle: writes)
-        BatchRoute(database: database, operations: router, maxOperations: configuration.limits.maxBatchOperations)
-            .register(on: &router, handle: writes)
+        BatchRoute(
+            database: database, operations: router, maxOperations: configuration.limits.maxBatchOperations,
+            maxPathBytes: configuration.limits.maxRequestLineBytes
+        )
+        .register(on: &router, handle: writes)
         if configuration.console.enabled {
             ConsoleRoutes(
                 console: ConsoleDatabase(database: database), schema: schema, configuration: configuration,

@@ -14,8 +14,10 @@ struct BatchOperation {
 
     /// The operations of a batch body: `{"operations": [...]}` with at most
     /// `maxOperations` entries (else 422 `too_many_items`). A malformed
-    /// operation, or a nested batch, is a 400 carrying `operation_index`.
-    static func parse(_ bytes: [UInt8], maxOperations: Int) throws -> [BatchOperation] {
+    /// operation, or a nested batch, is a 400 carrying `operation_index`; a path longer
+    /// than `maxPathBytes` (a request line's limit) is 414, as it would be alone: a long
+    /// `IN` filter would otherwise hold a pooled connection for its statement timeout.
+    static func parse(_ bytes: [UInt8], maxOperations: Int, maxPathBytes: Int) throws -> [BatchOperation] {
         _ = try BodyScan(bytes)
         let parsed: Any
         do {
@@ -35,7 +37,7 @@ struct BatchOperation {
         }
         return try list.enumerated().map { index, entry in
             do {
-                return try BatchOperation(entry)
+                return try BatchOperation(entry, maxPathBytes: maxPathBytes)
             } catch var problem as Problem {
                 problem.extra.append(("operation_index", .int(index)))
                 throw problem
@@ -43,7 +45,7 @@ struct BatchOperation {
         }
     }
 
-    private init(_ entry: Any) throws {
+    private init(_ entry: Any, maxPathBytes: Int) throws {
         guard let object = entry as? [String: Any] else { throw Problem.badRequest("an operation must be a JSON object") }
         if let unknown = object.keys.first(where: { !["method", "path", "headers", "body"].contains($0) }) {
             throw Problem.badRequest("an operation has no member \(unknown)")
@@ -57,6 +59,11 @@ struct BatchOperation {
             target.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F })
         else {
             throw Problem.badRequest("an operation needs a path starting with /, without spaces")
+        }
+        guard target.utf8.count <= maxPathBytes else {
+            throw Problem(
+                414, .uriTooLong,
+                "an operation's path has \(target.utf8.count) bytes, more than a request line's \(maxPathBytes) (limits.max_request_line_bytes)")
         }
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         // The rules of a request line's target (an encoded NUL or control character, a bad

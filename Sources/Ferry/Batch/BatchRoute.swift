@@ -21,6 +21,9 @@ struct BatchRoute: Sendable {
     /// Every route an operation may reach (the batch route is not among them).
     let operations: Router
     let maxOperations: Int
+    /// An operation's longest path: a request line's limit, so a batch reaches no query a
+    /// request could not.
+    let maxPathBytes: Int
 
     func register(on router: inout Router, handle: RouteHandling) {
         let route = self
@@ -32,7 +35,7 @@ struct BatchRoute: Sendable {
         let operations: [BatchOperation]
         do {
             try RequestBody.requireJSON(request)
-            operations = try BatchOperation.parse(request.body, maxOperations: maxOperations)
+            operations = try BatchOperation.parse(request.body, maxOperations: maxOperations, maxPathBytes: maxPathBytes)
         } catch {
             _ = try database.asCaller(context.caller(hash), [])  // a bad token is 401 before any body error
             throw error

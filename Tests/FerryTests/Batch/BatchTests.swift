@@ -110,6 +110,17 @@ extension Resources {
             #expect(wrongMethod.status == 405)
             #expect(wrongMethod.code == "method_not_allowed")
             #expect(wrongMethod.object["operation_index"] as? Int == 0)
+            // A path no request line could carry (8,192 bytes by default) is 414, as alone: a long
+            // IN filter held a pooled connection for its statement timeout.
+            let ids = (0..<300).map { _ in UUID().uuidString }.joined(separator: ",")
+            let long = try me.call(
+                "POST", "/v1/batch", json: ["operations": [Self.op("GET", "/v1/study_sets"), Self.op("GET", "/v1/terms?set_id=in.(\(ids))")]])
+            #expect(long.status == 414, "\(long.text)")
+            #expect(long.code == "uri_too_long")
+            #expect(long.object["operation_index"] as? Int == 1)
+            let fits = String(repeating: "x", count: 8_192 - "/v1/study_sets/".utf8.count)
+            let atTheLimit = try me.call("POST", "/v1/batch", json: ["operations": [Self.op("GET", "/v1/study_sets/\(fits)")]])
+            #expect(atTheLimit.status != 414, "\(atTheLimit.text)")
             let lower = try me.call("POST", "/v1/batch", json: ["operations": [Self.op("get", "/v1/terms")]])
             #expect(lower.status == 400)
             for body in [

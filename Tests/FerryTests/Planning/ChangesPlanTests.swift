@@ -79,7 +79,7 @@ import Testing
 /// `POST /v1/batch`'s parse: every operation checked before any runs.
 @Suite struct BatchOperationTests {
     private func parse(_ body: String, max: Int = 3) throws -> [BatchOperation] {
-        try BatchOperation.parse(Array(body.utf8), maxOperations: max)
+        try BatchOperation.parse(Array(body.utf8), maxOperations: max, maxPathBytes: 8_192)
     }
 
     @Test func operationsBecomeTheRequestsTheyStandFor() throws {
