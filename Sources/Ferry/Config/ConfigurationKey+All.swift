@@ -122,7 +122,9 @@ extension ConfigurationKey {
         .string(
             "logging.level", \.logging.level,
             oneOf: ["trace", "debug", "info", "notice", "warning", "error", "critical"],
-            "Least severe level logged; every request writes one line at info, health probes (/healthz, /readyz) at debug."),
+            "Least severe level logged; every request writes one line at info, health probes (/healthz, /readyz) at debug; "
+                + "one the server refused before it was whole (400, 408, 413, 414, 431) writes `request refused`, with its "
+                + "`request_id`, `remote`, `status` and `reason`."),
         .string("logging.format", \.logging.format, oneOf: ["text", "json"], "Log line format."),
 
         .list(

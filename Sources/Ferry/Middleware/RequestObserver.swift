@@ -8,7 +8,8 @@ import Logging
 ///
 /// It replaces the HTTP server's own access log (`accessLog = false`), which
 /// cannot know the caller or the pattern. Requests the server rejects before
-/// routing (malformed, too large) are not seen here. The pattern comes from
+/// routing (malformed, too large) are not seen here: the server writes their
+/// `request refused` lines itself (`EventLoop.refuse`). The pattern comes from
 /// the context, where ``MiddlewareChain`` put it: there is no second router.
 struct RequestObserver: Middleware {
     /// The label for requests no route matches, so raw paths never become series.

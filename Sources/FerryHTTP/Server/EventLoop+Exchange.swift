@@ -42,11 +42,22 @@ extension EventLoop {
     }
 
     /// Answers a refused request with its problem; closes after it when the error says so.
+    /// Its line is written here, always: no responder (nor the app's request log) sees a
+    /// request refused before it was whole, and an operator looks for a slowloris or a
+    /// prober by these lines and the `X-Request-Id` each answer carries.
     func refuse(_ connection: Connection, _ error: HTTPError) {
+        let requestID = requestIDs.next()
         connection.current = Exchange(
-            method: "-", path: "-", requestID: requestIDs.next(), startedAt: now, isHEAD: false, http10: false)
+            method: "-", path: "-", requestID: requestID, startedAt: now, isHEAD: false, http10: false)
         connection.state.refusing(close: error.closeConnection)
-        finish(connection, shared.configuration.refusal(error))
+        let response = shared.configuration.refusal(error)
+        shared.logger.info(
+            "request refused",
+            metadata: [
+                "request_id": "\(requestID)", "remote": "\(connection.remoteAddress)",
+                "status": .stringConvertible(response.status), "reason": "\(error.detail)",
+            ])
+        finish(connection, response)
     }
 
     /// Serializes a response for the current exchange and queues it.

@@ -1,5 +1,6 @@
 import Ferry
 import FerryHTTP
+import FerryHTTPTestSupport
 import FerryTestSupport
 import Foundation
 import Logging
@@ -59,6 +60,26 @@ import Testing
             !lines.all.contains { String(decoding: $0, as: UTF8.self).contains("secret-id-123") },
             "raw paths stay out of the request line")
         #expect(requests.count == 3)
+    }
+
+    /// A request refused before it was whole (a parser's 400, 408, 413, 414, 431) reaches
+    /// no responder: the server writes its line, under the id its answer carries.
+    @Test func aRequestRefusedBeforeItWasWholeIsLogged() throws {
+        let lines = Lines()
+        let logger = Logger(label: "ferry") { JSONLogHandler(label: $0, logLevel: .info) { lines.append($0) } }
+        let server = try TestServer(logger: logger)
+        defer { server.stop() }
+        let client = try TestHTTPClient(connectingTo: server.port)
+        try client.send("GET /healthz HTTP/1.1\nHost: x\n\n")
+        let answer = try client.readResponse()
+        #expect(answer.status == 400)
+        let id = try #require(answer.header("X-Request-Id"))
+        let refused = try objects(lines).filter { $0["message"] as? String == "request refused" }
+        let line = try #require(refused.first { $0["request_id"] as? String == id }, "\(refused)")
+        #expect(line["level"] as? String == "info")
+        #expect("\(line["status"] ?? "")" == "400")
+        #expect((line["reason"] as? String)?.contains("bare LF") == true)
+        #expect(line["remote"] as? String != nil)
     }
 
     @Test func messagesAndMetadataAreValidJSON() throws {
