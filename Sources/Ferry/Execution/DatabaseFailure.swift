@@ -195,7 +195,17 @@ enum BodyFailure {
         let isBody =
             ["22P05", "22021", "54001"].contains(state)
             || (["22P02", "2202E"].contains(state) && error.message.contains("json"))
-        return isBody ? Problem(400, .invalidJson, "the body is not valid JSON") : nil
+        guard isBody else { return nil }
+        // The cause, in PostgreSQL's words where it gives one ("Unicode low surrogate must
+        // follow a high surrogate."): of the client's own body, naming no one else's data.
+        if state == "22P05" {
+            return Problem(400, .invalidJson, "the body is not valid JSON here: a string holds \\u0000 (U+0000), which PostgreSQL text cannot hold")
+        }
+        if state == "54001" { return Problem(400, .invalidJson, "the body is not valid JSON here: it nests too deeply") }
+        guard let detail = error.detail, !detail.isEmpty, detail.utf8.count <= 200 else {
+            return Problem(400, .invalidJson, "the body is not valid JSON")
+        }
+        return Problem(400, .invalidJson, "the body is not valid JSON: \(detail)")
     }
 }
 

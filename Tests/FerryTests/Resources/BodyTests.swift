@@ -17,6 +17,12 @@ extension Resources {
             }
             let count = try me.server.ownerQuery("SELECT count(*) FROM app.study_sets WHERE creator_id = $1", [me.userID])
             #expect(count.rows.first?[0] == "0")
+            // The cause is named: U+0000, a lone surrogate (PostgreSQL's words).
+            let nul = try me.call("POST", "/v1/study_sets", body: Array(#"{"title": "a\u0000b"}"#.utf8))
+            #expect((nul.object["detail"] as? String)?.contains("U+0000") == true, "\(nul.text)")
+            let surrogate = try me.call("POST", "/v1/study_sets", body: Array(#"{"title": "a\udc00b"}"#.utf8))
+            #expect(surrogate.code == "invalid_json")
+            #expect((surrogate.object["detail"] as? String)?.contains("surrogate") == true, "\(surrogate.text)")
         }
 
         /// Single PATCH bodies whose fields the Swift pre-check reads as valid but which
