@@ -71,24 +71,33 @@ struct FieldValidation {
 
     private func reason(for column: Column) -> String {
         let isNull = "jsonb_typeof(k.value) = 'null'"
-        let typeOK = column.kind.check("k.value")
+        let misfit = Self.misfit(column.kind)
         switch column.name {
         case "last_modified", "is_deleted":
             return "NULL"
         case "revision":
             if mode == .create { return "NULL" }
-            return "CASE WHEN NOT (\(ValueKind.integer(min: 0, max: Int64.max).check("k.value"))) THEN 'wrong_type' END"
+            return "CASE \(Self.misfit(.integer(min: 0, max: Int64.max))) END"
         case "id":
             if mode == .create {
                 guard column.insertable else { return "'read_only'" }
-                return "CASE WHEN \(isNull) THEN 'not_null' WHEN NOT (\(typeOK)) THEN 'wrong_type' END"
+                return "CASE WHEN \(isNull) THEN 'not_null' \(misfit) END"
             }
             // A single write names its row in the path; a bulk item needs a well-formed id.
-            return "CASE WHEN \(Self.pathID)::text IS NOT NULL THEN NULL WHEN \(isNull) THEN 'required' WHEN NOT (\(typeOK)) THEN 'wrong_type' END"
+            return "CASE WHEN \(Self.pathID)::text IS NOT NULL THEN NULL WHEN \(isNull) THEN 'required' \(misfit) END"
         default:
             let nullReason = column.nullable ? "NULL" : "'not_null'"
             let readOnly = (mode == .create && !column.insertable) ? "'read_only'" : "NULL"
-            return "CASE WHEN \(isNull) THEN \(nullReason) WHEN NOT (\(typeOK)) THEN 'wrong_type' ELSE \(readOnly) END"
+            return "CASE WHEN \(isNull) THEN \(nullReason) \(misfit) ELSE \(readOnly) END"
         }
+    }
+
+    /// The CASE branches of a value that is not JSON null: another JSON kind than `kind`
+    /// takes is `wrong_type`; of that kind but not fitting (a string that is no uuid, an
+    /// integer out of range), `invalid_value`, as PostgreSQL's own refusals of a value are.
+    private static func misfit(_ kind: ValueKind) -> String {
+        let kindOK = kind.kindCheck("k.value"), fits = kind.check("k.value")
+        guard kindOK != fits else { return "WHEN NOT (\(fits)) THEN 'wrong_type'" }
+        return "WHEN NOT (\(kindOK)) THEN 'wrong_type' WHEN NOT (\(fits)) THEN 'invalid_value'"
     }
 }

@@ -258,6 +258,18 @@ enum ValueKind: Equatable {
 
     static let uuidPattern = "^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$"
 
+    /// SQL that is true when the jsonb expression `value` (not JSON null) is of the JSON kind
+    /// this kind takes (a string for a uuid, a number for an integer), fitting or not: a
+    /// value of another kind is `wrong_type`, one of this kind that does not fit `check`
+    /// (`"zzz"` for a uuid, 1.5 or 1e10 for an integer) `invalid_value` (docs/API.md).
+    func kindCheck(_ value: String) -> String {
+        switch self {
+        case .uuid: return "jsonb_typeof(\(value)) = 'string'"
+        case .integer: return "jsonb_typeof(\(value)) = 'number'"
+        default: return check(value)
+        }
+    }
+
     /// SQL that is true when the jsonb expression `value` (not JSON null) fits.
     /// CASE keeps the numeric cast from running on non-numbers.
     func check(_ value: String) -> String {

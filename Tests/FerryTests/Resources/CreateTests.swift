@@ -119,7 +119,13 @@ extension Resources {
             #expect(response.code == "validation_failed")
             var reasons: [String: String] = [:]
             for error in response.errors { reasons[error["field"] as? String ?? "?"] = error["reason"] as? String }
-            #expect(reasons == ["set_id": "wrong_type", "word": "wrong_type", "definition": "not_null"])
+            // A string that is no uuid is of the right kind and does not fit: invalid_value.
+            #expect(reasons == ["set_id": "invalid_value", "word": "wrong_type", "definition": "not_null"])
+            let kinds = try me.call("POST", "/v1/terms", json: ["set_id": 5, "word": "w", "rank": "last"])
+            #expect(kinds.errors.first?["reason"] as? String == "wrong_type", "\(kinds.text)")
+            let id = try me.call("POST", "/v1/study_sets", json: ["id": "zzz", "title": "t"])
+            #expect(id.errors.first?["reason"] as? String == "invalid_value", "\(id.text)")
+            #expect(id.errors.first?["field"] as? String == "id")
             let missing = try me.call("POST", "/v1/study_sets", json: ["description": "no title"])
             #expect(missing.status == 422)
             #expect(missing.errors.first?["field"] as? String == "title")
