@@ -235,6 +235,7 @@ enum ValidationReason {
         case "duplicate": return "the request names this row more than once"
         case "read_only": return "\(subject) is read-only: the server sets it, or the row keeps the value it was made with"
         case "unknown_field": return "\(subject) is not a column of this resource"
+        case "not_an_object": return "this item is not a JSON object; each item of a bulk write is one row's fields"
         case "invalid_value" where field == "rank":
             return "rank is not a key (1 to 128 of 0-9A-Za-z, not ending in 0), first, last, {\"after\": id} or {\"before\": id}"
         default: return "\(subject) does not fit its column"

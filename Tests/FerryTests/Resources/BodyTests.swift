@@ -17,6 +17,12 @@ extension Resources {
             }
             let count = try me.server.ownerQuery("SELECT count(*) FROM app.study_sets WHERE creator_id = $1", [me.userID])
             #expect(count.rows.first?[0] == "0")
+            // A bulk item that is no object is named by its index.
+            let scalars = try me.call("POST", "/v1/study_sets", body: Array("[1, 2]".utf8))
+            #expect(scalars.status == 422, "\(scalars.text)")
+            #expect(scalars.errors.map { $0["reason"] as? String } == ["not_an_object", "not_an_object"])
+            #expect(scalars.errors.map { $0["index"] as? Int } == [0, 1])
+            #expect((scalars.errors.first?["detail"] as? String)?.contains("not a JSON object") == true, "\(scalars.text)")
             // The cause is named: U+0000, a lone surrogate (PostgreSQL's words).
             let nul = try me.call("POST", "/v1/study_sets", body: Array(#"{"title": "a\u0000b"}"#.utf8))
             #expect((nul.object["detail"] as? String)?.contains("U+0000") == true, "\(nul.text)")
