@@ -1,4 +1,5 @@
 import FerryHTTP
+import Foundation
 
 /// Whether a single PUT or PATCH body's `id` names another row than its path.
 ///
@@ -17,9 +18,36 @@ enum BodyID {
         let text: String
         switch member.value {
         case .string(let range, escaped: false), .number(let range): text = String(decoding: bytes[range], as: UTF8.self)
-        case .null, .string(_, escaped: true): return false
+        case .null: return false
+        case .string(_, escaped: true): return differs(decoding: bytes, pathID: pathID, kind: kind, type: type)
         default: return true
         }
+        return differs(text: text, pathID: pathID, kind: kind, type: type)
+    }
+
+    /// The same for a body ``ObjectMembers`` does not read (a member name with an escape:
+    /// `"i\u0064"` is `id` to jsonb) or whose id is an escaped string (`json.dumps` escapes
+    /// non-ASCII): decoded whole. Foundation keeps a name's last value, as jsonb does.
+    static func differs(decoding bytes: [UInt8], pathID: String, kind: ValueKind, type: String = "text") -> Bool {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any], let id = object["id"] else {
+            return false
+        }
+        switch id {
+        case is NSNull: return false
+        case let text as String: return differs(text: text, pathID: pathID, kind: kind, type: type)
+        case let number as NSNumber where Self.isInteger(kind):
+            return differs(text: number.stringValue, pathID: pathID, kind: kind, type: type)
+        default: return true
+        }
+    }
+
+    private static func isInteger(_ kind: ValueKind) -> Bool {
+        if case .integer = kind { return true }
+        return false
+    }
+
+    /// Whether the id `text` names another row than `pathID`, as the id column compares.
+    private static func differs(text: String, pathID: String, kind: ValueKind, type: String) -> Bool {
         switch kind {
         case .uuid: return Self.uuidDigits(text) != Self.uuidDigits(pathID)
         case .integer: return Int64(text) != Int64(pathID)

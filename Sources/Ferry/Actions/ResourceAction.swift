@@ -133,12 +133,11 @@ struct ResourceAction: Sendable {
             let mode: WriteMode = route == .put ? .put : .patch
             let body = try WriteItems(request, maxItems: 1, allowObject: true, allowArray: false)
             let members = ObjectMembers(request.body)
-            if let members,
-                BodyID.differs(
-                    members, in: request.body, pathID: pathID, kind: resource.idKind, type: resource.idColumn?.valueType ?? resource.idType)
-            {
-                return action(.refused(BodyID.mismatch(pathID: pathID)))
-            }
+            let idType = resource.idColumn?.valueType ?? resource.idType
+            let idDiffers =
+                members.map { BodyID.differs($0, in: request.body, pathID: pathID, kind: resource.idKind, type: idType) }
+                ?? BodyID.differs(decoding: request.body, pathID: pathID, kind: resource.idKind, type: idType)
+            if idDiffers { return action(.refused(BodyID.mismatch(pathID: pathID))) }
             let prechecked = members.map { FieldPrecheck(resource: resource, mode: mode).passes($0, in: request.body) } ?? false
             let base = prechecked ? members.map { BaseRevision($0, in: request.body) } ?? .unread : .unread
             return action(

@@ -83,6 +83,19 @@ extension Resources {
                 "PATCH", "/v1/study_sets/\(set.id)", json: ["id": set.id.uppercased().replacingOccurrences(of: "-", with: ""), "title": "echoed"],
                 headers: [("If-Match", "*")])
             #expect(echoed.status == 200, "\(echoed.text)")
+            // An escape in the name ("i\u0064" is id to jsonb) or in the value reads the same.
+            for body in [
+                #"{"id": "\#(set.id)", "i\u0064": "\#(other)", "title": "escaped"}"#,
+                #"{"id": "\u00\#(String(other.utf8.first!, radix: 16))\#(other.dropFirst())", "title": "escaped"}"#,
+            ] {
+                let escaped = try me.call("PATCH", "/v1/study_sets/\(set.id)", body: Array(body.utf8), headers: [("If-Match", "*")])
+                #expect(escaped.status == 422 && escaped.text.contains("id_mismatch"), "\(body): \(escaped.text)")
+            }
+            let escapedEcho = try me.call(
+                "PATCH", "/v1/study_sets/\(set.id)", body: Array(#"{"i\u0064": "\#(set.id)", "title": "echoed again"}"#.utf8),
+                headers: [("If-Match", "*")])
+            #expect(escapedEcho.status == 200, "\(escapedEcho.text)")
+            #expect(try me.call("GET", "/v1/study_sets/\(set.id)").object["title"] as? String == "echoed again")
         }
 
         /// docs/API.md: an empty array is a bulk call of no items. It writes nothing and
