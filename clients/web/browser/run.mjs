@@ -1266,6 +1266,16 @@ await test("continuous mode is live through server-sent events: changes arrive w
   const [mine] = await live.eval(`dev.engine.write([{resource: "notes", kind: "create", fields: {body: "from the live tab"}}])`);
   await waitFor(live, "dev.store.operations().then((o) => o.length === 0)", "the live tab's write uploads");
   await until(b, `dev.store.get("notes", ${JSON.stringify(mine)})`);
+  // A write through the store alone (docs/WEB.md's sample) ends the stream and uploads too:
+  // it waited in the outbox for the next round.
+  await live.eval(`dev.store.write([{resource: "notes", kind: "create", fields: {body: "through the store"}}]).then(() => true)`);
+  await waitFor(live, "dev.store.operations().then((o) => o.length === 0)", "a store.write in continuous mode uploads with no kick");
+  // sync() while the stream holds the sync lock: the stream ends and the round runs now,
+  // not when the stream would have ended (live.max_stream_seconds).
+  for (let i = 0; i < 400 && faults.open === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(faults.open > 0, "the stream is open again");
+  const raced = await live.eval(`Promise.race([dev.engine.sync().then(() => "synced"), new Promise((r) => setTimeout(() => r("held"), 10000))])`);
+  assert.equal(raced, "synced", "sync() in continuous mode is not held by its stream");
   await live.eval("dev.engine.stop(); true");
   for (let i = 0; i < 400 && faults.open > 0; i++) await new Promise((r) => setTimeout(r, 25));
   assert.equal(faults.open, 0, "stop() closes the stream");

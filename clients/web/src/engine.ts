@@ -165,6 +165,13 @@ export class SyncEngine {
         if (e.type === "subscription" && this.running) this.track(this.armEviction()).catch(() => {});
         this.emit(e, false);
       });
+      // This tab's writes, through the engine or the store itself: the store tells the
+      // other tabs; here the app hears `written` and the upload starts. (A test's
+      // stand-in store may have no onWrite: it stores no edits.)
+      store.onWrite?.(() => {
+        this.emit({ type: "written" }, false);
+        this.kick();
+      });
     }
   }
 
@@ -173,7 +180,7 @@ export class SyncEngine {
    * /v1/batch) and starts their upload (in this tab or the one that syncs).
    */
   async write(edits: Edit[]): Promise<string[]> {
-    return this.written(await this.store.write(edits));
+    return this.store.write(edits);
   }
 
   /**
@@ -181,13 +188,7 @@ export class SyncEngine {
    * and their upload started, once.
    */
   async writeMany(edits: Edit[]): Promise<string[]> {
-    return this.written(await this.store.writeMany(edits));
-  }
-
-  private written(ids: string[]): string[] {
-    this.emit({ type: "written" });
-    this.kick();
-    return ids;
+    return this.store.writeMany(edits);
   }
 
   on(listener: (e: SyncEvent) => void): () => void {
@@ -274,7 +275,12 @@ export class SyncEngine {
     return this.track((async () => {
       try {
         if (typeof navigator !== "undefined" && navigator.locks) {
-          await navigator.locks.request(`ferry-sync:${this.store.name}`, { signal: halt }, () => this.round());
+          const round = navigator.locks.request(`ferry-sync:${this.store.name}`, { signal: halt }, () => this.round());
+          // This tab's continuous mode holds the lock while its live request waits (an
+          // event stream: minutes): that request ends now that this one is queued, so this
+          // round comes next. (Not a kick: the loop's own rounds come here too.)
+          this.poll?.abort();
+          await round;
         } else {
           await this.round();
         }
@@ -1782,8 +1788,8 @@ export class SyncEngine {
 
   /**
    * Tells continuous mode there is something to upload now: the waiting long poll ends
-   * and the next round starts. Call it after `store.write` (other tabs' writes reach the
-   * syncing tab through the "changed" broadcast).
+   * and the next round starts. Every write of the store does it (another tab's through
+   * its `written` broadcast); call it for anything else, such as the window's `online`.
    */
   kick(): void {
     this.kicked = true;

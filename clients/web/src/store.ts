@@ -119,6 +119,18 @@ export class FerryStore {
     }
   }
 
+  /** Told after each of this tab's `write` and `writeMany` commits: its engine uploads. */
+  private writeListeners = new Set<() => void>();
+
+  /**
+   * @internal Hears this tab's own writes once committed (the engine starts their
+   * upload); the other tabs hear each as a `written` event (their syncing engine uploads).
+   */
+  onWrite(listener: () => void): () => void {
+    this.writeListeners.add(listener);
+    return () => this.writeListeners.delete(listener);
+  }
+
   /** Hears what other tabs send on the channel (the engine's events). */
   listen(listener: (message: unknown) => void): () => void {
     this.listeners.add(listener);
@@ -389,6 +401,11 @@ export class FerryStore {
         }
       }
     }, { commit: true, noteRows: true });
+    // This tab's engine uploads it (continuous mode's wait ends); the other tabs hear
+    // `written`, and the one whose engine syncs uploads it. A write through the store
+    // alone, as docs/WEB.md's sample makes, waited in the outbox for the next round.
+    for (const listener of this.writeListeners) listener();
+    this.broadcast({ type: "written" });
     return ids;
   }
 
